@@ -1,0 +1,58 @@
+"""flexflow_keras: a Keras-compatible training framework that picks the parallelization strategy.
+
+`import flexflow_keras as keras` gives the tf.keras surface (layers, models, optimizers, losses, metrics,
+callbacks, datasets, utils, backend, ...). Models train through the Legion-shaped task runtime in
+`runtime/`, with operator kernels from `kernels/`.
+"""
+
+from __future__ import annotations
+
+import logging as _logging
+import os as _os
+
+__version__ = "0.1.0"
+
+
+def _check_siblings() -> None:
+    # `runtime` and `kernels` are top-level packages with common names: make sure we got ours.
+    import importlib
+
+    here = _os.path.dirname(_os.path.dirname(_os.path.abspath(__file__)))
+    for name in ("runtime", "kernels"):
+        mod = importlib.import_module(name)
+        if getattr(mod, "__flexflow_component__", None) != name:
+            where = getattr(mod, "__file__", None) or list(getattr(mod, "__path__", []))
+            raise ImportError(
+                f"flexflow_keras needs its own '{name}' package (expected next to {here}), but Python "
+                f"imported a different '{name}' from {where}. Uninstall or rename the other package, or "
+                f"run from a checkout where flexflow_keras, runtime and kernels sit side by side "
+                f"(pip install -e .).")
+
+
+_check_siblings()
+
+_logging.getLogger("flexflow_keras").addHandler(_logging.NullHandler())
+
+from flexflow_keras import config  # noqa: E402
+from flexflow_keras import (  # noqa: E402
+    activations,
+    backend,
+    callbacks,
+    datasets,
+    initializers,
+    layers,
+    losses,
+    metrics,
+    models,
+    ops,
+    optimizers,
+    regularizers,
+    utils,
+)
+from flexflow_keras.layers import Input  # noqa: E402
+from flexflow_keras.models import Model, Sequential  # noqa: E402
+
+__all__ = [
+    "activations", "backend", "callbacks", "config", "datasets", "initializers", "layers", "losses",
+    "metrics", "models", "ops", "optimizers", "regularizers", "utils", "Input", "Model", "Sequential",
+]

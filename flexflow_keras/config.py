@@ -1,0 +1,223 @@
+"""Run configuration: defaults < environment < code (`config.set`) < command line.
+
+The command line is read once, lazily, from `sys.argv`; FlexFlow and Legion flags are recognised and
+everything else is left for the script's own argparse. `config.get()` returns the merged `Config`;
+`Config.from_cli` records which fields came from the command line so the training loop can say, in one
+log line, that a flag overrode the script's argument.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+import os
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from flexflow_keras.errors import ConfigError
+
+log = logging.getLogger("flexflow_keras")
+
+
+@dataclass
+class Config:
+    """Every setting the framework reads. Field docs give the flag."""
+
+    epochs: int = 1  # -e / --epochs
+    batch_size: int = 64  # -b / --batch-size (global)
+    print_freq: int = 10  # -p / --print-freq
+    dataset: str | None = None  # -d / --dataset
+    gpus: int = 0  # -ll:gpu
+    cpus: int = 4  # -ll:cpu (CPU processors / data-loading workers)
+    utils: int = 1  # -ll:util
+    fsize: int | None = None  # -ll:fsize MB per GPU
+    zsize: int = 256  # -ll:zsize MB zero-copy per node
+    csize: int | None = None  # -ll:csize MB system memory
+    profile: bool = False  # -lg:prof
+    profile_path: str = "flexflow_profile.json"  # --profile-path
+    only_data_parallel: bool = False  # --only-data-parallel
+    data_parallel_degree: int | None = None  # --data-parallel-degree (default: chosen by measured cost)
+    search_budget: int = 0  # --search-budget
+    search_alpha: float = 0.05  # --search-alpha
+    import_strategy: str | None = None  # --import-strategy
+    export_strategy: str | None = None  # --export-strategy
+    machine_model: str | None = None  # --machine-model
+    seed: int | None = None  # --seed
+    executor: str = "threaded"  # --executor threaded|sequential
+    from_cli: frozenset[str] = field(default_factory=frozenset)
+
+    def legion_args(self) -> list[str]:
+        """The runtime flags in Legion's spelling (for `runtime.Machine.from_args`)."""
+        args = ["-ll:cpu", str(self.cpus), "-ll:gpu", str(self.gpus), "-ll:util", str(self.utils),
+                "-ll:zsize", str(self.zsize)]
+        if self.fsize is not None:
+            args += ["-ll:fsize", str(self.fsize)]
+        if self.csize is not None:
+            args += ["-ll:csize", str(self.csize)]
+        return args
+
+
+# flag -> (field, type); "bool" flags take no value
+_FLAGS: dict[str, tuple[str, str]] = {
+    "-e": ("epochs", "int"), "--epochs": ("epochs", "int"),
+    "-b": ("batch_size", "int"), "--batch-size": ("batch_size", "int"),
+    "-p": ("print_freq", "int"), "--print-freq": ("print_freq", "int"),
+    "-d": ("dataset", "str"), "--dataset": ("dataset", "str"),
+    "-ll:gpu": ("gpus", "int"), "-ll:cpu": ("cpus", "int"), "-ll:util": ("utils", "int"),
+    "-ll:fsize": ("fsize", "int"), "-ll:zsize": ("zsize", "int"), "-ll:csize": ("csize", "int"),
+    "-lg:prof": ("profile", "bool"), "--profile-path": ("profile_path", "str"),
+    "--only-data-parallel": ("only_data_parallel", "bool"),
+    "--data-parallel-degree": ("data_parallel_degree", "int"),
+    "--search-budget": ("search_budget", "int"), "--budget": ("search_budget", "int"),
+    "--search-alpha": ("search_alpha", "float"), "--alpha": ("search_alpha", "float"),
+    "--import-strategy": ("import_strategy", "str"), "--import": ("import_strategy", "str"),
+    "--export-strategy": ("export_strategy", "str"), "--export": ("export_strategy", "str"),
+    "--machine-model": ("machine_model", "str"),
+    "--seed": ("seed", "int"), "--executor": ("executor", "str"),
+}
+# Legion's profiler flag takes a count in Legion (-lg:prof 1); accept both forms.
+_OPTIONAL_VALUE = {"-lg:prof"}
+
+_ENV = {"FF_EPOCHS": "epochs", "FF_BATCH_SIZE": "batch_size", "FF_PRINT_FREQ": "print_freq",
+        "FF_DATASET": "dataset", "FF_GPUS": "gpus", "FF_CPUS": "cpus", "FF_FSIZE": "fsize",
+        "FF_ZSIZE": "zsize", "FF_EXECUTOR": "executor", "FF_SEED": "seed"}
+
+_code_overrides: dict[str, object] = {}
+_cli_cache: tuple[dict[str, object], list[str]] | None = None
+_argv_used: list[str] | None = None
+
+
+def _convert(flag: str, kind: str, raw: str):
+    try:
+        if kind == "int":
+            return int(raw)
+        if kind == "float":
+            return float(raw)
+        return raw
+    except ValueError:
+        raise ConfigError(f"Flag {flag} expects an {kind} value, received {raw!r}. "
+                          f"Example: {flag} 4") from None
+
+
+def parse_args(argv: Sequence[str]) -> tuple[dict[str, object], list[str]]:
+    """Split `argv` into (recognised settings, the remaining arguments for the script).
+
+    Accepts `-e 3`, `--epochs 3` and `--epochs=3`. Raises ConfigError for a flag missing its value.
+    """
+    settings: dict[str, object] = {}
+    rest: list[str] = []
+    i = 0
+    argv = list(argv)
+    while i < len(argv):
+        arg = argv[i]
+        key, eq, inline = arg.partition("=")
+        if key in _FLAGS:
+            fname, kind = _FLAGS[key]
+            if kind == "bool":
+                value: object = True
+                if key in _OPTIONAL_VALUE and i + 1 < len(argv) and argv[i + 1].isdigit():
+                    value = int(argv[i + 1]) > 0
+                    i += 1
+                elif eq:
+                    value = inline.lower() not in ("0", "false", "no")
+            else:
+                if eq:
+                    raw = inline
+                else:
+                    if i + 1 >= len(argv):
+                        raise ConfigError(f"Flag {key} needs a value ({kind}); received nothing. "
+                                          f"Example: {key} 4")
+                    raw = argv[i + 1]
+                    i += 1
+                value = _convert(key, kind, raw)
+            settings[fname] = value
+        else:
+            rest.append(arg)
+        i += 1
+    _validate(settings)
+    return settings, rest
+
+
+def _validate(settings: dict[str, object]) -> None:
+    positive = {"epochs": "-e/--epochs", "batch_size": "-b/--batch-size", "print_freq": "-p/--print-freq",
+                "cpus": "-ll:cpu"}
+    for name, flag in positive.items():
+        if name in settings and int(settings[name]) <= 0:  # type: ignore[arg-type]
+            raise ConfigError(f"{flag} must be a positive integer, received {settings[name]}.")
+    for name, flag in {"gpus": "-ll:gpu", "utils": "-ll:util", "fsize": "-ll:fsize", "zsize": "-ll:zsize"}.items():
+        if name in settings and settings[name] is not None and int(settings[name]) < 0:  # type: ignore[arg-type]
+            raise ConfigError(f"{flag} must be zero or more, received {settings[name]}.")
+    if "executor" in settings and settings["executor"] not in ("threaded", "sequential"):
+        raise ConfigError(f"--executor must be 'threaded' or 'sequential', received {settings['executor']!r}.")
+
+
+def _env_settings() -> dict[str, object]:
+    out: dict[str, object] = {}
+    for var, fname in _ENV.items():
+        if var in os.environ:
+            ftype = {f.name: f.type for f in dataclasses.fields(Config)}[fname]
+            raw = os.environ[var]
+            out[fname] = int(raw) if "int" in str(ftype) and raw.lstrip("-").isdigit() else raw
+    return out
+
+
+def _cli() -> tuple[dict[str, object], list[str]]:
+    global _cli_cache, _argv_used
+    if _cli_cache is None or _argv_used != sys.argv:
+        _argv_used = list(sys.argv)
+        _cli_cache = parse_args(sys.argv[1:]) if not _in_notebook() else ({}, [])
+    return _cli_cache
+
+
+def _in_notebook() -> bool:
+    # ipykernel passes its own `-f connection.json`; never read those as our flags.
+    return "ipykernel" in sys.modules and any(a.endswith(".json") for a in sys.argv)
+
+
+def get() -> Config:
+    """The merged configuration (recomputed on each call; cheap)."""
+    cli, _ = _cli()
+    merged: dict[str, object] = {}
+    merged.update(_env_settings())
+    merged.update(_code_overrides)
+    merged.update(cli)
+    _validate(merged)
+    return Config(**merged, from_cli=frozenset(cli))
+
+
+def set(**settings) -> None:  # noqa: A001 - mirrors keras.config.set_* for notebooks
+    """Set configuration from code (notebooks). Command-line flags still win.
+
+    Example:
+        >>> import flexflow_keras as keras
+        >>> keras.config.set(epochs=2, batch_size=128, cpus=2)
+    """
+    names = {f.name for f in dataclasses.fields(Config)} - {"from_cli"}
+    unknown = sorted(k for k in settings if k not in names)
+    if unknown:
+        raise ConfigError(f"config.set got unknown settings {unknown}; valid names: {sorted(names)}.")
+    _validate(settings)
+    _code_overrides.update(settings)
+
+
+def reset() -> None:
+    """Forget settings made from code (tests)."""
+    _code_overrides.clear()
+
+
+def remaining_argv() -> list[str]:
+    """`sys.argv` without the flags this module consumed (for the script's own argparse)."""
+    return [sys.argv[0], *_cli()[1]] if sys.argv else []
+
+
+def resolve(name: str, script_value, flag: str):
+    """The value to use for `name` given the script's own argument: a CLI flag wins, and we log it."""
+    cfg = get()
+    value = getattr(cfg, name)
+    if script_value is None:
+        return value
+    if name in cfg.from_cli and value != script_value:
+        log.info("%s %s on the command line overrides the script's %s=%s", flag, value, name, script_value)
+        return value
+    return script_value

@@ -1,0 +1,21 @@
+"""The framework's exception types. Each message says who, what was expected, what came, and the fix."""
+
+
+class FlexFlowKerasError(Exception):
+    """Base of every error raised by flexflow_keras."""
+
+
+class ShapeError(FlexFlowKerasError, ValueError):
+    """An op or layer received a tensor of the wrong shape."""
+
+
+class GraphError(FlexFlowKerasError, ValueError):
+    """A model's graph is malformed (disconnected inputs, cycles)."""
+
+
+class ConfigError(FlexFlowKerasError, ValueError):
+    """A command-line flag or configuration value is invalid."""
+
+
+class DataError(FlexFlowKerasError, ValueError):
+    """Training data is missing, unreadable, or does not match the model."""

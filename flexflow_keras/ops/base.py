@@ -1,0 +1,143 @@
+"""The operator contract (`Op`), the per-call `KernelContext`, and `apply_op`, which records an op on
+symbolic tensors or runs it at once on NumPy arrays.
+
+An op is a frozen dataclass of its attributes plus pure shape functions and two compute functions
+(forward, backward) that call `kernels/`. The execution layer wraps those compute functions in runtime
+tasks, one per shard; the same functions serve eager calls and tests. See docs/contracts.md, section 3.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+import numpy as np
+
+from flexflow_keras.ops.graph import KerasTensor, OpNode, TensorSpec, Variable
+
+_REGISTRY: dict[str, type[Op]] = {}
+
+
+@dataclass(frozen=True)
+class KernelContext:
+    """What a compute function may know about the call beyond its arrays."""
+
+    backend: str = "cpu"  # "cpu" (NumPy arrays) or "cuda" (numba device arrays)
+    training: bool = False
+    step: int = 0
+    seed: int = 0
+    batch_offset: int = 0  # global index of this shard's first sample
+    global_batch: int = 0  # samples in the whole (unsharded) batch
+    accumulate_inputs: tuple[bool, ...] = ()
+    accumulate_weights: tuple[bool, ...] = ()
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def acc_input(self, i: int) -> bool:
+        return self.accumulate_inputs[i] if i < len(self.accumulate_inputs) else False
+
+    def acc_weight(self, j: int) -> bool:
+        return self.accumulate_weights[j] if j < len(self.accumulate_weights) else False
+
+
+@dataclass(frozen=True)
+class Op:
+    """Base of every operator. Subclasses are frozen dataclasses of attributes.
+
+    Subclasses set `type_name` and implement `output_specs`, `forward` and `backward`; ops that need
+    statistics over the whole batch implement `stats_specs`/`forward_stats` (and `update_state`).
+    """
+
+    type_name: ClassVar[str] = "op"
+    two_stage_backward: ClassVar[bool] = False
+    # Which input positions are differentiable (False for integer ids, labels).
+    differentiable_inputs: ClassVar[tuple[bool, ...] | None] = None
+    # Number of leading weights that are trainable parameters; the rest are state (moving stats).
+    n_trainable_weights: ClassVar[int | None] = None
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        if "type_name" in cls.__dict__:
+            _REGISTRY[cls.type_name] = cls
+
+    # --- shapes ---------------------------------------------------------------------------------------
+    def output_specs(self, inputs: Sequence[TensorSpec], weights: Sequence[TensorSpec]) -> tuple[TensorSpec, ...]:
+        raise NotImplementedError(f"{type(self).__name__}.output_specs")
+
+    def saved_specs(self, inputs: Sequence[TensorSpec], weights: Sequence[TensorSpec]) -> tuple[TensorSpec, ...]:
+        return ()
+
+    def stats_specs(self, inputs: Sequence[TensorSpec], weights: Sequence[TensorSpec],
+                    training: bool) -> tuple[TensorSpec, ...]:
+        return ()
+
+    # --- parallelism ----------------------------------------------------------------------------------
+    def sample_dim(self) -> int | None:
+        """The output dim that indexes samples (split by data parallelism); None if there is none."""
+        return 0
+
+    # --- compute --------------------------------------------------------------------------------------
+    def forward_stats(self, ctx: KernelContext, inputs, weights, stats) -> None:
+        """Fold this shard's partial statistics into `stats` (buffers start at zero, summed over shards)."""
+
+    def forward(self, ctx: KernelContext, inputs, weights, outputs, saved, stats) -> None:
+        raise NotImplementedError(f"{type(self).__name__}.forward")
+
+    def backward(self, ctx: KernelContext, inputs, weights, outputs, saved, stats,
+                 grad_outputs, grad_inputs, grad_weights) -> None:
+        raise NotImplementedError(f"{type(self).__name__}.backward")
+
+    def backward_weights(self, ctx, inputs, weights, outputs, saved, stats, grad_outputs, grad_weights) -> None:
+        """Stage one of a two-stage backward: weight gradients only."""
+        raise NotImplementedError(f"{type(self).__name__}.backward_weights")
+
+    def backward_inputs(self, ctx, inputs, weights, outputs, saved, stats, grad_outputs, grad_weights,
+                        grad_inputs) -> None:
+        """Stage two of a two-stage backward: input gradients, reading the reduced weight gradients."""
+        raise NotImplementedError(f"{type(self).__name__}.backward_inputs")
+
+    def update_state(self, ctx: KernelContext, stats, weights) -> None:
+        """Once per training step after the stats are reduced (BatchNorm's moving averages)."""
+
+    def is_differentiable(self, i: int) -> bool:
+        d = self.differentiable_inputs
+        return True if d is None or i >= len(d) else d[i]
+
+
+def op_registry() -> dict[str, type[Op]]:
+    """Every registered op class by `type_name`."""
+    return dict(_REGISTRY)
+
+
+def _is_symbolic(values) -> bool:
+    return any(isinstance(v, KerasTensor) for v in values)
+
+
+def apply_op(op: Op, inputs: Sequence, weights: Sequence[Variable] = (), name: str | None = None,
+             training: bool = False, seed: int = 0):
+    """Record `op` on symbolic inputs (returns KerasTensor(s)) or run it now on arrays (returns arrays).
+
+    Constants mixed with KerasTensors must already be wrapped by the caller (see ops.constant).
+    Returns a single output when the op has one, else a tuple.
+    """
+    if _is_symbolic(inputs):
+        node = OpNode(op, inputs, weights, name=name)
+        return node.outputs[0] if len(node.outputs) == 1 else node.outputs
+    arrays = [np.asarray(x) for x in inputs]
+    wvals = [w.value if isinstance(w, Variable) else np.asarray(w) for w in weights]
+    in_specs = [TensorSpec(a.shape, str(a.dtype)) for a in arrays]
+    w_specs = [TensorSpec(a.shape, str(a.dtype)) for a in wvals]
+    out_specs = op.output_specs(in_specs, w_specs)
+    batch = arrays[0].shape[0] if arrays and arrays[0].ndim else 1
+    outs = [np.empty(_concrete(s.shape, batch), s.dtype) for s in out_specs]
+    saved = [np.empty(_concrete(s.shape, batch), s.dtype) for s in op.saved_specs(in_specs, w_specs)]
+    stats = [np.zeros(_concrete(s.shape, batch), s.dtype) for s in op.stats_specs(in_specs, w_specs, training)]
+    ctx = KernelContext(backend="cpu", training=training, seed=seed, global_batch=batch)
+    if stats:
+        op.forward_stats(ctx, arrays, wvals, stats)
+    op.forward(ctx, arrays, wvals, outs, saved, stats)
+    return outs[0] if len(outs) == 1 else tuple(outs)
+
+
+def _concrete(shape, batch: int) -> tuple[int, ...]:
+    return tuple(batch if s is None else s for s in shape)

@@ -1,0 +1,250 @@
+"""The symbolic graph: weights (`Variable`), symbolic tensors (`KerasTensor`), op nodes and `OpGraph`.
+
+Calling an op function on `KerasTensor`s records an `OpNode`; a model is the `OpGraph` between its input
+tensors and its output tensors. The graph owns no numbers except the host values of variables; during
+training the execution layer holds the authoritative copies in runtime regions and writes them back.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from flexflow_keras.errors import GraphError
+
+_uid = itertools.count()
+
+
+def unique_id() -> int:
+    """A process-wide increasing integer (used to order and name graph objects)."""
+    return next(_uid)
+
+
+@dataclass(frozen=True)
+class TensorSpec:
+    """Shape (``None`` for an unknown batch dim) and dtype name of a tensor."""
+
+    shape: tuple[int | None, ...]
+    dtype: str = "float32"
+
+    @property
+    def ndim(self) -> int:
+        return len(self.shape)
+
+    def with_batch(self, batch: int) -> TensorSpec:
+        """The same spec with the leading (batch) dim set to ``batch``."""
+        if not self.shape:
+            return self
+        return TensorSpec((batch,) + tuple(self.shape[1:]), self.dtype)
+
+
+class Variable:
+    """A weight: name, shape, dtype, trainability and a host value.
+
+    Args:
+        name: the weight's name (``"kernel"``, ``"bias"``, ...); the layer adds its own prefix in `path`.
+        shape: tuple of ints.
+        initializer: a callable ``(shape, dtype) -> np.ndarray`` or an initial array.
+        trainable: whether optimizers update it.
+        regularizer: optional callable object with ``penalty(w)`` and ``gradient(w)`` methods.
+        constraint: optional callable applied to the value after each update.
+    """
+
+    def __init__(self, name: str, shape: Sequence[int], dtype: str = "float32",
+                 initializer: Callable | np.ndarray | None = None, trainable: bool = True,
+                 regularizer=None, constraint=None, path: str | None = None):
+        self.name = name
+        self.path = path or name
+        self.shape = tuple(int(s) for s in shape)
+        self.dtype = str(np.dtype(dtype))
+        self.trainable = bool(trainable)
+        self.regularizer = regularizer
+        self.constraint = constraint
+        self.uid = unique_id()
+        if initializer is None:
+            value = np.zeros(self.shape, dtype=self.dtype)
+        elif callable(initializer):
+            value = initializer(self.shape, self.dtype)
+        else:
+            value = initializer
+        self._value = np.array(value, dtype=self.dtype, copy=True).reshape(self.shape)
+        # Set by the execution layer while it owns the authoritative copy (a callable that syncs back).
+        self._sync_hook: Callable[[Variable], None] | None = None
+
+    @property
+    def spec(self) -> TensorSpec:
+        return TensorSpec(self.shape, self.dtype)
+
+    def numpy(self) -> np.ndarray:
+        """A copy of the current value (synchronised from the runtime if training has touched it)."""
+        if self._sync_hook is not None:
+            self._sync_hook(self)
+        return self._value.copy()
+
+    @property
+    def value(self) -> np.ndarray:
+        if self._sync_hook is not None:
+            self._sync_hook(self)
+        return self._value
+
+    def assign(self, value) -> None:
+        """Set the value; the shape must match exactly."""
+        arr = np.asarray(value)
+        if arr.shape != self.shape:
+            raise ValueError(f"Variable '{self.path}' has shape {self.shape}, cannot assign a value of "
+                             f"shape {arr.shape}.")
+        if self._sync_hook is not None:
+            self._sync_hook(self)
+        self._value[...] = arr.astype(self.dtype, copy=False)
+        self._on_assign()
+
+    def _on_assign(self) -> None:
+        """Hook replaced by the execution layer to push host writes into its regions."""
+
+    def __repr__(self) -> str:
+        return f"<Variable path={self.path!r} shape={self.shape} dtype={self.dtype}>"
+
+
+class KerasTensor:
+    """A symbolic tensor: a spec, the node that produces it (None for a graph input) and its index."""
+
+    __array_priority__ = 100  # so `ndarray + KerasTensor` defers to our operators
+
+    def __init__(self, shape: Sequence[int | None], dtype: str = "float32", node: OpNode | None = None,
+                 index: int = 0, name: str | None = None):
+        self.shape = tuple(None if s is None else int(s) for s in shape)
+        self.dtype = str(np.dtype(dtype))
+        self.node = node
+        self.index = index
+        self.uid = unique_id()
+        self.name = name or f"tensor_{self.uid}"
+        self._keras_history = None  # (layer, node_index, tensor_index), set by Layer.__call__
+
+    @property
+    def spec(self) -> TensorSpec:
+        return TensorSpec(self.shape, self.dtype)
+
+    @property
+    def ndim(self) -> int:
+        return len(self.shape)
+
+    def __repr__(self) -> str:
+        return f"<KerasTensor shape={self.shape}, dtype={self.dtype}, name={self.name}>"
+
+    # Arithmetic composes ops, so custom layers and losses can write `a + b`, `x * 2`.
+    def _binary(self, other, name: str, reverse: bool = False):
+        from flexflow_keras import ops
+
+        fn = getattr(ops, name)
+        return fn(other, self) if reverse else fn(self, other)
+
+    def __add__(self, o):
+        return self._binary(o, "add")
+
+    def __radd__(self, o):
+        return self._binary(o, "add", True)
+
+    def __sub__(self, o):
+        return self._binary(o, "subtract")
+
+    def __rsub__(self, o):
+        return self._binary(o, "subtract", True)
+
+    def __mul__(self, o):
+        return self._binary(o, "multiply")
+
+    def __rmul__(self, o):
+        return self._binary(o, "multiply", True)
+
+    def __truediv__(self, o):
+        return self._binary(o, "divide")
+
+    def __rtruediv__(self, o):
+        return self._binary(o, "divide", True)
+
+    def __neg__(self):
+        from flexflow_keras import ops
+
+        return ops.negative(self)
+
+    def __matmul__(self, o):
+        return self._binary(o, "matmul")
+
+
+class OpNode:
+    """One application of an op: input tensors, weights, output tensors."""
+
+    def __init__(self, op, inputs: Sequence[KerasTensor], weights: Sequence[Variable],
+                 name: str | None = None):
+        self.op = op
+        self.inputs = tuple(inputs)
+        self.weights = tuple(weights)
+        self.uid = unique_id()
+        self.name = name or f"{op.type_name}_{self.uid}"
+        specs = op.output_specs([t.spec for t in self.inputs], [w.spec for w in self.weights])
+        self.outputs = tuple(KerasTensor(s.shape, s.dtype, node=self, index=i, name=f"{self.name}:{i}")
+                             for i, s in enumerate(specs))
+
+    def __repr__(self) -> str:
+        return f"<OpNode {self.name} {self.op!r}>"
+
+
+class OpGraph:
+    """The nodes between `inputs` and `outputs`, in a deterministic topological order.
+
+    Raises:
+        GraphError: when an output depends on a graph input that is not among `inputs`.
+    """
+
+    def __init__(self, inputs: Sequence[KerasTensor], outputs: Sequence[KerasTensor]):
+        self.inputs = tuple(inputs)
+        self.outputs = tuple(outputs)
+        input_ids = {t.uid for t in self.inputs}
+        order: list[OpNode] = []
+        state: dict[int, int] = {}  # node uid -> 1 visiting, 2 done
+        stack: list[tuple[OpNode, bool]] = []
+        for out in self.outputs:
+            if out.node is None:
+                if out.uid not in input_ids:
+                    raise GraphError(f"Output {out.name} is not computed from the model's inputs "
+                                     f"{[t.name for t in self.inputs]}.")
+                continue
+            stack.append((out.node, False))
+            while stack:
+                node, expanded = stack.pop()
+                if expanded:
+                    state[node.uid] = 2
+                    order.append(node)
+                    continue
+                if state.get(node.uid) == 2:
+                    continue
+                if state.get(node.uid) == 1:
+                    raise GraphError(f"The graph has a cycle through node {node.name}.")
+                state[node.uid] = 1
+                stack.append((node, True))
+                for t in reversed(node.inputs):
+                    if t.uid in input_ids:
+                        continue
+                    if t.node is None:
+                        raise GraphError(
+                            f"Node {node.name} reads {t.name}, a graph input that is not among the model's "
+                            f"inputs {[i.name for i in self.inputs]}. Pass it in `inputs=`.")
+                    if state.get(t.node.uid) != 2:
+                        stack.append((t.node, False))
+        self.nodes: tuple[OpNode, ...] = tuple(order)
+        seen: dict[int, Variable] = {}
+        for node in self.nodes:
+            for w in node.weights:
+                seen.setdefault(w.uid, w)
+        self.variables: tuple[Variable, ...] = tuple(seen.values())
+
+    def consumers(self) -> dict[int, list[OpNode]]:
+        """Map tensor uid -> the nodes that read it."""
+        out: dict[int, list[OpNode]] = {}
+        for node in self.nodes:
+            for t in node.inputs:
+                out.setdefault(t.uid, []).append(node)
+        return out
