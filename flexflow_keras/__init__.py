@@ -31,7 +31,21 @@ def _check_siblings() -> None:
 
 _check_siblings()
 
-_logging.getLogger("flexflow_keras").addHandler(_logging.NullHandler())
+
+
+def _setup_logging() -> None:
+    # The log states the data source, the chosen strategy and overrides: show it by default, on stderr,
+    # unless the application configured logging itself. FF_LOG_LEVEL=WARNING quiets it.
+    logger = _logging.getLogger("flexflow_keras")
+    if logger.handlers or _logging.getLogger().handlers:
+        return
+    handler = _logging.StreamHandler()
+    handler.setFormatter(_logging.Formatter("[flexflow_keras] %(message)s"))
+    logger.addHandler(handler)
+    logger.setLevel(_os.environ.get("FF_LOG_LEVEL", "INFO").upper())
+
+
+_setup_logging()
 
 from flexflow_keras import config  # noqa: E402
 from flexflow_keras import (  # noqa: E402
