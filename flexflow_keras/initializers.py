@@ -1,0 +1,378 @@
+"""`keras.initializers`: callables ``(shape, dtype) -> np.ndarray`` giving the initial value of weights.
+
+Keras 3 semantics: an initializer seeded with an integer, or unseeded (its seed is then drawn from the
+framework's generator when it is constructed, see `utils.set_random_seed`), returns the same values on
+every call. `get` accepts names (``"glorot_uniform"``, ``"GlorotUniform"``, aliases ``"uniform"``,
+``"normal"``, ``"zero"``, ``"one"``), config dicts, classes, instances and plain functions.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from flexflow_keras.utils import naming, rng
+from flexflow_keras.utils.serialization import deserialize_keras_object, serialize_keras_object
+
+
+def _dtype(dtype) -> str:
+    if dtype is None:
+        from flexflow_keras import backend
+
+        return backend.floatx()
+    return str(np.dtype(dtype))
+
+
+def compute_fans(shape) -> tuple[int, int]:
+    """(fan_in, fan_out) of a weight of `shape`, with Keras' rule for conv kernels (receptive field)."""
+    shape = tuple(shape)
+    if len(shape) == 0:
+        return 1, 1
+    if len(shape) == 1:
+        return shape[0], shape[0]
+    if len(shape) == 2:
+        return shape[0], shape[1]
+    receptive = math.prod(shape[:-2])
+    return shape[-2] * receptive, shape[-1] * receptive
+
+
+class Initializer:
+    """Base class: subclasses implement ``__call__(shape, dtype=None)`` and `get_config`."""
+
+    def __call__(self, shape, dtype=None) -> np.ndarray:
+        raise NotImplementedError(f"{type(self).__name__} must implement __call__(shape, dtype=None).")
+
+    def get_config(self) -> dict:
+        return {}
+
+    @classmethod
+    def from_config(cls, config: dict):
+        return cls(**config)
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({', '.join(f'{k}={v!r}' for k, v in self.get_config().items())})"
+
+
+class Zeros(Initializer):
+    """All zeros."""
+
+    def __call__(self, shape, dtype=None):
+        return np.zeros(tuple(shape), dtype=_dtype(dtype))
+
+
+class Ones(Initializer):
+    """All ones."""
+
+    def __call__(self, shape, dtype=None):
+        return np.ones(tuple(shape), dtype=_dtype(dtype))
+
+
+class Constant(Initializer):
+    """Every element equal to `value`.
+
+    Args:
+        value: a Python scalar (or an array broadcastable to the shape).
+    """
+
+    def __init__(self, value=0.0):
+        self.value = value
+
+    def __call__(self, shape, dtype=None):
+        return np.broadcast_to(np.asarray(self.value, dtype=_dtype(dtype)), tuple(shape)).copy()
+
+    def get_config(self):
+        value = self.value.tolist() if isinstance(self.value, np.ndarray) else self.value
+        return {"value": value}
+
+
+class Identity(Initializer):
+    """`gain` times the identity matrix (2-D shapes only).
+
+    Args:
+        gain: the diagonal value.
+    """
+
+    def __init__(self, gain=1.0):
+        self.gain = gain
+
+    def __call__(self, shape, dtype=None):
+        if len(shape) != 2:
+            raise ValueError(f"Identity initializer needs a 2-D shape, received shape={tuple(shape)}. "
+                             "Use it for Dense kernels or pick another initializer.")
+        return (self.gain * np.eye(*shape)).astype(_dtype(dtype))
+
+    def get_config(self):
+        return {"gain": self.gain}
+
+
+class RandomInitializer(Initializer):
+    """Base of the random initializers: holds the seed (drawn once when not given)."""
+
+    def __init__(self, seed=None):
+        if seed is not None and (isinstance(seed, bool) or not isinstance(seed, (int, np.integer))):
+            raise ValueError(f"{type(self).__name__} expects seed to be an integer or None, received "
+                             f"seed={seed!r}.")
+        self._init_seed = seed
+        self.seed = int(seed) if seed is not None else rng.make_seed()
+
+    def _rng(self) -> np.random.Generator:
+        return np.random.default_rng(self.seed)
+
+    def get_config(self):
+        return {"seed": self._init_seed}
+
+
+def _truncated_normal(gen: np.random.Generator, shape, mean: float, stddev: float) -> np.ndarray:
+    """Normal samples redrawn until within two standard deviations (as Keras/TF do)."""
+    out = gen.standard_normal(shape)
+    bad = np.abs(out) > 2.0
+    while bad.any():
+        out[bad] = gen.standard_normal(int(bad.sum()))
+        bad = np.abs(out) > 2.0
+    return out * stddev + mean
+
+
+class RandomNormal(RandomInitializer):
+    """Normal distribution.
+
+    Args:
+        mean: the mean.
+        stddev: the standard deviation.
+        seed: integer or None.
+    """
+
+    def __init__(self, mean=0.0, stddev=0.05, seed=None):
+        self.mean, self.stddev = mean, stddev
+        super().__init__(seed)
+
+    def __call__(self, shape, dtype=None):
+        v = self._rng().normal(self.mean, self.stddev, tuple(shape))
+        return v.astype(_dtype(dtype))
+
+    def get_config(self):
+        return {"mean": self.mean, "stddev": self.stddev, **super().get_config()}
+
+
+class RandomUniform(RandomInitializer):
+    """Uniform distribution on [minval, maxval).
+
+    Args:
+        minval: lower bound.
+        maxval: upper bound.
+        seed: integer or None.
+    """
+
+    def __init__(self, minval=-0.05, maxval=0.05, seed=None):
+        self.minval, self.maxval = minval, maxval
+        super().__init__(seed)
+
+    def __call__(self, shape, dtype=None):
+        v = self._rng().uniform(self.minval, self.maxval, tuple(shape))
+        return v.astype(_dtype(dtype))
+
+    def get_config(self):
+        return {"minval": self.minval, "maxval": self.maxval, **super().get_config()}
+
+
+class TruncatedNormal(RandomInitializer):
+    """Normal distribution with values beyond two standard deviations redrawn.
+
+    Args:
+        mean: the mean.
+        stddev: the standard deviation before truncation.
+        seed: integer or None.
+    """
+
+    def __init__(self, mean=0.0, stddev=0.05, seed=None):
+        self.mean, self.stddev = mean, stddev
+        super().__init__(seed)
+
+    def __call__(self, shape, dtype=None):
+        return _truncated_normal(self._rng(), tuple(shape), self.mean, self.stddev).astype(_dtype(dtype))
+
+    def get_config(self):
+        return {"mean": self.mean, "stddev": self.stddev, **super().get_config()}
+
+
+class VarianceScaling(RandomInitializer):
+    """Samples scaled to the weight's fan: variance ``scale / n``.
+
+    Args:
+        scale: positive scaling factor.
+        mode: ``"fan_in"``, ``"fan_out"`` or ``"fan_avg"`` (which n).
+        distribution: ``"truncated_normal"``, ``"untruncated_normal"`` or ``"uniform"``.
+        seed: integer or None.
+    """
+
+    _MODES = ("fan_in", "fan_out", "fan_avg")
+    _DISTS = ("truncated_normal", "untruncated_normal", "normal", "uniform")
+
+    def __init__(self, scale=1.0, mode="fan_in", distribution="truncated_normal", seed=None):
+        if not scale > 0:
+            raise ValueError(f"VarianceScaling expects a positive scale, received scale={scale!r}.")
+        if mode not in self._MODES:
+            raise ValueError(f"VarianceScaling expects mode in {list(self._MODES)}, received mode={mode!r}.")
+        dist = str(distribution).lower()
+        if dist not in self._DISTS:
+            raise ValueError(f"VarianceScaling expects distribution in {list(self._DISTS)}, received "
+                             f"distribution={distribution!r}.")
+        self.scale, self.mode, self.distribution = scale, mode, dist
+        super().__init__(seed)
+
+    def __call__(self, shape, dtype=None):
+        shape = tuple(shape)
+        fan_in, fan_out = compute_fans(shape)
+        n = {"fan_in": fan_in, "fan_out": fan_out, "fan_avg": (fan_in + fan_out) / 2.0}[self.mode]
+        scale = self.scale / max(1.0, n)
+        gen = self._rng()
+        if self.distribution == "truncated_normal":
+            # 0.8796... is the stddev of a unit normal truncated at two standard deviations.
+            v = _truncated_normal(gen, shape, 0.0, math.sqrt(scale) / 0.87962566103423978)
+        elif self.distribution in ("untruncated_normal", "normal"):
+            v = gen.normal(0.0, math.sqrt(scale), shape)
+        else:
+            limit = math.sqrt(3.0 * scale)
+            v = gen.uniform(-limit, limit, shape)
+        return v.astype(_dtype(dtype))
+
+    def get_config(self):
+        return {"scale": self.scale, "mode": self.mode, "distribution": self.distribution,
+                **super().get_config()}
+
+
+class _Preset(VarianceScaling):
+    """A VarianceScaling with fixed scale/mode/distribution whose config is only the seed."""
+
+    _preset: tuple[float, str, str] = (1.0, "fan_in", "truncated_normal")
+
+    def __init__(self, seed=None):
+        scale, mode, dist = self._preset
+        super().__init__(scale=scale, mode=mode, distribution=dist, seed=seed)
+
+    def get_config(self):
+        return {"seed": self._init_seed}
+
+
+class GlorotUniform(_Preset):
+    """Uniform on ±sqrt(6 / (fan_in + fan_out)) (the default kernel initializer)."""
+
+    _preset = (1.0, "fan_avg", "uniform")
+
+
+class GlorotNormal(_Preset):
+    """Truncated normal with stddev sqrt(2 / (fan_in + fan_out))."""
+
+    _preset = (1.0, "fan_avg", "truncated_normal")
+
+
+class HeNormal(_Preset):
+    """Truncated normal with stddev sqrt(2 / fan_in)."""
+
+    _preset = (2.0, "fan_in", "truncated_normal")
+
+
+class HeUniform(_Preset):
+    """Uniform on ±sqrt(6 / fan_in)."""
+
+    _preset = (2.0, "fan_in", "uniform")
+
+
+class LecunNormal(_Preset):
+    """Truncated normal with stddev sqrt(1 / fan_in)."""
+
+    _preset = (1.0, "fan_in", "truncated_normal")
+
+
+class LecunUniform(_Preset):
+    """Uniform on ±sqrt(3 / fan_in)."""
+
+    _preset = (1.0, "fan_in", "uniform")
+
+
+class Orthogonal(RandomInitializer):
+    """A (semi-)orthogonal matrix from the QR decomposition of a normal matrix, times `gain`.
+
+    Args:
+        gain: multiplicative factor.
+        seed: integer or None.
+    """
+
+    def __init__(self, gain=1.0, seed=None):
+        self.gain = gain
+        super().__init__(seed)
+
+    def __call__(self, shape, dtype=None):
+        shape = tuple(shape)
+        if len(shape) < 2:
+            raise ValueError(f"Orthogonal initializer needs at least a 2-D shape, received shape={shape}.")
+        rows, cols = math.prod(shape[:-1]), shape[-1]
+        a = self._rng().standard_normal((max(rows, cols), min(rows, cols)))
+        q, r = np.linalg.qr(a)
+        q = q * np.sign(np.diag(r))  # make the decomposition unique
+        if rows < cols:
+            q = q.T
+        return (self.gain * q.reshape(shape)).astype(_dtype(dtype))
+
+    def get_config(self):
+        return {"gain": self.gain, **super().get_config()}
+
+
+_CLASSES = [Zeros, Ones, Constant, Identity, RandomNormal, RandomUniform, TruncatedNormal, VarianceScaling,
+            GlorotUniform, GlorotNormal, HeNormal, HeUniform, LecunNormal, LecunUniform, Orthogonal]
+ALL_OBJECTS: dict[str, type[Initializer]] = {}
+for _cls in _CLASSES:
+    ALL_OBJECTS[_cls.__name__] = _cls
+    ALL_OBJECTS[naming.to_snake_case(_cls.__name__)] = _cls
+ALL_OBJECTS.update({"normal": RandomNormal, "uniform": RandomUniform, "zero": Zeros, "one": Ones,
+                    "IdentityInitializer": Identity, "OrthogonalInitializer": Orthogonal})
+
+# Keras' lower-case aliases: `initializers.glorot_uniform(seed=1)` builds an instance.
+zeros, ones, constant, identity = Zeros, Ones, Constant, Identity
+random_normal, random_uniform, truncated_normal, variance_scaling = (RandomNormal, RandomUniform,
+                                                                       TruncatedNormal, VarianceScaling)
+glorot_uniform, glorot_normal, he_normal, he_uniform = GlorotUniform, GlorotNormal, HeNormal, HeUniform
+lecun_normal, lecun_uniform, orthogonal = LecunNormal, LecunUniform, Orthogonal
+
+
+def serialize(initializer) -> dict | str | None:
+    """``{"class_name", "config"}`` of an initializer object (a function's name for functions)."""
+    return serialize_keras_object(initializer)
+
+
+def deserialize(config, custom_objects=None):
+    """An initializer from `serialize`'s output."""
+    obj = deserialize_keras_object(config, ALL_OBJECTS, custom_objects, kind="initializer")
+    return obj() if isinstance(obj, type) else obj
+
+
+def get(identifier):
+    """An initializer from a name, config dict, class, instance, function or array (None -> None).
+
+    Raises:
+        ValueError: for an unknown name, listing the valid ones.
+    """
+    if identifier is None or isinstance(identifier, Initializer):
+        return identifier
+    if isinstance(identifier, str):
+        if identifier not in ALL_OBJECTS:
+            from flexflow_keras.utils.serialization import lookup
+
+            custom = lookup(identifier)
+            if custom is not None:
+                return custom() if isinstance(custom, type) else custom
+            valid = sorted(k for k in ALL_OBJECTS if k[0].islower())
+            raise ValueError(f"Unknown initializer '{identifier}'. Valid names: {valid}.")
+        return ALL_OBJECTS[identifier]()
+    if isinstance(identifier, dict):
+        return deserialize(identifier)
+    if isinstance(identifier, type):
+        return identifier()
+    if isinstance(identifier, (np.ndarray, list, tuple, int, float)):
+        value = np.asarray(identifier)
+        return lambda shape, dtype=None: np.broadcast_to(value, tuple(shape)).astype(_dtype(dtype))
+    if callable(identifier):
+        return identifier
+    raise ValueError(f"Could not interpret initializer identifier {identifier!r} (of type "
+                     f"{type(identifier).__name__}); pass a name such as 'glorot_uniform' or an "
+                     "Initializer.")

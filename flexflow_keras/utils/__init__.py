@@ -1,0 +1,21 @@
+"""`keras.utils`: the helpers training scripts call (`to_categorical`, `set_random_seed`, `normalize`,
+`pad_sequences`, `get_file`, the custom-object registry)."""
+
+from flexflow_keras.utils.files import get_file
+from flexflow_keras.utils.numerical import normalize, to_categorical
+from flexflow_keras.utils.rng import set_random_seed
+from flexflow_keras.utils.sequence import pad_sequences
+from flexflow_keras.utils.serialization import (
+    CustomObjectScope,
+    custom_object_scope,
+    deserialize_keras_object,
+    get_custom_objects,
+    register_keras_serializable,
+    serialize_keras_object,
+)
+
+__all__ = [
+    "CustomObjectScope", "custom_object_scope", "deserialize_keras_object", "get_custom_objects",
+    "get_file", "normalize", "pad_sequences", "register_keras_serializable", "serialize_keras_object",
+    "set_random_seed", "to_categorical",
+]
