@@ -1,0 +1,358 @@
+"""The optimizer base class: hyperparameters, learning rate (constant or schedule), gradient clipping,
+weight decay, gradient accumulation, and the update entry point the training loop calls.
+
+Contract with the training loop (flexflow_keras/models/training.py, docs/contracts.md):
+
+- ``opt.slot_specs(shape, dtype) -> list[(slot_name, initial_value)]``: the optimizer state per variable;
+  every slot has the variable's shape and dtype and starts filled with ``initial_value``.
+- ``opt.learning_rate_at(iteration) -> float``: the learning rate of the update that follows
+  `iteration` updates (a schedule evaluated at `iteration`, or the constant, with Keras 2's `decay`).
+- ``opt.apply(backend, iteration, lr, weights, grads, slots, names=None)``: update one group of
+  variables in place. `weights`/`grads` are lists of arrays (NumPy for backend ``"cpu"``, numba device
+  arrays for ``"cuda"``), `slots[i]` is the list of variable i's slot arrays in `slot_specs` order,
+  `iteration` is the 0-based count of updates already applied (Keras' ``iterations`` before its
+  increment), `lr` the float from `learning_rate_at(iteration)`. `names` (optional) are the variables'
+  names, used by `exclude_from_weight_decay`. ``global_clipnorm`` is computed over the variables of one
+  call, so when it is set (`needs_all_variables` is True) the loop passes every variable in one call.
+  The loop applies each variable's `constraint` after `apply` and then increments `opt.iterations`.
+- ``opt.learning_rate`` (get/set; a schedule makes it read-only, as in Keras), ``opt.iterations``,
+  `get_config`/`from_config`.
+
+Per update, as Keras 3: gradients are divided by `loss_scale_factor`, clipped (`clipnorm` per variable,
+`global_clipnorm` over the group, or `clipvalue`), decoupled weight decay ``w -= w*weight_decay*lr``
+is applied, then the optimizer's own update. All of it is one fused kernel per variable
+(kernels/optimizers.py). Keras 2 spellings are accepted: ``lr=`` for ``learning_rate=`` and ``decay=``,
+which, as Keras 2 did, scales the learning rate by ``1 / (1 + decay * iterations)`` (Keras 3 ignores
+it with a warning; honouring it keeps Keras 2 scripts training as written).
+
+For eager use outside `fit`, `apply_gradients(zip(grads, variables))` keeps slots per Variable.
+"""
+
+from __future__ import annotations
+
+import itertools
+import logging
+import math
+import re
+from collections.abc import Sequence
+
+import numpy as np
+
+from flexflow_keras.optimizers import schedules as schedules_module
+
+log = logging.getLogger("flexflow_keras")
+_name_counters: dict[str, itertools.count] = {}
+
+
+def _auto_name(cls_name: str) -> str:
+    snake = re.sub(r"(?<!^)(?=[A-Z])", "_", cls_name).lower()
+    n = next(_name_counters.setdefault(snake, itertools.count()))
+    return snake if n == 0 else f"{snake}_{n}"
+
+
+def _as_float(owner: str, arg: str, value, allow_none: bool = True):
+    if value is None and allow_none:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, float, np.floating, np.integer)):
+        raise ValueError(f"{owner} expects a number for {arg}, received {arg}={value!r}.")
+    return float(value)
+
+
+class Optimizer:
+    """Base of every optimizer (Keras 3's `keras.optimizers.Optimizer` arguments).
+
+    Args:
+        learning_rate: float, a `LearningRateSchedule`, or a callable of no arguments returning a float.
+        weight_decay: decoupled weight decay factor (``w -= w * weight_decay * lr`` each step).
+        clipnorm: clip each gradient to this L2 norm.
+        clipvalue: clip each gradient element to ``[-clipvalue, clipvalue]``.
+        global_clipnorm: clip all gradients of the update together to this global L2 norm.
+        use_ema: must be False (moving averages of weights are not implemented).
+        ema_momentum, ema_overwrite_frequency: accepted for config compatibility.
+        loss_scale_factor: gradients are divided by it before anything else.
+        gradient_accumulation_steps: apply the averaged gradient every this many steps (int >= 2).
+        name: the optimizer's name.
+        lr: Keras 2 spelling of learning_rate.
+        decay: Keras 2 time-based decay (see the module docstring).
+    """
+
+    #: class attribute set by subclasses: the kernels' family name, e.g. "adam"
+    family = "optimizer"
+
+    def __init__(self, learning_rate, weight_decay=None, clipnorm=None, clipvalue=None, global_clipnorm=None,
+                 use_ema=False, ema_momentum=0.99, ema_overwrite_frequency=None, loss_scale_factor=None,
+                 gradient_accumulation_steps=None, name=None, **kwargs):
+        owner = type(self).__name__
+        if "lr" in kwargs:
+            learning_rate = kwargs.pop("lr")
+        decay = kwargs.pop("decay", None)
+        if kwargs:
+            raise ValueError(f"{owner} got unexpected argument(s) {sorted(kwargs)}. Valid arguments: "
+                             f"learning_rate (lr), {', '.join(self._hyper_names())}, weight_decay, clipnorm, "
+                             f"clipvalue, global_clipnorm, loss_scale_factor, gradient_accumulation_steps, name.")
+        clips = {"clipnorm": clipnorm, "clipvalue": clipvalue, "global_clipnorm": global_clipnorm}
+        if sum(v is not None for v in clips.values()) > 1:
+            raise ValueError(f"{owner}: only one of clipnorm, clipvalue and global_clipnorm can be set. Received "
+                             + ", ".join(f"{k}={v}" for k, v in clips.items()) + ".")
+        if use_ema:
+            raise ValueError(f"{owner}(use_ema=True) is not supported by flexflow_keras: weight moving averages "
+                             "are not implemented. Remove use_ema, or average the weights in a callback.")
+        if gradient_accumulation_steps is not None and (
+                not isinstance(gradient_accumulation_steps, int) or gradient_accumulation_steps < 2):
+            raise ValueError(f"{owner} expects gradient_accumulation_steps to be an integer >= 2, received "
+                             f"gradient_accumulation_steps={gradient_accumulation_steps!r}.")
+        self.name = name or _auto_name(owner)
+        self.weight_decay = _as_float(owner, "weight_decay", weight_decay)
+        self.clipnorm = _as_float(owner, "clipnorm", clipnorm)
+        self.clipvalue = _as_float(owner, "clipvalue", clipvalue)
+        self.global_clipnorm = _as_float(owner, "global_clipnorm", global_clipnorm)
+        self.use_ema = False
+        self.ema_momentum = ema_momentum
+        self.ema_overwrite_frequency = ema_overwrite_frequency
+        self.loss_scale_factor = _as_float(owner, "loss_scale_factor", loss_scale_factor)
+        self.gradient_accumulation_steps = gradient_accumulation_steps
+        self.decay = _as_float(owner, "decay", decay)
+        if self.decay:
+            log.info("%s: decay=%g applied as in Keras 2: lr / (1 + decay * iterations).", owner, self.decay)
+        self._learning_rate = self._check_lr(learning_rate)
+        self._iterations = 0
+        self._exclude_pattern: re.Pattern | None = None
+        self._eager_slots: dict[int, list[np.ndarray]] = {}
+
+    # --- hyperparameters ---------------------------------------------------------------------------
+    def _hyper_names(self) -> list[str]:
+        return []
+
+    def _check_lr(self, value):
+        if isinstance(value, schedules_module.LearningRateSchedule) or callable(value):
+            return value
+        return _as_float(type(self).__name__, "learning_rate", value, allow_none=False)
+
+    @property
+    def learning_rate(self) -> float:
+        """The current learning rate (a schedule is evaluated at `iterations`)."""
+        lr = self._learning_rate
+        if isinstance(lr, schedules_module.LearningRateSchedule):
+            return float(lr(self._iterations))
+        if callable(lr):
+            return float(lr())
+        return lr
+
+    @learning_rate.setter
+    def learning_rate(self, value) -> None:
+        if (isinstance(self._learning_rate, schedules_module.LearningRateSchedule)
+                and not isinstance(value, schedules_module.LearningRateSchedule) and not callable(value)):
+            raise TypeError(
+                "This optimizer was created with a `LearningRateSchedule` object as its `learning_rate` "
+                "constructor argument, hence its learning rate is not settable. If you need the learning rate "
+                "to be settable, you should instantiate the optimizer with a float `learning_rate` argument.")
+        self._learning_rate = self._check_lr(value)
+
+    # Keras 2 alias.
+    lr = learning_rate
+
+    @property
+    def iterations(self) -> int:
+        """Updates applied so far (the training loop increments it after each `apply`)."""
+        return self._iterations
+
+    @iterations.setter
+    def iterations(self, value: int) -> None:
+        self._iterations = int(value)
+
+    @property
+    def needs_all_variables(self) -> bool:
+        """True when the update needs every variable in one `apply` call (global_clipnorm)."""
+        return bool(self.global_clipnorm and self.global_clipnorm > 0)
+
+    def learning_rate_at(self, iteration: int) -> float:
+        """The learning rate for the update after `iteration` updates (schedule, callable or constant)."""
+        lr = self._learning_rate
+        if isinstance(lr, schedules_module.LearningRateSchedule):
+            value = float(lr(iteration))
+        elif callable(lr):
+            value = float(lr())
+        else:
+            value = lr
+        if self.decay:
+            value = value / (1.0 + self.decay * iteration)
+        return value
+
+    # --- weight decay exclusion ------------------------------------------------------------------------
+    def exclude_from_weight_decay(self, var_list=None, var_names=None) -> None:
+        """Exclude variables (objects, or names matched as regular expressions) from weight decay.
+
+        Args:
+            var_list: variables to exclude (matched by their ``path``, else ``name``, in `apply`).
+            var_names: substrings/patterns; a variable whose name matches any is excluded.
+        """
+        names = [re.escape(getattr(v, "path", getattr(v, "name", ""))) for v in var_list or []]
+        patterns = list(var_names or []) + [f"^{n}$" for n in names if n]
+        self._exclude_pattern = re.compile("|".join(patterns)) if patterns else None
+
+    def _use_weight_decay(self, name: str | None) -> bool:
+        if not self.weight_decay:
+            return False
+        return not (name and self._exclude_pattern is not None and self._exclude_pattern.search(name))
+
+    # --- state ---------------------------------------------------------------------------------------
+    def _slot_specs(self) -> list[tuple[str, float]]:
+        """Subclasses: the optimizer's own slots."""
+        return []
+
+    def slot_specs(self, shape: Sequence[int], dtype="float32") -> list[tuple[str, float]]:
+        """The slots a variable of `shape`/`dtype` needs, as (name, initial value), in `apply`'s order."""
+        specs = list(self._slot_specs())
+        if self.gradient_accumulation_steps:
+            specs.append(("gradient_accumulator", 0.0))
+        return specs
+
+    # --- the update ----------------------------------------------------------------------------------
+    def _update(self, backend: str, step: int, lr: float, w, g, slots, gscale: float, clipvalue: float,
+                wd_lr: float) -> None:
+        """Subclasses: one fused update of variable `w` (step is 1-based)."""
+        raise NotImplementedError(f"{type(self).__name__}._update")
+
+    def apply(self, backend: str, iteration: int, lr: float, weights: Sequence, grads: Sequence,
+              slots: Sequence[Sequence], names: Sequence[str] | None = None) -> None:
+        """Update `weights` in place from `grads` (see the module docstring for the contract).
+
+        Args:
+            backend: "cpu" (NumPy arrays) or "cuda" (numba device arrays).
+            iteration: updates already applied (0-based).
+            lr: the learning rate for this update.
+            weights, grads: lists of arrays, one per variable; a None gradient skips its variable.
+            slots: per variable, its slot arrays in `slot_specs` order.
+            names: optional variable names for `exclude_from_weight_decay`.
+        """
+        if backend not in ("cpu", "cuda"):
+            raise ValueError(f"{type(self).__name__}.apply expects backend 'cpu' or 'cuda', received {backend!r}.")
+        if not (len(weights) == len(grads) == len(slots)):
+            raise ValueError(f"{type(self).__name__}.apply needs one gradient and one slot list per weight; "
+                             f"received {len(weights)} weights, {len(grads)} grads, {len(slots)} slot lists.")
+        kern = _kernels(backend)
+        items = [(i, w, g, list(s)) for i, (w, g, s) in enumerate(zip(weights, grads, slots, strict=True)) if g is not None]
+        if not items:
+            return
+        inv_scale = 1.0 / self.loss_scale_factor if self.loss_scale_factor else 1.0
+        steps = self.gradient_accumulation_steps
+        step = iteration + 1
+        if steps:
+            for _, _w, g, s in items:
+                kern.accumulate(s[-1], g)
+            if (iteration + 1) % steps != 0:
+                return
+            # The averaged gradient is the accumulator / steps; the update reads the accumulator.
+            items = [(i, w, s[-1], s) for i, w, _g, s in items]
+            inv_scale /= steps
+            step = iteration // steps + 1
+        gscales = [inv_scale] * len(items)
+        if self.clipnorm and self.clipnorm > 0:
+            for k, (_, _w, g, _s) in enumerate(items):
+                norm = math.sqrt(kern.sumsq(g)) * inv_scale
+                gscales[k] = inv_scale * self.clipnorm / max(norm, self.clipnorm)
+        elif self.global_clipnorm and self.global_clipnorm > 0:
+            gnorm = math.sqrt(sum(kern.sumsq(g) for _, _w, g, _s in items)) * inv_scale
+            c = self.global_clipnorm
+            factor = c * min(1.0 / gnorm, 1.0 / c) if gnorm > 0 else 1.0
+            if not math.isfinite(gnorm):
+                factor = float("nan")  # as Keras: a non-finite norm poisons the update
+            gscales = [inv_scale * factor] * len(items)
+        clipvalue = self.clipvalue if self.clipvalue and self.clipvalue > 0 else 0.0
+        for k, (i, w, g, s) in enumerate(items):
+            name = names[i] if names is not None else None
+            wd_lr = self.weight_decay * lr if self._use_weight_decay(name) else 0.0
+            own = s[:-1] if steps else s
+            self._update(backend, step, lr, w, g, own, gscales[k], clipvalue, wd_lr)
+        if steps:
+            for _, _w, _g, s in items:
+                kern.fill(s[-1], 0.0)
+
+    # --- eager use ----------------------------------------------------------------------------------
+    def build(self, variables) -> None:
+        """Create slots for `variables` (flexflow_keras Variables) for `apply_gradients`."""
+        for v in variables:
+            if id(v) not in self._eager_slots:
+                shape, dtype = tuple(v.shape), v.dtype
+                self._eager_slots[id(v)] = [np.full(shape, init, dtype=dtype)
+                                            for _, init in self.slot_specs(shape, dtype)]
+
+    @property
+    def variables(self) -> list[np.ndarray]:
+        """The eager slot arrays created by `build`/`apply_gradients`."""
+        return [a for slots in self._eager_slots.values() for a in slots]
+
+    def apply_gradients(self, grads_and_vars) -> None:
+        """Eagerly update flexflow_keras Variables (or NumPy arrays) from ``(gradient, variable)`` pairs."""
+        pairs = list(grads_and_vars)
+        variables = [v for _, v in pairs]
+        self.build(variables)
+        arrays, grads, names = [], [], []
+        for g, v in pairs:
+            arr = v.value if hasattr(v, "value") else v
+            arrays.append(arr)
+            grads.append(None if g is None else np.ascontiguousarray(g, dtype=arr.dtype))
+            names.append(getattr(v, "path", getattr(v, "name", None)))
+        lr = self.learning_rate_at(self._iterations)
+        self.apply("cpu", self._iterations, lr, arrays, grads, [self._eager_slots[id(v)] for v in variables], names)
+        for v in variables:
+            if hasattr(v, "_on_assign"):
+                v._on_assign()
+            if getattr(v, "constraint", None) is not None:
+                v.assign(v.constraint(v.value))
+        self._iterations += 1
+
+    # --- config --------------------------------------------------------------------------------------
+    def get_config(self) -> dict:
+        """Keras 3's optimizer config (the subclass adds its hyperparameters)."""
+        lr = self._learning_rate
+        if isinstance(lr, schedules_module.LearningRateSchedule):
+            lr = schedules_module.serialize(lr)
+        elif callable(lr):
+            lr = float(lr())
+        config = {"name": self.name, "learning_rate": lr, "weight_decay": self.weight_decay,
+                  "clipnorm": self.clipnorm, "global_clipnorm": self.global_clipnorm, "clipvalue": self.clipvalue,
+                  "use_ema": self.use_ema, "ema_momentum": self.ema_momentum,
+                  "ema_overwrite_frequency": self.ema_overwrite_frequency,
+                  "loss_scale_factor": self.loss_scale_factor,
+                  "gradient_accumulation_steps": self.gradient_accumulation_steps}
+        if self.decay:
+            config["decay"] = self.decay
+        return config
+
+    @classmethod
+    def from_config(cls, config: dict, custom_objects: dict | None = None):
+        """Rebuild an optimizer from `get_config()` (a serialized schedule is deserialized)."""
+        config = dict(config)
+        if isinstance(config.get("learning_rate"), dict):
+            config["learning_rate"] = schedules_module.deserialize(config["learning_rate"], custom_objects)
+        return cls(**config)
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} name={self.name!r} learning_rate={self._learning_rate!r}>"
+
+
+class _Kernels:
+    """The backend's kernel functions, looked up once per backend."""
+
+    def __init__(self, backend: str):
+        from kernels import optimizers as k
+
+        suffix = "cpu" if backend == "cpu" else "cuda"
+        self.module = k
+        self.suffix = suffix
+        self.sumsq = getattr(k, f"sumsq_{suffix}")
+        self.accumulate = getattr(k, f"accumulate_{suffix}")
+        self.fill = (lambda a, v: a.fill(v)) if backend == "cpu" else k.fill_cuda
+
+    def update(self, family: str):
+        return getattr(self.module, f"{family}_update_{self.suffix}")
+
+
+_KERNELS: dict[str, _Kernels] = {}
+
+
+def _kernels(backend: str) -> _Kernels:
+    if backend not in _KERNELS:
+        _KERNELS[backend] = _Kernels(backend)
+    return _KERNELS[backend]

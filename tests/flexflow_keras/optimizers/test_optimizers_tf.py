@@ -1,0 +1,90 @@
+"""Optimizer updates against tf.keras (Keras 3) on the same weights and gradients, several steps."""
+
+import numpy as np
+import pytest
+
+tf = pytest.importorskip("tensorflow")
+keras = tf.keras
+
+from flexflow_keras import optimizers  # noqa: E402
+
+pytestmark = pytest.mark.tf
+
+CASES = [
+    ("SGD", dict(learning_rate=0.05)),
+    ("SGD", dict(learning_rate=0.05, momentum=0.9)),
+    ("SGD", dict(learning_rate=0.05, momentum=0.9, nesterov=True, weight_decay=0.01)),
+    ("Adam", dict()),
+    ("Adam", dict(learning_rate=0.01, amsgrad=True)),
+    ("Adam", dict(learning_rate=0.01, clipnorm=0.5)),
+    ("Adam", dict(learning_rate=0.01, global_clipnorm=0.7)),
+    ("Adam", dict(learning_rate=0.01, weight_decay=0.05, clipvalue=0.2)),
+    ("AdamW", dict(learning_rate=0.01)),
+    ("RMSprop", dict()),
+    ("RMSprop", dict(learning_rate=0.01, momentum=0.5, centered=True)),
+    ("Adagrad", dict(learning_rate=0.05)),
+    ("Adam", dict(learning_rate=0.01, gradient_accumulation_steps=2)),
+    ("SGD", dict(learning_rate=0.1, momentum=0.9, loss_scale_factor=4.0)),
+]
+
+
+def _run_tf(name, kwargs, w0, grads):
+    opt = getattr(keras.optimizers, name)(**kwargs)
+    vs = [tf.Variable(w) for w in w0]
+    for step_grads in grads:
+        opt.apply_gradients(zip([tf.constant(g) for g in step_grads], vs))
+    return [v.numpy() for v in vs]
+
+
+def _run_ours(name, kwargs, w0, grads):
+    opt = getattr(optimizers, name)(**kwargs)
+    ws = [w.copy() for w in w0]
+    slots = [[np.full(w.shape, init, w.dtype) for _, init in opt.slot_specs(w.shape, w.dtype)] for w in ws]
+    for step_grads in grads:
+        lr = opt.learning_rate_at(opt.iterations)
+        opt.apply("cpu", opt.iterations, lr, ws, [g.copy() for g in step_grads], slots)
+        opt.iterations += 1
+    return ws
+
+
+@pytest.mark.parametrize("name,kwargs", CASES, ids=[f"{n}-{sorted(k)}" for n, k in CASES])
+def test_matches_tf_keras(name, kwargs):
+    rng = np.random.default_rng(1)
+    shapes = [(6, 4), (4,), (3, 3, 2)]
+    w0 = [rng.standard_normal(s).astype(np.float32) for s in shapes]
+    grads = [[rng.standard_normal(s).astype(np.float32) * (0.1 if t % 2 else 2.0) for s in shapes]
+             for t in range(6)]
+    want = _run_tf(name, kwargs, w0, grads)
+    got = _run_ours(name, kwargs, w0, grads)
+    for g, w in zip(got, want, strict=True):
+        np.testing.assert_allclose(g, w, rtol=1e-6, atol=1e-7)
+
+
+def test_schedule_matches_tf_keras():
+    sched_tf = keras.optimizers.schedules.ExponentialDecay(0.1, decay_steps=2, decay_rate=0.5)
+    sched = optimizers.schedules.ExponentialDecay(0.1, decay_steps=2, decay_rate=0.5)
+    rng = np.random.default_rng(2)
+    w0 = [rng.standard_normal((5,)).astype(np.float32)]
+    grads = [[rng.standard_normal((5,)).astype(np.float32)] for _ in range(5)]
+    opt_tf = keras.optimizers.SGD(learning_rate=sched_tf, momentum=0.9)
+    v = tf.Variable(w0[0])
+    for g in grads:
+        opt_tf.apply_gradients([(tf.constant(g[0]), v)])
+    got = _run_ours("SGD", dict(learning_rate=sched, momentum=0.9), w0, grads)
+    np.testing.assert_allclose(got[0], v.numpy(), rtol=1e-6, atol=1e-7)
+
+
+@pytest.mark.parametrize("make", [
+    lambda m: m.ExponentialDecay(0.1, 3, 0.7, staircase=True),
+    lambda m: m.PiecewiseConstantDecay([2, 5], [0.1, 0.05, 0.01]),
+    lambda m: m.PolynomialDecay(0.1, 6, 0.001, power=2.0),
+    lambda m: m.PolynomialDecay(0.1, 4, 0.001, cycle=True),
+    lambda m: m.InverseTimeDecay(0.1, 2, 0.5),
+    lambda m: m.CosineDecay(0.1, 6, alpha=0.1),
+    lambda m: m.CosineDecay(0.0, 6, warmup_target=0.1, warmup_steps=3),
+    lambda m: m.CosineDecayRestarts(0.1, 3, t_mul=2.0, m_mul=0.8, alpha=0.05),
+])
+def test_schedule_values_match_tf_keras(make):
+    ours, theirs = make(optimizers.schedules), make(keras.optimizers.schedules)
+    for step in range(12):
+        assert ours(step) == pytest.approx(float(theirs(step)), rel=1e-6, abs=1e-9), step
