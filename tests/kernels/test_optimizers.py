@@ -112,7 +112,9 @@ def test_rmsprop_matches_reference(momentum, centered):
     vel64 = np.zeros_like(w64)
     mom64 = np.zeros_like(w64) if momentum > 0 else None
     avg64 = np.zeros_like(w64) if centered else None
-    f = (lambda a: None if a is None else a.astype(np.float32))
+    def f(a):
+        return None if a is None else a.astype(np.float32)
+
     w32, vel32, mom32, avg32 = f(w64), f(vel64), f(mom64), f(avg64)
     for s in range(5):
         (g64,) = _arrays(w64.shape, 1, seed=30 + s)

@@ -32,7 +32,7 @@ def _run_tf(name, kwargs, w0, grads):
     opt = getattr(keras.optimizers, name)(**kwargs)
     vs = [tf.Variable(w) for w in w0]
     for step_grads in grads:
-        opt.apply_gradients(zip([tf.constant(g) for g in step_grads], vs))
+        opt.apply_gradients(zip([tf.constant(g) for g in step_grads], vs, strict=True))
     return [v.numpy() for v in vs]
 
 
