@@ -1,0 +1,467 @@
+"""`keras.losses`: loss classes and functions with Keras 3 semantics, label validation, and `get`.
+
+Contract with the training loop (docs/contracts.md):
+
+- ``loss.per_sample(y_true, y_pred)``: per-sample losses. On KerasTensors it records the op
+  ``flexflow_keras.ops.loss(name, y_true, y_pred, **kwargs)`` (names ``categorical_crossentropy``,
+  ``sparse_categorical_crossentropy``, ``binary_crossentropy``, ``mean_squared_error``,
+  ``mean_absolute_error``; kwargs ``from_logits``/``label_smoothing``); on arrays it computes the same
+  values eagerly with NumPy (Keras' TensorFlow-backend formulas). A user function ``fn(y_true, y_pred)``
+  is wrapped so `per_sample` calls it (on KerasTensors in the training graph).
+- ``loss.validate(y_true_array, y_pred_shape, output_name)`` raises `DataError` with the fix when the
+  labels do not fit the loss (integer labels for a one-hot loss, one-hot labels for a sparse loss,
+  out-of-range classes, labels outside [0, 1] for binary crossentropy, NaN, shape mismatches).
+- ``loss(y_true, y_pred, sample_weight=None)``: the reduced scalar, eagerly, as Keras
+  (``sum_over_batch_size``: sum of weighted losses over the number of loss elements).
+- `get(identifier)` for names, config dicts, classes, objects and functions; `resolve` also maps
+  'crossentropy'/'ce' from the label and output shapes as Keras' compile does.
+"""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+
+from flexflow_keras.errors import DataError
+from flexflow_keras.ops.graph import KerasTensor
+
+_REDUCTIONS = {"sum_over_batch_size", "sum", "none", "mean", "mean_with_sample_weight"}
+
+
+def _epsilon() -> float:
+    try:
+        from flexflow_keras import backend
+
+        return float(backend.epsilon())
+    except (ImportError, AttributeError):
+        return 1e-7
+
+
+def _symbolic(*xs) -> bool:
+    return any(isinstance(x, KerasTensor) for x in xs)
+
+
+def _loss_op(name: str, y_true, y_pred, **kwargs):
+    from flexflow_keras import ops
+
+    return ops.loss(name, y_true, y_pred, **kwargs)
+
+
+def _align(y_true: np.ndarray, y_pred: np.ndarray):
+    """Keras' squeeze_or_expand_to_same_rank: fix a rank difference of one trailing size-1 dim."""
+    if y_true.ndim == y_pred.ndim - 1 and y_pred.shape[-1] == 1:
+        y_true = y_true[..., None] if y_true.ndim == 1 else y_true
+        if y_true.ndim != y_pred.ndim:
+            y_pred = y_pred[..., 0]
+    elif y_pred.ndim == y_true.ndim - 1 and y_true.shape[-1] == 1:
+        if y_pred.ndim == 1:
+            y_pred = y_pred[..., None]
+        else:
+            y_true = y_true[..., 0]
+    return y_true, y_pred
+
+
+# --- per-sample functions (eager NumPy; symbolic through ops.loss) ---------------------------------------
+
+def _logsumexp(z: np.ndarray) -> np.ndarray:
+    m = np.max(z, axis=-1, keepdims=True)
+    return (m + np.log(np.sum(np.exp(z - m), axis=-1, keepdims=True)))[..., 0]
+
+
+def categorical_crossentropy(y_true, y_pred, from_logits=False, label_smoothing=0.0, axis=-1):
+    """Per-sample crossentropy between one-hot labels and probabilities (or logits).
+
+    Args:
+        y_true: one-hot labels, shape (..., C).
+        y_pred: probabilities (or logits with `from_logits`), shape (..., C).
+        from_logits: y_pred holds logits.
+        label_smoothing: labels become ``y*(1-ls) + ls/C``.
+        axis: must be -1.
+    """
+    if _symbolic(y_true, y_pred):
+        return _loss_op("categorical_crossentropy", y_true, y_pred, from_logits=from_logits,
+                        label_smoothing=label_smoothing)
+    _last_axis_only("categorical_crossentropy", axis, y_pred)
+    p = np.asarray(y_pred, np.float64)
+    t = np.asarray(y_true, np.float64)
+    if label_smoothing:
+        t = t * (1.0 - label_smoothing) + label_smoothing / p.shape[-1]
+    if from_logits:
+        out = np.sum(t, axis=-1) * _logsumexp(p) - np.sum(t * p, axis=-1)
+    else:
+        eps = _epsilon()
+        q = np.clip(p / np.sum(p, axis=-1, keepdims=True), eps, 1.0 - eps)
+        out = -np.sum(t * np.log(q), axis=-1)
+    return out.astype(np.float32)
+
+
+def sparse_categorical_crossentropy(y_true, y_pred, from_logits=False, ignore_class=None, axis=-1):
+    """Per-sample crossentropy between integer class labels and probabilities (or logits).
+
+    Args:
+        y_true: class ids, shape (...) or (..., 1).
+        y_pred: probabilities (or logits), shape (..., C).
+        from_logits: y_pred holds logits.
+        ignore_class: a class id whose samples get loss 0.
+        axis: must be -1.
+    """
+    if _symbolic(y_true, y_pred):
+        if ignore_class is not None:
+            raise ValueError("sparse_categorical_crossentropy(ignore_class=...) is not supported in training "
+                             "by flexflow_keras; remove ignore_class or give those samples sample_weight 0.")
+        return _loss_op("sparse_categorical_crossentropy", y_true, y_pred, from_logits=from_logits)
+    _last_axis_only("sparse_categorical_crossentropy", axis, y_pred)
+    p = np.asarray(y_pred, np.float64)
+    labels = np.asarray(y_true)
+    if labels.ndim == p.ndim and labels.shape[-1] == 1:
+        labels = labels[..., 0]
+    labels = labels.astype(np.int64)
+    valid = None
+    if ignore_class is not None:
+        valid = labels != ignore_class
+        labels = np.where(valid, labels, 0)
+    if from_logits:
+        z = p
+    else:
+        eps = _epsilon()
+        z = np.log(np.clip(p, eps, 1.0 - eps))
+    picked = np.take_along_axis(z, labels[..., None], axis=-1)[..., 0]
+    out = _logsumexp(z) - picked
+    if valid is not None:
+        out = np.where(valid, out, 0.0)
+    return out.astype(np.float32)
+
+
+def binary_crossentropy(y_true, y_pred, from_logits=False, label_smoothing=0.0, axis=-1):
+    """Per-sample binary crossentropy, the mean over the last axis.
+
+    Args:
+        y_true: labels in [0, 1], the shape of y_pred.
+        y_pred: probabilities (or logits with `from_logits`).
+        from_logits: y_pred holds logits.
+        label_smoothing: labels become ``y*(1-ls) + ls/2``.
+        axis: must be -1.
+    """
+    if _symbolic(y_true, y_pred):
+        return _loss_op("binary_crossentropy", y_true, y_pred, from_logits=from_logits,
+                        label_smoothing=label_smoothing)
+    _last_axis_only("binary_crossentropy", axis, y_pred)
+    t, p = _align(np.asarray(y_true, np.float64), np.asarray(y_pred, np.float64))
+    if label_smoothing:
+        t = t * (1.0 - label_smoothing) + 0.5 * label_smoothing
+    if from_logits:
+        bce = np.maximum(p, 0.0) - p * t + np.log1p(np.exp(-np.abs(p)))
+    else:
+        eps = _epsilon()
+        q = np.clip(p, eps, 1.0 - eps)
+        bce = -(t * np.log(q) + (1.0 - t) * np.log(1.0 - q))
+    return np.mean(bce, axis=-1).astype(np.float32)
+
+
+def mean_squared_error(y_true, y_pred):
+    """Per-sample mean over the last axis of ``(y_pred - y_true)**2``."""
+    if _symbolic(y_true, y_pred):
+        return _loss_op("mean_squared_error", y_true, y_pred)
+    t, p = _align(np.asarray(y_true, np.float64), np.asarray(y_pred, np.float64))
+    return np.mean(np.square(p - t), axis=-1).astype(np.float32)
+
+
+def mean_absolute_error(y_true, y_pred):
+    """Per-sample mean over the last axis of ``|y_pred - y_true|``."""
+    if _symbolic(y_true, y_pred):
+        return _loss_op("mean_absolute_error", y_true, y_pred)
+    t, p = _align(np.asarray(y_true, np.float64), np.asarray(y_pred, np.float64))
+    return np.mean(np.abs(p - t), axis=-1).astype(np.float32)
+
+
+def _last_axis_only(name: str, axis: int, y_pred) -> None:
+    ndim = np.ndim(y_pred)
+    if axis not in (-1, ndim - 1):
+        raise ValueError(f"{name} supports only the last axis (axis=-1); received axis={axis}.")
+
+
+mse = MSE = mean_squared_error
+mae = MAE = mean_absolute_error
+bce = BCE = binary_crossentropy
+
+
+# --- reduction -------------------------------------------------------------------------------------------
+
+def _reduce(values: np.ndarray, sample_weight, reduction: str):
+    values = np.asarray(values, np.float64)
+    if sample_weight is not None:
+        sw = np.asarray(sample_weight, np.float64)
+        values, sw = _align(values, sw) if values.ndim != sw.ndim else (values, sw)
+        values = values * sw
+    if reduction in ("none", None) or values.ndim == 0 or values.shape == (0,):
+        return values.astype(np.float32)
+    total = np.sum(values)
+    if reduction == "sum":
+        return np.float32(total)
+    if reduction == "mean_with_sample_weight" and sample_weight is not None:
+        divisor = float(np.sum(sample_weight))
+    else:
+        divisor = float(values.size)
+    return np.float32(total / divisor if divisor else 0.0)
+
+
+# --- classes -------------------------------------------------------------------------------------------
+
+def _snake(name: str) -> str:
+    return re.sub(r"(?<!^)(?=[A-Z])", "_", name).lower()
+
+
+class Loss:
+    """Base class. Subclasses implement ``call(y_true, y_pred)`` returning per-sample losses; it must
+    work on KerasTensors (compose `flexflow_keras.ops`) to train, and on arrays for eager calls.
+
+    Args:
+        name: the loss' name.
+        reduction: "sum_over_batch_size" (default), "sum", "mean", "mean_with_sample_weight", "none".
+        dtype: accepted for Keras compatibility (computations use float32 outputs).
+    """
+
+    #: "categorical", "sparse", "binary", "regression" or None (custom): what `validate` checks
+    label_kind: str | None = None
+
+    def __init__(self, name=None, reduction="sum_over_batch_size", dtype=None):
+        if reduction not in _REDUCTIONS and reduction is not None:
+            raise ValueError(f"{type(self).__name__} got reduction={reduction!r}; expected one of "
+                             f"{sorted(_REDUCTIONS)}.")
+        self.name = name or _snake(type(self).__name__)
+        self.reduction = "none" if reduction is None else reduction
+        self.dtype = dtype
+
+    def call(self, y_true, y_pred):
+        raise NotImplementedError(f"{type(self).__name__} must implement call(y_true, y_pred)")
+
+    def per_sample(self, y_true, y_pred):
+        """Per-sample losses: symbolic on KerasTensors (the training graph), eager on arrays."""
+        return self.call(y_true, y_pred)
+
+    def __call__(self, y_true, y_pred, sample_weight=None):
+        """The reduced loss, eagerly (a float32 scalar unless reduction='none')."""
+        return _reduce(self.per_sample(np.asarray(y_true), np.asarray(y_pred, np.float32)), sample_weight,
+                       self.reduction)
+
+    def validate(self, y_true, y_pred_shape, output_name: str = "output") -> None:
+        """Raise DataError with the fix when `y_true` cannot be the labels of this loss.
+
+        Args:
+            y_true: the label array for one output (all samples).
+            y_pred_shape: the output's shape (batch dim may be None).
+            output_name: the output's name, for the message.
+        """
+        from flexflow_keras.data.checks import check_labels
+
+        check_labels(self.label_kind, self.name, np.asarray(y_true), tuple(y_pred_shape), output_name,
+                     getattr(self, "from_logits", False))
+
+    def get_config(self) -> dict:
+        return {"name": self.name, "reduction": self.reduction}
+
+    @classmethod
+    def from_config(cls, config: dict):
+        return cls(**config)
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} name={self.name!r}>"
+
+
+class LossFunctionWrapper(Loss):
+    """A per-sample function ``fn(y_true, y_pred, **kwargs)`` as a Loss.
+
+    Args:
+        fn: the function; for training it is called on KerasTensors.
+        reduction, name, dtype: as `Loss`.
+        **kwargs: passed to `fn`.
+    """
+
+    def __init__(self, fn, reduction="sum_over_batch_size", name=None, dtype=None, **kwargs):
+        super().__init__(name=name or getattr(fn, "__name__", "loss"), reduction=reduction, dtype=dtype)
+        self.fn = fn
+        self._fn_kwargs = kwargs
+
+    def call(self, y_true, y_pred):
+        return self.fn(y_true, y_pred, **self._fn_kwargs)
+
+    def get_config(self) -> dict:
+        config = super().get_config()
+        config.update(self._fn_kwargs)
+        return config
+
+    @classmethod
+    def from_config(cls, config: dict):
+        return cls(**config)
+
+
+class _Builtin(LossFunctionWrapper):
+    """A built-in loss: a LossFunctionWrapper whose config is exactly its constructor arguments."""
+
+    _fn = None
+
+    def __init__(self, reduction="sum_over_batch_size", name=None, dtype=None, **kwargs):
+        super().__init__(type(self)._fn, reduction=reduction, name=name, dtype=dtype, **kwargs)
+        for k, v in kwargs.items():
+            setattr(self, k, v)
+
+    def call(self, y_true, y_pred):
+        return type(self)._fn(y_true, y_pred, **self._fn_kwargs)
+
+
+class CategoricalCrossentropy(_Builtin):
+    """Crossentropy for one-hot labels.
+
+    Args:
+        from_logits: y_pred holds logits. label_smoothing: float in [0, 1]. axis: -1.
+        reduction, name, dtype: as `Loss`.
+    """
+
+    _fn = staticmethod(categorical_crossentropy)
+    label_kind = "categorical"
+
+    def __init__(self, from_logits=False, label_smoothing=0.0, axis=-1, reduction="sum_over_batch_size",
+                 name="categorical_crossentropy", dtype=None):
+        super().__init__(reduction=reduction, name=name, dtype=dtype, from_logits=from_logits,
+                         label_smoothing=label_smoothing, axis=axis)
+
+
+class SparseCategoricalCrossentropy(_Builtin):
+    """Crossentropy for integer class labels.
+
+    Args:
+        from_logits: y_pred holds logits. ignore_class: class id with loss 0 (eager only).
+        reduction, name, dtype: as `Loss`.
+    """
+
+    _fn = staticmethod(sparse_categorical_crossentropy)
+    label_kind = "sparse"
+
+    def __init__(self, from_logits=False, ignore_class=None, reduction="sum_over_batch_size",
+                 name="sparse_categorical_crossentropy", dtype=None):
+        super().__init__(reduction=reduction, name=name, dtype=dtype, from_logits=from_logits,
+                         ignore_class=ignore_class)
+
+
+class BinaryCrossentropy(_Builtin):
+    """Binary crossentropy, averaged over the last axis.
+
+    Args:
+        from_logits: y_pred holds logits. label_smoothing: float in [0, 1]. axis: -1.
+        reduction, name, dtype: as `Loss`.
+    """
+
+    _fn = staticmethod(binary_crossentropy)
+    label_kind = "binary"
+
+    def __init__(self, from_logits=False, label_smoothing=0.0, axis=-1, reduction="sum_over_batch_size",
+                 name="binary_crossentropy", dtype=None):
+        super().__init__(reduction=reduction, name=name, dtype=dtype, from_logits=from_logits,
+                         label_smoothing=label_smoothing, axis=axis)
+
+
+class MeanSquaredError(_Builtin):
+    """Mean of squared errors over the last axis. Args: reduction, name, dtype as `Loss`."""
+
+    _fn = staticmethod(mean_squared_error)
+    label_kind = "regression"
+
+    def __init__(self, reduction="sum_over_batch_size", name="mean_squared_error", dtype=None):
+        super().__init__(reduction=reduction, name=name, dtype=dtype)
+
+
+class MeanAbsoluteError(_Builtin):
+    """Mean of absolute errors over the last axis. Args: reduction, name, dtype as `Loss`."""
+
+    _fn = staticmethod(mean_absolute_error)
+    label_kind = "regression"
+
+    def __init__(self, reduction="sum_over_batch_size", name="mean_absolute_error", dtype=None):
+        super().__init__(reduction=reduction, name=name, dtype=dtype)
+
+
+# --- lookup ----------------------------------------------------------------------------------------------
+
+_CLASSES = {cls.__name__: cls for cls in (CategoricalCrossentropy, SparseCategoricalCrossentropy,
+                                          BinaryCrossentropy, MeanSquaredError, MeanAbsoluteError)}
+_FUNCTIONS = {categorical_crossentropy: CategoricalCrossentropy,
+              sparse_categorical_crossentropy: SparseCategoricalCrossentropy,
+              binary_crossentropy: BinaryCrossentropy, mean_squared_error: MeanSquaredError,
+              mean_absolute_error: MeanAbsoluteError}
+_NAMES: dict[str, type[Loss]] = {}
+for _cls in _CLASSES.values():
+    _NAMES[_cls.__name__] = _cls
+    _NAMES[_snake(_cls.__name__)] = _cls
+_NAMES.update({"mse": MeanSquaredError, "MSE": MeanSquaredError, "mae": MeanAbsoluteError,
+               "MAE": MeanAbsoluteError, "bce": BinaryCrossentropy, "BCE": BinaryCrossentropy})
+
+
+def _unknown(identifier) -> DataError | ValueError:
+    valid = sorted(n for n in _NAMES if n.islower())
+    return ValueError(f"Could not interpret loss identifier {identifier!r}. Valid losses: {', '.join(valid)} "
+                      f"(or their class names, a Loss object, or a function loss(y_true, y_pred)).")
+
+
+def get(identifier):
+    """A Loss object from a name, a config dict, a Loss class or object, or a function.
+
+    Built-in names and functions give the built-in class (so label checks and fused kernels apply); any
+    other function ``fn(y_true, y_pred)`` is wrapped in `LossFunctionWrapper`.
+
+    Raises:
+        ValueError: for an unknown name, listing the valid ones.
+    """
+    if identifier is None:
+        return None
+    if isinstance(identifier, Loss):
+        return identifier
+    if isinstance(identifier, str):
+        cls = _NAMES.get(identifier)
+        if cls is None:
+            raise _unknown(identifier)
+        return cls()
+    if isinstance(identifier, dict):
+        return deserialize(identifier)
+    if isinstance(identifier, type) and issubclass(identifier, Loss):
+        return identifier()
+    if callable(identifier):
+        cls = _FUNCTIONS.get(identifier)
+        return cls() if cls is not None else LossFunctionWrapper(identifier)
+    raise _unknown(identifier)
+
+
+def resolve(identifier, y_true_shape=None, y_pred_shape=None):
+    """`get`, plus Keras compile's 'crossentropy'/'ce': binary for one output unit, sparse when the labels
+    have lower rank (or a last dim of 1 against several units), else categorical."""
+    if isinstance(identifier, str) and identifier.lower() in ("crossentropy", "ce"):
+        if y_pred_shape is None or y_true_shape is None:
+            raise ValueError(f"loss={identifier!r} needs the label and output shapes to choose a crossentropy; "
+                             f"name the loss explicitly (e.g. 'sparse_categorical_crossentropy').")
+        if y_pred_shape[-1] == 1:
+            return BinaryCrossentropy()
+        if len(y_true_shape) < len(y_pred_shape) or (y_true_shape[-1] == 1 and y_pred_shape[-1] > 1):
+            return SparseCategoricalCrossentropy()
+        return CategoricalCrossentropy()
+    return get(identifier)
+
+
+def serialize(loss: Loss) -> dict:
+    """Keras 3's serialized form of a Loss object."""
+    return {"module": "keras.losses", "class_name": type(loss).__name__, "config": loss.get_config(),
+            "registered_name": None}
+
+
+def deserialize(config: dict, custom_objects: dict | None = None) -> Loss:
+    """Rebuild a loss from `serialize`'s dict (or ``{"class_name", "config"}``)."""
+    name = config.get("class_name")
+    cls = (custom_objects or {}).get(name) or _NAMES.get(name)
+    if cls is None:
+        raise _unknown(name)
+    return cls.from_config(dict(config.get("config", {})))
+
+
+__all__ = ["Loss", "LossFunctionWrapper", "CategoricalCrossentropy", "SparseCategoricalCrossentropy",
+           "BinaryCrossentropy", "MeanSquaredError", "MeanAbsoluteError", "categorical_crossentropy",
+           "sparse_categorical_crossentropy", "binary_crossentropy", "mean_squared_error",
+           "mean_absolute_error", "mse", "mae", "bce", "get", "resolve", "serialize", "deserialize"]
