@@ -1,0 +1,47 @@
+"""Shared helpers of the CPU kernels: the Numba compilation settings and array-argument checks.
+
+Every CPU kernel compiles with ``nogil=True`` (so runtime workers run them in parallel threads) and
+``cache=True`` (compiled once per machine). None is ``parallel``: parallelism comes from the runtime's
+processors, one kernel call per shard.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+
+def cpu_jit(fn):
+    """Compile `fn` with the project's Numba settings (nogil, cached, single-threaded)."""
+    return njit(nogil=True, cache=True)(fn)
+
+
+def flat_out(a: np.ndarray, who: str) -> np.ndarray:
+    """A 1-D view of an output buffer; raises when it is not C-contiguous (a copy would be lost)."""
+    if not a.flags.c_contiguous:
+        raise ValueError(f"{who}: output buffers must be C-contiguous, received strides {a.strides} for "
+                         f"shape {a.shape}. Pass np.ascontiguousarray buffers.")
+    return a.reshape(-1)
+
+
+def flat_in(a: np.ndarray) -> np.ndarray:
+    """A 1-D view of an input (copied only when it is not C-contiguous)."""
+    return np.ascontiguousarray(a).reshape(-1)
+
+
+def rows_out(a: np.ndarray, cols: int, who: str) -> np.ndarray:
+    """A 2-D (rows, cols) view of a C-contiguous output buffer."""
+    return flat_out(a, who).reshape(-1, cols)
+
+
+def rows_in(a: np.ndarray, cols: int) -> np.ndarray:
+    """A 2-D (rows, cols) view of an input."""
+    return np.ascontiguousarray(a).reshape(-1, cols)
+
+
+def store(out: np.ndarray, value: np.ndarray, accumulate: bool) -> None:
+    """``out += value`` or ``out[...] = value``."""
+    if accumulate:
+        np.add(out, value, out=out)
+    else:
+        np.copyto(out, value, casting="same_kind")

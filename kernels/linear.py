@@ -1,0 +1,226 @@
+"""Dense (linear) and matmul kernels: ``y = act(x @ W + b)`` and its backward.
+
+The GEMMs go through NumPy's BLAS with ``out=`` (no result allocation); bias and activation run fused in
+one Numba pass over the GEMM result (`kernels.activations` codes). `x` may have any rank: the layer acts
+on the last axis, so x is viewed as (rows, in). When the activation's derivative needs the
+pre-activation (gelu, swish, ...; see `activations.grad_from_output`) the caller passes a `z` buffer of
+y's shape that forward fills and backward reads; otherwise backward reads only `y`.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from kernels._jit import cpu_jit, flat_out, rows_in, store
+from kernels.activations import (
+    _NUMPY_FORWARD,
+    LEAKY_RELU,
+    LINEAR,
+    RELU,
+    RELU6,
+    SIGMOID,
+    TANH,
+    Activation,
+    _act_grad,
+    _act_value,
+    numpy_forward_inplace,
+)
+
+_value = njit(inline="always")(_act_value)
+_grad = njit(inline="always")(_act_grad)
+NO_ACTIVATION = Activation(LINEAR)
+
+
+@cpu_jit
+def _bias_act(src, b, dst, keep_src, code, p0, p1, p2):
+    # dst[i, j] = act(src[i, j] + b[j]); with keep_src, src keeps the biased pre-activation. One loop per
+    # hot code with the dispatch hoisted out, so each loop vectorises (a branchy loop over random signs
+    # cost 5x more).
+    rows, cols = src.shape
+    if keep_src:
+        for i in range(rows):
+            for j in range(cols):
+                v = src[i, j] + b[j]
+                src[i, j] = v
+                dst[i, j] = _value(code, v, p0, p1, p2)
+    elif code == LINEAR:
+        for i in range(rows):
+            for j in range(cols):
+                dst[i, j] = src[i, j] + b[j]
+    elif code == RELU and p0 == 0.0 and p2 == 0.0 and p1 == np.inf:
+        for i in range(rows):
+            for j in range(cols):
+                v = src[i, j] + b[j]
+                dst[i, j] = v if v > 0 else 0
+    elif code == RELU:
+        for i in range(rows):
+            for j in range(cols):
+                dst[i, j] = _value(RELU, src[i, j] + b[j], p0, p1, p2)
+    elif code == LEAKY_RELU:
+        for i in range(rows):
+            for j in range(cols):
+                dst[i, j] = _value(LEAKY_RELU, src[i, j] + b[j], p0, p1, p2)
+    elif code == RELU6:
+        for i in range(rows):
+            for j in range(cols):
+                dst[i, j] = _value(RELU6, src[i, j] + b[j], p0, p1, p2)
+    else:
+        for i in range(rows):
+            for j in range(cols):
+                dst[i, j] = _value(code, src[i, j] + b[j], p0, p1, p2)
+
+
+@cpu_jit
+def _act_grad_bias(dy, x, y, dz, db, code, p0, p1, p2):
+    # dz = dy * act'(x, y) and db[j] = sum_i dz[i, j] (float64 accumulation) in one pass.
+    rows, cols = dy.shape
+    for j in range(cols):
+        db[j] = 0.0
+    if code == RELU and p0 == 0.0 and p2 == 0.0 and p1 == np.inf:
+        for i in range(rows):
+            for j in range(cols):
+                g = dy[i, j] if x[i, j] > 0 else 0
+                dz[i, j] = g
+                db[j] += g
+    elif code == RELU:
+        for i in range(rows):
+            for j in range(cols):
+                g = dy[i, j] * _grad(RELU, x[i, j], y[i, j], p0, p1, p2)
+                dz[i, j] = g
+                db[j] += g
+    elif code == SIGMOID:
+        for i in range(rows):
+            for j in range(cols):
+                g = dy[i, j] * _grad(SIGMOID, x[i, j], y[i, j], p0, p1, p2)
+                dz[i, j] = g
+                db[j] += g
+    elif code == TANH:
+        for i in range(rows):
+            for j in range(cols):
+                g = dy[i, j] * _grad(TANH, x[i, j], y[i, j], p0, p1, p2)
+                dz[i, j] = g
+                db[j] += g
+    else:
+        for i in range(rows):
+            for j in range(cols):
+                g = dy[i, j] * _grad(code, x[i, j], y[i, j], p0, p1, p2)
+                dz[i, j] = g
+                db[j] += g
+
+
+@cpu_jit
+def _column_sums(dy, db):
+    rows, cols = dy.shape
+    for j in range(cols):
+        db[j] = 0.0
+    for i in range(rows):
+        for j in range(cols):
+            db[j] += dy[i, j]
+
+
+def linear_forward_cpu(x: np.ndarray, w: np.ndarray, b: np.ndarray | None, y: np.ndarray,
+                       act: Activation = NO_ACTIVATION, z: np.ndarray | None = None) -> None:
+    """``y = act(x @ w + b)`` over the last axis of `x`.
+
+    Args:
+        x: (..., in) input. w: (in, out) kernel. b: (out,) bias or None.
+        y: preallocated (..., out) output.
+        act: the fused activation (`kernels.activations.resolve_activation`).
+        z: preallocated (..., out) buffer for the pre-activation, when backward needs it; else None.
+    """
+    n_in, n_out = w.shape
+    x2 = rows_in(x, n_in)
+    y2 = flat_out(y, "linear_forward_cpu").reshape(-1, n_out)
+    src = y2 if z is None else flat_out(z, "linear_forward_cpu").reshape(-1, n_out)
+    np.matmul(x2, w, out=src)
+    has_bias = b is not None
+    if act.code in _NUMPY_FORWARD:
+        if has_bias:
+            np.add(src, b, out=y2)
+        elif src is not y2:
+            np.copyto(y2, src)
+        numpy_forward_inplace(y2, act.code)
+    elif has_bias or act.code != LINEAR or src is not y2:
+        bias = b if has_bias else np.zeros(n_out, y.dtype)
+        _bias_act(src, bias, y2, z is not None, act.code, act.p0, act.p1, act.p2)
+
+
+def linear_backward_cpu(x: np.ndarray, w: np.ndarray, y: np.ndarray, dy: np.ndarray,
+                        dx: np.ndarray | None, dw: np.ndarray | None, db: np.ndarray | None,
+                        act: Activation = NO_ACTIVATION, z: np.ndarray | None = None,
+                        accumulate: tuple[bool, bool, bool] = (False, False, False)) -> None:
+    """Gradients of `linear_forward_cpu`: ``dz = dy * act'``; ``dx = dz @ w.T``; ``dw = x.T @ dz``;
+    ``db = sum(dz)``.
+
+    Args:
+        x, w, y, z: the forward's input, kernel, output and pre-activation buffer (or None).
+        dy: gradient of y. dx, dw, db: preallocated gradient buffers, or None where not wanted.
+        act: the fused activation.
+        accumulate: for (dx, dw, db), whether to add into the buffer instead of overwriting it.
+    """
+    n_in, n_out = w.shape
+    dy2 = rows_in(dy, n_out)
+    if act.code == LINEAR:
+        dz = dy2
+        if db is not None:
+            sums = np.empty(n_out, np.float64)
+            _column_sums(dy2, sums)
+            store(db, sums, accumulate[2])
+    else:
+        y2 = rows_in(y, n_out)
+        pre = y2 if z is None else rows_in(z, n_out)
+        dz = np.empty_like(dy2)
+        sums = np.empty(n_out, np.float64)
+        _act_grad_bias(dy2, pre, y2, dz, sums, act.code, act.p0, act.p1, act.p2)
+        if db is not None:
+            store(db, sums, accumulate[2])
+    if dw is not None:
+        x2 = rows_in(x, n_in)
+        if accumulate[1]:
+            dw += np.matmul(x2.T, dz)
+        else:
+            np.matmul(x2.T, dz, out=dw)
+    if dx is not None:
+        dx2 = flat_out(dx, "linear_backward_cpu").reshape(-1, n_in)
+        if accumulate[0]:
+            dx2 += np.matmul(dz, w.T)
+        else:
+            np.matmul(dz, w.T, out=dx2)
+
+
+def matmul_forward_cpu(a: np.ndarray, b: np.ndarray, y: np.ndarray) -> None:
+    """``y = a @ b`` with NumPy's matmul semantics (batched, broadcast leading dims)."""
+    np.matmul(a, b, out=y)
+
+
+def matmul_backward_cpu(a: np.ndarray, b: np.ndarray, dy: np.ndarray, da: np.ndarray | None,
+                        db: np.ndarray | None, accumulate: tuple[bool, bool] = (False, False)) -> None:
+    """Gradients of ``y = a @ b`` (NumPy semantics, a and b at least 1-D), summed over broadcast dims."""
+    a2 = a[None, :] if a.ndim == 1 else a
+    b2 = b[:, None] if b.ndim == 1 else b
+    dy2 = dy
+    if a.ndim == 1:
+        dy2 = np.expand_dims(dy2, -2)
+    if b.ndim == 1:
+        dy2 = np.expand_dims(dy2, -1)
+    if da is not None:
+        g = np.matmul(dy2, np.swapaxes(b2, -1, -2))
+        store(da, _sum_to(g, a2.shape).reshape(a.shape), accumulate[0])
+    if db is not None:
+        g = np.matmul(np.swapaxes(a2, -1, -2), dy2)
+        store(db, _sum_to(g, b2.shape).reshape(b.shape), accumulate[1])
+
+
+def _sum_to(g: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
+    lead = g.ndim - len(shape)
+    axes = tuple(range(lead)) + tuple(lead + i for i, s in enumerate(shape) if s == 1 and g.shape[lead + i] != 1)
+    return g.sum(axis=axes, keepdims=False).reshape(shape) if axes else g
+
+
+def __getattr__(name: str):
+    if name.endswith("_cuda"):
+        from kernels.gpu import linear as gpu
+
+        return getattr(gpu, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

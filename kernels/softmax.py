@@ -1,0 +1,100 @@
+"""Softmax and log-softmax along one axis, forward and backward.
+
+The array is viewed as (outer, n, inner) with `n` the softmax axis, so any axis works without a copy;
+axis -1 is the (outer, n, 1) case. Sums accumulate in float64.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from kernels._jit import cpu_jit
+
+
+def axis_view(shape: tuple[int, ...], axis: int) -> tuple[int, int, int]:
+    """(outer, n, inner) sizes for reducing `shape` along `axis`."""
+    axis = axis % len(shape)
+    outer = int(np.prod(shape[:axis], dtype=np.int64))
+    inner = int(np.prod(shape[axis + 1:], dtype=np.int64))
+    return outer, int(shape[axis]), inner
+
+
+def _as3(a: np.ndarray, axis: int) -> np.ndarray:
+    return np.ascontiguousarray(a).reshape(axis_view(a.shape, axis))
+
+
+def _out3(a: np.ndarray, axis: int, who: str) -> np.ndarray:
+    if not a.flags.c_contiguous:
+        raise ValueError(f"{who}: output must be C-contiguous, received strides {a.strides}.")
+    return a.reshape(axis_view(a.shape, axis))
+
+
+@cpu_jit
+def _forward(x, y, log):
+    outer, n, inner = x.shape
+    for o in range(outer):
+        for k in range(inner):
+            m = x[o, 0, k]
+            for j in range(1, n):
+                m = max(m, x[o, j, k])
+            s = 0.0
+            for j in range(n):
+                s += math.exp(x[o, j, k] - m)
+            if log:
+                lse = m + math.log(s)
+                for j in range(n):
+                    y[o, j, k] = x[o, j, k] - lse
+            else:
+                for j in range(n):
+                    y[o, j, k] = math.exp(x[o, j, k] - m) / s
+
+
+@cpu_jit
+def _backward(y, dy, dx, log, accumulate):
+    outer, n, inner = y.shape
+    for o in range(outer):
+        for k in range(inner):
+            s = 0.0
+            for j in range(n):
+                s += dy[o, j, k] if log else dy[o, j, k] * y[o, j, k]
+            for j in range(n):
+                if log:
+                    g = dy[o, j, k] - math.exp(y[o, j, k]) * s
+                else:
+                    g = y[o, j, k] * (dy[o, j, k] - s)
+                if accumulate:
+                    dx[o, j, k] += g
+                else:
+                    dx[o, j, k] = g
+
+
+def softmax_forward_cpu(x: np.ndarray, y: np.ndarray, axis: int = -1) -> None:
+    """``y = exp(x) / sum(exp(x), axis)`` (max-shifted)."""
+    _forward(_as3(x, axis), _out3(y, axis, "softmax_forward_cpu"), False)
+
+
+def softmax_backward_cpu(y: np.ndarray, dy: np.ndarray, dx: np.ndarray, axis: int = -1,
+                         accumulate: bool = False) -> None:
+    """``dx (+)= y * (dy - sum(dy * y, axis))`` from the forward output `y`."""
+    _backward(_as3(y, axis), _as3(dy, axis), _out3(dx, axis, "softmax_backward_cpu"), False, accumulate)
+
+
+def log_softmax_forward_cpu(x: np.ndarray, y: np.ndarray, axis: int = -1) -> None:
+    """``y = x - logsumexp(x, axis)``."""
+    _forward(_as3(x, axis), _out3(y, axis, "log_softmax_forward_cpu"), True)
+
+
+def log_softmax_backward_cpu(y: np.ndarray, dy: np.ndarray, dx: np.ndarray, axis: int = -1,
+                             accumulate: bool = False) -> None:
+    """``dx (+)= dy - exp(y) * sum(dy, axis)`` from the forward output `y`."""
+    _backward(_as3(y, axis), _as3(dy, axis), _out3(dx, axis, "log_softmax_backward_cpu"), True, accumulate)
+
+
+def __getattr__(name: str):
+    if name.endswith("_cuda"):
+        from kernels.gpu import softmax as gpu
+
+        return getattr(gpu, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -1,0 +1,63 @@
+"""Dense and matmul kernels against the float64 references."""
+
+import numpy as np
+import pytest
+
+from kernels import reference as ref
+from kernels.activations import grad_from_output, resolve_activation
+from kernels.linear import linear_backward_cpu, linear_forward_cpu, matmul_backward_cpu, matmul_forward_cpu
+
+rng = np.random.default_rng(1)
+
+
+@pytest.mark.parametrize("act_name", ["linear", "relu", "sigmoid", "tanh", "gelu", "elu", "swish", "relu6"])
+@pytest.mark.parametrize("shape", [(5, 7), (2, 3, 7)])
+@pytest.mark.parametrize("use_bias", [True, False])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_linear(act_name, shape, use_bias, dtype):
+    act = resolve_activation(act_name)
+    x = rng.standard_normal(shape).astype(dtype)
+    w = rng.standard_normal((7, 4)).astype(dtype)
+    b = rng.standard_normal(4).astype(dtype) if use_bias else None
+    y = np.empty(shape[:-1] + (4,), dtype)
+    z = None if grad_from_output(act) else np.empty_like(y)
+    linear_forward_cpu(x, w, b, y, act, z)
+    tol = 2e-5 if dtype == np.float32 else 1e-12
+    np.testing.assert_allclose(y, ref.linear(x, w, b, act_name), rtol=tol, atol=tol)
+    dy = rng.standard_normal(y.shape).astype(dtype)
+    dx, dw = np.empty_like(x), np.empty_like(w)
+    db = np.empty(4, dtype) if use_bias else None
+    linear_backward_cpu(x, w, y, dy, dx, dw, db, act, z)
+    rdx, rdw, rdb = ref.linear_grads(x, w, b, dy, act_name)
+    np.testing.assert_allclose(dx, rdx, rtol=1e-4, atol=1e-4)
+    np.testing.assert_allclose(dw, rdw, rtol=1e-4, atol=1e-4)
+    if use_bias:
+        np.testing.assert_allclose(db, rdb, rtol=1e-4, atol=1e-4)
+    # accumulate adds; None buffers are skipped
+    linear_backward_cpu(x, w, y, dy, dx, dw, db, act, z, accumulate=(True, True, True))
+    np.testing.assert_allclose(dx, 2 * rdx, rtol=1e-4, atol=2e-4)
+    np.testing.assert_allclose(dw, 2 * rdw, rtol=1e-4, atol=2e-4)
+    linear_backward_cpu(x, w, y, dy, None, dw, None, act, z)
+    np.testing.assert_allclose(dw, rdw, rtol=1e-4, atol=1e-4)
+
+
+def test_linear_output_must_be_contiguous():
+    x = np.ones((4, 3), np.float32)
+    y = np.empty((4, 8), np.float32)[:, ::2]
+    with pytest.raises(ValueError, match="C-contiguous"):
+        linear_forward_cpu(x, np.ones((3, 4), np.float32), None, y)
+
+
+@pytest.mark.parametrize("sa,sb", [((3, 4), (4, 5)), ((2, 3, 4), (4, 5)), ((2, 3, 4), (2, 4, 5)),
+                                   ((1, 3, 4), (2, 4, 5)), ((4,), (4, 5)), ((3, 4), (4,))])
+def test_matmul(sa, sb):
+    a, b = rng.standard_normal(sa), rng.standard_normal(sb)
+    want = a @ b
+    y = np.empty(want.shape)
+    matmul_forward_cpu(a, b, y)
+    np.testing.assert_allclose(y, want)
+    dy = rng.standard_normal(want.shape)
+    da, db = np.empty_like(a), np.empty_like(b)
+    matmul_backward_cpu(a, b, dy, da, db)
+    np.testing.assert_allclose(da, ref.numerical_grad(lambda v: v @ b, a, dy), rtol=1e-6, atol=1e-7)
+    np.testing.assert_allclose(db, ref.numerical_grad(lambda v: a @ v, b, dy), rtol=1e-6, atol=1e-7)

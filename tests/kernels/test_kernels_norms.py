@@ -1,0 +1,106 @@
+"""Batch and layer normalisation kernels, including the sharded (cross-shard statistics) path."""
+
+import numpy as np
+import pytest
+
+from kernels import reference as ref
+from kernels.batchnorm import (
+    batchnorm_backward_inputs_cpu,
+    batchnorm_backward_weights_cpu,
+    batchnorm_forward_cpu,
+    batchnorm_moments,
+    batchnorm_stats_cpu,
+    moving_average_update,
+)
+from kernels.layernorm import layernorm_backward_cpu, layernorm_forward_cpu
+
+rng = np.random.default_rng(3)
+
+
+def _bn_sharded(x, gamma, beta, dy, axis, shards, eps=1e-3):
+    """Run the staged training kernels over `shards` batch pieces like the execution would."""
+    c = x.shape[axis]
+    pieces = np.array_split(np.arange(x.shape[0]), shards)
+    sums = np.zeros((2, c))
+    for idx in pieces:
+        batchnorm_stats_cpu(x[idx], sums, axis)
+    count = x.size / c
+    mean, var = batchnorm_moments(sums, count)
+    y = np.empty_like(x)
+    dgamma, dbeta = np.zeros(c), np.zeros(c)
+    for idx in pieces:
+        out = np.empty_like(x[idx])
+        batchnorm_forward_cpu(x[idx], mean, var, gamma, beta, eps, out, axis)
+        y[idx] = out
+        batchnorm_backward_weights_cpu(x[idx], dy[idx], mean, var, eps, dgamma, dbeta, axis, (True, True))
+    dx = np.empty_like(x)
+    for idx in pieces:
+        out = np.empty_like(x[idx])
+        batchnorm_backward_inputs_cpu(x[idx], dy[idx], mean, var, gamma, eps, dgamma, dbeta, count, True, out,
+                                      axis)
+        dx[idx] = out
+    return y, mean, var, dx, dgamma, dbeta
+
+
+@pytest.mark.parametrize("shape,axis", [((6, 5), -1), ((4, 3, 3, 2), -1), ((4, 3, 2, 2), 1)])
+@pytest.mark.parametrize("shards", [1, 3])
+def test_batchnorm_training_matches_reference(shape, axis, shards):
+    x = rng.standard_normal(shape) * 2 + 1
+    c = shape[axis]
+    gamma, beta = rng.standard_normal(c), rng.standard_normal(c)
+    dy = rng.standard_normal(shape)
+    y, mean, var, dx, dgamma, dbeta = _bn_sharded(x, gamma, beta, dy, axis, shards)
+    ry, rmean, rvar = ref.batchnorm_train(x, gamma, beta, axis=axis)
+    np.testing.assert_allclose(y, ry, rtol=1e-10, atol=1e-10)
+    np.testing.assert_allclose(mean, rmean, rtol=1e-12)
+    np.testing.assert_allclose(var, rvar, rtol=1e-10)
+    rdx, rdg, rdb = ref.batchnorm_train_grads(x, gamma, dy, axis=axis)
+    np.testing.assert_allclose(dx, rdx, rtol=1e-8, atol=1e-10)
+    np.testing.assert_allclose(dgamma, rdg, rtol=1e-10)
+    np.testing.assert_allclose(dbeta, rdb, rtol=1e-10)
+    num = ref.numerical_grad(lambda v: ref.batchnorm_train(v, gamma, beta, axis=axis)[0], x, dy)
+    np.testing.assert_allclose(dx, num, rtol=1e-5, atol=1e-6)
+
+
+def test_batchnorm_inference_and_moving_average():
+    x = rng.standard_normal((4, 3)).astype(np.float32)
+    mm, mv = np.array([0.5, -1, 0], np.float32), np.array([2, 0.5, 1], np.float32)
+    y = np.empty_like(x)
+    batchnorm_forward_cpu(x, mm, mv, None, None, 1e-3, y)
+    np.testing.assert_allclose(y, (x - mm) / np.sqrt(mv + 1e-3), rtol=1e-6)
+    dx = np.empty_like(x)
+    dy = np.ones_like(x)
+    batchnorm_backward_inputs_cpu(x, dy, mm, mv, None, 1e-3, None, None, 4, False, dx)
+    np.testing.assert_allclose(dx, np.broadcast_to(1 / np.sqrt(mv + 1e-3), x.shape), rtol=1e-6)
+    moving = mm.copy()
+    moving_average_update(moving, np.array([1.0, 1.0, 1.0]), 0.99)
+    np.testing.assert_allclose(moving, mm * 0.99 + 0.01, rtol=1e-6)
+
+
+def test_batchnorm_float32_stats_are_float64():
+    x = (rng.standard_normal((256, 4)) * 0.01 + 1000).astype(np.float32)
+    sums = np.zeros((2, 4))
+    batchnorm_stats_cpu(x, sums)
+    _, var = batchnorm_moments(sums, 256)
+    np.testing.assert_allclose(var, x.astype(np.float64).var(0), rtol=1e-3)
+
+
+@pytest.mark.parametrize("shape,n_axes", [((4, 6), 1), ((2, 3, 4), 1), ((2, 3, 4), 2)])
+def test_layernorm(shape, n_axes):
+    x = rng.standard_normal(shape) * 3 + 0.5
+    pshape = shape[len(shape) - n_axes:]
+    gamma, beta = rng.standard_normal(pshape), rng.standard_normal(pshape)
+    y = np.empty(shape)
+    layernorm_forward_cpu(x, gamma, beta, y, n_axes)
+    np.testing.assert_allclose(y, ref.layernorm(x, gamma, beta, n_axes), rtol=1e-10, atol=1e-12)
+    dy = rng.standard_normal(shape)
+    dx, dg, db = np.empty(shape), np.empty(pshape), np.empty(pshape)
+    layernorm_backward_cpu(x, gamma, dy, dx, dg, db, n_axes)
+    np.testing.assert_allclose(dx, ref.numerical_grad(lambda v: ref.layernorm(v, gamma, beta, n_axes), x, dy),
+                               rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(dg, ref.numerical_grad(lambda v: ref.layernorm(x, v, beta, n_axes), gamma, dy),
+                               rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(db, ref.numerical_grad(lambda v: ref.layernorm(x, gamma, v, n_axes), beta, dy),
+                               rtol=1e-5, atol=1e-6)
+    layernorm_backward_cpu(x, gamma, dy, dx, dg, db, n_axes, accumulate=(True, True, True))
+    np.testing.assert_allclose(db, 2 * dy.reshape((-1,) + pshape).sum(0), rtol=1e-10)
