@@ -1,0 +1,187 @@
+"""The metric protocol: additive partial sums, so data-parallel shards combine by addition.
+
+Every metric keeps its state as one float64 vector. ``batch_stats(y_true, y_pred, sample_weight)``
+computes one shard's contribution (NumPy in, NumPy out, no state change); the execution layer sums the
+vectors of all shards (``Reduce("+")``) and calls ``merge_stats(sum)``, which adds it to the state;
+``result()`` reads the state. Keras' eager API (``update_state``/``result``/``reset_state``/``__call__``)
+is the same thing on one shard. Invariant: ``merge_stats(a); merge_stats(b)`` equals
+``merge_stats(a + b)``.
+"""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+
+from flexflow_keras.losses import _align
+
+
+def _snake(name: str) -> str:
+    return re.sub(r"(?<!^)(?=[A-Z])", "_", name).lower()
+
+
+class Metric:
+    """Base class of every metric.
+
+    Subclasses set `state_size` (or override `_initial_state`), implement `batch_stats` and `result`.
+
+    Args:
+        name: the metric's name (its key in the logs).
+        dtype: accepted for Keras compatibility; results are Python floats.
+    """
+
+    #: "up" when larger is better, "down" when smaller is better, None when unknown (EarlyStopping's auto)
+    direction: str | None = None
+    state_size = 1
+
+    def __init__(self, name=None, dtype=None):
+        self.name = name or _snake(type(self).__name__)
+        self.dtype = dtype or "float32"
+        self._state = self._initial_state()
+
+    def _initial_state(self) -> np.ndarray:
+        return np.zeros(self.state_size, np.float64)
+
+    # --- the additive protocol ------------------------------------------------------------------------
+    def batch_stats(self, y_true, y_pred, sample_weight=None) -> np.ndarray:
+        """This shard's partial sums (same shape as the state); does not change the state."""
+        raise NotImplementedError(f"{type(self).__name__}.batch_stats")
+
+    def merge_stats(self, stats) -> None:
+        """Add partial sums (from `batch_stats`, possibly summed over shards) into the state."""
+        stats = np.asarray(stats, np.float64)
+        if stats.shape != self._state.shape:
+            raise ValueError(f"Metric '{self.name}' expects stats of shape {self._state.shape}, received "
+                             f"{stats.shape}.")
+        self._state += stats
+
+    def result(self) -> float:
+        raise NotImplementedError(f"{type(self).__name__}.result")
+
+    def reset_state(self) -> None:
+        """Zero the state (start of an epoch)."""
+        self._state = self._initial_state()
+
+    # --- Keras' eager API --------------------------------------------------------------------------------
+    def update_state(self, y_true, y_pred, sample_weight=None) -> None:
+        """Accumulate one batch (Keras' API)."""
+        self.merge_stats(self.batch_stats(y_true, y_pred, sample_weight))
+
+    def __call__(self, *args, **kwargs):
+        """`update_state` then `result`, as Keras 3."""
+        self.update_state(*args, **kwargs)
+        return self.result()
+
+    def reset_states(self) -> None:  # Keras 2 spelling
+        self.reset_state()
+
+    @property
+    def variables(self) -> list[np.ndarray]:
+        return [self._state]
+
+    def get_config(self) -> dict:
+        return {"name": self.name, "dtype": self.dtype}
+
+    @classmethod
+    def from_config(cls, config: dict):
+        return cls(**config)
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} name={self.name!r}>"
+
+
+def _samplewise(values, sample_weight):
+    """Keras' reduce_to_samplewise_values with a mean: per-sample values and weights."""
+    values = np.asarray(values, np.float64)
+    sw = None
+    if sample_weight is not None:
+        sw = np.asarray(sample_weight, np.float64)
+        if values.ndim != sw.ndim:
+            values, sw = _align(values, sw)
+        if values.ndim > sw.ndim:
+            values = values.mean(axis=tuple(range(sw.ndim, values.ndim)))
+        sw = np.broadcast_to(sw, values.shape)
+        values = values * sw
+        if sw.ndim > 1:
+            sw = sw.mean(axis=tuple(range(1, sw.ndim)))
+    if values.ndim > 1:
+        values = values.mean(axis=tuple(range(1, values.ndim)))
+    return values, sw
+
+
+def mean_stats(values, sample_weight=None) -> np.ndarray:
+    """[weighted sum, weight count] of `values` with Keras Mean's rules."""
+    values, sw = _samplewise(values, sample_weight)
+    if sw is not None:
+        count = float(np.sum(sw))
+    elif values.ndim >= 1:
+        count = float(values.shape[0])
+    else:
+        count = 1.0
+    return np.array([float(np.sum(values)), count])
+
+
+class Mean(Metric):
+    """The (weighted) mean of values (Keras' `Mean`; `update_state(values, sample_weight=None)`).
+
+    Args:
+        name, dtype: as `Metric`.
+    """
+
+    state_size = 2
+
+    def batch_stats(self, values, sample_weight=None) -> np.ndarray:  # noqa: D417 - Keras' signature
+        """Partial [sum, count] of `values` (this metric takes values, not labels and predictions)."""
+        return mean_stats(values, sample_weight)
+
+    def update_state(self, values, sample_weight=None) -> None:
+        self.merge_stats(self.batch_stats(values, sample_weight))
+
+    def result(self) -> float:
+        total, count = self._state
+        return float(total / count) if count else 0.0
+
+
+class Sum(Metric):
+    """The (weighted) sum of values (Keras' `Sum`). Args: name, dtype as `Metric`."""
+
+    def batch_stats(self, values, sample_weight=None) -> np.ndarray:
+        values, _ = _samplewise(values, sample_weight)
+        return np.array([float(np.sum(values))])
+
+    def update_state(self, values, sample_weight=None) -> None:
+        self.merge_stats(self.batch_stats(values, sample_weight))
+
+    def result(self) -> float:
+        return float(self._state[0])
+
+
+class MeanMetricWrapper(Metric):
+    """The mean of a per-sample function ``fn(y_true, y_pred, **kwargs)`` (Keras' MeanMetricWrapper).
+
+    Args:
+        fn: NumPy function returning per-sample values.
+        name, dtype: as `Metric`.
+        **kwargs: passed to `fn`.
+    """
+
+    state_size = 2
+
+    def __init__(self, fn, name=None, dtype=None, **kwargs):
+        super().__init__(name=name or getattr(fn, "__name__", None), dtype=dtype)
+        self._fn = fn
+        self._fn_kwargs = kwargs
+
+    def batch_stats(self, y_true, y_pred, sample_weight=None) -> np.ndarray:
+        values = self._fn(np.asarray(y_true), np.asarray(y_pred), **self._fn_kwargs)
+        return mean_stats(values, sample_weight)
+
+    def result(self) -> float:
+        total, count = self._state
+        return float(total / count) if count else 0.0
+
+    def get_config(self) -> dict:
+        config = super().get_config()
+        config.update(self._fn_kwargs)
+        return config
