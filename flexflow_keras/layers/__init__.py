@@ -1,0 +1,76 @@
+"""`keras.layers`: the layer classes, `Input`, the merge functions and layer (de)serialization."""
+
+from flexflow_keras.layers.activation_layers import ELU, LeakyReLU, ReLU, Softmax
+from flexflow_keras.layers.base import Layer
+from flexflow_keras.layers.convolutional import Conv2D, Convolution2D
+from flexflow_keras.layers.core import (
+    Activation,
+    Dense,
+    Dropout,
+    Embedding,
+    Flatten,
+    Lambda,
+    Permute,
+    Reshape,
+)
+from flexflow_keras.layers.input_layer import Input, InputLayer
+from flexflow_keras.layers.input_spec import InputSpec
+from flexflow_keras.layers.merging import (
+    Add,
+    Average,
+    Concatenate,
+    Maximum,
+    Minimum,
+    Multiply,
+    Subtract,
+    add,
+    average,
+    concatenate,
+    maximum,
+    minimum,
+    multiply,
+    subtract,
+)
+from flexflow_keras.layers.normalization import BatchNormalization, LayerNormalization
+from flexflow_keras.layers.pooling import (
+    AveragePooling2D,
+    AvgPool2D,
+    GlobalAveragePooling1D,
+    GlobalAveragePooling2D,
+    GlobalAvgPool1D,
+    GlobalAvgPool2D,
+    GlobalMaxPool1D,
+    GlobalMaxPool2D,
+    GlobalMaxPooling1D,
+    GlobalMaxPooling2D,
+    MaxPool2D,
+    MaxPooling2D,
+)
+from flexflow_keras.utils.serialization import deserialize_keras_object, serialize_keras_object
+
+_CLASSES = [Activation, Add, Average, AveragePooling2D, BatchNormalization, Concatenate, Conv2D, Dense,
+            Dropout, ELU, Embedding, Flatten, GlobalAveragePooling1D, GlobalAveragePooling2D,
+            GlobalMaxPooling1D, GlobalMaxPooling2D, InputLayer, Lambda, LayerNormalization, LeakyReLU,
+            Maximum, MaxPooling2D, Minimum, Multiply, Permute, ReLU, Reshape, Softmax, Subtract]
+ALL_OBJECTS = {cls.__name__: cls for cls in _CLASSES}
+
+
+def serialize(layer) -> dict:
+    """``{"class_name", "config"}`` of a layer."""
+    return serialize_keras_object(layer)
+
+
+def deserialize(config, custom_objects=None):
+    """A layer (or model) from `serialize`'s output; user classes via `custom_objects` or registration."""
+    from flexflow_keras import models
+
+    objects = dict(ALL_OBJECTS)
+    objects.update({"Sequential": models.Sequential, "Functional": models.Model, "Model": models.Model})
+    return deserialize_keras_object(config, objects, custom_objects, kind="layer")
+
+
+__all__ = [cls.__name__ for cls in _CLASSES] + [
+    "AvgPool2D", "Convolution2D", "GlobalAvgPool1D", "GlobalAvgPool2D", "GlobalMaxPool1D", "GlobalMaxPool2D",
+    "Input", "InputSpec", "Layer", "MaxPool2D", "add", "average", "concatenate", "deserialize", "maximum",
+    "minimum", "multiply", "serialize", "subtract",
+]

@@ -1,0 +1,449 @@
+"""`Layer`: the base of every layer and model.
+
+A layer validates and stores its arguments in `__init__`, adds its weights in `build(input_shape)` and
+composes ops in `call()`. `__call__` builds once, checks the input spec (the error names the layer, the
+expected and the received shape, and the fix), runs `call()`; on symbolic tensors it records a layer
+`Node` and tags the op nodes it created with `node.layer`; on NumPy arrays it computes at once through
+the ops' eager mode. Layers whose output depends on `training` (Dropout, BatchNormalization) take the
+mode from the execution's KernelContext at run time, so the symbolic graph is the same for training and
+inference; an eager call with ``training=True`` traces `call()` and runs the graph in training mode.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import logging
+import math
+
+import numpy as np
+
+from flexflow_keras import backend, constraints, initializers, regularizers
+from flexflow_keras.errors import ShapeError
+from flexflow_keras.layers import node as node_mod
+from flexflow_keras.layers.input_spec import InputSpec, check_input_spec
+from flexflow_keras.ops.graph import KerasTensor, OpGraph, Variable, unique_id
+from flexflow_keras.utils import naming, tree
+
+log = logging.getLogger("flexflow_keras")
+
+_BASE_KWARGS = {"input_shape", "input_dim", "batch_input_shape", "batch_size", "weights", "input_length"}
+
+
+def _is_array_like(x) -> bool:
+    return isinstance(x, (np.ndarray, np.generic, int, float, bool)) or hasattr(x, "__array__")
+
+
+class Layer:
+    """Base class of layers.
+
+    Args:
+        name: the layer's name; a unique one (`dense`, `dense_1`, ...) when None.
+        trainable: whether its weights are updated by training.
+        dtype: dtype of its weights and float inputs (default `backend.floatx()`).
+        input_shape: (Sequential, first layer) the per-sample input shape; also `input_dim`,
+            `batch_input_shape`, `batch_size` in Keras' spellings.
+        weights: initial weight values, set after the layer is built (Keras 2).
+
+    Example:
+        >>> class Scale(Layer):
+        ...     def build(self, input_shape):
+        ...         self.w = self.add_weight(shape=(input_shape[-1],), initializer="ones", name="w")
+        ...     def call(self, x):
+        ...         return ops.multiply(x, self.w)
+    """
+
+    _accepts_int_inputs = False  # keep integer inputs as they are in eager calls (Embedding)
+    _training_dependent = False  # the output depends on `training` (Dropout, BatchNormalization)
+
+    def __init__(self, *, name=None, trainable=True, dtype=None, activity_regularizer=None, autocast=True,
+                 **kwargs):
+        unknown = sorted(set(kwargs) - _BASE_KWARGS)
+        if unknown:
+            raise ValueError(f"Unrecognized keyword arguments passed to {type(self).__name__}: "
+                             f"{ {k: kwargs[k] for k in unknown} }")
+        object.__setattr__(self, "_layers", [])
+        if name is not None and (not isinstance(name, str) or not name or "/" in name):
+            raise ValueError(f"{type(self).__name__} expects name to be a non-empty string without '/', "
+                             f"received name={name!r}.")
+        self.name = name or naming.auto_name(type(self).__name__)
+        self._name_given = name is not None
+        if dtype is not None and not isinstance(dtype, str):
+            dtype = getattr(dtype, "name", None) or str(np.dtype(dtype))
+        if dtype is not None and dtype.startswith("mixed"):
+            raise ValueError(f"Layer '{self.name}': dtype policy {dtype!r} (mixed precision) is not supported; "
+                             "use dtype='float32'.")
+        self._dtype = str(np.dtype(dtype)) if dtype is not None else backend.floatx()
+        if activity_regularizer is not None:
+            raise ValueError(f"Layer '{self.name}': activity_regularizer is not supported; use "
+                             "kernel_regularizer/bias_regularizer (weight penalties) instead.")
+        self.autocast = autocast
+        self._trainable = bool(trainable)
+        self.built = False
+        self.input_spec = None
+        self._trainable_variables: list[Variable] = []
+        self._non_trainable_variables: list[Variable] = []
+        self._inbound_nodes: list[node_mod.Node] = []
+        self._build_input_shape = None
+        self._initial_weights = kwargs.get("weights")
+        self._batch_input_shape = None
+        if kwargs.get("batch_input_shape") is not None:
+            self._batch_input_shape = tuple(kwargs["batch_input_shape"])
+        elif kwargs.get("input_shape") is not None:
+            shape = kwargs["input_shape"]
+            shape = (shape,) if isinstance(shape, int) else tuple(shape)
+            self._batch_input_shape = (kwargs.get("batch_size"),) + shape
+        elif kwargs.get("input_dim") is not None:
+            self._batch_input_shape = (kwargs.get("batch_size"), int(kwargs["input_dim"]))
+        self._call_params = set(inspect.signature(self.call).parameters)
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        build = cls.__dict__.get("build")
+        if build is not None and not getattr(build, "_ff_wrapped", False):
+            cls.build = _wrap_build(build)
+
+    # --- attribute tracking -------------------------------------------------------------------------------
+    def __setattr__(self, name, value):
+        layers = self.__dict__.get("_layers")
+        if layers is not None and name not in ("_layers", "_inbound_nodes") and not name.startswith("__"):
+            for item in tree.flatten(value) if isinstance(value, (list, tuple, dict)) else [value]:
+                if isinstance(item, Layer) and item is not self and all(item is not x for x in layers):
+                    layers.append(item)
+        object.__setattr__(self, name, value)
+
+    def _sublayers(self) -> list[Layer]:
+        """Directly owned layers, in the order their weights appear in `weights`."""
+        return list(self._layers)
+
+    # --- weights ------------------------------------------------------------------------------------------
+    def add_weight(self, *args, **kwargs) -> Variable:
+        """Create a weight owned by this layer (usually from `build`).
+
+        Args:
+            shape: tuple of ints.
+            initializer: name, Initializer or callable; ``glorot_uniform`` for float weights, ``zeros``
+                otherwise when None.
+            dtype: the weight's dtype (the layer's by default).
+            trainable: whether optimizers update it.
+            regularizer: a penalty added to the loss (name or Regularizer).
+            constraint: a projection applied after each update (name or Constraint).
+            name: the weight's name (``kernel``, ``bias``, ...).
+
+        Keras 2's positional order ``add_weight(name, shape, dtype, initializer, ...)`` is accepted too.
+        """
+        if args and isinstance(args[0], str):
+            order = ["name", "shape", "dtype", "initializer", "regularizer", "trainable", "constraint"]
+        else:
+            order = ["shape", "initializer", "dtype", "trainable", "autocast", "regularizer", "constraint",
+                     "aggregation", "name"]
+        if len(args) > len(order):
+            raise TypeError(f"add_weight() of layer '{self.name}' takes at most {len(order)} positional "
+                            f"arguments, received {len(args)}.")
+        for key, value in zip(order, args, strict=False):
+            if key in kwargs:
+                raise TypeError(f"add_weight() of layer '{self.name}' got two values for {key!r}.")
+            kwargs[key] = value
+        allowed = {"shape", "initializer", "dtype", "trainable", "autocast", "regularizer", "constraint",
+                   "aggregation", "name", "overwrite_with_gradient", "use_resource", "synchronization"}
+        unknown = sorted(set(kwargs) - allowed)
+        if unknown:
+            raise TypeError(f"add_weight() of layer '{self.name}' got unexpected arguments {unknown}.")
+        name = kwargs.get("name") or f"variable_{len(self._trainable_variables) + len(self._non_trainable_variables)}"
+        shape = kwargs.get("shape")
+        shape = () if shape is None else ((shape,) if isinstance(shape, int) else tuple(shape))
+        if any(s is None or int(s) < 0 for s in shape):
+            raise ShapeError(f"Layer '{self.name}': weight '{name}' needs a fully known shape, received "
+                             f"shape={shape}. Build the layer with a known input shape.")
+        dtype = str(np.dtype(kwargs.get("dtype") or self._dtype))
+        init = kwargs.get("initializer")
+        if init is None:
+            init = "glorot_uniform" if np.dtype(dtype).kind == "f" else "zeros"
+        init = initializers.get(init)
+        trainable = bool(kwargs.get("trainable", True))
+        scope = node_mod.current_path()
+        prefix = scope if scope.split("/")[-1:] == [self.name] else "/".join(p for p in (scope, self.name) if p)
+        var = Variable(name, shape, dtype, initializer=init, trainable=trainable,
+                       regularizer=regularizers.get(kwargs.get("regularizer")),
+                       constraint=constraints.get(kwargs.get("constraint")), path=f"{prefix}/{name}")
+        (self._trainable_variables if trainable else self._non_trainable_variables).append(var)
+        if not self._trainable:
+            var.trainable = False
+        return var
+
+    @property
+    def trainable(self) -> bool:
+        """Whether training updates this layer's weights; setting it applies to every sublayer."""
+        return self._trainable
+
+    @trainable.setter
+    def trainable(self, value) -> None:
+        value = bool(value)
+        self._trainable = value
+        for v in self._trainable_variables:
+            v.trainable = value
+        for layer in self._sublayers():
+            layer.trainable = value
+
+    @property
+    def weights(self) -> list[Variable]:
+        """Own trainable, then own non-trainable weights, then those of sublayers (deduplicated)."""
+        out, seen = [], set()
+        for w in self._trainable_variables + self._non_trainable_variables:
+            if id(w) not in seen:
+                seen.add(id(w))
+                out.append(w)
+        for layer in self._sublayers():
+            for w in layer.weights:
+                if id(w) not in seen:
+                    seen.add(id(w))
+                    out.append(w)
+        return out
+
+    @property
+    def trainable_weights(self) -> list[Variable]:
+        return [v for v in self.weights if v.trainable] if self.trainable else []
+
+    @property
+    def non_trainable_weights(self) -> list[Variable]:
+        return [v for v in self.weights if not v.trainable] if self.trainable else self.weights
+
+    variables = weights
+    trainable_variables = trainable_weights
+    non_trainable_variables = non_trainable_weights
+
+    @property
+    def losses(self) -> list[float]:
+        """The current regularization penalties of this layer's trainable weights."""
+        return [float(v.regularizer(v.value)) for v in self.trainable_weights if v.regularizer is not None]
+
+    def get_weights(self) -> list[np.ndarray]:
+        """Copies of the values of `weights`, in order."""
+        return [v.numpy() for v in self.weights]
+
+    def set_weights(self, weights) -> None:
+        """Set every weight from a list of arrays in the order of `weights`.
+
+        Raises:
+            ValueError: when the count or a shape differs; the message names the weight and its layer.
+        """
+        own = self.weights
+        weights = list(weights)
+        kind = "model" if hasattr(self, "_op_graph") else "layer"
+        if len(weights) != len(own):
+            listing = ", ".join(f"{v.path} {v.shape}" for v in own[:8]) + (", ..." if len(own) > 8 else "")
+            raise ValueError(f"set_weights() on {kind} '{self.name}' expects {len(own)} arrays "
+                             f"[{listing}], received {len(weights)}.")
+        for i, (var, value) in enumerate(zip(own, weights, strict=False)):
+            arr = np.asarray(value)
+            if arr.shape != var.shape:
+                raise ValueError(f"set_weights() on {kind} '{self.name}': weight {i} is '{var.path}' with "
+                                 f"shape {var.shape}, received an array of shape {arr.shape}.")
+        for var, value in zip(own, weights, strict=False):
+            var.assign(np.asarray(value))
+
+    def count_params(self) -> int:
+        """Number of scalars in `weights` (the layer must be built)."""
+        if not self.built:
+            raise ValueError(f"You tried to call count_params() on layer '{self.name}', but the layer isn't "
+                             "built. Build it with layer.build(input_shape) or call it on data first.")
+        return int(sum(math.prod(v.shape) for v in self.weights))
+
+    @property
+    def dtype(self) -> str:
+        return self._dtype
+
+    compute_dtype = dtype
+    variable_dtype = dtype
+
+    @property
+    def path(self) -> str:
+        return self.name
+
+    # --- build and call -----------------------------------------------------------------------------------
+    def build(self, input_shape) -> None:
+        """Create the weights for inputs of `input_shape` (None for the batch dim). Default: none."""
+        self.built = True
+
+    def call(self, inputs, *args, **kwargs):
+        raise NotImplementedError(f"Layer {type(self).__name__} must implement call().")
+
+    def _input_hint(self, index: int, shape: tuple, spec: InputSpec) -> str:
+        """A suggestion appended to an input-spec error (see Dense, Conv2D)."""
+        return ""
+
+    def _maybe_build(self, inputs) -> None:
+        if self.built:
+            return
+        shapes = tree.map_structure(lambda x: tuple(x.shape) if hasattr(x, "shape") else None, inputs)
+        if isinstance(shapes, list) and isinstance(inputs, tuple):
+            shapes = tuple(shapes)
+        self.build(shapes)
+        self.built = True
+        if self._build_input_shape is None:
+            self._build_input_shape = shapes
+
+    def _convert_eager(self, inputs):
+        def convert(x):
+            if x is None or isinstance(x, (KerasTensor, Variable, str)) or not _is_array_like(x):
+                return x
+            arr = np.asarray(x)
+            if arr.dtype.kind == "f":
+                return arr.astype(self._dtype, copy=False) if self.autocast else arr
+            if arr.dtype.kind in "iub" and not self._accepts_int_inputs:
+                return arr.astype(self._dtype)
+            return arr
+
+        return tree.map_structure(convert, inputs)
+
+    def __call__(self, *args, **kwargs):
+        if not args:
+            if "inputs" not in kwargs:
+                raise TypeError(f"Layer '{self.name}' was called without inputs.")
+            args = (kwargs.pop("inputs"),)
+        inputs, rest = args[0], args[1:]
+        training = kwargs.pop("training", None)
+        if training is None:
+            training = node_mod.current_training()
+        if "mask" in kwargs and "mask" not in self._call_params:
+            kwargs.pop("mask")
+        leaves = tree.flatten([inputs, list(rest), list(kwargs.values())])
+        symbolic = any(isinstance(x, KerasTensor) for x in leaves)
+        if not symbolic:
+            inputs = self._convert_eager(inputs)
+        call_kwargs = dict(kwargs)
+        if "training" in self._call_params and training is not None:
+            call_kwargs["training"] = bool(training)
+        node_mod.push_scope(self.name)
+        node_mod.push_training(None if training is None else bool(training))
+        try:
+            if not self.built:
+                check_input_spec(self, inputs)
+                self._maybe_build(inputs)
+            check_input_spec(self, inputs)
+            if symbolic:
+                marker = unique_id()
+                outputs = self.call(inputs, *rest, **call_kwargs)
+                outputs = self._finish_symbolic(marker, inputs, rest, kwargs, outputs)
+            elif training and self._training_dependent:
+                outputs = self._eager_traced(inputs, rest, call_kwargs, training=True)
+            else:
+                outputs = self.call(inputs, *rest, **call_kwargs)
+        finally:
+            node_mod.pop_training()
+            node_mod.pop_scope()
+        return outputs
+
+    def _finish_symbolic(self, marker: int, inputs, rest, kwargs, outputs):
+        from flexflow_keras.layers.eager import fresh_tensor
+
+        flat = tree.flatten(outputs)
+        if not flat or not all(isinstance(t, KerasTensor) for t in flat):
+            bad = [type(t).__name__ for t in flat if not isinstance(t, KerasTensor)]
+            raise TypeError(f"Layer '{self.name}'.call() must return symbolic tensors when called on "
+                            f"symbolic inputs; it returned {bad or 'nothing'}. Compose ops from "
+                            "flexflow_keras.ops in call().")
+        # A call that returns a tensor it did not create (identity) gets a copy node of its own.
+        fixed = [fresh_tensor(t) if t.uid < marker else t for t in flat]
+        outputs = tree.pack_as(outputs, fixed)
+        stack = [t.node for t in fixed if t.node is not None]
+        seen: set[int] = set()
+        while stack:
+            n = stack.pop()
+            if n.uid < marker or n.uid in seen:
+                continue
+            seen.add(n.uid)
+            if getattr(n, "layer", None) is None:
+                n.layer = self
+            stack.extend(t.node for t in n.inputs if t.node is not None)
+        node_mod.Node(self, (inputs,) + tuple(rest), kwargs, outputs)
+        return outputs
+
+    def _eager_traced(self, inputs, rest, call_kwargs, training: bool):
+        """Run `call()` on arrays by tracing it on symbolic copies and executing the op graph."""
+        from flexflow_keras.layers.eager import run_graph
+
+        sym = tree.map_structure(
+            lambda x: KerasTensor(x.shape, str(x.dtype)) if isinstance(x, np.ndarray) else x, inputs)
+        outs = self.call(sym, *rest, **call_kwargs)
+        flat_in = [t for t in tree.flatten(sym) if isinstance(t, KerasTensor)]
+        arrays = [a for a in tree.flatten(inputs) if isinstance(a, np.ndarray)]
+        flat_out = tree.flatten(outs)
+        results = run_graph(OpGraph(flat_in, flat_out), arrays, training=training)
+        return tree.pack_as(outs, results)
+
+    def compute_output_shape(self, input_shape):
+        """The output shape(s) for `input_shape`, found by tracing `call()` symbolically."""
+        def to_tensor(s):
+            return KerasTensor(tuple(s), self._dtype)
+
+        if isinstance(input_shape, (list, tuple)) and input_shape and isinstance(input_shape[0], (list, tuple)):
+            sym = [to_tensor(s) for s in input_shape]
+        else:
+            sym = to_tensor(input_shape)
+        node_mod.push_scope(self.name)
+        try:
+            self._maybe_build(sym)
+            out = self.call(sym)
+        finally:
+            node_mod.pop_scope()
+        return tree.map_structure(lambda t: tuple(t.shape), out)
+
+    # --- graph accessors ----------------------------------------------------------------------------------
+    def _single_node(self, what: str):
+        if not self._inbound_nodes:
+            raise AttributeError(f"Layer '{self.name}' has never been called on symbolic inputs, so it has "
+                                 f"no defined {what}.")
+        return self._inbound_nodes[0]
+
+    @property
+    def input(self):
+        """The symbolic input of the layer's first call."""
+        node = self._single_node("input")
+        return node.input_tensors[0] if len(node.input_tensors) == 1 else node.input_tensors
+
+    @property
+    def output(self):
+        """The symbolic output of the layer's first call."""
+        node = self._single_node("output")
+        return node.output_tensors[0] if len(node.output_tensors) == 1 else node.output_tensors
+
+    # --- config -------------------------------------------------------------------------------------------
+    def get_config(self) -> dict:
+        """The constructor arguments; `from_config(get_config())` builds an equivalent layer."""
+        config = {"name": self.name, "trainable": self.trainable, "dtype": self._dtype}
+        if self._batch_input_shape is not None:
+            config["batch_input_shape"] = self._batch_input_shape
+        return config
+
+    @classmethod
+    def from_config(cls, config: dict):
+        return cls(**config)
+
+    def _apply_initial_weights(self) -> None:
+        if self._initial_weights is not None:
+            weights, self._initial_weights = self._initial_weights, None
+            self.set_weights(weights)
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} name={self.name}, built={self.built}>"
+
+
+def _wrap_build(build):
+    @functools.wraps(build)
+    def wrapped(self, *args, **kwargs):
+        scoped = node_mod.current_path().split("/")[-1:] != [self.name]
+        if scoped:
+            node_mod.push_scope(self.name)
+        try:
+            build(self, *args, **kwargs)
+        finally:
+            if scoped:
+                node_mod.pop_scope()
+        self.built = True
+        if self._build_input_shape is None and args:
+            self._build_input_shape = args[0]
+        self._apply_initial_weights()
+
+    wrapped._ff_wrapped = True
+    return wrapped

@@ -1,0 +1,119 @@
+"""Conv2D: 2-D convolution over images (channels_last by default; channels_first through transposes)."""
+
+from __future__ import annotations
+
+from flexflow_keras import activations, backend, constraints, initializers, ops, regularizers
+from flexflow_keras.errors import ShapeError
+from flexflow_keras.layers import _args
+from flexflow_keras.layers.base import Layer
+from flexflow_keras.layers.core import apply_activation
+from flexflow_keras.layers.input_spec import InputSpec
+
+_TO_LAST = (0, 2, 3, 1)
+_TO_FIRST = (0, 3, 1, 2)
+
+
+def image_hint(layer, shape) -> str:
+    """The fix for a 3-D batch given to a 2-D image layer: add the channels dim."""
+    if len(shape) == 3:
+        h, w = shape[1], shape[2]
+        if layer.data_format == "channels_first":
+            return f" Add a channels dim, e.g. Reshape((1, {h}, {w})) before it, or x[:, None] on the data?"
+        return f" Add a channels dim, e.g. Reshape(({h}, {w}, 1)) before it, or x[..., None] on the data?"
+    return ""
+
+
+class Conv2D(Layer):
+    """2-D convolution: ``activation(conv2d(inputs, kernel) + bias)``.
+
+    Args:
+        filters: number of output channels.
+        kernel_size: int or (height, width).
+        strides: int or (sy, sx).
+        padding: ``"valid"`` or ``"same"`` (TensorFlow's placement of the extra row/column).
+        data_format: ``"channels_last"`` (NHWC) or ``"channels_first"`` (NCHW); global default if None.
+        dilation_rate: only 1 is supported.
+        groups: only 1 is supported.
+        activation: name or function; element-wise ones are fused into the conv op.
+        use_bias: whether to add a bias.
+        kernel_initializer, bias_initializer, kernel_regularizer, bias_regularizer,
+        kernel_constraint, bias_constraint: as for Dense. The kernel has shape
+        ``(kh, kw, in_channels, filters)`` as in Keras.
+    """
+
+    def __init__(self, filters, kernel_size, strides=(1, 1), padding="valid", data_format=None,
+                 dilation_rate=(1, 1), groups=1, activation=None, use_bias=True,
+                 kernel_initializer="glorot_uniform", bias_initializer="zeros", kernel_regularizer=None,
+                 bias_regularizer=None, activity_regularizer=None, kernel_constraint=None, bias_constraint=None,
+                 **kwargs):
+        super().__init__(activity_regularizer=activity_regularizer, **kwargs)
+        self.filters = _args.positive_int(self, "filters", filters)
+        self.kernel_size = _args.int_tuple(self, "kernel_size", kernel_size, 2)
+        self.strides = _args.int_tuple(self, "strides", strides, 2)
+        self.padding = _args.padding(self, padding)
+        self.data_format = backend.standardize_data_format(data_format, _args.who(self))
+        self.dilation_rate = _args.int_tuple(self, "dilation_rate", dilation_rate, 2)
+        if self.dilation_rate != (1, 1):
+            raise ValueError(f"{_args.who(self)}: dilation_rate={dilation_rate!r} is not supported; only (1, 1).")
+        if groups != 1:
+            raise ValueError(f"{_args.who(self)}: groups={groups!r} is not supported; only 1.")
+        self.groups = 1
+        self.activation = activations.get(activation)
+        self.use_bias = bool(use_bias)
+        self.kernel_initializer = initializers.get(kernel_initializer)
+        self.bias_initializer = initializers.get(bias_initializer)
+        self.kernel_regularizer = regularizers.get(kernel_regularizer)
+        self.bias_regularizer = regularizers.get(bias_regularizer)
+        self.kernel_constraint = constraints.get(kernel_constraint)
+        self.bias_constraint = constraints.get(bias_constraint)
+        self.input_spec = InputSpec(ndim=4)
+        self.kernel = self.bias = None
+
+    def _channel_axis(self) -> int:
+        return 1 if self.data_format == "channels_first" else -1
+
+    def build(self, input_shape):
+        channels = input_shape[self._channel_axis()]
+        if channels is None:
+            raise ShapeError(f"{_args.who(self)} needs a known channels dim, received input shape {input_shape}.")
+        self.kernel = self.add_weight(name="kernel", shape=self.kernel_size + (channels, self.filters),
+                                      initializer=self.kernel_initializer,
+                                      regularizer=self.kernel_regularizer, constraint=self.kernel_constraint)
+        if self.use_bias:
+            self.bias = self.add_weight(name="bias", shape=(self.filters,), initializer=self.bias_initializer,
+                                        regularizer=self.bias_regularizer, constraint=self.bias_constraint)
+        self.input_spec = InputSpec(ndim=4, axes={self._channel_axis(): channels})
+
+    def _input_hint(self, index, shape, spec):
+        return image_hint(self, shape)
+
+    def call(self, inputs):
+        x = inputs
+        if self.data_format == "channels_first":
+            x = ops.transpose(x, _TO_LAST)
+        h, w = x.shape[1], x.shape[2]
+        if self.padding == "valid" and ((h is not None and h < self.kernel_size[0])
+                                        or (w is not None and w < self.kernel_size[1])):
+            raise ShapeError(f"{_args.who(self)}: the {self.kernel_size} kernel is larger than the "
+                             f"{h}x{w} input with padding='valid'. Use padding='same' or a smaller kernel.")
+        fused = activations.fusable_name(self.activation)
+        y = ops.conv2d(x, self.kernel, self.bias, strides=self.strides, padding=self.padding,
+                       activation=fused)
+        if self.data_format == "channels_first":
+            y = ops.transpose(y, _TO_FIRST)
+        return y if fused is not None else apply_activation(y, self.activation)
+
+    def get_config(self):
+        return {**super().get_config(), "filters": self.filters, "kernel_size": self.kernel_size,
+                "strides": self.strides, "padding": self.padding, "data_format": self.data_format,
+                "dilation_rate": self.dilation_rate, "groups": self.groups,
+                "activation": activations.serialize(self.activation), "use_bias": self.use_bias,
+                "kernel_initializer": initializers.serialize(self.kernel_initializer),
+                "bias_initializer": initializers.serialize(self.bias_initializer),
+                "kernel_regularizer": regularizers.serialize(self.kernel_regularizer),
+                "bias_regularizer": regularizers.serialize(self.bias_regularizer),
+                "kernel_constraint": constraints.serialize(self.kernel_constraint),
+                "bias_constraint": constraints.serialize(self.bias_constraint)}
+
+
+Convolution2D = Conv2D

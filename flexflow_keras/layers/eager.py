@@ -1,0 +1,55 @@
+"""Eager execution of a recorded op graph on NumPy arrays (model(x) and training-mode layer calls).
+
+The graph is run node by node with `apply_op`, the same forward functions the execution layer wraps
+in runtime tasks, so `model(x)` computes what `predict` computes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from flexflow_keras.ops.base import apply_op
+from flexflow_keras.ops.graph import KerasTensor, OpGraph
+
+
+def run_graph(graph: OpGraph, arrays: Sequence[np.ndarray], training: bool = False) -> list[np.ndarray]:
+    """The values of `graph.outputs` for input values `arrays` (one per `graph.inputs`)."""
+    if len(arrays) != len(graph.inputs):
+        raise ValueError(f"The graph has {len(graph.inputs)} inputs, received {len(arrays)} arrays.")
+    values: dict[int, np.ndarray] = {}
+    for t, a in zip(graph.inputs, arrays, strict=False):
+        values[t.uid] = np.asarray(a, dtype=t.dtype) if np.asarray(a).dtype != np.dtype(t.dtype) else a
+    for node in graph.nodes:
+        ins = [values[t.uid] for t in node.inputs]
+        outs = apply_op(node.op, ins, node.weights, name=node.name, training=training)
+        if not isinstance(outs, tuple):
+            outs = (outs,)
+        for t, v in zip(node.outputs, outs, strict=False):
+            values[t.uid] = v
+    return [values[t.uid] for t in graph.outputs]
+
+
+def fresh_tensor(t: KerasTensor) -> KerasTensor:
+    """A new tensor equal to `t`, produced by a node of its own (for layers whose call is an identity)."""
+    from flexflow_keras import ops
+
+    return ops.identity(t)
+
+
+def clone_graph(graph: OpGraph, new_inputs: Sequence[KerasTensor]) -> list[KerasTensor]:
+    """Record `graph`'s nodes again on `new_inputs` (same ops, same weights); returns the new outputs.
+
+    This is how a model used as a layer applies itself to new symbolic tensors.
+    """
+    from flexflow_keras.ops.graph import OpNode
+
+    mapping: dict[int, KerasTensor] = {t.uid: n for t, n in zip(graph.inputs, new_inputs, strict=False)}
+    for node in graph.nodes:
+        ins = [mapping[t.uid] for t in node.inputs]
+        new = OpNode(node.op, ins, node.weights)
+        new.layer = getattr(node, "layer", None)
+        for old_t, new_t in zip(node.outputs, new.outputs, strict=False):
+            mapping[old_t.uid] = new_t
+    return [mapping[t.uid] for t in graph.outputs]

@@ -1,0 +1,103 @@
+"""The layer-level graph: a `Node` records one call of a layer on symbolic tensors.
+
+Layer nodes sit above the op graph (ops/graph.py): they are what `summary()`, `Model.layers`,
+`get_layer` and the "Connected to" column read. Every output tensor of a layer call carries
+`_keras_history = KerasHistory(layer, node_index, tensor_index)`, as in Keras. The call context carries
+the `training` flag from an outer call to the layers it calls.
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import Any, NamedTuple
+
+from flexflow_keras.ops.graph import KerasTensor
+from flexflow_keras.utils import tree
+
+
+class KerasHistory(NamedTuple):
+    """Which layer call produced a tensor: `operation._inbound_nodes[node_index]`, output `tensor_index`."""
+
+    operation: Any
+    node_index: int
+    tensor_index: int
+
+    @property
+    def layer(self):
+        return self.operation
+
+
+class Node:
+    """One call of `operation` (a Layer) on symbolic arguments.
+
+    Args:
+        operation: the layer.
+        call_args: the positional arguments of the call (nested structures of tensors allowed).
+        call_kwargs: the keyword arguments.
+        outputs: the call's outputs (a tensor or a structure of tensors).
+    """
+
+    def __init__(self, operation, call_args: tuple = (), call_kwargs: dict | None = None, outputs=None):
+        self.operation = operation
+        self.call_args = tuple(call_args)
+        self.call_kwargs = dict(call_kwargs or {})
+        self.outputs = outputs
+        self.input_tensors = [x for x in tree.flatten([self.call_args, list(self.call_kwargs.values())])
+                              if isinstance(x, KerasTensor)]
+        self.output_tensors = [x for x in tree.flatten(outputs) if isinstance(x, KerasTensor)]
+        self.is_input = not self.input_tensors
+        operation._inbound_nodes.append(self)
+        index = len(operation._inbound_nodes) - 1
+        for i, t in enumerate(self.output_tensors):
+            t._keras_history = KerasHistory(operation, index, i)
+
+    @property
+    def parent_nodes(self) -> list[Node]:
+        """The nodes that produced this node's inputs."""
+        out = []
+        for t in self.input_tensors:
+            hist = t._keras_history
+            if hist is not None:
+                out.append(hist.operation._inbound_nodes[hist.node_index])
+        return out
+
+    def __repr__(self) -> str:
+        return f"<Node of {self.operation.name}: {len(self.input_tensors)} in, {len(self.output_tensors)} out>"
+
+
+class _CallContext(threading.local):
+    def __init__(self):
+        self.training: list[bool | None] = []
+        self.scopes: list[str] = []
+
+
+_context = _CallContext()
+
+
+def current_training() -> bool | None:
+    """The `training` flag of the innermost enclosing layer call that set one (None outside any)."""
+    for value in reversed(_context.training):
+        if value is not None:
+            return value
+    return None
+
+
+def push_training(value: bool | None) -> None:
+    _context.training.append(value)
+
+
+def pop_training() -> None:
+    _context.training.pop()
+
+
+def current_path() -> str:
+    """The `/`-joined names of the layers being built or called (prefix of new weights' paths)."""
+    return "/".join(_context.scopes)
+
+
+def push_scope(name: str) -> None:
+    _context.scopes.append(name)
+
+
+def pop_scope() -> None:
+    _context.scopes.pop()

@@ -1,0 +1,245 @@
+"""Functional models: `Model(inputs, outputs)` over a graph of layer calls.
+
+The layer graph (which layer call feeds which) is mapped as Keras does, for `layers`, `summary()` and
+weight order: a depth-first walk from the outputs, then layers ordered by decreasing depth and, within a
+depth, by first visit. Ops applied directly to symbolic tensors between layers (``x * 2``) become
+pseudo-layers (`OpLayer`) in that graph, as Keras shows them. Computation never goes through the layer
+graph: the model's OpGraph is what the training loop lowers, what an eager `model(x)` runs, and what a
+nested use of the model re-records on new tensors (sharing the weights).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from flexflow_keras.errors import GraphError
+from flexflow_keras.layers.base import Layer
+from flexflow_keras.layers.eager import clone_graph, run_graph
+from flexflow_keras.layers.input_layer import InputLayer
+from flexflow_keras.layers.node import Node
+from flexflow_keras.models.model import Model
+from flexflow_keras.ops.base import apply_op
+from flexflow_keras.ops.graph import KerasTensor, OpGraph, TensorSpec
+from flexflow_keras.utils import tree
+
+
+class OpLayer(Layer):
+    """A pseudo-layer for one op applied directly to symbolic tensors of a functional model."""
+
+    def __init__(self, op_node):
+        super().__init__(name=_op_name(op_node))
+        self._op_node = op_node
+        self._display_class = type(op_node.op).__name__
+        self.built = True
+
+    def call(self, inputs):
+        ins = inputs if isinstance(inputs, (list, tuple)) else [inputs]
+        return apply_op(self._op_node.op, ins, self._op_node.weights)
+
+
+def _op_name(op_node) -> str:
+    from flexflow_keras.utils import naming
+
+    return naming.uniquify(op_node.op.type_name)
+
+
+_functional_classes: dict[type, type] = {}
+
+
+def functional_subclass(cls: type) -> type:
+    """`cls` combined with Functional (for a Model subclass that calls ``super().__init__(inputs, outputs)``)."""
+    if cls not in _functional_classes:
+        _functional_classes[cls] = type(cls.__name__, (cls, Functional), {"__module__": cls.__module__,
+                                                                          "__qualname__": cls.__qualname__})
+    return _functional_classes[cls]
+
+
+class Functional(Model):
+    """A model defined by its input and output tensors.
+
+    Args:
+        inputs: a KerasTensor from `Input`, or a list/dict of them.
+        outputs: a KerasTensor or a list/dict of them, computed from `inputs`.
+        name: the model's name (``functional``, ``functional_1``, ... by default).
+        trainable: whether its weights are trained.
+    """
+
+    _graph_network = True
+
+    def __init__(self, inputs, outputs, name=None, trainable=True, **kwargs):
+        Layer.__init__(self, name=name, trainable=trainable, **kwargs)
+        self._init_model_state()
+        if isinstance(inputs, dict):
+            self._input_struct = dict(inputs)
+        else:
+            self._input_struct = list(inputs) if isinstance(inputs, (list, tuple)) else inputs
+        self._output_struct = outputs if not isinstance(outputs, tuple) else list(outputs)
+        flat_in, flat_out = tree.flatten(inputs), tree.flatten(outputs)
+        for what, flat in (("inputs", flat_in), ("outputs", flat_out)):
+            for x in flat:
+                if not isinstance(x, KerasTensor):
+                    raise ValueError(f"Model '{self.name}': all {what} must be symbolic tensors (from Input() or "
+                                     f"a layer call); received {type(x).__name__}.")
+        if not flat_in or not flat_out:
+            raise ValueError(f"Model '{self.name}' needs at least one input and one output.")
+        if len({t.uid for t in flat_in}) != len(flat_in):
+            raise ValueError(f"Model '{self.name}' received the same input tensor twice.")
+        self._inputs, self._outputs = flat_in, flat_out
+        self._graph = OpGraph(flat_in, flat_out)
+        self._map_layer_graph()
+        self._set_input_spec(flat_in)
+        self.built = True
+
+    # --- the layer graph ----------------------------------------------------------------------------------
+    def _map_layer_graph(self) -> None:
+        input_ids = {t.uid for t in self._inputs}
+        finished: set[int] = set()
+        in_progress: set[int] = set()
+        ordered: list[Node] = []
+        first_visit: dict[int, int] = {}
+        layer_of: dict[int, Layer] = {}
+
+        def history(t: KerasTensor):
+            hist = t._keras_history
+            if hist is None and t.node is not None and t.uid not in input_ids:
+                Node(OpLayer(t.node), (list(t.node.inputs),), {}, list(t.node.outputs))
+                hist = t._keras_history
+            return hist
+
+        def visit(t: KerasTensor) -> None:
+            hist = history(t)
+            if hist is None:
+                return
+            layer = hist.operation
+            node = layer._inbound_nodes[hist.node_index]
+            if id(node) in finished:
+                return
+            if not node.is_input and t.uid in input_ids:
+                finished.add(id(node))
+                return
+            if id(node) in in_progress:
+                raise GraphError(f"Model '{self.name}': the layer graph has a cycle through layer '{layer.name}'.")
+            first_visit.setdefault(id(layer), len(first_visit))
+            layer_of[id(layer)] = layer
+            in_progress.add(id(node))
+            if not node.is_input:
+                for x in node.input_tensors:
+                    visit(x)
+            finished.add(id(node))
+            in_progress.discard(id(node))
+            ordered.append(node)
+
+        for t in self._outputs:
+            visit(t)
+        in_graph = {id(n) for n in ordered}
+        node_depth: dict[int, int] = {}
+        layer_depth: dict[int, int] = {}
+        for node in reversed(ordered):
+            depth = node_depth.setdefault(id(node), 0)
+            depth = max(depth, layer_depth.get(id(node.operation), 0))
+            layer_depth[id(node.operation)] = depth
+            node_depth[id(node)] = depth
+            for parent in node.parent_nodes:
+                if id(parent) in in_graph:
+                    node_depth[id(parent)] = max(depth + 1, node_depth.get(id(parent), 0))
+        for t in self._inputs:  # inputs that no output uses still belong to the model
+            hist = t._keras_history
+            if hist is not None and isinstance(hist.operation, InputLayer) and id(hist.operation) not in layer_depth:
+                layer = hist.operation
+                layer_of[id(layer)] = layer
+                first_visit[id(layer)] = -1
+                layer_depth[id(layer)] = 0
+                node = layer._inbound_nodes[hist.node_index]
+                node_depth[id(node)] = 0
+                ordered.append(node)
+        self._operations = sorted((layer_of[k] for k in layer_depth),
+                                  key=lambda la: (-layer_depth[id(la)], first_visit[id(la)]))
+        by_depth: dict[int, list[Node]] = {}
+        for node in ordered:
+            by_depth.setdefault(node_depth[id(node)], []).append(node)
+        self._nodes_by_depth = dict(sorted(by_depth.items(), reverse=True))
+        self._network_nodes = {id(n) for n in ordered}
+
+    @property
+    def layers(self) -> list[Layer]:
+        return [op for op in self._operations if not isinstance(op, OpLayer)]
+
+    @layers.setter
+    def layers(self, _):
+        raise AttributeError("`Model.layers` is reserved and cannot be assigned; use another attribute name.")
+
+    def _sublayers(self) -> list[Layer]:
+        return self.layers
+
+    def _summary_layers(self):
+        sequential_like = True
+        for nodes in self._nodes_by_depth.values():
+            if len(nodes) > 1 or (len(nodes) == 1 and len(nodes[0].input_tensors) > 1):
+                sequential_like = False
+                break
+        if sequential_like:
+            for layer in self._operations:
+                if sum(1 for n in layer._inbound_nodes if id(n) in self._network_nodes) > 1:
+                    sequential_like = False
+                    break
+        return list(self._operations), sequential_like, self._network_nodes
+
+    # --- structure for the training loop ------------------------------------------------------------------
+    @property
+    def inputs(self) -> list[KerasTensor]:
+        return list(self._inputs)
+
+    @property
+    def outputs(self) -> list[KerasTensor]:
+        return list(self._outputs)
+
+    @property
+    def input_names(self) -> list[str]:
+        return [t.name for t in self._inputs]
+
+    @property
+    def output_names(self) -> list[str]:
+        if isinstance(self._output_struct, dict):
+            return list(self._output_struct)
+        names = []
+        for t in self._outputs:
+            hist = t._keras_history
+            names.append(hist.operation.name if hist is not None else t.name)
+        return names
+
+    def _op_graph(self, input_specs=None) -> OpGraph:
+        if input_specs is not None:
+            check_specs(self, input_specs, self._inputs)
+        return self._graph
+
+    # --- calling ------------------------------------------------------------------------------------------
+    def call(self, inputs, training=None, mask=None):
+        flat = self._standardize_inputs(inputs, self._inputs)
+        if any(isinstance(x, KerasTensor) for x in flat):
+            outs = clone_graph(self._graph, flat)
+        else:
+            arrays = [np.asarray(x, dtype=t.dtype) for x, t in zip(flat, self._inputs, strict=False)]
+            outs = run_graph(self._graph, arrays, training=bool(training))
+        return tree.pack_as(self._output_struct, outs)
+
+    def _convert_eager(self, inputs):
+        return inputs  # converted per input dtype in call()
+
+    def get_config(self) -> dict:
+        return {"name": self.name, "trainable": self.trainable}
+
+
+def check_specs(model, input_specs, inputs) -> None:
+    """Raise ShapeError when `input_specs` do not fit the model's input tensors (count and shapes)."""
+    from flexflow_keras.errors import ShapeError
+
+    specs = list(input_specs)
+    if len(specs) != len(inputs):
+        raise ShapeError(f"Model '{model.name}' has {len(inputs)} input(s) {[t.name for t in inputs]}, received "
+                         f"specs for {len(specs)}.")
+    for t, s in zip(inputs, specs, strict=False):
+        s = s if isinstance(s, TensorSpec) else TensorSpec(tuple(s.shape), str(s.dtype))
+        want, got = tuple(t.shape[1:]), tuple(s.shape[1:])
+        if len(want) != len(got) or any(w is not None and g is not None and w != g for w, g in zip(want, got, strict=False)):
+            raise ShapeError(f"Input '{t.name}' of model '{model.name}' expects samples of shape {want}, "
+                             f"received {got}.")

@@ -1,0 +1,282 @@
+"""`Model`: a layer with a training loop (`Trainer`), plus what the training loop needs from it.
+
+`Model(inputs, outputs)` returns a functional model (models/functional.py); `Sequential` is in
+models/sequential.py; a subclass of `Model` that defines `call()` is traced symbolically on first use
+with the data's shapes.
+
+The seam with the training loop (models/training.py) is `_op_graph`:
+
+    model._op_graph(input_specs=None) -> OpGraph
+
+returns the forward operator graph between the model's input tensors and its output tensors (in the
+order of `input_names` / `output_names`). Functional and built Sequential models have one graph and
+`input_specs` is only checked against it. Subclassed models and Sequential models without an input
+shape need `input_specs` (a list of TensorSpec, batch dim None, one per input) the first time; the graph
+is traced then and cached per specs, so the same specs return the same OpGraph object. Besides it, the
+loop uses `inputs`, `outputs`, `input_names`, `output_names`, `weights`, `trainable_weights`,
+`non_trainable_weights` and `name`.
+"""
+
+from __future__ import annotations
+
+import logging
+
+from flexflow_keras.errors import ShapeError
+from flexflow_keras.layers.base import Layer
+from flexflow_keras.layers.input_spec import InputSpec
+from flexflow_keras.ops.graph import KerasTensor, OpGraph, TensorSpec
+from flexflow_keras.utils import tree
+
+try:
+    from flexflow_keras.models.training import Trainer
+except ModuleNotFoundError as exc:  # the training loop is developed separately; models work without it
+    if exc.name != "flexflow_keras.models.training":
+        raise
+
+    class Trainer:  # type: ignore[no-redef]
+        """Stand-in used only when models/training.py is absent: training calls say so."""
+
+        def _missing(self, *args, **kwargs):
+            raise RuntimeError("The training loop (flexflow_keras/models/training.py) is not installed, so "
+                               "compile/fit/evaluate/predict are unavailable.")
+
+        compile = fit = evaluate = predict = train_on_batch = test_on_batch = predict_on_batch = _missing
+
+log = logging.getLogger("flexflow_keras")
+
+
+def _functional_args(args, kwargs) -> bool:
+    return len(args) == 2 or (len(args) == 1 and "outputs" in kwargs) or ("inputs" in kwargs
+                                                                         and "outputs" in kwargs)
+
+
+class Model(Trainer, Layer):
+    """A group of layers with training and inference features.
+
+    Build one functionally, ``Model(inputs, outputs)``, or subclass it and define `call()`:
+
+    Example:
+        >>> inputs = Input(shape=(784,))
+        >>> outputs = Dense(10, activation="softmax")(Dense(64, activation="relu")(inputs))
+        >>> model = Model(inputs, outputs)
+
+        >>> class MLP(Model):
+        ...     def __init__(self):
+        ...         super().__init__()
+        ...         self.hidden = Dense(64, activation="relu")
+        ...         self.out = Dense(10)
+        ...     def call(self, x, training=False):
+        ...         return self.out(self.hidden(x))
+    """
+
+    _graph_network = False  # True for Sequential and functional models
+
+    def __new__(cls, *args, **kwargs):
+        if cls is Model and _functional_args(args, kwargs):
+            from flexflow_keras.models.functional import Functional
+
+            return object.__new__(Functional)
+        return object.__new__(cls)
+
+    def __init__(self, *args, **kwargs):
+        from flexflow_keras.models.functional import Functional, functional_subclass
+
+        if _functional_args(args, kwargs) and not isinstance(self, Functional):
+            # A Model subclass whose __init__ calls super().__init__(inputs, outputs).
+            object.__setattr__(self, "__class__", functional_subclass(type(self)))
+            Functional.__init__(self, *args, **kwargs)
+            return
+        if args:
+            raise TypeError(f"Model() takes inputs and outputs, or only keyword arguments; received "
+                            f"{len(args)} positional argument(s).")
+        Layer.__init__(self, **kwargs)
+        self._init_model_state()
+
+    def _init_model_state(self) -> None:
+        # State the training loop (Trainer) reads before compile() sets it.
+        self.compiled = False
+        self.optimizer = None
+        self.stop_training = False
+        self.history = None
+        self._engine = None
+        self._engine_key = None
+        # Traces of a subclassed model: specs -> (inputs, outputs structure, OpGraph).
+        self._traces: dict[tuple, tuple[list[KerasTensor], object, OpGraph]] = {}
+        self._last_trace: tuple[list[KerasTensor], object, OpGraph] | None = None
+
+    # --- structure ----------------------------------------------------------------------------------------
+    @property
+    def layers(self) -> list[Layer]:
+        """The model's layers (for a subclassed model: the layers assigned to its attributes, in order)."""
+        return list(self._layers)
+
+    @layers.setter
+    def layers(self, _):
+        raise AttributeError("`Model.layers` is reserved and cannot be assigned; use another attribute name.")
+
+    def get_layer(self, name: str | None = None, index: int | None = None) -> Layer:
+        """A layer by name or by index in `layers`.
+
+        Raises:
+            ValueError: for an unknown name (listing the existing ones) or an index out of range.
+        """
+        if name is not None and index is not None:
+            raise ValueError(f"get_layer() takes a layer name or an index, not both; received name={name!r}, "
+                             f"index={index!r}.")
+        layers = self.layers
+        if index is not None:
+            if not -len(layers) <= index < len(layers):
+                raise ValueError(f"get_layer(index={index}): model '{self.name}' has only {len(layers)} layers.")
+            return layers[index]
+        if name is not None:
+            for layer in layers:
+                if layer.name == name:
+                    return layer
+            raise ValueError(f"No such layer: {name}. Existing layers are: {[layer.name for layer in layers]}.")
+        raise ValueError("get_layer() needs a layer name or an index, e.g. get_layer('dense') or get_layer(index=0).")
+
+    @property
+    def inputs(self) -> list[KerasTensor]:
+        """The symbolic input tensors (a subclassed model: those of its last trace)."""
+        return list(self._last_trace[0]) if self._last_trace else []
+
+    @property
+    def outputs(self) -> list[KerasTensor]:
+        return tree.flatten(self._last_trace[1]) if self._last_trace else []
+
+    @property
+    def input_names(self) -> list[str]:
+        return [t.name for t in self.inputs]
+
+    @property
+    def output_names(self) -> list[str]:
+        if not self._last_trace:
+            return []
+        structure = self._last_trace[1]
+        if isinstance(structure, dict):
+            return list(structure)
+        n = len(tree.flatten(structure))
+        return ["output"] if n == 1 else [f"output_{i}" for i in range(n)]
+
+    @property
+    def input_shape(self):
+        shapes = [t.shape for t in self.inputs]
+        return shapes[0] if len(shapes) == 1 else shapes
+
+    @property
+    def output_shape(self):
+        shapes = [t.shape for t in self.outputs]
+        return shapes[0] if len(shapes) == 1 else shapes
+
+    # --- the seam with the training loop ------------------------------------------------------------------
+    def _op_graph(self, input_specs=None) -> OpGraph:
+        """The forward OpGraph (see the module docstring for the contract)."""
+        if input_specs is None:
+            if self._last_trace is None:
+                raise ValueError(f"Model '{self.name}' has not been built yet, so its input shapes are unknown. "
+                                 "Call it on data, call model.build(input_shape), or pass data to fit().")
+            return self._last_trace[2]
+        key = tuple(TensorSpec((None,) + tuple(s.shape[1:]), str(s.dtype)) for s in input_specs)
+        if key not in self._traces:
+            self._traces[key] = self._trace(key)
+        self._last_trace = self._traces[key]
+        return self._last_trace[2]
+
+    def _trace(self, specs: tuple[TensorSpec, ...]):
+        from flexflow_keras.layers.input_layer import Input
+
+        names = [f"{self.name}_input"] if len(specs) == 1 else [f"{self.name}_input_{i}" for i in range(len(specs))]
+        inputs = [Input(batch_shape=s.shape, dtype=s.dtype, name=n) for s, n in zip(specs, names, strict=False)]
+        outputs = self(inputs[0] if len(inputs) == 1 else list(inputs))
+        graph = OpGraph(inputs, tree.flatten(outputs))
+        return inputs, outputs, graph
+
+    def _maybe_build(self, inputs) -> None:
+        if self.built:
+            return
+        if type(self).build is not Model.build:  # the subclass defines its own build()
+            Layer._maybe_build(self, inputs)
+        self.built = True
+
+    def build(self, input_shape=None) -> None:
+        """Trace the model for inputs of `input_shape` (a shape tuple, or a list of them)."""
+        from flexflow_keras import backend
+
+        if input_shape is None:
+            raise ValueError(f"Model '{self.name}'.build() needs an input shape, e.g. build((None, 784)).")
+        shapes = input_shape if isinstance(input_shape, list) else [input_shape]
+        self._op_graph([TensorSpec(tuple(s), backend.floatx()) for s in shapes])
+
+    def _summary_layers(self):
+        """(layers to list, whether the table is sequential-like, ids of the relevant nodes or None)."""
+        return self.layers, True, None
+
+    # --- inspection and persistence -----------------------------------------------------------------------
+    def summary(self, line_length=None, positions=None, print_fn=None, expand_nested=False,
+                show_trainable=False, layer_range=None) -> None:
+        """Print Keras' summary table: layers, output shapes, parameter counts (and connections).
+
+        Args:
+            line_length: total width (default: 88, or 108 with connections, capped by the terminal).
+            positions: column boundaries as fractions of the line.
+            print_fn: called once with the whole text instead of printing to stdout.
+            expand_nested: also list the layers of nested models.
+            show_trainable: add a column saying whether each layer is trainable.
+            layer_range: two layer names (or regexes) bounding the rows shown.
+        """
+        from flexflow_keras.models.summary import print_summary
+
+        print_summary(self, line_length, positions, print_fn, expand_nested, show_trainable, layer_range)
+
+    def save_weights(self, filepath, overwrite=True, **kwargs) -> None:
+        """Save every weight to `filepath` (``.weights.h5``, Keras 3's layout, or ``.npz``).
+
+        Args:
+            filepath: a path ending in ``.weights.h5`` or ``.npz``.
+            overwrite: replace an existing file.
+        """
+        from flexflow_keras.models.weights_io import save_weights
+
+        save_weights(self, filepath, overwrite=overwrite)
+
+    def load_weights(self, filepath, skip_mismatch=False, **kwargs) -> None:
+        """Load weights saved by `save_weights` (or by tf.keras' ``save_weights``).
+
+        Args:
+            filepath: a ``.weights.h5`` or ``.npz`` file.
+            skip_mismatch: skip (and log) layers whose weights do not match instead of raising.
+        """
+        from flexflow_keras.models.weights_io import load_weights
+
+        load_weights(self, filepath, skip_mismatch=skip_mismatch)
+
+    def _input_hint(self, index, shape, spec):
+        want = spec.shape[1:] if spec.shape else None
+        got = shape[1:]
+        if want and all(w is not None for w in want) and all(g is not None for g in got):
+            import math
+
+            if math.prod(want) == math.prod(got):
+                return f" Reshape the data with x.reshape(-1, {', '.join(str(w) for w in want)})?"
+        return ""
+
+    def _set_input_spec(self, inputs) -> None:
+        self.input_spec = [InputSpec(shape=t.shape) for t in inputs]
+
+    def _standardize_inputs(self, inputs, expected: list[KerasTensor]) -> list:
+        """The call's inputs as a flat list ordered like `expected` (dicts by input name)."""
+        if isinstance(inputs, dict):
+            names = [t.name for t in expected]
+            missing = [n for n in names if n not in inputs]
+            if missing:
+                raise ValueError(f"Model '{self.name}' was called with a dict missing inputs {missing}; its "
+                                 f"inputs are {names}.")
+            return [inputs[n] for n in names]
+        flat = tree.flatten(inputs)
+        if len(flat) != len(expected):
+            raise ShapeError(f"Model '{self.name}' expects {len(expected)} input(s) "
+                             f"{[t.name for t in expected]}, received {len(flat)}.")
+        return flat
+
+    def get_config(self) -> dict:
+        return {"name": self.name, "trainable": self.trainable}

@@ -1,0 +1,225 @@
+"""`Sequential`: a linear stack of layers.
+
+The input shape comes from an `Input`/`InputLayer` added first, from `input_shape=` (or `input_dim=`,
+`batch_input_shape=`) on the first layer, from `build(input_shape)`, or, deferred, from the first data
+the model sees (`model(x)`, or the training loop's `_op_graph(input_specs)`). Once the input shape is
+known the layers are called on it symbolically and the model behaves as a functional model; adding or
+popping a layer rebuilds it.
+"""
+
+from __future__ import annotations
+
+from flexflow_keras.layers import node as node_mod
+from flexflow_keras.layers.base import Layer
+from flexflow_keras.layers.eager import clone_graph, run_graph
+from flexflow_keras.layers.input_layer import InputLayer
+from flexflow_keras.models.functional import check_specs
+from flexflow_keras.models.model import Model
+from flexflow_keras.ops.graph import KerasTensor, OpGraph
+from flexflow_keras.utils import tree
+
+
+class Sequential(Model):
+    """A model that applies its layers one after another.
+
+    Args:
+        layers: the layers, in order (an `Input` may come first).
+        trainable: whether its weights are trained.
+        name: the model's name (``sequential``, ``sequential_1``, ... by default).
+
+    Example:
+        >>> model = Sequential([Input(shape=(784,)), Dense(64, activation="relu"), Dense(10)])
+        >>> model.add(Activation("softmax"))
+    """
+
+    _graph_network = True
+
+    def __init__(self, layers=None, trainable=True, name=None, **kwargs):
+        Layer.__init__(self, name=name, trainable=trainable, **kwargs)
+        self._init_model_state()
+        object.__setattr__(self, "_seq_layers", [])
+        object.__setattr__(self, "_input_layer", None)
+        self._graph: OpGraph | None = None
+        self._inputs: list[KerasTensor] = []
+        self._outputs: list[KerasTensor] = []
+        for layer in layers or []:
+            self.add(layer, rebuild=False)
+        self._maybe_rebuild()
+
+    # --- editing ------------------------------------------------------------------------------------------
+    def add(self, layer, rebuild: bool = True) -> None:
+        """Append `layer` (or set the input, for an `Input` tensor or an `InputLayer`)."""
+        if isinstance(layer, KerasTensor):
+            hist = layer._keras_history
+            if hist is not None and isinstance(hist.operation, InputLayer):
+                layer = hist.operation
+        if not isinstance(layer, Layer):
+            raise ValueError(f"Only layers can be added to Sequential model '{self.name}'; received {layer!r} "
+                             f"(of type {type(layer).__name__}).")
+        if isinstance(layer, InputLayer):
+            if self._input_layer is not None:
+                raise ValueError(f"Sequential model '{self.name}' already has the input shape "
+                                 f"{self._input_layer.batch_shape}; it cannot take another Input.")
+            if self._seq_layers:
+                raise ValueError(f"Sequential model '{self.name}': an Input can only be the first layer.")
+            object.__setattr__(self, "_input_layer", layer)
+            if rebuild:
+                self._maybe_rebuild()
+            return
+        if any(other.name == layer.name for other in self._seq_layers) or layer is self:
+            raise ValueError(f"All layers added to Sequential model '{self.name}' need unique names; '{layer.name}' "
+                             "is already the name of one of its layers. Pass a different name=.")
+        if self._input_layer is None and not self._seq_layers and layer._batch_input_shape is not None:
+            object.__setattr__(self, "_input_layer", InputLayer(batch_shape=(None,) + tuple(layer._batch_input_shape[1:])))
+        self._seq_layers.append(layer)
+        if layer not in self._layers:
+            self._layers.append(layer)
+        if rebuild:
+            try:
+                self._maybe_rebuild()
+            except Exception:
+                self._seq_layers.pop()
+                self._layers.remove(layer)
+                self._maybe_rebuild()
+                raise
+
+    def pop(self) -> Layer:
+        """Remove and return the last layer."""
+        if not self._seq_layers:
+            raise TypeError(f"Sequential model '{self.name}' has no layers to pop.")
+        layer = self._seq_layers.pop()
+        if layer in self._layers:
+            self._layers.remove(layer)
+        self._maybe_rebuild()
+        return layer
+
+    def _maybe_rebuild(self) -> None:
+        self._traces.clear()
+        self._last_trace = None
+        if self._input_layer is not None and self._seq_layers:
+            self._build_graph()
+        else:
+            self._graph, self._inputs, self._outputs = None, [], []
+            self.built = False
+
+    def _build_graph(self) -> None:
+        x = self._input_layer._tensor
+        node_mod.push_scope(self.name)
+        try:
+            for layer in self._seq_layers:
+                x = layer(x)
+                if not isinstance(x, KerasTensor):
+                    raise ValueError(f"Layers in Sequential model '{self.name}' must have one output; layer "
+                                     f"'{layer.name}' returned {type(x).__name__}. Use a functional Model.")
+        finally:
+            node_mod.pop_scope()
+        self._inputs, self._outputs = [self._input_layer._tensor], [x]
+        self._graph = OpGraph(self._inputs, self._outputs)
+        self._set_input_spec(self._inputs)
+        self.built = True
+
+    def build(self, input_shape=None) -> None:
+        """Set the input shape (batch dim included, e.g. ``(None, 784)``) and build every layer."""
+        if self._input_layer is None:
+            if input_shape is None:
+                raise ValueError(f"Sequential model '{self.name}' has no input shape: pass build(input_shape), "
+                                 "add an Input first, or give input_shape= to the first layer.")
+            shape = tuple(input_shape[0]) if isinstance(input_shape, list) else tuple(input_shape)
+            object.__setattr__(self, "_input_layer", InputLayer(batch_shape=(None,) + shape[1:]))
+        self._maybe_rebuild()
+
+    def _ensure_built(self, shape, dtype: str) -> None:
+        if self._graph is not None:
+            return
+        if not self._seq_layers:
+            raise ValueError(f"Sequential model '{self.name}' has no layers.")
+        if self._input_layer is None:
+            object.__setattr__(self, "_input_layer", InputLayer(batch_shape=(None,) + tuple(shape[1:]), dtype=dtype))
+        self._maybe_rebuild()
+
+    # --- structure ----------------------------------------------------------------------------------------
+    @property
+    def layers(self) -> list[Layer]:
+        return list(self._seq_layers)
+
+    @layers.setter
+    def layers(self, _):
+        raise AttributeError("`Model.layers` is reserved and cannot be assigned; use add() and pop().")
+
+    def _sublayers(self) -> list[Layer]:
+        return list(self._seq_layers)
+
+    @property
+    def inputs(self) -> list[KerasTensor]:
+        return list(self._inputs)
+
+    @property
+    def outputs(self) -> list[KerasTensor]:
+        return list(self._outputs)
+
+    @property
+    def input_names(self) -> list[str]:
+        return [t.name for t in self._inputs]
+
+    @property
+    def output_names(self) -> list[str]:
+        return [self._seq_layers[-1].name] if self._outputs else []
+
+    def _op_graph(self, input_specs=None) -> OpGraph:
+        if self._graph is None:
+            if not input_specs:
+                raise ValueError(f"Sequential model '{self.name}' has no input shape yet: add an Input first, pass "
+                                 "input_shape= to the first layer, call model.build(input_shape), or pass data.")
+            if len(input_specs) != 1:
+                raise ValueError(f"Sequential model '{self.name}' takes one input, received specs for "
+                                 f"{len(input_specs)}.")
+            self._ensure_built(tuple(input_specs[0].shape), str(input_specs[0].dtype))
+        elif input_specs is not None:
+            check_specs(self, input_specs, self._inputs)
+        return self._graph
+
+    # --- calling ------------------------------------------------------------------------------------------
+    def _maybe_build(self, inputs) -> None:
+        x = tree.flatten(inputs)[0]
+        if self._graph is None:
+            self._ensure_built(tuple(x.shape), str(x.dtype) if str(x.dtype).startswith(("int", "uint"))
+                               else self._dtype)
+        self.built = True
+
+    def call(self, inputs, training=None, mask=None):
+        flat = self._standardize_inputs(inputs, self._inputs)
+        if isinstance(flat[0], KerasTensor):
+            return clone_graph(self._graph, flat)[0]
+        import numpy as np
+
+        arr = np.asarray(flat[0], dtype=self._inputs[0].dtype)
+        return run_graph(self._graph, [arr], training=bool(training))[0]
+
+    def _convert_eager(self, inputs):
+        return inputs
+
+    def get_config(self) -> dict:
+        from flexflow_keras.layers import serialize
+
+        config = {"name": self.name, "trainable": self.trainable,
+                  "layers": [serialize(layer) for layer in self._seq_layers]}
+        if self._input_layer is not None:
+            config["build_input_shape"] = self._input_layer.batch_shape
+            config["input_dtype"] = self._input_layer.dtype
+        return config
+
+    @classmethod
+    def from_config(cls, config, custom_objects=None):
+        from flexflow_keras.layers import deserialize
+
+        config = dict(config)
+        layer_configs = config.pop("layers", [])
+        shape = config.pop("build_input_shape", None)
+        dtype = config.pop("input_dtype", None)
+        model = cls(name=config.get("name"), trainable=config.get("trainable", True))
+        if shape is not None:
+            model.add(InputLayer(batch_shape=tuple(shape), dtype=dtype), rebuild=False)
+        for lc in layer_configs:
+            model.add(deserialize(lc, custom_objects=custom_objects), rebuild=False)
+        model._maybe_rebuild()
+        return model

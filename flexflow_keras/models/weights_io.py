@@ -1,0 +1,174 @@
+"""`save_weights` / `load_weights`: Keras 3's `.weights.h5` layout (files interchange with tf.keras), and
+the same paths in an `.npz` archive.
+
+Layout: ``vars`` holds the model's own weights (attribute ``name``); each layer of a Sequential or
+functional model lives at ``layers/<snake_case class name>[_k]`` (numbered by position, not by the
+layer's name, so files load into fresh instances), nested models recurse, and layers reachable from
+attributes of subclassed models or custom layers live under the attribute's name. A layer's weights are
+datasets ``<path>/vars/0``, ``1``, ... in the order trainable-then-non-trainable, as Keras writes them.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+
+import numpy as np
+
+from flexflow_keras.utils import naming
+
+log = logging.getLogger("flexflow_keras")
+
+
+def _join(*parts: str) -> str:
+    return "/".join(p for p in parts if p)
+
+
+def _name_key(name: str) -> str:
+    return f"~{name}" if name.startswith("_") else name
+
+
+def walk(model) -> list[tuple[str, object]]:
+    """(path, layer) for the model and every layer under it, each once, in Keras' visiting order."""
+    from flexflow_keras.layers.base import Layer
+
+    out: list[tuple[str, object]] = []
+    visited: set[int] = set()
+
+    def visit(layer, path: str) -> None:
+        if id(layer) in visited:
+            return
+        visited.add(id(layer))
+        out.append((path, layer))
+        if getattr(layer, "_graph_network", False):
+            used: dict[str, int] = {}
+            for child in layer.layers:
+                visit(child, _join(path, "layers", naming.unique_in(naming.to_snake_case(type(child).__name__),
+                                                                     used)))
+            return
+        attrs = [k for k in vars(layer) if not k.startswith("_")]
+        if hasattr(layer, "_op_graph"):
+            attrs.append("layers")
+        for attr in sorted(set(attrs), key=_name_key):
+            try:
+                value = getattr(layer, attr)
+            except (AttributeError, ValueError):
+                continue
+            if isinstance(value, Layer):
+                visit(value, _join(path, attr))
+            elif isinstance(value, (list, tuple, dict)):
+                items = value.values() if isinstance(value, dict) else value
+                used = {}
+                for item in items:
+                    if isinstance(item, Layer):
+                        visit(item, _join(path, attr, naming.unique_in(
+                            naming.to_snake_case(type(item).__name__), used)))
+
+    visit(model, "")
+    return out
+
+
+def _own_vars(layer) -> list:
+    return list(layer._trainable_variables) + list(layer._non_trainable_variables)
+
+
+def save_weights(model, filepath, overwrite: bool = True) -> None:
+    """Write every weight of `model` to `filepath` (``.weights.h5`` or ``.npz``)."""
+    path = os.fspath(filepath)
+    if not model.built:
+        raise ValueError(f"Model '{model.name}' has not been built, so it has no weights to save. Build it "
+                         "first (call it on data, fit it, or model.build(input_shape)).")
+    if not path.endswith((".weights.h5", ".npz")):
+        raise ValueError(f"save_weights(): the filename must end in `.weights.h5` (or `.npz`), received "
+                         f"filepath={path!r}.")
+    if os.path.exists(path) and not overwrite:
+        raise FileExistsError(f"save_weights(): {path} exists and overwrite=False.")
+    entries = walk(model)
+    if path.endswith(".npz"):
+        arrays = {}
+        for p, layer in entries:
+            for i, v in enumerate(_own_vars(layer)):
+                arrays[_join(p, "vars", str(i))] = v.numpy()
+        with open(path, "wb") as f:
+            np.savez(f, **arrays)
+        return
+    h5py = _h5py(path)
+    with h5py.File(path, "w") as f:
+        for p, layer in entries:
+            group = f.require_group(_join(p, "vars"))
+            group.attrs["name"] = layer.name
+            for i, v in enumerate(_own_vars(layer)):
+                group.create_dataset(str(i), data=v.numpy())
+
+
+def _h5py(path: str):
+    try:
+        import h5py
+    except ImportError:
+        raise ImportError(f"Writing or reading {path} needs h5py (pip install h5py); or use a path ending "
+                          "in .npz.") from None
+    return h5py
+
+
+def load_weights(model, filepath, skip_mismatch: bool = False) -> None:
+    """Set every weight of `model` from a file written by `save_weights` (or by tf.keras).
+
+    Raises:
+        ValueError: naming the layer, the file path inside the archive and the shapes, when the file
+            does not match the model (unless `skip_mismatch`, which logs and skips those layers).
+    """
+    path = os.fspath(filepath)
+    if not os.path.exists(path):
+        raise FileNotFoundError(f"load_weights(): {path} does not exist.")
+    if not model.built:
+        raise ValueError(f"Model '{model.name}' has not been built, so its weights cannot be loaded yet. "
+                         "Build it first (call it on data or model.build(input_shape)).")
+    if path.endswith(".npz"):
+        with np.load(path) as data:
+            store = {k: data[k] for k in data.files}
+        groups: dict[str, dict[str, np.ndarray]] = {}
+        for key, arr in store.items():
+            group, _, index = key.rpartition("/")
+            groups.setdefault(group, {})[index] = arr
+        _assign(model, groups, path, skip_mismatch)
+        return
+    if not path.endswith(".h5"):
+        raise ValueError(f"load_weights(): the filename must end in `.weights.h5` or `.npz`, received {path!r}.")
+    h5py = _h5py(path)
+    groups = {}
+    with h5py.File(path, "r") as f:
+        def collect(name, obj):
+            if isinstance(obj, h5py.Dataset):
+                group, _, index = name.rpartition("/")
+                groups.setdefault(group, {})[index] = obj[()]
+        f.visititems(collect)
+    _assign(model, groups, path, skip_mismatch)
+
+
+def _assign(model, groups: dict[str, dict[str, np.ndarray]], path: str, skip_mismatch: bool) -> None:
+    pending = []
+    for p, layer in walk(model):
+        own = _own_vars(layer)
+        key = _join(p, "vars")
+        stored = groups.get(key, {})
+        problem = None
+        if len(stored) != len(own):
+            problem = (f"layer '{layer.name}' ({type(layer).__name__}) has {len(own)} weights but {path} has "
+                       f"{len(stored)} at '{key}'")
+        else:
+            for i, v in enumerate(own):
+                arr = stored.get(str(i))
+                if arr is None or tuple(arr.shape) != v.shape:
+                    got = None if arr is None else tuple(arr.shape)
+                    problem = (f"weight '{v.path}' of layer '{layer.name}' has shape {v.shape} but {path} has "
+                               f"{got} at '{key}/{i}'")
+                    break
+        if problem:
+            if skip_mismatch:
+                log.warning("load_weights: skipping %s.", problem)
+                continue
+            raise ValueError(f"load_weights(): {problem}. The file was saved from a different architecture; "
+                             "pass skip_mismatch=True to load the layers that match.")
+        pending.extend((v, stored[str(i)]) for i, v in enumerate(own))
+    for v, arr in pending:
+        v.assign(arr)
