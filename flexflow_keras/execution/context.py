@@ -1,0 +1,54 @@
+"""The process-wide runtime the models run on, built from the configuration's `-ll:*` flags.
+
+One `Runtime` serves every model of the process (as one Legion runtime would); it is rebuilt when the
+machine flags change (a notebook calling `config.set(cpus=...)`) and shut down at exit.
+"""
+
+from __future__ import annotations
+
+import atexit
+import logging
+import threading
+
+from runtime import Machine, Runtime
+
+from flexflow_keras import config as _config
+
+log = logging.getLogger("flexflow_keras")
+_lock = threading.Lock()
+_current: tuple[tuple, Runtime] | None = None
+
+
+def get_runtime() -> Runtime:
+    """The runtime for the current configuration (created on first use)."""
+    global _current
+    cfg = _config.get()
+    key = (tuple(cfg.legion_args()), cfg.executor, cfg.profile)
+    with _lock:
+        if _current is not None and _current[0] == key:
+            return _current[1]
+        if _current is not None:
+            _current[1].shutdown()
+        machine = Machine.from_args(cfg.legion_args())
+        rtm = Runtime(machine, executor=cfg.executor, profile=cfg.profile)
+        log.info("runtime: %s, executor %s", machine, cfg.executor)
+        _current = (key, rtm)
+        return rtm
+
+
+def shutdown_runtime() -> None:
+    """Stop the process-wide runtime (writes the profile when -lg:prof is on)."""
+    global _current
+    with _lock:
+        if _current is None:
+            return
+        rtm = _current[1]
+        _current = None
+    cfg = _config.get()
+    if cfg.profile and hasattr(rtm, "write_profile"):
+        rtm.write_profile(cfg.profile_path)
+        log.info("profile written to %s", cfg.profile_path)
+    rtm.shutdown()
+
+
+atexit.register(shutdown_runtime)

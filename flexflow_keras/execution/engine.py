@@ -1,0 +1,231 @@
+"""The engine a compiled model trains on: regions, tasks and step programs over the runtime.
+
+State: the training graph, its gradient plan, the weight store (values, gradients, optimizer slots),
+per batch size a `BatchStore` and the train/eval/predict `StepProgram`s, and the data-parallel degree.
+Variables stay the user's view of the weights: the engine pulls values back lazily (only after a step
+has changed them) and pushes host assignments (`set_weights`) into the regions.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import time
+from collections.abc import Callable, Sequence
+
+import numpy as np
+
+from flexflow_keras import config as _config
+from flexflow_keras.execution.context import get_runtime
+from flexflow_keras.execution.gradients import plan_gradients
+from flexflow_keras.execution.step import StepProgram
+from flexflow_keras.execution.store import BatchStore, WeightStore
+from flexflow_keras.execution.training_graph import TrainingGraph
+from flexflow_keras.ops.graph import OpGraph, Variable
+
+log = logging.getLogger("flexflow_keras")
+
+
+def _set_blas_threads(n: int) -> None:
+    try:
+        from threadpoolctl import threadpool_limits
+    except ImportError:  # threadpoolctl is optional; the runtime's policy still applies
+        return
+    threadpool_limits(limits=max(1, n), user_api="blas")
+
+
+class Engine:
+    """Runs the steps of one compiled model on the runtime.
+
+    Args:
+        tgraph: the training graph (model outputs and per-sample losses).
+        variables: every variable of the model, in the model's weight order.
+        trainable: the trainable variables.
+        optimizer: the optimizer object (slot_specs, apply, learning_rate_at).
+        metric_objects: per model output, the metric objects computed on it.
+    """
+
+    def __init__(self, tgraph: TrainingGraph, variables: Sequence[Variable], trainable: Sequence[Variable],
+                 optimizer, metric_objects: Sequence[Sequence]):
+        self.rtm = get_runtime()
+        self.tgraph = tgraph
+        self.optimizer = optimizer
+        self.metric_objects = [list(m) for m in metric_objects]
+        self.sample_weighted = True  # the loader always writes per-sample seeds (weights or 1/N)
+        self.trainable_uids = {v.uid for v in trainable}
+        graph_vars = {v.uid: v for v in tgraph.graph.variables}
+        self.variables = [v for v in variables if v.uid in graph_vars] + [
+            v for v in tgraph.graph.variables if v.uid not in {u.uid for u in variables}]
+        self.weights = WeightStore(self.rtm, self.variables, self.trainable_uids, optimizer)
+        seeds = {t.uid for t in tgraph.per_sample_losses if t is not None}
+        self.grad_plan = plan_gradients(tgraph.graph, seeds, self.trainable_uids)
+        self.predict_nodes = OpGraph(tgraph.model_inputs, tgraph.model_outputs).nodes
+        self._tasks: dict[tuple, object] = {}
+        self._stores: dict[tuple[int, int], BatchStore] = {}
+        self._programs: dict[tuple[str, int, int], StepProgram] = {}
+        self._dirty = False
+        self.degree: int | None = None
+        for v in self.variables:
+            v._sync_hook = self._pull
+            v._on_assign = (lambda var: (lambda: self.weights.push(var)))(v)
+
+    # --- weights ------------------------------------------------------------------------------------------
+    def _pull(self, _v: Variable) -> None:
+        if self._dirty:
+            self._dirty = False
+            for v in self.variables:
+                self.weights.pull(v)
+
+    def sync_to_host(self) -> None:
+        """Copy every variable's value from the runtime into its host value."""
+        self._pull(None)
+
+    def detach(self) -> None:
+        """Hand the variables back to the host (called when the model is recompiled)."""
+        self.sync_to_host()
+        for v in self.variables:
+            v._sync_hook = None
+            v._on_assign = lambda: None
+
+    # --- programs -------------------------------------------------------------------------------------------
+    def cached(self, key: tuple, build: Callable):
+        t = self._tasks.get(key)
+        if t is None:
+            t = self._tasks[key] = build()
+        return t
+
+    def _degree_for(self, batch: int) -> int:
+        d = self.degree or 1
+        while d > 1 and batch % d:
+            d -= 1
+        return d
+
+    def program(self, mode: str, batch: int) -> StepProgram:
+        degree = self._degree_for(batch)
+        key = (mode, batch, degree)
+        prog = self._programs.get(key)
+        if prog is None:
+            store = self._stores.get((batch, degree))
+            if store is None:
+                store = self._stores[(batch, degree)] = BatchStore(self.rtm, batch, degree)
+            prog = self._programs[key] = StepProgram(self, mode, batch, degree, store)
+        return prog
+
+    # --- steps ----------------------------------------------------------------------------------------------
+    def train_step(self, sources, rows: np.ndarray, step: int, seed: int):
+        """One training step on `rows` of `sources`. Returns (loss per output, penalty, metric stats)."""
+        if self.degree is None:
+            self.choose_degree(sources, rows, seed)
+        opt = self.optimizer
+        iteration = int(opt.iterations)
+        lr = float(opt.learning_rate_at(iteration))
+        prog = self.program("train", len(rows))
+        fm, pen = prog.run(sources, rows, step, seed, iteration, lr)
+        opt.iterations = iteration + 1
+        self._dirty = True
+        penalty = float(pen.get()) if pen is not None else 0.0
+        return self._collect(prog, fm) + (penalty,)
+
+    def eval_step(self, sources, rows: np.ndarray, seed: int = 0):
+        """Forward in inference mode with losses and metrics. Returns (loss per output, metric stats)."""
+        if self.degree is None:
+            self.degree = self._default_degree()
+        prog = self.program("eval", len(rows))
+        fm, _ = prog.run(sources, rows, 0, seed)
+        return self._collect(prog, fm)
+
+    def predict_step(self, sources, rows: np.ndarray) -> list[np.ndarray]:
+        if self.degree is None:
+            self.degree = self._default_degree()
+        prog = self.program("predict", len(rows))
+        prog.run(sources, rows, 0, 0)
+        return prog.outputs()
+
+    def _collect(self, prog: StepProgram, fm):
+        n = len(prog.loss_outputs)
+        losses = [0.0] * n
+        stats: list[list[np.ndarray]] = [[None] * len(self.metric_objects[i]) for i in prog.loss_outputs]
+        if fm is None:
+            return losses, stats
+        for part in fm.get():
+            for k in range(n):
+                losses[k] += part[k]
+            pos = n
+            for k, i in enumerate(prog.loss_outputs):
+                for j in range(len(self.metric_objects[i])):
+                    s = np.asarray(part[pos])
+                    stats[k][j] = s if stats[k][j] is None else stats[k][j] + s
+                    pos += 1
+        return losses, stats
+
+    # --- data-parallel degree ---------------------------------------------------------------------------
+    def _default_degree(self) -> int:
+        cfg = _config.get()
+        if cfg.data_parallel_degree:
+            return cfg.data_parallel_degree
+        if cfg.gpus:
+            return cfg.gpus
+        return 1
+
+    def candidate_degrees(self) -> list[int]:
+        cfg = _config.get()
+        if cfg.data_parallel_degree:
+            return [cfg.data_parallel_degree]
+        if cfg.gpus:
+            return [cfg.gpus]
+        cands, d = [], 1
+        while d <= cfg.cpus:
+            cands.append(d)
+            d *= 2
+        return cands
+
+    def choose_degree(self, sources, rows: np.ndarray, seed: int) -> int:
+        """Measure a few training steps at each candidate degree, keep the fastest, restore the weights.
+
+        Every degree computes the same numbers (up to rounding), so the choice only affects speed."""
+        cands = [d for d in self.candidate_degrees() if len(rows) % d == 0] or [1]
+        if len(cands) == 1:
+            self.degree = cands[0]
+            self._apply_thread_policy(self.degree)
+            log.info("data-parallel degree %d over %d processor(s)", self.degree, self.degree)
+            return self.degree
+        snapshot = self._snapshot()
+        times = {}
+        iteration0 = int(self.optimizer.iterations)
+        for d in cands:
+            self.degree = d
+            self._apply_thread_policy(d)
+            prog = self.program("train", len(rows))
+            best = float("inf")
+            for k in range(4):
+                t0 = time.perf_counter()
+                fm, pen = prog.run(sources, rows, 0, seed, iteration0, 0.0)
+                if fm is not None:
+                    fm.get()
+                if pen is not None:
+                    pen.get()
+                if k >= 1:
+                    best = min(best, time.perf_counter() - t0)
+            times[d] = best
+        self._restore(snapshot)
+        self.degree = min(times, key=times.get)
+        self._apply_thread_policy(self.degree)
+        table = ", ".join(f"degree {d}: {t * 1e3:.2f} ms/step" for d, t in times.items())
+        log.info("data-parallel degree %d chosen by measurement (%s)", self.degree, table)
+        return self.degree
+
+    def _apply_thread_policy(self, degree: int) -> None:
+        cores = os.cpu_count() or 1
+        _set_blas_threads(max(1, cores // degree))
+
+    def _snapshot(self):
+        self.sync_to_host()
+        return ([v._value.copy() for v in self.variables], self.weights.read_slots())
+
+    def _restore(self, snapshot) -> None:
+        values, slots = snapshot
+        for v, val in zip(self.variables, values, strict=True):
+            v._value[...] = val
+            self.weights.push(v)
+        self.weights.write_slots(slots)
+        self._dirty = False

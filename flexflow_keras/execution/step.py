@@ -1,0 +1,178 @@
+"""One step's launch sequence for one batch size and degree: train, evaluate or predict.
+
+`StepProgram.run` issues the launches inside `rtm.trace(...)`, so the first step records the dependence
+graph and mapping and every later step with the same batch size replays it.
+"""
+
+from __future__ import annotations
+
+from flexflow_keras.execution import tasks as T
+from flexflow_keras.execution.store import BatchStore
+from flexflow_keras.execution.tasks import RW, SUM, WD
+
+_MODES = ("train", "eval", "predict")
+
+
+class StepProgram:
+    """The launches of one mode for a `BatchStore`."""
+
+    def __init__(self, engine, mode: str, batch: int, degree: int, store: BatchStore):
+        if mode not in _MODES:
+            raise ValueError(f"StepProgram mode must be one of {_MODES}, received {mode!r}")
+        self.engine, self.mode, self.batch, self.degree, self.store = engine, mode, batch, degree, store
+        self.colors = (degree,)
+        self.trace_name = f"{mode}_step_b{batch}_d{degree}"
+        tg = engine.tgraph
+        self.loss_outputs = [i for i, t in enumerate(tg.per_sample_losses) if t is not None]
+        self._prepare()
+
+    # ---------------------------------------------------------------------------------------------------
+    def _prepare(self) -> None:
+        e, s, tg = self.engine, self.store, self.engine.tgraph
+        training = self.mode == "train"
+        with_labels = self.mode != "predict"
+        self.x_parts = [s.act(t).part for t in tg.model_inputs]
+        self.y_parts = [s.act(tg.labels[i]).part for i in self.loss_outputs] if with_labels else []
+        seeds = [s.grad(tg.per_sample_losses[i]) for i in self.loss_outputs]
+        self.seed_parts = [p.part for p in seeds]
+        numel = []
+        for i in self.loss_outputs:
+            shape = s.act(tg.per_sample_losses[i]).region.shape
+            n = 1
+            for d in shape:
+                n *= d
+            numel.append(n)
+        self.numels = tuple(numel)
+        if with_labels and not e.sample_weighted:
+            for piece, n in zip(seeds, numel, strict=True):
+                e.rtm.fill(piece.region, 1.0 / n)
+        index = s.index()
+        self.loader = e.cached(("loader", len(self.x_parts), len(self.y_parts),
+                                e.sample_weighted and with_labels),
+                               lambda: T.loader_task(len(self.x_parts), len(self.y_parts),
+                                                     e.sample_weighted and with_labels))
+        self.loader_args = [*self.x_parts, *self.y_parts,
+                            *(self.seed_parts if e.sample_weighted and with_labels else []), index.part]
+        nodes = tg.graph.nodes if self.mode != "predict" else e.predict_nodes
+        self.forward = [self._forward_entry(n, training) for n in nodes]
+        self.backward = []
+        self.zero_fill = []
+        self.update = None
+        if training:
+            self._prepare_backward()
+            self._prepare_update()
+        self.metrics = None
+        if with_labels and self.loss_outputs:
+            args = []
+            for i in self.loss_outputs:
+                lt = tg.per_sample_losses[i]
+                args += [s.act(lt).part, s.grads[lt.uid].part, s.act(tg.labels[i]).part,
+                         s.act(tg.model_outputs[i]).part]
+            mlists = [e.metric_objects[i] for i in self.loss_outputs]
+            self.metrics = (e.cached(("metrics", tuple(self.loss_outputs), self.numels, e.sample_weighted),
+                                     lambda: T.metrics_task(len(self.loss_outputs), mlists, self.numels,
+                                                            e.sample_weighted)), args)
+
+    def _forward_entry(self, node, training: bool):
+        e, s = self.engine, self.store
+        saved = s.node_saved(node)
+        stats = s.node_stats(node) if training else []
+        with_index = getattr(node.op, "needs_sample_index", node.op.type_name == "dropout")
+        ftask = e.cached(("fwd", node.uid, len(saved), len(stats), with_index),
+                         lambda: T.forward_task(node, len(saved), len(stats), with_index))
+        args = [s.act(t).part for t in node.inputs] + [e.weights.value[w.uid] for w in node.weights]
+        args += [s.act(t).part for t in node.outputs] + [p.part for p in saved] + list(stats)
+        if with_index:
+            args.append(s.index().part)
+        pre = None
+        post = None
+        if stats:
+            reduce = self.degree > 1
+            stask = e.cached(("stats", node.uid, len(stats), reduce),
+                             lambda: T.stats_task(node, len(stats), reduce))
+            sargs = [s.act(t).part for t in node.inputs] + [e.weights.value[w.uid] for w in node.weights]
+            pre = (stask, sargs + list(stats))
+            mask = tuple(w.uid not in e.trainable_uids for w in node.weights)
+            utask = e.cached(("state", node.uid, len(stats), mask),
+                             lambda: T.state_update_task(node, len(stats), mask))
+            post = (utask, list(stats) + [e.weights.value[w.uid] for w in node.weights])
+        return node, ftask, args, pre, post, stats
+
+    def _prepare_backward(self) -> None:
+        e, s = self.engine, self.store
+        gp = e.grad_plan
+        reduce = self.degree > 1
+        for node in gp.backward_nodes:
+            saved = s.node_saved(node)
+            stats = s.node_stats(node)
+            gin = [None if m is None else (WD if m == "write" else RW) for m in gp.input_modes[node.uid]]
+            gw = [None if m is None else (SUM if reduce else (WD if m == "write" else RW))
+                  for m in gp.weight_modes[node.uid]]
+            base = [s.act(t).part for t in node.inputs] + [e.weights.value[w.uid] for w in node.weights]
+            base += [s.act(t).part for t in node.outputs] + [p.part for p in saved] + list(stats)
+            gouts = []
+            for t in node.outputs:
+                if t.uid not in s.grads:
+                    e.rtm.fill(s.grad(t).region, 0.0)  # an output nobody differentiates: zero gradient
+                gouts.append(s.grads[t.uid].part)
+            base += gouts
+            gi_args = [s.grad(t).part for t, p in zip(node.inputs, gin, strict=True) if p is not None]
+            gw_args = [e.weights.grad[w.uid] for w, p in zip(node.weights, gw, strict=True) if p is not None]
+            key = (node.uid, len(saved), len(stats), tuple(map(repr, gin)), tuple(map(repr, gw)))
+            if node.op.two_stage_backward:
+                t1 = e.cached(("bw_w",) + key, lambda: T.backward_task(node, len(saved), len(stats), gin, gw,
+                                                                        "weights"))
+                t2 = e.cached(("bw_i",) + key, lambda: T.backward_task(node, len(saved), len(stats), gin, gw,
+                                                                        "inputs"))
+                self.backward.append((t1, base + gw_args))
+                self.backward.append((t2, base + gw_args + gi_args))
+            else:
+                t = e.cached(("bw",) + key, lambda: T.backward_task(node, len(saved), len(stats), gin, gw))
+                self.backward.append((t, base + gi_args + gw_args))
+        if reduce:
+            self.zero_fill = [e.weights.grad[v.uid] for v in e.weights.trainable]
+
+    def _prepare_update(self) -> None:
+        e = self.engine
+        if not e.weights.trainable or e.optimizer is None:
+            return
+        vs = e.weights.trainable
+        n_slots = tuple(len(e.weights.slots[v.uid]) for v in vs)
+        regularized = any(v.regularizer is not None for v in vs)
+        utask = e.cached(("update", n_slots, regularized),
+                         lambda: T.update_task(e.optimizer, vs, n_slots, regularized))
+        args = [e.weights.value[v.uid] for v in vs] + [e.weights.grad[v.uid] for v in vs]
+        for v in vs:
+            args += e.weights.slots[v.uid]
+        self.update = (utask, args)
+
+    # ---------------------------------------------------------------------------------------------------
+    def run(self, sources, rows, step: int, seed: int, iteration: int = 0, lr: float = 0.0):
+        """Issue one step. Returns (metrics FutureMap or None, penalty Future or None)."""
+        rtm, c, gb = self.engine.rtm, self.colors, self.batch
+        training = self.mode == "train"
+        fm = pen = None
+        with rtm.trace(self.trace_name):
+            rtm.index_launch(self.loader, c, *self.loader_args, sources, rows, self.numels)
+            for r in self.zero_fill:
+                rtm.fill(r, 0.0)
+            for _node, ftask, args, pre, post, stats in self.forward:
+                if pre is not None:
+                    for r in stats:
+                        rtm.fill(r, 0.0)
+                    rtm.index_launch(pre[0], c, *pre[1], step, gb)
+                rtm.index_launch(ftask, c, *args, training, step, seed, gb)
+                if post is not None:
+                    rtm.launch(post[0], *post[1], step, gb)
+            for btask, args in self.backward:
+                rtm.index_launch(btask, c, *args, step, seed, gb)
+            if self.update is not None:
+                pen = rtm.launch(self.update[0], *self.update[1], iteration, lr)
+            if self.metrics is not None:
+                fm = rtm.index_launch(self.metrics[0], c, *self.metrics[1])
+        return fm, pen
+
+    def outputs(self) -> list:
+        """Host copies of the model outputs (after a predict or eval step)."""
+        tg = self.engine.tgraph
+        return [self.engine.rtm.read(self.store.act(t).region) for t in tg.model_outputs]

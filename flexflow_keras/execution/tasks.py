@@ -1,0 +1,239 @@
+"""Runtime tasks for the training step: each op's forward, statistics, backward and state update; the
+loader; the optimizer update; the per-shard loss and metric partial sums.
+
+Every op task has a CPU variant (NumPy arrays, backend "cpu") and a GPU variant (numba device arrays,
+backend "cuda"); the loader and metric tasks run on CPUs only and the runtime copies what they read.
+Task bodies receive region arrays first, in the order of the privileges list, then plain values.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+import numpy as np
+from runtime import RO, RW, WD, ProcKind, Reduce, task
+
+from flexflow_keras.ops.base import KernelContext
+from flexflow_keras.ops.graph import OpNode
+
+SUM = Reduce("+")
+
+
+def _named(fn: Callable, name: str) -> Callable:
+    fn.__name__ = name
+    fn.__qualname__ = name
+    return fn
+
+
+def _make_task(name: str, privileges: Sequence, make_body: Callable[[str], Callable], gpu: bool = True):
+    t = task(privileges=list(privileges))(_named(make_body("cpu"), name))
+    if gpu:
+        t.variant(ProcKind.GPU)(_named(make_body("cuda"), name + "@gpu"))
+    return t
+
+
+def _split(arrays, counts):
+    out, i = [], 0
+    for c in counts:
+        out.append(list(arrays[i:i + c]))
+        i += c
+    return out
+
+
+def _offset(index_piece) -> int:
+    return int(index_piece[0]) if index_piece is not None and len(index_piece) else 0
+
+
+def forward_task(node: OpNode, n_saved: int, n_stats: int, with_index: bool):
+    """Forward of `node`: RO inputs, weights, stats (and sample index); WD outputs and saved buffers."""
+    op = node.op
+    counts = (len(node.inputs), len(node.weights), len(node.outputs), n_saved, n_stats)
+    privs = [RO] * counts[0] + [RO] * counts[1] + [WD] * counts[2] + [WD] * n_saved + [RO] * n_stats
+    if with_index:
+        privs.append(RO)
+    nreg = len(privs)
+
+    def make(backend):
+        def body(*args):
+            regions, (training, step, seed, global_batch) = args[:nreg], args[nreg:]
+            ins, ws, outs, saved, stats = _split(regions, counts)
+            ctx = KernelContext(backend=backend, training=training, step=step, seed=seed,
+                                batch_offset=_offset(regions[-1] if with_index else None),
+                                global_batch=global_batch)
+            op.forward(ctx, ins, ws, outs, saved, stats)
+        return body
+
+    return _make_task(f"{node.name}.forward", privs, make)
+
+
+def stats_task(node: OpNode, n_stats: int, reduce: bool):
+    """Partial batch statistics of `node` (BatchNorm), folded into the stats buffers."""
+    op = node.op
+    counts = (len(node.inputs), len(node.weights), n_stats)
+    privs = [RO] * counts[0] + [RO] * counts[1] + [SUM if reduce else RW] * n_stats
+    nreg = len(privs)
+
+    def make(backend):
+        def body(*args):
+            regions, (step, global_batch) = args[:nreg], args[nreg:]
+            ins, ws, stats = _split(regions, counts)
+            ctx = KernelContext(backend=backend, training=True, step=step, global_batch=global_batch)
+            op.forward_stats(ctx, ins, ws, stats)
+        return body
+
+    return _make_task(f"{node.name}.stats", privs, make)
+
+
+def state_update_task(node: OpNode, n_stats: int, state_mask: Sequence[bool]):
+    """Once per step: fold the reduced statistics into the node's state weights (moving averages)."""
+    op = node.op
+    privs = [RO] * n_stats + [RW if s else RO for s in state_mask]
+    nreg = len(privs)
+
+    def make(backend):
+        def body(*args):
+            regions, (step, global_batch) = args[:nreg], args[nreg:]
+            ctx = KernelContext(backend=backend, training=True, step=step, global_batch=global_batch)
+            op.update_state(ctx, list(regions[:n_stats]), list(regions[n_stats:]))
+        return body
+
+    return _make_task(f"{node.name}.update_state", privs, make)
+
+
+def backward_task(node: OpNode, n_saved: int, n_stats: int, grad_in_privs: Sequence, grad_w_privs: Sequence,
+                  stage: str = "both"):
+    """Backward of `node`. `grad_in_privs[i]`/`grad_w_privs[j]` is WD (overwrite), RW or SUM
+    (accumulate), or None (no gradient wanted). `stage` is "both", "weights" or "inputs"."""
+    op = node.op
+    n_in, n_w, n_out = len(node.inputs), len(node.weights), len(node.outputs)
+    gi_idx = [i for i, p in enumerate(grad_in_privs) if p is not None]
+    gw_idx = [j for j, p in enumerate(grad_w_privs) if p is not None]
+    acc_in = tuple(p is not None and p is not WD for p in grad_in_privs)
+    acc_w = tuple(p is not None and p is not WD for p in grad_w_privs)
+    privs = [RO] * (n_in + n_w + n_out + n_saved + n_stats + n_out)
+    if stage == "inputs":
+        privs += [RO] * len(gw_idx) + [grad_in_privs[i] for i in gi_idx]
+    elif stage == "weights":
+        privs += [grad_w_privs[j] for j in gw_idx]
+    else:
+        privs += [grad_in_privs[i] for i in gi_idx] + [grad_w_privs[j] for j in gw_idx]
+    nreg = len(privs)
+    counts = (n_in, n_w, n_out, n_saved, n_stats, n_out)
+
+    def make(backend):
+        def body(*args):
+            regions, (step, seed, global_batch) = args[:nreg], args[nreg:]
+            ins, ws, outs, saved, stats, gouts = _split(regions, counts)
+            rest = regions[sum(counts):]
+            gin: list = [None] * n_in
+            gw: list = [None] * n_w
+            if stage == "inputs":
+                for k, j in enumerate(gw_idx):
+                    gw[j] = rest[k]
+                for k, i in enumerate(gi_idx):
+                    gin[i] = rest[len(gw_idx) + k]
+            elif stage == "weights":
+                for k, j in enumerate(gw_idx):
+                    gw[j] = rest[k]
+            else:
+                for k, i in enumerate(gi_idx):
+                    gin[i] = rest[k]
+                for k, j in enumerate(gw_idx):
+                    gw[j] = rest[len(gi_idx) + k]
+            ctx = KernelContext(backend=backend, training=True, step=step, seed=seed,
+                                global_batch=global_batch, accumulate_inputs=acc_in, accumulate_weights=acc_w)
+            if stage == "weights":
+                op.backward_weights(ctx, ins, ws, outs, saved, stats, gouts, gw)
+            elif stage == "inputs":
+                op.backward_inputs(ctx, ins, ws, outs, saved, stats, gouts, gw, gin)
+            else:
+                op.backward(ctx, ins, ws, outs, saved, stats, gouts, gin, gw)
+        return body
+
+    return _make_task(f"{node.name}.backward" + ("" if stage == "both" else f"_{stage}"), privs, make)
+
+
+def update_task(optimizer, variables, n_slots: Sequence[int], regularized: bool):
+    """One optimizer step over `variables`: RW values and slots, RO (RW with regularizers) gradients.
+    Returns the regularization penalty (0.0 without regularizers)."""
+    n = len(variables)
+    gpriv = RW if regularized else RO
+    privs = [RW] * n + [gpriv] * n + [RW] * sum(n_slots)
+    nreg = len(privs)
+    regs = [v.regularizer for v in variables]
+    cons = [v.constraint for v in variables]
+
+    def make(backend):
+        def body(*args):
+            regions, (iteration, lr) = args[:nreg], args[nreg:]
+            ws, gs = list(regions[:n]), list(regions[n:2 * n])
+            flat = regions[2 * n:]
+            slots, k = [], 0
+            for c in n_slots:
+                slots.append(list(flat[k:k + c]))
+                k += c
+            penalty = 0.0
+            if regularized:
+                for w, g, r in zip(ws, gs, regs, strict=True):
+                    if r is not None:
+                        host = w if backend == "cpu" else w.copy_to_host()
+                        penalty += float(r.penalty(host))
+                        extra = np.asarray(r.gradient(host), dtype=host.dtype)
+                        if backend == "cpu":
+                            g += extra
+                        else:
+                            g.copy_to_device(g.copy_to_host() + extra)
+            optimizer.apply(backend, iteration, lr, ws, gs, slots)
+            for w, c in zip(ws, cons, strict=True):
+                if c is not None:
+                    host = w if backend == "cpu" else w.copy_to_host()
+                    new = np.asarray(c(host), dtype=host.dtype)
+                    if backend == "cpu":
+                        w[...] = new
+                    else:
+                        w.copy_to_device(new)
+            return penalty
+        return body
+
+    return _make_task("optimizer.update", privs, make)
+
+
+def loader_task(n_x: int, n_y: int, with_weights: bool):
+    """Gather one batch's rows from the sources into the input, label (and seed) pieces of a shard."""
+    privs = [WD] * (n_x + n_y + (n_y if with_weights else 0)) + [RO]
+    nreg = len(privs)
+
+    def body(*args):
+        regions, (sources, rows, numels) = args[:nreg], args[nreg:]
+        index = regions[-1]
+        off = int(index[0])
+        mine = rows[off:off + len(index)]
+        for dst, src in zip(regions[:n_x + n_y], sources[:n_x + n_y], strict=True):
+            np.take(src, mine, axis=0, out=dst)
+        if with_weights:
+            sw = sources[n_x + n_y][mine]
+            for k, seed in enumerate(regions[n_x + n_y:n_x + 2 * n_y]):
+                seed[...] = (sw / numels[k]).reshape((-1,) + (1,) * (seed.ndim - 1))
+    return task(privileges=privs)(_named(body, "loader"))
+
+
+def metrics_task(n_losses: int, metric_lists: Sequence[Sequence], numels: Sequence[int], with_weights: bool):
+    """Per shard: the weighted loss sum of each output, then every metric's partial sums.
+
+    Regions per output with a loss: per-sample loss, seed, label, prediction (all RO)."""
+    privs = [RO] * (4 * n_losses)
+
+    def body(*regions):
+        out: list = []
+        for k in range(n_losses):
+            loss, seed = regions[4 * k], regions[4 * k + 1]
+            out.append(float(np.vdot(loss.astype(np.float64, copy=False), seed.astype(np.float64, copy=False))))
+        for k in range(n_losses):
+            seed, y_true, y_pred = regions[4 * k + 1], regions[4 * k + 2], regions[4 * k + 3]
+            sw = None
+            if with_weights:
+                sw = (seed.reshape(seed.shape[0], -1)[:, 0] * numels[k]).astype(np.float32)
+            for m in metric_lists[k]:
+                out.append(m.batch_stats(y_true, y_pred, sw))
+        return out
+    return task(privileges=privs)(_named(body, "metrics"))

@@ -1,0 +1,432 @@
+"""The training loop: `compile`, `fit`, `evaluate`, `predict` and the `*_on_batch` calls (`Trainer`).
+
+`Model` inherits `Trainer`. The loop normalises and checks the data, resolves the command line
+(`-e/-b/-p/-d` win over the script's arguments, and the log says so), builds an `execution.Engine` for
+the model's training graph, and drives epochs and steps with Keras 3 semantics: per-batch logs are the
+running means of the epoch, the loss is weighted by batch size, callbacks see every hook.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import time
+from collections.abc import Sequence
+
+import numpy as np
+
+from flexflow_keras import config as _config
+from flexflow_keras.errors import DataError
+from flexflow_keras.models.training_utils import (
+    RunningMeans,
+    check_inputs,
+    check_lengths,
+    label_array,
+    to_list,
+)
+from flexflow_keras.ops.graph import TensorSpec
+
+log = logging.getLogger("flexflow_keras")
+
+
+class Trainer:
+    """compile/fit/evaluate/predict for models (mixed into `Model`)."""
+
+    # --- compile ----------------------------------------------------------------------------------------
+    def compile(self, optimizer="rmsprop", loss=None, loss_weights=None, metrics=None, weighted_metrics=None,
+                run_eagerly=False, steps_per_execution=1, jit_compile="auto", auto_scale_loss=True, **kwargs):
+        """Configure the model for training (Keras 3 arguments; `run_eagerly`/`jit_compile` are accepted
+        and ignored: every step runs through the runtime)."""
+        from flexflow_keras import optimizers
+
+        unknown = sorted(set(kwargs) - {"sample_weight_mode", "target_tensors", "distribute"})
+        if unknown:
+            raise TypeError(f"compile() got unexpected keyword arguments {unknown}.")
+        self._detach_engine()
+        self.optimizer = optimizers.get(optimizer)
+        self._loss_arg = loss
+        self._loss_weights_arg = loss_weights
+        self._metrics_arg = metrics
+        self._weighted_metrics_arg = weighted_metrics
+        self.compiled = True
+        self._engine = None
+        self._engine_key = None
+        self.stop_training = False
+
+    def _detach_engine(self) -> None:
+        engine = getattr(self, "_engine", None)
+        if engine is not None:
+            engine.detach()
+        self._engine = None
+        self._engine_key = None
+
+    def _require_compiled(self, what: str) -> None:
+        if not getattr(self, "compiled", False):
+            raise RuntimeError(f"You must call compile() on model '{self.name}' before {what}(). "
+                               f"Example: model.compile(optimizer='adam', loss='sparse_categorical_crossentropy',"
+                               f" metrics=['accuracy']).")
+
+    # --- graph and engine --------------------------------------------------------------------------------
+    def _graph_for(self, xs: Sequence[np.ndarray] | None):
+        specs = None
+        if xs is not None:
+            specs = [TensorSpec((None,) + tuple(x.shape[1:]), "float32" if x.dtype.kind == "f"
+                                else str(x.dtype)) for x in xs]
+        graph = self._op_graph(specs)
+        return graph
+
+    def _per_output(self, arg, names, what):
+        if arg is None:
+            return [None] * len(names)
+        if isinstance(arg, dict):
+            unknown = sorted(set(arg) - set(names))
+            if unknown:
+                raise ValueError(f"compile({what}=...) has keys {unknown} that are not outputs of model "
+                                 f"'{self.name}'; outputs: {list(names)}.")
+            return [arg.get(n) for n in names]
+        if isinstance(arg, (list, tuple)) and len(names) > 1 and (what != "metrics" or (
+                len(arg) == len(names) and all(isinstance(a, (list, tuple)) or a is None for a in arg))):
+            if len(arg) != len(names):
+                raise ValueError(f"compile({what}=...) is a list of {len(arg)} entries but model '{self.name}' "
+                                 f"has {len(names)} outputs {list(names)}.")
+            return list(arg)
+        return [arg] * len(names)
+
+    def _engine_for(self, graph, ys: Sequence[np.ndarray] | None):
+        from flexflow_keras import losses as losses_mod
+        from flexflow_keras import metrics as metrics_mod
+        from flexflow_keras.execution import Engine, LossSpec, build_training_graph
+
+        out_names = self._output_names_for(graph)
+        label_specs = None
+        if ys is not None:
+            label_specs = tuple(TensorSpec((None,) + tuple(y.shape[1:]), str(y.dtype)) for y in ys)
+        key = (id(graph), label_specs)
+        if self._engine is not None and self._engine_key == key:
+            return self._engine
+        self._detach_engine()
+        loss_specs, metric_objects, self._loss_names, self._loss_weights = [], [], [], []
+        loss_args = self._per_output(getattr(self, "_loss_arg", None), out_names, "loss")
+        weights = self._per_output(getattr(self, "_loss_weights_arg", None), out_names, "loss_weights")
+        metric_args = self._per_output(getattr(self, "_metrics_arg", None), out_names, "metrics")
+        weighted_args = self._per_output(getattr(self, "_weighted_metrics_arg", None), out_names,
+                                         "weighted_metrics")
+        multi = len(out_names) > 1
+        for i, name in enumerate(out_names):
+            objs = []
+            if label_specs is not None and loss_args[i] is not None:
+                loss = losses_mod.get(loss_args[i])
+                w = 1.0 if weights[i] is None else float(weights[i])
+                loss_specs.append(LossSpec(i, loss, w, label_specs[i]))
+                self._loss_names.append(name)
+                self._loss_weights.append(w)
+                y_pred_shape = graph.outputs[i].shape
+                for ident in _as_list(metric_args[i]) + _as_list(weighted_args[i]):
+                    m = metrics_mod.resolve_metric(ident, loss, label_specs[i].shape, y_pred_shape)
+                    if multi:
+                        m.name = f"{name}_{m.name}"
+                    objs.append(m)
+            metric_objects.append(objs)
+        if label_specs is not None and not loss_specs:
+            raise ValueError(f"Model '{self.name}' was compiled without a loss; pass loss= to compile() "
+                             f"to train or evaluate it.")
+        tgraph = build_training_graph(graph.inputs, graph.outputs, loss_specs)
+        self._metric_objects = [metric_objects[s.output_index] for s in loss_specs]
+        engine = Engine(tgraph, self.weights, self.trainable_weights, getattr(self, "optimizer", None),
+                        metric_objects)
+        self._engine, self._engine_key = engine, key
+        return engine
+
+    def _output_names_for(self, graph) -> list[str]:
+        names = list(getattr(self, "output_names", None) or [])
+        if len(names) != len(graph.outputs):
+            names = [f"output_{i}" for i in range(len(graph.outputs))] if len(graph.outputs) > 1 else ["output"]
+        return names
+
+    def _input_names_for(self, graph) -> list[str]:
+        names = list(getattr(self, "input_names", None) or [])
+        if len(names) != len(graph.inputs):
+            names = [t.name for t in graph.inputs]
+        return names
+
+    # --- data ----------------------------------------------------------------------------------------------
+    def _prepare(self, x, y, sample_weight, graph_needed=True, need_labels=True):
+        xs = to_list(x, self._known_input_names(), "input")
+        graph = self._graph_for(xs)
+        in_names = self._input_names_for(graph)
+        xs = to_list(x, in_names, "input")
+        xs = [np.ascontiguousarray(a, dtype=np.float32) if a.dtype.kind in "fub" and
+              graph.inputs[i].dtype.startswith("float") else np.ascontiguousarray(a, dtype=graph.inputs[i].dtype)
+              for i, a in enumerate(xs)]
+        check_inputs(xs, [t.spec for t in graph.inputs], in_names)
+        ys = None
+        if need_labels:
+            if y is None:
+                raise DataError(f"Model '{self.name}' needs labels y to compute its loss; received y=None.")
+            ys = [label_array(a) for a in to_list(y, self._output_names_for(graph), "output")]
+        sw = None if sample_weight is None else np.asarray(sample_weight, dtype=np.float32).reshape(-1)
+        n = check_lengths(xs, ys, sw)
+        return graph, xs, ys, sw, n
+
+    def _known_input_names(self) -> list[str]:
+        names = list(getattr(self, "input_names", None) or [])
+        return names or ["input"]
+
+    def _validate_labels(self, graph, ys) -> None:
+        from flexflow_keras import losses as losses_mod
+
+        out_names = self._output_names_for(graph)
+        loss_args = self._per_output(getattr(self, "_loss_arg", None), out_names, "loss")
+        for i, (y, spec) in enumerate(zip(ys, graph.outputs, strict=True)):
+            if loss_args[i] is not None:
+                losses_mod.get(loss_args[i]).validate(y, spec.shape, out_names[i])
+
+    def _default_data(self, n_batches_hint: int, batch_size: int):
+        """The -d dataset when given, else synthetic data shaped for the model (always logged)."""
+        from flexflow_keras import losses as losses_mod
+        from flexflow_keras.data import NpzSource, SyntheticSource
+
+        cfg = _config.get()
+        if cfg.dataset:
+            source = NpzSource(cfg.dataset)
+        else:
+            graph = self._graph_for(None)
+            out_names = self._output_names_for(graph)
+            loss_args = self._per_output(getattr(self, "_loss_arg", None), out_names, "loss")
+            losses = [None if a is None else losses_mod.get(a) for a in loss_args]
+            source = SyntheticSource([t.spec for t in graph.inputs], [t.spec for t in graph.outputs],
+                                     n_batches_hint * batch_size, loss=losses, seed=cfg.seed or 0)
+        log.info("data: %s", source.describe())
+        return source.x, source.y
+
+    # --- fit ------------------------------------------------------------------------------------------------
+    def fit(self, x=None, y=None, batch_size=None, epochs=None, verbose="auto", callbacks=None,
+            validation_split=0.0, validation_data=None, shuffle=True, class_weight=None, sample_weight=None,
+            initial_epoch=0, steps_per_epoch=None, validation_steps=None, validation_batch_size=None,
+            validation_freq=1):
+        """Train the model; returns a `History`. Command-line -e/-b override epochs/batch_size."""
+        from flexflow_keras import callbacks as callbacks_mod
+
+        self._require_compiled("fit")
+        batch_size = int(_config.resolve("batch_size", batch_size, "-b/--batch-size"))
+        epochs = int(_config.resolve("epochs", epochs, "-e/--epochs"))
+        if x is None and y is None:
+            x, y = self._default_data(64, batch_size)
+        else:
+            log.info("data: arrays passed to fit(), %d samples", len(to_list(x, ["x"], "input")[0])
+                     if not isinstance(x, dict) else len(next(iter(x.values()))))
+        graph, xs, ys, sw, n = self._prepare(x, y, sample_weight)
+        sw = self._class_weights(class_weight, ys, sw)
+        self._validate_labels(graph, ys)
+        _check_finite(xs, "x")
+        _check_finite(ys, "y")
+        val = None
+        if validation_data is not None:
+            val = self._unpack_validation(validation_data)
+        elif validation_split and 0.0 < validation_split < 1.0:
+            cut = int(n * (1.0 - validation_split))
+            val = ([a[cut:] for a in xs], [a[cut:] for a in ys], None if sw is None else sw[cut:])
+            xs, ys, sw = [a[:cut] for a in xs], [a[:cut] for a in ys], None if sw is None else sw[:cut]
+            n = cut
+        engine = self._engine_for(graph, ys)
+        sources = self._sources(xs, ys, sw, n)
+        steps = math.ceil(n / batch_size) if steps_per_epoch is None else int(steps_per_epoch)
+        verbose = 1 if verbose == "auto" else int(verbose)
+        cbs = callbacks_mod.CallbackList(callbacks, add_history=True, add_progbar=verbose != 0, model=self,
+                                         verbose=verbose, epochs=epochs, steps=steps)
+        cbs.append_flexflow_logger(_config.get().print_freq, batch_size) if hasattr(
+            cbs, "append_flexflow_logger") else None
+        running = RunningMeans(self._loss_names, self._metric_objects)
+        self.stop_training = False
+        seed = int(np.random.randint(0, 2**31 - 1))
+        step_no = 0
+        t_start = time.perf_counter()
+        samples = 0
+        epoch_logs: dict = {}
+        cbs.on_train_begin()
+        for epoch in range(int(initial_epoch), epochs):
+            running.reset()
+            cbs.on_epoch_begin(epoch)
+            order = np.random.permutation(n) if shuffle else np.arange(n)
+            order = order.astype(np.int64)
+            logs: dict = {}
+            for b in range(steps):
+                rows = order[(b * batch_size) % n:][:batch_size]
+                if len(rows) == 0:
+                    break
+                cbs.on_train_batch_begin(b)
+                losses, stats, penalty = engine.train_step(sources, rows, step_no, seed)
+                step_no += 1
+                samples += len(rows)
+                running.add(len(rows), losses, self._loss_weights, penalty, stats)
+                logs = running.logs()
+                cbs.on_train_batch_end(b, logs)
+                if self.stop_training:
+                    break
+            epoch_logs = dict(logs)
+            if val is not None and (epoch + 1) % max(int(validation_freq), 1) == 0:
+                val_logs = self._evaluate_arrays(*val, validation_batch_size or batch_size, validation_steps,
+                                                 callbacks=None)
+                epoch_logs.update({"val_" + k: v for k, v in val_logs.items()})
+            cbs.on_epoch_end(epoch, epoch_logs)
+            if self.stop_training:
+                break
+        elapsed = time.perf_counter() - t_start
+        engine.sync_to_host()
+        cbs.on_train_end(epoch_logs)
+        log.info("fit: %d samples in %.2f s, %.1f samples/s", samples, elapsed, samples / max(elapsed, 1e-9))
+        self._last_fit_stats = {"samples": samples, "seconds": elapsed,
+                                "samples_per_second": samples / max(elapsed, 1e-9)}
+        return self.history
+
+    def _class_weights(self, class_weight, ys, sw):
+        if not class_weight:
+            return sw
+        if len(ys) != 1:
+            raise ValueError("class_weight is only supported for models with a single output; use "
+                             "sample_weight for several outputs.")
+        y = ys[0]
+        classes = np.argmax(y, axis=-1) if (y.ndim > 1 and y.shape[-1] > 1) else y.reshape(len(y), -1)[:, 0]
+        w = np.array([float(class_weight.get(int(c), 1.0)) for c in classes.astype(np.int64)], np.float32)
+        return w if sw is None else sw * w
+
+    def _unpack_validation(self, data):
+        if not isinstance(data, (tuple, list)) or len(data) not in (2, 3):
+            raise ValueError("validation_data must be a tuple (x_val, y_val) or (x_val, y_val, "
+                             f"val_sample_weight); received {type(data).__name__} of length "
+                             f"{len(data) if hasattr(data, '__len__') else '?'}.")
+        graph, xs, ys, sw, _ = self._prepare(data[0], data[1], data[2] if len(data) == 3 else None)
+        return xs, ys, sw
+
+    def _sources(self, xs, ys, sw, n):
+        sw = np.ones(n, np.float32) if sw is None else sw
+        return tuple(xs) + tuple(ys) + (sw,)
+
+    # --- evaluate / predict ------------------------------------------------------------------------------------
+    def evaluate(self, x=None, y=None, batch_size=None, verbose="auto", sample_weight=None, steps=None,
+                 callbacks=None, return_dict=False, **kwargs):
+        """Loss and metrics in inference mode; a scalar, a list, or a dict with return_dict=True."""
+        self._require_compiled("evaluate")
+        batch_size = int(batch_size or 32)
+        if x is None and y is None:
+            x, y = self._default_data(8, batch_size)
+        graph, xs, ys, sw, n = self._prepare(x, y, sample_weight)
+        self._validate_labels(graph, ys)
+        logs = self._evaluate_arrays(xs, ys, sw, batch_size, steps, callbacks, verbose=verbose)
+        if return_dict:
+            return logs
+        values = list(logs.values())
+        return values[0] if len(values) == 1 else values
+
+    def _evaluate_arrays(self, xs, ys, sw, batch_size, steps, callbacks, verbose=0):
+        from flexflow_keras import callbacks as callbacks_mod
+
+        graph = self._graph_for(xs)
+        engine = self._engine_for(graph, ys)
+        n = len(xs[0])
+        sources = self._sources(xs, ys, sw, n)
+        nsteps = math.ceil(n / batch_size) if steps is None else int(steps)
+        verbose = 1 if verbose == "auto" else int(verbose)
+        cbs = callbacks_mod.CallbackList(callbacks, add_progbar=verbose != 0, model=self, verbose=verbose,
+                                         epochs=1, steps=nsteps)
+        running = RunningMeans(self._loss_names, self._metric_objects)
+        cbs.on_test_begin()
+        logs: dict = {}
+        for b in range(nsteps):
+            rows = np.arange(b * batch_size, min(n, (b + 1) * batch_size), dtype=np.int64)
+            if len(rows) == 0:
+                break
+            cbs.on_test_batch_begin(b)
+            losses, stats = engine.eval_step(sources, rows)
+            penalty = self._penalty()
+            running.add(len(rows), losses, self._loss_weights, penalty, stats)
+            logs = running.logs()
+            cbs.on_test_batch_end(b, logs)
+        cbs.on_test_end(logs)
+        return logs
+
+    def _penalty(self) -> float:
+        total = 0.0
+        for v in self.trainable_weights:
+            if v.regularizer is not None:
+                total += float(v.regularizer.penalty(v.value))
+        return total
+
+    def predict(self, x, batch_size=None, verbose="auto", steps=None, callbacks=None):
+        """Model outputs for `x` in inference mode (one array, or a list for several outputs)."""
+        from flexflow_keras import callbacks as callbacks_mod
+
+        batch_size = int(batch_size or 32)
+        graph, xs, _, _, n = self._prepare(x, None, None, need_labels=False)
+        engine = self._engine if self._engine_key and self._engine_key[0] == id(graph) else None
+        if engine is None:
+            engine = self._engine_for(graph, None)
+        sources = tuple(xs)
+        nsteps = math.ceil(n / batch_size) if steps is None else int(steps)
+        verbose = 1 if verbose == "auto" else int(verbose)
+        cbs = callbacks_mod.CallbackList(callbacks, add_progbar=verbose != 0, model=self, verbose=verbose,
+                                         epochs=1, steps=nsteps)
+        cbs.on_predict_begin()
+        chunks: list[list[np.ndarray]] = []
+        for b in range(nsteps):
+            rows = np.arange(b * batch_size, min(n, (b + 1) * batch_size), dtype=np.int64)
+            if len(rows) == 0:
+                break
+            cbs.on_predict_batch_begin(b)
+            outs = engine.predict_step(sources, rows)
+            chunks.append(outs)
+            cbs.on_predict_batch_end(b, {"outputs": outs})
+        cbs.on_predict_end()
+        results = [np.concatenate([c[i] for c in chunks], axis=0) for i in range(len(graph.outputs))]
+        return results[0] if len(results) == 1 else results
+
+    # --- single batches ----------------------------------------------------------------------------------------
+    def train_on_batch(self, x, y=None, sample_weight=None, class_weight=None, return_dict=False):
+        """One training step on exactly this batch; returns the batch's loss (and metrics)."""
+        self._require_compiled("train_on_batch")
+        graph, xs, ys, sw, n = self._prepare(x, y, sample_weight)
+        sw = self._class_weights(class_weight, ys, sw)
+        engine = self._engine_for(graph, ys)
+        step = getattr(self, "_batch_step", 0)
+        self._batch_step = step + 1
+        losses, stats, penalty = engine.train_step(self._sources(xs, ys, sw, n), np.arange(n, dtype=np.int64),
+                                                   step, 1234)
+        running = RunningMeans(self._loss_names, self._metric_objects)
+        running.add(n, losses, self._loss_weights, penalty, stats)
+        return _result(running.logs(), return_dict)
+
+    def test_on_batch(self, x, y=None, sample_weight=None, return_dict=False):
+        self._require_compiled("test_on_batch")
+        graph, xs, ys, sw, n = self._prepare(x, y, sample_weight)
+        engine = self._engine_for(graph, ys)
+        losses, stats = engine.eval_step(self._sources(xs, ys, sw, n), np.arange(n, dtype=np.int64))
+        running = RunningMeans(self._loss_names, self._metric_objects)
+        running.add(n, losses, self._loss_weights, self._penalty(), stats)
+        return _result(running.logs(), return_dict)
+
+    def predict_on_batch(self, x):
+        return self.predict(x, batch_size=len(to_list(x, self._known_input_names(), "input")[0]), verbose=0)
+
+
+def _as_list(arg) -> list:
+    if arg is None:
+        return []
+    if isinstance(arg, (list, tuple)):
+        return list(arg)
+    return [arg]
+
+
+def _result(logs: dict, return_dict: bool):
+    if return_dict:
+        return logs
+    values = list(logs.values())
+    return values[0] if len(values) == 1 else values
+
+
+def _check_finite(arrays, what: str) -> None:
+    for k, a in enumerate(arrays or []):
+        if a.dtype.kind == "f" and not np.isfinite(a).all():
+            bad = np.argwhere(~np.isfinite(a))[0]
+            name = what if len(arrays) == 1 else f"{what}[{k}]"
+            raise DataError(f"{name} contains NaN or infinity at index {tuple(int(i) for i in bad)} "
+                            f"(value {a[tuple(bad)]}). Clean the data (e.g. np.nan_to_num) before fit().")

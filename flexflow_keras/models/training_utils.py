@@ -1,0 +1,108 @@
+"""Helpers of the training loop: normalising x/y/sample_weight to per-input/per-output lists, checking
+them against the model before anything runs, and epoch bookkeeping (running loss and metric means).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+import numpy as np
+
+from flexflow_keras.errors import DataError, ShapeError
+
+
+def to_list(data, names: Sequence[str], what: str) -> list[np.ndarray] | None:
+    """`data` (array, list/tuple of arrays, or dict by name) as a list ordered like `names`."""
+    if data is None:
+        return None
+    if isinstance(data, Mapping):
+        missing = [n for n in names if n not in data]
+        if missing:
+            raise DataError(f"{what} is a dict with keys {sorted(data)}, but the model's {what} names are "
+                            f"{list(names)}; missing {missing}.")
+        return [np.asarray(data[n]) for n in names]
+    if isinstance(data, (list, tuple)) and len(names) > 1:
+        if len(data) != len(names):
+            raise DataError(f"The model has {len(names)} {what}s {list(names)}, received a list of "
+                            f"{len(data)} arrays.")
+        return [np.asarray(d) for d in data]
+    if isinstance(data, (list, tuple)) and len(data) == 1 and hasattr(data[0], "shape"):
+        return [np.asarray(data[0])]
+    return [np.asarray(data)]
+
+
+def check_inputs(xs: Sequence[np.ndarray], specs, names: Sequence[str]) -> None:
+    """Every input array matches its model input's per-sample shape; all have the same length."""
+    n = None
+    for x, spec, name in zip(xs, specs, names, strict=True):
+        want = tuple(spec.shape[1:])
+        got = tuple(x.shape[1:])
+        if len(want) != len(got) or any(w is not None and w != g for w, g in zip(want, got, strict=True)):
+            hint = ""
+            if int(np.prod(got or (1,))) == int(np.prod([w or 1 for w in want] or [1])):
+                hint = f" Reshape the data with x.reshape(-1, {', '.join(str(w) for w in want)})."
+            raise ShapeError(f"Input '{name}' of the model expects samples of shape {want} (batch shape "
+                             f"{(None,) + want}), received data of shape {x.shape}.{hint}")
+        if n is None:
+            n = len(x)
+        elif len(x) != n:
+            raise DataError(f"All inputs must have the same number of samples; '{name}' has {len(x)}, "
+                            f"the first input has {n}.")
+
+
+def check_lengths(xs: Sequence[np.ndarray], ys: Sequence[np.ndarray] | None, sw) -> int:
+    """The common sample count of x, y and sample_weight (DataError when they differ)."""
+    n = len(xs[0])
+    for y in ys or []:
+        if len(y) != n:
+            raise DataError(f"x has {n} samples but y has {len(y)}; they must match.")
+    if sw is not None and len(sw) != n:
+        raise DataError(f"sample_weight has {len(sw)} entries, x has {n} samples.")
+    return n
+
+
+def label_array(y: np.ndarray) -> np.ndarray:
+    """Labels as the engine stores them: integers as int32, everything else float32."""
+    if np.issubdtype(y.dtype, np.integer) or y.dtype == np.bool_:
+        return np.ascontiguousarray(y, dtype=np.int32)
+    return np.ascontiguousarray(y, dtype=np.float32)
+
+
+class RunningMeans:
+    """Epoch accumulators: losses weighted by batch size (as Keras' loss tracker) and metric states."""
+
+    def __init__(self, loss_names: Sequence[str], metric_objects: Sequence[Sequence]):
+        self.loss_names = list(loss_names)
+        self.metric_objects = [list(m) for m in metric_objects]
+        self.reset()
+
+    def reset(self) -> None:
+        self.total = 0.0
+        self.per_output = [0.0] * len(self.loss_names)
+        self.count = 0
+        for ms in self.metric_objects:
+            for m in ms:
+                m.reset_state()
+
+    def add(self, batch: int, losses: Sequence[float], weights: Sequence[float], penalty: float,
+            stats: Sequence[Sequence]) -> None:
+        total = penalty + sum(w * v for w, v in zip(weights, losses, strict=True))
+        self.total += total * batch
+        for k, v in enumerate(losses):
+            self.per_output[k] += v * batch
+        self.count += batch
+        for ms, ss in zip(self.metric_objects, stats, strict=True):
+            for m, s in zip(ms, ss, strict=True):
+                if s is not None:
+                    m.merge_stats(s)
+
+    def logs(self, prefix: str = "") -> dict[str, float]:
+        n = max(self.count, 1)
+        out = {prefix + "loss": self.total / n}
+        if len(self.loss_names) > 1:
+            for name, v in zip(self.loss_names, self.per_output, strict=True):
+                out[f"{prefix}{name}_loss"] = v / n
+        for ms in self.metric_objects:
+            for m in ms:
+                out[prefix + m.name] = float(np.asarray(m.result()))
+        return out

@@ -1,0 +1,86 @@
+"""Command line and configuration: parsing, precedence, validation, leaving unknown args alone."""
+
+import sys
+
+import pytest
+
+from flexflow_keras import config
+from flexflow_keras.errors import ConfigError
+
+
+@pytest.fixture(autouse=True)
+def clean(monkeypatch):
+    config.reset()
+    monkeypatch.setattr(sys, "argv", ["train.py"])
+    yield
+    config.reset()
+
+
+def test_defaults():
+    cfg = config.get()
+    assert (cfg.epochs, cfg.batch_size, cfg.print_freq, cfg.dataset, cfg.gpus, cfg.cpus) == (1, 64, 10, None, 0, 4)
+
+
+def test_seed_command_line(monkeypatch):
+    monkeypatch.setattr(sys, "argv", ["train.py", "-e", "10", "-b", "128", "-p", "20", "-ll:gpu", "2",
+                                      "-ll:fsize", "16000", "-ll:zsize", "8192", "-ll:cpu", "8",
+                                      "-d", "/data/x.npz", "--mine", "3"])
+    cfg = config.get()
+    assert (cfg.epochs, cfg.batch_size, cfg.print_freq, cfg.gpus, cfg.fsize, cfg.zsize, cfg.cpus) == (
+        10, 128, 20, 2, 16000, 8192, 8)
+    assert cfg.dataset == "/data/x.npz"
+    assert config.remaining_argv() == ["train.py", "--mine", "3"]
+    assert {"epochs", "batch_size", "gpus"} <= cfg.from_cli
+
+
+def test_long_forms_and_equals():
+    settings, rest = config.parse_args(["--epochs=3", "--batch-size", "32", "--print-freq=5", "x"])
+    assert settings == {"epochs": 3, "batch_size": 32, "print_freq": 5}
+    assert rest == ["x"]
+
+
+def test_profile_flag_with_and_without_count():
+    assert config.parse_args(["-lg:prof", "1"])[0] == {"profile": True}
+    assert config.parse_args(["-lg:prof"])[0] == {"profile": True}
+    assert config.parse_args(["-lg:prof", "0"])[0] == {"profile": False}
+
+
+@pytest.mark.parametrize("argv, needle", [
+    (["-e"], "-e needs a value"),
+    (["-b", "many"], "-b expects an int"),
+    (["-b", "0"], "-b/--batch-size must be a positive integer"),
+    (["-ll:gpu", "-1"], "-ll:gpu must be zero or more"),
+])
+def test_bad_flags_are_clear(argv, needle):
+    with pytest.raises(ConfigError, match=needle):
+        config.parse_args(argv)
+
+
+def test_precedence_code_then_cli(monkeypatch):
+    monkeypatch.setenv("FF_EPOCHS", "4")
+    assert config.get().epochs == 4
+    config.set(epochs=5, batch_size=16)
+    assert config.get().epochs == 5
+    monkeypatch.setattr(sys, "argv", ["train.py", "-e", "7"])
+    cfg = config.get()
+    assert cfg.epochs == 7 and cfg.batch_size == 16
+
+
+def test_set_rejects_unknown_names():
+    with pytest.raises(ConfigError, match="unknown settings"):
+        config.set(epoch=3)
+
+
+def test_resolve_logs_override(monkeypatch, caplog):
+    monkeypatch.setattr(sys, "argv", ["train.py", "-b", "128"])
+    with caplog.at_level("INFO", logger="flexflow_keras"):
+        assert config.resolve("batch_size", 32, "-b/--batch-size") == 128
+    assert "-b/--batch-size 128 on the command line overrides the script's batch_size=32" in caplog.text
+    assert config.resolve("epochs", 3, "-e/--epochs") == 3  # not on the command line: the script wins
+    assert config.resolve("epochs", None, "-e/--epochs") == 1
+
+
+def test_legion_args():
+    config.set(cpus=2, gpus=1, fsize=1000)
+    assert config.get().legion_args()[:4] == ["-ll:cpu", "2", "-ll:gpu", "1"]
+    assert "-ll:fsize" in config.get().legion_args()
