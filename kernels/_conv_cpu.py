@@ -1,0 +1,183 @@
+"""Numba CPU building blocks of the conv2d kernels: im2col / col2im over chunks of output lines, the fused
+bias+ReLU epilogue and ReLU-gradient prologue, and the direct 3x3 single-channel forward loop.
+
+Every function is `@njit(nogil=True, cache=True)` and single-threaded: parallelism comes from the runtime
+running data-parallel shards on several CPU processors at once. All work is per sample (a (H, W, C) view)
+so that the buffers of one step stay in the core's L2 cache. Index arithmetic is written with loop
+variables of `range` so LLVM can prove indices non-negative and vectorise the innermost channel loops
+(flattened index arithmetic defeated that and was 7x slower when measured).
+"""
+
+from __future__ import annotations
+
+from numba import njit
+
+
+@njit(nogil=True, cache=True)
+def im2col_lines(x3, l0, l1, sh, sw, pt, pl, oh, ow, c, cols):
+    """Write the windows of output lines l0..l1 (a line is one output image row, over N*OH) into cols.
+
+    x3 is the input viewed as (N, H, W*C); cols is ((l1-l0)*OW, KH, KW*C). Taps in the padding are zero.
+    A window row that lies inside the image is one contiguous run of KW*C values (for any stride), so the
+    interior is a straight vectorised copy; only border windows take the per-tap path.
+    """
+    _, h, wc = x3.shape
+    w = wc // c
+    _, kh_, kwc = cols.shape
+    kw_ = kwc // c
+    for line in range(l0, l1):
+        n = line // oh
+        i = line - n * oh
+        q0 = (line - l0) * ow
+        for a in range(kh_):
+            ih = i * sh + a - pt
+            if ih < 0 or ih >= h:
+                for j in range(ow):
+                    dst = cols[q0 + j, a]
+                    for t in range(kwc):
+                        dst[t] = 0.0
+                continue
+            xrow = x3[n, ih]
+            for j in range(ow):
+                dst = cols[q0 + j, a]
+                iw0 = j * sw - pl
+                if iw0 >= 0 and iw0 + kw_ <= w:
+                    src = xrow[iw0 * c:iw0 * c + kwc]
+                    for t in range(kwc):
+                        dst[t] = src[t]
+                else:
+                    for b in range(kw_):
+                        iw = iw0 + b
+                        if iw < 0 or iw >= w:
+                            for k in range(c):
+                                dst[b * c + k] = 0.0
+                        else:
+                            for k in range(c):
+                                dst[b * c + k] = xrow[iw * c + k]
+
+
+@njit(nogil=True, cache=True)
+def col2im_add_lines(cols, l0, l1, sh, sw, pt, pl, oh, ow, dx):
+    """dx (N, H, W, C) += the windows in cols ((l1-l0)*OW, KH, KW, C): the adjoint of `im2col_lines`."""
+    _, h, w, c = dx.shape
+    _, kh_, kw_, _ = cols.shape
+    for line in range(l0, l1):
+        n = line // oh
+        i = line - n * oh
+        q0 = (line - l0) * ow
+        for a in range(kh_):
+            ih = i * sh + a - pt
+            if ih < 0 or ih >= h:
+                continue
+            drow = dx[n, ih]
+            for j in range(ow):
+                q = q0 + j
+                iw0 = j * sw - pl
+                for b in range(kw_):
+                    iw = iw0 + b
+                    if iw >= 0 and iw < w:
+                        for k in range(c):
+                            drow[iw, k] += cols[q, a, b, k]
+
+
+@njit(nogil=True, cache=True)
+def bias_relu_rows(y, bias, has_bias, relu):
+    """In place on y (P, CO): y += bias (if has_bias), then y = max(y, 0) (if relu; NaN stays NaN)."""
+    p_, co = y.shape
+    for p in range(p_):
+        row = y[p]
+        if has_bias and relu:
+            for o in range(co):
+                v = row[o] + bias[o]
+                row[o] = 0.0 if v < 0.0 else v
+        elif has_bias:
+            for o in range(co):
+                row[o] += bias[o]
+        elif relu:
+            for o in range(co):
+                v = row[o]
+                row[o] = 0.0 if v < 0.0 else v
+
+
+@njit(nogil=True, cache=True)
+def relu_grad_rows(dy, y, dz, db, want_db):
+    """dz (P, CO) = dy where the ReLU output y > 0, else 0; db (CO,) += column sums of dz if want_db."""
+    p_, co = dy.shape
+    for p in range(p_):
+        g = dy[p]
+        yy = y[p]
+        d = dz[p]
+        for o in range(co):
+            d[o] = g[o] if yy[o] > 0.0 else 0.0
+        if want_db:
+            for o in range(co):
+                db[o] += d[o]
+
+
+@njit(nogil=True, cache=True)
+def colsum_rows(dz, db):
+    """db (CO,) += the column sums of dz (P, CO)."""
+    p_, co = dz.shape
+    for p in range(p_):
+        row = dz[p]
+        for o in range(co):
+            db[o] += row[o]
+
+
+@njit(nogil=True, cache=True)
+def _tap(x, n, r, c, h, w):
+    return x[n, r, c, 0] if r >= 0 and r < h and c >= 0 and c < w else 0.0
+
+
+@njit(nogil=True, cache=True)
+def direct3x3c1_forward(x, kernel, bias, has_bias, relu, sh, sw, pt, pl, out):
+    """out (N, OH, OW, CO) = conv(x (N, H, W, 1), kernel (3, 3, 1, CO)) + bias, then ReLU if relu.
+
+    The nine window values sit in registers and the output-channel loop is innermost, one vector FMA
+    chain per channel block and a single store: 2.2x faster than im2col + sgemm for this shape.
+    """
+    n_, h, w, _ = x.shape
+    _, oh, ow, co = out.shape
+    w0 = kernel[0, 0, 0]
+    w1 = kernel[0, 1, 0]
+    w2 = kernel[0, 2, 0]
+    w3 = kernel[1, 0, 0]
+    w4 = kernel[1, 1, 0]
+    w5 = kernel[1, 2, 0]
+    w6 = kernel[2, 0, 0]
+    w7 = kernel[2, 1, 0]
+    w8 = kernel[2, 2, 0]
+    for n in range(n_):
+        for i in range(oh):
+            r = i * sh - pt
+            for j in range(ow):
+                c = j * sw - pl
+                if r >= 0 and r + 3 <= h and c >= 0 and c + 3 <= w:
+                    x0 = x[n, r, c, 0]
+                    x1 = x[n, r, c + 1, 0]
+                    x2 = x[n, r, c + 2, 0]
+                    x3 = x[n, r + 1, c, 0]
+                    x4 = x[n, r + 1, c + 1, 0]
+                    x5 = x[n, r + 1, c + 2, 0]
+                    x6 = x[n, r + 2, c, 0]
+                    x7 = x[n, r + 2, c + 1, 0]
+                    x8 = x[n, r + 2, c + 2, 0]
+                else:
+                    x0 = _tap(x, n, r, c, h, w)
+                    x1 = _tap(x, n, r, c + 1, h, w)
+                    x2 = _tap(x, n, r, c + 2, h, w)
+                    x3 = _tap(x, n, r + 1, c, h, w)
+                    x4 = _tap(x, n, r + 1, c + 1, h, w)
+                    x5 = _tap(x, n, r + 1, c + 2, h, w)
+                    x6 = _tap(x, n, r + 2, c, h, w)
+                    x7 = _tap(x, n, r + 2, c + 1, h, w)
+                    x8 = _tap(x, n, r + 2, c + 2, h, w)
+                dst = out[n, i, j]
+                for o in range(co):
+                    v = (x0 * w0[o] + x1 * w1[o] + x2 * w2[o] + x3 * w3[o] + x4 * w4[o] + x5 * w5[o]
+                         + x6 * w6[o] + x7 * w7[o] + x8 * w8[o])
+                    if has_bias:
+                        v += bias[o]
+                    if relu:
+                        v = 0.0 if v < 0.0 else v
+                    dst[o] = v

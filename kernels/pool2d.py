@@ -1,0 +1,333 @@
+"""2-D max / average pooling and global pooling kernels (NHWC), forward and backward.
+
+Windows follow TensorFlow: "same" padding splits the pad with the odd pixel at the bottom/right, padded
+positions never win a max and are not counted by an average. Max pooling records, per output element,
+the flat spatial index (row * W + col) of its window's first maximum in row-major order; the backward
+routes the gradient there (the op keeps that index as a saved per-sample buffer).
+
+CPU loops are Numba `@njit(nogil=True, cache=True)` with the channel loop innermost (contiguous in NHWC,
+vectorised). CUDA variants live in `_conv_pool_cuda.py`, imported on first use.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from kernels._conv_geometry import check_padding, pair, window_geometry
+from kernels._conv_reference import (
+    global_pool2d_backward_reference,
+    global_pool2d_reference,
+    pool2d_backward_reference,
+    pool2d_reference,
+)
+
+__all__ = [
+    "MODES", "pool_geometry", "pool2d_forward_cpu", "pool2d_backward_cpu", "pool2d_forward_cuda",
+    "pool2d_backward_cuda", "global_pool2d_forward_cpu", "global_pool2d_backward_cpu",
+    "global_pool2d_forward_cuda", "global_pool2d_backward_cuda", "pool2d_reference",
+    "pool2d_backward_reference", "global_pool2d_reference", "global_pool2d_backward_reference",
+]
+
+MODES = ("max", "avg")
+
+
+def pool_geometry(x_shape, pool_size, strides=None, padding="valid", mode="max", who="pool2d"):
+    """Validate the arguments; returns (ph, pw, sh, sw, oh, ow, pt, pl).
+
+    Raises:
+        ValueError: naming `who`, for a bad rank, argument, mode, or a window that does not fit.
+    """
+    if len(x_shape) != 4:
+        raise ValueError(f"{who} expects an NHWC input of rank 4, received shape {tuple(x_shape)}.")
+    if mode not in MODES:
+        raise ValueError(f"{who} expects mode 'max' or 'avg', received mode={mode!r}.")
+    ph, pw = pair(pool_size, who, "pool_size")
+    sh, sw = pair(pool_size if strides is None else strides, who, "strides")
+    padding = check_padding(padding, who)
+    _, h, w, _ = x_shape
+    oh, ow, pt, _, pl, _ = window_geometry(h, w, (ph, pw), (sh, sw), padding)
+    if oh <= 0 or ow <= 0:
+        raise ValueError(f"{who}: a {ph}x{pw} pool window does not fit the {h}x{w} input with "
+                         f"padding='valid'; use padding='same' or a smaller pool_size.")
+    return ph, pw, sh, sw, oh, ow, pt, pl
+
+
+@njit(nogil=True, cache=True)
+def _max_forward(x, ph, pw, sh, sw, pt, pl, out, argmax):
+    n_, h, w, c = x.shape
+    _, oh, ow, _ = out.shape
+    for n in range(n_):
+        for i in range(oh):
+            r0 = max(i * sh - pt, 0)
+            r1 = min(i * sh - pt + ph, h)
+            for j in range(ow):
+                s0 = max(j * sw - pl, 0)
+                s1 = min(j * sw - pl + pw, w)
+                best = out[n, i, j]
+                where = argmax[n, i, j]
+                first = x[n, r0, s0]
+                for k in range(c):
+                    best[k] = first[k]
+                    where[k] = r0 * w + s0
+                for r in range(r0, r1):
+                    for s in range(s0, s1):
+                        src = x[n, r, s]
+                        idx = r * w + s
+                        for k in range(c):
+                            v = src[k]
+                            if v > best[k]:
+                                best[k] = v
+                                where[k] = idx
+
+
+@njit(nogil=True, cache=True)
+def _max_backward(grad_out, argmax, grad_x):
+    n_, oh, ow, c = grad_out.shape
+    w = grad_x.shape[2]
+    for n in range(n_):
+        for i in range(oh):
+            for j in range(ow):
+                g = grad_out[n, i, j]
+                where = argmax[n, i, j]
+                for k in range(c):
+                    idx = where[k]
+                    grad_x[n, idx // w, idx % w, k] += g[k]
+
+
+@njit(nogil=True, cache=True)
+def _avg_forward(x, ph, pw, sh, sw, pt, pl, out):
+    n_, h, w, c = x.shape
+    _, oh, ow, _ = out.shape
+    for n in range(n_):
+        for i in range(oh):
+            r0 = max(i * sh - pt, 0)
+            r1 = min(i * sh - pt + ph, h)
+            for j in range(ow):
+                s0 = max(j * sw - pl, 0)
+                s1 = min(j * sw - pl + pw, w)
+                acc = out[n, i, j]
+                for k in range(c):
+                    acc[k] = 0.0
+                for r in range(r0, r1):
+                    for s in range(s0, s1):
+                        src = x[n, r, s]
+                        for k in range(c):
+                            acc[k] += src[k]
+                scale = 1.0 / ((r1 - r0) * (s1 - s0))
+                for k in range(c):
+                    acc[k] *= scale
+
+
+@njit(nogil=True, cache=True)
+def _avg_backward(grad_out, ph, pw, sh, sw, pt, pl, grad_x):
+    n_, oh, ow, c = grad_out.shape
+    _, h, w, _ = grad_x.shape
+    for n in range(n_):
+        for i in range(oh):
+            r0 = max(i * sh - pt, 0)
+            r1 = min(i * sh - pt + ph, h)
+            for j in range(ow):
+                s0 = max(j * sw - pl, 0)
+                s1 = min(j * sw - pl + pw, w)
+                scale = 1.0 / ((r1 - r0) * (s1 - s0))
+                g = grad_out[n, i, j]
+                for r in range(r0, r1):
+                    for s in range(s0, s1):
+                        dst = grad_x[n, r, s]
+                        for k in range(c):
+                            dst[k] += g[k] * scale
+
+
+@njit(nogil=True, cache=True)
+def _global_forward(x, is_max, out, argmax):
+    n_, h, w, c = x.shape
+    for n in range(n_):
+        acc = out[n]
+        where = argmax[n]
+        first = x[n, 0, 0]
+        for k in range(c):
+            acc[k] = first[k] if is_max else 0.0
+            where[k] = 0
+        for r in range(h):
+            for s in range(w):
+                src = x[n, r, s]
+                if is_max:
+                    idx = r * w + s
+                    for k in range(c):
+                        v = src[k]
+                        if v > acc[k]:
+                            acc[k] = v
+                            where[k] = idx
+                else:
+                    for k in range(c):
+                        acc[k] += src[k]
+        if not is_max:
+            scale = 1.0 / (h * w)
+            for k in range(c):
+                acc[k] *= scale
+
+
+@njit(nogil=True, cache=True)
+def _global_backward(grad_out, is_max, argmax, accumulate, grad_x):
+    n_, h, w, c = grad_x.shape
+    scale = 1.0 / (h * w)
+    for n in range(n_):
+        g = grad_out[n]
+        where = argmax[n]
+        for r in range(h):
+            for s in range(w):
+                dst = grad_x[n, r, s]
+                if is_max:
+                    idx = r * w + s
+                    for k in range(c):
+                        v = g[k] if where[k] == idx else 0.0
+                        dst[k] = dst[k] + v if accumulate else v
+                else:
+                    for k in range(c):
+                        v = g[k] * scale
+                        dst[k] = dst[k] + v if accumulate else v
+
+
+def _check(name, arr, shape, who, dtype=None) -> None:
+    if tuple(arr.shape) != tuple(shape):
+        raise ValueError(f"{who}: {name} must have shape {tuple(shape)}, received {tuple(arr.shape)}.")
+    if dtype is not None and arr.dtype != dtype:
+        raise ValueError(f"{who}: {name} must have dtype {np.dtype(dtype)}, received {arr.dtype}.")
+
+
+def pool2d_forward_cpu(x, out, pool_size, strides=None, padding="valid", mode="max", argmax=None) -> None:
+    """out = max or average pooling of x on the CPU.
+
+    Args:
+        x: (N, H, W, C) input.
+        out: (N, OH, OW, C) output of x's dtype, written.
+        pool_size: int or pair; strides: int, pair or None (= pool_size); padding: "valid" or "same".
+        mode: "max" or "avg".
+        argmax: for mode "max", an int32 (N, OH, OW, C) buffer that receives each window's flat spatial
+            index of its maximum (row * W + col), needed by the backward; may be None.
+    """
+    who = "pool2d_forward_cpu"
+    ph, pw, sh, sw, oh, ow, pt, pl = pool_geometry(x.shape, pool_size, strides, padding, mode, who)
+    x = np.ascontiguousarray(x)
+    _check("out", out, (x.shape[0], oh, ow, x.shape[3]), who, x.dtype)
+    if mode == "avg":
+        _avg_forward(x, ph, pw, sh, sw, pt, pl, out)
+        return
+    if argmax is None:
+        argmax = np.empty(out.shape, np.int32)
+    _check("argmax", argmax, out.shape, who, np.int32)
+    _max_forward(x, ph, pw, sh, sw, pt, pl, out, argmax)
+
+
+def pool2d_backward_cpu(x, grad_out, grad_x, pool_size, strides=None, padding="valid", mode="max",
+                        argmax=None, accumulate=False) -> None:
+    """grad_x (+)= the gradient of `pool2d_forward_cpu` with respect to x.
+
+    Args:
+        x: the forward input (read only to recompute the argmax when `argmax` is None).
+        grad_out: (N, OH, OW, C) gradient with respect to the output.
+        grad_x: (N, H, W, C) buffer, overwritten or (accumulate=True) added into.
+        pool_size, strides, padding, mode: as for the forward.
+        argmax: the forward's argmax buffer (mode "max"); recomputed from x when None.
+        accumulate: add into grad_x instead of overwriting it.
+    """
+    who = "pool2d_backward_cpu"
+    ph, pw, sh, sw, oh, ow, pt, pl = pool_geometry(x.shape, pool_size, strides, padding, mode, who)
+    oshape = (x.shape[0], oh, ow, x.shape[3])
+    grad_out = np.ascontiguousarray(grad_out)
+    _check("grad_out", grad_out, oshape, who)
+    _check("grad_x", grad_x, x.shape, who)
+    if not accumulate:
+        grad_x[...] = 0.0
+    if mode == "avg":
+        _avg_backward(grad_out, ph, pw, sh, sw, pt, pl, grad_x)
+        return
+    if argmax is None:
+        argmax = np.empty(oshape, np.int32)
+        _max_forward(np.ascontiguousarray(x), ph, pw, sh, sw, pt, pl, np.empty(oshape, x.dtype), argmax)
+    _check("argmax", argmax, oshape, who, np.int32)
+    _max_backward(grad_out, argmax, grad_x)
+
+
+def _global_check(x, mode, who) -> None:
+    if len(x.shape) != 4:
+        raise ValueError(f"{who} expects an NHWC input of rank 4, received shape {tuple(x.shape)}.")
+    if mode not in MODES:
+        raise ValueError(f"{who} expects mode 'avg' or 'max', received mode={mode!r}.")
+
+
+def global_pool2d_forward_cpu(x, out, mode="avg", argmax=None) -> None:
+    """out (N, C) = the mean or max of x (N, H, W, C) over H and W.
+
+    Args:
+        x: (N, H, W, C) input.
+        out: (N, C) output of x's dtype, written.
+        mode: "avg" or "max".
+        argmax: for mode "max", an int32 (N, C) buffer receiving the flat spatial index of the maximum.
+    """
+    who = "global_pool2d_forward_cpu"
+    _global_check(x, mode, who)
+    x = np.ascontiguousarray(x)
+    _check("out", out, (x.shape[0], x.shape[3]), who, x.dtype)
+    if argmax is None:
+        argmax = np.empty(out.shape, np.int32)
+    _check("argmax", argmax, out.shape, who, np.int32)
+    _global_forward(x, mode == "max", out, argmax)
+
+
+def global_pool2d_backward_cpu(x, grad_out, grad_x, mode="avg", argmax=None, accumulate=False) -> None:
+    """grad_x (+)= the gradient of `global_pool2d_forward_cpu`; grad_out is (N, C).
+
+    Args:
+        x: the forward input (read only to recompute the argmax for mode "max" when `argmax` is None).
+        grad_out: (N, C) gradient with respect to the output.
+        grad_x: (N, H, W, C) buffer, overwritten or (accumulate=True) added into.
+        mode: "avg" or "max".
+        argmax: the forward's (N, C) argmax buffer for mode "max".
+        accumulate: add into grad_x instead of overwriting it.
+    """
+    who = "global_pool2d_backward_cpu"
+    _global_check(x, mode, who)
+    grad_out = np.ascontiguousarray(grad_out)
+    _check("grad_out", grad_out, (x.shape[0], x.shape[3]), who)
+    _check("grad_x", grad_x, x.shape, who)
+    if argmax is None:
+        argmax = np.zeros(grad_out.shape, np.int32)
+        if mode == "max":
+            _global_forward(np.ascontiguousarray(x), True, np.empty(grad_out.shape, x.dtype), argmax)
+    _check("argmax", argmax, grad_out.shape, who, np.int32)
+    _global_backward(grad_out, mode == "max", argmax, accumulate, grad_x)
+
+
+def pool2d_forward_cuda(x, out, pool_size, strides=None, padding="valid", mode="max", argmax=None) -> None:
+    """The CUDA variant of `pool2d_forward_cpu` on numba device arrays (argmax required for "max")."""
+    from kernels import _conv_pool_cuda
+
+    geo = pool_geometry(x.shape, pool_size, strides, padding, mode, "pool2d_forward_cuda")
+    _conv_pool_cuda.pool_forward(geo, x, out, mode, argmax)
+
+
+def pool2d_backward_cuda(x, grad_out, grad_x, pool_size, strides=None, padding="valid", mode="max",
+                         argmax=None, accumulate=False) -> None:
+    """The CUDA variant of `pool2d_backward_cpu` (argmax required for "max")."""
+    from kernels import _conv_pool_cuda
+
+    geo = pool_geometry(x.shape, pool_size, strides, padding, mode, "pool2d_backward_cuda")
+    _conv_pool_cuda.pool_backward(geo, grad_out, grad_x, mode, argmax, accumulate)
+
+
+def global_pool2d_forward_cuda(x, out, mode="avg", argmax=None) -> None:
+    """The CUDA variant of `global_pool2d_forward_cpu` (argmax required for "max")."""
+    from kernels import _conv_pool_cuda
+
+    _global_check(x, mode, "global_pool2d_forward_cuda")
+    _conv_pool_cuda.global_forward(x, out, mode, argmax)
+
+
+def global_pool2d_backward_cuda(x, grad_out, grad_x, mode="avg", argmax=None, accumulate=False) -> None:
+    """The CUDA variant of `global_pool2d_backward_cpu` (argmax required for "max")."""
+    from kernels import _conv_pool_cuda
+
+    _global_check(x, mode, "global_pool2d_backward_cuda")
+    _conv_pool_cuda.global_backward(grad_out, grad_x, mode, argmax, accumulate)

@@ -1,0 +1,91 @@
+"""pool2d / global_pool2d CPU kernels against the float64 NumPy reference (forward and backward)."""
+
+import numpy as np
+import pytest
+
+from kernels import pool2d as P
+
+# (input shape, pool_size, strides, padding)
+GEOMETRIES = [
+    ((2, 6, 7, 3), (2, 2), None, "valid"),  # MNIST-style: strides default to pool_size, odd width
+    ((2, 5, 5, 2), (3, 3), (2, 2), "same"),
+    ((1, 7, 6, 2), (2, 3), (1, 2), "same"),  # overlapping windows and asymmetric pads
+    ((2, 4, 4, 3), (3, 3), (1, 1), "valid"),
+    ((1, 5, 4, 1), 2, 1, "same"),
+]
+
+
+def _x(shape, seed=0):
+    return np.random.default_rng(seed).standard_normal(shape).astype(np.float32)
+
+
+@pytest.mark.parametrize("mode", ["max", "avg"])
+@pytest.mark.parametrize("shape, pool_size, strides, padding", GEOMETRIES)
+def test_pool_forward_backward(shape, pool_size, strides, padding, mode):
+    x = _x(shape)
+    ps = P.pool_geometry(shape, pool_size, strides, padding, mode)[:2]
+    st = P.pool_geometry(shape, pool_size, strides, padding, mode)[2:4]
+    want = P.pool2d_reference(x, ps, st, padding, mode)
+    out = np.full(want.shape, np.nan, np.float32)
+    argmax = np.empty(want.shape, np.int32)
+    P.pool2d_forward_cpu(x, out, pool_size, strides, padding, mode, argmax)
+    np.testing.assert_allclose(out, want, rtol=1e-6, atol=1e-6)
+    gy = _x(want.shape, 1)
+    gwant = P.pool2d_backward_reference(x, gy, ps, st, padding, mode)
+    gx = np.full(x.shape, np.nan, np.float32)
+    P.pool2d_backward_cpu(x, gy, gx, pool_size, strides, padding, mode, argmax)
+    np.testing.assert_allclose(gx, gwant, rtol=1e-6, atol=1e-6)
+    acc = np.ones_like(x)
+    P.pool2d_backward_cpu(x, gy, acc, pool_size, strides, padding, mode, None, accumulate=True)
+    np.testing.assert_allclose(acc, 1 + gwant, rtol=1e-6, atol=1e-6)
+
+
+def test_max_ties_go_to_the_first_maximum():
+    x = np.zeros((1, 2, 2, 1), np.float32)
+    out = np.empty((1, 1, 1, 1), np.float32)
+    argmax = np.empty((1, 1, 1, 1), np.int32)
+    P.pool2d_forward_cpu(x, out, 2, None, "valid", "max", argmax)
+    gx = np.empty_like(x)
+    P.pool2d_backward_cpu(x, np.ones((1, 1, 1, 1), np.float32), gx, 2, None, "valid", "max", argmax)
+    assert gx.ravel().tolist() == [1.0, 0.0, 0.0, 0.0]
+
+
+def test_same_average_counts_only_valid_elements():
+    x = np.ones((1, 3, 3, 1), np.float32)
+    out = np.empty((1, 2, 2, 1), np.float32)
+    P.pool2d_forward_cpu(x, out, 2, 2, "same", "avg")
+    np.testing.assert_array_equal(out, np.ones_like(out))  # padding would have pulled these below 1
+
+
+@pytest.mark.parametrize("mode", ["max", "avg"])
+def test_global_pool(mode):
+    x = _x((3, 4, 5, 6))
+    want = P.global_pool2d_reference(x, mode)
+    out = np.empty(want.shape, np.float32)
+    argmax = np.empty(want.shape, np.int32)
+    P.global_pool2d_forward_cpu(x, out, mode, argmax)
+    np.testing.assert_allclose(out, want, rtol=1e-6, atol=1e-6)
+    gy = _x(want.shape, 2)
+    gwant = P.global_pool2d_backward_reference(x, gy, mode)
+    gx = np.full(x.shape, np.nan, np.float32)
+    P.global_pool2d_backward_cpu(x, gy, gx, mode, argmax)
+    np.testing.assert_allclose(gx, gwant, rtol=1e-6, atol=1e-7)
+    acc = np.ones_like(x)
+    P.global_pool2d_backward_cpu(x, gy, acc, mode, None, accumulate=True)
+    np.testing.assert_allclose(acc, 1 + gwant, rtol=1e-6, atol=1e-6)
+
+
+@pytest.mark.parametrize("call, message", [
+    (lambda: P.pool_geometry((1, 4, 4), 2), "rank 4"),
+    (lambda: P.pool_geometry((1, 4, 4, 1), 2, mode="min"), "mode"),
+    (lambda: P.pool_geometry((1, 4, 4, 1), 0), "pool_size"),
+    (lambda: P.pool_geometry((1, 4, 4, 1), 2, padding="full"), "padding"),
+    (lambda: P.pool_geometry((1, 1, 4, 1), 2), "padding='same'"),
+    (lambda: P.pool2d_forward_cpu(np.zeros((1, 4, 4, 1), np.float32), np.empty((1, 3, 3, 1), np.float32), 2),
+     "out must have shape"),
+    (lambda: P.global_pool2d_forward_cpu(np.zeros((1, 4, 4, 1), np.float32), np.empty((1, 1), np.float32),
+                                         "sum"), "mode"),
+])
+def test_errors(call, message):
+    with pytest.raises(ValueError, match=message):
+        call()
