@@ -12,8 +12,12 @@ from numba import njit
 
 
 def cpu_jit(fn):
-    """Compile `fn` with the project's Numba settings (nogil, cached, single-threaded)."""
-    return njit(nogil=True, cache=True)(fn)
+    """Compile `fn` with the project's Numba settings (nogil, cached, single-threaded).
+
+    ``error_model="numpy"``: a float division by zero gives inf/NaN like NumPy and TensorFlow instead of
+    raising, and the loops stay vectorisable (no per-division check).
+    """
+    return njit(nogil=True, cache=True, error_model="numpy")(fn)
 
 
 def flat_out(a: np.ndarray, who: str) -> np.ndarray:

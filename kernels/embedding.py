@@ -9,15 +9,21 @@ from kernels._jit import cpu_jit
 
 @cpu_jit
 def _gather(ids, table, y):
+    # Rows with an out-of-range id are zero-filled; the first such row is returned (-1: none).
     n = ids.size
     v, d = table.shape
+    bad = -1
     for r in range(n):
         k = ids[r]
         if k < 0 or k >= v:
-            return r
-        for j in range(d):
-            y[r, j] = table[k, j]
-    return -1
+            if bad < 0:
+                bad = r
+            for j in range(d):
+                y[r, j] = 0.0
+        else:
+            for j in range(d):
+                y[r, j] = table[k, j]
+    return bad
 
 
 @cpu_jit

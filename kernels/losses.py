@@ -28,153 +28,179 @@ DENSE_LOSSES = {"categorical_crossentropy": (CCE, CCE_LOGITS), "binary_crossentr
                 "mean_squared_error": (MSE, MSE), "mean_absolute_error": (MAE, MAE)}
 
 
+def _dense_row(t, p, loss, r, kind, ls, lo, hi):
+    c = p.shape[1]
+    acc = 0.0
+    if kind == CCE:
+        s = 0.0
+        for j in range(c):
+            s += p[r, j]
+        for j in range(c):
+            tj = t[r, j] * (1.0 - ls) + ls / c
+            acc -= tj * math.log(min(max(p[r, j] / s, lo), hi))
+    elif kind == CCE_LOGITS:
+        m = p[r, 0]
+        for j in range(1, c):
+            m = max(m, p[r, j])
+        se = 0.0
+        for j in range(c):
+            se += math.exp(p[r, j] - m)
+        lse = m + math.log(se)
+        for j in range(c):
+            tj = t[r, j] * (1.0 - ls) + ls / c
+            acc += tj * (lse - p[r, j])
+    else:
+        for j in range(c):
+            tj = t[r, j]
+            pj = p[r, j]
+            if kind == BCE:
+                tj = tj * (1.0 - ls) + 0.5 * ls
+                q = min(max(pj, lo), hi)
+                acc -= tj * math.log(q) + (1.0 - tj) * math.log(1.0 - q)
+            elif kind == BCE_LOGITS:
+                tj = tj * (1.0 - ls) + 0.5 * ls
+                acc += max(pj, 0.0) - pj * tj + math.log1p(math.exp(-abs(pj)))
+            elif kind == MSE:
+                acc += (pj - tj) * (pj - tj)
+            else:
+                acc += abs(pj - tj)
+        acc /= c
+    loss[r] = acc
+
+
+def _dense_grad_row(t, p, g, dp, r, kind, ls, lo, hi, accumulate):
+    c = p.shape[1]
+    gr = g[r]
+    if kind == CCE:
+        s = 0.0
+        for j in range(c):
+            s += p[r, j]
+        # q = p / s; dL/dq_j = -t_j / q_j inside the clip; dL/dp_k = (dL/dq_k - sum_j dL/dq_j q_j) / s
+        dot = 0.0
+        for j in range(c):
+            q = p[r, j] / s
+            if lo <= q <= hi:
+                dot -= t[r, j] * (1.0 - ls) + ls / c
+        for k in range(c):
+            q = p[r, k] / s
+            dq = -(t[r, k] * (1.0 - ls) + ls / c) / q if lo <= q <= hi else 0.0
+            v = gr * (dq - dot) / s
+            dp[r, k] = dp[r, k] + v if accumulate else v
+    elif kind == CCE_LOGITS:
+        m = p[r, 0]
+        for j in range(1, c):
+            m = max(m, p[r, j])
+        se = 0.0
+        st = 0.0
+        for j in range(c):
+            se += math.exp(p[r, j] - m)
+            st += t[r, j] * (1.0 - ls) + ls / c
+        for j in range(c):
+            v = gr * (math.exp(p[r, j] - m) / se * st - (t[r, j] * (1.0 - ls) + ls / c))
+            dp[r, j] = dp[r, j] + v if accumulate else v
+    else:
+        for j in range(c):
+            tj = t[r, j]
+            pj = p[r, j]
+            if kind == BCE:
+                tj = tj * (1.0 - ls) + 0.5 * ls
+                d = (-tj / pj + (1.0 - tj) / (1.0 - pj)) if lo <= pj <= hi else 0.0
+            elif kind == BCE_LOGITS:
+                tj = tj * (1.0 - ls) + 0.5 * ls
+                e = math.exp(-abs(pj))
+                d = (1.0 / (1.0 + e) if pj >= 0 else e / (1.0 + e)) - tj
+            elif kind == MSE:
+                d = 2.0 * (pj - tj)
+            else:
+                d = 1.0 if pj > tj else (-1.0 if pj < tj else 0.0)
+            v = gr * d / c
+            dp[r, j] = dp[r, j] + v if accumulate else v
+
+
+def _sparse_row(labels, p, loss, r, logits, lo, hi):
+    # Returns False (and a NaN loss) when the label is out of range.
+    c = p.shape[1]
+    k = labels[r]
+    if k < 0 or k >= c:
+        loss[r] = math.nan
+        return False
+    if logits:
+        m = p[r, 0]
+        for j in range(1, c):
+            m = max(m, p[r, j])
+        se = 0.0
+        for j in range(c):
+            se += math.exp(p[r, j] - m)
+        loss[r] = m + math.log(se) - p[r, k]
+    else:
+        s = 0.0
+        for j in range(c):
+            s += min(max(p[r, j], lo), hi)
+        loss[r] = math.log(s) - math.log(min(max(p[r, k], lo), hi))
+    return True
+
+
+def _sparse_grad_row(labels, p, g, dp, r, logits, lo, hi, accumulate):
+    c = p.shape[1]
+    k = labels[r]
+    gr = g[r]
+    if logits:
+        m = p[r, 0]
+        for j in range(1, c):
+            m = max(m, p[r, j])
+        se = 0.0
+        for j in range(c):
+            se += math.exp(p[r, j] - m)
+        for j in range(c):
+            v = gr * (math.exp(p[r, j] - m) / se - (1.0 if j == k else 0.0))
+            dp[r, j] = dp[r, j] + v if accumulate else v
+    else:
+        s = 0.0
+        for j in range(c):
+            s += min(max(p[r, j], lo), hi)
+        for j in range(c):
+            pj = p[r, j]
+            inside = lo <= pj <= hi
+            d = 1.0 / s if inside else 0.0
+            if j == k and inside:
+                d -= 1.0 / pj
+            v = gr * d
+            dp[r, j] = dp[r, j] + v if accumulate else v
+
+
+# The row functions are also compiled as CUDA device functions (kernels.gpu.losses).
+ROW_SOURCES = (_dense_row, _dense_grad_row, _sparse_row, _sparse_grad_row)
+_dense_row_jit = cpu_jit(_dense_row)
+_dense_grad_row_jit = cpu_jit(_dense_grad_row)
+_sparse_row_jit = cpu_jit(_sparse_row)
+_sparse_grad_row_jit = cpu_jit(_sparse_grad_row)
+
+
 @cpu_jit
 def _dense_forward(t, p, loss, kind, ls, lo, hi):
-    rows, c = p.shape
-    for r in range(rows):
-        acc = 0.0
-        if kind == CCE:
-            s = 0.0
-            for j in range(c):
-                s += p[r, j]
-            for j in range(c):
-                tj = t[r, j] * (1.0 - ls) + ls / c
-                acc -= tj * math.log(min(max(p[r, j] / s, lo), hi))
-        elif kind == CCE_LOGITS:
-            m = p[r, 0]
-            for j in range(1, c):
-                m = max(m, p[r, j])
-            se = 0.0
-            for j in range(c):
-                se += math.exp(p[r, j] - m)
-            lse = m + math.log(se)
-            for j in range(c):
-                tj = t[r, j] * (1.0 - ls) + ls / c
-                acc += tj * (lse - p[r, j])
-        else:
-            for j in range(c):
-                tj = t[r, j]
-                pj = p[r, j]
-                if kind == BCE:
-                    tj = tj * (1.0 - ls) + 0.5 * ls
-                    q = min(max(pj, lo), hi)
-                    acc -= tj * math.log(q) + (1.0 - tj) * math.log(1.0 - q)
-                elif kind == BCE_LOGITS:
-                    tj = tj * (1.0 - ls) + 0.5 * ls
-                    acc += max(pj, 0.0) - pj * tj + math.log1p(math.exp(-abs(pj)))
-                elif kind == MSE:
-                    acc += (pj - tj) * (pj - tj)
-                else:
-                    acc += abs(pj - tj)
-            acc /= c
-        loss[r] = acc
+    for r in range(p.shape[0]):
+        _dense_row_jit(t, p, loss, r, kind, ls, lo, hi)
 
 
 @cpu_jit
 def _dense_backward(t, p, g, dp, kind, ls, lo, hi, accumulate):
-    rows, c = p.shape
-    for r in range(rows):
-        gr = g[r]
-        if kind == CCE:
-            s = 0.0
-            for j in range(c):
-                s += p[r, j]
-            # q = p / s; dL/dq_j = -t_j / q_j inside the clip; dL/dp_k = (dL/dq_k - sum_j dL/dq_j q_j) / s
-            dot = 0.0
-            for j in range(c):
-                q = p[r, j] / s
-                if lo <= q <= hi:
-                    dot -= t[r, j] * (1.0 - ls) + ls / c
-            for k in range(c):
-                q = p[r, k] / s
-                dq = -(t[r, k] * (1.0 - ls) + ls / c) / q if lo <= q <= hi else 0.0
-                v = gr * (dq - dot) / s
-                dp[r, k] = dp[r, k] + v if accumulate else v
-        elif kind == CCE_LOGITS:
-            m = p[r, 0]
-            for j in range(1, c):
-                m = max(m, p[r, j])
-            se = 0.0
-            st = 0.0
-            for j in range(c):
-                se += math.exp(p[r, j] - m)
-                st += t[r, j] * (1.0 - ls) + ls / c
-            for j in range(c):
-                v = gr * (math.exp(p[r, j] - m) / se * st - (t[r, j] * (1.0 - ls) + ls / c))
-                dp[r, j] = dp[r, j] + v if accumulate else v
-        else:
-            for j in range(c):
-                tj = t[r, j]
-                pj = p[r, j]
-                if kind == BCE:
-                    tj = tj * (1.0 - ls) + 0.5 * ls
-                    d = (-tj / pj + (1.0 - tj) / (1.0 - pj)) if lo <= pj <= hi else 0.0
-                elif kind == BCE_LOGITS:
-                    tj = tj * (1.0 - ls) + 0.5 * ls
-                    e = math.exp(-abs(pj))
-                    d = (1.0 / (1.0 + e) if pj >= 0 else e / (1.0 + e)) - tj
-                elif kind == MSE:
-                    d = 2.0 * (pj - tj)
-                else:
-                    d = 1.0 if pj > tj else (-1.0 if pj < tj else 0.0)
-                v = gr * d / c
-                dp[r, j] = dp[r, j] + v if accumulate else v
+    for r in range(p.shape[0]):
+        _dense_grad_row_jit(t, p, g, dp, r, kind, ls, lo, hi, accumulate)
 
 
 @cpu_jit
 def _sparse_forward(labels, p, loss, logits, lo, hi):
-    rows, c = p.shape
     bad = -1
-    for r in range(rows):
-        k = labels[r]
-        if k < 0 or k >= c:
+    for r in range(p.shape[0]):
+        if not _sparse_row_jit(labels, p, loss, r, logits, lo, hi) and bad < 0:
             bad = r
-            loss[r] = np.nan
-            continue
-        if logits:
-            m = p[r, 0]
-            for j in range(1, c):
-                m = max(m, p[r, j])
-            se = 0.0
-            for j in range(c):
-                se += math.exp(p[r, j] - m)
-            loss[r] = m + math.log(se) - p[r, k]
-        else:
-            s = 0.0
-            for j in range(c):
-                s += min(max(p[r, j], lo), hi)
-            loss[r] = math.log(s) - math.log(min(max(p[r, k], lo), hi))
     return bad
 
 
 @cpu_jit
 def _sparse_backward(labels, p, g, dp, logits, lo, hi, accumulate):
-    rows, c = p.shape
-    for r in range(rows):
-        k = labels[r]
-        gr = g[r]
-        if logits:
-            m = p[r, 0]
-            for j in range(1, c):
-                m = max(m, p[r, j])
-            se = 0.0
-            for j in range(c):
-                se += math.exp(p[r, j] - m)
-            for j in range(c):
-                v = gr * (math.exp(p[r, j] - m) / se - (1.0 if j == k else 0.0))
-                dp[r, j] = dp[r, j] + v if accumulate else v
-        else:
-            s = 0.0
-            for j in range(c):
-                s += min(max(p[r, j], lo), hi)
-            for j in range(c):
-                pj = p[r, j]
-                inside = lo <= pj <= hi
-                d = 1.0 / s if inside else 0.0
-                if j == k and inside:
-                    d -= 1.0 / pj
-                v = gr * d
-                dp[r, j] = dp[r, j] + v if accumulate else v
+    for r in range(p.shape[0]):
+        _sparse_grad_row_jit(labels, p, g, dp, r, logits, lo, hi, accumulate)
 
 
 def clip_bounds(dtype, epsilon: float) -> tuple[float, float]:

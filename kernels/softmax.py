@@ -31,43 +31,58 @@ def _out3(a: np.ndarray, axis: int, who: str) -> np.ndarray:
     return a.reshape(axis_view(a.shape, axis))
 
 
+def _softmax_row(x, y, o, k, log):
+    # One softmax vector x[o, :, k] of a (outer, n, inner) view.
+    n = x.shape[1]
+    m = x[o, 0, k]
+    for j in range(1, n):
+        m = max(m, x[o, j, k])
+    s = 0.0
+    for j in range(n):
+        s += math.exp(x[o, j, k] - m)
+    if log:
+        lse = m + math.log(s)
+        for j in range(n):
+            y[o, j, k] = x[o, j, k] - lse
+    else:
+        for j in range(n):
+            y[o, j, k] = math.exp(x[o, j, k] - m) / s
+
+
+def _softmax_grad_row(y, dy, dx, o, k, log, accumulate):
+    n = y.shape[1]
+    s = 0.0
+    for j in range(n):
+        s += dy[o, j, k] if log else dy[o, j, k] * y[o, j, k]
+    for j in range(n):
+        if log:
+            g = dy[o, j, k] - math.exp(y[o, j, k]) * s
+        else:
+            g = y[o, j, k] * (dy[o, j, k] - s)
+        if accumulate:
+            dx[o, j, k] += g
+        else:
+            dx[o, j, k] = g
+
+
+# The row functions are also compiled as CUDA device functions (kernels.gpu.softmax).
+ROW_SOURCES = (_softmax_row, _softmax_grad_row)
+_row = cpu_jit(_softmax_row)
+_grad_row = cpu_jit(_softmax_grad_row)
+
+
 @cpu_jit
 def _forward(x, y, log):
-    outer, n, inner = x.shape
-    for o in range(outer):
-        for k in range(inner):
-            m = x[o, 0, k]
-            for j in range(1, n):
-                m = max(m, x[o, j, k])
-            s = 0.0
-            for j in range(n):
-                s += math.exp(x[o, j, k] - m)
-            if log:
-                lse = m + math.log(s)
-                for j in range(n):
-                    y[o, j, k] = x[o, j, k] - lse
-            else:
-                for j in range(n):
-                    y[o, j, k] = math.exp(x[o, j, k] - m) / s
+    for o in range(x.shape[0]):
+        for k in range(x.shape[2]):
+            _row(x, y, o, k, log)
 
 
 @cpu_jit
 def _backward(y, dy, dx, log, accumulate):
-    outer, n, inner = y.shape
-    for o in range(outer):
-        for k in range(inner):
-            s = 0.0
-            for j in range(n):
-                s += dy[o, j, k] if log else dy[o, j, k] * y[o, j, k]
-            for j in range(n):
-                if log:
-                    g = dy[o, j, k] - math.exp(y[o, j, k]) * s
-                else:
-                    g = y[o, j, k] * (dy[o, j, k] - s)
-                if accumulate:
-                    dx[o, j, k] += g
-                else:
-                    dx[o, j, k] = g
+    for o in range(y.shape[0]):
+        for k in range(y.shape[2]):
+            _grad_row(y, dy, dx, o, k, log, accumulate)
 
 
 def softmax_forward_cpu(x: np.ndarray, y: np.ndarray, axis: int = -1) -> None:

@@ -1,0 +1,84 @@
+"""CUDA variants of the kernels (numba.cuda), imported only when a ``*_cuda`` kernel is first used.
+
+Each module here mirrors a CPU module of `kernels` and exposes the same ``<name>_forward_cuda`` /
+``<name>_backward_cuda`` functions, taking numba device arrays (simulator arrays under
+``NUMBA_ENABLE_CUDASIM=1``). Kernels are 10-30 lines: ``i = cuda.grid(1)``, a bounds check, one store.
+All launch arithmetic lives here (`launch`, `grid_1d`), so a kernel body never computes its own grid.
+Scalar formulas shared with the CPU (activations, dropout hashing) are the same Python sources compiled as
+device functions. Kernels that need a dtype-specific shared-memory tile are built per dtype by a cached
+factory (`per_dtype`).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+
+import numpy as np
+from numba import cuda
+
+
+def _simulated() -> bool:
+    from numba import config
+
+    return bool(getattr(config, "ENABLE_CUDASIM", 0))
+
+
+# Under the simulator every CUDA thread is a Python thread: keep blocks small there.
+THREADS = 32 if _simulated() else 256
+
+
+def grid_1d(n: int, threads: int = THREADS) -> tuple[int, int]:
+    """(blocks, threads) covering `n` work items with one thread each."""
+    return max(1, math.ceil(n / threads)), threads
+
+
+def launch(kernel, n: int, *args) -> None:
+    """Run `kernel` on a 1-D grid of at least `n` threads (a no-op when n is 0)."""
+    if n > 0:
+        blocks, threads = grid_1d(n)
+        kernel[blocks, threads](*args)
+
+
+def launch_tiled(kernel, rows: int, cols: int, tile: int, *args) -> None:
+    """Run `kernel` on a 2-D grid of (tile, tile) blocks covering a (rows, cols) output."""
+    if rows > 0 and cols > 0:
+        kernel[(math.ceil(cols / tile), math.ceil(rows / tile)), (tile, tile)](*args)
+
+
+def flat(a):
+    """A 1-D view of a contiguous device array."""
+    return a.reshape(a.size) if a.ndim != 1 else a
+
+
+def empty(shape, dtype):
+    """An uninitialised device array."""
+    return cuda.device_array(tuple(int(s) for s in shape), dtype=np.dtype(dtype))
+
+
+def zeros(shape, dtype):
+    """A zero-filled device array."""
+    return cuda.to_device(np.zeros(tuple(int(s) for s in shape), dtype=np.dtype(dtype)))
+
+
+def to_device(a):
+    """Copy a host array (or scalar) to the device."""
+    return cuda.to_device(np.ascontiguousarray(a))
+
+
+def element_strides(a) -> tuple[int, ...]:
+    """A device array's strides in elements."""
+    return tuple(int(s) // a.dtype.itemsize for s in a.strides)
+
+
+_FACTORIES: dict[tuple[str, str], object] = {}
+
+
+def per_dtype(name: str, dtype, build: Callable) -> object:
+    """The kernel `build(numba_dtype)` for this dtype, built once."""
+    key = (name, np.dtype(dtype).str)
+    if key not in _FACTORIES:
+        from numba import from_dtype
+
+        _FACTORIES[key] = build(from_dtype(np.dtype(dtype)))
+    return _FACTORIES[key]

@@ -1,0 +1,72 @@
+"""CUDA twins of `kernels.dropout`: the same counter-based keep bits (`_keep` is shared with the CPU)."""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import cuda
+
+from kernels.dropout import _keep, keep_threshold
+from kernels.gpu import launch
+
+keep = cuda.jit(device=True)(_keep)
+
+
+@cuda.jit
+def _make_mask(mask, key, offset, threshold):
+    i = cuda.grid(1)
+    if i < mask.size:
+        m = mask.shape[1]
+        r = i // m
+        mask[r, i % m] = 1 if keep(key, offset + r, i % m, threshold) else 0
+
+
+@cuda.jit
+def _apply(x, mask, y, shape, nstrides, scale, accumulate):
+    # y[r, e] (+)= x[r, e] * mask[r, ne] * scale, ne = e's index in the per-sample noise shape
+    # (shape: x's per-sample dims; nstrides: the noise's element strides, 0 on broadcast dims).
+    i = cuda.grid(1)
+    if i < x.size:
+        m = x.shape[1]
+        r = i // m
+        e = i % m
+        ne = 0
+        rem = e
+        for d in range(len(shape) - 1, -1, -1):
+            ne += (rem % shape[d]) * nstrides[d]
+            rem //= shape[d]
+        v = x[r, e] * scale if mask[r, ne] else 0.0
+        y[r, e] = y[r, e] + v if accumulate else v
+
+
+def _noise_strides(x_shape, mask_shape) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    per_x, per_m = tuple(x_shape[1:]) or (1,), tuple(mask_shape[1:]) or (1,)
+    strides, acc = [], 1
+    for xs, ms in zip(reversed(per_x), reversed(per_m), strict=True):
+        strides.append(0 if ms == 1 and xs != 1 else acc)
+        acc *= ms
+    return per_x, tuple(reversed(strides))
+
+
+def dropout_mask_cuda(mask, rate: float, key: int, batch_offset: int) -> None:
+    """Fill the uint8 device `mask` with keep bits for global samples from `batch_offset`."""
+    rows = mask.shape[0]
+    launch(_make_mask, mask.size, mask.reshape(rows, mask.size // rows), np.uint64(key), int(batch_offset),
+           keep_threshold(rate))
+
+
+def dropout_forward_cuda(x, y, mask, rate: float, key: int, batch_offset: int) -> None:
+    """Make this shard's mask and write ``y = x * mask / (1 - rate)`` on device arrays."""
+    dropout_mask_cuda(mask, rate, key, batch_offset)
+    _run_apply(x, mask, y, 1.0 / (1.0 - rate), False)
+
+
+def dropout_backward_cuda(dy, mask, dx, rate: float, accumulate: bool = False) -> None:
+    """``dx (+)= dy * mask / (1 - rate)`` on device arrays."""
+    _run_apply(dy, mask, dx, 1.0 / (1.0 - rate), accumulate)
+
+
+def _run_apply(x, mask, y, scale, accumulate):
+    rows = x.shape[0]
+    shape, nstrides = _noise_strides(x.shape, mask.shape)
+    launch(_apply, x.size, x.reshape(rows, x.size // rows), mask.reshape(rows, mask.size // rows),
+           y.reshape(rows, y.size // rows), shape, nstrides, scale, accumulate)

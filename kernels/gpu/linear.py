@@ -1,0 +1,125 @@
+"""CUDA twins of `kernels.linear`: a shared-memory tiled GEMM, the fused bias+activation pass, and the
+activation-gradient / bias-gradient passes of backward."""
+
+from __future__ import annotations
+
+from numba import cuda
+
+from kernels.activations import LINEAR, Activation
+from kernels.gpu import empty, launch, launch_tiled, per_dtype
+from kernels.gpu.activations import act_grad, act_value
+
+TILE = 16
+NO_ACTIVATION = Activation(LINEAR)
+
+
+def _build_gemm(dt):
+    @cuda.jit
+    def gemm(a, b, c, ta, tb, accumulate):
+        # c[M, N] (+)= op(a) @ op(b), op transposing when ta / tb; one output element per thread.
+        sa = cuda.shared.array((TILE, TILE), dt)
+        sb = cuda.shared.array((TILE, TILE), dt)
+        tx, ty = cuda.threadIdx.x, cuda.threadIdx.y
+        row = cuda.blockIdx.y * TILE + ty
+        col = cuda.blockIdx.x * TILE + tx
+        m, n = c.shape
+        k_dim = a.shape[0] if ta else a.shape[1]
+        acc = 0.0
+        for t0 in range(0, k_dim, TILE):
+            k = t0 + tx
+            sa[ty, tx] = (a[k, row] if ta else a[row, k]) if row < m and k < k_dim else 0.0
+            k = t0 + ty
+            sb[ty, tx] = (b[col, k] if tb else b[k, col]) if col < n and k < k_dim else 0.0
+            cuda.syncthreads()  # wait until both tiles are loaded
+            for kk in range(TILE):
+                acc += sa[ty, kk] * sb[kk, tx]
+            cuda.syncthreads()  # wait until every thread is done with the tiles before reloading them
+        if row < m and col < n:
+            c[row, col] = c[row, col] + acc if accumulate else acc
+    return gemm
+
+
+def gemm_cuda(a, b, c, trans_a: bool = False, trans_b: bool = False, accumulate: bool = False) -> None:
+    """``c (+)= op(a) @ op(b)`` for 2-D device arrays (op = transpose where asked)."""
+    kernel = per_dtype("gemm", c.dtype, _build_gemm)
+    launch_tiled(kernel, c.shape[0], c.shape[1], TILE, a, b, c, trans_a, trans_b, accumulate)
+
+
+@cuda.jit
+def _bias_act(src, b, dst, has_bias, keep_src, code, p0, p1, p2):
+    i = cuda.grid(1)
+    if i < src.size:
+        cols = b.size
+        r = i // cols
+        j = i - r * cols
+        v = src[r, j] + b[j] if has_bias else src[r, j]
+        if keep_src:
+            src[r, j] = v
+        dst[r, j] = act_value(code, v, p0, p1, p2)
+
+
+@cuda.jit
+def _act_grad(dy, x, y, dz, code, p0, p1, p2):
+    i = cuda.grid(1)
+    if i < dy.size:
+        cols = dy.shape[1]
+        r = i // cols
+        j = i - r * cols
+        dz[r, j] = dy[r, j] * act_grad(code, x[r, j], y[r, j], p0, p1, p2)
+
+
+@cuda.jit
+def _column_sums(g, out, accumulate):
+    j = cuda.grid(1)
+    if j < g.shape[1]:
+        s = 0.0
+        for r in range(g.shape[0]):
+            s += g[r, j]
+        out[j] = out[j] + s if accumulate else s
+
+
+def _rows(a, cols):
+    return a.reshape(a.size // cols, cols)
+
+
+def linear_forward_cuda(x, w, b, y, act: Activation = NO_ACTIVATION, z=None) -> None:
+    """``y = act(x @ w + b)`` over the last axis, on device arrays (see `linear_forward_cpu`)."""
+    n_in, n_out = w.shape
+    y2 = _rows(y, n_out)
+    src = y2 if z is None else _rows(z, n_out)
+    gemm_cuda(_rows(x, n_in), w, src)
+    bias = b if b is not None else w[0]
+    launch(_bias_act, y2.size, src, bias, y2, b is not None, z is not None, act.code, act.p0, act.p1, act.p2)
+
+
+def linear_backward_cuda(x, w, y, dy, dx, dw, db, act: Activation = NO_ACTIVATION, z=None,
+                         accumulate: tuple[bool, bool, bool] = (False, False, False)) -> None:
+    """Gradients of `linear_forward_cuda` (None buffers skipped; see `linear_backward_cpu`)."""
+    n_in, n_out = w.shape
+    dy2 = _rows(dy, n_out)
+    if act.code == LINEAR:
+        dz = dy2
+    else:
+        dz = empty(dy2.shape, dy2.dtype)
+        y2 = _rows(y, n_out)
+        pre = y2 if z is None else _rows(z, n_out)
+        launch(_act_grad, dz.size, dy2, pre, y2, dz, act.code, act.p0, act.p1, act.p2)
+    if db is not None:
+        launch(_column_sums, n_out, dz, db, accumulate[2])
+    if dw is not None:
+        gemm_cuda(_rows(x, n_in), dz, dw, trans_a=True, accumulate=accumulate[1])
+    if dx is not None:
+        gemm_cuda(dz, w, _rows(dx, n_in), trans_b=True, accumulate=accumulate[0])
+
+
+def matmul_forward_cuda(a, b, y) -> None:
+    """``y = a @ b`` for 2-D device arrays."""
+    gemm_cuda(a, b, y)
+
+
+def matmul_backward_cuda(a, b, dy, da, db, accumulate: tuple[bool, bool] = (False, False)) -> None:
+    """Gradients of ``y = a @ b`` for 2-D device arrays."""
+    if da is not None:
+        gemm_cuda(dy, b, da, trans_b=True, accumulate=accumulate[0])
+    if db is not None:
+        gemm_cuda(a, dy, db, trans_a=True, accumulate=accumulate[1])

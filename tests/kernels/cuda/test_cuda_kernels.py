@@ -1,0 +1,212 @@
+"""Every CUDA kernel against its CPU twin (itself tested against the float64 references), tiny shapes."""
+
+import numpy as np
+import pytest
+from cuda_harness import run_pair  # noqa: I001 - test-local helper module
+
+from kernels import (
+    activations,
+    batchnorm,
+    dropout,
+    elementwise,
+    embedding,
+    layernorm,
+    linear,
+    losses,
+    reduce,
+    shape,
+    softmax,
+)
+
+rng = np.random.default_rng(7)
+
+
+def rand(*shape, dtype=np.float64):
+    return rng.standard_normal(shape).astype(dtype)
+
+
+def seeded(fn):
+    """Make `fn` return the same arrays on each call (run_pair builds the args twice)."""
+    state = rng.bit_generator.state
+
+    def make():
+        rng.bit_generator.state = state
+        return fn()
+    return make
+
+
+@pytest.mark.parametrize("name", ["relu", "gelu", "sigmoid", "tanh", "elu", "swish", "softplus"])
+def test_activations(name):
+    act = activations.resolve_activation(name)
+    run_pair(activations.activation_forward_cpu, activations.activation_forward_cuda,
+             seeded(lambda: [rand(3, 5), np.zeros((3, 5)), act]))
+    run_pair(activations.activation_backward_cpu, activations.activation_backward_cuda,
+             seeded(lambda: [rand(3, 5), rand(3, 5), rand(3, 5), np.zeros((3, 5)), act, True]))
+
+
+@pytest.mark.parametrize("act_name", ["linear", "relu", "gelu"])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_linear(act_name, dtype):
+    act = activations.resolve_activation(act_name)
+    z = None if activations.grad_from_output(act) else np.zeros((5, 3), dtype)
+
+    def fwd():
+        return [rand(5, 18, dtype=dtype), rand(18, 3, dtype=dtype), rand(3, dtype=dtype),
+                np.zeros((5, 3), dtype), act, None if z is None else z.copy()]
+    host = run_pair(linear.linear_forward_cpu, linear.linear_forward_cuda, seeded(fwd), rtol=1e-4, atol=1e-5)
+    x, w, _, y, _, zz = host
+
+    def bwd():
+        return [x, w, y, rand(5, 3, dtype=dtype), np.ones((5, 18), dtype), np.ones((18, 3), dtype),
+                np.ones(3, dtype), act, zz, (True, False, True)]
+    run_pair(linear.linear_backward_cpu, linear.linear_backward_cuda, seeded(bwd), rtol=1e-4, atol=1e-5)
+
+
+def test_gemm_transposes():
+    from numba import cuda
+
+    from kernels.gpu.linear import gemm_cuda
+
+    a, b = rand(20, 17), rand(20, 33)
+    c = cuda.to_device(np.zeros((17, 33)))
+    gemm_cuda(cuda.to_device(a), cuda.to_device(b), c, trans_a=True)
+    np.testing.assert_allclose(c.copy_to_host(), a.T @ b, rtol=1e-10)
+
+
+@pytest.mark.parametrize("log", [False, True])
+def test_softmax(log):
+    fwd = softmax.log_softmax_forward_cpu if log else softmax.softmax_forward_cpu
+    fwd_c = softmax.log_softmax_forward_cuda if log else softmax.softmax_forward_cuda
+    bwd = softmax.log_softmax_backward_cpu if log else softmax.softmax_backward_cpu
+    bwd_c = softmax.log_softmax_backward_cuda if log else softmax.softmax_backward_cuda
+    host = run_pair(fwd, fwd_c, seeded(lambda: [rand(2, 4, 3), np.zeros((2, 4, 3)), 1]))
+    run_pair(bwd, bwd_c, seeded(lambda: [host[1], rand(2, 4, 3), np.zeros((2, 4, 3)), 1]))
+
+
+@pytest.mark.parametrize("kind", [losses.CCE, losses.CCE_LOGITS, losses.BCE, losses.BCE_LOGITS, losses.MSE,
+                                  losses.MAE])
+def test_dense_losses(kind):
+    def targets():
+        return np.abs(rand(4, 3)) if kind in (losses.CCE, losses.BCE) else rand(4, 3)
+
+    p = np.clip(np.abs(rand(4, 3)), 0.05, 0.95) if kind in (losses.CCE, losses.BCE) else rand(4, 3)
+    t = targets()
+    run_pair(losses.loss_forward_cpu, losses.loss_forward_cuda, lambda: [kind, t, p, np.zeros(4), 0.1])
+    run_pair(losses.loss_backward_cpu, losses.loss_backward_cuda,
+             lambda: [kind, t, p, np.ones(4), np.zeros((4, 3)), 0.1])
+
+
+@pytest.mark.parametrize("logits", [False, True])
+def test_sparse_losses(logits):
+    labels = np.array([0, 2, 1, 2])
+    p = rand(4, 3) if logits else np.abs(rand(4, 3)) + 0.1
+    run_pair(losses.sparse_loss_forward_cpu, losses.sparse_loss_forward_cuda,
+             lambda: [labels, p, np.zeros(4), logits])
+    run_pair(losses.sparse_loss_backward_cpu, losses.sparse_loss_backward_cuda,
+             lambda: [labels, p, np.ones(4), np.zeros((4, 3)), logits])
+
+
+def test_batchnorm_stages():
+    x, dy = rand(3, 2, 2, 4), rand(3, 2, 2, 4)
+    gamma, beta = rand(4), rand(4)
+    sums = run_pair(batchnorm.batchnorm_stats_cpu, batchnorm.batchnorm_stats_cuda,
+                    lambda: [x, np.zeros((2, 4))])[1]
+    mean, var = batchnorm.batchnorm_moments(sums, 12)
+    run_pair(batchnorm.batchnorm_forward_cpu, batchnorm.batchnorm_forward_cuda,
+             lambda: [x, mean, var, gamma, beta, 1e-3, np.zeros_like(x)])
+    dg = run_pair(batchnorm.batchnorm_backward_weights_cpu, batchnorm.batchnorm_backward_weights_cuda,
+                  lambda: [x, dy, mean, var, 1e-3, np.zeros(4), np.zeros(4)])
+    run_pair(batchnorm.batchnorm_backward_inputs_cpu, batchnorm.batchnorm_backward_inputs_cuda,
+             lambda: [x, dy, mean, var, gamma, 1e-3, dg[5], dg[6], 12.0, True, np.zeros_like(x)])
+
+
+def test_layernorm():
+    x, dy, g, b = rand(3, 5), rand(3, 5), rand(5), rand(5)
+    run_pair(layernorm.layernorm_forward_cpu, layernorm.layernorm_forward_cuda,
+             lambda: [x, g, b, np.zeros((3, 5))])
+    run_pair(layernorm.layernorm_backward_cpu, layernorm.layernorm_backward_cuda,
+             lambda: [x, g, dy, np.zeros((3, 5)), np.zeros(5), np.zeros(5)])
+
+
+def test_embedding():
+    ids, table = np.array([[1, 3], [3, 0]]), rand(4, 3)
+    run_pair(embedding.embedding_forward_cpu, embedding.embedding_forward_cuda,
+             lambda: [ids, table, np.zeros((2, 2, 3))])
+    run_pair(embedding.embedding_backward_cpu, embedding.embedding_backward_cuda,
+             seeded(lambda: [ids, rand(2, 2, 3), np.full((4, 3), 7.0)]))
+
+
+def test_embedding_bad_id():
+    run_pair(embedding.embedding_forward_cpu, embedding.embedding_forward_cuda,
+             lambda: [np.array([0, 9, 1]), np.ones((4, 2)), np.full((3, 2), 5.0)])
+
+
+@pytest.mark.parametrize("mask_shape", [(3, 2, 4), (3, 1, 4)])
+def test_dropout(mask_shape):
+    key = dropout.dropout_key(3, 1, 2)
+    x = rand(3, 2, 4)
+    host = run_pair(dropout.dropout_forward_cpu, dropout.dropout_forward_cuda,
+                    lambda: [x, np.zeros((3, 2, 4)), np.full(mask_shape, 9, np.uint8), 0.5, key, 5])
+    run_pair(dropout.dropout_backward_cpu, dropout.dropout_backward_cuda,
+             lambda: [x, host[2], np.zeros((3, 2, 4)), 0.5])
+
+
+@pytest.mark.parametrize("name", list(elementwise.BINARY))
+def test_binary(name):
+    code = elementwise.BINARY[name]
+    a, b = np.abs(rand(2, 1, 3)) + 0.5, np.abs(rand(4, 1)) + 0.5
+    run_pair(elementwise.binary_forward_cpu, elementwise.binary_forward_cuda,
+             lambda: [code, a, b, np.zeros((2, 4, 3))])
+    y = getattr(np, name)(a, b)
+    run_pair(elementwise.binary_backward_cpu, elementwise.binary_backward_cuda,
+             seeded(lambda: [code, a, b, y, rand(2, 4, 3), np.zeros((2, 1, 3)), np.zeros((4, 1))]))
+
+
+@pytest.mark.parametrize("name", ["negative", "square", "sqrt", "exp", "log", "abs", "clip", "rsqrt", "round"])
+def test_unary(name):
+    code = elementwise.UNARY[name]
+    x = np.abs(rand(2, 3)) + 0.2 if name in ("sqrt", "log", "rsqrt") else rand(2, 3) * 2
+    x[0, 0] = 2.5
+    host = run_pair(elementwise.unary_forward_cpu, elementwise.unary_forward_cuda,
+                    lambda: [code, x, np.zeros((2, 3)), -0.5, 0.5])
+    if code not in elementwise.ZERO_GRAD_UNARY:
+        run_pair(elementwise.unary_backward_cpu, elementwise.unary_backward_cuda,
+                 seeded(lambda: [code, x, host[2], rand(2, 3), np.zeros((2, 3)), -0.5, 0.5]))
+
+
+def test_compare_cast_where():
+    a, b = rand(2, 3), rand(3)
+    run_pair(elementwise.compare_forward_cpu, elementwise.compare_forward_cuda,
+             lambda: ["greater", a, b, np.zeros((2, 3), bool)])
+    run_pair(elementwise.cast_forward_cpu, elementwise.cast_forward_cuda, lambda: [a, np.zeros((2, 3), np.float32)])
+    cond = a > 0
+    run_pair(elementwise.where_forward_cpu, elementwise.where_forward_cuda,
+             lambda: [cond, a, b, np.zeros((2, 3))])
+    run_pair(elementwise.where_backward_cpu, elementwise.where_backward_cuda,
+             lambda: [cond, a, np.zeros((2, 3)), np.zeros(3)])
+
+
+@pytest.mark.parametrize("name", list(reduce.REDUCE))
+@pytest.mark.parametrize("axes", [(1,), (0, 2)])
+def test_reduce(name, axes):
+    code = reduce.REDUCE[name]
+    x = rand(2, 3, 4)
+    x[0, 0, 0] = x[0, 0, 1] = 9.0 if name == "max" else -9.0  # a tie
+    ks = reduce.kept_shape(x.shape, axes)
+    host = run_pair(reduce.reduce_forward_cpu, reduce.reduce_forward_cuda, lambda: [code, x, axes, np.zeros(ks)])
+    run_pair(reduce.reduce_backward_cpu, reduce.reduce_backward_cuda,
+             seeded(lambda: [code, x, host[3], axes, rand(*ks), np.zeros_like(x)]))
+
+
+def test_data_movement():
+    x = rand(2, 3, 4)
+    run_pair(shape.copy_forward_cpu, shape.copy_forward_cuda, lambda: [x, np.zeros((6, 4))])
+    run_pair(shape.transpose_forward_cpu, shape.transpose_forward_cuda, lambda: [x, (2, 0, 1), np.zeros((4, 2, 3))])
+    run_pair(shape.transpose_backward_cpu, shape.transpose_backward_cuda,
+             lambda: [x.transpose(2, 0, 1).copy(), (2, 0, 1), np.zeros((2, 3, 4))])
+    a, b = rand(2, 2, 4), rand(2, 1, 4)
+    run_pair(lambda xs0, xs1, y: shape.concat_forward_cpu([xs0, xs1], 1, y),
+             lambda xs0, xs1, y: shape.concat_forward_cuda([xs0, xs1], 1, y), lambda: [a, b, np.zeros((2, 3, 4))])
+    dy = rand(2, 3, 4)
+    run_pair(lambda d, g1: shape.concat_backward_cpu(d, 1, [2, 1], [None, g1]),
+             lambda d, g1: shape.concat_backward_cuda(d, 1, [2, 1], [None, g1]), lambda: [dy, np.zeros((2, 1, 4))])
