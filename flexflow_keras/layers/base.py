@@ -237,10 +237,22 @@ class Layer:
         for i, (var, value) in enumerate(zip(own, weights, strict=False)):
             arr = np.asarray(value)
             if arr.shape != var.shape:
-                raise ValueError(f"set_weights() on {kind} '{self.name}': weight {i} is '{var.path}' with "
+                owner = self._owner_of(var)
+                where = f" (of layer '{owner.name}')" if owner is not None and owner is not self else ""
+                raise ValueError(f"set_weights() on {kind} '{self.name}': weight {i} is '{var.path}'{where} with "
                                  f"shape {var.shape}, received an array of shape {arr.shape}.")
         for var, value in zip(own, weights, strict=False):
             var.assign(np.asarray(value))
+
+    def _owner_of(self, var: Variable) -> Layer | None:
+        """The layer (this one or a sublayer, recursively) that created `var`."""
+        if any(v is var for v in self._trainable_variables + self._non_trainable_variables):
+            return self
+        for layer in self._sublayers():
+            owner = layer._owner_of(var)
+            if owner is not None:
+                return owner
+        return None
 
     def count_params(self) -> int:
         """Number of scalars in `weights` (the layer must be built)."""
@@ -355,7 +367,7 @@ class Layer:
             seen.add(n.uid)
             if getattr(n, "layer", None) is None:
                 n.layer = self
-            stack.extend(t.node for t in n.inputs if t.node is not None)
+            stack.extend(t.node for t in n.inputs if getattr(t, "node", None) is not None)
         node_mod.Node(self, (inputs,) + tuple(rest), kwargs, outputs)
         return outputs
 

@@ -213,6 +213,11 @@ class Functional(Model):
         return self._graph
 
     # --- calling ------------------------------------------------------------------------------------------
+    def __call__(self, *args, **kwargs):
+        if args and isinstance(args[0], dict):  # order a dict of inputs by input name before the checks
+            args = (self._standardize_inputs(args[0], self._inputs),) + args[1:]
+        return super().__call__(*args, **kwargs)
+
     def call(self, inputs, training=None, mask=None):
         flat = self._standardize_inputs(inputs, self._inputs)
         if any(isinstance(x, KerasTensor) for x in flat):
@@ -227,6 +232,11 @@ class Functional(Model):
 
     def get_config(self) -> dict:
         return {"name": self.name, "trainable": self.trainable}
+
+    @classmethod
+    def from_config(cls, config, custom_objects=None):
+        raise NotImplementedError("Rebuilding a functional model from its config is not supported; build it in "
+                                  "code again and copy the weights with set_weights() or load_weights().")
 
 
 def check_specs(model, input_specs, inputs) -> None:

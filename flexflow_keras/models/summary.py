@@ -52,7 +52,7 @@ def _wrap(text: str, width: int) -> list[str]:
         return [""]
     lines: list[str] = []
     for para in text.split("\n"):
-        words = re.findall(r"\S+\s*", para) or [""]
+        words = re.findall(r"^\s+|\S+\s*", para) or [""]
         line = ""
         for word in words:
             if len((line + word).rstrip()) <= width:
