@@ -1,3 +1,82 @@
-"""Legion-shaped task runtime (placeholder until the runtime lands)."""
+"""A Legion-shaped task runtime: regions, privileges, tasks, futures, mappers, tracing, profiling.
+
+    import runtime as rt
+    m = rt.Machine.from_args(["-ll:cpu", "2"])
+    with rt.Runtime(m) as rtm:
+        R = rt.Region((64, 784), np.float32, name="x")
+        P = rt.Partition.equal(R, (4, 1))
+        rtm.fill(R, 1.0)
+        fm = rtm.index_launch(scale, P.color_shape, P, P, 2.0)
+
+Design note
+-----------
+Mechanism and policy are separate. The *mapper* (policy) says which processor runs each point task and
+which memory holds each region argument; the runtime (mechanism) validates every answer and does the
+rest: dependence analysis, instance allocation and copies, scheduling, tracing and profiling.
+
+State. Per region field (`analysis.FieldState`, owned by one Runtime): the list of earlier accesses
+that may still matter, the open reduction epoch, the home array in SYSTEM memory, and, once the field
+is placed anywhere else, its instances with the boxes each holds valid. Per memory a capacity pool.
+Per trace name a record. The graph of pending nodes lives in `graph.Engine` under one lock.
+
+Flow of a launch (on the issuing thread): check the arguments against the task's privileges ->
+ask the mapper per point and validate -> for each region field, find the earlier conflicting
+accesses (RAW, WAR, WAW; RO/RO and same-operator reductions do not conflict) and bind the argument:
+a view of the home array (fast path), an instance with planned copies, or, for a reducer joining an
+open epoch, a private buffer plus a fold node -> submit the node behind its predecessors. Workers (one
+thread per processor; or the sequential executor) run ready nodes: copies, then the body.
+
+Invariants.
+- The contents of every region equal those of running the tasks one at a time in issue order
+  (reductions fold in some order, which only float rounding can observe).
+- A task runs only after every conflicting earlier access; two non-conflicting tasks may overlap.
+- Reducers fold before any later reader: readers wait on the fold nodes, and the first reducer of an
+  epoch reduces in place (so a lone reducer costs nothing extra).
+- A write leaves its instance the only valid copy of its box; nothing is allocated past a memory's
+  capacity (-ll:fsize/-ll:zsize/-ll:csize) and the error says which region, memory, bytes and flag.
+- A replayed trace is never run against a different launch sequence; a mismatch is detected at the
+  first differing launch, sealed, and analysed normally from there.
+- A failed task's error reaches every waiter on it and on its dependents (which do not run); no wait
+  hangs; shutdown joins every worker.
+
+Threading policy: each CPU worker's kernels may use cores // (CPU processors) threads (BLAS via
+threadpoolctl, Numba's pool, OpenMP told not to spin), so the workers never oversubscribe the cores.
+Task bodies must not wait on futures (pass the Future as an argument); one thread issues launches.
+"""
+
+from runtime.errors import (
+    LaunchError,
+    MachineError,
+    MappingError,
+    OutOfMemoryError,
+    RuntimeSystemError,
+    TaskError,
+    TraceError,
+)
+from runtime.futures import Future, FutureMap
+from runtime.machine import (
+    Affinity,
+    Channel,
+    CPUOnlyWarning,
+    Machine,
+    MemKind,
+    Memory,
+    Processor,
+    ProcKind,
+    parse_legion_args,
+)
+from runtime.mapper import DefaultMapper, Mapper, TaskInfo
+from runtime.privileges import RO, RW, WD, Privilege, R, Reduce
+from runtime.regions import Partition, Region, Subregion
+from runtime.runtime import Runtime, RuntimeStats
+from runtime.tasks import POINT, Fields, Task, task
 
 __flexflow_component__ = "runtime"
+
+__all__ = [
+    "Affinity", "CPUOnlyWarning", "Channel", "DefaultMapper", "Fields", "Future", "FutureMap", "LaunchError",
+    "Machine", "MachineError", "Mapper", "MappingError", "MemKind", "Memory", "OutOfMemoryError", "POINT",
+    "Partition", "Privilege", "ProcKind", "Processor", "R", "RO", "RW", "Reduce", "Region", "Runtime",
+    "RuntimeStats", "RuntimeSystemError", "Subregion", "Task", "TaskError", "TaskInfo", "TraceError", "WD",
+    "parse_legion_args", "task",
+]

@@ -1,0 +1,153 @@
+"""Logical dependence analysis: which earlier accesses a new access must wait for.
+
+State (one `FieldState` per region field, owned by one Runtime): `users`, the writes and reductions
+(node, region-like, privilege) not yet known to be superseded, `readers`, the RO accesses likewise (kept
+apart so a reader never scans other readers), and `epoch`, the open reduction epoch (operator, covered
+region-like, first reducer, target instance).
+
+Policy: two accesses conflict when they overlap and are not both RO and not both reductions with the
+same operator joining one epoch. A new access depends on every conflicting earlier user. A write
+(RW, WD, or the first reducer of an epoch, which reduces in place) prunes the users it covers, since
+anything later that conflicts with them conflicts with the writer too. Reducers that join an open epoch
+compute into private buffers with no dependence for the body; their fold nodes follow the epoch's first
+reducer and are what later accesses wait on. Any other overlapping access closes the epoch.
+
+Invariant: the order this produces, applied to the nodes in issue order, gives the same contents as
+running the tasks one at a time (reductions fold in some order, which only float rounding can see).
+Completed users are dropped while scanning, except writers that failed (what depends on their data must
+not run) and, while a trace is recorded, any user at all (the recording must see every edge).
+"""
+
+from __future__ import annotations
+
+import threading
+
+import numpy as np
+
+from runtime.privileges import READ_ONLY, REDUCE
+from runtime.regions import contains, overlaps
+
+NORMAL, IN_PLACE, JOIN = 0, 1, 2
+
+
+class Epoch:
+    """An open reduction epoch on one field: reducers with `op` inside `sub` fold into `target`."""
+
+    __slots__ = ("op", "sub", "first", "target", "lock")
+
+    def __init__(self, op: str, sub, first, target=None):
+        self.op = op
+        self.sub = sub
+        self.first = first
+        self.target = target  # None: the home array (fast path); else an Instance
+        self.lock = threading.Lock()
+
+
+class FieldState:
+    """Everything one Runtime knows about one field of one region."""
+
+    __slots__ = ("region", "field", "dtype", "users", "readers", "epoch", "home", "views", "multi", "instances", "label",
+                 "last_proc")
+
+    def __init__(self, region, field: str | None):
+        self.region = region
+        self.field = field
+        self.dtype = np.dtype(region.field_dtypes[field])
+        self.users: list = []    # (node, region-like, privilege) of writers and reducers
+        self.readers: list = []  # (node, region-like) of RO accesses since the writers that cover them
+        self.epoch: Epoch | None = None
+        self.home = None        # the SYSTEM-memory array for the whole region (allocated lazily)
+        self.views: dict = {}   # region-like -> view of home (the fast path's cache)
+        self.multi = False      # True once an instance outside the home array exists
+        self.instances: list = []
+        self.label = region.name if field is None else f"{region.name}.{field}"
+        self.last_proc = None   # processor of the latest writer (the default mapper's owner-computes hint)
+
+
+def _live(en, keep_done: bool) -> bool:
+    # a completed user still matters if it is a failed writer (its dependents must not run) or while a
+    # trace records (the record must see every edge)
+    return keep_done or not en.done or (en.error is not None and en.writes)
+
+
+def register(fs: FieldState, sub, priv, node, preds: list, keep_done: bool) -> int:
+    """Record that `node` accesses `sub` of `fs` with `priv`; append what it must wait for to `preds`.
+
+    Returns NORMAL, IN_PLACE (first reducer of a new epoch: reduce into the data itself) or JOIN (a
+    later reducer of the open epoch `fs.epoch`: the caller makes its fold node and adds it as the user).
+    """
+    code = priv.code
+    if code == READ_ONLY:
+        # readers conflict only with writers and reducers: scan `users`, never the other readers
+        users = fs.users
+        stale = False
+        for entry in users:
+            en = entry[0]
+            if not _live(en, keep_done):
+                stale = True
+            elif overlaps(entry[1], sub):
+                preds.append(en)
+        if stale:
+            fs.users = [e for e in users if _live(e[0], keep_done)]
+        readers = fs.readers
+        readers.append((node, sub))
+        if len(readers) > 32 and not keep_done:
+            fs.readers = [e for e in readers if not e[0].done or e[0] is node]
+        ep = fs.epoch
+        if ep is not None and overlaps(ep.sub, sub):
+            fs.epoch = None
+        return NORMAL
+    if code == REDUCE:
+        ep = fs.epoch
+        if ep is not None and ep.op == priv.redop and contains(ep.sub, sub):
+            return JOIN
+    # a writer, or the first reducer of a new epoch (it reduces in place, so it conflicts like a writer)
+    readers = fs.readers
+    if readers:
+        keep_r = []
+        for entry in readers:
+            en = entry[0]
+            if not _live(en, keep_done):
+                continue
+            es = entry[1]
+            if overlaps(es, sub):
+                preds.append(en)
+                if contains(sub, es):
+                    continue
+            keep_r.append(entry)
+        fs.readers = keep_r
+    keep = []
+    for entry in fs.users:
+        en = entry[0]
+        if not _live(en, keep_done):
+            continue
+        es = entry[1]
+        if overlaps(es, sub):
+            preds.append(en)
+            if contains(sub, es):
+                continue
+        keep.append(entry)
+    keep.append((node, sub, priv))
+    fs.users = keep
+    if code == REDUCE:
+        fs.epoch = Epoch(priv.redop, sub, node)
+        return IN_PLACE
+    ep = fs.epoch
+    if ep is not None and overlaps(ep.sub, sub):
+        fs.epoch = None
+    return NORMAL
+
+
+def close_epochs(states) -> None:
+    """End the open reduction epochs of `states` (trace boundaries start from a known state)."""
+    for fs in states:
+        fs.epoch = None
+
+
+def pending_users(states, out: list) -> None:
+    """Append every not-yet-completed user of `states` to `out` (a trace replay's entry barrier)."""
+    for fs in states:
+        for entry in fs.users + fs.readers:
+            en = entry[0]
+            if not en.done or (en.error is not None and en.writes):
+                out.append(en)

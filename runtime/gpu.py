@@ -1,0 +1,234 @@
+"""GPU support through Numba CUDA: device discovery, device arrays, host<->device copies, folds.
+
+`numba.cuda` is imported only when a machine asks for GPUs (it costs about a second); the cheap probe
+used for the "GPUs present but -ll:gpu 0" warning asks the CUDA driver through ctypes instead. Under
+`NUMBA_ENABLE_CUDASIM=1` the simulator's device stands in for a GPU, so every path here is testable on a
+machine without one. Copies of boxes that are not contiguous in an instance go run by run.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import logging
+import os
+import sys
+
+import numpy as np
+
+from runtime.geometry import contiguous_runs
+
+log = logging.getLogger("runtime")
+
+_probe_cache: int | None = None
+
+
+def simulator_requested() -> bool:
+    """True when Numba's CUDA simulator is (or will be) active in this process."""
+    nb = sys.modules.get("numba")
+    if nb is not None and hasattr(nb, "config"):
+        return bool(getattr(nb.config, "ENABLE_CUDASIM", False))
+    return os.environ.get("NUMBA_ENABLE_CUDASIM", "0") not in ("", "0")
+
+
+def probe_device_count() -> int:
+    """How many CUDA devices exist, without importing numba.cuda (the simulator counts as one)."""
+    global _probe_cache
+    if simulator_requested():
+        return 1
+    if _probe_cache is None:
+        _probe_cache = 0
+        for name in ("libcuda.so.1", "libcuda.so", "nvcuda.dll"):
+            try:
+                lib = ctypes.CDLL(name)
+            except OSError:
+                continue
+            count = ctypes.c_int(0)
+            try:
+                if lib.cuInit(0) == 0 and lib.cuDeviceGetCount(ctypes.byref(count)) == 0:
+                    _probe_cache = int(count.value)
+            except (AttributeError, OSError):
+                _probe_cache = 0
+            break
+    return _probe_cache
+
+
+def cuda():
+    """The numba.cuda module (imported on first use)."""
+    from numba import cuda as _cuda
+
+    return _cuda
+
+
+def device_count() -> tuple[int, str]:
+    """(number of devices Numba sees, why none when it is 0)."""
+    try:
+        cu = cuda()
+    except ImportError as e:  # numba-cuda missing
+        return 0, f"numba.cuda cannot be imported ({e})"
+    try:
+        if not cu.is_available():
+            return 0, "numba.cuda.is_available() is False (no CUDA driver or device on this host)"
+        return len(cu.gpus), ""
+    except Exception as e:  # noqa: BLE001 - the driver reports many kinds of failure
+        return 0, f"numba.cuda failed to list devices ({type(e).__name__}: {e})"
+
+
+# Nominal figures when the device cannot tell us (the simulator): a recent data-centre GPU.
+NOMINAL_FB_BANDWIDTH = 900e9
+NOMINAL_FB_LATENCY = 1e-6
+
+
+def device_info(index: int) -> dict:
+    """Name, free and total bytes, and memory bandwidth (bytes/s) of device `index`."""
+    cu = cuda()
+    dev = cu.gpus[index]
+    with dev:
+        free, total = cu.current_context().get_memory_info()
+    name = getattr(dev, "name", None)
+    if isinstance(name, bytes):
+        name = name.decode()
+    bandwidth = NOMINAL_FB_BANDWIDTH
+    try:
+        clock_khz = dev.MEMORY_CLOCK_RATE
+        bus_bits = dev.GLOBAL_MEMORY_BUS_WIDTH
+        bandwidth = 2.0 * clock_khz * 1e3 * bus_bits / 8.0
+    except AttributeError:
+        pass
+    return {"name": name or ("simulator" if simulator_requested() else f"cuda{index}"),
+            "free": float(free), "total": float(total), "bandwidth": float(bandwidth)}
+
+
+@contextlib.contextmanager
+def on_device(index: int):
+    """Make device `index` current for the calling thread inside the block."""
+    with cuda().gpus[index]:
+        yield
+
+
+def select_device(index: int) -> None:
+    """Bind the calling thread (a GPU worker) to device `index` for its lifetime."""
+    cuda().select_device(index)
+
+
+def synchronize() -> None:
+    cuda().synchronize()
+
+
+def device_array(index: int, shape, dtype):
+    with on_device(index):
+        return cuda().device_array(shape, dtype=dtype)
+
+
+def zero_copy_array(shape, dtype, gpus: bool):
+    """Host memory visible to GPUs: a mapped array on a real GPU machine, else a NumPy array."""
+    if gpus and not simulator_requested():
+        return cuda().mapped_array(shape, dtype=dtype)
+    return np.zeros(shape, dtype=dtype)
+
+
+def is_device_array(a) -> bool:
+    return not isinstance(a, np.ndarray) and hasattr(a, "copy_to_host")
+
+
+def copy_host_to_device(dst, dst_index, src: np.ndarray) -> None:
+    """dst[dst_index] = src for a device array `dst` and host array `src` of the selected shape."""
+    shape = dst.shape
+    local = _local_box(dst_index, shape)
+    for run in contiguous_runs(shape, local):
+        piece = src[_shift(run, local)]
+        dst[run].copy_to_device(np.ascontiguousarray(piece))
+
+
+def copy_device_to_host(dst: np.ndarray, src, src_index) -> None:
+    """dst[...] = src[src_index] for a host view `dst` and device array `src`."""
+    shape = src.shape
+    local = _local_box(src_index, shape)
+    for run in contiguous_runs(shape, local):
+        view = src[run]
+        tmp = np.empty(view.shape, dtype=view.dtype)
+        view.copy_to_host(tmp)
+        dst[_shift(run, local)] = tmp
+
+
+def copy_device_to_device(dst, dst_index, src, src_index) -> None:
+    """Device-to-device on one device when both selections are contiguous, else through the host."""
+    dsel, ssel = dst[dst_index], src[src_index]
+    if _contiguous(dsel) and _contiguous(ssel):
+        dsel.copy_to_device(ssel)
+        return
+    tmp = np.empty(ssel.shape, dtype=ssel.dtype)
+    copy_device_to_host(tmp, src, src_index)
+    copy_host_to_device(dst, dst_index, tmp)
+
+
+def _contiguous(a) -> bool:
+    flags = getattr(a, "flags", None)
+    return bool(flags is not None and flags["C_CONTIGUOUS"])
+
+
+def _local_box(index, shape):
+    lo, hi = [], []
+    for s, n in zip(index, shape, strict=True):
+        start, stop, _ = s.indices(n)
+        lo.append(start)
+        hi.append(max(start, stop))
+    return (tuple(lo), tuple(hi))
+
+
+def _shift(run, local):
+    """Turn a run (ints/slices in instance coords) into an index into the host piece of box `local`."""
+    out = []
+    for d, r in enumerate(run):
+        o = local[0][d]
+        out.append(r - o if isinstance(r, int) else slice(r.start - o, r.stop - o))
+    return tuple(out)
+
+
+_fold_kernels: dict[str, object] = {}
+
+
+def _fold_kernel(op: str):
+    """One elementwise fold kernel per operator, compiled on first use: dst[i] = dst[i] (op) src[i]."""
+    if op not in _fold_kernels:
+        cu = cuda()
+
+        @cu.jit
+        def fold_add(dst, src):
+            i = cu.grid(1)
+            if i < dst.size:
+                dst[i] += src[i]
+
+        @cu.jit
+        def fold_mul(dst, src):
+            i = cu.grid(1)
+            if i < dst.size:
+                dst[i] *= src[i]
+
+        @cu.jit
+        def fold_max(dst, src):
+            i = cu.grid(1)
+            if i < dst.size and src[i] > dst[i]:
+                dst[i] = src[i]
+
+        @cu.jit
+        def fold_min(dst, src):
+            i = cu.grid(1)
+            if i < dst.size and src[i] < dst[i]:
+                dst[i] = src[i]
+
+        _fold_kernels.update({"+": fold_add, "*": fold_mul, "max": fold_max, "min": fold_min})
+    return _fold_kernels[op]
+
+
+THREADS_PER_BLOCK = 128
+
+
+def fold_on_device(op: str, dst, src) -> bool:
+    """dst = dst (op) src elementwise for contiguous device arrays of one device; False if not possible."""
+    if not (_contiguous(dst) and _contiguous(src)) or dst.size == 0:
+        return dst.size == 0
+    d1, s1 = dst.reshape(dst.size), src.reshape(src.size)
+    blocks = (dst.size + THREADS_PER_BLOCK - 1) // THREADS_PER_BLOCK
+    _fold_kernel(op)[blocks, THREADS_PER_BLOCK](d1, s1)
+    return True

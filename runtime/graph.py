@@ -1,0 +1,337 @@
+"""The operation graph: nodes with dependence counters, and the engine that runs them in order.
+
+Policy: a node becomes ready when every predecessor has completed; ready task nodes go to their
+processor's worker, the runtime's small nodes (reduction folds, trace barriers) run inline on whichever
+thread made them ready. State: each node's pending count and successor list, guarded by one engine lock
+(held for a few list operations per node). Invariants: a node runs at most once and only after all its
+predecessors; a node whose predecessor failed (and wrote data it reads, or produced a future it uses)
+does not run but completes with a TaskError naming the root failure, so waiting never hangs.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+
+from runtime.errors import RuntimeSystemError, TaskError
+
+log = logging.getLogger("runtime")
+
+_tls = threading.local()
+
+
+def in_worker() -> bool:
+    """True on a runtime worker thread (task bodies must not block on futures there)."""
+    return getattr(_tls, "worker", None) is not None
+
+
+class Node:
+    """Base of every graph node. `execute()` does the work; the engine does the bookkeeping."""
+
+    __slots__ = ("npending", "succs", "done", "error", "value", "waiters", "poison", "tpos", "writes",
+                 "recover")
+    inline = True
+
+    def __init__(self):
+        self.npending = 0
+        self.succs = []
+        self.done = False
+        self.error = None
+        self.value = None
+        self.waiters = None
+        self.poison = None
+        self.tpos = -1
+        self.writes = True
+        self.recover = False
+
+    def execute(self):
+        return None
+
+    def label(self) -> tuple[str, tuple]:
+        return (type(self).__name__, ())
+
+
+class TaskNode(Node):
+    """One point task: copies in, identity-fills reduction buffers, runs the body on its processor."""
+
+    __slots__ = ("task", "point", "proc", "body", "args", "futs", "copies", "redinit", "device", "launch")
+    inline = False
+
+    def __init__(self, task, point, proc, body, launch):
+        # Node.__init__ inlined: this runs once per point task on the hot path
+        self.npending = 0
+        self.succs = []
+        self.done = False
+        self.error = None
+        self.value = None
+        self.waiters = None
+        self.poison = None
+        self.tpos = -1
+        self.writes = True
+        self.recover = False
+        self.task = task
+        self.point = point
+        self.proc = proc
+        self.body = body
+        self.launch = launch
+        self.args = None
+        self.futs = None
+        self.copies = None
+        self.redinit = None
+        self.device = proc.device
+
+    def execute(self):
+        if self.copies is not None:
+            for c in self.copies:
+                c()
+        if self.redinit is not None:
+            for init in self.redinit:
+                init()
+        args = self.args
+        if self.futs is not None:
+            args = list(args)
+            for pos, src in self.futs:
+                args[pos] = src.value
+        self.args = None
+        if self.device is None:
+            return self.body(*args)
+        from runtime import gpu
+
+        with gpu.on_device(self.device):
+            value = self.body(*args)
+            gpu.synchronize()
+        return value
+
+    def label(self):
+        return (self.task.name, self.point)
+
+
+class FoldNode(Node):
+    """Folds a private reduction buffer into its epoch's target, under the epoch's lock."""
+
+    __slots__ = ("fn", "lock", "owner")
+
+    def __init__(self, fn, lock, owner: TaskNode):
+        Node.__init__(self)
+        self.fn = fn
+        self.lock = lock
+        self.owner = owner
+
+    def execute(self):
+        with self.lock:
+            self.fn()
+        self.fn = None
+
+    def label(self):
+        name, point = self.owner.label()
+        return (f"{name} (reduction fold)", point)
+
+
+class BarrierNode(Node):
+    """Completes when its predecessors do (a trace's entry and exit)."""
+
+    __slots__ = ("name",)
+
+    def __init__(self, name: str):
+        Node.__init__(self)
+        self.name = name
+
+    def label(self):
+        return (self.name, ())
+
+
+def root_failure(node: Node) -> Node:
+    while node.poison is not None:
+        node = node.poison
+    return node
+
+
+class Engine:
+    """Submits nodes with their predecessors, runs ready ones, completes them, reports failures."""
+
+    def __init__(self):
+        self.lock = threading.Lock()
+        self.outstanding = 0
+        self.executor = None
+        self.profiler = None
+        self.failures: list[Node] = []   # root failures nobody has been told about yet
+        self._idle_waiters: list = []
+
+    # -- submission ---------------------------------------------------------------------------
+    def submit(self, node: Node, preds, fpreds=None) -> None:
+        """Add `node` after `preds` (data dependences) and `fpreds` (futures it consumes)."""
+        n = 0
+        with self.lock:
+            self.outstanding += 1
+            for p in preds:
+                if p is node:
+                    continue
+                if p.done:
+                    if p.error is not None and p.writes and node.poison is None and not node.recover:
+                        node.poison = p
+                else:
+                    p.succs.append(node)
+                    n += 1
+            if fpreds is not None:
+                for p in fpreds:
+                    if p.done:
+                        if p.error is not None and node.poison is None:
+                            node.poison = p
+                    else:
+                        p.succs.append(node)
+                        n += 1
+            node.npending = n
+        if n == 0:
+            self.dispatch(node)
+
+    def dispatch(self, node: Node) -> None:
+        if node.inline or node.poison is not None:
+            self.run(node)
+        else:
+            self.executor.enqueue(node)
+
+    # -- running ------------------------------------------------------------------------------
+    def run(self, node: Node) -> None:
+        """Run `node` (and any inline nodes it makes ready) on the calling thread."""
+        stack = None
+        while True:
+            if node.poison is not None:
+                value, err = None, self._dependent_error(node)
+            else:
+                prof = self.profiler
+                t0 = time.perf_counter_ns() if prof is not None else 0
+                try:
+                    value, err = node.execute(), None
+                except BaseException as e:  # noqa: BLE001 - any failure must reach the waiter, not kill a worker
+                    value, err = None, self._task_error(node, e)
+                if prof is not None:
+                    prof.record(node, t0, time.perf_counter_ns())
+            ready = self.complete(node, value, err)
+            if ready:
+                for r in ready:
+                    if r.inline or r.poison is not None:
+                        if stack is None:
+                            stack = [r]
+                        else:
+                            stack.append(r)
+                    else:
+                        self.executor.enqueue(r)
+            if not stack:
+                return
+            node = stack.pop()
+
+    def complete(self, node: Node, value, err) -> list[Node]:
+        idle = None
+        with self.lock:
+            node.value = value
+            node.error = err
+            node.done = True
+            succs = node.succs
+            node.succs = None
+            ready = []
+            if err is not None:
+                if node.poison is None:
+                    self.failures.append(node)
+                for s in succs:
+                    if s.poison is None and not s.recover and (node.writes or _consumes(s, node)):
+                        s.poison = node
+            for s in succs:
+                s.npending -= 1
+                if s.npending == 0:
+                    ready.append(s)
+            self.outstanding -= 1
+            if self.outstanding == 0 and self._idle_waiters:
+                idle, self._idle_waiters = self._idle_waiters, []
+            waiters = node.waiters
+        if waiters is not None:
+            for w in waiters:
+                w.release()
+        if idle is not None:
+            for w in idle:
+                w.release()
+        return ready
+
+    # -- waiting ------------------------------------------------------------------------------
+    def wait(self, node: Node) -> None:
+        """Block until `node` completes."""
+        if node.done:
+            return
+        if in_worker():
+            name, point = node.label()
+            raise RuntimeSystemError(
+                f"A task body waited on the future of task '{name}' point {point}, which has not "
+                f"completed: that can deadlock a worker. Pass the Future as a launch argument instead "
+                f"(the runtime resolves it before the body runs).")
+        with self.lock:
+            if node.done:
+                return
+            gate = threading.Lock()
+            gate.acquire()
+            if node.waiters is None:
+                node.waiters = [gate]
+            else:
+                node.waiters.append(gate)
+        gate.acquire()
+
+    def fence(self) -> None:
+        """Block until every submitted node has completed."""
+        with self.lock:
+            if self.outstanding == 0:
+                return
+            gate = threading.Lock()
+            gate.acquire()
+            self._idle_waiters.append(gate)
+        gate.acquire()
+
+    def take_failure(self) -> Node | None:
+        """The oldest root failure nobody was told about (and forget it)."""
+        with self.lock:
+            return self.failures.pop(0) if self.failures else None
+
+    def mark_reported(self, node: Node) -> None:
+        root = root_failure(node)
+        with self.lock:
+            if root in self.failures:
+                self.failures.remove(root)
+
+    # -- errors -------------------------------------------------------------------------------
+    @staticmethod
+    def _task_error(node: Node, exc: BaseException) -> TaskError:
+        name, point = node.label()
+        proc = getattr(node, "proc", None)
+        where = f" on {proc.name}" if proc is not None else ""
+        err = TaskError(f"task '{name}' point {point}{where} failed: {type(exc).__name__}: {exc}",
+                        task=name, point=point, processor=proc.name if proc is not None else None,
+                        failed_task=name, failed_point=point)
+        err.__cause__ = exc
+        return err
+
+    @staticmethod
+    def _dependent_error(node: Node) -> TaskError:
+        root = root_failure(node)
+        name, point = node.label()
+        rname, rpoint = root.label()
+        cause = root.error.__cause__ if isinstance(root.error, TaskError) else root.error
+        err = TaskError(f"task '{name}' point {point} was not run because task '{rname}' point {rpoint}, "
+                        f"which it depends on, failed: {type(cause).__name__}: {cause}",
+                        task=name, point=point, processor=None, failed_task=rname, failed_point=rpoint)
+        err.__cause__ = cause
+        return err
+
+
+def resolve_futures(futs, k: int, node: TaskNode) -> list:
+    """Point `k`'s future arguments: set `node.futs` and return the nodes it must wait for."""
+    fpreds = []
+    out = []
+    for pos, src, is_map in futs:
+        n = src._nodes[k] if is_map else src._node
+        fpreds.append(n)
+        out.append((pos, n))
+    node.futs = out
+    return fpreds
+
+
+def _consumes(succ: Node, pred: Node) -> bool:
+    futs = getattr(succ, "futs", None)
+    return futs is not None and any(src is pred for _, src in futs)

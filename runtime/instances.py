@@ -1,0 +1,324 @@
+"""Instances and data movement: where a region's data physically lives and how it gets there.
+
+State: per memory a `MemoryPool` (capacity, bytes in use, its instances); per field of a region a home
+array in SYSTEM memory (allocated on first use) and, once the field has been placed anywhere else,
+a list of `Instance`s, each with the boxes where its data is valid and the node that made each box
+valid. The fast path (a field only ever used in SYSTEM memory) keeps no validity at all: every task
+sees a view of the home array.
+
+Policy (all decided in issue order, on the issuing thread; the copies themselves run just before the
+task body, on its worker): a reader copies the boxes its instance lacks from the instances that hold
+them (same device first, then host memory, then other devices through the host); a writer makes its
+instance the only valid one for its box. Allocation is charged to the memory's capacity; when it does
+not fit, instances no pending task needs and whose data is valid elsewhere are evicted first, and if it
+still does not fit the OutOfMemoryError names the region, the memory, the bytes and the flag.
+"""
+
+from __future__ import annotations
+
+import weakref
+
+import numpy as np
+
+from runtime import gpu
+from runtime.errors import OutOfMemoryError, RuntimeSystemError
+from runtime.geometry import (
+    box_contains,
+    box_intersect,
+    box_overlaps,
+    box_slices,
+    box_subtract,
+    box_volume,
+    boxes_subtract,
+)
+from runtime.machine import MB, MemKind
+from runtime.privileges import fold_into, identity
+
+READ, READ_WRITE, WRITE_ONLY = 0, 1, 2
+
+
+class MemoryPool:
+    """Capacity accounting for one memory."""
+
+    __slots__ = ("memory", "used", "peak", "instances")
+
+    def __init__(self, memory):
+        self.memory = memory
+        self.used = 0
+        self.peak = 0
+        self.instances: list[Instance] = []
+
+    @property
+    def free(self) -> int:
+        return self.memory.capacity - self.used
+
+    def charge(self, nbytes: int, label: str, what: str, evict=None) -> None:
+        """Reserve `nbytes` for `what` of region `label`, evicting if `evict` can make room."""
+        if nbytes > self.free and evict is not None:
+            evict(self, nbytes)
+        if nbytes > self.free:
+            mem = self.memory
+            raise OutOfMemoryError(
+                f"Out of memory in {mem.name} ({mem.kind.value}, capacity {mem.capacity} bytes = "
+                f"{mem.capacity / MB:.1f} MB, set by {mem.flag}): region '{label}' needs {nbytes} bytes "
+                f"for {what}, but only {self.free} bytes are free. Raise {mem.flag} (e.g. {mem.flag} "
+                f"{int((self.used + nbytes) / MB) + 1}), or split the data over more processors.",
+                region=label, memory=mem.name, requested=nbytes, free=self.free, flag=mem.flag)
+        self.used += nbytes
+        if self.used > self.peak:
+            self.peak = self.used
+
+    def release(self, nbytes: int) -> None:
+        self.used -= nbytes
+
+
+class Instance:
+    """A physical copy of (part of) one field in one memory."""
+
+    __slots__ = ("fs", "memory", "box", "array", "nbytes", "valid", "pins", "device", "__weakref__")
+
+    def __init__(self, fs, memory, box, array, nbytes: int):
+        self.fs = fs
+        self.memory = memory
+        self.box = box
+        self.array = array
+        self.nbytes = nbytes
+        self.valid: list[list] = []   # [box, producer node or None], boxes disjoint
+        self.pins: list = []          # nodes that will touch this instance
+        self.device = memory.device if memory.kind is MemKind.GPU_FB else None
+
+    def index(self, box) -> tuple:
+        return box_slices(box, self.box[0])
+
+    def view(self, box):
+        return self.array[self.index(box)]
+
+    def __repr__(self):
+        return f"Instance({self.fs.label} in {self.memory.name}, box={self.box})"
+
+
+def _cut(valid: list, box) -> list:
+    out = []
+    for piece in valid:
+        if box_overlaps(piece[0], box):
+            out.extend([b, piece[1]] for b in box_subtract(piece[0], box))
+        else:
+            out.append(piece)
+    return out
+
+
+class Physical:
+    """Home arrays, instances, copies and reduction buffers for one Runtime."""
+
+    def __init__(self, machine, stats):
+        self.machine = machine
+        self.stats = stats
+        self.pools = {m.uid: MemoryPool(m) for m in machine.memories()}
+        self.sysmem = machine.memories(MemKind.SYSTEM)[0]
+        self.has_gpus = bool(machine.gpu_devices)
+        self.multi_gen = 0  # how many fields have left the fast path (trace records compare it)
+
+    # -- the home array (fast path) ------------------------------------------------------------
+    def home(self, fs) -> np.ndarray:
+        if fs.home is None:
+            nbytes = fs.region.size * fs.dtype.itemsize
+            pool = self.pools[self.sysmem.uid]
+            pool.charge(nbytes, fs.label, "its home instance", self._evict)
+            fs.home = np.zeros(fs.region.shape, dtype=fs.dtype)
+            weakref.finalize(fs.region, pool.release, nbytes)
+        return fs.home
+
+    def fast_view(self, fs, sub):
+        v = fs.views.get(sub)
+        if v is None:
+            v = (fs.home if fs.home is not None else self.home(fs))[sub._slices]
+            fs.views[sub] = v
+        return v
+
+    def make_multi(self, fs) -> None:
+        home = self.home(fs)
+        inst = Instance(fs, self.sysmem, fs.region.box, home, 0)
+        inst.valid = [[fs.region.box, None]]
+        fs.instances = [inst]
+        fs.multi = True
+        self.multi_gen += 1
+
+    # -- instances ----------------------------------------------------------------------------
+    def _instance_for(self, fs, sub, mem) -> Instance:
+        if mem.uid == self.sysmem.uid:
+            return fs.instances[0]
+        box = sub.box
+        for inst in fs.instances:
+            if inst.memory.uid == mem.uid and box_contains(inst.box, box):
+                return inst
+        nbytes = box_volume(box) * fs.dtype.itemsize
+        pool = self.pools[mem.uid]
+        pool.charge(nbytes, fs.label, f"an instance of {sub.name} {sub.shape}", self._evict)
+        shape = tuple(h - lo for lo, h in zip(*box, strict=True))
+        if mem.kind is MemKind.GPU_FB:
+            array = gpu.device_array(mem.device, shape, fs.dtype)
+        else:
+            array = gpu.zero_copy_array(shape, fs.dtype, self.has_gpus)
+        inst = Instance(fs, mem, box, array, nbytes)
+        fs.instances.append(inst)
+        pool.instances.append(inst)
+        self.stats.instances += 1
+        return inst
+
+    def _evict(self, pool: MemoryPool, nbytes: int) -> None:
+        for inst in list(pool.instances):
+            if nbytes <= pool.free:
+                return
+            if any(not n.done for n in inst.pins):
+                continue
+            inst.pins = []
+            pieces = [p[0] for p in inst.valid]
+            for other in inst.fs.instances:
+                if other is not inst:
+                    for p in other.valid:
+                        pieces = boxes_subtract(pieces, p[0])
+            if pieces:
+                continue
+            inst.fs.instances.remove(inst)
+            pool.instances.remove(inst)
+            pool.release(inst.nbytes)
+
+    def acquire(self, fs, sub, mem, node, mode: int, preds: list, copies: list) -> Instance:
+        """Make `sub` of `fs` usable in `mem` by `node`: plan copies, update validity, pin."""
+        if not fs.multi:
+            self.make_multi(fs)
+        inst = self._instance_for(fs, sub, mem)
+        box = sub.box
+        inst.pins.append(node)
+        if sub._empty:
+            return inst
+        if mode != WRITE_ONLY:
+            missing = [box]
+            for piece in inst.valid:
+                if box_overlaps(piece[0], box):
+                    p = piece[1]
+                    if p is not None and not p.done:
+                        preds.append(p)
+                    missing = boxes_subtract(missing, piece[0])
+            if missing:
+                self._copy_in(fs, inst, missing, node, mode, preds, copies)
+        if mode != READ:
+            for other in fs.instances:
+                if other is not inst:
+                    other.valid = _cut(other.valid, box)
+            inst.valid = _cut(inst.valid, box)
+            inst.valid.append([box, node])
+        return inst
+
+    def _sources(self, fs, inst):
+        same = [i for i in fs.instances if i is not inst and i.device == inst.device and i.device is not None]
+        host = [i for i in fs.instances if i is not inst and i.device is None]
+        other = [i for i in fs.instances if i is not inst and i not in same and i not in host]
+        return same + host + other
+
+    def _copy_in(self, fs, inst, missing, node, mode, preds, copies) -> None:
+        for src in self._sources(fs, inst):
+            for piece in src.valid:
+                rest = []
+                for m in missing:
+                    inter = box_intersect(m, piece[0])
+                    if inter is None:
+                        rest.append(m)
+                        continue
+                    copies.append(self._copy_fn(src, inst, inter))
+                    self.stats.copies += 1
+                    self.stats.copy_bytes += box_volume(inter) * fs.dtype.itemsize
+                    p = piece[1]
+                    if p is not None and not p.done:
+                        preds.append(p)
+                    src.pins.append(node)
+                    if mode == READ:
+                        inst.valid.append([inter, node])
+                    rest.extend(box_subtract(m, inter))
+                missing = rest
+                if not missing:
+                    return
+        raise RuntimeSystemError(f"internal: no valid copy of {fs.label} for boxes {missing}")
+
+    @staticmethod
+    def _copy_fn(src: Instance, dst: Instance, box):
+        s_idx, d_idx = src.index(box), dst.index(box)
+        sa, da = src.array, dst.array
+        sd, dd = src.device, dst.device
+        if sd is None and dd is None:
+            return lambda: np.copyto(da[d_idx], sa[s_idx])
+        if sd is None:
+            def h2d():
+                with gpu.on_device(dd):
+                    gpu.copy_host_to_device(da, d_idx, sa[s_idx])
+            return h2d
+        if dd is None:
+            def d2h():
+                with gpu.on_device(sd):
+                    gpu.copy_device_to_host(da[d_idx], sa, s_idx)
+            return d2h
+        if sd == dd:
+            def d2d():
+                with gpu.on_device(sd):
+                    gpu.copy_device_to_device(da, d_idx, sa, s_idx)
+            return d2d
+
+        def via_host():
+            tmp = np.empty(tuple(h - lo for lo, h in zip(*box, strict=True)), dtype=src.fs.dtype)
+            with gpu.on_device(sd):
+                gpu.copy_device_to_host(tmp, sa, s_idx)
+            with gpu.on_device(dd):
+                gpu.copy_host_to_device(da, d_idx, tmp)
+        return via_host
+
+    # -- reductions ---------------------------------------------------------------------------
+    def reduce_buffer(self, fs, sub, mem, op: str):
+        """(buffer, init, release) for a private reducer of `sub` placed in `mem`."""
+        nbytes = box_volume(sub.box) * fs.dtype.itemsize
+        pool = self.pools[mem.uid]
+        pool.charge(nbytes, fs.label, f"a Reduce({op!r}) buffer of {sub.name} {sub.shape}", self._evict)
+        ident = identity(op, fs.dtype)
+        if mem.kind is MemKind.GPU_FB:
+            dev = mem.device
+            buf = gpu.device_array(dev, sub.shape, fs.dtype)
+            host_ident = np.full(sub.shape, ident, dtype=fs.dtype)
+
+            def init():
+                with gpu.on_device(dev):
+                    gpu.copy_host_to_device(buf, tuple(slice(0, s) for s in sub.shape), host_ident)
+        else:
+            buf = np.empty(sub.shape, dtype=fs.dtype)
+
+            def init():
+                buf.fill(ident)
+        return buf, init, (lambda: pool.release(nbytes))
+
+    @staticmethod
+    def fold_fn(op: str, target: Instance, sub, buf, buf_device):
+        """A callable folding `buf` (on `buf_device`, None for host) into `target` at `sub`'s box."""
+        t_idx = target.index(sub.box)
+        tarr, tdev = target.array, target.device
+        shape = sub.shape
+        dtype = target.fs.dtype
+        full = tuple(slice(0, s) for s in shape)
+
+        def host_buf():
+            if buf_device is None:
+                return buf
+            tmp = np.empty(shape, dtype=dtype)
+            with gpu.on_device(buf_device):
+                gpu.copy_device_to_host(tmp, buf, full)
+            return tmp
+
+        if tdev is None:
+            return lambda: fold_into(op, tarr[t_idx], host_buf())
+
+        def device_target():
+            with gpu.on_device(tdev):
+                if buf_device == tdev and gpu.fold_on_device(op, tarr[t_idx], buf):
+                    return
+                cur = np.empty(shape, dtype=dtype)
+                gpu.copy_device_to_host(cur, tarr, t_idx)
+                fold_into(op, cur, host_buf())
+                gpu.copy_host_to_device(tarr, t_idx, cur)
+        return device_target

@@ -1,0 +1,287 @@
+"""Turning a launch call into point-task nodes: argument checks, mapping, analysis, binding.
+
+`prepare` checks a launch's arguments against the task's privileges once per launch and returns a
+`LaunchSpec`. `Binder` (mixed into Runtime) builds each point: ask the mapper, check its answer, run
+the dependence analysis per region field, bind each argument (a view of the home array on the fast
+path, an instance with planned copies otherwise, a private buffer and a fold node for a reducer that
+joins an open epoch), then submit. While a trace records, every binding is written down so a replay
+can rebuild the point without analysis.
+"""
+
+from __future__ import annotations
+
+from runtime import analysis
+from runtime.analysis import IN_PLACE, JOIN, FieldState, register
+from runtime.errors import LaunchError
+from runtime.futures import Future, FutureMap
+from runtime.graph import FoldNode, TaskNode, resolve_futures
+from runtime.instances import READ, READ_WRITE, WRITE_ONLY
+from runtime.mapper import TaskInfo, validate_memory, validate_processor
+from runtime.privileges import READ_ONLY, WRITE_DISCARD, fold_into
+from runtime.regions import Partition, Region, Subregion
+from runtime.tasks import POINT, Fields, Task
+
+_REGION_TYPES = (Region, Subregion)
+
+
+class LaunchSpec:
+    """One launch, checked: what to project per point and which plain arguments need resolving."""
+
+    __slots__ = ("task", "info", "index", "domain", "points", "rsel", "plain", "futs", "point_pos", "kinds",
+                 "tag")
+
+    def __init__(self, task, info, index, domain, points, rsel, plain, futs, point_pos, kinds, tag):
+        self.task = task
+        self.info = info
+        self.index = index
+        self.domain = domain
+        self.points = points
+        self.rsel = rsel
+        self.plain = plain
+        self.futs = futs
+        self.point_pos = point_pos
+        self.kinds = kinds
+        self.tag = tag
+
+
+def task_info(task: Task, index: bool, domain, tag, machine) -> TaskInfo:
+    try:
+        key = (index, domain, tag)
+        info = task._infos.get(key)
+    except TypeError:  # unhashable tag
+        key, info = None, None
+    if info is None:
+        info = TaskInfo(task, task.name, tag, index, domain, frozenset(task.variants), task.privileges, machine)
+        if key is not None:
+            task._infos[key] = info
+    return info
+
+
+def prepare(task, index: bool, domain, points, args: tuple, tag, machine) -> LaunchSpec:
+    """Check `args` against `task`'s privileges; raise LaunchError naming the argument and the fix."""
+    if not isinstance(task, Task):
+        raise LaunchError(f"launch expects a Task (a function decorated with @task), received {task!r}")
+    nreg = task._nreg
+    name = task.name
+    if len(args) < nreg:
+        raise LaunchError(f"task '{name}' declares {nreg} region privilege(s) {list(task.privileges)} but was "
+                          f"launched with {len(args)} argument(s); pass one Region/Subregion"
+                          f"{'/Partition' if index else ''} per privilege first.")
+    npts = len(points)
+    rsel = args[:nreg]
+    for i, r in enumerate(rsel):
+        t = type(r)
+        if t is Region or t is Subregion:
+            continue
+        if isinstance(r, Partition):
+            if not index:
+                raise LaunchError(f"task '{name}' argument {i} ({task.privileges[i]}) is a Partition; a single "
+                                  f"launch takes a Region or a Subregion (P[i]). Use index_launch to project "
+                                  f"the partition over its colors.")
+            cs = r.color_shape
+            ok = cs == domain or (cs[:len(domain)] == domain and all(c == 1 for c in cs[len(domain):]))
+            if not ok or len(r._subs) != npts:
+                raise LaunchError(f"task '{name}' argument {i}: partition {r.name} has color shape {cs}, which "
+                                  f"cannot be projected onto the launch domain {domain}; launch over "
+                                  f"{cs} (P.color_shape) or partition with degrees matching the domain.")
+            continue
+        if isinstance(r, _REGION_TYPES):
+            continue
+        raise LaunchError(f"task '{name}' argument {i} has privilege {task.privileges[i]} and must be a Region, "
+                          f"Subregion{' or Partition' if index else ''}; received {type(r).__name__} {r!r:.60}")
+    plain = list(args)
+    futs = None
+    point_pos = None
+    kinds = []
+    for j in range(nreg, len(args)):
+        a = args[j]
+        t = type(a)
+        if t is Future:
+            futs = futs or []
+            futs.append((j, a, False))
+            kinds.append("F")
+        elif t is FutureMap:
+            if not index or len(a._nodes) != npts:
+                raise LaunchError(f"task '{name}' argument {j} is a FutureMap over {a.domain}; it can only be "
+                                  f"passed to an index launch over a domain of the same size, here "
+                                  f"{domain if index else 'a single launch'}. Pass fm[c] for one value.")
+            futs = futs or []
+            futs.append((j, a, True))
+            kinds.append("M")
+        elif a is POINT:
+            point_pos = point_pos or []
+            point_pos.append(j)
+            kinds.append("P")
+        elif isinstance(a, (Region, Subregion, Partition)):
+            raise LaunchError(f"task '{name}' argument {j} is {a!r} but the task declares only {nreg} "
+                              f"privilege(s); a region argument needs a privilege in @task(privileges=...).")
+        else:
+            kinds.append("V")
+    info = task_info(task, index, domain, tag, machine)
+    return LaunchSpec(task, info, index, domain, points, rsel, plain, futs, point_pos, tuple(kinds), tag)
+
+
+class Binder:
+    """Point construction, mixed into Runtime (uses its engine, mapper, physical, stats, trace state)."""
+
+    def _map(self, spec: LaunchSpec, point, k: int, subs):
+        task = spec.task
+        if task._internal:
+            return self._internal_proc(), self._sys_list(len(subs))
+        mapper = self.mapper
+        info = spec.info
+        proc, mems = mapper.map_point(info, point, k, subs)
+        if not self._trusted_mapper:
+            validate_processor(mapper, info, point, proc)
+            if len(mems) != len(subs):
+                raise LaunchError(f"Mapper {type(mapper).__name__}.map_point returned {len(mems)} memories for "
+                                  f"task '{task.name}' point {point}, which has {len(subs)} region arguments")
+            for i, m in enumerate(mems):
+                validate_memory(mapper, info, point, proc, i, subs[i], m)
+        return proc, mems
+
+    def _sys_list(self, n):
+        return [self._sysmem] * n
+
+    def _launch_points(self, spec: LaunchSpec, launch_id: int) -> list:
+        task = spec.task
+        privs = task.privileges
+        nreg = task._nreg
+        rec = self._recording
+        engine = self.engine
+        nodes = []
+        writes = task._writes
+        for k, point in enumerate(spec.points):
+            subs = [r if type(r) is not Partition else r._subs[k] for r in spec.rsel]
+            proc, mems = self._map(spec, point, k, subs)
+            node = TaskNode(task, point, proc, task.variants[proc.kind], launch_id)
+            node.writes = writes
+            if task._internal:
+                node.recover = task._recover
+            preds: list = []
+            folds: list = []
+            copies: list = []
+            redinit: list = []
+            binds = [] if rec is not None else None
+            args = list(spec.plain)
+            for i in range(nreg):
+                args[i] = self._bind_arg(subs[i], privs[i], mems[i], node, preds, folds, copies, redinit, binds)
+            fpreds = resolve_futures(spec.futs, k, node) if spec.futs is not None else None
+            if spec.point_pos is not None:
+                for j in spec.point_pos:
+                    args[j] = point
+            node.args = args
+            if copies:
+                node.copies = copies
+            if redinit:
+                node.redinit = redinit
+            if rec is not None:
+                rec.add_point(self, spec, node, preds, binds, folds)
+            engine.submit(node, preds, fpreds)
+            for fold, fp in folds:
+                engine.submit(fold, fp)
+            nodes.append(node)
+        self.stats.analyzed_points += len(nodes)
+        return nodes
+
+    def _bind_arg(self, sub, priv, mem, node, preds, folds, copies, redinit, binds):
+        region = sub.root
+        if region._owner is not self:
+            self._adopt(region)
+        fs = region._fs0
+        if fs is not None:
+            return self._bind_field(fs, sub, priv, mem, node, preds, folds, copies, redinit, binds)
+        names = priv.fields or region.field_names
+        views = {}
+        fbinds = [] if binds is not None else None
+        for f in names:
+            st = region._states.get(f)
+            if st is None or f is None:
+                raise LaunchError(f"task '{node.task.name}': privilege {priv} names field {f!r}, but region "
+                                  f"'{region.name}' has fields {list(region.field_names)}")
+            views[f] = self._bind_field(st, sub, priv, mem, node, preds, folds, copies, redinit, fbinds)
+        if binds is not None:
+            binds.append(("fields", tuple(names), fbinds))
+        return Fields(views)
+
+    def _bind_field(self, fs: FieldState, sub, priv, mem, node, preds, folds, copies, redinit, binds):
+        rec = self._recording
+        role = register(fs, sub, priv, node, preds, rec is not None)
+        if priv.code != READ_ONLY:
+            fs.last_proc = node.proc
+        if role == IN_PLACE:
+            self._open_epochs.add(fs)
+        if rec is not None:
+            rec.touch(fs)
+        if mem is self._sysmem and not fs.multi:
+            if role == JOIN:
+                ep = fs.epoch
+                value, fold = self._join_fast(fs, sub, priv, mem, node, redinit, rec is not None, ep.lock)
+                folds.append((fold, [node, ep.first]))
+                fs.users.append((fold, sub, priv))
+                if binds is not None:
+                    binds.append(("join_fast", fs, sub, priv, mem, value, fold.fn, ep.first, ep.lock, redinit[-1]))
+                return value
+            view = self._physical.fast_view(fs, sub)
+            if binds is not None:
+                binds.append(("fast", fs, sub, priv, mem, view, role))
+            return view
+        ep = fs.epoch if role == JOIN else None
+        value, fold = self._bind_slow(fs, sub, priv, mem, node, role, preds, copies, redinit,
+                                      ep.target if ep else None, ep.lock if ep else None, rec is not None,
+                                      None)
+        if fold is not None:
+            folds.append((fold, [node, ep.first]))
+            fs.users.append((fold, sub, priv))
+        if binds is not None:
+            binds.append(("slow", fs, sub, priv, mem, role, ep.first if ep else None, ep.lock if ep else None))
+        return value
+
+    def _join_fast(self, fs, sub, priv, mem, node, redinit, persistent: bool, lock):
+        buf, init, release = self._physical.reduce_buffer(fs, sub, mem, priv.redop)
+        target = self._physical.fast_view(fs, sub)
+        op = priv.redop
+        if persistent:
+            def fn():
+                fold_into(op, target, buf)
+        else:
+            def fn():
+                fold_into(op, target, buf)
+                release()
+        redinit.append(init)
+        self.stats.folds += 1
+        return buf, FoldNode(fn, lock, node)
+
+    def _bind_slow(self, fs, sub, priv, mem, node, role, preds, copies, redinit, join_target, join_lock,
+                   persistent: bool, replay_targets):
+        """Bind through instances; returns (value, fold node or None)."""
+        phys = self._physical
+        if role == JOIN:
+            if not fs.multi:
+                phys.make_multi(fs)
+            target = join_target if join_target is not None else fs.instances[0]
+            buf, init, release = phys.reduce_buffer(fs, sub, mem, priv.redop)
+            fn = phys.fold_fn(priv.redop, target, sub, buf, mem.device)
+            if not persistent:
+                inner = fn
+
+                def fn():
+                    inner()
+                    release()
+            redinit.append(init)
+            self.stats.folds += 1
+            return buf, FoldNode(fn, join_lock, node)
+        code = priv.code
+        mode = READ if code == READ_ONLY else (WRITE_ONLY if code == WRITE_DISCARD else READ_WRITE)
+        inst = phys.acquire(fs, sub, mem, node, mode, preds, copies)
+        if role == IN_PLACE:
+            if fs.epoch is not None and fs.epoch.first is node:
+                fs.epoch.target = inst
+            if replay_targets is not None:
+                replay_targets[(node.tpos, id(fs))] = inst
+        return inst.view(sub.box), None
+
+
+def close_all_epochs(rt) -> None:
+    analysis.close_epochs(rt._open_epochs)
+    rt._open_epochs.clear()

@@ -1,0 +1,150 @@
+"""Executors: where ready task nodes run. One worker thread per processor, or everything inline.
+
+`ThreadedExecutor`: a thread per processor, each draining its own queue; bodies that release the GIL
+(NumPy BLAS, Numba `nogil`, CUDA) really run in parallel. `SequentialExecutor`: every ready node runs
+on the issuing thread as soon as it is ready, which is issue order, for debugging and deterministic
+tests. Both honour the same engine, so every test can run against both.
+
+Threading policy (`ThreadingPolicy`): with P CPU processors on C cores, each worker may use
+max(1, C // P) threads inside a kernel, so BLAS and Numba never oversubscribe the cores: OpenBLAS/MKL
+and OpenMP pools are capped with threadpoolctl, Numba's pool with `numba.set_num_threads` on each
+worker (or NUMBA_NUM_THREADS if Numba is not imported yet), and OpenMP threads are asked to sleep
+rather than spin while idle (OMP_WAIT_POLICY=PASSIVE, unless the user set it). The limits are
+restored at shutdown.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import sys
+import threading
+from collections import deque
+from queue import SimpleQueue
+
+from runtime import graph
+from runtime.machine import ProcKind
+
+log = logging.getLogger("runtime")
+
+
+class ThreadingPolicy:
+    """Caps the threads each kernel may use so the workers share the cores without oversubscribing."""
+
+    def __init__(self, n_cpu_procs: int, cores: int | None = None):
+        self.cores = cores or os.cpu_count() or 1
+        self.threads_per_worker = max(1, self.cores // max(1, n_cpu_procs))
+        self._limiter = None
+
+    def apply(self) -> None:
+        """Process-wide limits, set when a runtime starts."""
+        k = self.threads_per_worker
+        os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+        os.environ.setdefault("KMP_BLOCKTIME", "0")
+        if "numba" not in sys.modules:
+            os.environ.setdefault("NUMBA_NUM_THREADS", str(k))
+        try:
+            from threadpoolctl import threadpool_limits
+        except ImportError:  # optional: without it BLAS keeps its own default
+            log.debug("threadpoolctl is not installed; BLAS thread count left as is")
+            return
+        self._limiter = threadpool_limits(limits=k)
+        log.debug("threading policy: %d core(s), %d thread(s) per kernel", self.cores, k)
+
+    def apply_in_worker(self) -> None:
+        """Per-thread limits, set on each CPU worker as it starts."""
+        nb = sys.modules.get("numba")
+        if nb is None:
+            return
+        try:
+            limit = min(self.threads_per_worker, nb.config.NUMBA_NUM_THREADS)
+            nb.set_num_threads(limit)
+        except (AttributeError, ValueError, RuntimeError) as e:
+            log.debug("could not set Numba's thread count on a worker: %s", e)
+
+    def restore(self) -> None:
+        if self._limiter is not None:
+            self._limiter.restore_original_limits()
+            self._limiter = None
+
+
+class ThreadedExecutor:
+    """One worker thread per processor."""
+
+    name = "threaded"
+
+    def __init__(self, engine, machine, policy: ThreadingPolicy):
+        self.engine = engine
+        self.policy = policy
+        procs = machine.processors()
+        self._queues = [SimpleQueue() for _ in procs]
+        self._put = [q.put for q in self._queues]
+        self._threads = []
+        self._started = threading.Barrier(len(procs) + 1)
+        for p, q in zip(procs, self._queues, strict=True):
+            t = threading.Thread(target=self._loop, args=(p, q), name=f"runtime-{p.name}", daemon=True)
+            self._threads.append(t)
+            t.start()
+        self._started.wait()
+
+    def enqueue(self, node) -> None:
+        self._put[node.proc.uid](node)
+
+    def _loop(self, proc, q) -> None:
+        graph._tls.worker = proc
+        try:
+            if proc.kind is ProcKind.CPU:
+                self.policy.apply_in_worker()
+            elif proc.kind is ProcKind.GPU:
+                from runtime import gpu
+
+                gpu.select_device(proc.device)
+        except Exception as e:  # noqa: BLE001 - setup problems must not stop the worker from serving
+            log.warning("worker %s setup: %s: %s", proc.name, type(e).__name__, e)
+        finally:
+            self._started.wait()
+        run = self.engine.run
+        get = q.get
+        while True:
+            node = get()
+            if node is None:
+                return
+            try:
+                run(node)
+            except BaseException:  # noqa: BLE001 - an engine bug must be visible, and the worker must live
+                log.exception("runtime worker %s: internal error while running %r", proc.name, node)
+
+    def shutdown(self) -> None:
+        for put in self._put:
+            put(None)
+        for t in self._threads:
+            t.join()
+
+
+class SequentialExecutor:
+    """Runs each ready node on the issuing thread, in the order nodes become ready."""
+
+    name = "sequential"
+
+    def __init__(self, engine, machine, policy: ThreadingPolicy):
+        self.engine = engine
+        self._queue: deque = deque()
+        self._draining = False
+
+    def enqueue(self, node) -> None:
+        self._queue.append(node)
+        if self._draining:
+            return
+        self._draining = True
+        try:
+            run = self.engine.run
+            while self._queue:
+                run(self._queue.popleft())
+        finally:
+            self._draining = False
+
+    def shutdown(self) -> None:
+        self._queue.clear()
+
+
+EXECUTORS = {"threaded": ThreadedExecutor, "sequential": SequentialExecutor}
