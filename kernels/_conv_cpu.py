@@ -10,6 +10,7 @@ variables of `range` so LLVM can prove indices non-negative and vectorise the in
 
 from __future__ import annotations
 
+import numpy as np
 from numba import njit
 
 
@@ -126,27 +127,23 @@ def colsum_rows(dz, db):
 
 @njit(nogil=True, cache=True)
 def _tap(x, n, r, c, h, w):
-    return x[n, r, c, 0] if r >= 0 and r < h and c >= 0 and c < w else 0.0
+    # a float32 zero: a float64 literal would promote the caller's whole FMA loop to float64 (2x slower)
+    return x[n, r, c, 0] if r >= 0 and r < h and c >= 0 and c < w else np.float32(0.0)
 
 
-@njit(nogil=True, cache=True)
-def direct3x3c1_forward(x, kernel, bias, has_bias, relu, sh, sw, pt, pl, out):
+@njit(nogil=True, cache=True, fastmath={"contract"})
+def direct3x3c1_forward(x, kernel, bias, relu, sh, sw, pt, pl, out):
     """out (N, OH, OW, CO) = conv(x (N, H, W, 1), kernel (3, 3, 1, CO)) + bias, then ReLU if relu.
 
-    The nine window values sit in registers and the output-channel loop is innermost, one vector FMA
-    chain per channel block and a single store: 2.2x faster than im2col + sgemm for this shape.
+    The nine window values sit in registers and the output-channel loop is innermost: one vectorised
+    chain of nine FMAs per channel block and a single store (2.2x faster than im2col + sgemm here).
+    The weights are read through one (9, CO) view (separate per-tap views made LLVM give up on
+    vectorising: too many runtime alias checks) and `contract` lets it fuse the multiply-adds into FMAs;
+    without either it ran 2.4x slower.
     """
     n_, h, w, _ = x.shape
     _, oh, ow, co = out.shape
-    w0 = kernel[0, 0, 0]
-    w1 = kernel[0, 1, 0]
-    w2 = kernel[0, 2, 0]
-    w3 = kernel[1, 0, 0]
-    w4 = kernel[1, 1, 0]
-    w5 = kernel[1, 2, 0]
-    w6 = kernel[2, 0, 0]
-    w7 = kernel[2, 1, 0]
-    w8 = kernel[2, 2, 0]
+    w9 = kernel.reshape(9, co)
     for n in range(n_):
         for i in range(oh):
             r = i * sh - pt
@@ -173,11 +170,13 @@ def direct3x3c1_forward(x, kernel, bias, has_bias, relu, sh, sw, pt, pl, out):
                     x7 = _tap(x, n, r + 2, c + 1, h, w)
                     x8 = _tap(x, n, r + 2, c + 2, h, w)
                 dst = out[n, i, j]
-                for o in range(co):
-                    v = (x0 * w0[o] + x1 * w1[o] + x2 * w2[o] + x3 * w3[o] + x4 * w4[o] + x5 * w5[o]
-                         + x6 * w6[o] + x7 * w7[o] + x8 * w8[o])
-                    if has_bias:
-                        v += bias[o]
-                    if relu:
-                        v = 0.0 if v < 0.0 else v
-                    dst[o] = v
+                if relu:
+                    for o in range(co):
+                        v = (bias[o] + x0 * w9[0, o] + x1 * w9[1, o] + x2 * w9[2, o] + x3 * w9[3, o]
+                             + x4 * w9[4, o] + x5 * w9[5, o] + x6 * w9[6, o] + x7 * w9[7, o] + x8 * w9[8, o])
+                        dst[o] = 0.0 if v < 0.0 else v
+                else:
+                    for o in range(co):
+                        dst[o] = (bias[o] + x0 * w9[0, o] + x1 * w9[1, o] + x2 * w9[2, o] + x3 * w9[3, o]
+                                  + x4 * w9[4, o] + x5 * w9[5, o] + x6 * w9[6, o] + x7 * w9[7, o]
+                                  + x8 * w9[8, o])

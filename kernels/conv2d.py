@@ -214,7 +214,9 @@ def conv2d_forward_cpu(x, kernel, bias, out, strides=(1, 1), padding="valid", ac
             raise ValueError(f"{who}: algorithm='direct' handles 3x3 kernels over one input channel, received "
                              f"kernel shape {kernel.shape}; use algorithm='gemm' or 'auto'.")
         relu = act == _RELU and pre2 is None
-        _cpu.direct3x3c1_forward(x, kernel, b, has_bias, relu, g.sh, g.sw, g.pt, g.pl, out)
+        if not has_bias:
+            b[:] = 0.0
+        _cpu.direct3x3c1_forward(x, kernel, b, relu, g.sh, g.sw, g.pt, g.pl, out)
         _epilogue(out2, b, False, _LINEAR if relu else act, pre2)
         return
     lines = g.n * g.oh

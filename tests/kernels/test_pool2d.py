@@ -12,6 +12,8 @@ GEOMETRIES = [
     ((1, 7, 6, 2), (2, 3), (1, 2), "same"),  # overlapping windows and asymmetric pads
     ((2, 4, 4, 3), (3, 3), (1, 1), "valid"),
     ((1, 5, 4, 1), 2, 1, "same"),
+    ((2, 5, 7, 2), 2, None, "same"),  # 2x2/2 with border windows (the register fast path's fallback)
+    ((1, 7, 8, 3), 3, 3, "same"),  # tiling windows with pads on both sides (the scatter-free backward)
 ]
 
 
