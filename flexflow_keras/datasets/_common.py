@@ -1,0 +1,175 @@
+"""Shared machinery of the dataset loaders: where to look for a dataset's files, safe readers for
+Keras' formats, and fast generators of learnable synthetic images.
+
+Lookup order for a dataset (nothing is ever downloaded):
+1. ``-d/--dataset`` (``config.get().dataset``): a path that does not exist is a `DataError`. A file
+   whose name is one of the dataset's Keras file names is read (a read error is a `DataError`); a
+   directory is searched for those names; an ``.npz`` of another name is used when it has the keys
+   the loader needs (else it is not this dataset's file, and the next places are tried).
+2. The Keras cache: ``$KERAS_HOME/datasets`` (default ``~/.keras/datasets``), Keras' own file names.
+3. Deterministic learnable synthetic data with the real shapes, dtypes and sample counts, with one
+   ``logging.info`` line saying so and why.
+"""
+
+from __future__ import annotations
+
+import io
+import logging
+import os
+import pickle
+import zipfile
+
+import numpy as np
+
+from flexflow_keras.errors import DataError
+
+log = logging.getLogger("flexflow_keras")
+
+
+def cache_dirs() -> list[str]:
+    """The Keras dataset cache directories, in Keras' order ($KERAS_HOME, ~/.keras, /tmp/.keras)."""
+    dirs = []
+    if os.environ.get("KERAS_HOME"):
+        dirs.append(os.path.join(os.environ["KERAS_HOME"], "datasets"))
+    dirs.append(os.path.join(os.path.expanduser("~"), ".keras", "datasets"))
+    dirs.append(os.path.join("/tmp", ".keras", "datasets"))
+    return dirs
+
+
+def dataset_flag() -> str | None:
+    """The ``-d`` path, or None."""
+    from flexflow_keras import config
+
+    return config.get().dataset
+
+
+class Found:
+    """Where a dataset's data was found: ``path`` (file or directory) and ``origin`` (for the log)."""
+
+    def __init__(self, path: str, origin: str):
+        self.path = path
+        self.origin = origin
+
+
+def locate(dataset: str, names: list[str], npz_keys: tuple[str, ...] | None = None) -> tuple[Found | None, str]:
+    """Find `dataset`'s file: (Found or None, why not found, for the log).
+
+    Args:
+        dataset: the loader's name, for messages.
+        names: candidate file or directory names (Keras' names first), relative to a directory.
+        npz_keys: keys an arbitrary -d .npz must have to be used for this dataset.
+
+    Raises:
+        DataError: when -d names a path that does not exist.
+    """
+    why = []
+    flag = dataset_flag()
+    if flag:
+        path = os.path.expanduser(flag)
+        if not os.path.exists(path):
+            raise DataError(f"{dataset}.load_data(): the dataset path {flag!r} given with -d/--dataset does not "
+                            f"exist. Check the path, or drop -d.")
+        if os.path.isdir(path):
+            for name in names:
+                cand = os.path.join(path, name)
+                if os.path.exists(cand):
+                    return Found(cand, f"{cand} (from -d)"), ""
+            why.append(f"-d directory {flag} has none of {names}")
+        elif os.path.basename(path.rstrip("/")) in names:
+            return Found(path, f"{path} (from -d)"), ""
+        elif npz_keys and path.endswith(".npz") and _npz_has(path, npz_keys):
+            return Found(path, f"{path} (from -d)"), ""
+        else:
+            why.append(f"-d {flag} is not a {dataset} file ({' or '.join(names[:2])})")
+    for d in cache_dirs():
+        for name in names:
+            cand = os.path.join(d, name)
+            if os.path.exists(cand):
+                return Found(cand, f"{cand} (Keras cache)"), ""
+    why.append(f"no {names[0]} in the Keras cache {cache_dirs()[0]}")
+    return None, "; ".join(why)
+
+
+def _npz_has(path: str, keys: tuple[str, ...]) -> bool:
+    try:
+        with zipfile.ZipFile(path) as z:
+            members = {n.removesuffix(".npy") for n in z.namelist()}
+    except (OSError, zipfile.BadZipFile) as e:
+        raise DataError(f"Cannot read dataset file {path!r} (from -d/--dataset): {e}.") from None
+    return set(keys) <= members
+
+
+def read_error(dataset: str, path: str, err: Exception) -> DataError:
+    return DataError(f"{dataset}.load_data(): cannot read {path!r}: {err}. Replace the file with Keras' "
+                     f"original, or remove it (synthetic data is used when no file is found).")
+
+
+def log_synthetic(dataset: str, why: str, detail: str) -> None:
+    log.info("%s.load_data(): using deterministic synthetic data (%s): %s", dataset, why, detail)
+
+
+def log_real(dataset: str, found: Found, detail: str) -> None:
+    log.info("%s.load_data(): read %s: %s", dataset, found.origin, detail)
+
+
+# --- safe readers -------------------------------------------------------------------------------------------
+
+class RestrictedUnpickler(pickle.Unpickler):
+    """Unpickles only plain containers and NumPy arrays (no arbitrary code from a dataset file)."""
+
+    _ALLOWED = {("numpy.core.multiarray", "_reconstruct"), ("numpy._core.multiarray", "_reconstruct"),
+                ("numpy", "ndarray"), ("numpy", "dtype"), ("numpy.core.multiarray", "scalar"),
+                ("numpy._core.multiarray", "scalar"), ("builtins", "bytes"), ("_codecs", "encode")}
+
+    def find_class(self, module, name):
+        if (module, name) in self._ALLOWED:
+            return super().find_class(module, name)
+        raise pickle.UnpicklingError(f"refusing to load {module}.{name} from a dataset file")
+
+
+def load_npz(path: str) -> dict[str, np.ndarray]:
+    """All arrays of an .npz; object arrays (ragged sequences) through `RestrictedUnpickler`."""
+    out = {}
+    with zipfile.ZipFile(path) as z:
+        for member in z.namelist():
+            with z.open(member) as f:
+                data = f.read()
+            buf = io.BytesIO(data)
+            version = np.lib.format.read_magic(buf)
+            if version == (1, 0):
+                shape, fortran, dtype = np.lib.format.read_array_header_1_0(buf)
+            else:
+                shape, fortran, dtype = np.lib.format.read_array_header_2_0(buf)
+            if dtype.hasobject:
+                arr = RestrictedUnpickler(buf).load()
+            else:
+                arr = np.frombuffer(data, dtype=dtype, offset=buf.tell()).reshape(shape, order="F" if fortran else "C")
+            out[member.removesuffix(".npy")] = arr
+    return out
+
+
+def load_pickle(data: bytes):
+    """A Python-2 style pickle (CIFAR batches) with bytes keys, restricted to NumPy and containers."""
+    return RestrictedUnpickler(io.BytesIO(data), encoding="bytes").load()
+
+
+# --- synthetic images ---------------------------------------------------------------------------------------
+
+def class_templates(rng: np.random.Generator, classes: int, shape: tuple[int, ...], cell: int, level: int
+                    ) -> np.ndarray:
+    """(classes, *shape) uint8 patterns: blocky random strokes (a coarse grid upsampled by `cell`)."""
+    h, w = shape[0] // cell, shape[1] // cell
+    rest = shape[2:]
+    coarse = rng.random((classes, h, w) + rest) < 0.35
+    fine = coarse.repeat(cell, axis=1).repeat(cell, axis=2)
+    return (fine * level).astype(np.uint8)
+
+
+def noisy_images(rng: np.random.Generator, templates: np.ndarray, labels: np.ndarray, noise_max: int
+                 ) -> np.ndarray:
+    """``templates[labels]`` plus uniform noise in [0, noise_max) (uint8, no overflow if level + max < 256)."""
+    x = templates[labels]
+    noise = np.frombuffer(rng.bytes(x.size), np.uint8).reshape(x.shape)
+    shift = 8 - int(np.log2(noise_max))
+    x += noise >> shift
+    return x
