@@ -44,20 +44,21 @@ class LaunchSpec:
         self.tag = tag
 
 
-def task_info(task: Task, index: bool, domain, tag, machine) -> TaskInfo:
+def task_info(cache: dict, task: Task, index: bool, domain, tag, machine) -> TaskInfo:
+    """The TaskInfo for a launch shape, cached per runtime (mappers may keep state keyed on it)."""
     try:
-        key = (index, domain, tag)
-        info = task._infos.get(key)
+        key = (task, task._version, index, domain, tag)
+        info = cache.get(key)
     except TypeError:  # unhashable tag
         key, info = None, None
     if info is None:
         info = TaskInfo(task, task.name, tag, index, domain, frozenset(task.variants), task.privileges, machine)
         if key is not None:
-            task._infos[key] = info
+            cache[key] = info
     return info
 
 
-def prepare(task, index: bool, domain, points, args: tuple, tag, machine) -> LaunchSpec:
+def prepare(task, index: bool, domain, points, args: tuple, tag, machine, cache: dict) -> LaunchSpec:
     """Check `args` against `task`'s privileges; raise LaunchError naming the argument and the fix."""
     if not isinstance(task, Task):
         raise LaunchError(f"launch expects a Task (a function decorated with @task), received {task!r}")
@@ -117,7 +118,7 @@ def prepare(task, index: bool, domain, points, args: tuple, tag, machine) -> Lau
                               f"privilege(s); a region argument needs a privilege in @task(privileges=...).")
         else:
             kinds.append("V")
-    info = task_info(task, index, domain, tag, machine)
+    info = task_info(cache, task, index, domain, tag, machine)
     return LaunchSpec(task, info, index, domain, points, rsel, plain, futs, point_pos, tuple(kinds), tag)
 
 

@@ -79,6 +79,8 @@ class DefaultMapper(Mapper):
         """Called by the Runtime that installs this mapper (the runtime answers `last_writer`)."""
         self._machine = machine
         self._runtime = runtime
+        self._procs_cache = {}
+        self._rr = {}
         self._by_kind = {k: machine.processors(k) for k in ProcKind}
         self._local = {p.uid: machine.local_memory(p) for p in machine.processors()}
         cls = type(self)

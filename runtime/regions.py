@@ -35,8 +35,10 @@ def _check_shape(shape, who: str) -> tuple[int, ...]:
     if isinstance(shape, (int, np.integer)):
         shape = (int(shape),)
     try:
+        if isinstance(shape, str):
+            raise TypeError(shape)
         shape = tuple(int(s) for s in shape)
-    except TypeError:
+    except (TypeError, ValueError):
         raise TypeError(f"{who} expects a shape (tuple of non-negative ints), received {shape!r}") from None
     if any(s < 0 for s in shape):
         raise ValueError(f"{who} expects non-negative extents, received shape {shape}")

@@ -122,6 +122,7 @@ class Runtime(Binder):
         self._open_epochs: set = set()
         self._next_launch = 0
         self._internal_tasks: dict = {}
+        self._infos: dict = {}
         self._closed = False
         self.profiler: Profiler | None = None
         self._profile_path = profile_path or machine.profile_logfile
@@ -198,7 +199,7 @@ class Runtime(Binder):
         return nodes
 
     def _prepare(self, task, index, domain, points, args, tag):
-        return prepare(task, index, domain, points, args, tag, self.machine)
+        return prepare(task, index, domain, points, args, tag, self.machine, self._infos)
 
     def _internal_proc(self):
         if self._util:

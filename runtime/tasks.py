@@ -51,7 +51,7 @@ class Task:
         self._writes = any(p.code != READ_ONLY for p in privileges)
         self._internal = False   # the runtime's own fill/read/write: placed without asking the mapper
         self._recover = False    # runs even after a failed writer (it overwrites what that wrote)
-        self._infos: dict = {}
+        self._version = 0        # bumped when a variant is added (mapper caches key on it)
         functools.update_wrapper(self, body)
 
     def variant(self, kind: ProcKind) -> Callable[[Callable], Callable]:
@@ -69,7 +69,7 @@ class Task:
             if not callable(fn):
                 raise TypeError(f"{self.name}.variant({kind.value}) expects a function, received {fn!r}")
             self.variants[kind] = fn
-            self._infos.clear()
+            self._version += 1
             return fn
 
         return register
