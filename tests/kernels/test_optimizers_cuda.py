@@ -60,6 +60,31 @@ _SCRIPT = textwrap.dedent("""
     k.fill_cuda(acc, 0.0)
     assert not acc.copy_to_host().any()
     print("ok helpers")
+
+    # The optimizer classes on backend "cuda" give the CPU's numbers (clipnorm, accumulation included).
+    from flexflow_keras import optimizers
+    for make in (lambda: optimizers.Adam(0.01, clipnorm=0.5), lambda: optimizers.RMSprop(0.01, momentum=0.5),
+                 lambda: optimizers.SGD(0.1, momentum=0.9, global_clipnorm=1.0, weight_decay=0.01),
+                 lambda: optimizers.Adagrad(0.05, gradient_accumulation_steps=2)):
+        results = []
+        for backend in ("cpu", "cuda"):
+            opt = make()
+            w_rng = np.random.default_rng(8)
+            w = [w_rng.standard_normal(shape).astype(np.float32) for _ in range(2)]
+            slots = [[np.full(a.shape, v, np.float32) for _, v in opt.slot_specs(a.shape)] for a in w]
+            if backend == "cuda":
+                w = [cuda.to_device(a) for a in w]
+                slots = [[cuda.to_device(s) for s in ss] for ss in slots]
+            g_rng = np.random.default_rng(9)
+            for it in range(4):
+                gs = [g_rng.standard_normal(shape).astype(np.float32) * 3 for _ in w]
+                if backend == "cuda":
+                    gs = [cuda.to_device(g) for g in gs]
+                opt.apply(backend, it, opt.learning_rate_at(it), w, gs, slots)
+            results.append([a if backend == "cpu" else a.copy_to_host() for a in w])
+        for c, d in zip(*results):
+            np.testing.assert_allclose(d, c, rtol=1e-5, atol=1e-6)
+    print("ok optimizers")
 """)
 
 
@@ -72,4 +97,4 @@ def test_cuda_kernels_match_cpu_under_simulator():
                           cwd=root)
     if proc.returncode != 0:
         pytest.fail(f"CUDA kernel check failed:\n{proc.stdout}\n{proc.stderr[-4000:]}")
-    assert proc.stdout.count("ok") == 8, proc.stdout
+    assert proc.stdout.count("ok") == 9, proc.stdout
