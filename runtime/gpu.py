@@ -3,7 +3,7 @@
 `numba.cuda` is imported only when a machine asks for GPUs (it costs about a second); the cheap probe
 used for the "GPUs present but -ll:gpu 0" warning asks the CUDA driver through ctypes instead. Under
 `NUMBA_ENABLE_CUDASIM=1` the simulator's device stands in for a GPU, so every path here is testable on a
-machine without one. Copies of boxes that are not contiguous in an instance go run by run.
+machine without one. A copy of a box that is not contiguous goes block by block.
 """
 
 from __future__ import annotations
@@ -15,8 +15,6 @@ import os
 import sys
 
 import numpy as np
-
-from runtime.geometry import contiguous_runs
 
 log = logging.getLogger("runtime")
 
@@ -132,23 +130,42 @@ def is_device_array(a) -> bool:
 
 
 def copy_host_to_device(dst, dst_index, src: np.ndarray) -> None:
-    """dst[dst_index] = src for a device array `dst` and host array `src` of the selected shape."""
-    shape = dst.shape
-    local = _local_box(dst_index, shape)
-    for run in contiguous_runs(shape, local):
-        piece = src[_shift(run, local)]
-        dst[run].copy_to_device(np.ascontiguousarray(piece))
+    """dst[dst_index] = src for a device array `dst` and a host array `src` of the selected shape."""
+    _h2d(dst[dst_index], src)
 
 
 def copy_device_to_host(dst: np.ndarray, src, src_index) -> None:
-    """dst[...] = src[src_index] for a host view `dst` and device array `src`."""
-    shape = src.shape
-    local = _local_box(src_index, shape)
-    for run in contiguous_runs(shape, local):
-        view = src[run]
+    """dst[...] = src[src_index] for a host view `dst` and a device array `src`."""
+    _d2h(dst, src[src_index])
+
+
+def _h2d(view, src) -> None:
+    # one transfer per contiguous block: the whole view when it is contiguous, else row by row
+    if view.ndim == 0 or view.size == 0:
+        return
+    if _contiguous(view):
+        view.copy_to_device(np.ascontiguousarray(src, dtype=view.dtype))
+    elif view.ndim == 1:
+        for i in range(view.shape[0]):
+            view[i] = src[i]
+    else:
+        for i in range(view.shape[0]):
+            _h2d(view[i], src[i])
+
+
+def _d2h(dst, view) -> None:
+    if view.size == 0:
+        return
+    if _contiguous(view):
         tmp = np.empty(view.shape, dtype=view.dtype)
         view.copy_to_host(tmp)
-        dst[_shift(run, local)] = tmp
+        dst[...] = tmp
+    elif view.ndim == 1:
+        for i in range(view.shape[0]):
+            dst[i] = view[i]
+    else:
+        for i in range(view.shape[0]):
+            _d2h(dst[i], view[i])
 
 
 def copy_device_to_device(dst, dst_index, src, src_index) -> None:
@@ -158,77 +175,22 @@ def copy_device_to_device(dst, dst_index, src, src_index) -> None:
         dsel.copy_to_device(ssel)
         return
     tmp = np.empty(ssel.shape, dtype=ssel.dtype)
-    copy_device_to_host(tmp, src, src_index)
-    copy_host_to_device(dst, dst_index, tmp)
+    _d2h(tmp, ssel)
+    _h2d(dsel, tmp)
 
 
 def _contiguous(a) -> bool:
-    flags = getattr(a, "flags", None)
-    return bool(flags is not None and flags["C_CONTIGUOUS"])
-
-
-def _local_box(index, shape):
-    lo, hi = [], []
-    for s, n in zip(index, shape, strict=True):
-        start, stop, _ = s.indices(n)
-        lo.append(start)
-        hi.append(max(start, stop))
-    return (tuple(lo), tuple(hi))
-
-
-def _shift(run, local):
-    """Turn a run (ints/slices in instance coords) into an index into the host piece of box `local`."""
-    out = []
-    for d, r in enumerate(run):
-        o = local[0][d]
-        out.append(r - o if isinstance(r, int) else slice(r.start - o, r.stop - o))
-    return tuple(out)
-
-
-_fold_kernels: dict[str, object] = {}
-
-
-def _fold_kernel(op: str):
-    """One elementwise fold kernel per operator, compiled on first use: dst[i] = dst[i] (op) src[i]."""
-    if op not in _fold_kernels:
-        cu = cuda()
-
-        @cu.jit
-        def fold_add(dst, src):
-            i = cu.grid(1)
-            if i < dst.size:
-                dst[i] += src[i]
-
-        @cu.jit
-        def fold_mul(dst, src):
-            i = cu.grid(1)
-            if i < dst.size:
-                dst[i] *= src[i]
-
-        @cu.jit
-        def fold_max(dst, src):
-            i = cu.grid(1)
-            if i < dst.size and src[i] > dst[i]:
-                dst[i] = src[i]
-
-        @cu.jit
-        def fold_min(dst, src):
-            i = cu.grid(1)
-            if i < dst.size and src[i] < dst[i]:
-                dst[i] = src[i]
-
-        _fold_kernels.update({"+": fold_add, "*": fold_mul, "max": fold_max, "min": fold_min})
-    return _fold_kernels[op]
-
-
-THREADS_PER_BLOCK = 128
+    test = getattr(a, "is_c_contiguous", None)
+    return bool(test()) if test is not None else bool(a.flags["C_CONTIGUOUS"])
 
 
 def fold_on_device(op: str, dst, src) -> bool:
     """dst = dst (op) src elementwise for contiguous device arrays of one device; False if not possible."""
-    if not (_contiguous(dst) and _contiguous(src)) or dst.size == 0:
-        return dst.size == 0
-    d1, s1 = dst.reshape(dst.size), src.reshape(src.size)
-    blocks = (dst.size + THREADS_PER_BLOCK - 1) // THREADS_PER_BLOCK
-    _fold_kernel(op)[blocks, THREADS_PER_BLOCK](d1, s1)
+    if dst.size == 0:
+        return True
+    if not (_contiguous(dst) and _contiguous(src)):
+        return False
+    from runtime import gpu_kernels
+
+    gpu_kernels.launch_fold(op, dst.reshape(dst.size), src.reshape(src.size))
     return True
