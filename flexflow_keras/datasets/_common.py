@@ -155,19 +155,28 @@ def load_pickle(data: bytes):
 
 # --- synthetic images ---------------------------------------------------------------------------------------
 
-def class_templates(rng: np.random.Generator, classes: int, shape: tuple[int, ...], cell: int, level: int
-                    ) -> np.ndarray:
-    """(classes, *shape) uint8 patterns: blocky random strokes (a coarse grid upsampled by `cell`)."""
-    h, w = shape[0] // cell, shape[1] // cell
-    rest = shape[2:]
-    coarse = rng.random((classes, h, w) + rest) < 0.35
-    fine = coarse.repeat(cell, axis=1).repeat(cell, axis=2)
-    return (fine * level).astype(np.uint8)
+def class_templates(rng: np.random.Generator, classes: int, shape: tuple[int, ...], cell: int,
+                    base_level: int = 100, class_level: int = 25, class_cells: int = 3) -> np.ndarray:
+    """(classes, *shape) uint8 patterns on a grid of `cell`-pixel blocks: a stroke pattern shared by all
+    classes (`base_level`) plus `class_cells` blocks of `class_level` that are each class's own.
+
+    With noise in [0, 128) a linear classifier reaches about 95% on MNIST-shaped data (about what it
+    does on the real digits), so models learn clearly without the task being trivial.
+    """
+    grid = (shape[0] // cell, shape[1] // cell) + tuple(shape[2:])
+    size = int(np.prod(grid))
+    base = (rng.random(size) < 0.3).astype(np.uint8) * base_level
+    marks = np.zeros((classes, size), np.uint8)
+    for c in range(classes):
+        marks[c, rng.choice(size, class_cells, replace=False)] = class_level
+    coarse = (base[None, :] + marks).reshape((classes,) + grid)
+    return coarse.repeat(cell, axis=1).repeat(cell, axis=2)
 
 
-def noisy_images(rng: np.random.Generator, templates: np.ndarray, labels: np.ndarray, noise_max: int
+def noisy_images(rng: np.random.Generator, templates: np.ndarray, labels: np.ndarray, noise_max: int = 128
                  ) -> np.ndarray:
-    """``templates[labels]`` plus uniform noise in [0, noise_max) (uint8, no overflow if level + max < 256)."""
+    """``templates[labels]`` plus uniform noise in [0, noise_max) (a power of two; no uint8 overflow
+    when the template's maximum plus noise_max stays below 256)."""
     x = templates[labels]
     noise = np.frombuffer(rng.bytes(x.size), np.uint8).reshape(x.shape)
     shift = 8 - int(np.log2(noise_max))

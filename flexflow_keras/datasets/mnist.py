@@ -25,9 +25,9 @@ def _load_npz_file(dataset: str, path: str):
 def synthetic_digits(seed: int, train: int = TRAIN, test: int = TEST):
     """Learnable 28x28 uint8 images: one blocky template per class plus noise; labels uint8 0..9."""
     rng = np.random.default_rng(seed)
-    templates = C.class_templates(rng, CLASSES, (28, 28), cell=4, level=160)
+    templates = C.class_templates(rng, CLASSES, (28, 28), cell=4)
     y = rng.integers(0, CLASSES, train + test).astype(np.uint8)
-    x = C.noisy_images(rng, templates, y, noise_max=64)
+    x = C.noisy_images(rng, templates, y)
     return (x[:train], y[:train]), (x[train:], y[train:])
 
 
