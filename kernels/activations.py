@@ -123,7 +123,7 @@ def _act_value(code, x, p0, p1, p2):
     if code == LINEAR:
         return x
     if code == RELU:
-        return min(x, p1) if x > p2 else p0 * (x - p2)
+        return min(x, p1) if x > p2 else (p0 * (x - p2) if p0 != 0.0 else 0.0)
     if code == LEAKY_RELU:
         return x if x > 0 else p0 * x
     if code == RELU6:

@@ -3,6 +3,7 @@ activation-gradient / bias-gradient passes of backward."""
 
 from __future__ import annotations
 
+import numpy as np
 from numba import cuda
 
 from kernels.activations import LINEAR, Activation
@@ -112,14 +113,42 @@ def linear_backward_cuda(x, w, y, dy, dx, dw, db, act: Activation = NO_ACTIVATIO
         gemm_cuda(dz, w, _rows(dx, n_in), trans_b=True, accumulate=accumulate[0])
 
 
+def _as_matrices(a, b):
+    # (batch, m, k) / (batch, k, n) views of a and b (1-D promoted as NumPy does) and, per output
+    # matrix, the batch index of each operand after broadcasting.
+    sa, sb = tuple(a.shape), tuple(b.shape)
+    sa = (1,) + sa if len(sa) == 1 else sa
+    sb = sb + (1,) if len(sb) == 1 else sb
+    lead = np.broadcast_shapes(sa[:-2], sb[:-2])
+    ia = np.broadcast_to(np.arange(int(np.prod(sa[:-2], dtype=np.int64))).reshape(sa[:-2]), lead).reshape(-1)
+    ib = np.broadcast_to(np.arange(int(np.prod(sb[:-2], dtype=np.int64))).reshape(sb[:-2]), lead).reshape(-1)
+    am = a.reshape(int(np.prod(sa[:-2], dtype=np.int64)), sa[-2], sa[-1])
+    bm = b.reshape(int(np.prod(sb[:-2], dtype=np.int64)), sb[-2], sb[-1])
+    return am, bm, ia, ib
+
+
 def matmul_forward_cuda(a, b, y) -> None:
-    """``y = a @ b`` for 2-D device arrays."""
-    gemm_cuda(a, b, y)
+    """``y = a @ b`` with NumPy matmul semantics on device arrays (one tiled GEMM per batch matrix)."""
+    am, bm, ia, ib = _as_matrices(a, b)
+    ym = y.reshape(len(ia), am.shape[1], bm.shape[2])
+    for k, (i, j) in enumerate(zip(ia, ib, strict=True)):
+        gemm_cuda(am[int(i)], bm[int(j)], ym[k])
 
 
 def matmul_backward_cuda(a, b, dy, da, db, accumulate: tuple[bool, bool] = (False, False)) -> None:
-    """Gradients of ``y = a @ b`` for 2-D device arrays."""
-    if da is not None:
-        gemm_cuda(dy, b, da, trans_b=True, accumulate=accumulate[0])
-    if db is not None:
-        gemm_cuda(a, dy, db, trans_a=True, accumulate=accumulate[1])
+    """Gradients of `matmul_forward_cuda`, summed over broadcast batch matrices."""
+    am, bm, ia, ib = _as_matrices(a, b)
+    dym = dy.reshape(len(ia), am.shape[1], bm.shape[2])
+    for buf, idx, acc0, is_a in ((da, ia, accumulate[0], True), (db, ib, accumulate[1], False)):
+        if buf is None:
+            continue
+        gm = buf.reshape(*(am.shape if is_a else bm.shape))
+        written = set()
+        for k, (i, j) in enumerate(zip(ia, ib, strict=True)):
+            target = int(idx[k])
+            add = acc0 or target in written
+            if is_a:
+                gemm_cuda(dym[k], bm[int(j)], gm[target], trans_b=True, accumulate=add)
+            else:
+                gemm_cuda(am[int(i)], dym[k], gm[target], trans_a=True, accumulate=add)
+            written.add(target)

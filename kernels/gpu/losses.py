@@ -6,6 +6,7 @@ import numpy as np
 from numba import cuda
 
 from kernels.gpu import launch
+from kernels.gpu.embedding import int_ids
 from kernels.losses import _dense_grad_row, _dense_row, _sparse_grad_row, _sparse_row, clip_bounds
 
 _dense = cuda.jit(device=True)(_dense_row)
@@ -74,7 +75,7 @@ def sparse_loss_forward_cuda(labels, y_pred, loss, from_logits: bool, epsilon: f
     p = _rows(y_pred, c)
     rows = p.shape[0]
     bad = cuda.to_device(np.array([rows], np.int64))
-    launch(_sparse_forward, rows, labels.reshape(rows), p, loss.reshape(rows), from_logits, lo, hi, bad)
+    launch(_sparse_forward, rows, int_ids(labels), p, loss.reshape(rows), from_logits, lo, hi, bad)
     first = int(bad.copy_to_host()[0])
     return -1 if first >= rows else first
 
@@ -86,7 +87,7 @@ def sparse_loss_backward_cuda(labels, y_pred, g, dp, from_logits: bool, epsilon:
     lo, hi = clip_bounds(y_pred.dtype, epsilon)
     p = _rows(y_pred, c)
     rows = p.shape[0]
-    launch(_sparse_backward, rows, labels.reshape(rows), p, g.reshape(rows), _rows(dp, c), from_logits, lo, hi,
+    launch(_sparse_backward, rows, int_ids(labels), p, g.reshape(rows), _rows(dp, c), from_logits, lo, hi,
            accumulate)
 
 

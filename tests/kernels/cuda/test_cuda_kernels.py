@@ -210,3 +210,14 @@ def test_data_movement():
     dy = rand(2, 3, 4)
     run_pair(lambda d, g1: shape.concat_backward_cpu(d, 1, [2, 1], [None, g1]),
              lambda d, g1: shape.concat_backward_cuda(d, 1, [2, 1], [None, g1]), lambda: [dy, np.zeros((2, 1, 4))])
+
+
+@pytest.mark.parametrize("sa,sb", [((3, 4), (4, 2)), ((2, 3, 4), (4, 2)), ((1, 3, 4), (2, 4, 2)), ((4,), (4, 2)),
+                                   ((3, 4), (4,))])
+def test_matmul_batched(sa, sb):
+    a, b = rand(*sa), rand(*sb)
+    y_shape = (a @ b).shape
+    run_pair(linear.matmul_forward_cpu, linear.matmul_forward_cuda, lambda: [a, b, np.zeros(y_shape)])
+    dy = rand(*y_shape)
+    run_pair(linear.matmul_backward_cpu, linear.matmul_backward_cuda,
+             lambda: [a, b, dy, np.zeros(sa), np.zeros(sb)])

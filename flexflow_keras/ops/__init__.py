@@ -1,0 +1,77 @@
+"""The operator IR and the functional op API (docs/contracts.md, section 3).
+
+`base` holds the op contract (`Op`, `KernelContext`, `apply_op`), `graph` the symbolic graph
+(`Variable`, `KerasTensor`, `OpNode`, `OpGraph`). One frozen dataclass per operator lives in `nn`,
+`normalization`, `math_ops`, `shape_ops`, `losses` (and `conv`, `pooling`); `functional` holds the
+functions layers and custom code call (``ops.dense``, ``ops.add``, ``ops.mean``, ``ops.loss``, ...):
+symbolic on KerasTensors, eager on NumPy arrays.
+
+Example:
+    >>> from flexflow_keras import ops
+    >>> ops.relu(np.array([-1.0, 2.0], np.float32)).tolist()
+    [0.0, 2.0]
+"""
+
+from __future__ import annotations
+
+from flexflow_keras.ops import functional as _functional
+from flexflow_keras.ops.base import KernelContext, Op, apply_op, op_registry
+from flexflow_keras.ops.functional import *  # noqa: F403 - the functional API is this package's surface
+from flexflow_keras.ops.graph import KerasTensor, OpGraph, OpNode, TensorSpec, Variable
+from flexflow_keras.ops.losses import LOSS_NAMES, LossOp
+from flexflow_keras.ops.math_ops import (
+    BINARY_OPS,
+    AddOp,
+    BinaryOp,
+    CastOp,
+    CompareOp,
+    DivideOp,
+    MaximumOp,
+    MinimumOp,
+    MultiplyOp,
+    PowerOp,
+    ReduceOp,
+    ScalarOp,
+    StopGradientOp,
+    SubtractOp,
+    UnaryOp,
+    WhereOp,
+)
+from flexflow_keras.ops.nn import (
+    ActivationOp,
+    DropoutOp,
+    EmbeddingOp,
+    LinearOp,
+    LogSoftmaxOp,
+    MatMulOp,
+    SoftmaxOp,
+    VariableOp,
+)
+from flexflow_keras.ops.normalization import BatchNormOp, LayerNormOp
+from flexflow_keras.ops.shape_ops import ConcatOp, ReshapeOp, TransposeOp
+
+# Conv2D and pooling ops live in their own modules (another engineer's); loaded on first use so this
+# package imports without them.
+_LAZY = {"conv2d": "conv", "Conv2DOp": "conv", "pool2d": "pooling", "global_pool2d": "pooling",
+         "Pool2DOp": "pooling", "GlobalPool2DOp": "pooling"}
+
+
+def __getattr__(name: str):
+    if name in _LAZY:
+        import importlib
+
+        module = importlib.import_module(f"flexflow_keras.ops.{_LAZY[name]}")
+        value = getattr(module, name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module 'flexflow_keras.ops' has no attribute {name!r}")
+
+
+__all__ = [n for n in dir(_functional) if not n.startswith("_") and callable(getattr(_functional, n))
+           and getattr(getattr(_functional, n), "__module__", "") == _functional.__name__] + [
+    "KernelContext", "Op", "apply_op", "op_registry", "KerasTensor", "OpGraph", "OpNode", "TensorSpec",
+    "Variable", "LOSS_NAMES", "LossOp", "BinaryOp", "CastOp", "CompareOp", "ReduceOp", "ScalarOp",
+    "StopGradientOp", "UnaryOp", "WhereOp", "BINARY_OPS", "AddOp", "SubtractOp", "MultiplyOp", "DivideOp",
+    "MaximumOp", "MinimumOp", "PowerOp", "ActivationOp", "DropoutOp", "EmbeddingOp", "LinearOp",
+    "LogSoftmaxOp", "MatMulOp", "SoftmaxOp", "VariableOp", "BatchNormOp", "LayerNormOp", "ConcatOp",
+    "ReshapeOp", "TransposeOp", *_LAZY]
