@@ -6,7 +6,7 @@ expected and the received shape, and the fix), runs `call()`; on symbolic tensor
 `Node` and tags the op nodes it created with `node.layer`; on NumPy arrays it computes at once through
 the ops' eager mode. Layers whose output depends on `training` (Dropout, BatchNormalization) take the
 mode from the execution's KernelContext at run time, so the symbolic graph is the same for training and
-inference; an eager call with ``training=True`` traces `call()` and runs the graph in training mode.
+inference; an eager call passes its ``training`` to the ops' eager mode.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from flexflow_keras import backend, constraints, initializers, regularizers
 from flexflow_keras.errors import ShapeError
 from flexflow_keras.layers import node as node_mod
 from flexflow_keras.layers.input_spec import InputSpec, check_input_spec
-from flexflow_keras.ops.graph import KerasTensor, OpGraph, Variable, unique_id
+from flexflow_keras.ops.graph import KerasTensor, Variable, unique_id
 from flexflow_keras.utils import naming, tree
 
 log = logging.getLogger("flexflow_keras")
@@ -54,7 +54,6 @@ class Layer:
     """
 
     _accepts_int_inputs = False  # keep integer inputs as they are in eager calls (Embedding)
-    _training_dependent = False  # the output depends on `training` (Dropout, BatchNormalization)
 
     def __init__(self, *, name=None, trainable=True, dtype=None, activity_regularizer=None, autocast=True,
                  **kwargs):
@@ -337,8 +336,6 @@ class Layer:
                 marker = unique_id()
                 outputs = self.call(inputs, *rest, **call_kwargs)
                 outputs = self._finish_symbolic(marker, inputs, rest, kwargs, outputs)
-            elif training and self._training_dependent:
-                outputs = self._eager_traced(inputs, rest, call_kwargs, training=True)
             else:
                 outputs = self.call(inputs, *rest, **call_kwargs)
         finally:
@@ -370,19 +367,6 @@ class Layer:
             stack.extend(t.node for t in n.inputs if getattr(t, "node", None) is not None)
         node_mod.Node(self, (inputs,) + tuple(rest), kwargs, outputs)
         return outputs
-
-    def _eager_traced(self, inputs, rest, call_kwargs, training: bool):
-        """Run `call()` on arrays by tracing it on symbolic copies and executing the op graph."""
-        from flexflow_keras.layers.eager import run_graph
-
-        sym = tree.map_structure(
-            lambda x: KerasTensor(x.shape, str(x.dtype)) if isinstance(x, np.ndarray) else x, inputs)
-        outs = self.call(sym, *rest, **call_kwargs)
-        flat_in = [t for t in tree.flatten(sym) if isinstance(t, KerasTensor)]
-        arrays = [a for a in tree.flatten(inputs) if isinstance(a, np.ndarray)]
-        flat_out = tree.flatten(outs)
-        results = run_graph(OpGraph(flat_in, flat_out), arrays, training=training)
-        return tree.pack_as(outs, results)
 
     def compute_output_shape(self, input_shape):
         """The output shape(s) for `input_shape`, found by tracing `call()` symbolically."""

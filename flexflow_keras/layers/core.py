@@ -70,15 +70,8 @@ class Dense(Layer):
         return flatten_hint(shape, self.kernel.shape[0]) if self.kernel is not None else ""
 
     def call(self, inputs):
-        fused = activations.fusable_name(self.activation)
-        x = inputs
-        lead = None
-        if len(x.shape) > 2:  # Dense acts on the last axis: fold the leading dims into the batch
-            lead = tuple(x.shape[1:-1])
-            x = ops.reshape(x, (-1, x.shape[-1]))
-        y = ops.dense(x, self.kernel, self.bias, activation=fused)
-        if lead is not None:
-            y = ops.reshape(y, (-1,) + lead + (self.units,))
+        fused = activations.fusable_name(self.activation)  # ops.dense acts on the last axis of any rank
+        y = ops.dense(inputs, self.kernel, self.bias, activation=fused)
         return y if fused is not None else apply_activation(y, self.activation)
 
     def get_config(self):
@@ -122,8 +115,6 @@ class Dropout(Layer):
         seed: integer seed of the mask stream (drawn from the framework generator when None).
     """
 
-    _training_dependent = True
-
     def __init__(self, rate, noise_shape=None, seed=None, **kwargs):
         super().__init__(**kwargs)
         self.rate = _args.rate(self, "rate", rate)
@@ -134,7 +125,9 @@ class Dropout(Layer):
         self._seed = int(seed) if seed is not None else rng.make_seed()
 
     def call(self, inputs, training=None):
-        return ops.dropout(inputs, self.rate, seed=self._seed, noise_shape=self.noise_shape)
+        # `training` only matters for eager calls; a recorded graph follows the execution's mode.
+        return ops.dropout(inputs, self.rate, seed=self._seed, noise_shape=self.noise_shape,
+                           training=bool(training))
 
     def get_config(self):
         return {**super().get_config(), "rate": self.rate, "noise_shape": self.noise_shape, "seed": self.seed}

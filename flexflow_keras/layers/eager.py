@@ -38,18 +38,39 @@ def fresh_tensor(t: KerasTensor) -> KerasTensor:
     return ops.identity(t)
 
 
-def clone_graph(graph: OpGraph, new_inputs: Sequence[KerasTensor]) -> list[KerasTensor]:
+def clone_graph(graph: OpGraph, new_inputs: Sequence[KerasTensor], replace: dict | None = None) -> list[KerasTensor]:
     """Record `graph`'s nodes again on `new_inputs` (same ops, same weights); returns the new outputs.
 
-    This is how a model used as a layer applies itself to new symbolic tensors.
+    This is how a model used as a layer applies itself to new symbolic tensors. `replace` maps a node's
+    uid to the op to record instead of its own.
     """
     from flexflow_keras.ops.graph import OpNode
 
-    mapping: dict[int, KerasTensor] = {t.uid: n for t, n in zip(graph.inputs, new_inputs, strict=False)}
+    replace = replace or {}
+    mapping: dict[int, KerasTensor] = {t.uid: n for t, n in zip(graph.inputs, new_inputs, strict=True)}
     for node in graph.nodes:
         ins = [mapping[t.uid] for t in node.inputs]
-        new = OpNode(node.op, ins, node.weights)
+        new = OpNode(replace.get(node.uid, node.op), ins, node.weights)
         new.layer = getattr(node, "layer", None)
         for old_t, new_t in zip(node.outputs, new.outputs, strict=False):
             mapping[old_t.uid] = new_t
     return [mapping[t.uid] for t in graph.outputs]
+
+
+def refresh_graph(graph: OpGraph, cache: dict) -> OpGraph:
+    """`graph`, or a copy whose ops follow their layers' current state (a BatchNormalization frozen after
+    the graph was recorded); copies are cached in `cache` so the same state gives the same object."""
+    changes = []
+    for node in graph.nodes:
+        fix = getattr(getattr(node, "layer", None), "_current_op", None)
+        if fix is not None:
+            op = fix(node.op)
+            if op != node.op:
+                changes.append((node.uid, op))
+    if not changes:
+        return graph
+    key = (id(graph), tuple(changes))
+    if key not in cache:
+        inputs = [KerasTensor(t.shape, t.dtype, name=t.name) for t in graph.inputs]
+        cache[key] = OpGraph(inputs, clone_graph(graph, inputs, dict(changes)))
+    return cache[key]

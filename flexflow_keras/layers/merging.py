@@ -26,6 +26,9 @@ class _Merge(Layer):
         return list(inputs)
 
     def build(self, input_shape):
+        if not isinstance(input_shape, (list, tuple)) or not all(isinstance(s, (list, tuple)) for s in input_shape):
+            raise ValueError(f"{_args.who(self)} expects a list of inputs, e.g. {type(self).__name__}()([a, b]); "
+                             f"received one input of shape {input_shape}.")
         shapes = [tuple(s) for s in self._check_list(input_shape)]
         out = list(shapes[0])
         for s in shapes[1:]:

@@ -1,18 +1,23 @@
 """BatchNormalization and LayerNormalization.
 
 BatchNormalization normalises with the statistics of the whole (global) batch in training and with the
-moving averages in inference; which one is the execution's KernelContext's `training`, at run time.
+moving averages in inference; which one is the execution's KernelContext's `training`, at run time. A
+frozen layer (``trainable=False``) always uses the moving averages, as in Keras; when `trainable`
+changes after the graph was recorded, `Model._op_graph` returns a graph with the updated op.
 Its moving averages are non-trainable weights updated once per training step by the op's
 `update_state` (``moving = moving * momentum + batch_stat * (1 - momentum)``, Keras' rule).
 """
 
 from __future__ import annotations
 
+import dataclasses
+
 from flexflow_keras import constraints, initializers, ops, regularizers
 from flexflow_keras.errors import ShapeError
 from flexflow_keras.layers import _args
 from flexflow_keras.layers.base import Layer
 from flexflow_keras.layers.input_spec import InputSpec
+from flexflow_keras.ops.graph import KerasTensor
 
 
 class BatchNormalization(Layer):
@@ -30,8 +35,6 @@ class BatchNormalization(Layer):
 
     Weights, in Keras' order: gamma (if scale), beta (if center), moving_mean, moving_variance.
     """
-
-    _training_dependent = True
 
     def __init__(self, axis=-1, momentum=0.99, epsilon=1e-3, center=True, scale=True,
                  beta_initializer="zeros", gamma_initializer="ones", moving_mean_initializer="zeros",
@@ -86,10 +89,26 @@ class BatchNormalization(Layer):
                                                initializer=self.moving_variance_initializer, trainable=False)
         self.input_spec = InputSpec(ndim=ndim, axes={axis: channels})
 
+    def _op_training(self, symbolic: bool, training) -> bool | None:
+        """The op's mode: a frozen layer always uses its moving statistics (Keras); otherwise a recorded
+        graph follows the execution's mode (None) and an eager call the given `training`."""
+        if not self.trainable:
+            return False
+        return None if symbolic else bool(training)
+
     def call(self, inputs, training=None):
         axis = _args.axis(self, self.axis, len(inputs.shape))
+        symbolic = isinstance(inputs, KerasTensor)
         return ops.batch_norm(inputs, self.gamma, self.beta, self.moving_mean, self.moving_variance,
-                              axis=axis, momentum=self.momentum, epsilon=self.epsilon)
+                              axis=axis, momentum=self.momentum, epsilon=self.epsilon,
+                              training=self._op_training(symbolic, training))
+
+    def _current_op(self, op):
+        """`op` (recorded by this layer) updated to the layer's current `trainable` (see Model._op_graph)."""
+        want = self._op_training(True, None)
+        if getattr(op, "type_name", "") == "batch_norm" and op.training != want:
+            return dataclasses.replace(op, training=want)
+        return op
 
     def get_config(self):
         return {**super().get_config(), "axis": self.axis, "momentum": self.momentum,

@@ -210,7 +210,7 @@ class Functional(Model):
     def _op_graph(self, input_specs=None) -> OpGraph:
         if input_specs is not None:
             check_specs(self, input_specs, self._inputs)
-        return self._graph
+        return self._current(self._graph)
 
     # --- calling ------------------------------------------------------------------------------------------
     def __call__(self, *args, **kwargs):
@@ -224,7 +224,7 @@ class Functional(Model):
             outs = clone_graph(self._graph, flat)
         else:
             arrays = [np.asarray(x, dtype=t.dtype) for x, t in zip(flat, self._inputs, strict=False)]
-            outs = run_graph(self._graph, arrays, training=bool(training))
+            outs = run_graph(self._current(self._graph), arrays, training=bool(training))
         return tree.pack_as(self._output_struct, outs)
 
     def _convert_eager(self, inputs):

@@ -103,6 +103,7 @@ class Model(Trainer, Layer):
         # Traces of a subclassed model: specs -> (inputs, outputs structure, OpGraph).
         self._traces: dict[tuple, tuple[list[KerasTensor], object, OpGraph]] = {}
         self._last_trace: tuple[list[KerasTensor], object, OpGraph] | None = None
+        self._refreshed: dict = {}  # graphs updated for layers' current state (see _current)
 
     # --- structure ----------------------------------------------------------------------------------------
     @property
@@ -175,12 +176,19 @@ class Model(Trainer, Layer):
             if self._last_trace is None:
                 raise ValueError(f"Model '{self.name}' has not been built yet, so its input shapes are unknown. "
                                  "Call it on data, call model.build(input_shape), or pass data to fit().")
-            return self._last_trace[2]
+            return self._current(self._last_trace[2])
         key = tuple(TensorSpec((None,) + tuple(s.shape[1:]), str(s.dtype)) for s in input_specs)
         if key not in self._traces:
             self._traces[key] = self._trace(key)
         self._last_trace = self._traces[key]
-        return self._last_trace[2]
+        return self._current(self._last_trace[2])
+
+    def _current(self, graph: OpGraph) -> OpGraph:
+        """`graph` with every op matching its layer's current state (e.g. a BatchNormalization frozen
+        after the graph was recorded uses its moving statistics); the same state, the same object."""
+        from flexflow_keras.layers.eager import refresh_graph
+
+        return refresh_graph(graph, self._refreshed)
 
     def _trace(self, specs: tuple[TensorSpec, ...]):
         from flexflow_keras.layers.input_layer import Input

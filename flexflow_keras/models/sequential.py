@@ -176,7 +176,7 @@ class Sequential(Model):
             self._ensure_built(tuple(input_specs[0].shape), str(input_specs[0].dtype))
         elif input_specs is not None:
             check_specs(self, input_specs, self._inputs)
-        return self._graph
+        return self._current(self._graph)
 
     # --- calling ------------------------------------------------------------------------------------------
     def _maybe_build(self, inputs) -> None:
@@ -193,7 +193,7 @@ class Sequential(Model):
         import numpy as np
 
         arr = np.asarray(flat[0], dtype=self._inputs[0].dtype)
-        return run_graph(self._graph, [arr], training=bool(training))[0]
+        return run_graph(self._current(self._graph), [arr], training=bool(training))[0]
 
     def _convert_eager(self, inputs):
         return inputs

@@ -2,8 +2,9 @@
 
 `run_layer_test` checks: the symbolic output shape and dtype, the number of (trainable) weights, the
 config round trip (`from_config(get_config())` gives the same config and, with the same weights, the same
-outputs), eager calls against the recorded graph run by `model(x)`, and, when TensorFlow is installed and
-`tf_layer` is given, the output against tf.keras on the same weights within 1e-5.
+outputs), eager calls against the recorded graph run by `model(x)`, and, with `compare_tf` (the tests'
+`parity` fixture, whose tf half is marked `tf`) and `tf_layer`, the output against tf.keras on the same
+weights within 1e-5.
 """
 
 from __future__ import annotations
@@ -31,7 +32,8 @@ def make_data(shape, dtype="float32", seed=0, high=None):
 
 def run_layer_test(cls, kwargs=None, input_shape=(4, 3), input_dtype="float32", expected_output_shape=None,
                    expected_output_dtype="float32", expected_num_weights=0, expected_num_trainable=None,
-                   tf_layer=None, tf_kwargs=None, data=None, randomize_weights=False, atol=1e-5):
+                   tf_layer=None, tf_kwargs=None, data=None, randomize_weights=False, atol=1e-5,
+                   compare_tf=False):
     """Run the standard checks on `cls(**kwargs)` and return (layer, eager output, inputs).
 
     Args:
@@ -44,6 +46,7 @@ def run_layer_test(cls, kwargs=None, input_shape=(4, 3), input_dtype="float32", 
         tf_kwargs: its constructor arguments (default: `kwargs`).
         data: the test inputs (default: standard normal of `input_shape`).
         randomize_weights: set every weight to random values first (BatchNorm statistics, ...).
+        compare_tf: run the tf.keras comparison (tests pass the `parity` fixture, marked tf).
     """
     kwargs = dict(kwargs or {})
     multi = isinstance(input_shape, list)
@@ -83,7 +86,7 @@ def run_layer_test(cls, kwargs=None, input_shape=(4, 3), input_dtype="float32", 
     np.testing.assert_allclose(clone(data if multi else data[0]), eager, rtol=1e-6, atol=1e-6)
 
     # parity with tf.keras on the same weights
-    k = tf_keras() if tf_layer else None
+    k = tf_keras() if tf_layer and compare_tf else None
     if k is not None:
         theirs = getattr(k.layers, tf_layer)(**(kwargs if tf_kwargs is None else tf_kwargs))
         theirs(data if multi else data[0])

@@ -13,10 +13,10 @@ from flexflow_keras.errors import ShapeError
     (dict(filters=3, kernel_size=(3, 2), strides=2, padding="same", activation="relu"), (None, 4, 4, 3)),
     (dict(filters=2, kernel_size=2, use_bias=False, activation="softmax"), (None, 7, 7, 2)),
 ])
-def test_conv2d(kwargs, out_shape):
+def test_conv2d(kwargs, out_shape, parity):
     n_weights = 2 if kwargs.get("use_bias", True) else 1
     run_layer_test(layers.Conv2D, kwargs, input_shape=(2, 8, 8, 3), expected_output_shape=out_shape,
-                   expected_num_weights=n_weights, tf_layer="Conv2D")
+                   expected_num_weights=n_weights, compare_tf=parity, tf_layer="Conv2D")
 
 
 def test_conv2d_kernel_layout_is_keras():
@@ -56,12 +56,12 @@ def test_conv2d_errors():
 @pytest.mark.parametrize("cls,tf_name", [(layers.MaxPooling2D, "MaxPooling2D"),
                                          (layers.AveragePooling2D, "AveragePooling2D")])
 @pytest.mark.parametrize("kwargs,out_shape", [
-    (dict(), (None, 3, 4, 2)),
+    (dict(pool_size=2), (None, 3, 4, 2)),
     (dict(pool_size=3, strides=2, padding="same"), (None, 4, 4, 2)),
     (dict(pool_size=(2, 3), strides=1), (None, 6, 6, 2)),
 ])
-def test_pooling(cls, tf_name, kwargs, out_shape):
-    run_layer_test(cls, kwargs, input_shape=(2, 7, 8, 2), expected_output_shape=out_shape, tf_layer=tf_name)
+def test_pooling(cls, tf_name, kwargs, out_shape, parity):
+    run_layer_test(cls, kwargs, input_shape=(2, 7, 8, 2), expected_output_shape=out_shape, compare_tf=parity, tf_layer=tf_name)
 
 
 def test_pooling_channels_first():
@@ -72,12 +72,12 @@ def test_pooling_channels_first():
 @pytest.mark.parametrize("cls,tf_name", [(layers.GlobalAveragePooling2D, "GlobalAveragePooling2D"),
                                          (layers.GlobalMaxPooling2D, "GlobalMaxPooling2D")])
 @pytest.mark.parametrize("keepdims", [False, True])
-def test_global_pooling_2d(cls, tf_name, keepdims):
+def test_global_pooling_2d(cls, tf_name, keepdims, parity):
     out = (None, 1, 1, 3) if keepdims else (None, 3)
-    run_layer_test(cls, dict(keepdims=keepdims), input_shape=(2, 5, 4, 3), expected_output_shape=out, tf_layer=tf_name)
+    run_layer_test(cls, dict(keepdims=keepdims), input_shape=(2, 5, 4, 3), expected_output_shape=out, compare_tf=parity, tf_layer=tf_name)
 
 
 @pytest.mark.parametrize("cls,tf_name", [(layers.GlobalAveragePooling1D, "GlobalAveragePooling1D"),
                                          (layers.GlobalMaxPooling1D, "GlobalMaxPooling1D")])
-def test_global_pooling_1d(cls, tf_name):
-    run_layer_test(cls, {}, input_shape=(2, 6, 3), expected_output_shape=(None, 3), tf_layer=tf_name)
+def test_global_pooling_1d(cls, tf_name, parity):
+    run_layer_test(cls, {}, input_shape=(2, 6, 3), expected_output_shape=(None, 3), compare_tf=parity, tf_layer=tf_name)

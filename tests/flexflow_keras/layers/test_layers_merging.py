@@ -13,9 +13,9 @@ MERGES = [(layers.Add, "Add", np.add), (layers.Subtract, "Subtract", np.subtract
 
 
 @pytest.mark.parametrize("cls,tf_name,ref", MERGES)
-def test_merge(cls, tf_name, ref):
+def test_merge(cls, tf_name, ref, parity):
     _, out, (a, b) = run_layer_test(cls, {}, input_shape=[(3, 4), (3, 4)], expected_output_shape=(None, 4),
-                                    tf_layer=tf_name)
+                                    compare_tf=parity, tf_layer=tf_name)
     np.testing.assert_allclose(out, ref(a, b), rtol=1e-6)
 
 
@@ -42,10 +42,10 @@ def test_merge_errors():
 
 
 @pytest.mark.parametrize("axis,out", [(-1, (None, 2, 7)), (1, (None, 5, 3))])
-def test_concatenate(axis, out):
+def test_concatenate(axis, out, parity):
     shapes = [(3, 2, 3), (3, 2, 4)] if axis == -1 else [(3, 2, 3), (3, 3, 3)]
     run_layer_test(layers.Concatenate, dict(axis=axis), input_shape=shapes, expected_output_shape=out,
-                   tf_layer="Concatenate")
+                   compare_tf=parity, tf_layer="Concatenate")
 
 
 @pytest.mark.parametrize("cls,kwargs,tf_name", [
@@ -57,8 +57,8 @@ def test_concatenate(axis, out):
     (layers.Softmax, dict(), "Softmax"),
     (layers.Softmax, dict(axis=1), "Softmax"),
 ])
-def test_activation_layers(cls, kwargs, tf_name):
-    run_layer_test(cls, kwargs, input_shape=(3, 4, 5), expected_output_shape=(None, 4, 5), tf_layer=tf_name)
+def test_activation_layers(cls, kwargs, tf_name, parity):
+    run_layer_test(cls, kwargs, input_shape=(3, 4, 5), expected_output_shape=(None, 4, 5), compare_tf=parity, tf_layer=tf_name)
 
 
 def test_leaky_relu_keras2_alpha():

@@ -3,11 +3,13 @@
 import numpy as np
 import pytest
 
-from flexflow_keras import layers, models
+from flexflow_keras import layers, models, ops
 from flexflow_keras.errors import GraphError, ShapeError
 from flexflow_keras.ops.graph import OpGraph, TensorSpec
 
 rng = np.random.default_rng(0)
+DENSE = ops.dense(layers.Input((2,)), np.ones((2, 2), "float32")).node.op.type_name
+DROPOUT = ops.dropout(layers.Input((2,)), 0.5).node.op.type_name
 
 
 def mlp_seq():
@@ -22,7 +24,7 @@ def test_sequential_structure_and_graph():
     assert m.inputs[0].shape == (None, 8) and m.outputs[0].shape == (None, 3)
     g = m._op_graph()
     assert isinstance(g, OpGraph) and g is m._op_graph([TensorSpec((None, 8))])
-    assert [n.op.type_name for n in g.nodes] == ["dense", "dropout", "dense", "softmax"]
+    assert [n.op.type_name for n in g.nodes] == [DENSE, DROPOUT, DENSE, "softmax"]
     assert [w.path for w in m.weights] == ["sequential/dense/kernel", "sequential/dense/bias",
                                            "sequential/dense_1/kernel", "sequential/dense_1/bias"]
     assert m.count_params() == 8 * 16 + 16 + 16 * 3 + 3
@@ -104,7 +106,7 @@ def test_shared_layer_and_nested_model():
     x1, x2 = layers.Input((5,), name="x1"), layers.Input((5,), name="x2")
     m = models.Model([x1, x2], layers.add([shared(x1), shared(x2)]))
     assert len(m.weights) == 2
-    assert [n.op.type_name for n in m._op_graph().nodes] == ["dense", "dense", "add"]
+    assert [n.op.type_name for n in m._op_graph().nodes] == [DENSE, DENSE, "add"]
     v1, v2 = rng.standard_normal((2, 5)).astype("float32"), rng.standard_normal((2, 5)).astype("float32")
     k, bias = shared.get_weights()
     np.testing.assert_allclose(m([v1, v2]), v1 @ k + v2 @ k + 2 * bias, rtol=1e-5, atol=1e-6)
@@ -164,7 +166,7 @@ def test_subclassed_model_traces_on_first_use():
         m._op_graph()
     g = m._op_graph([TensorSpec((None, 5))])
     assert g is m._op_graph([TensorSpec((None, 5))]) and g is m._op_graph()
-    assert [n.op.type_name for n in g.nodes] == ["dense", "dropout", "dense"]
+    assert [n.op.type_name for n in g.nodes] == [DENSE, DROPOUT, DENSE]
     assert [n.layer.name for n in g.nodes] == ["dense", "dropout", "dense_1"]
     assert m.input_names == ["mlp_input"] and m.output_names == ["output"]
     assert [w.path for w in m.weights] == ["mlp/dense/kernel", "mlp/dense/bias", "mlp/dense_1/kernel",
