@@ -8,6 +8,7 @@ has changed them) and pushes host assignments (`set_weights`) into the regions.
 
 from __future__ import annotations
 
+import itertools
 import logging
 import os
 import time
@@ -24,6 +25,7 @@ from flexflow_keras.execution.training_graph import TrainingGraph
 from flexflow_keras.ops.graph import OpGraph, Variable
 
 log = logging.getLogger("flexflow_keras")
+_serial = itertools.count()
 
 
 def _set_blas_threads(n: int) -> None:
@@ -48,6 +50,7 @@ class Engine:
     def __init__(self, tgraph: TrainingGraph, variables: Sequence[Variable], trainable: Sequence[Variable],
                  optimizer, metric_objects: Sequence[Sequence]):
         self.rtm = get_runtime()
+        self.name = f"engine{next(_serial)}"  # trace names are per engine: the runtime is shared
         self.tgraph = tgraph
         self.optimizer = optimizer
         self.metric_objects = [list(m) for m in metric_objects]

@@ -21,7 +21,7 @@ class StepProgram:
             raise ValueError(f"StepProgram mode must be one of {_MODES}, received {mode!r}")
         self.engine, self.mode, self.batch, self.degree, self.store = engine, mode, batch, degree, store
         self.colors = (degree,)
-        self.trace_name = f"{mode}_step_b{batch}_d{degree}"
+        self.trace_name = f"{engine.name}.{mode}_step_b{batch}_d{degree}"
         tg = engine.tgraph
         self.loss_outputs = [i for i, t in enumerate(tg.per_sample_losses) if t is not None]
         self._prepare()

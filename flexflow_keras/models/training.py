@@ -233,9 +233,10 @@ class Trainer:
         steps = math.ceil(n / batch_size) if steps_per_epoch is None else int(steps_per_epoch)
         verbose = 1 if verbose == "auto" else int(verbose)
         cbs = callbacks_mod.CallbackList(callbacks, add_history=True, add_progbar=verbose != 0, model=self,
-                                         verbose=verbose, epochs=epochs, steps=steps)
-        cbs.append_flexflow_logger(_config.get().print_freq, batch_size) if hasattr(
-            cbs, "append_flexflow_logger") else None
+                                         verbose=verbose, epochs=epochs, steps=steps, samples=n,
+                                         batch_size=batch_size)
+        if verbose:
+            cbs.append_flexflow_logger(_config.get().print_freq, batch_size)
         running = RunningMeans(self._loss_names, self._metric_objects)
         self.stop_training = False
         seed = int(np.random.randint(0, 2**31 - 1))

@@ -41,7 +41,8 @@ def small_model(k=3, d=8, dropout=0.0, bn=False):
 def test_mlp_learns_blobs():
     x, y = blobs()
     model = small_model()
-    model.compile(optimizer="adam", loss="sparse_categorical_crossentropy", metrics=["accuracy"])
+    model.compile(optimizer=keras.optimizers.Adam(0.01), loss="sparse_categorical_crossentropy",
+                  metrics=["accuracy"])
     hist = model.fit(x, y, batch_size=32, epochs=5, verbose=0)
     assert hist.history["loss"][-1] < hist.history["loss"][0]
     assert hist.history["accuracy"][-1] > 0.9
@@ -144,7 +145,7 @@ def test_subclassed_model_trains():
 
     x, y = blobs()
     model = Net()
-    model.compile(optimizer="adam", loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True),
-                  metrics=["accuracy"])
+    model.compile(optimizer=keras.optimizers.Adam(0.01),
+                  loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True), metrics=["accuracy"])
     hist = model.fit(x, y, batch_size=32, epochs=4, verbose=0)
     assert hist.history["accuracy"][-1] > 0.85
