@@ -29,6 +29,8 @@ class ReLU(Layer):
         threshold: values below it are leaked (or zeroed).
     """
 
+    _float_math = True
+
     def __init__(self, max_value=None, negative_slope=0.0, threshold=0.0, **kwargs):
         super().__init__(**kwargs)
         self.max_value = _non_negative(self, "max_value", max_value, allow_none=True)
@@ -51,6 +53,8 @@ class LeakyReLU(Layer):
         negative_slope: the slope for negative inputs.
     """
 
+    _float_math = True
+
     def __init__(self, negative_slope=0.3, **kwargs):
         if "alpha" in kwargs:  # Keras 2 spelling
             negative_slope = kwargs.pop("alpha")
@@ -71,6 +75,8 @@ class ELU(Layer):
         alpha: the scale of the negative part.
     """
 
+    _float_math = True
+
     def __init__(self, alpha=1.0, **kwargs):
         super().__init__(**kwargs)
         self.alpha = float(alpha)
@@ -88,6 +94,8 @@ class Softmax(Layer):
     Args:
         axis: the axis to normalise (default -1).
     """
+
+    _float_math = True
 
     def __init__(self, axis=-1, **kwargs):
         super().__init__(**kwargs)

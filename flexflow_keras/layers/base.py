@@ -54,6 +54,7 @@ class Layer:
     """
 
     _accepts_int_inputs = False  # keep integer inputs as they are in eager calls (Embedding)
+    _float_math = False  # arithmetic layers: integer symbolic inputs are cast to the layer's dtype first
 
     def __init__(self, *, name=None, trainable=True, dtype=None, activity_regularizer=None, autocast=True,
                  **kwargs):
@@ -307,6 +308,20 @@ class Layer:
 
         return tree.map_structure(convert, inputs)
 
+    def _cast_int_tensors(self, inputs):
+        from flexflow_keras import ops
+
+        def cast(x):
+            if isinstance(x, KerasTensor) and np.dtype(x.dtype).kind in "iub":
+                return ops.cast(x, self._dtype)
+            return x
+
+        return tree.map_structure(cast, inputs)
+
+    def add_loss(self, *args, **kwargs):
+        raise NotImplementedError(f"Layer '{self.name}': add_loss() is not supported; put the term in a loss "
+                                  "function passed to compile(), or use kernel_regularizer for weight penalties.")
+
     def __call__(self, *args, **kwargs):
         if not args:
             if "inputs" not in kwargs:
@@ -322,6 +337,8 @@ class Layer:
         symbolic = any(isinstance(x, KerasTensor) for x in leaves)
         if not symbolic:
             inputs = self._convert_eager(inputs)
+        elif self._float_math and self.autocast:
+            inputs = self._cast_int_tensors(inputs)
         call_kwargs = dict(kwargs)
         if "training" in self._call_params and training is not None:
             call_kwargs["training"] = bool(training)

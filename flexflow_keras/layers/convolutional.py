@@ -41,6 +41,8 @@ class Conv2D(Layer):
         ``(kh, kw, in_channels, filters)`` as in Keras.
     """
 
+    _float_math = True
+
     def __init__(self, filters, kernel_size, strides=(1, 1), padding="valid", data_format=None,
                  dilation_rate=(1, 1), groups=1, activation=None, use_bias=True,
                  kernel_initializer="glorot_uniform", bias_initializer="zeros", kernel_regularizer=None,

@@ -38,6 +38,8 @@ class Dense(Layer):
         >>> Dense(10, activation="softmax", name="fc1")
     """
 
+    _float_math = True
+
     def __init__(self, units, activation=None, use_bias=True, kernel_initializer="glorot_uniform",
                  bias_initializer="zeros", kernel_regularizer=None, bias_regularizer=None,
                  activity_regularizer=None, kernel_constraint=None, bias_constraint=None, **kwargs):
@@ -92,6 +94,8 @@ class Activation(Layer):
         activation: name (``"relu"``, ``"softmax"``, ...) or function.
     """
 
+    _float_math = True
+
     def __init__(self, activation, **kwargs):
         super().__init__(**kwargs)
         self.activation = activations.get(activation)
@@ -114,6 +118,8 @@ class Dropout(Layer):
             the input.
         seed: integer seed of the mask stream (drawn from the framework generator when None).
     """
+
+    _float_math = True
 
     def __init__(self, rate, noise_shape=None, seed=None, **kwargs):
         super().__init__(**kwargs)

@@ -11,6 +11,8 @@ from flexflow_keras.layers.base import Layer
 class _Merge(Layer):
     """Element-wise merge of a list of tensors of the same (or broadcast-compatible) shape."""
 
+    _float_math = True
+
     _min_inputs = 2
     _max_inputs: int | None = None
 

@@ -36,6 +36,8 @@ class BatchNormalization(Layer):
     Weights, in Keras' order: gamma (if scale), beta (if center), moving_mean, moving_variance.
     """
 
+    _float_math = True
+
     def __init__(self, axis=-1, momentum=0.99, epsilon=1e-3, center=True, scale=True,
                  beta_initializer="zeros", gamma_initializer="ones", moving_mean_initializer="zeros",
                  moving_variance_initializer="ones", beta_regularizer=None, gamma_regularizer=None,
@@ -137,6 +139,8 @@ class LayerNormalization(Layer):
 
     Weights: gamma (if scale), then beta (if center), each of the normalised dims' shape.
     """
+
+    _float_math = True
 
     def __init__(self, axis=-1, epsilon=1e-3, center=True, scale=True, rms_scaling=False,
                  beta_initializer="zeros", gamma_initializer="ones", beta_regularizer=None,

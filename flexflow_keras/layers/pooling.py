@@ -12,6 +12,8 @@ from flexflow_keras.layers.input_spec import InputSpec
 
 
 class _Pooling2D(Layer):
+    _float_math = True
+
     _mode = "max"
 
     def __init__(self, pool_size=(2, 2), strides=None, padding="valid", data_format=None, **kwargs):
@@ -71,6 +73,8 @@ class AveragePooling2D(_Pooling2D):
 
 
 class _GlobalPooling2D(Layer):
+    _float_math = True
+
     _mode = "avg"
 
     def __init__(self, data_format=None, keepdims=False, **kwargs):
@@ -119,6 +123,8 @@ class GlobalMaxPooling2D(_GlobalPooling2D):
 
 
 class _GlobalPooling1D(Layer):
+    _float_math = True
+
     _mode = "avg"
 
     def __init__(self, data_format=None, keepdims=False, **kwargs):

@@ -9,6 +9,8 @@ popping a layer rebuilds it.
 
 from __future__ import annotations
 
+import numpy as np
+
 from flexflow_keras.layers import node as node_mod
 from flexflow_keras.layers.base import Layer
 from flexflow_keras.layers.eager import clone_graph, run_graph
@@ -134,6 +136,9 @@ class Sequential(Model):
         if not self._seq_layers:
             raise ValueError(f"Sequential model '{self.name}' has no layers.")
         if self._input_layer is None:
+            # Integer data keeps its dtype only for a first layer that takes ids (Embedding).
+            if np.dtype(dtype).kind in "iub" and not self._seq_layers[0]._accepts_int_inputs:
+                dtype = self._dtype
             object.__setattr__(self, "_input_layer", InputLayer(batch_shape=(None,) + tuple(shape[1:]), dtype=dtype))
         self._maybe_rebuild()
 
@@ -182,16 +187,15 @@ class Sequential(Model):
     def _maybe_build(self, inputs) -> None:
         x = tree.flatten(inputs)[0]
         if self._graph is None:
-            self._ensure_built(tuple(x.shape), str(x.dtype) if str(x.dtype).startswith(("int", "uint"))
-                               else self._dtype)
+            dtype = str(np.asarray(x).dtype) if not isinstance(x, KerasTensor) else x.dtype
+            self._ensure_built(tuple(np.shape(x) if not isinstance(x, KerasTensor) else x.shape),
+                               dtype if np.dtype(dtype).kind in "iub" else self._dtype)
         self.built = True
 
     def call(self, inputs, training=None, mask=None):
         flat = self._standardize_inputs(inputs, self._inputs)
         if isinstance(flat[0], KerasTensor):
             return clone_graph(self._graph, flat)[0]
-        import numpy as np
-
         arr = np.asarray(flat[0], dtype=self._inputs[0].dtype)
         return run_graph(self._current(self._graph), [arr], training=bool(training))[0]
 

@@ -238,3 +238,40 @@ def test_sequential_config_round_trip():
     clone.set_weights(m.get_weights())
     v = rng.standard_normal((2, 6)).astype("float32")
     np.testing.assert_allclose(clone(v), m(v), rtol=1e-6)
+
+
+def test_integer_data_for_float_layers_and_ids_for_embedding():
+    d = models.Sequential([layers.Flatten(), layers.Dense(3)])
+    g = d._op_graph([TensorSpec((None, 4, 4), "uint8")])
+    assert g.inputs[0].dtype == "float32"
+    e = models.Sequential([layers.Embedding(10, 2), layers.Flatten(), layers.Dense(1)])
+    assert e._op_graph([TensorSpec((None, 3), "int64")]).inputs[0].dtype == "int64"
+    m = MLP()
+    g = m._op_graph([TensorSpec((None, 5), "int32")])
+    assert g.nodes[0].op.type_name == "cast" and g.nodes[1].inputs[0].dtype == "float32"
+    v = np.arange(10).reshape(2, 5).astype("int32")
+    np.testing.assert_allclose(m(v), m(v.astype("float32")), rtol=1e-6)
+    x = layers.Input((3,), dtype="int32")
+    assert layers.Dense(2)(x).dtype == "float32"
+
+
+def test_model_call_training_flag_reaches_dropout():
+    m = models.Sequential([layers.Input((64,)), layers.Dropout(0.5, seed=1)])
+    ones = np.ones((8, 64), "float32")
+    np.testing.assert_array_equal(m(ones), ones)
+    dropped = m(ones, training=True)
+    assert 0.3 < float(np.mean(dropped == 0)) < 0.7
+
+
+def test_frozen_batch_normalization_uses_moving_statistics():
+    m = models.Sequential([layers.Input((3,)), layers.BatchNormalization()])
+    bn = m.layers[0]
+    g = m._op_graph()
+    assert g.nodes[0].op.training is None
+    bn.trainable = False
+    frozen = m._op_graph()
+    assert frozen is not g and frozen.nodes[0].op.training is False and frozen is m._op_graph()
+    x = rng.standard_normal((16, 3)).astype("float32") * 5 + 3
+    np.testing.assert_allclose(m(x, training=True), x / np.sqrt(1 + 1e-3), rtol=1e-5)
+    bn.trainable = True
+    assert m._op_graph() is g
