@@ -59,7 +59,7 @@ def read_batches(dataset: str, path: str, inner: str, members: list[str], label_
 def synthetic(seed: int, classes: int, train: int = 50000, test: int = 10000):
     """Learnable uint8 (N, 32, 32, 3) images (class templates plus noise) and uint8 labels (N, 1)."""
     rng = np.random.default_rng(seed)
-    templates = C.class_templates(rng, classes, (32, 32, 3), cell=4, class_cells=4)
+    templates = C.class_templates(rng, classes, (32, 32, 3), cell=4)
     y = rng.integers(0, classes, train + test).astype(np.uint8)
     x = C.noisy_images(rng, templates, y)
     return (x[:train], y[:train, None]), (x[train:], y[train:, None]), y

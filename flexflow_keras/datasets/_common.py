@@ -156,12 +156,12 @@ def load_pickle(data: bytes):
 # --- synthetic images ---------------------------------------------------------------------------------------
 
 def class_templates(rng: np.random.Generator, classes: int, shape: tuple[int, ...], cell: int,
-                    base_level: int = 100, class_level: int = 25, class_cells: int = 3) -> np.ndarray:
+                    base_level: int = 70, class_level: int = 50, class_cells: int = 5) -> np.ndarray:
     """(classes, *shape) uint8 patterns on a grid of `cell`-pixel blocks: a stroke pattern shared by all
     classes (`base_level`) plus `class_cells` blocks of `class_level` that are each class's own.
 
-    With noise in [0, 128) a linear classifier reaches about 95% on MNIST-shaped data (about what it
-    does on the real digits), so models learn clearly without the task being trivial.
+    With noise in [0, 128) the maximum stays below 256. A small MLP on MNIST-shaped data goes from
+    chance to about 90% accuracy over the first couple of thousand samples, much as on the real digits.
     """
     grid = (shape[0] // cell, shape[1] // cell) + tuple(shape[2:])
     size = int(np.prod(grid))
