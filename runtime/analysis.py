@@ -9,8 +9,10 @@ Policy: two accesses conflict when they overlap and are not both RO and not both
 same operator joining one epoch. A new access depends on every conflicting earlier user. A write
 (RW, WD, or the first reducer of an epoch, which reduces in place) prunes the users it covers, since
 anything later that conflicts with them conflicts with the writer too. Reducers that join an open epoch
-compute into private buffers with no dependence for the body; their fold nodes follow the epoch's first
-reducer and are what later accesses wait on. Any other overlapping access closes the epoch.
+fold into one accumulator per (processor, memory): the target itself on the first reducer's processor,
+a private buffer elsewhere (its body needs no dependence: it only touches the buffer). Any other
+overlapping access closes the epoch: the private buffers are folded into the target (fold nodes after
+the last reducer of each accumulator) and the closing access waits on the folds.
 
 Invariant: the order this produces, applied to the nodes in issue order, gives the same contents as
 running the tasks one at a time (reductions fold in some order, which only float rounding can see).
@@ -30,17 +32,36 @@ from runtime.regions import contains, overlaps
 NORMAL, IN_PLACE, JOIN = 0, 1, 2
 
 
+class Accumulator:
+    """Where the reducers of one epoch on one (processor, memory) fold: the target itself for the
+    first reducer's processor, else a private buffer over the epoch's region, folded at the epoch's
+    end. Reducers sharing an accumulator run one after another (`last` is the latest)."""
+
+    __slots__ = ("buf", "last", "private", "fold", "init", "aid")
+
+    def __init__(self, buf, last, private: bool, fold=None, init=None, aid: int = -1):
+        self.buf = buf
+        self.last = last
+        self.private = private
+        self.fold = fold
+        self.init = init
+        self.aid = aid
+
+
 class Epoch:
     """An open reduction epoch on one field: reducers with `op` inside `sub` fold into `target`."""
 
-    __slots__ = ("op", "sub", "first", "target", "lock")
+    __slots__ = ("op", "sub", "priv", "first", "target", "lock", "accs", "target_key")
 
-    def __init__(self, op: str, sub, first, target=None):
+    def __init__(self, op: str, sub, priv, first):
         self.op = op
         self.sub = sub
+        self.priv = priv
         self.first = first
-        self.target = target  # None: the home array (fast path); else an Instance
+        self.target = None   # None: the home array (fast path); else an Instance
         self.lock = threading.Lock()
+        self.accs: dict = {}  # (processor uid, memory uid) -> Accumulator
+        self.target_key = None
 
 
 class FieldState:
@@ -70,13 +91,21 @@ def _live(en, keep_done: bool) -> bool:
     return keep_done or not en.done or (en.error is not None and en.writes)
 
 
-def register(fs: FieldState, sub, priv, node, preds: list, keep_done: bool) -> int:
+def register(fs: FieldState, sub, priv, node, preds: list, keep_done: bool, close) -> int:
     """Record that `node` accesses `sub` of `fs` with `priv`; append what it must wait for to `preds`.
 
     Returns NORMAL, IN_PLACE (first reducer of a new epoch: reduce into the data itself) or JOIN (a
-    later reducer of the open epoch `fs.epoch`: the caller makes its fold node and adds it as the user).
+    later reducer of the open epoch `fs.epoch`: the caller binds it to an accumulator). An access that
+    ends the open epoch first calls `close(fs, epoch)`, which adds the epoch's folds to `fs.users`.
     """
     code = priv.code
+    ep = fs.epoch
+    if ep is not None:
+        if code == REDUCE and ep.op == priv.redop and contains(ep.sub, sub):
+            return JOIN
+        if code == REDUCE or overlaps(ep.sub, sub):
+            fs.epoch = None
+            close(fs, ep)
     if code == READ_ONLY:
         # readers conflict only with writers and reducers: scan `users`, never the other readers
         users = fs.users
@@ -93,14 +122,7 @@ def register(fs: FieldState, sub, priv, node, preds: list, keep_done: bool) -> i
         readers.append((node, sub))
         if len(readers) > 32 and not keep_done:
             fs.readers = [e for e in readers if not e[0].done or e[0] is node]
-        ep = fs.epoch
-        if ep is not None and overlaps(ep.sub, sub):
-            fs.epoch = None
         return NORMAL
-    if code == REDUCE:
-        ep = fs.epoch
-        if ep is not None and ep.op == priv.redop and contains(ep.sub, sub):
-            return JOIN
     # a writer, or the first reducer of a new epoch (it reduces in place, so it conflicts like a writer)
     readers = fs.readers
     if readers:
@@ -130,18 +152,9 @@ def register(fs: FieldState, sub, priv, node, preds: list, keep_done: bool) -> i
     keep.append((node, sub, priv))
     fs.users = keep
     if code == REDUCE:
-        fs.epoch = Epoch(priv.redop, sub, node)
+        fs.epoch = Epoch(priv.redop, sub, priv, node)
         return IN_PLACE
-    ep = fs.epoch
-    if ep is not None and overlaps(ep.sub, sub):
-        fs.epoch = None
     return NORMAL
-
-
-def close_epochs(states) -> None:
-    """End the open reduction epochs of `states` (trace boundaries start from a known state)."""
-    for fs in states:
-        fs.epoch = None
 
 
 def pending_users(states, out: list) -> None:

@@ -117,6 +117,7 @@ class Physical:
         self.sysmem = machine.memories(MemKind.SYSTEM)[0]
         self.has_gpus = bool(machine.gpu_devices)
         self.multi_gen = 0  # how many fields have left the fast path (trace records compare it)
+        self._identities: dict = {}
 
     # -- the home array (fast path) ------------------------------------------------------------
     def home(self, fs) -> np.ndarray:
@@ -274,10 +275,18 @@ class Physical:
     # -- reductions ---------------------------------------------------------------------------
     def reduce_buffer(self, fs, sub, mem, op: str):
         """(buffer, init, release) for a private reducer of `sub` placed in `mem`."""
-        nbytes = box_volume(sub.box) * fs.dtype.itemsize
+        nbytes = sub._volume * fs.dtype.itemsize
         pool = self.pools[mem.uid]
-        pool.charge(nbytes, fs.label, f"a Reduce({op!r}) buffer of {sub.name} {sub.shape}", self._evict)
-        ident = identity(op, fs.dtype)
+        if nbytes > pool.memory.capacity - pool.used:
+            pool.charge(nbytes, fs.label, f"a Reduce({op!r}) buffer of {sub.name} {sub.shape}", self._evict)
+        else:
+            pool.used += nbytes
+            if pool.used > pool.peak:
+                pool.peak = pool.used
+        key = (op, fs.dtype)
+        ident = self._identities.get(key)
+        if ident is None:
+            ident = self._identities[key] = identity(op, fs.dtype)
         if mem.kind is MemKind.GPU_FB:
             dev = mem.device
             buf = gpu.device_array(dev, sub.shape, fs.dtype)

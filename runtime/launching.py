@@ -3,21 +3,20 @@
 `prepare` checks a launch's arguments against the task's privileges once per launch and returns a
 `LaunchSpec`. `Binder` (mixed into Runtime) builds each point: ask the mapper, check its answer, run
 the dependence analysis per region field, bind each argument (a view of the home array on the fast
-path, an instance with planned copies otherwise, a private buffer and a fold node for a reducer that
-joins an open epoch), then submit. While a trace records, every binding is written down so a replay
+path, an instance with planned copies otherwise, an accumulator for a reducer that joins an open epoch:
+see reductions.py), then submit. While a trace records, every binding is written down so a replay
 can rebuild the point without analysis.
 """
 
 from __future__ import annotations
 
-from runtime import analysis
 from runtime.analysis import IN_PLACE, JOIN, FieldState, register
 from runtime.errors import LaunchError
 from runtime.futures import Future, FutureMap
-from runtime.graph import FoldNode, TaskNode, resolve_futures
+from runtime.graph import TaskNode, resolve_futures
 from runtime.instances import READ, READ_WRITE, WRITE_ONLY
 from runtime.mapper import TaskInfo, validate_memory, validate_processor
-from runtime.privileges import READ_ONLY, WRITE_DISCARD, fold_into
+from runtime.privileges import READ_ONLY, WRITE_DISCARD
 from runtime.regions import Partition, Region, Subregion
 from runtime.tasks import POINT, Fields, Task
 
@@ -160,13 +159,12 @@ class Binder:
             if task._internal:
                 node.recover = task._recover
             preds: list = []
-            folds: list = []
             copies: list = []
             redinit: list = []
             binds = [] if rec is not None else None
             args = list(spec.plain)
             for i in range(nreg):
-                args[i] = self._bind_arg(subs[i], privs[i], mems[i], node, preds, folds, copies, redinit, binds)
+                args[i] = self._bind_arg(subs[i], privs[i], mems[i], node, preds, copies, redinit, binds)
             fpreds = resolve_futures(spec.futs, k, node) if spec.futs is not None else None
             if spec.point_pos is not None:
                 for j in spec.point_pos:
@@ -177,21 +175,19 @@ class Binder:
             if redinit:
                 node.redinit = redinit
             if rec is not None:
-                rec.add_point(self, spec, node, preds, binds, folds)
+                rec.add_point(node, preds, binds)
             engine.submit(node, preds, fpreds)
-            for fold, fp in folds:
-                engine.submit(fold, fp)
             nodes.append(node)
         self.stats.analyzed_points += len(nodes)
         return nodes
 
-    def _bind_arg(self, sub, priv, mem, node, preds, folds, copies, redinit, binds):
+    def _bind_arg(self, sub, priv, mem, node, preds, copies, redinit, binds):
         region = sub.root
         if region._owner is not self:
             self._adopt(region)
         fs = region._fs0
         if fs is not None:
-            return self._bind_field(fs, sub, priv, mem, node, preds, folds, copies, redinit, binds)
+            return self._bind_field(fs, sub, priv, mem, node, preds, copies, redinit, binds)
         names = priv.fields or region.field_names
         views = {}
         fbinds = [] if binds is not None else None
@@ -200,89 +196,37 @@ class Binder:
             if st is None or f is None:
                 raise LaunchError(f"task '{node.task.name}': privilege {priv} names field {f!r}, but region "
                                   f"'{region.name}' has fields {list(region.field_names)}")
-            views[f] = self._bind_field(st, sub, priv, mem, node, preds, folds, copies, redinit, fbinds)
+            views[f] = self._bind_field(st, sub, priv, mem, node, preds, copies, redinit, fbinds)
         if binds is not None:
             binds.append(("fields", tuple(names), fbinds))
         return Fields(views)
 
-    def _bind_field(self, fs: FieldState, sub, priv, mem, node, preds, folds, copies, redinit, binds):
+    def _bind_field(self, fs: FieldState, sub, priv, mem, node, preds, copies, redinit, binds):
         rec = self._recording
-        role = register(fs, sub, priv, node, preds, rec is not None)
-        if priv.code != READ_ONLY:
-            fs.last_proc = node.proc
-        if role == IN_PLACE:
-            self._open_epochs.add(fs)
         if rec is not None:
             rec.touch(fs)
+        role = register(fs, sub, priv, node, preds, rec is not None, self._close_epoch)
+        if priv.code != READ_ONLY:
+            fs.last_proc = node.proc
+        if role == JOIN:
+            return self._join(fs, sub, priv, mem, node, preds, redinit, binds)
         if mem is self._sysmem and not fs.multi:
-            if role == JOIN:
-                ep = fs.epoch
-                value, fold = self._join_fast(fs, sub, priv, mem, node, redinit, rec is not None, ep.lock)
-                folds.append((fold, [node, ep.first]))
-                fs.users.append((fold, sub, priv))
-                if binds is not None:
-                    binds.append(("join_fast", fs, sub, priv, mem, value, fold.fn, ep.first, ep.lock, redinit[-1]))
-                return value
             view = self._physical.fast_view(fs, sub)
+            if role == IN_PLACE:
+                self._start_epoch(fs, node, mem, None)
             if binds is not None:
                 binds.append(("fast", fs, sub, priv, mem, view, role))
             return view
-        ep = fs.epoch if role == JOIN else None
-        value, fold = self._bind_slow(fs, sub, priv, mem, node, role, preds, copies, redinit,
-                                      ep.target if ep else None, ep.lock if ep else None, rec is not None,
-                                      None)
-        if fold is not None:
-            folds.append((fold, [node, ep.first]))
-            fs.users.append((fold, sub, priv))
+        value, inst = self._bind_slow(fs, sub, priv, mem, node, role, preds, copies)
+        if role == IN_PLACE:
+            self._start_epoch(fs, node, mem, inst)
         if binds is not None:
-            binds.append(("slow", fs, sub, priv, mem, role, ep.first if ep else None, ep.lock if ep else None))
+            binds.append(("slow", fs, sub, priv, mem, role))
         return value
 
-    def _join_fast(self, fs, sub, priv, mem, node, redinit, persistent: bool, lock):
-        buf, init, release = self._physical.reduce_buffer(fs, sub, mem, priv.redop)
-        target = self._physical.fast_view(fs, sub)
-        op = priv.redop
-        if persistent:
-            def fn():
-                fold_into(op, target, buf)
-        else:
-            def fn():
-                fold_into(op, target, buf)
-                release()
-        redinit.append(init)
-        self.stats.folds += 1
-        return buf, FoldNode(fn, lock, node)
-
-    def _bind_slow(self, fs, sub, priv, mem, node, role, preds, copies, redinit, join_target, join_lock,
-                   persistent: bool, replay_targets):
-        """Bind through instances; returns (value, fold node or None)."""
-        phys = self._physical
-        if role == JOIN:
-            if not fs.multi:
-                phys.make_multi(fs)
-            target = join_target if join_target is not None else fs.instances[0]
-            buf, init, release = phys.reduce_buffer(fs, sub, mem, priv.redop)
-            fn = phys.fold_fn(priv.redop, target, sub, buf, mem.device)
-            if not persistent:
-                inner = fn
-
-                def fn():
-                    inner()
-                    release()
-            redinit.append(init)
-            self.stats.folds += 1
-            return buf, FoldNode(fn, join_lock, node)
+    def _bind_slow(self, fs, sub, priv, mem, node, role, preds, copies):
+        """Bind through the instance manager; returns (view, instance)."""
         code = priv.code
         mode = READ if code == READ_ONLY else (WRITE_ONLY if code == WRITE_DISCARD else READ_WRITE)
-        inst = phys.acquire(fs, sub, mem, node, mode, preds, copies)
-        if role == IN_PLACE:
-            if fs.epoch is not None and fs.epoch.first is node:
-                fs.epoch.target = inst
-            if replay_targets is not None:
-                replay_targets[(node.tpos, id(fs))] = inst
-        return inst.view(sub.box), None
-
-
-def close_all_epochs(rt) -> None:
-    analysis.close_epochs(rt._open_epochs)
-    rt._open_epochs.clear()
+        inst = self._physical.acquire(fs, sub, mem, node, mode, preds, copies)
+        return inst.view(sub.box), inst

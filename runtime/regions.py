@@ -93,6 +93,7 @@ class Region:
         self._part = None
         self._color = None
         self._empty = box_empty(self.box)
+        self._volume = math.prod(shape)
         # runtime-owned state (see runtime.analysis.FieldState): who owns it, one state per field
         self._owner = None
         self._states = None
@@ -130,6 +131,7 @@ class Subregion:
         self._part = partition
         self._color = color
         self._empty = box_empty(box)
+        self._volume = math.prod(self.shape)
         self.name = f"{partition.parent.name}[{', '.join(map(str, color))}]"
 
     @property

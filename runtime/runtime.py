@@ -19,11 +19,12 @@ from runtime.errors import LaunchError, RuntimeSystemError, TaskError, TraceErro
 from runtime.futures import Future, FutureMap, domain_points
 from runtime.graph import BarrierNode, Engine
 from runtime.instances import Physical
-from runtime.launching import Binder, close_all_epochs, prepare
+from runtime.launching import Binder, prepare
 from runtime.machine import Machine, MemKind, Processor, ProcKind, parse_legion_args
 from runtime.mapper import DefaultMapper, Mapper
 from runtime.privileges import RO, WD, Privilege
 from runtime.profiling import Profiler
+from runtime.reductions import Reductions
 from runtime.regions import Region, Subregion
 from runtime.tasks import Fields, Task
 from runtime.tracing import Replay, TraceRecord, TraceScope
@@ -71,7 +72,7 @@ def _read_body(view):
     return np.array(view)
 
 
-class Runtime(Binder):
+class Runtime(Binder, Reductions):
     """Launch tasks on a machine: dependences from privileges, placement by a mapper, data movement.
 
     Args:
@@ -356,9 +357,11 @@ class Runtime(Binder):
         if self._trace is not None:
             raise TraceError(f"trace '{scope.name}' started inside trace '{self._trace.name}'; traces do not "
                              f"nest. Close the outer trace first.")
-        close_all_epochs(self)
+        self._close_epochs(self._open_epochs)
         self._trace = scope
         rec = self._traces.get(scope.name)
+        if rec is not None and rec.valid and not rec.still_valid():
+            rec = None  # a field it binds as a home view has moved to other memories: record again
         if rec is not None and rec.valid:
             self._replay = Replay(self, rec, scope.strict)
             scope.replayed = True
@@ -375,14 +378,12 @@ class Runtime(Binder):
                 else:
                     rp.finish()
             elif rec is not None:
-                for fs in rec.touched:
-                    fs.epoch = None
+                self._close_epochs([fs for fs in rec.touched if fs.epoch is not None])
                 if not body_failed:
                     rec.seal()
                     self._traces[scope.name] = rec
         finally:
             self._trace = self._recording = self._replay = None
-            self._open_epochs.clear()
         if scope.wait and not body_failed:
             self._raise_first_failure(scope.nodes)
 

@@ -23,9 +23,10 @@ from __future__ import annotations
 import logging
 
 from runtime import analysis
-from runtime.analysis import JOIN
+from runtime.analysis import IN_PLACE
 from runtime.errors import TraceError
 from runtime.futures import Future, FutureMap
+from runtime.geometry import box_slices
 from runtime.graph import BarrierNode, FoldNode, TaskNode, resolve_futures
 from runtime.privileges import RW
 from runtime.regions import Partition, Region, Subregion
@@ -37,9 +38,9 @@ _SPECIAL = frozenset({Future, FutureMap, Region, Subregion, Partition, _Point})
 
 
 class PointTemplate:
-    __slots__ = ("point", "proc", "body", "binds", "preds", "writes", "recover", "views", "gen")
+    __slots__ = ("point", "proc", "body", "binds", "preds", "writes", "recover", "views", "dyn", "prefolds")
 
-    def __init__(self, point, proc, body, binds, preds, writes, recover, gen):
+    def __init__(self, point, proc, body, binds, preds, writes, recover, prefolds):
         self.point = point
         self.proc = proc
         self.body = body
@@ -47,21 +48,41 @@ class PointTemplate:
         self.preds = preds
         self.writes = writes
         self.recover = recover
-        # every argument a view of a home array: replay reuses them while no field has left SYSTEM
-        # memory since (`gen` is the runtime's count of fields that did)
-        views = [_constant(b) for b in binds]
-        self.views = views if all(v is not None for v in views) else None
-        self.gen = gen
+        self.prefolds = prefolds  # folds of epochs this point ended, recreated just before it
+        # views of home arrays and reduction buffers kept from the recording are reused as they are;
+        # only the rest (`dyn`: accumulators to initialise, instances outside SYSTEM memory) is bound
+        # again on replay
+        self.views = [_constant(b) for b in binds]
+        self.dyn = tuple((i, b) for i, (b, v) in enumerate(zip(binds, self.views, strict=True)) if v is None)
 
 
 def _constant(b):
-    if b[0] == "fast":
+    kind = b[0]
+    if kind == "fast":
         return b[5]
-    if b[0] == "fields":
+    if kind == "join_fast" and b[6] is None:
+        return b[5]
+    if kind == "fields":
         vals = [_constant(fb) for fb in b[2]]
         if all(v is not None for v in vals):
             return Fields(dict(zip(b[1], vals, strict=True)))
     return None
+
+
+class FoldTemplate:
+    """A fold recorded where an epoch ended: which accumulator, after which nodes."""
+
+    __slots__ = ("aid", "fn", "lock", "preds", "fs", "sub", "op", "first")
+
+    def __init__(self, aid, fn, lock, preds, fs, sub, op, first):
+        self.aid = aid
+        self.fn = fn          # the persistent fold (fast path), or None: rebuilt per replay
+        self.lock = lock
+        self.preds = preds
+        self.fs = fs
+        self.sub = sub
+        self.op = op
+        self.first = first    # trace position of the epoch's first reducer
 
 
 class LaunchTemplate:
@@ -138,30 +159,54 @@ class TraceRecord:
         self.name = name
         self.launches: list[LaunchTemplate] = []
         self.nodes: list | None = []
-        self.touched: dict = {}
+        self.touched: dict = {}       # FieldState -> whether it had left SYSTEM memory when first touched
         self.valid = False
+        self.n_accs = 0
+        self.pending_folds: list = []
+        self.end_folds: list = []
+        self.fold_of: dict = {}       # accumulator id -> its FoldTemplate
 
     def touch(self, fs) -> None:
         if fs not in self.touched:
-            self.touched[fs] = None
+            self.touched[fs] = fs.multi
+
+    def still_valid(self) -> bool:
+        """A field that left SYSTEM memory since it was first touched invalidates the fast bindings."""
+        return all(fs.multi == was for fs, was in self.touched.items())
+
+    def new_accumulator(self) -> int:
+        self.n_accs += 1
+        return self.n_accs - 1
 
     def begin_launch(self, spec) -> None:
         self.launches.append(LaunchTemplate(spec))
 
-    def add_point(self, rt, spec, node, preds, binds, folds) -> None:
+    def _inside(self, preds, node=None) -> tuple:
+        """Trace positions of the nodes in `preds` that belong to this recording."""
         nodes = self.nodes
-        node.tpos = len(nodes)
-        nodes.append(node)
-        for fold, _ in folds:
-            fold.tpos = len(nodes)
-            nodes.append(fold)
         n = len(nodes)
-        inside = sorted({p.tpos for p in preds if p is not node and 0 <= p.tpos < n and nodes[p.tpos] is p})
+        return tuple(sorted({p.tpos for p in preds if p is not node and 0 <= p.tpos < n and nodes[p.tpos] is p}))
+
+    def add_fold(self, fold, preds, acc, fs, ep) -> None:
+        fold.tpos = len(self.nodes)
+        self.nodes.append(fold)
+        first = ep.first.tpos
+        fast = getattr(acc.buf, "copy_to_host", None) is None and not fs.multi
+        ft = FoldTemplate(acc.aid, acc.fold if fast else None, ep.lock, self._inside(preds), fs, ep.sub,
+                          ep.op, first)
+        self.pending_folds.append(ft)
+        self.fold_of[acc.aid] = ft
+
+    def add_point(self, node, preds, binds) -> None:
+        node.tpos = len(self.nodes)
+        self.nodes.append(node)
+        prefolds, self.pending_folds = self.pending_folds, []
         self.launches[-1].points.append(PointTemplate(
-            node.point, node.proc, node.body, _freeze(binds), tuple(inside), node.writes, node.recover,
-            rt._physical.multi_gen))
+            node.point, node.proc, node.body, _freeze(binds), self._inside(preds, node), node.writes,
+            node.recover, tuple(prefolds)))
 
     def seal(self) -> None:
+        self.end_folds, self.pending_folds = self.pending_folds, []
         self.nodes = None
         self.valid = True
 
@@ -173,10 +218,8 @@ def _freeze(binds):
         kind = b[0]
         if kind == "fields":
             out.append(("fields", b[1], _freeze(b[2])))
-        elif kind == "join_fast":
+        elif kind == "join_slow":
             out.append(b[:7] + (b[7].tpos,) + b[8:])
-        elif kind == "slow" and b[5] == JOIN:
-            out.append(b[:6] + (b[6].tpos,) + b[7:])
         else:
             out.append(b)
     return out
@@ -191,7 +234,9 @@ class Replay:
         self.strict = strict
         self.pos = 0
         self.nodes: list = []
-        self.targets: dict = {}
+        self.targets: dict = {}     # (first reducer's position, id(fs)) -> its instance (slow path)
+        self.accs: dict = {}        # accumulator id -> buffer (slow path, this replay only)
+        self.open_accs: dict = {}   # accumulator id -> FoldTemplate, until its fold is recreated
         self.active = True
         pending: list = []
         analysis.pending_users(rec.touched, pending)
@@ -213,13 +258,14 @@ class Replay:
             quick = (spec.futs, spec.point_pos)
         futs, point_pos = quick
         self.pos = k + 1
-        rt = self.rt
-        engine = rt.engine
-        phys = rt._physical
+        engine = self.rt.engine
         nodes = self.nodes
         entry = self.entry
         out = []
         for i, pt in enumerate(lt.points):
+            if pt.prefolds:
+                for ft in pt.prefolds:
+                    self._fold(ft, [nodes[j] for j in ft.preds])
             node = TaskNode(task, pt.point, pt.proc, pt.body, launch_id)
             node.writes = pt.writes
             node.recover = pt.recover
@@ -228,15 +274,12 @@ class Replay:
             preds = [entry]
             for j in pt.preds:
                 preds.append(nodes[j])
-            folds: list = []
             copies: list = []
             redinit: list = []
-            if pt.views is not None and pt.gen == phys.multi_gen:
-                args_i = pt.views + list(args[len(pt.views):])
-            else:
-                args_i = list(args)
-                for a, b in enumerate(pt.binds):
-                    args_i[a] = self._bind(b, node, preds, folds, copies, redinit)
+            views = pt.views
+            args_i = views + list(args[len(views):])
+            for a, b in pt.dyn:
+                args_i[a] = self._bind(b, node, preds, copies, redinit)
             fpreds = resolve_futures(futs, i, node) if futs is not None else None
             if point_pos is not None:
                 for j in point_pos:
@@ -247,50 +290,69 @@ class Replay:
             if redinit:
                 node.redinit = redinit
             engine.submit(node, preds, fpreds)
-            for fold, fp in folds:
-                fold.tpos = len(nodes)
-                nodes.append(fold)
-                engine.submit(fold, fp)
             out.append(node)
         return out
 
-    def _bind(self, b, node, preds, folds, copies, redinit):
+    def _bind(self, b, node, preds, copies, redinit):
         kind = b[0]
-        if kind == "fast":
-            fs = b[1]
-            if not fs.multi:
-                return b[5]
-            value, _ = self.rt._bind_slow(fs, b[2], b[3], b[4], node, b[6], preds, copies, redinit,
-                                          None, None, False, self.targets)
-            return value
+        rt = self.rt
         if kind == "fields":
-            return Fields({name: self._bind(fb, node, preds, folds, copies, redinit)
+            return Fields({name: self._bind(fb, node, preds, copies, redinit)
                            for name, fb in zip(b[1], b[2], strict=True)})
+        if kind == "fast":
+            return b[5]
         if kind == "join_fast":
-            _, fs, sub, priv, mem, buf, fn, first, lock, init = b
-            if not fs.multi:
-                redinit.append(init)
-                folds.append((FoldNode(fn, lock, node), [node, self.nodes[first]]))
-                return buf
-            return self._join_slow(fs, sub, priv, mem, node, first, lock, preds, copies, redinit, folds)
-        _, fs, sub, priv, mem, role, first, lock = b
-        if role == JOIN:
-            return self._join_slow(fs, sub, priv, mem, node, first, lock, preds, copies, redinit, folds)
-        value, _ = self.rt._bind_slow(fs, sub, priv, mem, node, role, preds, copies, redinit, None, None,
-                                      False, self.targets)
-        return value
+            if b[6] is not None:
+                redinit.append(b[6])
+                self.open_accs[b[7]] = self.rec.fold_of.get(b[7])
+            return b[5]
+        if kind == "slow":
+            _, fs, sub, priv, mem, role = b
+            value, inst = rt._bind_slow(fs, sub, priv, mem, node, role, preds, copies)
+            if role == IN_PLACE:
+                self.targets[(node.tpos, id(fs))] = inst
+            return value
+        # join_slow: an accumulator of this replay (private buffer) or the epoch's target (in place)
+        _, fs, sub, priv, mem, aid, creates, first, ep_sub = b
+        if aid < 0:
+            target = self.targets.get((first, id(fs))) or fs.instances[0]
+            target.pins.append(node)
+            return target.view(sub.box)
+        if creates:
+            buf, init, release = rt._physical.reduce_buffer(fs, ep_sub, mem, priv.redop)
+            self.accs[aid] = (buf, release, mem)
+            redinit.append(init)
+            self.open_accs[aid] = self.rec.fold_of.get(aid)
+        buf = self.accs[aid][0]
+        if sub is ep_sub or sub.box == ep_sub.box:
+            return buf
+        return buf[box_slices(sub.box, ep_sub.box[0])]
 
-    def _join_slow(self, fs, sub, priv, mem, node, first, lock, preds, copies, redinit, folds):
-        target = self.targets.get((first, id(fs)))
-        value, fold = self.rt._bind_slow(fs, sub, priv, mem, node, JOIN, preds, copies, redinit, target, lock,
-                                         False, self.targets)
-        folds.append((fold, [node, self.nodes[first]]))
-        return value
+    def _fold(self, ft: FoldTemplate, preds) -> None:
+        fn = ft.fn
+        if fn is None:
+            buf, release, mem = self.accs.pop(ft.aid)
+            target = self.targets.get((ft.first, id(ft.fs))) or ft.fs.instances[0]
+            inner = self.rt._physical.fold_fn(ft.op, target, ft.sub, buf, mem.device)
+
+            def fn():
+                inner()
+                release()
+        owner = next((p for p in reversed(preds) if isinstance(p, TaskNode)), None)
+        fold = FoldNode(fn, ft.lock, owner)
+        fold.tpos = len(self.nodes)
+        self.nodes.append(fold)
+        self.open_accs.pop(ft.aid, None)
+        self.rt.engine.submit(fold, preds + [self.entry])
+        self.rt.stats.folds += 1
 
     def _seal(self, label: str) -> None:
         """Make the nodes replayed so far the only user of every touched field."""
         if not self.active:
             return
+        for ft in list(self.open_accs.values()):  # accumulators whose recorded fold lies ahead
+            if ft is not None:
+                self._fold(ft, list(self.nodes))
         rt = self.rt
         barrier = BarrierNode(f"trace '{self.rec.name}' {label}")
         rt.engine.submit(barrier, self.nodes + [self.entry])
@@ -316,6 +378,8 @@ class Replay:
         if self.pos != len(self.rec.launches):
             self.mismatch(f"its end: {self.pos} of {len(self.rec.launches)} recorded launches were issued")
             return
+        for ft in self.rec.end_folds:
+            self._fold(ft, [self.nodes[j] for j in ft.preds])
         self._seal("exit")
         self.rt.stats.replayed_traces += 1
 

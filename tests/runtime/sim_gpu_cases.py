@@ -164,7 +164,8 @@ def test_gpu_reductions_in_place_and_across_memories(executor):
         rtm.fill(G, 1.0)
         rtm.index_launch(colsum, 4, rt.Partition.equal(X, (4, 1)), G)   # GPU, CPU, GPU, CPU
         np.testing.assert_array_equal(rtm.read(G), 1.0 + data.sum(0))
-        assert rtm.stats.folds == 3
+        # points 0 and 2 reduce in place on the GPU; 1 and 3 share one CPU buffer: a single fold
+        assert rtm.stats.folds == 1
 
 
 # -- capacity -----------------------------------------------------------------------------------------
@@ -243,7 +244,10 @@ def test_traced_gpu_step_replays_with_fresh_copies(executor):
                 rtm.index_launch(colsum, 2, Q, G)
                 f = rtm.launch(total, G)
             assert f.get() == 2 * 24 * (step + 1)
-        assert rtm.stats.replayed_traces == 3 and rtm.stats.trace_mismatches == 0
+        # the first run moved x, y and g to the GPU, so its home-array bindings are stale: the second
+        # run records again, and the last two replay
+        assert rtm.stats.recorded_traces == 2 and rtm.stats.replayed_traces == 2
+        assert rtm.stats.trace_mismatches == 0
 
 
 # -- random programs across CPU and GPU --------------------------------------------------------------
