@@ -36,6 +36,7 @@ class ProgressWriter:
     def __init__(self, stream=None):
         self._stream = stream
         self._status = ""  # the status line currently shown (terminal only)
+        self._status_width = 0  # its width on screen (without ANSI escapes)
 
     @property
     def stream(self):
@@ -54,10 +55,9 @@ class ProgressWriter:
 
     def status(self, text: str, visible_width: int) -> None:
         """Show `text` as the in-place status line (terminal)."""
-        pad = max(0, len(self._status) - visible_width) if self._status else 0
-        self._status_width = visible_width
+        pad = max(0, self._status_width - visible_width) if self._status else 0
         self.write("\r" + text + " " * pad)
-        self._status = text
+        self._status, self._status_width = text, visible_width
 
     def end_status(self, text: str | None = None, visible_width: int = 0) -> None:
         """Finish the status line (optionally with final text) and move to a new line."""
@@ -65,12 +65,12 @@ class ProgressWriter:
             self.status(text, visible_width)
         if self._status:
             self.write("\n")
-        self._status = ""
+        self._status, self._status_width = "", 0
 
     def line(self, text: str) -> None:
         """A permanent line; a status line in progress is replaced and shown again below it."""
         if self._status:
-            status, width = self._status, getattr(self, "_status_width", len(self._status))
+            status, width = self._status, self._status_width
             pad = max(0, width - len(text))
             self.write("\r" + text + " " * pad + "\n" + status)
         else:

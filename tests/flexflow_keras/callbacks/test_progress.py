@@ -121,3 +121,11 @@ def test_fit_style_callback_list_writes_to_stdout(capsys, verbose):
     cl.on_train_end()
     out = capsys.readouterr().out
     assert "2/2 - " in out and "loss: 0.5000" in out and "Training: 1 epoch(s), 2 iterations, 32 samples" in out
+
+
+def test_status_padding_counts_visible_characters_only():
+    out = TTY()
+    w = ProgressWriter(out)
+    w.status("\x1b[1m10/10\x1b[0m long", 10)
+    w.status("\x1b[1m1/10\x1b[0m", 4)
+    assert out.getvalue().endswith("\r\x1b[1m1/10\x1b[0m" + " " * 6)
