@@ -29,7 +29,7 @@ class OpLayer(Layer):
     def __init__(self, op_node):
         super().__init__(name=_op_name(op_node))
         self._op_node = op_node
-        self._display_class = type(op_node.op).__name__
+        self._display_class = type(op_node.op).__name__.removesuffix("Op")
         self.built = True
 
     def call(self, inputs):
@@ -87,6 +87,13 @@ class Functional(Model):
         self._inputs, self._outputs = flat_in, flat_out
         self._graph = OpGraph(flat_in, flat_out)
         self._map_layer_graph()
+        seen: dict[str, int] = {}
+        for layer in self._operations:
+            seen[layer.name] = seen.get(layer.name, 0) + 1
+        dupes = sorted(n for n, c in seen.items() if c > 1)
+        if dupes:
+            raise ValueError(f"Model '{self.name}': the names {dupes} are used by more than one layer; every layer "
+                             "and Input of a model needs a unique name (pass distinct name= arguments).")
         self._set_input_spec(flat_in)
         self.built = True
 

@@ -275,3 +275,9 @@ def test_frozen_batch_normalization_uses_moving_statistics():
     np.testing.assert_allclose(m(x, training=True), x / np.sqrt(1 + 1e-3), rtol=1e-5)
     bn.trainable = True
     assert m._op_graph() is g
+
+
+def test_functional_layer_names_must_be_unique():
+    a, b = layers.Input((2,), name="x"), layers.Input((2,), name="x")
+    with pytest.raises(ValueError, match=r"the names \['x'\] are used by more than one layer"):
+        models.Model([a, b], layers.add([a, b]))
