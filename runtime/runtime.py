@@ -312,6 +312,8 @@ class Runtime(Binder, Reductions):
         if self._closed:
             return
         try:
+            if self._trace is None:
+                self._close_epochs(self._open_epochs)  # fold what reducers left in private buffers
             self.engine.fence()
         finally:
             self._closed = True
