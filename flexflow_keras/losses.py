@@ -241,9 +241,25 @@ class Loss:
         return self.call(y_true, y_pred)
 
     def __call__(self, y_true, y_pred, sample_weight=None):
-        """The reduced loss, eagerly (a float32 scalar unless reduction='none')."""
+        """The reduced loss: eagerly a float32 scalar (unless reduction='none'); on KerasTensors the
+        mean (or sum) of the per-sample losses as a KerasTensor."""
+        if _symbolic(y_true, y_pred, sample_weight):
+            return self._symbolic_reduce(y_true, y_pred, sample_weight)
         return _reduce(self.per_sample(np.asarray(y_true), np.asarray(y_pred, np.float32)), sample_weight,
                        self.reduction)
+
+    def _symbolic_reduce(self, y_true, y_pred, sample_weight):
+        from flexflow_keras import ops
+
+        values = self.per_sample(y_true, y_pred)
+        if sample_weight is not None:
+            if self.reduction == "mean_with_sample_weight":
+                raise ValueError(f"{type(self).__name__}(reduction='mean_with_sample_weight') on KerasTensors is "
+                                 f"not supported; use 'sum_over_batch_size'.")
+            values = ops.multiply(values, sample_weight)
+        if self.reduction in ("none", None):
+            return values
+        return ops.sum(values) if self.reduction == "sum" else ops.mean(values)
 
     def validate(self, y_true, y_pred_shape, output_name: str = "output") -> None:
         """Raise DataError with the fix when `y_true` cannot be the labels of this loss.

@@ -40,3 +40,11 @@ def test_symbolic_per_sample_records_a_loss_node():
     assert isinstance(out, KerasTensor) and out.shape == (None,)
     op = out.node.op
     assert (op.name, op.from_logits, op.label_smoothing) == ("categorical_crossentropy", True, 0.2)
+
+
+def test_calling_a_loss_on_keras_tensors_reduces_symbolically():
+    out = losses.MeanSquaredError()(KerasTensor((None, 3)), KerasTensor((None, 3)))
+    assert isinstance(out, KerasTensor) and out.shape == ()
+    y, p = np.zeros((4, 3), np.float32), np.ones((4, 3), np.float32)
+    assert float(np.asarray(ops.mean(ops.loss("mean_squared_error", y, p)))) == pytest.approx(
+        float(losses.MeanSquaredError()(y, p)))
