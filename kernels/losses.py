@@ -17,6 +17,7 @@ Formulas (eps = `backend.epsilon()`, 1e-7; clipping passes gradient on the close
 
 from __future__ import annotations
 
+import functools
 import math
 
 import numpy as np
@@ -203,10 +204,15 @@ def _sparse_backward(labels, p, g, dp, logits, lo, hi, accumulate):
         _sparse_grad_row_jit(labels, p, g, dp, r, logits, lo, hi, accumulate)
 
 
-def clip_bounds(dtype, epsilon: float) -> tuple[float, float]:
-    """The clip interval [eps, 1 - eps] as the prediction's dtype rounds it (TF clips in that dtype)."""
+@functools.lru_cache(maxsize=64)
+def _clip_bounds(dtype: str, epsilon: float) -> tuple[float, float]:
     lo = np.asarray(epsilon, dtype=dtype)
     return float(lo), float(np.asarray(1, dtype=dtype) - lo)
+
+
+def clip_bounds(dtype, epsilon: float) -> tuple[float, float]:
+    """The clip interval [eps, 1 - eps] as the prediction's dtype rounds it (TF clips in that dtype)."""
+    return _clip_bounds(str(dtype), float(epsilon))
 
 
 def _rows(a: np.ndarray, c: int) -> np.ndarray:

@@ -16,13 +16,13 @@ from kernels._jit import cpu_jit
 def axis_view(shape: tuple[int, ...], axis: int) -> tuple[int, int, int]:
     """(outer, n, inner) sizes for reducing `shape` along `axis`."""
     axis = axis % len(shape)
-    outer = int(np.prod(shape[:axis], dtype=np.int64))
-    inner = int(np.prod(shape[axis + 1:], dtype=np.int64))
-    return outer, int(shape[axis]), inner
+    return math.prod(shape[:axis]), int(shape[axis]), math.prod(shape[axis + 1:])
 
 
 def _as3(a: np.ndarray, axis: int) -> np.ndarray:
-    return np.ascontiguousarray(a).reshape(axis_view(a.shape, axis))
+    if not a.flags.c_contiguous:
+        a = np.ascontiguousarray(a)
+    return a.reshape(axis_view(a.shape, axis))
 
 
 def _out3(a: np.ndarray, axis: int, who: str) -> np.ndarray:

@@ -1,0 +1,18 @@
+"""Drive the CUDA op tests (tests/flexflow_keras/ops/cuda) under the CUDA simulator in a subprocess: numba
+reads NUMBA_ENABLE_CUDASIM at first import, so the simulator cannot be switched on in this process."""
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[3]
+
+
+def test_cuda_ops_under_simulator():
+    env = dict(os.environ, NUMBA_ENABLE_CUDASIM="1", PYTHONPATH=str(ROOT))
+    proc = subprocess.run([sys.executable, "-m", "pytest", "-q", "-x", "-p", "no:cacheprovider",
+                           "-W", "ignore::RuntimeWarning", str(ROOT / "tests" / "flexflow_keras" / "ops" / "cuda")],
+                          cwd=ROOT, env=env, capture_output=True, text=True, timeout=900)
+    assert proc.returncode == 0, proc.stdout[-6000:] + proc.stderr[-3000:]
+    assert " passed" in proc.stdout and "skipped" not in proc.stdout.splitlines()[-1], proc.stdout[-2000:]
