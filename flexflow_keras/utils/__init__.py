@@ -1,5 +1,5 @@
 """`keras.utils`: the helpers training scripts call (`to_categorical`, `set_random_seed`, `normalize`,
-`pad_sequences`, `get_file`, the custom-object registry)."""
+`pad_sequences`, `get_file`, `Progbar`, the custom-object registry)."""
 
 from flexflow_keras.utils.files import get_file
 from flexflow_keras.utils.numerical import normalize, to_categorical
@@ -14,8 +14,17 @@ from flexflow_keras.utils.serialization import (
     serialize_keras_object,
 )
 
+
+def __getattr__(name: str):
+    if name == "Progbar":  # the training loop's progress bar, loaded on first use (no import cycle)
+        from flexflow_keras.callbacks.progress import Progbar
+
+        return Progbar
+    raise AttributeError(f"module 'flexflow_keras.utils' has no attribute {name!r}")
+
+
 __all__ = [
-    "CustomObjectScope", "custom_object_scope", "deserialize_keras_object", "get_custom_objects",
+    "Progbar", "CustomObjectScope", "custom_object_scope", "deserialize_keras_object", "get_custom_objects",
     "get_file", "normalize", "pad_sequences", "register_keras_serializable", "serialize_keras_object",
     "set_random_seed", "to_categorical",
 ]

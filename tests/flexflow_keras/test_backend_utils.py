@@ -96,3 +96,9 @@ def test_custom_objects():
     with utils.custom_object_scope({"Other": Thing}):
         obj = utils.deserialize_keras_object({"class_name": "Other", "config": {"v": 3}})
     assert obj.v == 3
+
+
+def test_progbar_is_exported():
+    from flexflow_keras.utils import Progbar
+
+    assert Progbar(10).target == 10

@@ -281,3 +281,14 @@ def test_functional_layer_names_must_be_unique():
     a, b = layers.Input((2,), name="x"), layers.Input((2,), name="x")
     with pytest.raises(ValueError, match=r"the names \['x'\] are used by more than one layer"):
         models.Model([a, b], layers.add([a, b]))
+
+
+def test_subclassed_model_used_as_a_layer():
+    inner = MLP()
+    x = layers.Input((5,), name="feat")
+    outer = models.Model(x, layers.Dense(1, name="head")(inner(x)))
+    assert [la.name for la in outer.layers] == ["feat", "mlp", "head"]
+    assert len(outer.weights) == 6 and outer.weights[0] is inner.hidden.kernel
+    v = rng.standard_normal((2, 5)).astype("float32")
+    head = outer.get_layer("head")
+    np.testing.assert_allclose(outer(v), inner(v) @ head.kernel.numpy() + head.bias.numpy(), rtol=1e-5, atol=1e-6)
