@@ -185,6 +185,15 @@ class Engine:
         if n == 0:
             self.dispatch(node)
 
+    def abort(self, node: Node, exc: BaseException) -> None:
+        """Complete a node whose launch raised while it was being built (e.g. out of memory), so that
+        whatever the analysis already ordered after it fails instead of waiting forever."""
+        with self.lock:
+            self.outstanding += 1
+        for r in self.complete(node, None, self._task_error(node, exc)):
+            self.dispatch(r)
+        self.mark_reported(node)  # the caller of the launch gets `exc` itself
+
     def dispatch(self, node: Node) -> None:
         if node.inline or node.poison is not None:
             self.run(node)

@@ -163,8 +163,12 @@ class Binder:
             redinit: list = []
             binds = [] if rec is not None else None
             args = list(spec.plain)
-            for i in range(nreg):
-                args[i] = self._bind_arg(subs[i], privs[i], mems[i], node, preds, copies, redinit, binds)
+            try:
+                for i in range(nreg):
+                    args[i] = self._bind_arg(subs[i], privs[i], mems[i], node, preds, copies, redinit, binds)
+            except BaseException as e:
+                engine.abort(node, e)
+                raise
             fpreds = resolve_futures(spec.futs, k, node) if spec.futs is not None else None
             if spec.point_pos is not None:
                 for j in spec.point_pos:

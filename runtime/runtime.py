@@ -200,6 +200,10 @@ class Runtime(Binder, Reductions):
         return nodes
 
     def _prepare(self, task, index, domain, points, args, tag):
+        if len(self._infos) > 4096:  # tags unique per launch would grow it without bound
+            self._infos.clear()
+            if isinstance(self.mapper, DefaultMapper):
+                self.mapper._procs_cache.clear()
         return prepare(task, index, domain, points, args, tag, self.machine, self._infos)
 
     def _internal_proc(self):

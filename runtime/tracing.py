@@ -278,8 +278,12 @@ class Replay:
             redinit: list = []
             views = pt.views
             args_i = views + list(args[len(views):])
-            for a, b in pt.dyn:
-                args_i[a] = self._bind(b, node, preds, copies, redinit)
+            try:
+                for a, b in pt.dyn:
+                    args_i[a] = self._bind(b, node, preds, copies, redinit)
+            except BaseException as e:
+                engine.abort(node, e)
+                raise
             fpreds = resolve_futures(futs, i, node) if futs is not None else None
             if point_pos is not None:
                 for j in point_pos:

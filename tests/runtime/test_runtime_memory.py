@@ -76,3 +76,20 @@ def test_private_reduction_buffers_are_charged_and_released():
         rtm.index_launch(add, 4, G, 1.0)
         np.testing.assert_array_equal(rtm.read(G), 4.0)
         assert rtm.memory_usage()["sysmem"][0] == G.nbytes  # the three private buffers were freed
+
+
+def test_oom_in_the_middle_of_a_launch_never_leaves_a_hang(executor):
+    @rt.task(privileges=[rt.RO, rt.RW])
+    def both(x, y):
+        y += x.sum()
+
+    with rt.Runtime(rt.Machine(cpus=2, zsize=1), executor=executor, mapper=ZeroCopy()) as rtm:
+        small = rt.Region((10,), np.float64, name="small")
+        big = rt.Region((MB,), np.uint8, name="big")
+        rtm.fill(small, 1.0)
+        with pytest.raises(rt.OutOfMemoryError, match="region 'big'"):
+            rtm.launch(both, small, big)    # small was bound before big failed to fit
+        assert rtm.launch(touch, small).get() == (10,)   # readers of small are not held up
+        with pytest.raises(rt.TaskError, match="was not run because task 'both'.*OutOfMemoryError"):
+            rtm.read(big)                   # big's failed writer: its dependents report the failure
+        rtm.fence()
