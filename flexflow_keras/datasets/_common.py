@@ -104,6 +104,18 @@ def read_error(dataset: str, path: str, err: Exception) -> DataError:
                      f"original, or remove it (synthetic data is used when no file is found).")
 
 
+TRAIN_TEST_KEYS = ("x_train", "y_train", "x_test", "y_test")
+
+
+def load_train_test_npz(dataset: str, path: str):
+    """``(x_train, y_train), (x_test, y_test)`` from an .npz with those keys (no pickles)."""
+    try:
+        with np.load(path, allow_pickle=False) as f:
+            return (f["x_train"], f["y_train"]), (f["x_test"], f["y_test"])
+    except (OSError, ValueError, KeyError, zipfile.BadZipFile) as e:
+        raise read_error(dataset, path, e) from None
+
+
 def log_synthetic(dataset: str, why: str, detail: str) -> None:
     log.info("%s.load_data(): using deterministic synthetic data (%s): %s", dataset, why, detail)
 

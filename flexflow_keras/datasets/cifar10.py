@@ -22,7 +22,11 @@ def load_data():
         ``(x_train, y_train), (x_test, y_test)``: uint8 arrays of shapes (50000, 32, 32, 3), (50000, 1),
         (10000, 32, 32, 3), (10000, 1).
     """
-    found, why = C.locate("cifar10", NAMES)
+    found, why = C.locate("cifar10", NAMES, C.TRAIN_TEST_KEYS)
+    if found is not None and found.path.endswith(".npz"):  # -d: an .npz with x_train/y_train/x_test/y_test
+        data = C.load_train_test_npz("cifar10", found.path)
+        C.log_real("cifar10", found, f"{len(data[0][0])} train + {len(data[1][0])} test samples")
+        return data
     if found is not None:
         train = [f"data_batch_{i}" for i in range(1, 6)]
         x_train, y_train = _cifar.read_batches("cifar10", found.path, "cifar-10-batches-py", train, "labels")

@@ -24,7 +24,11 @@ def load_data(label_mode: str = "fine"):
     """
     if label_mode not in ("fine", "coarse"):
         raise ValueError(f'`label_mode` must be one of `"fine"`, `"coarse"`. Received: label_mode={label_mode}.')
-    found, why = C.locate("cifar100", NAMES)
+    found, why = C.locate("cifar100", NAMES, C.TRAIN_TEST_KEYS)
+    if found is not None and found.path.endswith(".npz"):  # -d: an .npz with x_train/y_train/x_test/y_test
+        data = C.load_train_test_npz("cifar100", found.path)
+        C.log_real("cifar100", found, f"{len(data[0][0])} train + {len(data[1][0])} test samples")
+        return data
     key = f"{label_mode}_labels"
     if found is not None:
         x_train, y_train = _cifar.read_batches("cifar100", found.path, "cifar-100-python", ["train"], key)

@@ -40,7 +40,11 @@ def load_data():
         ``(x_train, y_train), (x_test, y_test)``: uint8 arrays of shapes (60000, 28, 28), (60000,),
         (10000, 28, 28), (10000,).
     """
-    found, why = C.locate("fashion_mnist", ["fashion-mnist"])
+    found, why = C.locate("fashion_mnist", ["fashion-mnist"], C.TRAIN_TEST_KEYS)
+    if found is not None and found.path.endswith(".npz"):  # -d: an .npz with x_train/y_train/x_test/y_test
+        data = C.load_train_test_npz("fashion_mnist", found.path)
+        C.log_real("fashion_mnist", found, f"{len(data[0][0])} train + {len(data[1][0])} test samples")
+        return data
     if found is None:
         flag = C.dataset_flag()
         # -d may also name the directory that holds the four files directly.

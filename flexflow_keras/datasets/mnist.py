@@ -11,15 +11,6 @@ import numpy as np
 from flexflow_keras.datasets import _common as C
 
 TRAIN, TEST, CLASSES = 60000, 10000, 10
-_KEYS = ("x_train", "y_train", "x_test", "y_test")
-
-
-def _load_npz_file(dataset: str, path: str):
-    try:
-        with np.load(path, allow_pickle=False) as f:
-            return (f["x_train"], f["y_train"]), (f["x_test"], f["y_test"])
-    except (OSError, ValueError, KeyError) as e:
-        raise C.read_error(dataset, path, e) from None
 
 
 def synthetic_digits(seed: int, train: int = TRAIN, test: int = TEST):
@@ -41,9 +32,9 @@ def load_data(path: str = "mnist.npz"):
         ``(x_train, y_train), (x_test, y_test)``: uint8 arrays of shapes (60000, 28, 28), (60000,),
         (10000, 28, 28), (10000,).
     """
-    found, why = C.locate("mnist", [path, "mnist.npz"], _KEYS)
+    found, why = C.locate("mnist", [path, "mnist.npz"], C.TRAIN_TEST_KEYS)
     if found is not None:
-        data = _load_npz_file("mnist", found.path)
+        data = C.load_train_test_npz("mnist", found.path)
         C.log_real("mnist", found, f"{len(data[0][0])} train + {len(data[1][0])} test samples")
         return data
     C.log_synthetic("mnist", why, f"{TRAIN} train + {TEST} test 28x28 uint8 digits-like images, 10 classes")

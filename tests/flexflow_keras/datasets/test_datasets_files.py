@@ -178,3 +178,22 @@ def test_word_index_is_never_downloaded(cache):
         datasets.imdb.get_word_index()
     (cache / "reuters_word_index.json").write_text('{"the": 1}')
     assert datasets.reuters.get_word_index() == {"the": 1}
+
+
+def test_d_npz_with_train_test_keys_serves_image_datasets(cache, monkeypatch, tmp_path, caplog):
+    path = tmp_path / "my_images.npz"
+    np.savez(path, x_train=np.zeros((4, 32, 32, 3), np.uint8), y_train=np.zeros((4, 1), np.uint8),
+             x_test=np.zeros((2, 32, 32, 3), np.uint8), y_test=np.zeros((2, 1), np.uint8))
+    monkeypatch.setattr("sys.argv", ["train.py", "-d", str(path)])
+    with caplog.at_level(logging.INFO, logger="flexflow_keras"):
+        for loader in (datasets.cifar10, datasets.cifar100, datasets.fashion_mnist):
+            (x, y), (xt, yt) = loader.load_data()
+            assert x.shape == (4, 32, 32, 3) and xt.shape == (2, 32, 32, 3)
+    assert "(from -d)" in caplog.text
+    other = tmp_path / "other.npz"
+    np.savez(other, features=np.zeros(3))
+    monkeypatch.setattr("sys.argv", ["train.py", "-d", str(other)])
+    caplog.clear()
+    with caplog.at_level(logging.INFO, logger="flexflow_keras"):
+        (x, _), _ = datasets.boston_housing.load_data()
+    assert x.shape == (404, 13) and "is not a boston_housing file" in caplog.text
