@@ -70,6 +70,7 @@ class Model(Trainer, Layer):
     """
 
     _graph_network = False  # True for Sequential and functional models
+    _accepts_int_inputs = True  # a model passes integer data on; its layers convert what they need
 
     def __new__(cls, *args, **kwargs):
         if cls is Model and _functional_args(args, kwargs):
