@@ -6,6 +6,8 @@ Each row issues N empty tasks and waits for all of them (fence); the figure is w
 "independent" tasks read one shared region (RO), so they may all run concurrently; "chain" tasks
 read-write one region, so each waits for the previous one; index launches write their own subregion
 (WD) of a (D, 1)-partitioned region and read a whole weight region (RO), the shape of a training step.
+"wide" index launches pass 20 region arguments per point (10 RO, 5 Reduce("+") weight gradients
+zeroed by a fill first, 2 WD, 3 RO), like a backward task of a training step.
 Traced rows run the same launches inside `rtm.trace(...)`, recorded once and then replayed.
 Targets on a 2-core machine: <= 30 us untraced, <= 10 us traced.
 """
@@ -39,6 +41,15 @@ def empty_point(y, w, step):
     return None
 
 
+# a training-step-shaped task: activations in, weights whole (RO), weight gradients reduced, outputs out
+WIDE_PRIVILEGES = [rt.RO] * 10 + [rt.Reduce("+")] * 5 + [rt.WD] * 2 + [rt.RO] * 3
+
+
+@rt.task(privileges=WIDE_PRIVILEGES)
+def empty_wide(*args):
+    return None
+
+
 def _timed(rtm, issue, ntasks: int) -> float:
     rtm.fence()
     t0 = time.perf_counter()
@@ -68,6 +79,25 @@ def bench(executor: str, n: int, degree: int, repeats: int) -> list[tuple[str, f
             for i in range(n // degree):
                 rtm.index_launch(empty_point, P.color_shape, P, W, i)
 
+        acts = [rt.Region((64, 16), np.float32, name=f"a{i}") for i in range(5)]
+        parts = [rt.Partition.equal(a, (degree, 1)) for a in acts]
+        weights = [rt.Region((16, 16), np.float32, name=f"w{i}") for i in range(8)]
+        grads = [rt.Region((16, 16), np.float32, name=f"g{i}") for i in range(5)]
+        wide_args = parts[:3] + weights[:7] + grads + parts[3:5] + [weights[7], parts[0], parts[1]]
+        wide_per_step = 10
+
+        def wide_step(s):
+            for g in grads:
+                rtm.fill(g, 0.0)
+            for _ in range(wide_per_step):
+                rtm.index_launch(empty_wide, degree, *wide_args, s)
+
+        wide_tasks = wide_per_step * degree + len(grads)
+
+        def wide():
+            for s in range(max(1, n // (wide_tasks * 4))):
+                wide_step(s)
+
         def traced(body, count):
             def run():
                 for s in range(count):
@@ -92,16 +122,20 @@ def bench(executor: str, n: int, degree: int, repeats: int) -> list[tuple[str, f
             ("single, chain (RW)", single_rw, n),
             (f"index D={degree}, per point", index, (n // degree) * degree),
         ]
+        cases.append((f"wide index D={degree} (20 region args), per point", wide,
+                      max(1, n // (wide_tasks * 4)) * wide_tasks))
         for label, fn, count in cases:
             best = min(_timed(rtm, fn, count) for _ in range(repeats))
             rows.append((f"{label}, untraced", best))
         traces = max(1, n // per_trace)
         for label, body, per in [("single, independent (RO)", t_single_ro, per_trace),
                                  ("single, chain (RW)", t_single_rw, per_trace),
-                                 (f"index D={degree}, per point", t_index, (per_trace // degree) * degree)]:
+                                 (f"index D={degree}, per point", t_index, (per_trace // degree) * degree),
+                                 (f"wide index D={degree} (20 region args), per point", wide_step, wide_tasks)]:
             with rtm.trace(body.__name__):  # record once
                 body(0)
-            best = min(_timed(rtm, traced(body, traces), traces * per) for _ in range(repeats))
+            count = traces if body is not wide_step else max(1, n // (wide_tasks * 4))
+            best = min(_timed(rtm, traced(body, count), count * per) for _ in range(repeats))
             rows.append((f"{label}, traced", best))
         stats = rtm.stats
         assert stats.replayed_points > 0 and stats.trace_mismatches == 0
@@ -118,11 +152,11 @@ def main(argv=None) -> int:
     executors = ["threaded", "sequential"] if args.executor == "both" else [args.executor]
     results = {ex: bench(ex, args.tasks, args.degree, args.repeats) for ex in executors}
     labels = [label for label, _ in results[executors[0]]]
-    head = f"{'case':<44}" + "".join(f"{ex + ' us/task':>22}" for ex in executors)
+    head = f"{'case':<56}" + "".join(f"{ex + ' us/task':>22}" for ex in executors)
     print(head)
     print("-" * len(head))
     for i, label in enumerate(labels):
-        print(f"{label:<44}" + "".join(f"{results[ex][i][1]:>22.1f}" for ex in executors))
+        print(f"{label:<56}" + "".join(f"{results[ex][i][1]:>22.1f}" for ex in executors))
     print(f"\n{args.tasks} tasks per row, best of {args.repeats}; machine: 2 CPU + 1 UTIL processors, "
           f"{__import__('os').cpu_count()} cores")
     return 0

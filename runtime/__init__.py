@@ -6,7 +6,8 @@
         R = rt.Region((64, 784), np.float32, name="x")
         P = rt.Partition.equal(R, (4, 1))
         rtm.fill(R, 1.0)
-        fm = rtm.index_launch(scale, P.color_shape, P, P, 2.0)
+        Y = rt.Region((64, 784), np.float32, name="y")
+        fm = rtm.index_launch(scale, P.color_shape, P, rt.Partition.equal(Y, (4, 1)), 2.0)
 
 Design note
 -----------
@@ -23,15 +24,19 @@ Flow of a launch (on the issuing thread): check the arguments against the task's
 ask the mapper per point and validate -> for each region field, find the earlier conflicting
 accesses (RAW, WAR, WAW; RO/RO and same-operator reductions do not conflict) and bind the argument:
 a view of the home array (fast path), an instance with planned copies, or, for a reducer joining an
-open epoch, a private buffer plus a fold node -> submit the node behind its predecessors. Workers (one
-thread per processor; or the sequential executor) run ready nodes: copies, then the body.
+open epoch, its (processor, memory)'s accumulator (the target itself on the first reducer's
+processor, else a private buffer folded when the epoch ends) -> submit the node behind its
+predecessors. Workers (one thread per processor; or the sequential executor) run ready nodes: copies,
+then the body. A launch that raises while it is being bound (out of memory) fails its point, so
+nothing ordered after it can wait forever.
 
 Invariants.
 - The contents of every region equal those of running the tasks one at a time in issue order
   (reductions fold in some order, which only float rounding can observe).
 - A task runs only after every conflicting earlier access; two non-conflicting tasks may overlap.
-- Reducers fold before any later reader: readers wait on the fold nodes, and the first reducer of an
-  epoch reduces in place (so a lone reducer costs nothing extra).
+- Reducers fold before any later reader: readers wait on the fold nodes. The first reducer's processor
+  reduces in place, so a lone reducer (D=1) costs nothing extra and D points on P processors cost at
+  most P - 1 buffers and folds.
 - A write leaves its instance the only valid copy of its box; nothing is allocated past a memory's
   capacity (-ll:fsize/-ll:zsize/-ll:csize) and the error says which region, memory, bytes and flag.
 - A replayed trace is never run against a different launch sequence; a mismatch is detected at the
