@@ -44,7 +44,8 @@ def _check_same(w: np.ndarray, *others) -> None:
                              f"received {o.shape}.")
 
 
-@njit(nogil=True, cache=True, error_model="numpy")
+# reassoc lets LLVM vectorise the float64 accumulation (8x faster; the sum order changes in the last bits)
+@njit(nogil=True, cache=True, error_model="numpy", fastmath={"reassoc", "contract"})
 def _sumsq_kernel(g):
     acc = 0.0
     for i in range(g.size):
