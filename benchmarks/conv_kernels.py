@@ -69,8 +69,8 @@ class Case:
         K.conv2d_forward_cpu(self.x, self.k, self.b, self.y, activation="relu")
 
     def backward(self):
-        K.conv2d_backward_cpu(self.x, self.k, self.y, self.gy, None if self.first else self.gx, self.gk, self.gb,
-                              activation="relu")
+        gx = None if self.first else self.gx
+        K.conv2d_backward_cpu(self.x, self.k, self.y, self.gy, gx, self.gk, self.gb, activation="relu")
 
     def pool_forward(self):
         P.pool2d_forward_cpu(self.y, self.pool_out, 2, None, "valid", "max", self.argmax)
@@ -103,57 +103,95 @@ def ours(repeats: int) -> dict[str, tuple[float, float]]:
     return rows
 
 
+def _tf_layer(tf, rng, name: str, repeats: int, rows: dict[str, float]) -> None:
+    h, c, co = CONVS[name]
+    x = tf.constant(rng.standard_normal((BATCH, h, h, c)).astype(np.float32))
+    k = tf.constant((rng.standard_normal((3, 3, c, co)) * 0.1).astype(np.float32))
+    b = tf.constant(np.zeros(co, np.float32))
+    fwd = tf.function(lambda x, k, b: tf.nn.relu(tf.nn.bias_add(tf.nn.conv2d(x, k, 1, "VALID"), b)))
+    y = fwd(x, k, b)
+    gy = tf.constant(rng.standard_normal(y.shape).astype(np.float32))
+    first = name == "conv1"
+
+    @tf.function
+    def bwd(x, k, y, gy):
+        dz = tf.raw_ops.ReluGrad(gradients=gy, features=y)
+        db = tf.raw_ops.BiasAddGrad(out_backprop=dz)
+        dk = tf.raw_ops.Conv2DBackpropFilter(input=x, filter_sizes=tf.shape(k), out_backprop=dz,
+                                             strides=[1, 1, 1, 1], padding="VALID")
+        if first:
+            return dk, db
+        dx = tf.raw_ops.Conv2DBackpropInput(input_sizes=tf.shape(x), filter=k, out_backprop=dz,
+                                            strides=[1, 1, 1, 1], padding="VALID")
+        return dk, db, dx
+
+    rows[f"{name} fwd"] = best_ms(lambda: fwd(x, k, b).numpy(), repeats)
+    rows[f"{name} bwd"] = best_ms(lambda: [t.numpy() for t in bwd(x, k, y, gy)], repeats)
+    if name != "conv2":
+        return
+    pool_fwd = tf.function(lambda y: tf.nn.max_pool2d(y, 2, 2, "VALID"))
+    p = pool_fwd(y)
+    pg = tf.constant(rng.standard_normal(p.shape).astype(np.float32))
+    pool_bwd = tf.function(lambda y, p, pg: tf.raw_ops.MaxPoolGrad(
+        orig_input=y, orig_output=p, grad=pg, ksize=[1, 2, 2, 1], strides=[1, 2, 2, 1], padding="VALID"))
+    rows["maxpool fwd"] = best_ms(lambda: pool_fwd(y).numpy(), repeats)
+    rows["maxpool bwd"] = best_ms(lambda: pool_bwd(y, p, pg).numpy(), repeats)
+
+
 def tensorflow(repeats: int) -> dict[str, float]:
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
     import tensorflow as tf
 
     rng = np.random.default_rng(0)
     rows: dict[str, float] = {}
-    for name, (h, c, co) in CONVS.items():
-        x = tf.constant(rng.standard_normal((BATCH, h, h, c)).astype(np.float32))
-        k = tf.constant((rng.standard_normal((3, 3, c, co)) * 0.1).astype(np.float32))
-        b = tf.constant(np.zeros(co, np.float32))
-        fwd = tf.function(lambda x, k, b: tf.nn.relu(tf.nn.bias_add(tf.nn.conv2d(x, k, 1, "VALID"), b)))
-        y = fwd(x, k, b)
-        gy = tf.constant(rng.standard_normal(y.shape).astype(np.float32))
-        first = name == "conv1"
-
-        @tf.function
-        def bwd(x, k, y, gy, first=first):
-            dz = tf.raw_ops.ReluGrad(gradients=gy, features=y)
-            db = tf.raw_ops.BiasAddGrad(out_backprop=dz)
-            dk = tf.raw_ops.Conv2DBackpropFilter(input=x, filter_sizes=tf.shape(k), out_backprop=dz,
-                                                 strides=[1, 1, 1, 1], padding="VALID")
-            if first:
-                return dk, db
-            dx = tf.raw_ops.Conv2DBackpropInput(input_sizes=tf.shape(x), filter=k, out_backprop=dz,
-                                                strides=[1, 1, 1, 1], padding="VALID")
-            return dk, db, dx
-
-        rows[f"{name} fwd"] = best_ms(lambda: fwd(x, k, b).numpy(), repeats)
-        rows[f"{name} bwd"] = best_ms(lambda: [t.numpy() for t in bwd(x, k, y, gy)], repeats)
-        if name == "conv2":
-            pool_fwd = tf.function(lambda y: tf.nn.max_pool2d(y, 2, 2, "VALID"))
-            p = pool_fwd(y)
-            pg = tf.constant(rng.standard_normal(p.shape).astype(np.float32))
-            pool_bwd = tf.function(lambda y, p, pg: tf.raw_ops.MaxPoolGrad(
-                orig_input=y, orig_output=p, grad=pg, ksize=[1, 2, 2, 1], strides=[1, 2, 2, 1], padding="VALID"))
-            rows["maxpool fwd"] = best_ms(lambda: pool_fwd(y).numpy(), repeats)
-            rows["maxpool bwd"] = best_ms(lambda: pool_bwd(y, p, pg).numpy(), repeats)
+    for name in CONVS:
+        _tf_layer(tf, rng, name, repeats, rows)
     return rows
 
 
+def best_cpu_ms(fn, repeats: int) -> float:
+    """Best thread CPU time of fn (single-threaded comparisons stay fair on a busy machine)."""
+    fn()
+    best = float("inf")
+    for _ in range(repeats):
+        t = time.thread_time()
+        fn()
+        best = min(best, time.thread_time() - t)
+    return best * 1e3
+
+
+def _algorithm_case(rng, h: int, c: int, co: int, other: str, repeats: int) -> None:
+    x = rng.standard_normal((32, h, h, c)).astype(np.float32)
+    k = (rng.standard_normal((3, 3, c, co)) * 0.1).astype(np.float32)
+    b = np.zeros(co, np.float32)
+    y = np.empty((32, h - 2, h - 2, co), np.float32)
+    K.conv2d_forward_cpu(x, k, b, y, activation="relu")
+    gy = rng.standard_normal(y.shape).astype(np.float32)
+    gx, gk, gb = np.empty_like(x), np.empty_like(k), np.empty_like(b)
+
+    def forward(algorithm):
+        K.conv2d_forward_cpu(x, k, b, y, activation="relu", algorithm=algorithm)
+
+    def backward(algorithm):
+        K.conv2d_backward_cpu(x, k, y, gy, gx, gk, gb, activation="relu", algorithm=algorithm)
+
+    for pass_, fn in [("forward", forward)] + ([("backward", backward)] if other == "winograd" else []):
+        t_gemm = best_cpu_ms(lambda f=fn: f("gemm"), repeats)
+        t_other = best_cpu_ms(lambda f=fn: f(other), repeats)
+        print(f"{f'{h}x{h}, {c} -> {co}':<24}{pass_:<10}{t_gemm:>8.2f}{t_other:>8.2f}  {other}")
+
+
 def algorithms(repeats: int) -> None:
-    """Single-threaded, 32 samples: the comparison behind choose_cpu_algorithm's direct 3x3 rule."""
+    """Single-threaded (thread CPU time), 32-sample shards: the comparisons behind
+    kernels.conv2d.choose_cpu_algorithm."""
     rng = np.random.default_rng(1)
-    x = rng.standard_normal((32, 28, 28, 1)).astype(np.float32)
-    k = rng.standard_normal((3, 3, 1, 32)).astype(np.float32)
-    b = np.zeros(32, np.float32)
-    y = np.empty((32, 26, 26, 32), np.float32)
+    print(f"{'3x3 valid, c_in -> c_out':<24}{'pass':<10}{'gemm':>8}{'other':>8}  other")
+    cases = [((28, 1, 32), "direct"), ((26, 32, 64), "winograd"), ((28, 8, 8), "winograd"),
+             ((28, 16, 16), "winograd"), ((28, 16, 32), "winograd"), ((28, 32, 16), "winograd"),
+             ((28, 32, 32), "winograd"), ((14, 64, 64), "winograd"), ((14, 128, 128), "winograd")]
     with threadpool_limits(1, user_api="blas"):
-        for algo in ("gemm", "direct"):
-            t = best_ms(lambda a=algo: K.conv2d_forward_cpu(x, k, b, y, activation="relu", algorithm=a), repeats)
-            print(f"  conv1 forward, 32 samples, 1 thread, algorithm={algo}: {t:.3f} ms")
+        for (h, c, co), other in cases:
+            _algorithm_case(rng, h, c, co, other, repeats)
 
 
 def main() -> None:
@@ -178,7 +216,7 @@ def main() -> None:
     print(f"{'total':<14}{totals[0]:>11.2f}{totals[1]:>11.2f}{totals[2]:>9.2f}"
           f"{totals[2] / min(totals[0], totals[1]):>8.2f}x")
     if args.algorithms:
-        print("\nchoose_cpu_algorithm evidence:")
+        print("\nchoose_cpu_algorithm evidence (ms, 1 thread, 32 samples):")
         algorithms(args.repeats)
 
 

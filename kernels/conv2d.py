@@ -25,6 +25,7 @@ from typing import NamedTuple
 import numpy as np
 
 from kernels import _conv_cpu as _cpu
+from kernels import _conv_winograd as _wg
 from kernels import activations as _acts
 from kernels._conv_geometry import check_padding, pair, window_geometry
 from kernels._conv_reference import conv2d_backward_reference, conv2d_reference
@@ -41,6 +42,11 @@ _RELU = _acts.resolve_activation("relu")
 # Bytes of one im2col chunk; measured best between 256 KiB and 2 MiB (L2 is 512 KiB-1 MiB per core here),
 # below that the per-chunk BLAS call overhead shows.
 CHUNK_BYTES = 1 << 20
+# Winograd: output tiles per chunk (forward, backward; measured best at 4 and 2 MNIST samples), and the
+# channel counts from which it beats im2col + sgemm (measured, see choose_cpu_algorithm).
+WINOGRAD_TILES_FORWARD = 576
+WINOGRAD_TILES_BACKWARD = 288
+WINOGRAD_MIN_CHANNELS = 32
 
 _tls = threading.local()
 
@@ -99,21 +105,44 @@ def conv_geometry(x_shape, kernel_shape, strides=(1, 1), padding="valid", who="c
 
 
 def choose_cpu_algorithm(g: ConvGeometry, pass_: str = "forward") -> str:
-    """The CPU algorithm for one pass ("forward", "grad_kernel" or "grad_input") of a convolution.
+    """The CPU algorithm for the "forward" or the "backward" (both gradients) of a convolution.
 
     Rule, from single-threaded measurements on the 2-core EPYC Zen3 (AVX2, OpenBLAS Haswell sgemm at
-    ~89 GFLOP/s on one core), 32-sample shards (benchmarks/conv_kernels.py prints the comparison):
+    ~89 GFLOP/s on one core), 32-sample shards (benchmarks/conv_kernels.py --algorithms prints them):
 
     - "direct" for the forward of a 3x3 kernel over a single input channel (MNIST's first layer:
-      0.35 ms vs 0.77 ms for im2col + sgemm): the nine taps stay in registers.
-    - "gemm" for everything else. Direct loop nests with the output-channel loop innermost were slower
-      than im2col + sgemm for every shape measured, forward and backward: 2.5x (C_in=1, grad input) to
-      6x (C_in=32 -> 64, grad input), and 1.2x even for the single-channel grad kernel; BLAS runs
-      at ~90% of peak on chunks that stay in L2 and im2col costs ~10% of the GEMM.
+      0.34 ms vs 0.69 ms for im2col + sgemm): the nine taps stay in registers.
+    - "winograd" (F(2x2, 3x3)) for stride-1 3x3 kernels with at least WINOGRAD_MIN_CHANNELS input and
+      output channels: 2.25x fewer multiplies in 16 batched GEMMs, but the tile transforms cost time
+      linear in the channels, so it wins only for wide layers. Measured ms (forward / backward, 28x28
+      valid unless noted): 32->64 on 26x26 (MNIST conv2) gemm 9.45 / 19.65, winograd 7.96 / 16.94;
+      32->32 7.10 / 14.02 vs 6.15 / 12.74; 64->64 on 14x14 4.88 / 10.16 vs 3.85 / 8.97; 128->128 on
+      14x14 17.2 / 36.7 vs 11.1 / 27.1; but 16->16 2.63 / 5.89 vs 3.26 / 7.46, 16->32 3.95 / 8.21 vs
+      4.33 / 9.98, 8->8 and 3->32 about 2x slower; 32->16 and 24->48 within 5% (left to gemm).
+    - "gemm" (im2col + sgemm) for everything else. Direct loop nests with the output-channel loop
+      innermost were slower than im2col + sgemm for every other shape measured, forward and backward:
+      2.5x (C_in=1, grad input) to 6x (C_in=32 -> 64, grad input), 1.2x for the single-channel grad
+      kernel (1.27 vs 1.09 ms); BLAS runs at ~90% of peak on chunks that stay in L2 and im2col costs
+      ~10% of the GEMM.
     """
+    if (g.kh, g.kw, g.sh, g.sw) == (3, 3, 1, 1) and min(g.c, g.co) >= WINOGRAD_MIN_CHANNELS:
+        return "winograd"
     if pass_ == "forward" and g.kh == 3 and g.kw == 3 and g.c == 1:
         return "direct"
     return "gemm"
+
+
+def _check_algorithm(g: ConvGeometry, algorithm: str, pass_: str, who: str) -> str:
+    if algorithm == "auto":
+        return choose_cpu_algorithm(g, pass_)
+    ok = {"gemm": True,
+          "direct": pass_ == "forward" and (g.kh, g.kw, g.c) == (3, 3, 1),
+          "winograd": (g.kh, g.kw, g.sh, g.sw) == (3, 3, 1, 1)}
+    if not ok.get(algorithm, False):
+        raise ValueError(f"{who}: algorithm={algorithm!r} does not apply to a {g.kh}x{g.kw} kernel over "
+                         f"{g.c} channels with strides ({g.sh}, {g.sw}) ('direct': 3x3 single-channel "
+                         f"forward; 'winograd': 3x3 stride 1); use 'auto' or 'gemm'.")
+    return algorithm
 
 
 def _workspace(name: str, shape, dtype) -> np.ndarray:
@@ -208,16 +237,16 @@ def conv2d_forward_cpu(x, kernel, bias, out, strides=(1, 1), padding="valid", ac
     has_bias = bias is not None
     b = np.ascontiguousarray(bias, dtype=x.dtype) if has_bias else _workspace("nobias", (g.co,), x.dtype)
     out2 = out.reshape(g.rows, g.co)
-    algo = choose_cpu_algorithm(g) if algorithm == "auto" else algorithm
+    algo = _check_algorithm(g, algorithm, "forward", who)
     if algo == "direct":
-        if not (g.kh == 3 and g.kw == 3 and g.c == 1):
-            raise ValueError(f"{who}: algorithm='direct' handles 3x3 kernels over one input channel, received "
-                             f"kernel shape {kernel.shape}; use algorithm='gemm' or 'auto'.")
         relu = act == _RELU and pre2 is None
         if not has_bias:
             b[:] = 0.0
         _cpu.direct3x3c1_forward(x, kernel, b, relu, g.sh, g.sw, g.pt, g.pl, out)
         _epilogue(out2, b, False, _LINEAR if relu else act, pre2)
+        return
+    if algo == "winograd":
+        _winograd_forward(g, x, kernel, b, has_bias, act, out, pre2)
         return
     lines = g.n * g.oh
     step = _chunk_lines(g, x.itemsize)
@@ -236,8 +265,9 @@ def conv2d_forward_cpu(x, kernel, bias, out, strides=(1, 1), padding="valid", ac
 
 def conv2d_backward_cpu(x, kernel, out, grad_out, grad_x=None, grad_kernel=None, grad_bias=None,
                         strides=(1, 1), padding="valid", activation=None, pre_activation=None,
-                        accumulate_x=False, accumulate_kernel=False, accumulate_bias=False) -> None:
-    """Gradients of `conv2d_forward_cpu` on the CPU (every pass uses im2col + sgemm, see the rule).
+                        accumulate_x=False, accumulate_kernel=False, accumulate_bias=False,
+                        algorithm: str = "auto") -> None:
+    """Gradients of `conv2d_forward_cpu` on the CPU.
 
     Args:
         x, kernel: the forward inputs.
@@ -247,6 +277,7 @@ def conv2d_backward_cpu(x, kernel, out, grad_out, grad_x=None, grad_kernel=None,
         strides, padding, activation: as for the forward call.
         pre_activation: the forward's pre-activation buffer (required when needs_pre_activation).
         accumulate_x, accumulate_kernel, accumulate_bias: add into the buffer (True) or overwrite it.
+        algorithm: "auto" (see `choose_cpu_algorithm`), "gemm" or "winograd" (3x3 stride 1 only).
     """
     who = "conv2d_backward_cpu"
     g = conv_geometry(x.shape, kernel.shape, strides, padding, who)
@@ -273,13 +304,45 @@ def conv2d_backward_cpu(x, kernel, out, grad_out, grad_x=None, grad_kernel=None,
     want_db = grad_bias is not None
     db = _workspace("dbias", (g.co,), np.float64)
     db[:] = 0.0
-    if grad_x is not None and not accumulate_x:
-        grad_x[...] = 0.0
-    gk2 = None
-    if grad_kernel is not None:
-        gk2 = grad_kernel.reshape(g.depth, g.co)
-        if not accumulate_kernel:
-            gk2[...] = 0.0
+    algo = _check_algorithm(g, algorithm, "backward", who)
+    if algo == "winograd" and (grad_x is not None or grad_kernel is not None):
+        _winograd_backward(g, x, kernel, dy2, y2, z2, act, grad_x, grad_kernel, accumulate_x, accumulate_kernel,
+                           db, want_db)
+    else:
+        if grad_x is not None and not accumulate_x:
+            grad_x[...] = 0.0
+        gk2 = None
+        if grad_kernel is not None:
+            gk2 = grad_kernel.reshape(g.depth, g.co)
+            if not accumulate_kernel:
+                gk2[...] = 0.0
+        _gemm_backward(g, x, kernel, dy2, y2, z2, act, grad_x, gk2, db, want_db)
+    if want_db:
+        if accumulate_bias:
+            grad_bias += db.astype(dt)
+        else:
+            grad_bias[...] = db
+
+
+def _dz_rows(dy2, y2, z2, act, r0, r1, buf, db, want_db):
+    """The gradient before the activation for output rows r0..r1 (a view of dy2 when linear)."""
+    if y2 is None:
+        dz = dy2[r0:r1]
+        if want_db:
+            _cpu.colsum_rows(dz, db)
+        return dz
+    dz = buf[:r1 - r0]
+    if act == _RELU:
+        _cpu.relu_grad_rows(dy2[r0:r1], y2[r0:r1], dz, db, want_db)
+    else:
+        _acts.activation_backward_cpu(z2[r0:r1], y2[r0:r1], dy2[r0:r1], dz, act)
+        if want_db:
+            _cpu.colsum_rows(dz, db)
+    return dz
+
+
+def _gemm_backward(g, x, kernel, dy2, y2, z2, act, grad_x, gk2, db, want_db) -> None:
+    dt = x.dtype
     lines = g.n * g.oh
     step = _chunk_lines(g, dt.itemsize)
     x3 = x.reshape(g.n, g.h, g.w * g.c)
@@ -294,18 +357,7 @@ def conv2d_backward_cpu(x, kernel, out, grad_out, grad_x=None, grad_kernel=None,
     for l0 in range(0, lines, step):
         l1 = min(l0 + step, lines)
         r0, r1 = l0 * g.ow, l1 * g.ow
-        if y2 is None:
-            dz = dy2[r0:r1]
-            if want_db:
-                _cpu.colsum_rows(dz, db)
-        else:
-            dz = dz_buf[:r1 - r0]
-            if act == _RELU:
-                _cpu.relu_grad_rows(dy2[r0:r1], y2[r0:r1], dz, db, want_db)
-            else:
-                _acts.activation_backward_cpu(z2[r0:r1], y2[r0:r1], dy2[r0:r1], dz, act)
-                if want_db:
-                    _cpu.colsum_rows(dz, db)
+        dz = _dz_rows(dy2, y2, z2, act, r0, r1, dz_buf, db, want_db)
         if cols is None:
             continue
         chunk = cols[:r1 - r0]
@@ -316,11 +368,81 @@ def conv2d_backward_cpu(x, kernel, out, grad_out, grad_x=None, grad_kernel=None,
         if grad_x is not None:
             np.matmul(dz, w2.T, out=chunk.reshape(r1 - r0, g.depth))
             _cpu.col2im_add_lines(chunk.reshape(r1 - r0, g.kh, g.kw, g.c), l0, l1, *geo, grad_x)
-    if want_db:
-        if accumulate_bias:
-            grad_bias += db.astype(dt)
+
+
+def _winograd_scratch(width: int, tiles_w: int, c_in: int, c_out: int, dt, tag: str):
+    """(zero, rows, s) scratch of the Winograd transforms: a zero image row of the input, the strip of
+    transformed rows, and the output transform's strip."""
+    zero = _workspace("wg_zero" + tag, (width, c_in), dt)
+    zero[...] = 0.0
+    return (zero, _workspace("wg_eo" + tag, (4, 2, tiles_w + 1, c_in), dt),
+            _workspace("wg_s" + tag, (2, 4, tiles_w, c_out), dt))
+
+
+def _winograd_forward(g: ConvGeometry, x, kernel, b, has_bias, act, out, pre2) -> None:
+    dt = x.dtype
+    th, tw = (g.oh + 1) // 2, (g.ow + 1) // 2
+    u = _wg.filter_transform(kernel)
+    zero, rows, s = _winograd_scratch(g.w, tw, g.c, g.co, dt, "")
+    relu = act == _RELU and pre2 is None
+    out2 = out.reshape(g.rows, g.co)
+    per = g.oh * g.ow
+    step = max(1, WINOGRAD_TILES_FORWARD // (th * tw))
+    for n0 in range(0, g.n, step):
+        n1 = min(n0 + step, g.n)
+        t = (n1 - n0) * th * tw
+        v = _workspace("wg_v", (16, t, g.c), dt)
+        m = _workspace("wg_m", (16, t, g.co), dt)
+        _wg.input_transform(x[n0:n1], 0, n1 - n0, g.pt, g.pl, th, tw, zero, rows, v)
+        np.matmul(v, u, out=m)
+        _wg.output_transform(m, 0, n1 - n0, th, tw, b, has_bias, relu, False, s, out[n0:n1])
+        if not relu and (pre2 is not None or act.code != _acts.LINEAR):
+            _epilogue(out2[n0 * per:n1 * per], b, False, act, None if pre2 is None else pre2[n0 * per:n1 * per])
+
+
+def _winograd_backward(g, x, kernel, dy2, y2, z2, act, grad_x, grad_kernel, accumulate_x, accumulate_kernel,
+                       db, want_db) -> None:
+    dt = x.dtype
+    th, tw = (g.oh + 1) // 2, (g.ow + 1) // 2  # output tiles (grad kernel)
+    ih, iw = (g.h + 1) // 2, (g.w + 1) // 2  # input tiles (grad input)
+    per = g.oh * g.ow
+    step = max(1, WINOGRAD_TILES_BACKWARD // (th * tw))
+    dz_buf = _workspace("dz", (step * per, g.co), dt) if y2 is not None else None
+    if grad_kernel is not None:
+        zero, rows, _ = _winograd_scratch(g.w, tw, g.c, g.co, dt, "")
+        zrows = _workspace("wg_zeo", (4, 2, tw, g.co), dt)
+        du = _workspace("wg_du", (16, g.c, g.co), dt)
+        du_tmp = _workspace("wg_du_tmp", (16, g.c, g.co), dt)
+        du[...] = 0.0
+    if grad_x is not None:
+        u_flip = _wg.filter_transform(kernel, flip=True)
+        dzero, drows, ds = _winograd_scratch(g.ow, iw, g.co, g.c, dt, "_dx")
+    for n0 in range(0, g.n, step):
+        n1 = min(n0 + step, g.n)
+        dz = _dz_rows(dy2, y2, z2, act, n0 * per, n1 * per, dz_buf, db, want_db)
+        dz4 = dz.reshape(n1 - n0, g.oh, g.ow, g.co)
+        if grad_kernel is not None:
+            t = (n1 - n0) * th * tw
+            v = _workspace("wg_v", (16, t, g.c), dt)
+            z = _workspace("wg_m", (16, t, g.co), dt)
+            _wg.input_transform(x[n0:n1], 0, n1 - n0, g.pt, g.pl, th, tw, zero, rows, v)
+            _wg.grad_transform(dz4, 0, n1 - n0, th, tw, zrows, z)
+            np.matmul(v.transpose(0, 2, 1), z, out=du_tmp)
+            du += du_tmp
+        if grad_x is not None:
+            t = (n1 - n0) * ih * iw
+            v = _workspace("wg_v", (16, t, g.co), dt)
+            m = _workspace("wg_m", (16, t, g.c), dt)
+            _wg.input_transform(dz4, 0, n1 - n0, 2 - g.pt, 2 - g.pl, ih, iw, dzero, drows, v)
+            np.matmul(v, u_flip, out=m)
+            _wg.output_transform(m, 0, n1 - n0, ih, iw, u_flip[0, 0], False, False, accumulate_x, ds,
+                                 grad_x[n0:n1])
+    if grad_kernel is not None:
+        dk = _wg.kernel_from_transform(du)
+        if accumulate_kernel:
+            grad_kernel += dk.astype(dt)
         else:
-            grad_bias[...] = db
+            grad_kernel[...] = dk
 
 
 def conv2d_forward_cuda(x, kernel, bias, out, strides=(1, 1), padding="valid", activation=None,

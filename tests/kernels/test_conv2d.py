@@ -24,7 +24,10 @@ GEOMETRIES = [
     (1, 8, 8, 4, 2, 2, 3, (1, 1), "same"),  # even kernel: the extra pad row/col goes bottom/right
     (1, 9, 7, 2, 5, 5, 3, (2, 3), "same"),
     (2, 10, 10, 6, 3, 3, 8, (3, 3), "valid"),  # stride leaves the last rows/cols unread
+    (3, 7, 6, 32, 3, 3, 32, (1, 1), "same"),  # Winograd: odd output height, partial tiles
+    (2, 9, 8, 33, 3, 3, 34, (1, 1), "valid"),  # Winograd: odd output width
 ]
+WINOGRAD = GEOMETRIES[-2:]
 
 
 def _data(rng, n, h, w, c, kh, kw, co):
@@ -54,7 +57,8 @@ def _check(geometry, activation="relu", algorithm="auto", use_bias=True, seed=0)
     gx = np.full(x.shape, np.nan, np.float32)
     gk = np.full(k.shape, np.nan, np.float32)
     gb = np.full(k.shape[-1], np.nan, np.float32) if use_bias else None
-    conv2d_backward_cpu(x, k, out, gy, gx, gk, gb, strides, padding, activation, pre_activation=pre)
+    conv2d_backward_cpu(x, k, out, gy, gx, gk, gb, strides, padding, activation, pre_activation=pre,
+                        algorithm="auto" if algorithm == "direct" else algorithm)
     _close(gx, dx, f"grad_x {geometry} {activation}")
     _close(gk, dk, f"grad_kernel {geometry} {activation}")
     if use_bias:
@@ -72,25 +76,36 @@ def test_gemm_and_direct_agree_on_single_channel(geometry):
     _check(geometry, algorithm="direct")
 
 
+@pytest.mark.parametrize("geometry", WINOGRAD)
+@pytest.mark.parametrize("algorithm", ["gemm", "winograd"])
+def test_gemm_and_winograd_agree(geometry, algorithm):
+    _check(geometry, algorithm=algorithm)
+
+
 @pytest.mark.parametrize("activation", [None, "linear", "sigmoid", "tanh", "elu", "gelu", "silu"])
 def test_fused_activations(activation):
     _check(GEOMETRIES[1], activation=activation)
     _check(GEOMETRIES[2], activation=activation)  # the direct path's epilogue
+    _check(WINOGRAD[0], activation=activation)
 
 
 def test_no_bias():
     _check(GEOMETRIES[0], use_bias=False)
     _check(GEOMETRIES[2], use_bias=False)
+    _check(WINOGRAD[1], use_bias=False)
 
 
 def test_many_chunks(monkeypatch):
     monkeypatch.setattr(K, "CHUNK_BYTES", 512)  # a few output lines per chunk
-    for geometry in (GEOMETRIES[0], GEOMETRIES[1], GEOMETRIES[6]):
+    monkeypatch.setattr(K, "WINOGRAD_TILES_FORWARD", 1)  # one sample per Winograd chunk
+    monkeypatch.setattr(K, "WINOGRAD_TILES_BACKWARD", 20)  # ... and two in the backward
+    for geometry in (GEOMETRIES[0], GEOMETRIES[1], GEOMETRIES[6], *WINOGRAD):
         _check(geometry)
 
 
-def test_accumulate_adds_and_overwrite_replaces():
-    n, h, w, c, kh, kw, co, strides, padding = GEOMETRIES[1]
+@pytest.mark.parametrize("geometry", [GEOMETRIES[1], WINOGRAD[0]])
+def test_accumulate_adds_and_overwrite_replaces(geometry):
+    n, h, w, c, kh, kw, co, strides, padding = geometry
     rng = np.random.default_rng(1)
     x, k, b = _data(rng, n, h, w, c, kh, kw, co)
     out = np.empty(conv2d_reference(x, k, b, strides, padding).shape, np.float32)
@@ -111,8 +126,9 @@ def test_accumulate_adds_and_overwrite_replaces():
     _close(gb, db, "overwritten grad_bias")
 
 
-def test_only_requested_gradients_are_touched():
-    n, h, w, c, kh, kw, co, strides, padding = GEOMETRIES[0]
+@pytest.mark.parametrize("geometry", [GEOMETRIES[0], WINOGRAD[1]])
+def test_only_requested_gradients_are_touched(geometry):
+    n, h, w, c, kh, kw, co, strides, padding = geometry
     rng = np.random.default_rng(2)
     x, k, b = _data(rng, n, h, w, c, kh, kw, co)
     out = conv2d_reference(x, k, b, strides, padding).astype(np.float32)
@@ -169,7 +185,14 @@ def test_algorithm_rule():
     assert K.choose_cpu_algorithm(g, "forward") == "direct"
     assert K.choose_cpu_algorithm(g, "grad_kernel") == "gemm"
     g2 = K.conv_geometry((64, 26, 26, 32), (3, 3, 32, 64))
-    assert K.choose_cpu_algorithm(g2, "forward") == "gemm"
+    assert K.choose_cpu_algorithm(g2, "forward") == "winograd"
+    assert K.choose_cpu_algorithm(g2, "backward") == "winograd"
+    g3 = K.conv_geometry((64, 26, 26, 32), (3, 3, 32, 64), strides=2)
+    assert K.choose_cpu_algorithm(g3, "forward") == "gemm"
+    g4 = K.conv_geometry((64, 32, 32, 3), (3, 3, 3, 32))
+    assert K.choose_cpu_algorithm(g4, "forward") == "gemm"
+    g5 = K.conv_geometry((64, 32, 32, 16), (3, 3, 16, 32))
+    assert K.choose_cpu_algorithm(g5, "backward") == "gemm"
 
 
 def test_geometry_follows_tf_same_padding():
@@ -201,5 +224,7 @@ def test_buffer_errors():
         conv2d_forward_cpu(x, k, None, np.empty((1, 3, 3, 4), np.float32), activation="gelu")
     with pytest.raises(ValueError, match="algorithm='direct'"):
         conv2d_forward_cpu(x, k, None, np.empty((1, 3, 3, 4), np.float32), algorithm="direct")
+    with pytest.raises(ValueError, match="algorithm='winograd'"):
+        conv2d_forward_cpu(x, k, None, np.empty((1, 2, 2, 4), np.float32), strides=2, algorithm="winograd")
     with pytest.raises(ValueError, match="Unknown activation"):
         conv2d_forward_cpu(x, k, None, np.empty((1, 3, 3, 4), np.float32), activation="nope")
