@@ -136,6 +136,14 @@ def apply_op(op: Op, inputs: Sequence, weights: Sequence[Variable] = (), name: s
     if stats:
         op.forward_stats(ctx, arrays, wvals, stats)
     op.forward(ctx, arrays, wvals, outs, saved, stats)
+    if stats and training:
+        # An eager training call updates state as Keras does (BatchNorm's moving averages): on copies,
+        # assigned back so an execution holding the authoritative values sees the change.
+        state = [v.copy() for v in wvals]
+        op.update_state(ctx, stats, state)
+        for w, old, new in zip(weights, wvals, state, strict=True):
+            if isinstance(w, Variable) and not np.array_equal(old, new):
+                w.assign(new)
     return outs[0] if len(outs) == 1 else tuple(outs)
 
 

@@ -173,6 +173,20 @@ class KerasTensor:
     def __matmul__(self, o):
         return self._binary(o, "matmul")
 
+    def __rmatmul__(self, o):
+        return self._binary(o, "matmul", True)
+
+    def __pow__(self, o):
+        return self._binary(o, "power")
+
+    def __rpow__(self, o):
+        return self._binary(o, "power", True)
+
+    def __abs__(self):
+        from flexflow_keras import ops
+
+        return ops.abs(self)
+
 
 class OpNode:
     """One application of an op: input tensors, weights, output tensors."""

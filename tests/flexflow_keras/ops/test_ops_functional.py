@@ -175,3 +175,16 @@ def test_constant_stop_gradient_identity_and_lazy_conv():
         assert name in registry, name
     for name in ops.__all__:
         assert getattr(ops, name) is not None
+
+
+def test_eager_training_batch_norm_updates_moving_stats_and_more_operators():
+    x = rng.standard_normal((16, 2)).astype("float32") + 3
+    mm, mv = Variable("mm", (2,)), Variable("mv", (2,), initializer=np.ones(2))
+    ops.batch_norm(x, None, None, mm, mv, training=True)
+    np.testing.assert_allclose(mm.numpy(), 0.01 * x.mean(0), rtol=1e-5)
+    np.testing.assert_allclose(mv.numpy(), 0.99 + 0.01 * x.var(0), rtol=1e-5)
+    ops.batch_norm(x, None, None, mm, mv)  # inference leaves them
+    np.testing.assert_allclose(mm.numpy(), 0.01 * x.mean(0), rtol=1e-5)
+    t = sym(3)
+    assert (t ** 2).node.op.fn == "power" and (2 ** t).node.op.reverse and abs(t).node.op.fn == "abs"
+    assert (np.ones((2, 3), "float32") @ ops.transpose(t, (1, 0))).shape == (2, None)
