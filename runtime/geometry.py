@@ -7,8 +7,6 @@ hash, compare and cost nothing to pass around.
 
 from __future__ import annotations
 
-import itertools
-
 Box = tuple[tuple[int, ...], tuple[int, ...]]
 
 
@@ -114,23 +112,3 @@ def equal_splits(extent: int, degree: int) -> list[tuple[int, int]]:
         out.append((lo, lo + size))
         lo += size
     return out
-
-
-def contiguous_runs(shape: tuple[int, ...], local: Box):
-    """Split `local` (a box inside a C-ordered array of `shape`) into index tuples of contiguous runs.
-
-    Yields tuples of ints and slices, each selecting a C-contiguous block; a box that covers whole
-    trailing dims (e.g. a split along dim 0) is a single run.
-    """
-    lo, hi = local
-    n = len(shape)
-    k = n - 1
-    # after the loop every dim after k is covered in full, so dim k may be a range within one run
-    while k > 0 and lo[k] == 0 and hi[k] == shape[k]:
-        k -= 1
-    tail = tuple(slice(lo[d], hi[d]) for d in range(max(k, 0), n))
-    if k <= 0:
-        yield tail
-        return
-    for idx in itertools.product(*(range(lo[d], hi[d]) for d in range(k))):
-        yield idx + tail

@@ -16,6 +16,7 @@ still does not fit the OutOfMemoryError names the region, the memory, the bytes 
 
 from __future__ import annotations
 
+import threading
 import weakref
 
 import numpy as np
@@ -38,15 +39,16 @@ READ, READ_WRITE, WRITE_ONLY = 0, 1, 2
 
 
 class MemoryPool:
-    """Capacity accounting for one memory."""
+    """Capacity accounting for one memory (released from workers too, hence the lock)."""
 
-    __slots__ = ("memory", "used", "peak", "instances")
+    __slots__ = ("memory", "used", "peak", "instances", "lock")
 
     def __init__(self, memory):
         self.memory = memory
         self.used = 0
         self.peak = 0
         self.instances: list[Instance] = []
+        self.lock = threading.Lock()
 
     @property
     def free(self) -> int:
@@ -64,12 +66,14 @@ class MemoryPool:
                 f"for {what}, but only {self.free} bytes are free. Raise {mem.flag} (e.g. {mem.flag} "
                 f"{int((self.used + nbytes) / MB) + 1}), or split the data over more processors.",
                 region=label, memory=mem.name, requested=nbytes, free=self.free, flag=mem.flag)
-        self.used += nbytes
-        if self.used > self.peak:
-            self.peak = self.used
+        with self.lock:
+            self.used += nbytes
+            if self.used > self.peak:
+                self.peak = self.used
 
     def release(self, nbytes: int) -> None:
-        self.used -= nbytes
+        with self.lock:
+            self.used -= nbytes
 
 
 class Instance:
@@ -277,12 +281,7 @@ class Physical:
         """(buffer, init, release) for a private reducer of `sub` placed in `mem`."""
         nbytes = sub._volume * fs.dtype.itemsize
         pool = self.pools[mem.uid]
-        if nbytes > pool.memory.capacity - pool.used:
-            pool.charge(nbytes, fs.label, f"a Reduce({op!r}) buffer of {sub.name} {sub.shape}", self._evict)
-        else:
-            pool.used += nbytes
-            if pool.used > pool.peak:
-                pool.peak = pool.used
+        pool.charge(nbytes, fs.label, f"a Reduce({op!r}) buffer of {sub.name} {sub.shape}", self._evict)
         key = (op, fs.dtype)
         ident = self._identities.get(key)
         if ident is None:

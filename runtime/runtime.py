@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import logging
+import weakref
 from dataclasses import dataclass
 
 import numpy as np
@@ -240,7 +241,9 @@ class Runtime(Binder, Reductions):
                         log.warning("region %s: data last valid outside system memory in a shut-down "
                                     "runtime is not carried over", st.label)
                         continue
-                    self._physical.pools[self._sysmem.uid].charge(o.home.nbytes, st.label, "its home instance")
+                    pool = self._physical.pools[self._sysmem.uid]
+                    pool.charge(o.home.nbytes, st.label, "its home instance")
+                    weakref.finalize(region, pool.release, o.home.nbytes)
                     st.home = o.home
         region._states = states
         region._fs0 = states.get(None)

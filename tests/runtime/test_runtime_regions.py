@@ -6,8 +6,11 @@ import dataclasses
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import runtime as rt
+from runtime import geometry
 from runtime.regions import contains, overlaps
 
 
@@ -117,3 +120,32 @@ def test_task_declaration_errors():
         return x.sum()
     assert direct(np.ones(3)) == 3.0  # calling a task runs its CPU body
     assert "direct" in repr(direct)
+
+
+@st.composite
+def _box(draw, shape=(5, 4)):
+    lo = tuple(draw(st.integers(0, e)) for e in shape)
+    hi = tuple(draw(st.integers(low, e)) for low, e in zip(lo, shape, strict=True))
+    return (lo, hi)
+
+
+def _mask(box, shape=(5, 4)):
+    m = np.zeros(shape, bool)
+    m[geometry.box_slices(box)] = True
+    return m
+
+
+@settings(max_examples=200, derandomize=True)
+@given(a=_box(), b=_box())
+def test_box_algebra_matches_masks(a, b):
+    ma, mb = _mask(a), _mask(b)
+    assert geometry.box_overlaps(a, b) == bool((ma & mb).any())
+    assert geometry.box_contains(a, b) == bool((mb & ~ma).sum() == 0)
+    inter = geometry.box_intersect(a, b)
+    assert (_mask(inter) if inter else np.zeros_like(ma)).tolist() == (ma & mb).tolist()
+    pieces = geometry.box_subtract(a, b)
+    total = np.zeros(ma.shape, int)
+    for p in pieces:
+        total += _mask(p)
+    assert total.max(initial=0) <= 1                      # disjoint
+    assert (total.astype(bool) == (ma & ~mb)).all()       # exactly a minus b
