@@ -290,7 +290,10 @@ class Layer:
         shapes = tree.map_structure(lambda x: tuple(x.shape) if hasattr(x, "shape") else None, inputs)
         if isinstance(shapes, list) and isinstance(inputs, tuple):
             shapes = tuple(shapes)
-        self.build(shapes)
+        if inspect.signature(self.build).parameters:
+            self.build(shapes)
+        else:  # a custom build() that takes no input shape
+            self.build()
         self.built = True
         if self._build_input_shape is None:
             self._build_input_shape = shapes

@@ -121,3 +121,24 @@ def test_input():
         layers.Input()
     with pytest.raises(ValueError, match="non-negative integer dims"):
         layers.Input((3.5,))
+
+
+def test_build_without_arguments_and_keras2_super_build():
+    class NoArg(layers.Layer):
+        def build(self):
+            self.b = self.add_weight(shape=(2,), initializer="ones", name="b")
+
+        def call(self, x):
+            return ops.add(x, self.b)
+
+    class Keras2(layers.Layer):
+        def build(self, input_shape):
+            self.k = self.add_weight(name="k", shape=(input_shape[-1], 3), initializer="zeros")
+            super().build(input_shape)
+
+        def call(self, x):
+            return ops.matmul(x, self.k)
+
+    np.testing.assert_array_equal(NoArg()(np.zeros((1, 2), "float32")), 1.0)
+    k2 = Keras2()
+    assert k2(layers.Input((4,))).shape == (None, 3) and k2.built and k2.weights[0].shape == (4, 3)
