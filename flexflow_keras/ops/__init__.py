@@ -15,9 +15,11 @@ Example:
 from __future__ import annotations
 
 from flexflow_keras.ops import functional as _functional
+from flexflow_keras.ops import loss_functions as _loss_functions
 from flexflow_keras.ops.base import KernelContext, Op, apply_op, op_registry
 from flexflow_keras.ops.functional import *  # noqa: F403 - the functional API is this package's surface
 from flexflow_keras.ops.graph import KerasTensor, OpGraph, OpNode, TensorSpec, Variable
+from flexflow_keras.ops.loss_functions import *  # noqa: F403 - the per-sample loss functions
 from flexflow_keras.ops.losses import LOSS_NAMES, LossOp
 from flexflow_keras.ops.math_ops import (
     BINARY_OPS,
@@ -67,8 +69,8 @@ def __getattr__(name: str):
     raise AttributeError(f"module 'flexflow_keras.ops' has no attribute {name!r}")
 
 
-__all__ = [n for n in dir(_functional) if not n.startswith("_") and callable(getattr(_functional, n))
-           and getattr(getattr(_functional, n), "__module__", "") == _functional.__name__] + [
+__all__ = [n for m in (_functional, _loss_functions) for n in dir(m) if not n.startswith("_")
+           and callable(getattr(m, n)) and getattr(getattr(m, n), "__module__", "") == m.__name__] + [
     "KernelContext", "Op", "apply_op", "op_registry", "KerasTensor", "OpGraph", "OpNode", "TensorSpec",
     "Variable", "LOSS_NAMES", "LossOp", "BinaryOp", "CastOp", "CompareOp", "ReduceOp", "ScalarOp",
     "StopGradientOp", "UnaryOp", "WhereOp", "BINARY_OPS", "AddOp", "SubtractOp", "MultiplyOp", "DivideOp",
