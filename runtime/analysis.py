@@ -37,15 +37,16 @@ class Accumulator:
     first reducer's processor, else a private buffer over the epoch's region, folded at the epoch's
     end. Reducers sharing an accumulator run one after another (`last` is the latest)."""
 
-    __slots__ = ("buf", "last", "private", "fold", "init", "aid")
+    __slots__ = ("buf", "last", "private", "fold", "init", "aid", "fast")
 
-    def __init__(self, buf, last, private: bool, fold=None, init=None, aid: int = -1):
+    def __init__(self, buf, last, private: bool, fold=None, init=None, aid: int = -1, fast: bool = True):
         self.buf = buf
         self.last = last
         self.private = private
         self.fold = fold
         self.init = init
         self.aid = aid
+        self.fast = fast  # folds a host buffer into the home array (a trace may keep both)
 
 
 class Epoch:

@@ -84,7 +84,7 @@ class Reductions:
         aid = -1
         if self._recording is not None:
             aid = self._recording.new_accumulator()
-        return Accumulator(buf, node, private=True, fold=fold, init=init, aid=aid)
+        return Accumulator(buf, node, private=True, fold=fold, init=init, aid=aid, fast=fast)
 
     def _acc_view(self, fs, ep, acc, sub, node, fast: bool):
         if acc.private:

@@ -191,8 +191,7 @@ class TraceRecord:
         fold.tpos = len(self.nodes)
         self.nodes.append(fold)
         first = ep.first.tpos
-        fast = getattr(acc.buf, "copy_to_host", None) is None and not fs.multi
-        ft = FoldTemplate(acc.aid, acc.fold if fast else None, ep.lock, self._inside(preds), fs, ep.sub,
+        ft = FoldTemplate(acc.aid, acc.fold if acc.fast else None, ep.lock, self._inside(preds), fs, ep.sub,
                           ep.op, first)
         self.pending_folds.append(ft)
         self.fold_of[acc.aid] = ft

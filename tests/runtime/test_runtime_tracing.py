@@ -186,3 +186,32 @@ def test_work_after_a_trace_is_ordered_after_it(rtm):
                 rtm.launch(inc, R)
         rtm.launch(inc, R)
     assert (rtm.read(R) == 18).all()
+
+
+def test_trace_records_again_when_a_field_moves_to_another_memory(executor):
+    @rt.task(privileges=[rt.RW])
+    def inc(x):
+        x += 1
+
+    @rt.task(privileges=[rt.RO])
+    def peek(x):
+        return float(x.sum())
+
+    class PeekInZeroCopy(rt.DefaultMapper):
+        def select_memory(self, task_info, point, processor, arg_index, region, privilege):
+            if task_info.name == "peek":
+                return task_info.machine.memories(rt.MemKind.ZERO_COPY)[0]
+            return super().select_memory(task_info, point, processor, arg_index, region, privilege)
+
+    R = rt.Region((4,), np.float64, name="r")
+    with rt.Runtime(rt.Machine(cpus=2), executor=executor, mapper=PeekInZeroCopy()) as rtm:
+        rtm.fill(R, 0.0)
+        for _ in range(2):
+            with rtm.trace("inc"):
+                rtm.launch(inc, R)
+        assert rtm.launch(peek, R).get() == 8.0   # R now also lives in zero-copy memory
+        for _ in range(2):
+            with rtm.trace("inc"):
+                rtm.launch(inc, R)
+        assert rtm.launch(peek, R).get() == 16.0
+        assert rtm.stats.recorded_traces == 2 and rtm.stats.replayed_traces == 2
