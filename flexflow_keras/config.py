@@ -171,7 +171,14 @@ def _cli() -> tuple[dict[str, object], list[str]]:
 
 
 def _in_notebook() -> bool:
-    # ipykernel passes its own `-f connection.json`; never read those as our flags.
+    """True when sys.argv belongs to a host program (a notebook kernel, pytest), not to a training script.
+
+    ipykernel passes its own `-f connection.json` and pytest its own `-p plugin`; never read those as
+    our flags (code sets the configuration there, with `config.set`)."""
+    prog = os.path.basename(sys.argv[0]) if sys.argv else ""
+    if prog in ("pytest", "py.test", "ipykernel_launcher.py") or (
+            prog == "__main__.py" and os.path.basename(os.path.dirname(sys.argv[0])) in ("pytest", "ipykernel")):
+        return True
     return "ipykernel" in sys.modules and any(a.endswith(".json") for a in sys.argv)
 
 

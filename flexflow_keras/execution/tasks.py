@@ -161,6 +161,7 @@ def update_task(optimizer, variables, n_slots: Sequence[int], regularized: bool)
     privs = [RW] * n + [gpriv] * n + [RW] * sum(n_slots)
     nreg = len(privs)
     regs = [v.regularizer for v in variables]
+    names = [v.path for v in variables]
     cons = [v.constraint for v in variables]
 
     def make(backend):
@@ -183,7 +184,7 @@ def update_task(optimizer, variables, n_slots: Sequence[int], regularized: bool)
                             g += extra
                         else:
                             g.copy_to_device(g.copy_to_host() + extra)
-            optimizer.apply(backend, iteration, lr, ws, gs, slots)
+            optimizer.apply(backend, iteration, lr, ws, gs, slots, names=names)
             for w, c in zip(ws, cons, strict=True):
                 if c is not None:
                     host = w if backend == "cpu" else w.copy_to_host()

@@ -84,3 +84,10 @@ def test_legion_args():
     config.set(cpus=2, gpus=1, fsize=1000)
     assert config.get().legion_args()[:4] == ["-ll:cpu", "2", "-ll:gpu", "1"]
     assert "-ll:fsize" in config.get().legion_args()
+
+
+@pytest.mark.parametrize("argv0", ["/usr/bin/pytest", "/x/site-packages/pytest/__main__.py",
+                                   "/x/ipykernel_launcher.py"])
+def test_host_programs_argv_is_not_ours(monkeypatch, argv0):
+    monkeypatch.setattr(sys, "argv", [argv0, "-p", "no:cacheprovider", "-f", "kernel.json"])
+    assert config.get().print_freq == 10
