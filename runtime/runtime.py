@@ -18,7 +18,7 @@ import numpy as np
 from runtime.analysis import FieldState
 from runtime.errors import LaunchError, RuntimeSystemError, TaskError, TraceError
 from runtime.futures import Future, FutureMap, domain_points
-from runtime.graph import BarrierNode, Engine
+from runtime.graph import BarrierNode, Engine, in_worker
 from runtime.instances import Physical
 from runtime.launching import Binder, prepare
 from runtime.machine import Machine, MemKind, Processor, ProcKind, parse_legion_args
@@ -126,6 +126,7 @@ class Runtime(Binder, Reductions):
         self._internal_tasks: dict = {}
         self._infos: dict = {}
         self._closed = False
+        self._issuing = False
         self.profiler: Profiler | None = None
         self._profile_path = profile_path or machine.profile_logfile
         self.policy = ThreadingPolicy(len(self._cpu))
@@ -180,6 +181,17 @@ class Runtime(Binder, Reductions):
     def _issue(self, task, index, domain, points, args, tag):
         if self._closed:
             raise RuntimeSystemError("this Runtime has been shut down; create a new one to launch tasks")
+        if self._issuing or in_worker():
+            raise RuntimeSystemError(
+                f"a task body tried to launch '{getattr(task, 'name', task)}' (or fill/read/write): only the "
+                f"program's thread launches. Return a value (a Future) and launch from the program instead.")
+        self._issuing = True
+        try:
+            return self._issue_now(task, index, domain, points, args, tag)
+        finally:
+            self._issuing = False
+
+    def _issue_now(self, task, index, domain, points, args, tag):
         lid = self._next_launch
         self._next_launch = lid + 1
         scope = self._trace

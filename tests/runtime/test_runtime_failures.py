@@ -132,3 +132,16 @@ def test_context_manager_raises_unreported_failure_and_still_joins():
         with rt.Runtime(rt.Machine(cpus=2)) as r:
             r.launch(fail_point, (2,))
     assert set(threading.enumerate()) <= before
+
+
+def test_a_task_body_cannot_launch(rtm):
+    R = rt.Region((2,), np.float64)
+
+    @rt.task(privileges=[rt.RO])
+    def nested(x):
+        return rtm.read(R)
+
+    rtm.fill(R, 1.0)
+    with pytest.raises(rt.TaskError, match="only the program's thread launches"):
+        rtm.launch(nested, R).get()
+    assert (rtm.read(R) == 1.0).all()  # the runtime is still usable
