@@ -113,7 +113,9 @@ class Runtime(Binder, Reductions):
             mapper.bind(machine, self)
         elif hasattr(mapper, "bind"):
             mapper.bind(machine)
-        self._trusted_mapper = isinstance(mapper, DefaultMapper) and mapper._fast
+        # the stock answers need no checking; anything a subclass overrides is validated
+        self._trusted_mapper = (isinstance(mapper, DefaultMapper) and mapper._fast
+                                and type(mapper).map_point is DefaultMapper.map_point)
         self._cpu = machine.processors(ProcKind.CPU)
         self._util = machine.processors(ProcKind.UTIL)
         self._rr_internal = 0
