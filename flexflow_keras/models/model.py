@@ -101,6 +101,8 @@ class Model(Trainer, Layer):
         self.history = None
         self._engine = None
         self._engine_key = None
+        if "__init__" in Trainer.__dict__:  # the training loop may add state of its own
+            Trainer.__init__(self)
         # Traces of a subclassed model: specs -> (inputs, outputs structure, OpGraph).
         self._traces: dict[tuple, tuple[list[KerasTensor], object, OpGraph]] = {}
         self._last_trace: tuple[list[KerasTensor], object, OpGraph] | None = None
