@@ -12,9 +12,12 @@ returns the forward operator graph between the model's input tensors and its out
 order of `input_names` / `output_names`). Functional and built Sequential models have one graph and
 `input_specs` is only checked against it. Subclassed models and Sequential models without an input
 shape need `input_specs` (a list of TensorSpec, batch dim None, one per input) the first time; the graph
-is traced then and cached per specs, so the same specs return the same OpGraph object. Besides it, the
-loop uses `inputs`, `outputs`, `input_names`, `output_names`, `weights`, `trainable_weights`,
-`non_trainable_weights` and `name`.
+is traced then and cached per specs, so the same specs return the same OpGraph object, until a layer's
+state changes what its op records (setting a BatchNormalization's `trainable` gives a graph whose op
+uses the moving statistics; setting it back gives the first graph again). Adding or popping Sequential
+layers gives a new graph. Besides it, the loop uses `inputs`, `outputs`, `input_names`, `output_names`,
+`weights`, `trainable_weights`, `non_trainable_weights` and `name`, and the state `_init_model_state`
+sets (`compiled`, `optimizer`, `stop_training`, `history`, `_engine`, `_engine_key`).
 """
 
 from __future__ import annotations
