@@ -7,7 +7,7 @@ graph and mapping and every later step with the same batch size replays it.
 from __future__ import annotations
 
 from flexflow_keras.execution import tasks as T
-from flexflow_keras.execution.store import BatchStore
+from flexflow_keras.execution.store import BatchStore, is_batched
 from flexflow_keras.execution.tasks import RW, SUM, WD
 
 _MODES = ("train", "eval", "predict")
@@ -73,15 +73,26 @@ class StepProgram:
                                      lambda: T.metrics_task(len(self.loss_outputs), mlists, self.numels,
                                                             e.sample_weighted)), args)
 
+    @staticmethod
+    def sharded(node) -> bool:
+        """Nodes with a batch-dim output run as index launches over the shards; the others (constants,
+        reductions over the batch) as one task on whole regions."""
+        return any(is_batched(t.spec) for t in node.outputs)
+
+    def _arg(self, piece, sharded: bool):
+        return piece.part if sharded else piece.region
+
     def _forward_entry(self, node, training: bool):
         e, s = self.engine, self.store
+        sh = self.sharded(node)
         saved = s.node_saved(node)
         stats = s.node_stats(node) if training else []
-        with_index = getattr(node.op, "needs_sample_index", node.op.type_name == "dropout")
+        with_index = sh and getattr(node.op, "needs_sample_index", node.op.type_name == "dropout")
         ftask = e.cached(("fwd", node.uid, len(saved), len(stats), with_index),
                          lambda: T.forward_task(node, len(saved), len(stats), with_index))
-        args = [s.act(t).part for t in node.inputs] + [e.weights.value[w.uid] for w in node.weights]
-        args += [s.act(t).part for t in node.outputs] + [p.part for p in saved] + list(stats)
+        args = [self._arg(s.act(t), sh) for t in node.inputs] + [e.weights.value[w.uid] for w in node.weights]
+        args += [self._arg(s.act(t), sh) for t in node.outputs] + [self._arg(p, sh) for p in saved]
+        args += list(stats)
         if with_index:
             args.append(s.index().part)
         pre = None
@@ -90,33 +101,45 @@ class StepProgram:
             reduce = self.degree > 1
             stask = e.cached(("stats", node.uid, len(stats), reduce),
                              lambda: T.stats_task(node, len(stats), reduce))
-            sargs = [s.act(t).part for t in node.inputs] + [e.weights.value[w.uid] for w in node.weights]
+            sargs = [self._arg(s.act(t), sh) for t in node.inputs] + [e.weights.value[w.uid] for w in node.weights]
             pre = (stask, sargs + list(stats))
             mask = tuple(w.uid not in e.trainable_uids for w in node.weights)
             utask = e.cached(("state", node.uid, len(stats), mask),
                              lambda: T.state_update_task(node, len(stats), mask))
             post = (utask, list(stats) + [e.weights.value[w.uid] for w in node.weights])
-        return node, ftask, args, pre, post, stats
+        return sh, ftask, args, pre, post, stats
 
     def _prepare_backward(self) -> None:
         e, s = self.engine, self.store
         gp = e.grad_plan
         reduce = self.degree > 1
+        fills: dict[int, object] = {}
         for node in gp.backward_nodes:
+            sh = self.sharded(node)
             saved = s.node_saved(node)
             stats = s.node_stats(node)
-            gin = [None if m is None else (WD if m == "write" else RW) for m in gp.input_modes[node.uid]]
+            gin = []
+            for t, m in zip(node.inputs, gp.input_modes[node.uid], strict=True):
+                if m is None:
+                    gin.append(None)
+                elif sh and reduce and not is_batched(t.spec):
+                    # a tensor without a batch dim read by every shard: its gradient is a reduction
+                    gin.append(SUM)
+                    fills[t.uid] = s.grad(t).region
+                else:
+                    gin.append(WD if m == "write" else RW)
             gw = [None if m is None else (SUM if reduce else (WD if m == "write" else RW))
                   for m in gp.weight_modes[node.uid]]
-            base = [s.act(t).part for t in node.inputs] + [e.weights.value[w.uid] for w in node.weights]
-            base += [s.act(t).part for t in node.outputs] + [p.part for p in saved] + list(stats)
+            base = [self._arg(s.act(t), sh) for t in node.inputs] + [e.weights.value[w.uid] for w in node.weights]
+            base += [self._arg(s.act(t), sh) for t in node.outputs] + [self._arg(p, sh) for p in saved]
+            base += list(stats)
             gouts = []
             for t in node.outputs:
                 if t.uid not in s.grads:
                     e.rtm.fill(s.grad(t).region, 0.0)  # an output nobody differentiates: zero gradient
-                gouts.append(s.grads[t.uid].part)
+                gouts.append(self._arg(s.grads[t.uid], sh))
             base += gouts
-            gi_args = [s.grad(t).part for t, p in zip(node.inputs, gin, strict=True) if p is not None]
+            gi_args = [self._arg(s.grad(t), sh) for t, p in zip(node.inputs, gin, strict=True) if p is not None]
             gw_args = [e.weights.grad[w.uid] for w, p in zip(node.weights, gw, strict=True) if p is not None]
             key = (node.uid, len(saved), len(stats), tuple(map(repr, gin)), tuple(map(repr, gw)))
             if node.op.two_stage_backward:
@@ -124,13 +147,13 @@ class StepProgram:
                                                                         "weights"))
                 t2 = e.cached(("bw_i",) + key, lambda: T.backward_task(node, len(saved), len(stats), gin, gw,
                                                                         "inputs"))
-                self.backward.append((t1, base + gw_args))
-                self.backward.append((t2, base + gw_args + gi_args))
+                self.backward.append((sh, t1, base + gw_args))
+                self.backward.append((sh, t2, base + gw_args + gi_args))
             else:
                 t = e.cached(("bw",) + key, lambda: T.backward_task(node, len(saved), len(stats), gin, gw))
-                self.backward.append((t, base + gi_args + gw_args))
+                self.backward.append((sh, t, base + gi_args + gw_args))
         if reduce:
-            self.zero_fill = [e.weights.grad[v.uid] for v in e.weights.trainable]
+            self.zero_fill = [e.weights.grad[v.uid] for v in e.weights.trainable] + list(fills.values())
 
     def _prepare_update(self) -> None:
         e = self.engine
@@ -156,16 +179,22 @@ class StepProgram:
             rtm.index_launch(self.loader, c, *self.loader_args, sources, rows, self.numels)
             for r in self.zero_fill:
                 rtm.fill(r, 0.0)
-            for _node, ftask, args, pre, post, stats in self.forward:
+            for sharded, ftask, args, pre, post, stats in self.forward:
                 if pre is not None:
                     for r in stats:
                         rtm.fill(r, 0.0)
                     rtm.index_launch(pre[0], c, *pre[1], step, gb)
-                rtm.index_launch(ftask, c, *args, training, step, seed, gb)
+                if sharded:
+                    rtm.index_launch(ftask, c, *args, training, step, seed, gb)
+                else:
+                    rtm.launch(ftask, *args, training, step, seed, gb)
                 if post is not None:
                     rtm.launch(post[0], *post[1], step, gb)
-            for btask, args in self.backward:
-                rtm.index_launch(btask, c, *args, step, seed, gb)
+            for sharded, btask, args in self.backward:
+                if sharded:
+                    rtm.index_launch(btask, c, *args, step, seed, gb)
+                else:
+                    rtm.launch(btask, *args, step, seed, gb)
             if self.update is not None:
                 pen = rtm.launch(self.update[0], *self.update[1], iteration, lr)
             if self.metrics is not None:

@@ -20,6 +20,11 @@ def _concrete(spec: TensorSpec, batch: int) -> tuple[int, ...]:
     return tuple(batch if s is None else int(s) for s in spec.shape)
 
 
+def is_batched(spec) -> bool:
+    """Whether a tensor's leading dim is the batch (split by data parallelism) rather than a fixed size."""
+    return len(spec.shape) > 0 and spec.shape[0] is None
+
+
 class WeightStore:
     """Value, gradient and optimizer-slot regions of every variable, created once per compile."""
 
@@ -62,10 +67,11 @@ class WeightStore:
 
 @dataclass
 class Piece:
-    """A batch-shaped region and its partition along dim 0."""
+    """A region and what a sharded launch passes for it: its partition along the batch dim, or the whole
+    region for tensors without a batch dim (constants, reductions over the batch)."""
 
     region: Region
-    part: Partition
+    part: Partition | Region
 
 
 @dataclass
@@ -82,30 +88,32 @@ class BatchStore:
     seeds: dict[int, Piece] = field(default_factory=dict)  # per-sample-loss tensor uid -> d(loss)/d(it)
     sample_index: Piece | None = None
 
-    def piece(self, shape: tuple[int, ...], dtype, name: str) -> Piece:
+    def piece(self, shape: tuple[int, ...], dtype, name: str, batched: bool = True) -> Piece:
         region = Region(shape, np.dtype(dtype), name=name)
+        if not batched or not shape:
+            return Piece(region, region)
         degrees = (self.degree,) + (1,) * (len(shape) - 1)
         return Piece(region, Partition.equal(region, degrees))
 
     def act(self, t: KerasTensor) -> Piece:
         p = self.acts.get(t.uid)
         if p is None:
-            p = self.piece(_concrete(t.spec, self.batch), t.dtype, f"a:{t.name}")
+            p = self.piece(_concrete(t.spec, self.batch), t.dtype, f"a:{t.name}", is_batched(t.spec))
             self.acts[t.uid] = p
         return p
 
     def grad(self, t: KerasTensor) -> Piece:
         p = self.grads.get(t.uid)
         if p is None:
-            p = self.piece(_concrete(t.spec, self.batch), t.dtype, f"d:{t.name}")
+            p = self.piece(_concrete(t.spec, self.batch), t.dtype, f"d:{t.name}", is_batched(t.spec))
             self.grads[t.uid] = p
         return p
 
     def node_saved(self, node: OpNode) -> list[Piece]:
         if node.uid not in self.saved:
             specs = node.op.saved_specs([t.spec for t in node.inputs], [w.spec for w in node.weights])
-            self.saved[node.uid] = [self.piece(_concrete(s, self.batch), s.dtype, f"s{i}:{node.name}")
-                                    for i, s in enumerate(specs)]
+            self.saved[node.uid] = [self.piece(_concrete(s, self.batch), s.dtype, f"s{i}:{node.name}",
+                                               is_batched(s)) for i, s in enumerate(specs)]
         return self.saved[node.uid]
 
     def node_stats(self, node: OpNode) -> list[Region]:

@@ -210,12 +210,12 @@ class Trainer:
         self._require_compiled("fit")
         batch_size = int(_config.resolve("batch_size", batch_size, "-b/--batch-size"))
         epochs = int(_config.resolve("epochs", epochs, "-e/--epochs"))
-        if x is None and y is None:
+        given = not (x is None and y is None)
+        if not given:
             x, y = self._default_data(64, batch_size)
-        else:
-            log.info("data: arrays passed to fit(), %d samples", len(to_list(x, ["x"], "input")[0])
-                     if not isinstance(x, dict) else len(next(iter(x.values()))))
         graph, xs, ys, sw, n = self._prepare(x, y, sample_weight)
+        if given:
+            log.info("data: arrays passed to fit(), %d samples", n)
         sw = self._class_weights(class_weight, ys, sw)
         self._validate_labels(graph, ys)
         _check_finite(xs, "x")

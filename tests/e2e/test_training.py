@@ -149,3 +149,18 @@ def test_subclassed_model_trains():
                   loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True), metrics=["accuracy"])
     hist = model.fit(x, y, batch_size=32, epochs=4, verbose=0)
     assert hist.history["accuracy"][-1] > 0.85
+
+
+@pytest.mark.parametrize("degree", [1, 2])
+def test_constants_in_the_graph_are_replicated(degree):
+    config.set(data_parallel_degree=degree)
+    x, y = blobs(n=64)
+    inp = keras.Input(shape=(8,))
+    h = layers.Dense(3)(inp)
+    out = layers.Activation("softmax")(h * 2.0 + np.ones(3, dtype="float32"))
+    model = keras.Model(inp, out)
+    model.compile(optimizer="sgd", loss="sparse_categorical_crossentropy")
+    hist = model.fit(x, y, batch_size=16, epochs=2, verbose=0)
+    assert np.isfinite(hist.history["loss"]).all()
+    ref = model(x[:4])
+    np.testing.assert_allclose(model.predict(x[:4], verbose=0), ref, rtol=1e-5)
