@@ -68,7 +68,7 @@ class Epoch:
 class FieldState:
     """Everything one Runtime knows about one field of one region."""
 
-    __slots__ = ("region", "field", "dtype", "users", "readers", "epoch", "home", "views", "multi", "instances", "label",
+    __slots__ = ("region", "field", "dtype", "users", "readers", "rlimit", "epoch", "home", "views", "multi", "instances", "label",
                  "last_proc")
 
     def __init__(self, region, field: str | None):
@@ -77,6 +77,7 @@ class FieldState:
         self.dtype = np.dtype(region.field_dtypes[field])
         self.users: list = []    # (node, region-like, privilege) of writers and reducers
         self.readers: list = []  # (node, region-like) of RO accesses since the writers that cover them
+        self.rlimit = 32         # compact `readers` when it grows past this
         self.epoch: Epoch | None = None
         self.home = None        # the SYSTEM-memory array for the whole region (allocated lazily)
         self.views: dict = {}   # region-like -> view of home (the fast path's cache)
@@ -121,8 +122,10 @@ def register(fs: FieldState, sub, priv, node, preds: list, keep_done: bool, clos
             fs.users = [e for e in users if _live(e[0], keep_done)]
         readers = fs.readers
         readers.append((node, sub))
-        if len(readers) > 32 and not keep_done:
-            fs.readers = [e for e in readers if not e[0].done or e[0] is node]
+        if len(readers) > fs.rlimit and not keep_done:
+            # drop completed readers; the limit doubles with what is still pending (amortised O(1))
+            readers = fs.readers = [e for e in readers if not e[0].done or e[0] is node]
+            fs.rlimit = max(32, 2 * len(readers))
         return NORMAL
     # a writer, or the first reducer of a new epoch (it reduces in place, so it conflicts like a writer)
     readers = fs.readers
