@@ -116,7 +116,13 @@ class Engine:
 
     # --- steps ----------------------------------------------------------------------------------------------
     def train_step(self, sources, rows: np.ndarray, step: int, seed: int):
-        """One training step on `rows` of `sources`. Returns (loss per output, penalty, metric stats)."""
+        """One training step on `rows` of `sources`. Returns (loss per output, metric stats, penalty)."""
+        return self.collect_train(self.issue_train(sources, rows, step, seed))
+
+    def issue_train(self, sources, rows: np.ndarray, step: int, seed: int):
+        """Issue one training step without waiting for it; `collect_train` gives its results. The
+        training loop issues step k+1 before collecting step k, so the processors never wait for the
+        host's bookkeeping; the runtime orders the steps by their privileges."""
         if self.degree is None:
             self.choose_degree(sources, rows, seed)
         opt = self.optimizer
@@ -126,6 +132,10 @@ class Engine:
         fm, pen = prog.run(sources, rows, step, seed, iteration, lr)
         opt.iterations = iteration + 1
         self._dirty = True
+        return prog, fm, pen
+
+    def collect_train(self, handle):
+        prog, fm, pen = handle
         penalty = float(pen.get()) if pen is not None else 0.0
         return self._collect(prog, fm) + (penalty,)
 

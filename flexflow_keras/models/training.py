@@ -238,6 +238,7 @@ class Trainer:
         if verbose:
             cbs.append_flexflow_logger(_config.get().print_freq, batch_size)
         running = RunningMeans(self._loss_names, self._metric_objects)
+        pipelined = _passive(cbs)
         self.stop_training = False
         seed = int(np.random.randint(0, 2**31 - 1))
         step_no = 0
@@ -251,19 +252,34 @@ class Trainer:
             order = np.random.permutation(n) if shuffle else np.arange(n)
             order = order.astype(np.int64)
             logs: dict = {}
+
+            def finish(done) -> None:
+                nonlocal logs
+                pb, size, handle = done
+                losses, stats, penalty = engine.collect_train(handle)
+                running.add(size, losses, self._loss_weights, penalty, stats)
+                logs = running.logs()
+                cbs.on_train_batch_end(pb, logs)
+
+            pending = None  # with pipelining: the step issued but not yet collected
             for b in range(steps):
                 rows = order[(b * batch_size) % n:][:batch_size]
                 if len(rows) == 0:
                     break
                 cbs.on_train_batch_begin(b)
-                losses, stats, penalty = engine.train_step(sources, rows, step_no, seed)
+                issued = (b, len(rows), engine.issue_train(sources, rows, step_no, seed))
                 step_no += 1
                 samples += len(rows)
-                running.add(len(rows), losses, self._loss_weights, penalty, stats)
-                logs = running.logs()
-                cbs.on_train_batch_end(b, logs)
+                if pipelined:
+                    if pending is not None:
+                        finish(pending)
+                    pending = issued
+                else:
+                    finish(issued)
                 if self.stop_training:
                     break
+            if pending is not None:
+                finish(pending)
             epoch_logs = dict(logs)
             if val is not None and (epoch + 1) % max(int(validation_freq), 1) == 0:
                 val_logs = self._evaluate_arrays(*val, validation_batch_size or batch_size, validation_steps,
@@ -407,6 +423,23 @@ class Trainer:
 
     def predict_on_batch(self, x):
         return self.predict(x, batch_size=len(to_list(x, self._known_input_names(), "input")[0]), verbose=0)
+
+
+_BATCH_HOOKS = ("on_batch_begin", "on_batch_end", "on_train_batch_begin", "on_train_batch_end")
+
+
+def _passive(cbs) -> bool:
+    """True when no callback acts at batch granularity (only History, the progress display, and
+    callbacks that do not override a batch hook), so step k+1 may be issued before step k's logs are
+    handed out without any callback observing the difference."""
+    from flexflow_keras.callbacks import Callback, FlexFlowLogger, History, ProgbarLogger
+
+    for cb in cbs:
+        if isinstance(cb, (History, ProgbarLogger, FlexFlowLogger)):
+            continue
+        if any(getattr(type(cb), h) is not getattr(Callback, h) for h in _BATCH_HOOKS):
+            return False
+    return True
 
 
 def _as_list(arg) -> list:
