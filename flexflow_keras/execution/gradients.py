@@ -42,10 +42,15 @@ def plan_gradients(graph: OpGraph, seeds: set[int], trainable: set[int]) -> Grad
             else:
                 in_modes.append(None)
         w_modes: list[str | None] = []
-        for w in node.weights:
+        required = set(getattr(node.op, "required_grad_weights", ()) if node.op.two_stage_backward else ())
+        for j, w in enumerate(node.weights):
             if w.uid in trainable:
                 w_modes.append("add" if w.uid in written_w else "write")
                 written_w.add(w.uid)
+            elif j in required:
+                # a frozen weight whose gradient the op's second stage still reads (BatchNorm's dgamma
+                # with scale=False): a scratch buffer the optimizer never sees
+                w_modes.append("scratch")
             else:
                 w_modes.append(None)
         if any(m is not None for m in in_modes) or any(m is not None for m in w_modes):

@@ -128,7 +128,7 @@ class StepProgram:
                     fills[t.uid] = s.grad(t).region
                 else:
                     gin.append(WD if m == "write" else RW)
-            gw = [None if m is None else (SUM if reduce else (WD if m == "write" else RW))
+            gw = [None if m is None else (SUM if reduce else (RW if m == "add" else WD))
                   for m in gp.weight_modes[node.uid]]
             base = [self._arg(s.act(t), sh) for t in node.inputs] + [e.weights.value[w.uid] for w in node.weights]
             base += [self._arg(s.act(t), sh) for t in node.outputs] + [self._arg(p, sh) for p in saved]
@@ -140,7 +140,14 @@ class StepProgram:
                 gouts.append(self._arg(s.grads[t.uid], sh))
             base += gouts
             gi_args = [self._arg(s.grad(t), sh) for t, p in zip(node.inputs, gin, strict=True) if p is not None]
-            gw_args = [e.weights.grad[w.uid] for w, p in zip(node.weights, gw, strict=True) if p is not None]
+            gw_args = []
+            for w, m in zip(node.weights, gp.weight_modes[node.uid], strict=True):
+                if m == "scratch":
+                    gw_args.append(e.weights.scratch_grad(w))
+                    if reduce:
+                        fills[-w.uid] = e.weights.scratch_grad(w)
+                elif m is not None:
+                    gw_args.append(e.weights.grad[w.uid])
             key = (node.uid, len(saved), len(stats), tuple(map(repr, gin)), tuple(map(repr, gw)))
             if node.op.two_stage_backward:
                 t1 = e.cached(("bw_w",) + key, lambda: T.backward_task(node, len(saved), len(stats), gin, gw,

@@ -48,6 +48,13 @@ class WeightStore:
                 regions.append(s)
             self.slots[v.uid] = regions
 
+    def scratch_grad(self, v: Variable) -> Region:
+        """A gradient buffer for a frozen variable that an op's backward still needs to compute."""
+        r = self.grad.get(v.uid)
+        if r is None:
+            r = self.grad[v.uid] = Region(v.shape, np.dtype(v.dtype), name=f"g:{v.path}")
+        return r
+
     def pull(self, v: Variable) -> None:
         """Copy a variable's value from its region into the host value."""
         v._value[...] = self.rtm.read(self.value[v.uid])

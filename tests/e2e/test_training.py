@@ -164,3 +164,17 @@ def test_constants_in_the_graph_are_replicated(degree):
     assert np.isfinite(hist.history["loss"]).all()
     ref = model(x[:4])
     np.testing.assert_allclose(model.predict(x[:4], verbose=0), ref, rtol=1e-5)
+
+
+def test_batchnorm_without_scale_trains_sharded():
+    x, y = blobs(n=64)
+    results = []
+    for degree in (1, 2):
+        config.set(data_parallel_degree=degree)
+        keras.utils.set_random_seed(3)
+        model = keras.Sequential([keras.Input(shape=(8,)), layers.Dense(8),
+                                  layers.BatchNormalization(scale=False, center=False),
+                                  layers.Dense(3, activation="softmax")])
+        model.compile(optimizer="sgd", loss="sparse_categorical_crossentropy")
+        results.append(model.fit(x, y, batch_size=32, epochs=1, shuffle=False, verbose=0).history["loss"])
+    np.testing.assert_allclose(results[0], results[1], rtol=1e-5)
