@@ -47,11 +47,11 @@ def _setup_logging() -> None:
 
 _setup_logging()
 
-from flexflow_keras import config  # noqa: E402
 from flexflow_keras import (  # noqa: E402
     activations,
     backend,
     callbacks,
+    config,  # noqa: E402
     datasets,
     initializers,
     layers,

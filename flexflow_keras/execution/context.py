@@ -10,9 +10,8 @@ import atexit
 import logging
 import threading
 
-from runtime import Machine, Runtime
-
 from flexflow_keras import config as _config
+from runtime import Machine, Runtime
 
 log = logging.getLogger("flexflow_keras")
 _lock = threading.Lock()

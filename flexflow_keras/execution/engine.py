@@ -91,10 +91,11 @@ class Engine:
             v._on_assign = lambda: None
 
     # --- programs -------------------------------------------------------------------------------------------
-    def cached(self, key: tuple, build: Callable):
+    def cached(self, key: tuple, build: Callable, *args):
+        """The task for `key`, made by `build(*args)` the first time (tasks are per engine)."""
         t = self._tasks.get(key)
         if t is None:
-            t = self._tasks[key] = build()
+            t = self._tasks[key] = build(*args)
         return t
 
     def _degree_for(self, batch: int) -> int:

@@ -49,8 +49,8 @@ class StepProgram:
         index = s.index()
         self.loader = e.cached(("loader", len(self.x_parts), len(self.y_parts),
                                 e.sample_weighted and with_labels),
-                               lambda: T.loader_task(len(self.x_parts), len(self.y_parts),
-                                                     e.sample_weighted and with_labels))
+                               T.loader_task, len(self.x_parts), len(self.y_parts),
+                                                     e.sample_weighted and with_labels)
         self.loader_args = [*self.x_parts, *self.y_parts,
                             *(self.seed_parts if e.sample_weighted and with_labels else []), index.part]
         nodes = tg.graph.nodes if self.mode != "predict" else e.predict_nodes
@@ -70,8 +70,8 @@ class StepProgram:
                          s.act(tg.model_outputs[i]).part]
             mlists = [e.metric_objects[i] for i in self.loss_outputs]
             self.metrics = (e.cached(("metrics", tuple(self.loss_outputs), self.numels, e.sample_weighted),
-                                     lambda: T.metrics_task(len(self.loss_outputs), mlists, self.numels,
-                                                            e.sample_weighted)), args)
+                                     T.metrics_task, len(self.loss_outputs), mlists, self.numels,
+                                     e.sample_weighted), args)
 
     @staticmethod
     def sharded(node) -> bool:
@@ -89,7 +89,7 @@ class StepProgram:
         stats = s.node_stats(node) if training else []
         with_index = sh and getattr(node.op, "needs_sample_index", node.op.type_name == "dropout")
         ftask = e.cached(("fwd", node.uid, len(saved), len(stats), with_index),
-                         lambda: T.forward_task(node, len(saved), len(stats), with_index))
+                         T.forward_task, node, len(saved), len(stats), with_index)
         args = [self._arg(s.act(t), sh) for t in node.inputs] + [e.weights.value[w.uid] for w in node.weights]
         args += [self._arg(s.act(t), sh) for t in node.outputs] + [self._arg(p, sh) for p in saved]
         args += list(stats)
@@ -100,12 +100,12 @@ class StepProgram:
         if stats:
             reduce = self.degree > 1
             stask = e.cached(("stats", node.uid, len(stats), reduce),
-                             lambda: T.stats_task(node, len(stats), reduce))
+                             T.stats_task, node, len(stats), reduce)
             sargs = [self._arg(s.act(t), sh) for t in node.inputs] + [e.weights.value[w.uid] for w in node.weights]
             pre = (stask, sargs + list(stats))
             mask = tuple(w.uid not in e.trainable_uids for w in node.weights)
             utask = e.cached(("state", node.uid, len(stats), mask),
-                             lambda: T.state_update_task(node, len(stats), mask))
+                             T.state_update_task, node, len(stats), mask)
             post = (utask, list(stats) + [e.weights.value[w.uid] for w in node.weights])
         return sh, ftask, args, pre, post, stats
 
@@ -150,14 +150,14 @@ class StepProgram:
                     gw_args.append(e.weights.grad[w.uid])
             key = (node.uid, len(saved), len(stats), tuple(map(repr, gin)), tuple(map(repr, gw)))
             if node.op.two_stage_backward:
-                t1 = e.cached(("bw_w",) + key, lambda: T.backward_task(node, len(saved), len(stats), gin, gw,
-                                                                        "weights"))
-                t2 = e.cached(("bw_i",) + key, lambda: T.backward_task(node, len(saved), len(stats), gin, gw,
-                                                                        "inputs"))
+                t1 = e.cached(("bw_w",) + key, T.backward_task, node, len(saved), len(stats), gin, gw,
+                              "weights")
+                t2 = e.cached(("bw_i",) + key, T.backward_task, node, len(saved), len(stats), gin, gw,
+                              "inputs")
                 self.backward.append((sh, t1, base + gw_args))
                 self.backward.append((sh, t2, base + gw_args + gi_args))
             else:
-                t = e.cached(("bw",) + key, lambda: T.backward_task(node, len(saved), len(stats), gin, gw))
+                t = e.cached(("bw",) + key, T.backward_task, node, len(saved), len(stats), gin, gw)
                 self.backward.append((sh, t, base + gi_args + gw_args))
         if reduce:
             self.zero_fill = [e.weights.grad[v.uid] for v in e.weights.trainable] + list(fills.values())
@@ -170,7 +170,7 @@ class StepProgram:
         n_slots = tuple(len(e.weights.slots[v.uid]) for v in vs)
         regularized = any(v.regularizer is not None for v in vs)
         utask = e.cached(("update", n_slots, regularized),
-                         lambda: T.update_task(e.optimizer, vs, n_slots, regularized))
+                         T.update_task, e.optimizer, vs, n_slots, regularized)
         args = [e.weights.value[v.uid] for v in vs] + [e.weights.grad[v.uid] for v in vs]
         for v in vs:
             args += e.weights.slots[v.uid]

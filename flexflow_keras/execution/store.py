@@ -11,9 +11,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import numpy as np
-from runtime import Partition, Region
 
 from flexflow_keras.ops.graph import KerasTensor, OpNode, TensorSpec, Variable
+from runtime import Partition, Region
 
 
 def _concrete(spec: TensorSpec, batch: int) -> tuple[int, ...]:

@@ -11,10 +11,10 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 import numpy as np
-from runtime import RO, RW, WD, ProcKind, Reduce, task
 
 from flexflow_keras.ops.base import KernelContext
 from flexflow_keras.ops.graph import OpNode
+from runtime import RO, RW, WD, ProcKind, Reduce, task
 
 SUM = Reduce("+")
 
