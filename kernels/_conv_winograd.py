@@ -41,177 +41,188 @@ def kernel_from_transform(du: np.ndarray) -> np.ndarray:
 
 
 @njit(nogil=True, cache=True)
-def input_transform(x, n0, n1, pt, pl, th, tw, zero, eo, v):
-    """V (16, (n1-n0)*th*tw, C) = B^T d B of the 4x4 input tiles of samples n0..n1 of x (N, H, W, C).
+def input_transform(x, l0, l1, pt, pl, th, tw, zero, eo, v):
+    """V (16, (l1-l0)*tw, C) = B^T d B of the 4x4 input tiles of tile rows l0..l1 of x (N, H, W, C).
 
-    Tile (ti, tj) reads rows 2ti-pt.. and columns 2tj-pl.. (zeros outside the image). zero is a (W, C)
-    array of zeros standing in for rows above/below the image. eo (4, 2, tw+1, C) holds the row-
-    transformed strip split into even and odd columns, so that the column transform of a whole strip
-    is four flat loops over tw*C contiguous values per row (30% faster than a loop per tile).
+    Tile row l is row ti = l % th of sample n = l // th; its tile tj reads image rows 2ti-pt.. and
+    columns 2tj-pl.. (zeros outside the image). zero is a (W, C) array of zeros standing in for rows
+    above/below the image. eo (4, 2, tw+1, C) holds the row-transformed strip split into even and odd
+    columns, so that the column transform is four flat loops over tw*C contiguous values per row.
+    Interior tile rows index x directly: array views made inside the column loop cost a reference-count
+    update each and made this transform 30% slower.
     """
     _, h, w, c = x.shape
     twc = tw * c
-    for n in range(n0, n1):
-        for ti in range(th):
-            t0 = ((n - n0) * th + ti) * tw
-            r0 = 2 * ti - pt
-            d0 = x[n, r0] if r0 >= 0 and r0 < h else zero
-            d1 = x[n, r0 + 1] if r0 + 1 >= 0 and r0 + 1 < h else zero
-            d2 = x[n, r0 + 2] if r0 + 2 >= 0 and r0 + 2 < h else zero
-            d3 = x[n, r0 + 3] if r0 + 3 >= 0 and r0 + 3 < h else zero
-            for col in range(2 * tw + 2):  # B^T along the rows, column by column of the strip
-                par = col % 2
-                j = col // 2
-                q0, q1, q2, q3 = eo[0, par, j], eo[1, par, j], eo[2, par, j], eo[3, par, j]
-                s = col - pl
-                if s < 0 or s >= w:
-                    for k in range(c):
-                        q0[k] = 0.0
-                        q1[k] = 0.0
-                        q2[k] = 0.0
-                        q3[k] = 0.0
-                    continue
-                e0, e1, e2, e3 = d0[s], d1[s], d2[s], d3[s]
+    for line in range(l0, l1):
+        n = line // th
+        ti = line - n * th
+        t0 = (line - l0) * tw
+        r0 = 2 * ti - pt
+        inside = r0 >= 0 and r0 + 4 <= h
+        d0 = x[n, r0] if r0 >= 0 and r0 < h else zero
+        d1 = x[n, r0 + 1] if r0 + 1 >= 0 and r0 + 1 < h else zero
+        d2 = x[n, r0 + 2] if r0 + 2 >= 0 and r0 + 2 < h else zero
+        d3 = x[n, r0 + 3] if r0 + 3 >= 0 and r0 + 3 < h else zero
+        for col in range(2 * tw + 2):  # B^T along the rows, column by column of the strip
+            par = col % 2
+            j = col // 2
+            s = col - pl
+            if s < 0 or s >= w:
                 for k in range(c):
-                    q0[k] = e0[k] - e2[k]
+                    eo[0, par, j, k] = 0.0
+                    eo[1, par, j, k] = 0.0
+                    eo[2, par, j, k] = 0.0
+                    eo[3, par, j, k] = 0.0
+            elif inside:
                 for k in range(c):
-                    q1[k] = e1[k] + e2[k]
+                    eo[0, par, j, k] = x[n, r0, s, k] - x[n, r0 + 2, s, k]
                 for k in range(c):
-                    q2[k] = e2[k] - e1[k]
+                    eo[1, par, j, k] = x[n, r0 + 1, s, k] + x[n, r0 + 2, s, k]
                 for k in range(c):
-                    q3[k] = e1[k] - e3[k]
-            for a in range(4):  # B along the columns: tile tj uses columns 2tj..2tj+3 = E[tj] O[tj] E[tj+1] O[tj+1]
-                ev = eo[a, 0].reshape((tw + 1) * c)
-                od = eo[a, 1].reshape((tw + 1) * c)
-                ev1 = ev[c:]
-                od1 = od[c:]
-                v0 = v[4 * a, t0:t0 + tw].reshape(twc)
-                v1 = v[4 * a + 1, t0:t0 + tw].reshape(twc)
-                v2 = v[4 * a + 2, t0:t0 + tw].reshape(twc)
-                v3 = v[4 * a + 3, t0:t0 + tw].reshape(twc)
-                for e in range(twc):
-                    v0[e] = ev[e] - ev1[e]
-                for e in range(twc):
-                    v1[e] = od[e] + ev1[e]
-                for e in range(twc):
-                    v2[e] = ev1[e] - od[e]
-                for e in range(twc):
-                    v3[e] = od[e] - od1[e]
+                    eo[2, par, j, k] = x[n, r0 + 2, s, k] - x[n, r0 + 1, s, k]
+                for k in range(c):
+                    eo[3, par, j, k] = x[n, r0 + 1, s, k] - x[n, r0 + 3, s, k]
+            else:
+                for k in range(c):
+                    eo[0, par, j, k] = d0[s, k] - d2[s, k]
+                    eo[1, par, j, k] = d1[s, k] + d2[s, k]
+                    eo[2, par, j, k] = d2[s, k] - d1[s, k]
+                    eo[3, par, j, k] = d1[s, k] - d3[s, k]
+        for a in range(4):  # B along the columns: tile tj uses columns 2tj..2tj+3 = E[tj] O[tj] E[tj+1] O[tj+1]
+            ev = eo[a, 0].reshape((tw + 1) * c)
+            od = eo[a, 1].reshape((tw + 1) * c)
+            ev1 = ev[c:]
+            od1 = od[c:]
+            v0 = v[4 * a, t0:t0 + tw].reshape(twc)
+            v1 = v[4 * a + 1, t0:t0 + tw].reshape(twc)
+            v2 = v[4 * a + 2, t0:t0 + tw].reshape(twc)
+            v3 = v[4 * a + 3, t0:t0 + tw].reshape(twc)
+            for e in range(twc):
+                v0[e] = ev[e] - ev1[e]
+            for e in range(twc):
+                v1[e] = od[e] + ev1[e]
+            for e in range(twc):
+                v2[e] = ev1[e] - od[e]
+            for e in range(twc):
+                v3[e] = od[e] - od1[e]
 
 
 @njit(nogil=True, cache=True)
-def output_transform(m, n0, n1, th, tw, bias, has_bias, relu, accumulate, s, out):
-    """out[n0:n1] (N, OH, OW, C) (+)= A^T M A (+ bias, then ReLU if relu) for M (16, T, C).
+def output_transform(m, l0, l1, th, tw, bias, has_bias, relu, accumulate, s, out):
+    """out (N, OH, OW, C) (+)= A^T M A (+ bias, then ReLU if relu) for the tile rows l0..l1 in M (16, T, C).
 
     s is (2, 4, tw, C) scratch. accumulate adds into out (grad input); else out is overwritten.
     """
     _, oh, ow, c = out.shape
-    for n in range(n0, n1):
-        for ti in range(th):
-            t0 = ((n - n0) * th + ti) * tw
-            for b in range(4):  # A^T along the rows: flat loops over the strip's tw*C values
-                m0 = m[b, t0:t0 + tw].reshape(tw * c)
-                m1 = m[4 + b, t0:t0 + tw].reshape(tw * c)
-                m2 = m[8 + b, t0:t0 + tw].reshape(tw * c)
-                m3 = m[12 + b, t0:t0 + tw].reshape(tw * c)
-                s0 = s[0, b].reshape(tw * c)
-                s1 = s[1, b].reshape(tw * c)
-                for e in range(tw * c):
-                    s0[e] = m0[e] + m1[e] + m2[e]
-                for e in range(tw * c):
-                    s1[e] = m1[e] - m2[e] - m3[e]
-            for r in range(2):  # A along the columns, straight into the output rows
-                i = 2 * ti + r
-                if i >= oh:
+    for line in range(l0, l1):
+        n = line // th
+        ti = line - n * th
+        t0 = (line - l0) * tw
+        for b in range(4):  # A^T along the rows: flat loops over the strip's tw*C values
+            m0 = m[b, t0:t0 + tw].reshape(tw * c)
+            m1 = m[4 + b, t0:t0 + tw].reshape(tw * c)
+            m2 = m[8 + b, t0:t0 + tw].reshape(tw * c)
+            m3 = m[12 + b, t0:t0 + tw].reshape(tw * c)
+            s0 = s[0, b].reshape(tw * c)
+            s1 = s[1, b].reshape(tw * c)
+            for e in range(tw * c):
+                s0[e] = m0[e] + m1[e] + m2[e]
+            for e in range(tw * c):
+                s1[e] = m1[e] - m2[e] - m3[e]
+        for r in range(2):  # A along the columns, straight into the output rows
+            i = 2 * ti + r
+            if i >= oh:
+                continue
+            a0, a1, a2, a3 = s[r, 0], s[r, 1], s[r, 2], s[r, 3]
+            orow = out[n, i]
+            for tj in range(tw):
+                j = 2 * tj
+                y = orow[j]
+                if accumulate:
+                    for k in range(c):
+                        y[k] += a0[tj, k] + a1[tj, k] + a2[tj, k]
+                else:
+                    for k in range(c):
+                        vv = a0[tj, k] + a1[tj, k] + a2[tj, k]
+                        if has_bias:
+                            vv += bias[k]
+                        if relu:
+                            vv = np.float32(0.0) if vv < 0.0 else vv
+                        y[k] = vv
+                if j + 1 >= ow:
                     continue
-                a0, a1, a2, a3 = s[r, 0], s[r, 1], s[r, 2], s[r, 3]
-                orow = out[n, i]
-                for tj in range(tw):
-                    j = 2 * tj
-                    y = orow[j]
-                    if accumulate:
-                        for k in range(c):
-                            y[k] += a0[tj, k] + a1[tj, k] + a2[tj, k]
-                    else:
-                        for k in range(c):
-                            vv = a0[tj, k] + a1[tj, k] + a2[tj, k]
-                            if has_bias:
-                                vv += bias[k]
-                            if relu:
-                                vv = np.float32(0.0) if vv < 0.0 else vv
-                            y[k] = vv
-                    if j + 1 >= ow:
-                        continue
-                    y = orow[j + 1]
-                    if accumulate:
-                        for k in range(c):
-                            y[k] += a1[tj, k] - a2[tj, k] - a3[tj, k]
-                    else:
-                        for k in range(c):
-                            vv = a1[tj, k] - a2[tj, k] - a3[tj, k]
-                            if has_bias:
-                                vv += bias[k]
-                            if relu:
-                                vv = np.float32(0.0) if vv < 0.0 else vv
-                            y[k] = vv
+                y = orow[j + 1]
+                if accumulate:
+                    for k in range(c):
+                        y[k] += a1[tj, k] - a2[tj, k] - a3[tj, k]
+                else:
+                    for k in range(c):
+                        vv = a1[tj, k] - a2[tj, k] - a3[tj, k]
+                        if has_bias:
+                            vv += bias[k]
+                        if relu:
+                            vv = np.float32(0.0) if vv < 0.0 else vv
+                        y[k] = vv
 
 
 @njit(nogil=True, cache=True)
-def grad_transform(dz, n0, n1, th, tw, eo, z):
-    """Z (16, (n1-n0)*th*tw, C) = A dz A^T of the 2x2 tiles of dz (N, OH, OW, C) (zeros past the edge).
+def grad_transform(dz, l0, l1, th, tw, eo, z):
+    """Z (16, (l1-l0)*tw, C) = A dz A^T of the 2x2 tiles of tile rows l0..l1 of dz (N, OH, OW, C) (zeros
+    past the edge).
 
     eo (4, 2, tw, C) holds the row-transformed strip split into even and odd columns (as in
     `input_transform`), so the column transform is flat loops over tw*C values.
     """
     _, oh, ow, c = dz.shape
     twc = tw * c
-    for n in range(n0, n1):
-        for ti in range(th):
-            t0 = ((n - n0) * th + ti) * tw
-            i0 = 2 * ti
-            has1 = i0 + 1 < oh
-            g0 = dz[n, i0]
-            g1 = dz[n, i0 + 1] if has1 else dz[n, i0]
-            for col in range(2 * tw):  # A along the rows: [r0, r0 + r1, r0 - r1, -r1]
-                par = col % 2
-                j = col // 2
-                q0, q1, q2, q3 = eo[0, par, j], eo[1, par, j], eo[2, par, j], eo[3, par, j]
-                if col >= ow:
-                    for k in range(c):
-                        q0[k] = 0.0
-                        q1[k] = 0.0
-                        q2[k] = 0.0
-                        q3[k] = 0.0
-                    continue
-                e0 = g0[col]
-                if has1:
-                    e1 = g1[col]
-                    for k in range(c):
-                        q0[k] = e0[k]
-                    for k in range(c):
-                        q1[k] = e0[k] + e1[k]
-                    for k in range(c):
-                        q2[k] = e0[k] - e1[k]
-                    for k in range(c):
-                        q3[k] = -e1[k]
-                else:
-                    for k in range(c):
-                        q0[k] = e0[k]
-                        q1[k] = e0[k]
-                        q2[k] = e0[k]
-                        q3[k] = 0.0
-            for a in range(4):  # A^T along the columns: tile tj uses columns E[tj], O[tj]
-                ev = eo[a, 0].reshape(twc)
-                od = eo[a, 1].reshape(twc)
-                z0 = z[4 * a, t0:t0 + tw].reshape(twc)
-                z1 = z[4 * a + 1, t0:t0 + tw].reshape(twc)
-                z2 = z[4 * a + 2, t0:t0 + tw].reshape(twc)
-                z3 = z[4 * a + 3, t0:t0 + tw].reshape(twc)
-                for e in range(twc):
-                    z0[e] = ev[e]
-                for e in range(twc):
-                    z1[e] = ev[e] + od[e]
-                for e in range(twc):
-                    z2[e] = ev[e] - od[e]
-                for e in range(twc):
-                    z3[e] = -od[e]
+    for line in range(l0, l1):
+        n = line // th
+        ti = line - n * th
+        t0 = (line - l0) * tw
+        i0 = 2 * ti
+        has1 = i0 + 1 < oh
+        g0 = dz[n, i0]
+        g1 = dz[n, i0 + 1] if has1 else dz[n, i0]
+        for col in range(2 * tw):  # A along the rows: [r0, r0 + r1, r0 - r1, -r1]
+            par = col % 2
+            j = col // 2
+            q0, q1, q2, q3 = eo[0, par, j], eo[1, par, j], eo[2, par, j], eo[3, par, j]
+            if col >= ow:
+                for k in range(c):
+                    q0[k] = 0.0
+                    q1[k] = 0.0
+                    q2[k] = 0.0
+                    q3[k] = 0.0
+                continue
+            e0 = g0[col]
+            if has1:
+                e1 = g1[col]
+                for k in range(c):
+                    q0[k] = e0[k]
+                for k in range(c):
+                    q1[k] = e0[k] + e1[k]
+                for k in range(c):
+                    q2[k] = e0[k] - e1[k]
+                for k in range(c):
+                    q3[k] = -e1[k]
+            else:
+                for k in range(c):
+                    q0[k] = e0[k]
+                    q1[k] = e0[k]
+                    q2[k] = e0[k]
+                    q3[k] = 0.0
+        for a in range(4):  # A^T along the columns: tile tj uses columns E[tj], O[tj]
+            ev = eo[a, 0].reshape(twc)
+            od = eo[a, 1].reshape(twc)
+            z0 = z[4 * a, t0:t0 + tw].reshape(twc)
+            z1 = z[4 * a + 1, t0:t0 + tw].reshape(twc)
+            z2 = z[4 * a + 2, t0:t0 + tw].reshape(twc)
+            z3 = z[4 * a + 3, t0:t0 + tw].reshape(twc)
+            for e in range(twc):
+                z0[e] = ev[e]
+            for e in range(twc):
+                z1[e] = ev[e] + od[e]
+            for e in range(twc):
+                z2[e] = ev[e] - od[e]
+            for e in range(twc):
+                z3[e] = -od[e]

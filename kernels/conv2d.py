@@ -42,10 +42,12 @@ _RELU = _acts.resolve_activation("relu")
 # Bytes of one im2col chunk; measured best between 256 KiB and 2 MiB (L2 is 512 KiB-1 MiB per core here),
 # below that the per-chunk BLAS call overhead shows.
 CHUNK_BYTES = 1 << 20
-# Winograd: output tiles per chunk (forward, backward; measured best at 4 and 2 MNIST samples), and the
-# channel counts from which it beats im2col + sgemm (measured, see choose_cpu_algorithm).
-WINOGRAD_TILES_FORWARD = 576
-WINOGRAD_TILES_BACKWARD = 288
+# Winograd: tiles per transform+GEMM chunk, samples per backward chunk (whose dZ is formed once), and the
+# channel counts from which it beats im2col + sgemm (all measured, see choose_cpu_algorithm). Chunks of
+# 288-1152 tiles were equally fast on MNIST's conv2 (32 samples: forward 7.4-7.7 ms, backward 16.7-17.1
+# ms); 36-144 tiles were 5-40% slower (per-call overheads and small GEMMs), L2-sized or not.
+WINOGRAD_TILES = 576
+WINOGRAD_SAMPLES = 2
 WINOGRAD_MIN_CHANNELS = 32
 
 _tls = threading.local()
@@ -383,60 +385,69 @@ def _winograd_forward(g: ConvGeometry, x, kernel, b, has_bias, act, out, pre2) -
     dt = x.dtype
     th, tw = (g.oh + 1) // 2, (g.ow + 1) // 2
     u = _wg.filter_transform(kernel)
-    zero, rows, s = _winograd_scratch(g.w, tw, g.c, g.co, dt, "")
+    zero, eo, s = _winograd_scratch(g.w, tw, g.c, g.co, dt, "")
     relu = act == _RELU and pre2 is None
     out2 = out.reshape(g.rows, g.co)
-    per = g.oh * g.ow
-    step = max(1, WINOGRAD_TILES_FORWARD // (th * tw))
-    for n0 in range(0, g.n, step):
-        n1 = min(n0 + step, g.n)
-        t = (n1 - n0) * th * tw
+    lines = g.n * th
+    step = max(1, WINOGRAD_TILES // tw)
+    for l0 in range(0, lines, step):
+        l1 = min(l0 + step, lines)
+        t = (l1 - l0) * tw
         v = _workspace("wg_v", (16, t, g.c), dt)
         m = _workspace("wg_m", (16, t, g.co), dt)
-        _wg.input_transform(x[n0:n1], 0, n1 - n0, g.pt, g.pl, th, tw, zero, rows, v)
+        _wg.input_transform(x, l0, l1, g.pt, g.pl, th, tw, zero, eo, v)
         np.matmul(v, u, out=m)
-        _wg.output_transform(m, 0, n1 - n0, th, tw, b, has_bias, relu, False, s, out[n0:n1])
+        _wg.output_transform(m, l0, l1, th, tw, b, has_bias, relu, False, s, out)
         if not relu and (pre2 is not None or act.code != _acts.LINEAR):
-            _epilogue(out2[n0 * per:n1 * per], b, False, act, None if pre2 is None else pre2[n0 * per:n1 * per])
+            r0 = ((l0 // th) * g.oh + 2 * (l0 % th)) * g.ow  # the output rows of tile rows l0..l1
+            r1 = ((l1 - 1) // th * g.oh + min(2 * ((l1 - 1) % th) + 2, g.oh)) * g.ow
+            _epilogue(out2[r0:r1], b, False, act, None if pre2 is None else pre2[r0:r1])
 
 
 def _winograd_backward(g, x, kernel, dy2, y2, z2, act, grad_x, grad_kernel, accumulate_x, accumulate_kernel,
                        db, want_db) -> None:
+    """Per chunk of WINOGRAD_SAMPLES samples: dZ once, then the grad-kernel and grad-input transforms and
+    GEMMs in sub-chunks of at most about WINOGRAD_TILES tiles."""
     dt = x.dtype
     th, tw = (g.oh + 1) // 2, (g.ow + 1) // 2  # output tiles (grad kernel)
     ih, iw = (g.h + 1) // 2, (g.w + 1) // 2  # input tiles (grad input)
     per = g.oh * g.ow
-    step = max(1, WINOGRAD_TILES_BACKWARD // (th * tw))
-    dz_buf = _workspace("dz", (step * per, g.co), dt) if y2 is not None else None
+    ns = WINOGRAD_SAMPLES
+    dz_buf = _workspace("dz", (ns * per, g.co), dt) if y2 is not None else None
     if grad_kernel is not None:
-        zero, rows, _ = _winograd_scratch(g.w, tw, g.c, g.co, dt, "")
-        zrows = _workspace("wg_zeo", (4, 2, tw, g.co), dt)
+        zero, eo, _ = _winograd_scratch(g.w, tw, g.c, g.co, dt, "")
+        zeo = _workspace("wg_zeo", (4, 2, tw, g.co), dt)
         du = _workspace("wg_du", (16, g.c, g.co), dt)
         du_tmp = _workspace("wg_du_tmp", (16, g.c, g.co), dt)
         du[...] = 0.0
     if grad_x is not None:
         u_flip = _wg.filter_transform(kernel, flip=True)
-        dzero, drows, ds = _winograd_scratch(g.ow, iw, g.co, g.c, dt, "_dx")
-    for n0 in range(0, g.n, step):
-        n1 = min(n0 + step, g.n)
+        dzero, deo, ds = _winograd_scratch(g.ow, iw, g.co, g.c, dt, "_dx")
+    for n0 in range(0, g.n, ns):
+        n1 = min(n0 + ns, g.n)
         dz = _dz_rows(dy2, y2, z2, act, n0 * per, n1 * per, dz_buf, db, want_db)
         dz4 = dz.reshape(n1 - n0, g.oh, g.ow, g.co)
+        xs = x[n0:n1]
         if grad_kernel is not None:
-            t = (n1 - n0) * th * tw
-            v = _workspace("wg_v", (16, t, g.c), dt)
-            z = _workspace("wg_m", (16, t, g.co), dt)
-            _wg.input_transform(x[n0:n1], 0, n1 - n0, g.pt, g.pl, th, tw, zero, rows, v)
-            _wg.grad_transform(dz4, 0, n1 - n0, th, tw, zrows, z)
-            np.matmul(v.transpose(0, 2, 1), z, out=du_tmp)
-            du += du_tmp
+            lines, step = (n1 - n0) * th, max(1, WINOGRAD_TILES // tw)
+            for l0 in range(0, lines, step):
+                l1 = min(l0 + step, lines)
+                v = _workspace("wg_v", (16, (l1 - l0) * tw, g.c), dt)
+                z = _workspace("wg_m", (16, (l1 - l0) * tw, g.co), dt)
+                _wg.input_transform(xs, l0, l1, g.pt, g.pl, th, tw, zero, eo, v)
+                _wg.grad_transform(dz4, l0, l1, th, tw, zeo, z)
+                np.matmul(v.transpose(0, 2, 1), z, out=du_tmp)
+                du += du_tmp
         if grad_x is not None:
-            t = (n1 - n0) * ih * iw
-            v = _workspace("wg_v", (16, t, g.co), dt)
-            m = _workspace("wg_m", (16, t, g.c), dt)
-            _wg.input_transform(dz4, 0, n1 - n0, 2 - g.pt, 2 - g.pl, ih, iw, dzero, drows, v)
-            np.matmul(v, u_flip, out=m)
-            _wg.output_transform(m, 0, n1 - n0, ih, iw, u_flip[0, 0], False, False, accumulate_x, ds,
-                                 grad_x[n0:n1])
+            gxs = grad_x[n0:n1]
+            lines, step = (n1 - n0) * ih, max(1, WINOGRAD_TILES // iw)
+            for l0 in range(0, lines, step):
+                l1 = min(l0 + step, lines)
+                v = _workspace("wg_v", (16, (l1 - l0) * iw, g.co), dt)
+                m = _workspace("wg_m", (16, (l1 - l0) * iw, g.c), dt)
+                _wg.input_transform(dz4, l0, l1, 2 - g.pt, 2 - g.pl, ih, iw, dzero, deo, v)
+                np.matmul(v, u_flip, out=m)
+                _wg.output_transform(m, l0, l1, ih, iw, u_flip[0, 0], False, False, accumulate_x, ds, gxs)
     if grad_kernel is not None:
         dk = _wg.kernel_from_transform(du)
         if accumulate_kernel:

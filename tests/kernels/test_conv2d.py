@@ -97,8 +97,8 @@ def test_no_bias():
 
 def test_many_chunks(monkeypatch):
     monkeypatch.setattr(K, "CHUNK_BYTES", 512)  # a few output lines per chunk
-    monkeypatch.setattr(K, "WINOGRAD_TILES_FORWARD", 1)  # one sample per Winograd chunk
-    monkeypatch.setattr(K, "WINOGRAD_TILES_BACKWARD", 20)  # ... and two in the backward
+    monkeypatch.setattr(K, "WINOGRAD_TILES", 5)  # one or two tile rows per Winograd chunk
+    monkeypatch.setattr(K, "WINOGRAD_SAMPLES", 2)
     for geometry in (GEOMETRIES[0], GEOMETRIES[1], GEOMETRIES[6], *WINOGRAD):
         _check(geometry)
 
