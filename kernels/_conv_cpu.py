@@ -1,5 +1,6 @@
 """Numba CPU building blocks of the conv2d kernels: im2col / col2im over chunks of output lines, the fused
-bias+ReLU epilogue and ReLU-gradient prologue, and the direct 3x3 single-channel forward loop.
+bias+ReLU epilogue and ReLU-gradient prologue, the direct 3x3 single-channel forward loop, and the
+im2col + GEMM forward and backward drivers (one nogil call each, see `_conv_blas`).
 
 Every function is `@njit(nogil=True, cache=True)` and single-threaded: parallelism comes from the runtime
 running data-parallel shards on several CPU processors at once. All work is per sample (a (H, W, C) view)
@@ -12,6 +13,8 @@ from __future__ import annotations
 
 import numpy as np
 from numba import njit
+
+from kernels._conv_blas import gemm
 
 
 @njit(nogil=True, cache=True)
@@ -180,3 +183,51 @@ def direct3x3c1_forward(x, kernel, bias, relu, sh, sw, pt, pl, out):
                         dst[o] = (bias[o] + x0 * w9[0, o] + x1 * w9[1, o] + x2 * w9[2, o] + x3 * w9[3, o]
                                   + x4 * w9[4, o] + x5 * w9[5, o] + x6 * w9[6, o] + x7 * w9[7, o]
                                   + x8 * w9[8, o])
+
+
+@njit(nogil=True, cache=True)
+def gemm_forward(x3, w2, bias, has_bias, relu, sh, sw, pt, pl, oh, ow, c, kh, step, cols, out2):
+    """The im2col + GEMM forward in one nogil call: out2 (N*OH*OW, CO) = act(cols(x) @ w2 + bias) in
+    chunks of `step` output lines; cols is (step*OW, KH, KW*C) scratch."""
+    depth, co = w2.shape
+    lines = x3.shape[0] * oh
+    for l0 in range(0, lines, step):
+        l1 = min(l0 + step, lines)
+        r0 = l0 * ow
+        r1 = l1 * ow
+        chunk = cols[:r1 - r0]
+        im2col_lines(x3, l0, l1, sh, sw, pt, pl, oh, ow, c, chunk)
+        rows = out2[r0:r1]
+        gemm(False, False, r1 - r0, co, depth, 1.0, chunk, depth, w2, co, 0.0, rows, co)
+        if has_bias or relu:
+            bias_relu_rows(rows, bias, has_bias, relu)
+
+
+@njit(nogil=True, cache=True)
+def gemm_backward(x3, w2, dy2, y2, relu, sh, sw, pt, pl, oh, ow, c, kh, kw, step, cols, dz_buf, want_db, db,
+                  want_dk, gk2, want_dx, dx):
+    """The im2col + GEMM backward in one nogil call, per chunk of `step` output lines: dZ (dy2 masked by
+    the ReLU output y2 if relu), db += colsum(dZ), gk2 += cols^T @ dZ, dx += col2im(dZ @ w2^T).
+
+    dx and gk2 must be zeroed by the caller for overwrite semantics.
+    """
+    depth, co = w2.shape
+    lines = x3.shape[0] * oh
+    for l0 in range(0, lines, step):
+        l1 = min(l0 + step, lines)
+        r0 = l0 * ow
+        r1 = l1 * ow
+        if relu:
+            dz = dz_buf[:r1 - r0]
+            relu_grad_rows(dy2[r0:r1], y2[r0:r1], dz, db, want_db)
+        else:
+            dz = dy2[r0:r1]
+            if want_db:
+                colsum_rows(dz, db)
+        chunk = cols[:r1 - r0]
+        if want_dk:
+            im2col_lines(x3, l0, l1, sh, sw, pt, pl, oh, ow, c, chunk)
+            gemm(True, False, depth, co, r1 - r0, 1.0, chunk, depth, dz, co, 1.0, gk2, co)
+        if want_dx:
+            gemm(False, True, r1 - r0, depth, co, 1.0, dz, co, w2, co, 0.0, chunk, depth)
+            col2im_add_lines(chunk.reshape((r1 - r0, kh, kw, c)), l0, l1, sh, sw, pt, pl, oh, ow, dx)

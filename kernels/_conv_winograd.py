@@ -19,6 +19,9 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from kernels._conv_blas import gemm
+from kernels._conv_cpu import colsum_rows, relu_grad_rows
+
 _G = np.array([[1.0, 0.0, 0.0], [0.5, 0.5, 0.5], [0.5, -0.5, 0.5], [0.0, 0.0, 1.0]])
 _GG = np.kron(_G, _G)  # (16, 9): vec(G g G^T) = (G kron G) vec(g), one small GEMM for all channel pairs
 
@@ -181,36 +184,30 @@ def grad_transform(dz, l0, l1, th, tw, eo, z):
         t0 = (line - l0) * tw
         i0 = 2 * ti
         has1 = i0 + 1 < oh
-        g0 = dz[n, i0]
-        g1 = dz[n, i0 + 1] if has1 else dz[n, i0]
-        for col in range(2 * tw):  # A along the rows: [r0, r0 + r1, r0 - r1, -r1]
+        for col in range(2 * tw):  # A along the rows: [r0, r0 + r1, r0 - r1, -r1], indexed directly
             par = col % 2
             j = col // 2
-            q0, q1, q2, q3 = eo[0, par, j], eo[1, par, j], eo[2, par, j], eo[3, par, j]
             if col >= ow:
                 for k in range(c):
-                    q0[k] = 0.0
-                    q1[k] = 0.0
-                    q2[k] = 0.0
-                    q3[k] = 0.0
-                continue
-            e0 = g0[col]
-            if has1:
-                e1 = g1[col]
+                    eo[0, par, j, k] = 0.0
+                    eo[1, par, j, k] = 0.0
+                    eo[2, par, j, k] = 0.0
+                    eo[3, par, j, k] = 0.0
+            elif has1:
                 for k in range(c):
-                    q0[k] = e0[k]
+                    eo[0, par, j, k] = dz[n, i0, col, k]
                 for k in range(c):
-                    q1[k] = e0[k] + e1[k]
+                    eo[1, par, j, k] = dz[n, i0, col, k] + dz[n, i0 + 1, col, k]
                 for k in range(c):
-                    q2[k] = e0[k] - e1[k]
+                    eo[2, par, j, k] = dz[n, i0, col, k] - dz[n, i0 + 1, col, k]
                 for k in range(c):
-                    q3[k] = -e1[k]
+                    eo[3, par, j, k] = -dz[n, i0 + 1, col, k]
             else:
                 for k in range(c):
-                    q0[k] = e0[k]
-                    q1[k] = e0[k]
-                    q2[k] = e0[k]
-                    q3[k] = 0.0
+                    eo[0, par, j, k] = dz[n, i0, col, k]
+                    eo[1, par, j, k] = dz[n, i0, col, k]
+                    eo[2, par, j, k] = dz[n, i0, col, k]
+                    eo[3, par, j, k] = 0.0
         for a in range(4):  # A^T along the columns: tile tj uses columns E[tj], O[tj]
             ev = eo[a, 0].reshape(twc)
             od = eo[a, 1].reshape(twc)
@@ -226,3 +223,71 @@ def grad_transform(dz, l0, l1, th, tw, eo, z):
                 z2[e] = ev[e] - od[e]
             for e in range(twc):
                 z3[e] = -od[e]
+
+
+@njit(nogil=True, cache=True)
+def forward(x, u, bias, has_bias, relu, pt, pl, th, tw, step, zero, eo, s, vbuf, mbuf, out):
+    """The Winograd forward in one nogil call, `step` tile rows at a time: out = act(conv(x) + bias) with
+    U = `filter_transform(kernel)`; vbuf and mbuf are flat scratch of 16*step*tw*(C or Co) values."""
+    c = x.shape[3]
+    co = out.shape[3]
+    lines = x.shape[0] * th
+    for l0 in range(0, lines, step):
+        l1 = min(l0 + step, lines)
+        t = (l1 - l0) * tw
+        v = vbuf[:16 * t * c].reshape((16, t, c))
+        m = mbuf[:16 * t * co].reshape((16, t, co))
+        input_transform(x, l0, l1, pt, pl, th, tw, zero, eo, v)
+        for xi in range(16):
+            gemm(False, False, t, co, c, 1.0, v[xi], c, u[xi], co, 0.0, m[xi], co)
+        output_transform(m, l0, l1, th, tw, bias, has_bias, relu, False, s, out)
+
+
+@njit(nogil=True, cache=True)
+def backward(x, dy2, y2, relu, u_flip, pt, pl, oh, ow, samples, step_k, step_x, zero, eo, zeo, dzero, deo, ds,
+             vbuf, mbuf, dz_buf, want_db, db, want_dk, du, want_dx, accumulate_x, dx):
+    """The Winograd backward in one nogil call. Per chunk of `samples` samples: dZ (dy2 masked by the
+    ReLU output y2 if relu) once, db += colsum(dZ); then, `step_k` / `step_x` tile rows at a time,
+    du += V^T Z (the transformed grad kernel; `kernel_from_transform` finishes it) and dx (+)= the
+    Winograd correlation of dZ with the flipped kernel (u_flip = `filter_transform(kernel, flip=True)`)."""
+    n_, h, w, c = x.shape
+    co = dy2.shape[1]
+    th, tw = (oh + 1) // 2, (ow + 1) // 2  # output tiles (grad kernel)
+    ih, iw = (h + 1) // 2, (w + 1) // 2  # input tiles (grad input)
+    per = oh * ow
+    for n0 in range(0, n_, samples):
+        n1 = min(n0 + samples, n_)
+        r0 = n0 * per
+        r1 = n1 * per
+        if relu:
+            dz = dz_buf[:r1 - r0]
+            relu_grad_rows(dy2[r0:r1], y2[r0:r1], dz, db, want_db)
+        else:
+            dz = dy2[r0:r1]
+            if want_db:
+                colsum_rows(dz, db)
+        dz4 = dz.reshape((n1 - n0, oh, ow, co))
+        if want_dk:
+            xs = x[n0:n1]
+            lines = (n1 - n0) * th
+            for l0 in range(0, lines, step_k):
+                l1 = min(l0 + step_k, lines)
+                t = (l1 - l0) * tw
+                v = vbuf[:16 * t * c].reshape((16, t, c))
+                z = mbuf[:16 * t * co].reshape((16, t, co))
+                input_transform(xs, l0, l1, pt, pl, th, tw, zero, eo, v)
+                grad_transform(dz4, l0, l1, th, tw, zeo, z)
+                for xi in range(16):
+                    gemm(True, False, c, co, t, 1.0, v[xi], c, z[xi], co, 1.0, du[xi], co)
+        if want_dx:
+            gxs = dx[n0:n1]
+            lines = (n1 - n0) * ih
+            for l0 in range(0, lines, step_x):
+                l1 = min(l0 + step_x, lines)
+                t = (l1 - l0) * iw
+                v = vbuf[:16 * t * co].reshape((16, t, co))
+                m = mbuf[:16 * t * c].reshape((16, t, c))
+                input_transform(dz4, l0, l1, 2 - pt, 2 - pl, ih, iw, dzero, deo, v)
+                for xi in range(16):
+                    gemm(False, False, t, c, co, 1.0, v[xi], co, u_flip[xi], c, 0.0, m[xi], c)
+                output_transform(m, l0, l1, ih, iw, u_flip[0, 0], False, False, accumulate_x, ds, gxs)

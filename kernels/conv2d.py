@@ -14,7 +14,9 @@ bias + ReLU, the hot case, is one fused Numba pass. Activations whose gradient n
 CPU-only processes never load numba.cuda).
 
 All functions write into caller-provided arrays. Scratch buffers (im2col chunks) are cached per thread,
-since shards of the same op run concurrently on several CPU processors.
+since shards of the same op run concurrently on several CPU processors. With bias + ReLU or no activation
+a whole forward or backward is one `nogil` Numba call, GEMMs included (`_conv_blas`): returning to
+Python between chunks cost 20-30% in training, where other threads hold the GIL.
 """
 
 from __future__ import annotations
@@ -201,20 +203,17 @@ def _check_pre(pre, act, shape, dtype, who: str):
     return pre.reshape(-1, shape[-1])
 
 
-def _epilogue(rows, b, has_bias, act, pre_rows) -> None:
-    """rows = act(rows + bias) in place on a chunk still in cache; pre_rows (if given) keeps rows + bias."""
-    relu = act == _RELU and pre_rows is None
-    if has_bias or relu:
-        _cpu.bias_relu_rows(rows, b, has_bias, relu)
-    if pre_rows is not None:
-        np.copyto(pre_rows, rows)
-    if not relu and act.code != _acts.LINEAR:
-        _acts.activation_forward_cpu(rows, rows, act)
+def _finish_activation(out2, act, pre2) -> None:
+    """After a linear (+ bias) kernel: keep the pre-activation if asked, then apply a non-ReLU activation."""
+    if pre2 is not None:
+        np.copyto(pre2, out2)
+    if act.code != _acts.LINEAR:
+        _acts.activation_forward_cpu(out2, out2, act)
 
 
 def conv2d_forward_cpu(x, kernel, bias, out, strides=(1, 1), padding="valid", activation=None,
                        pre_activation=None, algorithm: str = "auto") -> None:
-    """out = activation(conv2d(x, kernel) + bias) on the CPU.
+    """out = activation(conv2d(x, kernel) + bias) on the CPU, as one nogil Numba call for bias + ReLU.
 
     Args:
         x: (N, H, W, C_in) input.
@@ -226,50 +225,48 @@ def conv2d_forward_cpu(x, kernel, bias, out, strides=(1, 1), padding="valid", ac
         activation: None, a `kernels.activations` name, or an Activation.
         pre_activation: buffer shaped like `out` receiving conv + bias before the activation; required
             when `needs_pre_activation(activation)`, else optional.
-        algorithm: "auto" (see `choose_cpu_algorithm`), "gemm" or "direct" (3x3 single-channel only).
+        algorithm: "auto" (see `choose_cpu_algorithm`), "gemm", "direct" (3x3 single-channel only) or
+            "winograd" (3x3 stride 1 only).
     """
     who = "conv2d_forward_cpu"
     g = conv_geometry(x.shape, kernel.shape, strides, padding, who)
     act = fused_activation(activation)
     x = np.ascontiguousarray(x)
-    kernel = np.ascontiguousarray(kernel, dtype=x.dtype)
+    dt = x.dtype
+    kernel = np.ascontiguousarray(kernel, dtype=dt)
     oshape = (g.n, g.oh, g.ow, g.co)
-    _check_out("out", out, oshape, x.dtype, who)
-    pre2 = _check_pre(pre_activation, act, oshape, x.dtype, who)
+    _check_out("out", out, oshape, dt, who)
+    pre2 = _check_pre(pre_activation, act, oshape, dt, who)
     has_bias = bias is not None
-    b = np.ascontiguousarray(bias, dtype=x.dtype) if has_bias else _workspace("nobias", (g.co,), x.dtype)
+    b = np.ascontiguousarray(bias, dtype=dt) if has_bias else _workspace("nobias", (g.co,), dt)
+    if not has_bias:
+        b[:] = 0.0
+    relu = act == _RELU and pre2 is None  # fused into the kernel; any other activation runs after it
     out2 = out.reshape(g.rows, g.co)
     algo = _check_algorithm(g, algorithm, "forward", who)
     if algo == "direct":
-        relu = act == _RELU and pre2 is None
-        if not has_bias:
-            b[:] = 0.0
         _cpu.direct3x3c1_forward(x, kernel, b, relu, g.sh, g.sw, g.pt, g.pl, out)
-        _epilogue(out2, b, False, _LINEAR if relu else act, pre2)
-        return
-    if algo == "winograd":
-        _winograd_forward(g, x, kernel, b, has_bias, act, out, pre2)
-        return
-    lines = g.n * g.oh
-    step = _chunk_lines(g, x.itemsize)
-    x3 = x.reshape(g.n, g.h, g.w * g.c)
-    w2 = kernel.reshape(g.depth, g.co)
-    cols = _workspace("cols", (min(step, lines) * g.ow, g.kh, g.kw * g.c), x.dtype)
-    for l0 in range(0, lines, step):
-        l1 = min(l0 + step, lines)
-        r0, r1 = l0 * g.ow, l1 * g.ow
-        chunk = cols[:r1 - r0]
-        _cpu.im2col_lines(x3, l0, l1, g.sh, g.sw, g.pt, g.pl, g.oh, g.ow, g.c, chunk)
-        rows = out2[r0:r1]
-        np.matmul(chunk.reshape(r1 - r0, g.depth), w2, out=rows)
-        _epilogue(rows, b, has_bias, act, None if pre2 is None else pre2[r0:r1])
+    elif algo == "winograd":
+        th, tw = (g.oh + 1) // 2, (g.ow + 1) // 2
+        step = max(1, WINOGRAD_TILES // tw)
+        zero, eo, s = _winograd_scratch(g.w, tw, g.c, g.co, dt, "")
+        _wg.forward(x, _wg.filter_transform(kernel), b, has_bias, relu, g.pt, g.pl, th, tw, step, zero, eo, s,
+                    _workspace("wg_v", (16 * step * tw * g.c,), dt), _workspace("wg_m", (16 * step * tw * g.co,), dt),
+                    out)
+    else:
+        step = _chunk_lines(g, dt.itemsize)
+        cols = _workspace("cols", (min(step, g.n * g.oh) * g.ow, g.kh, g.kw * g.c), dt)
+        _cpu.gemm_forward(x.reshape(g.n, g.h, g.w * g.c), kernel.reshape(g.depth, g.co), b, has_bias, relu,
+                          g.sh, g.sw, g.pt, g.pl, g.oh, g.ow, g.c, g.kh, step, cols, out2)
+    if not relu:
+        _finish_activation(out2, act, pre2)
 
 
 def conv2d_backward_cpu(x, kernel, out, grad_out, grad_x=None, grad_kernel=None, grad_bias=None,
                         strides=(1, 1), padding="valid", activation=None, pre_activation=None,
                         accumulate_x=False, accumulate_kernel=False, accumulate_bias=False,
                         algorithm: str = "auto") -> None:
-    """Gradients of `conv2d_forward_cpu` on the CPU.
+    """Gradients of `conv2d_forward_cpu` on the CPU, as one nogil Numba call for linear / ReLU.
 
     Args:
         x, kernel: the forward inputs.
@@ -295,165 +292,72 @@ def conv2d_backward_cpu(x, kernel, out, grad_out, grad_x=None, grad_kernel=None,
     _check_out("grad_kernel", grad_kernel, kernel.shape, dt, who)
     _check_out("grad_bias", grad_bias, (g.co,), dt, who)
     dy2 = grad_out.reshape(g.rows, g.co)
-    y2 = z2 = None
+    relu = act == _RELU
+    y2 = dy2  # read only when relu
     if act.code != _acts.LINEAR:
         out = np.ascontiguousarray(out, dtype=dt)
         if out.shape != oshape:
             raise ValueError(f"{who}: out (the forward output) must have shape {oshape}, received "
                              f"{out.shape}.")
         y2 = out.reshape(g.rows, g.co)
-        z2 = y2 if _acts.grad_from_output(act) else _check_pre(pre_activation, act, oshape, dt, who)
-    want_db = grad_bias is not None
+        if not relu:  # any other activation: dZ for the whole shard first, then a linear backward
+            z2 = y2 if _acts.grad_from_output(act) else _check_pre(pre_activation, act, oshape, dt, who)
+            dz_full = _workspace("dz_full", (g.rows, g.co), dt)
+            _acts.activation_backward_cpu(z2, y2, dy2, dz_full, act)
+            dy2 = dz_full
+    want_db, want_dk, want_dx = grad_bias is not None, grad_kernel is not None, grad_x is not None
     db = _workspace("dbias", (g.co,), np.float64)
     db[:] = 0.0
+    dummy = _workspace("dummy", (1, 1, 1, 1), dt)
+    gx = grad_x if want_dx else dummy
     algo = _check_algorithm(g, algorithm, "backward", who)
-    if algo == "winograd" and (grad_x is not None or grad_kernel is not None):
-        _winograd_backward(g, x, kernel, dy2, y2, z2, act, grad_x, grad_kernel, accumulate_x, accumulate_kernel,
-                           db, want_db)
+    if algo == "winograd":
+        tw, iw = (g.ow + 1) // 2, (g.w + 1) // 2  # tiles per row: output (grad kernel), input (grad input)
+        ns = WINOGRAD_SAMPLES
+        zero, eo, _ = _winograd_scratch(g.w, tw, g.c, g.co, dt, "")
+        dzero, deo, ds = _winograd_scratch(g.ow, iw, g.co, g.c, dt, "_dx")
+        step_k, step_x = max(1, WINOGRAD_TILES // tw), max(1, WINOGRAD_TILES // iw)
+        tiles = max(step_k * tw, step_x * iw)
+        du = _workspace("wg_du", (16, g.c, g.co), dt)
+        du[...] = 0.0
+        _wg.backward(x, dy2, y2, relu, _wg.filter_transform(kernel, flip=True), g.pt, g.pl, g.oh, g.ow, ns, step_k,
+                     step_x, zero, eo, _workspace("wg_zeo", (4, 2, tw, g.co), dt), dzero, deo, ds,
+                     _workspace("wg_v", (16 * tiles * max(g.c, g.co),), dt),
+                     _workspace("wg_m", (16 * tiles * max(g.c, g.co),), dt),
+                     _workspace("dz", (ns * g.oh * g.ow, g.co), dt), want_db, db, want_dk, du, want_dx,
+                     accumulate_x, gx)
+        if want_dk:
+            _store(grad_kernel, _wg.kernel_from_transform(du), accumulate_kernel)
     else:
-        if grad_x is not None and not accumulate_x:
+        if want_dx and not accumulate_x:
             grad_x[...] = 0.0
-        gk2 = None
-        if grad_kernel is not None:
-            gk2 = grad_kernel.reshape(g.depth, g.co)
-            if not accumulate_kernel:
-                gk2[...] = 0.0
-        _gemm_backward(g, x, kernel, dy2, y2, z2, act, grad_x, gk2, db, want_db)
+        gk2 = grad_kernel.reshape(g.depth, g.co) if want_dk else dummy.reshape(1, 1)
+        if want_dk and not accumulate_kernel:
+            gk2[...] = 0.0
+        step = _chunk_lines(g, dt.itemsize)
+        rows = min(step, g.n * g.oh) * g.ow
+        _cpu.gemm_backward(x.reshape(g.n, g.h, g.w * g.c), kernel.reshape(g.depth, g.co), dy2, y2, relu, g.sh,
+                           g.sw, g.pt, g.pl, g.oh, g.ow, g.c, g.kh, g.kw, step,
+                           _workspace("cols", (rows, g.kh, g.kw * g.c), dt), _workspace("dz", (rows, g.co), dt),
+                           want_db, db, want_dk, gk2, want_dx, gx)
     if want_db:
-        if accumulate_bias:
-            grad_bias += db.astype(dt)
-        else:
-            grad_bias[...] = db
+        _store(grad_bias, db, accumulate_bias)
 
 
-def _dz_rows(dy2, y2, z2, act, r0, r1, buf, db, want_db):
-    """The gradient before the activation for output rows r0..r1 (a view of dy2 when linear)."""
-    if y2 is None:
-        dz = dy2[r0:r1]
-        if want_db:
-            _cpu.colsum_rows(dz, db)
-        return dz
-    dz = buf[:r1 - r0]
-    if act == _RELU:
-        _cpu.relu_grad_rows(dy2[r0:r1], y2[r0:r1], dz, db, want_db)
+def _store(dst, value, accumulate: bool) -> None:
+    if accumulate:
+        dst += value.astype(dst.dtype)
     else:
-        _acts.activation_backward_cpu(z2[r0:r1], y2[r0:r1], dy2[r0:r1], dz, act)
-        if want_db:
-            _cpu.colsum_rows(dz, db)
-    return dz
-
-
-def _gemm_backward(g, x, kernel, dy2, y2, z2, act, grad_x, gk2, db, want_db) -> None:
-    dt = x.dtype
-    lines = g.n * g.oh
-    step = _chunk_lines(g, dt.itemsize)
-    x3 = x.reshape(g.n, g.h, g.w * g.c)
-    w2 = kernel.reshape(g.depth, g.co)
-    geo = (g.sh, g.sw, g.pt, g.pl, g.oh, g.ow)
-    cols = dk_tmp = dz_buf = None
-    if gk2 is not None or grad_x is not None:
-        cols = _workspace("cols", (min(step, lines) * g.ow, g.kh, g.kw * g.c), dt)
-        dk_tmp = _workspace("dkernel", (g.depth, g.co), dt)
-    if y2 is not None:
-        dz_buf = _workspace("dz", (min(step, lines) * g.ow, g.co), dt)
-    for l0 in range(0, lines, step):
-        l1 = min(l0 + step, lines)
-        r0, r1 = l0 * g.ow, l1 * g.ow
-        dz = _dz_rows(dy2, y2, z2, act, r0, r1, dz_buf, db, want_db)
-        if cols is None:
-            continue
-        chunk = cols[:r1 - r0]
-        if gk2 is not None:
-            _cpu.im2col_lines(x3, l0, l1, *geo, g.c, chunk)
-            np.matmul(chunk.reshape(r1 - r0, g.depth).T, dz, out=dk_tmp)
-            gk2 += dk_tmp
-        if grad_x is not None:
-            np.matmul(dz, w2.T, out=chunk.reshape(r1 - r0, g.depth))
-            _cpu.col2im_add_lines(chunk.reshape(r1 - r0, g.kh, g.kw, g.c), l0, l1, *geo, grad_x)
+        dst[...] = value
 
 
 def _winograd_scratch(width: int, tiles_w: int, c_in: int, c_out: int, dt, tag: str):
-    """(zero, rows, s) scratch of the Winograd transforms: a zero image row of the input, the strip of
-    transformed rows, and the output transform's strip."""
+    """(zero, eo, s) scratch of the Winograd transforms: a zero image row of the input, the even/odd
+    strip of row-transformed values, and the output transform's strip."""
     zero = _workspace("wg_zero" + tag, (width, c_in), dt)
     zero[...] = 0.0
     return (zero, _workspace("wg_eo" + tag, (4, 2, tiles_w + 1, c_in), dt),
             _workspace("wg_s" + tag, (2, 4, tiles_w, c_out), dt))
-
-
-def _winograd_forward(g: ConvGeometry, x, kernel, b, has_bias, act, out, pre2) -> None:
-    dt = x.dtype
-    th, tw = (g.oh + 1) // 2, (g.ow + 1) // 2
-    u = _wg.filter_transform(kernel)
-    zero, eo, s = _winograd_scratch(g.w, tw, g.c, g.co, dt, "")
-    relu = act == _RELU and pre2 is None
-    out2 = out.reshape(g.rows, g.co)
-    lines = g.n * th
-    step = max(1, WINOGRAD_TILES // tw)
-    for l0 in range(0, lines, step):
-        l1 = min(l0 + step, lines)
-        t = (l1 - l0) * tw
-        v = _workspace("wg_v", (16, t, g.c), dt)
-        m = _workspace("wg_m", (16, t, g.co), dt)
-        _wg.input_transform(x, l0, l1, g.pt, g.pl, th, tw, zero, eo, v)
-        np.matmul(v, u, out=m)
-        _wg.output_transform(m, l0, l1, th, tw, b, has_bias, relu, False, s, out)
-        if not relu and (pre2 is not None or act.code != _acts.LINEAR):
-            r0 = ((l0 // th) * g.oh + 2 * (l0 % th)) * g.ow  # the output rows of tile rows l0..l1
-            r1 = ((l1 - 1) // th * g.oh + min(2 * ((l1 - 1) % th) + 2, g.oh)) * g.ow
-            _epilogue(out2[r0:r1], b, False, act, None if pre2 is None else pre2[r0:r1])
-
-
-def _winograd_backward(g, x, kernel, dy2, y2, z2, act, grad_x, grad_kernel, accumulate_x, accumulate_kernel,
-                       db, want_db) -> None:
-    """Per chunk of WINOGRAD_SAMPLES samples: dZ once, then the grad-kernel and grad-input transforms and
-    GEMMs in sub-chunks of at most about WINOGRAD_TILES tiles."""
-    dt = x.dtype
-    th, tw = (g.oh + 1) // 2, (g.ow + 1) // 2  # output tiles (grad kernel)
-    ih, iw = (g.h + 1) // 2, (g.w + 1) // 2  # input tiles (grad input)
-    per = g.oh * g.ow
-    ns = WINOGRAD_SAMPLES
-    dz_buf = _workspace("dz", (ns * per, g.co), dt) if y2 is not None else None
-    if grad_kernel is not None:
-        zero, eo, _ = _winograd_scratch(g.w, tw, g.c, g.co, dt, "")
-        zeo = _workspace("wg_zeo", (4, 2, tw, g.co), dt)
-        du = _workspace("wg_du", (16, g.c, g.co), dt)
-        du_tmp = _workspace("wg_du_tmp", (16, g.c, g.co), dt)
-        du[...] = 0.0
-    if grad_x is not None:
-        u_flip = _wg.filter_transform(kernel, flip=True)
-        dzero, deo, ds = _winograd_scratch(g.ow, iw, g.co, g.c, dt, "_dx")
-    for n0 in range(0, g.n, ns):
-        n1 = min(n0 + ns, g.n)
-        dz = _dz_rows(dy2, y2, z2, act, n0 * per, n1 * per, dz_buf, db, want_db)
-        dz4 = dz.reshape(n1 - n0, g.oh, g.ow, g.co)
-        xs = x[n0:n1]
-        if grad_kernel is not None:
-            lines, step = (n1 - n0) * th, max(1, WINOGRAD_TILES // tw)
-            for l0 in range(0, lines, step):
-                l1 = min(l0 + step, lines)
-                v = _workspace("wg_v", (16, (l1 - l0) * tw, g.c), dt)
-                z = _workspace("wg_m", (16, (l1 - l0) * tw, g.co), dt)
-                _wg.input_transform(xs, l0, l1, g.pt, g.pl, th, tw, zero, eo, v)
-                _wg.grad_transform(dz4, l0, l1, th, tw, zeo, z)
-                np.matmul(v.transpose(0, 2, 1), z, out=du_tmp)
-                du += du_tmp
-        if grad_x is not None:
-            gxs = grad_x[n0:n1]
-            lines, step = (n1 - n0) * ih, max(1, WINOGRAD_TILES // iw)
-            for l0 in range(0, lines, step):
-                l1 = min(l0 + step, lines)
-                v = _workspace("wg_v", (16, (l1 - l0) * iw, g.co), dt)
-                m = _workspace("wg_m", (16, (l1 - l0) * iw, g.c), dt)
-                _wg.input_transform(dz4, l0, l1, 2 - g.pt, 2 - g.pl, ih, iw, dzero, deo, v)
-                np.matmul(v, u_flip, out=m)
-                _wg.output_transform(m, l0, l1, ih, iw, u_flip[0, 0], False, False, accumulate_x, ds, gxs)
-    if grad_kernel is not None:
-        dk = _wg.kernel_from_transform(du)
-        if accumulate_kernel:
-            grad_kernel += dk.astype(dt)
-        else:
-            grad_kernel[...] = dk
 
 
 def conv2d_forward_cuda(x, kernel, bias, out, strides=(1, 1), padding="valid", activation=None,
