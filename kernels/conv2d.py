@@ -30,12 +30,10 @@ from kernels import _conv_cpu as _cpu
 from kernels import _conv_winograd as _wg
 from kernels import activations as _acts
 from kernels._conv_geometry import check_padding, pair, window_geometry
-from kernels._conv_reference import conv2d_backward_reference, conv2d_reference
 
 __all__ = [
     "ConvGeometry", "choose_cpu_algorithm", "conv_geometry", "fused_activation", "needs_pre_activation",
     "conv2d_forward_cpu", "conv2d_backward_cpu", "conv2d_forward_cuda", "conv2d_backward_cuda",
-    "conv2d_reference", "conv2d_backward_reference",
 ]
 
 _LINEAR = _acts.resolve_activation("linear")
@@ -397,3 +395,12 @@ def conv2d_backward_cuda(x, kernel, out, grad_out, grad_x=None, grad_kernel=None
         raise ValueError(f"{who}: the gradient of activation {act} needs the forward's pre_activation buffer.")
     _conv_cuda.backward(g, x, kernel, out, pre, grad_out, grad_x, grad_kernel, grad_bias, act, accumulate_x,
                         accumulate_kernel, accumulate_bias)
+
+
+def __getattr__(name: str):
+    # The float64 references (tests only) load on first use, so the kernels never import them.
+    if name in ("conv2d_reference", "conv2d_backward_reference"):
+        from kernels import _conv_reference
+
+        return getattr(_conv_reference, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
