@@ -48,7 +48,7 @@ CHUNK_BYTES = 1 << 20
 # ms); 36-144 tiles were 5-40% slower (per-call overheads and small GEMMs), L2-sized or not.
 WINOGRAD_TILES = 576
 WINOGRAD_SAMPLES = 2
-WINOGRAD_MIN_CHANNELS = 32
+WINOGRAD_MIN_CHANNELS = 16
 
 _tls = threading.local()
 
@@ -112,26 +112,26 @@ def choose_cpu_algorithm(g: ConvGeometry, pass_: str = "forward") -> str:
     Rule, from single-threaded measurements on the 2-core EPYC Zen3 (AVX2, OpenBLAS Haswell sgemm at
     ~89 GFLOP/s on one core), 32-sample shards (benchmarks/conv_kernels.py --algorithms prints them):
 
-    - "direct" for a 3x3 kernel over a single input channel (MNIST's first layer): the forward keeps
-      the nine taps in registers (0.36 ms vs 0.71 ms for im2col + sgemm), the grad kernel adds each
-      pixel into nine L1-resident rows (1.08 ms vs 1.39 ms: a 9-row GEMM runs BLAS at a third of its
-      speed); a grad input, if wanted, still takes the GEMM path.
+    - "direct" for the forward of a 3x3 kernel over a single input channel (MNIST's first layer:
+      0.44 ms vs 1.02 ms for im2col + sgemm): the nine taps stay in registers. Its backward stays on
+      im2col + sgemm (1.04-1.14 ms vs 1.12-1.33 ms for a direct loop adding each pixel into nine
+      L1-resident rows of the kernel gradient).
     - "winograd" (F(2x2, 3x3)) for stride-1 3x3 kernels with at least WINOGRAD_MIN_CHANNELS input and
       output channels: 2.25x fewer multiplies in 16 batched GEMMs, but the tile transforms cost time
-      linear in the channels, so it wins only for wide layers. Measured ms (forward / backward, 28x28
-      valid unless noted): 32->64 on 26x26 (MNIST conv2) gemm 9.45 / 19.65, winograd 7.96 / 16.94;
-      32->32 7.10 / 14.02 vs 6.15 / 12.74; 64->64 on 14x14 4.88 / 10.16 vs 3.85 / 8.97; 128->128 on
-      14x14 17.2 / 36.7 vs 11.1 / 27.1; but 16->16 2.63 / 5.89 vs 3.26 / 7.46, 16->32 3.95 / 8.21 vs
-      4.33 / 9.98, 8->8 and 3->32 about 2x slower; 32->16 and 24->48 within 5% (left to gemm).
+      linear in the channels, so it wins only from moderately wide layers. Measured ms (forward /
+      backward, 28x28 valid unless noted), gemm vs winograd: 32->64 on 26x26 (MNIST conv2) 9.24 / 19.73
+      vs 7.18 / 15.14; 32->32 6.37 / 14.08 vs 4.74 / 10.88; 24->24 4.57 / 9.47 vs 4.13 / 7.99; 16->32
+      3.79 / 7.92 vs 3.85 / 7.54; 16->16 2.58 / 5.52 vs 2.59 / 5.29; 64->64 on 14x14 4.39 / 9.43 vs
+      2.83 / 7.24; 128->128 on 14x14 16.4 / 33.5 vs 9.2 / 23.0; but 12->12 1.97 / 4.53 vs 2.14 / 4.85,
+      8->16 1.55 / 3.40 vs 1.89 / 4.16.
     - "gemm" (im2col + sgemm) for everything else. Direct loop nests with the output-channel loop
       innermost were slower than im2col + sgemm for every other shape measured, forward and backward:
-      2.5x (C_in=1, grad input) to 6x (C_in=32 -> 64, grad input), 1.2x for the single-channel grad
-      kernel (1.27 vs 1.09 ms); BLAS runs at ~90% of peak on chunks that stay in L2 and im2col costs
-      ~10% of the GEMM.
+      2.5x (C_in=1, grad input) to 6x (C_in=32 -> 64, grad input); BLAS runs at ~90% of peak on
+      chunks that stay in L2 and im2col costs ~10% of the GEMM.
     """
     if (g.kh, g.kw, g.sh, g.sw) == (3, 3, 1, 1) and min(g.c, g.co) >= WINOGRAD_MIN_CHANNELS:
         return "winograd"
-    if g.kh == 3 and g.kw == 3 and g.c == 1:
+    if pass_ == "forward" and g.kh == 3 and g.kw == 3 and g.c == 1:
         return "direct"
     return "gemm"
 
@@ -140,12 +140,12 @@ def _check_algorithm(g: ConvGeometry, algorithm: str, pass_: str, who: str) -> s
     if algorithm == "auto":
         return choose_cpu_algorithm(g, pass_)
     ok = {"gemm": True,
-          "direct": (g.kh, g.kw, g.c) == (3, 3, 1),
+          "direct": pass_ == "forward" and (g.kh, g.kw, g.c) == (3, 3, 1),
           "winograd": (g.kh, g.kw, g.sh, g.sw) == (3, 3, 1, 1)}
     if not ok.get(algorithm, False):
         raise ValueError(f"{who}: algorithm={algorithm!r} does not apply to a {g.kh}x{g.kw} kernel over "
-                         f"{g.c} channels with strides ({g.sh}, {g.sw}) ('direct': 3x3 single-channel; "
-                         f"'winograd': 3x3 stride 1); use 'auto' or 'gemm'.")
+                         f"{g.c} channels with strides ({g.sh}, {g.sw}) ('direct': 3x3 single-channel "
+                         f"forward; 'winograd': 3x3 stride 1); use 'auto' or 'gemm'.")
     return algorithm
 
 
@@ -276,8 +276,7 @@ def conv2d_backward_cpu(x, kernel, out, grad_out, grad_x=None, grad_kernel=None,
         strides, padding, activation: as for the forward call.
         pre_activation: the forward's pre-activation buffer (required when needs_pre_activation).
         accumulate_x, accumulate_kernel, accumulate_bias: add into the buffer (True) or overwrite it.
-        algorithm: "auto" (see `choose_cpu_algorithm`), "gemm", "direct" (3x3 single-channel only) or
-            "winograd" (3x3 stride 1 only).
+        algorithm: "auto" (see `choose_cpu_algorithm`), "gemm" or "winograd" (3x3 stride 1 only).
     """
     who = "conv2d_backward_cpu"
     g = conv_geometry(x.shape, kernel.shape, strides, padding, who)
@@ -335,18 +334,12 @@ def conv2d_backward_cpu(x, kernel, out, grad_out, grad_x=None, grad_kernel=None,
         gk2 = grad_kernel.reshape(g.depth, g.co) if want_dk else dummy.reshape(1, 1)
         if want_dk and not accumulate_kernel:
             gk2[...] = 0.0
-        gemm_dk, gemm_db = want_dk, want_db
-        if algo == "direct" and (want_dk or want_db):
-            _cpu.direct3x3c1_grad_kernel(x, dy2.reshape(oshape), y2.reshape(-1, g.oh, g.ow, g.co), relu, g.sh,
-                                         g.sw, g.pt, g.pl, want_dk, gk2, want_db, db, _workspace("g", (g.co,), dt))
-            gemm_dk = gemm_db = False
-        if gemm_dk or gemm_db or want_dx:
-            step = _chunk_lines(g, dt.itemsize)
-            rows = min(step, g.n * g.oh) * g.ow
-            _cpu.gemm_backward(x.reshape(g.n, g.h, g.w * g.c), kernel.reshape(g.depth, g.co), dy2, y2, relu,
-                               g.sh, g.sw, g.pt, g.pl, g.oh, g.ow, g.c, g.kh, g.kw, step,
-                               _workspace("cols", (rows, g.kh, g.kw * g.c), dt),
-                               _workspace("dz", (rows, g.co), dt), gemm_db, db, gemm_dk, gk2, want_dx, gx)
+        step = _chunk_lines(g, dt.itemsize)
+        rows = min(step, g.n * g.oh) * g.ow
+        _cpu.gemm_backward(x.reshape(g.n, g.h, g.w * g.c), kernel.reshape(g.depth, g.co), dy2, y2, relu, g.sh,
+                           g.sw, g.pt, g.pl, g.oh, g.ow, g.c, g.kh, g.kw, step,
+                           _workspace("cols", (rows, g.kh, g.kw * g.c), dt), _workspace("dz", (rows, g.co), dt),
+                           want_db, db, want_dk, gk2, want_dx, gx)
     if want_db:
         _store(grad_bias, db, accumulate_bias)
 
