@@ -12,6 +12,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from kernels import _conv_blas
 from kernels._jit import cpu_jit, flat_out, rows_in, store
 from kernels.activations import (
     _NUMPY_FORWARD,
@@ -177,16 +178,41 @@ def linear_backward_cpu(x: np.ndarray, w: np.ndarray, y: np.ndarray, dy: np.ndar
             store(db, sums, accumulate[2])
     if dw is not None:
         x2 = rows_in(x, n_in)
-        if accumulate[1]:
-            dw += np.matmul(x2.T, dz)
-        else:
+        if not accumulate[1]:
             np.matmul(x2.T, dz, out=dw)
+        elif _in_place_ok(x2, dz, dw):
+            _add_xt_dz(x2, dz, dw)  # dw += x.T @ dz in the GEMM itself (beta=1): no temporary
+        else:
+            dw += np.matmul(x2.T, dz)
     if dx is not None:
         dx2 = flat_out(dx, "linear_backward_cpu").reshape(-1, n_in)
-        if accumulate[0]:
-            dx2 += np.matmul(dz, w.T)
-        else:
+        if not accumulate[0]:
             np.matmul(dz, w.T, out=dx2)
+        elif _in_place_ok(dz, w, dx2):
+            _add_dz_wt(dz, w, dx2)
+        else:
+            dx2 += np.matmul(dz, w.T)
+
+
+def _in_place_ok(*arrays) -> bool:
+    """Whether the in-place BLAS path applies: NumPy's own BLAS found, one float dtype, C-contiguous."""
+    dt = arrays[0].dtype
+    return _conv_blas.AVAILABLE and dt in (np.float32, np.float64) and all(
+        a.dtype == dt and a.flags.c_contiguous for a in arrays)
+
+
+@njit(nogil=True, cache=True)
+def _add_xt_dz(x2, dz, dw):
+    rows, n_in = x2.shape
+    n_out = dz.shape[1]
+    _conv_blas.gemm(True, False, n_in, n_out, rows, 1.0, x2, n_in, dz, n_out, 1.0, dw, n_out)
+
+
+@njit(nogil=True, cache=True)
+def _add_dz_wt(dz, w, dx2):
+    rows, n_out = dz.shape
+    n_in = w.shape[0]
+    _conv_blas.gemm(False, True, rows, n_in, n_out, 1.0, dz, n_out, w, n_out, 1.0, dx2, n_in)
 
 
 def matmul_forward_cpu(a: np.ndarray, b: np.ndarray, y: np.ndarray) -> None:

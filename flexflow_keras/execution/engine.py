@@ -204,23 +204,31 @@ class Engine:
             log.info("data-parallel degree %d over %d processor(s)", self.degree, self.degree)
             return self.degree
         snapshot = self._snapshot()
-        times = {}
         iteration0 = int(self.optimizer.iterations)
-        for d in cands:
-            self.degree = d
-            self._apply_thread_policy(d)
+
+        def one_step(d: int) -> float:
+            if self.degree != d:
+                self.degree = d
+                self._apply_thread_policy(d)
             prog = self.program("train", len(rows))
-            best = float("inf")
-            for k in range(4):
-                t0 = time.perf_counter()
-                fm, pen = prog.run(sources, rows, 0, seed, iteration0, 0.0)
-                if fm is not None:
-                    fm.get()
-                if pen is not None:
-                    pen.get()
-                if k >= 1:
-                    best = min(best, time.perf_counter() - t0)
-            times[d] = best
+            t0 = time.perf_counter()
+            fm, pen = prog.run(sources, rows, 0, seed, iteration0, 0.0)
+            if fm is not None:
+                fm.get()
+            if pen is not None:
+                pen.get()
+            dt = time.perf_counter() - t0
+            log.debug("calibration: degree %d step %.2f ms", d, dt * 1e3)
+            return dt
+
+        times = {}
+        for d in cands:
+            # Two untimed steps first: they record the trace, place the data, and let the BLAS thread
+            # pool settle after the thread-count change (switching degree every step would measure
+            # the switch, not the degree).
+            one_step(d)
+            one_step(d)
+            times[d] = min(one_step(d) for _ in range(5))
         self._restore(snapshot)
         self.degree = min(times, key=times.get)
         self._apply_thread_policy(self.degree)
