@@ -137,7 +137,7 @@ class Engine:
 
     def collect_train(self, handle):
         prog, fm, pen = handle
-        penalty = float(pen.get()) if pen is not None else 0.0
+        penalty = sum(float(f.get()) for f in pen)
         return self._collect(prog, fm) + (penalty,)
 
     def eval_step(self, sources, rows: np.ndarray, seed: int = 0):
@@ -215,8 +215,8 @@ class Engine:
             fm, pen = prog.run(sources, rows, 0, seed, iteration0, 0.0)
             if fm is not None:
                 fm.get()
-            if pen is not None:
-                pen.get()
+            for f in pen:
+                f.get()
             dt = time.perf_counter() - t0
             log.debug("calibration: degree %d step %.2f ms", d, dt * 1e3)
             return dt
