@@ -41,7 +41,33 @@ def _positive_steps(name: str, decay_steps) -> None:
         raise ValueError(f"{name} expects decay_steps > 0, received decay_steps={decay_steps}.")
 
 
-class ExponentialDecay(LearningRateSchedule):
+class _RateDecayMixin:
+    """State, progress and config shared by the ``decay_rate``/``staircase`` schedules.
+
+    A plain mixin (not a `LearningRateSchedule`), so it is not registered for `deserialize`.
+    """
+
+    def _init_rate_decay(self, who: str, initial_learning_rate, decay_steps, decay_rate, staircase, name) -> None:
+        _positive_steps(who, decay_steps)
+        self.initial_learning_rate = initial_learning_rate
+        self.decay_steps = decay_steps
+        self.decay_rate = decay_rate
+        self.staircase = staircase
+        self.name = name
+
+    def _progress(self, step) -> float:
+        """``step / decay_steps``, floored with `staircase`."""
+        p = float(step) / self.decay_steps
+        if self.staircase:
+            p = math.floor(p)
+        return p
+
+    def get_config(self) -> dict:
+        return {"initial_learning_rate": self.initial_learning_rate, "decay_steps": self.decay_steps,
+                "decay_rate": self.decay_rate, "staircase": self.staircase, "name": self.name}
+
+
+class ExponentialDecay(_RateDecayMixin, LearningRateSchedule):
     """``initial_learning_rate * decay_rate ** (step / decay_steps)`` (floored with `staircase`).
 
     Args:
@@ -53,22 +79,10 @@ class ExponentialDecay(LearningRateSchedule):
     """
 
     def __init__(self, initial_learning_rate, decay_steps, decay_rate, staircase=False, name="ExponentialDecay"):
-        _positive_steps("ExponentialDecay", decay_steps)
-        self.initial_learning_rate = initial_learning_rate
-        self.decay_steps = decay_steps
-        self.decay_rate = decay_rate
-        self.staircase = staircase
-        self.name = name
+        self._init_rate_decay("ExponentialDecay", initial_learning_rate, decay_steps, decay_rate, staircase, name)
 
     def __call__(self, step) -> float:
-        p = float(step) / self.decay_steps
-        if self.staircase:
-            p = math.floor(p)
-        return float(self.initial_learning_rate) * float(self.decay_rate) ** p
-
-    def get_config(self) -> dict:
-        return {"initial_learning_rate": self.initial_learning_rate, "decay_steps": self.decay_steps,
-                "decay_rate": self.decay_rate, "staircase": self.staircase, "name": self.name}
+        return float(self.initial_learning_rate) * float(self.decay_rate) ** self._progress(step)
 
 
 class PiecewiseConstantDecay(LearningRateSchedule):
@@ -137,7 +151,7 @@ class PolynomialDecay(LearningRateSchedule):
                 "name": self.name}
 
 
-class InverseTimeDecay(LearningRateSchedule):
+class InverseTimeDecay(_RateDecayMixin, LearningRateSchedule):
     """``initial_learning_rate / (1 + decay_rate * step / decay_steps)`` (floored with `staircase`).
 
     Args:
@@ -146,22 +160,10 @@ class InverseTimeDecay(LearningRateSchedule):
     """
 
     def __init__(self, initial_learning_rate, decay_steps, decay_rate, staircase=False, name="InverseTimeDecay"):
-        _positive_steps("InverseTimeDecay", decay_steps)
-        self.initial_learning_rate = initial_learning_rate
-        self.decay_steps = decay_steps
-        self.decay_rate = decay_rate
-        self.staircase = staircase
-        self.name = name
+        self._init_rate_decay("InverseTimeDecay", initial_learning_rate, decay_steps, decay_rate, staircase, name)
 
     def __call__(self, step) -> float:
-        p = float(step) / self.decay_steps
-        if self.staircase:
-            p = math.floor(p)
-        return float(self.initial_learning_rate) / (1.0 + self.decay_rate * p)
-
-    def get_config(self) -> dict:
-        return {"initial_learning_rate": self.initial_learning_rate, "decay_steps": self.decay_steps,
-                "decay_rate": self.decay_rate, "staircase": self.staircase, "name": self.name}
+        return float(self.initial_learning_rate) / (1.0 + self.decay_rate * self._progress(step))
 
 
 class CosineDecay(LearningRateSchedule):
