@@ -72,16 +72,26 @@ class AveragePooling2D(_Pooling2D):
     _mode = "avg"
 
 
-class _GlobalPooling2D(Layer):
+class _GlobalPooling(Layer):
+    """Shared arguments and config of the global poolings; subclasses set `_ndim` (input rank) and `_mode`."""
+
     _float_math = True
 
     _mode = "avg"
+    _ndim = 4
 
     def __init__(self, data_format=None, keepdims=False, **kwargs):
         super().__init__(**kwargs)
         self.data_format = backend.standardize_data_format(data_format, _args.who(self))
         self.keepdims = bool(keepdims)
-        self.input_spec = InputSpec(ndim=4)
+        self.input_spec = InputSpec(ndim=self._ndim)
+
+    def get_config(self):
+        return {**super().get_config(), "data_format": self.data_format, "keepdims": self.keepdims}
+
+
+class _GlobalPooling2D(_GlobalPooling):
+    _ndim = 4
 
     def _input_hint(self, index, shape, spec):
         return image_hint(self, shape)
@@ -95,9 +105,6 @@ class _GlobalPooling2D(Layer):
             c = y.shape[-1]
             y = ops.reshape(y, (-1, c, 1, 1) if self.data_format == "channels_first" else (-1, 1, 1, c))
         return y
-
-    def get_config(self):
-        return {**super().get_config(), "data_format": self.data_format, "keepdims": self.keepdims}
 
 
 class GlobalAveragePooling2D(_GlobalPooling2D):
@@ -122,16 +129,8 @@ class GlobalMaxPooling2D(_GlobalPooling2D):
     _mode = "max"
 
 
-class _GlobalPooling1D(Layer):
-    _float_math = True
-
-    _mode = "avg"
-
-    def __init__(self, data_format=None, keepdims=False, **kwargs):
-        super().__init__(**kwargs)
-        self.data_format = backend.standardize_data_format(data_format, _args.who(self))
-        self.keepdims = bool(keepdims)
-        self.input_spec = InputSpec(ndim=3)
+class _GlobalPooling1D(_GlobalPooling):
+    _ndim = 3
 
     def call(self, inputs):
         x = inputs
@@ -142,9 +141,6 @@ class _GlobalPooling1D(Layer):
         if self.keepdims:
             y = ops.reshape(y, (-1, c, 1) if self.data_format == "channels_first" else (-1, 1, c))
         return y
-
-    def get_config(self):
-        return {**super().get_config(), "data_format": self.data_format, "keepdims": self.keepdims}
 
 
 class GlobalAveragePooling1D(_GlobalPooling1D):
