@@ -54,7 +54,24 @@ def functional_subclass(cls: type) -> type:
     return _functional_classes[cls]
 
 
-class Functional(Model):
+class GraphIOMixin:
+    """`inputs`, `outputs` and `input_names` of a model that keeps its graph's input and output tensors in
+    ``self._inputs`` / ``self._outputs`` (Functional and Sequential). Put it before `Model` in the bases."""
+
+    @property
+    def inputs(self) -> list[KerasTensor]:
+        return list(self._inputs)
+
+    @property
+    def outputs(self) -> list[KerasTensor]:
+        return list(self._outputs)
+
+    @property
+    def input_names(self) -> list[str]:
+        return [t.name for t in self._inputs]
+
+
+class Functional(GraphIOMixin, Model):
     """A model defined by its input and output tensors.
 
     Args:
@@ -192,18 +209,6 @@ class Functional(Model):
         return list(self._operations), sequential_like, self._network_nodes
 
     # --- structure for the training loop ------------------------------------------------------------------
-    @property
-    def inputs(self) -> list[KerasTensor]:
-        return list(self._inputs)
-
-    @property
-    def outputs(self) -> list[KerasTensor]:
-        return list(self._outputs)
-
-    @property
-    def input_names(self) -> list[str]:
-        return [t.name for t in self._inputs]
-
     @property
     def output_names(self) -> list[str]:
         if isinstance(self._output_struct, dict):

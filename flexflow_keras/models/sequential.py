@@ -15,13 +15,13 @@ from flexflow_keras.layers import node as node_mod
 from flexflow_keras.layers.base import Layer
 from flexflow_keras.layers.eager import clone_graph, run_graph
 from flexflow_keras.layers.input_layer import InputLayer
-from flexflow_keras.models.functional import check_specs
+from flexflow_keras.models.functional import GraphIOMixin, check_specs
 from flexflow_keras.models.model import Model
 from flexflow_keras.ops.graph import KerasTensor, OpGraph
 from flexflow_keras.utils import tree
 
 
-class Sequential(Model):
+class Sequential(GraphIOMixin, Model):
     """A model that applies its layers one after another.
 
     Args:
@@ -153,18 +153,6 @@ class Sequential(Model):
 
     def _sublayers(self) -> list[Layer]:
         return list(self._seq_layers)
-
-    @property
-    def inputs(self) -> list[KerasTensor]:
-        return list(self._inputs)
-
-    @property
-    def outputs(self) -> list[KerasTensor]:
-        return list(self._outputs)
-
-    @property
-    def input_names(self) -> list[str]:
-        return [t.name for t in self._inputs]
 
     @property
     def output_names(self) -> list[str]:
