@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from flexflow_keras.utils.serialization import deserialize_keras_object, serialize_keras_object
+from flexflow_keras.utils.serialization import Configurable, deserialize_instance, serialize_keras_object
 
 
 def _eps() -> float:
@@ -17,18 +17,11 @@ def _eps() -> float:
     return backend.epsilon()
 
 
-class Constraint:
+class Constraint(Configurable):
     """Base class: subclasses implement ``__call__(w)`` and `get_config`."""
 
     def __call__(self, w) -> np.ndarray:
         return w
-
-    def get_config(self) -> dict:
-        return {}
-
-    @classmethod
-    def from_config(cls, config: dict):
-        return cls(**config)
 
 
 class MaxNorm(Constraint):
@@ -121,8 +114,7 @@ def serialize(constraint):
 
 def deserialize(config, custom_objects=None):
     """A constraint from `serialize`'s output."""
-    obj = deserialize_keras_object(config, ALL_OBJECTS, custom_objects, kind="constraint")
-    return obj() if isinstance(obj, type) else obj
+    return deserialize_instance(config, ALL_OBJECTS, custom_objects, kind="constraint")
 
 
 def get(identifier):

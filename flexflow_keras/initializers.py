@@ -13,7 +13,13 @@ import math
 import numpy as np
 
 from flexflow_keras.utils import naming, rng
-from flexflow_keras.utils.serialization import deserialize_keras_object, serialize_keras_object
+from flexflow_keras.utils.serialization import (
+    Configurable,
+    deserialize_instance,
+    instantiate,
+    lookup,
+    serialize_keras_object,
+)
 
 
 def _dtype(dtype) -> str:
@@ -37,18 +43,11 @@ def compute_fans(shape) -> tuple[int, int]:
     return shape[-2] * receptive, shape[-1] * receptive
 
 
-class Initializer:
+class Initializer(Configurable):
     """Base class: subclasses implement ``__call__(shape, dtype=None)`` and `get_config`."""
 
     def __call__(self, shape, dtype=None) -> np.ndarray:
         raise NotImplementedError(f"{type(self).__name__} must implement __call__(shape, dtype=None).")
-
-    def get_config(self) -> dict:
-        return {}
-
-    @classmethod
-    def from_config(cls, config: dict):
-        return cls(**config)
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({', '.join(f'{k}={v!r}' for k, v in self.get_config().items())})"
@@ -342,8 +341,7 @@ def serialize(initializer) -> dict | str | None:
 
 def deserialize(config, custom_objects=None):
     """An initializer from `serialize`'s output."""
-    obj = deserialize_keras_object(config, ALL_OBJECTS, custom_objects, kind="initializer")
-    return obj() if isinstance(obj, type) else obj
+    return deserialize_instance(config, ALL_OBJECTS, custom_objects, kind="initializer")
 
 
 def get(identifier):
@@ -356,11 +354,9 @@ def get(identifier):
         return identifier
     if isinstance(identifier, str):
         if identifier not in ALL_OBJECTS:
-            from flexflow_keras.utils.serialization import lookup
-
             custom = lookup(identifier)
             if custom is not None:
-                return custom() if isinstance(custom, type) else custom
+                return instantiate(custom)
             valid = sorted(k for k in ALL_OBJECTS if k[0].islower())
             raise ValueError(f"Unknown initializer '{identifier}'. Valid names: {valid}.")
         return ALL_OBJECTS[identifier]()

@@ -8,7 +8,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from flexflow_keras.utils.serialization import deserialize_keras_object, serialize_keras_object
+from flexflow_keras.utils.serialization import (
+    Configurable,
+    deserialize_instance,
+    instantiate,
+    lookup,
+    serialize_keras_object,
+)
 
 
 def _check_factor(who: str, name: str, value) -> float:
@@ -21,7 +27,7 @@ def _check_factor(who: str, name: str, value) -> float:
     return v
 
 
-class Regularizer:
+class Regularizer(Configurable):
     """Base class: subclasses implement `penalty`, `gradient` and `get_config`."""
 
     def __call__(self, w) -> float:
@@ -32,13 +38,6 @@ class Regularizer:
 
     def gradient(self, w) -> np.ndarray:
         raise NotImplementedError(f"{type(self).__name__} must implement gradient(w).")
-
-    def get_config(self) -> dict:
-        return {}
-
-    @classmethod
-    def from_config(cls, config: dict):
-        return cls(**config)
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({', '.join(f'{k}={v}' for k, v in self.get_config().items())})"
@@ -120,8 +119,7 @@ def serialize(regularizer):
 
 def deserialize(config, custom_objects=None):
     """A regularizer from `serialize`'s output."""
-    obj = deserialize_keras_object(config, ALL_OBJECTS, custom_objects, kind="regularizer")
-    return obj() if isinstance(obj, type) else obj
+    return deserialize_instance(config, ALL_OBJECTS, custom_objects, kind="regularizer")
 
 
 def get(identifier):
@@ -134,11 +132,9 @@ def get(identifier):
         return identifier
     if isinstance(identifier, str):
         if identifier not in ALL_OBJECTS:
-            from flexflow_keras.utils.serialization import lookup
-
             custom = lookup(identifier)
             if custom is not None:
-                return custom() if isinstance(custom, type) else custom
+                return instantiate(custom)
             raise ValueError(f"Unknown regularizer '{identifier}'. Valid names: ['l1', 'l2', 'l1_l2'].")
         return ALL_OBJECTS[identifier]()
     if isinstance(identifier, dict):

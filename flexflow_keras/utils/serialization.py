@@ -65,6 +65,24 @@ def lookup(name: str, custom_objects: dict[str, Any] | None = None) -> Any | Non
     return _GLOBAL.get(name)
 
 
+class Configurable:
+    """Base of objects whose constructor arguments are their config: ``get_config() -> {}`` (subclasses
+    with arguments override it) and ``from_config(config) -> cls(**config)``."""
+
+    def get_config(self) -> dict:
+        return {}
+
+    @classmethod
+    def from_config(cls, config: dict):
+        return cls(**config)
+
+
+def instantiate(obj) -> Any:
+    """`obj()` for a class (a name or config that resolves to a class means its default instance), else
+    `obj` as it is."""
+    return obj() if isinstance(obj, type) else obj
+
+
 def serialize_keras_object(obj) -> Any:
     """`{"class_name", "config"}` for objects with `get_config`, the name for functions, else as is."""
     if obj is None or isinstance(obj, (str, int, float, bool)):
@@ -108,3 +126,16 @@ def deserialize_keras_object(config, module_objects: dict[str, Any] | None = Non
             raise ValueError(f"Unknown {kind} '{config}'.")
         return obj
     return config
+
+
+def deserialize_instance(config, module_objects: dict[str, Any], custom_objects: dict[str, Any] | None = None,
+                         kind: str = "object") -> Any:
+    """`deserialize_keras_object`, with a class found by name instantiated with its defaults.
+
+    Args:
+        config: a name, or a dict with ``class_name`` and ``config``.
+        module_objects: the built-in names of the caller's module.
+        custom_objects: extra names.
+        kind: what is being deserialized, for the error message ("initializer", "constraint", ...).
+    """
+    return instantiate(deserialize_keras_object(config, module_objects, custom_objects, kind=kind))
