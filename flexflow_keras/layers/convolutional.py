@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
-from flexflow_keras import activations, backend, constraints, initializers, ops, regularizers
+from flexflow_keras import activations, backend, ops
 from flexflow_keras.errors import ShapeError
 from flexflow_keras.layers import _args
 from flexflow_keras.layers.base import Layer
-from flexflow_keras.layers.core import apply_activation
+from flexflow_keras.layers.core import (
+    add_kernel_bias,
+    apply_activation,
+    kernel_bias_config,
+    set_kernel_bias_args,
+)
 from flexflow_keras.layers.input_spec import InputSpec
 
 _TO_LAST = (0, 2, 3, 1)
@@ -60,14 +65,8 @@ class Conv2D(Layer):
         if groups != 1:
             raise ValueError(f"{_args.who(self)}: groups={groups!r} is not supported; only 1.")
         self.groups = 1
-        self.activation = activations.get(activation)
-        self.use_bias = bool(use_bias)
-        self.kernel_initializer = initializers.get(kernel_initializer)
-        self.bias_initializer = initializers.get(bias_initializer)
-        self.kernel_regularizer = regularizers.get(kernel_regularizer)
-        self.bias_regularizer = regularizers.get(bias_regularizer)
-        self.kernel_constraint = constraints.get(kernel_constraint)
-        self.bias_constraint = constraints.get(bias_constraint)
+        set_kernel_bias_args(self, activation, use_bias, kernel_initializer, bias_initializer, kernel_regularizer,
+                             bias_regularizer, kernel_constraint, bias_constraint)
         self.input_spec = InputSpec(ndim=4)
         self.kernel = self.bias = None
 
@@ -78,12 +77,7 @@ class Conv2D(Layer):
         channels = input_shape[self._channel_axis()]
         if channels is None:
             raise ShapeError(f"{_args.who(self)} needs a known channels dim, received input shape {input_shape}.")
-        self.kernel = self.add_weight(name="kernel", shape=self.kernel_size + (channels, self.filters),
-                                      initializer=self.kernel_initializer,
-                                      regularizer=self.kernel_regularizer, constraint=self.kernel_constraint)
-        if self.use_bias:
-            self.bias = self.add_weight(name="bias", shape=(self.filters,), initializer=self.bias_initializer,
-                                        regularizer=self.bias_regularizer, constraint=self.bias_constraint)
+        add_kernel_bias(self, self.kernel_size + (channels, self.filters), self.filters)
         self.input_spec = InputSpec(ndim=4, axes={self._channel_axis(): channels})
 
     def _input_hint(self, index, shape, spec):
@@ -108,14 +102,7 @@ class Conv2D(Layer):
     def get_config(self):
         return {**super().get_config(), "filters": self.filters, "kernel_size": self.kernel_size,
                 "strides": self.strides, "padding": self.padding, "data_format": self.data_format,
-                "dilation_rate": self.dilation_rate, "groups": self.groups,
-                "activation": activations.serialize(self.activation), "use_bias": self.use_bias,
-                "kernel_initializer": initializers.serialize(self.kernel_initializer),
-                "bias_initializer": initializers.serialize(self.bias_initializer),
-                "kernel_regularizer": regularizers.serialize(self.kernel_regularizer),
-                "bias_regularizer": regularizers.serialize(self.bias_regularizer),
-                "kernel_constraint": constraints.serialize(self.kernel_constraint),
-                "bias_constraint": constraints.serialize(self.bias_constraint)}
+                "dilation_rate": self.dilation_rate, "groups": self.groups, **kernel_bias_config(self)}
 
 
 Convolution2D = Conv2D

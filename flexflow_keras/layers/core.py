@@ -22,6 +22,41 @@ def apply_activation(x, fn):
     return x if fn is activations.linear else fn(x)
 
 
+def set_kernel_bias_args(layer, activation, use_bias, kernel_initializer, bias_initializer, kernel_regularizer,
+                         bias_regularizer, kernel_constraint, bias_constraint) -> None:
+    """Resolve the activation / use_bias / kernel_* / bias_* arguments of a kernel-and-bias layer (Dense,
+    Conv2D) and set them on `layer` under the same names."""
+    layer.activation = activations.get(activation)
+    layer.use_bias = bool(use_bias)
+    layer.kernel_initializer = initializers.get(kernel_initializer)
+    layer.bias_initializer = initializers.get(bias_initializer)
+    layer.kernel_regularizer = regularizers.get(kernel_regularizer)
+    layer.bias_regularizer = regularizers.get(bias_regularizer)
+    layer.kernel_constraint = constraints.get(kernel_constraint)
+    layer.bias_constraint = constraints.get(bias_constraint)
+
+
+def add_kernel_bias(layer, kernel_shape: tuple, bias_size: int) -> None:
+    """Create ``layer.kernel`` of `kernel_shape` and, with `use_bias`, ``layer.bias`` of ``(bias_size,)``,
+    with the initializers, regularizers and constraints `set_kernel_bias_args` set."""
+    layer.kernel = layer.add_weight(name="kernel", shape=kernel_shape, initializer=layer.kernel_initializer,
+                                    regularizer=layer.kernel_regularizer, constraint=layer.kernel_constraint)
+    if layer.use_bias:
+        layer.bias = layer.add_weight(name="bias", shape=(bias_size,), initializer=layer.bias_initializer,
+                                      regularizer=layer.bias_regularizer, constraint=layer.bias_constraint)
+
+
+def kernel_bias_config(layer) -> dict:
+    """The config entries of `set_kernel_bias_args`' arguments, serialized."""
+    return {"activation": activations.serialize(layer.activation), "use_bias": layer.use_bias,
+            "kernel_initializer": initializers.serialize(layer.kernel_initializer),
+            "bias_initializer": initializers.serialize(layer.bias_initializer),
+            "kernel_regularizer": regularizers.serialize(layer.kernel_regularizer),
+            "bias_regularizer": regularizers.serialize(layer.bias_regularizer),
+            "kernel_constraint": constraints.serialize(layer.kernel_constraint),
+            "bias_constraint": constraints.serialize(layer.bias_constraint)}
+
+
 class Dense(Layer):
     """``activation(inputs @ kernel + bias)`` on the last axis.
 
@@ -45,14 +80,8 @@ class Dense(Layer):
                  activity_regularizer=None, kernel_constraint=None, bias_constraint=None, **kwargs):
         super().__init__(activity_regularizer=activity_regularizer, **kwargs)
         self.units = _args.positive_int(self, "units", units)
-        self.activation = activations.get(activation)
-        self.use_bias = bool(use_bias)
-        self.kernel_initializer = initializers.get(kernel_initializer)
-        self.bias_initializer = initializers.get(bias_initializer)
-        self.kernel_regularizer = regularizers.get(kernel_regularizer)
-        self.bias_regularizer = regularizers.get(bias_regularizer)
-        self.kernel_constraint = constraints.get(kernel_constraint)
-        self.bias_constraint = constraints.get(bias_constraint)
+        set_kernel_bias_args(self, activation, use_bias, kernel_initializer, bias_initializer, kernel_regularizer,
+                             bias_regularizer, kernel_constraint, bias_constraint)
         self.input_spec = InputSpec(min_ndim=2)
         self.kernel = self.bias = None
 
@@ -60,12 +89,7 @@ class Dense(Layer):
         in_dim = input_shape[-1]
         if in_dim is None:
             raise ShapeError(f"{_args.who(self)} needs a known last dim, received input shape {input_shape}.")
-        self.kernel = self.add_weight(name="kernel", shape=(in_dim, self.units),
-                                      initializer=self.kernel_initializer,
-                                      regularizer=self.kernel_regularizer, constraint=self.kernel_constraint)
-        if self.use_bias:
-            self.bias = self.add_weight(name="bias", shape=(self.units,), initializer=self.bias_initializer,
-                                        regularizer=self.bias_regularizer, constraint=self.bias_constraint)
+        add_kernel_bias(self, (in_dim, self.units), self.units)
         self.input_spec = InputSpec(min_ndim=2, axes={-1: in_dim})
 
     def _input_hint(self, index, shape, spec):
@@ -77,14 +101,7 @@ class Dense(Layer):
         return y if fused is not None else apply_activation(y, self.activation)
 
     def get_config(self):
-        return {**super().get_config(), "units": self.units,
-                "activation": activations.serialize(self.activation), "use_bias": self.use_bias,
-                "kernel_initializer": initializers.serialize(self.kernel_initializer),
-                "bias_initializer": initializers.serialize(self.bias_initializer),
-                "kernel_regularizer": regularizers.serialize(self.kernel_regularizer),
-                "bias_regularizer": regularizers.serialize(self.bias_regularizer),
-                "kernel_constraint": constraints.serialize(self.kernel_constraint),
-                "bias_constraint": constraints.serialize(self.bias_constraint)}
+        return {**super().get_config(), "units": self.units, **kernel_bias_config(self)}
 
 
 class Activation(Layer):
