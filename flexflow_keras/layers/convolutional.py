@@ -28,6 +28,15 @@ def image_hint(layer, shape) -> str:
     return ""
 
 
+def check_window_fits(layer, x, window: tuple, described: str, smaller: str) -> None:
+    """Raise if the `window` (kh, kw) of a ``padding='valid'`` layer is larger than the spatial dims of the
+    channels-last `x`; `described` names the window in the message, `smaller` the argument to shrink."""
+    h, w = x.shape[1], x.shape[2]
+    if layer.padding == "valid" and ((h is not None and h < window[0]) or (w is not None and w < window[1])):
+        raise ShapeError(f"{_args.who(layer)}: {described} is larger than the {h}x{w} input with "
+                         f"padding='valid'. Use padding='same' or a smaller {smaller}.")
+
+
 class Conv2D(Layer):
     """2-D convolution: ``activation(conv2d(inputs, kernel) + bias)``.
 
@@ -87,11 +96,7 @@ class Conv2D(Layer):
         x = inputs
         if self.data_format == "channels_first":
             x = ops.transpose(x, _TO_LAST)
-        h, w = x.shape[1], x.shape[2]
-        if self.padding == "valid" and ((h is not None and h < self.kernel_size[0])
-                                        or (w is not None and w < self.kernel_size[1])):
-            raise ShapeError(f"{_args.who(self)}: the {self.kernel_size} kernel is larger than the "
-                             f"{h}x{w} input with padding='valid'. Use padding='same' or a smaller kernel.")
+        check_window_fits(self, x, self.kernel_size, f"the {self.kernel_size} kernel", "kernel")
         fused = activations.fusable_name(self.activation)
         y = ops.conv2d(x, self.kernel, self.bias, strides=self.strides, padding=self.padding,
                        activation=fused)

@@ -4,10 +4,9 @@
 from __future__ import annotations
 
 from flexflow_keras import backend, ops
-from flexflow_keras.errors import ShapeError
 from flexflow_keras.layers import _args
 from flexflow_keras.layers.base import Layer
-from flexflow_keras.layers.convolutional import _TO_FIRST, _TO_LAST, image_hint
+from flexflow_keras.layers.convolutional import _TO_FIRST, _TO_LAST, check_window_fits, image_hint
 from flexflow_keras.layers.input_spec import InputSpec
 
 
@@ -31,11 +30,7 @@ class _Pooling2D(Layer):
         x = inputs
         if self.data_format == "channels_first":
             x = ops.transpose(x, _TO_LAST)
-        h, w = x.shape[1], x.shape[2]
-        if self.padding == "valid" and ((h is not None and h < self.pool_size[0])
-                                        or (w is not None and w < self.pool_size[1])):
-            raise ShapeError(f"{_args.who(self)}: pool_size {self.pool_size} is larger than the {h}x{w} "
-                             "input with padding='valid'. Use padding='same' or a smaller pool_size.")
+        check_window_fits(self, x, self.pool_size, f"pool_size {self.pool_size}", "pool_size")
         y = ops.pool2d(x, self.pool_size, self.strides, self.padding, self._mode)
         if self.data_format == "channels_first":
             y = ops.transpose(y, _TO_FIRST)
