@@ -28,6 +28,16 @@ def image_hint(layer, shape) -> str:
     return ""
 
 
+def to_channels_last(layer, x):
+    """`x` in NHWC: transposed from NCHW when `layer.data_format` is ``"channels_first"``."""
+    return ops.transpose(x, _TO_LAST) if layer.data_format == "channels_first" else x
+
+
+def from_channels_last(layer, y):
+    """The NHWC `y` back in `layer.data_format` (the inverse of `to_channels_last`)."""
+    return ops.transpose(y, _TO_FIRST) if layer.data_format == "channels_first" else y
+
+
 def check_window_fits(layer, x, window: tuple, described: str, smaller: str) -> None:
     """Raise if the `window` (kh, kw) of a ``padding='valid'`` layer is larger than the spatial dims of the
     channels-last `x`; `described` names the window in the message, `smaller` the argument to shrink."""
@@ -93,15 +103,12 @@ class Conv2D(Layer):
         return image_hint(self, shape)
 
     def call(self, inputs):
-        x = inputs
-        if self.data_format == "channels_first":
-            x = ops.transpose(x, _TO_LAST)
+        x = to_channels_last(self, inputs)
         check_window_fits(self, x, self.kernel_size, f"the {self.kernel_size} kernel", "kernel")
         fused = activations.fusable_name(self.activation)
         y = ops.conv2d(x, self.kernel, self.bias, strides=self.strides, padding=self.padding,
                        activation=fused)
-        if self.data_format == "channels_first":
-            y = ops.transpose(y, _TO_FIRST)
+        y = from_channels_last(self, y)
         return y if fused is not None else apply_activation(y, self.activation)
 
     def get_config(self):

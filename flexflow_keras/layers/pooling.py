@@ -6,7 +6,12 @@ from __future__ import annotations
 from flexflow_keras import backend, ops
 from flexflow_keras.layers import _args
 from flexflow_keras.layers.base import Layer
-from flexflow_keras.layers.convolutional import _TO_FIRST, _TO_LAST, check_window_fits, image_hint
+from flexflow_keras.layers.convolutional import (
+    check_window_fits,
+    from_channels_last,
+    image_hint,
+    to_channels_last,
+)
 from flexflow_keras.layers.input_spec import InputSpec
 
 
@@ -27,13 +32,10 @@ class _Pooling2D(Layer):
         return image_hint(self, shape)
 
     def call(self, inputs):
-        x = inputs
-        if self.data_format == "channels_first":
-            x = ops.transpose(x, _TO_LAST)
+        x = to_channels_last(self, inputs)
         check_window_fits(self, x, self.pool_size, f"pool_size {self.pool_size}", "pool_size")
         y = ops.pool2d(x, self.pool_size, self.strides, self.padding, self._mode)
-        if self.data_format == "channels_first":
-            y = ops.transpose(y, _TO_FIRST)
+        y = from_channels_last(self, y)
         return y
 
     def get_config(self):
@@ -92,9 +94,7 @@ class _GlobalPooling2D(_GlobalPooling):
         return image_hint(self, shape)
 
     def call(self, inputs):
-        x = inputs
-        if self.data_format == "channels_first":
-            x = ops.transpose(x, _TO_LAST)
+        x = to_channels_last(self, inputs)
         y = ops.global_pool2d(x, self._mode)
         if self.keepdims:
             c = y.shape[-1]
