@@ -16,8 +16,7 @@ from flexflow_keras.utils import naming, rng
 from flexflow_keras.utils.serialization import (
     Configurable,
     deserialize_instance,
-    instantiate,
-    lookup,
+    named_instance,
     serialize_keras_object,
 )
 
@@ -353,13 +352,11 @@ def get(identifier):
     if identifier is None or isinstance(identifier, Initializer):
         return identifier
     if isinstance(identifier, str):
-        if identifier not in ALL_OBJECTS:
-            custom = lookup(identifier)
-            if custom is not None:
-                return instantiate(custom)
+        obj = named_instance(identifier, ALL_OBJECTS)
+        if obj is None:
             valid = sorted(k for k in ALL_OBJECTS if k[0].islower())
             raise ValueError(f"Unknown initializer '{identifier}'. Valid names: {valid}.")
-        return ALL_OBJECTS[identifier]()
+        return obj
     if isinstance(identifier, dict):
         return deserialize(identifier)
     if isinstance(identifier, type):

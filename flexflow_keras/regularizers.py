@@ -11,8 +11,7 @@ import numpy as np
 from flexflow_keras.utils.serialization import (
     Configurable,
     deserialize_instance,
-    instantiate,
-    lookup,
+    named_instance,
     serialize_keras_object,
 )
 
@@ -131,12 +130,10 @@ def get(identifier):
     if identifier is None or isinstance(identifier, Regularizer):
         return identifier
     if isinstance(identifier, str):
-        if identifier not in ALL_OBJECTS:
-            custom = lookup(identifier)
-            if custom is not None:
-                return instantiate(custom)
+        obj = named_instance(identifier, ALL_OBJECTS)
+        if obj is None:
             raise ValueError(f"Unknown regularizer '{identifier}'. Valid names: ['l1', 'l2', 'l1_l2'].")
-        return ALL_OBJECTS[identifier]()
+        return obj
     if isinstance(identifier, dict):
         return deserialize(identifier)
     if isinstance(identifier, type):

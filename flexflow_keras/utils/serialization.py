@@ -83,6 +83,15 @@ def instantiate(obj) -> Any:
     return obj() if isinstance(obj, type) else obj
 
 
+def named_instance(name: str, module_objects: dict[str, Any]) -> Any | None:
+    """The default instance for `name`: ``module_objects[name]()`` for a built-in name, else the registered
+    or scoped custom object (`lookup`) instantiated if it is a class; None when the name is unknown."""
+    if name in module_objects:
+        return module_objects[name]()
+    custom = lookup(name)
+    return None if custom is None else instantiate(custom)
+
+
 def serialize_keras_object(obj) -> Any:
     """`{"class_name", "config"}` for objects with `get_config`, the name for functions, else as is."""
     if obj is None or isinstance(obj, (str, int, float, bool)):
