@@ -42,8 +42,14 @@ class Trainer:
         unknown = sorted(set(kwargs) - {"sample_weight_mode", "target_tensors", "distribute"})
         if unknown:
             raise TypeError(f"compile() got unexpected keyword arguments {unknown}.")
+        from flexflow_keras import losses as losses_mod
+
         self._detach_engine()
         self.optimizer = optimizers.get(optimizer)
+        for ident in (loss.values() if isinstance(loss, dict) else
+                      loss if isinstance(loss, (list, tuple)) else [loss]):
+            if ident is not None:
+                losses_mod.get(ident)  # an unknown name fails here, listing the valid ones
         self._loss_arg = loss
         self._loss_weights_arg = loss_weights
         self._metrics_arg = metrics
@@ -150,7 +156,7 @@ class Trainer:
         return names
 
     # --- data ----------------------------------------------------------------------------------------------
-    def _prepare(self, x, y, sample_weight, graph_needed=True, need_labels=True):
+    def _prepare(self, x, y, sample_weight, need_labels=True):
         xs = to_list(x, self._known_input_names(), "input")
         graph = self._graph_for(xs)
         in_names = self._input_names_for(graph)
@@ -312,7 +318,7 @@ class Trainer:
             raise ValueError("validation_data must be a tuple (x_val, y_val) or (x_val, y_val, "
                              f"val_sample_weight); received {type(data).__name__} of length "
                              f"{len(data) if hasattr(data, '__len__') else '?'}.")
-        graph, xs, ys, sw, _ = self._prepare(data[0], data[1], data[2] if len(data) == 3 else None)
+        _, xs, ys, sw, _ = self._prepare(data[0], data[1], data[2] if len(data) == 3 else None)
         return xs, ys, sw
 
     def _sources(self, xs, ys, sw, n):

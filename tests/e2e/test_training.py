@@ -178,3 +178,20 @@ def test_batchnorm_without_scale_trains_sharded():
         model.compile(optimizer="sgd", loss="sparse_categorical_crossentropy")
         results.append(model.fit(x, y, batch_size=32, epochs=1, shuffle=False, verbose=0).history["loss"])
     np.testing.assert_allclose(results[0], results[1], rtol=1e-5)
+
+
+@pytest.mark.parametrize("kwargs, needle", [
+    ({"optimizer": "adamm", "loss": "mse"}, "Valid optimizers"),
+    ({"optimizer": "adam", "loss": "categorical_crossentropyy"}, "categorical_crossentropy"),
+])
+def test_unknown_names_fail_at_compile(kwargs, needle):
+    with pytest.raises(ValueError, match=needle):
+        small_model().compile(**kwargs)
+
+
+def test_labels_that_do_not_match_the_loss_name_the_fix():
+    x, y = blobs(n=16)
+    model = small_model()
+    model.compile(optimizer="adam", loss="categorical_crossentropy")
+    with pytest.raises(DataError, match="sparse_categorical_crossentropy"):
+        model.fit(x, y, verbose=0)
