@@ -54,11 +54,12 @@ class Engine:
         self.tgraph = tgraph
         self.optimizer = optimizer
         self.metric_objects = [list(m) for m in metric_objects]
-        self.sample_weighted = True  # the loader always writes per-sample seeds (weights or 1/N)
         self.trainable_uids = {v.uid for v in trainable}
-        graph_vars = {v.uid: v for v in tgraph.graph.variables}
-        self.variables = [v for v in variables if v.uid in graph_vars] + [
-            v for v in tgraph.graph.variables if v.uid not in {u.uid for u in variables}]
+        in_graph = {v.uid for v in tgraph.graph.variables}
+        given = {v.uid for v in variables}
+        # the model's weight order first, then variables only the graph knows (constants of ops)
+        self.variables = [v for v in variables if v.uid in in_graph] + [
+            v for v in tgraph.graph.variables if v.uid not in given]
         self.weights = WeightStore(self.rtm, self.variables, self.trainable_uids, optimizer)
         seeds = {t.uid for t in tgraph.per_sample_losses if t is not None}
         self.grad_plan = plan_gradients(tgraph.graph, seeds, self.trainable_uids)
@@ -88,7 +89,7 @@ class Engine:
         self.sync_to_host()
         for v in self.variables:
             v._sync_hook = None
-            v._on_assign = lambda: None
+            v.__dict__.pop("_on_assign", None)  # back to Variable's own no-op hook
 
     # --- programs -------------------------------------------------------------------------------------------
     def cached(self, key: tuple, build: Callable, *args):

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import os
 
+import numpy as np
+
 from flexflow_keras.execution import tasks as T
 from flexflow_keras.execution.store import BatchStore, is_batched
 from flexflow_keras.execution.tasks import RW, SUM, WD
@@ -37,24 +39,14 @@ class StepProgram:
         self.y_parts = [s.act(tg.labels[i]).part for i in self.loss_outputs] if with_labels else []
         seeds = [s.grad(tg.per_sample_losses[i]) for i in self.loss_outputs]
         self.seed_parts = [p.part for p in seeds]
-        numel = []
-        for i in self.loss_outputs:
-            shape = s.act(tg.per_sample_losses[i]).region.shape
-            n = 1
-            for d in shape:
-                n *= d
-            numel.append(n)
-        self.numels = tuple(numel)
-        if with_labels and not e.sample_weighted:
-            for piece, n in zip(seeds, numel, strict=True):
-                e.rtm.fill(piece.region, 1.0 / n)
+        # The loader writes each loss's seed, d(loss)/d(per-sample loss) = sample_weight / elements
+        # (sample_weight is ones when the user gave none), so weighted and unweighted steps are one trace.
+        self.numels = tuple(int(np.prod(s.act(tg.per_sample_losses[i]).region.shape)) for i in self.loss_outputs)
         index = s.index()
-        self.loader = e.cached(("loader", len(self.x_parts), len(self.y_parts),
-                                e.sample_weighted and with_labels),
-                               T.loader_task, len(self.x_parts), len(self.y_parts),
-                                                     e.sample_weighted and with_labels)
-        self.loader_args = [*self.x_parts, *self.y_parts,
-                            *(self.seed_parts if e.sample_weighted and with_labels else []), index.part]
+        self.loader = e.cached(("loader", len(self.x_parts), len(self.y_parts), with_labels),
+                               T.loader_task, len(self.x_parts), len(self.y_parts), with_labels)
+        self.loader_args = [*self.x_parts, *self.y_parts, *(self.seed_parts if with_labels else []),
+                            index.part]
         nodes = tg.graph.nodes if self.mode != "predict" else e.predict_nodes
         self.forward = [self._forward_entry(n, training) for n in nodes]
         self.backward = []
@@ -72,9 +64,8 @@ class StepProgram:
                 args += [s.act(lt).part, s.grads[lt.uid].part, s.act(tg.labels[i]).part,
                          s.act(tg.model_outputs[i]).part]
             mlists = [e.metric_objects[i] for i in self.loss_outputs]
-            self.metrics = (e.cached(("metrics", tuple(self.loss_outputs), self.numels, e.sample_weighted),
-                                     T.metrics_task, len(self.loss_outputs), mlists, self.numels,
-                                     e.sample_weighted), args)
+            self.metrics = (e.cached(("metrics", tuple(self.loss_outputs), self.numels),
+                                     T.metrics_task, len(self.loss_outputs), mlists, self.numels), args)
 
     @staticmethod
     def sharded(node) -> bool:

@@ -199,9 +199,9 @@ def update_task(optimizer, variables, n_slots: Sequence[int], regularized: bool)
     return _make_task("optimizer.update", privs, make)
 
 
-def loader_task(n_x: int, n_y: int, with_weights: bool):
+def loader_task(n_x: int, n_y: int, with_seeds: bool):
     """Gather one batch's rows from the sources into the input, label (and seed) pieces of a shard."""
-    privs = [WD] * (n_x + n_y + (n_y if with_weights else 0)) + [RO]
+    privs = [WD] * (n_x + n_y + (n_y if with_seeds else 0)) + [RO]
     nreg = len(privs)
 
     def body(*args):
@@ -211,14 +211,14 @@ def loader_task(n_x: int, n_y: int, with_weights: bool):
         mine = rows[off:off + len(index)]
         for dst, src in zip(regions[:n_x + n_y], sources[:n_x + n_y], strict=True):
             np.take(src, mine, axis=0, out=dst)
-        if with_weights:
+        if with_seeds:
             sw = sources[n_x + n_y][mine]
             for k, seed in enumerate(regions[n_x + n_y:n_x + 2 * n_y]):
                 seed[...] = (sw / numels[k]).reshape((-1,) + (1,) * (seed.ndim - 1))
     return task(privileges=privs)(_named(body, "loader"))
 
 
-def metrics_task(n_losses: int, metric_lists: Sequence[Sequence], numels: Sequence[int], with_weights: bool):
+def metrics_task(n_losses: int, metric_lists: Sequence[Sequence], numels: Sequence[int]):
     """Per shard: the weighted loss sum of each output, then every metric's partial sums.
 
     Regions per output with a loss: per-sample loss, seed, label, prediction (all RO)."""
@@ -231,9 +231,7 @@ def metrics_task(n_losses: int, metric_lists: Sequence[Sequence], numels: Sequen
             out.append(float(np.vdot(loss.astype(np.float64, copy=False), seed.astype(np.float64, copy=False))))
         for k in range(n_losses):
             seed, y_true, y_pred = regions[4 * k + 1], regions[4 * k + 2], regions[4 * k + 3]
-            sw = None
-            if with_weights:
-                sw = (seed.reshape(seed.shape[0], -1)[:, 0] * numels[k]).astype(np.float32)
+            sw = (seed.reshape(seed.shape[0], -1)[:, 0] * numels[k]).astype(np.float32)
             for m in metric_lists[k]:
                 out.append(m.batch_stats(y_true, y_pred, sw))
         return out
