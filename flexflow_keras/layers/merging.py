@@ -44,7 +44,7 @@ class _Merge(Layer):
                                      f"received shapes {shapes}: dim {i} differs ({a} vs {b}).")
 
     def _op(self, a, b):
-        raise NotImplementedError
+        raise NotImplementedError(f"{type(self).__name__} must define _op(a, b), the merge of two inputs.")
 
     def call(self, inputs):
         xs = self._check_list(inputs)

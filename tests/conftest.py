@@ -1,5 +1,6 @@
-"""CUDA kernel tests run under NUMBA_ENABLE_CUDASIM=1 (driven from tests/kernels/test_kernels_cuda_sim.py in
-a subprocess, since numba reads the variable at import) or on a real GPU; otherwise they skip."""
+"""Suite-wide test setup: CUDA test folders (`tests/**/cuda/`) run under NUMBA_ENABLE_CUDASIM=1 (their
+sim driver tests start them in a subprocess, since numba reads the variable at import) or on a real GPU;
+otherwise they skip."""
 
 import os
 
@@ -22,5 +23,5 @@ def pytest_collection_modifyitems(config, items):
         return
     skip = pytest.mark.skip(reason="no GPU and NUMBA_ENABLE_CUDASIM is not set (the sim driver test runs these)")
     for item in items:
-        if "tests/kernels/cuda/" in str(item.fspath).replace(os.sep, "/"):
+        if "/cuda/" in str(item.fspath).replace(os.sep, "/"):
             item.add_marker(skip)
