@@ -1,5 +1,6 @@
 """CUDA (numba.cuda) conv2d kernels: tiled implicit GEMMs over shared-memory tiles, NHWC, Keras kernel
-layout (KH, KW, C_in, C_out), any strides and TensorFlow padding offsets.
+layout (KH, KW, C_in, C_out), any strides and any top/left padding offsets ("same" or explicit pads, see
+`_conv_geometry`; the bottom/right pads only set the output size).
 
 Each pass is one GEMM whose operands are gathered on the fly (no im2col buffer in device memory):
 
@@ -9,8 +10,10 @@ Each pass is one GEMM whose operands are gathered on the fly (no im2col buffer i
 
 A block of TILE x TILE threads computes a TILE x TILE output tile; `threadIdx.y` walks the tile's rows,
 `threadIdx.x` its columns, so global loads and stores along C_out / C_in are coalesced. dZ (the gradient
-before the activation) is formed once per backward by an elementwise kernel. Launch arithmetic lives in
-`_launch_2d` only. Activations are the device versions of `kernels.activations`' scalar functions.
+before the activation) is formed once per backward by an elementwise kernel. The grad input is a gather
+over every input pixel, so pixels no window reads (a spatial tile's trailing rows) get exactly zero (or
+keep their value when accumulating). Launch arithmetic lives in `_launch_2d` only. Activations are the
+device versions of `kernels.activations`' scalar functions.
 """
 
 from __future__ import annotations

@@ -1,9 +1,10 @@
-"""CUDA (numba.cuda) pooling kernels, NHWC; the semantics of `kernels.pool2d`.
+"""CUDA (numba.cuda) pooling kernels, NHWC; the semantics of `kernels.pool2d`, "valid", "same" or explicit
+pads alike (the kernels see only the top/left offsets and the output size; windows clip to the input).
 
 One thread per output element in the forward; the backward is a gather, one thread per input element
 summing the gradients of the windows that contain it (no atomics, so every run gives the same bits and
-"overwrite" vs "accumulate" is a single store). The channel index is the fastest-varying thread index,
-so loads and stores are coalesced. Launch arithmetic lives in `_launch_1d`.
+"overwrite" vs "accumulate" is a single store; input elements no window reads get zero). The channel
+index is the fastest-varying thread index, so loads and stores are coalesced. Launch arithmetic lives in `_launch_1d`.
 """
 
 from __future__ import annotations

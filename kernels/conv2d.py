@@ -7,11 +7,17 @@ cache, with the algorithm chosen per shape by `choose_cpu_algorithm`:
 - "gemm": im2col of a chunk (Numba) then one BLAS sgemm per chunk through NumPy (forward cols @ W,
   grad kernel cols^T @ dZ, grad input col2im(dZ @ W^T)).
 - "direct": a Numba loop with the output-channel loop innermost, for the 3x3 single-channel forward.
+- "winograd": F(2x2, 3x3) for stride-1 3x3 kernels over wide layers (`_conv_winograd`).
+
+Padding is "valid", "same" (TensorFlow's split) or explicit ((top, bottom), (left, right)) pads
+(`_conv_geometry`): every path works from the top/left offsets and the output size only, reading zeros
+outside the input, so a spatial tile of a convolution runs on its halo'd input slice with its local pads
+and its grad input is zero on rows/columns no window reads, exactly like the whole-array call.
 
 The activation (any `kernels.activations` activation) is applied to each chunk while it is in cache;
 bias + ReLU, the hot case, is one fused Numba pass. Activations whose gradient needs the pre-activation
-(gelu, silu, ...) keep it in a caller-provided `pre_activation` buffer (`needs_pre_activation`). CUDA variants live in `_conv_cuda.py` (imported on first use so
-CPU-only processes never load numba.cuda).
+(gelu, silu, ...) keep it in a caller-provided `pre_activation` buffer (`needs_pre_activation`). CUDA
+variants live in `_conv_cuda.py` (imported on first use so CPU-only processes never load numba.cuda).
 
 All functions write into caller-provided arrays. Scratch buffers (im2col chunks) are cached per thread,
 since shards of the same op run concurrently on several CPU processors. With bias + ReLU or no activation
@@ -29,7 +35,7 @@ import numpy as np
 from kernels import _conv_cpu as _cpu
 from kernels import _conv_winograd as _wg
 from kernels import activations as _acts
-from kernels._conv_geometry import check_padding, pair, window_geometry
+from kernels._conv_geometry import check_window_padding, pair, window_geometry
 
 __all__ = [
     "ConvGeometry", "choose_cpu_algorithm", "conv_geometry", "fused_activation", "needs_pre_activation",
@@ -98,11 +104,14 @@ def conv_geometry(x_shape, kernel_shape, strides=(1, 1), padding="valid", who="c
         raise ValueError(f"{who}: the input has {c} channels (shape {tuple(x_shape)}) but the kernel expects "
                          f"{kc} (kernel shape {tuple(kernel_shape)}).")
     sh, sw = pair(strides, who, "strides")
-    padding = check_padding(padding, who)
+    padding = check_window_padding(padding, who)
     oh, ow, pt, _, pl, _ = window_geometry(h, w, (kh, kw), (sh, sw), padding)
     if oh <= 0 or ow <= 0:
-        raise ValueError(f"{who}: a {kh}x{kw} kernel does not fit the {h}x{w} input with padding='valid'; "
-                         f"use padding='same' or a larger input.")
+        if padding == "valid":
+            raise ValueError(f"{who}: a {kh}x{kw} kernel does not fit the {h}x{w} input with "
+                             f"padding='valid'; use padding='same' or a larger input.")
+        raise ValueError(f"{who}: a {kh}x{kw} kernel does not fit the {h}x{w} input with explicit "
+                         f"padding={padding!r}; give the input more rows/columns or larger pads.")
     return ConvGeometry(n, h, w, c, kh, kw, co, sh, sw, oh, ow, pt, pl)
 
 
@@ -221,7 +230,10 @@ def conv2d_forward_cpu(x, kernel, bias, out, strides=(1, 1), padding="valid", ac
         bias: (C_out,) or None.
         out: (N, OH, OW, C_out) C-contiguous output of x's dtype, written.
         strides: int or pair.
-        padding: "valid" or "same" (TensorFlow's split: the odd pixel at the bottom/right).
+        padding: "valid", "same" (TensorFlow's split: the odd pixel at the bottom/right) or explicit
+            ((top, bottom), (left, right)) non-negative pads: out rows (H + top + bottom - KH) // SH + 1,
+            output row i reads input row i*SH + a - top (zero outside [0, H)). A spatial tile of a
+            larger convolution passes its halo'd input slice and its local pads.
         activation: None, a `kernels.activations` name, or an Activation.
         pre_activation: buffer shaped like `out` receiving conv + bias before the activation; required
             when `needs_pre_activation(activation)`, else optional.

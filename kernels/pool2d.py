@@ -1,9 +1,12 @@
 """2-D max / average pooling and global pooling kernels (NHWC), forward and backward.
 
 Windows follow TensorFlow: "same" padding splits the pad with the odd pixel at the bottom/right, padded
-positions never win a max and are not counted by an average. Max pooling records, per output element,
-the flat spatial index (row * W + col) of its window's first maximum in row-major order; the backward
-routes the gradient there (the op keeps that index as a saved per-sample buffer).
+positions never win a max and are not counted by an average. Explicit pads ((top, bottom), (left,
+right)), each smaller than the window, behave the same way (`_conv_geometry`): a spatial tile of a
+pooling runs on its halo'd input slice with its local pads. Max pooling records, per output element,
+the flat spatial index (row * W + col, in the array the kernel was given) of its window's first maximum
+in row-major order; the backward routes the gradient there (the op keeps that index as a saved
+per-sample buffer). Input rows/columns no window reads get a zero gradient.
 
 CPU loops are Numba `@njit(nogil=True, cache=True)` with the channel loop innermost (contiguous in NHWC,
 vectorised). CUDA variants live in `_conv_pool_cuda.py`, imported on first use.
@@ -14,7 +17,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from kernels._conv_geometry import check_padding, pair, window_geometry
+from kernels._conv_geometry import check_window_padding, pair, window_geometry
 
 __all__ = [
     "MODES", "pool_geometry", "pool2d_forward_cpu", "pool2d_backward_cpu", "pool2d_forward_cuda",
@@ -37,12 +40,18 @@ def pool_geometry(x_shape, pool_size, strides=None, padding="valid", mode="max",
         raise ValueError(f"{who} expects mode 'max' or 'avg', received mode={mode!r}.")
     ph, pw = pair(pool_size, who, "pool_size")
     sh, sw = pair(pool_size if strides is None else strides, who, "strides")
-    padding = check_padding(padding, who)
+    padding = check_window_padding(padding, who)
     _, h, w, _ = x_shape
-    oh, ow, pt, _, pl, _ = window_geometry(h, w, (ph, pw), (sh, sw), padding)
+    oh, ow, pt, pb, pl, pr = window_geometry(h, w, (ph, pw), (sh, sw), padding)
+    if not isinstance(padding, str) and (max(pt, pb) >= ph or max(pl, pr) >= pw):
+        raise ValueError(f"{who}: explicit padding={padding!r} must be smaller than the {ph}x{pw} pool "
+                         f"window on every side (a window of padding only has no value); pass pads "
+                         f"below ({ph}, {pw}).")
     if oh <= 0 or ow <= 0:
+        how = ("padding='valid'; use padding='same'" if padding == "valid"
+               else f"padding={padding!r}; use larger pads")
         raise ValueError(f"{who}: a {ph}x{pw} pool window does not fit the {h}x{w} input with "
-                         f"padding='valid'; use padding='same' or a smaller pool_size.")
+                         f"{how} or a smaller pool_size.")
     return ph, pw, sh, sw, oh, ow, pt, pl
 
 
@@ -103,7 +112,7 @@ def _max2x2_forward(x, pt, pl, out, argmax):
             for j in range(ow):
                 s = 2 * j - pl
                 if r < 0 or r + 2 > h or s < 0 or s + 2 > w:
-                    # a border window of "same" padding: the generic loop on this one output element
+                    # a border window (of "same" or explicit padding): the generic loop on this one element
                     _max_forward(x[n:n + 1], 2, 2, 2, 2, pt - 2 * i, pl - 2 * j, out[n:n + 1, i:i + 1, j:j + 1],
                                  argmax[n:n + 1, i:i + 1, j:j + 1])
                     continue
@@ -275,7 +284,9 @@ def pool2d_forward_cpu(x, out, pool_size, strides=None, padding="valid", mode="m
     Args:
         x: (N, H, W, C) input.
         out: (N, OH, OW, C) output of x's dtype, written.
-        pool_size: int or pair; strides: int, pair or None (= pool_size); padding: "valid" or "same".
+        pool_size: int or pair; strides: int, pair or None (= pool_size).
+        padding: "valid", "same" or explicit ((top, bottom), (left, right)) pads, each smaller than the
+            window: padded positions never win a max and are not counted in an average.
         mode: "max" or "avg".
         argmax: for mode "max", an int32 (N, OH, OW, C) buffer that receives each window's flat spatial
             index of its maximum (row * W + col), needed by the backward; may be None.
