@@ -44,6 +44,7 @@ class Config:
     export_strategy: str | None = None  # --export-strategy
     machine_model: str | None = None  # --machine-model
     seed: int | None = None  # --seed
+    strategy: object = None  # code only: a Strategy or a strategy file path (see execution/choice.py)
     executor: str = "threaded"  # --executor threaded|sequential
     from_cli: frozenset[str] = field(default_factory=frozenset)
 
@@ -148,6 +149,11 @@ def _validate(settings: dict[str, object]) -> None:
     for name, flag in {"gpus": "-ll:gpu", "utils": "-ll:util", "fsize": "-ll:fsize", "zsize": "-ll:zsize"}.items():
         if name in settings and settings[name] is not None and int(settings[name]) < 0:  # type: ignore[arg-type]
             raise ConfigError(f"{flag} must be zero or more, received {settings[name]}.")
+    for name, flag in (("search_budget", "--search-budget"), ("search_alpha", "--search-alpha"),
+                       ("machine_model", "--machine-model")):
+        if name in settings:
+            raise ConfigError(f"{flag} has no effect yet: this version has no strategy search (it trains data "
+                              f"parallel, or with --import-strategy FILE). Remove {flag}.")
     if "executor" in settings and settings["executor"] not in ("threaded", "sequential"):
         raise ConfigError(f"--executor must be 'threaded' or 'sequential', received {settings['executor']!r}.")
 

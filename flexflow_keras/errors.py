@@ -19,3 +19,7 @@ class ConfigError(FlexFlowKerasError, ValueError):
 
 class DataError(FlexFlowKerasError, ValueError):
     """Training data is missing, unreadable, or does not match the model."""
+
+
+class StrategyError(FlexFlowKerasError, ValueError):
+    """A parallelization strategy (or strategy file) does not fit the model or the machine."""

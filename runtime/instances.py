@@ -101,6 +101,18 @@ class Instance:
         return f"Instance({self.fs.label} in {self.memory.name}, box={self.box})"
 
 
+def _contiguous_in(outer, box) -> bool:
+    """Whether `box` is one C-contiguous block of an array covering `outer` (GPU kernels take only those:
+    a device instance is shared by a sub-box only when its view needs no strides)."""
+    olo, ohi = outer
+    lo, hi = box
+    n = len(lo)
+    d = 0
+    while d < n and hi[d] - lo[d] == 1:
+        d += 1
+    return all(lo[e] == olo[e] and hi[e] == ohi[e] for e in range(d + 1, n))
+
+
 def _cut(valid: list, box) -> list:
     out = []
     for piece in valid:
@@ -153,8 +165,10 @@ class Physical:
         if mem.uid == self.sysmem.uid:
             return fs.instances[0]
         box = sub.box
+        on_gpu = mem.kind is MemKind.GPU_FB
         for inst in fs.instances:
-            if inst.memory.uid == mem.uid and box_contains(inst.box, box):
+            if inst.memory.uid == mem.uid and box_contains(inst.box, box) and (
+                    not on_gpu or _contiguous_in(inst.box, box)):
                 return inst
         nbytes = box_volume(box) * fs.dtype.itemsize
         pool = self.pools[mem.uid]

@@ -7,8 +7,9 @@ a GPU variant, spreads index-launch points cyclically over processors of that ki
 processor k mod n, so a point stays put from step to step), sends a single launch that updates a region
 (RW or Reduce) to the processor that last wrote it (owner computes: a chain of updates stays on one
 worker and its data stays in one memory) and round-robins the other single launches, accepts a
-Processor passed as a launch's `tag`, and places every argument in the processor's local memory
-(SYSTEM for CPU/UTIL, the GPU's framebuffer).
+Processor passed as a launch's `tag` (every point there) or a tuple of Processors (one per point of an
+index launch, in the order of its points: an explicit placement, as a strategy gives), and places every
+argument in the processor's local memory (SYSTEM for CPU/UTIL, the GPU's framebuffer).
 """
 
 from __future__ import annotations
@@ -107,11 +108,14 @@ class DefaultMapper(Mapper):
         tag = task_info.tag
         if isinstance(tag, Processor):
             return tag
-        procs = self._procs(task_info)
+        k = 0
         if task_info.index_launch:
-            k = 0
             for c, d in zip(point, task_info.domain, strict=True):
                 k = k * d + c
+        if type(tag) is tuple and tag and isinstance(tag[0], Processor):
+            return _placed(self, task_info, point, tag, k)
+        procs = self._procs(task_info)
+        if task_info.index_launch:
             return procs[k % len(procs)]
         return self._single(task_info, procs, None)
 
@@ -138,6 +142,8 @@ class DefaultMapper(Mapper):
         if isinstance(tag, Processor):
             proc = tag
             validate_processor(self, task_info, point, proc)
+        elif type(tag) is tuple and tag and isinstance(tag[0], Processor):
+            proc = _placed(self, task_info, point, tag, k)
         else:
             procs = self._procs(task_info)
             if task_info.index_launch:
@@ -149,6 +155,17 @@ class DefaultMapper(Mapper):
 
 def _who(mapper) -> str:
     return type(mapper).__name__
+
+
+def _placed(mapper, info: TaskInfo, point, placement: tuple, k: int) -> Processor:
+    """Point `k`'s processor from an explicit placement (a tuple of Processors, one per point)."""
+    if k >= len(placement):
+        raise MappingError(f"Mapper {_who(mapper)}: task '{info.name}' point {point} (number {k}) has no entry in "
+                           f"its placement of {len(placement)} processor(s); give one Processor per point of "
+                           f"the launch domain {info.domain}.")
+    proc = placement[k]
+    validate_processor(mapper, info, point, proc)
+    return proc
 
 
 def validate_processor(mapper, info: TaskInfo, point, proc) -> None:

@@ -374,6 +374,13 @@ class Runtime(Binder, Reductions):
             raise TypeError(f"rtm.trace expects a non-empty str name, received {name!r}")
         return TraceScope(self, name, wait, strict)
 
+    def forget_trace(self, name: str) -> bool:
+        """Drop the record of trace `name`, so the regions only it refers to can be freed (a program
+        that will not run again). Returns whether there was one."""
+        if self._trace is not None and self._trace.name == name:
+            raise TraceError(f"rtm.forget_trace('{name}') inside that trace; call it after the trace ends.")
+        return self._traces.pop(name, None) is not None
+
     def _begin_trace(self, scope: TraceScope) -> None:
         if self._closed:
             raise RuntimeSystemError("this Runtime has been shut down")

@@ -1,9 +1,11 @@
 """The engine a compiled model trains on: regions, tasks and step programs over the runtime.
 
-State: the training graph, its gradient plan, the weight store (values, gradients, optimizer slots),
-per batch size a `BatchStore` and the train/eval/predict `StepProgram`s, and the data-parallel degree.
-Variables stay the user's view of the weights: the engine pulls values back lazily (only after a step
-has changed them) and pushes host assignments (`set_weights`) into the regions.
+State: the training graph and its stable op names, its gradient plan, the weight store (values,
+gradients, optimizer slots), per batch size a `BatchStore`, the `Strategy` in effect and, per (mode,
+batch size), the `StepProgram` that runs it. Setting another strategy drops the programs (and their
+runtime traces) of the old one; the regions of a batch size are shared by every strategy. Variables stay
+the user's view of the weights: the engine pulls values back lazily (only after a step has changed them)
+and pushes host assignments (`set_weights`) into the regions.
 """
 
 from __future__ import annotations
@@ -17,12 +19,16 @@ from collections.abc import Callable, Sequence
 import numpy as np
 
 from flexflow_keras import config as _config
+from flexflow_keras.execution import choice
 from flexflow_keras.execution.context import get_runtime
 from flexflow_keras.execution.gradients import plan_gradients
 from flexflow_keras.execution.step import StepProgram
 from flexflow_keras.execution.store import BatchStore, WeightStore
 from flexflow_keras.execution.training_graph import TrainingGraph
 from flexflow_keras.ops.graph import OpGraph, Variable
+from flexflow_keras.ops.naming import node_names
+from flexflow_keras.ops.strategy import Strategy, check_strategy, complete
+from runtime import ProcKind
 
 log = logging.getLogger("flexflow_keras")
 _serial = itertools.count()
@@ -48,7 +54,7 @@ class Engine:
     """
 
     def __init__(self, tgraph: TrainingGraph, variables: Sequence[Variable], trainable: Sequence[Variable],
-                 optimizer, metric_objects: Sequence[Sequence]):
+                 optimizer, metric_objects: Sequence[Sequence], strategy=None):
         self.rtm = get_runtime()
         self.name = f"engine{next(_serial)}"  # trace names are per engine: the runtime is shared
         self.tgraph = tgraph
@@ -64,11 +70,18 @@ class Engine:
         seeds = {t.uid for t in tgraph.per_sample_losses if t is not None}
         self.grad_plan = plan_gradients(tgraph.graph, seeds, self.trainable_uids)
         self.predict_nodes = OpGraph(tgraph.model_inputs, tgraph.model_outputs).nodes
+        self.node_names = node_names(tgraph.graph)
+        machine = self.rtm.machine
+        self.proc_kind = ProcKind.GPU if machine.processors(ProcKind.GPU) else ProcKind.CPU
+        self.processors = machine.processors(self.proc_kind)
         self._tasks: dict[tuple, object] = {}
-        self._stores: dict[tuple[int, int], BatchStore] = {}
-        self._programs: dict[tuple[str, int, int], StepProgram] = {}
+        self._stores: dict[int, BatchStore] = {}
+        self._programs: dict[tuple[str, int], StepProgram] = {}
         self._dirty = False
-        self.degree: int | None = None
+        self.strategy: Strategy | None = None
+        self.code_strategy: Strategy | None = strategy  # given in code (compile(strategy=...))
+        self._strategy_serial = itertools.count()
+        self._strategy_id = 0
         for v in self.variables:
             v._sync_hook = self._pull
             v._on_assign = (lambda var: (lambda: self.weights.push(var)))(v)
@@ -99,21 +112,48 @@ class Engine:
             t = self._tasks[key] = build(*args)
         return t
 
-    def _degree_for(self, batch: int) -> int:
-        d = self.degree or 1
-        while d > 1 and batch % d:
-            d -= 1
-        return d
+    def set_strategy(self, strategy: Strategy, fill_degree: int = 1) -> Strategy:
+        """Check `strategy` against the graph and the machine, fill the ops it does not name with data
+        parallelism of `fill_degree`, and run every later step under it. Returns the completed strategy.
+
+        Raises:
+            StrategyError: naming the op and what does not fit.
+        """
+        graph = self.tgraph.graph
+        if not any(t is not None for t in self.tgraph.per_sample_losses):
+            # an engine for predict has no loss ops: a training strategy's loss entries do not apply
+            known = set(self.node_names.values())
+            strategy = Strategy({k: v for k, v in strategy.configs if k in known or not k.startswith("loss")},
+                                strategy.source)
+        check_strategy(graph, strategy, len(self.processors), self.proc_kind.value)
+        full, missing = complete(graph, strategy, fill_degree, len(self.processors))
+        if missing and len(missing) < len(graph.nodes):
+            log.info("strategy (%s) does not name %d op(s), which run data parallel (degree %d): %s",
+                     strategy.source, len(missing), fill_degree, ", ".join(missing))
+        if self.strategy is not None and full == self.strategy:
+            return self.strategy
+        for prog in self._programs.values():
+            self.rtm.forget_trace(prog.trace_name)
+        self._programs.clear()
+        self.strategy = full
+        self._strategy_id = next(self._strategy_serial)
+        return full
+
+    def data_parallel(self, degree: int) -> Strategy:
+        return Strategy.data_parallel(self.tgraph.graph, degree, len(self.processors))
+
+    def _store(self, batch: int) -> BatchStore:
+        store = self._stores.get(batch)
+        if store is None:
+            store = self._stores[batch] = BatchStore(self.rtm, batch)
+        return store
 
     def program(self, mode: str, batch: int) -> StepProgram:
-        degree = self._degree_for(batch)
-        key = (mode, batch, degree)
+        key = (mode, batch)
         prog = self._programs.get(key)
         if prog is None:
-            store = self._stores.get((batch, degree))
-            if store is None:
-                store = self._stores[(batch, degree)] = BatchStore(self.rtm, batch, degree)
-            prog = self._programs[key] = StepProgram(self, mode, batch, degree, store)
+            prog = self._programs[key] = StepProgram(self, mode, batch, self._store(batch), self.strategy,
+                                                     self._strategy_id)
         return prog
 
     # --- steps ----------------------------------------------------------------------------------------------
@@ -125,8 +165,8 @@ class Engine:
         """Issue one training step without waiting for it; `collect_train` gives its results. The
         training loop issues step k+1 before collecting step k, so the processors never wait for the
         host's bookkeeping; the runtime orders the steps by their privileges."""
-        if self.degree is None:
-            self.choose_degree(sources, rows, seed)
+        if self.strategy is None:
+            choice.choose(self, self.code_strategy, sources, rows, seed)
         opt = self.optimizer
         iteration = int(opt.iterations)
         lr = float(opt.learning_rate_at(iteration))
@@ -138,20 +178,20 @@ class Engine:
 
     def collect_train(self, handle):
         prog, fm, pen = handle
-        penalty = sum(float(f.get()) for f in pen)
+        penalty = sum(float(v) for fmap in pen for v in fmap.get())
         return self._collect(prog, fm) + (penalty,)
 
     def eval_step(self, sources, rows: np.ndarray, seed: int = 0):
         """Forward in inference mode with losses and metrics. Returns (loss per output, metric stats)."""
-        if self.degree is None:
-            self.degree = self._default_degree()
+        if self.strategy is None:
+            self.set_strategy(self.code_strategy or self.data_parallel(self.default_degree()), self.default_degree())
         prog = self.program("eval", len(rows))
         fm, _ = prog.run(sources, rows, 0, seed)
         return self._collect(prog, fm)
 
     def predict_step(self, sources, rows: np.ndarray) -> list[np.ndarray]:
-        if self.degree is None:
-            self.degree = self._default_degree()
+        if self.strategy is None:
+            self.set_strategy(self.code_strategy or self.data_parallel(self.default_degree()), self.default_degree())
         prog = self.program("predict", len(rows))
         prog.run(sources, rows, 0, 0)
         return prog.outputs()
@@ -174,7 +214,12 @@ class Engine:
         return losses, stats
 
     # --- data-parallel degree ---------------------------------------------------------------------------
-    def _default_degree(self) -> int:
+    def machine_summary(self) -> dict:
+        """The machine a strategy file records: GPUs and CPUs of this process's machine, and nodes."""
+        m = self.rtm.machine
+        return {"gpus": len(m.processors(ProcKind.GPU)), "cpus": len(m.processors(ProcKind.CPU)), "nodes": 1}
+
+    def default_degree(self) -> int:
         cfg = _config.get()
         if cfg.data_parallel_degree:
             return cfg.data_parallel_degree
@@ -200,17 +245,14 @@ class Engine:
         Every degree computes the same numbers (up to rounding), so the choice only affects speed."""
         cands = [d for d in self.candidate_degrees() if len(rows) % d == 0] or [1]
         if len(cands) == 1:
-            self.degree = cands[0]
-            self._apply_thread_policy(self.degree)
-            log.info("data-parallel degree %d over %d processor(s)", self.degree, self.degree)
-            return self.degree
+            self.set_strategy(self.data_parallel(cands[0]))
+            self._apply_thread_policy(cands[0])
+            log.info("data-parallel degree %d over %d processor(s)", cands[0], min(cands[0], len(self.processors)))
+            return cands[0]
         snapshot = self._snapshot()
         iteration0 = int(self.optimizer.iterations)
 
-        def one_step(d: int) -> float:
-            if self.degree != d:
-                self.degree = d
-                self._apply_thread_policy(d)
+        def one_step() -> float:
             prog = self.program("train", len(rows))
             t0 = time.perf_counter()
             fm, pen = prog.run(sources, rows, 0, seed, iteration0, 0.0)
@@ -218,24 +260,26 @@ class Engine:
                 fm.get()
             for f in pen:
                 f.get()
-            dt = time.perf_counter() - t0
-            log.debug("calibration: degree %d step %.2f ms", d, dt * 1e3)
-            return dt
+            return time.perf_counter() - t0
 
         times = {}
         for d in cands:
+            self.set_strategy(self.data_parallel(d))
+            self._apply_thread_policy(d)
             # Two untimed steps first: they record the trace, place the data, and let the BLAS thread
             # pool settle after the thread-count change (switching degree every step would measure
             # the switch, not the degree).
-            one_step(d)
-            one_step(d)
-            times[d] = min(one_step(d) for _ in range(5))
+            one_step()
+            one_step()
+            times[d] = min(one_step() for _ in range(5))
+            log.debug("calibration: degree %d step %.2f ms", d, times[d] * 1e3)
         self._restore(snapshot)
-        self.degree = min(times, key=times.get)
-        self._apply_thread_policy(self.degree)
+        best = min(times, key=times.get)
+        self.set_strategy(self.data_parallel(best))
+        self._apply_thread_policy(best)
         table = ", ".join(f"degree {d}: {t * 1e3:.2f} ms/step" for d, t in times.items())
-        log.info("data-parallel degree %d chosen by measurement (%s)", self.degree, table)
-        return self.degree
+        log.info("data-parallel degree %d chosen by measurement (%s)", best, table)
+        return best
 
     def _apply_thread_policy(self, degree: int) -> None:
         cores = os.cpu_count() or 1

@@ -1,7 +1,15 @@
-"""One step's launch sequence for one batch size and degree: train, evaluate or predict.
+"""One step's launch sequence for one strategy and batch size: train, evaluate or predict.
 
-`StepProgram.run` issues the launches inside `rtm.trace(...)`, so the first step records the dependence
-graph and mapping and every later step with the same batch size replays it.
+`StepProgram` lowers the training graph under a `Strategy` onto the runtime: per op a `NodeLayout`
+(launch domain, tiles, placement), and per launch the partitions of its regions from the tiles. Weights
+are split along the dims the tiles split them and replicated along the others; where the pieces of a
+launch share elements of an input or a weight, their gradients are reductions (`Reduce("+")`, the
+region zeroed first when they are the first writer), and so are the outputs of an op whose contraction
+is split into partial results. The runtime derives every dependence and brings the data where a
+consumer reads a tensor in another layout than its producer wrote it.
+
+`run` issues the launches inside `rtm.trace(...)`: the first step records the dependence graph and the
+mapping, and every later step with the same batch size and strategy replays it.
 """
 
 from __future__ import annotations
@@ -11,46 +19,74 @@ import os
 import numpy as np
 
 from flexflow_keras.execution import tasks as T
-from flexflow_keras.execution.store import BatchStore, is_batched
+from flexflow_keras.execution.layout import NodeLayout
+from flexflow_keras.execution.store import BatchStore, arg_for
 from flexflow_keras.execution.tasks import RW, SUM, WD
+from flexflow_keras.ops import parallel as par
+from runtime import POINT
 
 _MODES = ("train", "eval", "predict")
 
 
 class StepProgram:
-    """The launches of one mode for a `BatchStore`."""
+    """The launches of one mode for one batch size under one strategy."""
 
-    def __init__(self, engine, mode: str, batch: int, degree: int, store: BatchStore):
+    def __init__(self, engine, mode: str, batch: int, store: BatchStore, strategy, trace_id: int):
         if mode not in _MODES:
             raise ValueError(f"StepProgram mode must be one of {_MODES}, received {mode!r}")
-        self.engine, self.mode, self.batch, self.degree, self.store = engine, mode, batch, degree, store
-        self.colors = (degree,)
-        self.trace_name = f"{engine.name}.{mode}_step_b{batch}_d{degree}"
+        self.engine, self.mode, self.batch, self.store, self.strategy = engine, mode, batch, store, strategy
+        self.trace_name = f"{engine.name}.{mode}_step_b{batch}_s{trace_id}"
         tg = engine.tgraph
         self.loss_outputs = [i for i, t in enumerate(tg.per_sample_losses) if t is not None]
         self._prepare()
 
     # ---------------------------------------------------------------------------------------------------
+    def _layout(self, node, training: bool) -> NodeLayout:
+        lay = self.layouts.get(node.uid)
+        if lay is None:
+            e = self.engine
+            name = e.node_names[node.uid]
+            lay = self.layouts[node.uid] = NodeLayout(node, name, self.strategy.get(name), self.store,
+                                                      e.processors, training)
+        return lay
+
+    def _batch_arg(self, region, degree: int):
+        boxes = par.tile_boxes(region.shape, (degree,) + (1,) * (len(region.shape) - 1))
+        return arg_for(self.store.parts, region, boxes, [(k,) for k in range(degree)], (degree,))
+
     def _prepare(self) -> None:
         e, s, tg = self.engine, self.store, self.engine.tgraph
         training = self.mode == "train"
         with_labels = self.mode != "predict"
-        self.x_parts = [s.act(t).part for t in tg.model_inputs]
-        self.y_parts = [s.act(tg.labels[i]).part for i in self.loss_outputs] if with_labels else []
+        self.layouts: dict[int, NodeLayout] = {}
+        nodes = tg.graph.nodes if self.mode != "predict" else e.predict_nodes
+        for n in nodes:
+            self._layout(n, training)
+        # The loader and the metric partial sums split the batch like the loss (or the first op).
+        outs = [t for t in tg.per_sample_losses if t is not None] + list(tg.model_outputs)
+        ref = [self.layouts[t.node.uid] for t in outs if t.node is not None and t.node.uid in self.layouts]
+        ref = ref or list(self.layouts.values())
+        lay0 = ref[0] if ref else None
+        degree = 1
+        if lay0 is not None and lay0.sample_dim is not None:
+            degree = lay0.config.degrees[lay0.sample_dim]
+        self.io_degree = max(1, min(degree, self.batch))
+        d = self.io_degree
+        bounds = par.tile_boxes((self.batch,), (d,))
+        self.ranges = {(k,): (b[0][0], b[1][0]) for k, b in enumerate(bounds)}
+        self.x_args = [self._batch_arg(s.act(t), d) for t in tg.model_inputs]
+        self.y_args = [self._batch_arg(s.act(tg.labels[i]), d) for i in self.loss_outputs] if with_labels else []
         seeds = [s.grad(tg.per_sample_losses[i]) for i in self.loss_outputs]
-        self.seed_parts = [p.part for p in seeds]
         # The loader writes each loss's seed, d(loss)/d(per-sample loss) = sample_weight / elements
         # (sample_weight is ones when the user gave none), so weighted and unweighted steps are one trace.
-        self.numels = tuple(int(np.prod(s.act(tg.per_sample_losses[i]).region.shape)) for i in self.loss_outputs)
-        index = s.index()
-        self.loader = e.cached(("loader", len(self.x_parts), len(self.y_parts), with_labels),
-                               T.loader_task, len(self.x_parts), len(self.y_parts), with_labels)
-        self.loader_args = [*self.x_parts, *self.y_parts, *(self.seed_parts if with_labels else []),
-                            index.part]
-        nodes = tg.graph.nodes if self.mode != "predict" else e.predict_nodes
+        self.numels = tuple(int(np.prod(s.act(tg.per_sample_losses[i]).shape)) for i in self.loss_outputs)
+        self.loader = e.cached(("loader", len(self.x_args), len(self.y_args), with_labels),
+                               T.loader_task, len(self.x_args), len(self.y_args), with_labels)
+        self.loader_args = [*self.x_args, *self.y_args,
+                            *([self._batch_arg(r, d) for r in seeds] if with_labels else [])]
         self.forward = [self._forward_entry(n, training) for n in nodes]
         self.backward = []
-        self.zero_fill = []
+        self.zero_fill: list = []
         self.updates: dict[int, list] = {}  # backward entry index -> update launches after it
         self._last_writer: dict[int, int] = {}  # variable uid -> last backward entry writing its grad
         if training:
@@ -61,113 +97,115 @@ class StepProgram:
             args = []
             for i in self.loss_outputs:
                 lt = tg.per_sample_losses[i]
-                args += [s.act(lt).part, s.grads[lt.uid].part, s.act(tg.labels[i]).part,
-                         s.act(tg.model_outputs[i]).part]
+                args += [self._batch_arg(r, d) for r in (s.act(lt), s.grads[lt.uid], s.act(tg.labels[i]),
+                                                         s.act(tg.model_outputs[i]))]
             mlists = [e.metric_objects[i] for i in self.loss_outputs]
             self.metrics = (e.cached(("metrics", tuple(self.loss_outputs), self.numels),
                                      T.metrics_task, len(self.loss_outputs), mlists, self.numels), args)
 
-    @staticmethod
-    def sharded(node) -> bool:
-        """Nodes with a batch-dim output run as index launches over the shards; the others (constants,
-        reductions over the batch) as one task on whole regions."""
-        return any(is_batched(t.spec) for t in node.outputs)
-
-    def _arg(self, piece, sharded: bool):
-        return piece.part if sharded else piece.region
-
     def _forward_entry(self, node, training: bool):
         e, s = self.engine, self.store
-        sh = self.sharded(node)
+        lay = self.layouts[node.uid]
         saved = s.node_saved(node)
         stats = s.node_stats(node) if training else []
-        with_index = sh and getattr(node.op, "needs_sample_index", node.op.type_name == "dropout")
-        ftask = e.cached(("fwd", node.uid, len(saved), len(stats), with_index),
-                         T.forward_task, node, len(saved), len(stats), with_index)
-        args = [self._arg(s.act(t), sh) for t in node.inputs] + [e.weights.value[w.uid] for w in node.weights]
-        args += [self._arg(s.act(t), sh) for t in node.outputs] + [self._arg(p, sh) for p in saved]
-        args += list(stats)
-        if with_index:
-            args.append(s.index().part)
-        pre = None
-        post = None
+        out_priv = SUM if lay.parts > 1 else WD
+        ftask = e.cached(("fwd", node.uid, len(saved), len(stats), repr(out_priv)),
+                         T.forward_task, node, lay.name, len(saved), len(stats), out_priv)
+        ins = [lay.arg(s.act(t), "inputs", i) for i, t in enumerate(node.inputs)]
+        ws = [lay.arg(e.weights.value[w.uid], "weights", j) for j, w in enumerate(node.weights)]
+        args = ins + ws + [lay.arg(s.act(t), "outputs", i) for i, t in enumerate(node.outputs)]
+        args += [lay.arg(r, "saved", i) for i, r in enumerate(saved)]
+        st_args = [lay.arg(r, "stats", i) for i, r in enumerate(stats)]
+        args += st_args
+        fills = [s.act(t) for t in node.outputs] if lay.parts > 1 else []
+        pre = post = None
         if stats:
-            reduce = self.degree > 1
-            stask = e.cached(("stats", node.uid, len(stats), reduce),
-                             T.stats_task, node, len(stats), reduce)
-            sargs = [self._arg(s.act(t), sh) for t in node.inputs] + [e.weights.value[w.uid] for w in node.weights]
-            pre = (stask, sargs + list(stats))
+            reduce = any(lay.shared(a) for a in st_args)
+            stask = e.cached(("stats", node.uid, len(stats), reduce), T.stats_task, node, lay.name, len(stats),
+                             reduce)
+            pre = (stask, ins + ws + st_args, stats)
             mask = tuple(w.uid not in e.trainable_uids for w in node.weights)
             utask = e.cached(("state", node.uid, len(stats), mask),
-                             T.state_update_task, node, len(stats), mask)
-            post = (utask, list(stats) + [e.weights.value[w.uid] for w in node.weights])
-        return sh, ftask, args, pre, post, stats
+                             T.state_update_task, node, lay.name, len(stats), mask)
+            post = (utask, list(stats) + [e.weights.value[w.uid] for w in node.weights], lay.placement[0])
+        return lay, ftask, args, fills, pre, post
+
+    def _grad_priv(self, lay: NodeLayout, arg, mode: str | None, region, fills: dict):
+        if mode is None:
+            return None
+        if lay.shared(arg):
+            if mode in ("write", "scratch"):
+                fills[region.uid] = region
+            return SUM
+        return RW if mode == "add" else WD
 
     def _prepare_backward(self) -> None:
         e, s = self.engine, self.store
         gp = e.grad_plan
-        reduce = self.degree > 1
         fills: dict[int, object] = {}
         for node in gp.backward_nodes:
-            sh = self.sharded(node)
+            lay = self.layouts[node.uid]
             saved = s.node_saved(node)
             stats = s.node_stats(node)
-            gin = []
-            for t, m in zip(node.inputs, gp.input_modes[node.uid], strict=True):
+            gin, gi_args = [], []
+            for i, (t, m) in enumerate(zip(node.inputs, gp.input_modes[node.uid], strict=True)):
+                arg = lay.arg(s.grad(t), "inputs", i) if m is not None else None
+                p = self._grad_priv(lay, arg, m, s.grads.get(t.uid), fills)
+                gin.append(p)
+                if p is not None:
+                    gi_args.append(arg)
+            gw, gw_args = [], []
+            for j, (w, m) in enumerate(zip(node.weights, gp.weight_modes[node.uid], strict=True)):
                 if m is None:
-                    gin.append(None)
-                elif sh and reduce and not is_batched(t.spec):
-                    # a tensor without a batch dim read by every shard: its gradient is a reduction
-                    gin.append(SUM)
-                    fills[t.uid] = s.grad(t).region
-                else:
-                    gin.append(WD if m == "write" else RW)
-            gw = [None if m is None else (SUM if reduce else (RW if m == "add" else WD))
-                  for m in gp.weight_modes[node.uid]]
-            base = [self._arg(s.act(t), sh) for t in node.inputs] + [e.weights.value[w.uid] for w in node.weights]
-            base += [self._arg(s.act(t), sh) for t in node.outputs] + [self._arg(p, sh) for p in saved]
-            base += list(stats)
-            gouts = []
-            for t in node.outputs:
+                    gw.append(None)
+                    continue
+                region = e.weights.scratch_grad(w) if m == "scratch" else e.weights.grad[w.uid]
+                arg = lay.arg(region, "weights", j)
+                gw.append(self._grad_priv(lay, arg, m, region, fills))
+                gw_args.append(arg)
+            base = [lay.arg(s.act(t), "inputs", i) for i, t in enumerate(node.inputs)]
+            base += [lay.arg(e.weights.value[w.uid], "weights", j) for j, w in enumerate(node.weights)]
+            base += [lay.arg(s.act(t), "outputs", i) for i, t in enumerate(node.outputs)]
+            base += [lay.arg(r, "saved", i) for i, r in enumerate(saved)]
+            base += [lay.arg(r, "stats", i) for i, r in enumerate(stats)]
+            for i, t in enumerate(node.outputs):
                 if t.uid not in s.grads:
-                    e.rtm.fill(s.grad(t).region, 0.0)  # an output nobody differentiates: zero gradient
-                gouts.append(self._arg(s.grads[t.uid], sh))
-            base += gouts
-            gi_args = [self._arg(s.grad(t), sh) for t, p in zip(node.inputs, gin, strict=True) if p is not None]
-            gw_args = []
-            for w, m in zip(node.weights, gp.weight_modes[node.uid], strict=True):
-                if m == "scratch":
-                    gw_args.append(e.weights.scratch_grad(w))
-                    if reduce:
-                        fills[-w.uid] = e.weights.scratch_grad(w)
-                elif m is not None:
-                    gw_args.append(e.weights.grad[w.uid])
+                    e.rtm.fill(s.grad(t), 0.0)  # an output nobody differentiates: zero gradient
+                base.append(lay.arg(s.grads[t.uid], "outputs", i))
             key = (node.uid, len(saved), len(stats), tuple(map(repr, gin)), tuple(map(repr, gw)))
             if node.op.two_stage_backward:
-                t1 = e.cached(("bw_w",) + key, T.backward_task, node, len(saved), len(stats), gin, gw,
+                t1 = e.cached(("bw_w",) + key, T.backward_task, node, lay.name, len(saved), len(stats), gin, gw,
                               "weights")
-                t2 = e.cached(("bw_i",) + key, T.backward_task, node, len(saved), len(stats), gin, gw,
+                t2 = e.cached(("bw_i",) + key, T.backward_task, node, lay.name, len(saved), len(stats), gin, gw,
                               "inputs")
-                self.backward.append((sh, t1, base + gw_args))
-                self.backward.append((sh, t2, base + gw_args + gi_args))
+                self.backward.append((lay, t1, base + gw_args))
+                self.backward.append((lay, t2, base + gw_args + gi_args))
             else:
-                t = e.cached(("bw",) + key, T.backward_task, node, len(saved), len(stats), gin, gw)
-                self.backward.append((sh, t, base + gi_args + gw_args))
+                t = e.cached(("bw",) + key, T.backward_task, node, lay.name, len(saved), len(stats), gin, gw)
+                self.backward.append((lay, t, base + gi_args + gw_args))
             for w, m in zip(node.weights, gp.weight_modes[node.uid], strict=True):
                 if m in ("write", "add"):
                     self._last_writer[w.uid] = len(self.backward) - 1
-        if reduce:
-            self.zero_fill = [e.weights.grad[v.uid] for v in e.weights.trainable] + list(fills.values())
+        self.zero_fill = list(fills.values())
+
+    def _owners(self):
+        """Variable uid -> (first node reading it, its weight index there): whose layout places it."""
+        owners = {}
+        for node in self.engine.tgraph.graph.nodes:
+            for j, w in enumerate(node.weights):
+                owners.setdefault(w.uid, (node, j))
+        return owners
 
     def _prepare_update(self) -> None:
         """Optimizer update tasks, issued right after the backward task that completes their gradients.
 
-        With one BLAS thread per shard (degree >= cores) there is one task per variable: the last
-        layers' updates overlap the remaining backward work on the other processors, and the next
-        step's forward of a layer waits only for that layer's update (measured: CNN b64 on 2 cores
-        ~1.4k -> ~1.7k samples/s). When a shard's kernels already use every core (degree 1 on 2 cores),
-        overlapping updates only oversubscribe them (MLP b64: 19.7k -> 15.5k samples/s in one A/B run;
-        run-to-run noise on this machine is about +-20%), so one task
+        A weight the strategy splits across processors is updated in pieces on those processors (rows
+        on CPUs, the op's own tiles on GPUs, where each piece lives), when the update is element-wise
+        (no clipnorm, no constraint or non-element-wise regularizer). A whole weight: with one BLAS thread
+        per shard (degree >= cores) there is one task per variable, so the last layers' updates overlap
+        the remaining backward work on the other processors (measured: CNN b64 on 2 cores ~1.4k -> ~1.7k
+        samples/s); when a shard's kernels already use every core (degree 1 on 2 cores), overlapping
+        updates only oversubscribe them (MLP b64: 19.7k -> 15.5k samples/s in one A/B run), so one task
         updates every variable; likewise when the optimizer needs all gradients at once
         (global_clipnorm)."""
         e = self.engine
@@ -176,52 +214,95 @@ class StepProgram:
         written = [v for v in e.weights.trainable if v.uid in self._last_writer]
         if not written:
             return
+        owners = self._owners()
+        opt = e.optimizer
+        elementwise = getattr(opt, "elementwise", False) and not getattr(opt, "needs_all_variables", False)
+        whole = []
+        for v in written:
+            node, j = owners[v.uid]
+            lay = self.layouts[node.uid]
+            devices = sorted({lay.placement[k] for k, t in enumerate(lay.tiles)
+                              if t.weights[j] != par.whole(v.shape)}, key=lambda p: p.uid)
+            splittable = (elementwise and v.constraint is None and len(v.shape) > 0 and
+                          (v.regularizer is None or getattr(v.regularizer, "elementwise", False)))
+            if len(devices) > 1 and splittable:
+                self._tiled_update(v, lay, j, devices)
+            else:
+                whole.append((v, lay.placement[0]))
         cores = os.cpu_count() or 1
-        split = cores // self.degree <= 1 and not getattr(e.optimizer, "needs_all_variables", False)
-        groups = [[v] for v in written] if split else [written]
-        for vs in groups:
-            n_slots = tuple(len(e.weights.slots[v.uid]) for v in vs)
-            regularized = any(v.regularizer is not None for v in vs)
-            utask = e.cached(("update", tuple(v.uid for v in vs), n_slots, regularized),
-                             T.update_task, e.optimizer, vs, n_slots, regularized)
+        degree = max(self.io_degree, 1)
+        split = cores // degree <= 1 and not getattr(opt, "needs_all_variables", False)
+        groups = [[item] for item in whole] if split else ([whole] if whole else [])
+        for items in groups:
+            vs = [v for v, _ in items]
+            utask = self._update_task(vs)
             args = [e.weights.value[v.uid] for v in vs] + [e.weights.grad[v.uid] for v in vs]
             for v in vs:
                 args += e.weights.slots[v.uid]
             after = max(self._last_writer[v.uid] for v in vs)
-            self.updates.setdefault(after, []).append((utask, args))
+            self.updates.setdefault(after, []).append((utask, (1,), args, (items[0][1],)))
+
+    def _update_task(self, vs):
+        e = self.engine
+        n_slots = tuple(len(e.weights.slots[v.uid]) for v in vs)
+        regularized = any(v.regularizer is not None for v in vs)
+        return e.cached(("update", tuple(v.uid for v in vs), n_slots, regularized),
+                        T.update_task, e.optimizer, vs, n_slots, regularized)
+
+    def _tiled_update(self, v, lay: NodeLayout, j: int, devices) -> None:
+        e = self.engine
+        if devices[0].kind.value == "GPU":
+            seen: dict = {}
+            for k, t in enumerate(lay.tiles):
+                seen.setdefault(t.weights[j], lay.placement[k])
+            boxes, procs = list(seen), list(seen.values())
+        else:  # rows: contiguous pieces of the host arrays
+            n = min(len(devices), v.shape[0])
+            boxes = par.tile_boxes(v.shape, (n,) + (1,) * (len(v.shape) - 1))
+            procs = devices[:n]
+        colors = [(k,) for k in range(len(boxes))]
+        dom = (len(boxes),)
+
+        def part(region):
+            return arg_for(self.store.parts, region, boxes, colors, dom)
+
+        args = [part(e.weights.value[v.uid]), part(e.weights.grad[v.uid])]
+        args += [part(r) for r in e.weights.slots[v.uid]]
+        self.updates.setdefault(self._last_writer[v.uid], []).append(
+            (self._update_task([v]), dom, args, tuple(procs)))
 
     def run(self, sources, rows, step: int, seed: int, iteration: int = 0, lr: float = 0.0):
-        """Issue one step. Returns (metrics FutureMap or None, list of penalty Futures)."""
-        rtm, c, gb = self.engine.rtm, self.colors, self.batch
-        training = self.mode == "train"
+        """Issue one step. Returns (metrics FutureMap or None, the update launches' penalty FutureMaps)."""
+        rtm, gb = self.engine.rtm, self.batch
         fm, pen = None, []
+        training = self.mode == "train"
         with rtm.trace(self.trace_name):
-            rtm.index_launch(self.loader, c, *self.loader_args, sources, rows, self.numels)
+            rtm.index_launch(self.loader, (self.io_degree,), *self.loader_args, sources, rows, self.numels,
+                             self.ranges, POINT)
             for r in self.zero_fill:
                 rtm.fill(r, 0.0)
-            for sharded, ftask, args, pre, post, stats in self.forward:
+            for lay, ftask, args, fills, pre, post in self.forward:
                 if pre is not None:
-                    for r in stats:
+                    for r in pre[2]:
                         rtm.fill(r, 0.0)
-                    rtm.index_launch(pre[0], c, *pre[1], step, gb)
-                if sharded:
-                    rtm.index_launch(ftask, c, *args, training, step, seed, gb)
-                else:
-                    rtm.launch(ftask, *args, training, step, seed, gb)
+                    rtm.index_launch(pre[0], lay.domain, *pre[1], step, gb, lay.by_color, POINT,
+                                     tag=lay.placement)
+                for r in fills:
+                    rtm.fill(r, 0.0)
+                rtm.index_launch(ftask, lay.domain, *args, training, step, seed, gb, lay.by_color, POINT,
+                                 tag=lay.placement)
                 if post is not None:
-                    rtm.launch(post[0], *post[1], step, gb)
-            for i, (sharded, btask, args) in enumerate(self.backward):
-                if sharded:
-                    rtm.index_launch(btask, c, *args, step, seed, gb)
-                else:
-                    rtm.launch(btask, *args, step, seed, gb)
-                for utask, uargs in self.updates.get(i, ()):
-                    pen.append(rtm.launch(utask, *uargs, iteration, lr))
+                    rtm.launch(post[0], *post[1], step, gb, tag=post[2])
+            for i, (lay, btask, args) in enumerate(self.backward):
+                rtm.index_launch(btask, lay.domain, *args, step, seed, gb, lay.by_color, POINT, tag=lay.placement)
+                for utask, dom, uargs, procs in self.updates.get(i, ()):
+                    pen.append(rtm.index_launch(utask, dom, *uargs, iteration, lr, tag=procs))
             if self.metrics is not None:
-                fm = rtm.index_launch(self.metrics[0], c, *self.metrics[1])
+                fm = rtm.index_launch(self.metrics[0], (self.io_degree,), *self.metrics[1])
         return fm, pen
 
     def outputs(self) -> list:
         """Host copies of the model outputs (after a predict or eval step)."""
         tg = self.engine.tgraph
-        return [self.engine.rtm.read(self.store.act(t).region) for t in tg.model_outputs]
+        return [self.engine.rtm.read(self.store.act(t)) for t in tg.model_outputs]
+

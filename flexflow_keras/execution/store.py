@@ -2,8 +2,8 @@
 
 `WeightStore` holds, for every variable, a value region (and for trainable ones a gradient region and
 the optimizer's slot regions); it lives as long as the compiled model. `BatchStore` holds the regions
-of one batch size: each activation, its gradient, the saved and statistics buffers of each node, labels,
-per-sample loss seeds and the sample-index region, with their equal partitions along the batch dim.
+of one batch size: each activation, its gradient, the saved and statistics buffers of each node, labels
+and per-sample loss seeds, and the partitions the strategy's layouts cut them into (`arg_for`).
 """
 
 from __future__ import annotations
@@ -73,65 +73,79 @@ class WeightStore:
 
 
 @dataclass
-class Piece:
-    """A region and what a sharded launch passes for it: its partition along the batch dim, or the whole
-    region for tensors without a batch dim (constants, reductions over the batch)."""
-
-    region: Region
-    part: Partition | Region
-
-
-@dataclass
 class BatchStore:
-    """Regions for one global batch size and data-parallel degree."""
+    """Regions for one global batch size, and the partitions strategies cut them into.
+
+    Regions are whole tensors; how each op splits them is a partition (`part`), cached by its boxes, so
+    ops with the same layout share one partition and a tensor may have several at once.
+    """
 
     rtm: object
     batch: int
-    degree: int
-    acts: dict[int, Piece] = field(default_factory=dict)  # tensor uid -> activation
-    grads: dict[int, Piece] = field(default_factory=dict)  # tensor uid -> its gradient
-    saved: dict[int, list[Piece]] = field(default_factory=dict)  # node uid -> saved buffers
+    acts: dict[int, Region] = field(default_factory=dict)  # tensor uid -> activation
+    grads: dict[int, Region] = field(default_factory=dict)  # tensor uid -> its gradient
+    saved: dict[int, list[Region]] = field(default_factory=dict)  # node uid -> saved buffers
     stats: dict[int, list[Region]] = field(default_factory=dict)  # node uid -> training stats buffers
-    seeds: dict[int, Piece] = field(default_factory=dict)  # per-sample-loss tensor uid -> d(loss)/d(it)
-    sample_index: Piece | None = None
+    parts: dict[tuple, Partition] = field(default_factory=dict)
 
-    def piece(self, shape: tuple[int, ...], dtype, name: str, batched: bool = True) -> Piece:
-        region = Region(shape, np.dtype(dtype), name=name)
-        if not batched or not shape:
-            return Piece(region, region)
-        degrees = (self.degree,) + (1,) * (len(shape) - 1)
-        return Piece(region, Partition.equal(region, degrees))
+    def region(self, shape: tuple[int, ...], dtype, name: str) -> Region:
+        return Region(shape, np.dtype(dtype), name=name)
 
-    def act(self, t: KerasTensor) -> Piece:
-        p = self.acts.get(t.uid)
-        if p is None:
-            p = self.piece(_concrete(t.spec, self.batch), t.dtype, f"a:{t.name}", is_batched(t.spec))
-            self.acts[t.uid] = p
-        return p
+    def act(self, t: KerasTensor) -> Region:
+        r = self.acts.get(t.uid)
+        if r is None:
+            r = self.acts[t.uid] = self.region(_concrete(t.spec, self.batch), t.dtype, f"a:{t.name}")
+        return r
 
-    def grad(self, t: KerasTensor) -> Piece:
-        p = self.grads.get(t.uid)
-        if p is None:
-            p = self.piece(_concrete(t.spec, self.batch), t.dtype, f"d:{t.name}", is_batched(t.spec))
-            self.grads[t.uid] = p
-        return p
+    def grad(self, t: KerasTensor) -> Region:
+        r = self.grads.get(t.uid)
+        if r is None:
+            r = self.grads[t.uid] = self.region(_concrete(t.spec, self.batch), t.dtype, f"d:{t.name}")
+        return r
 
-    def node_saved(self, node: OpNode) -> list[Piece]:
+    def node_saved(self, node: OpNode) -> list[Region]:
         if node.uid not in self.saved:
             specs = node.op.saved_specs([t.spec for t in node.inputs], [w.spec for w in node.weights])
-            self.saved[node.uid] = [self.piece(_concrete(s, self.batch), s.dtype, f"s{i}:{node.name}",
-                                               is_batched(s)) for i, s in enumerate(specs)]
+            self.saved[node.uid] = [self.region(_concrete(s, self.batch), s.dtype, f"s{i}:{node.name}")
+                                    for i, s in enumerate(specs)]
         return self.saved[node.uid]
 
     def node_stats(self, node: OpNode) -> list[Region]:
         if node.uid not in self.stats:
             specs = node.op.stats_specs([t.spec for t in node.inputs], [w.spec for w in node.weights], True)
-            self.stats[node.uid] = [Region(_concrete(s, self.batch), np.dtype(s.dtype), name=f"st{i}:{node.name}")
+            self.stats[node.uid] = [self.region(_concrete(s, self.batch), s.dtype, f"st{i}:{node.name}")
                                     for i, s in enumerate(specs)]
         return self.stats[node.uid]
 
-    def index(self) -> Piece:
-        if self.sample_index is None:
-            self.sample_index = self.piece((self.batch,), np.int64, "sample_index")
-            self.rtm.write(self.sample_index.region, np.arange(self.batch, dtype=np.int64))
-        return self.sample_index
+    def shapes(self, node: OpNode, training: bool):
+        """The concrete shapes of everything `node` touches at this batch size."""
+        from flexflow_keras.ops.parallel import TileShapes
+
+        ins = [t.spec for t in node.inputs]
+        ws = [w.spec for w in node.weights]
+        return TileShapes(tuple(_concrete(s, self.batch) for s in ins), tuple(tuple(w.shape) for w in ws),
+                          tuple(_concrete(t.spec, self.batch) for t in node.outputs),
+                          tuple(_concrete(s, self.batch) for s in node.op.saved_specs(ins, ws)),
+                          tuple(_concrete(s, self.batch) for s in node.op.stats_specs(ins, ws, training)))
+
+
+def arg_for(store_parts: dict, region: Region, boxes, colors, shape) -> Region | Partition:
+    """What a launch over `colors` passes for `region` when point k touches `boxes[k]`: the region itself
+    when every point touches all of it, else a partition by those boxes (cached in `store_parts`)."""
+    whole = (tuple(0 for _ in region.shape), tuple(region.shape))
+    if all(b == whole for b in boxes):
+        return region
+    key = (region.uid, tuple(boxes), shape)
+    p = store_parts.get(key)
+    if p is None:
+        p = store_parts[key] = Partition.by_boxes(
+            region, {c: tuple(slice(a, b) for a, b in zip(*box, strict=True)) for c, box in zip(colors, boxes,
+                                                                                              strict=True)})
+    return p
+
+
+def overlapping(arg, n_points: int) -> bool:
+    """Whether the points of a launch share elements of this argument (their writes must be reductions)."""
+    if isinstance(arg, Partition):
+        return not arg.disjoint
+    return n_points > 1

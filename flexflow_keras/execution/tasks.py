@@ -3,7 +3,16 @@ loader; the optimizer update; the per-shard loss and metric partial sums.
 
 Every op task has a CPU variant (NumPy arrays, backend "cpu") and a GPU variant (numba device arrays,
 backend "cuda"); the loader and metric tasks run on CPUs only and the runtime copies what they read.
-Task bodies receive region arrays first, in the order of the privileges list, then plain values.
+Task bodies receive region arrays first, in the order of the privileges list, then plain values: the
+step's scalars, the launch's tiles by color (ops/parallel.py) and the point's color (`POINT`), from which
+each piece builds its `KernelContext`. A description is only values (op attributes, tiles, names), never
+a closure over live regions.
+
+Kernels take C-contiguous arrays. A piece that splits a non-leading dim sees strided views of the
+region's home array on CPUs; the body stages those through contiguous scratch arrays (read-only ones
+copied in, written ones copied back after the kernel). Measured against kernels that take strides: a
+column half of a 64x4096 Dense output costs 12 us to stage against 0.9 ms for its GEMM. GPU instances
+are allocated per box, so device views never need strides.
 """
 
 from __future__ import annotations
@@ -15,6 +24,7 @@ import numpy as np
 from flexflow_keras.ops.base import KernelContext
 from flexflow_keras.ops.graph import OpNode
 from runtime import RO, RW, WD, ProcKind, Reduce, task
+from runtime.privileges import READ_ONLY, WRITE_DISCARD
 
 SUM = Reduce("+")
 
@@ -40,51 +50,87 @@ def _split(arrays, counts):
     return out
 
 
-def _offset(index_piece) -> int:
-    return int(index_piece[0]) if index_piece is not None and len(index_piece) else 0
+def stage(regions, codes: Sequence[int]):
+    """(arrays, write-backs): C-contiguous stand-ins for strided host views. Read-only views are copied;
+    written ones get scratch (copied in unless write-discard) to copy back with `unstage`."""
+    out = None
+    back = None
+    for i, a in enumerate(regions):
+        if a is None or not isinstance(a, np.ndarray) or a.flags.c_contiguous:
+            continue
+        if out is None:
+            out = list(regions)
+        code = codes[i]
+        if code == READ_ONLY:
+            out[i] = np.ascontiguousarray(a)
+            continue
+        tmp = np.empty(a.shape, a.dtype) if code == WRITE_DISCARD else a.copy()
+        out[i] = tmp
+        if back is None:
+            back = []
+        back.append((a, tmp))
+    return (regions if out is None else out), back
 
 
-def forward_task(node: OpNode, n_saved: int, n_stats: int, with_index: bool):
-    """Forward of `node`: RO inputs, weights, stats (and sample index); WD outputs and saved buffers."""
+def unstage(back) -> None:
+    if back:
+        for dst, tmp in back:
+            dst[...] = tmp
+
+
+def _codes(privs) -> tuple[int, ...]:
+    return tuple(p.code for p in privs)
+
+
+def _ctx(backend, tile, **kw) -> KernelContext:
+    off = tile.outputs[0][0][0] if tile is not None and tile.outputs and tile.outputs[0][0] else 0
+    return KernelContext(backend=backend, tile=tile, batch_offset=off, **kw)
+
+
+def forward_task(node: OpNode, label: str, n_saved: int, n_stats: int, out_priv=WD):
+    """Forward of one piece of `node`: RO inputs, weights and stats; `out_priv` outputs (WD, or a sum
+    when the op's contraction is split into partial results) and WD saved buffers."""
     op = node.op
     counts = (len(node.inputs), len(node.weights), len(node.outputs), n_saved, n_stats)
-    privs = [RO] * counts[0] + [RO] * counts[1] + [WD] * counts[2] + [WD] * n_saved + [RO] * n_stats
-    if with_index:
-        privs.append(RO)
+    privs = [RO] * counts[0] + [RO] * counts[1] + [out_priv] * counts[2] + [WD] * n_saved + [RO] * n_stats
     nreg = len(privs)
+    codes = _codes(privs)
 
     def make(backend):
         def body(*args):
-            regions, (training, step, seed, global_batch) = args[:nreg], args[nreg:]
-            ins, ws, outs, saved, stats = _split(regions, counts)
-            ctx = KernelContext(backend=backend, training=training, step=step, seed=seed,
-                                batch_offset=_offset(regions[-1] if with_index else None),
-                                global_batch=global_batch)
+            regions, (training, step, seed, global_batch, tiles, point) = args[:nreg], args[nreg:]
+            arrays, back = stage(regions, codes) if backend == "cpu" else (regions, None)
+            ins, ws, outs, saved, stats = _split(arrays, counts)
+            ctx = _ctx(backend, tiles[point], training=training, step=step, seed=seed, global_batch=global_batch)
             op.forward(ctx, ins, ws, outs, saved, stats)
+            unstage(back)
         return body
 
-    return _make_task(f"{node.name}.forward", privs, make)
+    return _make_task(f"{label}.forward", privs, make)
 
 
-def stats_task(node: OpNode, n_stats: int, reduce: bool):
-    """Partial batch statistics of `node` (BatchNorm), folded into the stats buffers."""
+def stats_task(node: OpNode, label: str, n_stats: int, reduce: bool):
+    """Partial batch statistics of one piece of `node` (BatchNorm), folded into the stats buffers."""
     op = node.op
     counts = (len(node.inputs), len(node.weights), n_stats)
     privs = [RO] * counts[0] + [RO] * counts[1] + [SUM if reduce else RW] * n_stats
     nreg = len(privs)
+    codes = _codes(privs)
 
     def make(backend):
         def body(*args):
-            regions, (step, global_batch) = args[:nreg], args[nreg:]
-            ins, ws, stats = _split(regions, counts)
-            ctx = KernelContext(backend=backend, training=True, step=step, global_batch=global_batch)
+            regions, (step, global_batch, tiles, point) = args[:nreg], args[nreg:]
+            arrays, back = stage(regions, codes) if backend == "cpu" else (regions, None)
+            ins, ws, stats = _split(arrays, counts)
+            ctx = _ctx(backend, tiles[point], training=True, step=step, global_batch=global_batch)
             op.forward_stats(ctx, ins, ws, stats)
+            unstage(back)
         return body
 
-    return _make_task(f"{node.name}.stats", privs, make)
+    return _make_task(f"{label}.stats", privs, make)
 
 
-def state_update_task(node: OpNode, n_stats: int, state_mask: Sequence[bool]):
+def state_update_task(node: OpNode, label: str, n_stats: int, state_mask: Sequence[bool]):
     """Once per step: fold the reduced statistics into the node's state weights (moving averages)."""
     op = node.op
     privs = [RO] * n_stats + [RW if s else RO for s in state_mask]
@@ -97,13 +143,13 @@ def state_update_task(node: OpNode, n_stats: int, state_mask: Sequence[bool]):
             op.update_state(ctx, list(regions[:n_stats]), list(regions[n_stats:]))
         return body
 
-    return _make_task(f"{node.name}.update_state", privs, make)
+    return _make_task(f"{label}.update_state", privs, make)
 
 
-def backward_task(node: OpNode, n_saved: int, n_stats: int, grad_in_privs: Sequence, grad_w_privs: Sequence,
-                  stage: str = "both"):
-    """Backward of `node`. `grad_in_privs[i]`/`grad_w_privs[j]` is WD (overwrite), RW or SUM
-    (accumulate), or None (no gradient wanted). `stage` is "both", "weights" or "inputs"."""
+def backward_task(node: OpNode, label: str, n_saved: int, n_stats: int, grad_in_privs: Sequence,
+                  grad_w_privs: Sequence, stage_name: str = "both"):
+    """Backward of one piece of `node`. `grad_in_privs[i]`/`grad_w_privs[j]` is WD (overwrite), RW or SUM
+    (accumulate), or None (no gradient wanted). `stage_name` is "both", "weights" or "inputs"."""
     op = node.op
     n_in, n_w, n_out = len(node.inputs), len(node.weights), len(node.outputs)
     gi_idx = [i for i, p in enumerate(grad_in_privs) if p is not None]
@@ -111,28 +157,30 @@ def backward_task(node: OpNode, n_saved: int, n_stats: int, grad_in_privs: Seque
     acc_in = tuple(p is not None and p is not WD for p in grad_in_privs)
     acc_w = tuple(p is not None and p is not WD for p in grad_w_privs)
     privs = [RO] * (n_in + n_w + n_out + n_saved + n_stats + n_out)
-    if stage == "inputs":
+    if stage_name == "inputs":
         privs += [RO] * len(gw_idx) + [grad_in_privs[i] for i in gi_idx]
-    elif stage == "weights":
+    elif stage_name == "weights":
         privs += [grad_w_privs[j] for j in gw_idx]
     else:
         privs += [grad_in_privs[i] for i in gi_idx] + [grad_w_privs[j] for j in gw_idx]
     nreg = len(privs)
+    codes = _codes(privs)
     counts = (n_in, n_w, n_out, n_saved, n_stats, n_out)
 
     def make(backend):
         def body(*args):
-            regions, (step, seed, global_batch) = args[:nreg], args[nreg:]
-            ins, ws, outs, saved, stats, gouts = _split(regions, counts)
-            rest = regions[sum(counts):]
+            regions, (step, seed, global_batch, tiles, point) = args[:nreg], args[nreg:]
+            arrays, back = stage(regions, codes) if backend == "cpu" else (regions, None)
+            ins, ws, outs, saved, stats, gouts = _split(arrays, counts)
+            rest = arrays[sum(counts):]
             gin: list = [None] * n_in
             gw: list = [None] * n_w
-            if stage == "inputs":
+            if stage_name == "inputs":
                 for k, j in enumerate(gw_idx):
                     gw[j] = rest[k]
                 for k, i in enumerate(gi_idx):
                     gin[i] = rest[len(gw_idx) + k]
-            elif stage == "weights":
+            elif stage_name == "weights":
                 for k, j in enumerate(gw_idx):
                     gw[j] = rest[k]
             else:
@@ -140,17 +188,19 @@ def backward_task(node: OpNode, n_saved: int, n_stats: int, grad_in_privs: Seque
                     gin[i] = rest[k]
                 for k, j in enumerate(gw_idx):
                     gw[j] = rest[len(gi_idx) + k]
-            ctx = KernelContext(backend=backend, training=True, step=step, seed=seed,
-                                global_batch=global_batch, accumulate_inputs=acc_in, accumulate_weights=acc_w)
-            if stage == "weights":
+            ctx = _ctx(backend, tiles[point], training=True, step=step, seed=seed, global_batch=global_batch,
+                       accumulate_inputs=acc_in, accumulate_weights=acc_w)
+            if stage_name == "weights":
                 op.backward_weights(ctx, ins, ws, outs, saved, stats, gouts, gw)
-            elif stage == "inputs":
+            elif stage_name == "inputs":
                 op.backward_inputs(ctx, ins, ws, outs, saved, stats, gouts, gw, gin)
             else:
                 op.backward(ctx, ins, ws, outs, saved, stats, gouts, gin, gw)
+            unstage(back)
         return body
 
-    return _make_task(f"{node.name}.backward" + ("" if stage == "both" else f"_{stage}"), privs, make)
+    suffix = "" if stage_name == "both" else f"_{stage_name}"
+    return _make_task(f"{label}.backward{suffix}", privs, make)
 
 
 def update_task(optimizer, variables, n_slots: Sequence[int], regularized: bool):
@@ -163,10 +213,12 @@ def update_task(optimizer, variables, n_slots: Sequence[int], regularized: bool)
     regs = [v.regularizer for v in variables]
     names = [v.path for v in variables]
     cons = [v.constraint for v in variables]
+    codes = _codes(privs)
 
     def make(backend):
         def body(*args):
             regions, (iteration, lr) = args[:nreg], args[nreg:]
+            regions, back = stage(regions, codes) if backend == "cpu" else (regions, None)
             ws, gs = list(regions[:n]), list(regions[n:2 * n])
             flat = regions[2 * n:]
             slots, k = [], 0
@@ -193,6 +245,7 @@ def update_task(optimizer, variables, n_slots: Sequence[int], regularized: bool)
                         w[...] = new
                     else:
                         w.copy_to_device(new)
+            unstage(back)
             return penalty
         return body
 
@@ -200,15 +253,15 @@ def update_task(optimizer, variables, n_slots: Sequence[int], regularized: bool)
 
 
 def loader_task(n_x: int, n_y: int, with_seeds: bool):
-    """Gather one batch's rows from the sources into the input, label (and seed) pieces of a shard."""
-    privs = [WD] * (n_x + n_y + (n_y if with_seeds else 0)) + [RO]
+    """Gather one batch's rows from the sources into the input, label (and seed) pieces of a shard; the
+    shard's rows of the batch come from `ranges[point]`."""
+    privs = [WD] * (n_x + n_y + (n_y if with_seeds else 0))
     nreg = len(privs)
 
     def body(*args):
-        regions, (sources, rows, numels) = args[:nreg], args[nreg:]
-        index = regions[-1]
-        off = int(index[0])
-        mine = rows[off:off + len(index)]
+        regions, (sources, rows, numels, ranges, point) = args[:nreg], args[nreg:]
+        lo, hi = ranges[point]
+        mine = rows[lo:hi]
         for dst, src in zip(regions[:n_x + n_y], sources[:n_x + n_y], strict=True):
             np.take(src, mine, axis=0, out=dst)
         if with_seeds:

@@ -36,12 +36,21 @@ class Trainer:
     def compile(self, optimizer="rmsprop", loss=None, loss_weights=None, metrics=None, weighted_metrics=None,
                 run_eagerly=False, steps_per_execution=1, jit_compile="auto", auto_scale_loss=True, **kwargs):
         """Configure the model for training (Keras 3 arguments; `run_eagerly`/`jit_compile` are accepted
-        and ignored: every step runs through the runtime)."""
+        and ignored: every step runs through the runtime).
+
+        flexflow_keras adds `strategy=`: a `flexflow_keras.Strategy` (op name -> `ParallelConfig`) or the
+        path of a strategy file, used instead of the chosen one (`--import-strategy` still wins)."""
         from flexflow_keras import optimizers
 
+        strategy = kwargs.pop("strategy", None)
         unknown = sorted(set(kwargs) - {"sample_weight_mode", "target_tensors", "distribute"})
         if unknown:
             raise TypeError(f"compile() got unexpected keyword arguments {unknown}.")
+        if strategy is not None:
+            from flexflow_keras.execution.choice import user_strategy
+
+            strategy = user_strategy(strategy, "compile(strategy=...)")
+        self._strategy_arg = strategy
         from flexflow_keras import losses as losses_mod
 
         self._detach_engine()
@@ -139,7 +148,7 @@ class Trainer:
         tgraph = build_training_graph(graph.inputs, graph.outputs, loss_specs)
         self._metric_objects = [metric_objects[s.output_index] for s in loss_specs]
         engine = Engine(tgraph, self.weights, self.trainable_weights, getattr(self, "optimizer", None),
-                        metric_objects)
+                        metric_objects, getattr(self, "_strategy_arg", None))
         self._engine, self._engine_key = engine, key
         return engine
 

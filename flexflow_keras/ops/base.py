@@ -14,6 +14,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from flexflow_keras.ops import parallel as par
 from flexflow_keras.ops.graph import KerasTensor, OpNode, TensorSpec, Variable
 
 _REGISTRY: dict[str, type[Op]] = {}
@@ -32,6 +33,7 @@ class KernelContext:
     accumulate_inputs: tuple[bool, ...] = ()
     accumulate_weights: tuple[bool, ...] = ()
     extra: dict[str, Any] = field(default_factory=dict)
+    tile: par.Tile | None = None  # the piece of the op this call computes (None: the whole op)
 
     def acc_input(self, i: int) -> bool:
         return self.accumulate_inputs[i] if i < len(self.accumulate_inputs) else False
@@ -71,10 +73,20 @@ class Op:
                     training: bool) -> tuple[TensorSpec, ...]:
         return ()
 
-    # --- parallelism ----------------------------------------------------------------------------------
+    # --- parallelism (see ops/parallel.py) -------------------------------------------------------------
     def sample_dim(self) -> int | None:
         """The output dim that indexes samples (split by data parallelism); None if there is none."""
         return 0
+
+    def parallel_space(self, inputs: Sequence[TensorSpec], weights: Sequence[TensorSpec]) -> par.ParallelSpace:
+        """Per output dim its kind and whether it may be split. Default: only the batch dim."""
+        extents = tuple(self.output_specs(inputs, weights)[0].shape)
+        return par.ParallelSpace(par.sample_only(extents, self.type_name), extents)
+
+    def tile(self, shapes: par.TileShapes, out_box: par.Box, part: int = 0, parts: int = 1) -> par.Tile:
+        """What the piece of output 0 in `out_box` reads and writes. Default: inputs by broadcasting
+        against the output, weights and statistics whole."""
+        return par.default_tile(shapes, out_box)
 
     # --- compute --------------------------------------------------------------------------------------
     def forward_stats(self, ctx: KernelContext, inputs, weights, stats) -> None:

@@ -14,11 +14,12 @@ from functools import cached_property
 from typing import ClassVar
 
 from flexflow_keras.errors import ShapeError
+from flexflow_keras.ops import parallel as par
 from flexflow_keras.ops.base import KernelContext, Op, apply_op
 from flexflow_keras.ops.graph import TensorSpec
 from kernels import activations as _acts
 from kernels import conv2d as _k
-from kernels._conv_geometry import check_padding, out_size, pair
+from kernels._conv_geometry import check_padding, out_size, pads, pair
 
 
 @dataclass(frozen=True)
@@ -78,18 +79,39 @@ class Conv2DOp(Op):
             return ()
         return self.output_specs(inputs, weights)  # the pre-activation, shaped like the output
 
+    # --- parallel rules: batch; height and width (halos); output channels (parameter) ----------------
+    def parallel_space(self, inputs, weights):
+        return par.space_except(self, inputs, weights, (), "", kinds={3: par.PARAMETER})
+
+    def tile(self, shapes, out_box, part=0, parts=1):
+        x = shapes.inputs[0]
+        kh, kw = shapes.weights[0][:2]
+        top = pads(x[1], kh, self.strides[0], self.padding)[0]
+        left = pads(x[2], kw, self.strides[1], self.padding)[0]
+        xbox, local = par.spatial_tile(x, shapes.outputs[0], out_box, (kh, kw), self.strides, (top, left), None)
+        c0, c1 = out_box[0][3], out_box[1][3]
+        ws = [((0, 0, 0, c0), (kh, kw, x[3], c1))]
+        if len(shapes.weights) > 1:
+            ws.append(((c0,), (c1,)))
+        return par.Tile((xbox,), tuple(ws), (out_box,), (out_box,) * len(shapes.saved),
+                        local=(("padding", local),))
+
+    def _padding(self, ctx):
+        return self.padding if ctx.tile is None else ctx.tile.get("padding", self.padding)
+
     def forward(self, ctx: KernelContext, inputs, weights, outputs, saved, stats) -> None:
         bias = weights[1] if len(weights) > 1 else None
         pre = saved[0] if saved else None
         fn = _k.conv2d_forward_cuda if ctx.backend == "cuda" else _k.conv2d_forward_cpu
-        fn(inputs[0], weights[0], bias, outputs[0], self.strides, self.padding, self.act, pre_activation=pre)
+        fn(inputs[0], weights[0], bias, outputs[0], self.strides, self._padding(ctx), self.act,
+           pre_activation=pre)
 
     def backward(self, ctx: KernelContext, inputs, weights, outputs, saved, stats, grad_outputs, grad_inputs,
                  grad_weights) -> None:
         grad_bias = grad_weights[1] if len(grad_weights) > 1 else None
         fn = _k.conv2d_backward_cuda if ctx.backend == "cuda" else _k.conv2d_backward_cpu
         fn(inputs[0], weights[0], outputs[0], grad_outputs[0], grad_inputs[0], grad_weights[0], grad_bias,
-           self.strides, self.padding, self.act, pre_activation=saved[0] if saved else None,
+           self.strides, self._padding(ctx), self.act, pre_activation=saved[0] if saved else None,
            accumulate_x=ctx.acc_input(0), accumulate_kernel=ctx.acc_weight(0),
            accumulate_bias=ctx.acc_weight(1))
 

@@ -14,6 +14,7 @@ from typing import ClassVar
 import numpy as np
 
 from flexflow_keras.errors import ShapeError
+from flexflow_keras.ops import parallel as par
 from flexflow_keras.ops._util import fmt, kernel, to_host
 from flexflow_keras.ops.base import Op
 from flexflow_keras.ops.graph import TensorSpec
@@ -85,6 +86,16 @@ class LossOp(Op):
             raise ShapeError(f"loss '{self.name}' received labels of shape {fmt(t.shape)} for predictions of "
                              f"shape {fmt(p.shape)}. {_FIXES.get(self.name, 'Give labels the shape of the predictions.')}")
         return (TensorSpec(tuple(p.shape[:-1]), p.dtype if np.dtype(p.dtype).kind == "f" else "float32"),)
+
+    def parallel_space(self, inputs, weights):
+        return par.elementwise_space(self, inputs, weights)
+
+    def tile(self, shapes, out_box, part=0, parts=1):
+        # the leading dims follow the per-sample loss's tile; the class axis (and a trailing 1) is whole
+        lo, hi = out_box
+        n = len(lo)
+        ins = tuple((tuple(lo[:n]) + (0,) * (len(s) - n), tuple(hi[:n]) + tuple(s[n:])) for s in shapes.inputs)
+        return par.Tile(ins, (), (out_box,))
 
     def _true(self, ctx, t, p):
         if ctx.backend == "cpu":

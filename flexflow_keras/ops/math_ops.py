@@ -9,6 +9,7 @@ from typing import ClassVar
 import numpy as np
 
 from flexflow_keras.errors import ShapeError
+from flexflow_keras.ops import parallel as par
 from flexflow_keras.ops._util import broadcast_shapes, fmt, kernel
 from flexflow_keras.ops.base import Op
 from flexflow_keras.ops.graph import TensorSpec
@@ -26,8 +27,15 @@ def _check_name(name: str, table, who: str) -> None:
         raise ValueError(f"{who}: unknown function {name!r}; valid: {sorted(table)}.")
 
 
+class _Elementwise:
+    """Parallel rule of element-wise ops: any output dim splits; inputs follow by broadcasting."""
+
+    def parallel_space(self, inputs, weights):
+        return par.elementwise_space(self, inputs, weights)
+
+
 @dataclass(frozen=True)
-class BinaryOp(Op):
+class BinaryOp(_Elementwise, Op):
     """``y = a (fn) b`` for fn in add, subtract, multiply, divide, maximum, minimum, power (one subclass
     per fn, e.g. `AddOp`, so graphs name their nodes "add_12")."""
 
@@ -113,7 +121,7 @@ BINARY_OPS: dict[str, type[BinaryOp]] = {c.fn: c for c in (AddOp, SubtractOp, Mu
 
 
 @dataclass(frozen=True)
-class ScalarOp(Op):
+class ScalarOp(_Elementwise, Op):
     """``y = x (fn) scalar`` (or ``scalar (fn) x`` when `reverse`), the scalar kept as an attribute."""
 
     type_name: ClassVar[str] = "scalar"
@@ -151,7 +159,7 @@ class ScalarOp(Op):
 
 
 @dataclass(frozen=True)
-class UnaryOp(Op):
+class UnaryOp(_Elementwise, Op):
     """``y = fn(x)`` for a `kernels.elementwise.UNARY` name; `clip` uses `lo`/`hi`."""
 
     type_name: ClassVar[str] = "unary"
@@ -189,7 +197,7 @@ class StopGradientOp(UnaryOp):
 
 
 @dataclass(frozen=True)
-class CompareOp(Op):
+class CompareOp(_Elementwise, Op):
     """``y = a (cmp) b`` into bool (equal, not_equal, greater, ..., logical_and/or); no gradient."""
 
     type_name: ClassVar[str] = "compare"
@@ -212,7 +220,7 @@ class CompareOp(Op):
 
 
 @dataclass(frozen=True)
-class CastOp(Op):
+class CastOp(_Elementwise, Op):
     """``y = x`` converted to `dtype`; differentiable between float dtypes only."""
 
     type_name: ClassVar[str] = "cast"
@@ -238,7 +246,7 @@ class CastOp(Op):
 
 
 @dataclass(frozen=True)
-class WhereOp(Op):
+class WhereOp(_Elementwise, Op):
     """``y = cond ? a : b`` with broadcasting; inputs (cond, a, b)."""
 
     type_name: ClassVar[str] = "where"
@@ -289,6 +297,25 @@ class ReduceOp(Op):
 
     def sample_dim(self):
         return None if 0 in self.axes else 0
+
+    def _kept(self, ndim: int) -> list[int]:
+        """Per output dim, the input dim it comes from (-1: a reduced dim kept with size 1)."""
+        if self.keepdims:
+            return [-1 if d in self.axes else d for d in range(ndim)]
+        return [d for d in range(ndim) if d not in self.axes]
+
+    def parallel_space(self, inputs, weights):
+        kept = self._kept(inputs[0].ndim)
+        return par.space_except(self, inputs, weights, [i for i, d in enumerate(kept) if d < 0],
+                                f"{self.fn} reduces over this dim")
+
+    def tile(self, shapes, out_box, part=0, parts=1):
+        x = shapes.inputs[0]
+        lo, hi = [0] * len(x), list(x)
+        for i, d in enumerate(self._kept(len(x))):
+            if d >= 0:
+                lo[d], hi[d] = out_box[0][i], out_box[1][i]
+        return par.Tile(((tuple(lo), tuple(hi)),), (), (out_box,))
 
     def forward(self, ctx, inputs, weights, outputs, saved, stats):
         kernel(kred, "reduce_forward", ctx)(kred.REDUCE[self.fn], inputs[0], self.axes, outputs[0])

@@ -15,6 +15,7 @@ from typing import ClassVar
 import numpy as np
 
 from flexflow_keras.errors import ShapeError
+from flexflow_keras.ops import parallel as par
 from flexflow_keras.ops._util import broadcast_shapes, fmt, kernel, norm_axis, to_host
 from flexflow_keras.ops.base import Op
 from flexflow_keras.ops.graph import TensorSpec
@@ -78,13 +79,39 @@ class LinearOp(_ActivationMixin, Op):
             return ()
         return self.output_specs(inputs, weights)
 
+    # --- parallel rules: batch and leading dims, output features (parameter), input features (reduce) ---
+    def parallel_space(self, inputs, weights):
+        extents = tuple(self.output_specs(inputs, weights)[0].shape)
+        dims = par.dims_by_extent(extents, kinds={len(extents) - 1: par.PARAMETER})
+        why = "" if self.act.code == kact.LINEAR else (
+            f"its fused activation '{self.activation}' needs the whole sum; use Dense(activation=None) "
+            f"followed by an Activation layer")
+        return par.ParallelSpace(dims, extents, None if why else int(weights[0].shape[0]), "input features", why)
+
+    def tile(self, shapes, out_box, part=0, parts=1):
+        n_in = shapes.weights[0][0]
+        r0, r1 = par.split_range(n_in, parts, part)
+        lo, hi = out_box
+        x = (lo[:-1] + (r0,), hi[:-1] + (r1,))
+        ws = [((r0, lo[-1]), (r1, hi[-1]))]
+        if len(shapes.weights) > 1:
+            ws.append(((lo[-1],), (hi[-1],)))
+        return par.Tile((x,), tuple(ws), (out_box,), (out_box,) * len(shapes.saved), (), part, parts)
+
     def forward(self, ctx, inputs, weights, outputs, saved, stats):
         b = weights[1] if len(weights) > 1 else None
+        t = ctx.tile
+        if t is not None and t.parts > 1:  # one of several partial sums over input features: add into y
+            kernel(klin, "linear_forward", ctx)(inputs[0], weights[0], b if t.part == 0 else None, outputs[0],
+                                                self.act, None, accumulate=True)
+            return
         kernel(klin, "linear_forward", ctx)(inputs[0], weights[0], b, outputs[0], self.act,
                                             saved[0] if saved else None)
 
     def backward(self, ctx, inputs, weights, outputs, saved, stats, grad_outputs, grad_inputs, grad_weights):
         db = grad_weights[1] if len(grad_weights) > 1 else None
+        if ctx.tile is not None and ctx.tile.part > 0:
+            db = None  # the bias belongs to part 0 of a split sum
         kernel(klin, "linear_backward", ctx)(
             inputs[0], weights[0], outputs[0], grad_outputs[0], grad_inputs[0], grad_weights[0], db, self.act,
             saved[0] if saved else None,
@@ -117,6 +144,37 @@ class MatMulOp(Op):
             shape = shape[:-1]
         return (TensorSpec(shape, str(np.result_type(inputs[0].dtype, inputs[1].dtype))),)
 
+    def parallel_space(self, inputs, weights):
+        return par.elementwise_space(self, inputs, weights)
+
+    def tile(self, shapes, out_box, part=0, parts=1):
+        a, b = shapes.inputs
+        a2 = (1,) + a if len(a) == 1 else a
+        b2 = b + (1,) if len(b) == 1 else b
+        lead = shapes.outputs[0][:len(shapes.outputs[0]) - (len(a) > 1) - (len(b) > 1)]
+        lo, hi = list(out_box[0]), list(out_box[1])
+        if len(a) == 1:  # the promoted M dim of a 1-D a
+            lo.insert(len(lead), 0)
+            hi.insert(len(lead), 1)
+        if len(b) == 1:  # the promoted N dim of a 1-D b
+            lo.append(0)
+            hi.append(1)
+        n = len(lead)
+        lead_box = (tuple(lo[:n]), tuple(hi[:n]))
+        out_lead = tuple(shapes.outputs[0][:n])
+
+        def operand(shape2, rows, cols):
+            lb = par.broadcast_box(shape2[:-2], out_lead, lead_box)
+            return (lb[0] + (rows[0], cols[0]), lb[1] + (rows[1], cols[1]))
+
+        abox = operand(a2, (lo[n], hi[n]), (0, a2[-1]))
+        bbox = operand(b2, (0, b2[-2]), (lo[n + 1], hi[n + 1]))
+        if len(a) == 1:
+            abox = (abox[0][-1:], abox[1][-1:])
+        if len(b) == 1:
+            bbox = (bbox[0][-2:-1], bbox[1][-2:-1])
+        return par.Tile((abox, bbox), (), (out_box,))
+
     def forward(self, ctx, inputs, weights, outputs, saved, stats):
         kernel(klin, "matmul_forward", ctx)(inputs[0], inputs[1], outputs[0])
 
@@ -139,6 +197,9 @@ class ActivationOp(_ActivationMixin, Op):
     def output_specs(self, inputs, weights):
         _one_input(f"activation '{self.activation}'", inputs, (0,), weights)
         return (inputs[0],)
+
+    def parallel_space(self, inputs, weights):
+        return par.elementwise_space(self, inputs, weights)
 
     def forward(self, ctx, inputs, weights, outputs, saved, stats):
         kernel(kact, "activation_forward", ctx)(inputs[0], outputs[0], self.act)
@@ -164,6 +225,9 @@ class SoftmaxOp(Op):
 
     def sample_dim(self):
         return None if self.axis == 0 else 0
+
+    def parallel_space(self, inputs, weights):
+        return par.space_except(self, inputs, weights, [self.axis], f"{self.type_name} normalises along it")
 
     def forward(self, ctx, inputs, weights, outputs, saved, stats):
         name = "log_softmax_forward" if self.log else "softmax_forward"
@@ -229,6 +293,16 @@ class DropoutOp(Op):
     def saved_specs(self, inputs, weights):
         return (TensorSpec(self._noise(inputs[0]), "uint8"),)
 
+    def parallel_space(self, inputs, weights):
+        return par.elementwise_space(self, inputs, weights)
+
+    def tile(self, shapes, out_box, part=0, parts=1):
+        t = par.default_tile(shapes, out_box)
+        # the mask of a piece is the same slice of the whole mask: it needs its global origin and the
+        # whole per-sample noise shape
+        return par.Tile(t.inputs, t.weights, t.outputs, t.saved, t.stats,
+                        local=(("noise_shape", tuple(shapes.saved[0][1:])),))
+
     def _active(self, ctx) -> bool:
         return bool(ctx.training) and self.rate > 0.0
 
@@ -237,7 +311,15 @@ class DropoutOp(Op):
             kernel(kshape, "copy_forward", ctx)(inputs[0], outputs[0])
             return
         key = kdrop.dropout_key(ctx.seed, ctx.step, self.seed)
-        kernel(kdrop, "dropout_forward", ctx)(inputs[0], outputs[0], saved[0], self.rate, key, ctx.batch_offset)
+        t = ctx.tile
+        fn = kernel(kdrop, "dropout_forward", ctx)
+        if t is None:
+            fn(inputs[0], outputs[0], saved[0], self.rate, key, ctx.batch_offset)
+        elif not any(t.saved[0][0][1:]) and tuple(saved[0].shape[1:]) == t.get("noise_shape"):
+            fn(inputs[0], outputs[0], saved[0], self.rate, key, t.saved[0][0][0])  # whole samples
+        else:
+            fn(inputs[0], outputs[0], saved[0], self.rate, key, t.saved[0][0][0], origin=t.saved[0][0],
+               noise_shape=t.get("noise_shape"))
 
     def backward(self, ctx, inputs, weights, outputs, saved, stats, grad_outputs, grad_inputs, grad_weights):
         if grad_inputs[0] is None:
@@ -262,8 +344,28 @@ class EmbeddingOp(Op):
             raise ShapeError(f"embedding expects a (input_dim, output_dim) table, received {fmt(weights[0].shape)}.")
         return (TensorSpec(tuple(inputs[0].shape) + (weights[0].shape[1],), weights[0].dtype),)
 
+    # --- parallel rules: ids dims, embedding width (parameter), table rows (masked partial lookups) ----
+    def parallel_space(self, inputs, weights):
+        extents = tuple(self.output_specs(inputs, weights)[0].shape)
+        dims = par.dims_by_extent(extents, kinds={len(extents) - 1: par.PARAMETER})
+        return par.ParallelSpace(dims, extents, int(weights[0].shape[0]), "table rows")
+
+    def tile(self, shapes, out_box, part=0, parts=1):
+        rows = shapes.weights[0][0]
+        r0, r1 = par.split_range(rows, parts, part)
+        lo, hi = out_box
+        ids = (lo[:-1], hi[:-1])
+        table = ((r0, lo[-1]), (r1, hi[-1]))
+        return par.Tile((ids,), (table,), (out_box,), (), (), part, parts, (("rows", (r0, rows)),))
+
     def forward(self, ctx, inputs, weights, outputs, saved, stats):
-        bad = kernel(kemb, "embedding_forward", ctx)(inputs[0], weights[0], outputs[0])
+        t = ctx.tile
+        fn = kernel(kemb, "embedding_forward", ctx)
+        if t is not None and t.parts > 1:
+            r0, total = t.get("rows")
+            bad = fn(inputs[0], weights[0], outputs[0], row_offset=r0, total_rows=total, accumulate=True)
+        else:
+            bad = fn(inputs[0], weights[0], outputs[0])
         if bad >= 0:
             value = to_host(inputs[0]).reshape(-1)[bad]
             raise ValueError(f"Embedding received id {value} at flat position {bad} of the input, outside "
@@ -272,7 +374,12 @@ class EmbeddingOp(Op):
 
     def backward(self, ctx, inputs, weights, outputs, saved, stats, grad_outputs, grad_inputs, grad_weights):
         if grad_weights[0] is not None:
-            kernel(kemb, "embedding_backward", ctx)(inputs[0], grad_outputs[0], grad_weights[0], ctx.acc_weight(0))
+            t = ctx.tile
+            fn = kernel(kemb, "embedding_backward", ctx)
+            if t is not None and t.parts > 1:  # this piece holds rows [r0, r0 + rows) of the table
+                fn(inputs[0], grad_outputs[0], grad_weights[0], ctx.acc_weight(0), row_offset=t.get("rows")[0])
+            else:
+                fn(inputs[0], grad_outputs[0], grad_weights[0], ctx.acc_weight(0))
 
 
 @dataclass(frozen=True)
@@ -292,6 +399,14 @@ class VariableOp(Op):
 
     def sample_dim(self):
         return None
+
+    def parallel_space(self, inputs, weights):
+        extents = tuple(weights[0].shape)
+        return par.ParallelSpace(par.dims_by_extent(extents, kinds=dict.fromkeys(range(len(extents)),
+                                                                                  par.PARAMETER)), extents)
+
+    def tile(self, shapes, out_box, part=0, parts=1):
+        return par.Tile((), (out_box,), (out_box,))
 
     def forward(self, ctx, inputs, weights, outputs, saved, stats):
         kernel(kshape, "copy_forward", ctx)(weights[0], outputs[0])

@@ -1,8 +1,9 @@
 """Normalisation ops: `BatchNormOp` (cross-shard batch statistics, two-stage backward) and `LayerNormOp`.
 
 BatchNormOp in training, per data-parallel step (see docs/contracts.md section 3):
-1. `forward_stats` folds this shard's per-channel [sum(x), sum(x^2)] (float64) and its value count into
-   the stats buffers, which the execution reduces with ``+`` across shards;
+1. `forward_stats` folds this shard's per-channel [sum(x), sum(x^2)] (float64) and its value count (per
+   channel, so a piece that splits the channels counts only its own) into the stats buffers, which the
+   execution reduces with ``+`` across the pieces that split the batch or the spatial dims;
 2. `forward` normalises with the whole batch's mean and biased variance from the reduced stats;
 3. `update_state` (once) moves the moving averages: ``m = m * momentum + stat * (1 - momentum)``;
 4. `backward_weights` folds this shard's dgamma = sum(dy * xhat), dbeta = sum(dy) into the gradient
@@ -22,6 +23,7 @@ from typing import ClassVar
 import numpy as np
 
 from flexflow_keras.errors import FlexFlowKerasError, ShapeError
+from flexflow_keras.ops import parallel as par
 from flexflow_keras.ops._util import fmt, kernel, norm_axis, to_host, write
 from flexflow_keras.ops.base import Op
 from flexflow_keras.ops.graph import TensorSpec
@@ -77,7 +79,19 @@ class BatchNormOp(Op):
         if not training or self.training is False:
             return ()
         c = inputs[0].shape[self.axis]
-        return (TensorSpec((2, c), "float64"), TensorSpec((1,), "float64"))
+        return (TensorSpec((2, c), "float64"), TensorSpec((c,), "float64"))
+
+    # --- parallel rules: batch and spatial dims (batch-wide statistics), channels (parameter) ----------
+    def parallel_space(self, inputs, weights):
+        axis = norm_axis(self.axis, inputs[0].ndim, "batch_norm")
+        return par.space_except(self, inputs, weights, (), "", kinds={axis: par.PARAMETER})
+
+    def tile(self, shapes, out_box, part=0, parts=1):
+        axis = self.axis % len(shapes.outputs[0])
+        c0, c1 = out_box[0][axis], out_box[1][axis]
+        ch = ((c0,), (c1,))
+        stats = tuple(((0, c0), (2, c1)) if len(s) == 2 else ch for s in shapes.stats)
+        return par.Tile((out_box,), (ch,) * len(shapes.weights), (out_box,), (), stats)
 
     # --- forward ----------------------------------------------------------------------------------
     def forward_stats(self, ctx, inputs, weights, stats):
@@ -190,6 +204,11 @@ class LayerNormOp(Op):
                 raise ShapeError(f"layer_norm: a weight has shape {fmt(w.shape)}, expected {fmt(pshape)} (the "
                                  f"normalised axes of the input {fmt(x.shape)}).")
         return (x,)
+
+    def parallel_space(self, inputs, weights):
+        nd = inputs[0].ndim
+        return par.space_except(self, inputs, weights, range(nd - self.n_axes, nd),
+                                "layer_norm normalises over it")
 
     def _params(self, weights):
         it = iter(weights)

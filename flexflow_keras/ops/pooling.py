@@ -13,10 +13,11 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 from flexflow_keras.errors import ShapeError
+from flexflow_keras.ops import parallel as par
 from flexflow_keras.ops.base import KernelContext, Op, apply_op
 from flexflow_keras.ops.graph import TensorSpec
 from kernels import pool2d as _k
-from kernels._conv_geometry import check_padding, out_size, pair
+from kernels._conv_geometry import check_padding, out_size, pads, pair
 
 
 def _check_mode(mode, who: str) -> str:
@@ -72,9 +73,24 @@ class Pool2DOp(Op):
             return ()
         return (TensorSpec(self.output_specs(inputs, weights)[0].shape, "int32"),)  # argmax per output
 
+    # --- parallel rules: batch; height and width (halos); channels ------------------------------------
+    def parallel_space(self, inputs, weights):
+        return par.elementwise_space(self, inputs, weights)
+
+    def tile(self, shapes, out_box, part=0, parts=1):
+        x = shapes.inputs[0]
+        top = pads(x[1], self.pool_size[0], self.strides[0], self.padding)[0]
+        left = pads(x[2], self.pool_size[1], self.strides[1], self.padding)[0]
+        xbox, local = par.spatial_tile(x, shapes.outputs[0], out_box, self.pool_size, self.strides, (top, left),
+                                       (out_box[0][3], out_box[1][3]))
+        return par.Tile((xbox,), (), (out_box,), (out_box,) * len(shapes.saved), local=(("padding", local),))
+
+    def _padding(self, ctx):
+        return self.padding if ctx.tile is None else ctx.tile.get("padding", self.padding)
+
     def forward(self, ctx: KernelContext, inputs, weights, outputs, saved, stats) -> None:
         fn = _k.pool2d_forward_cuda if ctx.backend == "cuda" else _k.pool2d_forward_cpu
-        fn(inputs[0], outputs[0], self.pool_size, self.strides, self.padding, self.mode,
+        fn(inputs[0], outputs[0], self.pool_size, self.strides, self._padding(ctx), self.mode,
            saved[0] if saved else None)
 
     def backward(self, ctx: KernelContext, inputs, weights, outputs, saved, stats, grad_outputs, grad_inputs,
@@ -82,7 +98,7 @@ class Pool2DOp(Op):
         if grad_inputs[0] is None:
             return
         fn = _k.pool2d_backward_cuda if ctx.backend == "cuda" else _k.pool2d_backward_cpu
-        fn(inputs[0], grad_outputs[0], grad_inputs[0], self.pool_size, self.strides, self.padding, self.mode,
+        fn(inputs[0], grad_outputs[0], grad_inputs[0], self.pool_size, self.strides, self._padding(ctx), self.mode,
            saved[0] if saved else None, ctx.acc_input(0))
 
 
@@ -112,6 +128,19 @@ class GlobalPool2DOp(Op):
         if self.mode != "max":
             return ()
         return (TensorSpec((inputs[0].shape[0], inputs[0].shape[3]), "int32"),)
+
+    # --- parallel rules: batch and channels; the pooled height and width are whole -------------------
+    def parallel_space(self, inputs, weights):
+        fixed = (1, 2) if self.keepdims else ()
+        return par.space_except(self, inputs, weights, fixed, "global pooling reduces over it")
+
+    def tile(self, shapes, out_box, part=0, parts=1):
+        x = shapes.inputs[0]
+        lo, hi = out_box
+        n0, n1, c0, c1 = lo[0], hi[0], lo[-1], hi[-1]
+        xbox = ((n0, 0, 0, c0), (n1, x[1], x[2], c1))
+        saved = tuple(((n0, c0), (n1, c1)) for _ in shapes.saved)
+        return par.Tile((xbox,), (), (out_box,), saved)
 
     def _flat(self, a):
         return a.reshape(a.shape[0], a.shape[-1]) if self.keepdims else a

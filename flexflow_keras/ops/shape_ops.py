@@ -13,6 +13,7 @@ from typing import ClassVar
 import numpy as np
 
 from flexflow_keras.errors import ShapeError
+from flexflow_keras.ops import parallel as par
 from flexflow_keras.ops._util import fmt, kernel, known_size, norm_axis
 from flexflow_keras.ops.base import Op
 from flexflow_keras.ops.graph import TensorSpec
@@ -66,6 +67,13 @@ class ReshapeOp(Op):
             return (TensorSpec((None,) + rest, x.dtype),)
         return (TensorSpec(_resolve("reshape", x.shape, target, known_size(x.shape)), x.dtype),)
 
+    def tile(self, shapes, out_box, part=0, parts=1):
+        x = shapes.inputs[0]
+        lo, hi = out_box
+        if len(x) and lo[1:] == (0,) * (len(lo) - 1) and tuple(hi[1:]) == tuple(shapes.outputs[0][1:]):
+            return par.Tile(((lo[:1] + (0,) * (len(x) - 1), hi[:1] + tuple(x[1:])),), (), (out_box,))
+        return par.Tile((par.whole(x),), (), (out_box,))
+
     def forward(self, ctx, inputs, weights, outputs, saved, stats):
         kernel(kshape, "copy_forward", ctx)(inputs[0], outputs[0])
 
@@ -92,6 +100,15 @@ class TransposeOp(Op):
 
     def sample_dim(self):
         return self.perm.index(0) if 0 in self.perm else None
+
+    def parallel_space(self, inputs, weights):
+        return par.elementwise_space(self, inputs, weights)
+
+    def tile(self, shapes, out_box, part=0, parts=1):
+        lo, hi = [0] * len(self.perm), [0] * len(self.perm)
+        for i, p in enumerate(self.perm):
+            lo[p], hi[p] = out_box[0][i], out_box[1][i]
+        return par.Tile(((tuple(lo), tuple(hi)),), (), (out_box,))
 
     def forward(self, ctx, inputs, weights, outputs, saved, stats):
         kernel(kshape, "transpose_forward", ctx)(inputs[0], self.perm, outputs[0])
@@ -127,6 +144,14 @@ class ConcatOp(Op):
 
     def sample_dim(self):
         return None if self.axis == 0 else 0
+
+    def parallel_space(self, inputs, weights):
+        return par.space_except(self, inputs, weights, [self.axis], "concatenate joins its inputs along it")
+
+    def tile(self, shapes, out_box, part=0, parts=1):
+        axis = self.axis % len(shapes.outputs[0])
+        ins = tuple(par.with_dims(out_box, {axis: (0, s[axis])}) for s in shapes.inputs)
+        return par.Tile(ins, (), (out_box,))
 
     def forward(self, ctx, inputs, weights, outputs, saved, stats):
         kernel(kshape, "concat_forward", ctx)(list(inputs), self.axis, outputs[0])
