@@ -1,11 +1,13 @@
-"""CUDA twins of `kernels.dropout`: the same counter-based keep bits (`_keep` is shared with the CPU)."""
+"""CUDA twins of `kernels.dropout`: the same counter-based keep bits (`_keep` is shared with the CPU),
+for whole samples or for a tile that splits non-batch dims (``origin`` / ``noise_shape``: each element's
+global flat index in the whole per-sample noise shape is computed in the kernel, no index array)."""
 
 from __future__ import annotations
 
 import numpy as np
 from numba import cuda
 
-from kernels.dropout import _keep, keep_threshold
+from kernels.dropout import _keep, keep_threshold, tile_index
 from kernels.gpu import launch
 
 keep = cuda.jit(device=True)(_keep)
@@ -18,6 +20,23 @@ def _make_mask(mask, key, offset, threshold):
         m = mask.shape[1]
         r = i // m
         mask[r, i % m] = 1 if keep(key, offset + r, i % m, threshold) else 0
+
+
+@cuda.jit
+def _make_mask_at(mask, key, offset, threshold, shape, origin, gstrides):
+    # mask[r, e] = keep bit of global sample offset + r at e's global flat index in the whole noise shape
+    # (shape: the tile's per-sample dims; origin: their global starts; gstrides: the whole noise strides)
+    i = cuda.grid(1)
+    if i < mask.size:
+        m = mask.shape[1]
+        r = i // m
+        e = i % m
+        g = 0
+        rem = e
+        for d in range(len(shape) - 1, -1, -1):
+            g += (origin[d] + rem % shape[d]) * gstrides[d]
+            rem //= shape[d]
+        mask[r, e] = 1 if keep(key, offset + r, g, threshold) else 0
 
 
 @cuda.jit
@@ -47,16 +66,26 @@ def _noise_strides(x_shape, mask_shape) -> tuple[tuple[int, ...], tuple[int, ...
     return per_x, tuple(reversed(strides))
 
 
-def dropout_mask_cuda(mask, rate: float, key: int, batch_offset: int) -> None:
-    """Fill the uint8 device `mask` with keep bits for global samples from `batch_offset`."""
+def dropout_mask_cuda(mask, rate: float, key: int, batch_offset: int = 0, *, origin=None,
+                      noise_shape=None) -> None:
+    """Fill the uint8 device `mask` with keep bits for global samples from `batch_offset` (or, for a tile
+    splitting non-batch dims, at `origin` inside the whole per-sample `noise_shape`; see
+    `kernels.dropout.dropout_mask_cpu`)."""
+    where = tile_index(mask.shape, batch_offset, origin, noise_shape, "dropout_mask_cuda")
     rows = mask.shape[0]
-    launch(_make_mask, mask.size, mask.reshape(rows, mask.size // rows), np.uint64(key), int(batch_offset),
-           keep_threshold(rate))
+    mask2 = mask.reshape(rows, mask.size // rows)
+    if where is None:
+        launch(_make_mask, mask.size, mask2, np.uint64(key), int(batch_offset), keep_threshold(rate))
+    else:
+        launch(_make_mask_at, mask.size, mask2, np.uint64(key), where.offset, keep_threshold(rate),
+               where.shape or (1,), where.origin or (0,), where.strides or (1,))
 
 
-def dropout_forward_cuda(x, y, mask, rate: float, key: int, batch_offset: int) -> None:
-    """Make this shard's mask and write ``y = x * mask / (1 - rate)`` on device arrays."""
-    dropout_mask_cuda(mask, rate, key, batch_offset)
+def dropout_forward_cuda(x, y, mask, rate: float, key: int, batch_offset: int = 0, *, origin=None,
+                         noise_shape=None) -> None:
+    """Make this shard's mask and write ``y = x * mask / (1 - rate)`` on device arrays (`origin` and
+    `noise_shape` as for `dropout_mask_cuda`)."""
+    dropout_mask_cuda(mask, rate, key, batch_offset, origin=origin, noise_shape=noise_shape)
     _run_apply(x, mask, y, 1.0 / (1.0 - rate), False)
 
 
