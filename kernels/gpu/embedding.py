@@ -1,36 +1,41 @@
-"""CUDA twins of `kernels.embedding`: gather one element per thread; scatter-add with atomics."""
+"""CUDA twins of `kernels.embedding`: gather one element per thread; scatter-add with atomics. Row pieces
+of a table (``row_offset`` / ``total_rows`` / ``accumulate``) as in `kernels.embedding`."""
 
 from __future__ import annotations
 
 import numpy as np
 from numba import cuda
 
+from kernels.embedding import check_rows
 from kernels.gpu import empty, flat, launch
 
 
 @cuda.jit
-def _gather(ids, table, y, bad):
+def _gather(ids, table, y, bad, row_offset, total_rows, accumulate):
+    # y[r, j] (+)= table[ids[r] - row_offset, j] for this piece's ids, else 0 (or untouched when
+    # accumulating); bad[0] = the first row whose id is outside [0, total_rows)
     i = cuda.grid(1)
     if i < y.size:
         d = table.shape[1]
         r = i // d
+        j = i % d
         k = ids[r]
-        if k < 0 or k >= table.shape[0]:
+        if k < 0 or k >= total_rows:
             cuda.atomic.min(bad, 0, r)
-            y[r, i % d] = 0.0
-        else:
-            y[r, i % d] = table[k, i % d]
+        t = k - row_offset
+        v = table[t, j] if t >= 0 and t < table.shape[0] else 0.0
+        y[r, j] = y[r, j] + v if accumulate else v
 
 
 @cuda.jit
-def _scatter_add(ids, dy, dtable):
+def _scatter_add(ids, dy, dtable, row_offset):
     i = cuda.grid(1)
     if i < dy.size:
         d = dtable.shape[1]
         r = i // d
-        k = ids[r]
-        if k >= 0 and k < dtable.shape[0]:
-            cuda.atomic.add(dtable, (k, i % d), dy[r, i % d])
+        t = ids[r] - row_offset
+        if t >= 0 and t < dtable.shape[0]:
+            cuda.atomic.add(dtable, (t, i % d), dy[r, i % d])
 
 
 @cuda.jit
@@ -57,20 +62,25 @@ def int_ids(ids):
     return out
 
 
-def embedding_forward_cuda(ids, table, y) -> int:
-    """``y = table[ids]`` on device arrays; returns the flat index of the first bad id or -1."""
+def embedding_forward_cuda(ids, table, y, *, row_offset: int = 0, total_rows: int | None = None,
+                           accumulate: bool = False) -> int:
+    """``y = table[ids]`` on device arrays; returns the flat index of the first bad id or -1 (row pieces:
+    see `kernels.embedding.embedding_forward_cpu`)."""
+    total = check_rows(table.shape[0], row_offset, total_rows, "embedding_forward_cuda")
     d = table.shape[1]
     n = ids.size
     bad = cuda.to_device(np.array([n], np.int64))
-    launch(_gather, n * d, int_ids(ids), table, y.reshape(n, d), bad)
+    launch(_gather, n * d, int_ids(ids), table, y.reshape(n, d), bad, int(row_offset), total,
+           bool(accumulate))
     first = int(bad.copy_to_host()[0])
     return -1 if first >= n else first
 
 
-def embedding_backward_cuda(ids, dy, dtable, accumulate: bool = False) -> None:
-    """``dtable[ids] += dy`` (zeroed first unless `accumulate`) on device arrays."""
+def embedding_backward_cuda(ids, dy, dtable, accumulate: bool = False, *, row_offset: int = 0) -> None:
+    """``dtable[ids - row_offset] += dy`` for this piece's ids (zeroed first unless `accumulate`) on device
+    arrays."""
     if not accumulate:
         launch(_fill, dtable.size, flat(dtable), 0.0)
     d = dtable.shape[1]
     n = ids.size
-    launch(_scatter_add, n * d, int_ids(ids), dy.reshape(n, d), dtable)
+    launch(_scatter_add, n * d, int_ids(ids), dy.reshape(n, d), dtable, int(row_offset))
