@@ -5,6 +5,10 @@ one Numba pass over the GEMM result (`kernels.activations` codes). `x` may have 
 on the last axis, so x is viewed as (rows, in). When the activation's derivative needs the
 pre-activation (gelu, swish, ...; see `activations.grad_from_output`) the caller passes a `z` buffer of
 y's shape that forward fills and backward reads; otherwise backward reads only `y`.
+
+A Dense split along its input features computes partial products: ``accumulate=True`` adds
+``x @ w (+ b)`` into y (through the GEMM itself, beta = 1, where NumPy's BLAS is reachable), allowed only
+for the linear activation and no z; the caller passes the bias to one piece only.
 """
 
 from __future__ import annotations
@@ -16,6 +20,7 @@ from kernels import _conv_blas
 from kernels._jit import cpu_jit, flat_out, rows_in, store
 from kernels.activations import (
     _NUMPY_FORWARD,
+    _TABLE,
     LEAKY_RELU,
     LINEAR,
     RELU,
@@ -120,8 +125,20 @@ def _column_sums(dy, db):
             db[j] += dy[i, j]
 
 
+def check_accumulate(act: Activation, z, who: str) -> None:
+    """Raise ValueError naming `who` unless a partial-sum forward is well defined (linear, no z)."""
+    if act.code != LINEAR or z is not None:
+        names = sorted(n for n, (code, _) in _TABLE.items() if code == act.code)
+        name = names[0] if names else f"code {act.code}"
+        raise ValueError(f"{who}: accumulate=True sums partial products, so it needs the linear activation "
+                         f"and z=None; received activation '{name}' ({act}) and z="
+                         f"{'None' if z is None else 'a buffer'}. Apply the activation after summing the "
+                         f"pieces.")
+
+
 def linear_forward_cpu(x: np.ndarray, w: np.ndarray, b: np.ndarray | None, y: np.ndarray,
-                       act: Activation = NO_ACTIVATION, z: np.ndarray | None = None) -> None:
+                       act: Activation = NO_ACTIVATION, z: np.ndarray | None = None,
+                       accumulate: bool = False) -> None:
     """``y = act(x @ w + b)`` over the last axis of `x`.
 
     Args:
@@ -129,10 +146,24 @@ def linear_forward_cpu(x: np.ndarray, w: np.ndarray, b: np.ndarray | None, y: np
         y: preallocated (..., out) output.
         act: the fused activation (`kernels.activations.resolve_activation`).
         z: preallocated (..., out) buffer for the pre-activation, when backward needs it; else None.
+        accumulate: ``y += x @ w (+ b)`` instead of overwriting y (a piece of a Dense split along its
+            input features); linear activation and z=None only.
+
+    Raises:
+        ValueError: accumulate=True with a non-linear activation or a z buffer.
     """
     n_in, n_out = w.shape
     x2 = rows_in(x, n_in)
     y2 = flat_out(y, "linear_forward_cpu").reshape(-1, n_out)
+    if accumulate:
+        check_accumulate(act, z, "linear_forward_cpu")
+        if _in_place_ok(x2, w, y2):
+            _add_x_w(x2, w, y2)  # y += x @ w in the GEMM itself (beta=1): no temporary
+        else:
+            y2 += np.matmul(x2, w)
+        if b is not None:
+            np.add(y2, b, out=y2)
+        return
     src = y2 if z is None else flat_out(z, "linear_forward_cpu").reshape(-1, n_out)
     np.matmul(x2, w, out=src)
     has_bias = b is not None
@@ -199,6 +230,13 @@ def _in_place_ok(*arrays) -> bool:
     dt = arrays[0].dtype
     return _conv_blas.AVAILABLE and dt in (np.float32, np.float64) and all(
         a.dtype == dt and a.flags.c_contiguous for a in arrays)
+
+
+@njit(nogil=True, cache=True)
+def _add_x_w(x2, w, y2):
+    rows, n_in = x2.shape
+    n_out = w.shape[1]
+    _conv_blas.gemm(False, False, rows, n_out, n_in, 1.0, x2, n_in, w, n_out, 1.0, y2, n_out)
 
 
 @njit(nogil=True, cache=True)

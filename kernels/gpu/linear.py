@@ -1,5 +1,6 @@
 """CUDA twins of `kernels.linear`: a shared-memory tiled GEMM, the fused bias+activation pass, and the
-activation-gradient / bias-gradient passes of backward."""
+activation-gradient / bias-gradient passes of backward. ``accumulate=True`` (a Dense split along its
+input features) adds the partial product in the GEMM's store and the bias in one elementwise pass."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from numba import cuda
 from kernels.activations import LINEAR, Activation
 from kernels.gpu import empty, launch, launch_tiled, per_dtype
 from kernels.gpu.activations import act_grad, act_value
+from kernels.linear import check_accumulate
 
 TILE = 16
 NO_ACTIVATION = Activation(LINEAR)
@@ -83,10 +85,18 @@ def _rows(a, cols):
     return a.reshape(a.size // cols, cols)
 
 
-def linear_forward_cuda(x, w, b, y, act: Activation = NO_ACTIVATION, z=None) -> None:
-    """``y = act(x @ w + b)`` over the last axis, on device arrays (see `linear_forward_cpu`)."""
+def linear_forward_cuda(x, w, b, y, act: Activation = NO_ACTIVATION, z=None,
+                        accumulate: bool = False) -> None:
+    """``y = act(x @ w + b)`` over the last axis, on device arrays (see `linear_forward_cpu`); with
+    `accumulate`, ``y += x @ w (+ b)`` (linear activation and z=None only)."""
     n_in, n_out = w.shape
     y2 = _rows(y, n_out)
+    if accumulate:
+        check_accumulate(act, z, "linear_forward_cuda")
+        gemm_cuda(_rows(x, n_in), w, y2, accumulate=True)
+        if b is not None:
+            launch(_bias_act, y2.size, y2, b, y2, True, False, LINEAR, 0.0, 0.0, 0.0)
+        return
     src = y2 if z is None else _rows(z, n_out)
     gemm_cuda(_rows(x, n_in), w, src)
     bias = b if b is not None else w[0]
