@@ -47,6 +47,10 @@ def _setup_logging() -> None:
 
 _setup_logging()
 
+from flexflow_keras.utils import cli_errors as _cli_errors  # noqa: E402
+
+_cli_errors.install()
+
 from flexflow_keras import (  # noqa: E402
     activations,
     backend,

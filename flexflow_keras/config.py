@@ -154,6 +154,11 @@ def _validate(settings: dict[str, object]) -> None:
         if name in settings:
             raise ConfigError(f"{flag} has no effect yet: this version has no strategy search (it trains data "
                               f"parallel, or with --import-strategy FILE). Remove {flag}.")
+    path = settings.get("import_strategy")
+    if path and not os.path.isfile(str(path)):
+        what = "is a folder" if os.path.isdir(str(path)) else "does not exist"
+        raise ConfigError(f"--import-strategy {path}: the file {what}. Give a strategy JSON file written by "
+                          f"--export-strategy.")
     if "executor" in settings and settings["executor"] not in ("threaded", "sequential"):
         raise ConfigError(f"--executor must be 'threaded' or 'sequential', received {settings['executor']!r}.")
 
