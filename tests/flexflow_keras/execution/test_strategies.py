@@ -7,9 +7,9 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from strategy_cases import MODELS, graph_of, random_strategy, train
 
 from flexflow_keras import config
-from strategy_cases import MODELS, graph_of, random_strategy, train
 
 _REFERENCE: dict = {}
 

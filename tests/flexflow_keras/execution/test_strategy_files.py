@@ -8,12 +8,11 @@ import sys
 
 import numpy as np
 import pytest
+from strategy_cases import compile_model, data, graph_of, mlp
 
-import flexflow_keras as keras
 from flexflow_keras import config
 from flexflow_keras.errors import ConfigError, StrategyError
 from flexflow_keras.ops.strategy import ParallelConfig, Strategy, read_strategy_file, write_strategy_file
-from strategy_cases import compile_model, data, graph_of, mlp
 
 
 @pytest.fixture(autouse=True)
