@@ -84,7 +84,7 @@ def out_size(size: int, window: int, stride: int, padding) -> int:
     """
     if padding == "same":
         return -(-size // stride)
-    before, after = (0, 0) if padding == "valid" else padding
+    before, after = (0, 0) if isinstance(padding, str) else padding
     padded = size + before + after
     return (padded - window) // stride + 1 if padded >= window else 0
 
@@ -94,7 +94,7 @@ def pads(size: int, window: int, stride: int, padding) -> tuple[int, int]:
     pair itself for explicit (before, after) pads."""
     if padding == "valid":
         return 0, 0
-    if padding != "same":
+    if not isinstance(padding, str):
         return int(padding[0]), int(padding[1])
     out = out_size(size, window, stride, padding)
     total = max((out - 1) * stride + window - size, 0)
