@@ -50,6 +50,8 @@ class L1L2(Regularizer):
         l2: L2 factor.
     """
 
+    elementwise = True  # penalty and gradient are sums / maps over elements: a weight's pieces add up
+
     def __init__(self, l1=0.0, l2=0.0):
         self.l1 = _check_factor(type(self).__name__, "l1", l1)
         self.l2 = _check_factor(type(self).__name__, "l2", l2)

@@ -21,13 +21,13 @@ import numpy as np
 from flexflow_keras import config as _config
 from flexflow_keras.execution import choice
 from flexflow_keras.execution.context import get_runtime
-from flexflow_keras.execution.gradients import plan_gradients
 from flexflow_keras.execution.step import StepProgram
 from flexflow_keras.execution.store import BatchStore, WeightStore
 from flexflow_keras.execution.training_graph import TrainingGraph
+from flexflow_keras.ops.gradients import plan_gradients
 from flexflow_keras.ops.graph import OpGraph, Variable
 from flexflow_keras.ops.naming import node_names
-from flexflow_keras.ops.strategy import Strategy, check_strategy, complete
+from flexflow_keras.ops.strategy import Strategy, check_strategy, complete, devices_used
 from runtime import ProcKind
 
 log = logging.getLogger("flexflow_keras")
@@ -137,6 +137,7 @@ class Engine:
         self._programs.clear()
         self.strategy = full
         self._strategy_id = next(self._strategy_serial)
+        self._apply_thread_policy(devices_used(full, len(self.processors)))
         return full
 
     def data_parallel(self, degree: int) -> Strategy:
@@ -243,10 +244,9 @@ class Engine:
         """Measure a few training steps at each candidate degree, keep the fastest, restore the weights.
 
         Every degree computes the same numbers (up to rounding), so the choice only affects speed."""
-        cands = [d for d in self.candidate_degrees() if len(rows) % d == 0] or [1]
+        cands = [d for d in self.candidate_degrees() if d <= len(rows)] or [1]
         if len(cands) == 1:
             self.set_strategy(self.data_parallel(cands[0]))
-            self._apply_thread_policy(cands[0])
             log.info("data-parallel degree %d over %d processor(s)", cands[0], min(cands[0], len(self.processors)))
             return cands[0]
         snapshot = self._snapshot()
@@ -265,7 +265,6 @@ class Engine:
         times = {}
         for d in cands:
             self.set_strategy(self.data_parallel(d))
-            self._apply_thread_policy(d)
             # Two untimed steps first: they record the trace, place the data, and let the BLAS thread
             # pool settle after the thread-count change (switching degree every step would measure
             # the switch, not the degree).
@@ -276,14 +275,16 @@ class Engine:
         self._restore(snapshot)
         best = min(times, key=times.get)
         self.set_strategy(self.data_parallel(best))
-        self._apply_thread_policy(best)
         table = ", ".join(f"degree {d}: {t * 1e3:.2f} ms/step" for d, t in times.items())
         log.info("data-parallel degree %d chosen by measurement (%s)", best, table)
         return best
 
-    def _apply_thread_policy(self, degree: int) -> None:
+    def _apply_thread_policy(self, used: int) -> None:
+        """BLAS threads per processor: the cores over the processors the strategy keeps busy, so the
+        pieces running at once never ask for more threads than there are cores."""
         cores = os.cpu_count() or 1
-        _set_blas_threads(max(1, cores // degree))
+        if self.proc_kind is ProcKind.CPU:
+            _set_blas_threads(max(1, cores // max(1, used)))
 
     def _snapshot(self):
         self.sync_to_host()

@@ -23,6 +23,7 @@ from flexflow_keras.execution.layout import NodeLayout
 from flexflow_keras.execution.store import BatchStore, arg_for
 from flexflow_keras.execution.tasks import RW, SUM, WD
 from flexflow_keras.ops import parallel as par
+from flexflow_keras.ops.strategy import devices_used
 from runtime import POINT
 
 _MODES = ("train", "eval", "predict")
@@ -230,8 +231,8 @@ class StepProgram:
             else:
                 whole.append((v, lay.placement[0]))
         cores = os.cpu_count() or 1
-        degree = max(self.io_degree, 1)
-        split = cores // degree <= 1 and not getattr(opt, "needs_all_variables", False)
+        used = devices_used(self.strategy, len(e.processors))
+        split = cores // used <= 1 and not getattr(opt, "needs_all_variables", False)
         groups = [[item] for item in whole] if split else ([whole] if whole else [])
         for items in groups:
             vs = [v for v, _ in items]

@@ -187,6 +187,12 @@ class Strategy:
         return "\n".join(f"  {k:<{width}}  {v}" for k, v in self.configs)
 
 
+def devices_used(strategy: Strategy, n_devices: int | None = None) -> int:
+    """How many distinct processors the strategy's pieces run on."""
+    used = {d % n_devices if n_devices else d for _, c in strategy.configs for d in c.devices}
+    return max(1, len(used))
+
+
 def sample_dims(space: par.ParallelSpace) -> list[int]:
     return [d for d, r in enumerate(space.dims) if r.kind == par.SAMPLE and r.splittable]
 

@@ -161,6 +161,15 @@ class Optimizer:
         self._iterations = int(value)
 
     @property
+    def elementwise(self) -> bool:
+        """True when each element's update reads only that element's weight, gradient and slots, so a
+        weight may be updated in pieces (no clipnorm / global_clipnorm, which read whole gradients)."""
+        return not self.clipnorm and not self.needs_all_variables and type(self).elementwise_update
+
+    # Subclasses whose update mixes elements (factored moments) set this False.
+    elementwise_update: bool = True
+
+    @property
     def needs_all_variables(self) -> bool:
         """True when the update needs every variable in one `apply` call (global_clipnorm)."""
         return bool(self.global_clipnorm and self.global_clipnorm > 0)

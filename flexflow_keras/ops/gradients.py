@@ -1,8 +1,9 @@
 """Which tensors need gradients, which nodes run backward, and who overwrites or accumulates.
 
-Computed once per training graph. Backward visits nodes in reverse topological order; the first node to
-write a gradient overwrites it (WD) and later ones add into it (RW). With data parallelism, replicated
-weight gradients are reductions (`+`) from every shard into a buffer zeroed at the start of the step.
+Computed once per training graph (a pure function of the graph, read by the execution and by the
+search's simulator). Backward visits nodes in reverse topological order; the first node to write a
+gradient overwrites it ("write") and later ones add into it ("add"). Where a strategy's pieces share an
+input or a weight, the execution turns those into reductions (`+`) into a buffer zeroed first.
 """
 
 from __future__ import annotations
