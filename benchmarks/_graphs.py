@@ -17,11 +17,7 @@ import math
 import _models
 import numpy as np
 
-SPARSE_CE = "sparse_categorical_crossentropy"
-
-
-def _labels(classes: int):
-    return (None,), "int64", SPARSE_CE
+CLASS_LABELS = ((None,), "int64", "sparse_categorical_crossentropy")  # one class id per sample
 
 
 def alexnet(k, image: int = 224, classes: int = 1000, dense: int = 4096):
@@ -41,7 +37,7 @@ def alexnet(k, image: int = 224, classes: int = 1000, dense: int = 4096):
         x = L.Dense(dense, activation="relu", name=f"fc{i}")(x)
         x = L.Dropout(0.5, name=f"drop{i}")(x)
     out = L.Dense(classes, activation="softmax", name="fc8")(x)
-    return (k.Model(inp, out), *_labels(classes))
+    return (k.Model(inp, out), *CLASS_LABELS)
 
 
 def _conv_bn(k, x, filters, size, strides=1, relu=True, name=""):
@@ -73,7 +69,7 @@ def resnet50_like(k, image: int = 224, classes: int = 1000, width: int = 64, blo
             x = L.Activation("relu", name=f"{name}_out")(L.Add(name=f"{name}_add")([h, shortcut]))
     x = L.GlobalAveragePooling2D(name="avg_pool")(x)
     out = L.Dense(classes, activation="softmax", name="fc")(x)
-    return (k.Model(inp, out), *_labels(classes))
+    return (k.Model(inp, out), *CLASS_LABELS)
 
 
 def _inception_a(k, x, pool_features, scale, name):
@@ -121,7 +117,7 @@ def inception_block(k, image: int = 224, classes: int = 1000, modules: int = 3, 
         x = _inception_a(k, x, 128, 2 * scale, f"mixed{i}")
     x = L.GlobalAveragePooling2D(name="avg_pool")(x)
     out = L.Dense(classes, activation="softmax", name="predictions")(x)
-    return (k.Model(inp, out), *_labels(classes))
+    return (k.Model(inp, out), *CLASS_LABELS)
 
 
 def _encoder_layer(k, x, d_model: int, heads: int, d_ff: int, name: str):
@@ -164,7 +160,7 @@ def transformer_encoder(k, layers: int = 6, d_model: int = 512, heads: int = 8, 
         x = L.Activation("relu", name="pad_relu")(x)
     x = L.GlobalAveragePooling1D(name="pool")(x)
     out = L.Dense(classes, activation="softmax", name="classifier")(x)
-    return (k.Model(ids, out), *_labels(classes))
+    return (k.Model(ids, out), *CLASS_LABELS)
 
 
 def _positions(seq: int, d_model: int) -> np.ndarray:
