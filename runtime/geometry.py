@@ -96,6 +96,18 @@ def boxes_subtract(pieces: list[Box], b: Box) -> list[Box]:
     return out
 
 
+def box_is_block(outer: Box, box: Box) -> bool:
+    """Whether `box` is one C-contiguous block of a row-major array covering `outer`: past its leading
+    extent-1 dims, at most one dim is partial and every dim after it is whole."""
+    olo, ohi = outer
+    lo, hi = box
+    n = len(lo)
+    d = 0
+    while d < n and hi[d] - lo[d] == 1:
+        d += 1
+    return all(lo[e] == olo[e] and hi[e] == ohi[e] for e in range(d + 1, n))
+
+
 def box_slices(b: Box, origin: tuple[int, ...] | None = None) -> tuple[slice, ...]:
     """Slices selecting box `b` from an array whose element 0 sits at `origin` (default: the origin)."""
     if origin is None:

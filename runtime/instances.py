@@ -26,6 +26,7 @@ from runtime.errors import OutOfMemoryError, RuntimeSystemError
 from runtime.geometry import (
     box_contains,
     box_intersect,
+    box_is_block,
     box_overlaps,
     box_slices,
     box_subtract,
@@ -101,18 +102,6 @@ class Instance:
         return f"Instance({self.fs.label} in {self.memory.name}, box={self.box})"
 
 
-def _contiguous_in(outer, box) -> bool:
-    """Whether `box` is one C-contiguous block of an array covering `outer` (GPU kernels take only those:
-    a device instance is shared by a sub-box only when its view needs no strides)."""
-    olo, ohi = outer
-    lo, hi = box
-    n = len(lo)
-    d = 0
-    while d < n and hi[d] - lo[d] == 1:
-        d += 1
-    return all(lo[e] == olo[e] and hi[e] == ohi[e] for e in range(d + 1, n))
-
-
 def _cut(valid: list, box) -> list:
     out = []
     for piece in valid:
@@ -162,20 +151,27 @@ class Physical:
 
     # -- instances ----------------------------------------------------------------------------
     def _instance_for(self, fs, sub, mem) -> Instance:
-        if mem.uid == self.sysmem.uid:
-            return fs.instances[0]
         box = sub.box
-        on_gpu = mem.kind is MemKind.GPU_FB
-        for inst in fs.instances:
-            if inst.memory.uid == mem.uid and box_contains(inst.box, box) and (
-                    not on_gpu or _contiguous_in(inst.box, box)):
-                return inst
+        if mem.uid == self.sysmem.uid:
+            if not (fs.region.exact_pieces and not sub._contiguous):
+                return fs.instances[0]
+            for inst in fs.instances:  # an exact instance of this piece (see Region(exact_pieces=True))
+                if inst.memory.uid == mem.uid and inst.box == box:
+                    return inst
+        else:
+            on_gpu = mem.kind is MemKind.GPU_FB
+            for inst in fs.instances:
+                if inst.memory.uid == mem.uid and box_contains(inst.box, box) and (
+                        not on_gpu or box_is_block(inst.box, box)):
+                    return inst
         nbytes = box_volume(box) * fs.dtype.itemsize
         pool = self.pools[mem.uid]
         pool.charge(nbytes, fs.label, f"an instance of {sub.name} {sub.shape}", self._evict)
         shape = tuple(h - lo for lo, h in zip(*box, strict=True))
         if mem.kind is MemKind.GPU_FB:
             array = gpu.device_array(mem.device, shape, fs.dtype)
+        elif mem.kind is MemKind.SYSTEM:
+            array = np.empty(shape, dtype=fs.dtype)
         else:
             array = gpu.zero_copy_array(shape, fs.dtype, self.has_gpus)
         inst = Instance(fs, mem, box, array, nbytes)

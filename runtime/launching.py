@@ -214,7 +214,7 @@ class Binder:
             fs.last_proc = node.proc
         if role == JOIN:
             return self._join(fs, sub, priv, mem, node, preds, redinit, binds)
-        if mem is self._sysmem and not fs.multi:
+        if mem is self._sysmem and not fs.multi and not (sub.root.exact_pieces and not sub._contiguous):
             view = self._physical.fast_view(fs, sub)
             if role == IN_PLACE:
                 self._start_epoch(fs, node, mem, None)

@@ -21,6 +21,7 @@ from runtime.geometry import (
     Box,
     box_contains,
     box_empty,
+    box_is_block,
     box_of_shape,
     box_overlaps,
     box_shape,
@@ -52,14 +53,20 @@ class Region:
         shape: extents per dimension.
         dtype: element type (NumPy dtype or anything `np.dtype` accepts).
         name: used in errors, profiles and logs (default `region<N>`).
+        exact_pieces: a layout request: a subregion that is not one contiguous block of the region gets
+            an instance of its own in system memory (Legion's exact instance), so tasks receive it as a
+            contiguous array and no copy is made while the same piece is read and written step after
+            step (a weight split along its columns). Default: every task sees a view of the one home
+            array.
 
     Example:
         >>> R = Region((64, 784), np.float32, name="x")
         >>> P = Partition.equal(R, (4, 1))
     """
 
-    def __init__(self, shape, dtype=np.float64, name: str | None = None):
+    def __init__(self, shape, dtype=np.float64, name: str | None = None, exact_pieces: bool = False):
         self._setup(_check_shape(shape, "Region"), {None: np.dtype(dtype)}, name)
+        self.exact_pieces = bool(exact_pieces)
 
     @classmethod
     def fields(cls, shape, fields: Mapping[str, object], name: str | None = None) -> Region:
@@ -77,6 +84,7 @@ class Region:
                 raise TypeError(f"Region.fields expects non-empty str field names, received {f!r}")
         self = cls.__new__(cls)
         self._setup(_check_shape(shape, "Region.fields"), {f: np.dtype(d) for f, d in fields.items()}, name)
+        self.exact_pieces = False
         return self
 
     def _setup(self, shape, dtypes, name):
@@ -93,6 +101,7 @@ class Region:
         self._part = None
         self._color = None
         self._empty = box_empty(self.box)
+        self._contiguous = True
         self._volume = math.prod(shape)
         # runtime-owned state (see runtime.analysis.FieldState): who owns it, one state per field
         self._owner = None
@@ -131,6 +140,7 @@ class Subregion:
         self._part = partition
         self._color = color
         self._empty = box_empty(box)
+        self._contiguous = box_is_block(self.root.box, box)
         self._volume = math.prod(self.shape)
         self.name = f"{partition.parent.name}[{', '.join(map(str, color))}]"
 

@@ -200,8 +200,8 @@ class StepProgram:
     def _prepare_update(self) -> None:
         """Optimizer update tasks, issued right after the backward task that completes their gradients.
 
-        A weight the strategy splits across processors is updated in pieces on those processors (rows
-        on CPUs, the op's own tiles on GPUs, where each piece lives), when the update is element-wise
+        A weight the strategy splits across processors is updated in pieces on those processors (the
+        op's own pieces of it, in place in their exact instances), when the update is element-wise
         (no clipnorm, no constraint or non-element-wise regularizer). A whole weight: with one BLAS thread
         per shard (degree >= cores) there is one task per variable, so the last layers' updates overlap
         the remaining backward work on the other processors (measured: CNN b64 on 2 cores ~1.4k -> ~1.7k
@@ -252,15 +252,10 @@ class StepProgram:
 
     def _tiled_update(self, v, lay: NodeLayout, j: int, devices) -> None:
         e = self.engine
-        if devices[0].kind.value == "GPU":
-            seen: dict = {}
-            for k, t in enumerate(lay.tiles):
-                seen.setdefault(t.weights[j], lay.placement[k])
-            boxes, procs = list(seen), list(seen.values())
-        else:  # rows: contiguous pieces of the host arrays
-            n = min(len(devices), v.shape[0])
-            boxes = par.tile_boxes(v.shape, (n,) + (1,) * (len(v.shape) - 1))
-            procs = devices[:n]
+        seen: dict = {}  # the op's own pieces of the weight, each updated where it was computed
+        for k, t in enumerate(lay.tiles):
+            seen.setdefault(t.weights[j], lay.placement[k])
+        boxes, procs = list(seen), list(seen.values())
         colors = [(k,) for k in range(len(boxes))]
         dom = (len(boxes),)
 
