@@ -38,11 +38,14 @@ class Config:
     profile_path: str = "flexflow_profile.json"  # --profile-path
     only_data_parallel: bool = False  # --only-data-parallel
     data_parallel_degree: int | None = None  # --data-parallel-degree (default: chosen by measured cost)
-    search_budget: int = 0  # --search-budget
+    search_budget: int = 500  # --search-budget (MCMC proposals)
     search_alpha: float = 0.05  # --search-alpha
+    search_only: bool = False  # --search-only
+    search_num_nodes: int | None = None  # --search-num-nodes
+    search_num_workers: int | None = None  # --search-num-workers (devices per node)
     import_strategy: str | None = None  # --import-strategy
     export_strategy: str | None = None  # --export-strategy
-    machine_model: str | None = None  # --machine-model
+    machine_model: str | None = None  # --machine-model-file
     seed: int | None = None  # --seed
     strategy: object = None  # code only: a Strategy or a strategy file path (see execution/choice.py)
     executor: str = "threaded"  # --executor threaded|sequential
@@ -74,7 +77,9 @@ _FLAGS: dict[str, tuple[str, str]] = {
     "--search-alpha": ("search_alpha", "float"), "--alpha": ("search_alpha", "float"),
     "--import-strategy": ("import_strategy", "str"), "--import": ("import_strategy", "str"),
     "--export-strategy": ("export_strategy", "str"), "--export": ("export_strategy", "str"),
-    "--machine-model": ("machine_model", "str"),
+    "--machine-model-file": ("machine_model", "str"), "--machine-model": ("machine_model", "str"),
+    "--search-only": ("search_only", "bool"), "--search-num-nodes": ("search_num_nodes", "int"),
+    "--search-num-workers": ("search_num_workers", "int"),
     "--seed": ("seed", "int"), "--executor": ("executor", "str"),
 }
 # Legion's profiler flag takes a count in Legion (-lg:prof 1); accept both forms.
@@ -82,7 +87,7 @@ _OPTIONAL_VALUE = {"-lg:prof"}
 
 _ENV = {"FF_EPOCHS": "epochs", "FF_BATCH_SIZE": "batch_size", "FF_PRINT_FREQ": "print_freq",
         "FF_DATASET": "dataset", "FF_GPUS": "gpus", "FF_CPUS": "cpus", "FF_FSIZE": "fsize",
-        "FF_ZSIZE": "zsize", "FF_EXECUTOR": "executor", "FF_SEED": "seed"}
+        "FF_ZSIZE": "zsize", "FF_EXECUTOR": "executor", "FF_SEED": "seed", "FF_SEARCH_BUDGET": "search_budget"}
 
 _code_overrides: dict[str, object] = {}
 _cli_cache: tuple[dict[str, object], list[str]] | None = None
@@ -149,11 +154,13 @@ def _validate(settings: dict[str, object]) -> None:
     for name, flag in {"gpus": "-ll:gpu", "utils": "-ll:util", "fsize": "-ll:fsize", "zsize": "-ll:zsize"}.items():
         if name in settings and settings[name] is not None and int(settings[name]) < 0:  # type: ignore[arg-type]
             raise ConfigError(f"{flag} must be zero or more, received {settings[name]}.")
-    for name, flag in (("search_budget", "--search-budget"), ("search_alpha", "--search-alpha"),
-                       ("machine_model", "--machine-model")):
-        if name in settings:
-            raise ConfigError(f"{flag} has no effect yet: this version has no strategy search (it trains data "
-                              f"parallel, or with --import-strategy FILE). Remove {flag}.")
+    for name, flag in (("search_num_nodes", "--search-num-nodes"), ("search_num_workers", "--search-num-workers")):
+        if settings.get(name) is not None and int(settings[name]) < 1:  # type: ignore[arg-type]
+            raise ConfigError(f"{flag} must be a positive integer, received {settings[name]}.")
+    if "search_budget" in settings and int(settings["search_budget"]) < 0:  # type: ignore[arg-type]
+        raise ConfigError(f"--search-budget must be 0 or more (MCMC proposals), received {settings['search_budget']}.")
+    if "search_alpha" in settings and not float(settings["search_alpha"]) >= 0:  # type: ignore[arg-type]
+        raise ConfigError(f"--search-alpha must be 0 or more, received {settings['search_alpha']}.")
     path = settings.get("import_strategy")
     if path and not os.path.isfile(str(path)):
         what = "is a folder" if os.path.isdir(str(path)) else "does not exist"

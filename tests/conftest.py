@@ -1,10 +1,14 @@
 """Suite-wide test setup: CUDA test folders (`tests/**/cuda/`) run under NUMBA_ENABLE_CUDASIM=1 (their
 sim driver tests start them in a subprocess, since numba reads the variable at import) or on a real GPU;
-otherwise they skip."""
+otherwise they skip. The strategy search's caches go to a temporary folder of the session."""
 
 import os
+import tempfile
 
 import pytest
+
+# The search's cost and strategy caches live in a folder of this test session, never in ~/.cache.
+os.environ.setdefault("FF_CACHE_DIR", tempfile.mkdtemp(prefix="ff_cache_tests_"))
 
 
 def _cuda_usable() -> bool:

@@ -2,19 +2,35 @@
 
 In order of precedence: `--import-strategy FILE` (or `config.set(import_strategy=...)`), then a strategy
 given in code (`model.compile(strategy=...)` or `config.set(strategy=...)`: a `Strategy` or a file path),
-then `--only-data-parallel` / `--data-parallel-degree N` (data parallelism), then the default: data
-parallelism at the degree measured fastest. `--only-data-parallel` on the command line wins over a
-strategy given in code (the log says so); together with `--import-strategy` it is an error.
-`--export-strategy FILE` writes whichever strategy was chosen.
+then `--only-data-parallel` / `--data-parallel-degree N` (data parallelism, at the degree measured
+fastest unless forced), then the default: the search (`flexflow_keras/search/`) on a machine with more
+than one processor, which prints what it compared and why the winner won. `--only-data-parallel` on
+the command line wins over a strategy given in code (the log says so); together with
+`--import-strategy` it is an error. `--export-strategy FILE` writes whichever strategy was chosen (and,
+after a search, an SVG picture of it beside the file). A search for a machine other than this one
+(`--machine-model-file`, `--search-num-nodes`, `--search-num-workers`) can only be exported:
+`--search-only` stops there; training would be an error.
+
+A search result is cached (`FF_CACHE_DIR`) by graph, machine, batch size, optimizer and search settings,
+so the same command on the same machine chooses the same strategy without searching again.
 """
 
 from __future__ import annotations
 
+import hashlib
 import logging
+import math
+import os
 
 from flexflow_keras import config as _config
 from flexflow_keras.errors import ConfigError, StrategyError
 from flexflow_keras.ops.strategy import Strategy, read_strategy_file, write_strategy_file
+from flexflow_keras.search.costs import cache_dir
+from flexflow_keras.search.driver import Problem, Row, SearchResult, search
+from flexflow_keras.search.machine import MachineModel
+from flexflow_keras.search.svg import write_strategy_svg
+
+SEARCH_VERSION = 1  # part of the cache key: bump when the search changes what it would choose
 
 log = logging.getLogger("flexflow_keras")
 
@@ -46,15 +62,104 @@ def choose(engine, code_strategy, sources, rows, seed: int) -> None:
         engine.set_strategy(strategy, fill)
     elif code_strategy is not None and not cfg.only_data_parallel:
         engine.set_strategy(code_strategy, fill)
-    else:
+    elif (cfg.only_data_parallel or cfg.data_parallel_degree or len(engine.processors) <= 1) and not (
+            cfg.machine_model or cfg.search_num_nodes or cfg.search_num_workers):
         if code_strategy is not None:
             log.info("--only-data-parallel on the command line overrides the strategy given in code (%s)",
                      code_strategy.source)
         engine.choose_degree(sources, rows, seed)
+    else:
+        result = run_search(engine, len(rows))
+        if cfg.export_strategy:
+            write_strategy_svg(_svg_path(cfg.export_strategy), engine.tgraph.graph, result.strategy,
+                               f"{result.strategy.source} on {result.machine.describe()}")
+        if not result.machine.present and not cfg.search_only:
+            raise ConfigError(f"The strategy was searched for {result.machine.describe()}, not this machine, so "
+                              f"it cannot train here. Add --search-only (with --export-strategy FILE) to stop "
+                              f"after the search, or drop --machine-model-file / --search-num-*.")
+        if result.machine.present:
+            engine.set_strategy(result.strategy, fill)
+        else:
+            engine.strategy = result.strategy
     log_strategy(engine)
     if cfg.export_strategy:
         write_strategy_file(cfg.export_strategy, engine.strategy, engine.machine_summary())
         log.info("strategy written to %s", cfg.export_strategy)
+
+
+def _svg_path(path: str) -> str:
+    root, _ = os.path.splitext(path)
+    return root + ".svg"
+
+
+def machine_model(engine) -> MachineModel:
+    """The machine the search plans for: this one, a machine-model file, scaled by --search-num-*."""
+    cfg = _config.get()
+    if cfg.machine_model:
+        m = MachineModel.from_file(cfg.machine_model)
+    else:
+        m = MachineModel.from_runtime(engine.rtm.machine)
+    if cfg.search_num_nodes or cfg.search_num_workers:
+        m = m.scaled(cfg.search_num_nodes, cfg.search_num_workers)
+    return m
+
+
+def run_search(engine, batch: int) -> SearchResult:
+    """Search (or reuse the cached search of) the engine's graph at `batch` and log the comparison."""
+    cfg = _config.get()
+    machine = machine_model(engine)
+    tg = engine.tgraph
+    opt = engine.optimizer
+    n_slots = len(opt.slot_specs((1,), "float32")) if opt is not None else 0
+    problem = Problem(tg.graph, frozenset(t.uid for t in tg.per_sample_losses if t is not None),
+                      frozenset(engine.trainable_uids), batch, opt, n_slots)
+    key = _cache_key(engine, problem, machine, cfg)
+    cached = _cached(key)
+    if cached is not None:
+        log.info("strategy search: reusing the result cached for this graph, machine and batch size (%s)",
+                 cached.source)
+        result = SearchResult(cached, math.nan, [], Row("cached", cached, math.nan, 0, True), 0.0, 0, machine,
+                              batch, ["cached"])
+        return result
+    log.info("strategy search for %s, batch %d (budget %d, alpha %g)", machine.describe(), batch,
+             cfg.search_budget, cfg.search_alpha)
+    result = search(problem, machine, budget=cfg.search_budget, alpha=cfg.search_alpha, seed=cfg.seed or 0)
+    log.info("strategy search compared:\n%s\nwinner's configs:\n%s", result.table(), result.strategy.describe())
+    _store(key, result.strategy)
+    return result
+
+
+def _cache_key(engine, problem: Problem, machine: MachineModel, cfg) -> str:
+    names = engine.node_names
+    parts = [machine.signature(), str(problem.batch), repr(getattr(problem.optimizer, "get_config", dict)()),
+             f"{cfg.search_budget}/{cfg.search_alpha}/{cfg.seed or 0}/{SEARCH_VERSION}"]
+    for n in problem.graph.nodes:
+        parts.append(f"{names[n.uid]}:{n.op!r}:{[t.shape for t in n.inputs]}:{[w.shape for w in n.weights]}:"
+                     f"{[w.uid in problem.trainable for w in n.weights]}")
+    return hashlib.sha1("\n".join(parts).encode()).hexdigest()[:20]
+
+
+def _cache_file(key: str) -> str:
+    return os.path.join(cache_dir(), f"strategy-{key}.json")
+
+
+def _cached(key: str) -> Strategy | None:
+    path = _cache_file(key)
+    if not os.path.isfile(path):
+        return None
+    try:
+        s, _ = read_strategy_file(path)
+    except StrategyError:
+        return None
+    return s.with_source(f"search, cached in {path}")
+
+
+def _store(key: str, strategy: Strategy) -> None:
+    try:
+        os.makedirs(cache_dir(), exist_ok=True)
+        write_strategy_file(_cache_file(key), strategy.with_source("search"), {"cached": 1})
+    except StrategyError as e:
+        log.warning("could not cache the searched strategy: %s", e)
 
 
 def log_strategy(engine) -> None:

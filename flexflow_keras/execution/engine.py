@@ -166,8 +166,7 @@ class Engine:
         """Issue one training step without waiting for it; `collect_train` gives its results. The
         training loop issues step k+1 before collecting step k, so the processors never wait for the
         host's bookkeeping; the runtime orders the steps by their privileges."""
-        if self.strategy is None:
-            choice.choose(self, self.code_strategy, sources, rows, seed)
+        self.prepare_strategy(sources, rows, seed)
         opt = self.optimizer
         iteration = int(opt.iterations)
         lr = float(opt.learning_rate_at(iteration))
@@ -176,6 +175,12 @@ class Engine:
         opt.iterations = iteration + 1
         self._dirty = True
         return prog, fm, pen
+
+    def prepare_strategy(self, sources, rows: np.ndarray, seed: int) -> Strategy:
+        """Choose the training strategy now if none is set (see execution/choice.py)."""
+        if self.strategy is None:
+            choice.choose(self, self.code_strategy, sources, rows, seed)
+        return self.strategy
 
     def collect_train(self, handle):
         prog, fm, pen = handle

@@ -246,6 +246,13 @@ class Trainer:
         engine = self._engine_for(graph, ys)
         sources = self._sources(xs, ys, sw, n)
         steps = math.ceil(n / batch_size) if steps_per_epoch is None else int(steps_per_epoch)
+        engine.prepare_strategy(sources, np.arange(min(batch_size, n), dtype=np.int64), 0)
+        if _config.get().search_only:
+            log.info("--search-only: the strategy is chosen%s; not training",
+                     f" and written to {_config.get().export_strategy}" if _config.get().export_strategy else "")
+            if not _config._in_notebook():
+                raise SystemExit(0)
+            return getattr(self, "history", None)
         verbose = 1 if verbose == "auto" else int(verbose)
         cbs = callbacks_mod.CallbackList(callbacks, add_history=True, add_progbar=verbose != 0, model=self,
                                          verbose=verbose, epochs=epochs, steps=steps, samples=n,

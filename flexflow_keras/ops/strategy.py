@@ -141,15 +141,13 @@ class Strategy:
             if not isinstance(v, ParallelConfig):
                 raise StrategyError(f"Strategy: op '{k}' maps to {v!r}; expected a ParallelConfig.")
         object.__setattr__(self, "configs", tuple(items.items()))
+        object.__setattr__(self, "_index", items)
 
     def as_dict(self) -> dict[str, ParallelConfig]:
         return dict(self.configs)
 
     def get(self, name: str) -> ParallelConfig | None:
-        for k, v in self.configs:
-            if k == name:
-                return v
-        return None
+        return self._index.get(name)
 
     def names(self) -> list[str]:
         return [k for k, _ in self.configs]
