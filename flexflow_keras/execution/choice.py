@@ -79,8 +79,11 @@ def choose(engine, code_strategy, sources, rows, seed: int) -> None:
                               f"after the search, or drop --machine-model-file / --search-num-*.")
         if result.machine.present:
             engine.set_strategy(result.strategy, fill)
-        else:
-            engine.strategy = result.strategy
+        else:  # searched for another machine: exported, never run here
+            if cfg.export_strategy:
+                write_strategy_file(cfg.export_strategy, result.strategy, result.machine.summary())
+                log.info("strategy for %s written to %s", result.machine.describe(), cfg.export_strategy)
+            return
     log_strategy(engine)
     if cfg.export_strategy:
         write_strategy_file(cfg.export_strategy, engine.strategy, engine.machine_summary())

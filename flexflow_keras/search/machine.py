@@ -113,6 +113,12 @@ class MachineModel:
         return (f"{self.kind}x{self.n}/{self.nodes}n/{self.cores}c/{d.name}/{d.flops:.3g}/"
                 f"{d.memory_bandwidth:.3g}/{d.capacity}")
 
+    def summary(self) -> dict:
+        """What a strategy file records of the machine it was searched for."""
+        gpus = self.n if self.kind == "GPU" else 0
+        return {"gpus": gpus // self.nodes if gpus else 0, "cpus": self.n // self.nodes if not gpus else 0,
+                "nodes": self.nodes}
+
     def describe(self) -> str:
         d = self.devices[0]
         return (f"{self.name}: {self.n} {self.kind} device(s) ({d.name}) on {self.nodes} node(s)"
@@ -215,8 +221,9 @@ class MachineModel:
             return MachineModel(f"{self.name} scaled to {nodes} node(s) x {per}", "CPU", devices, nodes,
                                 self.cores, links, routes, False, self.source)
         spec = (d.name, d.flops, d.memory_bandwidth, d.capacity)
+        intra = [e for e in self._intra if max(e[0]) < per]  # a smaller node keeps the links among its devices
         return build(f"{self.name} scaled to {nodes} node(s) x {per}", self.kind, spec, nodes, per,
-                     self._intra, self._default, self._inter, self.cores, self.source)
+                     intra, self._default, self._inter, self.cores, self.source)
 
 
 def _cpu_flops(cores: int, procs: int) -> float:

@@ -174,7 +174,8 @@ m.fit(np.zeros((8, 4), "float32"), np.zeros((8, 2), "float32"), verbose=0)
 
 @pytest.mark.parametrize("args, code, words", [
     (["--import-strategy", "nope.json"], 2, ["--import-strategy nope.json", "does not exist"]),
-    (["--search-budget", "10"], 2, ["--search-budget has no effect yet"]),
+    (["--search-budget", "-3"], 2, ["--search-budget must be 0 or more"]),
+    (["--machine-model-file", "dgx1_v100"], 2, ["searched for DGX-1", "--search-only"]),
 ])
 def test_command_line_errors_are_one_clean_message(tmp_path, args, code, words):
     script = tmp_path / "train.py"

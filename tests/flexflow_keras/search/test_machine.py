@@ -1,0 +1,77 @@
+"""Machine models: the shipped files, routes and transfer times, scaling, this machine, and bad files."""
+
+import json
+
+import pytest
+
+from flexflow_keras.errors import ConfigError
+from flexflow_keras.search.machine import MACHINES_DIR, MachineModel
+from runtime import Machine
+
+SHIPPED = ["dgx1_v100", "hgx_h200", "hgx_h200_x4_ib", "pcie_2x4"]
+
+
+@pytest.mark.parametrize("name", SHIPPED)
+def test_shipped_files_load_and_every_pair_has_a_route(name):
+    m = MachineModel.from_file(name)
+    assert m.kind == "GPU" and m.n >= 8 and not m.present
+    for a in range(m.n):
+        for b in range(m.n):
+            t = m.transfer_time(a, b, 1 << 20)
+            assert (t == 0) == (a == b)
+
+
+def test_dgx1_nvlink_topology():
+    m = MachineModel.from_file("dgx1_v100")
+    mb = 1 << 26
+    # a double NVLink (0-3) is twice as fast as a single one (0-1); 0-5 has no link: through the host
+    assert m.transfer_time(0, 3, mb) < m.transfer_time(0, 1, mb) < m.transfer_time(0, 5, mb)
+    lanes = {}
+    for lk in m.links:
+        if lk.name.startswith("link"):
+            a, b = map(int, lk.name[4:].split("-"))
+            for d in (a, b):
+                lanes[d] = lanes.get(d, 0) + round(lk.bandwidth / 25e9)
+    assert all(v == 6 for v in lanes.values()) and len(lanes) == 8  # six NVLinks per V100
+
+
+def test_cluster_routes_cross_the_network():
+    m = MachineModel.from_file("hgx_h200_x4_ib")
+    assert m.nodes == 4 and m.n == 32
+    mb = 1 << 26
+    assert m.transfer_time(0, 1, mb) < m.transfer_time(0, 8, mb)  # NVSwitch beats InfiniBand
+    pcie = MachineModel.from_file("pcie_2x4")
+    assert pcie.route(0, 4) != pcie.route(0, 1) and len(pcie.route(0, 4)) == 4
+
+
+def test_scaled_machine():
+    m = MachineModel.from_file("dgx1_v100").scaled(2)
+    assert m.n == 16 and m.nodes == 2
+    assert m.transfer_time(0, 9, 1 << 20) > m.transfer_time(0, 1, 1 << 20)
+    w = MachineModel.from_file("pcie_2x4").scaled(per_node=2)
+    assert w.n == 4
+
+
+def test_this_machine():
+    m = MachineModel.from_runtime(Machine(cpus=3), cores=2)
+    assert m.kind == "CPU" and m.n == 3 and m.present and m.cores == 2
+    assert m.transfer_time(0, 0, 1 << 20) == 0 and {d.memory for d in m.devices} == {0}
+
+
+def test_bad_files(tmp_path):
+    with pytest.raises(ConfigError, match="no such file.*dgx1_v100"):
+        MachineModel.from_file(str(tmp_path / "none.json"))
+    bad = tmp_path / "bad.json"
+    bad.write_text("{oops")
+    with pytest.raises(ConfigError, match="not valid JSON"):
+        MachineModel.from_file(str(bad))
+    doc = json.load(open(f"{MACHINES_DIR}/pcie_2x4.json"))
+    del doc["device"]["flops"]
+    bad.write_text(json.dumps(doc))
+    with pytest.raises(ConfigError, match="flops"):
+        MachineModel.from_file(str(bad))
+    doc = json.load(open(f"{MACHINES_DIR}/dgx1_v100.json"))
+    doc["intra_node"][0]["devices"] = [0, 9]
+    bad.write_text(json.dumps(doc))
+    with pytest.raises(ConfigError, match="outside 0..7"):
+        MachineModel.from_file(str(bad))

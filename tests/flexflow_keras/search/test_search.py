@@ -1,0 +1,85 @@
+"""The search: exhaustive optimum on small graphs, determinism, memory limits, the 3% rule, the table."""
+
+import math
+
+import pytest
+from search_cases import costs, machine, problem
+
+from flexflow_keras.errors import StrategyError
+from flexflow_keras.ops.strategy import Strategy
+from flexflow_keras.search import exact, space
+from flexflow_keras.search.driver import search
+from flexflow_keras.search.simulator import Simulator
+
+
+@pytest.mark.parametrize("name, devices", [("mlp", 2), ("embedding", 2), ("tiny", 4)])
+def test_search_finds_the_exhaustive_optimum(tmp_path, name, devices):
+    p, m = problem(name), machine(devices)
+    cm = costs(m, tmp_path)
+    sim = Simulator(p.graph, m, cm, p.batch, p.trainable, p.seeds)
+    spaces = {sim.names[n.uid]: space.config_space(n, m.n, p.batch) for n in p.graph.nodes}
+    assert len(p.graph.nodes) <= 8
+    best = exact.enumerate_all(sim, spaces, 10**6)
+    assert best is not None
+    # the MCMC and the dynamic program alone (no enumeration inside the search)
+    r = search(p, m, budget=1500, seed=1, costs=cm, enumerate_limit=0)
+    assert r.step_time == pytest.approx(best[1], rel=1e-9), r.table()
+
+
+def test_small_spaces_are_enumerated(tmp_path):
+    p, m = problem("mlp"), machine(2)
+    r = search(p, m, budget=0, costs=costs(m, tmp_path))
+    assert any(row.label == "search (exhaustive)" for row in r.rows)
+
+
+def test_same_seed_same_strategy(tmp_path):
+    p, m = problem("two_branch"), machine(2)
+    a = search(p, m, budget=300, seed=7, costs=costs(m, tmp_path), enumerate_limit=0)
+    b = search(p, m, budget=300, seed=7, costs=costs(m, tmp_path), enumerate_limit=0)
+    assert a.strategy == b.strategy and a.step_time == b.step_time
+
+
+def test_dynamic_program_on_series_parallel_graphs(tmp_path):
+    p, m = problem("two_branch"), machine(2)
+    sim = Simulator(p.graph, m, costs(m, tmp_path), p.batch, p.trainable, p.seeds)
+    spaces = {sim.names[n.uid]: space.config_space(n, m.n, p.batch) for n in p.graph.nodes}
+    dp = exact.dynamic_program(sim, spaces)
+    assert dp is not None and math.isfinite(dp[1])
+    assert set(dp[0].names()) == set(spaces)
+
+
+def test_over_capacity_is_never_chosen(tmp_path):
+    p = problem("embedding")
+    m = machine(2)
+    sim = Simulator(p.graph, m, costs(m, tmp_path), p.batch, p.trainable, p.seeds)
+    whole = sim.simulate(Strategy.data_parallel(p.graph, 1, 2)).peak
+    m = machine(2, capacity_gb=0.75 * whole / (1 << 30))  # one device cannot hold everything
+    cm = costs(m, tmp_path)
+    r = search(p, m, budget=400, costs=cm, enumerate_limit=0)
+    chosen = next(row for row in r.rows if row.strategy == r.strategy)
+    assert chosen.fits
+    assert any(not row.fits for row in r.rows if row.label == "data parallel x1")
+    sim = Simulator(p.graph, m, cm, p.batch, p.trainable, p.seeds)
+    assert sim.simulate(r.strategy).peak <= m.devices[0].capacity
+
+
+def test_nothing_fits_is_a_clear_error(tmp_path):
+    p, m = problem("mlp"), machine(2, capacity_gb=1e-7)
+    with pytest.raises(StrategyError, match=r"smallest peak found is .* MB .*Raise -ll:fsize"):
+        search(p, m, budget=50, costs=costs(m, tmp_path))
+
+
+def test_three_percent_rule(tmp_path):
+    p, m = problem("mlp"), machine(2)
+    r = search(p, m, budget=300, costs=costs(m, tmp_path), margin=10.0)  # nothing is 1000% faster
+    assert r.strategy.source.startswith("data parallelism")
+    assert "data parallelism kept" in r.table()
+
+
+def test_table_lists_what_was_compared(tmp_path):
+    p, m = problem("mlp"), machine(2)
+    r = search(p, m, budget=200, costs=costs(m, tmp_path))
+    text = r.table()
+    for label in ("data parallel x1", "data parallel x2", "expert: Dense layers split", "<- chosen", "winner:"):
+        assert label in text
+    assert isinstance(r.strategy, Strategy)
