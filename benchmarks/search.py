@@ -60,10 +60,17 @@ def spearman(a, b) -> float:
     return cov / (sa * sb) if sa and sb else 0.0
 
 
+def e_sources(model, x, y):
+    """The sources tuple fit hands the engine (inputs, labels, sample weights)."""
+    graph, xs, ys, sw, n = model._prepare(x, y, None)
+    return model._sources(xs, ys, sw, n)
+
+
 def measured(args) -> None:
     import flexflow_keras as ff
     from flexflow_keras.execution.choice import machine_model
-    from flexflow_keras.search.driver import Problem, search
+    from flexflow_keras.execution.measured import search_and_check
+    from flexflow_keras.search.driver import Problem
 
     pairs = []
     wins = []
@@ -83,14 +90,19 @@ def measured(args) -> None:
             ff.config.reset()
             ff.config.set(cpus=cpus)
             t0 = time.perf_counter()
-            result = search(problem, machine_model(e), budget=args.budget)
+            import numpy as np
+
+            machine = machine_model(e)
+            srcs = e_sources(model, x, y)
+            result = search_and_check(e, problem, machine, srcs, np.arange(batch, dtype=np.int64), 0,
+                                      budget=args.budget)
             search_s = time.perf_counter() - t0
             rows = list(result.rows)
             times = {id(r): [] for r in rows}
             for _ in range(args.rounds):
                 for r in rows:
                     model.compile(optimizer=ff.optimizers.SGD(0.01), loss=loss, strategy=r.strategy)
-                    _fit(model, _head(x, 3 * batch), y[:3 * batch], batch)
+                    _fit(model, _head(x, 10 * batch), y[:10 * batch], batch)
                     times[id(r)].append(_fit(model, x, y, batch) / args.steps * 1e3)
             for r in sorted(rows, key=lambda r: r.step_time):
                 ts = times[id(r)]
@@ -102,7 +114,7 @@ def measured(args) -> None:
                 print(f"{name:10} {cpus:3d}  {r.label[:56]:56} {pred:8.2f} {med:8.2f} {min(ts):7.2f}-{max(ts):<7.2f}"
                       f" {err:+6.0%}{mark}", flush=True)
             dp = min((statistics.median(times[id(r)]), r.label) for r in rows if r.label.startswith("data parallel"))
-            chosen = next(r for r in rows if r.strategy == result.strategy)
+            chosen = next(r for r in rows if r.strategy == result.strategy)  # what fit would train with
             got = statistics.median(times[id(chosen)])
             wins.append((name, cpus, dp[1], dp[0], chosen.label, got, dp[0] / got, search_s))
     print()
@@ -111,6 +123,7 @@ def measured(args) -> None:
     for name, cpus, dpl, dpt, sl, st, sp, ss in wins:
         print(f"{name:10} {cpus:3d}  {dpl:20} {dpt:9.2f} ms   {sl[:32]:32} {st:9.2f} ms {sp:6.2f}x {ss:8.1f}")
     errs = [abs(p - m) / m for p, m in pairs]
+    print("(calibration anchors: data parallel x1 and x<cpus>, measured; every other row is predicted)")
     print(f"\nsimulator fidelity over {len(pairs)} strategies: median relative error {statistics.median(errs):.1%}, "
           f"Spearman rank correlation {spearman([p for p, _ in pairs], [m for _, m in pairs]):.2f}")
 
@@ -143,6 +156,28 @@ def simulated(args) -> None:
               f"{r.step_time * 1e3:8.2f}ms {sp:6.2f}x {dt:8.1f}", flush=True)
 
 
+def search_times(args) -> None:
+    """Search time and simulations per second for graphs of about 100 and 1,000 ops."""
+    import _graphs
+
+    import flexflow_keras as ff
+    from flexflow_keras.search.driver import Problem, search
+    from flexflow_keras.search.machine import MachineModel
+
+    print(f"\n{'graph':20} {'ops':>5} {'machine':30} {'search s':>9} {'simulations':>11} {'sims/s':>8}")
+    for n_ops in args.sizes:
+        ff.backend.clear_session()
+        model, label_shape, label_dtype, loss = _graphs.big_graph(ff, n_ops)
+        graph, seeds, trainable = _graphs.training_graph(model, label_shape, label_dtype, loss)
+        machine = MachineModel.from_file(args.time_machine)
+        problem = Problem(graph, frozenset(seeds), frozenset(trainable), 64, ff.optimizers.SGD(0.01), 0)
+        t0 = time.perf_counter()
+        r = search(problem, machine, budget=args.budget)
+        dt = time.perf_counter() - t0
+        print(f"{'big_graph':20} {len(graph.nodes):5d} {machine.name[:30]:30} {dt:9.1f} {r.evaluations:11d} "
+              f"{r.evaluations / dt:8.0f}", flush=True)
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser()
     mode = ap.add_mutually_exclusive_group(required=True)
@@ -158,11 +193,14 @@ def main(argv=None):
     ap.add_argument("--machines", nargs="+", default=["dgx1_v100", "hgx_h200", "pcie_2x4", "dgx1_v100@2",
                                                       "hgx_h200_x4_ib"])
     ap.add_argument("--batch", type=int, default=None)
+    ap.add_argument("--sizes", type=int, nargs="*", default=[100, 1000], help="op counts for the search-time table")
+    ap.add_argument("--time-machine", default="hgx_h200")
     args = ap.parse_args(argv)
     if args.measured:
         measured(args)
     else:
         simulated(args)
+        search_times(args)
 
 
 if __name__ == "__main__":

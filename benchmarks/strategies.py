@@ -7,7 +7,7 @@ For each model and `-ll:cpu` count: data parallelism at degrees 1, 2 and the pro
 expert strategies that apply (Dense layers split along output features, convolutions split along the
 height, data-parallel convolutions with model-parallel Dense, column-then-row MLP blocks, embedding
 tables placed on separate processors). Each strategy trains `--steps` steps per timed fit after a
-warm-up fit of 3 steps (after every compile); `--rounds` timed fits per strategy, interleaved round by
+warm-up fit of 10 steps (after every compile); `--rounds` timed fits per strategy, interleaved round by
 round so that a disturbance hits every strategy alike; the table gives the median ms/step and the range
 over rounds, and each row's speed relative to the best data-parallel row.
 
@@ -68,7 +68,7 @@ def run_model(ff, name, cpus, rounds, steps, dp_only):
                 model.compile(optimizer=ff.optimizers.SGD(0.01), loss=loss)
             else:
                 model.compile(optimizer=ff.optimizers.SGD(0.01), loss=loss, strategy=how["strategy"])
-            _fit(model, _head(x, 3 * batch), y[:3 * batch], batch)  # warm-up: trace, placement, caches
+            _fit(model, _head(x, 10 * batch), y[:10 * batch], batch)  # warm-up: trace, placement, caches
             times[label].append(_fit(model, x, y, batch) / steps * 1e3)
     return [(label, statistics.median(t), min(t), max(t)) for label, t in times.items()]
 

@@ -69,8 +69,10 @@ from flexflow_keras import (  # noqa: E402
 )
 from flexflow_keras.layers import Input  # noqa: E402
 from flexflow_keras.models import Model, Sequential  # noqa: E402
+from flexflow_keras.ops.strategy import ParallelConfig, Strategy  # noqa: E402
 
 __all__ = [
     "activations", "backend", "callbacks", "config", "datasets", "initializers", "layers", "losses",
     "metrics", "models", "ops", "optimizers", "regularizers", "utils", "Input", "Model", "Sequential",
+    "ParallelConfig", "Strategy",
 ]

@@ -4,7 +4,8 @@ In order of precedence: `--import-strategy FILE` (or `config.set(import_strategy
 given in code (`model.compile(strategy=...)` or `config.set(strategy=...)`: a `Strategy` or a file path),
 then `--only-data-parallel` / `--data-parallel-degree N` (data parallelism, at the degree measured
 fastest unless forced), then the default: the search (`flexflow_keras/search/`) on a machine with more
-than one processor, which prints what it compared and why the winner won. `--only-data-parallel` on
+than one processor, calibrated on and checked by a few measured steps (execution/measured.py), which
+prints what it compared and why the winner won. `--only-data-parallel` on
 the command line wins over a strategy given in code (the log says so); together with
 `--import-strategy` it is an error. `--export-strategy FILE` writes whichever strategy was chosen (and,
 after a search, an SVG picture of it beside the file). A search for a machine other than this one
@@ -24,9 +25,10 @@ import os
 
 from flexflow_keras import config as _config
 from flexflow_keras.errors import ConfigError, StrategyError
+from flexflow_keras.execution.measured import search_and_check
 from flexflow_keras.ops.strategy import Strategy, read_strategy_file, write_strategy_file
 from flexflow_keras.search.costs import cache_dir
-from flexflow_keras.search.driver import Problem, Row, SearchResult, search
+from flexflow_keras.search.driver import Problem, Row, SearchResult
 from flexflow_keras.search.machine import MachineModel
 from flexflow_keras.search.svg import write_strategy_svg
 
@@ -62,14 +64,19 @@ def choose(engine, code_strategy, sources, rows, seed: int) -> None:
         engine.set_strategy(strategy, fill)
     elif code_strategy is not None and not cfg.only_data_parallel:
         engine.set_strategy(code_strategy, fill)
-    elif (cfg.only_data_parallel or cfg.data_parallel_degree or len(engine.processors) <= 1) and not (
-            cfg.machine_model or cfg.search_num_nodes or cfg.search_num_workers):
+    elif cfg.data_parallel_degree and not _elsewhere(cfg):
         if code_strategy is not None:
+            log.info("--data-parallel-degree on the command line overrides the strategy given in code (%s)",
+                     code_strategy.source)
+        engine.set_strategy(engine.data_parallel(cfg.data_parallel_degree).with_source(
+            f"data parallelism, degree {cfg.data_parallel_degree} (--data-parallel-degree)"))
+    elif len(engine.processors) <= 1 and not _elsewhere(cfg):
+        engine.set_strategy(engine.data_parallel(1).with_source("data parallelism (one processor)"))
+    else:
+        if code_strategy is not None and cfg.only_data_parallel:
             log.info("--only-data-parallel on the command line overrides the strategy given in code (%s)",
                      code_strategy.source)
-        engine.choose_degree(sources, rows, seed)
-    else:
-        result = run_search(engine, len(rows))
+        result = run_search(engine, sources, rows, seed, dp_only=cfg.only_data_parallel)
         if cfg.export_strategy:
             write_strategy_svg(_svg_path(cfg.export_strategy), engine.tgraph.graph, result.strategy,
                                f"{result.strategy.source} on {result.machine.describe()}")
@@ -90,6 +97,11 @@ def choose(engine, code_strategy, sources, rows, seed: int) -> None:
         log.info("strategy written to %s", cfg.export_strategy)
 
 
+def _elsewhere(cfg) -> bool:
+    """Whether the search is asked for a machine other than this one."""
+    return bool(cfg.machine_model or cfg.search_num_nodes or cfg.search_num_workers)
+
+
 def _svg_path(path: str) -> str:
     root, _ = os.path.splitext(path)
     return root + ".svg"
@@ -107,16 +119,18 @@ def machine_model(engine) -> MachineModel:
     return m
 
 
-def run_search(engine, batch: int) -> SearchResult:
-    """Search (or reuse the cached search of) the engine's graph at `batch` and log the comparison."""
+def run_search(engine, sources, rows, seed: int, dp_only: bool = False) -> SearchResult:
+    """Search (or reuse the cached search of) the engine's graph at the batch of `rows` and log the
+    comparison; `dp_only`: among the data-parallel degrees only (--only-data-parallel)."""
     cfg = _config.get()
+    batch = len(rows)
     machine = machine_model(engine)
     tg = engine.tgraph
     opt = engine.optimizer
     n_slots = len(opt.slot_specs((1,), "float32")) if opt is not None else 0
     problem = Problem(tg.graph, frozenset(t.uid for t in tg.per_sample_losses if t is not None),
                       frozenset(engine.trainable_uids), batch, opt, n_slots)
-    key = _cache_key(engine, problem, machine, cfg)
+    key = _cache_key(engine, problem, machine, cfg, dp_only)
     cached = _cached(key)
     if cached is not None:
         log.info("strategy search: reusing the result cached for this graph, machine and batch size (%s)",
@@ -124,18 +138,20 @@ def run_search(engine, batch: int) -> SearchResult:
         result = SearchResult(cached, math.nan, [], Row("cached", cached, math.nan, 0, True), 0.0, 0, machine,
                               batch, ["cached"])
         return result
-    log.info("strategy search for %s, batch %d (budget %d, alpha %g)", machine.describe(), batch,
+    what = "data-parallel degree" if dp_only else "strategy"
+    log.info("%s search for %s, batch %d (budget %d, alpha %g)", what, machine.describe(), batch,
              cfg.search_budget, cfg.search_alpha)
-    result = search(problem, machine, budget=cfg.search_budget, alpha=cfg.search_alpha, seed=cfg.seed or 0)
+    result = search_and_check(engine, problem, machine, sources, rows, seed, budget=cfg.search_budget,
+                              alpha=cfg.search_alpha, seed=cfg.seed or 0, dp_only=dp_only)
     log.info("strategy search compared:\n%s\nwinner's configs:\n%s", result.table(), result.strategy.describe())
     _store(key, result.strategy)
     return result
 
 
-def _cache_key(engine, problem: Problem, machine: MachineModel, cfg) -> str:
+def _cache_key(engine, problem: Problem, machine: MachineModel, cfg, dp_only: bool) -> str:
     names = engine.node_names
     parts = [machine.signature(), str(problem.batch), repr(getattr(problem.optimizer, "get_config", dict)()),
-             f"{cfg.search_budget}/{cfg.search_alpha}/{cfg.seed or 0}/{SEARCH_VERSION}"]
+             f"{cfg.search_budget}/{cfg.search_alpha}/{cfg.seed or 0}/{SEARCH_VERSION}/{dp_only}"]
     for n in problem.graph.nodes:
         parts.append(f"{names[n.uid]}:{n.op!r}:{[t.shape for t in n.inputs]}:{[w.shape for w in n.weights]}:"
                      f"{[w.uid in problem.trainable for w in n.weights]}")

@@ -98,11 +98,16 @@ class Engine:
         self._pull(None)
 
     def detach(self) -> None:
-        """Hand the variables back to the host (called when the model is recompiled)."""
+        """Hand the variables back to the host and drop this engine's traces, so its regions can be
+        freed (called when the model is recompiled)."""
         self.sync_to_host()
         for v in self.variables:
             v._sync_hook = None
             v.__dict__.pop("_on_assign", None)  # back to Variable's own no-op hook
+        for prog in self._programs.values():
+            self.rtm.forget_trace(prog.trace_name)
+        self._programs.clear()
+        self._stores.clear()
 
     # --- programs -------------------------------------------------------------------------------------------
     def cached(self, key: tuple, build: Callable, *args):
@@ -233,63 +238,44 @@ class Engine:
             return cfg.gpus
         return 1
 
-    def candidate_degrees(self) -> list[int]:
-        cfg = _config.get()
-        if cfg.data_parallel_degree:
-            return [cfg.data_parallel_degree]
-        if cfg.gpus:
-            return [cfg.gpus]
-        cands, d = [], 1
-        while d <= cfg.cpus:
-            cands.append(d)
-            d *= 2
-        return cands
-
-    def choose_degree(self, sources, rows: np.ndarray, seed: int) -> int:
-        """Measure a few training steps at each candidate degree, keep the fastest, restore the weights.
-
-        Every degree computes the same numbers (up to rounding), so the choice only affects speed."""
-        cands = [d for d in self.candidate_degrees() if d <= len(rows)] or [1]
-        if len(cands) == 1:
-            self.set_strategy(self.data_parallel(cands[0]))
-            log.info("data-parallel degree %d over %d processor(s)", cands[0], min(cands[0], len(self.processors)))
-            return cands[0]
-        snapshot = self._snapshot()
-        iteration0 = int(self.optimizer.iterations)
-
-        def one_step() -> float:
-            prog = self.program("train", len(rows))
-            t0 = time.perf_counter()
-            fm, pen = prog.run(sources, rows, 0, seed, iteration0, 0.0)
-            if fm is not None:
-                fm.get()
-            for f in pen:
-                f.get()
-            return time.perf_counter() - t0
-
-        times = {}
-        for d in cands:
-            self.set_strategy(self.data_parallel(d))
-            # Two untimed steps first: they record the trace, place the data, and let the BLAS thread
-            # pool settle after the thread-count change (switching degree every step would measure
-            # the switch, not the degree).
-            one_step()
-            one_step()
-            times[d] = min(one_step() for _ in range(5))
-            log.debug("calibration: degree %d step %.2f ms", d, times[d] * 1e3)
-        self._restore(snapshot)
-        best = min(times, key=times.get)
-        self.set_strategy(self.data_parallel(best))
-        table = ", ".join(f"degree {d}: {t * 1e3:.2f} ms/step" for d, t in times.items())
-        log.info("data-parallel degree %d chosen by measurement (%s)", best, table)
-        return best
-
     def _apply_thread_policy(self, used: int) -> None:
         """BLAS threads per processor: the cores over the processors the strategy keeps busy, so the
         pieces running at once never ask for more threads than there are cores."""
         cores = os.cpu_count() or 1
         if self.proc_kind is ProcKind.CPU:
             _set_blas_threads(max(1, cores // max(1, used)))
+
+    # --- measuring strategies (the search's calibration) ------------------------------------------------
+    def measure(self, strategy: Strategy, sources, rows: np.ndarray, seed: int, steps: int = 5) -> float:
+        """Median seconds of a training step under `strategy` (after 2 untimed steps that record the
+        trace and place the data), measured with a zero learning rate; the weights and optimizer slots
+        are restored afterwards, and the previous strategy is set again."""
+        previous = self.strategy
+        snapshot = self._snapshot()
+        iteration0 = int(self.optimizer.iterations) if self.optimizer is not None else 0
+        self.set_strategy(strategy)
+        prog = self.program("train", len(rows))
+        times = []
+        try:
+            for k in range(steps + 2):
+                t0 = time.perf_counter()
+                fm, pen = prog.run(sources, rows, 0, seed, iteration0, 0.0)
+                if fm is not None:
+                    fm.get()
+                for f in pen:
+                    f.get()
+                if k >= 2:
+                    times.append(time.perf_counter() - t0)
+        finally:
+            self._restore(snapshot)
+            if previous is not None:
+                self.set_strategy(previous)
+            else:
+                self.strategy = None
+                for p in self._programs.values():
+                    self.rtm.forget_trace(p.trace_name)
+                self._programs.clear()
+        return float(np.median(times))
 
     def _snapshot(self):
         self.sync_to_host()

@@ -8,7 +8,8 @@ cached in a JSON file keyed by the op's attributes, the piece's shapes and local
 count and the machine, so a second search on the same machine measures nothing (`FF_CACHE_DIR`, default
 `~/.cache/flexflow_keras`). For kinds that are not present (a machine-model file) the roofline gives the
 times (`roofline.py`), scaled per op family by the measured/roofline ratio where this machine has
-measurements of that kind, else by typical efficiencies. Measuring stops after `budget_s` seconds per
+measurements of that kind, else by typical efficiencies. When a step's data outgrows the caches (more
+than `CACHE_BYTES`), pieces are timed with the caches evicted before every call, as a step finds them. Measuring stops after `budget_s` seconds per
 search; later pieces fall back to the calibrated roofline (and the log says how many).
 
 The runtime's own costs are measured once per machine too: issuing one point task in a replayed trace
@@ -35,7 +36,8 @@ from flexflow_keras.search import roofline
 from flexflow_keras.search.machine import MachineModel
 
 log = logging.getLogger("flexflow_keras")
-VERSION = 3
+VERSION = 5
+CACHE_BYTES = 32 << 20  # above this much data per step, pieces are timed from main memory
 
 
 def cache_dir() -> str:
@@ -91,8 +93,8 @@ class CostModel:
                  path: str | None = None):
         self.machine = machine
         self.optimizer = optimizer
-        if measure is None:
-            measure = machine.present and not _simulator()
+        if measure is None:  # CPU pieces are measured here even for a scaled (larger) CPU machine
+            measure = (machine.present or machine.kind == "CPU") and not _simulator()
         self.measuring = measure
         self.budget_s = budget_s
         self.spent = 0.0
@@ -105,6 +107,13 @@ class CostModel:
         self._load()
         self._factors: dict[str, float] | None = None
         self._overheads: Overheads | None = None
+        # calibration against measured steps of this program (see calibrate.py): the Python cost of one
+        # point task (None: from the overheads), and the slow-down of kernels running at once
+        self.py_task: float | None = None
+        self.contention = 1.0
+        # whether a step's data outgrows the caches (the driver sets it from the simulated memory): then
+        # pieces are timed from main memory
+        self.cold = False
 
     # --- cache ---------------------------------------------------------------------------------------
     def _load(self) -> None:
@@ -138,23 +147,33 @@ class CostModel:
             return 1
         return max(1, self.machine.cores // max(1, min(devices_used, self.machine.n)))
 
+    def py_cost(self, nargs: int) -> float:
+        """Seconds of Python (the interpreter lock held) of one point task with `nargs` region arguments."""
+        o = self.overheads()
+        base = self.py_task if self.py_task is not None else o.task + o.py_op
+        return base + o.task_arg * nargs
+
     @staticmethod
-    def piece_key(node, tile, threads: int) -> str:
+    def piece_key(node, tile, threads: int, need=None) -> str:
         shapes = (tuple(_box_shape(b) for b in tile.inputs), tuple(_box_shape(b) for b in tile.weights),
                   tuple(_box_shape(b) for b in tile.outputs), tuple(_box_shape(b) for b in tile.saved))
         dtypes = tuple(t.dtype for t in node.inputs)
         return (f"p|{threads}|{node.op!r}|{dtypes}|{shapes}|{tile.local}|{tile.parts}|{tile.part == 0}|"
-                f"{tuple(w.trainable for w in node.weights)}")
+                f"{need}")
 
-    def piece(self, node, tile, threads: int = 1, device=None) -> PieceCost:
-        """Seconds for one piece of `node` (measured and cached, or from the roofline)."""
-        key = self.piece_key(node, tile, threads)
+    def _key(self, key: str) -> str:
+        return key + ("|cold" if self.cold else "")
+
+    def piece(self, node, tile, threads: int = 1, device=None, need=None) -> PieceCost:
+        """Seconds for one piece of `node` (measured and cached, or from the roofline). `need`: which
+        (input, weight) gradients its backward computes (default: every differentiable one)."""
+        key = self._key(self.piece_key(node, tile, threads, need))
         hit = self._entries.get(key)
         if hit is not None:
             return PieceCost(*hit)
         if self.measuring and self.spent < self.budget_s:
             t0 = time.perf_counter()
-            cost = self._measure_piece(node, tile, threads)
+            cost = self._measure_piece(node, tile, threads, need)
             self.spent += time.perf_counter() - t0
             self.measured += 1
             self._entries[key] = [cost.stats, cost.fwd, cost.bwd]
@@ -183,7 +202,7 @@ class CostModel:
         ratios: dict[str, list[float]] = {}
         dev = self.machine.devices[0]
         for node, tile, threads in samples:
-            hit = self._entries.get(self.piece_key(node, tile, threads))
+            hit = self._entries.get(self._key(self.piece_key(node, tile, threads)))
             if hit is None:
                 continue
             ff, bf, fb, bb, fam = roofline.work(node, tile)
@@ -197,7 +216,7 @@ class CostModel:
         """Seconds for the optimizer to update a weight piece of `shape`."""
         opt = self.optimizer
         name = repr(opt.get_config()) if opt is not None and hasattr(opt, "get_config") else "sgd"
-        key = f"u|{threads}|{type(opt).__name__}|{name}|{tuple(shape)}|{dtype}"
+        key = self._key(f"u|{threads}|{type(opt).__name__}|{name}|{tuple(shape)}|{dtype}")
         hit = self._entries.get(key)
         if hit is not None:
             return hit[0]
@@ -218,7 +237,7 @@ class CostModel:
         if self._overheads is None:
             hit = self._entries.get("overheads")
             if hit is None:
-                if self.machine.present and self.machine.kind == "CPU":
+                if self.machine.kind == "CPU":  # this process's runtime runs CPU machines
                     hit = list(_measure_overheads(min(self.machine.n, 4))) + [True]
                 else:  # a described machine: a C++-speed runtime's costs (Legion: a few us per task)
                     bw = self.machine.devices[0].memory_bandwidth
@@ -233,7 +252,7 @@ class CostModel:
         return streams * nbytes / self.overheads().mem_bandwidth
 
     # --- measuring ------------------------------------------------------------------------------------------
-    def _measure_piece(self, node, tile, threads: int) -> PieceCost:
+    def _measure_piece(self, node, tile, threads: int, need=None) -> PieceCost:
         op = node.op
         rng = np.random.default_rng(0)
         ins = [_input_array(node, i, _box_shape(b), tile, rng) for i, b in enumerate(tile.inputs)]
@@ -250,10 +269,11 @@ class CostModel:
                             batch_offset=tile.outputs[0][0][0] if tile.outputs and tile.outputs[0][0] else 0)
         gouts = [rng.standard_normal(o.shape).astype(o.dtype) * 0.1 if o.dtype.kind == "f" else np.zeros_like(o)
                  for o in outs]
-        gins = [np.zeros(a.shape, a.dtype) if op.is_differentiable(i) and a.dtype.kind == "f" else None
-                for i, a in enumerate(ins)]
+        need_in, need_w = need if need is not None else (None, None)
+        gins = [np.zeros(a.shape, a.dtype) if (need_in[i] if need_in else op.is_differentiable(i))
+                and a.dtype.kind == "f" else None for i, a in enumerate(ins)]
         required = set(getattr(op, "required_grad_weights", ()))
-        gws = [np.zeros(a.shape, a.dtype) if (w.trainable or j in required) else None
+        gws = [np.zeros(a.shape, a.dtype) if ((need_w[j] if need_w else w.trainable) or j in required) else None
                for j, (w, a) in enumerate(zip(node.weights, ws, strict=True))]
         bctx = KernelContext(backend="cpu", training=True, step=0, seed=1, tile=tile,
                              batch_offset=ctx.batch_offset, accumulate_inputs=(False,) * len(ins),
@@ -275,11 +295,12 @@ class CostModel:
                 op.backward(bctx, ins, ws, outs, saved, stats, gouts, gins, gws)
 
         with _blas_threads(threads):
-            t_stats = _time(do_stats) if stats else 0.0
+            cold = self.cold
+            t_stats = _time(do_stats, cold=cold) if stats else 0.0
             if stats:
                 do_stats()
-            t_fwd = _time(do_fwd)
-            t_bwd = _time(do_bwd) if node_trains(node, gins, gws) else 0.0
+            t_fwd = _time(do_fwd, cold=cold)
+            t_bwd = _time(do_bwd, cold=cold) if node_trains(node, gins, gws) else 0.0
         return PieceCost(t_stats, t_fwd, t_bwd)
 
     def _measure_update(self, shape, dtype, threads) -> float:
@@ -289,7 +310,7 @@ class CostModel:
         g = rng.standard_normal(shape).astype(dtype) * 1e-3
         slots = [np.full(shape, init, dtype) for _, init in opt.slot_specs(tuple(shape), dtype)]
         with _blas_threads(threads):
-            return _time(lambda: opt.apply("cpu", 0, 1e-3, [w], [g], [slots]))
+            return _time(lambda: opt.apply("cpu", 0, 1e-3, [w], [g], [slots]), cold=self.cold)
 
 
 def node_trains(node, gins, gws) -> bool:
@@ -300,11 +321,26 @@ def _simulator() -> bool:
     return os.environ.get("NUMBA_ENABLE_CUDASIM", "0") not in ("", "0")
 
 
-def _time(fn, min_total: float = 5e-3, max_calls: int = 7) -> float:
-    fn()  # warm-up: JIT, caches, first-touch of the buffers
+_FLUSH: np.ndarray | None = None
+
+
+def _flush() -> None:
+    """Evict the caches: write a buffer larger than any last-level cache (64 MB)."""
+    global _FLUSH
+    if _FLUSH is None:
+        _FLUSH = np.zeros(1 << 24, np.float32)
+    _FLUSH += 1.0
+
+
+def _time(fn, min_total: float = 5e-3, max_calls: int = 7, cold: bool = False) -> float:
+    """Median seconds of `fn` after a warm-up call; `cold`: the caches are evicted before every call (a
+    step whose data does not fit in the caches finds every piece's arrays in main memory)."""
+    fn()  # warm-up: JIT, first-touch of the buffers
     times = []
     total = 0.0
     while len(times) < 3 or (total < min_total and len(times) < max_calls):
+        if cold:
+            _flush()
         t0 = time.perf_counter()
         fn()
         dt = time.perf_counter() - t0

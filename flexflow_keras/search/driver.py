@@ -18,7 +18,8 @@ from dataclasses import dataclass, field
 from flexflow_keras.errors import StrategyError
 from flexflow_keras.ops.strategy import Strategy
 from flexflow_keras.search import exact, experts, mcmc, space
-from flexflow_keras.search.costs import CostModel
+from flexflow_keras.search.calibrate import calibrate
+from flexflow_keras.search.costs import CACHE_BYTES, CostModel
 from flexflow_keras.search.machine import MachineModel
 from flexflow_keras.search.simulator import Simulator
 
@@ -84,17 +85,25 @@ def degrees(n: int) -> list[int]:
 
 def search(problem: Problem, machine: MachineModel, budget: int = 1000, alpha: float = 0.05, seed: int = 0,
            costs: CostModel | None = None, enumerate_limit: int = 4096, margin: float = MARGIN,
-           use_mcmc: bool = True, use_dp: bool = True) -> SearchResult:
-    """Search the strategy for `problem` on `machine` (see the module docstring)."""
+           use_mcmc: bool = True, use_dp: bool = True, dp_only: bool = False, anchors=None) -> SearchResult:
+    """Search the strategy for `problem` on `machine` (see the module docstring). `dp_only`: compare the
+    data-parallel degrees only; a higher degree wins only when `margin` faster than every lower one.
+    `anchors`: (one-processor strategy, its measured step s, all-processor strategy, its measured step s)
+    to calibrate the simulator with (`calibrate.py`)."""
     t0 = time.perf_counter()
     costs = costs or CostModel(machine, problem.optimizer)
     elementwise = getattr(problem.optimizer, "elementwise", True) if problem.optimizer is not None else True
     sim = Simulator(problem.graph, machine, costs, problem.batch, problem.trainable, problem.seeds,
                     problem.n_slots, elementwise_update=elementwise)
+    notes = []
+    costs.cold = _footprint(problem) > CACHE_BYTES
+    if anchors is not None:
+        fit = calibrate(sim, *anchors)
+        notes.append(f"simulator calibrated on measured steps: {fit['py_task'] * 1e6:.1f} us of Python per task, "
+                     f"kernels x{costs.contention:.2f} when processors run at once")
     rows: list[Row] = []
 
     def score(label: str, s: Strategy, threads_from: Strategy | None = None) -> Row:
-        sim.threads = costs.threads_for(_used(s, machine.n))
         r = sim.simulate(s)
         row = Row(label, s, r.step_time, r.peak, r.fits)
         rows.append(row)
@@ -103,13 +112,13 @@ def search(problem: Problem, machine: MachineModel, budget: int = 1000, alpha: f
     dps = [score(f"data parallel x{d}", Strategy.data_parallel(problem.graph, d, machine.n))
            for d in degrees(machine.n) if d <= problem.batch]
     fitting = [r for r in dps if r.fits]
+    if dp_only:
+        return _dp_only(dps, margin, problem, machine, costs, sim, t0, notes)
     for s in experts.expert_strategies(problem.graph, machine.n):
         score(s.source, s)
-    notes = []
     spaces = {sim.names[n.uid]: space.config_space(n, machine.n, problem.batch) for n in problem.graph.nodes}
     start = min(fitting, key=lambda r: r.step_time) if fitting else dps[0]
     if machine.n > 1:
-        sim.threads = costs.threads_for(machine.n)
         found = exact.enumerate_all(sim, spaces, enumerate_limit)
         if found is not None:
             score(found[0].source, found[0])
@@ -121,7 +130,6 @@ def search(problem: Problem, machine: MachineModel, budget: int = 1000, alpha: f
                 else:
                     notes.append("dynamic program: the graph is not series-parallel, skipped")
             if use_mcmc and budget > 0:
-                sim.threads = costs.threads_for(_used(start.strategy, machine.n))
                 walk = mcmc.mcmc(sim, start.strategy, spaces, budget, alpha, seed, None)
                 score(f"search (MCMC, {walk.iterations} proposals, {walk.accepted} accepted)", walk.strategy)
     costs.save()
@@ -149,6 +157,38 @@ def search(problem: Problem, machine: MachineModel, budget: int = 1000, alpha: f
                      f"budget of {costs.budget_s:.0f} s spent)")
     return SearchResult(winner, best.step_time, rows, best_dp, time.perf_counter() - t0, sim.evaluations,
                         machine, problem.batch, notes)
+
+
+def _dp_only(dps, margin, problem, machine, costs, sim, t0, notes) -> SearchResult:
+    costs.save()
+    fitting = [r for r in dps if r.fits]
+    if not fitting:
+        smallest = min(dps, key=lambda r: r.peak)
+        flag = "-ll:fsize" if machine.kind == "GPU" else "-ll:csize"
+        raise StrategyError(f"No data-parallel degree fits the memory of {machine.describe()}: the smallest "
+                            f"peak is {smallest.peak / MB:.0f} MB ({smallest.label}). Raise {flag}, or drop "
+                            f"--only-data-parallel to let the search split the model.")
+    best = fitting[0]
+    for r in fitting[1:]:  # a higher degree only when clearly faster
+        if r.step_time < (1.0 - margin) * best.step_time:
+            best = r
+    return SearchResult(best.strategy, best.step_time, list(dps), best, time.perf_counter() - t0,
+                        sim.evaluations, machine, problem.batch, notes)
+
+
+def _footprint(problem: Problem) -> int:
+    """Bytes a step touches: activations and their gradients, weights with gradients and slots."""
+    import numpy as np
+
+    total = 0
+    for node in problem.graph.nodes:
+        for t in node.outputs:
+            shape = [problem.batch if d is None else int(d) for d in t.shape]
+            total += 2 * int(np.prod(shape)) * np.dtype(t.dtype).itemsize
+    for v in problem.graph.variables:
+        mult = 2 + problem.n_slots if v.uid in problem.trainable else 1
+        total += mult * int(np.prod(v.shape)) * np.dtype(v.dtype).itemsize
+    return total
 
 
 def _used(s: Strategy, n: int) -> int:

@@ -135,6 +135,7 @@ def dynamic_program(sim, spaces: dict[str, list]) -> tuple[Strategy, float] | No
     graph = sim.graph
     names = node_names(graph)
     nodes = list(graph.nodes)
+    sim.mode = (sim.costs.threads_for(sim.machine.n), sim.machine.n > 1)  # the pieces of a split run at once
     SRC, SNK = "src", "snk"
     succ: dict = {SRC: [], SNK: []}
     pred: dict = {SRC: [], SNK: []}

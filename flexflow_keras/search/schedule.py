@@ -79,6 +79,60 @@ def schedule(dur, issue, res_ptr, res_idx, pred_ptr, pred_idx, pred_lat, core, n
     return finish
 
 
+class TaskList:
+    """Tasks in issue order: durations, issue times, resources, core pool, predecessors.
+
+    Two models of the thread that issues launches: a cumulative clock (a compiled runtime, whose issue
+    work runs beside the tasks), or, with `gil` set to the interpreter lock's resource, explicit issue
+    tasks on the issuer that hold the lock, and tasks whose Python part (`py`) holds the lock before
+    their kernel part runs without it (this process's runtime).
+    """
+
+    def __init__(self, gil: int = -1, issuer: int = -1, n_devices: int = 0, handoff: float = 0.0):
+        self.dur: list[float] = []
+        self.pred_lat: list[float] = []
+        self.dev: list[int] = []
+        self.n_devices, self.handoff = n_devices, handoff
+        self.issue: list[float] = []
+        self.res_ptr = [0]
+        self.res_idx: list[int] = []
+        self.pred_ptr = [0]
+        self.pred_idx: list[int] = []
+        self.core: list[int] = []
+        self.clock = 0.0
+        self.gil, self.issuer = gil, issuer
+        self.last_issue = -1
+
+    def _raw(self, dur: float, res, preds, core: int) -> int:
+        dev = res[0] if res and res[0] < self.n_devices else -1
+        self.dur.append(dur)
+        self.issue.append(self.clock)
+        self.res_idx.extend(res)
+        self.res_ptr.append(len(self.res_idx))
+        self.pred_idx.extend(preds)
+        for p in preds:
+            d = self.dev[p]
+            self.pred_lat.append(self.handoff if dev >= 0 and d >= 0 and d != dev else 0.0)
+        self.pred_ptr.append(len(self.pred_idx))
+        self.core.append(core)
+        self.dev.append(dev)
+        return len(self.dur) - 1
+
+    def add(self, dur: float, res, preds, core: int = -1, issue_cost: float = 0.0, py: float = 0.0) -> int:
+        """A task (its kernel part `dur`, Python part `py`); returns the id its successors wait for."""
+        if self.gil < 0:
+            self.clock += issue_cost
+            return self._raw(dur + py, res, preds, core)
+        preds = list(preds)
+        if issue_cost > 0:
+            prev = [self.last_issue] if self.last_issue >= 0 else []
+            self.last_issue = self._raw(issue_cost, [self.issuer, self.gil], prev, -1)
+            preds.append(self.last_issue)
+        if py > 0:
+            preds = [self._raw(py, list(res) + [self.gil], preds, core)]
+        return self._raw(dur, res, preds, core)
+
+
 def run(tasks, n_res: int, slots_per_node: int, n_nodes: int) -> np.ndarray:
     """Schedule a `TaskList` (see simulator.py); returns the finish time of every task."""
     return schedule(np.asarray(tasks.dur, np.float64), np.asarray(tasks.issue, np.float64),

@@ -21,7 +21,6 @@ again by the compiled scheduler.
 
 from __future__ import annotations
 
-import itertools
 import math
 from dataclasses import dataclass
 
@@ -32,8 +31,10 @@ from flexflow_keras.ops.gradients import plan_gradients
 from flexflow_keras.ops.naming import node_names
 from flexflow_keras.ops.strategy import ParallelConfig, Strategy, node_space, sample_dims
 from flexflow_keras.search import schedule
+from flexflow_keras.search.blocks import Block, box_bytes, overlap, union_box
 from flexflow_keras.search.costs import CostModel
 from flexflow_keras.search.machine import MachineModel
+from flexflow_keras.search.schedule import TaskList
 
 
 @dataclass(frozen=True)
@@ -47,130 +48,6 @@ class SimResult:
     tasks: int
 
 
-def _nbytes(box, itemsize: int) -> int:
-    return math.prod(max(0, h - lo) for lo, h in zip(*box, strict=True)) * itemsize
-
-
-def _overlap(a, b) -> int:
-    v = 1
-    for lo1, hi1, lo2, hi2 in zip(a[0], a[1], b[0], b[1], strict=True):
-        d = min(hi1, hi2) - max(lo1, lo2)
-        if d <= 0:
-            return 0
-        v *= d
-    return v
-
-
-def _shared(boxes) -> bool:
-    for i in range(len(boxes)):
-        for j in range(i + 1, len(boxes)):
-            if _overlap(boxes[i], boxes[j]):
-                return True
-    return False
-
-
-class Block:
-    """One op under one config at the simulated batch size: its pieces, boxes, devices and costs."""
-
-    __slots__ = ("node", "cfg", "tiles", "devices", "mems", "stats_t", "fwd_t", "bwd_t", "n", "shared_in", "py_s", "py_f", "py_b",
-                 "shared_w", "parts", "nargs_f", "nargs_b")
-
-    def __init__(self, sim: Simulator, node, cfg: ParallelConfig):
-        shapes = sim.shapes[node.uid]
-        for d in sample_dims(node_space(node)):
-            extent = shapes.outputs[0][d]
-            if cfg.degrees[d] > extent >= 1:
-                cfg = cfg.with_sample_degree(d, extent)
-        self.node, self.cfg = node, cfg
-        out_boxes = par.tile_boxes(shapes.outputs[0], cfg.degrees)
-        tiles = []
-        for color in itertools.product(*(range(c) for c in cfg.color_shape)):
-            flat = 0
-            for c, deg in zip(color[:len(cfg.degrees)], cfg.degrees, strict=True):
-                flat = flat * deg + c
-            part = color[len(cfg.degrees)] if cfg.reduce > 1 else 0
-            tiles.append(node.op.tile(shapes, out_boxes[flat], part, cfg.reduce))
-        self.tiles = tiles
-        self.n = len(tiles)
-        m = sim.machine
-        self.devices = [d % m.n for d in cfg.devices]
-        self.mems = [m.devices[d].memory for d in self.devices]
-        self.parts = cfg.reduce
-        costs, th = sim.costs, sim.threads
-        o = costs.overheads()
-        n_in, n_w, n_out = len(node.inputs), len(node.weights), len(node.outputs)
-        n_saved = len(tiles[0].saved)
-        n_stats = len(tiles[0].stats)
-        self.nargs_f = n_in + n_w + n_out + n_saved + n_stats
-        self.nargs_b = self.nargs_f + n_out + n_in + n_w
-        # the Python part of each task (the lock holder in this process) and its kernel part
-        self.py_s = o.task + o.task_arg * (n_in + n_w + n_stats) + o.py_op
-        self.py_f = o.task + o.task_arg * self.nargs_f + o.py_op
-        self.py_b = o.task + o.task_arg * self.nargs_b + o.py_op
-        self.stats_t, self.fwd_t, self.bwd_t = [], [], []
-        for t, d in zip(tiles, self.devices, strict=True):
-            c = costs.piece(node, t, th, m.devices[d])
-            self.stats_t.append(max(0.0, c.stats - o.py_op) if n_stats else 0.0)
-            self.fwd_t.append(max(0.0, c.fwd - o.py_op))
-            self.bwd_t.append(max(0.0, c.bwd - o.py_op))
-        self.shared_in = [_shared([t.inputs[k] for t in tiles]) for k in range(n_in)]
-        self.shared_w = [_shared([t.weights[j] for t in tiles]) for j in range(n_w)]
-
-
-class TaskList:
-    """Tasks in issue order: durations, issue times, resources, core pool, predecessors.
-
-    Two models of the thread that issues launches: a cumulative clock (a compiled runtime, whose issue
-    work runs beside the tasks), or, with `gil` set to the interpreter lock's resource, explicit issue
-    tasks on the issuer that hold the lock, and tasks whose Python part (`py`) holds the lock before
-    their kernel part runs without it (this process's runtime).
-    """
-
-    def __init__(self, gil: int = -1, issuer: int = -1, n_devices: int = 0, handoff: float = 0.0):
-        self.dur: list[float] = []
-        self.pred_lat: list[float] = []
-        self.dev: list[int] = []
-        self.n_devices, self.handoff = n_devices, handoff
-        self.issue: list[float] = []
-        self.res_ptr = [0]
-        self.res_idx: list[int] = []
-        self.pred_ptr = [0]
-        self.pred_idx: list[int] = []
-        self.core: list[int] = []
-        self.clock = 0.0
-        self.gil, self.issuer = gil, issuer
-        self.last_issue = -1
-
-    def _raw(self, dur: float, res, preds, core: int) -> int:
-        dev = res[0] if res and res[0] < self.n_devices else -1
-        self.dur.append(dur)
-        self.issue.append(self.clock)
-        self.res_idx.extend(res)
-        self.res_ptr.append(len(self.res_idx))
-        self.pred_idx.extend(preds)
-        for p in preds:
-            d = self.dev[p]
-            self.pred_lat.append(self.handoff if dev >= 0 and d >= 0 and d != dev else 0.0)
-        self.pred_ptr.append(len(self.pred_idx))
-        self.core.append(core)
-        self.dev.append(dev)
-        return len(self.dur) - 1
-
-    def add(self, dur: float, res, preds, core: int = -1, issue_cost: float = 0.0, py: float = 0.0) -> int:
-        """A task (its kernel part `dur`, Python part `py`); returns the id its successors wait for."""
-        if self.gil < 0:
-            self.clock += issue_cost
-            return self._raw(dur + py, res, preds, core)
-        preds = list(preds)
-        if issue_cost > 0:
-            prev = [self.last_issue] if self.last_issue >= 0 else []
-            self.last_issue = self._raw(issue_cost, [self.issuer, self.gil], prev, -1)
-            preds.append(self.last_issue)
-        if py > 0:
-            preds = [self._raw(py, list(res) + [self.gil], preds, core)]
-        return self._raw(dur, res, preds, core)
-
-
 class Simulator:
     """Simulates training steps of `graph` at `batch` on `machine` with `costs`.
 
@@ -179,18 +56,17 @@ class Simulator:
         machine: the machine model; costs: its cost model.
         batch: the global batch size.
         trainable: uids of the trainable variables; seeds: uids of the per-sample loss tensors.
-        threads: BLAS threads per processor (a CPU node's cores over the processors used).
     """
 
     def __init__(self, graph, machine: MachineModel, costs: CostModel, batch: int, trainable: set[int],
-                 seeds: set[int], n_slots: int = 0, threads: int | None = None, elementwise_update: bool = True):
+                 seeds: set[int], n_slots: int = 0, elementwise_update: bool = True):
         self.graph, self.machine, self.costs, self.batch = graph, machine, costs, int(batch)
         self.names = node_names(graph)
         self.trainable = set(trainable)
         self.seeds = set(seeds)
         self.plan = plan_gradients(graph, self.seeds, self.trainable)
         self.n_slots = n_slots
-        self.threads = threads if threads is not None else costs.threads_for(machine.n)
+        self.mode = (costs.threads_for(machine.n), machine.n > 1)  # (BLAS threads, pieces run at once)
         self.elementwise_update = elementwise_update
         self.shapes = {}
         for node in graph.nodes:
@@ -223,8 +99,24 @@ class Simulator:
             self.mem_capacity[d.memory] = self.mem_capacity.get(d.memory, 0) + d.capacity
 
     # --- caches ------------------------------------------------------------------------------------------
+    @property
+    def threads(self) -> int:
+        return self.mode[0]
+
+    def needs(self, node) -> tuple[tuple[bool, ...], tuple[bool, ...]]:
+        """Which input and weight gradients the node's backward computes (the gradient plan)."""
+        ins = self.plan.input_modes.get(node.uid)
+        ws = self.plan.weight_modes.get(node.uid)
+        return (tuple(m is not None for m in ins) if ins else (False,) * len(node.inputs),
+                tuple(m is not None for m in ws) if ws else (False,) * len(node.weights))
+
+    def set_mode(self, strategy: Strategy) -> None:
+        """BLAS threads and concurrency follow the processors the strategy keeps busy."""
+        used = len({d % self.machine.n for _, c in strategy.configs for d in c.devices}) or 1
+        self.mode = (self.costs.threads_for(used), used > 1)
+
     def block(self, node, cfg: ParallelConfig) -> Block:
-        key = (node.uid, cfg)
+        key = (node.uid, cfg, self.mode)
         b = self._blocks.get(key)
         if b is None:
             b = self._blocks[key] = Block(self, node, cfg)
@@ -239,7 +131,7 @@ class Simulator:
             for q, ct in enumerate(cons.tiles):
                 cb = ct.inputs[k]
                 for p, pt in enumerate(prod.tiles):
-                    v = _overlap(pt.outputs[o], cb)
+                    v = overlap(pt.outputs[o], cb)
                     if v:
                         hit.append((p, q, v))
             self._edges[key] = hit
@@ -249,6 +141,7 @@ class Simulator:
     def simulate(self, strategy: Strategy) -> SimResult:
         """Simulate one training step under `strategy` (every op must have a config)."""
         self.evaluations += 1
+        self.set_mode(strategy)
         m, costs = self.machine, self.costs
         o = costs.overheads()
         cpu = m.kind == "CPU"
@@ -306,7 +199,7 @@ class Simulator:
                                              core_of(b.devices[q]), issue1 + o.issue_arg * b.nargs_f, b.py_s))
             fill = None
             if b.parts > 1:  # outputs are sums of partial results: zeroed first
-                nb = sum(_nbytes(((0,) * len(s), s), 4) for s in self.shapes[node.uid].outputs)
+                nb = sum(box_bytes(((0,) * len(s), s), 4) for s in self.shapes[node.uid].outputs)
                 fill = T.add(costs.mem_pass(nb), [util_res[0]], [], core_of(0) if cpu else -1, issue1, o.task)
             pieces = []
             for q in range(b.n):
@@ -337,8 +230,8 @@ class Simulator:
                     for q in range(b.n):
                         box = b.tiles[q].outputs[oi]
                         for task, gbox, gmem in entries:
-                            if _overlap(box, gbox):
-                                x = transfer(gmem, b.mems[q], _overlap(box, gbox) * 4, [task])
+                            if overlap(box, gbox):
+                                x = transfer(gmem, b.mems[q], overlap(box, gbox) * 4, [task])
                                 preds_q[q].append(task if x is None else x)
             in_modes = self.plan.input_modes[node.uid]
             w_modes = self.plan.weight_modes[node.uid]
@@ -363,7 +256,7 @@ class Simulator:
                 entries = [(bw_pieces[q], b.tiles[q].inputs[k], b.mems[q]) for q in range(b.n)]
                 if b.shared_in[k]:
                     if mode == "write":
-                        nb = _nbytes(((0,) * len(self._shape_of(t)), self._shape_of(t)), 4)
+                        nb = box_bytes(((0,) * len(self._shape_of(t)), self._shape_of(t)), 4)
                         fills.append(T.add(costs.mem_pass(nb), [util_res[0]], [],
                                            core_of(0) if cpu else -1, issue1, o.task))
                     entries = self._fold(T, entries, t.dtype, transfer, costs, core_of, b.devices)
@@ -419,7 +312,7 @@ class Simulator:
             return preds
         pnode, o = src
         for task, obox, omem in out_ready[(pnode.uid, o)]:
-            v = _overlap(obox, box)
+            v = overlap(obox, box)
             if v:
                 x = transfer(omem, b.mems[q], v * itemsize, [task])
                 preds.append(task if x is None else x)
@@ -448,7 +341,7 @@ class Simulator:
                 mems = homes.get(box) or homes.get(None) or ()
                 if b.mems[q] in mems or not mems:
                     continue
-                x = transfer(mems[0], b.mems[q], _nbytes(box, np.dtype(w.dtype).itemsize), [])
+                x = transfer(mems[0], b.mems[q], box_bytes(box, np.dtype(w.dtype).itemsize), [])
                 if x is not None:
                     out[q].append(x)
         return out
@@ -501,8 +394,8 @@ class Simulator:
         for dev, items in by_dev.items():
             if dev == target_dev:
                 continue
-            union = _union_box([e[1] for e in items])
-            nbytes = _nbytes(union, itemsize)
+            union = union_box([e[1] for e in items])
+            nbytes = box_bytes(union, itemsize)
             tasks = [e[0] for e in items]
             x = transfer(items[0][2], target_mem, nbytes, tasks)
             dur = costs.mem_pass(nbytes, 4)  # zero the private buffer, then read both, write one
@@ -525,7 +418,7 @@ class Simulator:
             mem = self.machine.devices[dev].memory
             pre = []
             for task, gbox, gmem in entries:  # gradient pieces computed in other memories come over
-                v_ = _overlap(gbox, box)
+                v_ = overlap(gbox, box)
                 if v_ and gmem != mem:
                     x = transfer(gmem, mem, v_ * np.dtype(v.dtype).itemsize, [task])
                     if x is not None:
@@ -568,11 +461,7 @@ class Simulator:
                     if k in seen:
                         continue
                     seen.add(k)
-                    usage[mem] = usage.get(mem, 0) + mult * _nbytes(box, np.dtype(dtype).itemsize)
+                    usage[mem] = usage.get(mem, 0) + mult * box_bytes(box, np.dtype(dtype).itemsize)
         return usage
 
 
-def _union_box(boxes):
-    lo = tuple(min(b[0][d] for b in boxes) for d in range(len(boxes[0][0])))
-    hi = tuple(max(b[1][d] for b in boxes) for d in range(len(boxes[0][0])))
-    return (lo, hi)

@@ -1,0 +1,96 @@
+"""Measured steps around the search, on this machine: the simulator's calibration anchors and the check
+of its choice.
+
+The simulator predicts; on the machine that will train, a few real steps keep it honest. Before the
+search, data parallelism on one processor and on all of them is measured (the calibration anchors,
+search/calibrate.py). After it, the predicted winner, the three strategies predicted fastest that are
+not data parallelism, and every data-parallel degree are measured too. Each measurement: 2 untimed steps, then the median of 7, at a zero learning rate, the
+weights restored; strategies are measured in 2 interleaved rounds and keep their better round, so a
+passing disturbance does not decide. The measured fastest trains, and a strategy other than data parallelism only when measured at
+least 3% faster than the best data parallelism measured. So a misprediction costs a few steps, never a
+slower training.
+"""
+
+from __future__ import annotations
+
+import logging
+
+from flexflow_keras.search.driver import MARGIN, Row, SearchResult, search
+from flexflow_keras.search.machine import MachineModel
+
+log = logging.getLogger("flexflow_keras")
+STEPS = 7
+ROUNDS = 2
+
+
+def measure_all(engine, strategies, sources, rows, seed: int, known: dict | None = None) -> dict:
+    """{strategy: seconds per step}: the better of `ROUNDS` interleaved measurements of each (strategies
+    already in `known` keep their figure)."""
+    out = dict(known or {})
+    todo = [s for s in strategies if s not in out]
+    best: dict = {}
+    for _ in range(ROUNDS):
+        for s in todo:
+            t = engine.measure(s, sources, rows, seed, steps=STEPS)
+            best[s] = min(best.get(s, t), t)
+    out.update(best)
+    return out
+
+
+def anchors(engine, machine: MachineModel, sources, rows, seed: int):
+    """(dp x1, its step s, dp on every processor, its step s) on this machine; None for another machine
+    or a single processor."""
+    if not machine.present or machine.n < 2:
+        return None
+    one = engine.data_parallel(1)
+    every = engine.data_parallel(min(machine.n, len(rows)))
+    times = measure_all(engine, [one, every], sources, rows, seed)
+    t1, tn = times[one], times[every]
+    log.info("calibration steps: data parallelism x1 %.2f ms, x%d %.2f ms", t1 * 1e3, machine.n, tn * 1e3)
+    return one, t1, every, tn
+
+
+def search_and_check(engine, problem, machine: MachineModel, sources, rows, data_seed: int,
+                     margin: float = MARGIN, **kw) -> SearchResult:
+    """The search (calibrated on measured steps when `machine` is this one), its choice checked by
+    measurement (steps on `rows` of `sources`, dropout seed `data_seed`). Keyword arguments go to
+    `search`."""
+    anc = anchors(engine, machine, sources, rows, data_seed)
+    result = search(problem, machine, anchors=anc, margin=margin, **kw)
+    if anc is None:
+        return result
+    measured = {anc[0]: anc[1], anc[2]: anc[3]}
+    return check(engine, result, measured, sources, rows, data_seed, margin)
+
+
+def check(engine, result: SearchResult, measured: dict, sources, rows, seed: int, margin: float) -> SearchResult:
+    """Measure the predicted winner, the three fastest predicted non-data-parallel strategies and every
+    data-parallel degree; keep the measured fastest (a non-data-parallel one only when `margin` faster
+    than the best data parallelism)."""
+    fitting = sorted((r for r in result.rows if r.fits), key=lambda r: r.step_time)
+    dps = [r for r in fitting if r.label.startswith("data parallel")]
+    others = [r for r in fitting if not r.label.startswith("data parallel")]
+    wanted: list[Row] = []
+    for r in [next((r for r in fitting if r.strategy == result.strategy), None)] + dps + others[:3]:
+        if r is not None and all(r.strategy != w.strategy for w in wanted):
+            wanted.append(r)
+    by_strategy = {r.strategy: r for r in result.rows}
+    measured = measure_all(engine, [r.strategy for r in wanted], sources, rows, seed, measured)
+    dp_meas = {s: t for s, t in measured.items() if s.source.startswith("data parallel")}
+    best_dp = min(dp_meas, key=dp_meas.get)
+    best = min(measured, key=measured.get)
+    if best not in dp_meas and measured[best] > (1.0 - margin) * dp_meas[best_dp]:
+        best = best_dp
+    lines = ["measured check (ms/step, predicted -> measured):"]
+    for s, t in sorted(measured.items(), key=lambda kv: kv[1]):
+        row = by_strategy.get(s)
+        label = row.label if row is not None else s.source
+        pred = f"{row.step_time * 1e3:9.3f}" if row is not None else "        ?"
+        lines.append(f"  {label[:58]:58} {pred} -> {t * 1e3:9.3f}" + (" <- chosen" if s == best else ""))
+    if best != result.strategy:
+        lines.append(f"  the measured fastest replaces the predicted winner ({result.strategy.source})")
+    chosen_row = by_strategy.get(best)
+    label = chosen_row.label if chosen_row is not None else best.source
+    strategy = best if best.source not in ("code", "") else best.with_source(label)
+    return SearchResult(strategy, measured[best], result.rows, result.best_dp, result.seconds,
+                        result.evaluations, result.machine, result.batch, result.notes + lines)
