@@ -10,6 +10,7 @@ and pushes host assignments (`set_weights`) into the regions.
 
 from __future__ import annotations
 
+import gc
 import itertools
 import logging
 import os
@@ -108,6 +109,9 @@ class Engine:
             self.rtm.forget_trace(prog.trace_name)
         self._programs.clear()
         self._stores.clear()
+        # the runtime's task records and region states reference each other: collect the cycles now so
+        # the regions' arrays (weights, activations, reduction buffers) go back to the system
+        gc.collect()
 
     # --- programs -------------------------------------------------------------------------------------------
     def cached(self, key: tuple, build: Callable, *args):

@@ -106,6 +106,7 @@ class CostModel:
         self._dirty = False
         self._load()
         self._factors: dict[str, float] | None = None
+        self._samples: list = []  # (node, tile, cache key) of the pieces measured or cached this session
         self._overheads: Overheads | None = None
         # calibration against measured steps of this program (see calibrate.py): the Python cost of one
         # point task (None: from the overheads), and the slow-down of kernels running at once
@@ -170,6 +171,8 @@ class CostModel:
         key = self._key(self.piece_key(node, tile, threads, need))
         hit = self._entries.get(key)
         if hit is not None:
+            if self.measuring:
+                self._samples.append((node, tile, key))
             return PieceCost(*hit)
         if self.measuring and self.spent < self.budget_s:
             t0 = time.perf_counter()
@@ -178,9 +181,12 @@ class CostModel:
             self.measured += 1
             self._entries[key] = [cost.stats, cost.fwd, cost.bwd]
             self._dirty = True
+            self._samples.append((node, tile, key))
             return cost
         if self.measuring:
             self.fallbacks += 1
+            if self._factors is None:  # the budget ran out: calibrate the roofline on what was measured
+                self.fit_factors()
         return self._roofline_piece(node, tile, device or self.machine.devices[0])
 
     def _roofline_piece(self, node, tile, device) -> PieceCost:
@@ -192,17 +198,16 @@ class CostModel:
         return PieceCost(stats, fwd, bwd)
 
     def factors(self) -> dict[str, float]:
-        """Measured/roofline time per op family, fitted from the cached measurements of this kind."""
-        if self._factors is None:
-            self._factors = {}
-        return self._factors
+        """Measured/roofline time per op family (fitted by `fit_factors`; empty: typical efficiencies)."""
+        return self._factors or {}
 
-    def fit_factors(self, samples) -> None:
-        """Fit the per-family calibration from (node, tile, threads) samples that have measurements."""
+    def fit_factors(self) -> dict[str, float]:
+        """Fit the per-family calibration (median of measured / roofline time) from the pieces measured
+        or found in the cache during this search, on this machine's kind."""
         ratios: dict[str, list[float]] = {}
         dev = self.machine.devices[0]
-        for node, tile, threads in samples:
-            hit = self._entries.get(self._key(self.piece_key(node, tile, threads)))
+        for node, tile, key in self._samples:
+            hit = self._entries.get(key)
             if hit is None:
                 continue
             ff, bf, fb, bb, fam = roofline.work(node, tile)
@@ -210,6 +215,7 @@ class CostModel:
             if raw > 0:
                 ratios.setdefault(fam, []).append((hit[1] + hit[2]) / raw)
         self._factors = {k: statistics.median(v) for k, v in ratios.items()}
+        return self._factors
 
     # --- updates ----------------------------------------------------------------------------------------
     def update(self, shape, dtype: str = "float32", threads: int = 1) -> float:

@@ -91,3 +91,22 @@ def test_scheduler_resources_latency_and_cores():
     f = schedule.run(T, 5, 2, 1)
     assert f[x] == pytest.approx(1.3) and f[y] == pytest.approx(1.6)  # the lock serialises the Python parts
     assert np.all(np.isfinite(f))
+
+
+def test_roofline_calibration_is_fitted_from_measurements(tmp_path):
+    from flexflow_keras.search.costs import CostModel
+    from flexflow_keras.search.machine import MachineModel
+    from runtime import Machine
+
+    p = problem("mlp")
+    m = MachineModel.from_runtime(Machine(cpus=2), cores=2)
+    cm = CostModel(m, None, path=str(tmp_path / "c.json"), budget_s=1e9)
+    sim = Simulator(p.graph, m, cm, p.batch, p.trainable, p.seeds)
+    sim.simulate(Strategy.data_parallel(p.graph, 1, 2))
+    assert cm.measured > 0 and cm.fallbacks == 0
+    factors = cm.fit_factors()
+    assert factors.get("gemm", 0) > 0  # measured Dense pieces against their roofline
+    cm.budget_s = 0.0  # no more measuring: new pieces come from the calibrated roofline
+    sim._blocks.clear()
+    r = sim.simulate(Strategy.data_parallel(p.graph, 2, 2))
+    assert cm.fallbacks > 0 and r.step_time > 0
