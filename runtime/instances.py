@@ -123,6 +123,8 @@ class Physical:
         self.has_gpus = bool(machine.gpu_devices)
         self.multi_gen = 0  # how many fields have left the fast path (trace records compare it)
         self._identities: dict = {}
+        self._spare: dict = {}  # (memory uid, shape, dtype) -> host reduction buffers kept for reuse
+        self._spare_lock = threading.Lock()
 
     # -- the home array (fast path) ------------------------------------------------------------
     def home(self, fs) -> np.ndarray:
@@ -181,6 +183,7 @@ class Physical:
         return inst
 
     def _evict(self, pool: MemoryPool, nbytes: int) -> None:
+        self._drop_spares(pool, nbytes)
         for inst in list(pool.instances):
             if nbytes <= pool.free:
                 return
@@ -287,12 +290,29 @@ class Physical:
         return via_host
 
     # -- reductions ---------------------------------------------------------------------------
-    def reduce_buffer(self, fs, sub, mem, op: str):
-        """(buffer, init, release) for a private reducer of `sub` placed in `mem`."""
+    def reduce_buffer(self, fs, sub, mem, op: str, keep: bool = False):
+        """(buffer, init, release) for a private reducer of `sub` placed in `mem`.
+
+        With `keep` (a replayed trace, which asks for the same buffers every step: allocating and
+        first-touching tens of MB per step cost more than the folds), a host buffer is kept for reuse
+        when released; it stays charged to the memory while kept, and an allocation that does not fit
+        drops kept buffers first."""
         nbytes = sub._volume * fs.dtype.itemsize
         pool = self.pools[mem.uid]
-        pool.charge(nbytes, fs.label, f"a Reduce({op!r}) buffer of {sub.name} {sub.shape}", self._evict)
         key = (op, fs.dtype)
+        if mem.kind is not MemKind.GPU_FB:
+            with self._spare_lock:
+                spare = self._spare.get((mem.uid, sub.shape, fs.dtype))
+                buf = spare.pop() if spare else None
+            if buf is not None:
+                ident = self._identities.get(key)
+                if ident is None:
+                    ident = self._identities[key] = identity(op, fs.dtype)
+
+                def init_again():
+                    buf.fill(ident)
+                return buf, init_again, (self._keeper(mem, buf) if keep else self._freer(pool, buf))
+        pool.charge(nbytes, fs.label, f"a Reduce({op!r}) buffer of {sub.name} {sub.shape}", self._evict)
         ident = self._identities.get(key)
         if ident is None:
             ident = self._identities[key] = identity(op, fs.dtype)
@@ -309,7 +329,30 @@ class Physical:
 
             def init():
                 buf.fill(ident)
+            return buf, init, (self._keeper(mem, buf) if keep else self._freer(pool, buf))
         return buf, init, (lambda: pool.release(nbytes))
+
+    @staticmethod
+    def _freer(pool: MemoryPool, buf):
+        return lambda: pool.release(buf.nbytes)
+
+    def _keeper(self, mem, buf):
+        """A release that keeps host buffer `buf` for the next reducer of the same shape."""
+        def keep():
+            with self._spare_lock:
+                self._spare.setdefault((mem.uid, buf.shape, buf.dtype), []).append(buf)
+        return keep
+
+    def _drop_spares(self, pool: MemoryPool, nbytes: int) -> None:
+        with self._spare_lock:
+            for key in list(self._spare):
+                if key[0] != pool.memory.uid:
+                    continue
+                bufs = self._spare[key]
+                while bufs and nbytes > pool.free:
+                    pool.release(bufs.pop().nbytes)
+                if not bufs:
+                    del self._spare[key]
 
     @staticmethod
     def fold_fn(op: str, target: Instance, sub, buf, buf_device):

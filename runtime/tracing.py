@@ -322,7 +322,7 @@ class Replay:
             target.pins.append(node)
             return target.view(sub.box)
         if creates:
-            buf, init, release = rt._physical.reduce_buffer(fs, ep_sub, mem, priv.redop)
+            buf, init, release = rt._physical.reduce_buffer(fs, ep_sub, mem, priv.redop, keep=True)
             self.accs[aid] = (buf, release, mem)
             redinit.append(init)
             self.open_accs[aid] = self.rec.fold_of.get(aid)

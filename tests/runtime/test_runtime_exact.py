@@ -51,3 +51,27 @@ def test_without_the_request_pieces_are_views_of_the_home_array():
         rtm.fill(R, 1.0)
         rtm.index_launch(look, (1, 2), cols).wait()
         assert seen == [False, False] and rtm.stats.snapshot().instances == 0
+
+
+def test_replayed_reductions_reuse_their_private_buffers():
+    @task(privileges=[RO, __import__("runtime").Reduce("+")])
+    def add(x, g):
+        g += x.sum()
+
+    X = Region((4, 6), np.float32, name="x")
+    G = Region((4, 6), np.float32, name="g", exact_pieces=True)
+    cols = Partition.equal(G, (1, 2))
+    with Runtime(Machine(cpus=2)) as rtm:
+        rtm.fill(X, 1.0)
+        rtm.fill(G, 0.0)
+        used = []
+        for _ in range(5):
+            with rtm.trace("t"):
+                for _ in range(3):  # three points per piece: private buffers on the second processor
+                    rtm.index_launch(add, (3,), X, cols[0, 1])
+            used.append(rtm.memory_usage()["sysmem"][0])
+        assert len(set(used[2:])) == 1  # steady state: the same kept buffers, nothing new
+        kept = [b for bufs in rtm._physical._spare.values() for b in bufs]
+        assert kept and all(b.shape == (4, 3) for b in kept)  # released buffers wait for the next replay
+        np.testing.assert_allclose(rtm.read(G)[:, 3:], 5 * 9 * 24.0)
+        np.testing.assert_allclose(rtm.read(G)[:, :3], 0.0)
