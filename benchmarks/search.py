@@ -147,7 +147,8 @@ def simulated(args) -> None:
     from flexflow_keras.search.machine import MachineModel
 
     cases = [(g, m) for g in args.graphs for m in args.machines]
-    print(f"{'graph':20} {'ops':>5} {'machine':44} {'dp best':>10} {'searched':>10} {'speedup':>7} {'search s':>8}")
+    print(f"{'graph':12} {'ops':>5} {'machine (devices)':24} {'batch':>5} {'dp best':>10} {'searched':>10} "
+          f"{'speedup':>7} {'search s':>8}")
     for gname, mname in cases:
         ff.backend.clear_session()
         builder = _graphs.GRAPHS[gname]
@@ -163,7 +164,8 @@ def simulated(args) -> None:
         r = search(problem, machine, budget=args.budget)
         dt = time.perf_counter() - t0
         sp = r.best_dp.step_time / r.step_time
-        print(f"{gname:20} {len(graph.nodes):5d} {machine.name[:44]:44} {r.best_dp.step_time * 1e3:8.2f}ms "
+        label = f"{mname} ({machine.n})"
+        print(f"{gname:12} {len(graph.nodes):5d} {label:24} {batch:5d} {r.best_dp.step_time * 1e3:8.2f}ms "
               f"{r.step_time * 1e3:8.2f}ms {sp:6.2f}x {dt:8.1f}", flush=True)
 
 
@@ -199,8 +201,8 @@ def main(argv=None):
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--steps", type=int, default=20)
     ap.add_argument("--budget", type=int, default=500)
-    ap.add_argument("--graphs", nargs="+", default=["alexnet", "resnet50_like", "inception_block",
-                                                    "transformer_encoder", "dlrm", "wide_mlp"])
+    ap.add_argument("--graphs", nargs="+", default=["alexnet", "resnet50", "inception", "transformer", "dlrm",
+                                                    "wide_mlp"])
     ap.add_argument("--machines", nargs="+", default=["dgx1_v100", "hgx_h200", "pcie_2x4", "dgx1_v100@2",
                                                       "hgx_h200_x4_ib"])
     ap.add_argument("--batch", type=int, default=None)

@@ -250,26 +250,35 @@ class Engine:
             _set_blas_threads(max(1, cores // max(1, used)))
 
     # --- measuring strategies (the search's calibration) ------------------------------------------------
-    def measure(self, strategy: Strategy, sources, rows: np.ndarray, seed: int, steps: int = 5) -> float:
-        """Median seconds of a training step under `strategy` (after 2 untimed steps that record the
-        trace and place the data), measured with a zero learning rate; the weights and optimizer slots
-        are restored afterwards, and the previous strategy is set again."""
+    def measure(self, strategy: Strategy, sources, rows: np.ndarray, seed: int, steps: int = 5,
+                warm_s: float = 0.2) -> float:
+        """Median seconds of a training step under `strategy` (after untimed steps that record the
+        trace, place the data and let the step settle: at least 3 and `warm_s` seconds), measured with a
+        zero learning rate; the weights and optimizer slots are restored afterwards, and the previous
+        strategy is set again."""
         previous = self.strategy
         snapshot = self._snapshot()
         iteration0 = int(self.optimizer.iterations) if self.optimizer is not None else 0
         self.set_strategy(strategy)
         prog = self.program("train", len(rows))
         times = []
+
+        def one() -> float:
+            t0 = time.perf_counter()
+            fm, pen = prog.run(sources, rows, 0, seed, iteration0, 0.0)
+            if fm is not None:
+                fm.get()
+            for f in pen:
+                f.get()
+            return time.perf_counter() - t0
+
         try:
-            for k in range(steps + 2):
-                t0 = time.perf_counter()
-                fm, pen = prog.run(sources, rows, 0, seed, iteration0, 0.0)
-                if fm is not None:
-                    fm.get()
-                for f in pen:
-                    f.get()
-                if k >= 2:
-                    times.append(time.perf_counter() - t0)
+            # untimed: at least 3 steps and 0.2 s (small models' steps settle only after a few dozen)
+            warm, k = 0.0, 0
+            while k < 3 or warm < warm_s:
+                warm += one()
+                k += 1
+            times = [one() for _ in range(steps)]
         finally:
             self._restore(snapshot)
             if previous is not None:

@@ -4,7 +4,7 @@ of its choice.
 The simulator predicts; on the machine that will train, a few real steps keep it honest. Before the
 search, data parallelism on one processor and on all of them is measured (the calibration anchors,
 search/calibrate.py). After it, the predicted winner, the three strategies predicted fastest that are
-not data parallelism, and every data-parallel degree are measured too. Each measurement: 2 untimed steps, then the median of 9, at a zero learning rate, the
+not data parallelism, and every data-parallel degree are measured too. Each measurement: untimed steps (at least 3 and 0.2 s), then the median of 9, at a zero learning rate, the
 weights restored; strategies are measured in 2 interleaved rounds and keep their better round, so a
 passing disturbance does not decide. The measured fastest trains, and a strategy other than data parallelism only when measured at
 least 3% faster than the best data parallelism measured. So a misprediction costs a few steps, never a

@@ -128,7 +128,8 @@ def search(problem: Problem, machine: MachineModel, budget: int = 1000, alpha: f
                 if dp is not None:
                     score(dp[0].source, dp[0])
                 else:
-                    notes.append("dynamic program: the graph is not series-parallel, skipped")
+                    notes.append("dynamic program skipped: the graph is not series-parallel, or its edge tables "
+                                 "are too large")
             if use_mcmc and budget > 0:
                 walk = mcmc.mcmc(sim, start.strategy, spaces, budget, alpha, seed, None)
                 score(f"search (MCMC, {walk.iterations} proposals, {walk.accepted} accepted)", walk.strategy)

@@ -129,9 +129,14 @@ class _SP:
         self.table: np.ndarray | None = None
 
 
+# Above this many (config, config) pairs over the edges that move data between memories, the DP's edge
+# tables cost more than the rest of the search (an Inception stack on 32 GPUs: minutes): it is skipped.
+PAIR_LIMIT = 400_000
+
+
 def dynamic_program(sim, spaces: dict[str, list]) -> tuple[Strategy, float] | None:
     """The additive model's optimum (re-simulated: (strategy, simulated step time)), or None when the
-    graph is not series-parallel."""
+    graph is not series-parallel or its edge tables would be too large (`PAIR_LIMIT`)."""
     graph = sim.graph
     names = node_names(graph)
     nodes = list(graph.nodes)
@@ -162,6 +167,11 @@ def dynamic_program(sim, spaces: dict[str, list]) -> tuple[Strategy, float] | No
             edges[(n.uid, SNK)] = []
     order = [SRC] + [n.uid for n in nodes] + [SNK]
     pos = {u: i for i, u in enumerate(order)}
+    if not (sim.machine.kind == "CPU" and sim.machine.nodes == 1):  # edge tables only where data moves
+        pairs = sum(len(spaces[names[u]]) * len(spaces[names[v]]) for (u, v) in edges
+                    if u != SRC and v != SNK)
+        if pairs > PAIR_LIMIT:
+            return None
     tree = _decompose(set(order), SRC, SNK, succ, pred, pos, edges)
     if tree is None:
         return None
