@@ -30,27 +30,9 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 from _models import MODELS  # noqa: E402
+from _timing import fit_seconds, head, step_ms  # noqa: E402
 
 BATCH = {"mnist_mlp": 64, "mnist_cnn": 64, "wide_mlp": 64, "dlrm": 128}
-
-
-def _head(x, n):
-    return [a[:n] for a in x] if isinstance(x, list) else x[:n]
-
-
-def step_ms(model, x, y, batch, steps) -> float:
-    """Steady-state ms per step: the difference between a fit of 2 x `steps` and one of `steps` steps,
-    over `steps` (a fit's fixed costs, checking the data and copying the weights back to the host at its
-    end, cancel out)."""
-    short = _fit(model, _head(x, steps * batch), y[:steps * batch], batch)
-    long = _fit(model, x, y, batch)
-    return (long - short) / steps * 1e3
-
-
-def _fit(model, x, y, batch):
-    t0 = time.perf_counter()
-    model.fit(x, y, batch_size=batch, epochs=1, verbose=0, shuffle=False)
-    return time.perf_counter() - t0
 
 
 def spearman(a, b) -> float:
@@ -91,7 +73,7 @@ def measured(args) -> None:
             ff.config.set(cpus=cpus, only_data_parallel=True, data_parallel_degree=1)
             model, x, y, loss = MODELS[name](ff, batch, 2 * args.steps)
             model.compile(optimizer=ff.optimizers.SGD(0.01), loss=loss)
-            model.fit(_head(x, batch), y[:batch], batch_size=batch, verbose=0)
+            model.fit(head(x, batch), y[:batch], batch_size=batch, verbose=0)
             e = model._engine
             tg = e.tgraph
             problem = Problem(tg.graph, frozenset(t.uid for t in tg.per_sample_losses if t is not None),
@@ -111,7 +93,7 @@ def measured(args) -> None:
             for _ in range(args.rounds):
                 for r in rows:
                     model.compile(optimizer=ff.optimizers.SGD(0.01), loss=loss, strategy=r.strategy)
-                    _fit(model, _head(x, 10 * batch), y[:10 * batch], batch)
+                    fit_seconds(model, head(x, 10 * batch), y[:10 * batch], batch)
                     times[id(r)].append(step_ms(model, x, y, batch, args.steps))
             for r in sorted(rows, key=lambda r: r.step_time):
                 ts = times[id(r)]

@@ -21,30 +21,15 @@ import argparse
 import os
 import statistics
 import sys
-import time
 
 os.environ.setdefault("FF_LOG_LEVEL", "WARNING")
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 from _models import MODELS  # noqa: E402
+from _timing import fit_seconds, head, step_ms  # noqa: E402
 
 BATCH = {"mnist_mlp": 64, "mnist_cnn": 64, "wide_mlp": 64, "dlrm": 128}
-
-
-def step_ms(model, x, y, batch, steps) -> float:
-    """Steady-state ms per step: the difference between a fit of 2 x `steps` and one of `steps` steps,
-    over `steps` (a fit's fixed costs, checking the data and copying the weights back to the host at its
-    end, cancel out)."""
-    short = _fit(model, _head(x, steps * batch), y[:steps * batch], batch)
-    long = _fit(model, x, y, batch)
-    return (long - short) / steps * 1e3
-
-
-def _fit(model, x, y, batch):
-    t0 = time.perf_counter()
-    model.fit(x, y, batch_size=batch, epochs=1, verbose=0, shuffle=False)
-    return time.perf_counter() - t0
 
 
 def candidates(ff, graph, cpus):
@@ -55,10 +40,6 @@ def candidates(ff, graph, cpus):
     return out + [(s.source.replace("expert: ", ""), s) for s in expert_strategies(graph, cpus)]
 
 
-def _head(x, n):
-    return [a[:n] for a in x] if isinstance(x, list) else x[:n]
-
-
 def run_model(ff, name, cpus, rounds, steps, dp_only):
     batch = BATCH[name]
     ff.config.set(cpus=cpus, data_parallel_degree=1)
@@ -67,7 +48,7 @@ def run_model(ff, name, cpus, rounds, steps, dp_only):
         cands = [(f"data parallel x{d}", {"data_parallel_degree": d}) for d in sorted({1, 2, cpus})]
     else:
         model.compile(optimizer=ff.optimizers.SGD(0.01), loss=loss)
-        model.fit(_head(x, batch), y[:batch], batch_size=batch, verbose=0)
+        model.fit(head(x, batch), y[:batch], batch_size=batch, verbose=0)
         cands = [(label, {"strategy": s}) for label, s in candidates(ff, model._engine.tgraph.graph, cpus)]
     times = {label: [] for label, _ in cands}
     for _ in range(rounds):
@@ -77,7 +58,7 @@ def run_model(ff, name, cpus, rounds, steps, dp_only):
                 model.compile(optimizer=ff.optimizers.SGD(0.01), loss=loss)
             else:
                 model.compile(optimizer=ff.optimizers.SGD(0.01), loss=loss, strategy=how["strategy"])
-            _fit(model, _head(x, 10 * batch), y[:10 * batch], batch)  # warm-up: trace, placement, caches
+            fit_seconds(model, head(x, 10 * batch), y[:10 * batch], batch)  # warm-up: trace, placement, caches
             times[label].append(step_ms(model, x, y, batch, steps))
     return [(label, statistics.median(t), min(t), max(t)) for label, t in times.items()]
 

@@ -136,11 +136,7 @@ def search(problem: Problem, machine: MachineModel, budget: int = 1000, alpha: f
     costs.save()
     ok = [r for r in rows if r.fits]
     if not ok:
-        smallest = min(rows, key=lambda r: r.peak)
-        flag = "-ll:fsize" if machine.kind == "GPU" else "-ll:csize"
-        raise StrategyError(f"No strategy fits the memory of {machine.describe()}: the smallest peak found is "
-                            f"{smallest.peak / MB:.0f} MB per memory ({smallest.label}). Raise {flag}, use more "
-                            f"devices, or a smaller batch (-b).")
+        raise _nothing_fits(rows, machine, "strategy", "use more devices, or a smaller batch (-b)")
     best_dp = min((r for r in dps if r.fits), key=lambda r: r.step_time, default=None)
     best = min(ok, key=lambda r: r.step_time)
     if best_dp is not None and best not in dps and best.step_time > (1.0 - margin) * best_dp.step_time:
@@ -164,11 +160,8 @@ def _dp_only(dps, margin, problem, machine, costs, sim, t0, notes) -> SearchResu
     costs.save()
     fitting = [r for r in dps if r.fits]
     if not fitting:
-        smallest = min(dps, key=lambda r: r.peak)
-        flag = "-ll:fsize" if machine.kind == "GPU" else "-ll:csize"
-        raise StrategyError(f"No data-parallel degree fits the memory of {machine.describe()}: the smallest "
-                            f"peak is {smallest.peak / MB:.0f} MB ({smallest.label}). Raise {flag}, or drop "
-                            f"--only-data-parallel to let the search split the model.")
+        raise _nothing_fits(dps, machine, "data-parallel degree",
+                            "or drop --only-data-parallel to let the search split the model")
     best = fitting[0]
     for r in fitting[1:]:  # a higher degree only when clearly faster
         if r.step_time < (1.0 - margin) * best.step_time:
@@ -190,6 +183,13 @@ def _footprint(problem: Problem) -> int:
         mult = 2 + problem.n_slots if v.uid in problem.trainable else 1
         total += mult * int(np.prod(v.shape)) * np.dtype(v.dtype).itemsize
     return total
+
+
+def _nothing_fits(rows, machine: MachineModel, what: str, advice: str) -> StrategyError:
+    smallest = min(rows, key=lambda r: r.peak)
+    flag = "-ll:fsize" if machine.kind == "GPU" else "-ll:csize"
+    return StrategyError(f"No {what} fits the memory of {machine.describe()}: the smallest peak found is "
+                         f"{smallest.peak / MB:.0f} MB per memory ({smallest.label}). Raise {flag}, {advice}.")
 
 
 def _used(s: Strategy, n: int) -> int:

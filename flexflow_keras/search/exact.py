@@ -224,23 +224,20 @@ def dynamic_program(sim, spaces: dict[str, list]) -> tuple[Strategy, float] | No
     return (s, r.step_time if r.fits else math.inf)
 
 
+def _reach(nodes: set, start, nxt) -> set:
+    """Nodes of `nodes` reachable from `start` along `nxt` (start included)."""
+    seen, stack = {start}, [start]
+    while stack:
+        for v in nxt[stack.pop()]:
+            if v in nodes and v not in seen:
+                seen.add(v)
+                stack.append(v)
+    return seen
+
+
 def _between(nodes: set, s, t, succ, pred) -> set:
     """Nodes of `nodes` on some s -> t path (s and t included)."""
-    fwd, stack = {s}, [s]
-    while stack:
-        u = stack.pop()
-        for v in succ[u]:
-            if v in nodes and v not in fwd:
-                fwd.add(v)
-                stack.append(v)
-    bwd, stack = {t}, [t]
-    while stack:
-        u = stack.pop()
-        for v in pred[u]:
-            if v in nodes and v not in bwd:
-                bwd.add(v)
-                stack.append(v)
-    return fwd & bwd
+    return _reach(nodes, s, succ) & _reach(nodes, t, pred)
 
 
 def _decompose(nodes: set, s, t, succ, pred, pos, edges, depth: int = 0, direct: bool = True) -> _SP | None:

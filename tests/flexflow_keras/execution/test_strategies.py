@@ -9,19 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from strategy_cases import MODELS, graph_of, random_strategy, train
 
-from flexflow_keras import config
-
 _REFERENCE: dict = {}
-
-
-@pytest.fixture(autouse=True)
-def clean_config(monkeypatch):
-    import sys
-
-    monkeypatch.setattr(sys, "argv", ["pytest"])
-    config.reset()
-    yield
-    config.reset()
 
 
 def reference(name):

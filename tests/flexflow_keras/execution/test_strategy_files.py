@@ -15,14 +15,6 @@ from flexflow_keras.errors import ConfigError, StrategyError
 from flexflow_keras.ops.strategy import ParallelConfig, Strategy, read_strategy_file, write_strategy_file
 
 
-@pytest.fixture(autouse=True)
-def clean_config(monkeypatch):
-    monkeypatch.setattr(sys, "argv", ["pytest"])
-    config.reset()
-    yield
-    config.reset()
-
-
 def fit_mlp(cpus=2, batch=8, n=24, epochs=1, **compile_kw):
     config.set(cpus=cpus)
     model = mlp()
