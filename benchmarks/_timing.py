@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import math
 import time
+
+MIN_STRETCH_S = 0.5  # the measured stretch of steps lasts at least this long, so one hiccup cannot swamp it
 
 
 def head(x, n):
@@ -10,16 +13,19 @@ def head(x, n):
     return [a[:n] for a in x] if isinstance(x, list) else x[:n]
 
 
-def fit_seconds(model, x, y, batch) -> float:
+def fit_seconds(model, x, y, batch, steps=None) -> float:
     t0 = time.perf_counter()
-    model.fit(x, y, batch_size=batch, epochs=1, verbose=0, shuffle=False)
+    model.fit(x, y, batch_size=batch, epochs=1, verbose=0, shuffle=False, steps_per_epoch=steps)
     return time.perf_counter() - t0
 
 
 def step_ms(model, x, y, batch, steps) -> float:
-    """Steady-state ms per step: the difference between a fit of 2 x `steps` and one of `steps` steps,
-    over `steps` (a fit's fixed costs, checking the data and copying the weights back to the host at its
-    end, cancel out). `x`, `y` hold 2 x `steps` batches."""
-    short = fit_seconds(model, head(x, steps * batch), y[:steps * batch], batch)
-    long = fit_seconds(model, x, y, batch)
-    return (long - short) / steps * 1e3
+    """Steady-state ms per step: the difference between a fit of 2k steps and one of k steps, over k (a
+    fit's fixed costs, checking the data and copying the weights back to the host at its end, cancel
+    out). k is at least `steps` and large enough that k steps last MIN_STRETCH_S; the fits cycle over
+    the batches of `x`, `y`."""
+    est = fit_seconds(model, x, y, batch, steps) / steps
+    k = max(steps, math.ceil(MIN_STRETCH_S / max(est, 1e-6)))
+    short = fit_seconds(model, x, y, batch, k)
+    long = fit_seconds(model, x, y, batch, 2 * k)
+    return (long - short) / k * 1e3

@@ -2,13 +2,17 @@
 sim driver tests start them in a subprocess, since numba reads the variable at import) or on a real GPU;
 otherwise they skip. The strategy search's caches go to a temporary folder of the session."""
 
+import atexit
 import os
+import shutil
 import tempfile
 
 import pytest
 
 # The search's cost and strategy caches live in a folder of this test session, never in ~/.cache.
-os.environ.setdefault("FF_CACHE_DIR", tempfile.mkdtemp(prefix="ff_cache_tests_"))
+if "FF_CACHE_DIR" not in os.environ:
+    os.environ["FF_CACHE_DIR"] = tempfile.mkdtemp(prefix="ff_cache_tests_")
+    atexit.register(shutil.rmtree, os.environ["FF_CACHE_DIR"], ignore_errors=True)
 
 
 def _cuda_usable() -> bool:
