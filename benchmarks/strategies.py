@@ -4,12 +4,14 @@
                                     [--rounds 3] [--steps 20] [--dp-only]
 
 For each model and `-ll:cpu` count: data parallelism at degrees 1, 2 and the processor count, and the
-expert strategies that apply (Dense layers split along output features, convolutions split along the
-height, data-parallel convolutions with model-parallel Dense, column-then-row MLP blocks, embedding
-tables placed on separate processors). Each strategy trains `--steps` steps per timed fit after a
-warm-up fit of 10 steps (after every compile); `--rounds` timed fits per strategy, interleaved round by
-round so that a disturbance hits every strategy alike; the table gives the median ms/step and the range
-over rounds, and each row's speed relative to the best data-parallel row.
+expert strategies that apply (Dense layers split along output features, which on the CNN is
+data-parallel convolutions with model-parallel Dense; convolutions split along the height;
+column-then-row MLP blocks; embedding tables placed on separate processors). Each strategy is timed in
+steady state after a warm-up fit of 10 steps (after every compile): the difference between a fit of 2k
+steps and one of k, where k >= `--steps` lasts at least 0.5 s (`_timing.py`); `--rounds` timings per
+strategy, interleaved round by round so that a disturbance hits every strategy alike; the table gives
+the median ms/step and the range over rounds, and each row's speed relative to the best data-parallel
+row.
 
 `--dp-only` measures data parallelism only, with the API the code before strategies had (for the
 before/after comparison, run the same command in a checkout of the older commit).

@@ -49,7 +49,13 @@ class Config:
     seed: int | None = None  # --seed
     strategy: object = None  # code only: a Strategy or a strategy file path (see execution/choice.py)
     executor: str = "threaded"  # --executor threaded|sequential
+    debug: bool = False  # --debug (or FF_DEBUG=1): show the traceback of a flexflow_keras error
     from_cli: frozenset[str] = field(default_factory=frozenset)
+    from_code: frozenset[str] = field(default_factory=frozenset)  # set with config.set
+
+    def given(self, name: str) -> bool:
+        """Whether `name` was set on the command line or from code (not a default or the environment)."""
+        return name in self.from_cli or name in self.from_code
 
     def legion_args(self) -> list[str]:
         """The runtime flags in Legion's spelling (for `runtime.Machine.from_args`)."""
@@ -80,7 +86,7 @@ _FLAGS: dict[str, tuple[str, str]] = {
     "--machine-model-file": ("machine_model", "str"), "--machine-model": ("machine_model", "str"),
     "--search-only": ("search_only", "bool"), "--search-num-nodes": ("search_num_nodes", "int"),
     "--search-num-workers": ("search_num_workers", "int"),
-    "--seed": ("seed", "int"), "--executor": ("executor", "str"),
+    "--seed": ("seed", "int"), "--executor": ("executor", "str"), "--debug": ("debug", "bool"),
 }
 # Legion's profiler flag takes a count in Legion (-lg:prof 1); accept both forms.
 _OPTIONAL_VALUE = {"-lg:prof"}
@@ -94,16 +100,31 @@ _cli_cache: tuple[dict[str, object], list[str]] | None = None
 _argv_used: list[str] | None = None
 
 
-def _convert(flag: str, kind: str, raw: str):
+def _convert(flag: str, kind: str, raw, example: str | None = None):
     try:
         if kind == "int":
             return int(raw)
         if kind == "float":
             return float(raw)
         return raw
-    except ValueError:
-        raise ConfigError(f"Flag {flag} expects an {kind} value, received {raw!r}. "
-                          f"Example: {flag} 4") from None
+    except (TypeError, ValueError):
+        article = "an" if kind == "int" else "a"
+        raise ConfigError(f"{flag} expects {article} {kind} value, received {raw!r}. "
+                          f"Example: {example or flag + ' 4'}") from None
+
+
+_KINDS = {fname: kind for fname, kind in _FLAGS.values()}
+_NAMES = {}
+for _flag, (_fname, _kind) in _FLAGS.items():
+    _NAMES.setdefault(_fname, _flag)
+
+
+def _numbers(settings: dict[str, object]) -> None:
+    """Convert numeric settings given from code in place (a clear error for what is not a number)."""
+    for name, value in settings.items():
+        kind = _KINDS.get(name)
+        if kind in ("int", "float") and value is not None and not isinstance(value, bool):
+            settings[name] = _convert(f"{_NAMES[name]} ({name}=)", kind, value, f"config.set({name}=4)")
 
 
 def parse_args(argv: Sequence[str]) -> tuple[dict[str, object], list[str]]:
@@ -136,7 +157,7 @@ def parse_args(argv: Sequence[str]) -> tuple[dict[str, object], list[str]]:
                                           f"Example: {key} 4")
                     raw = argv[i + 1]
                     i += 1
-                value = _convert(key, kind, raw)
+                value = _convert(f"Flag {key}", kind, raw, f"{key} 4")
             settings[fname] = value
         else:
             rest.append(arg)
@@ -146,6 +167,7 @@ def parse_args(argv: Sequence[str]) -> tuple[dict[str, object], list[str]]:
 
 
 def _validate(settings: dict[str, object]) -> None:
+    _numbers(settings)
     positive = {"epochs": "-e/--epochs", "batch_size": "-b/--batch-size", "print_freq": "-p/--print-freq",
                 "cpus": "-ll:cpu"}
     for name, flag in positive.items():
@@ -157,6 +179,9 @@ def _validate(settings: dict[str, object]) -> None:
     for name, flag in (("search_num_nodes", "--search-num-nodes"), ("search_num_workers", "--search-num-workers")):
         if settings.get(name) is not None and int(settings[name]) < 1:  # type: ignore[arg-type]
             raise ConfigError(f"{flag} must be a positive integer, received {settings[name]}.")
+    if settings.get("data_parallel_degree") is not None and int(settings["data_parallel_degree"]) < 1:
+        raise ConfigError(f"--data-parallel-degree must be a positive integer (the number of batch pieces), "
+                          f"received {settings['data_parallel_degree']}.")
     if "search_budget" in settings and int(settings["search_budget"]) < 0:  # type: ignore[arg-type]
         raise ConfigError(f"--search-budget must be 0 or more (MCMC proposals), received {settings['search_budget']}.")
     if "search_alpha" in settings and not float(settings["search_alpha"]) >= 0:  # type: ignore[arg-type]
@@ -166,6 +191,18 @@ def _validate(settings: dict[str, object]) -> None:
         what = "is a folder" if os.path.isdir(str(path)) else "does not exist"
         raise ConfigError(f"--import-strategy {path}: the file {what}. Give a strategy JSON file written by "
                           f"--export-strategy.")
+    out = settings.get("export_strategy")
+    if out:
+        out = str(out)
+        folder = os.path.dirname(os.path.abspath(out))
+        if out.lower().endswith(".svg"):
+            raise ConfigError(f"--export-strategy {out}: the strategy is written as JSON and its picture goes "
+                              f"beside it (FILE.svg); give a .json path, e.g. --export-strategy "
+                              f"{out[:-4]}.json.")
+        if os.path.isdir(out) or not os.path.isdir(folder):
+            what = "is a folder" if os.path.isdir(out) else f"is in a folder that does not exist ({folder})"
+            raise ConfigError(f"--export-strategy {out}: the path {what}. Give a file path in an existing "
+                              f"folder.")
     if "executor" in settings and settings["executor"] not in ("threaded", "sequential"):
         raise ConfigError(f"--executor must be 'threaded' or 'sequential', received {settings['executor']!r}.")
 
@@ -174,17 +211,16 @@ def _env_settings() -> dict[str, object]:
     out: dict[str, object] = {}
     for var, fname in _ENV.items():
         if var in os.environ:
-            ftype = {f.name: f.type for f in dataclasses.fields(Config)}[fname]
-            raw = os.environ[var]
-            out[fname] = int(raw) if "int" in str(ftype) and raw.lstrip("-").isdigit() else raw
+            kind = _KINDS.get(fname, "str")
+            out[fname] = _convert(f"The environment variable {var}", kind, os.environ[var], f"{var}=4")
     return out
 
 
 def _cli() -> tuple[dict[str, object], list[str]]:
     global _cli_cache, _argv_used
     if _cli_cache is None or _argv_used != sys.argv:
-        _argv_used = list(sys.argv)
-        _cli_cache = parse_args(sys.argv[1:]) if not _in_notebook() else ({}, [])
+        parsed = parse_args(sys.argv[1:]) if not _in_notebook() else ({}, [])  # raises on a bad flag, every time
+        _argv_used, _cli_cache = list(sys.argv), parsed
     return _cli_cache
 
 
@@ -208,7 +244,7 @@ def get() -> Config:
     merged.update(_code_overrides)
     merged.update(cli)
     _validate(merged)
-    return Config(**merged, from_cli=frozenset(cli))
+    return Config(**merged, from_cli=frozenset(cli), from_code=frozenset(_code_overrides))
 
 
 def set(**settings) -> None:  # noqa: A001 - mirrors keras.config.set_* for notebooks
@@ -218,7 +254,7 @@ def set(**settings) -> None:  # noqa: A001 - mirrors keras.config.set_* for note
         >>> import flexflow_keras as keras
         >>> keras.config.set(epochs=2, batch_size=128, cpus=2)
     """
-    names = {f.name for f in dataclasses.fields(Config)} - {"from_cli"}
+    names = {f.name for f in dataclasses.fields(Config)} - {"from_cli", "from_code"}
     unknown = sorted(k for k in settings if k not in names)
     if unknown:
         raise ConfigError(f"config.set got unknown settings {unknown}; valid names: {sorted(names)}.")

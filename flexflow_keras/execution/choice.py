@@ -1,14 +1,17 @@
 """Which strategy a model trains with, and where it came from (always logged).
 
-In order of precedence: `--import-strategy FILE` (or `config.set(import_strategy=...)`), then a strategy
-given in code (`model.compile(strategy=...)` or `config.set(strategy=...)`: a `Strategy` or a file path),
-then `--only-data-parallel` / `--data-parallel-degree N` (data parallelism, at the degree measured
-fastest unless forced), then the default: the search (`flexflow_keras/search/`) on a machine with more
-than one processor, calibrated on and checked by a few measured steps (execution/measured.py), which
-prints what it compared and why the winner won. `--only-data-parallel` on
-the command line wins over a strategy given in code (the log says so); together with
-`--import-strategy` it is an error. `--export-strategy FILE` writes whichever strategy was chosen (and,
-after a search, an SVG picture of it beside the file). A search for a machine other than this one
+In order of precedence: `--import-strategy FILE` (or `config.set(import_strategy=...)`), then
+`--data-parallel-degree N` / `--only-data-parallel` (data parallelism at degree N, or at the degree
+measured fastest), which override a strategy given in code and say so, then a strategy given in code
+(`model.compile(strategy=...)` or `config.set(strategy=...)`: a `Strategy` or a file path), then the
+default: the search (`flexflow_keras/search/`) on a machine with more than one processor, calibrated on
+and checked by a few measured steps (execution/measured.py), which prints what it compared and why the
+winner won. With `--import-strategy`, `--data-parallel-degree N` is the degree of the ops the file
+does not name (default: one piece per GPU; on CPUs, whole on one processor). Settings that ask for two
+strategies (`--import-strategy` with `--only-data-parallel`) are an error, and so are the search's own
+settings (`--search-budget`, `--search-alpha`, the machine flags) where no search runs: no flag is
+accepted without effect. `--export-strategy FILE` writes whichever strategy was chosen (and, after a
+search, an SVG picture of it beside the file). A search for a machine other than this one
 (`--machine-model-file`, `--search-num-nodes`, `--search-num-workers`) can only be exported:
 `--search-only` stops there; training would be an error.
 
@@ -42,59 +45,105 @@ def user_strategy(value, who: str) -> Strategy:
     if isinstance(value, Strategy):
         return value
     if isinstance(value, str):
-        return read_strategy_file(value)[0]
+        return read_strategy_file(value, who)[0]
     raise StrategyError(f"{who} expects a flexflow_keras Strategy or the path of a strategy file, received "
                         f"{type(value).__name__} {value!r:.60}.")
+
+
+# settings that only steer the search: given where no search runs, they are an error (never ignored)
+_SEARCH_SETTINGS = (("search_budget", "--search-budget"), ("search_alpha", "--search-alpha"),
+                    ("machine_model", "--machine-model-file"), ("search_num_nodes", "--search-num-nodes"),
+                    ("search_num_workers", "--search-num-workers"))
+
+
+def _no_search_flags(cfg, why: str, names=None) -> None:
+    given = [flag for name, flag in _SEARCH_SETTINGS if (names is None or name in names) and cfg.given(name)]
+    if given:
+        raise ConfigError(f"{' and '.join(given)} only steer the strategy search, and no search runs here: "
+                          f"{why}. Drop {' and '.join(given)}, or the setting that fixes the strategy.")
+
+
+def _source(cfg, code_strategy, engine) -> str:
+    """Where the strategy comes from: "import", "code", "degree", "one" (one processor) or "search"."""
+    dp_flag = "--only-data-parallel" if cfg.only_data_parallel else (
+        f"--data-parallel-degree {cfg.data_parallel_degree}" if cfg.data_parallel_degree else "")
+    if cfg.import_strategy and cfg.only_data_parallel:
+        raise ConfigError(f"--only-data-parallel and --import-strategy {cfg.import_strategy} ask for two "
+                          f"different strategies; give one of them.")
+    if cfg.data_parallel_degree and _elsewhere(cfg):
+        raise ConfigError(f"--data-parallel-degree {cfg.data_parallel_degree} trains on this machine, and "
+                          f"--machine-model-file / --search-num-* search for another one; give one of them.")
+    if cfg.import_strategy:  # --data-parallel-degree N: the degree of the ops the file does not name
+        _no_search_flags(cfg, f"the strategy comes from --import-strategy {cfg.import_strategy}")
+        return "import"
+    if code_strategy is not None and dp_flag:
+        log.info("%s overrides the strategy given in code (%s)", dp_flag, code_strategy.source)
+    elif code_strategy is not None:
+        _no_search_flags(cfg, f"the strategy is given in code ({code_strategy.source})")
+        return "code"
+    if cfg.data_parallel_degree:
+        _no_search_flags(cfg, f"--data-parallel-degree {cfg.data_parallel_degree} fixes the strategy")
+        return "degree"
+    if cfg.only_data_parallel:  # a search among the data-parallel degrees: no walk to budget or heat
+        _no_search_flags(cfg, "--only-data-parallel compares the data-parallel degrees only",
+                         {"search_budget", "search_alpha"})
+    if len(engine.processors) <= 1 and not _elsewhere(cfg):
+        _no_search_flags(cfg, "this machine has one processor (-ll:cpu 1 or -ll:gpu 1), so there is nothing "
+                              "to split")
+        return "one"
+    return "search"
 
 
 def choose(engine, code_strategy, sources, rows, seed: int) -> None:
     """Set `engine`'s strategy for training (see the module docstring) and export it when asked."""
     cfg = _config.get()
-    if cfg.only_data_parallel and cfg.import_strategy:
-        raise ConfigError(f"--only-data-parallel and --import-strategy {cfg.import_strategy} ask for two "
-                          f"different strategies; give one of them.")
     if code_strategy is None and cfg.strategy is not None:
         code_strategy = user_strategy(cfg.strategy, "config.set(strategy=...)")
     fill = engine.default_degree()
-    if cfg.import_strategy:
+    source = _source(cfg, code_strategy, engine)
+    if source == "import":
         strategy, machine = read_strategy_file(cfg.import_strategy)
         if machine:
             log.info("strategy file %s was written for %s", cfg.import_strategy,
                      ", ".join(f"{k}={v}" for k, v in machine.items()))
         engine.set_strategy(strategy, fill)
-    elif code_strategy is not None and not cfg.only_data_parallel:
+    elif source == "code":
         engine.set_strategy(code_strategy, fill)
-    elif cfg.data_parallel_degree and not _elsewhere(cfg):
-        if code_strategy is not None:
-            log.info("--data-parallel-degree on the command line overrides the strategy given in code (%s)",
-                     code_strategy.source)
+    elif source == "degree":
         engine.set_strategy(engine.data_parallel(cfg.data_parallel_degree).with_source(
             f"data parallelism, degree {cfg.data_parallel_degree} (--data-parallel-degree)"))
-    elif len(engine.processors) <= 1 and not _elsewhere(cfg):
+    elif source == "one":
         engine.set_strategy(engine.data_parallel(1).with_source("data parallelism (one processor)"))
     else:
-        if code_strategy is not None and cfg.only_data_parallel:
-            log.info("--only-data-parallel on the command line overrides the strategy given in code (%s)",
-                     code_strategy.source)
         result = run_search(engine, sources, rows, seed, dp_only=cfg.only_data_parallel)
-        if cfg.export_strategy:
-            write_strategy_svg(_svg_path(cfg.export_strategy), engine.tgraph.graph, result.strategy,
-                               f"{result.strategy.source} on {result.machine.describe()}")
         if not result.machine.present and not cfg.search_only:
             raise ConfigError(f"The strategy was searched for {result.machine.describe()}, not this machine, so "
                               f"it cannot train here. Add --search-only (with --export-strategy FILE) to stop "
                               f"after the search, or drop --machine-model-file / --search-num-*.")
-        if result.machine.present:
-            engine.set_strategy(result.strategy, fill)
-        else:  # searched for another machine: exported, never run here
+        if not result.machine.present:  # searched for another machine: exported, never run here
             if cfg.export_strategy:
-                write_strategy_file(cfg.export_strategy, result.strategy, result.machine.summary())
+                _export(cfg.export_strategy, engine, result.strategy, result.machine.summary(),
+                        f"{result.strategy.source} on {result.machine.describe()}")
                 log.info("strategy for %s written to %s", result.machine.describe(), cfg.export_strategy)
             return
+        engine.set_strategy(result.strategy, fill)
+        log_strategy(engine)
+        if cfg.export_strategy:
+            _export(cfg.export_strategy, engine, engine.strategy, engine.machine_summary(),
+                    f"{result.strategy.source} on {result.machine.describe()}")
+            log.info("strategy written to %s (and its picture to %s)", cfg.export_strategy,
+                     _svg_path(cfg.export_strategy))
+        return
     log_strategy(engine)
     if cfg.export_strategy:
         write_strategy_file(cfg.export_strategy, engine.strategy, engine.machine_summary())
         log.info("strategy written to %s", cfg.export_strategy)
+
+
+def _export(path: str, engine, strategy: Strategy, machine: dict, title: str) -> None:
+    """A searched strategy: its file, then its picture beside it."""
+    write_strategy_file(path, strategy, machine)
+    write_strategy_svg(_svg_path(path), engine.tgraph.graph, strategy, title)
 
 
 def _elsewhere(cfg) -> bool:
@@ -167,7 +216,7 @@ def _cached(key: str) -> Strategy | None:
     if not os.path.isfile(path):
         return None
     try:
-        s, _ = read_strategy_file(path)
+        s, _ = read_strategy_file(path, "the search cache")
     except StrategyError:
         return None
     return s.with_source(f"search, cached in {path}")
@@ -176,7 +225,8 @@ def _cached(key: str) -> Strategy | None:
 def _store(key: str, strategy: Strategy) -> None:
     try:
         os.makedirs(cache_dir(), exist_ok=True)
-        write_strategy_file(_cache_file(key), strategy.with_source("search"), {"cached": 1})
+        write_strategy_file(_cache_file(key), strategy.with_source("search"), {"cached": 1},
+                            who="the search cache")
     except StrategyError as e:
         log.warning("could not cache the searched strategy: %s", e)
 

@@ -4,18 +4,21 @@ of its choice.
 The simulator predicts; on the machine that will train, a few real steps keep it honest. Before the
 search, data parallelism on one processor and on all of them is measured (the calibration anchors,
 search/calibrate.py). After it, the predicted winner, the three strategies predicted fastest that are
-not data parallelism, and every data-parallel degree are measured too. Each measurement: untimed steps (at least 3 and 0.2 s), then the median of 9, at a zero learning rate, the
-weights restored; strategies are measured in 2 interleaved rounds and keep their better round, so a
-passing disturbance does not decide. The measured fastest trains, and a strategy other than data parallelism only when measured at
-least 3% faster than the best data parallelism measured. So a misprediction costs a few steps, never a
-slower training.
+not data parallelism, and every data-parallel degree are measured too. Each measurement: untimed steps
+(at least 3 and 0.2 s), then the median of 9, at a zero learning rate, the weights restored; strategies
+are measured in 2 interleaved rounds and keep their better round, so a passing disturbance does not
+decide. The measured fastest trains, with two margins: a higher data-parallel degree only when measured
+at least 3% faster than every lower one, and a strategy other than data parallelism only when measured
+at least 3% faster than the best data parallelism measured. So a misprediction costs a few steps, never
+a slower training.
 """
 
 from __future__ import annotations
 
 import logging
 
-from flexflow_keras.search.driver import MARGIN, Row, SearchResult, search
+from flexflow_keras.ops.strategy import devices_used
+from flexflow_keras.search.driver import MARGIN, Row, SearchResult, lowest_clearly_fastest, search
 from flexflow_keras.search.machine import MachineModel
 
 log = logging.getLogger("flexflow_keras")
@@ -43,10 +46,11 @@ def anchors(engine, machine: MachineModel, sources, rows, seed: int):
     if not machine.present or machine.n < 2:
         return None
     one = engine.data_parallel(1)
-    every = engine.data_parallel(min(machine.n, len(rows)))
+    n = min(machine.n, len(rows))
+    every = engine.data_parallel(n)
     times = measure_all(engine, [one, every], sources, rows, seed)
     t1, tn = times[one], times[every]
-    log.info("calibration steps: data parallelism x1 %.2f ms, x%d %.2f ms", t1 * 1e3, machine.n, tn * 1e3)
+    log.info("calibration steps: data parallelism x1 %.2f ms, x%d %.2f ms", t1 * 1e3, n, tn * 1e3)
     return one, t1, every, tn
 
 
@@ -77,8 +81,11 @@ def check(engine, result: SearchResult, measured: dict, sources, rows, seed: int
     by_strategy = {r.strategy: r for r in result.rows}
     measured = measure_all(engine, [r.strategy for r in wanted], sources, rows, seed, measured)
     dp_meas = {s: t for s, t in measured.items() if s.source.startswith("data parallel")}
-    best_dp = min(dp_meas, key=dp_meas.get)
+    by_degree = sorted(dp_meas, key=lambda s: devices_used(s, result.machine.n))
+    best_dp = lowest_clearly_fastest(by_degree, dp_meas.get, margin)  # a higher degree only when clearly faster
     best = min(measured, key=measured.get)
+    if best in dp_meas:
+        best = best_dp
     if best not in dp_meas and measured[best] > (1.0 - margin) * dp_meas[best_dp]:
         best = best_dp
     lines = ["measured check (ms/step, predicted -> measured):"]
@@ -92,5 +99,8 @@ def check(engine, result: SearchResult, measured: dict, sources, rows, seed: int
     chosen_row = by_strategy.get(best)
     label = chosen_row.label if chosen_row is not None else best.source
     strategy = best if best.source not in ("code", "") else best.with_source(label)
-    return SearchResult(strategy, measured[best], result.rows, result.best_dp, result.seconds,
+    dp_row = by_strategy.get(best_dp)
+    best_dp_row = Row(f"{dp_row.label if dp_row is not None else best_dp.source} (measured)", best_dp,
+                      dp_meas[best_dp], dp_row.peak if dp_row is not None else 0, True)
+    return SearchResult(strategy, measured[best], result.rows, best_dp_row, result.seconds,
                         result.evaluations, result.machine, result.batch, result.notes + lines)

@@ -262,8 +262,9 @@ def complete(graph: OpGraph, strategy: Strategy, n: int, n_devices: int | None =
 
 
 # --- files ----------------------------------------------------------------------------------------------
-def write_strategy_file(path: str, strategy: Strategy, machine: Mapping[str, int]) -> None:
-    """Write `strategy` as JSON (see the module docstring), atomically."""
+def write_strategy_file(path: str, strategy: Strategy, machine: Mapping[str, int],
+                        who: str = "--export-strategy") -> None:
+    """Write `strategy` as JSON (see the module docstring), atomically; `who` names the writer in errors."""
     doc = {"format": FORMAT, "machine": dict(machine),
            "ops": {k: v.to_json() for k, v in strategy.configs}}
     tmp = f"{path}.tmp{os.getpid()}"
@@ -273,17 +274,20 @@ def write_strategy_file(path: str, strategy: Strategy, machine: Mapping[str, int
             f.write("\n")
         os.replace(tmp, path)
     except OSError as e:
-        raise StrategyError(f"--export-strategy {path}: cannot write the strategy file ({e.strerror}). Give a "
+        if os.path.exists(tmp):
+            os.remove(tmp)
+        raise StrategyError(f"{who} {path}: cannot write the strategy file ({e.strerror}). Give a "
                             f"path in a writable folder.") from None
 
 
-def read_strategy_file(path: str) -> tuple[Strategy, dict]:
-    """Read a strategy file; returns (strategy, the machine it was written for).
+def read_strategy_file(path: str, who: str = "--import-strategy") -> tuple[Strategy, dict]:
+    """Read a strategy file; returns (strategy, the machine it was written for). `who` names the reader in
+    errors (the flag, or the code that gave the path).
 
     Raises:
         StrategyError: naming the file and what is wrong (missing, not JSON, wrong format, bad entries).
     """
-    who = f"--import-strategy {path}"
+    who = f"{who} {path}"
     if not os.path.exists(path):
         raise StrategyError(f"{who}: no such file. Write one with --export-strategy, or check the path.")
     if os.path.isdir(path):

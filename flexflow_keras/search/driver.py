@@ -1,9 +1,9 @@
 """The search as the training loop runs it: candidates, the winner, the table that explains it.
 
 `search(problem, machine, ...)` scores, under one simulator: data parallelism at every degree, the expert
-strategies (`experts.py`), the MCMC walk from the best data-parallel strategy (`mcmc.py`), the dynamic
-program where the graph is series-parallel and exhaustive enumeration where the space is small
-(`exact.py`). Strategies over a memory's capacity are rejected; when none fits, a StrategyError gives the
+strategies (`experts.py`), and then either every strategy of the space, where it is small enough to
+enumerate (`exact.py`; the optimum, so no walk is needed), or the dynamic program where the graph is
+series-parallel (`exact.py`) and the MCMC walk from the best data-parallel strategy (`mcmc.py`). Strategies over a memory's capacity are rejected; when none fits, a StrategyError gives the
 smallest peak found and the flag to raise. A strategy other than data parallelism wins only when
 predicted at least `margin` (3%) faster than the best data-parallel degree. The result carries a table
 (predicted step time, samples/s, peak memory, which wins and by how much) for the log.
@@ -11,6 +11,7 @@ predicted at least `margin` (3%) faster than the best data-parallel degree. The 
 
 from __future__ import annotations
 
+import logging
 import math
 import time
 from dataclasses import dataclass, field
@@ -23,6 +24,7 @@ from flexflow_keras.search.costs import CACHE_BYTES, CostModel
 from flexflow_keras.search.machine import MachineModel
 from flexflow_keras.search.simulator import Simulator
 
+log = logging.getLogger("flexflow_keras")
 MARGIN = 0.03
 MB = 1 << 20
 
@@ -101,9 +103,10 @@ def search(problem: Problem, machine: MachineModel, budget: int = 1000, alpha: f
         fit = calibrate(sim, *anchors)
         notes.append(f"simulator calibrated on measured steps: {fit['py_task'] * 1e6:.1f} us of Python per task, "
                      f"kernels x{costs.contention:.2f} when processors run at once")
+        log.debug("calibration: %s", fit)
     rows: list[Row] = []
 
-    def score(label: str, s: Strategy, threads_from: Strategy | None = None) -> Row:
+    def score(label: str, s: Strategy) -> Row:
         r = sim.simulate(s)
         row = Row(label, s, r.step_time, r.peak, r.fits)
         rows.append(row)
@@ -121,7 +124,10 @@ def search(problem: Problem, machine: MachineModel, budget: int = 1000, alpha: f
     if machine.n > 1:
         found = exact.enumerate_all(sim, spaces, enumerate_limit)
         if found is not None:
-            score(found[0].source, found[0])
+            if found[0] is not None:
+                score(found[0].source, found[0])
+            notes.append(f"all {exact.space_size(spaces)} strategies of the space simulated (the exhaustive "
+                         f"optimum): no MCMC walk or dynamic program needed")
         else:
             if use_dp:
                 dp = exact.dynamic_program(sim, spaces)
@@ -131,7 +137,7 @@ def search(problem: Problem, machine: MachineModel, budget: int = 1000, alpha: f
                     notes.append("dynamic program skipped: the graph is not series-parallel, or its edge tables "
                                  "are too large")
             if use_mcmc and budget > 0:
-                walk = mcmc.mcmc(sim, start.strategy, spaces, budget, alpha, seed, None)
+                walk = mcmc.mcmc(sim, start.strategy, spaces, budget, alpha, seed)
                 score(f"search (MCMC, {walk.iterations} proposals, {walk.accepted} accepted)", walk.strategy)
     costs.save()
     ok = [r for r in rows if r.fits]
@@ -162,10 +168,7 @@ def _dp_only(dps, margin, problem, machine, costs, sim, t0, notes) -> SearchResu
     if not fitting:
         raise _nothing_fits(dps, machine, "data-parallel degree",
                             "or drop --only-data-parallel to let the search split the model")
-    best = fitting[0]
-    for r in fitting[1:]:  # a higher degree only when clearly faster
-        if r.step_time < (1.0 - margin) * best.step_time:
-            best = r
+    best = lowest_clearly_fastest(fitting, lambda r: r.step_time, margin)
     return SearchResult(best.strategy, best.step_time, list(dps), best, time.perf_counter() - t0,
                         sim.evaluations, machine, problem.batch, notes)
 
@@ -185,12 +188,23 @@ def _footprint(problem: Problem) -> int:
     return total
 
 
+def lowest_clearly_fastest(items, time_of, margin: float = MARGIN):
+    """Of `items` in increasing order of degree, the lowest whose time no higher one beats by `margin`:
+    a higher degree wins only when `margin` faster than every lower one, so a noisy figure cannot move
+    the choice to a degree that is barely (or not really) faster."""
+    best = items[0]
+    for i, item in enumerate(items[1:], 1):
+        if all(time_of(item) < (1.0 - margin) * time_of(lower) for lower in items[:i]):
+            best = item
+    return best
+
+
 def _nothing_fits(rows, machine: MachineModel, what: str, advice: str) -> StrategyError:
     smallest = min(rows, key=lambda r: r.peak)
-    flag = "-ll:fsize" if machine.kind == "GPU" else "-ll:csize"
+    if not machine.present:
+        raise_it = "raise the devices' capacity_gb in the machine file"
+    else:
+        raise_it = "raise " + ("-ll:fsize" if machine.kind == "GPU" else "-ll:csize")
     return StrategyError(f"No {what} fits the memory of {machine.describe()}: the smallest peak found is "
-                         f"{smallest.peak / MB:.0f} MB per memory ({smallest.label}). Raise {flag}, {advice}.")
-
-
-def _used(s: Strategy, n: int) -> int:
-    return len({d % n for _, c in s.configs for d in c.devices}) or 1
+                         f"{smallest.peak / MB:.0f} MB per memory ({smallest.label}). To fix: {raise_it}, "
+                         f"{advice}.")

@@ -28,8 +28,9 @@ def space_size(spaces: dict[str, list]) -> int:
     return math.prod(len(v) for v in spaces.values())
 
 
-def enumerate_all(sim, spaces: dict[str, list], limit: int) -> tuple[Strategy, float] | None:
-    """The fastest fitting strategy of the whole space, or None when the space has more than `limit`."""
+def enumerate_all(sim, spaces: dict[str, list], limit: int) -> tuple[Strategy | None, float] | None:
+    """(the fastest fitting strategy of the whole space, its step s), with (None, inf) when nothing in the
+    space fits; None when the space has more than `limit` strategies (not enumerated)."""
     if space_size(spaces) > limit:
         return None
     names = list(spaces)
@@ -39,7 +40,7 @@ def enumerate_all(sim, spaces: dict[str, list], limit: int) -> tuple[Strategy, f
         r = sim.simulate(s)
         if r.fits and r.step_time < best_t:
             best, best_t = s, r.step_time
-    return (best.with_source("search (exhaustive)"), best_t) if best is not None else None
+    return (best.with_source("search (exhaustive)") if best is not None else None), best_t
 
 
 # --- the dynamic program ------------------------------------------------------------------------------------
@@ -70,7 +71,6 @@ class _Costs:
         issue = 3 * b.n * o.issue
         # with an interpreter lock, every piece's Python part and every issue are serial
         busiest = max(max(load.values()), b.n * py_each + issue) if o.gil else max(load.values()) + issue
-        issue = 0.0
         upd = 0.0
         fold = 0.0
         for j, w in enumerate(node.weights):
@@ -172,7 +172,7 @@ def dynamic_program(sim, spaces: dict[str, list]) -> tuple[Strategy, float] | No
                     if u != SRC and v != SNK)
         if pairs > PAIR_LIMIT:
             return None
-    tree = _decompose(set(order), SRC, SNK, succ, pred, pos, edges)
+    tree = _decompose(set(order), SRC, SNK, succ, pred, pos)
     if tree is None:
         return None
     by_uid = {n.uid: n for n in nodes}
@@ -240,7 +240,7 @@ def _between(nodes: set, s, t, succ, pred) -> set:
     return _reach(nodes, s, succ) & _reach(nodes, t, pred)
 
 
-def _decompose(nodes: set, s, t, succ, pred, pos, edges, depth: int = 0, direct: bool = True) -> _SP | None:
+def _decompose(nodes: set, s, t, succ, pred, pos, depth: int = 0, direct: bool = True) -> _SP | None:
     """Decompose the subgraph on `nodes` between `s` and `t`; `direct`: whether it owns an s -> t edge
     (a parallel split hands that edge to one part only)."""
     direct = direct and t in succ[s]
@@ -266,8 +266,8 @@ def _decompose(nodes: set, s, t, succ, pred, pos, edges, depth: int = 0, direct:
     total = paths[t]
     for v in order:
         if v in inner and paths[v] * back[v] == total:
-            a = _decompose(_between(nodes, s, v, succ, pred), s, v, succ, pred, pos, edges, depth + 1)
-            b = _decompose(_between(nodes, v, t, succ, pred), v, t, succ, pred, pos, edges, depth + 1)
+            a = _decompose(_between(nodes, s, v, succ, pred), s, v, succ, pred, pos, depth + 1)
+            b = _decompose(_between(nodes, v, t, succ, pred), v, t, succ, pred, pos, depth + 1)
             if a is None or b is None:
                 return None
             return _SP("series", s, t, v=v, a=a, b=b)
@@ -289,7 +289,7 @@ def _decompose(nodes: set, s, t, succ, pred, pos, edges, depth: int = 0, direct:
         return None  # not series-parallel
     parts = []
     for comp in comps:
-        p = _decompose(comp | {s, t}, s, t, succ, pred, pos, edges, depth + 1, direct=False)
+        p = _decompose(comp | {s, t}, s, t, succ, pred, pos, depth + 1, direct=False)
         if p is None:
             return None
         parts.append(p)

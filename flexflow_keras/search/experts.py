@@ -1,9 +1,8 @@
 """Expert strategies: the hand-written splits practitioners use, built for any graph and device count.
 
 - `dense_parameter_split`: every Dense split along its output features over all devices (model
-  parallelism for wide MLPs); the other ops data parallel.
-- `cnn_hybrid`: convolutions data parallel, Dense layers split along their output features
-  (Krizhevsky's "one weird trick", FlexFlow's expert CNN strategy).
+  parallelism for wide MLPs); the other ops data parallel. On a CNN this is the hybrid of Krizhevsky's
+  "one weird trick" and FlexFlow's expert CNN strategy: data-parallel convolutions, model-parallel Dense.
 - `conv_spatial_split`: convolutions, poolings and batch norms split along the image height.
 - `column_row_mlp`: a Dense with an activation followed by a linear Dense: the first split along its
   output features, the second along its input features (partial sums), so the hidden activation is
@@ -74,14 +73,6 @@ def dense_parameter_split(graph, n: int) -> Strategy | None:
                   f"expert: Dense layers split along output features over {n} devices")
 
 
-def cnn_hybrid(graph, n: int) -> Strategy | None:
-    """Convolutions data parallel, Dense layers split along output features (only for graphs with both)."""
-    if not any(_types(nd) == "conv2d" for nd in graph.nodes):
-        return None
-    return _build(graph, n, lambda node, sp: _split_dim(sp, -1, n) if _types(node) == "dense" else None,
-                  f"expert: data-parallel convolutions, model-parallel Dense over {n} devices")
-
-
 def conv_spatial_split(graph, n: int) -> Strategy | None:
     """Convolutions, poolings and batch norms split `n` ways along the image height."""
     kinds = {"conv2d", "pool2d", "batch_norm"}
@@ -128,7 +119,7 @@ def embedding_placement(graph, n: int) -> Strategy | None:
     return _build(graph, n, pick, f"expert: embedding tables placed on separate devices (of {n})")
 
 
-EXPERTS = (dense_parameter_split, cnn_hybrid, conv_spatial_split, column_row_mlp, embedding_placement)
+EXPERTS = (dense_parameter_split, conv_spatial_split, column_row_mlp, embedding_placement)
 
 
 def expert_strategies(graph, n: int) -> list[Strategy]:

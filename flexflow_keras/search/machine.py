@@ -32,6 +32,7 @@ the receiver's PCIe link.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 from dataclasses import dataclass, field
@@ -110,8 +111,10 @@ class MachineModel:
     def signature(self) -> str:
         """A short identity for caches: kind, devices, speeds and capacity."""
         d = self.devices[0]
+        wiring = hashlib.sha1(repr((self.name, [(lk.bandwidth, lk.latency) for lk in self.links],
+                                    sorted(self.routes.items()))).encode()).hexdigest()[:12]
         return (f"{self.kind}x{self.n}/{self.nodes}n/{self.cores}c/{d.name}/{d.flops:.3g}/"
-                f"{d.memory_bandwidth:.3g}/{d.capacity}")
+                f"{d.memory_bandwidth:.3g}/{d.capacity}/{wiring}")
 
     def summary(self) -> dict:
         """What a strategy file records of the machine it was searched for."""
@@ -178,6 +181,8 @@ class MachineModel:
                 doc = json.load(f)
         except (json.JSONDecodeError, UnicodeDecodeError) as e:
             raise ConfigError(f"{who}: not valid JSON ({e}).") from None
+        except OSError as e:
+            raise ConfigError(f"{who}: cannot be read ({e.strerror}). Check the file's permissions.") from None
         return cls.from_dict(doc, who)
 
     @classmethod
@@ -193,14 +198,25 @@ class MachineModel:
                     int(float(dev["capacity_gb"]) * GB))
             intra = [(tuple(int(d) for d in e["devices"]), float(e["bandwidth"]) * int(e.get("lanes", 1)),
                       float(e["latency"])) for e in doc.get("intra_node", [])]
-            default = doc.get("intra_node_default", {"bandwidth": 12e9, "latency": 1e-5, "via": "host"})
-            inter = doc.get("inter_node", {"bandwidth": 12.5e9, "latency": 2e-6})
+            default = dict(doc.get("intra_node_default", {"bandwidth": 12e9, "latency": 1e-5, "via": "host"}))
+            inter = dict(doc.get("inter_node", {"bandwidth": 12.5e9, "latency": 2e-6}))
+            for section, link in (("intra_node_default", default), ("inter_node", inter)):
+                for key in ("bandwidth", "latency"):
+                    if key not in link:
+                        raise KeyError(f"{section}.{key}")
+                    link[key] = float(link[key])
+                if link["bandwidth"] <= 0 or link["latency"] < 0:
+                    raise ValueError(f"{section} needs a positive bandwidth and a latency of 0 or more")
+            if any(b <= 0 or lat < 0 or min(devs) < 0 for devs, b, lat in intra):
+                raise ValueError("intra_node links need device indices of 0 or more, a positive bandwidth "
+                                 "and a latency of 0 or more")
             cores = int(doc.get("cores_per_node", 32))
         except (KeyError, TypeError, ValueError) as e:
             raise ConfigError(f"{who}: missing or malformed field ({type(e).__name__}: {e}). See the format "
                               f"in flexflow_keras/search/machine.py.") from None
-        if nodes < 1 or per < 1 or spec[1] <= 0 or spec[2] <= 0:
-            raise ConfigError(f"{who}: nodes, devices_per_node, flops and memory_bandwidth must be positive.")
+        if nodes < 1 or per < 1 or spec[1] <= 0 or spec[2] <= 0 or spec[3] <= 0:
+            raise ConfigError(f"{who}: nodes, devices_per_node, flops, memory_bandwidth and capacity_gb must be "
+                              f"positive.")
         return build(doc.get("name", who), kind, spec, nodes, per, intra, default, inter, cores, who)
 
     def scaled(self, nodes: int | None = None, per_node: int | None = None) -> MachineModel:
@@ -221,9 +237,14 @@ class MachineModel:
             return MachineModel(f"{self.name} scaled to {nodes} node(s) x {per}", "CPU", devices, nodes,
                                 self.cores, links, routes, False, self.source)
         spec = (d.name, d.flops, d.memory_bandwidth, d.capacity)
-        intra = [e for e in self._intra if max(e[0]) < per]  # a smaller node keeps the links among its devices
+        # a model of this machine's GPUs has no link table: its devices talk through the host's PCIe links
+        default = getattr(self, "_default", None) or {"bandwidth": self.links[0].bandwidth,
+                                                     "latency": self.links[0].latency, "via": "host"}
+        inter = getattr(self, "_inter", None) or {"bandwidth": 12.5e9, "latency": 2e-6}
+        # a smaller node keeps the links among its devices
+        intra = [e for e in getattr(self, "_intra", ()) if max(e[0]) < per]
         return build(f"{self.name} scaled to {nodes} node(s) x {per}", self.kind, spec, nodes, per,
-                     intra, self._default, self._inter, self.cores, self.source)
+                     intra, default, inter, self.cores, self.source)
 
 
 def _cpu_flops(cores: int, procs: int) -> float:

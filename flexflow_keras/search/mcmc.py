@@ -31,8 +31,7 @@ class WalkResult:
     improved: int
 
 
-def mcmc(sim, start: Strategy, spaces: dict[str, list], budget: int, alpha: float, seed: int = 0,
-         start_time: float | None = None) -> WalkResult:
+def mcmc(sim, start: Strategy, spaces: dict[str, list], budget: int, alpha: float, seed: int = 0) -> WalkResult:
     """Walk `budget` proposals from `start`; `spaces` maps op name -> candidate configs."""
     graph = sim.graph
     names = node_names(graph)
@@ -41,7 +40,7 @@ def mcmc(sim, start: Strategy, spaces: dict[str, list], budget: int, alpha: floa
     neighbours = _neighbours(graph, names)
     rng = np.random.default_rng(seed)
     current = start.as_dict()
-    cur = start_time if start_time is not None else _time(sim, start)
+    cur = _time(sim, start)
     best, best_t = dict(current), cur
     accepted = improved = 0
     legal_cache: dict = {}

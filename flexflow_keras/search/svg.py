@@ -22,7 +22,7 @@ import colorsys
 import os
 from collections import Counter
 
-from flexflow_keras.errors import FlexFlowKerasError
+from flexflow_keras.errors import FlexFlowKerasError, StrategyError
 from flexflow_keras.ops import parallel as par
 from flexflow_keras.ops.naming import node_names
 from flexflow_keras.ops.strategy import ParallelConfig, Strategy, node_space
@@ -112,6 +112,9 @@ def write_strategy_svg(path: str, graph, strategy: Strategy, title: str = "") ->
 
     Args:
         path: the .svg file to write. graph, strategy, title: as for `strategy_svg`.
+
+    Raises:
+        StrategyError: when the file cannot be written.
     """
     text = strategy_svg(graph, strategy, title)
     tmp = f"{path}.tmp{os.getpid()}"
@@ -119,6 +122,9 @@ def write_strategy_svg(path: str, graph, strategy: Strategy, title: str = "") ->
         with open(tmp, "w", encoding="utf-8") as f:
             f.write(text)
         os.replace(tmp, path)
+    except OSError as e:
+        raise StrategyError(f"--export-strategy: cannot write the picture {path} ({e.strerror}). Give a path "
+                            f"in a writable folder.") from None
     finally:
         if os.path.exists(tmp):
             os.remove(tmp)

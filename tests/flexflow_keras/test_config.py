@@ -91,3 +91,37 @@ def test_legion_args():
 def test_host_programs_argv_is_not_ours(monkeypatch, argv0):
     monkeypatch.setattr(sys, "argv", [argv0, "-p", "no:cacheprovider", "-f", "kernel.json"])
     assert config.get().print_freq == 10
+
+
+def test_environment_and_code_values_that_are_not_numbers(monkeypatch):
+    monkeypatch.setenv("FF_SEARCH_BUDGET", "abc")
+    with pytest.raises(ConfigError, match="FF_SEARCH_BUDGET expects an int value, received 'abc'"):
+        config.get()
+    monkeypatch.delenv("FF_SEARCH_BUDGET")
+    with pytest.raises(ConfigError, match=r"--search-alpha \(search_alpha=\) expects a float value"):
+        config.set(search_alpha="x")
+    config.set(search_alpha="0.5", epochs="3")
+    assert (config.get().search_alpha, config.get().epochs) == (0.5, 3)
+
+
+@pytest.mark.parametrize("args, words", [
+    (["--data-parallel-degree", "0"], "--data-parallel-degree must be a positive integer"),
+    (["--export-strategy", "s.svg"], "give a .json path"),
+    (["--export-strategy", "/no/such/folder/strategy"], "folder that does not exist"),  # not .json (ipykernel: a notebook)
+])
+def test_strategy_flags_are_checked_when_read(monkeypatch, args, words):
+    monkeypatch.setattr(sys, "argv", ["train.py", *args])
+    with pytest.raises(ConfigError, match=words):
+        config.get()
+
+
+def test_debug_is_ours_not_the_scripts(monkeypatch):
+    monkeypatch.setattr(sys, "argv", ["train.py", "--debug", "--mine"])
+    assert config.get().debug and config.remaining_argv() == ["train.py", "--mine"]
+
+
+def test_given_means_command_line_or_code(monkeypatch):
+    monkeypatch.setenv("FF_SEARCH_BUDGET", "7")
+    assert config.get().search_budget == 7 and not config.get().given("search_budget")
+    config.set(search_budget=9)
+    assert config.get().given("search_budget")

@@ -139,6 +139,44 @@ def test_only_data_parallel_beats_a_code_strategy(caplog):
     assert "overrides the strategy given in code" in caplog.text
 
 
+@pytest.mark.parametrize("settings, words", [
+    ({"search_budget": 100}, ["--search-budget", "no search runs", "--import-strategy"]),
+    ({"search_alpha": 0.1, "machine_model": "dgx1_v100"}, ["--search-alpha and --machine-model-file"]),
+])
+def test_search_settings_without_a_search_are_errors(tmp_path, settings, words):
+    config.set(import_strategy=write(tmp_path, {"dense_1": {"degrees": [1, 2], "devices": [0, 1]}}), **settings)
+    with pytest.raises(ConfigError) as e:
+        fit_mlp()
+    for w in words:
+        assert w in str(e.value), (w, str(e.value))
+
+
+@pytest.mark.parametrize("settings, cpus, words", [
+    ({"search_budget": 10}, 1, ["--search-budget", "one processor"]),
+    ({"search_budget": 10, "only_data_parallel": True}, 2, ["--search-budget", "--only-data-parallel compares"]),
+    ({"search_alpha": 0.5, "data_parallel_degree": 2}, 2, ["--search-alpha", "--data-parallel-degree 2 fixes"]),
+    ({"data_parallel_degree": 2, "search_num_nodes": 2}, 2, ["--data-parallel-degree 2 trains on this machine"]),
+])
+def test_settings_that_cannot_take_effect_are_errors(settings, cpus, words):
+    config.set(**settings)
+    with pytest.raises(ConfigError) as e:
+        fit_mlp(cpus=cpus)
+    for w in words:
+        assert w in str(e.value), (w, str(e.value))
+
+
+def test_search_settings_with_a_code_strategy_are_errors():
+    config.set(search_budget=50)
+    with pytest.raises(ConfigError, match="the strategy is given in code"):
+        fit_mlp(strategy=Strategy({"dense": ParallelConfig((1, 2), (0, 1))}))
+
+
+def test_a_strategy_file_given_in_code_is_named_as_such(tmp_path):
+    with pytest.raises(StrategyError, match=r"config.set\(strategy=...\) .*no such file"):
+        config.set(strategy=str(tmp_path / "none.json"))
+        fit_mlp()
+
+
 def test_strategy_in_code_is_checked_at_compile(tmp_path):
     model = mlp()
     with pytest.raises(StrategyError, match="expects a flexflow_keras Strategy"):

@@ -5,7 +5,7 @@ import json
 import pytest
 
 from flexflow_keras.errors import ConfigError
-from flexflow_keras.search.machine import MACHINES_DIR, MachineModel
+from flexflow_keras.search.machine import MACHINES_DIR, DeviceSpec, Link, MachineModel
 from runtime import Machine
 
 SHIPPED = ["dgx1_v100", "hgx_h200", "hgx_h200_x4_ib", "pcie_2x4"]
@@ -52,6 +52,25 @@ def test_scaled_machine():
     assert w.n == 4
 
 
+def test_scaling_this_machines_gpus():
+    """A model of this process's GPUs (no link table) scales too (-ll:gpu 2 --search-num-nodes 2)."""
+    devices = [DeviceSpec(i, 0, "GPU", "GPU", 14e12, 9e11, 16 << 30, i) for i in range(2)]
+    links = [Link(i, f"pcie{i}", 12e9, 1e-5) for i in range(2)]
+    m = MachineModel("this machine", "GPU", devices, 1, 8, links, {(0, 1): (0, 1), (1, 0): (1, 0)}, True,
+                     "runtime", {0: (0,), 1: (1,)})
+    big = m.scaled(2)
+    assert big.n == 4 and big.nodes == 2 and not big.present
+    assert big.transfer_time(0, 3, 1 << 20) > big.transfer_time(0, 1, 1 << 20)
+
+
+def test_the_cache_signature_sees_the_wiring():
+    a = MachineModel.from_file("dgx1_v100")
+    doc = json.load(open(f"{MACHINES_DIR}/dgx1_v100.json"))
+    doc["intra_node"] = doc["intra_node"][:2]
+    b = MachineModel.from_dict(doc)
+    assert a.signature() != b.signature()
+
+
 def test_this_machine():
     m = MachineModel.from_runtime(Machine(cpus=3), cores=2)
     assert m.kind == "CPU" and m.n == 3 and m.present and m.cores == 2
@@ -74,4 +93,16 @@ def test_bad_files(tmp_path):
     doc["intra_node"][0]["devices"] = [0, 9]
     bad.write_text(json.dumps(doc))
     with pytest.raises(ConfigError, match="outside 0..7"):
+        MachineModel.from_file(str(bad))
+    for field, value, words in [("inter_node", {"latency": 1e-6}, "inter_node.bandwidth"),
+                                ("intra_node_default", {"bandwidth": -1, "latency": 0}, "positive bandwidth")]:
+        doc = json.load(open(f"{MACHINES_DIR}/pcie_2x4.json"))
+        doc[field] = value
+        bad.write_text(json.dumps(doc))
+        with pytest.raises(ConfigError, match=words):
+            MachineModel.from_file(str(bad))
+    doc = json.load(open(f"{MACHINES_DIR}/pcie_2x4.json"))
+    doc["device"]["capacity_gb"] = 0
+    bad.write_text(json.dumps(doc))
+    with pytest.raises(ConfigError, match="capacity_gb must be"):
         MachineModel.from_file(str(bad))

@@ -20,7 +20,7 @@ def test_search_finds_the_exhaustive_optimum(tmp_path, name, devices):
     spaces = {sim.names[n.uid]: space.config_space(n, m.n, p.batch) for n in p.graph.nodes}
     assert len(p.graph.nodes) <= 8
     best = exact.enumerate_all(sim, spaces, 10**6)
-    assert best is not None
+    assert best is not None and best[0] is not None
     # the MCMC and the dynamic program alone (no enumeration inside the search)
     r = search(p, m, budget=1500, seed=1, costs=cm, enumerate_limit=0)
     assert r.step_time == pytest.approx(best[1], rel=1e-9), r.table()
@@ -65,8 +65,23 @@ def test_over_capacity_is_never_chosen(tmp_path):
 
 def test_nothing_fits_is_a_clear_error(tmp_path):
     p, m = problem("mlp"), machine(2, capacity_gb=1e-7)
-    with pytest.raises(StrategyError, match=r"smallest peak found is .* MB .*Raise -ll:fsize"):
+    with pytest.raises(StrategyError, match=r"smallest peak found is .* MB .*raise the devices' capacity_gb"):
         search(p, m, budget=50, costs=costs(m, tmp_path))
+    # a space small enough to enumerate where nothing fits: the same error (not a walk over it again)
+    with pytest.raises(StrategyError, match=r"smallest peak found"):
+        search(p, m, budget=50, costs=costs(m, tmp_path), enumerate_limit=10**6)
+
+
+@pytest.mark.parametrize("times, want", [
+    ([10.0, 9.8, 9.69], 0),  # x4 is 3% faster than x1 but not than x2: x1 stays
+    ([10.0, 9.0, 8.0], 2),
+    ([10.0, 9.0, 8.9], 1),
+    ([10.0, 11.0, 9.0], 2),
+])
+def test_a_higher_degree_wins_only_when_clearly_faster_than_every_lower(times, want):
+    from flexflow_keras.search.driver import lowest_clearly_fastest
+
+    assert lowest_clearly_fastest(list(range(len(times))), lambda i: times[i]) == want
 
 
 def test_three_percent_rule(tmp_path):

@@ -10,6 +10,7 @@ import pytest
 
 import flexflow_keras as keras
 from flexflow_keras import layers
+from flexflow_keras.errors import StrategyError
 from flexflow_keras.execution import LossSpec, build_training_graph
 from flexflow_keras.ops.graph import TensorSpec
 from flexflow_keras.ops.naming import node_names
@@ -127,6 +128,6 @@ def test_write_is_atomic(tmp_path, mlp_graph):
     write_strategy_svg(str(path), mlp_graph, Strategy.data_parallel(mlp_graph, 2), "t")
     ET.parse(path)
     assert os.listdir(tmp_path) == ["s.svg"]
-    with pytest.raises(OSError):
+    with pytest.raises(StrategyError, match="cannot write the picture"):
         write_strategy_svg(str(tmp_path / "missing" / "s.svg"), mlp_graph, Strategy.data_parallel(mlp_graph, 2))
     assert os.listdir(tmp_path) == ["s.svg"]
