@@ -6,10 +6,10 @@ shipped machine models.
 
 --measured: for each model and `-ll:cpu` count, the search runs as `fit` would run it (this machine's
 processors, measured kernel costs); then every strategy it compared (data parallelism at each degree,
-the expert strategies, what the search found) is trained and timed, interleaved round by round. The
-table gives predicted and measured ms/step (median and range over rounds); the summary gives the
-searched strategy against the best data-parallel degree, both measured, and the simulator's fidelity
-over all strategies: median relative error and Spearman rank correlation.
+the expert strategies, what the search found) is trained and timed in steady state (`_timing.py`),
+interleaved round by round. The table gives predicted and measured ms/step (median and range over
+rounds); the summary gives the searched strategy against the best data-parallel degree, both measured,
+and the simulator's fidelity over all strategies: median relative error and Spearman rank correlation.
 
 --simulated: on the shipped machine models (and scaled ones), the predicted speedup of the searched
 strategy over the best data parallelism and the search time, for AlexNet, a ResNet-50-like CNN, an
@@ -20,6 +20,7 @@ for 100-op and 1,000-op graphs.
 from __future__ import annotations
 
 import argparse
+import gc
 import os
 import statistics
 import sys
@@ -110,6 +111,11 @@ def measured(args) -> None:
             chosen = next(r for r in rows if r.strategy == result.strategy)  # what fit would train with
             got = statistics.median(times[id(chosen)])
             wins.append((name, cpus, dp[1], dp[0], chosen.label, got, dp[0] / got, search_s))
+            # free this model's regions before the next one (the runtime's records form reference cycles,
+            # which Python's collector, counting objects rather than bytes, would keep for a long time)
+            model._engine.detach()
+            del model, e, srcs, result, x, y
+            gc.collect()
     print()
     print(f"{'model':10} {'cpu':>3}  {'best data parallel (measured)':34} {'searched (measured)':46} {'speedup':>7}"
           f" {'search s':>8}")

@@ -8,10 +8,10 @@ expert strategies that apply (Dense layers split along output features, which on
 data-parallel convolutions with model-parallel Dense; convolutions split along the height;
 column-then-row MLP blocks; embedding tables placed on separate processors). Each strategy is timed in
 steady state after a warm-up fit of 10 steps (after every compile): the difference between a fit of 2k
-steps and one of k, where k >= `--steps` lasts at least 0.5 s (`_timing.py`); `--rounds` timings per
-strategy, interleaved round by round so that a disturbance hits every strategy alike; the table gives
-the median ms/step and the range over rounds, and each row's speed relative to the best data-parallel
-row.
+steps and one of k, the fastest of 2 of each, where k >= `--steps` lasts at least 0.5 s (`_timing.py`);
+`--rounds` timings per strategy, interleaved round by round so that a disturbance hits every strategy
+alike; the table gives the median ms/step and the range over rounds, and each row's speed relative to
+the best data-parallel row.
 
 `--dp-only` measures data parallelism only, with the API the code before strategies had (for the
 before/after comparison, run the same command in a checkout of the older commit).
@@ -20,6 +20,7 @@ before/after comparison, run the same command in a checkout of the older commit)
 from __future__ import annotations
 
 import argparse
+import gc
 import os
 import statistics
 import sys
@@ -62,6 +63,9 @@ def run_model(ff, name, cpus, rounds, steps, dp_only):
                 model.compile(optimizer=ff.optimizers.SGD(0.01), loss=loss, strategy=how["strategy"])
             fit_seconds(model, head(x, 10 * batch), y[:10 * batch], batch)  # warm-up: trace, placement, caches
             times[label].append(step_ms(model, x, y, batch, steps))
+    model._engine.detach()  # free this model's regions before the next one (see benchmarks/search.py)
+    del model, x, y
+    gc.collect()
     return [(label, statistics.median(t), min(t), max(t)) for label, t in times.items()]
 
 

@@ -48,7 +48,7 @@ class MemoryPool:
         self.memory = memory
         self.used = 0
         self.peak = 0
-        self.instances: list[Instance] = []
+        self.instances: list = []  # weak references to the instances charged here, oldest first
         self.lock = threading.Lock()
 
     @property
@@ -80,7 +80,7 @@ class MemoryPool:
 class Instance:
     """A physical copy of (part of) one field in one memory."""
 
-    __slots__ = ("fs", "memory", "box", "array", "nbytes", "valid", "pins", "device", "__weakref__")
+    __slots__ = ("fs", "memory", "box", "array", "nbytes", "valid", "pins", "device", "release", "__weakref__")
 
     def __init__(self, fs, memory, box, array, nbytes: int):
         self.fs = fs
@@ -91,6 +91,7 @@ class Instance:
         self.valid: list[list] = []   # [box, producer node or None], boxes disjoint
         self.pins: list = []          # nodes that will touch this instance
         self.device = memory.device if memory.kind is MemKind.GPU_FB else None
+        self.release = None  # gives its bytes back to its memory's pool, once (on eviction or when it dies)
 
     def index(self, box) -> tuple:
         return box_slices(box, self.box[0])
@@ -177,16 +178,23 @@ class Physical:
         else:
             array = gpu.zero_copy_array(shape, fs.dtype, self.has_gpus)
         inst = Instance(fs, mem, box, array, nbytes)
+        inst.release = weakref.finalize(inst, pool.release, nbytes)
         fs.instances.append(inst)
-        pool.instances.append(inst)
+        pool.instances.append(weakref.ref(inst))  # the field owns it: it dies with its region
+        if len(pool.instances) % 1024 == 0:  # forget the references of regions that are gone
+            pool.instances[:] = [r for r in pool.instances if r() is not None]
         self.stats.instances += 1
         return inst
 
     def _evict(self, pool: MemoryPool, nbytes: int) -> None:
         self._drop_spares(pool, nbytes)
-        for inst in list(pool.instances):
+        for ref in list(pool.instances):
             if nbytes <= pool.free:
                 return
+            inst = ref()
+            if inst is None:  # its region is gone (and its bytes with it)
+                pool.instances.remove(ref)
+                continue
             if any(not n.done for n in inst.pins):
                 continue
             inst.pins = []
@@ -198,8 +206,8 @@ class Physical:
             if pieces:
                 continue
             inst.fs.instances.remove(inst)
-            pool.instances.remove(inst)
-            pool.release(inst.nbytes)
+            pool.instances.remove(ref)
+            inst.release()
 
     def acquire(self, fs, sub, mem, node, mode: int, preds: list, copies: list) -> Instance:
         """Make `sub` of `fs` usable in `mem` by `node`: plan copies, update validity, pin."""
@@ -342,6 +350,17 @@ class Physical:
             with self._spare_lock:
                 self._spare.setdefault((mem.uid, buf.shape, buf.dtype), []).append(buf)
         return keep
+
+    def drop_all_spares(self) -> int:
+        """Release every kept reduction buffer (a trace that kept them is gone); returns the bytes."""
+        freed = 0
+        with self._spare_lock:
+            for (mem_uid, _, _), bufs in self._spare.items():
+                for buf in bufs:
+                    self.pools[mem_uid].release(buf.nbytes)
+                    freed += buf.nbytes
+            self._spare.clear()
+        return freed
 
     def _drop_spares(self, pool: MemoryPool, nbytes: int) -> None:
         with self._spare_lock:

@@ -376,10 +376,14 @@ class Runtime(Binder, Reductions):
 
     def forget_trace(self, name: str) -> bool:
         """Drop the record of trace `name`, so the regions only it refers to can be freed (a program
-        that will not run again). Returns whether there was one."""
+        that will not run again), and the reduction buffers replays keep for reuse (the traces that
+        remain allocate theirs again on their next replay). Returns whether there was one."""
         if self._trace is not None and self._trace.name == name:
             raise TraceError(f"rtm.forget_trace('{name}') inside that trace; call it after the trace ends.")
-        return self._traces.pop(name, None) is not None
+        found = self._traces.pop(name, None) is not None
+        if found:
+            self._physical.drop_all_spares()
+        return found
 
     def _begin_trace(self, scope: TraceScope) -> None:
         if self._closed:

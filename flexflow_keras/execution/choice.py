@@ -35,7 +35,7 @@ from flexflow_keras.search.driver import Problem, Row, SearchResult
 from flexflow_keras.search.machine import MachineModel
 from flexflow_keras.search.svg import write_strategy_svg
 
-SEARCH_VERSION = 1  # part of the cache key: bump when the search changes what it would choose
+SEARCH_VERSION = 2  # part of the cache key: bump when the search changes what it would choose
 
 log = logging.getLogger("flexflow_keras")
 

@@ -75,3 +75,26 @@ def test_replayed_reductions_reuse_their_private_buffers():
         assert kept and all(b.shape == (4, 3) for b in kept)  # released buffers wait for the next replay
         np.testing.assert_allclose(rtm.read(G)[:, 3:], 5 * 9 * 24.0)
         np.testing.assert_allclose(rtm.read(G)[:, :3], 0.0)
+        # a forgotten trace (a strategy no longer used) gives its kept buffers back to the memory
+        before = rtm.memory_usage()["sysmem"][0]
+        assert rtm.forget_trace("t")
+        assert not rtm._physical._spare
+        assert rtm.memory_usage()["sysmem"][0] == before - sum(b.nbytes for b in kept)
+
+
+def test_instances_of_a_dropped_region_give_their_memory_back():
+    import gc
+
+    @task(privileges=[RW])
+    def bump(g):
+        g += 1.0
+
+    with Runtime(Machine(cpus=2)) as rtm:
+        base = rtm.memory_usage()["sysmem"][0]
+        G = Region((64, 64), np.float32, name="g", exact_pieces=True)
+        rtm.fill(G, 0.0)
+        rtm.index_launch(bump, (1, 2), Partition.equal(G, (1, 2))).wait()  # strided pieces: own instances
+        assert rtm.stats.snapshot().instances >= 2 and rtm.memory_usage()["sysmem"][0] > base
+        del G
+        gc.collect()
+        assert rtm.memory_usage()["sysmem"][0] == base  # the pool held them alive before
