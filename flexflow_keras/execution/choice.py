@@ -1,12 +1,13 @@
 """Which strategy a model trains with, and where it came from (always logged).
 
 In order of precedence: `--import-strategy FILE` (or `config.set(import_strategy=...)`), then
-`--data-parallel-degree N` / `--only-data-parallel` (data parallelism at degree N, or at the degree
-measured fastest), which override a strategy given in code and say so, then a strategy given in code
-(`model.compile(strategy=...)` or `config.set(strategy=...)`: a `Strategy` or a file path), then the
-default: the search (`flexflow_keras/search/`) on a machine with more than one processor, calibrated on
-and checked by a few measured steps (execution/measured.py), which prints what it compared and why the
-winner won. With `--import-strategy`, `--data-parallel-degree N` is the degree of the ops the file
+`--only-data-parallel` and a `--data-parallel-degree N` given on the command line (data parallelism at
+the degree measured fastest, or at degree N), which override a strategy given in code and say so, then
+a strategy given in code (`model.compile(strategy=...)` or `config.set(strategy=...)`: a `Strategy` or
+a file path; `config.set(data_parallel_degree=N)` is then the degree of the ops it does not name), then
+`--data-parallel-degree N`, then the default: the search (`flexflow_keras/search/`) on a machine with
+more than one processor, calibrated on and checked by a few measured steps (execution/measured.py),
+which prints what it compared and why the winner won. With `--import-strategy`, `--data-parallel-degree N` is the degree of the ops the file
 does not name (default: one piece per GPU; on CPUs, whole on one processor). Settings that ask for two
 strategies (`--import-strategy` with `--only-data-parallel`) are an error, and so are the search's own
 settings (`--search-budget`, `--search-alpha`, the machine flags) where no search runs: no flag is
@@ -76,7 +77,10 @@ def _source(cfg, code_strategy, engine) -> str:
     if cfg.import_strategy:  # --data-parallel-degree N: the degree of the ops the file does not name
         _no_search_flags(cfg, f"the strategy comes from --import-strategy {cfg.import_strategy}")
         return "import"
-    if code_strategy is not None and dp_flag:
+    # over a strategy given in code: --only-data-parallel, or --data-parallel-degree from the command line
+    # (set from code, the degree is that of the ops the code's strategy does not name)
+    overrides = cfg.only_data_parallel or (cfg.data_parallel_degree and "data_parallel_degree" in cfg.from_cli)
+    if code_strategy is not None and overrides:
         log.info("%s overrides the strategy given in code (%s)", dp_flag, code_strategy.source)
     elif code_strategy is not None:
         _no_search_flags(cfg, f"the strategy is given in code ({code_strategy.source})")

@@ -165,6 +165,20 @@ def test_settings_that_cannot_take_effect_are_errors(settings, cpus, words):
         assert w in str(e.value), (w, str(e.value))
 
 
+def test_a_degree_from_code_fills_a_code_strategy_and_one_from_the_command_line_overrides_it(monkeypatch, caplog):
+    s = Strategy({"dense_1": ParallelConfig((1, 2), (0, 1))})
+    config.set(data_parallel_degree=2)
+    model, _ = fit_mlp(strategy=s)
+    got = model._engine.strategy
+    assert got.get("dense_1") == ParallelConfig((1, 2), (0, 1)) and got.get("dense") == ParallelConfig((2, 1), (0, 1))
+    config.reset()
+    monkeypatch.setattr(sys, "argv", ["train.py", "--data-parallel-degree", "2"])
+    with caplog.at_level("INFO", logger="flexflow_keras"):
+        model, _ = fit_mlp(strategy=s)
+    assert model._engine.strategy.source.startswith("data parallelism, degree 2")
+    assert "--data-parallel-degree 2 overrides the strategy given in code" in caplog.text
+
+
 def test_search_settings_with_a_code_strategy_are_errors():
     config.set(search_budget=50)
     with pytest.raises(ConfigError, match="the strategy is given in code"):
