@@ -114,9 +114,7 @@ def _convert(flag: str, kind: str, raw, example: str | None = None):
 
 
 _KINDS = {fname: kind for fname, kind in _FLAGS.values()}
-_NAMES = {}
-for _flag, (_fname, _kind) in _FLAGS.items():
-    _NAMES.setdefault(_fname, _flag)
+_NAMES = {fname: flag for flag, (fname, _) in reversed(_FLAGS.items())}  # field -> its first flag
 
 
 def _numbers(settings: dict[str, object]) -> None:

@@ -187,7 +187,7 @@ class Physical:
         return inst
 
     def _evict(self, pool: MemoryPool, nbytes: int) -> None:
-        self._drop_spares(pool, nbytes)
+        self.drop_spares(pool, nbytes)
         for ref in list(pool.instances):
             if nbytes <= pool.free:
                 return
@@ -351,25 +351,17 @@ class Physical:
                 self._spare.setdefault((mem.uid, buf.shape, buf.dtype), []).append(buf)
         return keep
 
-    def drop_all_spares(self) -> int:
-        """Release every kept reduction buffer (a trace that kept them is gone); returns the bytes."""
-        freed = 0
-        with self._spare_lock:
-            for (mem_uid, _, _), bufs in self._spare.items():
-                for buf in bufs:
-                    self.pools[mem_uid].release(buf.nbytes)
-                    freed += buf.nbytes
-            self._spare.clear()
-        return freed
-
-    def _drop_spares(self, pool: MemoryPool, nbytes: int) -> None:
+    def drop_spares(self, pool: MemoryPool | None = None, nbytes: int | None = None) -> None:
+        """Release kept reduction buffers: those of `pool` until `nbytes` more fit in it (eviction), or,
+        with no arguments, all of them (a trace that kept them is gone)."""
         with self._spare_lock:
             for key in list(self._spare):
-                if key[0] != pool.memory.uid:
+                owner = self.pools[key[0]]
+                if pool is not None and owner is not pool:
                     continue
                 bufs = self._spare[key]
-                while bufs and nbytes > pool.free:
-                    pool.release(bufs.pop().nbytes)
+                while bufs and (nbytes is None or nbytes > owner.free):
+                    owner.release(bufs.pop().nbytes)
                 if not bufs:
                     del self._spare[key]
 

@@ -382,7 +382,7 @@ class Runtime(Binder, Reductions):
             raise TraceError(f"rtm.forget_trace('{name}') inside that trace; call it after the trace ends.")
         found = self._traces.pop(name, None) is not None
         if found:
-            self._physical.drop_all_spares()
+            self._physical.drop_spares()
         return found
 
     def _begin_trace(self, scope: TraceScope) -> None:

@@ -1,18 +1,21 @@
 """Which strategy a model trains with, and where it came from (always logged).
 
-In order of precedence: `--import-strategy FILE` (or `config.set(import_strategy=...)`), then
-`--only-data-parallel` and a `--data-parallel-degree N` given on the command line (data parallelism at
-the degree measured fastest, or at degree N), which override a strategy given in code and say so, then
-a strategy given in code (`model.compile(strategy=...)` or `config.set(strategy=...)`: a `Strategy` or
-a file path; `config.set(data_parallel_degree=N)` is then the degree of the ops it does not name), then
-`--data-parallel-degree N`, then the default: the search (`flexflow_keras/search/`) on a machine with
-more than one processor, calibrated on and checked by a few measured steps (execution/measured.py),
-which prints what it compared and why the winner won. With `--import-strategy`, `--data-parallel-degree N` is the degree of the ops the file
-does not name (default: one piece per GPU; on CPUs, whole on one processor). Settings that ask for two
-strategies (`--import-strategy` with `--only-data-parallel`) are an error, and so are the search's own
-settings (`--search-budget`, `--search-alpha`, the machine flags) where no search runs: no flag is
-accepted without effect. `--export-strategy FILE` writes whichever strategy was chosen (and, after a
-search, an SVG picture of it beside the file). A search for a machine other than this one
+In order of precedence:
+1. `--import-strategy FILE` (or `config.set(import_strategy=...)`);
+2. `--only-data-parallel`, or `--data-parallel-degree N` given on the command line: data parallelism at
+   the degree measured fastest, or at degree N; they override a strategy given in code and say so;
+3. a strategy given in code (`model.compile(strategy=...)` or `config.set(strategy=...)`: a `Strategy`
+   or a file path);
+4. `--data-parallel-degree N`;
+5. the default: the search (`flexflow_keras/search/`) on a machine with more than one processor,
+   calibrated on and checked by a few measured steps (execution/measured.py), which prints what it
+   compared and why the winner won.
+With an imported file or a strategy given in code, `--data-parallel-degree N` is the degree of the ops
+the strategy does not name (default: one piece per GPU; on CPUs, whole on one processor). Settings that
+ask for two strategies (`--import-strategy` with `--only-data-parallel`) are an error, and so are the
+search's own settings (`--search-budget`, `--search-alpha`, the machine flags) where no search runs: no
+flag is accepted without effect. `--export-strategy FILE` writes whichever strategy was chosen (and,
+after a search, an SVG picture of it beside the file). A search for a machine other than this one
 (`--machine-model-file`, `--search-num-nodes`, `--search-num-workers`) can only be exported:
 `--search-only` stops there; training would be an error.
 

@@ -3,7 +3,8 @@
 `search(problem, machine, ...)` scores, under one simulator: data parallelism at every degree, the expert
 strategies (`experts.py`), and then either every strategy of the space, where it is small enough to
 enumerate (`exact.py`; the optimum, so no walk is needed), or the dynamic program where the graph is
-series-parallel (`exact.py`) and the MCMC walk from the best data-parallel strategy (`mcmc.py`). Strategies over a memory's capacity are rejected; when none fits, a StrategyError gives the
+series-parallel (`exact.py`) and the MCMC walk from the best data-parallel strategy (`mcmc.py`).
+Strategies over a memory's capacity are rejected; when none fits, a StrategyError gives the
 smallest peak found and the flag to raise. A strategy other than data parallelism wins only when
 predicted at least `margin` (3%) faster than the best data-parallel degree. The result carries a table
 (predicted step time, samples/s, peak memory, which wins and by how much) for the log.
