@@ -63,8 +63,10 @@ _SEARCH_SETTINGS = (("search_budget", "--search-budget"), ("search_alpha", "--se
 def _no_search_flags(cfg, why: str, names=None) -> None:
     given = [flag for name, flag in _SEARCH_SETTINGS if (names is None or name in names) and cfg.given(name)]
     if given:
-        raise ConfigError(f"{' and '.join(given)} only steer the strategy search, and no search runs here: "
-                          f"{why}. Drop {' and '.join(given)}, or the setting that fixes the strategy.")
+        flags = " and ".join(given)
+        verb = "steers" if len(given) == 1 else "steer"
+        raise ConfigError(f"{flags} only {verb} the strategy search, and no search runs here: {why}. "
+                          f"Drop {flags}.")
 
 
 def _source(cfg, code_strategy, engine) -> str:

@@ -99,7 +99,8 @@ def check(engine, result: SearchResult, measured: dict, sources, rows, seed: int
     chosen_row = by_strategy.get(best)
     label = chosen_row.label if chosen_row is not None else best.source
     strategy = best if best.source not in ("code", "") else best.with_source(label)
-    dp_row = by_strategy.get(best_dp)
+    # the data-parallel row itself (a search row can hold the same strategy under its own label)
+    dp_row = next((r for r in result.rows if r.strategy == best_dp and r.label.startswith("data parallel")), None)
     best_dp_row = Row(f"{dp_row.label if dp_row is not None else best_dp.source} (measured)", best_dp,
                       dp_meas[best_dp], dp_row.peak if dp_row is not None else 0, True)
     return SearchResult(strategy, measured[best], result.rows, best_dp_row, result.seconds,
