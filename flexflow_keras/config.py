@@ -12,10 +12,11 @@ import dataclasses
 import logging
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from flexflow_keras.errors import ConfigError
+from flexflow_keras.utils import flag_checks
 
 log = logging.getLogger("flexflow_keras")
 
@@ -77,6 +78,7 @@ _FLAGS: dict[str, tuple[str, str]] = {
     "-ll:gpu": ("gpus", "int"), "-ll:cpu": ("cpus", "int"), "-ll:util": ("utils", "int"),
     "-ll:fsize": ("fsize", "int"), "-ll:zsize": ("zsize", "int"), "-ll:csize": ("csize", "int"),
     "-lg:prof": ("profile", "bool"), "--profile-path": ("profile_path", "str"),
+    "-lg:prof_logfile": ("profile_path", "str"),
     "--only-data-parallel": ("only_data_parallel", "bool"),
     "--data-parallel-degree": ("data_parallel_degree", "int"),
     "--search-budget": ("search_budget", "int"), "--budget": ("search_budget", "int"),
@@ -100,7 +102,7 @@ _cli_cache: tuple[dict[str, object], list[str]] | None = None
 _argv_used: list[str] | None = None
 
 
-def _convert(flag: str, kind: str, raw, example: str | None = None):
+def _convert(flag: str, kind: str, raw, example: str | None = None, message: str | None = None):
     try:
         if kind == "int":
             return int(raw)
@@ -109,12 +111,34 @@ def _convert(flag: str, kind: str, raw, example: str | None = None):
         return raw
     except (TypeError, ValueError):
         article = "an" if kind == "int" else "a"
-        raise ConfigError(f"{flag} expects {article} {kind} value, received {raw!r}. "
-                          f"Example: {example or flag + ' 4'}") from None
+        raise ConfigError(message or f"{flag} expects {article} {kind} value, received {raw!r}. "
+                                     f"Example: {example or flag + ' 4'}") from None
 
 
 _KINDS = {fname: kind for fname, kind in _FLAGS.values()}
 _NAMES = {fname: flag for flag, (fname, _) in reversed(_FLAGS.items())}  # field -> its first flag
+_SPELLINGS = {fname: "/".join(f for f, (n, _) in _FLAGS.items() if n == fname and not f.startswith("-lg:prof_"))
+              for fname in _KINDS}  # field -> "-e/--epochs"
+_VARS = {fname: var for var, fname in _ENV.items()}
+
+
+def _flag_name(name: str) -> str:
+    return _SPELLINGS.get(name, name)
+
+
+def _code_name(name: str) -> str:
+    return f"config.set({name}=)"
+
+
+def _source_name(cfg: Config) -> Callable[[str], str]:
+    """Field -> how `cfg` got it: the flag, the config.set argument or the environment variable."""
+    def who(name: str) -> str:
+        if name in cfg.from_cli:
+            return _NAMES.get(name, name)
+        if name in cfg.from_code:
+            return _code_name(name)
+        return _VARS.get(name, name)
+    return who
 
 
 def _numbers(settings: dict[str, object]) -> None:
@@ -128,7 +152,9 @@ def _numbers(settings: dict[str, object]) -> None:
 def parse_args(argv: Sequence[str]) -> tuple[dict[str, object], list[str]]:
     """Split `argv` into (recognised settings, the remaining arguments for the script).
 
-    Accepts `-e 3`, `--epochs 3` and `--epochs=3`. Raises ConfigError for a flag missing its value.
+    Accepts `-e 3`, `--epochs 3` and `--epochs=3`. Raises ConfigError for a flag missing its value or
+    out of range, and for an unknown `-ll:*` / `-lg:*` flag (near misses of long flags are checked when
+    the runtime is built, see `check_script_args`, once the script's argparse has declared its own).
     """
     settings: dict[str, object] = {}
     rest: list[str] = []
@@ -160,30 +186,20 @@ def parse_args(argv: Sequence[str]) -> tuple[dict[str, object], list[str]]:
         else:
             rest.append(arg)
         i += 1
+    wrong = flag_checks.unknown_flag(rest, _FLAGS, flag_checks.declared, near_misses=False)
+    if wrong is not None:
+        raise wrong
     _validate(settings)
     return settings, rest
 
 
-def _validate(settings: dict[str, object]) -> None:
+def _validate(settings: dict[str, object], who: Callable[[str], str] = _flag_name) -> None:
+    """Check `settings` in place: numbers converted, ranges (flag_checks.RANGES), files, choices.
+
+    `who` names a field as its source spells it (a flag, an environment variable, a config.set argument).
+    """
     _numbers(settings)
-    positive = {"epochs": "-e/--epochs", "batch_size": "-b/--batch-size", "print_freq": "-p/--print-freq",
-                "cpus": "-ll:cpu"}
-    for name, flag in positive.items():
-        if name in settings and int(settings[name]) <= 0:  # type: ignore[arg-type]
-            raise ConfigError(f"{flag} must be a positive integer, received {settings[name]}.")
-    for name, flag in {"gpus": "-ll:gpu", "utils": "-ll:util", "fsize": "-ll:fsize", "zsize": "-ll:zsize"}.items():
-        if name in settings and settings[name] is not None and int(settings[name]) < 0:  # type: ignore[arg-type]
-            raise ConfigError(f"{flag} must be zero or more, received {settings[name]}.")
-    for name, flag in (("search_num_nodes", "--search-num-nodes"), ("search_num_workers", "--search-num-workers")):
-        if settings.get(name) is not None and int(settings[name]) < 1:  # type: ignore[arg-type]
-            raise ConfigError(f"{flag} must be a positive integer, received {settings[name]}.")
-    if settings.get("data_parallel_degree") is not None and int(settings["data_parallel_degree"]) < 1:
-        raise ConfigError(f"--data-parallel-degree must be a positive integer (the number of batch pieces), "
-                          f"received {settings['data_parallel_degree']}.")
-    if "search_budget" in settings and int(settings["search_budget"]) < 0:  # type: ignore[arg-type]
-        raise ConfigError(f"--search-budget must be 0 or more (MCMC proposals), received {settings['search_budget']}.")
-    if "search_alpha" in settings and not float(settings["search_alpha"]) >= 0:  # type: ignore[arg-type]
-        raise ConfigError(f"--search-alpha must be 0 or more, received {settings['search_alpha']}.")
+    flag_checks.check_ranges(settings, who)
     path = settings.get("import_strategy")
     if path and not os.path.isfile(str(path)):
         what = "is a folder" if os.path.isdir(str(path)) else "does not exist"
@@ -202,24 +218,49 @@ def _validate(settings: dict[str, object]) -> None:
             raise ConfigError(f"--export-strategy {out}: the path {what}. Give a file path in an existing "
                               f"folder.")
     if "executor" in settings and settings["executor"] not in ("threaded", "sequential"):
-        raise ConfigError(f"--executor must be 'threaded' or 'sequential', received {settings['executor']!r}.")
+        raise ConfigError(f"{who('executor')} must be 'threaded' or 'sequential', received "
+                          f"{settings['executor']!r}.")
 
 
 def _env_settings() -> dict[str, object]:
+    """The FF_* environment variables' settings, with the same checks as flags (naming the variable)."""
     out: dict[str, object] = {}
     for var, fname in _ENV.items():
         if var in os.environ:
-            kind = _KINDS.get(fname, "str")
-            out[fname] = _convert(f"The environment variable {var}", kind, os.environ[var], f"{var}=4")
+            kind, raw = _KINDS.get(fname, "str"), os.environ[var]
+            article = "an" if kind == "int" else "a"
+            out[fname] = _convert(var, kind, raw, message=(
+                f"{var}={raw}: expected {article} {kind} (as for {_NAMES[fname]}), received {raw!r}. "
+                f"Set e.g. {var}=4, or unset it."))
+    _validate(out, lambda name: _VARS.get(name, name))
     return out
 
 
 def _cli() -> tuple[dict[str, object], list[str]]:
     global _cli_cache, _argv_used
     if _cli_cache is None or _argv_used != sys.argv:
-        parsed = parse_args(sys.argv[1:]) if not _in_notebook() else ({}, [])  # raises on a bad flag, every time
+        if _in_notebook():
+            parsed: tuple[dict[str, object], list[str]] = ({}, [])
+        else:
+            from flexflow_keras import flags_help
+
+            flags_help.maybe_exit(sys.argv[1:])  # --help: print the flags and exit, before any work
+            parsed = parse_args(sys.argv[1:])  # raises on a bad flag, every time
         _argv_used, _cli_cache = list(sys.argv), parsed
     return _cli_cache
+
+
+def check_script_args() -> None:
+    """Before the runtime is built: `--help` exits here at the latest, and an argument that is a near miss
+    of one of our long flags (`--epoch`) and that no ArgumentParser of the script declares is an error."""
+    if _in_notebook():
+        return
+    from flexflow_keras import flags_help
+
+    flags_help.maybe_exit(sys.argv[1:], final=True)
+    wrong = flag_checks.unknown_flag(_cli()[1], _FLAGS, flag_checks.declared)
+    if wrong is not None:
+        raise wrong
 
 
 def _in_notebook() -> bool:
@@ -238,11 +279,13 @@ def get() -> Config:
     """The merged configuration (recomputed on each call; cheap)."""
     cli, _ = _cli()
     merged: dict[str, object] = {}
-    merged.update(_env_settings())
+    env = _env_settings()
+    merged.update(env)
     merged.update(_code_overrides)
     merged.update(cli)
-    _validate(merged)
-    return Config(**merged, from_cli=frozenset(cli), from_code=frozenset(_code_overrides))
+    cfg = Config(**merged, from_cli=frozenset(cli), from_code=frozenset(_code_overrides))
+    flag_checks.advise(cfg, _source_name(cfg), given={*env, *cli, *_code_overrides})
+    return cfg
 
 
 def set(**settings) -> None:  # noqa: A001 - mirrors keras.config.set_* for notebooks
@@ -256,7 +299,7 @@ def set(**settings) -> None:  # noqa: A001 - mirrors keras.config.set_* for note
     unknown = sorted(k for k in settings if k not in names)
     if unknown:
         raise ConfigError(f"config.set got unknown settings {unknown}; valid names: {sorted(names)}.")
-    _validate(settings)
+    _validate(settings, _code_name)
     _code_overrides.update(settings)
 
 

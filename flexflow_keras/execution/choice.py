@@ -38,6 +38,7 @@ from flexflow_keras.search.costs import cache_dir
 from flexflow_keras.search.driver import Problem, Row, SearchResult
 from flexflow_keras.search.machine import MachineModel
 from flexflow_keras.search.svg import write_strategy_svg
+from flexflow_keras.utils.flag_checks import check_degree
 
 SEARCH_VERSION = 2  # part of the cache key: bump when the search changes what it would choose
 
@@ -109,6 +110,8 @@ def choose(engine, code_strategy, sources, rows, seed: int) -> None:
     if code_strategy is None and cfg.strategy is not None:
         code_strategy = user_strategy(cfg.strategy, "config.set(strategy=...)")
     fill = engine.default_degree()
+    if cfg.data_parallel_degree:
+        check_degree(cfg.data_parallel_degree, len(rows), len(engine.processors), engine.proc_kind.name)
     source = _source(cfg, code_strategy, engine)
     if source == "import":
         strategy, machine = read_strategy_file(cfg.import_strategy)

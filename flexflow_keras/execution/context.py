@@ -21,6 +21,7 @@ _current: tuple[tuple, Runtime] | None = None
 def get_runtime() -> Runtime:
     """The runtime for the current configuration (created on first use)."""
     global _current
+    _config.check_script_args()  # --help and mistyped flags stop here, before any work
     cfg = _config.get()
     key = (tuple(cfg.legion_args()), cfg.executor, cfg.profile)
     with _lock:

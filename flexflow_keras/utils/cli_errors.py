@@ -1,10 +1,15 @@
 """Clean errors on the command line.
 
-A user error (`FlexFlowKerasError`: a bad flag, a strategy file that does not fit, a shape mismatch)
-raised by a script run from a shell prints one block, `flexflow_keras: error: <message>`, and exits with
-status 2 for usage errors (flags, configuration, strategy files) and 1 for the others. The traceback is
-shown with `--debug` on the command line or `FF_DEBUG=1`. In notebooks and under pytest the exception
-propagates as usual (the hook is not installed there).
+A user error raised by a script run from a shell prints one block, `flexflow_keras: error: <message>`
+(the message names the flag or call to change), and exits with status 2 for usage errors (flags,
+configuration, strategy files, a machine the flags ask for that this host cannot give) and 1 for the
+others. User errors are ours (`FlexFlowKerasError`: DataError, ShapeError, ...) and the runtime's
+(`runtime.errors.RuntimeSystemError`; the runtime cannot import flexflow_keras, so its base class is named
+here); a runtime `TaskError` counts when its root cause is one of them (otherwise it is a bug in a task
+body or a callback, and its traceback is what helps). The traceback is shown with `--debug` on the
+command line or `FF_DEBUG=1`. In notebooks and under pytest the exception propagates as usual (the hook is
+not installed there). `install` also sets up the argparse side of the command line (`--help`, recording
+the script's own flags; see `flags_help` and `utils/flag_checks`).
 """
 
 from __future__ import annotations
@@ -14,25 +19,56 @@ import os
 import sys
 
 from flexflow_keras.errors import ConfigError, FlexFlowKerasError, StrategyError
+from runtime.errors import MachineError, RuntimeSystemError, TaskError
 
-USAGE_ERRORS = (ConfigError, StrategyError)
+USAGE_ERRORS = (ConfigError, StrategyError, MachineError)
+USER_ERRORS = (FlexFlowKerasError, RuntimeSystemError)
 
 
 def _debug() -> bool:
-    return os.environ.get("FF_DEBUG", "") not in ("", "0") or "--debug" in sys.argv
+    return os.environ.get("FF_DEBUG", "") not in ("", "0") or any(
+        a == "--debug" or a.startswith("--debug=") for a in sys.argv)
+
+
+def root_cause(exc: BaseException) -> BaseException:
+    """The user error a runtime TaskError carries (its `__cause__` chain), or `exc` itself."""
+    seen = 0
+    while isinstance(exc, TaskError) and exc.__cause__ is not None and seen < 32:
+        exc, seen = exc.__cause__, seen + 1
+    return exc
+
+
+def is_user_error(exc: BaseException) -> bool:
+    """Whether `exc` is a user error that one clean block explains (see the module docstring)."""
+    return isinstance(root_cause(exc), USER_ERRORS)
 
 
 def exit_code(exc: BaseException) -> int:
-    """2 for usage errors (flags, configuration, strategy files), 1 for other user errors."""
-    return 2 if isinstance(exc, USAGE_ERRORS) else 1
+    """2 for usage errors (flags, configuration, strategy files, the machine asked for), 1 for others."""
+    return 2 if isinstance(root_cause(exc), USAGE_ERRORS) else 1
+
+
+def message(exc: BaseException) -> str:
+    """The clean block for a user error."""
+    cause = root_cause(exc)
+    text = str(cause)
+    if cause is not exc:  # a task failed on a user error: say which task
+        text += f"\n(raised in task {getattr(exc, 'failed_task', '?')})"
+    lines = [f"flexflow_keras: error: {text}"]
+    if isinstance(cause, USAGE_ERRORS):
+        script = os.path.basename(sys.argv[0]) if sys.argv and sys.argv[0] else "SCRIPT"
+        lines.append(f"(python {script} --help lists the flags; run with --debug or FF_DEBUG=1 for the traceback)")
+    else:
+        lines.append("(run with --debug or FF_DEBUG=1 for the traceback)")
+    return "\n".join(lines) + "\n"
 
 
 def hook(exc_type, exc, tb, previous=sys.__excepthook__) -> None:
-    """The excepthook: one clean block for our errors, the usual traceback for anything else."""
-    if not issubclass(exc_type, FlexFlowKerasError) or _debug():
+    """The excepthook: one clean block for user errors, the usual traceback for anything else."""
+    if exc is None or not is_user_error(exc) or _debug():
         previous(exc_type, exc, tb)
         return
-    sys.stderr.write(f"flexflow_keras: error: {exc}\n(run with --debug or FF_DEBUG=1 for the traceback)\n")
+    sys.stderr.write(message(exc))
     sys.stderr.flush()
     try:
         atexit._run_exitfuncs()  # shut the runtime down as a normal exit would
@@ -41,10 +77,22 @@ def hook(exc_type, exc, tb, previous=sys.__excepthook__) -> None:
 
 
 def install() -> None:
-    """Install the hook for scripts run from a shell (not in notebooks or under pytest)."""
-    from flexflow_keras.config import _in_notebook
+    """Install the hook and the argparse helpers for scripts run from a shell (not notebooks or pytest).
 
-    if _in_notebook() or sys.excepthook is not sys.__excepthook__:
+    A hook installed earlier by another library is kept and called for everything that is not ours.
+    """
+    from flexflow_keras import flags_help
+    from flexflow_keras.config import _in_notebook
+    from flexflow_keras.utils import flag_checks
+
+    if _in_notebook() or getattr(sys.excepthook, "_flexflow", False):
         return
     previous = sys.excepthook
-    sys.excepthook = lambda t, e, tb: hook(t, e, tb, previous)
+
+    def excepthook(t, e, tb):
+        hook(t, e, tb, previous)
+
+    excepthook._flexflow = True  # type: ignore[attr-defined]
+    sys.excepthook = excepthook
+    flag_checks.watch_argparse()
+    flags_help.install()

@@ -95,7 +95,7 @@ def test_host_programs_argv_is_not_ours(monkeypatch, argv0):
 
 def test_environment_and_code_values_that_are_not_numbers(monkeypatch):
     monkeypatch.setenv("FF_SEARCH_BUDGET", "abc")
-    with pytest.raises(ConfigError, match="FF_SEARCH_BUDGET expects an int value, received 'abc'"):
+    with pytest.raises(ConfigError, match=r"FF_SEARCH_BUDGET=abc: expected an int \(as for --search-budget\), received 'abc'"):
         config.get()
     monkeypatch.delenv("FF_SEARCH_BUDGET")
     with pytest.raises(ConfigError, match=r"--search-alpha \(search_alpha=\) expects a float value"):
