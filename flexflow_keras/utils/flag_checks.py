@@ -78,7 +78,7 @@ def warn_once(message: str) -> None:
     """Log `message` as a warning the first time it comes up in this process."""
     if message not in _said:
         _said.add(message)
-        log.warning(message)
+        log.warning("warning: %s", message)
 
 
 def advise(cfg, who: Callable[[str], str], given: set[str]) -> None:
@@ -89,14 +89,20 @@ def advise(cfg, who: Callable[[str], str], given: set[str]) -> None:
         who: field name -> its source's spelling (`-ll:cpu`, `FF_CPUS`, `config.set(cpus=)`).
         given: the fields set by the user (command line, environment, code), not defaults.
     """
+    def setting(name: str) -> str:  # `-ll:cpu 64`, `FF_CPUS=64`, `config.set(cpus=64)`
+        spelled, value = who(name), getattr(cfg, name)
+        if spelled.startswith("config.set("):
+            return f"config.set({name}={value})"
+        return f"{spelled}={value}" if spelled.startswith("FF_") else f"{spelled} {value}"
+
     cores = usable_cores()
     if "cpus" in given and cfg.cpus > cores:
-        warn_once(f"{who('cpus')} {cfg.cpus} asks for {cfg.cpus} CPU processors, but this process may run on "
+        warn_once(f"{setting('cpus')} asks for {cfg.cpus} CPU processors, but this process may run on "
                   f"{cores} core(s) (os.sched_getaffinity): the {cfg.cpus} workers take turns on {cores} "
                   f"core(s), and work split {cfg.cpus} ways runs no faster than split {cores} ways. Training "
                   f"goes on with {cfg.cpus}; pass -ll:cpu {cores} to match the cores.")
     if "fsize" in given and cfg.fsize is not None and not cfg.gpus:
-        warn_once(f"{who('fsize')} {cfg.fsize} sets the memory of each GPU, but -ll:gpu is 0: it is ignored "
+        warn_once(f"{setting('fsize')} sets the memory of each GPU, but -ll:gpu is 0: it is ignored "
                   f"and training runs on the CPU processors. Add -ll:gpu N to train on GPUs, or drop "
                   f"-ll:fsize.")
 
@@ -202,7 +208,10 @@ def unknown_flag(args: Sequence[str], known: Iterable[str], script: Iterable[str
             continue
         if key.startswith(("-ll:", "-lg:")):
             ours = [k for k in known if k.startswith(("-ll:", "-lg:"))]
-            near = difflib.get_close_matches(key, ours, n=1, cutoff=0.6)
+            # compare the names within the namespace (a shared `-ll:` would make everything look close)
+            same = {k[4:]: k for k in ours if k[:4] == key[:4]}
+            near = [same[m] for m in difflib.get_close_matches(key[4:], list(same), n=1, cutoff=0.6)]
+            near = near or difflib.get_close_matches(key, ours, n=1, cutoff=0.85)  # -lg:gpu for -ll:gpu
             hint = f"did you mean {near[0]}?" if near else f"the runtime's flags are {', '.join(ours)}"
             return ConfigError(f"Unknown flag {key}: {hint} (-ll:* and -lg:* flags belong to the runtime; "
                                f"`--help` lists them all).")

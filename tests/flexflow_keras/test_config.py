@@ -125,3 +125,101 @@ def test_given_means_command_line_or_code(monkeypatch):
     assert config.get().search_budget == 7 and not config.get().given("search_budget")
     config.set(search_budget=9)
     assert config.get().given("search_budget")
+
+
+# --- ranges, mistyped flags and environment checks (issue 10) ----------------------------------------------
+
+@pytest.mark.parametrize("argv, needle", [
+    (["-e", "0"], "-e/--epochs must be a positive integer (1 or more), received 0"),
+    (["-ll:zsize", "0"], "-ll:zsize must be a positive number of MB (1 or more), received 0"),
+    (["-ll:fsize", "0"], "-ll:fsize must be a positive number of MB"),
+    (["-ll:csize", "0"], "-ll:csize must be a positive number of MB"),
+    (["-ll:cpu", "0"], "-ll:cpu must be a positive integer"),
+    (["-p", "-1"], "-p/--print-freq must be 0 or more"),
+    (["--search-alpha", "0"], "--search-alpha/--alpha must be a positive finite number"),
+    (["--alpha", "nan"], "--search-alpha/--alpha must be a positive finite number"),
+    (["--seed", "-1"], "--seed must be an integer from 0 to 2**32 - 1"),
+    (["--search-num-workers", "0"], "--search-num-workers must be a positive integer"),
+])
+def test_values_out_of_range_name_the_flag_and_the_range(argv, needle):
+    with pytest.raises(ConfigError) as err:
+        config.parse_args(argv)
+    assert needle in str(err.value)
+
+
+@pytest.mark.parametrize("argv, field, value", [
+    (["-p", "0"], "print_freq", 0),  # 0: no progress lines, only the summary (the logger's meaning)
+    (["-ll:util", "0"], "utils", 0),
+    (["-ll:gpu", "0"], "gpus", 0),
+    (["-lg:prof_logfile", "p.json"], "profile_path", "p.json"),  # Legion's spelling of --profile-path
+])
+def test_edge_values_that_are_accepted(argv, field, value):
+    assert config.parse_args(argv)[0] == {field: value}
+
+
+@pytest.mark.parametrize("argv, needle", [
+    (["-ll:gpus", "2"], "Unknown flag -ll:gpus: did you mean -ll:gpu?"),
+    (["-ll:zsise=8"], "did you mean -ll:zsize?"),
+    (["-lg:spy"], "the runtime's flags are -lg:prof"),
+])
+def test_unknown_runtime_flags_are_errors_with_the_closest_match(argv, needle):
+    with pytest.raises(ConfigError) as err:
+        config.parse_args(argv)
+    assert needle in str(err.value)
+
+
+def test_long_flag_near_misses_are_left_to_the_script_until_the_runtime_is_built(monkeypatch):
+    # parse time: --epoch may be the script's own argparse flag, declared later; so no error yet
+    assert config.parse_args(["--epoch", "3"]) == ({}, ["--epoch", "3"])
+    monkeypatch.setattr(sys, "argv", ["train.py", "--epoch", "3"])
+    with pytest.raises(ConfigError, match="did you mean --epochs"):
+        config.check_script_args()
+
+
+@pytest.mark.parametrize("var, raw, needle", [
+    ("FF_EPOCHS", "abc", "FF_EPOCHS=abc: expected an int (as for -e), received 'abc'"),
+    ("FF_EPOCHS", "0", "FF_EPOCHS must be a positive integer (1 or more), received 0"),
+    ("FF_ZSIZE", "0", "FF_ZSIZE must be a positive number of MB"),
+    ("FF_CPUS", "-2", "FF_CPUS must be a positive integer"),
+    ("FF_EXECUTOR", "fast", "FF_EXECUTOR must be 'threaded' or 'sequential'"),
+])
+def test_environment_gets_the_flags_checks_naming_the_variable(monkeypatch, var, raw, needle):
+    monkeypatch.setenv(var, raw)
+    with pytest.raises(ConfigError) as err:
+        config.get()
+    assert needle in str(err.value)
+
+
+def test_code_settings_name_the_call():
+    with pytest.raises(ConfigError, match=r"config.set\(zsize=\) must be a positive number of MB"):
+        config.set(zsize=0)
+
+
+def test_settings_that_cannot_help_are_warned_about_once(monkeypatch, caplog):
+    from flexflow_keras.utils import flag_checks
+
+    monkeypatch.setattr(flag_checks, "_said", set())
+    many = flag_checks.usable_cores() + 1
+    monkeypatch.setattr(sys, "argv", ["train.py", "-ll:cpu", str(many), "-ll:fsize", "16000"])
+    with caplog.at_level("WARNING", logger="flexflow_keras"):
+        config.get()
+        config.get()
+    text = caplog.text
+    assert f"-ll:cpu {many} asks for {many} CPU processors" in text and "pass -ll:cpu" in text
+    assert "-ll:fsize 16000 sets the memory of each GPU, but -ll:gpu is 0: it is ignored" in text
+    assert text.count("asks for") == 1  # once per process, not per config.get()
+    caplog.clear()
+    monkeypatch.setattr(sys, "argv", ["train.py"])
+    monkeypatch.setenv("FF_CPUS", str(many))
+    with caplog.at_level("WARNING", logger="flexflow_keras"):
+        config.get()
+    assert f"FF_CPUS={many} asks for" in caplog.text
+
+
+def test_defaults_are_not_warned_about(monkeypatch, caplog):
+    from flexflow_keras.utils import flag_checks
+
+    monkeypatch.setattr(flag_checks, "_said", set())
+    with caplog.at_level("WARNING", logger="flexflow_keras"):
+        config.get()
+    assert caplog.text == ""
