@@ -7,9 +7,9 @@ others. User errors are ours (`FlexFlowKerasError`: DataError, ShapeError, ...) 
 (`runtime.errors.RuntimeSystemError`; the runtime cannot import flexflow_keras, so its base class is named
 here); a runtime `TaskError` counts when its root cause is one of them (otherwise it is a bug in a task
 body or a callback, and its traceback is what helps). The traceback is shown with `--debug` on the
-command line or `FF_DEBUG=1`. In notebooks and under pytest the exception propagates as usual (the hook is
-not installed there). `install` also sets up the argparse side of the command line (`--help`, recording
-the script's own flags; see `flags_help` and `utils/flag_checks`).
+command line or `FF_DEBUG=1`, with the same exit status. In notebooks and under pytest the exception
+propagates as usual (the hook is not installed there). `install` also sets up the argparse side of the
+command line (`--help`, recording the script's own flags; see `flags_help` and `utils/flag_checks`).
 """
 
 from __future__ import annotations
@@ -65,10 +65,13 @@ def message(exc: BaseException) -> str:
 
 def hook(exc_type, exc, tb, previous=sys.__excepthook__) -> None:
     """The excepthook: one clean block for user errors, the usual traceback for anything else."""
-    if exc is None or not is_user_error(exc) or _debug():
+    if exc is None or not is_user_error(exc):
         previous(exc_type, exc, tb)
         return
-    sys.stderr.write(message(exc))
+    if _debug():
+        previous(exc_type, exc, tb)  # the traceback, and the same exit status as without --debug
+    else:
+        sys.stderr.write(message(exc))
     sys.stderr.flush()
     try:
         atexit._run_exitfuncs()  # shut the runtime down as a normal exit would
