@@ -157,6 +157,7 @@ def parse_args(argv: Sequence[str]) -> tuple[dict[str, object], list[str]]:
     the runtime is built, see `check_script_args`, once the script's argparse has declared its own).
     """
     settings: dict[str, object] = {}
+    typed: dict[str, str] = {}  # field -> the flag as typed (`--budget`), for the messages
     rest: list[str] = []
     i = 0
     argv = list(argv)
@@ -183,13 +184,14 @@ def parse_args(argv: Sequence[str]) -> tuple[dict[str, object], list[str]]:
                     i += 1
                 value = _convert(f"Flag {key}", kind, raw, f"{key} 4")
             settings[fname] = value
+            typed[fname] = key
         else:
             rest.append(arg)
         i += 1
     wrong = flag_checks.unknown_flag(rest, _FLAGS, flag_checks.declared, near_misses=False)
     if wrong is not None:
         raise wrong
-    _validate(settings)
+    _validate(settings, lambda name: _flag_name(name) if len(typed.get(name, "")) <= 2 else typed[name])
     return settings, rest
 
 

@@ -136,8 +136,9 @@ def test_given_means_command_line_or_code(monkeypatch):
     (["-ll:csize", "0"], "-ll:csize must be a positive number of MB"),
     (["-ll:cpu", "0"], "-ll:cpu must be a positive integer"),
     (["-p", "-1"], "-p/--print-freq must be 0 or more"),
-    (["--search-alpha", "0"], "--search-alpha/--alpha must be a positive finite number"),
-    (["--alpha", "nan"], "--search-alpha/--alpha must be a positive finite number"),
+    (["--search-alpha", "0"], "--search-alpha must be a positive finite number"),
+    (["--alpha", "nan"], "--alpha must be a positive finite number"),
+    (["--epochs=0"], "--epochs must be a positive integer"),
     (["--seed", "-1"], "--seed must be an integer from 0 to 2**32 - 1"),
     (["--search-num-workers", "0"], "--search-num-workers must be a positive integer"),
 ])
