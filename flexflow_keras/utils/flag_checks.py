@@ -219,7 +219,6 @@ def unknown_flag(args: Sequence[str], known: Iterable[str], script: Iterable[str
             near = difflib.get_close_matches("--" + key.lstrip("-"), [k for k in known if k.startswith("--")],
                                              n=1, cutoff=0.8)
             if near:
-                return ConfigError(f"Unknown flag {key}: did you mean {near[0]}? It is not a flexflow_keras flag, "
-                                   f"and no argparse parser of this script declares it (a flag of the script's "
-                                   f"own must be declared with ArgumentParser.add_argument).")
+                return ConfigError(f"Unknown flag {key}: did you mean {near[0]}? (Neither flexflow_keras nor "
+                                   f"an argparse parser of the script declares {key}; `--help` lists our flags.)")
     return None
