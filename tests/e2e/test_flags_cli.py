@@ -142,3 +142,10 @@ def test_fsize_without_gpus_warns_and_trains(tmp_path):
     assert r.returncode == 0, r.stderr[-2000:]
     assert "-ll:fsize 16000 sets the memory of each GPU, but -ll:gpu is 0: it is ignored" in r.stderr
     assert "trained" in r.stdout
+
+
+def test_a_forced_degree_that_splits_the_batch_unevenly_warns_and_trains(tmp_path):
+    r = run(["--data-parallel-degree", "3", "-ll:cpu", "4"], tmp_path, script=script(tmp_path, TINY))
+    assert r.returncode == 0, r.stderr[-2000:]
+    assert "warning: --data-parallel-degree 3 splits the batch of 8 unevenly: 2 piece(s) of 3 and 1 of 2" in r.stderr
+    assert "data parallelism, degree 3" in r.stderr and "trained" in r.stdout  # degree 3, never a silent 1
