@@ -50,4 +50,16 @@ def shutdown_runtime() -> None:
     rtm.shutdown()
 
 
+def cancel_runtime(timeout: float) -> bool:
+    """Ctrl-C: stop the process-wide runtime within `timeout` seconds, dropping tasks not yet started
+    (no profile is written). Returns whether it stopped in time."""
+    global _current
+    with _lock:
+        if _current is None:
+            return True
+        rtm = _current[1]
+        _current = None
+    return rtm.cancel(timeout)
+
+
 atexit.register(shutdown_runtime)

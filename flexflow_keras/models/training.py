@@ -25,6 +25,7 @@ from flexflow_keras.models.training_utils import (
     to_list,
 )
 from flexflow_keras.ops.graph import TensorSpec
+from flexflow_keras.utils import interrupts as _interrupts
 
 log = logging.getLogger("flexflow_keras")
 
@@ -246,6 +247,7 @@ class Trainer:
         engine = self._engine_for(graph, ys)
         sources = self._sources(xs, ys, sw, n)
         steps = math.ceil(n / batch_size) if steps_per_epoch is None else int(steps_per_epoch)
+        _interrupts.phase("the strategy search")
         engine.prepare_strategy(sources, np.arange(min(batch_size, n), dtype=np.int64), 0)
         if _config.get().search_only:
             log.info("--search-only: the strategy is chosen%s; not training",
@@ -288,6 +290,7 @@ class Trainer:
                 rows = order[(b * batch_size) % n:][:batch_size]
                 if len(rows) == 0:
                     break
+                _interrupts.at(epoch, b)
                 cbs.on_train_batch_begin(b)
                 issued = (b, len(rows), engine.issue_train(sources, rows, step_no, seed))
                 step_no += 1
@@ -310,6 +313,7 @@ class Trainer:
             cbs.on_epoch_end(epoch, epoch_logs)
             if self.stop_training:
                 break
+        _interrupts.phase(None)
         elapsed = time.perf_counter() - t_start
         engine.sync_to_host()
         cbs.on_train_end(epoch_logs)

@@ -29,6 +29,8 @@ def exit_code(exc: BaseException) -> int:
 
 def hook(exc_type, exc, tb, previous=sys.__excepthook__) -> None:
     """The excepthook: one clean block for our errors, the usual traceback for anything else."""
+    if issubclass(exc_type, KeyboardInterrupt):
+        _interrupted(exc_type, exc, tb, previous)
     if not issubclass(exc_type, FlexFlowKerasError) or _debug():
         previous(exc_type, exc, tb)
         return
@@ -38,6 +40,15 @@ def hook(exc_type, exc, tb, previous=sys.__excepthook__) -> None:
         atexit._run_exitfuncs()  # shut the runtime down as a normal exit would
     finally:
         os._exit(exit_code(exc))
+
+
+def _interrupted(exc_type, exc, tb, previous) -> None:
+    """Ctrl-C: one line (the traceback first with --debug), the runtime stopped, exit status 130."""
+    from flexflow_keras.utils import interrupts
+
+    if _debug():
+        previous(exc_type, exc, tb)
+    interrupts.exit_130()
 
 
 def install() -> None:
