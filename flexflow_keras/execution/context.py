@@ -11,6 +11,7 @@ import logging
 import threading
 
 from flexflow_keras import config as _config
+from flexflow_keras.execution import simulator_notice
 from runtime import Machine, Runtime
 
 log = logging.getLogger("flexflow_keras")
@@ -31,6 +32,7 @@ def get_runtime() -> Runtime:
         machine = Machine.from_args(cfg.legion_args())
         rtm = Runtime(machine, executor=cfg.executor, profile=cfg.profile)
         log.info("runtime: %s, executor %s", machine, cfg.executor)
+        simulator_notice.announce(machine)
         _current = (key, rtm)
         return rtm
 

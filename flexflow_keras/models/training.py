@@ -16,6 +16,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from flexflow_keras import config as _config
+from flexflow_keras.data import provenance
 from flexflow_keras.errors import DataError
 from flexflow_keras.models.training_utils import (
     RunningMeans,
@@ -258,7 +259,8 @@ class Trainer:
         verbose = 1 if verbose == "auto" else int(verbose)
         cbs = callbacks_mod.CallbackList(callbacks, add_history=True, add_progbar=verbose != 0, model=self,
                                          verbose=verbose, epochs=epochs, steps=steps, samples=n,
-                                         batch_size=batch_size)
+                                         batch_size=batch_size,
+                                         data=provenance.fit_note(not given and not _config.get().dataset, xs, ys))
         if verbose:
             cbs.append_flexflow_logger(_config.get().print_freq, batch_size)
         running = RunningMeans(self._loss_names, self._metric_objects)
