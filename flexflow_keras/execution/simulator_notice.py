@@ -20,21 +20,27 @@ _SAMPLE_THREADS = 256
 _said: list[bool] = [False]
 
 
+cuda = None  # numba.cuda, imported on first use; a module global because the simulator swaps this name
+
+
+def _double(a):
+    i = cuda.grid(1)
+    if i < a.size:
+        a[i] = a[i] * 2.0
+
+
 def microseconds_per_thread() -> float:
     """Measured wall time of one simulated CUDA thread (a one-line elementwise kernel), in µs."""
+    global cuda
     import numpy as np
-    from numba import cuda
+    from numba import cuda as numba_cuda
 
-    @cuda.jit
-    def _double(a):
-        i = cuda.grid(1)
-        if i < a.size:
-            a[i] = a[i] * 2.0
-
+    cuda = numba_cuda
+    kernel = cuda.jit(_double)
     arr = cuda.to_device(np.ones(_SAMPLE_THREADS, np.float32))
-    _double[_SAMPLE_THREADS // 32, 32](arr)  # warm up: the first launch sets the simulator up
+    kernel[_SAMPLE_THREADS // 32, 32](arr)  # warm up: the first launch sets the simulator up
     t0 = time.perf_counter()
-    _double[_SAMPLE_THREADS // 32, 32](arr)
+    kernel[_SAMPLE_THREADS // 32, 32](arr)
     return (time.perf_counter() - t0) / _SAMPLE_THREADS * 1e6
 
 
