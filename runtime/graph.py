@@ -196,7 +196,7 @@ class Engine:
         self.mark_reported(node)  # the caller of the launch gets `exc` itself
 
     def dispatch(self, node: Node) -> None:
-        if node.inline or node.poison is not None:
+        if node.inline or node.poison is not None or self.cancelled:
             self.run(node)
         else:
             self.executor.enqueue(node)
@@ -215,10 +215,10 @@ class Engine:
         stack = None
         interrupt = None
         while True:
-            if node.poison is not None:
-                value, err = None, self._dependent_error(node)
-            elif self.cancelled:
+            if self.cancelled:
                 value, err = None, self._cancelled_error(node)
+            elif node.poison is not None:
+                value, err = None, self._dependent_error(node)
             else:
                 prof = self.profiler
                 t0 = time.perf_counter_ns() if prof is not None else 0
@@ -233,8 +233,9 @@ class Engine:
                     prof.record(node, t0, time.perf_counter_ns())
             ready = self.complete(node, value, err)
             if ready:
+                cancelled = self.cancelled  # cancelled nodes complete here: workers may have stopped
                 for r in ready:
-                    if r.inline or r.poison is not None:
+                    if r.inline or r.poison is not None or cancelled:
                         if stack is None:
                             stack = [r]
                         else:
