@@ -26,7 +26,7 @@ NOTE = "synthetic"
 @dataclass(frozen=True)
 class _Record:
     name: str
-    per_sample: int
+    per_sample: int | None  # None: any (sequences a script pads to its own length)
     ids: np.ndarray  # int64 class ids of every sample the generator made, in order
 
 
@@ -47,13 +47,20 @@ def class_ids(y) -> np.ndarray | None:
     return flat[:, 0].astype(np.int64)
 
 
-def record(name: str, x, labels) -> None:
-    """Note that a synthetic generator handed out samples `x` with class ids `labels` (whole set)."""
-    x = np.asarray(x)
+def record(name: str, x, labels, any_width: bool = False) -> None:
+    """Note that a synthetic generator handed out samples `x` with class ids `labels`.
+
+    Args:
+        name: the data set, for the log.
+        x: the samples (a leading sample dimension).
+        labels: their labels (class ids or one-hot rows).
+        any_width: match whatever the values per sample (sequences a script pads itself).
+    """
     ids = class_ids(labels)
-    if ids is None or x.ndim == 0 or len(x) != len(ids):
+    if ids is None or len(x) != len(ids):
         return
-    rec = _Record(name, int(np.prod(x.shape[1:], dtype=np.int64)), ids.copy())
+    per_sample = None if any_width else int(np.prod(np.shape(x)[1:], dtype=np.int64))
+    rec = _Record(name, per_sample, ids.copy())
     with _lock:
         _records[:] = _records[-(MAX_RECORDS - 1):] + [rec]
 
@@ -87,7 +94,7 @@ def synthetic_name(xs, ys) -> str | None:
     if len(probe) < MIN_PROBE:
         return None
     for rec in records:
-        if rec.per_sample == per_sample and len(ids) <= len(rec.ids) and _contains(rec.ids, probe):
+        if rec.per_sample in (None, per_sample) and len(ids) <= len(rec.ids) and _contains(rec.ids, probe):
             return rec.name
     return None
 

@@ -211,3 +211,12 @@ def noisy_images(rng: np.random.Generator, templates: np.ndarray, labels: np.nda
 
     provenance.record(f"synthetic {classes}-class images", x, labels)
     return x
+
+
+def mark_synthetic(dataset: str, *splits, any_width: bool = False) -> None:
+    """Record the `(x, y)` splits a loader hands out as synthetic, so that fit's progress lines say
+    `data: synthetic` (`flexflow_keras.data.provenance`); `any_width` for sequences a script pads."""
+    from flexflow_keras.data import provenance
+
+    for x, y in splits:
+        provenance.record(dataset, x, y, any_width=any_width)

@@ -67,3 +67,14 @@ def test_synthetic_source_cannot_be_learned_perfectly():
     w, *_ = np.linalg.lstsq(a, onehot, rcond=None)
     acc = float(np.mean(np.argmax(np.c_[x[2000:], np.ones(1000)] @ w, axis=1) == y[2000:]))
     assert 0.8 < acc < 0.97, acc
+
+
+def test_padded_synthetic_sequences_are_recognised(tmp_path, monkeypatch):
+    monkeypatch.setenv("HOME", str(tmp_path))
+    from flexflow_keras.datasets import reuters
+    from flexflow_keras.utils.sequence import pad_sequences
+
+    (x_train, y_train), (x_test, y_test) = reuters.load_data(num_words=1000)
+    assert provenance.synthetic_name([pad_sequences(x_train, maxlen=50)], [y_train]) is not None
+    assert provenance.synthetic_name([pad_sequences(x_test, maxlen=80)], [y_test]) is not None
+    assert provenance.synthetic_name([pad_sequences(x_test, maxlen=80)], [np.roll(y_test, 7)]) is None
