@@ -147,9 +147,11 @@ class SequentialExecutor:
             while self._queue:
                 run(self._queue.popleft())
         except KeyboardInterrupt:
-            # Ctrl-C inside a body: the engine is cancelled, so the rest completes without running
+            # Ctrl-C inside a body: the engine is cancelled, so the rest completes without running;
+            # then it serves again (a notebook goes on; the command line's hook cancels for good)
             while self._queue:
                 self.engine.run(self._queue.popleft())
+            self.engine.cancelled = False
             raise
         finally:
             self._draining = False
