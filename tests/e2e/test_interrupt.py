@@ -1,6 +1,7 @@
 """Ctrl-C ends a run within 5 s on every processor kind, the strategy search included: the script is
 started as a user would start it, SIGINT is sent once it is mid-training (or mid-search), and the
-process must exit with status 130 and one line naming where it was, without a traceback."""
+process must exit with status 130 and one line naming where it was, without a traceback. A failing callback
+ends the run with its message.
 
 import os
 import queue
@@ -126,3 +127,33 @@ def test_ctrl_c_on_the_cuda_simulator(tmp_path, executor):
     rc, took, out = interrupt(tmp_path, [str(script), "-ll:gpu", "1", "-e", "1000", "-p", "1", "--executor", executor],
                               "iter 2/", env_extra={"NUMBA_ENABLE_CUDASIM": "1"})
     check(rc, took, out, " at epoch ")
+
+
+FAILING_CALLBACK = textwrap.dedent("""
+    import numpy as np
+    import flexflow_keras as keras
+    from flexflow_keras import layers
+
+    class Boom(keras.callbacks.Callback):
+        def on_train_batch_end(self, batch, logs=None):
+            if batch == 3:
+                raise RuntimeError("callback Boom failed at batch 3")
+
+    x = np.random.default_rng(0).standard_normal((640, 8)).astype("float32")
+    y = (x[:, 0] > 0).astype("int32")
+    model = keras.Sequential([keras.Input(shape=(8,)), layers.Dense(8, activation="relu"),
+                              layers.Dense(2, activation="softmax")])
+    model.compile(optimizer="adam", loss="sparse_categorical_crossentropy")
+    model.fit(x, y, batch_size=8, epochs=500, callbacks=[Boom()], verbose=0)
+""")
+
+
+@pytest.mark.parametrize("executor", ["threaded", "sequential"])
+def test_a_failing_callback_ends_the_run_with_its_message(tmp_path, executor):
+    script = tmp_path / "failing_callback.py"
+    script.write_text(FAILING_CALLBACK)
+    env = dict(os.environ, HOME=str(tmp_path), FF_CACHE_DIR=str(tmp_path / "cache"))
+    proc = subprocess.run([sys.executable, str(script), "--executor", executor], capture_output=True, text=True,
+                          timeout=120, env=env, cwd=str(tmp_path))
+    assert proc.returncode == 1, proc.stderr[-3000:]
+    assert "callback Boom failed at batch 3" in proc.stderr
