@@ -47,6 +47,7 @@ def microseconds_per_thread() -> float:
 def text(us_per_thread: float) -> str:
     """The notice for a measured cost per simulated thread."""
     slower = us_per_thread * 1000.0 / GPU_NS_PER_THREAD
+    slower = round(slower, -max(0, len(str(int(slower))) - 2))  # two significant digits: an estimate
     return (f"GPU: CUDA simulator (NUMBA_ENABLE_CUDASIM=1): kernels run in Python, one Python thread per "
             f"CUDA thread ({us_per_thread:.0f} µs each here), about {slower:,.0f}× slower than a GPU; a "
             f"kernel costs that times its threads (a Dense layer with 400,000 weights: minutes per step). "

@@ -1,0 +1,20 @@
+"""The CUDA simulator's notice: its wording and figures, and silence on a machine without GPUs."""
+
+import logging
+
+from flexflow_keras.execution import simulator_notice
+from runtime import Machine
+
+
+def test_notice_names_the_simulator_and_rounds_the_estimate():
+    text = simulator_notice.text(371.59)
+    assert text.startswith("GPU: CUDA simulator (NUMBA_ENABLE_CUDASIM=1): kernels run in Python")
+    assert "(372 µs each here)" in text and "about 370,000× slower than a GPU" in text
+
+
+def test_no_notice_without_gpu_processors(monkeypatch, caplog):
+    monkeypatch.setattr(simulator_notice, "_said", [False])
+    monkeypatch.setenv("NUMBA_ENABLE_CUDASIM", "1")
+    with caplog.at_level(logging.INFO, logger="flexflow_keras"):
+        simulator_notice.announce(Machine(cpus=1))
+    assert "simulator" not in caplog.text and simulator_notice._said == [False]
