@@ -11,6 +11,7 @@ with about a nanosecond per such thread on a GPU.
 from __future__ import annotations
 
 import logging
+import math
 import time
 
 log = logging.getLogger("flexflow_keras")
@@ -18,6 +19,7 @@ log = logging.getLogger("flexflow_keras")
 GPU_NS_PER_THREAD = 1.0  # a simple elementwise thread on a recent GPU, amortised over a large launch
 _SAMPLE_THREADS = 256
 _said: list[bool] = [False]
+_us: list[float | None] = [None]  # the measured cost per simulated thread, once announced
 
 
 cuda = None  # numba.cuda, imported on first use; a module global because the simulator swaps this name
@@ -69,4 +71,39 @@ def announce(machine) -> None:
         log.warning("GPU: CUDA simulator (NUMBA_ENABLE_CUDASIM=1): kernels run in Python, one Python thread "
                     "per CUDA thread, many thousand times slower than a GPU.")
         return
+    _us[0] = us
     log.warning(text(us))
+
+
+def _duration(seconds: float) -> str:
+    if seconds >= 3600:
+        return f"{seconds / 3600:.1f} h"
+    if seconds >= 60:
+        return f"{seconds / 60:.0f} min"
+    return f"{seconds:.0f} s"
+
+
+def step_estimate(trainable_weights: int) -> str | None:
+    """The lower bound on a training step's time on the simulator for a model with that many trainable
+    weights (each gets at least one thread in its weight-gradient kernel and one in the optimizer
+    update), or None when the simulator was not announced in this process."""
+    us = _us[0]
+    if us is None or trainable_weights <= 0:
+        return None
+    threads = 2 * trainable_weights
+    return (f"CUDA simulator: {trainable_weights:,} trainable weights, so a training step runs at least "
+            f"{threads:,} simulated CUDA threads: at least {_duration(threads * us * 1e-6)} per step here")
+
+
+def estimate_for(model) -> None:
+    """Log `step_estimate` for a Keras model about to train (nothing off the simulator)."""
+    if _us[0] is None:
+        return
+    try:
+        n = int(sum(math.prod(int(d) for d in w.shape) for w in model.trainable_weights))
+    except (AttributeError, TypeError, ValueError) as e:  # a model that cannot count: no estimate
+        log.debug("no simulator step estimate: %s", e)
+        return
+    line = step_estimate(n)
+    if line:
+        log.warning(line)

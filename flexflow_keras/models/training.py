@@ -18,6 +18,7 @@ import numpy as np
 from flexflow_keras import config as _config
 from flexflow_keras.data import provenance
 from flexflow_keras.errors import DataError
+from flexflow_keras.execution import simulator_notice
 from flexflow_keras.models.training_utils import (
     RunningMeans,
     check_inputs,
@@ -248,6 +249,7 @@ class Trainer:
         engine = self._engine_for(graph, ys)
         sources = self._sources(xs, ys, sw, n)
         steps = math.ceil(n / batch_size) if steps_per_epoch is None else int(steps_per_epoch)
+        simulator_notice.estimate_for(self)
         _interrupts.phase("the strategy search")
         engine.prepare_strategy(sources, np.arange(min(batch_size, n), dtype=np.int64), 0)
         if _config.get().search_only:

@@ -38,6 +38,8 @@ def test_tiny_mlp_on_the_simulator_shows_steps_and_names_the_simulator(tmp_path)
     assert proc.returncode == 0, out[-3000:]
     assert re.search(r"GPU: CUDA simulator \(NUMBA_ENABLE_CUDASIM=1\): kernels run in Python, one Python thread "
                      r"per CUDA thread \(\d+ µs each here\), about [\d,]+× slower than a GPU", out), out[-3000:]
+    assert re.search(r"CUDA simulator: 90 trainable weights, so a training step runs at least 180 simulated "
+                     r"CUDA threads: at least \d+ s per step here", out), out[-3000:]
     assert [s.split(" (")[0] for s in proc.stdout.splitlines() if s.startswith("iter ")] == \
         [f"iter {i}/8" for i in range(1, 9)]
     assert "gpu0" in out.lower() and proc.stdout.strip().endswith("done")

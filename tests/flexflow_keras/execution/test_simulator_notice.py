@@ -18,3 +18,12 @@ def test_no_notice_without_gpu_processors(monkeypatch, caplog):
     with caplog.at_level(logging.INFO, logger="flexflow_keras"):
         simulator_notice.announce(Machine(cpus=1))
     assert "simulator" not in caplog.text and simulator_notice._said == [False]
+
+
+def test_step_estimate_is_a_lower_bound_from_the_weights(monkeypatch):
+    monkeypatch.setattr(simulator_notice, "_us", [None])
+    assert simulator_notice.step_estimate(669_706) is None  # the simulator was not announced
+    monkeypatch.setattr(simulator_notice, "_us", [100.0])
+    line = simulator_notice.step_estimate(669_706)
+    assert line == ("CUDA simulator: 669,706 trainable weights, so a training step runs at least 1,339,412 "
+                    "simulated CUDA threads: at least 2 min per step here")
