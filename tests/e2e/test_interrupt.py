@@ -1,7 +1,7 @@
 """Ctrl-C ends a run within 5 s on every processor kind, the strategy search included: the script is
 started as a user would start it, SIGINT is sent once it is mid-training (or mid-search), and the
 process must exit with status 130 and one line naming where it was, without a traceback. A failing callback
-ends the run with its message.
+ends the run with its message."""
 
 import os
 import queue
