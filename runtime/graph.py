@@ -157,6 +157,7 @@ class Engine:
         self.profiler = None
         self.failures: list[Node] = []   # root failures nobody has been told about yet
         self._idle_waiters: list = []
+        self.cancelled = False           # set by Ctrl-C / `cancel()`: nodes complete without running
 
     # -- submission ---------------------------------------------------------------------------
     def submit(self, node: Node, preds, fpreds=None) -> None:
@@ -195,31 +196,46 @@ class Engine:
         self.mark_reported(node)  # the caller of the launch gets `exc` itself
 
     def dispatch(self, node: Node) -> None:
-        if node.inline or node.poison is not None:
+        if node.inline or node.poison is not None or self.cancelled:
             self.run(node)
         else:
             self.executor.enqueue(node)
 
     # -- running ------------------------------------------------------------------------------
+    def cancel(self) -> None:
+        """Stop running work: every node not yet started completes at once with a 'cancelled' error
+        (so waiters wake and workers drain their queues); nodes already running finish."""
+        self.cancelled = True
+
     def run(self, node: Node) -> None:
-        """Run `node` (and any inline nodes it makes ready) on the calling thread."""
+        """Run `node` (and any inline nodes it makes ready) on the calling thread.
+
+        A KeyboardInterrupt raised in a body (Ctrl-C while the program's thread runs it: the sequential
+        executor) cancels the engine, completes what it made ready, and is raised again at the end."""
         stack = None
+        interrupt = None
         while True:
-            if node.poison is not None:
+            if self.cancelled:
+                value, err = None, self._cancelled_error(node)
+            elif node.poison is not None:
                 value, err = None, self._dependent_error(node)
             else:
                 prof = self.profiler
                 t0 = time.perf_counter_ns() if prof is not None else 0
                 try:
                     value, err = node.execute(), None
+                except KeyboardInterrupt as e:
+                    self.cancelled = True
+                    value, err, interrupt = None, self._cancelled_error(node), e
                 except BaseException as e:  # noqa: BLE001 - any failure must reach the waiter, not kill a worker
                     value, err = None, self._task_error(node, e)
                 if prof is not None:
                     prof.record(node, t0, time.perf_counter_ns())
             ready = self.complete(node, value, err)
             if ready:
+                cancelled = self.cancelled  # cancelled nodes complete here: workers may have stopped
                 for r in ready:
-                    if r.inline or r.poison is not None:
+                    if r.inline or r.poison is not None or cancelled:
                         if stack is None:
                             stack = [r]
                         else:
@@ -227,6 +243,8 @@ class Engine:
                     else:
                         self.executor.enqueue(r)
             if not stack:
+                if interrupt is not None:
+                    raise interrupt
                 return
             node = stack.pop()
 
@@ -240,7 +258,7 @@ class Engine:
             node.succs = None
             ready = []
             if err is not None:
-                if node.poison is None:
+                if node.poison is None and not self.cancelled:
                     self.failures.append(node)
                 for s in succs:
                     if s.poison is None and not s.recover and (node.writes or _consumes(s, node)):
@@ -283,15 +301,19 @@ class Engine:
                 node.waiters.append(gate)
         gate.acquire()
 
-    def fence(self) -> None:
-        """Block until every submitted node has completed."""
+    def fence(self, timeout: float | None = None) -> bool:
+        """Block until every submitted node has completed (at most `timeout` seconds when given);
+        returns whether they have."""
         with self.lock:
             if self.outstanding == 0:
-                return
+                return True
             gate = threading.Lock()
             gate.acquire()
             self._idle_waiters.append(gate)
-        gate.acquire()
+        if timeout is None:
+            gate.acquire()
+            return True
+        return gate.acquire(timeout=max(timeout, 0.0))
 
     def take_failure(self) -> Node | None:
         """The oldest root failure nobody was told about (and forget it)."""
@@ -315,6 +337,12 @@ class Engine:
                         failed_task=name, failed_point=point)
         err.__cause__ = exc
         return err
+
+    @staticmethod
+    def _cancelled_error(node: Node) -> TaskError:
+        name, point = node.label()
+        return TaskError(f"task '{name}' point {point} was cancelled (the run was interrupted)", task=name,
+                         point=point, processor=None, failed_task=name, failed_point=point)
 
     @staticmethod
     def _dependent_error(node: Node) -> TaskError:

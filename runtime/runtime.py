@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import logging
+import time
 import weakref
 from dataclasses import dataclass
 
@@ -345,6 +346,20 @@ class Runtime(Binder, Reductions):
             if self.profiler is not None and self._profile_path:
                 path = self.write_profile(self._profile_path)
                 log.info("runtime profile written to %s", path)
+
+    def cancel(self, timeout: float = 2.0) -> bool:
+        """Stop at once (Ctrl-C): tasks not yet started are dropped, workers stop after the task they
+        are running, waiting at most `timeout` seconds; the runtime is shut down. Returns whether
+        everything stopped in time (a task body still running is left to the process exit)."""
+        if self._closed:
+            return True
+        deadline = time.monotonic() + timeout
+        self.engine.cancel()
+        drained = self.engine.fence(timeout)
+        self._closed = True
+        stopped = self.executor.shutdown(max(0.0, deadline - time.monotonic()))
+        self.policy.restore()
+        return drained and stopped
 
     def __enter__(self) -> Runtime:
         return self

@@ -19,6 +19,7 @@ import logging
 import os
 import sys
 import threading
+import time
 from collections import deque
 from queue import SimpleQueue
 
@@ -114,11 +115,16 @@ class ThreadedExecutor:
             except BaseException:  # noqa: BLE001 - an engine bug must be visible, and the worker must live
                 log.exception("runtime worker %s: internal error while running %r", proc.name, node)
 
-    def shutdown(self) -> None:
+    def shutdown(self, timeout: float | None = None) -> bool:
+        """Stop every worker after its queue drains; with `timeout`, wait at most that long in all
+        (a worker still inside a long task body is left to the process exit: workers are daemons).
+        Returns whether every worker has stopped."""
         for put in self._put:
             put(None)
+        deadline = None if timeout is None else time.monotonic() + timeout
         for t in self._threads:
-            t.join()
+            t.join(None if deadline is None else max(0.0, deadline - time.monotonic()))
+        return not any(t.is_alive() for t in self._threads)
 
 
 class SequentialExecutor:
@@ -140,11 +146,19 @@ class SequentialExecutor:
             run = self.engine.run
             while self._queue:
                 run(self._queue.popleft())
+        except KeyboardInterrupt:
+            # Ctrl-C inside a body: the engine is cancelled, so the rest completes without running;
+            # then it serves again (a notebook goes on; the command line's hook cancels for good)
+            while self._queue:
+                self.engine.run(self._queue.popleft())
+            self.engine.cancelled = False
+            raise
         finally:
             self._draining = False
 
-    def shutdown(self) -> None:
+    def shutdown(self, timeout: float | None = None) -> bool:
         self._queue.clear()
+        return True
 
 
 EXECUTORS = {"threaded": ThreadedExecutor, "sequential": SequentialExecutor}

@@ -79,6 +79,15 @@ class ProgressWriter:
 
 _WRITER = ProgressWriter()
 
+# A training step this slow (the CUDA simulator, a huge model) gets its own line whatever -p says, so
+# the display shows steps as they complete instead of looking hung.
+SLOW_STEP_SECONDS = 5.0
+
+
+def data_note(params) -> str:
+    """' - data: synthetic' when fit's params say the training data is synthetic, else ''."""
+    return f" - data: {params['data']}" if params and params.get("data") else ""
+
 
 def default_writer() -> ProgressWriter:
     """The process-wide writer on sys.stdout."""
@@ -134,6 +143,7 @@ class Progbar:
         self._last_update = 0.0
         self._time_after_first_step = None
         self._seen = 0
+        self.suffix = ""  # appended to the final line (" - data: synthetic" while training on it)
 
     def _step_duration(self, current: int, now: float) -> float:
         # Like Keras: ignore the first (warm-up) step once more steps are done.
@@ -190,6 +200,9 @@ class Progbar:
         info = format_time_per_unit(per_unit, self.unit_name) + format_logs(self._values, 1)
         text = bar + f" \x1b[1m{eta_text}\x1b[0m" + info
         visible += 1 + len(eta_text) + len(info)
+        if finalize and self.suffix:
+            text += self.suffix
+            visible += len(self.suffix)
         if finalize:
             self.writer.end_status(text, visible)
         else:
@@ -199,7 +212,7 @@ class Progbar:
         target = self.target if self.target is not None and self.target > 0 else current
         digits = int(math.log10(max(target, 1))) + 1
         return (f"{current:>{digits}d}/{target} - {now - self._start:.0f}s -"
-                f"{format_time_per_unit(per_unit, self.unit_name)}" + format_logs(self._values, 2))
+                f"{format_time_per_unit(per_unit, self.unit_name)}" + format_logs(self._values, 2) + self.suffix)
 
 
 class ProgbarLogger(Callback):
@@ -218,6 +231,7 @@ class ProgbarLogger(Callback):
         self.progbar = None
         self.seen = 0
         self._in_fit = False
+        self.data_note = ""
 
     def set_params(self, params):
         super().set_params(params)
@@ -225,6 +239,7 @@ class ProgbarLogger(Callback):
         self.verbose = 1 if verbose == "auto" else int(verbose)
         self.epochs = params.get("epochs", 1)
         self.target = params.get("steps")
+        self.data_note = data_note(params)
 
     def _new_bar(self):
         self.seen = 0
@@ -280,6 +295,8 @@ class ProgbarLogger(Callback):
             return
         if self.target is None:
             self.progbar.target = self.seen
+        if self._in_fit:
+            self.progbar.suffix = self.data_note
         self.progbar.update(self.progbar.target or self.seen, logs or {}, finalize=True)
         self.progbar = None
 
@@ -348,14 +365,16 @@ class FlexFlowLogger(Callback):
     def on_train_batch_end(self, batch, logs=None):
         self.iteration += 1
         self.total_samples += self._batch_samples(batch, logs)
-        if self._show and self.iteration % self.print_freq == 0:
-            now = time.perf_counter()
+        if not self._show:
+            return
+        now = time.perf_counter()
+        if self.iteration % self.print_freq == 0 or now - self._t_last >= SLOW_STEP_SECONDS:
             rate = (self.total_samples - self._samples_last) / max(now - self._t_last, 1e-9)
             self._t_last, self._samples_last = now, self.total_samples
             total = f"/{self.steps * (self.epochs - self._first_epoch)}" if self.steps else ""
             where = f"epoch {self.epoch + 1}/{self.epochs}, step {batch + 1}" + (f"/{self.steps}" if self.steps else "")
             self.writer.line(f"iter {self.iteration}{total} ({where})" + format_logs(logs or {}, 1)
-                             + f" - {rate:.1f} samples/s")
+                             + f" - {rate:.1f} samples/s" + data_note(self.params))
 
     def on_epoch_end(self, epoch, logs=None):
         self.epochs_done += 1

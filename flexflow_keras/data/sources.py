@@ -19,6 +19,8 @@ from flexflow_keras.errors import DataError
 
 log = logging.getLogger("flexflow_keras")
 
+LABEL_NOISE = 0.08  # the share of synthetic samples whose inputs show another class than their label
+
 
 def _as_list(a) -> list[np.ndarray]:
     if a is None:
@@ -187,7 +189,9 @@ def _label_kind(loss) -> str | None:
 
 class SyntheticSource(ArraySource):
     """Deterministic, learnable data shaped for a model: a hidden class per sample decides every input
-    (a class template plus noise; integer inputs draw class-specific ids) and every label.
+    (a class template plus noise; integer inputs draw class-specific ids) and every label, except that
+    a share `LABEL_NOISE` of the samples show another class than their label (so a model cannot score
+    100%, and training on synthetic data by mistake does not look like success).
 
     Labels follow each output's loss: class ids for sparse crossentropy, one-hot for categorical
     crossentropy, {0, 1} codes for binary crossentropy, class-dependent floats for regression losses.
@@ -215,8 +219,12 @@ class SyntheticSource(ArraySource):
         kinds = [_label_kind(lo) for lo in losses]
         k_count = max([c for c, kd in zip(classes, kinds, strict=True) if kd in ("sparse", "categorical")] or [10])
         hidden = rng.integers(0, k_count, n)
+        # a share of the samples show another class than their label: learnable, never perfect
+        shown = hidden.copy()
+        wrong = np.flatnonzero(rng.random(n) < LABEL_NOISE)
+        shown[wrong] = (shown[wrong] + rng.integers(1, max(k_count, 2), len(wrong))) % k_count
         ranges = list(int_ranges) if int_ranges is not None else [None] * len(ins)
-        x = [self._input(rng, hidden, k_count, shape, dtype, ranges[i]) for i, (shape, dtype) in enumerate(ins)]
+        x = [self._input(rng, shown, k_count, shape, dtype, ranges[i]) for i, (shape, dtype) in enumerate(ins)]
         y = [self._label(rng, hidden, k_count, shape, kind, c)
              for (shape, _), kind, c in zip(outs, kinds, classes, strict=True)]
         self.seed = seed

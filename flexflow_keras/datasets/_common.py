@@ -185,12 +185,38 @@ def class_templates(rng: np.random.Generator, classes: int, shape: tuple[int, ..
     return coarse.repeat(cell, axis=1).repeat(cell, axis=2)
 
 
-def noisy_images(rng: np.random.Generator, templates: np.ndarray, labels: np.ndarray, noise_max: int = 128
-                 ) -> np.ndarray:
+LABEL_NOISE = 0.08  # the share of samples drawn from another class's template than their label says
+
+
+def noisy_images(rng: np.random.Generator, templates: np.ndarray, labels: np.ndarray, noise_max: int = 128,
+                 label_noise: float = LABEL_NOISE) -> np.ndarray:
     """``templates[labels]`` plus uniform noise in [0, noise_max) (a power of two; no uint8 overflow
-    when the template's maximum plus noise_max stays below 256)."""
-    x = templates[labels]
+    when the template's maximum plus noise_max stays below 256).
+
+    A share `label_noise` of the samples shows another class's template than its label: the data stays
+    learnable but a perfect score is impossible (about 1 - label_noise at best), so training on
+    synthetic data by mistake cannot pass for a success. The images and labels are recorded as
+    synthetic (`flexflow_keras.data.provenance`) so that fit marks its progress lines.
+    """
+    shown = np.array(labels, copy=True)
+    classes = len(templates)
+    if label_noise > 0 and classes > 1:
+        wrong = np.flatnonzero(rng.random(len(shown)) < label_noise)
+        shown[wrong] = (shown[wrong].astype(np.int64) + rng.integers(1, classes, len(wrong))) % classes
+    x = templates[shown]
     noise = np.frombuffer(rng.bytes(x.size), np.uint8).reshape(x.shape)
     shift = 8 - int(np.log2(noise_max))
     x += noise >> shift
+    from flexflow_keras.data import provenance
+
+    provenance.record(f"synthetic {classes}-class images", x, labels)
     return x
+
+
+def mark_synthetic(dataset: str, *splits, any_width: bool = False) -> None:
+    """Record the `(x, y)` splits a loader hands out as synthetic, so that fit's progress lines say
+    `data: synthetic` (`flexflow_keras.data.provenance`); `any_width` for sequences a script pads."""
+    from flexflow_keras.data import provenance
+
+    for x, y in splits:
+        provenance.record(dataset, x, y, any_width=any_width)

@@ -66,6 +66,7 @@ def load_data(path="imdb.npz", num_words=None, skip_top=0, maxlen=None, seed=113
         C.log_real("imdb", found, detail)
     else:
         C.log_synthetic("imdb", why, detail + ", learnable indicator words")
+        C.mark_synthetic("imdb", (x_train, y_train), (x_test, y_test), any_width=True)
     return (x_train, y_train), (x_test, y_test)
 
 

@@ -67,6 +67,7 @@ def load_data(path="reuters.npz", num_words=None, skip_top=0, maxlen=None, test_
         C.log_real("reuters", found, detail)
     else:
         C.log_synthetic("reuters", why, detail + ", learnable indicator words")
+        C.mark_synthetic("reuters", (x_train, y_train), (x_test, y_test), any_width=True)
     return (x_train, y_train), (x_test, y_test)
 
 

@@ -11,6 +11,7 @@ import logging
 import threading
 
 from flexflow_keras import config as _config
+from flexflow_keras.execution import simulator_notice
 from runtime import Machine, Runtime
 
 log = logging.getLogger("flexflow_keras")
@@ -32,6 +33,7 @@ def get_runtime() -> Runtime:
         machine = Machine.from_args(cfg.legion_args())
         rtm = Runtime(machine, executor=cfg.executor, profile=cfg.profile)
         log.info("runtime: %s, executor %s", machine, cfg.executor)
+        simulator_notice.announce(machine)
         _current = (key, rtm)
         return rtm
 
@@ -49,6 +51,18 @@ def shutdown_runtime() -> None:
         rtm.write_profile(cfg.profile_path)
         log.info("profile written to %s", cfg.profile_path)
     rtm.shutdown()
+
+
+def cancel_runtime(timeout: float) -> bool:
+    """Ctrl-C: stop the process-wide runtime within `timeout` seconds, dropping tasks not yet started
+    (no profile is written). Returns whether it stopped in time."""
+    global _current
+    with _lock:
+        if _current is None:
+            return True
+        rtm = _current[1]
+        _current = None
+    return rtm.cancel(timeout)
 
 
 atexit.register(shutdown_runtime)

@@ -16,7 +16,9 @@ from collections.abc import Sequence
 import numpy as np
 
 from flexflow_keras import config as _config
+from flexflow_keras.data import provenance
 from flexflow_keras.errors import DataError
+from flexflow_keras.execution import simulator_notice
 from flexflow_keras.models.training_utils import (
     RunningMeans,
     check_inputs,
@@ -25,6 +27,7 @@ from flexflow_keras.models.training_utils import (
     to_list,
 )
 from flexflow_keras.ops.graph import TensorSpec
+from flexflow_keras.utils import interrupts as _interrupts
 
 log = logging.getLogger("flexflow_keras")
 
@@ -246,6 +249,8 @@ class Trainer:
         engine = self._engine_for(graph, ys)
         sources = self._sources(xs, ys, sw, n)
         steps = math.ceil(n / batch_size) if steps_per_epoch is None else int(steps_per_epoch)
+        simulator_notice.estimate_for(self)
+        _interrupts.phase("the strategy search")
         engine.prepare_strategy(sources, np.arange(min(batch_size, n), dtype=np.int64), 0)
         if _config.get().search_only:
             log.info("--search-only: the strategy is chosen%s; not training",
@@ -256,7 +261,8 @@ class Trainer:
         verbose = 1 if verbose == "auto" else int(verbose)
         cbs = callbacks_mod.CallbackList(callbacks, add_history=True, add_progbar=verbose != 0, model=self,
                                          verbose=verbose, epochs=epochs, steps=steps, samples=n,
-                                         batch_size=batch_size)
+                                         batch_size=batch_size,
+                                         data=provenance.fit_note(not given and not _config.get().dataset, xs, ys))
         if verbose:
             cbs.append_flexflow_logger(_config.get().print_freq, batch_size)
         running = RunningMeans(self._loss_names, self._metric_objects)
@@ -288,6 +294,7 @@ class Trainer:
                 rows = order[(b * batch_size) % n:][:batch_size]
                 if len(rows) == 0:
                     break
+                _interrupts.at(epoch, b)
                 cbs.on_train_batch_begin(b)
                 issued = (b, len(rows), engine.issue_train(sources, rows, step_no, seed))
                 step_no += 1
@@ -310,6 +317,7 @@ class Trainer:
             cbs.on_epoch_end(epoch, epoch_logs)
             if self.stop_training:
                 break
+        _interrupts.phase(None)
         elapsed = time.perf_counter() - t_start
         engine.sync_to_host()
         cbs.on_train_end(epoch_logs)

@@ -65,6 +65,8 @@ def message(exc: BaseException) -> str:
 
 def hook(exc_type, exc, tb, previous=sys.__excepthook__) -> None:
     """The excepthook: one clean block for user errors, the usual traceback for anything else."""
+    if issubclass(exc_type, KeyboardInterrupt):
+        _interrupted(exc_type, exc, tb, previous)
     if exc is None or not is_user_error(exc):
         previous(exc_type, exc, tb)
         return
@@ -77,6 +79,15 @@ def hook(exc_type, exc, tb, previous=sys.__excepthook__) -> None:
         atexit._run_exitfuncs()  # shut the runtime down as a normal exit would
     finally:
         os._exit(exit_code(exc))
+
+
+def _interrupted(exc_type, exc, tb, previous) -> None:
+    """Ctrl-C: one line (the traceback first with --debug), the runtime stopped, exit status 130."""
+    from flexflow_keras.utils import interrupts
+
+    if _debug():
+        previous(exc_type, exc, tb)
+    interrupts.exit_130()
 
 
 def install() -> None:
