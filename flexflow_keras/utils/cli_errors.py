@@ -14,6 +14,7 @@ import os
 import sys
 
 from flexflow_keras.errors import ConfigError, FlexFlowKerasError, StrategyError
+from flexflow_keras.utils import task_failures
 
 USAGE_ERRORS = (ConfigError, StrategyError)
 
@@ -30,7 +31,7 @@ def exit_code(exc: BaseException) -> int:
 def hook(exc_type, exc, tb, previous=sys.__excepthook__) -> None:
     """The excepthook: one clean block for our errors, the usual traceback for anything else."""
     if not issubclass(exc_type, FlexFlowKerasError) or _debug():
-        previous(exc_type, exc, tb)
+        task_failures.report(exc_type, exc, tb, previous, _debug(), hook)  # a task's error: its cause
         return
     sys.stderr.write(f"flexflow_keras: error: {exc}\n(run with --debug or FF_DEBUG=1 for the traceback)\n")
     sys.stderr.flush()
