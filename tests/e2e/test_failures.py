@@ -13,7 +13,6 @@ import os
 import subprocess
 import sys
 import textwrap
-import time
 from pathlib import Path
 
 import pytest
@@ -51,6 +50,18 @@ if sys.argv[2] == "fit":
     model.fit(x, y, batch_size=32, epochs=3, verbose=0)
 else:
     model.predict(x, batch_size=32, verbose=0)
+print("finished")
+"""
+
+# The Dense layer's CUDA kernel raises (run on the CUDA simulator).
+GPU_KERNEL = MODEL + """
+import kernels.gpu.linear as gpu_linear
+
+def failing_cuda_kernel(*args, **kwargs):
+    raise FloatingPointError("the CUDA matmul found a NaN")
+
+gpu_linear.linear_forward_cuda = failing_cuda_kernel
+model.fit(x[:16], y[:16], batch_size=8, epochs=1, verbose=0)
 print("finished")
 """
 
@@ -93,17 +104,16 @@ print("finished")
 """
 
 
-def run_script(tmp_path, source, *args):
+def run_script(tmp_path, source, *args, env_extra=None):
     script = tmp_path / "train.py"
     script.write_text(textwrap.dedent(source))
     env = {k: v for k, v in os.environ.items() if k not in ("FF_DEBUG",)}
     env.update(HOME=str(tmp_path), PYTHONUNBUFFERED="1",
                PYTHONPATH=os.pathsep.join([str(ROOT), *filter(None, [os.environ.get("PYTHONPATH")])]))
-    start = time.monotonic()
-    proc = subprocess.run([sys.executable, str(script), *args, "-ll:cpu", "2"], capture_output=True, text=True,
+    env.update(env_extra or {})
+    cpus = [] if any(a.startswith("-ll:cpu") for a in args) else ["-ll:cpu", "2"]
+    return subprocess.run([sys.executable, str(script), *args, *cpus], capture_output=True, text=True,
                           env=env, cwd=str(tmp_path), timeout=TIMEOUT_S)
-    proc.seconds = time.monotonic() - start
-    return proc
 
 
 def assert_task_failure(proc, message, task, script_line):
@@ -135,6 +145,13 @@ def test_a_failing_kernel_ends_the_run_with_its_traceback(tmp_path, fail_after, 
     assert_task_failure(proc, "FloatingPointError: kernel overflow in the custom matmul", "dense",
                         line_of(KERNEL, f"model.{call}(x, y" if call == "fit" else "model.predict(x,"))
     assert 'in flaky_kernel\n    raise FloatingPointError("kernel overflow' in proc.stderr  # the user's frame
+
+
+def test_a_failing_kernel_on_the_simulated_gpu_ends_the_run(tmp_path):
+    proc = run_script(tmp_path, GPU_KERNEL, "-ll:gpu", "1", "-ll:cpu", "1", env_extra={"NUMBA_ENABLE_CUDASIM": "1"})
+    assert_task_failure(proc, "FloatingPointError: the CUDA matmul found a NaN", "dense.forward",
+                        line_of(GPU_KERNEL, "model.fit(x[:16]"))
+    assert "on GPU0" in proc.stderr
 
 
 def test_a_failing_loader_ends_the_run_with_its_traceback(tmp_path):
@@ -170,6 +187,7 @@ def test_a_failing_callback_ends_the_run_with_the_users_traceback(tmp_path, hook
     assert "finished" not in proc.stdout
     assert err.strip().splitlines()[-1] == f"CallbackRefused: {message}", err[-3000:]
     assert err.count("Traceback (most recent call last)") == 1, err[-3000:]
-    assert f"line {line_of(CALLBACK, 'raise CallbackRefused(')}" in err or \
-        f"line {line_of(CALLBACK, 'raise CallbackRefused(f')}" in err
+    raising = 'raise CallbackRefused("my callback refused batch' if hook == "batch" else \
+        'raise CallbackRefused(f"my callback refused epoch'
+    assert f"train.py\", line {line_of(CALLBACK, raising)}, in on_{hook}_end" in err, err[-3000:]
     assert "unreported task failure" not in err and "flexflow_keras: error" not in err
