@@ -231,13 +231,13 @@ class Trainer:
         if not given:
             x, y = self._default_data(64, batch_size)
         graph, xs, ys, sw, n = self._prepare(x, y, sample_weight)
-        check_not_empty(n, "fit")
         if given:
             log.info("data: arrays passed to fit(), %d samples", n)
         sw = self._class_weights(class_weight, ys, sw)
         self._validate_labels(graph, ys)
         _check_finite(xs, "x")
         _check_finite(ys, "y")
+        check_not_empty(n, "fit")
         val = None
         if validation_data is not None:
             val = self._unpack_validation(validation_data)
