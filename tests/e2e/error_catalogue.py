@@ -23,8 +23,12 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 DOC = ROOT / "docs" / "errors.md"
 PREFIX = "flexflow_keras: error:"
-HINT = "(run with --debug"
 TIMEOUT_S = 120
+
+
+def is_hint(line: str) -> bool:
+    """The parenthesised line that ends an error block and names --debug (its wording may grow)."""
+    return line.startswith("(") and "--debug" in line
 
 
 @dataclass(frozen=True)
@@ -163,7 +167,7 @@ def error_block(stderr: str) -> str | None:
     start = next((i for i, line in enumerate(lines) if line.startswith(PREFIX)), None)
     if start is None:
         return None
-    end = next((i for i in range(start, len(lines)) if lines[i].startswith(HINT)), len(lines) - 1)
+    end = next((i for i in range(start, len(lines)) if is_hint(lines[i])), len(lines) - 1)
     return "\n".join(lines[start:end + 1])
 
 

@@ -3,7 +3,7 @@
 the generator writes from the messages of this same run."""
 
 import pytest
-from error_catalogue import CASES, DOC, HINT, PREFIX, SETUPS, command, render, run_all
+from error_catalogue import CASES, DOC, PREFIX, SETUPS, command, is_hint, render, run_all
 
 
 @pytest.fixture(scope="module")
@@ -28,7 +28,7 @@ def test_case_fails_with_its_message(case, results):
     assert PREFIX in r.stderr and r.block is not None, detail
     assert "Traceback" not in r.stderr, detail
     assert case.fragment in r.block, detail
-    assert r.block.splitlines()[-1].startswith(HINT), detail  # one block: the message, then the hint
+    assert is_hint(r.block.splitlines()[-1]), detail  # one block: the message, then the --debug hint
     assert sum(line.startswith(PREFIX) for line in r.stderr.splitlines()) == 1, detail
 
 
