@@ -131,6 +131,12 @@ CASES: list[Case] = [
     Case("validation-split-out-of-range", "validation_split above 1", ("{tmp}/script.py",), 1,
          "`validation_split` must be a float between 0 and 1", group="Calls in a script",
          code=SCRIPT_HEAD + "model.fit(np.ones((10, 4)), np.zeros((10,), int), validation_split=1.5)\n"),
+    Case("validation-split-too-few-samples", "validation_split that leaves no sample on one side",
+         ("{tmp}/script.py",), 1, "contains 1 samples, which is not sufficient to split", group="Calls in a script",
+         code=SCRIPT_HEAD + "model.fit(np.ones((1, 4)), np.zeros((1,), int), validation_split=0.5)\n"),
+    Case("predict-zero-samples", "predict() on an array with no samples", ("{tmp}/script.py",), 1,
+         "predict(): x has 0 samples", group="Calls in a script",
+         code=SCRIPT_HEAD + "model.predict(np.zeros((0, 4)))\n"),
 ]
 
 
