@@ -19,6 +19,7 @@ import os
 import sys
 from types import TracebackType
 
+from flexflow_keras.errors import FlexFlowKerasError
 from runtime.errors import TaskError
 
 _OURS = tuple(os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), pkg)
@@ -72,8 +73,6 @@ def report(exc_type, exc, tb, previous, debug: bool, clean) -> None:
     if debug or cause is None:
         previous(exc_type, exc, tb)
         return
-    from flexflow_keras.errors import FlexFlowKerasError
-
     site = call_site(tb)
     context = f"in {where(exc)}" + (f", during {site}" if site else "")
     if isinstance(cause, FlexFlowKerasError):
