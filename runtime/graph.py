@@ -141,6 +141,11 @@ class BarrierNode(Node):
         return (self.name, ())
 
 
+def _failure_kind(node: Node) -> tuple:
+    err = node.error
+    return node.label()[0], type(err.__cause__ if err is not None and err.__cause__ is not None else err)
+
+
 def root_failure(node: Node) -> Node:
     while node.poison is not None:
         node = node.poison
@@ -155,6 +160,7 @@ class Engine:
         self.outstanding = 0
         self.executor = None
         self.profiler = None
+        self.reported_kinds: set = set()  # (task, exception type) of failures reported
         self.failures: list[Node] = []   # root failures nobody has been told about yet
         self._idle_waiters: list = []
         self.cancelled = False           # set by Ctrl-C / `cancel()`: nodes complete without running
@@ -325,6 +331,13 @@ class Engine:
         with self.lock:
             if root in self.failures:
                 self.failures.remove(root)
+            self.reported_kinds.add(_failure_kind(root))
+
+    def unreported_failures(self) -> list[Node]:
+        """Root failures nobody was told about, less those that repeat a reported one: the same task
+        failing with the same exception type at another point (the other shards of one launch)."""
+        with self.lock:
+            return [n for n in self.failures if _failure_kind(n) not in self.reported_kinds]
 
     # -- errors -------------------------------------------------------------------------------
     @staticmethod

@@ -341,7 +341,7 @@ class Runtime(Binder, Reductions):
             self._closed = True
             self.executor.shutdown()
             self.policy.restore()
-            for node in self.engine.failures:
+            for node in self.engine.unreported_failures():
                 log.error("unreported task failure at shutdown: %s", node.error)
             if self.profiler is not None and self._profile_path:
                 path = self.write_profile(self._profile_path)

@@ -23,8 +23,10 @@ from flexflow_keras.models.training_utils import (
     RunningMeans,
     check_inputs,
     check_lengths,
+    check_not_empty,
     label_array,
     to_list,
+    validation_cut,
 )
 from flexflow_keras.ops.graph import TensorSpec
 from flexflow_keras.utils import interrupts as _interrupts
@@ -238,11 +240,11 @@ class Trainer:
         self._validate_labels(graph, ys)
         _check_finite(xs, "x")
         _check_finite(ys, "y")
+        check_not_empty(n, "fit")
         val = None
         if validation_data is not None:
             val = self._unpack_validation(validation_data)
-        elif validation_split and 0.0 < validation_split < 1.0:
-            cut = int(n * (1.0 - validation_split))
+        elif (cut := validation_cut(n, validation_split)) is not None:
             val = ([a[cut:] for a in xs], [a[cut:] for a in ys], None if sw is None else sw[cut:])
             xs, ys, sw = [a[:cut] for a in xs], [a[:cut] for a in ys], None if sw is None else sw[:cut]
             n = cut
@@ -358,6 +360,7 @@ class Trainer:
         if x is None and y is None:
             x, y = self._default_data(8, batch_size)
         graph, xs, ys, sw, n = self._prepare(x, y, sample_weight)
+        check_not_empty(n, "evaluate")
         self._validate_labels(graph, ys)
         logs = self._evaluate_arrays(xs, ys, sw, batch_size, steps, callbacks, verbose=verbose)
         if return_dict:
@@ -405,6 +408,7 @@ class Trainer:
 
         batch_size = int(batch_size or 32)
         graph, xs, _, _, n = self._prepare(x, None, None, need_labels=False)
+        check_not_empty(n, "predict")
         engine = self._engine if self._engine_key and self._engine_key[0] == id(graph) else None
         if engine is None:
             engine = self._engine_for(graph, None)

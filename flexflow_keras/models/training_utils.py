@@ -61,6 +61,35 @@ def check_lengths(xs: Sequence[np.ndarray], ys: Sequence[np.ndarray] | None, sw)
     return n
 
 
+def check_not_empty(n: int, call: str) -> None:
+    """DataError when `call` ("fit", "evaluate", "predict") received arrays with 0 samples."""
+    if n == 0:
+        verb = {"fit": "train on", "evaluate": "evaluate"}.get(call, call)
+        raise DataError(f"{call}(): x has 0 samples, so there is nothing to {verb}. Pass arrays with at least "
+                        f"one sample (check the slicing or filtering that produced x).")
+
+
+def validation_cut(n: int, validation_split) -> int | None:
+    """Where `fit(validation_split=...)` cuts `n` samples: the training part is [0, cut), the validation
+    part [cut, n). None when there is no split (0 or None). Keras' rule: the last samples validate."""
+    if validation_split is None or validation_split == 0:
+        return None
+    try:
+        fraction = float(validation_split)
+    except (TypeError, ValueError):
+        fraction = float("nan")
+    if not 0.0 < fraction < 1.0:  # NaN fails too
+        raise DataError(f"fit(): `validation_split` must be a float between 0 and 1 (the fraction of the "
+                        f"samples held out for validation), received validation_split={validation_split!r}. "
+                        f"Use e.g. validation_split=0.2, or 0 for no validation.")
+    cut = int(n * (1.0 - fraction))
+    if cut == 0 or cut == n:
+        raise DataError(f"fit(): training data contains {n} samples, which is not sufficient to split it into "
+                        f"a validation and training set as specified by `validation_split={validation_split}`. "
+                        f"Either provide more data, or a different value for the `validation_split` argument.")
+    return cut
+
+
 def label_array(y: np.ndarray) -> np.ndarray:
     """Labels as the engine stores them: integers as int32, everything else float32."""
     if np.issubdtype(y.dtype, np.integer) or y.dtype == np.bool_:

@@ -104,6 +104,19 @@ class Variable:
     def _on_assign(self) -> None:
         """Hook replaced by the execution layer to push host writes into its regions."""
 
+    def __array__(self, dtype=None, copy=None):
+        """`np.array(variable)` / `np.asarray(variable)`: the current value (synchronised from the runtime).
+
+        Args:
+            dtype: the dtype wanted (default: the variable's).
+            copy: NumPy 2's copy request; the result is always a fresh array, so False cannot be honoured.
+        """
+        if copy is False:
+            raise ValueError(f"Variable '{self.path}' cannot be viewed without a copy (its value may live in "
+                             f"the runtime); call np.asarray(variable) without copy=False.")
+        value = self.numpy()
+        return value if dtype is None else value.astype(dtype, copy=False)
+
     def __repr__(self) -> str:
         return f"<Variable path={self.path!r} shape={self.shape} dtype={self.dtype}>"
 
@@ -133,6 +146,11 @@ class KerasTensor:
 
     def __repr__(self) -> str:
         return f"<KerasTensor shape={self.shape}, dtype={self.dtype}, name={self.name}>"
+
+    def __array__(self, dtype=None, copy=None):
+        raise ValueError(f"{self!r} is symbolic: it holds a shape and a dtype, not numbers, so it cannot be "
+                         f"converted to a NumPy array. Build a model from it and call model.predict(x), or "
+                         f"use it only inside layers' call() and keras.ops functions.")
 
     # Arithmetic composes ops, so custom layers and losses can write `a + b`, `x * 2`.
     def _binary(self, other, name: str, reverse: bool = False):

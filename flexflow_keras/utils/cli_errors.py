@@ -19,6 +19,7 @@ import os
 import sys
 
 from flexflow_keras.errors import ConfigError, FlexFlowKerasError, StrategyError
+from flexflow_keras.utils import task_failures
 from runtime.errors import MachineError, RuntimeSystemError, TaskError
 
 USAGE_ERRORS = (ConfigError, StrategyError, MachineError)
@@ -68,7 +69,7 @@ def hook(exc_type, exc, tb, previous=sys.__excepthook__) -> None:
     if issubclass(exc_type, KeyboardInterrupt):
         _interrupted(exc_type, exc, tb, previous)
     if exc is None or not is_user_error(exc):
-        previous(exc_type, exc, tb)
+        task_failures.report(exc_type, exc, tb, previous, _debug(), hook)  # a task's error: its cause
         return
     if _debug():
         previous(exc_type, exc, tb)  # the traceback, and the same exit status as without --debug
