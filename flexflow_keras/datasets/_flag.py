@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from flexflow_keras.data.formats import describe_path, detect, open_dataset
+from flexflow_keras.data.formats import describe_path, open_dataset
 from flexflow_keras.data.formats.arrays import npz_members
 from flexflow_keras.data.formats.base import spec_text
 from flexflow_keras.datasets import _common as C
@@ -158,9 +158,8 @@ def sequence_file(dataset: str, found: C.Found, keys: tuple[str, ...], layout: s
         holds = f"an .npz with keys {', '.join(sorted(members)) or 'none'}"
     else:
         holds = describe_path(path)
-        try:
-            holds = f"{holds} ({detect(path).kind} data)"
-        except DataError:
-            pass
+        if os.path.isdir(path):
+            names = sorted(n for n in os.listdir(path) if not n.startswith("."))
+            holds += f": {', '.join(names[:5])}" + (", ..." if len(names) > 5 else "") if names else ""
     raise DataError(f"{dataset}.load_data(): -d {path} holds {holds}; {dataset} needs Keras' {dataset}.npz ({layout}), "
                     f"as a file or in the -d directory. Point -d at it, or drop -d.")
