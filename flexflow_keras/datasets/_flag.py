@@ -129,7 +129,8 @@ def read_images(need: Need, found: C.Found, label_set: str | None = None):
 
         if backend.image_data_format() == "channels_first":
             train, test = ((a.transpose(0, 3, 1, 2), b) for a, b in (train, test))
-    C.log_real(need.dataset, found, f"{ds.format}, {len(train[0])} train + {len(test[0])} test samples{note}")
+    C.log_real(need.dataset, found, f"{ds.format}, {len(train[0])} train + {len(test[0])} test samples, "
+                                    f"{need.classes} classes, inputs {spec_text([train[0]])}{note}")
     return train, test
 
 
