@@ -87,7 +87,7 @@ def detect(path: str) -> Detection:
             if e.name.startswith("."):
                 continue
             k = _dir_kind(e.path) if e.is_dir() else _file_kind(e.path)
-            if k and k != "npy-file" and k != "image-folder":
+            if k and k != "npy-file":  # a lone .npy is half a pair, not a dataset
                 inner.append(Detection(k, e.path))
         if len(inner) == 1:
             return inner[0]

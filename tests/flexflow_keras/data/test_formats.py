@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from dataset_files import cifar10_dir, mnist_idx_dir, write_idx  # tests/dataset_files.py
 
-from flexflow_keras.data.formats import describe_path, detect, open_dataset
+from flexflow_keras.data.formats import Detection, describe_path, detect, open_dataset
 from flexflow_keras.data.formats.for_model import conform_input, shape_for_model
 from flexflow_keras.errors import DataError
 from flexflow_keras.losses import CategoricalCrossentropy, SparseCategoricalCrossentropy
@@ -228,6 +228,15 @@ def test_image_folder_is_detected_not_read_as_arrays(tmp_path):
     assert detect(str(tmp_path)).kind == "image-folder"
     with pytest.raises(DataError, match="image_dataset_from_directory"):
         open_dataset(str(tmp_path))
+    root = tmp_path / "imagenet"
+    for split in ("train", "val"):
+        (root / split / "n01").mkdir(parents=True)
+        (root / split / "n01" / "a.JPEG").write_bytes(b"\xff\xd8")
+    with pytest.raises(DataError, match=r"several datasets \(train, val\). Point -d at the one to use, e.g. -d "
+                                        r".*imagenet/train"):
+        detect(str(root))
+    (root / "val" / "n01" / "a.JPEG").unlink()
+    assert detect(str(root)) == Detection("image-folder", str(root / "train"))
 
 
 # --- shaped for a model ------------------------------------------------------------------------------------
