@@ -57,7 +57,8 @@ def read_idx(path: str) -> np.ndarray:
     if dims is None or len(raw) != want:
         raise DataError(f"-d/--dataset: the IDX file {path} is truncated or padded: its header announces shape "
                         f"{dims} ({want} bytes) but it holds {len(raw)} bytes. Copy the file again.")
-    return np.frombuffer(raw, dtype, offset=header).reshape(dims).astype(dtype.newbyteorder("="), copy=False)
+    # A copy in native byte order: writable, as Keras' arrays are (frombuffer views of bytes are not).
+    return np.frombuffer(raw, dtype, offset=header).reshape(dims).astype(dtype.newbyteorder("="))
 
 
 def _pair(directory: str, files: dict, split: str, origin: str):
