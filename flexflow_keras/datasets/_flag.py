@@ -16,7 +16,7 @@ import numpy as np
 
 from flexflow_keras.data.formats import describe_path, open_dataset
 from flexflow_keras.data.formats.arrays import npz_members
-from flexflow_keras.data.formats.base import spec_text
+from flexflow_keras.data.formats.base import NotADataset, spec_text
 from flexflow_keras.datasets import _common as C
 from flexflow_keras.errors import DataError
 
@@ -56,8 +56,10 @@ BOSTON = Need("boston_housing", (13,), 0, (404, 102), False,
 def _open(need: Need, path: str):
     try:
         return open_dataset(path)
-    except DataError as e:
+    except NotADataset as e:  # say what this loader needs
         raise DataError(f"{need.dataset}.load_data(): {e} {need.dataset} needs {need.what}.") from None
+    except DataError as e:  # damaged or incomplete: the file's own message is the point
+        raise DataError(f"{need.dataset}.load_data(): {e}") from None
 
 
 def _mismatch(need: Need, path: str, ds, detail: str) -> DataError:

@@ -20,10 +20,14 @@ ACCEPTED = ("an .npz with x_train/y_train[/x_test/y_test] or x/y arrays; .npy pa
             "of .jpg/.jpeg/.png images")
 
 
-def unusable(path: str, found: str, fix: str = "") -> DataError:
+class NotADataset(DataError):
+    """A -d path exists but holds no dataset in an accepted format (as opposed to a damaged one)."""
+
+
+def unusable(path: str, found: str, fix: str = "") -> NotADataset:
     """The error for a -d path that exists but holds nothing usable: what was found, what is accepted."""
     fix = fix or "Point -d at one of these, or drop -d to train on synthetic data."
-    return DataError(f"-d/--dataset {path}: found {found}, which is not a dataset this reads. Accepted: "
+    return NotADataset(f"-d/--dataset {path}: found {found}, which is not a dataset this reads. Accepted: "
                      f"{ACCEPTED}. {fix}")
 
 

@@ -12,7 +12,7 @@ import os
 from dataclasses import dataclass
 
 from flexflow_keras.data.formats import arrays, cifar, idx, table
-from flexflow_keras.data.formats.base import DatasetFile, describe_path, unusable
+from flexflow_keras.data.formats.base import DatasetFile, NotADataset, describe_path, unusable
 from flexflow_keras.errors import DataError
 
 IMAGE_EXTENSIONS = (".jpg", ".jpeg", ".png")
@@ -147,7 +147,7 @@ def open_dataset(path: str) -> DatasetFile:
     full = check_exists(path)
     found = detect(full)
     if found.kind == "image-folder":
-        raise DataError(f"-d/--dataset {path} is a folder of class sub-folders of images. It is read as images "
+        raise NotADataset(f"-d/--dataset {path} is a folder of class sub-folders of images. It is read as images "
                         f"by fit() without data or keras.utils.image_dataset_from_directory({path!r}), not as "
                         f"an array dataset.")
     return _READERS[found.kind](found.target)
