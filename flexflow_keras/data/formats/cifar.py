@@ -24,7 +24,7 @@ CIFAR100_ALL = ["train", "test"]
 def cifar_kind(directory: str) -> str | None:
     """"cifar10" or "cifar100" when `directory` looks like (part of) that batch directory, else None."""
     try:
-        names = set(os.listdir(directory))
+        names = {e.name for e in os.scandir(directory) if e.is_file()}  # train/ and test/ folders are not batches
     except OSError:
         return None
     if names & set(CIFAR10_ALL) or "batches.meta" in names:

@@ -229,13 +229,14 @@ def test_image_folder_is_detected_not_read_as_arrays(tmp_path):
     with pytest.raises(DataError, match="image_dataset_from_directory"):
         open_dataset(str(tmp_path))
     root = tmp_path / "imagenet"
-    for split in ("train", "val"):
+    for split in ("train", "test", "val"):
         (root / split / "n01").mkdir(parents=True)
         (root / split / "n01" / "a.JPEG").write_bytes(b"\xff\xd8")
-    with pytest.raises(DataError, match=r"several datasets \(train, val\). Point -d at the one to use, e.g. -d "
-                                        r".*imagenet/train"):
-        detect(str(root))
+    with pytest.raises(DataError, match=r"several datasets \(test, train, val\). Point -d at the one to use, e.g. "
+                                        r"-d .*imagenet/test"):
+        detect(str(root))  # train/ and test/ folders are not CIFAR-100's train and test batches
     (root / "val" / "n01" / "a.JPEG").unlink()
+    (root / "test" / "n01" / "a.JPEG").unlink()
     assert detect(str(root)) == Detection("image-folder", str(root / "train"))
 
 
