@@ -93,8 +93,8 @@ def detect(path: str) -> Detection:
             return inner[0]
         if inner:
             names = ", ".join(os.path.basename(d.target) for d in inner)
-            raise DataError(f"-d/--dataset {path}: this directory holds several datasets ({names}). Point -d at "
-                            f"the one to use, e.g. -d {inner[0].target}.")
+            raise NotADataset(f"-d/--dataset {path}: this directory holds several datasets ({names}). Point -d at "
+                              f"the one to use, e.g. -d {inner[0].target}.")
         lone = sorted(e.name for e in os.scandir(path) if e.name.endswith(".npy"))
         if lone:
             raise unusable(path, f"{describe_path(path)}, but no x.npy + y.npy or x_train.npy + y_train.npy "
