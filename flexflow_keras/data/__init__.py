@@ -1,5 +1,6 @@
-"""Training data: sources (`ArraySource`, `NpzSource` for ``-d``, `SyntheticSource`), the `Batcher` that
-orders and assembles batches, `validation_split`, and the checks (`check_finite`, `check_labels`)."""
+"""Training data: sources (`ArraySource`, `NpzSource` for one .npz, `SyntheticSource`), the `Batcher` that
+orders and assembles batches, `validation_split`, and the checks (`check_finite`, `check_labels`). The
+``-d`` formats and their detector are in `flexflow_keras.data.formats`."""
 
 from __future__ import annotations
 

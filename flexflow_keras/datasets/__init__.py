@@ -1,7 +1,8 @@
 """`keras.datasets`: mnist, fashion_mnist, cifar10, cifar100, imdb, reuters, boston_housing, each with
-Keras' ``load_data`` signature. Files come from -d or the Keras cache (Keras' file names and formats);
-without them, deterministic learnable synthetic data with the real shapes, dtypes and sample counts,
-logged. Nothing is downloaded. See datasets/_common.py for the lookup rules.
+Keras' ``load_data`` signature. Data comes from -d when given (it always wins; any detected format that
+holds the dataset, else an error) or the Keras cache (Keras' file names and formats); without them,
+deterministic learnable synthetic data with the real shapes, dtypes and sample counts, logged. Nothing is
+downloaded. See datasets/_common.py for the lookup rules.
 """
 
 from __future__ import annotations

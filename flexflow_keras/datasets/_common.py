@@ -2,11 +2,11 @@
 Keras' formats, and fast generators of learnable synthetic images.
 
 Lookup order for a dataset (nothing is ever downloaded):
-1. ``-d/--dataset`` (``config.get().dataset``): a path that does not exist is a `DataError`. A file
-   whose name is one of the dataset's Keras file names is read (a read error is a `DataError`); a
-   directory is searched for those names; an ``.npz`` of another name is used when it has the keys
-   the loader needs (else it is not this dataset's file, and the next places are tried).
-2. The Keras cache: ``$KERAS_HOME/datasets`` (default ``~/.keras/datasets``), Keras' own file names.
+1. ``-d/--dataset`` (``config.get().dataset``), when given, always wins: a path that does not exist is
+   a `DataError`; a directory holding one of the dataset's Keras file names gives that entry; otherwise
+   the -d path itself is read through the format detector (datasets/_flag.py), and a path that does
+   not hold this dataset is a `DataError` saying what it holds. Never a fall back to the cache.
+2. Without -d, the Keras cache: ``$KERAS_HOME/datasets`` (default ``~/.keras/datasets``), Keras' names.
 3. Deterministic learnable synthetic data with the real shapes, dtypes and sample counts, with one
    ``logging.info`` line saying so and why.
 """
@@ -44,59 +44,60 @@ def dataset_flag() -> str | None:
 
 
 class Found:
-    """Where a dataset's data was found: ``path`` (file or directory) and ``origin`` (for the log)."""
+    """Where a dataset's data was found: ``path`` (file or directory), ``origin`` (for the log), and
+    ``from_flag`` (it came from -d, so the loader reads it through datasets/_flag.py)."""
 
-    def __init__(self, path: str, origin: str):
+    def __init__(self, path: str, origin: str, from_flag: bool = False):
         self.path = path
         self.origin = origin
+        self.from_flag = from_flag
 
 
-def locate(dataset: str, names: list[str], npz_keys: tuple[str, ...] | None = None) -> tuple[Found | None, str]:
-    """Find `dataset`'s file: (Found or None, why not found, for the log).
+def flag_path(dataset: str) -> str | None:
+    """The -d path with ~ expanded, or None; DataError when it does not exist."""
+    flag = dataset_flag()
+    if not flag:
+        return None
+    path = os.path.expanduser(flag)
+    if not os.path.exists(path):
+        raise DataError(f"{dataset}.load_data(): the dataset path {flag!r} given with -d/--dataset does not "
+                        f"exist. Check the path, or drop -d.")
+    return path
+
+
+def locate(dataset: str, names: list[str]) -> tuple[Found | None, str]:
+    """Find `dataset`'s data: (Found or None, why not found, for the log).
+
+    With -d, the result is always from -d (``from_flag``): the entry of a -d directory named like one of
+    `names`, else the -d path itself, which the loader must then recognise or reject. Without -d, the
+    Keras cache under `names`.
 
     Args:
         dataset: the loader's name, for messages.
         names: candidate file or directory names (Keras' names first), relative to a directory.
-        npz_keys: keys an arbitrary -d .npz must have to be used for this dataset.
 
     Raises:
         DataError: when -d names a path that does not exist.
     """
-    why = []
-    flag = dataset_flag()
-    if flag:
-        path = os.path.expanduser(flag)
-        if not os.path.exists(path):
-            raise DataError(f"{dataset}.load_data(): the dataset path {flag!r} given with -d/--dataset does not "
-                            f"exist. Check the path, or drop -d.")
+    path = flag_path(dataset)
+    if path is not None:
         if os.path.isdir(path):
             for name in names:
                 cand = os.path.join(path, name)
                 if os.path.exists(cand):
-                    return Found(cand, f"{cand} (from -d)"), ""
-            why.append(f"-d directory {flag} has none of {names}")
-        elif os.path.basename(path.rstrip("/")) in names:
-            return Found(path, f"{path} (from -d)"), ""
-        elif npz_keys and path.endswith(".npz") and _npz_has(path, npz_keys):
-            return Found(path, f"{path} (from -d)"), ""
-        else:
-            why.append(f"-d {flag} is not a {dataset} file ({' or '.join(names[:2])})")
-    for d in cache_dirs():
+                    return Found(cand, f"{cand} (from -d)", True), ""
+        return Found(path, f"{path} (from -d)", True), ""
+    return locate_cached(names)
+
+
+def locate_cached(names: list[str], flag_dir: str | None = None) -> tuple[Found | None, str]:
+    """`names` in `flag_dir` (when given), then in the Keras cache: (Found or None, why not found)."""
+    for d in ([flag_dir] if flag_dir else []) + cache_dirs():
         for name in names:
             cand = os.path.join(d, name)
             if os.path.exists(cand):
-                return Found(cand, f"{cand} (Keras cache)"), ""
-    why.append(f"no {names[0]} in the Keras cache {cache_dirs()[0]}")
-    return None, "; ".join(why)
-
-
-def _npz_has(path: str, keys: tuple[str, ...]) -> bool:
-    try:
-        with zipfile.ZipFile(path) as z:
-            members = {n.removesuffix(".npy") for n in z.namelist()}
-    except (OSError, zipfile.BadZipFile) as e:
-        raise DataError(f"Cannot read dataset file {path!r} (from -d/--dataset): {e}.") from None
-    return set(keys) <= members
+                return Found(cand, f"{cand} ({'from -d' if d == flag_dir else 'Keras cache'})"), ""
+    return None, f"no {names[0]} in the Keras cache {cache_dirs()[0]}"
 
 
 def read_error(dataset: str, path: str, err: Exception) -> DataError:

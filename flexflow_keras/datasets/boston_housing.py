@@ -1,7 +1,8 @@
 """`keras.datasets.boston_housing`: 13 features of 506 Boston suburbs and the median house price
 (thousands of dollars), split by `test_split` (404 + 102 by default), float64.
 
-Reads Keras' ``boston_housing.npz`` (x, y) from -d or the Keras cache; without it, deterministic
+Reads Keras' ``boston_housing.npz`` (x, y) from the Keras cache, or -d when given (that file, a CSV or
+an .npy pair with 13 features; anything else is an error); without it, deterministic
 synthetic data with realistic feature scales and a learnable (mostly linear) price.
 """
 
@@ -10,6 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from flexflow_keras.datasets import _common as C
+from flexflow_keras.datasets import _flag
 
 SAMPLES, FEATURES = 506, 13
 # Rough means and spreads of the real features (crime rate, zoning, ..., LSTAT).
@@ -41,8 +43,10 @@ def load_data(path="boston_housing.npz", test_split=0.2, seed=113):
     if not 0 <= test_split < 1:
         raise ValueError(f"Invalid `test_split` argument: {test_split}. It must be between 0 and 1 (exclusive "
                          f"of 1).")
-    found, why = C.locate("boston_housing", [path, "boston_housing.npz"], ("x", "y"))
-    if found is not None:
+    found, why = C.locate("boston_housing", [path, "boston_housing.npz"])
+    if found is not None and found.from_flag:
+        x, y = _flag.read_table(_flag.BOSTON, found)
+    elif found is not None:
         try:
             with np.load(found.path, allow_pickle=False) as f:
                 x, y = f["x"], f["y"]

@@ -1,14 +1,15 @@
 """`keras.datasets.cifar10`: 32x32 colour images in 10 classes, 50000 train + 10000 test.
 
 Reads Keras' extracted ``cifar-10-batches-py/`` (also under ``cifar-10-batches-py-target/``) or the
-``cifar-10-python.tar.gz`` archive in place, from -d or the Keras cache; without them, deterministic
+``cifar-10-python.tar.gz`` archive in place, from the Keras cache, or -d when given (those, or any -d
+format holding 32x32x3 images with labels 0..9; anything else is an error); without them, deterministic
 learnable synthetic images. Images are uint8 (N, 32, 32, 3) (channels_first if the backend says so),
 labels uint8 (N, 1), as Keras returns them.
 """
 
 from __future__ import annotations
 
-from flexflow_keras.datasets import _cifar
+from flexflow_keras.datasets import _cifar, _flag
 from flexflow_keras.datasets import _common as C
 
 NAMES = ["cifar-10-batches-py", "cifar-10-batches-py-target", "cifar-10-python.tar.gz",
@@ -22,11 +23,9 @@ def load_data():
         ``(x_train, y_train), (x_test, y_test)``: uint8 arrays of shapes (50000, 32, 32, 3), (50000, 1),
         (10000, 32, 32, 3), (10000, 1).
     """
-    found, why = C.locate("cifar10", NAMES, C.TRAIN_TEST_KEYS)
-    if found is not None and found.path.endswith(".npz"):  # -d: an .npz with x_train/y_train/x_test/y_test
-        data = C.load_train_test_npz("cifar10", found.path)
-        C.log_real("cifar10", found, f"{len(data[0][0])} train + {len(data[1][0])} test samples")
-        return data
+    found, why = C.locate("cifar10", NAMES)
+    if found is not None and found.from_flag:
+        return _flag.read_images(_flag.CIFAR10, found)
     if found is not None:
         train = [f"data_batch_{i}" for i in range(1, 6)]
         x_train, y_train = _cifar.read_batches("cifar10", found.path, "cifar-10-batches-py", train, "labels")

@@ -1,13 +1,14 @@
 """`keras.datasets.cifar100`: 32x32 colour images in 100 fine (20 coarse) classes, 50000 + 10000.
 
 Reads Keras' ``cifar-100-python/`` (also under ``cifar-100-python-target/``) or
-``cifar-100-python.tar.gz`` from -d or the Keras cache; without them, deterministic learnable synthetic
+``cifar-100-python.tar.gz`` from the Keras cache, or -d when given (those, or any -d format holding
+32x32x3 images with labels 0..99; anything else is an error); without them, deterministic learnable synthetic
 images whose coarse label is ``fine // 5``.
 """
 
 from __future__ import annotations
 
-from flexflow_keras.datasets import _cifar
+from flexflow_keras.datasets import _cifar, _flag
 from flexflow_keras.datasets import _common as C
 
 NAMES = ["cifar-100-python", "cifar-100-python-target", "cifar-100-python.tar.gz"]
@@ -24,11 +25,9 @@ def load_data(label_mode: str = "fine"):
     """
     if label_mode not in ("fine", "coarse"):
         raise ValueError(f'`label_mode` must be one of `"fine"`, `"coarse"`. Received: label_mode={label_mode}.')
-    found, why = C.locate("cifar100", NAMES, C.TRAIN_TEST_KEYS)
-    if found is not None and found.path.endswith(".npz"):  # -d: an .npz with x_train/y_train/x_test/y_test
-        data = C.load_train_test_npz("cifar100", found.path)
-        C.log_real("cifar100", found, f"{len(data[0][0])} train + {len(data[1][0])} test samples")
-        return data
+    found, why = C.locate("cifar100", NAMES)
+    if found is not None and found.from_flag:
+        return _flag.read_images(_flag.CIFAR100, found, "coarse" if label_mode == "coarse" else None)
     key = f"{label_mode}_labels"
     if found is not None:
         x_train, y_train = _cifar.read_batches("cifar100", found.path, "cifar-100-python", ["train"], key)

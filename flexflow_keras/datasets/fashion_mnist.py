@@ -2,7 +2,8 @@
 
 Reads Keras' ``fashion-mnist/`` directory of gzipped IDX files (train-labels-idx1-ubyte.gz,
 train-images-idx3-ubyte.gz, t10k-labels-idx1-ubyte.gz, t10k-images-idx3-ubyte.gz) from -d or the Keras
-cache; without it, deterministic learnable synthetic images of the same shapes and dtypes.
+cache, or -d when given (those files, or any -d format holding 28x28 images with labels 0..9; anything
+else is an error); without it, deterministic learnable synthetic images of the same shapes and dtypes.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ import os
 import numpy as np
 
 from flexflow_keras.datasets import _common as C
+from flexflow_keras.datasets import _flag
 from flexflow_keras.datasets.mnist import TEST, TRAIN, synthetic_digits
 
 _FILES = ["train-labels-idx1-ubyte.gz", "train-images-idx3-ubyte.gz", "t10k-labels-idx1-ubyte.gz",
@@ -40,17 +42,10 @@ def load_data():
         ``(x_train, y_train), (x_test, y_test)``: uint8 arrays of shapes (60000, 28, 28), (60000,),
         (10000, 28, 28), (10000,).
     """
-    found, why = C.locate("fashion_mnist", ["fashion-mnist"], C.TRAIN_TEST_KEYS)
-    if found is not None and found.path.endswith(".npz"):  # -d: an .npz with x_train/y_train/x_test/y_test
-        data = C.load_train_test_npz("fashion_mnist", found.path)
-        C.log_real("fashion_mnist", found, f"{len(data[0][0])} train + {len(data[1][0])} test samples")
-        return data
-    if found is None:
-        flag = C.dataset_flag()
-        # -d may also name the directory that holds the four files directly.
-        if flag and os.path.isdir(flag) and all(os.path.exists(os.path.join(flag, f)) for f in _FILES):
-            found = C.Found(flag, f"{flag} (from -d)")
-    if found is not None and os.path.isdir(found.path):
+    found, why = C.locate("fashion_mnist", ["fashion-mnist"])
+    if found is not None and found.from_flag:
+        return _flag.read_images(_flag.FASHION_MNIST, found)
+    if found is not None:
         data = _read_dir(found.path)
         C.log_real("fashion_mnist", found, f"{len(data[0][0])} train + {len(data[1][0])} test samples")
         return data

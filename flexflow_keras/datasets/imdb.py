@@ -1,7 +1,7 @@
 """`keras.datasets.imdb`: movie reviews as word-index sequences, sentiment labels 0/1, 25000 + 25000.
 
-Reads Keras' ``imdb.npz`` (object arrays of word ranks, read with a restricted unpickler) from -d or the
-Keras cache; without it, a deterministic learnable synthetic corpus with the real sample counts and a
+Reads Keras' ``imdb.npz`` (object arrays of word ranks, read with a restricted unpickler) from -d (which,
+when given, must hold it) or the Keras cache; without it, a deterministic learnable synthetic corpus with the real sample counts and a
 similar vocabulary and length distribution. Both go through Keras' processing (seeded shuffle,
 start/OOV characters, index_from, maxlen, num_words, skip_top).
 """
@@ -11,6 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from flexflow_keras.datasets import _common as C
+from flexflow_keras.datasets import _flag
 from flexflow_keras.datasets import _sequences as S
 
 TRAIN = TEST = 25000
@@ -36,7 +37,9 @@ def load_data(path="imdb.npz", num_words=None, skip_top=0, maxlen=None, seed=113
     """
     if kwargs:
         raise TypeError(f"imdb.load_data() got unexpected keyword arguments {sorted(kwargs)}.")
-    found, why = C.locate("imdb", [path, "imdb.npz"], ("x_train", "y_train", "x_test", "y_test"))
+    found, why = C.locate("imdb", [path, "imdb.npz"])
+    if found is not None and found.from_flag:
+        _flag.sequence_file("imdb", found, C.TRAIN_TEST_KEYS, "x_train/y_train/x_test/y_test word-index sequences")
     if found is not None:
         try:
             f = C.load_npz(found.path)
@@ -81,8 +84,10 @@ def get_word_index(path="imdb_word_index.json"):
 
 def _word_index(dataset: str, path: str) -> dict:
     import json
+    import os
 
-    found, why = C.locate(dataset, [path])
+    flag = C.flag_path(dataset)
+    found, why = C.locate_cached([path], flag if flag and os.path.isdir(flag) else None)
     if found is None:
         raise C.DataError(f"{dataset}.get_word_index(): {path} not found ({why}); nothing is downloaded. Copy "
                           f"Keras' {path} into ~/.keras/datasets/.")

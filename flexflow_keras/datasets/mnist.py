@@ -1,7 +1,7 @@
 """`keras.datasets.mnist`: 28x28 grayscale digits, 60000 train + 10000 test, uint8 images and labels.
 
-Reads ``mnist.npz`` (Keras' file: x_train, y_train, x_test, y_test) from -d or the Keras cache; without
-one, deterministic learnable synthetic digits of the same shapes and dtypes (see datasets/_common.py).
+Reads -d when given (Keras' mnist.npz, MNIST IDX files, or any -d format holding 28x28 images with
+labels 0..9; anything else is an error), else ``mnist.npz`` from the Keras cache; without one, deterministic learnable synthetic digits of the same shapes and dtypes (see datasets/_common.py).
 """
 
 from __future__ import annotations
@@ -9,6 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from flexflow_keras.datasets import _common as C
+from flexflow_keras.datasets import _flag
 
 TRAIN, TEST, CLASSES = 60000, 10000, 10
 
@@ -32,7 +33,9 @@ def load_data(path: str = "mnist.npz"):
         ``(x_train, y_train), (x_test, y_test)``: uint8 arrays of shapes (60000, 28, 28), (60000,),
         (10000, 28, 28), (10000,).
     """
-    found, why = C.locate("mnist", [path, "mnist.npz"], C.TRAIN_TEST_KEYS)
+    found, why = C.locate("mnist", [path, "mnist.npz"])
+    if found is not None and found.from_flag:
+        return _flag.read_images(_flag.MNIST, found)
     if found is not None:
         data = C.load_train_test_npz("mnist", found.path)
         C.log_real("mnist", found, f"{len(data[0][0])} train + {len(data[1][0])} test samples")

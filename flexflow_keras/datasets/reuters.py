@@ -1,7 +1,8 @@
 """`keras.datasets.reuters`: newswires as word-index sequences in 46 topics, 11228 samples split by
 `test_split` (8982 + 2246 by default).
 
-Reads Keras' ``reuters.npz`` (object arrays x, y) from -d or the Keras cache; without it, a deterministic
+Reads Keras' ``reuters.npz`` (object arrays x, y) from -d (which, when given, must hold it) or the Keras
+cache; without it, a deterministic
 learnable synthetic corpus with the real sample count, a skewed topic distribution and a similar
 vocabulary. Both go through Keras' processing.
 """
@@ -11,6 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from flexflow_keras.datasets import _common as C
+from flexflow_keras.datasets import _flag
 from flexflow_keras.datasets import _sequences as S
 from flexflow_keras.datasets.imdb import _word_index
 
@@ -43,7 +45,9 @@ def load_data(path="reuters.npz", num_words=None, skip_top=0, maxlen=None, test_
     Returns:
         ``(x_train, y_train), (x_test, y_test)``: object arrays of lists of ints; int64 labels 0..45.
     """
-    found, why = C.locate("reuters", [path, "reuters.npz"], ("x", "y"))
+    found, why = C.locate("reuters", [path, "reuters.npz"])
+    if found is not None and found.from_flag:
+        _flag.sequence_file("reuters", found, ("x", "y"), "x/y: word-index sequences and topic labels")
     if found is not None:
         try:
             f = C.load_npz(found.path)

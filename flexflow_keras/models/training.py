@@ -201,19 +201,22 @@ class Trainer:
             if loss_args[i] is not None:
                 losses_mod.get(loss_args[i]).validate(y, spec.shape, out_names[i])
 
-    def _default_data(self, n_batches_hint: int, batch_size: int):
-        """The -d dataset when given, else synthetic data shaped for the model (always logged)."""
+    def _default_data(self, n_batches_hint: int, batch_size: int, split: str = "train"):
+        """The -d dataset when given (its `split`, shaped for the model), else synthetic data shaped for the
+        model (always logged)."""
         from flexflow_keras import losses as losses_mod
-        from flexflow_keras.data import NpzSource, SyntheticSource
+        from flexflow_keras.data import SyntheticSource
+        from flexflow_keras.data.formats import flag_source
 
         cfg = _config.get()
+        graph = self._graph_for(None)
+        out_names = self._output_names_for(graph)
+        loss_args = self._per_output(getattr(self, "_loss_arg", None), out_names, "loss")
+        losses = [None if a is None else losses_mod.get(a) for a in loss_args]
         if cfg.dataset:
-            source = NpzSource(cfg.dataset)
+            source = flag_source(cfg.dataset, [t.spec for t in graph.inputs], [t.spec for t in graph.outputs],
+                                 losses, split, self._input_names_for(graph))
         else:
-            graph = self._graph_for(None)
-            out_names = self._output_names_for(graph)
-            loss_args = self._per_output(getattr(self, "_loss_arg", None), out_names, "loss")
-            losses = [None if a is None else losses_mod.get(a) for a in loss_args]
             source = SyntheticSource([t.spec for t in graph.inputs], [t.spec for t in graph.outputs],
                                      n_batches_hint * batch_size, loss=losses, seed=cfg.seed or 0)
         log.info("data: %s", source.describe())
@@ -358,7 +361,7 @@ class Trainer:
         self._require_compiled("evaluate")
         batch_size = int(batch_size or 32)
         if x is None and y is None:
-            x, y = self._default_data(8, batch_size)
+            x, y = self._default_data(8, batch_size, "test")
         graph, xs, ys, sw, n = self._prepare(x, y, sample_weight)
         check_not_empty(n, "evaluate")
         self._validate_labels(graph, ys)

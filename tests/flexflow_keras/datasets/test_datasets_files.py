@@ -55,14 +55,19 @@ def test_mnist_from_cache_and_from_d(cache, monkeypatch, caplog, tmp_path):
     monkeypatch.setattr("sys.argv", ["train.py", "-d", str(other / "mine.npz")])
     assert datasets.mnist.load_data()[0][0].shape == (5, 28, 28)  # an .npz with mnist's keys
     monkeypatch.setattr("sys.argv", ["train.py", "-d", str(other)])
-    assert datasets.mnist.load_data()[0][0].shape == (7, 28, 28)  # a directory without mnist.npz: cache
+    assert datasets.mnist.load_data()[0][0].shape == (5, 28, 28)  # a directory whose one dataset is mine.npz
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    monkeypatch.setattr("sys.argv", ["train.py", "-d", str(empty)])
+    with pytest.raises(DataError, match="empty directory.*mnist needs"):  # -d wins over the cache
+        datasets.mnist.load_data()
     monkeypatch.setattr("sys.argv", ["train.py", "-d", str(tmp_path / "nope.npz")])
     with pytest.raises(DataError, match="nope.npz.*does not exist"):
         datasets.mnist.load_data()
     bad = other / "mnist.npz"
     bad.write_bytes(b"garbage")
     monkeypatch.setattr("sys.argv", ["train.py", "-d", str(bad)])
-    with pytest.raises(DataError, match="cannot read .*mnist.npz"):
+    with pytest.raises(DataError, match="mnist.npz: cannot read it as an .npz"):
         datasets.mnist.load_data()
 
 
@@ -186,14 +191,14 @@ def test_d_npz_with_train_test_keys_serves_image_datasets(cache, monkeypatch, tm
              x_test=np.zeros((2, 32, 32, 3), np.uint8), y_test=np.zeros((2, 1), np.uint8))
     monkeypatch.setattr("sys.argv", ["train.py", "-d", str(path)])
     with caplog.at_level(logging.INFO, logger="flexflow_keras"):
-        for loader in (datasets.cifar10, datasets.cifar100, datasets.fashion_mnist):
+        for loader in (datasets.cifar10, datasets.cifar100):
             (x, y), (xt, yt) = loader.load_data()
             assert x.shape == (4, 32, 32, 3) and xt.shape == (2, 32, 32, 3)
     assert "(from -d)" in caplog.text
+    with pytest.raises(DataError, match=r"fashion_mnist.load_data\(\).*\(32, 32, 3\) are not \(28, 28\)"):
+        datasets.fashion_mnist.load_data()  # the right keys, the wrong shape: not fashion_mnist's data
     other = tmp_path / "other.npz"
     np.savez(other, features=np.zeros(3))
     monkeypatch.setattr("sys.argv", ["train.py", "-d", str(other)])
-    caplog.clear()
-    with caplog.at_level(logging.INFO, logger="flexflow_keras"):
-        (x, _), _ = datasets.boston_housing.load_data()
-    assert x.shape == (404, 13) and "is not a boston_housing file" in caplog.text
+    with pytest.raises(DataError, match="boston_housing.load_data.*an .npz with keys features"):
+        datasets.boston_housing.load_data()
