@@ -81,6 +81,9 @@ def serialize_layer(layer) -> dict:
     _check_get_config(layer)
     config = dict(layer.get_config())
     config.pop("batch_input_shape", None)  # the model's InputLayer carries the input shape
+    if "seed" in config and config["seed"] is None and isinstance(getattr(layer, "_seed", None), int):
+        # the seed drawn for seed=None: random masks after a reload continue the same stream
+        config["seed"] = layer._seed
     out = _envelope(layer, _jsonable(_keras_nested(config)), "keras.layers")
     shape = getattr(layer, "_build_input_shape", None)
     if layer.built and shape is not None and type(layer).__name__ != "InputLayer":
