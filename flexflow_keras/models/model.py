@@ -307,3 +307,13 @@ class Model(Trainer, Layer):
 
     def get_config(self) -> dict:
         return {"name": self.name, "trainable": self.trainable}
+
+    @classmethod
+    def from_config(cls, config: dict, custom_objects=None):
+        """A model from its config: a functional config (``layers``, ``input_layers``, ``output_layers``)
+        rebuilds the graph, anything else is the constructor's arguments."""
+        if cls is Model and {"layers", "input_layers", "output_layers"} <= set(config):
+            from flexflow_keras.saving.model_config import deserialize_functional
+
+            return deserialize_functional(config, custom_objects)
+        return cls(**config)
