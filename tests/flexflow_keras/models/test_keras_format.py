@@ -32,6 +32,22 @@ def two_input(k):
     return k.Model([a, b], k.layers.Dense(2, activation="softmax", name="out")(h), name="two_in")
 
 
+def wide(k):
+    """Most layers both frameworks have, a nested Sequential and merges, in one functional model."""
+    a = k.Input((8, 8, 2), name="img")
+    h = k.layers.ReLU()(k.layers.Conv2D(4, 3, padding="same")(a))
+    h = k.layers.Add()([k.layers.AveragePooling2D(2)(h), k.layers.MaxPooling2D(2)(h)])
+    h = k.layers.GlobalMaxPooling2D()(k.layers.Multiply()([h, k.layers.LeakyReLU()(h)]))
+    h = k.layers.LayerNormalization()(k.layers.Permute((2, 1))(k.layers.Reshape((2, 2))(h)))
+    inner = k.Sequential([k.Input((4,)), k.layers.Dense(5), k.layers.ELU(), k.layers.BatchNormalization()])
+    h = k.layers.Activation("tanh")(inner(k.layers.Flatten()(h)))
+    return k.Model(a, k.layers.Softmax()(k.layers.Dense(3)(h)))
+
+
+def wide_data(n=16):
+    return rng.random((n, 8, 8, 2), dtype=np.float32), rng.integers(0, 3, n)
+
+
 def cnn_data(n=16):
     return rng.random((n, 8, 8, 1), dtype=np.float32), rng.integers(0, 3, n)
 
@@ -108,6 +124,9 @@ def test_unbuilt_optimizer_and_uncompiled_model(tmp_path):
     loaded = keras.models.load_model(tmp_path / "compiled.keras")
     assert loaded.compiled and loaded.optimizer.iterations == 0
     assert not keras.models.load_model(tmp_path / "compiled.keras", compile=False).compiled
+    fresh = cnn(keras)
+    fresh.load_weights(tmp_path / "compiled.keras")  # the weights of a whole-model file
+    assert_same_weights(model, fresh)
 
 
 def test_learning_rate_changed_during_training_is_restored(tmp_path):
@@ -300,12 +319,14 @@ def _tf_optimizer_arrays(model):
     return [np.asarray(v) for v in model.optimizer.variables]
 
 
+INTERCHANGE = [(cnn, cnn_data, "adam"), (two_input, two_input_data, "adam"), (wide, wide_data, "rmsprop")]
+
+
 @pytest.mark.tf
-@pytest.mark.parametrize("build,data", [(cnn, cnn_data), (two_input, two_input_data)])
-def test_tf_keras_file_loads_here(tmp_path, tf, build, data):
+@pytest.mark.parametrize("build,data,optimizer", INTERCHANGE)
+def test_tf_keras_file_loads_here(tmp_path, tf, build, data, optimizer):
     theirs = build(tf.keras)
-    theirs.compile(optimizer=tf.keras.optimizers.Adam(0.01), loss="sparse_categorical_crossentropy",
-                   metrics=["accuracy"])
+    theirs.compile(optimizer=optimizer, loss="sparse_categorical_crossentropy", metrics=["accuracy"])
     x, y = data()
     theirs.fit(x, y, batch_size=8, epochs=1, verbose=0)
     theirs.save(tmp_path / "tf.keras")
@@ -313,16 +334,16 @@ def test_tf_keras_file_loads_here(tmp_path, tf, build, data):
     for p, q in zip(theirs.get_weights(), ours.get_weights(), strict=True):
         np.testing.assert_array_equal(p, q)
     np.testing.assert_allclose(ours.predict(x, verbose=0), theirs.predict(x, verbose=0), rtol=1e-5, atol=1e-6)
-    assert ours.compiled and ours.optimizer.iterations == 2
+    assert ours.compiled and ours.optimizer.iterations == 2 and ours.optimizer.name == theirs.optimizer.name
     for p, q in zip(_tf_optimizer_arrays(theirs), optimizer_variables(ours), strict=True):
         np.testing.assert_array_equal(np.asarray(p, dtype=q.dtype), q)
     ours.fit(x, y, batch_size=8, epochs=1, verbose=0)
 
 
 @pytest.mark.tf
-@pytest.mark.parametrize("build,data", [(cnn, cnn_data), (two_input, two_input_data)])
-def test_our_file_loads_in_tf_keras(tmp_path, tf, build, data):
-    ours, x, y = trained(build, data)
+@pytest.mark.parametrize("build,data,optimizer", INTERCHANGE)
+def test_our_file_loads_in_tf_keras(tmp_path, tf, build, data, optimizer):
+    ours, x, y = trained(build, data, optimizer=optimizer)
     ours.save(tmp_path / "ours.keras")
     theirs = tf.keras.models.load_model(tmp_path / "ours.keras")
     for p, q in zip(ours.get_weights(), theirs.get_weights(), strict=True):
@@ -332,3 +353,18 @@ def test_our_file_loads_in_tf_keras(tmp_path, tf, build, data):
     for p, q in zip(optimizer_variables(ours), _tf_optimizer_arrays(theirs), strict=True):
         np.testing.assert_array_equal(p, np.asarray(q, dtype=p.dtype))
     theirs.fit(x, y, batch_size=8, epochs=1, verbose=0)
+
+
+@pytest.mark.tf
+def test_tf_keras_files_with_what_we_lack_are_clear_errors(tmp_path, tf):
+    theirs = tf.keras.Sequential([tf.keras.Input((4,)), tf.keras.layers.Dense(3)])
+    theirs.compile(optimizer="nadam", loss="mse")
+    theirs.save(tmp_path / "nadam.keras")
+    with pytest.raises(DataError, match=r"nadam\.keras holds a compile_config .*Nadam.*compile=False"):
+        keras.models.load_model(tmp_path / "nadam.keras")
+    loaded = keras.models.load_model(tmp_path / "nadam.keras", compile=False)
+    np.testing.assert_array_equal(loaded.get_weights()[0], theirs.get_weights()[0])
+    other = tf.keras.Sequential([tf.keras.Input((4, 4, 1)), tf.keras.layers.UpSampling2D()])
+    other.save(tmp_path / "up.keras")
+    with pytest.raises(DataError, match=r"up\.keras: unknown class 'UpSampling2D'.*does not implement it"):
+        keras.models.load_model(tmp_path / "up.keras")
