@@ -253,7 +253,7 @@ class Functional(GraphIOMixin, Model):
     @classmethod
     def from_config(cls, config, custom_objects=None):
         """Rebuild the model by calling fresh layers on the tensors the config's inbound nodes name."""
-        from flexflow_keras.saving.model_config import deserialize_functional
+        from flexflow_keras.saving.config_load import deserialize_functional
 
         return deserialize_functional(config, custom_objects)
 

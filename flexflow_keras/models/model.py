@@ -313,7 +313,7 @@ class Model(Trainer, Layer):
         """A model from its config: a functional config (``layers``, ``input_layers``, ``output_layers``)
         rebuilds the graph, anything else is the constructor's arguments."""
         if cls is Model and {"layers", "input_layers", "output_layers"} <= set(config):
-            from flexflow_keras.saving.model_config import deserialize_functional
+            from flexflow_keras.saving.config_load import deserialize_functional
 
             return deserialize_functional(config, custom_objects)
         return cls(**config)

@@ -150,9 +150,16 @@ def save_model(model, filepath, overwrite: bool = True, **kwargs) -> None:
             group.attrs["name"] = model.optimizer.name
             for i, arr in enumerate(optimizer_variables(model)):
                 group.create_dataset(str(i), data=arr)
+    try:
+        config_text = json.dumps(config)
+    except TypeError as e:
+        raise ValueError(f"model.save(): the config of model '{model.name}' holds a value JSON cannot store "
+                         f"({e}); a layer's get_config() must return plain values (a Lambda layer's Python "
+                         f"function cannot be saved). Save the weights with model.save_weights() instead, or "
+                         f"replace the Lambda by a registered custom layer.") from None
     with atomic_write(path) as tmp, zipfile.ZipFile(tmp, "w", zipfile.ZIP_STORED) as zf:
         zf.writestr(_METADATA, json.dumps(metadata))
-        zf.writestr(_CONFIG, json.dumps(config))
+        zf.writestr(_CONFIG, config_text)
         zf.writestr(_WEIGHTS, weights.getvalue())
 
 
@@ -226,7 +233,7 @@ def load_model(filepath, custom_objects: dict | None = None, compile: bool = Tru
         DataError: the file is missing, damaged, not a .keras file, or names classes that are unknown.
     """
     from flexflow_keras.models.weights_io import _assign
-    from flexflow_keras.saving.model_config import deserialize_layer
+    from flexflow_keras.saving.config_load import deserialize_layer
     from flexflow_keras.saving.optimizer_state import set_optimizer_variables
 
     path = os.fspath(filepath)

@@ -221,6 +221,21 @@ def test_subclassed_models(tmp_path):
     np.testing.assert_array_equal(model.predict(x, verbose=0), loaded.predict(x, verbose=0))
 
 
+@keras.saving.register_keras_serializable(package="Tests")
+def double(x):
+    return x * 2
+
+
+def test_lambda_layers(tmp_path):
+    anonymous = keras.Sequential([keras.Input((3,)), L.Lambda(lambda x: x * 2)])
+    with pytest.raises(ValueError, match=r"Lambda layer 'lambda' wraps an anonymous lambda.*register"):
+        anonymous.save(tmp_path / "anon.keras")
+    named = keras.Sequential([keras.Input((3,)), L.Lambda(double)])
+    named.save(tmp_path / "named.keras")
+    x = rng.random((2, 3), dtype=np.float32)
+    np.testing.assert_array_equal(keras.models.load_model(tmp_path / "named.keras").predict(x, verbose=0), 2 * x)
+
+
 def test_save_argument_errors(tmp_path):
     model = cnn(keras)
     with pytest.raises(ValueError, match=r"must end in `\.keras`.*save_weights"):
