@@ -58,6 +58,10 @@ def atomic_write(path: str | os.PathLike) -> Iterator[str]:
         ...     write_everything(tmp)
     """
     final = os.path.abspath(os.fspath(path))
+    dirname = os.path.dirname(final)
+    if not os.path.isdir(dirname):
+        raise FileNotFoundError(f"Cannot save {os.fspath(path)}: the directory {dirname} does not exist. Create "
+                                f"it first (os.makedirs({dirname!r}, exist_ok=True)).")
     prefix = temp_prefix(final)
     tmp = f"{prefix}{os.getpid()}-{next(_counter)}"
     try:
@@ -68,7 +72,7 @@ def atomic_write(path: str | os.PathLike) -> Iterator[str]:
         with contextlib.suppress(OSError):
             os.remove(tmp)
         raise
-    _fsync_dir(os.path.dirname(final))
+    _fsync_dir(dirname)
     for stale in glob.glob(glob.escape(prefix) + "*"):  # left by writers killed mid-save
         pid = stale[len(prefix):].split("-")[0]
         if pid.isdigit() and not _alive(int(pid)):

@@ -245,6 +245,8 @@ def test_save_argument_errors(tmp_path):
     model.save(tmp_path / "m.keras")
     with pytest.raises(FileExistsError):
         model.save(tmp_path / "m.keras", overwrite=False)
+    with pytest.raises(FileNotFoundError, match=r"the directory .*nodir does not exist.*os\.makedirs"):
+        model.save(tmp_path / "nodir" / "m.keras")
     unbuilt = keras.Sequential([L.Dense(2)])
     with pytest.raises(ValueError, match="has not been built"):
         unbuilt.save(tmp_path / "u.keras")
