@@ -17,6 +17,7 @@ import numpy as np
 
 from flexflow_keras.callbacks.monitor import MonitorCallback
 from flexflow_keras.callbacks.progress import default_writer
+from flexflow_keras.saving.errors import SavingError
 
 log = logging.getLogger("flexflow_keras")
 
@@ -40,7 +41,7 @@ class ModelCheckpoint(MonitorCallback):
         super().__init__(monitor, mode, initial_value_threshold)
         if save_freq != "epoch" and (isinstance(save_freq, bool) or not isinstance(save_freq, int)
                                      or save_freq <= 0):
-            raise ValueError(f"Unrecognized save_freq: {save_freq!r}. Expected save_freq are 'epoch' or a "
+            raise SavingError(f"Unrecognized save_freq: {save_freq!r}. Expected save_freq are 'epoch' or a "
                              f"positive integer number of batches.")
         self.filepath = os.fspath(filepath)
         _check_suffix(self.filepath, save_weights_only)
@@ -138,13 +139,13 @@ class ModelCheckpoint(MonitorCallback):
 
 def _check_suffix(filepath: str, save_weights_only: bool) -> None:
     if save_weights_only and not filepath.endswith(".weights.h5"):
-        raise ValueError(f"ModelCheckpoint(save_weights_only=True) writes Keras weights files, so the filepath "
+        raise SavingError(f"ModelCheckpoint(save_weights_only=True) writes Keras weights files, so the filepath "
                          f"must end in `.weights.h5`; received filepath={filepath!r}. Use e.g. "
                          f"'ckpt-{{epoch:02d}}.weights.h5', or save_weights_only=False with a `.keras` path "
                          f"to save the whole model.")
     if not save_weights_only and not filepath.endswith(".keras"):
         hint = (" (the path names a weights file: pass save_weights_only=True to save only the weights)"
                 if filepath.endswith((".weights.h5", ".h5")) else "")
-        raise ValueError(f"ModelCheckpoint saves the whole model (save_weights_only=False) in Keras 3's format, "
+        raise SavingError(f"ModelCheckpoint saves the whole model (save_weights_only=False) in Keras 3's format, "
                          f"so the filepath must end in `.keras`; received filepath={filepath!r}{hint}. Use e.g. "
                          f"'ckpt-{{epoch:02d}}.keras'.")

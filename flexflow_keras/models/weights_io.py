@@ -77,13 +77,14 @@ def save_weights(model, filepath, overwrite: bool = True) -> None:
     """Write every weight of `model` to `filepath` (``.weights.h5`` or ``.npz``), through a temporary
     file renamed over the target (saving/atomic.py), so an interrupted save leaves the old file intact."""
     from flexflow_keras.saving.atomic import atomic_write
+    from flexflow_keras.saving.errors import SavingError
 
     path = os.fspath(filepath)
     if not model.built:
-        raise ValueError(f"Model '{model.name}' has not been built, so it has no weights to save. Build it "
+        raise SavingError(f"Model '{model.name}' has not been built, so it has no weights to save. Build it "
                          "first (call it on data, fit it, or model.build(input_shape)).")
     if not path.endswith((".weights.h5", ".npz")):
-        raise ValueError(f"save_weights(): the filename must end in `.weights.h5` (or `.npz`), received "
+        raise SavingError(f"save_weights(): the filename must end in `.weights.h5` (or `.npz`), received "
                          f"filepath={path!r}. Use model.save() for a whole model in a `.keras` file.")
     if os.path.exists(path) and not overwrite:
         raise FileExistsError(f"save_weights(): {path} exists and overwrite=False.")

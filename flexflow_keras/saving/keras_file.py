@@ -20,6 +20,7 @@ import zipfile
 
 from flexflow_keras.errors import DataError
 from flexflow_keras.saving.atomic import atomic_write
+from flexflow_keras.saving.errors import SavingError
 
 KERAS_VERSION = "3.15.1"  # the Keras release whose layout these files follow
 _CONFIG, _METADATA, _WEIGHTS = "config.json", "metadata.json", "model.weights.h5"
@@ -44,7 +45,7 @@ def _serialize_arg(value):
         return value.__name__
     if callable(value) and hasattr(value, "__name__"):
         return value.__name__
-    raise ValueError(f"model.save(): cannot describe the compile argument {value!r} in a .keras file; pass "
+    raise SavingError(f"model.save(): cannot describe the compile argument {value!r} in a .keras file; pass "
                      "losses and metrics by name or as keras.losses / keras.metrics objects.")
 
 
@@ -124,14 +125,14 @@ def save_model(model, filepath, overwrite: bool = True, **kwargs) -> None:
     if unknown:
         raise TypeError(f"model.save() got unexpected arguments {unknown}.")
     if kwargs.get("zipped") is False:
-        raise ValueError("model.save(zipped=False) (an unzipped folder) is not supported; save a .keras file.")
+        raise SavingError("model.save(zipped=False) (an unzipped folder) is not supported; save a .keras file.")
     if not path.endswith(".keras"):
         hint = "model.save_weights(filepath) writes the weights only" if path.endswith(".weights.h5") else \
             "legacy .h5 and SavedModel saving are not supported"
-        raise ValueError(f"model.save() writes Keras 3's `.keras` format, so the file name must end in "
+        raise SavingError(f"model.save() writes Keras 3's `.keras` format, so the file name must end in "
                          f"`.keras`; received filepath={path!r}. Add the `.keras` extension ({hint}).")
     if not model.built:
-        raise ValueError(f"Model '{model.name}' has not been built, so it cannot be saved yet. Build it first "
+        raise SavingError(f"Model '{model.name}' has not been built, so it cannot be saved yet. Build it first "
                          "(call it on data, fit it, or model.build(input_shape)).")
     if os.path.exists(path) and not overwrite:
         raise FileExistsError(f"model.save(): {path} exists and overwrite=False.")
@@ -153,7 +154,7 @@ def save_model(model, filepath, overwrite: bool = True, **kwargs) -> None:
     try:
         config_text = json.dumps(config)
     except TypeError as e:
-        raise ValueError(f"model.save(): the config of model '{model.name}' holds a value JSON cannot store "
+        raise SavingError(f"model.save(): the config of model '{model.name}' holds a value JSON cannot store "
                          f"({e}); a layer's get_config() must return plain values (a Lambda layer's Python "
                          f"function cannot be saved). Save the weights with model.save_weights() instead, or "
                          f"replace the Lambda by a registered custom layer.") from None

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import inspect
 
+from flexflow_keras.saving.errors import SavingError
 from flexflow_keras.utils import serialization
 
 _NESTED_MODULES = {"_initializer": "keras.initializers", "_regularizer": "keras.regularizers",
@@ -79,7 +80,7 @@ def serialize_layer(layer) -> dict:
     config = dict(layer.get_config())
     config.pop("batch_input_shape", None)  # the model's InputLayer carries the input shape
     if type(layer).__name__ == "Lambda" and config.get("function") == "<lambda>":
-        raise ValueError(f"Lambda layer '{layer.name}' wraps an anonymous lambda, which a .keras file cannot "
+        raise SavingError(f"Lambda layer '{layer.name}' wraps an anonymous lambda, which a .keras file cannot "
                          "name. Define it as a named function registered with "
                          "@keras.saving.register_keras_serializable() (and pass it in custom_objects when "
                          "loading), or save the weights with model.save_weights().")

@@ -163,3 +163,14 @@ def test_resume_with_initial_epoch_is_bit_identical(tmp_path):
         assert not np.array_equal(part["arr_0"], full["arr_0"])  # the resumed run did train
         for key in full.files:
             np.testing.assert_array_equal(full[key], resumed[key], err_msg=key)
+
+
+def test_a_checkpoint_path_with_the_wrong_suffix_is_one_clean_error(tmp_path):
+    script = tmp_path / "ck.py"
+    script.write_text("import flexflow_keras as keras\nkeras.callbacks.ModelCheckpoint('best.h5')\n")
+    proc = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, env=_env(tmp_path),
+                          cwd=str(ROOT), timeout=120)
+    assert proc.returncode == 1
+    assert ("flexflow_keras: error: ModelCheckpoint saves the whole model (save_weights_only=False) in Keras 3's "
+            "format, so the filepath must end in `.keras`; received filepath='best.h5'") in proc.stderr
+    assert "save_weights_only=True" in proc.stderr and "Traceback" not in proc.stderr
