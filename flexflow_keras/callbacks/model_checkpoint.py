@@ -144,8 +144,12 @@ def _check_suffix(filepath: str, save_weights_only: bool) -> None:
                          f"'ckpt-{{epoch:02d}}.weights.h5', or save_weights_only=False with a `.keras` path "
                          f"to save the whole model.")
     if not save_weights_only and not filepath.endswith(".keras"):
-        hint = (" (the path names a weights file: pass save_weights_only=True to save only the weights)"
-                if filepath.endswith((".weights.h5", ".h5")) else "")
+        hint = ""
+        if filepath.endswith(".weights.h5"):
+            hint = " (the path names a weights file: pass save_weights_only=True to save only the weights)"
+        elif filepath.endswith(".h5"):
+            hint = (" (legacy .h5 models are not written: use `.keras`, or save_weights_only=True with a "
+                    "`.weights.h5` path)")
         raise SavingError(f"ModelCheckpoint saves the whole model (save_weights_only=False) in Keras 3's format, "
                          f"so the filepath must end in `.keras`; received filepath={filepath!r}{hint}. Use e.g. "
                          f"'ckpt-{{epoch:02d}}.keras'.")

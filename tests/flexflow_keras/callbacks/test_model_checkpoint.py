@@ -128,7 +128,7 @@ def test_argument_errors_say_what_to_change(tmp_path):
     with pytest.raises(ValueError, match=r"must end in `\.keras`; received filepath='m\.weights\.h5'.*"
                                          r"save_weights_only=True"):
         callbacks.ModelCheckpoint("m.weights.h5")
-    with pytest.raises(ValueError, match=r"must end in `\.keras`; received filepath='m\.h5'"):
+    with pytest.raises(ValueError, match=r"must end in `\.keras`; received filepath='m\.h5' \(legacy \.h5 models"):
         callbacks.ModelCheckpoint("m.h5")
     with pytest.raises(ValueError, match=r"save_weights_only=True\) .*must end in `\.weights\.h5`; received "
                                          r"filepath='m\.keras'"):
