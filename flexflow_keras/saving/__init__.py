@@ -16,6 +16,28 @@ from flexflow_keras.utils.serialization import (
 )
 
 
+def save_weights(model, filepath, overwrite=True, **kwargs) -> None:
+    """`model.save_weights(filepath)` (``.weights.h5``, Keras 3's layout), written atomically.
+
+    Args:
+        model: a built model.
+        filepath: a path ending in ``.weights.h5``.
+        overwrite: replace an existing file.
+    """
+    model.save_weights(filepath, overwrite=overwrite, **kwargs)
+
+
+def load_weights(model, filepath, skip_mismatch=False, **kwargs) -> None:
+    """`model.load_weights(filepath)` from a ``.weights.h5`` or ``.keras`` file.
+
+    Args:
+        model: a built model of the saved architecture.
+        filepath: the weights (or whole-model) file.
+        skip_mismatch: skip (and log) layers whose weights do not match instead of raising.
+    """
+    model.load_weights(filepath, skip_mismatch=skip_mismatch, **kwargs)
+
+
 def get_registered_name(obj) -> str:
     """The name `obj`'s class (or function) is registered under (its plain name when unregistered)."""
     from flexflow_keras.saving.model_config import registered_name
@@ -32,5 +54,5 @@ def get_registered_object(name: str, custom_objects=None, module_objects=None):
 
 
 __all__ = ["CustomObjectScope", "custom_object_scope", "deserialize_keras_object", "get_custom_objects",
-           "get_registered_name", "get_registered_object", "load_model", "register_keras_serializable",
-           "save_model", "serialize_keras_object"]
+           "get_registered_name", "get_registered_object", "load_model", "load_weights",
+           "register_keras_serializable", "save_model", "save_weights", "serialize_keras_object"]

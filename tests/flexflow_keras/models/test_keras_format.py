@@ -127,6 +127,10 @@ def test_unbuilt_optimizer_and_uncompiled_model(tmp_path):
     fresh = cnn(keras)
     fresh.load_weights(tmp_path / "compiled.keras")  # the weights of a whole-model file
     assert_same_weights(model, fresh)
+    keras.saving.save_weights(model, tmp_path / "w.weights.h5")
+    again = cnn(keras)
+    keras.saving.load_weights(again, tmp_path / "w.weights.h5")
+    assert_same_weights(model, again)
 
 
 def test_learning_rate_changed_during_training_is_restored(tmp_path):
