@@ -113,6 +113,35 @@ def test_optimizer_state_round_trips_in_keras_order(tmp_path, optimizer):
         np.testing.assert_array_equal(p, q)
 
 
+EVERY_LAYER = [
+    (lambda: L.Dense(3, activation="relu", kernel_regularizer="l2", bias_constraint="non_neg"), (5,)),
+    (lambda: L.Conv2D(2, 3, strides=2, padding="same", use_bias=False), (6, 6, 2)),
+    (lambda: L.MaxPooling2D(2), (6, 6, 2)), (lambda: L.AveragePooling2D(3, strides=1), (6, 6, 2)),
+    (lambda: L.GlobalAveragePooling2D(keepdims=True), (4, 4, 2)), (lambda: L.GlobalMaxPooling2D(), (4, 4, 2)),
+    (lambda: L.GlobalAveragePooling1D(), (4, 3)), (lambda: L.GlobalMaxPooling1D(), (4, 3)),
+    (lambda: L.BatchNormalization(momentum=0.9, epsilon=1e-2), (4,)),
+    (lambda: L.LayerNormalization(epsilon=1e-4), (3, 4)),
+    (lambda: L.Embedding(10, 3), (5,)), (lambda: L.Flatten(), (2, 3)), (lambda: L.Reshape((3, 2)), (6,)),
+    (lambda: L.Permute((2, 1)), (2, 3)), (lambda: L.Dropout(0.5, seed=4), (4,)),
+    (lambda: L.Activation("softmax"), (4,)), (lambda: L.ReLU(max_value=2.0), (4,)),
+    (lambda: L.LeakyReLU(negative_slope=0.1), (4,)), (lambda: L.ELU(alpha=0.5), (4,)),
+    (lambda: L.Softmax(axis=-1), (4,)),
+]
+
+
+@pytest.mark.parametrize("make,shape", EVERY_LAYER)
+def test_every_layer_config_survives_the_file(tmp_path, make, shape):
+    layer = make()
+    dtype = "int32" if isinstance(layer, L.Embedding) else "float32"
+    model = keras.Sequential([keras.Input(shape, dtype=dtype), layer])
+    model.save(tmp_path / "m.keras")
+    loaded = keras.models.load_model(tmp_path / "m.keras")
+    assert loaded.layers[0].get_config() == layer.get_config()
+    assert_same_weights(model, loaded)
+    x = rng.integers(0, 10, (3, *shape)).astype(dtype) if dtype == "int32" else rng.random((3, *shape), np.float32)
+    np.testing.assert_array_equal(model.predict(x, verbose=0), loaded.predict(x, verbose=0))
+
+
 def test_unbuilt_optimizer_and_uncompiled_model(tmp_path):
     model = cnn(keras)
     model.save(tmp_path / "plain.keras")
