@@ -269,6 +269,25 @@ def test_lambda_layers(tmp_path):
     np.testing.assert_array_equal(keras.models.load_model(tmp_path / "named.keras").predict(x, verbose=0), 2 * x)
 
 
+@keras.saving.register_keras_serializable(package="Tests")
+def half_mse(y_true, y_pred):
+    return keras.ops.mean(keras.ops.square(y_true - y_pred), axis=-1) * 0.5
+
+
+def custom_mae(y_true, y_pred):
+    return keras.ops.mean(keras.ops.abs(y_true - y_pred), axis=-1)
+
+
+def test_custom_loss_and_metric_functions_in_the_compile_state(tmp_path):
+    model = keras.Sequential([keras.Input((3,)), L.Dense(2)])
+    model.compile(optimizer="sgd", loss=half_mse, metrics=[custom_mae])
+    x, y = rng.random((8, 3), dtype=np.float32), rng.random((8, 2), dtype=np.float32)
+    model.save(tmp_path / "m.keras")
+    loaded = keras.models.load_model(tmp_path / "m.keras", custom_objects={"custom_mae": custom_mae})
+    assert loaded._loss_arg is half_mse and loaded._metrics_arg == [custom_mae]
+    np.testing.assert_allclose(loaded.evaluate(x, y, verbose=0), model.evaluate(x, y, verbose=0), rtol=1e-6)
+
+
 def test_save_argument_errors(tmp_path):
     model = cnn(keras)
     with pytest.raises(ValueError, match=r"must end in `\.keras`.*save_weights"):
