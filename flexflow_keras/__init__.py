@@ -65,6 +65,7 @@ from flexflow_keras import (  # noqa: E402
     ops,
     optimizers,
     regularizers,
+    saving,
     utils,
 )
 from flexflow_keras.layers import Input  # noqa: E402
@@ -73,6 +74,6 @@ from flexflow_keras.ops.strategy import ParallelConfig, Strategy  # noqa: E402
 
 __all__ = [
     "activations", "backend", "callbacks", "config", "datasets", "initializers", "layers", "losses",
-    "metrics", "models", "ops", "optimizers", "regularizers", "utils", "Input", "Model", "Sequential",
+    "metrics", "models", "ops", "optimizers", "regularizers", "saving", "utils", "Input", "Model", "Sequential",
     "ParallelConfig", "Strategy",
 ]

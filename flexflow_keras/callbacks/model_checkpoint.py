@@ -1,7 +1,10 @@
 """`ModelCheckpoint`: save the model or its weights every epoch (or every N batches), optionally only
 when the monitored value improves. The file path may hold ``{epoch:02d}`` and any log key, e.g.
 ``"weights.{epoch:02d}-{val_loss:.2f}.weights.h5"``. Saving calls ``model.save_weights(path)`` or
-``model.save(path)``; the file format is the model's business.
+``model.save(path)``; the file format is the model's business, and both write a temporary file and
+rename it (saving/atomic.py), so a run killed mid-save keeps the previous checkpoint. As Keras 3, the
+path's suffix is checked when the callback is made: ``.keras`` for whole models, ``.weights.h5`` with
+``save_weights_only=True``.
 """
 
 from __future__ import annotations
@@ -14,6 +17,7 @@ import numpy as np
 
 from flexflow_keras.callbacks.monitor import MonitorCallback
 from flexflow_keras.callbacks.progress import default_writer
+from flexflow_keras.saving.errors import SavingError
 
 log = logging.getLogger("flexflow_keras")
 
@@ -37,9 +41,10 @@ class ModelCheckpoint(MonitorCallback):
         super().__init__(monitor, mode, initial_value_threshold)
         if save_freq != "epoch" and (isinstance(save_freq, bool) or not isinstance(save_freq, int)
                                      or save_freq <= 0):
-            raise ValueError(f"Unrecognized save_freq: {save_freq!r}. Expected save_freq are 'epoch' or a "
+            raise SavingError(f"Unrecognized save_freq: {save_freq!r}. Expected save_freq are 'epoch' or a "
                              f"positive integer number of batches.")
         self.filepath = os.fspath(filepath)
+        _check_suffix(self.filepath, save_weights_only)
         self.verbose = verbose
         self.save_best_only = save_best_only
         self.save_weights_only = save_weights_only
@@ -128,3 +133,23 @@ class ModelCheckpoint(MonitorCallback):
             fn(filepath, overwrite=True)
         else:
             fn(filepath)
+        if self.verbose > 0:
+            default_writer().line(f"\nEpoch {epoch + 1}: finished saving model to {filepath}")
+
+
+def _check_suffix(filepath: str, save_weights_only: bool) -> None:
+    if save_weights_only and not filepath.endswith(".weights.h5"):
+        raise SavingError(f"ModelCheckpoint(save_weights_only=True) writes Keras weights files, so the filepath "
+                         f"must end in `.weights.h5`; received filepath={filepath!r}. Use e.g. "
+                         f"'ckpt-{{epoch:02d}}.weights.h5', or save_weights_only=False with a `.keras` path "
+                         f"to save the whole model.")
+    if not save_weights_only and not filepath.endswith(".keras"):
+        hint = ""
+        if filepath.endswith(".weights.h5"):
+            hint = " (the path names a weights file: pass save_weights_only=True to save only the weights)"
+        elif filepath.endswith(".h5"):
+            hint = (" (legacy .h5 models are not written: use `.keras`, or save_weights_only=True with a "
+                    "`.weights.h5` path)")
+        raise SavingError(f"ModelCheckpoint saves the whole model (save_weights_only=False) in Keras 3's format, "
+                         f"so the filepath must end in `.keras`; received filepath={filepath!r}{hint}. Use e.g. "
+                         f"'ckpt-{{epoch:02d}}.keras'.")

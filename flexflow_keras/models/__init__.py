@@ -1,7 +1,8 @@
-"""`keras.models`: `Model` (functional and subclassed), `Sequential`, and model (de)serialization."""
+"""`keras.models`: `Model` (functional and subclassed), `Sequential`, and whole-model files."""
 
 from flexflow_keras.models.functional import Functional
 from flexflow_keras.models.model import Model
 from flexflow_keras.models.sequential import Sequential
+from flexflow_keras.saving import load_model, save_model
 
-__all__ = ["Functional", "Model", "Sequential"]
+__all__ = ["Functional", "Model", "Sequential", "load_model", "save_model"]

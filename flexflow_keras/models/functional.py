@@ -243,12 +243,19 @@ class Functional(GraphIOMixin, Model):
         return inputs  # converted per input dtype in call()
 
     def get_config(self) -> dict:
-        return {"name": self.name, "trainable": self.trainable}
+        """Keras 3's functional config: layers with their inbound nodes, input and output layers."""
+        from flexflow_keras.saving.model_config import serialize_model
+
+        if type(self) is not Functional:
+            return {"name": self.name, "trainable": self.trainable}
+        return serialize_model(self)["config"]
 
     @classmethod
     def from_config(cls, config, custom_objects=None):
-        raise NotImplementedError("Rebuilding a functional model from its config is not supported; build it in "
-                                  "code again and copy the weights with set_weights() or load_weights().")
+        """Rebuild the model by calling fresh layers on the tensors the config's inbound nodes name."""
+        from flexflow_keras.saving.config_load import deserialize_functional
+
+        return deserialize_functional(config, custom_objects)
 
 
 def check_specs(model, input_specs, inputs) -> None:

@@ -253,6 +253,19 @@ class Model(Trainer, Layer):
 
         save_weights(self, filepath, overwrite=overwrite)
 
+    def save(self, filepath, overwrite=True, zipped=None, **kwargs) -> None:
+        """Save the whole model (config, weights, compile state and optimizer slots) to a ``.keras``
+        file, Keras 3's format; written to a temporary file and renamed, so a crash keeps the old file.
+
+        Args:
+            filepath: a path ending in ``.keras``.
+            overwrite: replace an existing file.
+            zipped: accepted for Keras compatibility (only zipped files are written).
+        """
+        from flexflow_keras.saving import save_model
+
+        save_model(self, filepath, overwrite=overwrite, zipped=zipped, **kwargs)
+
     def load_weights(self, filepath, skip_mismatch=False, **kwargs) -> None:
         """Load weights saved by `save_weights` (or by tf.keras' ``save_weights``).
 
@@ -294,3 +307,13 @@ class Model(Trainer, Layer):
 
     def get_config(self) -> dict:
         return {"name": self.name, "trainable": self.trainable}
+
+    @classmethod
+    def from_config(cls, config: dict, custom_objects=None):
+        """A model from its config: a functional config (``layers``, ``input_layers``, ``output_layers``)
+        rebuilds the graph, anything else is the constructor's arguments."""
+        if cls is Model and {"layers", "input_layers", "output_layers"} <= set(config):
+            from flexflow_keras.saving.config_load import deserialize_functional
+
+            return deserialize_functional(config, custom_objects)
+        return cls(**config)

@@ -154,6 +154,9 @@ class Trainer:
         self._metric_objects = [metric_objects[s.output_index] for s in loss_specs]
         engine = Engine(tgraph, self.weights, self.trainable_weights, getattr(self, "optimizer", None),
                         metric_objects, getattr(self, "_strategy_arg", None))
+        from flexflow_keras.saving.optimizer_state import restore_pending_slots
+
+        restore_pending_slots(engine)  # slots of a model loaded from a .keras file
         self._engine, self._engine_key = engine, key
         return engine
 
@@ -274,7 +277,9 @@ class Trainer:
         pipelined = _passive(cbs)
         self.stop_training = False
         seed = int(np.random.randint(0, 2**31 - 1))
-        step_no = 0
+        # Per-step randomness (dropout) follows the optimizer's step count, so a fit resumed from a
+        # checkpoint (initial_epoch=k, same seed) draws what the uninterrupted fit drew at that step.
+        step_no = int(getattr(self.optimizer, "iterations", 0))
         t_start = time.perf_counter()
         samples = 0
         epoch_logs: dict = {}

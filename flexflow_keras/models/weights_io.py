@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import logging
 import os
+import zipfile
 
 import numpy as np
 
@@ -73,14 +74,18 @@ def _own_vars(layer) -> list:
 
 
 def save_weights(model, filepath, overwrite: bool = True) -> None:
-    """Write every weight of `model` to `filepath` (``.weights.h5`` or ``.npz``)."""
+    """Write every weight of `model` to `filepath` (``.weights.h5`` or ``.npz``), through a temporary
+    file renamed over the target (saving/atomic.py), so an interrupted save leaves the old file intact."""
+    from flexflow_keras.saving.atomic import atomic_write
+    from flexflow_keras.saving.errors import SavingError
+
     path = os.fspath(filepath)
     if not model.built:
-        raise ValueError(f"Model '{model.name}' has not been built, so it has no weights to save. Build it "
+        raise SavingError(f"Model '{model.name}' has not been built, so it has no weights to save. Build it "
                          "first (call it on data, fit it, or model.build(input_shape)).")
     if not path.endswith((".weights.h5", ".npz")):
-        raise ValueError(f"save_weights(): the filename must end in `.weights.h5` (or `.npz`), received "
-                         f"filepath={path!r}.")
+        raise SavingError(f"save_weights(): the filename must end in `.weights.h5` (or `.npz`), received "
+                         f"filepath={path!r}. Use model.save() for a whole model in a `.keras` file.")
     if os.path.exists(path) and not overwrite:
         raise FileExistsError(f"save_weights(): {path} exists and overwrite=False.")
     entries = walk(model)
@@ -89,16 +94,35 @@ def save_weights(model, filepath, overwrite: bool = True) -> None:
         for p, layer in entries:
             for i, v in enumerate(_own_vars(layer)):
                 arrays[_join(p, "vars", str(i))] = v.numpy()
-        with open(path, "wb") as f:
+        with atomic_write(path) as tmp, open(tmp, "wb") as f:
             np.savez(f, **arrays)
         return
     h5py = _h5py(path)
-    with h5py.File(path, "w") as f:
-        for p, layer in entries:
-            group = f.require_group(_join(p, "vars"))
-            group.attrs["name"] = layer.name
-            for i, v in enumerate(_own_vars(layer)):
-                group.create_dataset(str(i), data=v.numpy())
+    with atomic_write(path) as tmp, h5py.File(tmp, "w") as f:
+        write_layer_vars(f, entries)
+
+
+def write_layer_vars(f, entries) -> None:
+    """Write each (path, layer) of `walk(model)` into the open h5 file or group `f` (Keras' layout)."""
+    for p, layer in entries:
+        group = f.require_group(_join(p, "vars"))
+        group.attrs["name"] = layer.name
+        for i, v in enumerate(_own_vars(layer)):
+            group.create_dataset(str(i), data=v.numpy())
+
+
+def read_groups(f) -> dict[str, dict[str, np.ndarray]]:
+    """Every dataset of the open h5 file `f`, as {group path: {index: array}}."""
+    import h5py
+
+    groups: dict[str, dict[str, np.ndarray]] = {}
+
+    def collect(name, obj):
+        if isinstance(obj, h5py.Dataset):
+            group, _, index = name.rpartition("/")
+            groups.setdefault(group, {})[index] = obj[()]
+    f.visititems(collect)
+    return groups
 
 
 def _h5py(path: str):
@@ -114,18 +138,30 @@ def load_weights(model, filepath, skip_mismatch: bool = False) -> None:
     """Set every weight of `model` from a file written by `save_weights` (or by tf.keras).
 
     Raises:
+        DataError: the file is missing, damaged or not a weights file (naming the path and the fix).
         ValueError: naming the layer, the file path inside the archive and the shapes, when the file
             does not match the model (unless `skip_mismatch`, which logs and skips those layers).
     """
+    from flexflow_keras.errors import DataError
+
     path = os.fspath(filepath)
+    if path.endswith(".keras"):
+        from flexflow_keras.saving.keras_file import load_weights_from_keras_file
+
+        load_weights_from_keras_file(model, path, skip_mismatch)
+        return
     if not os.path.exists(path):
-        raise FileNotFoundError(f"load_weights(): {path} does not exist.")
+        raise DataError(f"load_weights(): {path} does not exist. Check the path (a ModelCheckpoint filepath "
+                        "with {epoch} templates names one file per epoch).")
     if not model.built:
         raise ValueError(f"Model '{model.name}' has not been built, so its weights cannot be loaded yet. "
                          "Build it first (call it on data or model.build(input_shape)).")
     if path.endswith(".npz"):
-        with np.load(path) as data:
-            store = {k: data[k] for k in data.files}
+        try:
+            with np.load(path) as data:
+                store = {k: data[k] for k in data.files}
+        except (OSError, ValueError, EOFError, zipfile.BadZipFile) as e:
+            raise DataError(_damaged(path, "npz", e)) from None
         groups: dict[str, dict[str, np.ndarray]] = {}
         for key, arr in store.items():
             group, _, index = key.rpartition("/")
@@ -133,16 +169,23 @@ def load_weights(model, filepath, skip_mismatch: bool = False) -> None:
         _assign(model, groups, path, skip_mismatch)
         return
     if not path.endswith(".h5"):
-        raise ValueError(f"load_weights(): the filename must end in `.weights.h5` or `.npz`, received {path!r}.")
+        raise ValueError(f"load_weights(): the filename must end in `.weights.h5`, `.keras` or `.npz`, "
+                         f"received {path!r}.")
     h5py = _h5py(path)
-    groups = {}
-    with h5py.File(path, "r") as f:
-        def collect(name, obj):
-            if isinstance(obj, h5py.Dataset):
-                group, _, index = name.rpartition("/")
-                groups.setdefault(group, {})[index] = obj[()]
-        f.visititems(collect)
+    try:
+        with h5py.File(path, "r") as f:
+            groups = read_groups(f)
+    except (OSError, KeyError, ValueError, RuntimeError) as e:
+        raise DataError(_damaged(path, "HDF5 (.weights.h5)", e)) from None
     _assign(model, groups, path, skip_mismatch)
+
+
+def _damaged(path: str, kind: str, error: Exception) -> str:
+    size = os.path.getsize(path) if os.path.exists(path) else 0
+    reason = str(error).splitlines()[0] if str(error) else type(error).__name__
+    return (f"load_weights(): {path} ({size} bytes) is not a readable {kind} weights file: {reason}. It was "
+            "cut short (an interrupted copy, or a save made before saves were atomic) or is another kind of "
+            "file. Load an earlier checkpoint, or save the weights again with model.save_weights().")
 
 
 def _assign(model, groups: dict[str, dict[str, np.ndarray]], path: str, skip_mismatch: bool) -> None:

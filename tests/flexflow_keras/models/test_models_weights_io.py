@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 
 from flexflow_keras import layers, models
+from flexflow_keras.errors import DataError
 
 
 def build():
@@ -26,7 +27,7 @@ def test_errors(tmp_path):
     a = build()
     with pytest.raises(ValueError, match=r"must end in `\.weights\.h5` \(or `\.npz`\)"):
         a.save_weights(tmp_path / "m.h5")
-    with pytest.raises(FileNotFoundError, match="does not exist"):
+    with pytest.raises(DataError, match="missing.npz does not exist"):
         a.load_weights(tmp_path / "missing.npz")
     a.save_weights(tmp_path / "m.npz")
     with pytest.raises(FileExistsError):

@@ -1,0 +1,10 @@
+"""The error of a save asked for with arguments that cannot work (a file suffix that does not match what
+is saved, an unbuilt model, a config JSON cannot hold). It is a `ValueError`, as Keras raises, and one of
+the framework's errors, so a script run from the command line prints it as one clean block (exit 1).
+Damaged or foreign files on loading are `DataError`s."""
+
+from flexflow_keras.errors import FlexFlowKerasError
+
+
+class SavingError(FlexFlowKerasError, ValueError):
+    """A save or checkpoint argument that cannot work; the message names it and the fix."""

@@ -1,0 +1,220 @@
+"""Model configs in Keras 3's serialization layout (what ``config.json`` of a ``.keras`` file holds):
+writing them. saving/config_load.py reads them back.
+
+Every object is ``{"module", "class_name", "config", "registered_name"}``; layers add ``build_config``
+and, inside a functional model, ``name`` and ``inbound_nodes`` (each call's arguments, with tensors as
+``{"class_name": "__keras_tensor__", "config": {"shape", "dtype", "keras_history": [layer, node,
+tensor]}}``); a functional model's config names its ``input_layers`` / ``output_layers`` by the same
+triples, node indices counted over the model's own calls of each layer. A Sequential model lists its
+`InputLayer` first. Layers' own `get_config` give the ``config`` part; this module adds the envelope and
+says clearly what it cannot describe (a layer or subclassed model without `get_config`, an op applied
+directly to symbolic tensors).
+"""
+
+from __future__ import annotations
+
+import inspect
+
+from flexflow_keras.saving.errors import SavingError
+from flexflow_keras.utils import serialization
+
+_NESTED_MODULES = {"_initializer": "keras.initializers", "_regularizer": "keras.regularizers",
+                   "_constraint": "keras.constraints"}
+
+
+def _jsonable(value):
+    if isinstance(value, tuple):
+        return [_jsonable(v) for v in value]
+    if isinstance(value, list):
+        return [_jsonable(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _jsonable(v) for k, v in value.items()}
+    if hasattr(value, "item") and callable(value.item) and getattr(value, "ndim", None) == 0:
+        return value.item()
+    return value
+
+
+def registered_name(cls) -> str:
+    """``"package>Name"`` of a registered class, else its class name (as Keras writes it)."""
+    for key, obj in serialization.get_custom_objects().items():
+        if obj is cls and ">" in key:
+            return key
+    return cls.__name__
+
+
+def _builtin_layer(cls) -> bool:
+    from flexflow_keras import layers
+
+    return layers.ALL_OBJECTS.get(cls.__name__) is cls
+
+
+def _envelope(obj, config: dict, module: str) -> dict:
+    cls = type(obj)
+    builtin = cls.__module__.startswith("flexflow_keras.")
+    return {"module": module if builtin else cls.__module__, "class_name": cls.__name__,
+            "config": config, "registered_name": None if builtin else registered_name(cls)}
+
+
+def _keras_nested(config: dict) -> dict:
+    """Give nested ``{"class_name", "config"}`` objects (initializers, ...) Keras' module keys."""
+    out = {}
+    for key, value in config.items():
+        if isinstance(value, dict) and "class_name" in value and "module" not in value:
+            module = next((m for suffix, m in _NESTED_MODULES.items() if key.endswith(suffix)), None)
+            value = {"module": module, **value, "registered_name": None}
+        out[key] = value
+    return out
+
+
+def serialize_layer(layer) -> dict:
+    """A layer (or nested model) in Keras 3's layout, with its ``build_config`` once built.
+
+    Raises:
+        ValueError: a custom layer without `get_config` arguments it needs (naming the class and the fix).
+    """
+    from flexflow_keras.models.model import Model
+
+    if isinstance(layer, Model) and getattr(layer, "_graph_network", False):
+        return serialize_model(layer)
+    _check_get_config(layer)
+    config = dict(layer.get_config())
+    config.pop("batch_input_shape", None)  # the model's InputLayer carries the input shape
+    if type(layer).__name__ == "Lambda" and config.get("function") == "<lambda>":
+        raise SavingError(f"Lambda layer '{layer.name}' wraps an anonymous lambda, which a .keras file cannot "
+                         "name. Define it as a named function registered with "
+                         "@keras.saving.register_keras_serializable() (and pass it in custom_objects when "
+                         "loading), or save the weights with model.save_weights().")
+    if "seed" in config and config["seed"] is None and isinstance(getattr(layer, "_seed", None), int):
+        # the seed drawn for seed=None: random masks after a reload continue the same stream
+        config["seed"] = layer._seed
+    out = _envelope(layer, _jsonable(_keras_nested(config)), "keras.layers")
+    shape = getattr(layer, "_build_input_shape", None)
+    if layer.built and shape is not None and type(layer).__name__ != "InputLayer":
+        out["build_config"] = {"input_shape": _jsonable(shape)}
+    return out
+
+
+def _check_get_config(layer) -> None:
+    cls = type(layer)
+    if _builtin_layer(cls) or cls.__module__.startswith("flexflow_keras."):
+        return
+    own = "get_config" in {k for c in cls.__mro__[:-1] if not c.__module__.startswith("flexflow_keras.")
+                           for k in vars(c)}
+    params = [p for p in inspect.signature(cls.__init__).parameters.values()
+              if p.name != "self" and p.kind not in (p.VAR_KEYWORD, p.VAR_POSITIONAL)
+              and p.default is inspect.Parameter.empty]
+    if params and not own:
+        raise NotImplementedError(
+            f"Layer {cls.__name__} has constructor arguments {[p.name for p in params]} without defaults but "
+            f"does not override get_config(), so it cannot be saved in a .keras file. Add get_config() "
+            f"returning them, e.g. `def get_config(self): return {{**super().get_config(), "
+            f"{', '.join(repr(p.name) + ': self.' + p.name for p in params)}}}`, or save only the weights "
+            f"with model.save_weights('....weights.h5').")
+
+
+def serialize_model(model) -> dict:
+    """A whole model in Keras 3's layout: Sequential, functional, or a subclass with `get_config`.
+
+    Raises:
+        NotImplementedError: a subclassed model without `get_config` (the message says what to add).
+    """
+    from flexflow_keras.models.functional import Functional
+    from flexflow_keras.models.sequential import Sequential
+
+    if isinstance(model, Sequential) and type(model) is Sequential:
+        return _serialize_sequential(model)
+    if isinstance(model, Functional) and type(model) is Functional:
+        return _serialize_functional(model)
+    return _serialize_subclassed(model)
+
+
+def _serialize_sequential(model) -> dict:
+    from flexflow_keras.layers.input_layer import InputLayer
+
+    layers = []
+    if model._input_layer is not None:
+        inp = model._input_layer
+        layers.append(_envelope(inp, _jsonable(InputLayer.get_config(inp)), "keras.layers"))
+    layers += [serialize_layer(layer) for layer in model._seq_layers]
+    config = {"name": model.name, "trainable": model.trainable, "layers": layers}
+    out = {"module": "keras", "class_name": "Sequential", "config": config, "registered_name": None}
+    if model._input_layer is not None:
+        shape = _jsonable(model._input_layer.batch_shape)
+        config["build_input_shape"] = shape
+        out["build_config"] = {"input_shape": shape}
+    return out
+
+
+def _node_index(layer, node, network_nodes) -> int:
+    own = [n for n in layer._inbound_nodes if id(n) in network_nodes]
+    return own.index(node)
+
+
+def _serialize_functional(model) -> dict:
+    from flexflow_keras.models.functional import OpLayer
+
+    network = model._network_nodes
+
+    def tensor(t) -> dict:
+        hist = t._keras_history
+        node = hist.operation._inbound_nodes[hist.node_index]
+        return {"class_name": "__keras_tensor__",
+                "config": {"shape": _jsonable(t.shape), "dtype": t.dtype,
+                           "keras_history": [hist.operation.name, _node_index(hist.operation, node, network),
+                                             hist.tensor_index]}}
+
+    def args(value):
+        from flexflow_keras.ops.graph import KerasTensor
+
+        if isinstance(value, KerasTensor):
+            return tensor(value)
+        if isinstance(value, (list, tuple)):
+            return [args(v) for v in value]
+        if isinstance(value, dict):
+            return {k: args(v) for k, v in value.items()}
+        return _jsonable(value)
+
+    layers = []
+    for layer in model._operations:
+        if isinstance(layer, OpLayer):
+            raise NotImplementedError(
+                f"Model '{model.name}' applies the op {layer._display_class} directly to symbolic tensors "
+                f"(layer '{layer.name}'), which a .keras config cannot describe. Wrap it in a layer (e.g. "
+                f"layers.Add(), layers.Lambda) or save only the weights with model.save_weights().")
+        entry = serialize_layer(layer)
+        entry["name"] = layer.name
+        nodes = [n for n in layer._inbound_nodes if id(n) in network and not n.is_input]
+        entry["inbound_nodes"] = [{"args": args(list(n.call_args)), "kwargs": args(n.call_kwargs)} for n in nodes]
+        layers.append(entry)
+
+    def ends(struct, flat):
+        triples = [tensor(t)["config"]["keras_history"] for t in flat]
+        if isinstance(struct, dict):
+            return dict(zip(struct, triples, strict=True))
+        return triples if isinstance(struct, list) else triples[0]
+
+    config = {"name": model.name, "trainable": model.trainable, "layers": layers,
+              "input_layers": ends(model._input_struct, model._inputs),
+              "output_layers": ends(model._output_struct, model._outputs)}
+    return {"module": "keras.src.models.functional", "class_name": "Functional", "config": config,
+            "registered_name": "Functional", "build_config": {"input_shape": None}}
+
+
+def _serialize_subclassed(model) -> dict:
+    from flexflow_keras.models.model import Model
+
+    cls = type(model)
+    if "get_config" not in {k for c in cls.__mro__ if c not in Model.__mro__
+                            and not c.__module__.startswith("flexflow_keras.") for k in vars(c)}:
+        raise NotImplementedError(
+            f"Model {cls.__name__} is a subclassed model without get_config(), so model.save() cannot "
+            f"describe how to rebuild it. Add `def get_config(self): return {{...constructor arguments...}}` "
+            f"(and `from_config` if they are not plain values) and register the class with "
+            f"@keras.saving.register_keras_serializable(), or save only the weights with "
+            f"model.save_weights('model.weights.h5').")
+    out = _envelope(model, _jsonable(_keras_nested(dict(model.get_config()))), cls.__module__)
+    specs = list(getattr(model, "_traces", {}) or [])
+    if specs:
+        shapes = [list(s.shape) for s in specs[-1]]
+        out["build_config"] = {"input_shape": shapes[0] if len(shapes) == 1 else shapes}
+    return out
