@@ -1,0 +1,237 @@
+"""Where fit's batches come from: a feed per kind of data, one interface for the training loop.
+
+`ArrayFeed`: arrays in memory; the step's loader gathers each batch's rows (`epoch_order(seed,
+epoch)` decides them). `PipelineFeed`: an `ImageDataset` (or the `-d` image folder) decoded by loader
+tasks into the zero-copy ring (data/pipeline.py). `IterFeed`: any other iterable of (x, y[, sample
+weight]) batches (a generator, a tf.data dataset), drawn on the program thread.
+
+Interface: `start_epoch(epoch)`; `ready(b)` (never blocks: the loop collects the step in flight before
+waiting for data that is not ready, so waits measure stalls); `take(b)` -> (sources, rows) or None at
+the end of the data; `consumed(b, loader_futures)`; `end_epoch(epoch, seconds)`; `close()`.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import time
+
+import numpy as np
+
+from flexflow_keras.data.order import epoch_order
+
+log = logging.getLogger("flexflow_keras")
+
+
+class ArrayFeed:
+    """Arrays in memory, `sources` = inputs + labels + sample weights."""
+
+    def __init__(self, sources, n: int, batch_size: int, shuffle, seed: int):
+        self.sources, self.n, self.batch_size, self.shuffle, self.seed = sources, n, batch_size, shuffle, seed
+        self.order = np.arange(n, dtype=np.int64)
+        self.history: list = []
+
+    def __len__(self) -> int:
+        return math.ceil(self.n / self.batch_size)
+
+    def start_epoch(self, epoch: int) -> None:
+        self.order = epoch_order(self.n, self.seed, epoch, self.shuffle, self.batch_size)
+
+    def ready(self, b: int) -> bool:
+        return True
+
+    def take(self, b: int):
+        rows = self.order[(b * self.batch_size) % self.n:][:self.batch_size]
+        return (self.sources, rows) if len(rows) else None
+
+    def consumed(self, b: int, loader) -> None:
+        pass
+
+    def end_epoch(self, epoch: int, seconds: float) -> None:
+        pass
+
+    def close(self) -> None:
+        pass
+
+
+class PipelineFeed:
+    """An `ImageDataset` through the loader pipeline (decoding ahead on the CPU processors)."""
+
+    def __init__(self, dataset, labels, rtm, cpus: int):
+        from flexflow_keras.data.pipeline import LoaderPipeline
+
+        self.dataset = dataset
+        self.pipeline = LoaderPipeline(rtm, dataset.source, labels, dataset.batch_size, dataset.transform(), cpus)
+        self.history = self.pipeline.history
+
+    def __len__(self) -> int:
+        return len(self.dataset.batch_rows(0))
+
+    def start_epoch(self, epoch: int) -> None:
+        self.pipeline.start_epoch(self.dataset.batch_rows(epoch))
+
+    def ready(self, b: int) -> bool:
+        return self.pipeline.ready(b % len(self.pipeline))
+
+    def take(self, b: int):
+        return self.pipeline.take(b % len(self.pipeline)) if len(self.pipeline) else None
+
+    def consumed(self, b: int, loader) -> None:
+        self.pipeline.consumed(b % len(self.pipeline), loader)
+
+    def end_epoch(self, epoch: int, seconds: float) -> None:
+        self.pipeline.end_epoch(epoch, seconds)
+
+    def close(self) -> None:
+        self.pipeline.close()
+
+
+class IterFeed:
+    """Batches drawn from an iterable each step; the time spent drawing counts as waiting for data."""
+
+    def __init__(self, data, first):
+        self.data, self._first = data, first
+        self._it = None
+        self.wait_s = 0.0
+        self.history: list = []
+        self.reiterable = not hasattr(data, "__next__")
+
+    def __len__(self) -> int:
+        try:
+            return len(self.data)
+        except TypeError:
+            raise ValueError("fit() got a generator or iterator without a length; pass steps_per_epoch.") from None
+
+    def start_epoch(self, epoch: int) -> None:
+        if self._it is None or self.reiterable:
+            self._it = iter(self.data)
+        self.wait_s = 0.0
+
+    def ready(self, b: int) -> bool:
+        return False
+
+    def take(self, b: int):
+        t0 = time.perf_counter()
+        if self._first is not None:
+            item, self._first = self._first, None
+        else:
+            try:
+                item = next(self._it)
+            except StopIteration:
+                return None
+        x, y, sw = unpack_batch(item)
+        self.wait_s += time.perf_counter() - t0
+        n = len(x[0])
+        sw = np.ones(n, np.float32) if sw is None else np.asarray(sw, np.float32).reshape(-1)
+        return tuple(x) + tuple(y) + (sw,), np.arange(n, dtype=np.int64)
+
+    def consumed(self, b: int, loader) -> None:
+        pass
+
+    def end_epoch(self, epoch: int, seconds: float) -> None:
+        self.history.append((epoch, self.wait_s, seconds))
+
+    def close(self) -> None:
+        pass
+
+
+def _arrays(a) -> list[np.ndarray]:
+    if a is None:
+        return []
+    if isinstance(a, (list, tuple)):
+        return [np.asarray(v) for v in a]
+    if isinstance(a, dict):
+        return [np.asarray(v) for v in a.values()]
+    return [np.asarray(a)]
+
+
+def unpack_batch(item):
+    """(x arrays, y arrays, sample weight or None) of one (x, y[, sw]) batch (or x alone)."""
+    if isinstance(item, tuple) and len(item) in (2, 3):
+        x, y = _arrays(item[0]), _arrays(item[1])
+        return x, y, (item[2] if len(item) == 3 else None)
+    return _arrays(item), [], None
+
+
+def is_stream(x) -> bool:
+    """Whether `x` is a dataset/iterable of batches rather than arrays."""
+    if x is None or isinstance(x, (np.ndarray, list, tuple, dict)) or hasattr(x, "__array__"):
+        return False
+    return hasattr(x, "__iter__") or hasattr(x, "__next__")
+
+
+def _dataset_labels(ds):
+    return None if ds.labels is None else [np.ascontiguousarray(ds.labels)]
+
+
+def stream_feed(x, rtm, cpus: int, what: str = "fit()"):
+    """(feed, first batch x, first batch y, samples, description) for a dataset or iterable `x`."""
+    from flexflow_keras.data.dataset import ImageDataset
+
+    if isinstance(x, ImageDataset):
+        if x.batch_size is None:
+            raise ValueError(f"{what} needs a batched dataset; image_dataset_from_directory(batch_size=None) "
+                             f"yields single images. Pass a batch_size.")
+        if x.labels is None:
+            raise ValueError(f"{what} needs labels; the dataset was made with label_mode=None (or labels=None).")
+        rows = x.batch_rows(0)
+        if not rows:
+            raise ValueError(f"{what} received an empty dataset (take(0), or skip() past its end).")
+        first = x._batch(rows[0])
+        labels = _dataset_labels(x)
+        feed = PipelineFeed(x, labels, rtm, cpus)
+        n = sum(len(r) for r in rows)
+        return feed, np.asarray(first[0]), np.asarray(first[1]), n, x.describe()
+    it = iter(x)
+    try:
+        item = next(it)
+    except StopIteration:
+        raise ValueError(f"{what} received an empty dataset or generator.") from None
+    xs, ys, _ = unpack_batch(item)
+    if hasattr(x, "__next__"):  # a generator: one iterator for the whole run, its first batch kept
+        feed = IterFeed(x, item)
+        feed._it, feed.reiterable = it, False
+    else:  # a dataset: a fresh pass each epoch (the peeked batch was only for the shapes)
+        feed = IterFeed(x, None)
+    n = len(xs[0]) * (len(x) if hasattr(x, "__len__") else 1)
+    return feed, (xs if len(xs) > 1 else xs[0]), (ys if len(ys) > 1 else (ys[0] if ys else None)), n, \
+        f"{type(x).__name__} of batches"
+
+
+def materialize(x, what: str):
+    """(x, y) arrays of every batch of a dataset or iterable (for evaluate/predict/validation_data)."""
+    from flexflow_keras.data.dataset import ImageDataset
+
+    if isinstance(x, ImageDataset):
+        return x.to_arrays()
+    xs, ys = [], []
+    for item in x:
+        bx, by, _ = unpack_batch(item)
+        xs.append(bx)
+        ys.append(by)
+    if not xs:
+        raise ValueError(f"{what} received an empty dataset or generator.")
+    cx = [np.concatenate([b[i] for b in xs]) for i in range(len(xs[0]))]
+    cy = [np.concatenate([b[i] for b in ys]) for i in range(len(ys[0]))] if ys[0] else []
+    return (cx if len(cx) > 1 else cx[0]), (cy if len(cy) > 1 else (cy[0] if cy else None))
+
+
+def folder_dataset(model, path: str, batch_size: int):
+    """The `-d` image folder as a dataset shaped for `model`: images sized and coloured for its input,
+    labels encoded for its loss (class ids; one-hot for categorical crossentropy; 0/1 for binary)."""
+    from flexflow_keras import config as _config
+    from flexflow_keras import losses as losses_mod
+    from flexflow_keras.data.dataset import ImageDataset, encode_labels
+    from flexflow_keras.data.images import open_image_folder
+
+    graph = model._graph_for(None)
+    source = open_image_folder(path, [t.spec for t in graph.inputs])
+    out_names = model._output_names_for(graph)
+    loss_arg = model._per_output(getattr(model, "_loss_arg", None), out_names, "loss")[0]
+    kind = getattr(losses_mod.get(loss_arg), "label_kind", None) if loss_arg is not None else None
+    mode = {"categorical": "categorical", "binary": "binary"}.get(kind, "int")
+    ds = ImageDataset(source, batch_size, mode, shuffle=True, seed=_config.get().seed)
+    if mode == "categorical":  # one-hot as wide as the output, so a folder with fewer classes still fits
+        units = graph.outputs[0].shape[-1] or len(source.class_names)
+        ds.labels = encode_labels(source.labels, mode, max(int(units), len(source.class_names)))
+    return ds
