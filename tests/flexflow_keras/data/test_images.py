@@ -5,7 +5,12 @@ import pytest
 from PIL import Image
 
 from flexflow_keras.data.dataset import image_dataset_from_directory
-from flexflow_keras.data.images import ImageFolderSource, index_image_folder, is_image_folder, open_image_folder
+from flexflow_keras.data.images import (
+    ImageFolderSource,
+    index_image_folder,
+    is_image_folder,
+    open_image_folder,
+)
 from flexflow_keras.errors import DataError
 
 
