@@ -100,14 +100,18 @@ class BatchRing:
         self._releases.clear()
 
 
-def _load_body(reader, x_out, y_out, y_src, rows, ranges, point, *after):
-    """One loader point: decode its share of a batch into a ring slot (and gather the labels)."""
+def _load_body(reader, x_out, y_out, y_src, sw_out, sw_src, rows, ranges, point, *after):
+    """One loader point: decode its share of a batch into a ring slot (and gather labels and weights)."""
     lo, hi = ranges[point]
     t0 = time.perf_counter()
     mine = rows[lo:hi]
     reader.read_x(mine, x_out[0][lo:hi])
     for dst, src in zip(y_out, y_src, strict=True):
         np.take(src, mine, axis=0, out=dst[lo:hi])
+    if sw_src is None:
+        sw_out[lo:hi] = 1.0
+    else:
+        np.take(sw_src, mine, out=sw_out[lo:hi])
     return time.perf_counter() - t0
 
 
@@ -140,11 +144,13 @@ class LoaderPipeline:
         transform: optional ``fn(x, y) -> (x, y)`` applied to each decoded batch on the program thread
             (a dataset's ``map``).
         cpus: the -ll:cpu value for the stall advice (default: the machine's CPU processors).
+        sample_weight: per-sample float32 weights (e.g. from class_weight), or None for ones.
     """
 
     def __init__(self, rtm, reader, labels: Sequence[np.ndarray], batch_size: int, transform=None,
-                 cpus: int | None = None):
+                 cpus: int | None = None, sample_weight=None):
         self.rtm, self.reader, self.transform = rtm, reader, transform
+        self.sample_weight = None if sample_weight is None else np.ascontiguousarray(sample_weight, np.float32)
         self.labels = [np.ascontiguousarray(a) for a in labels]
         self.procs = rtm.machine.processors(ProcKind.CPU)
         self.cpus = cpus or len(self.procs)
@@ -164,15 +170,15 @@ class LoaderPipeline:
     def _issue(self, b: int) -> None:
         rows = self._batches[b]
         slot = b % self.ring.depth
-        xs, ys, _ = self.ring.slots[slot]
+        xs, ys, sw = self.ring.slots[slot]
         points = max(1, min(len(self.procs), len(rows)))
         bounds = np.linspace(0, len(rows), points + 1).astype(int)
         ranges = {(k,): (int(bounds[k]), int(bounds[k + 1])) for k in range(points)}
         tag = tuple(self.procs[(b + k) % len(self.procs)] for k in range(points))
         reader_fm = self.ring.last_reader[slot]
         after = list(reader_fm) if reader_fm is not None else []
-        self._inflight[b] = self.rtm.index_launch(load_batch, (points,), self.reader, xs, ys, self.labels, rows,
-                                                  ranges, POINT, *after, tag=tag)
+        self._inflight[b] = self.rtm.index_launch(load_batch, (points,), self.reader, xs, ys, self.labels, sw,
+                                                  self.sample_weight, rows, ranges, POINT, *after, tag=tag)
 
     def _fill(self) -> None:
         while self._next < len(self._batches) and self._next < self._taken + self.ring.depth:

@@ -246,9 +246,17 @@ class Trainer:
         graph, xs, ys, sw, n = self._prepare(x, y, sample_weight)
         if feed is not None:
             n = n_stream
-            log.info("data: %s, %d samples, %d batches per epoch", what, n, len(feed))
+            log.info("data: %s (%d samples a pass)", what, n)
         elif given:
             log.info("data: arrays passed to fit(), %d samples", n)
+        if feed is not None:
+            if sample_weight is not None:
+                raise ValueError("sample_weight cannot be given with a dataset; yield (x, y, sample_weight) "
+                                 "batches instead.")
+            feed.weigh(lambda labels: self._class_weights(class_weight, labels, None))
+            feed.set_dtypes([a.dtype for a in xs] + [a.dtype for a in ys])
+            if feed.labels is not None:
+                self._validate_labels(graph, feed.labels)  # every label, not only the first batch's
         sw = self._class_weights(class_weight, ys, sw)
         self._validate_labels(graph, ys)
         _check_finite(xs, "x")

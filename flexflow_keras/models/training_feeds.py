@@ -23,6 +23,14 @@ from flexflow_keras.data.order import epoch_order
 log = logging.getLogger("flexflow_keras")
 
 
+def _cast(sources, dtypes):
+    """The batch's arrays in the dtypes of the step's regions (no copy when they already are)."""
+    if dtypes is None:
+        return sources
+    return tuple(np.ascontiguousarray(a, d) for a, d in zip(sources, dtypes, strict=False)) + \
+        tuple(sources[len(dtypes):])
+
+
 class ArrayFeed:
     """Arrays in memory, `sources` = inputs + labels + sample weights."""
 
@@ -30,6 +38,7 @@ class ArrayFeed:
         self.sources, self.n, self.batch_size, self.shuffle, self.seed = sources, n, batch_size, shuffle, seed
         self.order = np.arange(n, dtype=np.int64)
         self.history: list = []
+        self.labels = None
 
     def __len__(self) -> int:
         return math.ceil(self.n / self.batch_size)
@@ -63,6 +72,12 @@ class PipelineFeed:
         self.dataset = dataset
         self.pipeline = LoaderPipeline(rtm, dataset.source, labels, dataset.batch_size, dataset.transform(), cpus)
         self.history = self.pipeline.history
+        self.labels = self.pipeline.labels
+        self.dtypes = None
+
+    def weigh(self, class_weights) -> None:
+        """Per-sample weights from `class_weights(labels)` (None: ones), gathered by the loaders."""
+        self.pipeline.sample_weight = class_weights(self.labels)
 
     def __len__(self) -> int:
         return len(self.dataset.batch_rows(0))
@@ -73,8 +88,15 @@ class PipelineFeed:
     def ready(self, b: int) -> bool:
         return self.pipeline.ready(b % len(self.pipeline))
 
+    def set_dtypes(self, dtypes) -> None:
+        """The dtypes of the step's input and label regions (a `map` may return others)."""
+        self.dtypes = list(dtypes) if self.pipeline.transform is not None else None
+
     def take(self, b: int):
-        return self.pipeline.take(b % len(self.pipeline)) if len(self.pipeline) else None
+        if not len(self.pipeline):
+            return None
+        sources, rows = self.pipeline.take(b % len(self.pipeline))
+        return _cast(sources, self.dtypes), rows
 
     def consumed(self, b: int, loader) -> None:
         self.pipeline.consumed(b % len(self.pipeline), loader)
@@ -95,6 +117,17 @@ class IterFeed:
         self.wait_s = 0.0
         self.history: list = []
         self.reiterable = not hasattr(data, "__next__")
+        self.labels = None  # known only batch by batch
+        self._weigh = None
+        self.dtypes = None
+
+    def set_dtypes(self, dtypes) -> None:
+        """The dtypes of the step's input and label regions, which every batch is cast to."""
+        self.dtypes = list(dtypes)
+
+    def weigh(self, class_weights) -> None:
+        """Weights for each batch: `class_weights(labels)` times the batch's own sample weights."""
+        self._weigh = class_weights
 
     def __len__(self) -> int:
         try:
@@ -123,7 +156,11 @@ class IterFeed:
         self.wait_s += time.perf_counter() - t0
         n = len(x[0])
         sw = np.ones(n, np.float32) if sw is None else np.asarray(sw, np.float32).reshape(-1)
-        return tuple(x) + tuple(y) + (sw,), np.arange(n, dtype=np.int64)
+        if self._weigh is not None and y:
+            extra = self._weigh(y)
+            if extra is not None:
+                sw = sw * extra
+        return _cast(tuple(x) + tuple(y), self.dtypes) + (sw,), np.arange(n, dtype=np.int64)
 
     def consumed(self, b: int, loader) -> None:
         pass
