@@ -190,6 +190,8 @@ class LoaderPipeline:
         if any(len(r) > self.batch_size for r in batches):
             raise ValueError(f"LoaderPipeline: a batch is larger than the ring's batch size {self.batch_size}.")
         self._batches = [np.asarray(r, np.int64) for r in batches]
+        for fm in self._inflight.values():  # loads of an epoch left early still write their slots
+            fm.wait()
         self._inflight.clear()
         self._next = 0
         self._taken = 0

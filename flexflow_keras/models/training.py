@@ -315,6 +315,7 @@ class Trainer:
         """The epoch loop of fit; returns the last epoch's logs."""
         step_no = samples = 0
         epoch_logs: dict = {}
+        feed.final_epoch = epochs - 1
         for epoch in range(initial_epoch, epochs):
             running.reset()
             cbs.on_epoch_begin(epoch)

@@ -74,6 +74,8 @@ class PipelineFeed:
         self.history = self.pipeline.history
         self.labels = self.pipeline.labels
         self.dtypes = None
+        self.final_epoch: int | None = None  # set by fit: no preloading past it
+        self._preloaded: int | None = None
 
     def weigh(self, class_weights) -> None:
         """Per-sample weights from `class_weights(labels)` (None: ones), gathered by the loaders."""
@@ -83,26 +85,34 @@ class PipelineFeed:
         return len(self.dataset.batch_rows(0))
 
     def start_epoch(self, epoch: int) -> None:
-        self.pipeline.start_epoch(self.dataset.batch_rows(epoch))
+        if self._preloaded != epoch:
+            self.pipeline.start_epoch(self.dataset.batch_rows(epoch))
+        self._preloaded = None
 
     def ready(self, b: int) -> bool:
-        return self.pipeline.ready(b % len(self.pipeline))
+        return b >= len(self.pipeline) or self.pipeline.ready(b)
 
     def set_dtypes(self, dtypes) -> None:
         """The dtypes of the step's input and label regions (a `map` may return others)."""
         self.dtypes = list(dtypes) if self.pipeline.transform is not None else None
 
     def take(self, b: int):
-        if not len(self.pipeline):
+        """Batch b, or None past the end of the dataset (a steps_per_epoch above its length ends the epoch
+        early, as in Keras)."""
+        if b >= len(self.pipeline):
             return None
-        sources, rows = self.pipeline.take(b % len(self.pipeline))
+        sources, rows = self.pipeline.take(b)
         return _cast(sources, self.dtypes), rows
 
     def consumed(self, b: int, loader) -> None:
-        self.pipeline.consumed(b % len(self.pipeline), loader)
+        self.pipeline.consumed(b, loader)
 
     def end_epoch(self, epoch: int, seconds: float) -> None:
+        """Report the epoch's stall, then start loading the next epoch (during validation and callbacks)."""
         self.pipeline.end_epoch(epoch, seconds)
+        if self.final_epoch is None or epoch < self.final_epoch:
+            self.pipeline.start_epoch(self.dataset.batch_rows(epoch + 1))
+            self._preloaded = epoch + 1
 
     def close(self) -> None:
         self.pipeline.close()

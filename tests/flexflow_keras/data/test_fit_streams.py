@@ -105,3 +105,18 @@ def test_labels_of_every_batch_are_checked_against_the_output(folder):
     m = _model((3, 2, 1), classes=2)  # 3 class folders, 2 units; the first batch only holds class 0
     with pytest.raises(DataError, match=r"\[0, 2\)"):
         m.fit(ds, epochs=1, verbose=0)
+
+
+def test_steps_per_epoch_past_the_dataset_and_early_stop_end_cleanly(folder):
+    ds = image_dataset_from_directory(folder, color_mode="grayscale", image_size=(3, 2), batch_size=4, seed=5,
+                                      verbose=False)
+    m = _model((3, 2, 1))
+    h = m.fit(ds, epochs=2, steps_per_epoch=50, verbose=0)  # 4 batches a pass: each epoch ends after them
+    assert len(h.history["loss"]) == 2 and m._last_fit_stats["samples"] == 2 * 15
+
+    class StopAfterOne(keras.callbacks.Callback):
+        def on_train_batch_end(self, batch, logs=None):
+            self.model.stop_training = True
+
+    m.fit(ds, epochs=3, verbose=0, callbacks=[StopAfterOne()])  # loads in flight are waited for, not raced
+    assert m._last_fit_stats["samples"] == 4
