@@ -37,7 +37,8 @@ STALL_FRACTION = 0.10
 
 
 def _mb(nbytes: float) -> str:
-    return f"{nbytes / MB:.1f}"
+    mb = nbytes / MB
+    return f"{mb:.1f}" if mb >= 10 else f"{mb:.2f}"
 
 
 class BatchRing:
@@ -68,7 +69,8 @@ class BatchRing:
             shape, dtype = self.x_specs[0]
             busy = f" ({_mb(used)} MB of it in use)" if used else ""
             raise ConfigError(
-                f"-ll:zsize {self.zsize_mb} MB{busy} holds {self.holds} batches of {self.batch_size} x {shape} "
+                f"-ll:zsize {self.zsize_mb} MB{busy} holds {self.holds} batch{'' if self.holds == 1 else 'es'} of "
+                f"{self.batch_size} x {shape} "
                 f"{dtype} = {_mb(self.slot_bytes)} MB (with labels); at least {math.ceil(need)} MB is needed "
                 f"for 2 batches: pass -ll:zsize {math.ceil(need * 1.05)}, or a smaller -b/--batch-size.")
         self.depth = int(min(self.holds, max(2, max_depth)))

@@ -70,7 +70,8 @@ class PipelineFeed:
         from flexflow_keras.data.pipeline import LoaderPipeline
 
         self.dataset = dataset
-        self.pipeline = LoaderPipeline(rtm, dataset.source, labels, dataset.batch_size, dataset.transform(), cpus)
+        batch = min(dataset.batch_size, dataset.num_samples)  # a batch above the data needs no bigger slots
+        self.pipeline = LoaderPipeline(rtm, dataset.source, labels, batch, dataset.transform(), cpus)
         self.history = self.pipeline.history
         self.labels = self.pipeline.labels
         self.dtypes = None
