@@ -30,6 +30,10 @@ class Tensor(np.ndarray):
     def numpy(self) -> np.ndarray:
         return np.asarray(self)
 
+    def __getitem__(self, key):
+        out = super().__getitem__(key)  # a scalar (labels[i]) stays a 0-d Tensor, so labels[i].numpy() works
+        return out if isinstance(out, np.ndarray) else np.asarray(out).view(Tensor)
+
 
 def _tensor(a) -> Tensor:
     return np.asarray(a).view(Tensor)

@@ -234,7 +234,8 @@ class Trainer:
         given = not (x is None and y is None)
         if not given:
             x, y = self._default_data(64, batch_size)
-        seed = int(np.random.randint(0, 2**31 - 1))
+        cfg_seed = _config.get().seed  # --seed fixes the epochs' sample order (and dropout) on its own
+        seed = int(cfg_seed) if cfg_seed is not None else int(np.random.randint(0, 2**31 - 1))
         feed = None
         if is_stream(x):
             from flexflow_keras.execution.context import get_runtime

@@ -120,3 +120,26 @@ def test_steps_per_epoch_past_the_dataset_and_early_stop_end_cleanly(folder):
 
     m.fit(ds, epochs=3, verbose=0, callbacks=[StopAfterOne()])  # loads in flight are waited for, not raced
     assert m._last_fit_stats["samples"] == 4
+
+
+def test_seed_flag_alone_makes_the_shuffled_order_repeatable(data):
+    from flexflow_keras import config
+
+    x, y = data
+    w0 = _model().get_weights()
+
+    def train(seed):
+        m = _model()
+        m.set_weights(w0)
+        np.random.seed(None)  # the global generator is not what makes it repeatable
+        config.set(seed=seed)
+        try:
+            m.fit(x, y, batch_size=4, epochs=2, shuffle=True, verbose=0)
+        finally:
+            config.set(seed=None)
+        return m.get_weights()
+
+    a, b, c = train(3), train(3), train(4)
+    for wa, wb in zip(a, b, strict=True):
+        np.testing.assert_array_equal(wa, wb)
+    assert any(not np.array_equal(wa, wc) for wa, wc in zip(a, c, strict=True))

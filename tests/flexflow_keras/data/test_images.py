@@ -130,6 +130,8 @@ def test_image_dataset_batches_labels_and_methods(folder):
     assert [b[0].shape[0] for b in batches] == [4, 4, 1]
     x, y = batches[0]
     assert x.numpy().dtype == np.float32 and y.numpy().shape == (4, 3)
+    ids = next(iter(image_dataset_from_directory(root, image_size=(4, 6), shuffle=False, verbose=False)))[1]
+    assert ids[4].numpy() == 1 and ds.class_names[ids[4]] == "mouse" and int(ids[0]) == 0  # as scripts use them
     np.testing.assert_array_equal(np.argmax(np.concatenate([b[1] for b in batches]), -1),
                                   [0, 0, 0, 1, 1, 1, 2, 2, 2])
     assert len(ds.take(2)) == 2 and len(ds.skip(1)) == 2 and ds.prefetch(8) is ds and ds.cache() is ds
