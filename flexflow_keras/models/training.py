@@ -18,7 +18,13 @@ import numpy as np
 
 from flexflow_keras import config as _config
 from flexflow_keras.errors import DataError
-from flexflow_keras.models.training_feeds import ArrayFeed, is_stream, materialize, stream_feed
+from flexflow_keras.models.training_feeds import (
+    ArrayFeed,
+    evaluate_stream,
+    is_stream,
+    predict_stream,
+    stream_feed,
+)
 from flexflow_keras.models.training_utils import (
     RunningMeans,
     check_inputs,
@@ -359,7 +365,8 @@ class Trainer:
             feed.end_epoch(epoch, time.perf_counter() - t_epoch)
             epoch_logs = dict(logs)
             if val is not None and (epoch + 1) % max(int(validation_freq), 1) == 0:
-                val_logs = self._evaluate_arrays(*val, validation_batch_size, validation_steps, callbacks=None)
+                val_logs = (evaluate_stream(self, val, validation_steps) if is_stream(val) else
+                            self._evaluate_arrays(*val, validation_batch_size, validation_steps, callbacks=None))
                 epoch_logs.update({"val_" + k: v for k, v in val_logs.items()})
             cbs.on_epoch_end(epoch, epoch_logs)
             if self.stop_training:
@@ -380,7 +387,7 @@ class Trainer:
 
     def _unpack_validation(self, data):
         if is_stream(data):
-            data = materialize(data, "validation_data")
+            return data  # evaluated batch by batch at the end of each epoch
         if not isinstance(data, (tuple, list)) or len(data) not in (2, 3):
             raise ValueError("validation_data must be a tuple (x_val, y_val) or (x_val, y_val, "
                              f"val_sample_weight); received {type(data).__name__} of length "
@@ -401,7 +408,8 @@ class Trainer:
         if x is None and y is None:
             x, y = self._default_data(8, batch_size)
         if is_stream(x):
-            x, y = materialize(x, "evaluate()")
+            logs = evaluate_stream(self, x, steps, callbacks, 1 if verbose == "auto" else int(verbose))
+            return _result(logs, return_dict)
         graph, xs, ys, sw, n = self._prepare(x, y, sample_weight)
         self._validate_labels(graph, ys)
         logs = self._evaluate_arrays(xs, ys, sw, batch_size, steps, callbacks, verbose=verbose)
@@ -450,7 +458,7 @@ class Trainer:
 
         batch_size = int(batch_size or 32)
         if is_stream(x):
-            x, _ = materialize(x, "predict()")
+            return predict_stream(self, x, steps, callbacks, 1 if verbose == "auto" else int(verbose))
         graph, xs, _, _, n = self._prepare(x, None, None, need_labels=False)
         engine = self._engine if self._engine_key and self._engine_key[0] == id(graph) else None
         if engine is None:

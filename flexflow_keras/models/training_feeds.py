@@ -3,7 +3,9 @@
 `ArrayFeed`: arrays in memory; the step's loader gathers each batch's rows (`epoch_order(seed,
 epoch)` decides them). `PipelineFeed`: an `ImageDataset` (or the `-d` image folder) decoded by loader
 tasks into the zero-copy ring (data/pipeline.py). `IterFeed`: any other iterable of (x, y[, sample
-weight]) batches (a generator, a tf.data dataset), drawn on the program thread.
+weight]) batches (a generator, a tf.data dataset), drawn on the program thread. `evaluate_stream` and
+`predict_stream` go through a dataset batch by batch (an image folder through the loader pipeline too),
+so validating on a large folder never holds it in memory.
 
 Interface: `start_epoch(epoch)`; `ready(b)` (never blocks: the loop collects the step in flight before
 waiting for data that is not ready, so waits measure stalls); `take(b)` -> (sources, rows) or None at
@@ -246,24 +248,6 @@ def stream_feed(x, rtm, cpus: int, what: str = "fit()"):
         f"{type(x).__name__} of batches"
 
 
-def materialize(x, what: str):
-    """(x, y) arrays of every batch of a dataset or iterable (for evaluate/predict/validation_data)."""
-    from flexflow_keras.data.dataset import ImageDataset
-
-    if isinstance(x, ImageDataset):
-        return x.to_arrays()
-    xs, ys = [], []
-    for item in x:
-        bx, by, _ = unpack_batch(item)
-        xs.append(bx)
-        ys.append(by)
-    if not xs:
-        raise ValueError(f"{what} received an empty dataset or generator.")
-    cx = [np.concatenate([b[i] for b in xs]) for i in range(len(xs[0]))]
-    cy = [np.concatenate([b[i] for b in ys]) for i in range(len(ys[0]))] if ys[0] else []
-    return (cx if len(cx) > 1 else cx[0]), (cy if len(cy) > 1 else (cy[0] if cy else None))
-
-
 def folder_dataset(model, path: str, batch_size: int):
     """The `-d` image folder as a dataset shaped for `model`: images sized and coloured for its input,
     labels encoded for its loss (class ids; one-hot for categorical crossentropy; 0/1 for binary)."""
@@ -283,3 +267,87 @@ def folder_dataset(model, path: str, batch_size: int):
         units = graph.outputs[0].shape[-1] or len(source.class_names)
         ds.labels = encode_labels(source.labels, mode, max(int(units), len(source.class_names)))
     return ds
+
+
+def _stream_batches(data, labelled: bool):
+    """(x arrays, y arrays, sample weight or None) per batch of `data`, without holding the whole set: an
+    `ImageDataset` is decoded by the loader pipeline (the step runs synchronously, so a slot is free
+    again once its batch is handed back), anything else is iterated."""
+    from flexflow_keras import config as _config
+    from flexflow_keras.data.dataset import ImageDataset
+    from flexflow_keras.execution.context import get_runtime
+
+    if isinstance(data, ImageDataset) and data.batch_size is not None and data.num_samples:
+        labels = [] if data.labels is None else [np.ascontiguousarray(data.labels)]
+        feed = PipelineFeed(data, labels, get_runtime(), _config.get().cpus)
+        feed.final_epoch = 0
+        feed.start_epoch(0)
+        try:
+            for b in range(len(feed)):
+                sources, _ = feed.take(b)  # (x, labels..., sample weights)
+                yield [sources[0]], (list(sources[1:-1]) if labelled else []), None
+                feed.consumed(b, None)
+        finally:
+            feed.close()
+        return
+    for item in data:
+        yield unpack_batch(item)
+
+
+def _one(arrays):
+    return None if not arrays else (arrays if len(arrays) > 1 else arrays[0])
+
+
+def evaluate_stream(model, data, steps=None, callbacks=None, verbose=0) -> dict:
+    """Loss and metrics of `model` over the batches of a dataset or iterable, batch by batch."""
+    from flexflow_keras import callbacks as callbacks_mod
+    from flexflow_keras.models.training_utils import RunningMeans
+
+    nsteps = steps if steps is not None else (len(data) if hasattr(data, "__len__") else None)
+    cbs = callbacks_mod.CallbackList(callbacks, add_progbar=verbose != 0, model=model, verbose=verbose, epochs=1,
+                                     steps=nsteps)
+    running, logs = None, {}
+    cbs.on_test_begin()
+    for b, (bx, by, bsw) in enumerate(_stream_batches(data, True)):
+        if steps is not None and b >= steps:
+            break
+        graph, xs, ys, sw, n = model._prepare(_one(bx), _one(by), bsw)
+        model._validate_labels(graph, ys)
+        engine = model._engine_for(graph, ys)
+        if running is None:
+            running = RunningMeans(model._loss_names, model._metric_objects)
+        cbs.on_test_batch_begin(b)
+        losses, stats = engine.eval_step(model._sources(xs, ys, sw, n), np.arange(n, dtype=np.int64))
+        running.add(n, losses, model._loss_weights, model._penalty(), stats)
+        logs = running.logs()
+        cbs.on_test_batch_end(b, logs)
+    if running is None:
+        raise ValueError("evaluate() received an empty dataset or generator.")
+    cbs.on_test_end(logs)
+    return logs
+
+
+def predict_stream(model, data, steps=None, callbacks=None, verbose=0):
+    """Model outputs over the batches of a dataset or iterable (labels, if any, are ignored)."""
+    from flexflow_keras import callbacks as callbacks_mod
+
+    nsteps = steps if steps is not None else (len(data) if hasattr(data, "__len__") else None)
+    cbs = callbacks_mod.CallbackList(callbacks, add_progbar=verbose != 0, model=model, verbose=verbose, epochs=1,
+                                     steps=nsteps)
+    cbs.on_predict_begin()
+    chunks: list = []
+    for b, (bx, _, _) in enumerate(_stream_batches(data, False)):
+        if steps is not None and b >= steps:
+            break
+        graph, xs, _, _, n = model._prepare(_one(bx), None, None, need_labels=False)
+        engine = model._engine if model._engine_key and model._engine_key[0] == id(graph) else None
+        engine = engine or model._engine_for(graph, None)
+        cbs.on_predict_batch_begin(b)
+        outs = engine.predict_step(tuple(xs), np.arange(n, dtype=np.int64))
+        chunks.append(outs)
+        cbs.on_predict_batch_end(b, {"outputs": outs})
+    cbs.on_predict_end()
+    if not chunks:
+        raise ValueError("predict() received an empty dataset or generator.")
+    results = [np.concatenate([c[i] for c in chunks], axis=0) for i in range(len(chunks[0]))]
+    return results[0] if len(results) == 1 else results

@@ -46,6 +46,9 @@ def test_iterable_of_batches_trains_like_the_arrays(data):
     np.testing.assert_allclose(hb.history["loss"], ha.history["loss"], rtol=1e-6)
     for wa, wb in zip(a.get_weights(), b.get_weights(), strict=True):
         np.testing.assert_allclose(wb, wa, rtol=1e-6)
+    np.testing.assert_allclose(b.evaluate(Batches(x, y, 8), verbose=0), a.evaluate(x, y, batch_size=8, verbose=0),
+                               rtol=1e-6)
+    np.testing.assert_allclose(b.predict(iter(Batches(x, y, 8)), verbose=0), a.predict(x, verbose=0), rtol=1e-6)
 
 
 def test_generator_needs_no_length_with_steps_per_epoch(data):
