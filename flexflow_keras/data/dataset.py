@@ -126,8 +126,8 @@ class ImageDataset:
 
         def apply(xs, ys):
             x, y = xs[0], (ys[0] if ys else None)
-            for fn in maps:
-                out = fn(x, y) if labelled else fn(x)
+            for fn in maps:  # the functions see what iteration gives them: Tensors (arrays with .numpy())
+                out = fn(_tensor(x), _tensor(y)) if labelled else fn(_tensor(x))
                 x, y = (out[0], out[1]) if labelled else (out, None)
             x = np.ascontiguousarray(np.asarray(x), np.float32)
             return [x], ([] if y is None else [np.ascontiguousarray(np.asarray(y))])
