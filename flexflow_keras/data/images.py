@@ -170,7 +170,11 @@ class ImageFolderSource:
         path = self.paths[i]
         try:
             with Image.open(path) as img:
-                img = img.convert(_PIL_MODES[self.channels])
+                mode = _PIL_MODES[self.channels]
+                if img.mode != mode:  # a JPEG decodes as RGB already: no copy
+                    img = img.convert(mode)
+                else:
+                    img.load()
                 h, w = self.image_size
                 box = self._crop_box(img.size) if self.crop_to_aspect_ratio else None
                 if img.size != (w, h) or box is not None:
