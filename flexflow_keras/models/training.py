@@ -247,7 +247,7 @@ class Trainer:
             from flexflow_keras.execution.context import get_runtime
 
             if validation_split:
-                raise ValueError("validation_split is only supported for arrays; with a dataset pass "
+                raise DataError("validation_split is only supported for arrays; with a dataset pass "
                                  "validation_data= (e.g. image_dataset_from_directory(subset='both')).")
             feed, x, y, n_stream, what = stream_feed(x, get_runtime(), _config.get().cpus)
         graph, xs, ys, sw, n = self._prepare(x, y, sample_weight)
@@ -258,7 +258,7 @@ class Trainer:
             log.info("data: arrays passed to fit(), %d samples", n)
         if feed is not None:
             if sample_weight is not None:
-                raise ValueError("sample_weight cannot be given with a dataset; yield (x, y, sample_weight) "
+                raise DataError("sample_weight cannot be given with a dataset; yield (x, y, sample_weight) "
                                  "batches instead.")
             feed.weigh(lambda labels: self._class_weights(class_weight, labels, None))
             feed.set_dtypes([a.dtype for a in xs] + [a.dtype for a in ys])

@@ -21,6 +21,7 @@ import time
 import numpy as np
 
 from flexflow_keras.data.order import epoch_order
+from flexflow_keras.errors import DataError
 
 log = logging.getLogger("flexflow_keras")
 
@@ -146,7 +147,7 @@ class IterFeed:
         try:
             return len(self.data)
         except TypeError:
-            raise ValueError("fit() got a generator or iterator without a length; pass steps_per_epoch.") from None
+            raise DataError("fit() got a generator or iterator without a length; pass steps_per_epoch.") from None
 
     def start_epoch(self, epoch: int) -> None:
         if self._it is None or self.reiterable:
@@ -220,13 +221,13 @@ def stream_feed(x, rtm, cpus: int, what: str = "fit()"):
 
     if isinstance(x, ImageDataset):
         if x.batch_size is None:
-            raise ValueError(f"{what} needs a batched dataset; image_dataset_from_directory(batch_size=None) "
+            raise DataError(f"{what} needs a batched dataset; image_dataset_from_directory(batch_size=None) "
                              f"yields single images. Pass a batch_size.")
         if x.labels is None:
-            raise ValueError(f"{what} needs labels; the dataset was made with label_mode=None (or labels=None).")
+            raise DataError(f"{what} needs labels; the dataset was made with label_mode=None (or labels=None).")
         rows = x.batch_rows(0)
         if not rows:
-            raise ValueError(f"{what} received an empty dataset (take(0), or skip() past its end).")
+            raise DataError(f"{what} received an empty dataset (take(0), or skip() past its end).")
         first = x._batch(rows[0])
         labels = _dataset_labels(x)
         feed = PipelineFeed(x, labels, rtm, cpus)
@@ -236,7 +237,7 @@ def stream_feed(x, rtm, cpus: int, what: str = "fit()"):
     try:
         item = next(it)
     except StopIteration:
-        raise ValueError(f"{what} received an empty dataset or generator.") from None
+        raise DataError(f"{what} received an empty dataset or generator.") from None
     xs, ys, _ = unpack_batch(item)
     if hasattr(x, "__next__"):  # a generator: one iterator for the whole run, its first batch kept
         feed = IterFeed(x, item)
@@ -322,7 +323,7 @@ def evaluate_stream(model, data, steps=None, callbacks=None, verbose=0) -> dict:
         logs = running.logs()
         cbs.on_test_batch_end(b, logs)
     if running is None:
-        raise ValueError("evaluate() received an empty dataset or generator.")
+        raise DataError("evaluate() received an empty dataset or generator.")
     cbs.on_test_end(logs)
     return logs
 
@@ -348,6 +349,6 @@ def predict_stream(model, data, steps=None, callbacks=None, verbose=0):
         cbs.on_predict_batch_end(b, {"outputs": outs})
     cbs.on_predict_end()
     if not chunks:
-        raise ValueError("predict() received an empty dataset or generator.")
+        raise DataError("predict() received an empty dataset or generator.")
     results = [np.concatenate([c[i] for c in chunks], axis=0) for i in range(len(chunks[0]))]
     return results[0] if len(results) == 1 else results
