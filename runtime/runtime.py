@@ -16,6 +16,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from runtime import gpu as _gpu
 from runtime.analysis import FieldState
 from runtime.errors import LaunchError, RuntimeSystemError, TaskError, TraceError
 from runtime.futures import Future, FutureMap, domain_points
@@ -482,6 +483,28 @@ class Runtime(Binder, Reductions):
             if fs.last_proc is not None:
                 return fs.last_proc
         return None
+
+    def allocate(self, kind: MemKind, shape, dtype, label: str):
+        """(array, release): a buffer of `shape` in this machine's first memory of `kind`, charged to that
+        memory's capacity (-ll:zsize for ZERO_COPY) until `release()` is called or the array is dropped.
+        Zero-copy buffers are mapped host memory on a GPU machine. The caller owns the data: no task
+        sees it through a region.
+
+        Raises:
+            OutOfMemoryError: naming `label`, the memory, the bytes and the flag to raise.
+        """
+        mem = self.machine.memories(kind)[0]
+        pool = self._physical.pools[mem.uid]
+        shape = tuple(int(d) for d in shape)
+        nbytes = int(np.prod(shape)) * np.dtype(dtype).itemsize
+        pool.charge(nbytes, label, f"a {kind.value} buffer {shape}", self._physical._evict)
+        if kind is MemKind.ZERO_COPY:
+            array = _gpu.zero_copy_array(shape, dtype, self._physical.has_gpus)
+        elif kind is MemKind.SYSTEM:
+            array = np.zeros(shape, dtype)
+        else:
+            array = _gpu.device_array(mem.device, shape, dtype)
+        return array, weakref.finalize(array, pool.release, nbytes)
 
     def memory_usage(self) -> dict[str, tuple[int, int]]:
         """memory name -> (bytes in use, capacity)."""

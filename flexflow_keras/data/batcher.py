@@ -16,6 +16,8 @@ from dataclasses import dataclass
 import numpy as np
 from numba import njit
 
+from flexflow_keras.data.order import epoch_order
+
 
 @njit(nogil=True, cache=True, error_model="numpy")
 def _gather_rows(src, rows, out):
@@ -112,14 +114,7 @@ class Batcher:
 
     def order(self, epoch: int) -> np.ndarray:
         """The sample order for `epoch` (int64), the same for the same seed and epoch."""
-        idx = np.arange(self.n, dtype=np.int64)
-        if not self.shuffle:
-            return idx
-        rng = np.random.default_rng([self.seed, int(epoch)])
-        if self.shuffle == "batch":
-            chunks = [idx[i:i + self.batch_size] for i in range(0, self.n, self.batch_size)]
-            return np.concatenate([chunks[i] for i in rng.permutation(len(chunks))]) if chunks else idx
-        return rng.permutation(self.n).astype(np.int64)
+        return epoch_order(self.n, self.seed, epoch, self.shuffle, self.batch_size)
 
     def rows(self, order: np.ndarray, b: int) -> np.ndarray:
         """The rows of batch `b` in `order`."""

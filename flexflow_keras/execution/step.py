@@ -273,8 +273,9 @@ class StepProgram:
         fm, pen = None, []
         training = self.mode == "train"
         with rtm.trace(self.trace_name):
-            rtm.index_launch(self.loader, (self.io_degree,), *self.loader_args, sources, rows, self.numels,
-                             self.ranges, POINT)
+            # kept: a loader pipeline refills the ring slot `sources` came from only after this read
+            self.last_loader = rtm.index_launch(self.loader, (self.io_degree,), *self.loader_args, sources, rows,
+                                                self.numels, self.ranges, POINT)
             for r in self.zero_fill:
                 rtm.fill(r, 0.0)
             for lay, ftask, args, fills, pre, post in self.forward:

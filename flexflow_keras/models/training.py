@@ -19,6 +19,13 @@ from flexflow_keras import config as _config
 from flexflow_keras.data import provenance
 from flexflow_keras.errors import DataError
 from flexflow_keras.execution import simulator_notice
+from flexflow_keras.models.training_feeds import (
+    ArrayFeed,
+    evaluate_stream,
+    is_stream,
+    predict_stream,
+    stream_feed,
+)
 from flexflow_keras.models.training_utils import (
     RunningMeans,
     check_inputs,
@@ -210,12 +217,17 @@ class Trainer:
         from flexflow_keras import losses as losses_mod
         from flexflow_keras.data import SyntheticSource
         from flexflow_keras.data.formats import flag_source
+        from flexflow_keras.data.images import is_image_folder
 
         cfg = _config.get()
         graph = self._graph_for(None)
         out_names = self._output_names_for(graph)
         loss_args = self._per_output(getattr(self, "_loss_arg", None), out_names, "loss")
         losses = [None if a is None else losses_mod.get(a) for a in loss_args]
+        if cfg.dataset and is_image_folder(cfg.dataset):
+            from flexflow_keras.models.training_feeds import folder_dataset
+
+            return folder_dataset(self, cfg.dataset, batch_size), None
         if cfg.dataset:
             source = flag_source(cfg.dataset, [t.spec for t in graph.inputs], [t.spec for t in graph.outputs],
                                  losses, split, self._input_names_for(graph))
@@ -239,9 +251,30 @@ class Trainer:
         given = not (x is None and y is None)
         if not given:
             x, y = self._default_data(64, batch_size)
+        cfg_seed = _config.get().seed  # --seed fixes the epochs' sample order (and dropout) on its own
+        seed = int(cfg_seed) if cfg_seed is not None else int(np.random.randint(0, 2**31 - 1))
+        feed = None
+        if is_stream(x):
+            from flexflow_keras.execution.context import get_runtime
+
+            if validation_split:
+                raise DataError("validation_split is only supported for arrays; with a dataset pass "
+                                 "validation_data= (e.g. image_dataset_from_directory(subset='both')).")
+            feed, x, y, n_stream, what = stream_feed(x, get_runtime(), _config.get().cpus)
         graph, xs, ys, sw, n = self._prepare(x, y, sample_weight)
-        if given:
+        if feed is not None:
+            n = n_stream
+            log.info("data: %s (%d samples a pass)", what, n)
+        elif given:
             log.info("data: arrays passed to fit(), %d samples", n)
+        if feed is not None:
+            if sample_weight is not None:
+                raise DataError("sample_weight cannot be given with a dataset; yield (x, y, sample_weight) "
+                                 "batches instead.")
+            feed.weigh(lambda labels: self._class_weights(class_weight, labels, None))
+            feed.set_dtypes([a.dtype for a in xs] + [a.dtype for a in ys])
+            if feed.labels is not None:
+                self._validate_labels(graph, feed.labels)  # every label, not only the first batch's
         sw = self._class_weights(class_weight, ys, sw)
         self._validate_labels(graph, ys)
         _check_finite(xs, "x")
@@ -255,12 +288,17 @@ class Trainer:
             xs, ys, sw = [a[:cut] for a in xs], [a[:cut] for a in ys], None if sw is None else sw[:cut]
             n = cut
         engine = self._engine_for(graph, ys)
-        sources = self._sources(xs, ys, sw, n)
-        steps = math.ceil(n / batch_size) if steps_per_epoch is None else int(steps_per_epoch)
+        sources = self._sources(xs, ys, sw, len(xs[0]))
+        if feed is None:
+            feed = ArrayFeed(sources, n, batch_size, shuffle, seed)
+        else:
+            batch_size = len(xs[0])
+        steps = len(feed) if steps_per_epoch is None else int(steps_per_epoch)
         simulator_notice.estimate_for(self)
         _interrupts.phase("the strategy search")
-        engine.prepare_strategy(sources, np.arange(min(batch_size, n), dtype=np.int64), 0)
+        engine.prepare_strategy(sources, np.arange(min(batch_size, len(xs[0])), dtype=np.int64), 0)
         if _config.get().search_only:
+            feed.close()
             log.info("--search-only: the strategy is chosen%s; not training",
                      f" and written to {_config.get().export_strategy}" if _config.get().export_strategy else "")
             if not _config._in_notebook():
@@ -276,19 +314,38 @@ class Trainer:
         running = RunningMeans(self._loss_names, self._metric_objects)
         pipelined = _passive(cbs)
         self.stop_training = False
-        seed = int(np.random.randint(0, 2**31 - 1))
+        t_start = time.perf_counter()
+        epoch_logs: dict = {}
+        cbs.on_train_begin()
+        try:
+            epoch_logs = self._epochs(engine, feed, cbs, running, pipelined, val, int(initial_epoch), epochs, steps,
+                                      seed, validation_freq, validation_batch_size or batch_size, validation_steps)
+        finally:
+            feed.close()
+            _interrupts.phase(None)
+        elapsed = time.perf_counter() - t_start
+        samples = self._fit_samples
+        engine.sync_to_host()
+        cbs.on_train_end(epoch_logs)
+        log.info("fit: %d samples in %.2f s, %.1f samples/s", samples, elapsed, samples / max(elapsed, 1e-9))
+        self._last_fit_stats = {"samples": samples, "seconds": elapsed,
+                                "samples_per_second": samples / max(elapsed, 1e-9), "data_stalls": feed.history}
+        return self.history
+
+    def _epochs(self, engine, feed, cbs, running, pipelined, val, initial_epoch, epochs, steps, seed,
+                validation_freq, validation_batch_size, validation_steps):
+        """The epoch loop of fit; returns the last epoch's logs."""
         # Per-step randomness (dropout) follows the optimizer's step count, so a fit resumed from a
         # checkpoint (initial_epoch=k, same seed) draws what the uninterrupted fit drew at that step.
         step_no = int(getattr(self.optimizer, "iterations", 0))
-        t_start = time.perf_counter()
         samples = 0
         epoch_logs: dict = {}
-        cbs.on_train_begin()
-        for epoch in range(int(initial_epoch), epochs):
+        feed.final_epoch = epochs - 1
+        for epoch in range(initial_epoch, epochs):
             running.reset()
             cbs.on_epoch_begin(epoch)
-            order = np.random.permutation(n) if shuffle else np.arange(n)
-            order = order.astype(np.int64)
+            feed.start_epoch(epoch)
+            t_epoch = time.perf_counter()
             logs: dict = {}
 
             def finish(done) -> None:
@@ -301,12 +358,17 @@ class Trainer:
 
             pending = None  # with pipelining: the step issued but not yet collected
             for b in range(steps):
-                rows = order[(b * batch_size) % n:][:batch_size]
-                if len(rows) == 0:
+                if pending is not None and not feed.ready(b):
+                    finish(pending)  # the data is late: what follows is time no step runs
+                    pending = None
+                got = feed.take(b)
+                if got is None:
                     break
                 _interrupts.at(epoch, b)
+                sources, rows = got
                 cbs.on_train_batch_begin(b)
                 issued = (b, len(rows), engine.issue_train(sources, rows, step_no, seed))
+                feed.consumed(b, getattr(issued[2][0], "last_loader", None))
                 step_no += 1
                 samples += len(rows)
                 if pipelined:
@@ -319,22 +381,17 @@ class Trainer:
                     break
             if pending is not None:
                 finish(pending)
+            feed.end_epoch(epoch, time.perf_counter() - t_epoch)
             epoch_logs = dict(logs)
             if val is not None and (epoch + 1) % max(int(validation_freq), 1) == 0:
-                val_logs = self._evaluate_arrays(*val, validation_batch_size or batch_size, validation_steps,
-                                                 callbacks=None)
+                val_logs = (evaluate_stream(self, val, validation_steps) if is_stream(val) else
+                            self._evaluate_arrays(*val, validation_batch_size, validation_steps, callbacks=None))
                 epoch_logs.update({"val_" + k: v for k, v in val_logs.items()})
             cbs.on_epoch_end(epoch, epoch_logs)
             if self.stop_training:
                 break
-        _interrupts.phase(None)
-        elapsed = time.perf_counter() - t_start
-        engine.sync_to_host()
-        cbs.on_train_end(epoch_logs)
-        log.info("fit: %d samples in %.2f s, %.1f samples/s", samples, elapsed, samples / max(elapsed, 1e-9))
-        self._last_fit_stats = {"samples": samples, "seconds": elapsed,
-                                "samples_per_second": samples / max(elapsed, 1e-9)}
-        return self.history
+        self._fit_samples = samples
+        return epoch_logs
 
     def _class_weights(self, class_weight, ys, sw):
         if not class_weight:
@@ -348,6 +405,8 @@ class Trainer:
         return w if sw is None else sw * w
 
     def _unpack_validation(self, data):
+        if is_stream(data):
+            return data  # evaluated batch by batch at the end of each epoch
         if not isinstance(data, (tuple, list)) or len(data) not in (2, 3):
             raise ValueError("validation_data must be a tuple (x_val, y_val) or (x_val, y_val, "
                              f"val_sample_weight); received {type(data).__name__} of length "
@@ -367,6 +426,9 @@ class Trainer:
         batch_size = int(batch_size or 32)
         if x is None and y is None:
             x, y = self._default_data(8, batch_size, "test")
+        if is_stream(x):
+            logs = evaluate_stream(self, x, steps, callbacks, 1 if verbose == "auto" else int(verbose))
+            return _result(logs, return_dict)
         graph, xs, ys, sw, n = self._prepare(x, y, sample_weight)
         check_not_empty(n, "evaluate")
         self._validate_labels(graph, ys)
@@ -415,6 +477,8 @@ class Trainer:
         from flexflow_keras import callbacks as callbacks_mod
 
         batch_size = int(batch_size or 32)
+        if is_stream(x):
+            return predict_stream(self, x, steps, callbacks, 1 if verbose == "auto" else int(verbose))
         graph, xs, _, _, n = self._prepare(x, None, None, need_labels=False)
         check_not_empty(n, "predict")
         engine = self._engine if self._engine_key and self._engine_key[0] == id(graph) else None

@@ -20,11 +20,15 @@ def __getattr__(name: str):
         from flexflow_keras.callbacks.progress import Progbar
 
         return Progbar
+    if name == "image_dataset_from_directory":  # loaded on first use (Pillow is imported only then)
+        from flexflow_keras.data.dataset import image_dataset_from_directory
+
+        return image_dataset_from_directory
     raise AttributeError(f"module 'flexflow_keras.utils' has no attribute {name!r}")
 
 
 __all__ = [
-    "Progbar", "CustomObjectScope", "custom_object_scope", "deserialize_keras_object", "get_custom_objects",
+    "Progbar", "image_dataset_from_directory", "CustomObjectScope", "custom_object_scope", "deserialize_keras_object", "get_custom_objects",
     "get_file", "normalize", "pad_sequences", "register_keras_serializable", "serialize_keras_object",
     "set_random_seed", "to_categorical",
 ]

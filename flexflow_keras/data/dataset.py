@@ -1,0 +1,331 @@
+"""`keras.utils.image_dataset_from_directory` and the dataset object it returns.
+
+`ImageDataset` is the part of `tf.data.Dataset` that training scripts use on such a dataset: iteration
+over (images, labels) batches (float32 images, labels by `label_mode`; elements answer `.numpy()`),
+`class_names`, `file_paths`, `len()`/`cardinality()`, `take`, `skip`, `map`, `shuffle`, `repeat`,
+`as_numpy_iterator`, and `prefetch`/`cache`, which return the dataset unchanged: `fit` decodes ahead
+through the loader pipeline (data/pipeline.py) whatever the script asks. Files are indexed as Keras
+does (sorted walk; with `shuffle` the list is shuffled once with the seed, so a `validation_split`
+picks the same files as Keras for the same seed); the batch order of each pass is `epoch_order(seed,
+pass)`. Decoding is Pillow's (data/images.py): bilinear resizing antialiases where TensorFlow's
+does not, so downscaled pixels differ slightly from tf.keras; images already at `image_size` match.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+
+import numpy as np
+
+from flexflow_keras.data.images import COLOR_MODES, INTERPOLATIONS, ImageFolderSource, index_image_folder
+from flexflow_keras.data.order import epoch_order
+
+log = logging.getLogger("flexflow_keras")
+
+
+class Tensor(np.ndarray):
+    """A NumPy array that also answers `.numpy()` (scripts written for tf.data call it on elements)."""
+
+    def numpy(self) -> np.ndarray:
+        return np.asarray(self)
+
+    def __getitem__(self, key):
+        out = super().__getitem__(key)  # a scalar (labels[i]) stays a 0-d Tensor, so labels[i].numpy() works
+        return out if isinstance(out, np.ndarray) else np.asarray(out).view(Tensor)
+
+
+def _tensor(a) -> Tensor:
+    return np.asarray(a).view(Tensor)
+
+
+def encode_labels(ids: np.ndarray, label_mode: str | None, num_classes: int) -> np.ndarray | None:
+    """Class ids as Keras' label_mode gives them: "int" int32 (N,), "categorical" one-hot float32
+    (N, classes), "binary" float32 (N, 1), None: no labels."""
+    if label_mode is None or ids is None:
+        return None
+    if label_mode == "int":
+        return np.asarray(ids, np.int32)
+    if label_mode == "categorical":
+        return np.eye(num_classes, dtype=np.float32)[ids]
+    if label_mode == "binary":
+        return np.asarray(ids, np.float32).reshape(-1, 1)
+    raise ValueError(f"label_mode must be 'int', 'categorical', 'binary' or None, received {label_mode!r}.")
+
+
+class ImageDataset:
+    """Batches of images decoded from files (see the module docstring).
+
+    Args:
+        source: an `ImageFolderSource`.
+        batch_size: images per batch (None: single images).
+        label_mode: "int", "categorical", "binary" or None.
+        shuffle: reshuffle the samples on every pass.
+        seed: the shuffling seed (None: drawn from NumPy's global generator).
+    """
+
+    def __init__(self, source: ImageFolderSource, batch_size: int | None = 32, label_mode: str | None = "int",
+                 shuffle: bool = True, seed: int | None = None):
+        self.source = source
+        self.batch_size = batch_size
+        self.label_mode = label_mode
+        self.shuffle = bool(shuffle)
+        self.seed = int(np.random.randint(0, 2**31 - 1)) if seed is None else int(seed)
+        n_classes = len(source.class_names or [])
+        self.labels = encode_labels(source.labels, label_mode, n_classes)
+        self._maps: list = []
+        self._skip, self._limit, self._repeat = 0, None, 1
+        self._passes = 0
+
+    # --- what scripts read ---------------------------------------------------------------------------------
+    @property
+    def class_names(self):
+        return self.source.class_names
+
+    @property
+    def file_paths(self) -> list[str]:
+        return list(self.source.paths)
+
+    @property
+    def num_samples(self) -> int:
+        return self.source.num_samples
+
+    def _batches_per_pass(self) -> int:
+        size = self.batch_size or 1
+        full = math.ceil(self.num_samples / size)
+        count = max(0, full - self._skip)
+        return count if self._limit is None else min(count, self._limit)
+
+    def __len__(self) -> int:
+        if self._repeat is None:
+            raise TypeError("The dataset repeats forever (repeat()); it has no length. Pass steps_per_epoch.")
+        return self._batches_per_pass() * self._repeat
+
+    def cardinality(self) -> np.int64:
+        """Number of batches (-1 when it repeats forever), as tf.data's cardinality()."""
+        return np.int64(-1 if self._repeat is None else len(self))
+
+    def describe(self) -> str:
+        return (f"{self.source.describe()}; batches of {self.batch_size}, labels {self.label_mode}, "
+                f"shuffle={self.shuffle}")
+
+    # --- order ----------------------------------------------------------------------------------------------
+    def batch_rows(self, epoch: int) -> list[np.ndarray]:
+        """The sample rows of each batch of pass `epoch` (after skip/take)."""
+        order = epoch_order(self.num_samples, self.seed, epoch, self.shuffle)
+        size = self.batch_size or 1
+        rows = [order[i:i + size] for i in range(0, len(order), size)]
+        rows = rows[self._skip:]
+        return rows if self._limit is None else rows[:self._limit]
+
+    def transform(self):
+        """The composed `map` functions as ``fn(xs, ys) -> (xs, ys)`` on lists of arrays, or None."""
+        if not self._maps:
+            return None
+        maps, labelled = list(self._maps), self.labels is not None
+
+        def apply(xs, ys):
+            x, y = xs[0], (ys[0] if ys else None)
+            for fn in maps:  # the functions see what iteration gives them: Tensors (arrays with .numpy())
+                out = fn(_tensor(x), _tensor(y)) if labelled else fn(_tensor(x))
+                x, y = (out[0], out[1]) if labelled else (out, None)
+            x = np.ascontiguousarray(np.asarray(x), np.float32)
+            return [x], ([] if y is None else [np.ascontiguousarray(np.asarray(y))])
+        return apply
+
+    def _batch(self, rows):
+        x = self.source.load(rows)
+        y = None if self.labels is None else self.labels[rows]
+        for fn in self._maps:
+            out = fn(_tensor(x), None if y is None else _tensor(y)) if y is not None else fn(_tensor(x))
+            x, y = (out[0], out[1]) if y is not None else (out, None)
+        return x, y
+
+    def __iter__(self):
+        passes = 0
+        while self._repeat is None or passes < self._repeat:
+            epoch = self._passes
+            self._passes += 1
+            passes += 1
+            for rows in self.batch_rows(epoch):
+                x, y = self._batch(rows)
+                if self.batch_size is None:
+                    x = np.asarray(x)[0]
+                    y = None if y is None else np.asarray(y)[0]
+                yield _tensor(x) if y is None else (_tensor(x), _tensor(y))
+
+    def as_numpy_iterator(self):
+        for item in self:
+            yield tuple(np.asarray(a) for a in item) if isinstance(item, tuple) else np.asarray(item)
+
+    def to_arrays(self):
+        """(x, y or None): every batch of one pass, concatenated."""
+        xs, ys = [], []
+        for item in self:
+            x, y = item if isinstance(item, tuple) else (item, None)
+            xs.append(np.asarray(x))
+            if y is not None:
+                ys.append(np.asarray(y))
+        if not xs:
+            raise ValueError("The dataset is empty (take(0), or skip() past its end).")
+        stack = np.stack if self.batch_size is None else np.concatenate
+        return stack(xs), (stack(ys) if ys else None)
+
+    # --- tf.data methods -------------------------------------------------------------------------------------
+    def _copy(self) -> ImageDataset:
+        new = object.__new__(ImageDataset)
+        new.__dict__.update(self.__dict__)
+        new._maps = list(self._maps)
+        new._passes = 0
+        return new
+
+    def take(self, count: int) -> ImageDataset:
+        """The first `count` batches (all for count=-1)."""
+        new = self._copy()
+        if int(count) >= 0:
+            new._limit = int(count) if new._limit is None else min(new._limit, int(count))
+        return new
+
+    def skip(self, count: int) -> ImageDataset:
+        """All but the first `count` batches."""
+        new = self._copy()
+        count = max(0, int(count))
+        new._skip += count
+        if new._limit is not None:
+            new._limit = max(0, new._limit - count)
+        return new
+
+    def map(self, fn, num_parallel_calls=None, deterministic=None, name=None) -> ImageDataset:
+        """Apply ``fn(images, labels) -> (images, labels)`` (``fn(images)`` without labels) to each batch."""
+        new = self._copy()
+        new._maps.append(fn)
+        return new
+
+    def shuffle(self, buffer_size=None, seed=None, reshuffle_each_iteration=None, name=None) -> ImageDataset:
+        """Reshuffle the samples on every pass (a full shuffle, whatever the buffer size)."""
+        new = self._copy()
+        new.shuffle = True
+        if seed is not None:
+            new.seed = int(seed)
+        return new
+
+    def repeat(self, count=None, name=None) -> ImageDataset:
+        """Pass over the data `count` times when iterated (forever for None); fit counts epochs itself."""
+        new = self._copy()
+        new._repeat = None if count is None or int(count) < 0 else int(count)
+        return new
+
+    def prefetch(self, buffer_size=None, name=None) -> ImageDataset:
+        """Returns the dataset: fit loads batches ahead in its loader pipeline (-ll:cpu, -ll:zsize)."""
+        return self
+
+    def cache(self, filename: str = "", name=None) -> ImageDataset:
+        """Returns the dataset: images are decoded again on each pass (they are not held in memory)."""
+        return self
+
+    def __repr__(self) -> str:
+        return (f"ImageDataset({self.num_samples} images of {self.source.sample_shape}, {len(self.class_names or [])}"
+                f" classes, batch_size={self.batch_size}, label_mode={self.label_mode!r})")
+
+
+def image_dataset_from_directory(directory, labels="inferred", label_mode="int", class_names=None, color_mode="rgb",
+                                 batch_size=32, image_size=(256, 256), shuffle=True, seed=None, validation_split=None,
+                                 subset=None, interpolation="bilinear", follow_links=False,
+                                 crop_to_aspect_ratio=False, pad_to_aspect_ratio=False, data_format=None,
+                                 format="tf", verbose=True):
+    """A dataset of image batches from a directory of class sub-folders, with Keras 3's arguments.
+
+    Args:
+        directory: the folder; with labels="inferred" one sub-folder per class.
+        labels: "inferred", None, or a list of integer labels in the sorted order of the files.
+        label_mode: "int" (int32 ids), "categorical" (one-hot float32), "binary" (float32 (N, 1)) or None.
+        class_names: with labels="inferred", the sub-folders to use, in this order.
+        color_mode: "grayscale", "rgb" or "rgba" (1, 3, 4 channels).
+        batch_size: images per batch (None: single images).
+        image_size: (height, width) every image is resized to (an int for square images).
+        shuffle: shuffle the files (and reshuffle every pass); False keeps the sorted order.
+        seed: shuffling seed; required with validation_split and shuffle.
+        validation_split: fraction of the files held out for validation.
+        subset: "training", "validation" or "both" (a tuple of two datasets); with validation_split.
+        interpolation: "bilinear", "nearest", "bicubic", "area", "lanczos3" or "lanczos5".
+        follow_links: descend into symlinked sub-folders.
+        crop_to_aspect_ratio: crop to the target aspect ratio before resizing.
+        pad_to_aspect_ratio, data_format, format: accepted for compatibility; only False, None/
+            "channels_last" and "tf" are supported.
+        verbose: log how many files and classes were found.
+
+    Returns:
+        An `ImageDataset` (a tuple of two for subset="both").
+
+    Raises:
+        ValueError: for arguments Keras rejects; DataError for a folder without images.
+    """
+    if labels not in ("inferred", None) and not isinstance(labels, (list, tuple, np.ndarray)):
+        raise ValueError(f"labels must be 'inferred', None, or a list of integer labels, one per image file; "
+                         f"received labels={labels!r}.")
+    if label_mode not in ("int", "categorical", "binary", None):
+        raise ValueError(f"label_mode must be one of 'int', 'categorical', 'binary' or None, received "
+                         f"label_mode={label_mode!r}.")
+    if color_mode not in COLOR_MODES:
+        raise ValueError(f"color_mode must be one of {sorted(COLOR_MODES)}, received color_mode={color_mode!r}.")
+    if isinstance(image_size, int):
+        image_size = (image_size, image_size)
+    if not isinstance(image_size, (list, tuple)) or len(image_size) != 2:
+        raise ValueError(f"image_size must be a tuple of 2 integers (height, width), received {image_size!r}.")
+    interpolation = str(interpolation).lower()
+    if interpolation not in INTERPOLATIONS:
+        raise ValueError(f"interpolation must be one of {INTERPOLATIONS}, received {interpolation!r}.")
+    if pad_to_aspect_ratio:
+        raise ValueError("pad_to_aspect_ratio=True is not supported; use crop_to_aspect_ratio=True or resize.")
+    if data_format not in (None, "channels_last"):
+        raise ValueError(f"data_format {data_format!r} is not supported; images are channels_last.")
+    if format != "tf":
+        raise ValueError(f"format={format!r} is not supported; the dataset is flexflow_keras' own (format='tf').")
+    _check_split(validation_split, subset, shuffle, seed)
+    if labels is None or label_mode is None:
+        labels, label_mode = None, None
+    if seed is None:
+        seed = int(np.random.randint(1_000_000))
+    paths, ids, names = index_image_folder(directory, labels, class_names, follow_links)
+    if label_mode == "binary" and len(names or []) != 2:
+        raise ValueError(f"label_mode='binary' needs exactly 2 classes, found {len(names or [])}: {names}.")
+    if shuffle:  # once, with the seed, as Keras does before splitting
+        perm = np.arange(len(paths))
+        np.random.RandomState(seed).shuffle(perm)
+        paths = [paths[i] for i in perm]
+        ids = None if ids is None else ids[perm]
+    if verbose:
+        log.info("Found %d files%s.", len(paths), "" if names is None else f" belonging to {len(names)} classes")
+    source = ImageFolderSource(paths, ids, names, tuple(image_size), COLOR_MODES[color_mode], interpolation,
+                               crop_to_aspect_ratio, origin=f"image_dataset_from_directory({str(directory)!r})")
+
+    def part(which: str, shuffled: bool) -> ImageDataset:
+        n_val = int(validation_split * source.num_samples)
+        rows = slice(0, source.num_samples - n_val) if which == "training" else slice(source.num_samples - n_val,
+                                                                                      None)
+        sub = source.subset(rows, f"{source.origin} ({which})")
+        if sub.num_samples == 0:
+            raise ValueError(f"No {which} images in {str(directory)!r} with validation_split={validation_split} "
+                             f"({source.num_samples} files).")
+        if verbose:
+            log.info("Using %d files for %s.", sub.num_samples, which)
+        return ImageDataset(sub, batch_size, label_mode, shuffled, seed)
+
+    if not validation_split:
+        return ImageDataset(source, batch_size, label_mode, shuffle, seed)
+    if subset == "both":
+        return part("training", shuffle), part("validation", False)
+    return part(subset, shuffle)
+
+
+def _check_split(validation_split, subset, shuffle, seed) -> None:
+    if validation_split and not 0 < validation_split < 1:
+        raise ValueError(f"validation_split must be between 0 and 1, received {validation_split}.")
+    if bool(validation_split) != bool(subset):
+        raise ValueError("subset and validation_split go together: set both (e.g. validation_split=0.2, "
+                         "subset='training') or neither.")
+    if subset not in ("training", "validation", "both", None):
+        raise ValueError(f"subset must be 'training', 'validation' or 'both', received {subset!r}.")
+    if validation_split and shuffle and seed is None:
+        raise ValueError("With validation_split and shuffle=True, pass a seed so the training and validation "
+                         "subsets do not overlap (e.g. seed=1337).")

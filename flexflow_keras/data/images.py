@@ -1,0 +1,277 @@
+"""Image folders: a directory of class sub-folders of images (Keras' layout), read lazily.
+
+`index_image_folder` lists the files and labels as Keras' `image_dataset_from_directory` does: class
+names are the sorted non-hidden sub-folder names (or the `class_names` given), files are found by a
+sorted recursive walk and kept when their extension is .bmp/.gif/.jpeg/.jpg/.png (any case).
+`ImageFolderSource` holds the paths and integer labels in memory and decodes images only when a batch
+is asked for (`read_x(rows, out)`): Pillow opens, converts (L, RGB or RGBA) and resizes (bilinear by
+default, Pillow's antialiased resampling) into a caller-provided float32 buffer. Nothing is shared
+between calls, so loader tasks call it from several threads at once; Pillow releases the GIL while it
+decodes, converts and resizes, and NumPy while it casts into the buffer.
+
+`is_image_folder(path)` and `open_image_folder(path, input_specs)` are what the `-d` detector calls.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from collections.abc import Sequence
+
+import numpy as np
+
+from flexflow_keras.errors import DataError
+
+log = logging.getLogger("flexflow_keras")
+
+IMAGE_EXTENSIONS = (".bmp", ".gif", ".jpeg", ".jpg", ".png")
+COLOR_MODES = {"grayscale": 1, "rgb": 3, "rgba": 4}
+_PIL_MODES = {1: "L", 3: "RGB", 4: "RGBA"}
+INTERPOLATIONS = ("bilinear", "nearest", "bicubic", "area", "lanczos3", "lanczos5")
+
+
+def _resample(name: str):
+    from PIL import Image
+
+    table = {"bilinear": Image.Resampling.BILINEAR, "nearest": Image.Resampling.NEAREST,
+             "bicubic": Image.Resampling.BICUBIC, "area": Image.Resampling.BOX,
+             "lanczos3": Image.Resampling.LANCZOS, "lanczos5": Image.Resampling.LANCZOS}
+    if name not in table:
+        raise ValueError(f"interpolation must be one of {INTERPOLATIONS} (the ones Pillow provides), received "
+                         f"{name!r}.")
+    return table[name]
+
+
+def _class_dirs(directory: str) -> list[str]:
+    return sorted(d for d in os.listdir(directory)
+                  if not d.startswith(".") and os.path.isdir(os.path.join(directory, d)))
+
+
+def _walk_images(folder: str, follow_links: bool) -> list[str]:
+    found = []
+    for root, _dirs, files in sorted(os.walk(folder, followlinks=follow_links), key=lambda w: w[0]):
+        found += [os.path.join(root, f) for f in sorted(files) if f.lower().endswith(IMAGE_EXTENSIONS)]
+    return found
+
+
+def index_image_folder(directory, labels="inferred", class_names: Sequence[str] | None = None,
+                       follow_links: bool = False) -> tuple[list[str], np.ndarray | None, list[str] | None]:
+    """(file paths, int32 labels or None, class names) of an image folder, in Keras' order.
+
+    Args:
+        directory: the folder; with labels="inferred" it holds one sub-folder per class.
+        labels: "inferred" (from the sub-folders), None (no labels), or a list of integer labels, one per
+            image file in the sorted walk of `directory`.
+        class_names: with labels="inferred", the sub-folders to use, in this order (default: all, sorted).
+        follow_links: descend into symlinked sub-folders.
+
+    Raises:
+        DataError: the folder is missing, or holds no image files (naming what it found).
+        ValueError: class_names that are not sub-folders, or a labels list of the wrong length.
+    """
+    directory = os.fspath(directory)
+    if not os.path.isdir(directory):
+        what = "is a file" if os.path.exists(directory) else "does not exist"
+        raise DataError(f"Image folder {directory!r} {what}; expected a directory with one sub-folder of "
+                        f"images per class.")
+    if labels == "inferred":
+        subdirs = _class_dirs(directory)
+        if class_names is not None:
+            unknown = sorted(set(class_names) - set(subdirs))
+            if unknown:
+                raise ValueError(f"class_names {list(class_names)} name {unknown}, which are not sub-folders of "
+                                 f"{directory!r}; its sub-folders are {subdirs}.")
+            subdirs = list(class_names)
+        paths: list[str] = []
+        ids: list[int] = []
+        for k, sub in enumerate(subdirs):
+            files = _walk_images(os.path.join(directory, sub), follow_links)
+            paths += files
+            ids += [k] * len(files)
+        names: list[str] | None = list(subdirs)
+        y = np.asarray(ids, np.int32)
+    else:
+        if class_names is not None:
+            raise ValueError("class_names can only be given with labels='inferred'.")
+        paths = _walk_images(directory, follow_links)
+        names, y = None, None
+        if labels is not None:
+            if len(labels) != len(paths):
+                raise ValueError(f"labels has {len(labels)} entries but {directory!r} holds {len(paths)} image "
+                                 f"files; give one label per file, in the sorted order of the paths.")
+            y = np.asarray(labels, np.int32)
+            names = [str(c) for c in sorted(set(int(v) for v in y))]
+    if not paths:
+        listing = sorted(os.listdir(directory))[:8]
+        raise DataError(f"Image folder {directory!r} holds no image files ({', '.join(IMAGE_EXTENSIONS)}); found "
+                        f"{listing or 'nothing'}{' in class sub-folders ' + str(names) if names else ''}. Put the "
+                        f"images of each class in a sub-folder named after the class.")
+    return paths, y, names
+
+
+class ImageFolderSource:
+    """Images decoded lazily from a list of files, with their labels in memory.
+
+    Args:
+        paths: image files.
+        labels: int32 class ids, one per file, or None.
+        class_names: names of the classes (index = label).
+        image_size: (height, width) every image is resized to.
+        channels: 1 (grayscale), 3 (RGB) or 4 (RGBA).
+        interpolation: one of `INTERPOLATIONS`.
+        crop_to_aspect_ratio: crop the largest centred window of the target aspect ratio before resizing.
+        origin: how `describe` names the data.
+    """
+
+    def __init__(self, paths: Sequence[str], labels, class_names, image_size=(256, 256), channels: int = 3,
+                 interpolation: str = "bilinear", crop_to_aspect_ratio: bool = False, origin: str = "image folder"):
+        if channels not in _PIL_MODES:
+            raise ValueError(f"ImageFolderSource channels must be 1, 3 or 4, received {channels}.")
+        h, w = (int(image_size), int(image_size)) if np.isscalar(image_size) else (int(v) for v in image_size)
+        if h <= 0 or w <= 0:
+            raise ValueError(f"image_size must be two positive integers (height, width), received {image_size}.")
+        self.paths = list(paths)
+        self.labels = None if labels is None else np.asarray(labels, np.int32)
+        self.class_names = None if class_names is None else list(class_names)
+        self.image_size = (h, w)
+        self.channels = channels
+        self.interpolation = interpolation
+        self._resample = _resample(interpolation)
+        self.crop_to_aspect_ratio = bool(crop_to_aspect_ratio)
+        self.origin = origin
+
+    @property
+    def num_samples(self) -> int:
+        return len(self.paths)
+
+    @property
+    def sample_shape(self) -> tuple[int, int, int]:
+        return self.image_size + (self.channels,)
+
+    def subset(self, rows, origin: str | None = None) -> ImageFolderSource:
+        """A source over the files `rows` (indices or a slice)."""
+        idx = np.arange(self.num_samples)[rows]
+        return ImageFolderSource([self.paths[i] for i in idx], None if self.labels is None else self.labels[idx],
+                                 self.class_names, self.image_size, self.channels, self.interpolation,
+                                 self.crop_to_aspect_ratio, origin or self.origin)
+
+    def describe(self) -> str:
+        kinds = sorted({os.path.splitext(p)[1].lower().lstrip(".") for p in self.paths})
+        classes = "no labels" if self.class_names is None else (
+            f"{len(self.class_names)} classes {_short(self.class_names)}")
+        return (f"{self.origin}: image folder ({'/'.join(kinds)} decoded with Pillow), {self.num_samples} samples, "
+                f"{classes}; images resized to {self.image_size} with {self.interpolation}, "
+                f"{self.channels} channel(s)")
+
+    def decode(self, i: int, out: np.ndarray) -> None:
+        """Decode file `i` into `out` (H, W, C), as float32 values 0..255."""
+        from PIL import Image, UnidentifiedImageError
+
+        path = self.paths[i]
+        try:
+            with Image.open(path) as img:
+                mode = _PIL_MODES[self.channels]
+                if img.mode != mode:  # a JPEG decodes as RGB already: no copy
+                    img = img.convert(mode)
+                else:
+                    img.load()
+                h, w = self.image_size
+                box = self._crop_box(img.size) if self.crop_to_aspect_ratio else None
+                if img.size != (w, h) or box is not None:
+                    img = img.resize((w, h), self._resample, box=box)
+                pixels = np.asarray(img)
+        except (UnidentifiedImageError, OSError, ValueError, SyntaxError) as e:
+            raise DataError(f"Cannot decode image {path!r} (sample {i}"
+                            f"{self._class_of(i)}): {type(e).__name__}: {e}. Remove or replace the file.") from None
+        out[...] = pixels.reshape(out.shape)
+
+    def _class_of(self, i: int) -> str:
+        if self.labels is None or self.class_names is None:
+            return ""
+        return f", class {self.class_names[int(self.labels[i])]!r}"
+
+    def _crop_box(self, size):
+        w0, h0 = size
+        h, w = self.image_size
+        crop_h = min(h0, int(w0 * h / w))
+        crop_w = min(w0, int(h0 * w / h))
+        top, left = (h0 - crop_h) // 2, (w0 - crop_w) // 2
+        return (left, top, left + crop_w, top + crop_h)
+
+    def read_x(self, rows, out: np.ndarray) -> np.ndarray:
+        """Decode the images `rows` into `out` (len(rows), H, W, C) float32; returns `out`."""
+        rows = np.asarray(rows, np.int64)
+        if out.shape != (len(rows),) + self.sample_shape:
+            raise ValueError(f"read_x: buffer shape {out.shape} does not fit {len(rows)} images of "
+                             f"{self.sample_shape}.")
+        for k, r in enumerate(rows):
+            self.decode(int(r), out[k])
+        return out
+
+    def load(self, rows=None) -> np.ndarray:
+        """The images `rows` (default all) as one float32 array."""
+        rows = np.arange(self.num_samples) if rows is None else np.asarray(rows, np.int64)
+        return self.read_x(rows, np.empty((len(rows),) + self.sample_shape, np.float32))
+
+
+def _short(names: Sequence[str], k: int = 10) -> str:
+    shown = ", ".join(names[:k])
+    return f"[{shown}{', ...' if len(names) > k else ''}]"
+
+
+def is_image_folder(path) -> bool:
+    """True when `path` is a directory with class sub-folders holding at least one image file."""
+    path = os.fspath(path)
+    if not os.path.isdir(path):
+        return False
+    try:
+        for sub in _class_dirs(path):
+            for _root, _dirs, files in os.walk(os.path.join(path, sub)):
+                if any(f.lower().endswith(IMAGE_EXTENSIONS) for f in files):
+                    return True
+    except OSError:
+        return False
+    return False
+
+
+def _input_geometry(path: str, input_specs) -> tuple[tuple[int, int], int]:
+    specs = list(input_specs)
+    if len(specs) != 1:
+        raise DataError(f"-d {path} is an image folder, which feeds one input, but the model has {len(specs)} "
+                        f"inputs. Pass the arrays to fit() instead.")
+    shape = tuple(getattr(specs[0], "shape", specs[0]))
+    sample = shape[1:] if shape and shape[0] is None else shape
+    if len(sample) == 2:
+        sample = sample + (1,)
+    if len(sample) != 3 or any(d is None for d in sample) or sample[2] not in (1, 3, 4):
+        raise DataError(f"-d {path} is an image folder, but the model's input has samples of shape "
+                        f"{tuple(shape[1:])}; an image folder needs an input of shape (height, width, channels) "
+                        f"with 1 (grayscale), 3 (RGB) or 4 (RGBA) channels, e.g. keras.Input((28, 28, 1)).")
+    return (int(sample[0]), int(sample[1])), int(sample[2])
+
+
+def open_image_folder(path, input_specs) -> ImageFolderSource:
+    """The `-d` image folder as a lazy source shaped for the model's input.
+
+    Images are resized to the input's (height, width) and converted to its channels (1: grayscale,
+    3: RGB, 4: RGBA); an input of shape (H, W) reads grayscale images. Logs the format, path, sample
+    count and classes.
+
+    Args:
+        path: the folder of class sub-folders.
+        input_specs: the model's input TensorSpecs (or shapes); exactly one.
+
+    Raises:
+        DataError: no images, several model inputs, or an input that is not an image shape.
+    """
+    path = os.fspath(path)
+    image_size, channels = _input_geometry(path, input_specs)
+    paths, labels, names = index_image_folder(path)
+    source = ImageFolderSource(paths, labels, names, image_size, channels, origin=f"dataset {path}")
+    counts = np.bincount(labels, minlength=len(names))
+    empty = [n for n, c in zip(names, counts, strict=True) if c == 0]
+    if empty:
+        log.warning("image folder %s: class folder(s) %s hold no images; their labels never occur", path,
+                    _short(empty))
+    log.info("dataset: %s", source.describe())
+    return source

@@ -1,0 +1,259 @@
+"""The loader pipeline: lazily read sources (image folders) decoded by loader tasks on the runtime's CPU
+processors into a ring of batch buffers in zero-copy memory, which the training step consumes.
+
+Design. `BatchRing` allocates `depth` slots (each: the batch's inputs, labels and sample weights) from
+the runtime's ZERO_COPY memory, so `-ll:zsize` bounds it: a zsize that cannot hold two batches is a
+ConfigError giving the size needed; the ring holds as many batches as fit, up to `MAX_DEPTH`. Batch b
+lives in slot b % depth. `LoaderPipeline` issues, for each batch, one index launch of the `load_batch`
+task over min(-ll:cpu, batch) points, each decoding a contiguous share of the batch on its own CPU
+processor (Pillow and NumPy release the GIL there). A refill of a slot takes the FutureMap of the step
+loader that last read the slot as arguments, so the runtime orders the refill after that read without
+the program thread waiting. The training loop keeps `depth - 1` batches in flight ahead of the step.
+
+Stall measurement. `take(b)` times how long the program waits for batch b to be decoded. The training
+loop collects the step in flight before waiting (see `ready`), so the wait is time in which no step
+runs: the processors wait for data. `end_epoch` reports it once per epoch when it exceeds
+`STALL_FRACTION` of the epoch, with the advice (more -ll:cpu loaders, a deeper ring from -ll:zsize).
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from flexflow_keras.errors import ConfigError, FlexFlowKerasError
+from runtime import POINT, MemKind, ProcKind, TaskError, task
+from runtime.machine import MB
+
+log = logging.getLogger("flexflow_keras")
+
+MAX_DEPTH = 8
+STALL_FRACTION = 0.10
+
+
+def _mb(nbytes: float) -> str:
+    mb = nbytes / MB
+    return f"{mb:.1f}" if mb >= 10 else f"{mb:.2f}"
+
+
+class BatchRing:
+    """`depth` batch buffers in the runtime's zero-copy memory.
+
+    Args:
+        rtm: the runtime (its machine's ZERO_COPY memory holds the ring).
+        batch_size: samples per slot.
+        x_specs, y_specs: per input / label array, (sample shape, dtype).
+        max_depth: the most slots to take even when more fit.
+
+    Raises:
+        ConfigError: -ll:zsize cannot hold two batches (the message gives the size to pass).
+    """
+
+    def __init__(self, rtm, batch_size: int, x_specs, y_specs, max_depth: int = MAX_DEPTH):
+        self.rtm, self.batch_size = rtm, int(batch_size)
+        self.x_specs = [(tuple(s), np.dtype(d)) for s, d in x_specs]
+        self.y_specs = [(tuple(s), np.dtype(d)) for s, d in y_specs]
+        specs = self.x_specs + self.y_specs + [((), np.dtype(np.float32))]
+        self.slot_bytes = sum(self.batch_size * int(np.prod(s)) * d.itemsize for s, d in specs)
+        mem = rtm.machine.memories(MemKind.ZERO_COPY)[0]
+        used, capacity = rtm.memory_usage()[mem.name]
+        self.zsize_mb = capacity // MB
+        self.holds = max(0, (capacity - used) // self.slot_bytes)
+        if self.holds < 2:
+            need = (used + 2 * self.slot_bytes) / MB
+            shape, dtype = self.x_specs[0]
+            busy = f" ({_mb(used)} MB of it in use)" if used else ""
+            raise ConfigError(
+                f"-ll:zsize {self.zsize_mb} MB{busy} holds {self.holds} batch{'' if self.holds == 1 else 'es'} of "
+                f"{self.batch_size} x {shape} "
+                f"{dtype} = {_mb(self.slot_bytes)} MB (with labels); at least {math.ceil(need)} MB is needed "
+                f"for 2 batches: pass -ll:zsize {math.ceil(need * 1.05)}, or a smaller -b/--batch-size.")
+        self.depth = int(min(self.holds, max(2, max_depth)))
+        self.slots: list[tuple[list[np.ndarray], list[np.ndarray], np.ndarray]] = []
+        self._releases = []
+        for k in range(self.depth):
+            xs = [self._alloc((self.batch_size,) + s, d, f"loader ring slot {k} x[{i}]")
+                  for i, (s, d) in enumerate(self.x_specs)]
+            ys = [self._alloc((self.batch_size,) + s, d, f"loader ring slot {k} y[{i}]")
+                  for i, (s, d) in enumerate(self.y_specs)]
+            sw = self._alloc((self.batch_size,), np.float32, f"loader ring slot {k} sample_weight")
+            sw[...] = 1.0
+            self.slots.append((xs, ys, sw))
+        self.last_reader: list = [None] * self.depth  # per slot: the FutureMap of the step loader reading it
+
+    def _alloc(self, shape, dtype, label):
+        array, release = self.rtm.allocate(MemKind.ZERO_COPY, shape, dtype, label)
+        self._releases.append(release)
+        return array
+
+    def close(self) -> None:
+        """Give the ring's memory back (waits for the step loaders still reading it)."""
+        for fm in self.last_reader:
+            if fm is not None:
+                fm.wait()
+        self.slots.clear()
+        for release in self._releases:
+            release()
+        self._releases.clear()
+
+
+def _load_body(reader, x_out, y_out, y_src, sw_out, sw_src, rows, ranges, point, *after):
+    """One loader point: decode its share of a batch into a ring slot (and gather labels and weights)."""
+    lo, hi = ranges[point]
+    t0 = time.perf_counter()
+    mine = rows[lo:hi]
+    reader.read_x(mine, x_out[0][lo:hi])
+    for dst, src in zip(y_out, y_src, strict=True):
+        np.take(src, mine, axis=0, out=dst[lo:hi])
+    if sw_src is None:
+        sw_out[lo:hi] = 1.0
+    else:
+        np.take(sw_src, mine, out=sw_out[lo:hi])
+    return time.perf_counter() - t0
+
+
+_load_body.__name__ = _load_body.__qualname__ = "load_batch"
+load_batch = task(privileges=[])(_load_body)
+
+
+@dataclass
+class EpochStall:
+    """One epoch's data wait: seconds waited, the epoch's seconds, and whether the report fired."""
+
+    epoch: int
+    wait_s: float
+    seconds: float
+    fired: bool
+
+    @property
+    def fraction(self) -> float:
+        return self.wait_s / self.seconds if self.seconds > 0 else 0.0
+
+
+class LoaderPipeline:
+    """Feeds training from a lazily read source through loader tasks and a zero-copy ring.
+
+    Args:
+        rtm: the runtime.
+        reader: an object with ``read_x(rows, out)`` and ``sample_shape`` (an `ImageFolderSource`).
+        labels: the label arrays (in memory, one per output), indexed like the reader's samples.
+        batch_size: samples per batch.
+        transform: optional ``fn(x, y) -> (x, y)`` applied to each decoded batch on the program thread
+            (a dataset's ``map``).
+        cpus: the -ll:cpu value for the stall advice (default: the machine's CPU processors).
+        sample_weight: per-sample float32 weights (e.g. from class_weight), or None for ones.
+    """
+
+    def __init__(self, rtm, reader, labels: Sequence[np.ndarray], batch_size: int, transform=None,
+                 cpus: int | None = None, sample_weight=None):
+        self.rtm, self.reader, self.transform = rtm, reader, transform
+        self.sample_weight = None if sample_weight is None else np.ascontiguousarray(sample_weight, np.float32)
+        self.labels = [np.ascontiguousarray(a) for a in labels]
+        self.procs = rtm.machine.processors(ProcKind.CPU)
+        self.cpus = cpus or len(self.procs)
+        self.ring = BatchRing(rtm, batch_size, [(reader.sample_shape, np.float32)],
+                              [(a.shape[1:], a.dtype) for a in self.labels])
+        self.batch_size = int(batch_size)
+        self._batches: list[np.ndarray] = []
+        self._inflight: dict[int, object] = {}
+        self._next = 0
+        self.wait_s = 0.0
+        self.history: list[EpochStall] = []
+
+    @property
+    def depth(self) -> int:
+        return self.ring.depth
+
+    def _issue(self, b: int) -> None:
+        rows = self._batches[b]
+        slot = b % self.ring.depth
+        xs, ys, sw = self.ring.slots[slot]
+        points = max(1, min(len(self.procs), len(rows)))
+        bounds = np.linspace(0, len(rows), points + 1).astype(int)
+        ranges = {(k,): (int(bounds[k]), int(bounds[k + 1])) for k in range(points)}
+        tag = tuple(self.procs[(b + k) % len(self.procs)] for k in range(points))
+        reader_fm = self.ring.last_reader[slot]
+        after = list(reader_fm) if reader_fm is not None else []
+        self._inflight[b] = self.rtm.index_launch(load_batch, (points,), self.reader, xs, ys, self.labels, sw,
+                                                  self.sample_weight, rows, ranges, POINT, *after, tag=tag)
+
+    def _fill(self) -> None:
+        while self._next < len(self._batches) and self._next < self._taken + self.ring.depth:
+            self._issue(self._next)
+            self._next += 1
+
+    def start_epoch(self, batches: Sequence[np.ndarray]) -> None:
+        """Begin an epoch over `batches` (the sample rows of each batch, in order) and start loading."""
+        if any(len(r) > self.batch_size for r in batches):
+            raise ValueError(f"LoaderPipeline: a batch is larger than the ring's batch size {self.batch_size}.")
+        self._batches = [np.asarray(r, np.int64) for r in batches]
+        for fm in self._inflight.values():  # loads of an epoch left early still write their slots
+            fm.wait()
+        self._inflight.clear()
+        self._next = 0
+        self._taken = 0
+        self.wait_s = 0.0
+        self._fill()
+
+    def __len__(self) -> int:
+        return len(self._batches)
+
+    def ready(self, b: int) -> bool:
+        """Whether batch b is decoded (never blocks)."""
+        fm = self._inflight.get(b)
+        return fm is not None and fm.done()
+
+    def take(self, b: int):
+        """(sources, rows) of batch b for the step: the slot's arrays and ``arange(k)``; waits (timed)."""
+        if b not in self._inflight:
+            self._fill()
+        fm = self._inflight.pop(b)
+        t0 = time.perf_counter()
+        try:
+            fm.get()
+        except TaskError as e:
+            if isinstance(e.__cause__, FlexFlowKerasError):
+                raise e.__cause__ from None
+            raise
+        self.wait_s += time.perf_counter() - t0
+        self._taken = b + 1
+        k = len(self._batches[b])
+        xs, ys, sw = self.ring.slots[b % self.ring.depth]
+        xs, ys, sw = [a[:k] for a in xs], [a[:k] for a in ys], sw[:k]
+        if self.transform is not None:
+            xs, ys = self.transform(xs, ys)
+        return tuple(xs) + tuple(ys) + (sw,), np.arange(k, dtype=np.int64)
+
+    def consumed(self, b: int, reader_fm) -> None:
+        """The step's loader launch that reads batch b's slot; loads the batches that can start now."""
+        if reader_fm is not None and self.transform is None:
+            self.ring.last_reader[b % self.ring.depth] = reader_fm
+        self._fill()
+
+    def end_epoch(self, epoch: int, seconds: float) -> EpochStall:
+        """Record the epoch's data wait and log the stall report when it is above STALL_FRACTION."""
+        rec = EpochStall(epoch, self.wait_s, seconds, False)
+        if seconds > 0 and rec.fraction > STALL_FRACTION:
+            rec.fired = True
+            ring = self.ring
+            zs = (f"raise -ll:zsize (now {ring.zsize_mb} MB = {ring.holds} batches of {self.batch_size}) so more "
+                  f"batches load ahead" if ring.depth < MAX_DEPTH else
+                  f"-ll:zsize (now {ring.zsize_mb} MB = {ring.holds} batches of {self.batch_size}) already holds "
+                  f"the deepest ring ({ring.depth} batches)")
+            log.warning("data stall: epoch %d waited %.2f s of %.2f s (%.0f%%) for the loaders to decode batches. "
+                        "Raise -ll:cpu (now %d; one loader worker per CPU processor); %s.", epoch + 1, rec.wait_s,
+                        seconds, 100 * rec.fraction, self.cpus, zs)
+        self.history.append(rec)
+        return rec
+
+    def close(self) -> None:
+        """Wait for the loads still in flight and give the ring's memory back."""
+        for fm in self._inflight.values():
+            fm.wait()
+        self._inflight.clear()
+        self.ring.close()

@@ -1,0 +1,141 @@
+"""The loader pipeline: the ring lives in zero-copy memory (bounded by -ll:zsize), batches equal a plain
+NumPy gather in the epoch's order, the order is a function of (seed, epoch), and the data wait is
+measured and reported."""
+
+import logging
+import time
+
+import numpy as np
+import pytest
+from PIL import Image
+
+from flexflow_keras.data.images import ImageFolderSource, index_image_folder
+from flexflow_keras.data.order import epoch_order
+from flexflow_keras.data.pipeline import BatchRing, LoaderPipeline
+from flexflow_keras.errors import ConfigError
+from runtime import Machine, MemKind, Runtime
+
+
+@pytest.fixture(params=["threaded", "sequential"])
+def rtm(request):
+    r = Runtime(Machine(cpus=2, zsize=16), executor=request.param)
+    yield r
+    r.shutdown()
+
+
+@pytest.fixture(scope="module")
+def source(tmp_path_factory):
+    root = tmp_path_factory.mktemp("imgs")
+    rng = np.random.default_rng(1)
+    for c in range(3):
+        (root / f"c{c}").mkdir()
+        for i in range(7):
+            Image.fromarray(rng.integers(0, 256, (5, 4), dtype=np.uint8), "L").save(root / f"c{c}" / f"{i}.png")
+    paths, labels, names = index_image_folder(root)
+    return ImageFolderSource(paths, labels, names, (5, 4), 1)
+
+
+def test_epoch_order_is_a_function_of_seed_and_epoch():
+    a = epoch_order(100, 7, 3)
+    np.testing.assert_array_equal(a, epoch_order(100, 7, 3))
+    assert sorted(a.tolist()) == list(range(100))
+    assert not np.array_equal(a, epoch_order(100, 7, 4)) and not np.array_equal(a, epoch_order(100, 8, 3))
+    np.testing.assert_array_equal(epoch_order(10, 7, 3, shuffle=False), np.arange(10))
+    chunks = epoch_order(10, 1, 0, "batch", 4).reshape(-1)
+    assert sorted(chunks.tolist()) == list(range(10))
+
+
+def test_ring_lives_in_zero_copy_memory(rtm):
+    before = rtm.memory_usage()["zcmem"][0]
+    ring = BatchRing(rtm, 8, [((5, 4, 1), np.float32)], [((), np.int32)], max_depth=3)
+    used = rtm.memory_usage()["zcmem"][0] - before
+    assert ring.depth == 3 and used == 3 * ring.slot_bytes == 3 * 8 * (20 * 4 + 4 + 4)
+    ring.close()
+    assert rtm.memory_usage()["zcmem"][0] == before
+
+
+def test_zsize_that_cannot_hold_two_batches_is_a_config_error():
+    rtm = Runtime(Machine(cpus=1, zsize=1))
+    try:
+        with pytest.raises(ConfigError, match=r"-ll:zsize 1 MB holds 0 batches of 64 x \(224, 224, 3\) float32 = "
+                                              r"36\.8 MB .*at least 74 MB is needed for 2 batches: pass -ll:zsize 7"):
+            BatchRing(rtm, 64, [((224, 224, 3), np.float32)], [((), np.int32)])
+        assert rtm.memory_usage()["zcmem"][0] == 0
+    finally:
+        rtm.shutdown()
+
+
+def test_batches_equal_a_numpy_gather_in_the_epoch_order(rtm, source):
+    labels = source.labels
+    pipe = LoaderPipeline(rtm, source, [labels], batch_size=4)
+    assert pipe.depth >= 2
+    everything = source.load()
+    for epoch in range(2):
+        order = epoch_order(source.num_samples, 5, epoch)
+        batches = [order[i:i + 4] for i in range(0, len(order), 4)]
+        pipe.start_epoch(batches)
+        for b, rows in enumerate(batches):
+            sources, got_rows = pipe.take(b)
+            np.testing.assert_array_equal(got_rows, np.arange(len(rows)))
+            x, y, sw = sources
+            np.testing.assert_array_equal(x, everything[rows])
+            np.testing.assert_array_equal(y, labels[rows])
+            assert np.all(sw == 1.0) and len(sw) == len(rows)
+            assert any(np.shares_memory(x, slot[0][0]) for slot in pipe.ring.slots)  # read in place
+            pipe.consumed(b, None)
+        pipe.end_epoch(epoch, 1.0)
+    pipe.close()
+
+
+class _SlowReader:
+    sample_shape = (2,)
+
+    def __init__(self, delay):
+        self.delay = delay
+
+    def read_x(self, rows, out):
+        time.sleep(self.delay)
+        out[...] = np.asarray(rows)[:, None]
+
+
+def test_the_wait_is_measured_and_reported_once_per_epoch(rtm, caplog):
+    if rtm.executor_name == "sequential":
+        pytest.skip("the sequential executor decodes at issue time: there is never a wait")
+    pipe = LoaderPipeline(rtm, _SlowReader(0.05), [np.arange(8, dtype=np.int32)], batch_size=2, cpus=2)
+    pipe.start_epoch([np.array([0, 1]), np.array([2, 3]), np.array([4, 5])])
+    for b in range(3):
+        pipe.take(b)
+        pipe.consumed(b, None)
+    assert pipe.wait_s >= 0.04  # at least the first batch's decoding was waited for
+    with caplog.at_level(logging.WARNING, logger="flexflow_keras"):
+        stall = pipe.end_epoch(0, pipe.wait_s * 2)
+        calm = pipe.end_epoch(1, pipe.wait_s * 1000)
+    assert stall.fired and not calm.fired and abs(stall.fraction - 0.5) < 1e-9
+    reports = [r.getMessage() for r in caplog.records if "data stall" in r.getMessage()]
+    assert len(reports) == 1
+    assert "epoch 1" in reports[0] and "-ll:cpu (now 2" in reports[0] and "-ll:zsize (now 16 MB" in reports[0]
+    pipe.close()
+
+
+def test_a_bad_image_in_a_loader_task_is_the_data_error(rtm, source, tmp_path):
+    bad = tmp_path / "bad.png"
+    bad.write_bytes(b"not a png")
+    broken = ImageFolderSource([str(bad)] + source.paths[:3], np.zeros(4, np.int32), ["c"], (5, 4), 1)
+    pipe = LoaderPipeline(rtm, broken, [broken.labels], batch_size=4)
+    pipe.start_epoch([np.arange(4)])
+    from flexflow_keras.errors import DataError
+
+    with pytest.raises(DataError, match="bad.png"):
+        pipe.take(0)
+    pipe.close()
+
+
+def test_ring_uses_the_runtime_allocator():
+    rtm = Runtime(Machine(cpus=1, zsize=4))
+    try:
+        a, release = rtm.allocate(MemKind.ZERO_COPY, (1024, 256), np.float32, "probe")
+        assert rtm.memory_usage()["zcmem"][0] == a.nbytes == 1 << 20
+        release()
+        assert rtm.memory_usage()["zcmem"][0] == 0
+    finally:
+        rtm.shutdown()
