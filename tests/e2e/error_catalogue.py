@@ -74,7 +74,62 @@ def not_a_strategy_file(tmp: Path) -> None:
     (tmp / "strategy.json").write_text("data parallel, please\n")
 
 
+@setup
+def empty_folder(tmp: Path) -> None:
+    """`<tmp>/data/` is an empty folder."""
+    (tmp / "data").mkdir()
+
+
+@setup
+def text_files(tmp: Path) -> None:
+    """`<tmp>/data/` holds three .txt files."""
+    (tmp / "data").mkdir()
+    for i in range(3):
+        (tmp / "data" / f"note{i}.txt").write_text("hello\n")
+
+
+@setup
+def lone_npy(tmp: Path) -> None:
+    """`<tmp>/x.npy` with no `y.npy` beside it."""
+    import numpy as np
+
+    np.save(tmp / "x.npy", np.zeros((4, 28, 28), np.uint8))
+
+
+@setup
+def npz_other_keys(tmp: Path) -> None:
+    """`<tmp>/other.npz` holds arrays named `a` and `b`."""
+    import numpy as np
+
+    np.savez(tmp / "other.npz", a=np.zeros(3), b=np.ones(3))
+
+
+@setup
+def csv_with_text(tmp: Path) -> None:
+    """`<tmp>/bad.csv`: a header `a,b,label` and a cell holding `x`."""
+    (tmp / "bad.csv").write_text("a,b,label\n1,2,0\n3,x,1\n")
+
+
+@setup
+def image_folder(tmp: Path) -> None:
+    """`<tmp>/images/c0/`, `<tmp>/images/c1/`: two class folders of 28x28 grayscale PNGs."""
+    import numpy as np
+    from PIL import Image
+
+    for c in range(2):
+        (tmp / "images" / f"c{c}").mkdir(parents=True)
+        for i in range(4):
+            Image.fromarray(np.full((28, 28), 40 * i + c, np.uint8)).save(tmp / "images" / f"c{c}" / f"{i}.png")
+
+
+@setup
+def truncated_checkpoint(tmp: Path) -> None:
+    """`<tmp>/model.keras` holds 500 bytes that are not a zip archive (a save cut short)."""
+    (tmp / "model.keras").write_bytes(b"PK\x03\x04" + bytes(496))
+
+
 MLP = "examples/mnist_mlp.py"
+CNN = "examples/mnist_cnn.py"
 
 SCRIPT_HEAD = """import numpy as np
 import flexflow_keras as keras
@@ -96,6 +151,18 @@ CASES: list[Case] = [
          ("-ll:zsize must be", "received -5")),
     Case("executor-unknown", "an executor that does not exist", (MLP, "--executor", "fast"), 2,
          "--executor must be 'threaded' or 'sequential'"),
+    # --- mistyped flags and settings that cannot be --------------------------------------------------------
+    Case("long-flag-near-miss", "a near miss of a long flag", (MLP, "--epoch", "3"), 2,
+         "Unknown flag --epoch: did you mean --epochs?"),
+    Case("runtime-flag-unknown", "an -ll: flag that does not exist", (MLP, "-ll:gpus", "2"), 2,
+         "Unknown flag -ll:gpus: did you mean -ll:gpu?"),
+    Case("zsize-zero", "no zero-copy memory", (MLP, "-ll:zsize", "0"), 2,
+         "-ll:zsize must be a positive number of MB (1 or more), received 0"),
+    Case("epochs-zero", "zero epochs", (MLP, "-e", "0"), 2, "-e/--epochs must be a positive integer"),
+    Case("gpus-not-present", "GPUs asked for on a host without them", (MLP, "-ll:gpu", "2"), 2,
+         ("-ll:gpu 2 asks for 2 GPU(s)", "Pass -ll:gpu 0")),
+    Case("env-out-of-range", "an FF_* variable out of range", (MLP,), 2, "FF_ZSIZE must be a positive number",
+         group="Environment", env={"FF_ZSIZE": "0"}),
     # --- environment ----------------------------------------------------------------------------------------
     Case("env-not-a-number", "an FF_* variable that is not a number", (MLP,), 2,
          ("FF_EPOCHS", "an int", "received 'abc'"), group="Environment", env={"FF_EPOCHS": "abc"}),
@@ -124,6 +191,38 @@ CASES: list[Case] = [
     # --- datasets -------------------------------------------------------------------------------------------
     Case("dataset-missing", "-d names a path that does not exist", (MLP, "-d", "{tmp}/missing.npz"), 1,
          "does not exist. Check the path, or drop -d", group="Datasets (-d)"),
+    Case("dataset-empty-folder", "-d names an empty folder", (MLP, "-d", "{tmp}/data"), 1,
+         "found an empty directory", group="Datasets (-d)", setup="empty_folder"),
+    Case("dataset-text-files", "-d names a folder of text files", (MLP, "-d", "{tmp}/data"), 1,
+         "found a directory of 3 .txt files", group="Datasets (-d)", setup="text_files"),
+    Case("dataset-lone-npy", "-d names an .npy without its partner", (MLP, "-d", "{tmp}/x.npy"), 1,
+         "needs its partner y.npy", group="Datasets (-d)", setup="lone_npy"),
+    Case("dataset-npz-other-keys", "-d names an .npz of other arrays", (MLP, "-d", "{tmp}/other.npz"), 1,
+         "found an .npz with keys a, b", group="Datasets (-d)", setup="npz_other_keys"),
+    Case("dataset-csv-text-cell", "-d names a CSV with a word among the numbers", (MLP, "-d", "{tmp}/bad.csv"), 1,
+         ("column 'b'", "not a number"), group="Datasets (-d)", setup="csv_with_text"),
+    Case("dataset-wrong-for-loader", "-d holds images where mnist.load_data() needs arrays",
+         (MLP, "-d", "{tmp}/images"), 1, "is a folder of class sub-folders of images", group="Datasets (-d)",
+         setup="image_folder"),
+    Case("image-folder-flat-model", "an image folder for a model whose input is flat",
+         ("{tmp}/script.py", "-d", "{tmp}/images"), 1, "is an image folder, but the model's input has samples of shape (784,)",
+         group="Datasets (-d)", setup="image_folder",
+         code="import flexflow_keras as keras\n\nmodel = keras.Sequential([keras.Input((784,)), "
+              "keras.layers.Dense(2)])\nmodel.compile('sgd', 'sparse_categorical_crossentropy')\nmodel.fit()\n"),
+    Case("zsize-too-small-for-ring", "-ll:zsize too small for two batches of the loaders' ring",
+         ("{tmp}/script.py", "-d", "{tmp}/images", "-ll:zsize", "1", "-b", "8"), 2,
+         ("-ll:zsize 1 MB holds 0 batches", "is needed for 2 batches"), group="Datasets (-d)", setup="image_folder",
+         code="import flexflow_keras as keras\n\nmodel = keras.Sequential([keras.Input((256, 256, 3)), "
+              "keras.layers.Flatten(), keras.layers.Dense(2)])\n"
+              "model.compile('sgd', 'sparse_categorical_crossentropy')\nmodel.fit()\n"),
+    # --- checkpoints ----------------------------------------------------------------------------------------
+    Case("load-truncated-checkpoint", "load_model() on a file cut short", ("{tmp}/script.py",), 1,
+         "is not a readable .keras model file", group="Checkpoints", setup="truncated_checkpoint",
+         code="import sys\nimport flexflow_keras as keras\n\nkeras.models.load_model(sys.argv[0].replace("
+              "'script.py', 'model.keras'))\n"),
+    Case("save-wrong-suffix", "model.save() to an .h5 name", ("{tmp}/script.py",), 1,
+         "the file name must end in `.keras`", group="Checkpoints",
+         code=SCRIPT_HEAD + "model.save('model.h5')\n"),
     # --- calls in a script ----------------------------------------------------------------------------------
     Case("fit-zero-samples", "fit() on arrays with no samples", ("{tmp}/script.py",), 1,
          "fit(): x has 0 samples", group="Calls in a script",
