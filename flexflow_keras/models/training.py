@@ -322,7 +322,7 @@ class Trainer:
                                       seed, validation_freq, validation_batch_size or batch_size, validation_steps)
         finally:
             feed.close()
-            _interrupts.phase(None)
+        _interrupts.phase(None)  # not in `finally`: a Ctrl-C's message still names the epoch and step
         elapsed = time.perf_counter() - t_start
         samples = self._fit_samples
         engine.sync_to_host()

@@ -84,11 +84,12 @@ def test_training_on_the_folder_equals_training_on_its_decoded_arrays(tmp_path):
 def test_zsize_too_small_for_two_batches_is_a_usage_error(tmp_path):
     folder = make_folder(tmp_path / "digits", per_class=2)
     script = tmp_path / "train.py"
-    script.write_text(SCRIPT)
-    proc = run(script, "-d", str(folder), "-ll:zsize", "0", home=tmp_path)
+    # 16 images of 256x256x1 float32 are 4 MB a batch: 1 MB (the smallest -ll:zsize) holds none
+    script.write_text(SCRIPT.replace("keras.Input((28, 28, 1))", "keras.Input((256, 256, 1))"))
+    proc = run(script, "-d", str(folder), "-ll:zsize", "1", home=tmp_path)
     assert proc.returncode == 2, proc.stderr[-3000:]
-    assert "-ll:zsize 0 MB holds 0 batches of 16 x (28, 28, 1) float32" in proc.stderr
-    assert "pass -ll:zsize 1" in proc.stderr and "Traceback" not in proc.stderr
+    assert "-ll:zsize 1 MB holds 0 batches of 16 x (256, 256, 1) float32" in proc.stderr
+    assert "pass -ll:zsize 9" in proc.stderr and "Traceback" not in proc.stderr
 
 
 @pytest.mark.tf
