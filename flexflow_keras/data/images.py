@@ -219,16 +219,25 @@ def _short(names: Sequence[str], k: int = 10) -> str:
     return f"[{shown}{', ...' if len(names) > k else ''}]"
 
 
-def is_image_folder(path) -> bool:
-    """True when `path` is a directory with class sub-folders holding at least one image file."""
+def is_image_folder(path, nested: bool = True) -> bool:
+    """True when `path` is a directory with class sub-folders holding at least one image file.
+
+    Args:
+        path: the directory.
+        nested: also look in the class folders' own sub-folders (Keras' layout allows them); the `-d`
+            detector passes False, so that `imagenet/` holding `train/` and `val/` image folders is several
+            datasets rather than one of classes "train" and "val".
+    """
     path = os.fspath(path)
     if not os.path.isdir(path):
         return False
     try:
         for sub in _class_dirs(path):
-            for _root, _dirs, files in os.walk(os.path.join(path, sub)):
+            for _root, dirs, files in os.walk(os.path.join(path, sub)):
                 if any(f.lower().endswith(IMAGE_EXTENSIONS) for f in files):
                     return True
+                if not nested:
+                    dirs.clear()
     except OSError:
         return False
     return False

@@ -216,18 +216,19 @@ class Trainer:
         model (always logged)."""
         from flexflow_keras import losses as losses_mod
         from flexflow_keras.data import SyntheticSource
-        from flexflow_keras.data.formats import flag_source
-        from flexflow_keras.data.images import is_image_folder
+        from flexflow_keras.data.formats import detect, flag_source
+        from flexflow_keras.data.formats.detect import check_exists
 
         cfg = _config.get()
         graph = self._graph_for(None)
         out_names = self._output_names_for(graph)
         loss_args = self._per_output(getattr(self, "_loss_arg", None), out_names, "loss")
         losses = [None if a is None else losses_mod.get(a) for a in loss_args]
-        if cfg.dataset and is_image_folder(cfg.dataset):
+        found = detect(check_exists(cfg.dataset)) if cfg.dataset else None
+        if found is not None and found.kind == "image-folder":  # decoded by the loaders, not held in memory
             from flexflow_keras.models.training_feeds import folder_dataset
 
-            return folder_dataset(self, cfg.dataset, batch_size), None
+            return folder_dataset(self, found.target, batch_size), None
         if cfg.dataset:
             source = flag_source(cfg.dataset, [t.spec for t in graph.inputs], [t.spec for t in graph.outputs],
                                  losses, split, self._input_names_for(graph))

@@ -8,3 +8,8 @@ from flexflow_keras.errors import FlexFlowKerasError
 
 class SavingError(FlexFlowKerasError, ValueError):
     """A save or checkpoint argument that cannot work; the message names it and the fix."""
+
+
+class NotSerializableError(FlexFlowKerasError, NotImplementedError):
+    """A model or layer that a `.keras` config cannot describe (no `get_config`, an op applied directly to
+    symbolic tensors). A `NotImplementedError`, as Keras raises, and a framework error (one clean block)."""

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import inspect
 
-from flexflow_keras.saving.errors import SavingError
+from flexflow_keras.saving.errors import NotSerializableError, SavingError
 from flexflow_keras.utils import serialization
 
 _NESTED_MODULES = {"_initializer": "keras.initializers", "_regularizer": "keras.regularizers",
@@ -104,7 +104,7 @@ def _check_get_config(layer) -> None:
               if p.name != "self" and p.kind not in (p.VAR_KEYWORD, p.VAR_POSITIONAL)
               and p.default is inspect.Parameter.empty]
     if params and not own:
-        raise NotImplementedError(
+        raise NotSerializableError(
             f"Layer {cls.__name__} has constructor arguments {[p.name for p in params]} without defaults but "
             f"does not override get_config(), so it cannot be saved in a .keras file. Add get_config() "
             f"returning them, e.g. `def get_config(self): return {{**super().get_config(), "
@@ -116,7 +116,8 @@ def serialize_model(model) -> dict:
     """A whole model in Keras 3's layout: Sequential, functional, or a subclass with `get_config`.
 
     Raises:
-        NotImplementedError: a subclassed model without `get_config` (the message says what to add).
+        NotSerializableError (a NotImplementedError): a subclassed model without `get_config` (the message
+            says what to add).
     """
     from flexflow_keras.models.functional import Functional
     from flexflow_keras.models.sequential import Sequential
@@ -177,7 +178,7 @@ def _serialize_functional(model) -> dict:
     layers = []
     for layer in model._operations:
         if isinstance(layer, OpLayer):
-            raise NotImplementedError(
+            raise NotSerializableError(
                 f"Model '{model.name}' applies the op {layer._display_class} directly to symbolic tensors "
                 f"(layer '{layer.name}'), which a .keras config cannot describe. Wrap it in a layer (e.g. "
                 f"layers.Add(), layers.Lambda) or save only the weights with model.save_weights().")
@@ -206,7 +207,7 @@ def _serialize_subclassed(model) -> dict:
     cls = type(model)
     if "get_config" not in {k for c in cls.__mro__ if c not in Model.__mro__
                             and not c.__module__.startswith("flexflow_keras.") for k in vars(c)}:
-        raise NotImplementedError(
+        raise NotSerializableError(
             f"Model {cls.__name__} is a subclassed model without get_config(), so model.save() cannot "
             f"describe how to rebuild it. Add `def get_config(self): return {{...constructor arguments...}}` "
             f"(and `from_config` if they are not plain values) and register the class with "

@@ -5,22 +5,11 @@ import os
 import re
 import subprocess
 import sys
-import textwrap
 
 import pytest
+from test_interrupt import TINY_MLP as INTERRUPT_MLP
 
-TINY_MLP = textwrap.dedent("""
-    import numpy as np
-    import flexflow_keras as keras
-    from flexflow_keras import layers
-    x = np.random.default_rng(0).standard_normal((64, 8)).astype("float32")
-    y = (x[:, 0] > 0).astype("int32")
-    model = keras.Sequential([keras.Input(shape=(8,)), layers.Dense(8, activation="relu"),
-                              layers.Dense(2, activation="softmax")])
-    model.compile(optimizer="adam", loss="sparse_categorical_crossentropy", metrics=["accuracy"])
-    model.fit(x, y, batch_size=8, epochs=1)
-    print("done")
-""")
+TINY_MLP = INTERRUPT_MLP + 'print("done")\n'  # the same model as the Ctrl-C tests
 
 
 def test_tiny_mlp_on_the_simulator_shows_steps_and_names_the_simulator(tmp_path):

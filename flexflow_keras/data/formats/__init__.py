@@ -7,8 +7,9 @@ module each), and folders of class sub-folders of images (recognised here, read 
 from __future__ import annotations
 
 from flexflow_keras.data.formats.base import ACCEPTED, DatasetFile, describe_path
-from flexflow_keras.data.formats.detect import Detection, detect, is_image_folder, open_dataset
+from flexflow_keras.data.formats.detect import Detection, detect, open_dataset
 from flexflow_keras.data.formats.for_model import flag_source
+from flexflow_keras.data.images import is_image_folder
 
 __all__ = ["ACCEPTED", "DatasetFile", "Detection", "describe_path", "detect", "flag_source", "is_image_folder",
            "open_dataset"]

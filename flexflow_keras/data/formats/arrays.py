@@ -11,21 +11,11 @@ import zipfile
 import numpy as np
 
 from flexflow_keras.data.formats.base import DatasetFile, unusable
+from flexflow_keras.data.sources import _npz_group as _group
 from flexflow_keras.errors import DataError
 
 NPY_PAIRS = (("x_train.npy", "y_train.npy"), ("x.npy", "y.npy"))
 NPY_TEST = ("x_test.npy", "y_test.npy")
-
-
-def _group(keys: set[str], base: str) -> list[str] | None:
-    """``base`` itself, or ``base_0, base_1, ...``."""
-    if base in keys:
-        return [base]
-    numbered, i = [], 0
-    while f"{base}_{i}" in keys:
-        numbered.append(f"{base}_{i}")
-        i += 1
-    return numbered or None
 
 
 def npz_members(path: str) -> list[str]:

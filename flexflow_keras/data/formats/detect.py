@@ -13,9 +13,9 @@ from dataclasses import dataclass
 
 from flexflow_keras.data.formats import arrays, cifar, idx, table
 from flexflow_keras.data.formats.base import DatasetFile, NotADataset, describe_path, unusable
+from flexflow_keras.data.images import is_image_folder
 from flexflow_keras.errors import DataError
 
-IMAGE_EXTENSIONS = (".jpg", ".jpeg", ".png")
 _TARS = (".tar.gz", ".tgz", ".tar")
 
 
@@ -26,20 +26,6 @@ class Detection:
 
     kind: str
     target: str
-
-
-def is_image_folder(path: str) -> bool:
-    """True for a directory whose class sub-folders hold .jpg/.jpeg/.png files (Keras'
-    image_dataset_from_directory layout)."""
-    try:
-        subdirs = [e.path for e in os.scandir(path) if e.is_dir() and not e.name.startswith(".")]
-        for sub in subdirs:
-            for e in os.scandir(sub):
-                if e.is_file() and e.name.lower().endswith(IMAGE_EXTENSIONS):
-                    return True
-    except OSError:
-        return False
-    return False
 
 
 def _file_kind(path: str) -> str | None:
@@ -64,7 +50,7 @@ def _dir_kind(path: str) -> str | None:
         return "cifar-dir"
     if arrays.npy_pair_in(path):
         return "npy-dir"
-    if is_image_folder(path):
+    if is_image_folder(path, nested=False):
         return "image-folder"
     return None
 

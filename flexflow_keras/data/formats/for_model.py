@@ -15,7 +15,7 @@ import logging
 import numpy as np
 
 from flexflow_keras.data.formats.base import DatasetFile
-from flexflow_keras.data.formats.detect import check_exists, detect, open_dataset
+from flexflow_keras.data.formats.detect import check_exists, open_dataset
 from flexflow_keras.data.sources import ArraySource
 from flexflow_keras.errors import DataError
 
@@ -70,18 +70,13 @@ def flag_source(path: str, input_specs, output_specs, losses, split: str = "trai
         input_names: the model's input names, for messages.
 
     Returns:
-        An `ArraySource` whose ``describe()`` is the log line; for a folder of images, the image loader's
-        source (data/images.py).
+        An `ArraySource` whose ``describe()`` is the log line. A folder of images is not an array format:
+        fit() hands it to the loaders (models/training_feeds.folder_dataset), and here it is a DataError.
 
     Raises:
         DataError: the path is unusable, or its arrays do not fit the model.
     """
     full = check_exists(path)
-    found = detect(full)
-    if found.kind == "image-folder":
-        from flexflow_keras.data.images import open_image_folder
-
-        return open_image_folder(found.target, input_specs)
     return shape_for_model(open_dataset(full), input_specs, output_specs, losses, split, input_names)
 
 
