@@ -20,7 +20,7 @@ from collections.abc import Callable, Sequence
 import numpy as np
 
 from flexflow_keras import config as _config
-from flexflow_keras.execution import choice
+from flexflow_keras.execution import choice, distributed
 from flexflow_keras.execution.context import get_runtime
 from flexflow_keras.execution.step import StepProgram
 from flexflow_keras.execution.store import BatchStore, WeightStore
@@ -67,6 +67,7 @@ class Engine:
         # the model's weight order first, then variables only the graph knows (constants of ops)
         self.variables = [v for v in variables if v.uid in in_graph] + [
             v for v in tgraph.graph.variables if v.uid not in given]
+        distributed.agree_weights(self.variables)  # under MPI: rank 0's initial values everywhere
         self.weights = WeightStore(self.rtm, self.variables, self.trainable_uids, optimizer)
         seeds = {t.uid for t in tgraph.per_sample_losses if t is not None}
         self.grad_plan = plan_gradients(tgraph.graph, seeds, self.trainable_uids)
@@ -158,12 +159,13 @@ class Engine:
             store = self._stores[batch] = BatchStore(self.rtm, batch)
         return store
 
-    def program(self, mode: str, batch: int) -> StepProgram:
-        key = (mode, batch)
+    def program(self, mode: str, batch: int, global_batch: int | None = None,
+                across_ranks: bool = False) -> StepProgram:
+        key = (mode, batch, global_batch, across_ranks)
         prog = self._programs.get(key)
         if prog is None:
             prog = self._programs[key] = StepProgram(self, mode, batch, self._store(batch), self.strategy,
-                                                     self._strategy_id)
+                                                     self._strategy_id, global_batch, across_ranks)
         return prog
 
     # --- steps ----------------------------------------------------------------------------------------------
@@ -175,12 +177,14 @@ class Engine:
         """Issue one training step without waiting for it; `collect_train` gives its results. The
         training loop issues step k+1 before collecting step k, so the processors never wait for the
         host's bookkeeping; the runtime orders the steps by their privileges."""
-        self.prepare_strategy(sources, rows, seed)
+        mine = distributed.shard_rows(rows)  # under MPI: this rank's shard of the global batch
+        local = rows if mine is None else mine
+        self.prepare_strategy(sources, local, seed)
         opt = self.optimizer
         iteration = int(opt.iterations)
         lr = float(opt.learning_rate_at(iteration))
-        prog = self.program("train", len(rows))
-        fm, pen = prog.run(sources, rows, step, seed, iteration, lr)
+        prog = self.program("train", len(local), len(rows), mine is not None)
+        fm, pen = prog.run(sources, local, step, seed, iteration, lr)
         opt.iterations = iteration + 1
         self._dirty = True
         return prog, fm, pen
@@ -189,6 +193,7 @@ class Engine:
         """Choose the training strategy now if none is set (see execution/choice.py)."""
         if self.strategy is None:
             choice.choose(self, self.code_strategy, sources, rows, seed)
+            distributed.agree_strategy(self)
         return self.strategy
 
     def collect_train(self, handle):
@@ -217,7 +222,10 @@ class Engine:
         stats: list[list[np.ndarray]] = [[None] * len(self.metric_objects[i]) for i in prog.loss_outputs]
         if fm is None:
             return losses, stats
-        for part in fm.get():
+        parts = fm.get()
+        if prog.across_ranks:
+            parts = distributed.gather_parts(parts)  # every rank's shards, in rank order
+        for part in parts:
             for k in range(n):
                 losses[k] += part[k]
             pos = n
@@ -232,7 +240,8 @@ class Engine:
     def machine_summary(self) -> dict:
         """The machine a strategy file records: GPUs and CPUs of this process's machine, and nodes."""
         m = self.rtm.machine
-        return {"gpus": len(m.processors(ProcKind.GPU)), "cpus": len(m.processors(ProcKind.CPU)), "nodes": 1}
+        return {"gpus": len(m.processors(ProcKind.GPU)), "cpus": len(m.processors(ProcKind.CPU)),
+                "nodes": m.nodes}
 
     def default_degree(self) -> int:
         cfg = _config.get()

@@ -18,6 +18,7 @@ import os
 
 import numpy as np
 
+from flexflow_keras.execution import distributed
 from flexflow_keras.execution import tasks as T
 from flexflow_keras.execution.layout import NodeLayout
 from flexflow_keras.execution.store import BatchStore, arg_for
@@ -32,11 +33,19 @@ _MODES = ("train", "eval", "predict")
 class StepProgram:
     """The launches of one mode for one batch size under one strategy."""
 
-    def __init__(self, engine, mode: str, batch: int, store: BatchStore, strategy, trace_id: int):
+    def __init__(self, engine, mode: str, batch: int, store: BatchStore, strategy, trace_id: int,
+                 global_batch: int | None = None, across_ranks: bool = False):
         if mode not in _MODES:
             raise ValueError(f"StepProgram mode must be one of {_MODES}, received {mode!r}")
         self.engine, self.mode, self.batch, self.store, self.strategy = engine, mode, batch, store, strategy
-        self.trace_name = f"{engine.name}.{mode}_step_b{batch}_s{trace_id}"
+        # across MPI ranks (execution/distributed.py): this rank's shard of a global batch, gradients and
+        # batch statistics summed over the ranks
+        self.global_batch = int(global_batch or batch)
+        self.across_ranks = bool(across_ranks) and mode == "train"
+        self.mpi_starts: dict[int, list] = {}  # backward entry index -> reductions started after it
+        self.mpi_finish: list = []  # reductions waited before the updates
+        self.trace_name = (f"{engine.name}.{mode}_step_b{batch}_s{trace_id}" +
+                           (f"_g{self.global_batch}_mpi" if self.across_ranks else ""))
         tg = engine.tgraph
         self.loss_outputs = [i for i, t in enumerate(tg.per_sample_losses) if t is not None]
         self._prepare()
@@ -80,7 +89,8 @@ class StepProgram:
         seeds = [s.grad(tg.per_sample_losses[i]) for i in self.loss_outputs]
         # The loader writes each loss's seed, d(loss)/d(per-sample loss) = sample_weight / elements
         # (sample_weight is ones when the user gave none), so weighted and unweighted steps are one trace.
-        self.numels = tuple(int(np.prod(s.act(tg.per_sample_losses[i]).shape)) for i in self.loss_outputs)
+        self.numels = tuple(int(np.prod(s.act(tg.per_sample_losses[i]).shape)) // max(self.batch, 1) *
+                            self.global_batch for i in self.loss_outputs)
         self.loader = e.cached(("loader", len(self.x_args), len(self.y_args), with_labels),
                                T.loader_task, len(self.x_args), len(self.y_args), with_labels)
         self.loader_args = [*self.x_args, *self.y_args,
@@ -93,6 +103,8 @@ class StepProgram:
         if training:
             self._prepare_backward()
             self._prepare_update()
+            if self.across_ranks:
+                self._prepare_rank_sums()
         self.metrics = None
         if with_labels and self.loss_outputs:
             args = []
@@ -243,6 +255,24 @@ class StepProgram:
             after = max(self._last_writer[v.uid] for v in vs)
             self.updates.setdefault(after, []).append((utask, (1,), args, (items[0][1],)))
 
+    def _prepare_rank_sums(self) -> None:
+        """Sum every written gradient over the ranks: started after its last writer, waited (with every
+        update moved after the whole backward pass, so the sums overlap the rest of it) before the updates."""
+        e = self.engine
+        last = len(self.backward) - 1
+        owners = self._owners()
+        for v in e.weights.trainable:
+            if v.uid not in self._last_writer:
+                continue
+            node, _ = owners[v.uid]
+            proc = self.layouts[node.uid].placement[0]
+            start, finish = distributed.reduce_tasks(e, ("grad", v.uid), f"grad_{v.name}")
+            region = e.weights.grad[v.uid]
+            self.mpi_starts.setdefault(self._last_writer[v.uid], []).append((start, region, proc))
+            self.mpi_finish.append((finish, region, proc))
+        moved = [u for i in sorted(self.updates) for u in self.updates[i]]
+        self.updates = {last: moved} if moved else {}
+
     def _update_task(self, vs):
         e = self.engine
         n_slots = tuple(len(e.weights.slots[v.uid]) for v in vs)
@@ -269,7 +299,7 @@ class StepProgram:
 
     def run(self, sources, rows, step: int, seed: int, iteration: int = 0, lr: float = 0.0):
         """Issue one step. Returns (metrics FutureMap or None, the update launches' penalty FutureMaps)."""
-        rtm, gb = self.engine.rtm, self.batch
+        rtm, gb = self.engine.rtm, self.global_batch
         fm, pen = None, []
         training = self.mode == "train"
         with rtm.trace(self.trace_name):
@@ -284,6 +314,10 @@ class StepProgram:
                         rtm.fill(r, 0.0)
                     rtm.index_launch(pre[0], lay.domain, *pre[1], step, gb, lay.by_color, POINT,
                                      tag=lay.placement)
+                    if self.across_ranks:
+                        for r in pre[2]:
+                            rtm.launch(distributed.sum_task(self.engine, ("stats", r.uid), r.name), r,
+                                       tag=lay.placement[0])
                 for r in fills:
                     rtm.fill(r, 0.0)
                 rtm.index_launch(ftask, lay.domain, *args, training, step, seed, gb, lay.by_color, POINT,
@@ -292,6 +326,11 @@ class StepProgram:
                     rtm.launch(post[0], *post[1], step, gb, tag=post[2])
             for i, (lay, btask, args) in enumerate(self.backward):
                 rtm.index_launch(btask, lay.domain, *args, step, seed, gb, lay.by_color, POINT, tag=lay.placement)
+                for start, region, proc in self.mpi_starts.get(i, ()):
+                    rtm.launch(start, region, tag=proc)
+                if i == len(self.backward) - 1:
+                    for finish, region, proc in self.mpi_finish:
+                        rtm.launch(finish, region, tag=proc)
                 for utask, dom, uargs, procs in self.updates.get(i, ()):
                     pen.append(rtm.index_launch(utask, dom, *uargs, iteration, lr, tag=procs))
             if self.metrics is not None:

@@ -1,0 +1,91 @@
+"""A small training script the MPI tests run under `mpiexec -n 2` and as one process.
+
+    python mpi_worker.py --model mlp|cnn --out FILE [--mp] [--fail raise|kill] [flexflow flags]
+
+Trains a few steps on fixed data with fixed initial weights and writes (rank 0) the per-step losses, the
+final weights' checksum and every rank's checksum as JSON to --out. `--mp` gives the first Dense layer a
+model-parallel strategy (output channels split over the node's two processors). `--fail raise` makes
+rank 1 raise in its second step; `--fail kill` makes it SIGKILL itself.
+"""
+
+import argparse
+import json
+import os
+import signal
+import sys
+
+import numpy as np
+
+import flexflow_keras as keras
+from flexflow_keras import layers
+from flexflow_keras.execution import distributed
+
+
+class Fail(keras.callbacks.Callback):
+    def __init__(self, how):
+        super().__init__()
+        self.how = how
+
+    def on_train_batch_begin(self, batch, logs=None):
+        w = distributed.world()
+        if batch == 1 and w is not None and w.rank == 1:
+            if self.how == "kill":
+                os.kill(os.getpid(), signal.SIGKILL)
+            raise ValueError("rank 1 was told to fail (--fail raise)")
+
+
+class Losses(keras.callbacks.Callback):
+    def __init__(self):
+        super().__init__()
+        self.losses = []
+
+    def on_train_batch_end(self, batch, logs=None):
+        self.losses.append(float(logs["loss"]))
+
+
+def build(kind):
+    keras.utils.set_random_seed(1)
+    if kind == "mlp":
+        return keras.Sequential([keras.Input(shape=(20,)), layers.Dense(16, activation="relu", name="d1"),
+                                 layers.Dense(3, activation="softmax", name="d2")])
+    return keras.Sequential([keras.Input(shape=(8, 8, 1)), layers.Conv2D(4, 3, activation="relu", name="c1"),
+                             layers.MaxPooling2D(2), layers.Flatten(), layers.Dense(3, activation="softmax",
+                                                                                     name="d2")])
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--model", default="mlp")
+    ap.add_argument("--out", required=True)
+    ap.add_argument("--mp", action="store_true")
+    ap.add_argument("--fail", default="")
+    args, _ = ap.parse_known_args()
+    rs = np.random.RandomState(0)
+    n = 64
+    x = rs.rand(n, 20).astype("float32") if args.model == "mlp" else rs.rand(n, 8, 8, 1).astype("float32")
+    y = rs.randint(0, 3, n)
+    model = build(args.model)
+    strategy = None
+    if args.mp:
+        strategy = keras.Strategy({"d1": keras.ParallelConfig((1, 2), (0, 1))})
+    model.compile(optimizer=keras.optimizers.SGD(0.5), loss="sparse_categorical_crossentropy",
+                  metrics=["accuracy"], **({"strategy": strategy} if strategy else {}))
+    rec = Losses()
+    cbs = [rec] + ([Fail(args.fail)] if args.fail else [])
+    model.fit(x, y, batch_size=16, epochs=2, shuffle=True, callbacks=cbs, verbose=0)
+    sums = [float(np.sum(np.abs(w.astype(np.float64)))) for w in model.get_weights()]
+    w = distributed.world()
+    every = w.gather(sums) if w is not None else [sums]
+    path = args.out + ".ckpt.weights.h5"
+    model.save_weights(path)  # rank 0 writes; every rank reads it back
+    model.load_weights(path)
+    back = [float(np.sum(np.abs(v.astype(np.float64)))) for v in model.get_weights()]
+    if w is None or w.rank == 0:
+        with open(args.out, "w") as f:
+            json.dump({"losses": rec.losses, "sums": sums, "every_rank": every, "read_back": back,
+                       "ranks": 1 if w is None else w.size}, f)
+    sys.stdout.write("done\n")
+
+
+if __name__ == "__main__":
+    main()
