@@ -1,11 +1,12 @@
 """A small training script the MPI tests run under `mpiexec -n 2` and as one process.
 
-    python mpi_worker.py --model mlp|cnn --out FILE [--mp] [--fail raise|kill] [flexflow flags]
+    python mpi_worker.py --models mlp,cnn,mp --dp N --out FILE [--fail raise|kill] [flexflow flags]
 
-Trains a few steps on fixed data with fixed initial weights and writes (rank 0) the per-step losses, the
-final weights' checksum and every rank's checksum as JSON to --out. `--mp` gives the first Dense layer a
-model-parallel strategy (output channels split over the node's two processors). `--fail raise` makes
-rank 1 raise in its second step; `--fail kill` makes it SIGKILL itself.
+Per model, trains a few steps on fixed data with fixed initial weights and writes (rank 0) the per-step
+losses, the final weights' checksums, every rank's checksums and the checksums read back from a
+checkpoint rank 0 wrote, as JSON to --out. `mlp` and `cnn` run data parallel at degree --dp on each node;
+`mp` is the MLP with a model-parallel first Dense layer (output channels split over the node's two
+processors). `--fail raise` makes rank 1 raise in its second step; `--fail kill` SIGKILLs it there.
 """
 
 import argparse
@@ -53,37 +54,43 @@ def build(kind):
                                                                                      name="d2")])
 
 
-def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--model", default="mlp")
-    ap.add_argument("--out", required=True)
-    ap.add_argument("--mp", action="store_true")
-    ap.add_argument("--fail", default="")
-    args, _ = ap.parse_known_args()
+def train(kind, args):
     rs = np.random.RandomState(0)
     n = 64
-    x = rs.rand(n, 20).astype("float32") if args.model == "mlp" else rs.rand(n, 8, 8, 1).astype("float32")
+    x = rs.rand(n, 8, 8, 1).astype("float32") if kind == "cnn" else rs.rand(n, 20).astype("float32")
     y = rs.randint(0, 3, n)
-    model = build(args.model)
-    strategy = None
-    if args.mp:
-        strategy = keras.Strategy({"d1": keras.ParallelConfig((1, 2), (0, 1))})
+    model = build("cnn" if kind == "cnn" else "mlp")
+    extra = {"strategy": keras.Strategy({"d1": keras.ParallelConfig((1, 2), (0, 1))})} if kind == "mp" else {}
     model.compile(optimizer=keras.optimizers.SGD(0.5), loss="sparse_categorical_crossentropy",
-                  metrics=["accuracy"], **({"strategy": strategy} if strategy else {}))
+                  metrics=["accuracy"], **extra)
     rec = Losses()
     cbs = [rec] + ([Fail(args.fail)] if args.fail else [])
     model.fit(x, y, batch_size=16, epochs=2, shuffle=True, callbacks=cbs, verbose=0)
     sums = [float(np.sum(np.abs(w.astype(np.float64)))) for w in model.get_weights()]
     w = distributed.world()
     every = w.gather(sums) if w is not None else [sums]
-    path = args.out + ".ckpt.weights.h5"
+    path = f"{args.out}.{kind}.weights.h5"
     model.save_weights(path)  # rank 0 writes; every rank reads it back
     model.load_weights(path)
     back = [float(np.sum(np.abs(v.astype(np.float64)))) for v in model.get_weights()]
+    back_every = w.gather(back) if w is not None else [back]
+    return {"losses": rec.losses, "sums": sums, "every_rank": every, "read_back": back_every,
+            "ranks": 1 if w is None else w.size}
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--models", default="mlp")
+    ap.add_argument("--dp", type=int, default=1)
+    ap.add_argument("--out", required=True)
+    ap.add_argument("--fail", default="")
+    args, _ = ap.parse_known_args()
+    keras.config.set(data_parallel_degree=args.dp)
+    out = {kind: train(kind, args) for kind in args.models.split(",")}
+    w = distributed.world()
     if w is None or w.rank == 0:
         with open(args.out, "w") as f:
-            json.dump({"losses": rec.losses, "sums": sums, "every_rank": every, "read_back": back,
-                       "ranks": 1 if w is None else w.size}, f)
+            json.dump(out, f)
     sys.stdout.write("done\n")
 
 
