@@ -41,9 +41,29 @@ from runtime.errors import MachineError
 log = logging.getLogger("runtime")
 
 _LAUNCH_VARS = ("PMI_SIZE", "OMPI_COMM_WORLD_SIZE", "PMIX_SIZE", "MPI_LOCALNRANKS")
+_SPIN_S = 2e-3
+_POLL_S = 50e-6  # waits poll with short sleeps: MPICH's blocking waits spin a core each (measured:
+# 2 ranks x (main thread + a worker) spinning on 2 shared cores slowed an MLP step many times over)
 _lock = threading.Lock()
 _world: World | None = None
 _started = False
+
+
+def wait(req, spin_s: float = _SPIN_S) -> None:
+    """Wait for an MPI request: polling it busily for `spin_s` (MPI progresses the transfer while it is
+    polled), then with short sleeps, so a long wait does not spin a core."""
+    t_end = time.perf_counter() + spin_s
+    while not req.Test():
+        if time.perf_counter() > t_end:
+            time.sleep(_POLL_S)
+
+
+def host_cores() -> int:
+    """The cores of this host that belong to this process: all of them, shared out among the MPI ranks
+    running on the same host."""
+    cores = os.cpu_count() or 1
+    local = _world.local_ranks if _world is not None else 1
+    return max(1, cores // max(1, local))
 
 
 @dataclass(frozen=True)
@@ -81,6 +101,9 @@ class World:
         self.control = comm.Dup()  # the host's collectives; worker threads use channel()s
         self.links: list[Link] = []
         self.thread_level = MPI.Query_thread()
+        node = comm.Split_type(MPI.COMM_TYPE_SHARED)
+        self.local_ranks = node.Get_size()  # ranks on this host (they share its cores)
+        node.Free()
 
     # --- start-up ------------------------------------------------------------------------------------
     def check_flags(self, argv: Sequence[str]) -> None:
@@ -131,15 +154,20 @@ class World:
         return f"MPI: {self.size} nodes (ranks), this is rank {self.rank}; measured links {links}"
 
     # --- host collectives (control communicator, the issuing thread only) ------------------------------
+    def _arrive(self) -> None:
+        wait(self.control.Ibarrier())  # every rank is here: the collective after it does not spin long
+
     def gather(self, value) -> list:
         """Every rank's `value` (plain values: numbers, tuples, NumPy arrays), in rank order."""
+        self._arrive()
         return self.control.allgather(value)
 
     def bcast(self, value, root: int = 0):
+        self._arrive()
         return self.control.bcast(value, root=root)
 
     def barrier(self) -> None:
-        self.control.Barrier()
+        self._arrive()
 
     def bcast_array(self, array: np.ndarray, root: int = 0) -> None:
         """Overwrite `array` (C-contiguous) with rank `root`'s values."""
@@ -189,7 +217,7 @@ class Reducer:
             raise RuntimeError(f"Reducer {self.name}: finish called before start")
         req, host, target = self._pending
         self._pending = None
-        req.Wait()
+        wait(req)
         if target is None:
             if host is not buf and not np.shares_memory(host, buf):
                 buf[...] = host
@@ -202,6 +230,27 @@ class Reducer:
         """Blocking sum (for small buffers a later task reads at once, such as batch statistics)."""
         self.start(buf)
         self.finish(buf)
+
+
+def sum_tasks(reducer: Reducer, name: str | None = None):
+    """(start, finish) runtime tasks summing one region over the ranks with `reducer`: each takes the
+    region read-write (so the runtime orders start after the region's writers, finish after start, and
+    readers after finish); CPU and GPU variants (device buffers are staged through host memory)."""
+    from runtime.machine import ProcKind
+    from runtime.privileges import RW
+    from runtime.tasks import Task
+
+    name = name or reducer.name
+
+    def start(buf):
+        reducer.start(buf)
+
+    def finish(buf):
+        reducer.finish(buf)
+
+    kinds = (ProcKind.CPU, ProcKind.GPU)
+    return (Task(start, [RW], name=f"{name}.allreduce_start", kinds=kinds),
+            Task(finish, [RW], name=f"{name}.allreduce_wait", kinds=kinds))
 
 
 def world() -> World | None:

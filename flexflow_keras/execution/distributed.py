@@ -129,33 +129,17 @@ def on_rank0(fn, *args, **kwargs):
 
 def reduce_tasks(engine, key, name: str):
     """(start, finish) tasks of the sum over ranks of one region (read-write, placed by the caller)."""
-    from flexflow_keras.execution.tasks import RW, _make_task
-
-    red = reducer(engine, key, name)
-
-    def start(backend):
-        def body(buf):
-            red.start(buf)
-        return body
-
-    def finish(backend):
-        def body(buf):
-            red.finish(buf)
-        return body
-
-    return (engine.cached(("mpi_start", key), _make_task, f"{name}.allreduce_start", [RW], start),
-            engine.cached(("mpi_finish", key), _make_task, f"{name}.allreduce_wait", [RW], finish))
+    return engine.cached(("mpi_sum_tasks", key), lambda: _comm.sum_tasks(reducer(engine, key, name)))
 
 
 def sum_task(engine, key, name: str):
     """One blocking sum over ranks of a small region (batch statistics)."""
-    from flexflow_keras.execution.tasks import RW, _make_task
+    from runtime import RW, ProcKind, Task
 
     red = reducer(engine, key, name)
 
-    def make(backend):
-        def body(buf):
-            red.allreduce(buf)
-        return body
+    def body(buf):
+        red.allreduce(buf)
 
-    return engine.cached(("mpi_sum", key), _make_task, f"{name}.allreduce", [RW], make)
+    return engine.cached(("mpi_sum", key), lambda: Task(body, [RW], name=f"{name}.allreduce",
+                                                         kinds=(ProcKind.CPU, ProcKind.GPU)))

@@ -13,7 +13,6 @@ from __future__ import annotations
 import gc
 import itertools
 import logging
-import os
 import time
 from collections.abc import Callable, Sequence
 
@@ -29,7 +28,7 @@ from flexflow_keras.ops.gradients import plan_gradients
 from flexflow_keras.ops.graph import OpGraph, Variable
 from flexflow_keras.ops.naming import node_names
 from flexflow_keras.ops.strategy import Strategy, check_strategy, complete, devices_used
-from runtime import ProcKind
+from runtime import ProcKind, comm
 
 log = logging.getLogger("flexflow_keras")
 _serial = itertools.count()
@@ -254,7 +253,7 @@ class Engine:
     def _apply_thread_policy(self, used: int) -> None:
         """BLAS threads per processor: the cores over the processors the strategy keeps busy, so the
         pieces running at once never ask for more threads than there are cores."""
-        cores = os.cpu_count() or 1
+        cores = comm.host_cores()  # shared out among MPI ranks on this host
         if self.proc_kind is ProcKind.CPU:
             _set_blas_threads(max(1, cores // max(1, used)))
 

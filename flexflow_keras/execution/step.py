@@ -14,8 +14,6 @@ mapping, and every later step with the same batch size and strategy replays it.
 
 from __future__ import annotations
 
-import os
-
 import numpy as np
 
 from flexflow_keras.execution import distributed
@@ -25,7 +23,7 @@ from flexflow_keras.execution.store import BatchStore, arg_for
 from flexflow_keras.execution.tasks import RW, SUM, WD
 from flexflow_keras.ops import parallel as par
 from flexflow_keras.ops.strategy import devices_used
-from runtime import POINT
+from runtime import POINT, comm
 
 _MODES = ("train", "eval", "predict")
 
@@ -242,7 +240,7 @@ class StepProgram:
                 self._tiled_update(v, lay, j, devices)
             else:
                 whole.append((v, lay.placement[0]))
-        cores = os.cpu_count() or 1
+        cores = comm.host_cores()  # shared out among MPI ranks on this host
         used = devices_used(self.strategy, len(e.processors))
         split = cores // used <= 1 and not getattr(opt, "needs_all_variables", False)
         groups = [[item] for item in whole] if split else ([whole] if whole else [])
