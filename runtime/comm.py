@@ -40,7 +40,7 @@ from runtime.errors import MachineError
 
 log = logging.getLogger("runtime")
 
-_LAUNCH_VARS = ("PMI_SIZE", "OMPI_COMM_WORLD_SIZE", "PMIX_SIZE", "MPI_LOCALNRANKS")
+_LAUNCH_VARS = ("PMI_SIZE", "OMPI_COMM_WORLD_SIZE", "PMIX_SIZE")
 _SPIN_S = 2e-3
 _POLL_S = 50e-6  # waits poll with short sleeps: MPICH's blocking waits spin a core each (measured:
 # 2 ranks x (main thread + a worker) spinning on 2 shared cores slowed an MLP step many times over)
@@ -77,7 +77,7 @@ class Link:
 
 def launched_size() -> int:
     """The rank count an MPI launcher announced in the environment (1 when none did)."""
-    for var in _LAUNCH_VARS[:3]:
+    for var in _LAUNCH_VARS:
         raw = os.environ.get(var)
         if raw and raw.isdigit():
             return int(raw)
@@ -313,8 +313,12 @@ def start(argv: Sequence[str]) -> World | None:
                 f"installed. Install the mpi extra (pip install 'flexflow_keras[mpi]', i.e. mpi4py and "
                 f"mpich) or run without mpiexec.") from None
         comm = MPI.COMM_WORLD
-        if comm.Get_size() <= 1:
-            return None
+        if comm.Get_size() != launched_size():
+            raise MachineError(
+                f"The MPI launcher announced {launched_size()} ranks but mpi4py's MPI sees {comm.Get_size()} "
+                f"(rank {comm.Get_rank()}): mpi4py is built against another MPI than the mpiexec that started "
+                f"this job. Use the mpiexec of the same MPI (with the mpi extra: the mpich wheel's mpiexec), or "
+                f"rebuild mpi4py against yours.")
         w = World(comm)
         _install_failure_hook(w)
         if w.thread_level < MPI.THREAD_MULTIPLE:

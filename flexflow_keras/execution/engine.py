@@ -204,15 +204,19 @@ class Engine:
         """Forward in inference mode with losses and metrics. Returns (loss per output, metric stats)."""
         if self.strategy is None:
             self.set_strategy(self.code_strategy or self.data_parallel(self.default_degree()), self.default_degree())
-        prog = self.program("eval", len(rows))
-        fm, _ = prog.run(sources, rows, 0, seed)
+        mine = distributed.shard_rows(rows)  # under MPI: this rank's shard, partial sums gathered
+        local = rows if mine is None else mine
+        prog = self.program("eval", len(local), len(rows), mine is not None)
+        fm, _ = prog.run(sources, local, 0, seed)
         return self._collect(prog, fm)
 
     def predict_step(self, sources, rows: np.ndarray) -> list[np.ndarray]:
         if self.strategy is None:
             self.set_strategy(self.code_strategy or self.data_parallel(self.default_degree()), self.default_degree())
-        prog = self.program("predict", len(rows))
-        prog.run(sources, rows, 0, 0)
+        mine = distributed.shard_rows(rows)  # under MPI: this rank's shard, outputs gathered
+        local = rows if mine is None else mine
+        prog = self.program("predict", len(local), len(rows), mine is not None)
+        prog.run(sources, local, 0, 0)
         return prog.outputs()
 
     def _collect(self, prog: StepProgram, fm):

@@ -36,10 +36,10 @@ class StepProgram:
         if mode not in _MODES:
             raise ValueError(f"StepProgram mode must be one of {_MODES}, received {mode!r}")
         self.engine, self.mode, self.batch, self.store, self.strategy = engine, mode, batch, store, strategy
-        # across MPI ranks (execution/distributed.py): this rank's shard of a global batch, gradients and
-        # batch statistics summed over the ranks
+        # across MPI ranks (execution/distributed.py): this rank's shard of a global batch; in training,
+        # gradients and batch statistics summed over the ranks
         self.global_batch = int(global_batch or batch)
-        self.across_ranks = bool(across_ranks) and mode == "train"
+        self.across_ranks = bool(across_ranks)
         self.mpi_starts: dict[int, list] = {}  # backward entry index -> reductions started after it
         self.mpi_finish: list = []  # reductions waited before the updates
         self.trace_name = (f"{engine.name}.{mode}_step_b{batch}_s{trace_id}" +
@@ -336,7 +336,12 @@ class StepProgram:
         return fm, pen
 
     def outputs(self) -> list:
-        """Host copies of the model outputs (after a predict or eval step)."""
+        """Host copies of the model outputs (after a predict or eval step); across MPI ranks, every rank's
+        shard in rank order."""
         tg = self.engine.tgraph
-        return [self.engine.rtm.read(self.store.act(t)) for t in tg.model_outputs]
+        mine = [self.engine.rtm.read(self.store.act(t)) for t in tg.model_outputs]
+        if not self.across_ranks:
+            return mine
+        every = distributed.world().gather(mine)
+        return [np.concatenate([r[i] for r in every], axis=0) for i in range(len(mine))]
 

@@ -3,8 +3,8 @@
     python mpi_worker.py --models mlp,cnn,mp --dp N --out FILE [--fail raise|kill] [flexflow flags]
 
 Per model, trains a few steps on fixed data with fixed initial weights and writes (rank 0) the per-step
-losses, the final weights' checksums, every rank's checksums and the checksums read back from a
-checkpoint rank 0 wrote, as JSON to --out. `mlp` and `cnn` run data parallel at degree --dp on each node;
+losses, the final weights' checksums, every rank's checksums, the checksums read back from a
+checkpoint rank 0 wrote, evaluate's results and predict's outputs, as JSON to --out. `mlp` and `cnn` run data parallel at degree --dp on each node;
 `mp` is the MLP with a model-parallel first Dense layer (output channels split over the node's two
 processors). `--fail raise` makes rank 1 raise in its second step; `--fail kill` SIGKILLs it there.
 """
@@ -67,6 +67,8 @@ def train(kind, args):
     cbs = [rec] + ([Fail(args.fail)] if args.fail else [])
     model.fit(x, y, batch_size=16, epochs=2, shuffle=True, callbacks=cbs, verbose=0)
     sums = [float(np.sum(np.abs(w.astype(np.float64)))) for w in model.get_weights()]
+    ev = model.evaluate(x, y, batch_size=16, verbose=0)
+    pred = model.predict(x[:30], batch_size=30, verbose=0)  # 30 rows: shards of 15 on two ranks
     w = distributed.world()
     every = w.gather(sums) if w is not None else [sums]
     path = f"{args.out}.{kind}.weights.h5"
@@ -75,6 +77,7 @@ def train(kind, args):
     back = [float(np.sum(np.abs(v.astype(np.float64)))) for v in model.get_weights()]
     back_every = w.gather(back) if w is not None else [back]
     return {"losses": rec.losses, "sums": sums, "every_rank": every, "read_back": back_every,
+            "evaluate": [float(v) for v in np.atleast_1d(ev)], "predict": pred.astype(np.float64).tolist(),
             "ranks": 1 if w is None else w.size}
 
 

@@ -16,6 +16,7 @@ import sys
 import time
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -73,6 +74,10 @@ def test_two_ranks_match_one_process(runs, kind):
     assert b["every_rank"][0] == b["every_rank"][1], "the ranks' weights drifted apart"
     for sa, sb in zip(a["sums"], b["sums"], strict=True):
         assert abs(sa - sb) <= 1e-5 * max(1.0, abs(sa))
+    for ea, eb in zip(a["evaluate"], b["evaluate"], strict=True):  # sharded evaluate, gathered
+        assert abs(ea - eb) <= 1e-5, (a["evaluate"], b["evaluate"])
+    pa, pb = np.array(a["predict"]), np.array(b["predict"])  # sharded predict, gathered in rank order
+    assert pa.shape == pb.shape == (30, 3) and np.abs(pa - pb).max() <= 1e-5
     # rank 0 wrote the checkpoint; both ranks read the same weights back
     assert b["read_back"][0] == b["read_back"][1] == b["sums"]
 
