@@ -19,7 +19,7 @@ from collections.abc import Callable, Sequence
 import numpy as np
 
 from flexflow_keras import config as _config
-from flexflow_keras.execution import choice, distributed
+from flexflow_keras.execution import choice, distributed, spanning
 from flexflow_keras.execution.context import get_runtime
 from flexflow_keras.execution.step import StepProgram
 from flexflow_keras.execution.store import BatchStore, WeightStore
@@ -75,6 +75,8 @@ class Engine:
         machine = self.rtm.machine
         self.proc_kind = ProcKind.GPU if machine.processors(ProcKind.GPU) else ProcKind.CPU
         self.processors = machine.processors(self.proc_kind)
+        self.layout_procs = self.processors  # every node's processors when the strategy spans nodes
+        self.spanning: spanning.Spanning | None = None
         self._tasks: dict[tuple, object] = {}
         self._stores: dict[int, BatchStore] = {}
         self._programs: dict[tuple[str, int], StepProgram] = {}
@@ -134,7 +136,9 @@ class Engine:
             known = set(self.node_names.values())
             strategy = Strategy({k: v for k, v in strategy.configs if k in known or not k.startswith("loss")},
                                 strategy.source)
-        check_strategy(graph, strategy, len(self.processors), self.proc_kind.value)
+        world = distributed.world()
+        n_all = len(self.processors) * (world.size if world is not None else 1)  # devices of every node
+        check_strategy(graph, strategy, n_all, self.proc_kind.value)
         full, missing = complete(graph, strategy, fill_degree, len(self.processors))
         if missing and len(missing) < len(graph.nodes):
             log.info("strategy (%s) does not name %d op(s), which run data parallel (degree %d): %s",
@@ -146,6 +150,11 @@ class Engine:
         self._programs.clear()
         self.strategy = full
         self._strategy_id = next(self._strategy_serial)
+        self.spanning, self.layout_procs = None, self.processors
+        if world is not None and spanning.spans_nodes(full, len(self.processors)):
+            self.spanning = spanning.Spanning(self.rtm, world, self.processors)
+            self.layout_procs = spanning.global_processors(self.processors, world)
+            log.info("strategy (%s) places pieces on %d nodes: run across them as given", full.source, world.size)
         self._apply_thread_policy(devices_used(full, len(self.processors)))
         return full
 
@@ -176,7 +185,7 @@ class Engine:
         """Issue one training step without waiting for it; `collect_train` gives its results. The
         training loop issues step k+1 before collecting step k, so the processors never wait for the
         host's bookkeeping; the runtime orders the steps by their privileges."""
-        mine = distributed.shard_rows(rows)  # under MPI: this rank's shard of the global batch
+        mine = None if self.spanning else distributed.shard_rows(rows)  # under MPI: this rank's shard of the global batch
         local = rows if mine is None else mine
         self.prepare_strategy(sources, local, seed)
         opt = self.optimizer
@@ -204,7 +213,7 @@ class Engine:
         """Forward in inference mode with losses and metrics. Returns (loss per output, metric stats)."""
         if self.strategy is None:
             self.set_strategy(self.code_strategy or self.data_parallel(self.default_degree()), self.default_degree())
-        mine = distributed.shard_rows(rows)  # under MPI: this rank's shard, partial sums gathered
+        mine = None if self.spanning else distributed.shard_rows(rows)  # under MPI: this rank's shard, partial sums gathered
         local = rows if mine is None else mine
         prog = self.program("eval", len(local), len(rows), mine is not None)
         fm, _ = prog.run(sources, local, 0, seed)
@@ -213,7 +222,7 @@ class Engine:
     def predict_step(self, sources, rows: np.ndarray) -> list[np.ndarray]:
         if self.strategy is None:
             self.set_strategy(self.code_strategy or self.data_parallel(self.default_degree()), self.default_degree())
-        mine = distributed.shard_rows(rows)  # under MPI: this rank's shard, outputs gathered
+        mine = None if self.spanning else distributed.shard_rows(rows)  # under MPI: this rank's shard, outputs gathered
         local = rows if mine is None else mine
         prog = self.program("predict", len(local), len(rows), mine is not None)
         prog.run(sources, local, 0, 0)

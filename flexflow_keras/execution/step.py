@@ -55,7 +55,7 @@ class StepProgram:
             e = self.engine
             name = e.node_names[node.uid]
             lay = self.layouts[node.uid] = NodeLayout(node, name, self.strategy.get(name), self.store,
-                                                      e.processors, training)
+                                                      e.layout_procs, training)
         return lay
 
     def _batch_arg(self, region, degree: int):
@@ -310,30 +310,43 @@ class StepProgram:
                 if pre is not None:
                     for r in pre[2]:
                         rtm.fill(r, 0.0)
-                    rtm.index_launch(pre[0], lay.domain, *pre[1], step, gb, lay.by_color, POINT,
-                                     tag=lay.placement)
+                    self._ilaunch(pre[0], lay, pre[1], (step, gb, lay.by_color, POINT))
                     if self.across_ranks:
                         for r in pre[2]:
                             rtm.launch(distributed.sum_task(self.engine, ("stats", r.uid), r.name), r,
                                        tag=lay.placement[0])
                 for r in fills:
                     rtm.fill(r, 0.0)
-                rtm.index_launch(ftask, lay.domain, *args, training, step, seed, gb, lay.by_color, POINT,
-                                 tag=lay.placement)
+                self._ilaunch(ftask, lay, args, (training, step, seed, gb, lay.by_color, POINT))
                 if post is not None:
-                    rtm.launch(post[0], *post[1], step, gb, tag=post[2])
+                    rtm.launch(post[0], *post[1], step, gb, tag=self._here(post[2]))
             for i, (lay, btask, args) in enumerate(self.backward):
-                rtm.index_launch(btask, lay.domain, *args, step, seed, gb, lay.by_color, POINT, tag=lay.placement)
+                self._ilaunch(btask, lay, args, (step, seed, gb, lay.by_color, POINT))
                 for start, region, proc in self.mpi_starts.get(i, ()):
                     rtm.launch(start, region, tag=proc)
                 if i == len(self.backward) - 1:
                     for finish, region, proc in self.mpi_finish:
                         rtm.launch(finish, region, tag=proc)
                 for utask, dom, uargs, procs in self.updates.get(i, ()):
-                    pen.append(rtm.index_launch(utask, dom, *uargs, iteration, lr, tag=procs))
+                    pen.append(rtm.index_launch(utask, dom, *uargs, iteration, lr,
+                                                tag=tuple(self._here(p) for p in procs)))
             if self.metrics is not None:
                 fm = rtm.index_launch(self.metrics[0], (self.io_degree,), *self.metrics[1])
         return fm, pen
+
+    def _ilaunch(self, task, lay, regions, plain) -> None:
+        """An op's index launch over its placement; across nodes when the strategy spans them."""
+        sp = self.engine.spanning
+        if sp is None:
+            self.engine.rtm.index_launch(task, lay.domain, *regions, *plain, tag=lay.placement)
+        else:
+            sp.launch(task, lay, regions, plain)
+
+    def _here(self, proc):
+        """Where this rank runs a launch the strategy places on `proc` (the optimizer updates and state
+        updates run on every node when the strategy spans nodes)."""
+        sp = self.engine.spanning
+        return proc if sp is None else sp.here(proc)
 
     def outputs(self) -> list:
         """Host copies of the model outputs (after a predict or eval step); across MPI ranks, every rank's

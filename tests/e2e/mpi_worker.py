@@ -6,7 +6,9 @@ Per model, trains a few steps on fixed data with fixed initial weights and write
 losses, the final weights' checksums, every rank's checksums, the checksums read back from a
 checkpoint rank 0 wrote, evaluate's results and predict's outputs, as JSON to --out. `mlp` and `cnn` run data parallel at degree --dp on each node;
 `mp` is the MLP with a model-parallel first Dense layer (output channels split over the node's two
-processors). `--fail raise` makes rank 1 raise in its second step; `--fail kill` SIGKILLs it there.
+processors); `span` is a three-layer MLP whose strategy places pieces on devices 0 and 1, which under
+`mpiexec -n 2 ... -ll:cpu 1` are on different ranks: d1 data parallel across them, d2's output channels
+split across them, the rest on rank 0. `--fail raise` makes rank 1 raise in its second step; `--fail kill` SIGKILLs it there.
 """
 
 import argparse
@@ -20,6 +22,7 @@ import numpy as np
 import flexflow_keras as keras
 from flexflow_keras import layers
 from flexflow_keras.execution import distributed
+from flexflow_keras.execution.context import get_runtime
 
 
 class Fail(keras.callbacks.Callback):
@@ -46,6 +49,10 @@ class Losses(keras.callbacks.Callback):
 
 def build(kind):
     keras.utils.set_random_seed(1)
+    if kind == "mlp3":
+        return keras.Sequential([keras.Input(shape=(20,)), layers.Dense(16, activation="relu", name="d1"),
+                                 layers.Dense(16, activation="relu", name="d2"),
+                                 layers.Dense(3, activation="softmax", name="d3")])
     if kind == "mlp":
         return keras.Sequential([keras.Input(shape=(20,)), layers.Dense(16, activation="relu", name="d1"),
                                  layers.Dense(3, activation="softmax", name="d2")])
@@ -55,12 +62,19 @@ def build(kind):
 
 
 def train(kind, args):
+    st0 = get_runtime().stats.snapshot()
+    p0, m0 = st0.analyzed_points + st0.replayed_points, st0.trace_mismatches
     rs = np.random.RandomState(0)
     n = 64
     x = rs.rand(n, 8, 8, 1).astype("float32") if kind == "cnn" else rs.rand(n, 20).astype("float32")
     y = rs.randint(0, 3, n)
-    model = build("cnn" if kind == "cnn" else "mlp")
-    extra = {"strategy": keras.Strategy({"d1": keras.ParallelConfig((1, 2), (0, 1))})} if kind == "mp" else {}
+    model = build({"cnn": "cnn", "span": "mlp3"}.get(kind, "mlp"))
+    extra = {}
+    if kind == "mp":  # within each node: d1's output channels over its two processors
+        extra = {"strategy": keras.Strategy({"d1": keras.ParallelConfig((1, 2), (0, 1))})}
+    elif kind == "span":  # across the nodes (devices 0 and 1 are processor 0 of ranks 0 and 1 under MPI)
+        extra = {"strategy": keras.Strategy({"d1": keras.ParallelConfig((2, 1), (0, 1)),
+                                             "d2": keras.ParallelConfig((1, 2), (0, 1))})}
     model.compile(optimizer=keras.optimizers.SGD(0.5), loss="sparse_categorical_crossentropy",
                   metrics=["accuracy"], **extra)
     rec = Losses()
@@ -76,9 +90,12 @@ def train(kind, args):
     model.load_weights(path)
     back = [float(np.sum(np.abs(v.astype(np.float64)))) for v in model.get_weights()]
     back_every = w.gather(back) if w is not None else [back]
+    st = get_runtime().stats
+    points = [st.analyzed_points + st.replayed_points - p0, st.trace_mismatches - m0]
+    points_every = w.gather(points) if w is not None else [points]
     return {"losses": rec.losses, "sums": sums, "every_rank": every, "read_back": back_every,
             "evaluate": [float(v) for v in np.atleast_1d(ev)], "predict": pred.astype(np.float64).tolist(),
-            "ranks": 1 if w is None else w.size}
+            "ranks": 1 if w is None else w.size, "points": points_every}
 
 
 def main():

@@ -1,8 +1,10 @@
 """MPI between nodes (issue 12): `mpiexec -n 2` on this machine against one process.
 
-The worker (tests/e2e/mpi_worker.py) trains an MLP and a CNN data parallel and the MLP with a
-model-parallel first Dense layer, on fixed data and weights; one process with two processors and two
-ranks must give the same losses within 1e-5, the same weights on both ranks, and both ranks must read
+The worker (tests/e2e/mpi_worker.py) trains an MLP and a CNN data parallel across the ranks, the MLP with
+a model-parallel first Dense layer within each rank, and a three-layer MLP whose strategy places pieces
+on both ranks (data parallel and output channels split across them), on fixed data and weights; one
+process with two processors and two ranks must give the same losses, evaluate results and predictions
+within 1e-5, the same weights on both ranks, and both ranks must read
 back the checkpoint rank 0 wrote. A rank that raises, a rank killed with SIGKILL and ranks given
 different flags must each end the job promptly with a clear message. Skipped when the `mpi` extra
 (mpi4py, mpich's mpiexec) is not installed.
@@ -63,9 +65,23 @@ def runs(tmp_path_factory):
     return json.loads(Path(one).read_text()), json.loads(Path(two).read_text()), p2
 
 
-@pytest.mark.parametrize("kind", ["mlp", "cnn", "mp"])
-def test_two_ranks_match_one_process(runs, kind):
-    one, two, _ = runs
+@pytest.fixture(scope="module")
+def span_runs(tmp_path_factory):
+    """The three-layer MLP whose strategy puts pieces on devices 0 and 1: two processors of one process,
+    then processor 0 of each of two ranks."""
+    d = tmp_path_factory.mktemp("mpi_span")
+    one, two = str(d / "one.json"), str(d / "two.json")
+    flags = ["--models", "span", "--seed", "3", "--dp", "1"]
+    p1, _ = _run([sys.executable, WORKER, *flags, "-ll:cpu", "2", "--out", one])
+    assert p1.returncode == 0, p1.stderr[-3000:]
+    p2, _ = _run(_mpi(2, *flags, "-ll:cpu", "1", "--out", two))
+    assert p2.returncode == 0, p2.stderr[-3000:]
+    return json.loads(Path(one).read_text()), json.loads(Path(two).read_text()), p2
+
+
+@pytest.mark.parametrize("kind", ["mlp", "cnn", "mp", "span"])
+def test_two_ranks_match_one_process(runs, span_runs, kind):
+    one, two, _ = span_runs if kind == "span" else runs
     a, b = one[kind], two[kind]
     assert b["ranks"] == 2 and a["ranks"] == 1
     assert len(a["losses"]) == len(b["losses"]) == 8
@@ -80,6 +96,16 @@ def test_two_ranks_match_one_process(runs, kind):
     assert pa.shape == pb.shape == (30, 3) and np.abs(pa - pb).max() <= 1e-5
     # rank 0 wrote the checkpoint; both ranks read the same weights back
     assert b["read_back"][0] == b["read_back"][1] == b["sums"]
+
+
+def test_a_strategy_spanning_the_ranks_runs_across_them(span_runs):
+    _, two, p2 = span_runs
+    assert "places pieces on 2 nodes: run across them as given" in p2.stderr
+    (pts0, mismatches0), (pts1, mismatches1) = two["span"]["points"]
+    # rank 0 runs its pieces of d1 and d2 and all of d3 and the loss; rank 1 only its pieces of d1 and d2
+    # (both run the loader, the metric sums and the updates)
+    assert pts0 > pts1 > 0, two["span"]["points"]
+    assert mismatches0 == mismatches1 == 0  # the traced steps replay
 
 
 def test_only_rank0_prints_and_links_are_measured(runs):
