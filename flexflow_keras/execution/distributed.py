@@ -19,7 +19,8 @@ SPMD data parallelism between nodes (see runtime/comm.py for the MPI side):
   runs without MPI reductions in its measured steps, so no rank waits on another's timing);
 - only rank 0 writes saved models and checkpoints; every rank waits until they are written.
 
-Evaluation and prediction shard their batches the same way: evaluate gathers the partial sums, predict
+A strategy whose devices reach past one node's processors is not sharded: it runs across the nodes as
+given (execution/spanning.py). Evaluation and prediction shard their batches the same way: evaluate gathers the partial sums, predict
 the outputs, in rank order. A batch with fewer rows than ranks runs whole on every rank (the same
 numbers, computed redundantly; no reduction needed).
 """
