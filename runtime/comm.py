@@ -42,6 +42,7 @@ log = logging.getLogger("runtime")
 
 _LAUNCH_VARS = ("PMI_SIZE", "OMPI_COMM_WORLD_SIZE", "PMIX_SIZE")
 _SPIN_S = 2e-3
+_SPIN_BANDWIDTH = 0.5e9  # bytes/s: a reduction is polled busily for _SPIN_S + its bytes at this rate
 _POLL_S = 50e-6  # waits poll with short sleeps: MPICH's blocking waits spin a core each (measured:
 # 2 ranks x (main thread + a worker) spinning on 2 shared cores slowed an MLP step many times over)
 _lock = threading.Lock()
@@ -217,7 +218,7 @@ class Reducer:
             raise RuntimeError(f"Reducer {self.name}: finish called before start")
         req, host, target = self._pending
         self._pending = None
-        wait(req)
+        wait(req, _SPIN_S + host.nbytes / _SPIN_BANDWIDTH)  # polled busily for about its transfer time
         if target is None:
             if host is not buf and not np.shares_memory(host, buf):
                 buf[...] = host
