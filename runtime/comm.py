@@ -50,13 +50,41 @@ _world: World | None = None
 _started = False
 
 
+_probes: list = []  # callables returning this rank's pending failure (an exception) or None
+
+
+def add_failure_probe(probe) -> None:
+    """Have long waits call `probe()` now and then and raise what it returns: a rank whose own task
+    failed while it waits for the other ranks raises (and so aborts the job) instead of waiting forever."""
+    _probes.append(probe)
+
+
+def _pending_failure():
+    for probe in _probes:
+        try:
+            err = probe()
+        except Exception:  # noqa: BLE001 - a probe must never break a wait
+            err = None
+        if err is not None:
+            return err
+    return None
+
+
 def wait(req, spin_s: float = _SPIN_S) -> None:
     """Wait for an MPI request: polling it busily for `spin_s` (MPI progresses the transfer while it is
-    polled), then with short sleeps, so a long wait does not spin a core."""
+    polled), then with short sleeps, so a long wait does not spin a core; every quarter second of a long
+    wait, raise this rank's failure if one of its tasks failed meanwhile (see add_failure_probe)."""
     t_end = time.perf_counter() + spin_s
+    next_probe = t_end + 0.25
     while not req.Test():
-        if time.perf_counter() > t_end:
+        now = time.perf_counter()
+        if now > t_end:
             time.sleep(_POLL_S)
+            if now > next_probe:
+                next_probe = now + 0.25
+                err = _pending_failure()
+                if err is not None:
+                    raise err
 
 
 def host_cores() -> int:

@@ -34,6 +34,8 @@ def get_runtime() -> Runtime:
         if (w := comm.world()) is not None:  # one node of several (mpiexec)
             machine.set_nodes(w.size, w.rank, w.links)
         rtm = Runtime(machine, executor=cfg.executor, profile=cfg.profile)
+        if comm.world() is not None:  # a rank waiting on the others gives up when its own task failed
+            comm.add_failure_probe(lambda: next((n.error for n in rtm.engine.unreported_failures()), None))
         log.info("runtime: %s, executor %s", machine, cfg.executor)
         simulator_notice.announce(machine)
         _current = (key, rtm)

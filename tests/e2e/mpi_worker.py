@@ -8,7 +8,8 @@ checkpoint rank 0 wrote, evaluate's results and predict's outputs, as JSON to --
 `mp` is the MLP with a model-parallel first Dense layer (output channels split over the node's two
 processors); `span` is a three-layer MLP whose strategy places pieces on devices 0 and 1, which under
 `mpiexec -n 2 ... -ll:cpu 1` are on different ranks: d1 data parallel across them, d2's output channels
-split across them, the rest on rank 0. `--fail raise` makes rank 1 raise in its second step; `--fail kill` SIGKILLs it there.
+split across them, the rest on rank 0. `--fail raise` makes rank 1 raise in its second step; `--fail kill` SIGKILLs it there; `--fail task` makes rank 1's Dense
+kernel raise inside a runtime task in its third step.
 """
 
 import argparse
@@ -78,7 +79,7 @@ def train(kind, args):
     model.compile(optimizer=keras.optimizers.SGD(0.5), loss="sparse_categorical_crossentropy",
                   metrics=["accuracy"], **extra)
     rec = Losses()
-    cbs = [rec] + ([Fail(args.fail)] if args.fail else [])
+    cbs = [rec] + ([Fail(args.fail)] if args.fail in ("raise", "kill") else [])
     model.fit(x, y, batch_size=16, epochs=2, shuffle=True, callbacks=cbs, verbose=0)
     sums = [float(np.sum(np.abs(w.astype(np.float64)))) for w in model.get_weights()]
     ev = model.evaluate(x, y, batch_size=16, verbose=0)
@@ -106,6 +107,19 @@ def main():
     ap.add_argument("--fail", default="")
     args, _ = ap.parse_known_args()
     keras.config.set(data_parallel_degree=args.dp)
+    w = distributed.world()
+    if args.fail == "task" and w is not None and w.rank == 1:  # rank 1's Dense kernel raises in step 3
+        import kernels.linear as kl
+
+        real, calls = kl.linear_forward_cpu, [0]
+
+        def failing(*a, **k):
+            calls[0] += 1
+            if calls[0] > 4:
+                raise FloatingPointError("rank 1's Dense kernel was told to fail (--fail task)")
+            return real(*a, **k)
+
+        kl.linear_forward_cpu = failing
     out = {kind: train(kind, args) for kind in args.models.split(",")}
     w = distributed.world()
     if w is None or w.rank == 0:

@@ -5,7 +5,7 @@ a model-parallel first Dense layer within each rank, and a three-layer MLP whose
 on both ranks (data parallel and output channels split across them), on fixed data and weights; one
 process with two processors and two ranks must give the same losses, evaluate results and predictions
 within 1e-5, the same weights on both ranks, and both ranks must read
-back the checkpoint rank 0 wrote. A rank that raises, a rank killed with SIGKILL and ranks given
+back the checkpoint rank 0 wrote. A rank that raises (in the training loop or in a task), a rank killed with SIGKILL and ranks given
 different flags must each end the job promptly with a clear message. Skipped when the `mpi` extra
 (mpi4py, mpich's mpiexec) is not installed.
 """
@@ -115,14 +115,16 @@ def test_only_rank0_prints_and_links_are_measured(runs):
     assert "node 0 of 2" in p2.stderr
 
 
-@pytest.mark.parametrize("how", ["raise", "kill"])
+@pytest.mark.parametrize("how", ["raise", "task", "kill"])
 def test_a_failing_rank_ends_the_job(tmp_path, how):
     p, took = _run(_mpi(2, "--models", "mlp", "--fail", how, "--out", str(tmp_path / "f.json"), "-ll:cpu", "1"))
     assert p.returncode != 0
     assert took < 30, f"the job took {took:.0f} s to end after rank 1 failed"
     err = p.stdout + p.stderr
-    if how == "raise":
+    if how == "raise":  # a Python exception in rank 1's training loop
         assert "rank 1 of 2 failed with ValueError: rank 1 was told to fail" in err, err[-3000:]
+    elif how == "task":  # an exception in a runtime task (a kernel) on rank 1
+        assert "rank 1 of 2 failed" in err and "Dense kernel was told to fail (--fail task)" in err, err[-3000:]
     else:
         assert "BAD TERMINATION" in err and "signal 9" in err, err[-3000:]
     assert not (tmp_path / "f.json").exists()
