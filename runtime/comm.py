@@ -131,7 +131,8 @@ class World:
         self.links: list[Link] = []
         self.thread_level = MPI.Query_thread()
         node = comm.Split_type(MPI.COMM_TYPE_SHARED)
-        self.local_ranks = node.Get_size()  # ranks on this host (they share its cores)
+        self.local_ranks = node.Get_size()  # ranks on this host (they share its cores and GPUs)
+        self.local_rank = node.Get_rank()
         node.Free()
 
     # --- start-up ------------------------------------------------------------------------------------
@@ -280,6 +281,40 @@ def sum_tasks(reducer: Reducer, name: str | None = None):
     kinds = (ProcKind.CPU, ProcKind.GPU)
     return (Task(start, [RW], name=f"{name}.allreduce_start", kinds=kinds),
             Task(finish, [RW], name=f"{name}.allreduce_wait", kinds=kinds))
+
+
+def gpu_slice(local_rank: int, per_rank: int) -> list[int]:
+    """The CUDA devices of the host that local rank `local_rank` uses when each rank asks `per_rank`."""
+    return list(range(local_rank * per_rank, (local_rank + 1) * per_rank))
+
+
+def _host_gpu_count() -> int:
+    """NVIDIA GPUs on this host, counted without initialising CUDA (which would freeze
+    CUDA_VISIBLE_DEVICES for this process)."""
+    try:
+        return len(os.listdir("/proc/driver/nvidia/gpus"))
+    except OSError:
+        return 0
+
+
+def assign_gpus(per_rank: int) -> str | None:
+    """Give each rank on this host GPUs of its own (CUDA_VISIBLE_DEVICES, set before CUDA starts) when
+    every rank asks `per_rank` (-ll:gpu) and the host has enough; else leave the devices shared (logged).
+    Nothing is changed when CUDA_VISIBLE_DEVICES is already set, for the simulator, or in one process.
+    Returns the value set, or None."""
+    w = _world
+    if w is None or per_rank <= 0 or w.local_ranks <= 1 or "CUDA_VISIBLE_DEVICES" in os.environ:
+        return None
+    if os.environ.get("NUMBA_ENABLE_CUDASIM", "0") not in ("", "0"):
+        return None
+    count = _host_gpu_count()
+    if count < per_rank * w.local_ranks:
+        log.warning("rank %d: %d ranks on this host ask -ll:gpu %d each but the host has %d GPU(s): the ranks "
+                    "share devices 0..%d", w.rank, w.local_ranks, per_rank, count, per_rank - 1)
+        return None
+    value = ",".join(map(str, gpu_slice(w.local_rank, per_rank)))
+    os.environ["CUDA_VISIBLE_DEVICES"] = value
+    return value
 
 
 def world() -> World | None:

@@ -1,7 +1,8 @@
 """Training across MPI ranks (nodes): what the engine does differently when `runtime.comm` found a world.
 
 SPMD data parallelism between nodes (see runtime/comm.py for the MPI side):
-- every rank runs the same script; at import the ranks check that they were given the same flags, seed
+- every rank runs the same script; at import the ranks check that they were given the same flags (and
+  ranks sharing a host with enough GPUs get devices of their own for their -ll:gpu), seed
   NumPy's and Python's global generators from rank 0 (so scripts that draw data or shuffle without a
   seed draw the same on every rank), and every rank but 0 sends its standard output to /dev/null and
   logs only warnings, so only rank 0 prints progress;
@@ -44,6 +45,12 @@ def start() -> None:
     w = _comm.start(sys.argv[1:])
     if w is None:
         return
+    from runtime import parse_legion_args
+
+    gpus = parse_legion_args(sys.argv[1:])[0].get("gpus", 0)
+    visible = _comm.assign_gpus(gpus)  # ranks sharing a host get GPUs of their own when it has enough
+    if visible is not None:
+        log.info("rank %d uses CUDA devices %s of this host", w.rank, visible)
     seed = w.bcast(int(np.random.SeedSequence().entropy % (2**32)) if w.rank == 0 else None)
     np.random.seed(seed)
     random.seed(seed)
@@ -116,6 +123,13 @@ def reducer(engine, key, name: str):
     if r is None:
         r = cache[key] = _comm.Reducer(_comm.world(), name)
     return r
+
+
+def release(engine) -> None:
+    """Free the communicators of `engine`'s reducers (collective: every rank detaches the same engines
+    in the same order)."""
+    for r in engine.__dict__.pop("_reducers", {}).values():
+        r.comm.Free()
 
 
 def on_rank0(fn, *args, **kwargs):

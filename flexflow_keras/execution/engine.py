@@ -111,6 +111,7 @@ class Engine:
             self.rtm.forget_trace(prog.trace_name)
         self._programs.clear()
         self._stores.clear()
+        distributed.release(self)  # under MPI: the reducers' communicators
         # the runtime's task records and region states reference each other: collect the cycles now so
         # the regions' arrays (weights, activations, reduction buffers) go back to the system
         gc.collect()

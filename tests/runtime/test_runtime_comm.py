@@ -44,3 +44,8 @@ def test_launcher_and_mpi_disagreeing_on_the_rank_count_is_an_error():
                        timeout=120, env=env, cwd=ROOT)
     assert p.returncode != 0
     assert "announced 2 ranks but mpi4py's MPI sees 1" in p.stderr, p.stderr[-2000:]
+
+
+def test_ranks_on_one_host_get_gpus_of_their_own():
+    assert comm.gpu_slice(0, 2) == [0, 1] and comm.gpu_slice(1, 2) == [2, 3] and comm.gpu_slice(3, 1) == [3]
+    assert comm.assign_gpus(1) is None  # one process: nothing to share, CUDA_VISIBLE_DEVICES untouched
