@@ -14,12 +14,14 @@ mapping, and every later step with the same batch size and strategy replays it.
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 
 from flexflow_keras.execution import distributed
 from flexflow_keras.execution import tasks as T
 from flexflow_keras.execution.layout import NodeLayout
-from flexflow_keras.execution.store import BatchStore, arg_for
+from flexflow_keras.execution.store import BatchStore, arg_for, is_batched
 from flexflow_keras.execution.tasks import RW, SUM, WD
 from flexflow_keras.ops import parallel as par
 from flexflow_keras.ops.strategy import devices_used
@@ -310,18 +312,18 @@ class StepProgram:
                 if pre is not None:
                     for r in pre[2]:
                         rtm.fill(r, 0.0)
-                    self._ilaunch(pre[0], lay, pre[1], (step, gb, lay.by_color, POINT))
+                    self._ilaunch(pre[0], lay, pre[1], (step, gb, self._tiles(lay), POINT))
                     if self.across_ranks:
                         for r in pre[2]:
                             rtm.launch(distributed.sum_task(self.engine, ("stats", r.uid), r.name), r,
                                        tag=lay.placement[0])
                 for r in fills:
                     rtm.fill(r, 0.0)
-                self._ilaunch(ftask, lay, args, (training, step, seed, gb, lay.by_color, POINT))
+                self._ilaunch(ftask, lay, args, (training, step, seed, gb, self._tiles(lay), POINT))
                 if post is not None:
                     rtm.launch(post[0], *post[1], step, gb, tag=self._here(post[2]))
             for i, (lay, btask, args) in enumerate(self.backward):
-                self._ilaunch(btask, lay, args, (step, seed, gb, lay.by_color, POINT))
+                self._ilaunch(btask, lay, args, (step, seed, gb, self._tiles(lay), POINT))
                 for start, region, proc in self.mpi_starts.get(i, ()):
                     rtm.launch(start, region, tag=proc)
                 if i == len(self.backward) - 1:
@@ -333,6 +335,34 @@ class StepProgram:
             if self.metrics is not None:
                 fm = rtm.index_launch(self.metrics[0], (self.io_degree,), *self.metrics[1])
         return fm, pen
+
+    def _tiles(self, lay) -> dict:
+        """What the points of `lay` are told they compute: its tiles, or, on an MPI rank's shard of the
+        batch, its tiles with every batched box moved to the shard's global rows, so the ops see the
+        global sample indices one process would (dropout masks follow them). Weights and per-channel
+        buffers keep their boxes; each point's arrays are its own piece either way."""
+        if not self.across_ranks or self.global_batch == self.batch:
+            return lay.by_color
+        cache = self.__dict__.setdefault("_shifted", {})
+        got = cache.get(lay.node.uid)
+        if got is None:
+            w = distributed.world()
+            off = comm.shard(self.global_batch, w.size, w.rank)[0]
+            node = lay.node
+            ins, ws = [t.spec for t in node.inputs], [v.spec for v in node.weights]
+            flags = {"inputs": [is_batched(t.spec) for t in node.inputs],
+                     "outputs": [is_batched(t.spec) for t in node.outputs],
+                     "saved": [is_batched(sp) for sp in node.op.saved_specs(ins, ws)],
+                     "stats": [is_batched(sp) for sp in node.op.stats_specs(ins, ws, self.mode == "train")]}
+
+            def move(boxes, batched):
+                return tuple(((lo[0] + off, *lo[1:]), (hi[0] + off, *hi[1:])) if b and len(lo) else (lo, hi)
+                             for (lo, hi), b in zip(boxes, batched, strict=False)) + tuple(boxes[len(batched):])
+
+            got = cache[lay.node.uid] = {
+                c: dataclasses.replace(t, **{k: move(getattr(t, k), f) for k, f in flags.items()})
+                for c, t in lay.by_color.items()}
+        return got
 
     def _ilaunch(self, task, lay, regions, plain) -> None:
         """An op's index launch over its placement; across nodes when the strategy spans them."""

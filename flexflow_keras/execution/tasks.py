@@ -25,7 +25,6 @@ import numpy as np
 from flexflow_keras.ops.base import KernelContext
 from flexflow_keras.ops.graph import OpNode
 from runtime import RO, RW, WD, ProcKind, Reduce, task
-from runtime import comm as _comm
 from runtime.privileges import READ_ONLY, WRITE_DISCARD
 
 SUM = Reduce("+")
@@ -84,18 +83,8 @@ def _codes(privs) -> tuple[int, ...]:
     return tuple(p.code for p in privs)
 
 
-def rank_offset(global_batch: int, training: bool) -> int:
-    """The global index of this MPI rank's first row in a training step's batch (0 in one process, and
-    for a batch run whole on every rank: fewer rows than ranks), so dropout draws what one process would."""
-    w = _comm.world()
-    if w is None or not training or global_batch < w.size:
-        return 0
-    return _comm.shard(int(global_batch), w.size, w.rank)[0]
-
-
 def _ctx(backend, tile, **kw) -> KernelContext:
     off = tile.outputs[0][0][0] if tile is not None and tile.outputs and tile.outputs[0][0] else 0
-    off += rank_offset(kw.get("global_batch", 0), kw.get("training", False))
     return KernelContext(backend=backend, tile=tile, batch_offset=off, **kw)
 
 
