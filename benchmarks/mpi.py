@@ -9,7 +9,8 @@ against mpi4py's own Allreduce.
 2. Under `mpiexec -n 2`: for each buffer size, the median seconds of mpi4py's `Allreduce(IN_PLACE)` on
    a float32 NumPy buffer, and of our reduction of a runtime region of the same bytes (runtime/comm.py's
    start and finish tasks launched on the runtime as a training step launches them, until the sum is
-   in the region), interleaved, and the ratio of their bandwidths (target: ours >= 80% of mpi4py's).
+   in the region), interleaved, and the ratio of their bandwidths (target: ours >= 80% of mpi4py's); and,
+   for reference, the same Reducer called directly on the main thread (the MPI part alone).
 
 Timings on a shared machine are noisy: compare runs made together, and repeat.
 """
@@ -76,8 +77,9 @@ def reduce_worker(args) -> None:
             buf = np.ones(n, np.float32)
             region = rt.Region((n,), np.float32, name=f"grad{mb}")
             rtm.fill(region, 1.0)
-            start, finish = comm.sum_tasks(comm.Reducer(w, f"grad{mb}"))
-            t_mpi, t_ours = [], []
+            red = comm.Reducer(w, f"grad{mb}")
+            start, finish = comm.sum_tasks(red)
+            t_mpi, t_ours, t_direct = [], [], []
             for k in range(args.repeat + 2):  # interleaved, so both see the same machine load; 2 warm-ups
                 w.barrier()
                 t0 = time.perf_counter()
@@ -89,12 +91,20 @@ def reduce_worker(args) -> None:
                 rtm.launch(finish, region)
                 rtm.launch(fence, region).get()  # the sum is complete and in the region
                 t3 = time.perf_counter()
+                w.barrier()
+                t4 = time.perf_counter()
+                red.start(buf)  # the same reduction called on this thread, without the runtime's tasks
+                red.finish(buf)
+                t5 = time.perf_counter()
                 if k >= 2:
                     t_mpi.append(t1 - t0)
                     t_ours.append(t3 - t2)
+                    t_direct.append(t5 - t4)
             t_mpi, t_ours = float(np.median(t_mpi)), float(np.median(t_ours))
+            t_direct = max(w.gather(float(np.median(t_direct))))
             rows.append({"mb": mb, "mpi4py_s": t_mpi, "ours_s": t_ours, "mpi4py_GBps": mb * 2**20 / t_mpi / 1e9,
-                         "ours_GBps": mb * 2**20 / t_ours / 1e9, "ratio": t_mpi / t_ours})
+                         "ours_GBps": mb * 2**20 / t_ours / 1e9, "ratio": t_mpi / t_ours,
+                         "direct_GBps": mb * 2**20 / t_direct / 1e9})
     if w.rank == 0:
         print(json.dumps({"links": [[lk.peer, lk.bandwidth, lk.latency] for lk in w.links], "rows": rows}),
               flush=True)
@@ -142,10 +152,11 @@ def main() -> None:
                  "--repeat", str(args.repeat)])
     for peer, bw, lat in red["links"]:
         print(f"measured link 0<->{peer}: {bw / 1e9:.2f} GB/s, {lat * 1e6:.1f} us")
-    print("gradient sum over 2 ranks (float32):   size   mpi4py Allreduce   ours (runtime tasks)   ours/mpi4py")
+    print("gradient sum over 2 ranks (float32):   size   mpi4py Allreduce   ours (runtime tasks)   ours/mpi4py"
+          "   ours called directly")
     for r in red["rows"]:
         print(f"{'':39}{r['mb']:5.0f} MB  {r['mpi4py_GBps']:8.2f} GB/s      {r['ours_GBps']:8.2f} GB/s"
-              f"         {100 * r['ratio']:5.0f}%")
+              f"         {100 * r['ratio']:5.0f}%      {r['direct_GBps']:8.2f} GB/s")
 
 
 if __name__ == "__main__":
