@@ -100,6 +100,7 @@ class StepProgram:
         self.zero_fill: list = []
         self.updates: dict[int, list] = {}  # backward entry index -> update launches after it
         self._last_writer: dict[int, int] = {}  # variable uid -> last backward entry writing its grad
+        self._stage_one: dict[int, int] = {}  # variable uid -> the two-stage backward entry computing it
         if training:
             self._prepare_backward()
             self._prepare_update()
@@ -192,6 +193,9 @@ class StepProgram:
                 t2 = e.cached(("bw_i",) + key, T.backward_task, node, lay.name, len(saved), len(stats), gin, gw,
                               "inputs")
                 self.backward.append((lay, t1, base + gw_args))
+                for w, m in zip(node.weights, gp.weight_modes[node.uid], strict=True):
+                    if m in ("write", "add"):
+                        self._stage_one[w.uid] = len(self.backward) - 1  # stage two reads these sums
                 self.backward.append((lay, t2, base + gw_args + gi_args))
             else:
                 t = e.cached(("bw",) + key, T.backward_task, node, lay.name, len(saved), len(stats), gin, gw)
@@ -268,6 +272,12 @@ class StepProgram:
             proc = self.layouts[node.uid].placement[0]
             start, finish = distributed.reduce_tasks(e, ("grad", v.uid), f"grad_{v.name}")
             region = e.weights.grad[v.uid]
+            first = self._stage_one.get(v.uid)
+            if first is not None and self._last_writer[v.uid] == first + 1:
+                # a two-stage backward's second stage (BatchNorm's input gradient) reads the whole
+                # batch's sums of its first stage: summed over the ranks before it runs
+                self.mpi_starts.setdefault(first, []).extend([(start, region, proc), (finish, region, proc)])
+                continue
             self.mpi_starts.setdefault(self._last_writer[v.uid], []).append((start, region, proc))
             self.mpi_finish.append((finish, region, proc))
         moved = [u for i in sorted(self.updates) for u in self.updates[i]]

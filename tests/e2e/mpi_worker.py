@@ -2,7 +2,8 @@
 
     python mpi_worker.py --models mlp,cnn,mp --dp N --out FILE [--fail raise|kill] [flexflow flags]
 
-Per model (the MLPs with a Dropout layer, whose masks must follow the global sample index), trains a few steps on fixed data with fixed initial weights and writes (rank 0) the per-step
+Per model (the MLPs with a Dropout layer, whose masks must follow the global sample index; the CNN with
+BatchNormalization, whose batch statistics and two-stage backward need the whole batch's sums), trains a few steps on fixed data with fixed initial weights and writes (rank 0) the per-step
 losses, the final weights' checksums, every rank's checksums, the checksums read back from a
 checkpoint rank 0 wrote, evaluate's results and predict's outputs, as JSON to --out. `mlp` and `cnn` run data parallel at degree --dp on each node;
 `mp` is the MLP with a model-parallel first Dense layer (output channels split over the node's two
@@ -58,7 +59,7 @@ def build(kind):
         return keras.Sequential([keras.Input(shape=(20,)), layers.Dense(16, activation="relu", name="d1"),
                                  layers.Dropout(0.25, name="drop"), layers.Dense(3, activation="softmax", name="d2")])
     return keras.Sequential([keras.Input(shape=(8, 8, 1)), layers.Conv2D(4, 3, activation="relu", name="c1"),
-                             layers.MaxPooling2D(2), layers.Flatten(), layers.Dense(3, activation="softmax",
+                             layers.BatchNormalization(name="bn"), layers.MaxPooling2D(2), layers.Flatten(), layers.Dense(3, activation="softmax",
                                                                                      name="d2")])
 
 
