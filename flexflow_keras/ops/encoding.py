@@ -53,7 +53,7 @@ class CategoryEncodingOp(Op):
         bad = kernel(kenc, "category_encode", ctx)(ids, outputs[0], kenc.MODES[self.mode])
         if bad >= 0:
             value = to_host(inputs[0]).reshape(-1)[bad]
-            raise ValueError(f"CategoryEncoding received id {value!r} at flat position {bad} of the input, "
+            raise ValueError(f"CategoryEncoding received id {value.item()!r} at flat position {bad} of the input, "
                              f"outside [0, {self.num_tokens}). Set num_tokens larger than the largest id "
                              f"(or map the ids first).")
 

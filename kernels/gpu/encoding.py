@@ -27,8 +27,8 @@ def _scatter(ids, y, width, mode, bad):
 
 def category_encode_cuda(ids, y, mode: int) -> int:
     """Device twin of `kernels.encoding.category_encode_cpu`."""
-    n = y.shape[-1]
-    width = ids.shape[-1] if ids.ndim else 1
+    n = y.shape[y.ndim - 1]  # (the simulator's shapes refuse negative indices)
+    width = ids.shape[ids.ndim - 1] if ids.ndim else 1
     launch(_fill, y.size, flat(y), 0.0)
     bad = cuda.to_device(np.array([ids.size], np.int64))
     launch(_scatter, ids.size, int_ids(ids), y.reshape(y.size // n, n), width, int(mode), bad)
