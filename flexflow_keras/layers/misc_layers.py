@@ -97,7 +97,8 @@ class PReLU(Layer):
 
     def call(self, inputs):
         pos = ops.relu(inputs)
-        neg = ops.multiply(ops.negative(self.alpha), ops.relu(ops.negative(inputs)))
+        # -alpha * relu(-x), with the Variable as a direct operand so the graph reads (and trains) it
+        neg = ops.multiply(ops.negative(ops.relu(ops.negative(inputs))), self.alpha)
         return ops.add(pos, neg)
 
     def get_config(self):
