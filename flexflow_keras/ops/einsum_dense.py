@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 from flexflow_keras.errors import ShapeError
+from flexflow_keras.ops import parallel as par
 from flexflow_keras.ops._util import fmt, kernel
 from flexflow_keras.ops.base import Op
 from flexflow_keras.ops.graph import TensorSpec
@@ -43,6 +44,10 @@ class ProjectionOp(Op):
             raise ShapeError(f"einsum_dense expects a bias of shape {fmt(out)}, received {fmt(weights[1].shape)}.")
         return (TensorSpec(tuple(x.shape[:-n]) + out, x.dtype),)
 
+    def tile(self, shapes, out_box, part=0, parts=1):
+        # the output's leading dims follow the input's; the contracted dims and the weights are read whole
+        return lead_tile(shapes, out_box, len(shapes.inputs[0]) - self.n_contract)
+
     def _views(self, w):
         n_in = math.prod(w.shape[:self.n_contract])
         return w.reshape(n_in, w.size // n_in)
@@ -58,3 +63,13 @@ class ProjectionOp(Op):
         kernel(klin, "linear_backward", ctx)(inputs[0], self._views(weights[0]), outputs[0], grad_outputs[0],
                                              grad_inputs[0], dw, db,
                                              accumulate=(ctx.acc_input(0), ctx.acc_weight(0), ctx.acc_weight(1)))
+
+
+def lead_tile(shapes: par.TileShapes, out_box: par.Box, n_lead: int) -> par.Tile:
+    """The tile of an op whose output's first `n_lead` dims are its input's first `n_lead` dims (the
+    rest of the input read whole), weights whole (the default tile broadcasts, which misreads ranks that
+    differ)."""
+    x = shapes.inputs[0]
+    lo, hi = out_box
+    xbox = (tuple(lo[:n_lead]) + (0,) * (len(x) - n_lead), tuple(hi[:n_lead]) + tuple(x[n_lead:]))
+    return par.Tile((xbox,), tuple(par.whole(w) for w in shapes.weights), (out_box,))

@@ -8,6 +8,7 @@ from typing import ClassVar
 from flexflow_keras.errors import ShapeError
 from flexflow_keras.ops._util import fmt, kernel, to_host
 from flexflow_keras.ops.base import Op
+from flexflow_keras.ops.einsum_dense import lead_tile
 from flexflow_keras.ops.graph import TensorSpec
 from kernels import encoding as kenc
 
@@ -45,6 +46,9 @@ class CategoryEncodingOp(Op):
                                  f"reshape the ids to (batch, 1) or (batch, n).")
             lead = s[:-1]
         return (TensorSpec(lead + (int(self.num_tokens),), self.dtype),)
+
+    def tile(self, shapes, out_box, part=0, parts=1):
+        return lead_tile(shapes, out_box, len(shapes.outputs[0]) - 1)
 
     def forward(self, ctx, inputs, weights, outputs, saved, stats):
         ids = inputs[0]

@@ -1,11 +1,24 @@
 """The misc layers through the layer harness (with tf.keras parity on copied weights), the noise layers'
 training statistics, Normalization.adapt against tf.keras, and the layers inside models trained by fit."""
 
+import sys
+
 import numpy as np
 import pytest
 from ff_layer_harness import make_data, run_layer_test, tf_keras
 
-from flexflow_keras import layers, models
+from flexflow_keras import config, layers, models
+
+
+@pytest.fixture
+def data_parallel(monkeypatch):
+    """fit() data parallel over 2 CPU processors (each op split along the batch), without the strategy
+    search: the search is not what these tests check, and it would dominate their time."""
+    monkeypatch.setattr(sys, "argv", ["pytest"])
+    config.reset()
+    config.set(cpus=2, data_parallel_degree=2)
+    yield
+    config.reset()
 
 
 # --- layers that are the identity in inference ------------------------------------------------------------
@@ -127,7 +140,7 @@ def test_normalization_adapt_matches_tf(axis, shape):
         np.testing.assert_allclose(ours_ds.get_weights()[0], mean, rtol=1e-5, atol=1e-6)
 
 
-def test_normalization_adapt_after_build_and_errors():
+def test_normalization_adapt_after_build_and_errors(data_parallel):
     inp = layers.Input((3,))
     norm = layers.Normalization()
     model = models.Model(inp, norm(inp))
@@ -162,3 +175,127 @@ def test_argument_errors_name_the_layer():
         m = layers.MultiHeadAttention(2, 3, attention_axes=2)
         m(layers.Input((4, 5, 6)), layers.Input((4, 5, 6)))
     assert layers.LeakyReLU(alpha=0.2).negative_slope == 0.2  # Keras 2's spelling
+
+
+# --- MultiHeadAttention -------------------------------------------------------------------------------------
+def _mha_pair(kwargs, q, v, k=None):
+    """Ours and, when TensorFlow is installed, tf.keras' layer with the same (random) weights."""
+    ours = layers.MultiHeadAttention(**kwargs)
+    args = (q, v) if k is None else (q, v, k)
+    ours(*args)
+    rng = np.random.default_rng(1)
+    ws = [(rng.standard_normal(w.shape) * 0.5).astype("float32") for w in ours.weights]
+    ours.set_weights(ws)
+    tk = tf_keras()
+    theirs = None
+    if tk is not None:
+        theirs = tk.layers.MultiHeadAttention(**kwargs)
+        theirs(*args)
+        assert [tuple(w.shape) for w in theirs.weights] == [w.shape for w in ours.weights]
+        theirs.set_weights(ws)
+    return ours, theirs
+
+
+@pytest.mark.parametrize("kwargs,qshape,vshape,kdim", [
+    (dict(num_heads=2, key_dim=3), (3, 5, 6), (3, 4, 6), None),
+    (dict(num_heads=3, key_dim=2, value_dim=4, output_shape=5, use_bias=False), (2, 4, 6), (2, 3, 7), 5),
+    (dict(num_heads=2, key_dim=3), (2, 2, 3, 4), (2, 3, 2, 4), None),  # attention over two axes
+])
+def test_multi_head_attention_matches_tf(kwargs, qshape, vshape, kdim, parity):
+    q, v = make_data(qshape, seed=1), make_data(vshape, seed=2)
+    key = None if kdim is None else make_data(vshape[:-1] + (kdim,), seed=3)
+    ours, theirs = _mha_pair(kwargs, q, v, key)
+    assert len(ours.weights) == (4 if kwargs.get("use_bias") is False else 8)
+    args = (q, v) if key is None else (q, v, key)
+    out, scores = ours(*args, return_attention_scores=True)
+    # the recorded graph (a functional model) computes what the eager call does
+    ins = [layers.Input(a.shape[1:]) for a in args]
+    model = models.Model(ins, ours(*ins))
+    np.testing.assert_allclose(model.predict(list(args), verbose=0), out, rtol=1e-5, atol=1e-5)
+    assert scores.shape == (qshape[0], kwargs["num_heads"]) + qshape[1:-1] + vshape[1:-1]
+    per_query = scores.reshape(qshape[0], kwargs["num_heads"], int(np.prod(qshape[1:-1])), -1).sum(-1)
+    np.testing.assert_allclose(per_query, 1.0, rtol=1e-5)
+    clone = layers.MultiHeadAttention.from_config(ours.get_config())
+    assert clone.get_config() == ours.get_config()
+    if parity and theirs is not None:
+        o2, s2 = theirs(*args, return_attention_scores=True)
+        np.testing.assert_allclose(out, np.asarray(o2), rtol=1e-5, atol=1e-5)
+        np.testing.assert_allclose(scores, np.asarray(s2), rtol=1e-5, atol=1e-6)
+
+
+def test_multi_head_attention_masks(parity):
+    q = make_data((3, 5, 6), seed=1)
+    ours, theirs = _mha_pair(dict(num_heads=2, key_dim=3), q, q)
+    rng = np.random.default_rng(2)
+    mask = rng.integers(0, 2, (3, 5, 5)).astype("int32")
+    mask[:, :, 0] = 1
+    pad = np.ones((3, 5), "int32")
+    pad[0, 3:] = 0
+    cases = [dict(attention_mask=mask), dict(use_causal_mask=True), dict(attention_mask=mask, use_causal_mask=True),
+             dict(value_mask=pad)]
+    for kw in cases:
+        out, scores = ours(q, q, return_attention_scores=True, **kw)
+        if "attention_mask" in kw:
+            assert np.all(scores * (1 - mask[:, None]) == 0)
+        if kw.get("use_causal_mask"):
+            assert np.all(np.triu(scores, 1) == 0)
+        if parity and theirs is not None:
+            o2, s2 = theirs(q, q, return_attention_scores=True, **kw)
+            np.testing.assert_allclose(out, np.asarray(o2), rtol=1e-5, atol=1e-5, err_msg=str(list(kw)))
+            np.testing.assert_allclose(scores, np.asarray(s2), rtol=1e-5, atol=1e-6)
+    # a symbolic mask input: the graph gives what the eager call gives
+    x, m = layers.Input((5, 6)), layers.Input((5, 5), dtype="int32")
+    model = models.Model([x, m], ours(x, x, attention_mask=m))
+    np.testing.assert_allclose(model.predict([q, mask], verbose=0), ours(q, q, attention_mask=mask), rtol=1e-5,
+                               atol=1e-5)
+
+
+# --- inside models trained by fit -----------------------------------------------------------------------------
+def test_misc_layers_train_in_a_model(data_parallel):
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((64, 6)).astype("float32") * 3 + 2
+    y = (x[:, :1] > 2).astype("int32")
+    norm = layers.Normalization()
+    norm.adapt(x)
+    inp = layers.Input((6,))
+    h = layers.Rescaling(1.0)(norm(inp))
+    h = layers.GaussianNoise(0.1, seed=1)(h)
+    h = layers.PReLU(alpha_initializer="constant")(layers.Dense(16)(h))
+    h = layers.AlphaDropout(0.1, seed=2)(h)
+    h = layers.GaussianDropout(0.1, seed=3)(h)
+    h = layers.ActivityRegularization(l2=1e-3)(h)
+    h = layers.Reshape((4, 4))(h)
+    h = layers.SpatialDropout1D(0.1, seed=4)(h)
+    h = layers.UnitNormalization()(layers.Flatten()(h))
+    out = layers.Dense(2, activation="softmax")(h)
+    model = models.Model(inp, out)
+    model.compile(optimizer="adam", loss="sparse_categorical_crossentropy", metrics=["accuracy"])
+    before = [w.copy() for w in model.get_weights()]
+    hist = model.fit(x, y, batch_size=16, epochs=2, verbose=0)
+    assert all(np.isfinite(v) for v in hist.history["loss"])
+    changed = [not np.array_equal(a, b) for a, b in zip(before, model.get_weights(), strict=True)]
+    prelu = [i for i, w in enumerate(model.weights) if w.name == "alpha"][0]
+    assert changed[prelu] and sum(changed) >= 5  # PReLU's alpha and the Dense weights train
+    assert np.array_equal(model.get_weights()[0], before[0])  # Normalization's statistics do not
+
+
+def test_transformer_block_fits_one_epoch(data_parallel):
+    rng = np.random.default_rng(0)
+    vocab, steps, dim = 20, 8, 16
+    ids = rng.integers(0, vocab, (64, steps)).astype("int32")
+    labels = (ids[:, 0] > vocab // 2).astype("int32")
+    inp = layers.Input((steps,), dtype="int32")
+    e = layers.Embedding(vocab, dim)(inp)
+    a = layers.MultiHeadAttention(num_heads=2, key_dim=8, dropout=0.1, seed=1)(e, e)
+    h = layers.LayerNormalization(epsilon=1e-6)(layers.Add()([e, a]))
+    f = layers.Dense(dim)(layers.Dense(32, activation="relu")(h))
+    h = layers.LayerNormalization(epsilon=1e-6)(layers.Add()([h, f]))
+    out = layers.Dense(2, activation="softmax")(layers.GlobalAveragePooling1D()(h))
+    model = models.Model(inp, out)
+    model.compile(optimizer="adam", loss="sparse_categorical_crossentropy", metrics=["accuracy"])
+    mha = model.layers[2]
+    before = [w.numpy().copy() for w in mha.weights]
+    hist = model.fit(ids, labels, batch_size=16, epochs=1, verbose=0)
+    assert np.isfinite(hist.history["loss"][0])
+    assert all(not np.array_equal(b, w.numpy()) for b, w in zip(before, mha.weights, strict=True))
+    assert model.predict(ids[:4], verbose=0).shape == (4, 2)
