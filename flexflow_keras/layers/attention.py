@@ -164,6 +164,10 @@ class MultiHeadAttention(Layer):
     # --- call -----------------------------------------------------------------------------------------------
     def call(self, query, value, key=None, query_mask=None, value_mask=None, key_mask=None, attention_mask=None,
              return_attention_scores=False, training=None, use_causal_mask=False):
+        # padding masks carried by the tensors (Embedding(mask_zero=True), Masking), as Keras 3 reads them
+        query_mask = _keras_mask(query) if query_mask is None else query_mask
+        value_mask = _keras_mask(value) if value_mask is None else value_mask
+        key_mask = _keras_mask(key) if key_mask is None and key is not None else key_mask
         query, value = self._as_float(query), self._as_float(value)
         key = value if key is None else self._as_float(key)
         q_pos, s_pos = tuple(query.shape[1:-1]), tuple(value.shape[1:-1])
@@ -188,6 +192,8 @@ class MultiHeadAttention(Layer):
         if len(q_pos) > 1:
             ctx = ops.reshape(ctx, (-1,) + q_pos + (h, self.value_dim))
         output = self._output_dense(ctx)
+        if query_mask is not None and F._symbolic(output):
+            output._keras_mask = query_mask  # the output keeps the query's padding mask, as in Keras
         if not return_attention_scores:
             return output
         if len(q_pos) > 1 or len(s_pos) > 1:
@@ -249,6 +255,11 @@ def _flatten_positions(x, n: int):
     if len(x.shape) == 4:
         return x
     return ops.reshape(x, (-1, n) + tuple(x.shape[-2:]))
+
+
+def _keras_mask(t):
+    """The padding mask a tensor carries (`_keras_mask`), or None."""
+    return getattr(t, "_keras_mask", None)
 
 
 def _flag(m):

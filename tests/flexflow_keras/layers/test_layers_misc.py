@@ -174,7 +174,6 @@ def test_argument_errors_name_the_layer():
     with pytest.raises(ValueError, match="attention_axes=\\(2,\\) is not supported"):
         m = layers.MultiHeadAttention(2, 3, attention_axes=2)
         m(layers.Input((4, 5, 6)), layers.Input((4, 5, 6)))
-    assert layers.LeakyReLU(alpha=0.2).negative_slope == 0.2  # Keras 2's spelling
 
 
 # --- MultiHeadAttention -------------------------------------------------------------------------------------
@@ -248,6 +247,14 @@ def test_multi_head_attention_masks(parity):
     model = models.Model([x, m], ours(x, x, attention_mask=m))
     np.testing.assert_allclose(model.predict([q, mask], verbose=0), ours(q, q, attention_mask=mask), rtol=1e-5,
                                atol=1e-5)
+    # a padding mask carried by the tensor (`_keras_mask`, as Embedding(mask_zero=True) sets) masks the
+    # queries and the values, and the output carries it on
+    x, pm = layers.Input((5, 6)), layers.Input((5,), dtype="int32")
+    x._keras_mask = pm
+    y = ours(x, x)
+    assert y._keras_mask is pm
+    np.testing.assert_allclose(models.Model([x, pm], y).predict([q, pad], verbose=0),
+                               ours(q, q, query_mask=pad, value_mask=pad), rtol=1e-5, atol=1e-5)
 
 
 # --- inside models trained by fit -----------------------------------------------------------------------------
