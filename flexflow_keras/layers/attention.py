@@ -26,7 +26,6 @@ from flexflow_keras.ops.einsum_dense import ProjectionOp
 from flexflow_keras.utils import rng
 
 _NEG = -1e9  # Keras' large negative number for masked float32 scores
-# (constants are shaped (1,), not 0-d: the execution's weight writes refuse 0-d constants today)
 
 
 class _Projection(Layer):
@@ -181,10 +180,10 @@ class MultiHeadAttention(Layer):
         mask = self._mask(query, q_pos, s_pos, t, s, query_mask, value_mask, key_mask, attention_mask,
                           use_causal_mask)
         if mask is not None:
-            scores = ops.where(mask, scores, np.full((1,), _NEG, np.float32))
+            scores = ops.where(mask, scores, np.float32(_NEG))
         probs = ops.softmax(scores, axis=-1)
         if mask is not None:
-            probs = ops.where(mask, probs, np.zeros((1,), np.float32))
+            probs = ops.where(mask, probs, np.float32(0.0))
         dropped = probs
         if self.dropout > 0.0:
             dropped = F.dropout(probs, self.dropout, seed=self._seed, training=training)
@@ -268,5 +267,5 @@ def _flag(m):
         return m
     if not F._symbolic(m):
         return np.asarray(m) != 0
-    return ops.not_equal(m, np.zeros((1,), m.dtype))
+    return ops.not_equal(m, np.zeros((), m.dtype))
 
