@@ -240,7 +240,8 @@ class MultiHeadAttention(Layer):
                 "kernel_regularizer": regularizers.serialize(self.kernel_regularizer),
                 "bias_regularizer": regularizers.serialize(self.bias_regularizer),
                 "kernel_constraint": constraints.serialize(self.kernel_constraint),
-                "bias_constraint": constraints.serialize(self.bias_constraint), "seed": self.seed}
+                "bias_constraint": constraints.serialize(self.bias_constraint), "seed": self.seed,
+                "activity_regularizer": None, "use_gate": False, "sliding_window": None}  # Keras 3's keys
 
 
 def _size(dims) -> int:

@@ -233,7 +233,8 @@ def _batches(data, layer):
         yield np.asarray(data)
         return
     elif hasattr(data, "__getitem__") and hasattr(data, "__len__") and not isinstance(data, (list, tuple)):
-        data = (data[i] for i in range(len(data)))  # a keras.utils.Sequence / PyDataset
+        seq = data  # a keras.utils.Sequence / PyDataset
+        data = (seq[i] for i in range(len(seq)))
     if not hasattr(data, "__iter__"):
         raise TypeError(f"{_args.who(layer)}.adapt() expects a NumPy array, a tf.data.Dataset or an iterable of "
                         f"batches, received {type(data).__name__}.")

@@ -123,6 +123,17 @@ def test_normalization_adapt_matches_tf(axis, shape):
     batched.adapt(iter([data[:7], data[7:19], data[19:]]))
     for a, b in zip(batched.get_weights()[:2], (mean, var), strict=True):
         np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)
+
+    class Batches:  # a keras.utils.Sequence / PyDataset of (x, y) batches
+        def __len__(self):
+            return 3
+
+        def __getitem__(self, i):
+            return data[i * 8:(i + 1) * 8], np.zeros(8)
+
+    seq = layers.Normalization(axis=axis)
+    seq.adapt(Batches(), steps=2)
+    np.testing.assert_allclose(seq.get_weights()[0], data[:16].mean(reduce), rtol=1e-5, atol=1e-6)
     y = layer(data)
     np.testing.assert_allclose(y, (data - mean.reshape(layer._bshape)) / np.sqrt(var.reshape(layer._bshape)),
                                rtol=1e-4, atol=1e-5)
