@@ -32,7 +32,7 @@ from flexflow_keras.layers.merging import (
     multiply,
     subtract,
 )
-from flexflow_keras.layers.misc_layers import Dot, Identity, PReLU, UnitNormalization
+from flexflow_keras.layers.misc_layers import Dot, Identity, PReLU, UnitNormalization, dot
 from flexflow_keras.layers.normalization import BatchNormalization, LayerNormalization
 from flexflow_keras.layers.pooling import (
     AveragePooling2D,
@@ -90,3 +90,4 @@ __all__ = [cls.__name__ for cls in _CLASSES] + [
     "Input", "InputSpec", "Layer", "MaxPool2D", "add", "average", "concatenate", "deserialize", "maximum",
     "minimum", "multiply", "serialize", "subtract",
 ]
+__all__ += ["dot"]  # i9-misc-layers

@@ -174,3 +174,8 @@ def _to_rank3(x, first: bool = False):
         return x
     n = x.shape[1]
     return ops.reshape(x, [-1, n, 1] if first else [-1, 1, n])
+
+
+def dot(inputs, axes=-1, normalize=False, **kwargs):
+    """The functional form of `Dot`: ``Dot(axes, normalize, **kwargs)(inputs)``."""
+    return Dot(axes=axes, normalize=normalize, **kwargs)(inputs)

@@ -100,6 +100,11 @@ def test_dot(axes, shapes, out, parity):
                    tf_layer="Dot")
 
 
+def test_dot_function():
+    a, b = layers.Input((3, 4)), layers.Input((5, 4))
+    assert layers.dot([a, b], axes=2).shape == (None, 3, 5)
+
+
 def test_dot_normalize_is_cosine(parity):
     _, out, (a, b) = run_layer_test(layers.Dot, dict(axes=1, normalize=True), input_shape=[(4, 6), (4, 6)],
                                     expected_output_shape=(None, 1), compare_tf=parity, tf_layer="Dot")
@@ -295,6 +300,16 @@ def test_misc_layers_train_in_a_model(data_parallel):
     prelu = [i for i, w in enumerate(model.weights) if w.name == "alpha"][0]
     assert changed[prelu] and sum(changed) >= 5  # PReLU's alpha and the Dense weights train
     assert np.array_equal(model.get_weights()[0], before[0])  # Normalization's statistics do not
+
+
+def test_noise_layers_are_the_identity_in_predict_and_evaluate(data_parallel):
+    x = make_data((16, 4, 6))
+    model = models.Sequential([layers.Input((4, 6)), layers.GaussianNoise(1.0), layers.GaussianDropout(0.5),
+                               layers.AlphaDropout(0.5), layers.SpatialDropout1D(0.5),
+                               layers.ActivityRegularization(l1=1.0)])
+    model.compile(optimizer="sgd", loss="mse")
+    np.testing.assert_allclose(model.predict(x, verbose=0), x, rtol=1e-6)
+    assert model.evaluate(x, x, verbose=0) == pytest.approx(0.0, abs=1e-10)
 
 
 def test_transformer_block_fits_one_epoch(data_parallel):
