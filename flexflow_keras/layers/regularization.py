@@ -33,16 +33,15 @@ class _SpatialDropout(Dropout):
     _rank = 1
 
     def __init__(self, rate, seed=None, name=None, dtype=None, **kwargs):
-        kwargs.pop("noise_shape", None)
+        if "noise_shape" in kwargs:
+            raise ValueError(f"{type(self).__name__} sets its own noise shape (one bit per sample and channel); "
+                             f"remove noise_shape, or use Dropout(rate, noise_shape=...).")
         super().__init__(rate, seed=seed, name=name, dtype=dtype, **kwargs)
         self.input_spec = InputSpec(ndim=self._rank + 2)
+        self.noise_shape = self._noise_shape()
 
-    def _noise_shape(self, ndim: int) -> tuple:
+    def _noise_shape(self) -> tuple:
         return (None,) + (1,) * self._rank + (None,)
-
-    def call(self, inputs, training=None):
-        self.noise_shape = self._noise_shape(len(inputs.shape))
-        return super().call(inputs, training=training)
 
     def get_config(self):
         config = super().get_config()
@@ -63,10 +62,10 @@ class SpatialDropout1D(_SpatialDropout):
 
 class _SpatialDropoutND(_SpatialDropout):
     def __init__(self, rate, data_format=None, seed=None, name=None, dtype=None, **kwargs):
+        self.data_format = backend.standardize_data_format(data_format, type(self).__name__)
         super().__init__(rate, seed=seed, name=name, dtype=dtype, **kwargs)
-        self.data_format = backend.standardize_data_format(data_format, _args.who(self))
 
-    def _noise_shape(self, ndim: int) -> tuple:
+    def _noise_shape(self) -> tuple:
         if self.data_format == "channels_first":
             return (None, None) + (1,) * self._rank
         return (None,) + (1,) * self._rank + (None,)
