@@ -100,3 +100,15 @@ def test_projection(n_contract, xshape, kshape):
     assert math.prod(kshape) == k.size
     with pytest.raises(ShapeError, match="contracts the last"):
         run_forward(ProjectionOp(n_contract), [r(3, 7)], [k])
+
+
+def test_projection_roofline_counts_the_contracted_dims():
+    from types import SimpleNamespace
+
+    from flexflow_keras.ops import parallel as par
+    from flexflow_keras.search import roofline
+
+    # (4, 5, 2, 3) x (2, 3, 7): 4 * 5 * 7 outputs, each a sum over 2 * 3 products
+    tile = par.Tile((((0, 0, 0, 0), (4, 5, 2, 3)),), (((0, 0, 0), (2, 3, 7)),), (((0, 0, 0), (4, 5, 7)),))
+    flops, bwd, _, _, fam = roofline.work(SimpleNamespace(op=ProjectionOp(2)), tile)
+    assert (flops, bwd, fam) == (2.0 * 4 * 5 * 7 * 6, 4.0 * 4 * 5 * 7 * 6, "gemm")
