@@ -131,6 +131,25 @@ class Normalization(Layer):
             self.count = self.add_weight(name="count", shape=(), dtype="int32", initializer="zeros",
                                          trainable=False)
 
+    @property
+    def mean(self) -> np.ndarray | None:
+        """The mean in Keras 3's broadcast shape (1 on the reduced axes), or None before build."""
+        return self._stat_value("mean")
+
+    @property
+    def variance(self) -> np.ndarray | None:
+        """The variance in Keras 3's broadcast shape, or None before build."""
+        return self._stat_value("variance")
+
+    def _stat_value(self, which: str) -> np.ndarray | None:
+        if self._bshape is None:
+            return None
+        if self.input_mean is not None:
+            value = self._given(self.input_mean if which == "mean" else self.input_variance)
+        else:
+            value = (self.adapt_mean if which == "mean" else self.adapt_variance).numpy().reshape(self._bshape)
+        return np.asarray(value, dtype=self._dtype)
+
     def _given(self, value) -> np.ndarray:
         """A given mean/variance expanded to the broadcast shape (Keras aligns it with the last kept axes)."""
         arr = np.asarray(value, dtype=np.float64)
