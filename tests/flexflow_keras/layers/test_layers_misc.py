@@ -72,6 +72,7 @@ def test_prelu(kwargs, shape, n, parity):
 @pytest.mark.parametrize("name,kwargs,shape", [
     ("Rescaling", dict(scale=1 / 255.0), (4, 5)),
     ("Rescaling", dict(scale=0.5, offset=-1.0), (2, 3, 4)),
+    ("Rescaling", dict(scale=[0.5, 2.0, 1.0], offset=[0.0, 1.0, -2.0]), (2, 4, 3)),  # per channel
     ("Normalization", dict(mean=[1.0, 2.0, 3.0], variance=[1.0, 4.0, 0.25]), (4, 3)),
     ("Normalization", dict(axis=1, mean=[0.5, -0.5], variance=[2.0, 3.0]), (4, 2, 3)),
     ("Normalization", dict(mean=2.0, variance=9.0, invert=True), (4, 3)),
