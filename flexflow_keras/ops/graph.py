@@ -205,6 +205,23 @@ class KerasTensor:
 
         return ops.abs(self)
 
+    def __getitem__(self, key):
+        from flexflow_keras import ops
+
+        return ops.get_item(self, key)
+
+    def __lt__(self, o):
+        return self._binary(o, "less")
+
+    def __le__(self, o):
+        return self._binary(o, "less_equal")
+
+    def __gt__(self, o):
+        return self._binary(o, "greater")
+
+    def __ge__(self, o):
+        return self._binary(o, "greater_equal")
+
 
 class OpNode:
     """One application of an op: input tensors, weights, output tensors."""
