@@ -213,9 +213,17 @@ class Layer:
     non_trainable_variables = non_trainable_weights
 
     @property
-    def losses(self) -> list[float]:
-        """The current regularization penalties of this layer's trainable weights."""
-        return [float(v.regularizer(v.value)) for v in self.trainable_weights if v.regularizer is not None]
+    def losses(self) -> list:
+        """Keras' `losses`: the values `add_loss` recorded in the latest eager calls (of this layer and its
+        sublayers) and the current regularization penalties of the trainable weights. Inside a model's
+        ``compute_loss`` override (symbolic), the added loss tensors of the graph being trained."""
+        from flexflow_keras.models import custom_training
+
+        symbolic = custom_training.current_symbolic_losses(self)
+        if symbolic is not None:
+            return symbolic
+        return custom_training.eager_losses(self) + [float(v.regularizer(v.value)) for v in self.trainable_weights
+                                                     if v.regularizer is not None]
 
     def get_weights(self) -> list[np.ndarray]:
         """Copies of the values of `weights`, in order."""
@@ -321,9 +329,23 @@ class Layer:
 
         return tree.map_structure(cast, inputs)
 
-    def add_loss(self, *args, **kwargs):
-        raise NotImplementedError(f"Layer '{self.name}': add_loss() is not supported; put the term in a loss "
-                                  "function passed to compile(), or use kernel_regularizer for weight penalties.")
+    def add_loss(self, losses, inputs=None):
+        """Add a loss term from ``call()``: a symbolic scalar (summed if it has dims) joins the training
+        loss of the model that computes it; an eager value is kept in `losses`. Keras 2's ``inputs`` is
+        accepted and unused; a zero-argument callable (a Keras 2 weight penalty) is evaluated now.
+
+        Args:
+            losses: a tensor, a list of tensors, or a callable returning one.
+            inputs: ignored (Keras 2 compatibility).
+        """
+        from flexflow_keras.models import custom_training
+
+        custom_training.add_loss(self, losses)
+
+    def add_metric(self, *args, **kwargs):
+        raise NotImplementedError(f"Layer '{self.name}': add_metric() was removed in Keras 3 (it raises there "
+                                  "too). Pass the metric to compile(metrics=[...]), or add the quantity as a "
+                                  "model output and track it with a metric.")
 
     def __call__(self, *args, **kwargs):
         if not args:
@@ -357,7 +379,8 @@ class Layer:
                 outputs = self.call(inputs, *rest, **call_kwargs)
                 outputs = self._finish_symbolic(marker, inputs, rest, kwargs, outputs)
             else:
-                outputs = self.call(inputs, *rest, **call_kwargs)
+                self.__dict__.pop("_eager_losses", None)  # `losses` holds the latest eager call's values
+                outputs = _as_eager(self.call(inputs, *rest, **call_kwargs))
         finally:
             node_mod.pop_training()
             node_mod.pop_scope()
@@ -443,6 +466,12 @@ class Layer:
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} name={self.name}, built={self.built}>"
+
+
+def _as_eager(outputs):
+    from flexflow_keras.models.custom_training import as_eager
+
+    return as_eager(outputs)
 
 
 def _wrap_build(build):
