@@ -208,8 +208,8 @@ class BroadcastToOp(Op):
         _n_inputs("broadcast_to", inputs, 1)
         x = inputs[0]
         off = len(self.shape) - x.ndim
-        ok = off >= 0 and all(s in (1, self.shape[i + off]) for i, s in enumerate(x.shape))
-        if not ok or (None in self.shape and (off != 0 or x.shape[0] is not None and self.shape[0] is None)):
+        ok = off >= 0 and all(self.shape[i + off] is None or s in (1, self.shape[i + off]) for i, s in enumerate(x.shape))
+        if not ok or (None in self.shape and off != 0):
             raise ShapeError(f"broadcast_to: cannot broadcast {fmt(x.shape)} to {fmt(self.shape)}; each dim must "
                              f"be 1 or the target's (a symbolic batch dim stays the batch).")
         return (TensorSpec(tuple(self.shape), x.dtype),)

@@ -29,7 +29,7 @@ def _made_shape(who: str, shape: tuple, inputs) -> tuple:
     if None in shape[1:]:
         raise ShapeError(f"{who}: only the first dim of shape {fmt(shape)} may be None (the batch).")
     if shape and shape[0] is None:
-        if len(inputs) != 1 or not inputs[0].ndim or inputs[0].shape[0] is not None:
+        if len(inputs) != 1 or not inputs[0].ndim:
             raise ShapeError(f"{who}: a shape {fmt(shape)} with a None batch needs the tensor it takes the batch "
                              f"from (the x of ops.shape(x)[0]).")
     elif inputs:
