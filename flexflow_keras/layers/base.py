@@ -375,8 +375,11 @@ class Layer:
                 self._maybe_build(inputs)
             check_input_spec(self, inputs)
             if symbolic:
+                from flexflow_keras.ops.functional import symbolic_call
+
                 marker = unique_id()
-                outputs = self.call(inputs, *rest, **call_kwargs)
+                with symbolic_call():
+                    outputs = self.call(inputs, *rest, **call_kwargs)
                 outputs = self._finish_symbolic(marker, inputs, rest, kwargs, outputs)
             else:
                 self.__dict__.pop("_eager_losses", None)  # `losses` holds the latest eager call's values

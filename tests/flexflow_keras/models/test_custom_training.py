@@ -1,0 +1,164 @@
+"""Custom code in training: add_weight + add_loss layers, a VAE's sampling layer, Keras 2's model.add_loss
+with a loss-less compile, a siamese Lambda distance with a batch-mean loss, a compute_loss override, clear
+errors for Python step overrides, model(x).numpy() and Keras 3's input rank rule."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import flexflow_keras as keras
+from flexflow_keras import backend as K
+from flexflow_keras import layers, ops
+from flexflow_keras.errors import GraphError, ShapeError
+
+rng = np.random.default_rng(0)
+X = rng.random((32, 4)).astype("float32")
+Y = rng.random((32, 1)).astype("float32")
+
+
+class Scale(layers.Layer):
+    def __init__(self, penalty, **kwargs):
+        super().__init__(**kwargs)
+        self.penalty = penalty
+
+    def build(self, input_shape):
+        self.w = self.add_weight(shape=(input_shape[-1],), initializer="ones", name="w", trainable=True)
+
+    def call(self, x):
+        self.add_loss(self.penalty * ops.sum(ops.square(self.w)))
+        return x * self.w
+
+
+def test_add_weight_and_add_loss_train_and_count_in_the_loss():
+    inp = keras.Input((4,))
+    scale = Scale(0.5)
+    model = keras.Model(inp, layers.Dense(1, kernel_initializer="zeros")(scale(inp)))
+    model.compile("sgd", "mse")
+    base = float(np.mean(Y ** 2))  # zero kernel: the mse part is mean(y^2)
+    assert model.evaluate(X, Y, verbose=0) == pytest.approx(base + 0.5 * 4, rel=1e-4)
+    model.fit(X, Y, epochs=2, batch_size=8, verbose=0)
+    w = scale.w.numpy()
+    assert np.all(w < 1.0)  # the penalty's gradient shrinks w
+    assert model.evaluate(X, Y, verbose=0) < base + 0.5 * 4
+    scale(X[:2])
+    assert scale.losses == [pytest.approx(0.5 * float(np.sum(w ** 2)), rel=1e-5)]
+
+
+class Sampling(layers.Layer):
+    def __init__(self, **kwargs):
+        super().__init__(**kwargs)
+        self.seed_generator = keras.random.SeedGenerator(1337)
+
+    def call(self, inputs):
+        z_mean, z_log_var = inputs
+        batch, dim = ops.shape(z_mean)[0], ops.shape(z_mean)[1]
+        eps = keras.random.normal(shape=(batch, dim), seed=self.seed_generator)
+        self.add_loss(-0.5 * ops.mean(ops.sum(1 + z_log_var - ops.square(z_mean) - ops.exp(z_log_var), axis=1)))
+        return z_mean + ops.exp(0.5 * z_log_var) * eps
+
+
+def test_vae_sampling_layer_fits_and_draws_fresh_noise():
+    inp = keras.Input((4,))
+    h = layers.Dense(8, activation="relu")(inp)
+    z = Sampling()([layers.Dense(2)(h), layers.Dense(2)(h)])
+    vae = keras.Model(inp, layers.Dense(4, activation="sigmoid")(z))
+    vae.compile("adam", "binary_crossentropy")
+    hist = vae.fit(X, X, epochs=1, batch_size=8, verbose=0)
+    assert np.isfinite(hist.history["loss"][0])
+    a, b = vae(X[:4]).numpy(), vae(X[:4]).numpy()
+    assert a.shape == (4, 4) and not np.allclose(a, b)  # eager calls draw new noise
+
+
+def test_keras2_vae_with_model_add_loss_and_no_compiled_loss():
+    inp = keras.Input((4,))
+    h = layers.Dense(8, activation="relu")(inp)
+    z_mean, z_log_var = layers.Dense(2)(h), layers.Dense(2)(h)
+
+    def sampling(args):
+        zm, zl = args
+        epsilon = K.random_normal(shape=(K.shape(zm)[0], K.int_shape(zm)[1]))
+        return zm + K.exp(0.5 * zl) * epsilon
+
+    z = layers.Lambda(sampling, output_shape=(2,))([z_mean, z_log_var])
+    out = layers.Dense(4, activation="sigmoid")(z)
+    vae = keras.Model(inp, out)
+    reconstruction = K.mean(K.binary_crossentropy(inp, out), axis=-1) * 4
+    kl = -0.5 * K.sum(1 + z_log_var - K.square(z_mean) - K.exp(z_log_var), axis=-1)
+    vae.add_loss(K.mean(reconstruction + kl))
+    vae.compile(optimizer="adam")
+    hist = vae.fit(X, epochs=2, batch_size=8, verbose=0, validation_data=(X, None))
+    assert hist.history["loss"][1] < hist.history["loss"][0] + 0.5 and np.isfinite(hist.history["val_loss"][0])
+
+
+def test_siamese_lambda_distance_and_batch_mean_contrastive_loss():
+    def euclidean_distance(vects):
+        a, b = vects
+        return K.sqrt(K.maximum(K.sum(K.square(a - b), axis=1, keepdims=True), K.epsilon()))
+
+    def contrastive_loss(y_true, y_pred):
+        return K.mean(y_true * K.square(y_pred) + (1 - y_true) * K.square(K.maximum(1 - y_pred, 0)))
+
+    base = keras.Sequential([keras.Input((4,)), layers.Dense(8, activation="relu")])
+    a, b = keras.Input((4,)), keras.Input((4,))
+    model = keras.Model([a, b], layers.Lambda(euclidean_distance)([base(a), base(b)]))
+    model.compile("rmsprop", contrastive_loss)
+    labels = (Y > 0.5).astype("float32")
+    d = model.predict([X, X[::-1]], verbose=0)
+    want = np.mean(labels * d ** 2 + (1 - labels) * np.maximum(1 - d, 0) ** 2)
+    assert model.evaluate([X, X[::-1]], labels, batch_size=32, verbose=0) == pytest.approx(want, rel=1e-4)
+    assert np.isfinite(model.fit([X, X[::-1]], labels, epochs=1, batch_size=8, verbose=0).history["loss"][0])
+
+
+def test_compute_loss_override_trains():
+    class Custom(keras.Model):
+        def compute_loss(self, x=None, y=None, y_pred=None, sample_weight=None, training=True):
+            return 2.0 * ops.mean(ops.abs(y_pred - y)) + ops.sum(self.losses)
+
+    inp = keras.Input((4,))
+    model = Custom(inp, layers.Dense(1, kernel_initializer="zeros")(inp))
+    model.compile("sgd")
+    assert model.evaluate(X, Y, verbose=0) == pytest.approx(2.0 * float(np.mean(np.abs(Y))), rel=1e-4)
+    assert np.isfinite(model.fit(X, Y, epochs=1, batch_size=8, verbose=0).history["loss"][0])
+
+
+def test_python_train_step_is_refused_with_the_call_named():
+    class Tape(keras.Model):
+        def train_step(self, data):
+            import tensorflow as tf  # noqa: F401 - never reached
+
+            with tf.GradientTape() as tape:
+                loss = self.compute_loss(y=data[1], y_pred=self(data[0]))
+            return tape.gradient(loss, self.trainable_variables)
+
+    inp = keras.Input((4,))
+    model = Tape(inp, layers.Dense(1)(inp))
+    model.compile("sgd", "mse")
+    with pytest.raises(GraphError, match="train_step.*tf.GradientTape.*compute_loss"):
+        model.fit(X, Y, epochs=1, verbose=0)
+
+
+def test_add_metric_is_refused_as_in_keras_3():
+    with pytest.raises(NotImplementedError, match="compile\\(metrics"):
+        layers.Dense(1).add_metric(ops.ones(()))
+
+
+def test_model_call_returns_a_tensor_like_and_inputs_gain_a_trailing_one():
+    inp = keras.Input((3, 3, 1))
+    model = keras.Model(inp, layers.Dense(2)(layers.Flatten()(inp)))
+    model.compile("sgd", "mse")
+    x = rng.random((8, 3, 3)).astype("float32")
+    out = model(x)
+    assert out.numpy().shape == (8, 2) and type(out.numpy()) is np.ndarray
+    assert out.shape == (8, 2) and out.dtype == np.float32 and np.asarray(out).shape == (8, 2)
+    np.testing.assert_allclose(model.predict(x[..., None], verbose=0), out.numpy(), rtol=1e-5)
+    assert np.isfinite(model.fit(x, np.zeros((8, 2), "float32"), epochs=1, verbose=0).history["loss"][0])
+    with pytest.raises(ShapeError):
+        model.predict(rng.random((8, 3)).astype("float32"), verbose=0)
+
+
+def test_lambda_output_shape_is_checked():
+    inp = keras.Input((4,))
+    assert layers.Lambda(lambda t: t[:, :2], output_shape=(2,))(inp).shape == (None, 2)
+    with pytest.raises(ShapeError, match="output_shape"):
+        layers.Lambda(lambda t: t[:, :2], output_shape=(3,))(inp)
