@@ -149,4 +149,8 @@ def __getattr__(name: str):
 
     if name in backend_functions.__all__:
         return getattr(backend_functions, name)
+    if name in ("gradients", "function", "placeholder", "get_session", "set_session", "update", "update_add"):
+        raise AttributeError(f"keras.backend.{name} is TensorFlow-graph machinery that flexflow_keras does not "
+                             f"provide: models train through compile()/fit(); put custom maths in layers, "
+                             f"losses or a compute_loss() override using keras.ops.")
     raise AttributeError(f"module 'flexflow_keras.backend' has no attribute {name!r}")

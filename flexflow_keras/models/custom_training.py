@@ -215,12 +215,14 @@ def check_hooks(model) -> None:
                             f"override.")
 
 
-def training_losses(model, graph: OpGraph, losses: list) -> list:
+def training_losses(model, graph: OpGraph, losses: list, with_labels: bool = True) -> list:
     """Per output, the loss object to train with (see the module docstring); `losses` are the compiled
-    ones (objects or None). Unchanged when nothing custom applies."""
+    ones (objects or None). Unchanged when nothing custom applies. Step overrides are refused when
+    labels are given (fit, evaluate); predict runs the model's graph as it is."""
     from flexflow_keras import losses as losses_mod
 
-    check_hooks(model)
+    if with_labels:
+        check_hooks(model)
     losses = [losses_mod.get(a) for a in losses]
     if _overrides(model, "compute_loss"):
         if len(graph.outputs) != 1:

@@ -135,7 +135,7 @@ class Trainer:
         self._detach_engine()
         loss_specs, metric_objects, self._loss_names, self._loss_weights = [], [], [], []
         loss_args = self._per_output(getattr(self, "_loss_arg", None), out_names, "loss")
-        loss_args = custom_training.training_losses(self, graph, loss_args)  # add_loss, compute_loss (i9-ops)
+        loss_args = custom_training.training_losses(self, graph, loss_args, label_specs is not None)  # i9-ops
         weights = self._per_output(getattr(self, "_loss_weights_arg", None), out_names, "loss_weights")
         metric_args = self._per_output(getattr(self, "_metrics_arg", None), out_names, "metrics")
         weighted_args = self._per_output(getattr(self, "_weighted_metrics_arg", None), out_names,

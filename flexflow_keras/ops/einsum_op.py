@@ -14,6 +14,7 @@ from typing import ClassVar
 import numpy as np
 
 from flexflow_keras.errors import ShapeError
+from flexflow_keras.ops import parallel as par
 from flexflow_keras.ops._util import fmt, to_host, write
 from flexflow_keras.ops.base import Op, apply_op
 from flexflow_keras.ops.graph import TensorSpec
@@ -53,6 +54,7 @@ class EinsumOp(Op):
 
     type_name: ClassVar[str] = "einsum"
     subscripts: str = "ij,jk->ik"
+    batched: bool = True  # the output's first dim is the batch (its first subscript leads a batched operand)
 
     def output_specs(self, inputs, weights):
         ins, out = _parse(self.subscripts, len(inputs))
@@ -75,7 +77,18 @@ class EinsumOp(Op):
         return (TensorSpec(tuple(sizes[c] for c in out), dtype),)
 
     def sample_dim(self):
-        return 0
+        return 0 if self.batched else None
+
+    def tile(self, shapes, out_box, part=0, parts=1):
+        # operands led by the batch subscript read the tile's samples; the others (weights) are read whole
+        ins, out = _parse(self.subscripts, len(shapes.inputs))
+        boxes = []
+        for s, shape in zip(ins, shapes.inputs, strict=True):
+            if self.batched and s and s[0] == out[0]:
+                boxes.append(((out_box[0][0],) + (0,) * (len(shape) - 1), (out_box[1][0],) + tuple(shape[1:])))
+            else:
+                boxes.append(par.whole(shape))
+        return par.Tile(tuple(boxes), (), (out_box,))
 
     def forward(self, ctx, inputs, weights, outputs, saved, stats):
         arrays = [to_host(a) for a in inputs]
@@ -106,5 +119,8 @@ def einsum(subscripts: str, *operands):
     ts = [_tensor(o, sym) for o in operands]
     if not sym:
         return np.einsum(subscripts, *[np.asarray(t) for t in ts])
-    return apply_op(EinsumOp(subscripts), ts)
+    from flexflow_keras.ops.graph import KerasTensor
+
+    batched = any(isinstance(t, KerasTensor) and t.ndim and t.shape[0] is None for t in ts)
+    return apply_op(EinsumOp(subscripts, bool(batched)), ts)
 

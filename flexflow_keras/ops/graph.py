@@ -222,6 +222,23 @@ class KerasTensor:
     def __ge__(self, o):
         return self._binary(o, "greater_equal")
 
+    def __and__(self, o):
+        return self._binary(o, "logical_and")
+
+    def __or__(self, o):
+        return self._binary(o, "logical_or")
+
+    def __invert__(self):
+        from flexflow_keras import ops
+
+        return ops.logical_not(self)
+
+    def __mod__(self, o):
+        return self._binary(o, "mod")
+
+    def __floordiv__(self, o):
+        return self._binary(o, "floor_divide")
+
 
 class OpNode:
     """One application of an op: input tensors, weights, output tensors."""

@@ -162,3 +162,23 @@ def test_lambda_output_shape_is_checked():
     assert layers.Lambda(lambda t: t[:, :2], output_shape=(2,))(inp).shape == (None, 2)
     with pytest.raises(ShapeError, match="output_shape"):
         layers.Lambda(lambda t: t[:, :2], output_shape=(3,))(inp)
+
+
+def test_a_graph_of_many_ops_trains_and_predict_matches_eager_calls():
+    def block(t):
+        a = ops.take(t[:, 1:], [0, 2, 2], axis=1)  # (None, 3)
+        b = ops.einsum("bi,ij->bj", ops.tile(a, (1, 2)), np.ones((6, 4), "float32"))  # (None, 4)
+        c = ops.cumsum(ops.repeat(b, 2, axis=1), axis=1) / 8.0  # (None, 8)
+        d = ops.sort(ops.pad(c, [(0, 0), (1, 1)]))  # (None, 10)
+        e = ops.logsumexp(ops.stack([d, -d], axis=1), axis=1)  # (None, 10)
+        return ops.concatenate([e, ops.norm(a, axis=1, keepdims=True), ops.top_k(d, 3)[0]], axis=-1)
+
+    inp = keras.Input((5,))
+    h = layers.Dense(5)(inp)
+    out = layers.Dense(1)(layers.Lambda(block)(h))
+    model = keras.Model(inp, out)
+    model.compile("adam", "mse")
+    hist = model.fit(X[:, :4].repeat(2, axis=1)[:, :5], Y, epochs=2, batch_size=8, verbose=0)
+    assert np.isfinite(hist.history["loss"]).all()
+    x = rng.random((6, 5)).astype("float32")
+    np.testing.assert_allclose(model.predict(x, verbose=0), model(x).numpy(), rtol=1e-4, atol=1e-5)

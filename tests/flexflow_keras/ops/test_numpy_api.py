@@ -69,6 +69,19 @@ EAGER = [
     (lambda: ops.sum([X, X]), lambda: 2 * X.sum()),
     (lambda: ops.where(X > 0, X, 0.0), lambda: np.where(X > 0, X, 0.0)),
     (lambda: ops.convert_to_numpy(ops.convert_to_tensor([1.0, 2.0])), lambda: np.array([1.0, 2.0])),
+    (lambda: ops.sort(X), lambda: np.sort(X)),
+    (lambda: ops.argsort(X[0]), lambda: np.argsort(X[0])),
+    (lambda: ops.any(X > 1, axis=1), lambda: (X > 1).any(1)),
+    (lambda: ops.all(X > -3), lambda: (X > -3).all()),
+    (lambda: ops.triu(X, 1), lambda: np.triu(X, 1)),
+    (lambda: ops.tril(X), lambda: np.tril(X)),
+    (lambda: ops.mod(X, 0.7), lambda: np.mod(X, 0.7)),
+    (lambda: ops.floor_divide(X, 0.7), lambda: np.floor_divide(X, 0.7)),
+    (lambda: ops.pad(X, [(1, 0), (0, 2)]), lambda: np.pad(X, [(1, 0), (0, 2)])),
+    (lambda: ops.count_nonzero(X > 0, axis=1), lambda: (X > 0).sum(1)),
+    (lambda: ops.isnan(np.array([np.nan, 1.0])), lambda: np.array([True, False])),
+    (lambda: ops.average(X, axis=1, weights=np.arange(5.0)), lambda: np.average(X, axis=1, weights=np.arange(5.0))),
+    (lambda: ops.moments(X, axes=[1])[1], lambda: X.var(1)),
 ]
 
 
@@ -90,6 +103,9 @@ def test_symbolic_shapes_and_batch_rules():
     assert repr(b) == "None" and ops.zeros((b, 3)).shape == (None, 3)
     assert ops.reshape(x, (b, -1)).shape == (None, 24) and ops.cast(b, "float32").shape == ()
     assert krandom.normal((b, 2)).shape == (None, 2) and ops.ones_like(x).shape == (None, 4, 6)
+    assert ops.sort(x).shape == (None, 4, 6) and ops.tril(x).shape == (None, 4, 6)
+    assert ops.pad(x, [(0, 0), (1, 1), (0, 2)]).shape == (None, 6, 8) and (x % 2).shape == (None, 4, 6)
+    assert (~((x > 0) & (x < 1) | (x > 2))).dtype == "bool"
     for bad in (lambda: x[0], lambda: ops.take(x, [0], axis=0), lambda: ops.tile(x, (2, 1, 1)),
                 lambda: ops.cumsum(x, axis=0), lambda: krandom.shuffle(x, axis=0)):
         with pytest.raises(ShapeError, match="batch"):
