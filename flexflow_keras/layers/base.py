@@ -149,6 +149,12 @@ class Layer:
         unknown = sorted(set(kwargs) - allowed)
         if unknown:
             raise TypeError(f"add_weight() of layer '{self.name}' got unexpected arguments {unknown}.")
+        if kwargs.get("overwrite_with_gradient"):
+            raise ValueError(f"add_weight() of layer '{self.name}': overwrite_with_gradient=True (float8 scaling "
+                             "factors) is not supported; leave it False.")
+        if kwargs.get("aggregation") not in (None, "none", "mean", "sum", "only_first_replica"):
+            raise ValueError(f"add_weight() of layer '{self.name}' expects aggregation in 'none', 'mean', 'sum', "
+                             f"'only_first_replica', received {kwargs['aggregation']!r}.")
         name = kwargs.get("name") or f"variable_{len(self._trainable_variables) + len(self._non_trainable_variables)}"
         shape = kwargs.get("shape")
         shape = () if shape is None else ((shape,) if isinstance(shape, int) else tuple(shape))

@@ -182,3 +182,23 @@ def test_a_graph_of_many_ops_trains_and_predict_matches_eager_calls():
     assert np.isfinite(hist.history["loss"]).all()
     x = rng.random((6, 5)).astype("float32")
     np.testing.assert_allclose(model.predict(x, verbose=0), model(x).numpy(), rtol=1e-4, atol=1e-5)
+
+
+def test_add_weight_arguments():
+    class W(layers.Layer):
+        def build(self, input_shape):
+            self.k = self.add_weight(shape=(input_shape[-1], 2), initializer="ones", regularizer="l2",
+                                     constraint="non_neg", name="k", dtype="float32", aggregation="mean")
+            self.s = self.add_weight("s", (2,), "float32", "zeros", None, False)  # Keras 2's positional order
+            self.n = self.add_weight(shape=(), initializer=keras.initializers.Constant(3.0), trainable=False)
+
+        def call(self, x):
+            return ops.matmul(x, self.k) + self.s + self.n
+
+    layer = W()
+    out = layer(np.ones((2, 3), "float32"))
+    assert out.numpy().tolist() == [[6.0, 6.0], [6.0, 6.0]]
+    assert [w.name for w in layer.trainable_weights] == ["k"] and len(layer.non_trainable_weights) == 2
+    assert layer.losses == [pytest.approx(0.01 * 6.0)]
+    with pytest.raises(ValueError, match="overwrite_with_gradient"):
+        layers.Layer().add_weight(shape=(1,), overwrite_with_gradient=True)
