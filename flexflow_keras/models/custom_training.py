@@ -18,6 +18,7 @@ import numpy as np
 
 from flexflow_keras.errors import GraphError
 from flexflow_keras.losses import Loss
+from flexflow_keras.models import step_hooks
 from flexflow_keras.ops.graph import KerasTensor, OpGraph
 from flexflow_keras.utils import tree
 
@@ -152,9 +153,10 @@ class GraphLoss(Loss):
     """The training loss of one output: a base loss (or a compute_loss override, or none) plus the
     model's added losses, always per sample."""
 
-    def __init__(self, base: Loss | None, extras, model=None, model_inputs=()):
+    def __init__(self, base: Loss | None, extras, model=None, model_inputs=(), hook: str | None = None):
         super().__init__(name=getattr(base, "name", "loss"))
         self.base, self.extras, self.model, self.model_inputs = base, list(extras), model, tuple(model_inputs)
+        self.hook = hook
         self.label_kind = getattr(base, "label_kind", None)
         self.from_logits = getattr(base, "from_logits", False)
 
@@ -163,7 +165,10 @@ class GraphLoss(Loss):
             x = self.model_inputs[0] if len(self.model_inputs) == 1 else list(self.model_inputs)
             _scope.append(_Inputs(self.model_inputs))
             try:
-                total = self.model.compute_loss(x=x, y=y_true, y_pred=y_pred, sample_weight=None, training=True)
+                if self.hook is not None:
+                    total = step_hooks.trace_step(self.model, self.hook, self.model_inputs, y_true, y_pred)
+                else:
+                    total = self.model.compute_loss(x=x, y=y_true, y_pred=y_pred, sample_weight=None, training=True)
             finally:
                 _scope.pop()
             if not isinstance(total, KerasTensor):
@@ -183,38 +188,6 @@ class GraphLoss(Loss):
         return {"name": self.name}
 
 
-def _overrides(model, name: str) -> bool:
-    from flexflow_keras.models.model import Model
-
-    return getattr(type(model), name, None) is not getattr(Model, name, None)
-
-
-def check_hooks(model) -> None:
-    """Refuse training-step overrides this framework cannot run, naming the fix.
-
-    A step here is one traced graph run by the runtime; a Python ``train_step``/``test_step``/
-    ``compute_metrics`` would need a backend's autodiff (``tf.GradientTape``, ``jax.grad``) or eager
-    metric updates, which flexflow_keras does not provide.
-    """
-    import inspect
-
-    for hook in ("train_step", "test_step", "compute_metrics"):
-        if not _overrides(model, hook):
-            continue
-        try:
-            source = inspect.getsource(getattr(type(model), hook))
-        except (OSError, TypeError):
-            source = ""
-        raw = next((c for c in ("tf.GradientTape", "GradientTape", "jax.value_and_grad", "jax.grad", ".backward()")
-                    if c in source), None)
-        why = (f"it calls {raw}: raw TensorFlow/JAX/PyTorch autodiff is not supported by flexflow_keras" if raw
-               else "flexflow_keras traces one training step as a graph and cannot run a Python step function")
-        raise GraphError(f"Model '{model.name}' overrides {hook}(); {why}. Put the custom loss in a "
-                            f"compute_loss(self, x, y, y_pred, sample_weight, training) override (or add_loss() "
-                            f"in a layer), pass metrics to compile(metrics=[...]), and remove the {hook}() "
-                            f"override.")
-
-
 def training_losses(model, graph: OpGraph, losses: list, with_labels: bool = True) -> list:
     """Per output, the loss object to train with (see the module docstring); `losses` are the compiled
     ones (objects or None). Unchanged when nothing custom applies. Step overrides are refused when
@@ -222,13 +195,14 @@ def training_losses(model, graph: OpGraph, losses: list, with_labels: bool = Tru
     from flexflow_keras import losses as losses_mod
 
     if with_labels:
-        check_hooks(model)
+        step_hooks.check_hooks(model)
     losses = [losses_mod.get(a) for a in losses]
-    if _overrides(model, "compute_loss"):
+    hook = next((h for h in ("train_step", "test_step") if step_hooks.overrides(model, h)), None)
+    if hook is not None or step_hooks.overrides(model, "compute_loss"):
         if len(graph.outputs) != 1:
-            raise ValueError(f"Model '{model.name}' overrides compute_loss(); that is supported for models with "
-                             f"one output, this one has {len(graph.outputs)}.")
-        return [GraphLoss(losses[0], (), model, graph.inputs)]
+            raise ValueError(f"Model '{model.name}' overrides {hook or 'compute_loss'}(); that is supported for "
+                             f"models with one output, this one has {len(graph.outputs)}.")
+        return [GraphLoss(losses[0], (), model, graph.inputs, hook)]
     extras = symbolic_losses(model, graph)
     out = list(losses)
     if extras:
@@ -245,7 +219,8 @@ def labels_optional(model, graph: OpGraph, compiled_losses: list) -> bool:
     """Whether fit/evaluate may run without labels: no compiled loss, but added losses or compute_loss."""
     if any(a is not None for a in compiled_losses):
         return False
-    return _overrides(model, "compute_loss") or bool(symbolic_losses(model, graph))
+    return any(step_hooks.overrides(model, h) for h in ("compute_loss", "train_step", "test_step")) or bool(
+        symbolic_losses(model, graph))
 
 
 def placeholder_labels(n: int) -> np.ndarray:

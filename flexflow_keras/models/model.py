@@ -238,6 +238,28 @@ class Model(Trainer, Layer):
 
         return default_compute_loss(self, x, y, y_pred, sample_weight)
 
+    def train_step(self, data):
+        """Keras 3's default step on symbolic `data` (x, y[, sample_weight]): predictions and
+        `compute_loss`. fit() traces an override of it up to its compute_loss call (see
+        models/step_hooks.py), so ``super().train_step(data)`` works inside one.
+
+        Args:
+            data: a tuple (x, y) or (x, y, sample_weight) of symbolic tensors.
+        """
+        from flexflow_keras.models.step_hooks import default_step
+
+        return default_step(self, data, True)
+
+    def test_step(self, data):
+        """As `train_step`, in inference mode (evaluate).
+
+        Args:
+            data: a tuple (x, y) or (x, y, sample_weight) of symbolic tensors.
+        """
+        from flexflow_keras.models.step_hooks import default_step
+
+        return default_step(self, data, False)
+
     # --- inspection and persistence -----------------------------------------------------------------------
     def summary(self, line_length=None, positions=None, print_fn=None, expand_nested=False,
                 show_trainable=False, layer_range=None) -> None:

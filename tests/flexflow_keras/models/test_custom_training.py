@@ -122,20 +122,69 @@ def test_compute_loss_override_trains():
     assert np.isfinite(model.fit(X, Y, epochs=1, batch_size=8, verbose=0).history["loss"][0])
 
 
-def test_python_train_step_is_refused_with_the_call_named():
-    class Tape(keras.Model):
-        def train_step(self, data):
-            import tensorflow as tf  # noqa: F401 - never reached
+class _Tape:
+    """Stands in for tf.GradientTape in a keras.io-style train_step (importing TensorFlow is slow)."""
 
-            with tf.GradientTape() as tape:
-                loss = self.compute_loss(y=data[1], y_pred=self(data[0]))
-            return tape.gradient(loss, self.trainable_variables)
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+    def gradient(self, loss, variables):
+        raise AssertionError("the trace must end at compute_loss")
+
+
+def test_keras_io_train_step_trains_its_compute_loss():
+    class Guide(keras.Model):
+        def train_step(self, data):
+            x, y = data
+            with _Tape() as tape:
+                y_pred = self(x, training=True)
+                loss = self.compute_loss(y=y, y_pred=y_pred)
+            gradients = tape.gradient(loss, self.trainable_variables)
+            self.optimizer.apply(gradients, self.trainable_variables)
+            return {m.name: m.result() for m in self.metrics}
 
     inp = keras.Input((4,))
-    model = Tape(inp, layers.Dense(1)(inp))
+    model = Guide(inp, layers.Dense(1)(inp))
     model.compile("sgd", "mse")
-    with pytest.raises(GraphError, match="train_step.*tf.GradientTape.*compute_loss"):
-        model.fit(X, Y, epochs=1, verbose=0)
+    before = model.evaluate(X, Y, verbose=0)
+    hist = model.fit(X, Y, epochs=3, batch_size=8, verbose=0)
+    assert hist.history["loss"][-1] < before
+
+
+def test_train_step_calling_super_after_changing_the_data():
+    class Doubled(keras.Model):
+        def train_step(self, data):
+            x, y = data
+            return super().train_step((x, y * 2.0))
+
+    inp = keras.Input((4,))
+    model = Doubled(inp, layers.Dense(1, kernel_initializer="zeros")(inp))
+    model.compile("sgd", "mse")
+    assert model.evaluate(X, Y, verbose=0) == pytest.approx(float(np.mean((2 * Y) ** 2)), rel=1e-4)
+
+
+def test_unsupported_step_overrides_are_refused_with_the_reason():
+    class Gan(keras.Model):
+        def train_step(self, data):
+            with _Tape() as tape:
+                loss = self.compute_loss(y=data[1], y_pred=self(data[0]))
+            self.optimizer.apply(tape.gradient(loss, self.d_vars), self.d_vars)
+            self.optimizer.apply(tape.gradient(loss, self.g_vars), self.g_vars)
+
+    class Metrics(keras.Model):
+        def compute_metrics(self, x, y, y_pred, sample_weight=None):
+            return {}
+
+    for cls, why in ((Gan, "more than one gradient"), (Metrics, "compute_metrics")):
+        inp = keras.Input((4,))
+        model = cls(inp, layers.Dense(1)(inp))
+        model.compile("sgd", "mse")
+        with pytest.raises(GraphError, match=why):
+            model.fit(X, Y, epochs=1, verbose=0)
+        assert model.predict(X[:2], verbose=0).shape == (2, 1)  # predict runs the graph as it is
 
 
 def test_add_metric_is_refused_as_in_keras_3():
