@@ -102,11 +102,15 @@ def test_siamese_lambda_distance_and_batch_mean_contrastive_loss():
     base = keras.Sequential([keras.Input((4,)), layers.Dense(8, activation="relu")])
     a, b = keras.Input((4,)), keras.Input((4,))
     model = keras.Model([a, b], layers.Lambda(euclidean_distance)([base(a), base(b)]))
-    model.compile("rmsprop", contrastive_loss)
+    def accuracy(y_true, y_pred):  # mnist_siamese.py's metric: a batch mean, not per sample
+        return K.mean(K.equal(y_true, K.cast(y_pred < 0.5, y_true.dtype)))
+
+    model.compile("rmsprop", contrastive_loss, metrics=[accuracy])
     labels = (Y > 0.5).astype("float32")
     d = model.predict([X, X[::-1]], verbose=0)
     want = np.mean(labels * d ** 2 + (1 - labels) * np.maximum(1 - d, 0) ** 2)
-    assert model.evaluate([X, X[::-1]], labels, batch_size=32, verbose=0) == pytest.approx(want, rel=1e-4)
+    loss, acc = model.evaluate([X, X[::-1]], labels, batch_size=32, verbose=0)
+    assert loss == pytest.approx(want, rel=1e-4) and acc == pytest.approx(np.mean(labels == (d < 0.5)))
     assert np.isfinite(model.fit([X, X[::-1]], labels, epochs=1, batch_size=8, verbose=0).history["loss"][0])
 
 
