@@ -366,6 +366,10 @@ class Layer:
             kwargs.pop("mask")
         leaves = tree.flatten([inputs, list(rest), list(kwargs.values())])
         symbolic = any(isinstance(x, KerasTensor) for x in leaves)
+        if not symbolic and _in_symbolic_call() and any(isinstance(x, np.ndarray) for x in tree.flatten(inputs)):
+            # a sublayer called on an array inside a symbolic call (a transformer's position embedding on
+            # ops.arange): record it on a constant so its weights train, as in Keras
+            inputs, symbolic = _as_constants(inputs), True
         if not symbolic:
             inputs = self._convert_eager(inputs)
         elif self._float_math and self.autocast:
@@ -475,6 +479,18 @@ class Layer:
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} name={self.name}, built={self.built}>"
+
+
+def _in_symbolic_call() -> bool:
+    from flexflow_keras.ops.functional import _symbolic_calls
+
+    return _symbolic_calls[0] > 0
+
+
+def _as_constants(inputs):
+    from flexflow_keras import ops
+
+    return tree.map_structure(lambda a: ops.constant(a) if isinstance(a, np.ndarray) else a, inputs)
 
 
 def _as_eager(outputs):

@@ -255,3 +255,23 @@ def test_add_weight_arguments():
     assert layer.losses == [pytest.approx(0.01 * 6.0)]
     with pytest.raises(ValueError, match="overwrite_with_gradient"):
         layers.Layer().add_weight(shape=(1,), overwrite_with_gradient=True)
+
+
+def test_a_sublayer_called_on_ops_arange_inside_call_trains():
+    class TokenAndPosition(layers.Layer):  # keras.io's text-classification transformer embedding
+        def __init__(self, maxlen, vocab, dim):
+            super().__init__()
+            self.token_emb = layers.Embedding(input_dim=vocab, output_dim=dim)
+            self.pos_emb = layers.Embedding(input_dim=maxlen, output_dim=dim)
+
+        def call(self, x):
+            positions = self.pos_emb(ops.arange(start=0, stop=ops.shape(x)[-1], step=1))
+            return self.token_emb(x) + positions
+
+    inp = keras.Input((5,), dtype="int32")
+    emb = TokenAndPosition(5, 20, 4)
+    model = keras.Model(inp, layers.Dense(2, activation="softmax")(ops.mean(emb(inp), axis=1)))
+    model.compile("adam", "sparse_categorical_crossentropy")
+    before = emb.pos_emb.get_weights()[0].copy()
+    model.fit(rng.integers(0, 20, (32, 5)), rng.integers(0, 2, 32), epochs=1, batch_size=16, verbose=0)
+    assert not np.allclose(before, emb.pos_emb.get_weights()[0])
