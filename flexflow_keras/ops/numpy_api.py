@@ -9,7 +9,6 @@ takes its batch from x at run time, and ``ops.cast(ops.shape(x)[0], "float32")``
 from __future__ import annotations
 
 import builtins
-import functools
 
 import numpy as np
 
@@ -18,11 +17,9 @@ from flexflow_keras.ops import functional as F
 from flexflow_keras.ops.array_ops import (
     ArgReduceOp,
     BroadcastToOp,
-    CumsumOp,
     GatherOp,
     IndexOp,
     OneHotOp,
-    ProdOp,
     RepeatOp,
     TakeAlongAxisOp,
     TileOp,
@@ -36,8 +33,7 @@ from kernels.reduce import normalize_axes
 __all__ = ["BatchDim", "full", "ones", "zeros", "full_like", "ones_like", "zeros_like", "arange", "eye",
            "convert_to_tensor", "convert_to_numpy", "is_tensor", "shape", "reshape", "stack", "split",
            "broadcast_to", "tile", "repeat", "swapaxes", "get_item", "slice", "flip", "take", "gather",
-           "take_along_axis", "argmax", "argmin", "one_hot", "top_k", "in_top_k", "sum", "prod", "var", "std",
-           "logsumexp", "norm", "normalize", "cumsum", "dot", "einsum", "cast", "logical_not"]
+           "take_along_axis", "argmax", "argmin", "one_hot", "top_k", "in_top_k", "dot", "einsum", "cast", "logical_not"]
 
 _sym = F._symbolic
 _slice = builtins.slice
@@ -338,75 +334,6 @@ def in_top_k(targets, predictions, k):
     chosen = take_along_axis(predictions, F.expand_dims(t, -1), axis=-1)
     kth = get_item(top_k(predictions, k)[0], (_slice(None), _slice(k - 1, k)))
     return F.squeeze(F.greater_equal(chosen, kth), -1) if sym else np.squeeze(chosen >= kth, -1)
-
-
-# --- reductions and statistics ---------------------------------------------------------------------------------
-def sum(x, axis=None, keepdims=False, name=None):  # noqa: A001
-    """Sum over `axis`; a list of tensors is summed element-wise first (``ops.sum(self.losses)``)."""
-    if isinstance(x, list | tuple) and _sym(*x):
-        return F.sum(functools.reduce(F.add, x), axis, keepdims, name)
-    return F.sum(x, axis, keepdims, name)
-
-
-def prod(x, axis=None, keepdims=False, dtype=None):
-    """Product over `axis`."""
-    axes = normalize_axes(axis, F._ndim(x))
-    return apply_op(ProdOp(axes, bool(keepdims)), [_t(x, _sym(x))])
-
-
-def var(x, axis=None, keepdims=False):
-    """Population variance over `axis`."""
-    centred = F.subtract(x, F.mean(x, axis, keepdims=True))
-    return F.mean(F.square(centred), axis, keepdims)
-
-
-def std(x, axis=None, keepdims=False):
-    """Population standard deviation over `axis`."""
-    return F.sqrt(var(x, axis, keepdims))
-
-
-def logsumexp(x, axis=None, keepdims=False):
-    """``log(sum(exp(x), axis))`` computed stably."""
-    m = F.stop_gradient(F.max(x, axis, keepdims=True))
-    r = F.add(F.log(F.sum(F.exp(F.subtract(x, m)), axis, keepdims=True)), m)
-    if keepdims:
-        return r
-    nd = F._ndim(x)
-    axes = normalize_axes(axis, nd)
-    return F.squeeze(r, axes) if _sym(x) else np.squeeze(r, axes)
-
-
-def norm(x, ord=None, axis=None, keepdims=False):  # noqa: A002 - the Keras argument name
-    """Vector norms (ord None/2: Euclidean, 1, inf, -inf, other p) over `axis`; with two axes, the
-    Frobenius norm (ord None or "fro")."""
-    axes = normalize_axes(axis, F._ndim(x))
-    if ord in (None, 2, "fro", "euclidean") and (ord != 2 or len(axes) == 1 or axis is None):
-        return F.sqrt(F.sum(F.square(x), axis, keepdims))
-    if len(axes) != 1:
-        raise ValueError(f"norm: ord={ord!r} over axes {axes} is not supported; use ord=None (Frobenius).")
-    if ord == 1:
-        return F.sum(F.abs(x), axis, keepdims)
-    if ord in (np.inf, "inf"):
-        return F.max(F.abs(x), axis, keepdims)
-    if ord in (-np.inf, "-inf"):
-        return F.min(F.abs(x), axis, keepdims)
-    p = float(ord)
-    return F.power(F.sum(F.power(F.abs(x), p), axis, keepdims), 1.0 / p)
-
-
-def normalize(x, axis=-1, order=2, epsilon=None):
-    """x divided by its `order`-norm along `axis` (at least `epsilon`, default 1e-12 as Keras' l2 rule)."""
-    n = norm(x, ord=order, axis=axis, keepdims=True)
-    return F.divide(x, F.maximum(n, 1e-12 if epsilon is None else float(epsilon)))
-
-
-def cumsum(x, axis=None, dtype=None):
-    """Cumulative sum along `axis` (None: the flattened x, eager only)."""
-    if axis is None:
-        if _sym(x):
-            raise ShapeError("cumsum(axis=None) flattens the batch; give an axis (e.g. -1).")
-        return np.cumsum(x, dtype=dtype)
-    return apply_op(CumsumOp(int(axis)), [_t(x, _sym(x))])
 
 
 # --- products ---------------------------------------------------------------------------------------------------

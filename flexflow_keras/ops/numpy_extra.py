@@ -1,23 +1,102 @@
-"""The rest of the `keras.ops` functions modern scripts use, composed from graph ops (so symbolic calls
-train) or, where a graph has no use for them, eager only with a message saying so: sorting, masks
-(triu/tril), padding, predicates (isnan, any, all), integer division, moments, grids."""
+"""The rest of the `keras.ops` functions modern scripts use: reductions and statistics (sum of a list,
+prod, var, std, logsumexp, norm, cumsum), sorting, masks (triu/tril), padding, predicates (isnan, any,
+all), integer division, moments and grids; composed from graph ops (so symbolic calls train) or, where a
+graph has no use for them, eager only with a message saying so."""
 
 from __future__ import annotations
+
+import functools
 
 import numpy as np
 
 from flexflow_keras.errors import ShapeError
 from flexflow_keras.ops import functional as F
 from flexflow_keras.ops import numpy_api as N
+from flexflow_keras.ops.array_ops import CumsumOp, ProdOp
+from flexflow_keras.ops.base import apply_op
+from kernels.reduce import normalize_axes
 
-__all__ = ["any", "all", "amax", "amin", "ndim", "size", "moments", "triu", "tril", "linspace", "meshgrid", "diag",
+__all__ = ["sum", "prod", "var", "std", "logsumexp", "norm", "normalize", "cumsum", "any", "all", "amax", "amin", "ndim", "size", "moments", "triu", "tril", "linspace", "meshgrid", "diag",
            "sort", "argsort", "isnan", "isfinite", "floor_divide", "mod", "count_nonzero", "average", "pad",
            "outer", "nonzero", "log2", "log10"]
+
+
+_sym = F._symbolic
+_t = F._tensor
 
 
 def _eager_only(who: str, *values) -> None:
     if F._symbolic(*values):
         raise ShapeError(f"ops.{who} is eager only (NumPy arrays); compute it on the data before fit().")
+
+
+# --- reductions and statistics ---------------------------------------------------------------------------------
+def sum(x, axis=None, keepdims=False, name=None):  # noqa: A001
+    """Sum over `axis`; a list of tensors is summed element-wise first (``ops.sum(self.losses)``)."""
+    if isinstance(x, list | tuple) and _sym(*x):
+        return F.sum(functools.reduce(F.add, x), axis, keepdims, name)
+    return F.sum(x, axis, keepdims, name)
+
+
+def prod(x, axis=None, keepdims=False, dtype=None):
+    """Product over `axis`."""
+    axes = normalize_axes(axis, F._ndim(x))
+    return apply_op(ProdOp(axes, bool(keepdims)), [_t(x, _sym(x))])
+
+
+def var(x, axis=None, keepdims=False):
+    """Population variance over `axis`."""
+    centred = F.subtract(x, F.mean(x, axis, keepdims=True))
+    return F.mean(F.square(centred), axis, keepdims)
+
+
+def std(x, axis=None, keepdims=False):
+    """Population standard deviation over `axis`."""
+    return F.sqrt(var(x, axis, keepdims))
+
+
+def logsumexp(x, axis=None, keepdims=False):
+    """``log(sum(exp(x), axis))`` computed stably."""
+    m = F.stop_gradient(F.max(x, axis, keepdims=True))
+    r = F.add(F.log(F.sum(F.exp(F.subtract(x, m)), axis, keepdims=True)), m)
+    if keepdims:
+        return r
+    nd = F._ndim(x)
+    axes = normalize_axes(axis, nd)
+    return F.squeeze(r, axes) if _sym(x) else np.squeeze(r, axes)
+
+
+def norm(x, ord=None, axis=None, keepdims=False):  # noqa: A002 - the Keras argument name
+    """Vector norms (ord None/2: Euclidean, 1, inf, -inf, other p) over `axis`; with two axes, the
+    Frobenius norm (ord None or "fro")."""
+    axes = normalize_axes(axis, F._ndim(x))
+    if ord in (None, 2, "fro", "euclidean") and (ord != 2 or len(axes) == 1 or axis is None):
+        return F.sqrt(F.sum(F.square(x), axis, keepdims))
+    if len(axes) != 1:
+        raise ValueError(f"norm: ord={ord!r} over axes {axes} is not supported; use ord=None (Frobenius).")
+    if ord == 1:
+        return F.sum(F.abs(x), axis, keepdims)
+    if ord in (np.inf, "inf"):
+        return F.max(F.abs(x), axis, keepdims)
+    if ord in (-np.inf, "-inf"):
+        return F.min(F.abs(x), axis, keepdims)
+    p = float(ord)
+    return F.power(F.sum(F.power(F.abs(x), p), axis, keepdims), 1.0 / p)
+
+
+def normalize(x, axis=-1, order=2, epsilon=None):
+    """x divided by its `order`-norm along `axis` (at least `epsilon`, default 1e-12 as Keras' l2 rule)."""
+    n = norm(x, ord=order, axis=axis, keepdims=True)
+    return F.divide(x, F.maximum(n, 1e-12 if epsilon is None else float(epsilon)))
+
+
+def cumsum(x, axis=None, dtype=None):
+    """Cumulative sum along `axis` (None: the flattened x, eager only)."""
+    if axis is None:
+        if _sym(x):
+            raise ShapeError("cumsum(axis=None) flattens the batch; give an axis (e.g. -1).")
+        return np.cumsum(x, dtype=dtype)
+    return apply_op(CumsumOp(int(axis)), [_t(x, _sym(x))])
 
 
 def any(x, axis=None, keepdims=False):  # noqa: A001 - the Keras name
@@ -46,7 +125,7 @@ def size(x) -> int:
 
 def moments(x, axes, keepdims=False, synchronized=False):
     """(mean, variance) over `axes`."""
-    return F.mean(x, axes, keepdims), N.var(x, axes, keepdims)
+    return F.mean(x, axes, keepdims), var(x, axes, keepdims)
 
 
 def _band(x, k: int, upper: bool):
