@@ -54,6 +54,9 @@ class IndexOp(Op):
     def output_specs(self, inputs, weights):
         _n_inputs("slice", inputs, 1)
         x = inputs[0]
+        if any(s is None for s in x.shape[1:]):
+            raise ShapeError(f"slice: indexing needs known per-sample dims, received {fmt(x.shape)}; give the "
+                             f"Input a full shape.")
         probe = np.empty(tuple(1 if s is None else s for s in x.shape), np.bool_)
         try:
             shape = list(probe[self._key()].shape)

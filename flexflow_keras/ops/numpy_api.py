@@ -147,7 +147,7 @@ def is_tensor(x) -> bool:
 def shape(x) -> tuple:
     """x's shape; the batch of a symbolic tensor is a `BatchDim` (see the module docstring)."""
     if isinstance(x, KerasTensor):
-        return tuple(BatchDim(x) if s is None else s for s in x.shape)
+        return tuple(BatchDim(x) if s is None and i == 0 else s for i, s in enumerate(x.shape))
     return tuple(int(s) for s in np.shape(x))
 
 
