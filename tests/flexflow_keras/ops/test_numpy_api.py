@@ -112,6 +112,13 @@ def test_symbolic_shapes_and_batch_rules():
             bad()
 
 
+def test_only_the_first_unknown_dim_is_the_batch():
+    shape = ops.shape(Input((None, 3)))
+    assert repr(shape[0]) == "None" and shape[1] is None and shape[2] == 3
+    with pytest.raises(ShapeError, match="known per-sample dims"):
+        Input((None, 3))[:, 1:]
+
+
 def test_int_index_of_a_batch_size_needs_ops():
     with pytest.raises(TypeError, match="batch size"):
         range(ops.shape(Input((2,)))[0])
