@@ -225,6 +225,41 @@ class Model(Trainer, Layer):
         """(layers to list, whether the table is sequential-like, ids of the relevant nodes or None)."""
         return self.layers, True, None
 
+    def compute_loss(self, x=None, y=None, y_pred=None, sample_weight=None, training=True):
+        """The total loss on symbolic tensors: compiled losses (batch means) plus added losses. Override it
+        to define the training loss (Keras 3's hook); flexflow_keras calls it on symbolic x, y and y_pred
+        when it builds the training graph, so compose keras.ops.
+
+        Args:
+            x, y, y_pred: the inputs, labels and predictions. sample_weight: unused (weights apply per
+                sample in the training loop). training: whether this is a training step.
+        """
+        from flexflow_keras.models.custom_training import default_compute_loss
+
+        return default_compute_loss(self, x, y, y_pred, sample_weight)
+
+    def train_step(self, data):
+        """Keras 3's default step on symbolic `data` (x, y[, sample_weight]): predictions and
+        `compute_loss`. fit() traces an override of it up to its compute_loss call (see
+        models/step_hooks.py), so ``super().train_step(data)`` works inside one.
+
+        Args:
+            data: a tuple (x, y) or (x, y, sample_weight) of symbolic tensors.
+        """
+        from flexflow_keras.models.step_hooks import default_step
+
+        return default_step(self, data, True)
+
+    def test_step(self, data):
+        """As `train_step`, in inference mode (evaluate).
+
+        Args:
+            data: a tuple (x, y) or (x, y, sample_weight) of symbolic tensors.
+        """
+        from flexflow_keras.models.step_hooks import default_step
+
+        return default_step(self, data, False)
+
     # --- inspection and persistence -----------------------------------------------------------------------
     def summary(self, line_length=None, positions=None, print_fn=None, expand_nested=False,
                 show_trainable=False, layer_range=None) -> None:
