@@ -269,6 +269,14 @@ def _cuda():
     return _cuda_kernels
 
 
+def cuda_kernels() -> dict[str, object]:
+    """Every CUDA kernel of this module by name (built on first use; see kernels.gpu.signatures)."""
+    kernels = _cuda()
+    if "accumulate" not in kernels:
+        _build_cuda_helpers()
+    return dict(_cuda_kernels)
+
+
 # numba.cuda, imported on first use; a module global because the CUDA simulator swaps the `cuda` name
 # in a kernel's globals (a closure variable would not be swapped).
 cuda = None

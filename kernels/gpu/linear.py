@@ -42,6 +42,11 @@ def _build_gemm(dt):
     return gemm
 
 
+def cuda_kernels() -> dict[str, object]:
+    """The GEMM kernels built per dtype (see kernels.gpu.signatures)."""
+    return {f"gemm[{dt}]": per_dtype("gemm", dt, _build_gemm) for dt in ("float32", "float64")}
+
+
 def gemm_cuda(a, b, c, trans_a: bool = False, trans_b: bool = False, accumulate: bool = False) -> None:
     """``c (+)= op(a) @ op(b)`` for 2-D device arrays (op = transpose where asked)."""
     kernel = per_dtype("gemm", c.dtype, _build_gemm)

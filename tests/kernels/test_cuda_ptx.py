@@ -1,0 +1,163 @@
+"""Every CUDA kernel compiled to PTX for real GPU architectures, for each signature it is launched with.
+
+The signatures come from kernels/gpu/launch_signatures.json, which the simulator tests' launches keep up
+to date (kernels/gpu/signatures.py). Each compile fails the test on a compile error, on float64
+instructions in a float32 kernel (``add.f64``, ``cvt.f32.f64``, a float64 parameter ...), on a local-
+memory stack frame in the PTX (``.local``), and, when ptxas is installed (numba-cuda[cu12] brings it),
+on register spills it reports (``-v``: spill stores / loads). sm_90 always; sm_80 too with
+``FF_PTX_ALL_ARCHS=1`` (it doubles the time). No GPU is needed: NVVM compiles for any architecture.
+Compiled PTX is cached in pytest's cache folder, keyed by the kernel sources and the toolchain.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import pytest
+
+from kernels.gpu import signatures
+
+ROOT = Path(__file__).resolve().parents[2]
+ARCHS = [(9, 0)] + ([(8, 0)] if os.environ.get("FF_PTX_ALL_ARCHS") == "1" else [])
+F64_INSTRUCTION = re.compile(r"^\s*(?:@%p\d+\s+)?[a-z][\w.]*\.f64\b", re.MULTILINE)
+SPILLS = re.compile(r"(\d+) bytes spill stores, (\d+) bytes spill loads")
+
+
+def _nvvm_reason() -> str:
+    if os.environ.get("NUMBA_ENABLE_CUDASIM") == "1":
+        return "the CUDA simulator is on in this process (compile_ptx needs the real numba.cuda)"
+    try:
+        from numba.cuda.cudadrv.nvvm import NVVM
+
+        NVVM()
+    except Exception as e:  # noqa: BLE001 - any failure to load libNVVM means it is not installed
+        return f"libNVVM is not available ({type(e).__name__}: {e}); install numba-cuda[cu12] (test extra)"
+    return ""
+
+
+pytestmark = pytest.mark.skipif(bool(_nvvm_reason()), reason=_nvvm_reason() or "NVVM available")
+
+
+def _ptxas() -> str | None:
+    local = Path(sys.prefix) / "lib" / f"python{sys.version_info.major}.{sys.version_info.minor}"
+    candidates = list(local.glob("site-packages/nvidia/cuda_nvcc/bin/ptxas"))
+    return str(candidates[0]) if candidates else shutil.which("ptxas")
+
+
+def _sources_digest() -> str:
+    h = hashlib.sha256()
+    for p in sorted([*(ROOT / "kernels").rglob("*.py"), ROOT / "runtime" / "gpu_kernels.py"]):
+        h.update(p.read_bytes())
+    import numba_cuda
+
+    h.update(getattr(numba_cuda, "__version__", "?").encode())
+    return h.hexdigest()[:16]
+
+
+class _CompileOnlyDevice:
+    # Device functions ask the current device for its compute capability when a kernel calling them is
+    # typed; with no GPU here, answer for the architecture being compiled (their IR is linked into the
+    # kernel's, which compile_ptx builds for the requested cc).
+    compute_capability = (9, 0)
+
+
+@pytest.fixture(scope="module")
+def kernels():
+    from numba.cuda import dispatcher
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(dispatcher, "get_current_device", _CompileOnlyDevice)
+        yield dict(signatures.iter_kernels())
+
+
+@pytest.fixture(scope="module")
+def ptx_cache(request):
+    cache = getattr(request.config, "cache", None)
+    if cache is None:  # -p no:cacheprovider
+        folder = Path(tempfile.mkdtemp(prefix="ff_ptx_"))
+        yield folder
+        shutil.rmtree(folder, ignore_errors=True)
+        return
+    yield Path(cache.mkdir(f"ptx-{_sources_digest()}"))
+
+
+def _is_float32_kernel(sig: tuple[str, ...]) -> bool:
+    return any(s.startswith("float32[") for s in sig)
+
+
+def _compile(kernel, sig, cc, cache: Path) -> str:
+    from numba import cuda
+
+    key = hashlib.sha256(repr((signatures.python_function(kernel).__qualname__, sig, cc)).encode()).hexdigest()
+    path = cache / f"{key[:24]}.ptx"
+    if path.exists():
+        return path.read_text()
+    argtypes = tuple(signatures.parse_type(s) for s in sig)
+    opts = kernel.targetoptions
+    ptx, _ = cuda.compile_ptx(signatures.python_function(kernel), argtypes, cc=cc,
+                              fastmath=opts.get("fastmath", False), lineinfo=False)
+    path.write_text(ptx)
+    return ptx
+
+
+def _ptxas_spills(ptx: str, cc) -> list[str]:
+    ptxas = _ptxas()
+    if ptxas is None:
+        return []
+    with tempfile.TemporaryDirectory() as d:
+        src = Path(d) / "k.ptx"
+        src.write_text(ptx)
+        proc = subprocess.run([ptxas, f"-arch=sm_{cc[0]}{cc[1]}", "-v", str(src), "-o", str(Path(d) / "k.o")],
+                              capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, f"ptxas failed:\n{proc.stderr[-3000:]}"
+    return [m.group(0) for m in SPILLS.finditer(proc.stderr) if m.group(1) != "0" or m.group(2) != "0"]
+
+
+def test_every_cuda_module_is_in_the_registry():
+    listed = set(signatures.KERNEL_MODULES)
+    found = set()
+    for base in ("kernels", "runtime"):
+        for p in (ROOT / base).rglob("*.py"):
+            if re.search(r"^\s*@cuda\.jit", p.read_text(), re.MULTILINE):
+                found.add(".".join(p.relative_to(ROOT).with_suffix("").parts))
+    assert found <= listed, f"modules with CUDA kernels missing from KERNEL_MODULES: {sorted(found - listed)}"
+
+
+def test_every_kernel_is_launched_by_a_simulator_test(kernels):
+    sigs = signatures.load_signatures()
+    unknown = sorted(set(sigs) - set(kernels))
+    assert not unknown, f"launch_signatures.json names kernels that no longer exist: {unknown}"
+    never = sorted(set(kernels) - set(sigs))
+    assert not never, (f"kernels no simulator test launches (so no signature to compile): {never}; "
+                       "add a test under tests/kernels/cuda and rerun it with FF_UPDATE_CUDA_SIGNATURES=1")
+
+
+@pytest.mark.parametrize("cc", ARCHS, ids=lambda cc: f"sm_{cc[0]}{cc[1]}")
+@pytest.mark.parametrize("name", sorted(signatures.load_signatures()))
+def test_kernel_compiles_to_clean_ptx(name, cc, kernels, ptx_cache):
+    kernel = kernels.get(name)
+    assert kernel is not None, f"{name} is in launch_signatures.json but not found by iter_kernels"
+    problems = []
+    for sig in signatures.load_signatures()[name]:
+        try:
+            ptx = _compile(kernel, sig, cc, ptx_cache)
+        except Exception as e:  # noqa: BLE001 - report every failing signature, not the first
+            problems.append(f"{sig}: compile error {type(e).__name__}: {str(e)[:400]}")
+            continue
+        if _is_float32_kernel(sig):
+            f64 = sorted({m.group(0).strip().split()[-1] for m in F64_INSTRUCTION.finditer(ptx)})
+            if f64:
+                problems.append(f"{sig}: float64 instructions in a float32 kernel: {f64[:8]}")
+        if ".local" in ptx:
+            problems.append(f"{sig}: local memory in the PTX (a stack frame)")
+        spills = _ptxas_spills(ptx, cc)
+        if spills:
+            problems.append(f"{sig}: ptxas reports {spills}")
+    assert not problems, f"{name} for sm_{cc[0]}{cc[1]}:\n" + "\n".join(problems)
