@@ -6,9 +6,10 @@ from numba import cuda
 
 from kernels.activations import Activation, _act_grad, _act_value
 from kernels.gpu import flat, launch
+from kernels.gpu.scalar_source import device_function
 
-act_value = cuda.jit(device=True)(_act_value)
-act_grad = cuda.jit(device=True)(_act_grad)
+act_value = device_function(_act_value)
+act_grad = device_function(_act_grad)
 
 
 @cuda.jit

@@ -111,6 +111,25 @@ def launch_types(args) -> tuple[str, ...]:
     return tuple(out)
 
 
+def float32_twin(sig: tuple[str, ...]) -> tuple[str, ...] | None:
+    """The float32 version of a signature whose floating-point arrays are all float64 (the simulator tests
+    often run in float64; training runs in float32, with Python floats typed float32 by
+    kernels.gpu.launch.typed_scalars), or None for a signature with no float64 array or mixed ones."""
+    arrays = [t for t in sig if "[" in t and t.split("[")[0].startswith("float")]
+    if not arrays or any(not t.startswith("float64[") for t in arrays):
+        return None
+    return tuple(t.replace("float64", "float32") if t.startswith("float64") else t for t in sig)
+
+
+def compile_signatures(path: Path = SIGNATURE_FILE) -> dict[str, list[tuple[str, ...]]]:
+    """name -> the recorded signatures plus their float32 twins: what the PTX test compiles."""
+    out = {}
+    for name, sigs in load_signatures(path).items():
+        twins = [t for t in map(float32_twin, sigs) if t is not None]
+        out[name] = sorted(set(sigs) | set(twins))
+    return out
+
+
 def load_signatures(path: Path = SIGNATURE_FILE) -> dict[str, list[tuple[str, ...]]]:
     """name -> list of argument type tuples, from the registry file."""
     if not path.exists():

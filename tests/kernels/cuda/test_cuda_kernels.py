@@ -120,6 +120,37 @@ def test_batchnorm_stages():
              lambda: [x, dy, mean, var, gamma, 1e-3, dg[5], dg[6], 12.0, True, np.zeros_like(x)])
 
 
+def test_softmax_long_rows_float32():
+    # rows longer than a warp (each lane takes several entries), rows spanning several blocks
+    x = rand(5, 70).astype(np.float32)
+    host = run_pair(softmax.softmax_forward_cpu, softmax.softmax_forward_cuda,
+                    lambda: [x, np.zeros((5, 70), np.float32), -1], rtol=1e-5, atol=1e-7)
+    dy = rand(5, 70).astype(np.float32)
+    run_pair(softmax.log_softmax_backward_cpu, softmax.log_softmax_backward_cuda,
+             lambda: [np.log(host[1]), dy, np.ones((5, 70), np.float32), -1, True], rtol=1e-4, atol=1e-6)
+
+
+def test_layernorm_long_rows_float32():
+    x, dy, g, b = (rand(5, 45).astype(np.float32), rand(5, 45).astype(np.float32), rand(45).astype(np.float32),
+                   rand(45).astype(np.float32))
+    run_pair(layernorm.layernorm_forward_cpu, layernorm.layernorm_forward_cuda,
+             lambda: [x, g, b, np.zeros_like(x)], rtol=1e-4, atol=1e-5)
+    run_pair(layernorm.layernorm_backward_cpu, layernorm.layernorm_backward_cuda,
+             lambda: [x, g, dy, np.zeros_like(x), np.zeros(45, np.float32), np.ones(45, np.float32), 1, 1e-3,
+                      (False, False, True)], rtol=1e-3, atol=1e-4)
+
+
+def test_batchnorm_nhwc_tiles_float32():
+    # 90 rows: two pass-1 chunks under the simulator; 11 channels: a partial channel tile
+    x, dy = rand(3, 5, 6, 11).astype(np.float32), rand(3, 5, 6, 11).astype(np.float32)
+    sums = run_pair(batchnorm.batchnorm_stats_cpu, batchnorm.batchnorm_stats_cuda,
+                    lambda: [x, np.ones((2, 11))], rtol=1e-5, atol=1e-4)[1]
+    mean, var = batchnorm.batchnorm_moments(sums - 1, 90)
+    run_pair(batchnorm.batchnorm_backward_weights_cpu, batchnorm.batchnorm_backward_weights_cuda,
+             lambda: [x, dy, mean, var, 1e-3, np.zeros(11, np.float32), np.ones(11, np.float32), -1,
+                      (False, True)], rtol=1e-4, atol=1e-4)
+
+
 def test_layernorm():
     x, dy, g, b = rand(3, 5), rand(3, 5), rand(5), rand(5)
     run_pair(layernorm.layernorm_forward_cpu, layernorm.layernorm_forward_cuda,
