@@ -77,7 +77,7 @@ def _forward_kernel(x, w2, bias, has_bias, code, p0, p1, p2, kw, sh, sw, pt, pl,
 
 @cuda.jit
 def _act_grad_kernel(dy2, z2, y2, code, p0, p1, p2, dz2):
-    p, o = cuda.grid(2)
+    o, p = cuda.grid(2)  # x: output channel (coalesced), y: pixel
     if p < dy2.shape[0] and o < dy2.shape[1]:
         dz2[p, o] = dy2[p, o] * _act_grad(code, z2[p, o], y2[p, o], p0, p1, p2)
 

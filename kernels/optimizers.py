@@ -259,8 +259,10 @@ _cuda_kernels: dict[str, object] = {}
 
 
 def launch_1d(n: int, threads: int = _THREADS) -> tuple[int, int]:
-    """(blocks, threads) covering `n` elements with one thread each."""
-    return max(1, math.ceil(n / threads)), threads
+    """(blocks, threads) covering `n` elements with one thread each (kernels.gpu.launch's arithmetic)."""
+    from kernels.gpu.launch import grid_1d
+
+    return grid_1d(n, threads)
 
 
 def _cuda():

@@ -33,6 +33,7 @@ from runtime.geometry import (
     box_volume,
     boxes_subtract,
 )
+from runtime.graph import gpu_pending
 from runtime.machine import MB, MemKind
 from runtime.privileges import fold_into, identity
 
@@ -223,7 +224,7 @@ class Physical:
             for piece in inst.valid:
                 if box_overlaps(piece[0], box):
                     p = piece[1]
-                    if p is not None and not p.done:
+                    if p is not None and (not p.done or gpu_pending(p)):
                         preds.append(p)
                     missing = boxes_subtract(missing, piece[0])
             if missing:
@@ -255,7 +256,7 @@ class Physical:
                     self.stats.copies += 1
                     self.stats.copy_bytes += box_volume(inter) * fs.dtype.itemsize
                     p = piece[1]
-                    if p is not None and not p.done:
+                    if p is not None and (not p.done or gpu_pending(p)):
                         preds.append(p)
                     src.pins.append(node)
                     if mode == READ:

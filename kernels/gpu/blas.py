@@ -5,7 +5,7 @@ or returns False when cuBLAS cannot take it, so the caller runs the Numba GEMM (
 under the CUDA simulator, when CuPy is not installed or cannot reach a device, for dtypes other than
 float32/float64, or for operands that are not C-contiguous. `backend()` says which path GEMMs take and
 why. CuPy wraps a Numba array through ``__cuda_array_interface__`` (no copy) and runs on the CUDA stream
-Numba's work is ordered on (`set_stream`; the default stream otherwise).
+the calling task's kernels go to (kernels.gpu.launch.current_stream; the default stream otherwise).
 
 Why CuPy rather than nvmath-python (chosen from the documentation, not measured: there was no GPU when
 this was written; benchmarks/gpu_check.py measures it): CuPy's ``matmul`` and ``cublas.gemm`` take
@@ -56,11 +56,6 @@ def _probe() -> tuple[str, str]:
     return "cublas", ""
 
 
-def set_stream(stream) -> None:
-    """Order later cuBLAS calls on Numba stream `stream` (None: the default stream)."""
-    _state["stream"] = stream
-
-
 def _contiguous(a) -> bool:
     return bool(a.is_c_contiguous()) if hasattr(a, "is_c_contiguous") else bool(a.flags["C_CONTIGUOUS"])
 
@@ -74,7 +69,11 @@ def gemm(a, b, c, trans_a: bool, trans_b: bool, accumulate: bool) -> bool:
     if not (np.dtype(a.dtype) == np.dtype(b.dtype) == np.dtype(c.dtype)):
         return False
     cupy = _state["cupy"]
-    stream = _state.get("stream")
+    from kernels.gpu.launch import current_stream
+
+    stream = current_stream()
+    if stream is not None and not hasattr(stream, "handle"):
+        return False  # a simulator test's deferred stream: the Numba GEMM queues on it
     ctx = cupy.cuda.ExternalStream(int(stream.handle.value)) if stream is not None else cupy.cuda.Stream.null
     with ctx:
         ca, cb, cc = cupy.asarray(a), cupy.asarray(b), cupy.asarray(c)

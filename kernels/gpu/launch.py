@@ -3,9 +3,11 @@
 Shapes: `launch` (1-D, one thread per item), `launch_tiled` (2-D square tiles over an output matrix),
 `launch_output_tiles` (register-blocked GEMM tiles, batched in z),
 `launch_rows` (one warp per row: WARPS_PER_BLOCK rows per block, 32 lanes reduce each row),
-`launch_blocks` (one block per item, e.g. per channel), `configured_2d` (the conv GEMMs: TILE x TILE
-blocks, optionally split along z). Under the CUDA simulator every thread is a Python thread, so blocks
+`launch_blocks` (one block per item, e.g. per channel). Under the CUDA simulator every thread is a Python thread, so blocks
 are kept small there; the grid arithmetic is the same.
+
+Streams: launches go to the thread's current stream (`on_stream`; the runtime sets a GPU task's
+processor stream around its body), else to the default stream.
 
 Scalars: a Python float would reach a kernel as float64 and turn its arithmetic into f64 instructions
 (the PTX test rejects those in float32 kernels). `typed_scalars` gives Python floats the dtype of the
@@ -15,6 +17,8 @@ kernel's floating-point arrays (float32 when any is float32 and none float64, el
 from __future__ import annotations
 
 import math
+import threading
+from contextlib import contextmanager
 
 import numpy as np
 
@@ -29,6 +33,36 @@ WARP = 32
 THREADS = 32 if _simulated() else 256  # threads per block of a 1-D launch
 WARPS_PER_BLOCK = 2 if _simulated() else 8  # rows per block of a warp-per-row launch
 REDUCE_THREADS = 64 if _simulated() else 256  # threads per block of a one-block-per-item reduction
+
+
+_tls = threading.local()
+
+
+def current_stream():
+    """The stream launches go to on this thread (None: the default stream)."""
+    return getattr(_tls, "stream", None)
+
+
+@contextmanager
+def on_stream(stream):
+    """Send this thread's launches to `stream` inside the block (the runtime sets a GPU task's stream)."""
+    prev = current_stream()
+    _tls.stream = stream
+    try:
+        yield
+    finally:
+        _tls.stream = prev
+
+
+def _run(kernel, grid, block, args) -> None:
+    typed = typed_scalars(args)
+    stream = current_stream()
+    if stream is None:
+        kernel[grid, block](*typed)
+    elif hasattr(stream, "enqueue"):  # runtime.streams.DeferredStream (simulator tests)
+        stream.enqueue(lambda: kernel[grid, block](*typed))
+    else:
+        kernel[grid, block, stream](*typed)
 
 
 def grid_1d(n: int, threads: int = THREADS) -> tuple[int, int]:
@@ -54,13 +88,13 @@ def launch(kernel, n: int, *args) -> None:
     """Run `kernel` on a 1-D grid of at least `n` threads (a no-op when n is 0)."""
     if n > 0:
         blocks, threads = grid_1d(n)
-        kernel[blocks, threads](*typed_scalars(args))
+        _run(kernel, blocks, threads, args)
 
 
 def launch_tiled(kernel, rows: int, cols: int, tile: int, *args, batch: int = 1) -> None:
     """Run `kernel` on a grid of (tile, tile) blocks covering a (rows, cols) output, `batch` deep in z."""
     if rows > 0 and cols > 0 and batch > 0:
-        kernel[(math.ceil(cols / tile), math.ceil(rows / tile), batch), (tile, tile, 1)](*typed_scalars(args))
+        _run(kernel, (math.ceil(cols / tile), math.ceil(rows / tile), batch), (tile, tile, 1), args)
 
 
 def launch_output_tiles(kernel, rows: int, cols: int, tile: tuple[int, int], block: tuple[int, int], *args,
@@ -69,14 +103,14 @@ def launch_output_tiles(kernel, rows: int, cols: int, tile: tuple[int, int], blo
     deep in z (each thread computes several outputs: register blocking)."""
     if rows > 0 and cols > 0 and batch > 0:
         grid = (math.ceil(cols / tile[1]), math.ceil(rows / tile[0]), batch)
-        kernel[grid, (block[0], block[1], 1)](*typed_scalars(args))
+        _run(kernel, grid, (block[0], block[1], 1), args)
 
 
 def launch_rows(kernel, rows: int, *args) -> None:
     """Run `kernel` with one warp per row: blockDim = (32, WARPS_PER_BLOCK), row = blockIdx.x *
     WARPS_PER_BLOCK + threadIdx.y."""
     if rows > 0:
-        kernel[math.ceil(rows / WARPS_PER_BLOCK), (WARP, WARPS_PER_BLOCK)](*typed_scalars(args))
+        _run(kernel, math.ceil(rows / WARPS_PER_BLOCK), (WARP, WARPS_PER_BLOCK), args)
 
 
 def launch_blocks(kernel, blocks: tuple[int, ...] | int, *args,
@@ -84,10 +118,4 @@ def launch_blocks(kernel, blocks: tuple[int, ...] | int, *args,
     """Run `kernel` with one block of `threads` (1-D or 2-D) per grid point (a tiled reduction)."""
     grid = (blocks,) if isinstance(blocks, int) else tuple(blocks)
     if all(g > 0 for g in grid):
-        kernel[grid, threads](*typed_scalars(args))
-
-
-def configured_2d(kernel, rows: int, cols: int, tile: int, splits: int = 1):
-    """`kernel` configured with (tile, tile, 1) blocks covering rows x cols, `splits` deep in z (the caller
-    passes already-typed arguments)."""
-    return kernel[(math.ceil(cols / tile), math.ceil(rows / tile), splits), (tile, tile, 1)]
+        _run(kernel, grid, threads, args)

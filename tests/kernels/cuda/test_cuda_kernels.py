@@ -73,6 +73,27 @@ def test_gemm_transposes():
     np.testing.assert_allclose(c.copy_to_host(), a.T @ b, rtol=1e-10)
 
 
+@pytest.mark.parametrize("ta,tb", [(False, False), (True, False), (False, True), (True, True)])
+def test_gemm_float32_tiles_and_dispatch(ta, tb):
+    # several blocks and partial tiles in both dimensions, float32, accumulate; under the simulator the
+    # dispatch must fall back to the Numba GEMM (cuBLAS needs a real GPU), on a device use cuBLAS if it can
+    from numba import config, cuda
+
+    from kernels.gpu import blas
+    from kernels.gpu.linear import gemm_cuda
+
+    a, b = _rand32(*((37, 70) if ta else (70, 37))), _rand32(*((41, 37) if tb else (37, 41)))
+    c0 = _rand32(70, 41)
+    c = cuda.to_device(c0)
+    gemm_cuda(cuda.to_device(a), cuda.to_device(b), c, trans_a=ta, trans_b=tb, accumulate=True)
+    want = c0 + (a.T if ta else a).astype(np.float64) @ (b.T if tb else b)
+    np.testing.assert_allclose(c.copy_to_host(), want, rtol=1e-4, atol=1e-4)
+    backend, why = blas.backend()
+    if config.ENABLE_CUDASIM:
+        assert backend == "numba" and "simulator" in why
+        assert blas.gemm(cuda.to_device(a), cuda.to_device(b), c, ta, tb, False) is False
+
+
 @pytest.mark.parametrize("log", [False, True])
 def test_softmax(log):
     fwd = softmax.log_softmax_forward_cpu if log else softmax.softmax_forward_cpu
@@ -120,19 +141,27 @@ def test_batchnorm_stages():
              lambda: [x, dy, mean, var, gamma, 1e-3, dg[5], dg[6], 12.0, True, np.zeros_like(x)])
 
 
+def _rand32(*shape):
+    # own generator: these tests must not shift the shared `rng` stream the other tests' data comes from
+    return _RNG32.standard_normal(shape).astype(np.float32)
+
+
+_RNG32 = np.random.default_rng(32)
+
+
 def test_softmax_long_rows_float32():
     # rows longer than a warp (each lane takes several entries), rows spanning several blocks
-    x = rand(5, 70).astype(np.float32)
+    x = _rand32(5, 70)
     host = run_pair(softmax.softmax_forward_cpu, softmax.softmax_forward_cuda,
                     lambda: [x, np.zeros((5, 70), np.float32), -1], rtol=1e-5, atol=1e-7)
-    dy = rand(5, 70).astype(np.float32)
+    dy = _rand32(5, 70)
     run_pair(softmax.log_softmax_backward_cpu, softmax.log_softmax_backward_cuda,
              lambda: [np.log(host[1]), dy, np.ones((5, 70), np.float32), -1, True], rtol=1e-4, atol=1e-6)
 
 
 def test_layernorm_long_rows_float32():
-    x, dy, g, b = (rand(5, 45).astype(np.float32), rand(5, 45).astype(np.float32), rand(45).astype(np.float32),
-                   rand(45).astype(np.float32))
+    x, dy, g, b = (_rand32(5, 45), _rand32(5, 45), _rand32(45),
+                   _rand32(45))
     run_pair(layernorm.layernorm_forward_cpu, layernorm.layernorm_forward_cuda,
              lambda: [x, g, b, np.zeros_like(x)], rtol=1e-4, atol=1e-5)
     run_pair(layernorm.layernorm_backward_cpu, layernorm.layernorm_backward_cuda,
@@ -142,7 +171,7 @@ def test_layernorm_long_rows_float32():
 
 def test_batchnorm_nhwc_tiles_float32():
     # 90 rows: two pass-1 chunks under the simulator; 11 channels: a partial channel tile
-    x, dy = rand(3, 5, 6, 11).astype(np.float32), rand(3, 5, 6, 11).astype(np.float32)
+    x, dy = _rand32(3, 5, 6, 11), _rand32(3, 5, 6, 11)
     sums = run_pair(batchnorm.batchnorm_stats_cpu, batchnorm.batchnorm_stats_cuda,
                     lambda: [x, np.ones((2, 11))], rtol=1e-5, atol=1e-4)[1]
     mean, var = batchnorm.batchnorm_moments(sums - 1, 90)
