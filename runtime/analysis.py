@@ -26,9 +26,9 @@ import threading
 
 import numpy as np
 
-from runtime.graph import gpu_pending
 from runtime.privileges import READ_ONLY, REDUCE
 from runtime.regions import contains, overlaps
+from runtime.streams import gpu_pending
 
 NORMAL, IN_PLACE, JOIN = 0, 1, 2
 

@@ -429,21 +429,6 @@ def _consumes(succ: Node, pred: Node) -> bool:
     return futs is not None and any(src is pred for _, src in futs)
 
 
-def gpu_pending(node: Node) -> bool:
-    """True while a completed GPU task's work may still be running on its stream: its dependents must
-    still be ordered after it (the analysis keeps such a node as a predecessor). Forgets the event once
-    it has happened."""
-    ev = node.gpu_event
-    if ev is None:
-        return False
-    from runtime import streams
-
-    if streams.finished(ev):
-        node.gpu_event = None
-        return False
-    return True
-
-
 def _inherit_events(node: Node, pred: Node) -> None:
     # a predecessor that completed before `node` was submitted may still be running on its stream
     events = pred.events_out()

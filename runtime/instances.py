@@ -33,9 +33,9 @@ from runtime.geometry import (
     box_volume,
     boxes_subtract,
 )
-from runtime.graph import gpu_pending
 from runtime.machine import MB, MemKind
 from runtime.privileges import fold_into, identity
+from runtime.streams import gpu_pending
 
 READ, READ_WRITE, WRITE_ONLY = 0, 1, 2
 

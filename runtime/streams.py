@@ -81,6 +81,19 @@ def finished(event) -> bool:
     return True if query is None else bool(query())
 
 
+def gpu_pending(node) -> bool:
+    """True while a completed GPU task's work may still be running on its stream: its dependents must
+    still be ordered after it (the analysis keeps such a node as a predecessor). Forgets the event once
+    it has happened."""
+    ev = node.gpu_event
+    if ev is None:
+        return False
+    if finished(ev):
+        node.gpu_event = None
+        return False
+    return True
+
+
 def synchronize(streams) -> None:
     """Block the host until every stream in `streams` is idle."""
     for s in streams:

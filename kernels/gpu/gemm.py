@@ -99,6 +99,11 @@ def gemm_kernel(dtype):
     return per_dtype("gemm", dtype, _build_gemm)
 
 
+def cuda_kernels() -> dict[str, object]:
+    """The GEMM kernels built per dtype (see kernels.gpu.signatures)."""
+    return {f"gemm[{dt}]": gemm_kernel(dt) for dt in ("float32", "float64")}
+
+
 _PLANS: dict[tuple, tuple] = {}
 
 

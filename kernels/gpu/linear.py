@@ -10,15 +10,10 @@ from numba import cuda
 from kernels.activations import LINEAR, Activation
 from kernels.gpu import blas, empty, launch
 from kernels.gpu.activations import act_grad, act_value
-from kernels.gpu.gemm import SINGLE_PAIR, as3, gemm3_numba, gemm_kernel
+from kernels.gpu.gemm import SINGLE_PAIR, as3, gemm3_numba
 from kernels.linear import check_accumulate
 
 NO_ACTIVATION = Activation(LINEAR)
-
-
-def cuda_kernels() -> dict[str, object]:
-    """The GEMM kernels built per dtype (see kernels.gpu.signatures)."""
-    return {f"gemm[{dt}]": gemm_kernel(dt) for dt in ("float32", "float64")}
 
 
 def gemm_cuda(a, b, c, trans_a: bool = False, trans_b: bool = False, accumulate: bool = False) -> None:

@@ -82,8 +82,9 @@ def test_gemm_float32_tiles_and_dispatch(ta, tb):
     from kernels.gpu import blas
     from kernels.gpu.linear import gemm_cuda
 
-    a, b = _rand32(*((37, 70) if ta else (70, 37))), _rand32(*((41, 37) if tb else (37, 41)))
-    c0 = _rand32(70, 41)
+    # simulator tiles: 8 x 8 outputs, 4 deep (kernels.gpu.gemm); a device run uses 64 x 64 x 16
+    a, b = _rand32(*((21, 19) if ta else (19, 21))), _rand32(*((13, 21) if tb else (21, 13)))
+    c0 = _rand32(19, 13)
     c = cuda.to_device(c0)
     gemm_cuda(cuda.to_device(a), cuda.to_device(b), c, trans_a=ta, trans_b=tb, accumulate=True)
     want = c0 + (a.T if ta else a).astype(np.float64) @ (b.T if tb else b)
@@ -281,3 +282,24 @@ def test_matmul_batched(sa, sb):
     dy = rand(*y_shape)
     run_pair(linear.matmul_backward_cpu, linear.matmul_backward_cuda,
              lambda: [a, b, dy, np.zeros(sa), np.zeros(sb)])
+
+
+@pytest.mark.parametrize("op,fn", [("+", np.add), ("*", np.multiply), ("max", np.maximum), ("min", np.minimum)])
+def test_runtime_device_folds(op, fn):
+    from numba import cuda
+
+    from runtime.gpu import fold_on_device
+
+    a, b = _rand32(37), _rand32(37)
+    dst = cuda.to_device(a)
+    assert fold_on_device(op, dst, cuda.to_device(b))
+    np.testing.assert_array_equal(dst.copy_to_host(), fn(a, b))
+
+
+def test_float_ids_convert_to_int():
+    from numba import cuda
+
+    from kernels.gpu.embedding import int_ids
+
+    ids = np.array([0.0, 3.0, 2.0, 7.0], np.float32)
+    np.testing.assert_array_equal(int_ids(cuda.to_device(ids)).copy_to_host(), [0, 3, 2, 7])
