@@ -141,10 +141,15 @@ def _compile(kernel, sig, cc, cache: Path) -> str:
     return ptx
 
 
-def _ptxas_spills(ptx: str, cc) -> list[str]:
+def _ptxas_spills(ptx: str, cc, cache: Path | None = None) -> list[str]:
     ptxas = _ptxas()
     if ptxas is None:
         return []
+    if cache is not None:
+        path = cache / f"{hashlib.sha256((ptx + repr(cc)).encode()).hexdigest()[:24]}.spills"
+        if not path.exists():
+            path.write_text("\n".join(_ptxas_spills(ptx, cc)))
+        return [line for line in path.read_text().splitlines() if line]
     with tempfile.TemporaryDirectory() as d:
         src = Path(d) / "k.ptx"
         src.write_text(ptx)
@@ -191,7 +196,7 @@ def test_kernel_compiles_to_clean_ptx(name, cc, kernels, ptx_cache):
                 problems.append(f"{sig}: float64 instructions in a float32 kernel: {f64[:8]}")
         if _local_memory(ptx):
             problems.append(f"{sig}: local memory in the PTX (a stack frame)")
-        spills = _ptxas_spills(ptx, cc)
+        spills = _ptxas_spills(ptx, cc, ptx_cache)
         if spills:
             problems.append(f"{sig}: ptxas reports {spills}")
     assert not problems, f"{name} for sm_{cc[0]}{cc[1]}:\n" + "\n".join(problems)
