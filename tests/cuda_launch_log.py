@@ -10,7 +10,7 @@ from pathlib import Path
 from kernels.gpu import signatures
 
 # A script run with ``python -c`` (no conftest) starts with this line to record its launches.
-RECORD_PRELUDE = ("import os\nif os.environ.get('FF_CUDA_LAUNCH_LOG'):\n"
+RECORD_PRELUDE = ("import os\nif os.environ.get('FF_CUDA_LAUNCH_LOG') and os.environ.get('NUMBA_ENABLE_CUDASIM') == '1':\n"
                   "    from kernels.gpu.signatures import install_recorder\n"
                   "    install_recorder(__import__('pathlib').Path(os.environ['FF_CUDA_LAUNCH_LOG']))\n")
 

@@ -65,6 +65,12 @@ def _run(kernel, grid, block, args) -> None:
         kernel[grid, block, stream](*typed)
 
 
+def launch_grid(kernel, grid, block, *args) -> None:
+    """Run `kernel` on an explicit (grid, block) on the current stream (callers that size their own
+    grid with `grid_1d`: the optimizers, the runtime's folds)."""
+    _run(kernel, grid, block, args)
+
+
 def grid_1d(n: int, threads: int = THREADS) -> tuple[int, int]:
     """(blocks, threads) covering `n` work items with one thread each."""
     return max(1, math.ceil(n / threads)), threads

@@ -8,8 +8,8 @@ import numpy as np
 from numba import cuda
 
 from kernels.activations import LINEAR, Activation
-from kernels.gpu import blas, empty, launch
-from kernels.gpu.activations import act_grad, act_value
+from kernels.gpu import blas, empty, launch, per_dtype
+from kernels.gpu.activations import scalar_functions
 from kernels.gpu.gemm import SINGLE_PAIR, as3, gemm3_numba
 from kernels.linear import check_accumulate
 
@@ -23,27 +23,41 @@ def gemm_cuda(a, b, c, trans_a: bool = False, trans_b: bool = False, accumulate:
         gemm3_numba(as3(a), as3(b), as3(c), SINGLE_PAIR, trans_a, trans_b, accumulate)
 
 
-@cuda.jit
-def _bias_act(src, b, dst, has_bias, keep_src, code, p0, p1, p2):
-    i = cuda.grid(1)
-    if i < src.size:
-        cols = b.size
-        r = i // cols
-        j = i - r * cols
-        v = src[r, j] + b[j] if has_bias else src[r, j]
-        if keep_src:
-            src[r, j] = v
-        dst[r, j] = act_value(code, v, p0, p1, p2)
+def _build_act(dt):
+    value, grad = scalar_functions(dt)
+
+    @cuda.jit
+    def bias_act(src, b, dst, has_bias, keep_src, code, p0, p1, p2):
+        i = cuda.grid(1)
+        if i < src.size:
+            cols = b.size
+            r = i // cols
+            j = i - r * cols
+            v = src[r, j] + b[j] if has_bias else src[r, j]
+            if keep_src:
+                src[r, j] = v
+            dst[r, j] = value(code, v, p0, p1, p2)
+
+    @cuda.jit
+    def act_grad(dy, x, y, dz, code, p0, p1, p2):
+        i = cuda.grid(1)
+        if i < dy.size:
+            cols = dy.shape[1]
+            r = i // cols
+            j = i - r * cols
+            dz[r, j] = dy[r, j] * grad(code, x[r, j], y[r, j], p0, p1, p2)
+
+    return bias_act, act_grad
 
 
-@cuda.jit
-def _act_grad(dy, x, y, dz, code, p0, p1, p2):
-    i = cuda.grid(1)
-    if i < dy.size:
-        cols = dy.shape[1]
-        r = i // cols
-        j = i - r * cols
-        dz[r, j] = dy[r, j] * act_grad(code, x[r, j], y[r, j], p0, p1, p2)
+def _act_kernels(dtype):
+    return per_dtype("linear_activation", dtype, _build_act)
+
+
+def cuda_kernels() -> dict[str, object]:
+    """The per-dtype bias + activation kernels (see kernels.gpu.signatures)."""
+    return {f"{name}[{dt}]": k for dt in ("float32", "float64")
+            for name, k in zip(("bias_act", "act_grad"), _act_kernels(dt), strict=True)}
 
 
 @cuda.jit
@@ -70,12 +84,12 @@ def linear_forward_cuda(x, w, b, y, act: Activation = NO_ACTIVATION, z=None,
         check_accumulate(act, z, "linear_forward_cuda")
         gemm_cuda(_rows(x, n_in), w, y2, accumulate=True)
         if b is not None:
-            launch(_bias_act, y2.size, y2, b, y2, True, False, LINEAR, 0.0, 0.0, 0.0)
+            launch(_act_kernels(y2.dtype)[0], y2.size, y2, b, y2, True, False, LINEAR, 0.0, 0.0, 0.0)
         return
     src = y2 if z is None else _rows(z, n_out)
     gemm_cuda(_rows(x, n_in), w, src)
     bias = b if b is not None else w[0]
-    launch(_bias_act, y2.size, src, bias, y2, b is not None, z is not None, act.code, act.p0, act.p1, act.p2)
+    launch(_act_kernels(y2.dtype)[0], y2.size, src, bias, y2, b is not None, z is not None, act.code, act.p0, act.p1, act.p2)
 
 
 def linear_backward_cuda(x, w, y, dy, dx, dw, db, act: Activation = NO_ACTIVATION, z=None,
@@ -89,7 +103,7 @@ def linear_backward_cuda(x, w, y, dy, dx, dw, db, act: Activation = NO_ACTIVATIO
         dz = empty(dy2.shape, dy2.dtype)
         y2 = _rows(y, n_out)
         pre = y2 if z is None else _rows(z, n_out)
-        launch(_act_grad, dz.size, dy2, pre, y2, dz, act.code, act.p0, act.p1, act.p2)
+        launch(_act_kernels(dz.dtype)[1], dz.size, dy2, pre, y2, dz, act.code, act.p0, act.p1, act.p2)
     if db is not None:
         launch(_column_sums, n_out, dz, db, accumulate[2])
     if dw is not None:

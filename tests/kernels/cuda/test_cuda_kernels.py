@@ -150,6 +150,17 @@ def _rand32(*shape):
 _RNG32 = np.random.default_rng(32)
 
 
+@pytest.mark.parametrize("name", ["gelu", "selu", "sigmoid"])
+def test_activations_float32(name):
+    # float32 data runs the device functions with float32 constants (kernels.gpu.activations)
+    act = activations.resolve_activation(name)
+    x = _rand32(4, 9) * 3
+    host = run_pair(activations.activation_forward_cpu, activations.activation_forward_cuda,
+                    lambda: [x, np.zeros_like(x), act], rtol=1e-5, atol=1e-6)
+    run_pair(activations.activation_backward_cpu, activations.activation_backward_cuda,
+             lambda: [x, host[1], np.ones_like(x), np.zeros_like(x), act], rtol=1e-4, atol=1e-5)
+
+
 def test_softmax_long_rows_float32():
     # rows longer than a warp (each lane takes several entries), rows spanning several blocks
     x = _rand32(5, 70)
