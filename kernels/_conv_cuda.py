@@ -12,7 +12,7 @@ A block of TILE x TILE threads computes a TILE x TILE output tile; `threadIdx.y`
 `threadIdx.x` its columns, so global loads and stores along C_out / C_in are coalesced. dZ (the gradient
 before the activation) is formed once per backward by an elementwise kernel. The grad input is a gather
 over every input pixel, so pixels no window reads (a spatial tile's trailing rows) get exactly zero (or
-keep their value when accumulating). Launch arithmetic lives in `_launch_2d` only. Activations are the
+keep their value when accumulating). Launch arithmetic lives in `kernels.gpu.launch`. Activations are the
 device versions of `kernels.activations`' scalar functions.
 """
 
@@ -24,18 +24,14 @@ import numpy as np
 from numba import cuda
 
 from kernels import activations as _acts
+from kernels.gpu.launch import launch, launch_blocks, launch_tiled
+from kernels.gpu.scalar_source import device_function
 
 TILE = 16  # shared-memory tile edge: TILE x TILE threads per block, TILE x TILE floats per tile
 SPLIT_ROWS = 4096  # output pixels reduced by one block of the grad-kernel GEMM before its atomic add
 
-_act_value = cuda.jit(device=True)(_acts.SCALAR_SOURCES[0])
-_act_grad = cuda.jit(device=True)(_acts.SCALAR_SOURCES[1])
-
-
-def _launch_2d(kernel, rows: int, cols: int, splits: int = 1):
-    """`kernel` configured with a grid covering a rows x cols output in TILE x TILE blocks (x: cols)."""
-    grid = (math.ceil(cols / TILE), math.ceil(rows / TILE), splits)
-    return kernel[grid, (TILE, TILE, 1)]
+_act_value = device_function(_acts.SCALAR_SOURCES[0])
+_act_grad = device_function(_acts.SCALAR_SOURCES[1])
 
 
 @cuda.jit
@@ -81,7 +77,7 @@ def _forward_kernel(x, w2, bias, has_bias, code, p0, p1, p2, kw, sh, sw, pt, pl,
 
 @cuda.jit
 def _act_grad_kernel(dy2, z2, y2, code, p0, p1, p2, dz2):
-    p, o = cuda.grid(2)
+    o, p = cuda.grid(2)  # x: output channel (coalesced), y: pixel
     if p < dy2.shape[0] and o < dy2.shape[1]:
         dz2[p, o] = dy2[p, o] * _act_grad(code, z2[p, o], y2[p, o], p0, p1, p2)
 
@@ -190,7 +186,7 @@ def _fill_kernel(flat, value):
 
 def _fill(arr, value: float) -> None:
     flat = arr.reshape(arr.size)
-    _fill_kernel[math.ceil(arr.size / (TILE * TILE)), TILE * TILE](flat, value)
+    launch(_fill_kernel, arr.size, flat, value)
 
 
 def _check_float32(who: str, **arrays) -> None:
@@ -206,9 +202,8 @@ def forward(g, x, kernel, bias, out, act, pre) -> None:
     out2 = out.reshape(g.rows, g.co)
     b = bias if bias is not None else cuda.device_array(1, np.float32)
     pre2 = pre.reshape(g.rows, g.co) if pre is not None else out2
-    _launch_2d(_forward_kernel, g.rows, g.co)(x, w2, b, bias is not None, act.code, act.p0, act.p1, act.p2,
-                                              g.kw, g.sh, g.sw, g.pt, g.pl, g.oh, g.ow, pre is not None, pre2,
-                                              out2)
+    launch_tiled(_forward_kernel, g.rows, g.co, TILE, x, w2, b, bias is not None, act.code, act.p0, act.p1,
+                 act.p2, g.kw, g.sh, g.sw, g.pt, g.pl, g.oh, g.ow, pre is not None, pre2, out2)
 
 
 def backward(g, x, kernel, out, pre, grad_out, grad_x, grad_kernel, grad_bias, act, accumulate_x,
@@ -222,19 +217,19 @@ def backward(g, x, kernel, out, pre, grad_out, grad_x, grad_kernel, grad_bias, a
         dz2 = dy2
     else:
         dz2 = cuda.device_array((g.rows, g.co), np.float32)
-        blocks = (math.ceil(g.rows / TILE), math.ceil(g.co / TILE))
-        _act_grad_kernel[blocks, (TILE, TILE)](dy2, pre.reshape(g.rows, g.co), out.reshape(g.rows, g.co),
-                                               act.code, act.p0, act.p1, act.p2, dz2)
+        launch_tiled(_act_grad_kernel, g.rows, g.co, TILE, dy2, pre.reshape(g.rows, g.co),
+                     out.reshape(g.rows, g.co), act.code, act.p0, act.p1, act.p2, dz2)
     splits = math.ceil(g.rows / SPLIT_ROWS)
     if grad_kernel is not None:
         if not accumulate_kernel:
             _fill(grad_kernel, 0.0)
-        _launch_2d(_grad_kernel_kernel, g.depth, g.co, splits)(
-            x, dz2, g.kw, g.sh, g.sw, g.pt, g.pl, g.oh, g.ow, SPLIT_ROWS, grad_kernel.reshape(g.depth, g.co))
+        launch_tiled(_grad_kernel_kernel, g.depth, g.co, TILE, x, dz2, g.kw, g.sh, g.sw, g.pt, g.pl, g.oh, g.ow,
+                     SPLIT_ROWS, grad_kernel.reshape(g.depth, g.co), batch=splits)
     if grad_bias is not None:
         if not accumulate_bias:
             _fill(grad_bias, 0.0)
-        _bias_grad_kernel[(math.ceil(g.co / (TILE * TILE)), splits), TILE * TILE](dz2, SPLIT_ROWS, grad_bias)
+        launch_blocks(_bias_grad_kernel, (math.ceil(g.co / (TILE * TILE)), splits), dz2, SPLIT_ROWS, grad_bias,
+                      threads=TILE * TILE)
     if grad_x is not None:
-        _launch_2d(_grad_input_kernel, g.n * g.h * g.w, g.c)(dz2, kernel, g.sh, g.sw, g.pt, g.pl, g.oh, g.ow,
-                                                             accumulate_x, grad_x)
+        launch_tiled(_grad_input_kernel, g.n * g.h * g.w, g.c, TILE, dz2, kernel, g.sh, g.sw, g.pt, g.pl, g.oh,
+                     g.ow, accumulate_x, grad_x)

@@ -4,22 +4,16 @@ pads alike (the kernels see only the top/left offsets and the output size; windo
 One thread per output element in the forward; the backward is a gather, one thread per input element
 summing the gradients of the windows that contain it (no atomics, so every run gives the same bits and
 "overwrite" vs "accumulate" is a single store; input elements no window reads get zero). The channel
-index is the fastest-varying thread index, so loads and stores are coalesced. Launch arithmetic lives in `_launch_1d`.
+index is the fastest-varying thread index, so loads and stores are coalesced. Launch arithmetic lives in
+`kernels.gpu.launch`.
 """
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 from numba import cuda
 
-THREADS = 256  # threads per block
-
-
-def _launch_1d(kernel, size: int):
-    """`kernel` configured with enough THREADS-wide blocks for `size` elements."""
-    return kernel[max(1, math.ceil(size / THREADS)), THREADS]
+from kernels.gpu.launch import launch
 
 
 @cuda.jit
@@ -52,7 +46,7 @@ def _pool_forward_kernel(x, ph, pw, sh, sw, pt, pl, is_max, out, argmax):
         out[n, i, j, k] = best
         argmax[n, i, j, k] = where
     else:
-        out[n, i, j, k] = acc / ((r1 - r0) * (s1 - s0))
+        out[n, i, j, k] = acc / np.float32((r1 - r0) * (s1 - s0))
 
 
 @cuda.jit
@@ -83,7 +77,7 @@ def _pool_backward_kernel(grad_out, ph, pw, sh, sw, pt, pl, is_max, argmax, accu
             else:
                 rows = min(i * sh - pt + ph, h) - max(i * sh - pt, 0)
                 cols = min(j * sw - pl + pw, w) - max(j * sw - pl, 0)
-                acc += g / (rows * cols)
+                acc += g / np.float32(rows * cols)
     if accumulate:
         acc += grad_x[n, r, s, k]
     grad_x[n, r, s, k] = acc
@@ -111,7 +105,7 @@ def _global_forward_kernel(x, is_max, out, argmax):
         out[n, k] = best
         argmax[n, k] = where
     else:
-        out[n, k] = acc / (h * w)
+        out[n, k] = acc / np.float32(h * w)
 
 
 @cuda.jit
@@ -127,41 +121,42 @@ def _global_backward_kernel(grad_out, is_max, argmax, accumulate, grad_x):
     if is_max:
         v = grad_out[n, k] if argmax[n, k] == r * w + s else np.float32(0.0)
     else:
-        v = grad_out[n, k] / (h * w)
+        v = grad_out[n, k] / np.float32(h * w)
     if accumulate:
         v += grad_x[n, r, s, k]
     grad_x[n, r, s, k] = v
 
 
-def _need_argmax(mode, argmax, who):
+def _need_argmax(mode, argmax, who, ndim):
     if mode == "max" and argmax is None:
         raise ValueError(f"{who}: mode 'max' on the GPU needs the int32 argmax buffer (the op's saved "
                          f"buffer); pass argmax=.")
-    return argmax if argmax is not None else cuda.device_array(1, np.int32)
+    # the kernels index argmax with ndim indices in a branch the mode skips; it must still type-check
+    return argmax if argmax is not None else cuda.device_array((1,) * ndim, np.int32)
 
 
 def pool_forward(geo, x, out, mode, argmax) -> None:
     """Pooling forward on device arrays; geo = (ph, pw, sh, sw, oh, ow, pt, pl)."""
     ph, pw, sh, sw, _, _, pt, pl = geo
-    am = _need_argmax(mode, argmax, "pool2d_forward_cuda")
-    _launch_1d(_pool_forward_kernel, out.size)(x, ph, pw, sh, sw, pt, pl, mode == "max", out, am)
+    am = _need_argmax(mode, argmax, "pool2d_forward_cuda", 4)
+    launch(_pool_forward_kernel, out.size, x, ph, pw, sh, sw, pt, pl, mode == "max", out, am)
 
 
 def pool_backward(geo, grad_out, grad_x, mode, argmax, accumulate) -> None:
     """Pooling backward (a gather per input element) on device arrays."""
     ph, pw, sh, sw, _, _, pt, pl = geo
-    am = _need_argmax(mode, argmax, "pool2d_backward_cuda")
-    _launch_1d(_pool_backward_kernel, grad_x.size)(grad_out, ph, pw, sh, sw, pt, pl, mode == "max", am,
-                                                    accumulate, grad_x)
+    am = _need_argmax(mode, argmax, "pool2d_backward_cuda", 4)
+    launch(_pool_backward_kernel, grad_x.size, grad_out, ph, pw, sh, sw, pt, pl, mode == "max", am, accumulate,
+           grad_x)
 
 
 def global_forward(x, out, mode, argmax) -> None:
     """Global pooling forward on device arrays; out is (N, C)."""
-    am = _need_argmax(mode, argmax, "global_pool2d_forward_cuda")
-    _launch_1d(_global_forward_kernel, out.size)(x, mode == "max", out, am)
+    am = _need_argmax(mode, argmax, "global_pool2d_forward_cuda", 2)
+    launch(_global_forward_kernel, out.size, x, mode == "max", out, am)
 
 
 def global_backward(grad_out, grad_x, mode, argmax, accumulate) -> None:
     """Global pooling backward on device arrays; grad_out is (N, C)."""
-    am = _need_argmax(mode, argmax, "global_pool2d_backward_cuda")
-    _launch_1d(_global_backward_kernel, grad_x.size)(grad_out, mode == "max", am, accumulate, grad_x)
+    am = _need_argmax(mode, argmax, "global_pool2d_backward_cuda", 2)
+    launch(_global_backward_kernel, grad_x.size, grad_out, mode == "max", am, accumulate, grad_x)

@@ -31,13 +31,14 @@ DENSE_LOSSES = {"categorical_crossentropy": (CCE, CCE_LOGITS), "binary_crossentr
 
 def _dense_row(t, p, loss, r, kind, ls, lo, hi):
     c = p.shape[1]
+    cf = p.dtype.type(c)  # the class count in p's dtype: float32 rows stay float32
     acc = 0.0
     if kind == CCE:
         s = 0.0
         for j in range(c):
             s += p[r, j]
         for j in range(c):
-            tj = t[r, j] * (1.0 - ls) + ls / c
+            tj = t[r, j] * (1.0 - ls) + ls / cf
             acc -= tj * math.log(min(max(p[r, j] / s, lo), hi))
     elif kind == CCE_LOGITS:
         m = p[r, 0]
@@ -48,7 +49,7 @@ def _dense_row(t, p, loss, r, kind, ls, lo, hi):
             se += math.exp(p[r, j] - m)
         lse = m + math.log(se)
         for j in range(c):
-            tj = t[r, j] * (1.0 - ls) + ls / c
+            tj = t[r, j] * (1.0 - ls) + ls / cf
             acc += tj * (lse - p[r, j])
     else:
         for j in range(c):
@@ -65,12 +66,13 @@ def _dense_row(t, p, loss, r, kind, ls, lo, hi):
                 acc += (pj - tj) * (pj - tj)
             else:
                 acc += abs(pj - tj)
-        acc /= c
+        acc /= cf
     loss[r] = acc
 
 
 def _dense_grad_row(t, p, g, dp, r, kind, ls, lo, hi, accumulate):
     c = p.shape[1]
+    cf = p.dtype.type(c)  # the class count in p's dtype: float32 rows stay float32
     gr = g[r]
     if kind == CCE:
         s = 0.0
@@ -81,10 +83,10 @@ def _dense_grad_row(t, p, g, dp, r, kind, ls, lo, hi, accumulate):
         for j in range(c):
             q = p[r, j] / s
             if lo <= q <= hi:
-                dot -= t[r, j] * (1.0 - ls) + ls / c
+                dot -= t[r, j] * (1.0 - ls) + ls / cf
         for k in range(c):
             q = p[r, k] / s
-            dq = -(t[r, k] * (1.0 - ls) + ls / c) / q if lo <= q <= hi else 0.0
+            dq = -(t[r, k] * (1.0 - ls) + ls / cf) / q if lo <= q <= hi else 0.0
             v = gr * (dq - dot) / s
             dp[r, k] = dp[r, k] + v if accumulate else v
     elif kind == CCE_LOGITS:
@@ -95,9 +97,9 @@ def _dense_grad_row(t, p, g, dp, r, kind, ls, lo, hi, accumulate):
         st = 0.0
         for j in range(c):
             se += math.exp(p[r, j] - m)
-            st += t[r, j] * (1.0 - ls) + ls / c
+            st += t[r, j] * (1.0 - ls) + ls / cf
         for j in range(c):
-            v = gr * (math.exp(p[r, j] - m) / se * st - (t[r, j] * (1.0 - ls) + ls / c))
+            v = gr * (math.exp(p[r, j] - m) / se * st - (t[r, j] * (1.0 - ls) + ls / cf))
             dp[r, j] = dp[r, j] + v if accumulate else v
     else:
         for j in range(c):
@@ -114,7 +116,7 @@ def _dense_grad_row(t, p, g, dp, r, kind, ls, lo, hi, accumulate):
                 d = 2.0 * (pj - tj)
             else:
                 d = 1.0 if pj > tj else (-1.0 if pj < tj else 0.0)
-            v = gr * d / c
+            v = gr * d / cf
             dp[r, j] = dp[r, j] + v if accumulate else v
 
 

@@ -259,14 +259,31 @@ _cuda_kernels: dict[str, object] = {}
 
 
 def launch_1d(n: int, threads: int = _THREADS) -> tuple[int, int]:
-    """(blocks, threads) covering `n` elements with one thread each."""
-    return max(1, math.ceil(n / threads)), threads
+    """(blocks, threads) covering `n` elements with one thread each (kernels.gpu.launch's arithmetic)."""
+    from kernels.gpu.launch import grid_1d  # imported with the CUDA kernels, never by the CPU path
+
+    return grid_1d(n, threads)
+
+
+def _launch(kernel, blocks, threads, *args) -> None:
+    # on the calling GPU task's stream (kernels.gpu.launch)
+    from kernels.gpu.launch import launch_grid
+
+    launch_grid(kernel, blocks, threads, *args)
 
 
 def _cuda():
     if not _cuda_kernels:
         _build_cuda_kernels()
     return _cuda_kernels
+
+
+def cuda_kernels() -> dict[str, object]:
+    """Every CUDA kernel of this module by name (built on first use; see kernels.gpu.signatures)."""
+    kernels = _cuda()
+    if "accumulate" not in kernels:
+        _build_cuda_helpers()
+    return dict(_cuda_kernels)
 
 
 # numba.cuda, imported on first use; a module global because the CUDA simulator swaps the `cuda` name
@@ -394,7 +411,7 @@ def sumsq_cuda(g) -> float:
     """Sum of squares of a device array (float64 accumulation), returned to the host."""
     out = _import_cuda().to_device(np.zeros(1, np.float64))
     blocks, threads = launch_1d(min(g.size, 64 * _THREADS))
-    _cuda()["sumsq"][blocks, threads](_dflat(g), out)
+    _launch(_cuda()["sumsq"], blocks, threads, _dflat(g), out)
     return float(out.copy_to_host()[0])
 
 
@@ -404,7 +421,7 @@ def sgd_update_cuda(w, g, m, lr, momentum=0.0, nesterov=False, gscale=1.0, clipv
     t = np.dtype(w.dtype).type
     use_m = m is not None and momentum != 0
     blocks, threads = launch_1d(w.size)
-    _cuda()["sgd"][blocks, threads](_dflat(w), _dflat(g), _dflat(m) if use_m else _dummy_like(w), use_m,
+    _launch(_cuda()["sgd"], blocks, threads, _dflat(w), _dflat(g), _dflat(m) if use_m else _dummy_like(w), use_m,
                                     t(lr), t(momentum), bool(nesterov), t(gscale), t(clipvalue), t(wd_lr))
 
 
@@ -415,7 +432,7 @@ def adam_update_cuda(w, g, m, v, vhat, lr, beta_1, beta_2, epsilon, step, gscale
     t = np.dtype(w.dtype).type
     alpha, c1, c2 = adam_coefficients(lr, beta_1, beta_2, step, w.dtype)
     blocks, threads = launch_1d(w.size)
-    _cuda()["adam"][blocks, threads](_dflat(w), _dflat(g), _dflat(m), _dflat(v),
+    _launch(_cuda()["adam"], blocks, threads, _dflat(w), _dflat(g), _dflat(m), _dflat(v),
                                      _dflat(vhat) if vhat is not None else _dummy_like(w), vhat is not None,
                                      alpha, c1, c2, t(epsilon), t(gscale), t(clipvalue), t(wd_lr))
 
@@ -428,7 +445,7 @@ def rmsprop_update_cuda(w, g, velocity, momentum_buf, average_grad, lr, rho, mom
     use_mom = momentum_buf is not None and momentum > 0
     centered = average_grad is not None
     blocks, threads = launch_1d(w.size)
-    _cuda()["rmsprop"][blocks, threads](
+    _launch(_cuda()["rmsprop"], blocks, threads,
         _dflat(w), _dflat(g), _dflat(velocity), _dflat(momentum_buf) if use_mom else _dummy_like(w),
         _dflat(average_grad) if centered else _dummy_like(w), t(lr), t(rho), t(1.0 - rho), t(momentum),
         t(epsilon), centered, use_mom, t(gscale), t(clipvalue), t(wd_lr))
@@ -439,7 +456,7 @@ def adagrad_update_cuda(w, g, accumulator, lr, epsilon, gscale=1.0, clipvalue=0.
     _check_same(w, g, accumulator)
     t = np.dtype(w.dtype).type
     blocks, threads = launch_1d(w.size)
-    _cuda()["adagrad"][blocks, threads](_dflat(w), _dflat(g), _dflat(accumulator), t(lr), t(epsilon),
+    _launch(_cuda()["adagrad"], blocks, threads, _dflat(w), _dflat(g), _dflat(accumulator), t(lr), t(epsilon),
                                         t(gscale), t(clipvalue), t(wd_lr))
 
 
@@ -483,7 +500,7 @@ def accumulate_cuda(acc, g) -> None:
     if "accumulate" not in kernels:
         _build_cuda_helpers()
     blocks, threads = launch_1d(acc.size)
-    _cuda_kernels["accumulate"][blocks, threads](_dflat(acc), _dflat(g))
+    _launch(_cuda_kernels["accumulate"], blocks, threads, _dflat(acc), _dflat(g))
 
 
 def fill_cuda(a, value: float) -> None:
@@ -492,4 +509,4 @@ def fill_cuda(a, value: float) -> None:
     if "fill" not in kernels:
         _build_cuda_helpers()
     blocks, threads = launch_1d(a.size)
-    _cuda_kernels["fill"][blocks, threads](_dflat(a), np.dtype(a.dtype).type(value))
+    _launch(_cuda_kernels["fill"], blocks, threads, _dflat(a), np.dtype(a.dtype).type(value))

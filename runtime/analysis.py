@@ -28,6 +28,7 @@ import numpy as np
 
 from runtime.privileges import READ_ONLY, REDUCE
 from runtime.regions import contains, overlaps
+from runtime.streams import gpu_pending
 
 NORMAL, IN_PLACE, JOIN = 0, 1, 2
 
@@ -90,7 +91,7 @@ class FieldState:
 def _live(en, keep_done: bool) -> bool:
     # a completed user still matters if it is a failed writer (its dependents must not run) or while a
     # trace records (the record must see every edge)
-    return keep_done or not en.done or (en.error is not None and en.writes)
+    return keep_done or not en.done or gpu_pending(en) or (en.error is not None and en.writes)
 
 
 def register(fs: FieldState, sub, priv, node, preds: list, keep_done: bool, close) -> int:
@@ -124,7 +125,7 @@ def register(fs: FieldState, sub, priv, node, preds: list, keep_done: bool, clos
         readers.append((node, sub))
         if len(readers) > fs.rlimit and not keep_done:
             # drop completed readers; the limit doubles with what is still pending (amortised O(1))
-            readers = fs.readers = [e for e in readers if not e[0].done or e[0] is node]
+            readers = fs.readers = [e for e in readers if not e[0].done or e[0] is node or gpu_pending(e[0])]
             fs.rlimit = max(32, 2 * len(readers))
         return NORMAL
     # a writer, or the first reducer of a new epoch (it reduces in place, so it conflicts like a writer)
@@ -166,5 +167,5 @@ def pending_users(states, out: list) -> None:
     for fs in states:
         for entry in fs.users + fs.readers:
             en = entry[0]
-            if not en.done or (en.error is not None and en.writes):
+            if not en.done or gpu_pending(en) or (en.error is not None and en.writes):
                 out.append(en)

@@ -3,7 +3,7 @@
 `numba.cuda` is imported only when a machine asks for GPUs (it costs about a second); the cheap probe
 used for the "GPUs present but -ll:gpu 0" warning asks the CUDA driver through ctypes instead. Under
 `NUMBA_ENABLE_CUDASIM=1` the simulator's device stands in for a GPU, so every path here is testable on a
-machine without one. A copy of a box that is not contiguous goes block by block.
+machine without one. Each GPU processor has its own stream (`processor_stream`; see runtime.streams). A copy of a box that is not contiguous goes block by block.
 """
 
 from __future__ import annotations
@@ -111,6 +111,35 @@ def select_device(index: int) -> None:
 
 def synchronize() -> None:
     cuda().synchronize()
+
+
+_stream_table = None
+
+
+def processor_stream(proc):
+    """The CUDA stream of GPU processor `proc` (made on first use, on the current device)."""
+    global _stream_table
+    if _stream_table is None:
+        from runtime.streams import StreamTable, cuda_stream
+
+        _stream_table = StreamTable(cuda_stream)
+    return _stream_table.get(proc)
+
+
+def use_stream_factory(make) -> None:
+    """Give processors streams made by `make()` from now on (tests: runtime.streams.DeferredStream)."""
+    global _stream_table
+    from runtime.streams import StreamTable
+
+    _stream_table = StreamTable(make)
+
+
+def synchronize_streams() -> None:
+    """Block until every processor stream is idle."""
+    if _stream_table is not None:
+        from runtime.streams import synchronize as sync_all
+
+        sync_all(_stream_table.all())
 
 
 def device_array(index: int, shape, dtype):

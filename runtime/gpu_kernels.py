@@ -44,5 +44,7 @@ FOLDS = {"+": fold_add, "*": fold_mul, "max": fold_max, "min": fold_min}
 
 def launch_fold(op: str, dst, src) -> None:
     """dst = dst (op) src for contiguous 1-D device arrays of one size."""
-    blocks = (dst.size + THREADS_PER_BLOCK - 1) // THREADS_PER_BLOCK
-    FOLDS[op][blocks, THREADS_PER_BLOCK](dst, src)
+    from kernels.gpu.launch import grid_1d, launch_grid
+
+    blocks, threads = grid_1d(dst.size, THREADS_PER_BLOCK)
+    launch_grid(FOLDS[op], blocks, threads, dst, src)

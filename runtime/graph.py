@@ -30,7 +30,7 @@ class Node:
     """Base of every graph node. `execute()` does the work; the engine does the bookkeeping."""
 
     __slots__ = ("npending", "succs", "done", "error", "value", "waiters", "poison", "tpos", "writes",
-                 "recover")
+                 "recover", "gpu_event", "gpu_waits")
     inline = True
 
     def __init__(self):
@@ -44,9 +44,16 @@ class Node:
         self.tpos = -1
         self.writes = True
         self.recover = False
+        self.gpu_event = None  # recorded on its stream when a GPU task's body has been enqueued
+        self.gpu_waits = None  # events of GPU predecessors this node must wait for
 
     def execute(self):
         return None
+
+    def events_out(self):
+        """The events a successor must wait for: this node's own, else those it waited for (a barrier or
+        a fold passes its GPU predecessors' on)."""
+        return [self.gpu_event] if self.gpu_event is not None else self.gpu_waits
 
     def label(self) -> tuple[str, tuple]:
         return (type(self).__name__, ())
@@ -70,6 +77,8 @@ class TaskNode(Node):
         self.tpos = -1
         self.writes = True
         self.recover = False
+        self.gpu_event = None
+        self.gpu_waits = None
         self.task = task
         self.point = point
         self.proc = proc
@@ -82,6 +91,10 @@ class TaskNode(Node):
         self.device = proc.device
 
     def execute(self):
+        if self.gpu_waits and self.device is None:
+            from runtime import streams
+
+            streams.host_wait(self.gpu_waits)  # a CPU task reads what GPU predecessors wrote
         if self.copies is not None:
             for c in self.copies:
                 c()
@@ -96,11 +109,16 @@ class TaskNode(Node):
         self.args = None
         if self.device is None:
             return self.body(*args)
-        from runtime import gpu
+        from kernels.gpu.launch import on_stream
+        from runtime import gpu, streams
 
         with gpu.on_device(self.device):
-            value = self.body(*args)
-            gpu.synchronize()
+            stream = gpu.processor_stream(self.proc)
+            if self.gpu_waits:
+                streams.device_wait(self.gpu_waits, stream)  # on the device: the host does not block
+            with on_stream(stream):
+                value = self.body(*args)
+            self.gpu_event = streams.record(stream)
         return value
 
     def label(self):
@@ -119,6 +137,10 @@ class FoldNode(Node):
         self.owner = owner
 
     def execute(self):
+        if self.gpu_waits:
+            from runtime import streams
+
+            streams.host_wait(self.gpu_waits)
         with self.lock:
             self.fn()
         self.fn = None
@@ -177,6 +199,7 @@ class Engine:
                 if p.done:
                     if p.error is not None and p.writes and node.poison is None and not node.recover:
                         node.poison = p
+                    _inherit_events(node, p)
                 else:
                     p.succs.append(node)
                     n += 1
@@ -269,7 +292,10 @@ class Engine:
                 for s in succs:
                     if s.poison is None and not s.recover and (node.writes or _consumes(s, node)):
                         s.poison = node
+            events = node.events_out()
             for s in succs:
+                if events:
+                    s.gpu_waits = list(events) if s.gpu_waits is None else s.gpu_waits + events
                 s.npending -= 1
                 if s.npending == 0:
                     ready.append(s)
@@ -287,8 +313,9 @@ class Engine:
 
     # -- waiting ------------------------------------------------------------------------------
     def wait(self, node: Node) -> None:
-        """Block until `node` completes."""
+        """Block until `node` completes (and its GPU work has finished: the host reads its results)."""
         if node.done:
+            self._read_barrier(node)
             return
         if in_worker():
             name, point = node.label()
@@ -297,29 +324,44 @@ class Engine:
                 f"completed: that can deadlock a worker. Pass the Future as a launch argument instead "
                 f"(the runtime resolves it before the body runs).")
         with self.lock:
-            if node.done:
-                return
-            gate = threading.Lock()
+            done = node.done
+            if not done:
+                gate = threading.Lock()
+                gate.acquire()
+                if node.waiters is None:
+                    node.waiters = [gate]
+                else:
+                    node.waiters.append(gate)
+        if not done:
             gate.acquire()
-            if node.waiters is None:
-                node.waiters = [gate]
-            else:
-                node.waiters.append(gate)
-        gate.acquire()
+        self._read_barrier(node)
+
+    @staticmethod
+    def _read_barrier(node: Node) -> None:
+        # the host reads what `node` produced: its GPU work must have finished
+        events = node.events_out()
+        if events:
+            from runtime import streams
+
+            streams.host_wait(events)
 
     def fence(self, timeout: float | None = None) -> bool:
         """Block until every submitted node has completed (at most `timeout` seconds when given);
         returns whether they have."""
         with self.lock:
             if self.outstanding == 0:
-                return True
-            gate = threading.Lock()
-            gate.acquire()
-            self._idle_waiters.append(gate)
-        if timeout is None:
-            gate.acquire()
-            return True
-        return gate.acquire(timeout=max(timeout, 0.0))
+                gate = None
+            else:
+                gate = threading.Lock()
+                gate.acquire()
+                self._idle_waiters.append(gate)
+        if gate is not None:
+            if timeout is None:
+                gate.acquire()
+            elif not gate.acquire(timeout=max(timeout, 0.0)):
+                return False
+        _synchronize_gpu_streams()  # completed GPU tasks may still be running on their streams
+        return True
 
     def take_failure(self) -> Node | None:
         """The oldest root failure nobody was told about (and forget it)."""
@@ -385,3 +427,21 @@ def resolve_futures(futs, k: int, node: TaskNode) -> list:
 def _consumes(succ: Node, pred: Node) -> bool:
     futs = getattr(succ, "futs", None)
     return futs is not None and any(src is pred for _, src in futs)
+
+
+def _inherit_events(node: Node, pred: Node) -> None:
+    # a predecessor that completed before `node` was submitted may still be running on its stream
+    events = pred.events_out()
+    if events:
+        if node.gpu_waits is None:
+            node.gpu_waits = list(events)
+        else:
+            node.gpu_waits.extend(ev for ev in events if ev not in node.gpu_waits)
+
+
+def _synchronize_gpu_streams() -> None:
+    import sys
+
+    gpu = sys.modules.get("runtime.gpu")
+    if gpu is not None:
+        gpu.synchronize_streams()

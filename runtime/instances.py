@@ -35,6 +35,7 @@ from runtime.geometry import (
 )
 from runtime.machine import MB, MemKind
 from runtime.privileges import fold_into, identity
+from runtime.streams import gpu_pending
 
 READ, READ_WRITE, WRITE_ONLY = 0, 1, 2
 
@@ -226,7 +227,7 @@ class Physical:
             for piece in inst.valid:
                 if box_overlaps(piece[0], box):
                     p = piece[1]
-                    if p is not None and not p.done:
+                    if p is not None and (not p.done or gpu_pending(p)):
                         preds.append(p)
                     missing = boxes_subtract(missing, piece[0])
             if missing:
@@ -258,7 +259,7 @@ class Physical:
                     self.stats.copies += 1
                     self.stats.copy_bytes += box_volume(inter) * fs.dtype.itemsize
                     p = piece[1]
-                    if p is not None and not p.done:
+                    if p is not None and (not p.done or gpu_pending(p)):
                         preds.append(p)
                     src.pins.append(node)
                     if mode == READ:

@@ -14,6 +14,12 @@ if "FF_CACHE_DIR" not in os.environ:
     os.environ["FF_CACHE_DIR"] = tempfile.mkdtemp(prefix="ff_cache_tests_")
     atexit.register(shutil.rmtree, os.environ["FF_CACHE_DIR"], ignore_errors=True)
 
+# A simulator run started by a CUDA driver test records each kernel launch's signature (tests/cuda_launch_log.py).
+if os.environ.get("FF_CUDA_LAUNCH_LOG") and os.environ.get("NUMBA_ENABLE_CUDASIM") == "1":
+    from kernels.gpu.signatures import install_recorder
+
+    install_recorder(__import__("pathlib").Path(os.environ["FF_CUDA_LAUNCH_LOG"]))
+
 
 def _cuda_usable() -> bool:
     if os.environ.get("NUMBA_ENABLE_CUDASIM") == "1":

@@ -3,7 +3,8 @@
 Each module here mirrors a CPU module of `kernels` and exposes the same ``<name>_forward_cuda`` /
 ``<name>_backward_cuda`` functions, taking numba device arrays (simulator arrays under
 ``NUMBA_ENABLE_CUDASIM=1``). Kernels are 10-30 lines: ``i = cuda.grid(1)``, a bounds check, one store.
-All launch arithmetic lives here (`launch`, `grid_1d`), so a kernel body never computes its own grid.
+All launch arithmetic lives in `kernels.gpu.launch` (re-exported here), so a kernel body never computes its
+own grid.
 Scalar formulas shared with the CPU (activations, dropout hashing) are the same Python sources compiled as
 device functions. Kernels that need a dtype-specific shared-memory tile are built per dtype by a cached
 factory (`per_dtype`).
@@ -11,39 +12,19 @@ factory (`per_dtype`).
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable
 
 import numpy as np
 from numba import cuda
 
-
-def _simulated() -> bool:
-    from numba import config
-
-    return bool(getattr(config, "ENABLE_CUDASIM", 0))
-
-
-# Under the simulator every CUDA thread is a Python thread: keep blocks small there.
-THREADS = 32 if _simulated() else 256
-
-
-def grid_1d(n: int, threads: int = THREADS) -> tuple[int, int]:
-    """(blocks, threads) covering `n` work items with one thread each."""
-    return max(1, math.ceil(n / threads)), threads
-
-
-def launch(kernel, n: int, *args) -> None:
-    """Run `kernel` on a 1-D grid of at least `n` threads (a no-op when n is 0)."""
-    if n > 0:
-        blocks, threads = grid_1d(n)
-        kernel[blocks, threads](*args)
-
-
-def launch_tiled(kernel, rows: int, cols: int, tile: int, *args) -> None:
-    """Run `kernel` on a 2-D grid of (tile, tile) blocks covering a (rows, cols) output."""
-    if rows > 0 and cols > 0:
-        kernel[(math.ceil(cols / tile), math.ceil(rows / tile)), (tile, tile)](*args)
+from kernels.gpu.launch import (  # noqa: E402,F401 - re-exported: every launch goes through kernels.gpu.launch
+    THREADS,
+    grid_1d,
+    launch,
+    launch_blocks,
+    launch_rows,
+    launch_tiled,
+)
 
 
 def flat(a):

@@ -9,6 +9,7 @@ from numba import cuda
 
 from kernels.dropout import _keep, keep_threshold, tile_index
 from kernels.gpu import launch
+from kernels.gpu.scalar_source import float32_constants
 
 keep = cuda.jit(device=True)(_keep)
 
@@ -40,6 +41,7 @@ def _make_mask_at(mask, key, offset, threshold, shape, origin, gstrides):
 
 
 @cuda.jit
+@float32_constants
 def _apply(x, mask, y, shape, nstrides, scale, accumulate):
     # y[r, e] (+)= x[r, e] * mask[r, ne] * scale, ne = e's index in the per-sample noise shape
     # (shape: x's per-sample dims; nstrides: the noise's element strides, 0 on broadcast dims).

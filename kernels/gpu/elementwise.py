@@ -39,6 +39,7 @@ from kernels.elementwise import (
     ZERO_GRAD_UNARY,
 )
 from kernels.gpu import empty, flat, launch, to_device
+from kernels.gpu.scalar_source import float32_constants
 
 SCALE = 100  # v * lo: a GPU-internal unary code for scaled copies
 (EQUAL, NOT_EQUAL, GREATER, GREATER_EQUAL, LESS, LESS_EQUAL, LOGICAL_AND, LOGICAL_OR) = range(10, 18)
@@ -58,6 +59,7 @@ def offset(i, shape, strides):
 
 
 @cuda.jit(device=True)
+@float32_constants
 def binary_value(code, a, b):
     if code == ADD:
         return a + b
@@ -91,6 +93,7 @@ def binary_value(code, a, b):
 
 
 @cuda.jit(device=True)
+@float32_constants
 def binary_partial(code, which, a, b, y):
     # d(a op b)/da (which == 0) or /db (which == 1); TF's tie rules for maximum / minimum.
     if code == ADD:
@@ -111,6 +114,7 @@ def binary_partial(code, which, a, b, y):
 
 
 @cuda.jit(device=True)
+@float32_constants
 def unary_value(code, x, lo, hi):
     if code == NEGATIVE:
         return -x
@@ -136,13 +140,13 @@ def unary_value(code, x, lo, hi):
         return math.sin(x)
     if code == COS:
         return math.cos(x)
-    if code == FLOOR:
-        return math.floor(x)
+    if code == FLOOR:  # x - x mod 1 (Python's mod: non-negative): math.floor would return an int64
+        return x - x % 1.0
     if code == CEIL:
-        return math.ceil(x)
+        return x + (-x) % 1.0
     if code == ROUND:
-        r = math.floor(x + 0.5)
-        return r - 1.0 if r - x == 0.5 and r % 2 != 0 else r  # half to even, as np.rint
+        r = (x + 0.5) - (x + 0.5) % 1.0
+        return r - 1.0 if r - x == 0.5 and r % 2.0 != 0.0 else r  # half to even, as np.rint
     if code == RSQRT:
         return 1.0 / math.sqrt(x)
     if code == CLIP:
@@ -153,6 +157,7 @@ def unary_value(code, x, lo, hi):
 
 
 @cuda.jit(device=True)
+@float32_constants
 def unary_partial(code, x, y, lo, hi):
     if code == NEGATIVE:
         return -1.0
@@ -222,6 +227,7 @@ def _unary_grad(x, y, dy, dx, code, lo, hi, accumulate):
 
 
 @cuda.jit
+@float32_constants
 def _where(c, a, b, y, shape, sc, sa, sb, pick, accumulate):
     # pick 0: y = c ? a : b; pick 1: y = c ? a : 0 (grad of a); pick 2: y = c ? 0 : b (grad of b).
     i = cuda.grid(1)

@@ -8,9 +8,11 @@ from numba import cuda
 
 from kernels.embedding import check_rows
 from kernels.gpu import empty, flat, launch
+from kernels.gpu.scalar_source import float32_constants
 
 
 @cuda.jit
+@float32_constants
 def _gather(ids, table, y, bad, row_offset, total_rows, accumulate):
     # y[r, j] (+)= table[ids[r] - row_offset, j] for this piece's ids, else 0 (or untouched when
     # accumulating); bad[0] = the first row whose id is outside [0, total_rows)

@@ -8,74 +8,63 @@ import numpy as np
 from numba import cuda
 
 from kernels.activations import LINEAR, Activation
-from kernels.gpu import empty, launch, launch_tiled, per_dtype
-from kernels.gpu.activations import act_grad, act_value
+from kernels.gpu import blas, empty, launch, per_dtype
+from kernels.gpu.activations import scalar_functions
+from kernels.gpu.gemm import SINGLE_PAIR, as3, gemm3_numba
 from kernels.linear import check_accumulate
 
-TILE = 16
 NO_ACTIVATION = Activation(LINEAR)
 
 
-def _build_gemm(dt):
-    @cuda.jit
-    def gemm(a, b, c, ta, tb, accumulate):
-        # c[M, N] (+)= op(a) @ op(b), op transposing when ta / tb; one output element per thread.
-        sa = cuda.shared.array((TILE, TILE), dt)
-        sb = cuda.shared.array((TILE, TILE), dt)
-        tx, ty = cuda.threadIdx.x, cuda.threadIdx.y
-        row = cuda.blockIdx.y * TILE + ty
-        col = cuda.blockIdx.x * TILE + tx
-        m, n = c.shape
-        k_dim = a.shape[0] if ta else a.shape[1]
-        acc = 0.0
-        for t0 in range(0, k_dim, TILE):
-            k = t0 + tx
-            sa[ty, tx] = (a[k, row] if ta else a[row, k]) if row < m and k < k_dim else 0.0
-            k = t0 + ty
-            sb[ty, tx] = (b[col, k] if tb else b[k, col]) if col < n and k < k_dim else 0.0
-            cuda.syncthreads()  # wait until both tiles are loaded
-            for kk in range(TILE):
-                acc += sa[ty, kk] * sb[kk, tx]
-            cuda.syncthreads()  # wait until every thread is done with the tiles before reloading them
-        if row < m and col < n:
-            c[row, col] = c[row, col] + acc if accumulate else acc
-    return gemm
-
-
 def gemm_cuda(a, b, c, trans_a: bool = False, trans_b: bool = False, accumulate: bool = False) -> None:
-    """``c (+)= op(a) @ op(b)`` for 2-D device arrays (op = transpose where asked)."""
-    kernel = per_dtype("gemm", c.dtype, _build_gemm)
-    launch_tiled(kernel, c.shape[0], c.shape[1], TILE, a, b, c, trans_a, trans_b, accumulate)
+    """``c (+)= op(a) @ op(b)`` for 2-D device arrays (op = transpose where asked): cuBLAS when it is
+    available (kernels.gpu.blas), else the Numba GEMM."""
+    if not blas.gemm(a, b, c, trans_a, trans_b, accumulate):
+        gemm3_numba(as3(a), as3(b), as3(c), SINGLE_PAIR, trans_a, trans_b, accumulate)
 
 
-@cuda.jit
-def _bias_act(src, b, dst, has_bias, keep_src, code, p0, p1, p2):
-    i = cuda.grid(1)
-    if i < src.size:
-        cols = b.size
-        r = i // cols
-        j = i - r * cols
-        v = src[r, j] + b[j] if has_bias else src[r, j]
-        if keep_src:
-            src[r, j] = v
-        dst[r, j] = act_value(code, v, p0, p1, p2)
+def _build_act(dt):
+    value, grad = scalar_functions(dt)
+
+    @cuda.jit
+    def bias_act(src, b, dst, has_bias, keep_src, code, p0, p1, p2):
+        i = cuda.grid(1)
+        if i < src.size:
+            cols = b.size
+            r = i // cols
+            j = i - r * cols
+            v = src[r, j] + b[j] if has_bias else src[r, j]
+            if keep_src:
+                src[r, j] = v
+            dst[r, j] = value(code, v, p0, p1, p2)
+
+    @cuda.jit
+    def act_grad(dy, x, y, dz, code, p0, p1, p2):
+        i = cuda.grid(1)
+        if i < dy.size:
+            cols = dy.shape[1]
+            r = i // cols
+            j = i - r * cols
+            dz[r, j] = dy[r, j] * grad(code, x[r, j], y[r, j], p0, p1, p2)
+
+    return bias_act, act_grad
 
 
-@cuda.jit
-def _act_grad(dy, x, y, dz, code, p0, p1, p2):
-    i = cuda.grid(1)
-    if i < dy.size:
-        cols = dy.shape[1]
-        r = i // cols
-        j = i - r * cols
-        dz[r, j] = dy[r, j] * act_grad(code, x[r, j], y[r, j], p0, p1, p2)
+def _act_kernels(dtype):
+    return per_dtype("linear_activation", dtype, _build_act)
+
+
+def cuda_kernels() -> dict[str, object]:
+    """The per-dtype bias + activation kernels (see kernels.gpu.signatures)."""
+    return {f"{name}[{dt}]": k for dt in ("float32", "float64")
+            for name, k in zip(("bias_act", "act_grad"), _act_kernels(dt), strict=True)}
 
 
 @cuda.jit
 def _column_sums(g, out, accumulate):
     j = cuda.grid(1)
     if j < g.shape[1]:
-        s = 0.0
+        s = out.dtype.type(0)
         for r in range(g.shape[0]):
             s += g[r, j]
         out[j] = out[j] + s if accumulate else s
@@ -95,12 +84,12 @@ def linear_forward_cuda(x, w, b, y, act: Activation = NO_ACTIVATION, z=None,
         check_accumulate(act, z, "linear_forward_cuda")
         gemm_cuda(_rows(x, n_in), w, y2, accumulate=True)
         if b is not None:
-            launch(_bias_act, y2.size, y2, b, y2, True, False, LINEAR, 0.0, 0.0, 0.0)
+            launch(_act_kernels(y2.dtype)[0], y2.size, y2, b, y2, True, False, LINEAR, 0.0, 0.0, 0.0)
         return
     src = y2 if z is None else _rows(z, n_out)
     gemm_cuda(_rows(x, n_in), w, src)
     bias = b if b is not None else w[0]
-    launch(_bias_act, y2.size, src, bias, y2, b is not None, z is not None, act.code, act.p0, act.p1, act.p2)
+    launch(_act_kernels(y2.dtype)[0], y2.size, src, bias, y2, b is not None, z is not None, act.code, act.p0, act.p1, act.p2)
 
 
 def linear_backward_cuda(x, w, y, dy, dx, dw, db, act: Activation = NO_ACTIVATION, z=None,
@@ -114,7 +103,7 @@ def linear_backward_cuda(x, w, y, dy, dx, dw, db, act: Activation = NO_ACTIVATIO
         dz = empty(dy2.shape, dy2.dtype)
         y2 = _rows(y, n_out)
         pre = y2 if z is None else _rows(z, n_out)
-        launch(_act_grad, dz.size, dy2, pre, y2, dz, act.code, act.p0, act.p1, act.p2)
+        launch(_act_kernels(dz.dtype)[1], dz.size, dy2, pre, y2, dz, act.code, act.p0, act.p1, act.p2)
     if db is not None:
         launch(_column_sums, n_out, dz, db, accumulate[2])
     if dw is not None:
@@ -138,27 +127,27 @@ def _as_matrices(a, b):
 
 
 def matmul_forward_cuda(a, b, y) -> None:
-    """``y = a @ b`` with NumPy matmul semantics on device arrays (one tiled GEMM per batch matrix)."""
+    """``y = a @ b`` with NumPy matmul semantics on device arrays: one batched GEMM launch."""
     am, bm, ia, ib = _as_matrices(a, b)
     ym = y.reshape(len(ia), am.shape[1], bm.shape[2])
-    for k, (i, j) in enumerate(zip(ia, ib, strict=True)):
-        gemm_cuda(am[int(i)], bm[int(j)], ym[k])
+    pairs = tuple(((int(i), int(j)),) for i, j in zip(ia, ib, strict=True))
+    gemm3_numba(am, bm, ym, pairs, False, False, False)
 
 
 def matmul_backward_cuda(a, b, dy, da, db, accumulate: tuple[bool, bool] = (False, False)) -> None:
-    """Gradients of `matmul_forward_cuda`, summed over broadcast batch matrices."""
+    """Gradients of `matmul_forward_cuda`, summed over broadcast batch matrices: one launch per operand,
+    each output matrix summing the products of the batch matrices broadcast onto it."""
     am, bm, ia, ib = _as_matrices(a, b)
     dym = dy.reshape(len(ia), am.shape[1], bm.shape[2])
-    for buf, idx, acc0, is_a in ((da, ia, accumulate[0], True), (db, ib, accumulate[1], False)):
-        if buf is None:
-            continue
-        gm = buf.reshape(*(am.shape if is_a else bm.shape))
-        written = set()
+    if da is not None:
+        groups = [[] for _ in range(am.shape[0])]
         for k, (i, j) in enumerate(zip(ia, ib, strict=True)):
-            target = int(idx[k])
-            add = acc0 or target in written
-            if is_a:
-                gemm_cuda(dym[k], bm[int(j)], gm[target], trans_b=True, accumulate=add)
-            else:
-                gemm_cuda(am[int(i)], dym[k], gm[target], trans_a=True, accumulate=add)
-            written.add(target)
+            groups[int(i)].append((k, int(j)))  # da[i] += dy[k] @ b[j]^T
+        gemm3_numba(dym, bm, da.reshape(*am.shape), tuple(tuple(g) for g in groups), False, True,
+                    accumulate[0])
+    if db is not None:
+        groups = [[] for _ in range(bm.shape[0])]
+        for k, (i, j) in enumerate(zip(ia, ib, strict=True)):
+            groups[int(j)].append((int(i), k))  # db[j] += a[i]^T @ dy[k]
+        gemm3_numba(am, dym, db.reshape(*bm.shape), tuple(tuple(g) for g in groups), True, False,
+                    accumulate[1])

@@ -7,12 +7,13 @@ from numba import cuda
 
 from kernels.gpu import launch
 from kernels.gpu.embedding import int_ids
+from kernels.gpu.scalar_source import device_function
 from kernels.losses import _dense_grad_row, _dense_row, _sparse_grad_row, _sparse_row, clip_bounds
 
-_dense = cuda.jit(device=True)(_dense_row)
-_dense_grad = cuda.jit(device=True)(_dense_grad_row)
-_sparse = cuda.jit(device=True)(_sparse_row)
-_sparse_grad = cuda.jit(device=True)(_sparse_grad_row)
+_dense = device_function(_dense_row)
+_dense_grad = device_function(_dense_grad_row)
+_sparse = device_function(_sparse_row)
+_sparse_grad = device_function(_sparse_grad_row)
 
 
 @cuda.jit

@@ -15,10 +15,12 @@ from kernels.gpu.elementwise import (
     offset,
     strided_copy_cuda,
 )
+from kernels.gpu.scalar_source import float32_constants
 from kernels.reduce import MAX, MEAN, SUM, kept_shape
 
 
 @cuda.jit
+@float32_constants
 def _reduce(x, y, out_shape, out_sx, red_shape, red_sx, nred, code, scale, accumulate):
     o = cuda.grid(1)
     if o < y.size:

@@ -6,13 +6,17 @@ import subprocess
 import sys
 from pathlib import Path
 
+from cuda_launch_log import check_launch_log, with_launch_log  # tests/cuda_launch_log.py
+
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def test_cuda_kernels_under_simulator():
-    env = dict(os.environ, NUMBA_ENABLE_CUDASIM="1", PYTHONPATH=str(ROOT))
+def test_cuda_kernels_under_simulator(tmp_path):
+    log = tmp_path / "launches.jsonl"
+    env = with_launch_log(dict(os.environ, NUMBA_ENABLE_CUDASIM="1", PYTHONPATH=str(ROOT)), log)
     proc = subprocess.run([sys.executable, "-m", "pytest", "-q", "-x", "-p", "no:cacheprovider",
                            "-W", "ignore::RuntimeWarning", str(ROOT / "tests" / "kernels" / "cuda")],
                           cwd=ROOT, env=env, capture_output=True, text=True, timeout=900)
     assert proc.returncode == 0, proc.stdout[-6000:] + proc.stderr[-3000:]
     assert " passed" in proc.stdout and "skipped" not in proc.stdout.splitlines()[-1], proc.stdout[-2000:]
+    check_launch_log(log)

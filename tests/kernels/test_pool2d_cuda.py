@@ -8,6 +8,8 @@ import subprocess
 import sys
 import textwrap
 
+from cuda_launch_log import RECORD_PRELUDE, check_launch_log, with_launch_log  # tests/cuda_launch_log.py
+
 _SCRIPT = textwrap.dedent("""
     import numpy as np
     from numba import cuda
@@ -47,12 +49,14 @@ _SCRIPT = textwrap.dedent("""
 """)
 
 
-def test_pool_cuda_kernels_match_reference():
-    env = dict(os.environ)
+def test_pool_cuda_kernels_match_reference(tmp_path):
+    log = tmp_path / 'launches.jsonl'
+    env = with_launch_log(dict(os.environ), log)
     env["NUMBA_ENABLE_CUDASIM"] = "0" if env.get("FF_CUDA_DEVICE") == "1" else "1"
     root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     env["PYTHONPATH"] = root + os.pathsep + env.get("PYTHONPATH", "")
-    proc = subprocess.run([sys.executable, "-c", _SCRIPT], env=env, capture_output=True, text=True,
+    proc = subprocess.run([sys.executable, "-c", RECORD_PRELUDE + _SCRIPT], env=env, capture_output=True, text=True,
                           timeout=600)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert proc.stdout.count("ok") == 6
+    check_launch_log(log)

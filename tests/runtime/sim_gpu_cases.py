@@ -311,3 +311,73 @@ def test_random_programs_across_cpu_and_gpu_match_sequential(executor):
         assert values == ref_values
 
     check()
+
+
+# -- streams and events: GPU tasks enqueue on their processor's stream and nothing waits on the host
+#    until a value is read. Deferred streams run queued kernels only when an event or a host wait drains
+#    them, so a missing wait leaves the host reading stale data.
+
+@cuda.jit
+def _add_one(x):
+    i = cuda.grid(1)
+    if i < x.size:
+        x[i] += 1
+
+
+@cuda.jit
+def _double(x):
+    i = cuda.grid(1)
+    if i < x.size:
+        x[i] *= 2
+
+
+@rt.task(privileges=[rt.RW])
+def add_one(x):
+    x += 1
+
+
+@add_one.variant(rt.ProcKind.GPU)
+def add_one_gpu(x):
+    from kernels.gpu import flat, launch
+
+    launch(_add_one, x.size, flat(x))
+
+
+@rt.task(privileges=[rt.RW])
+def double(x):
+    x *= 2
+
+
+@double.variant(rt.ProcKind.GPU)
+def double_gpu(x):
+    from kernels.gpu import flat, launch
+
+    launch(_double, x.size, flat(x))
+
+
+@rt.task(privileges=[rt.RO])
+def host_sum(x):
+    return float(x.sum())
+
+
+@pytest.fixture
+def deferred_streams():
+    from runtime.streams import DeferredStream, cuda_stream
+
+    gpu.use_stream_factory(DeferredStream)
+    yield
+    gpu.use_stream_factory(cuda_stream)
+
+
+def test_gpu_tasks_order_through_streams_and_the_host_waits_only_to_read(executor, deferred_streams):
+    with rt.Runtime(gpu_machine(), executor=executor) as rtm:
+        X = rt.Region((8,), np.float32, name="x")
+        rtm.launch(add_one, X)   # x = 1 (queued on the GPU processor's stream)
+        rtm.launch(double, X)    # x = 2 (same stream, after it)
+        rtm.launch(add_one, X)   # x = 3
+        # A CPU task reads x: it must wait for the GPU tasks' events before its copy to host memory;
+        # without that wait it would read the zeros the copy-in left (0.0) or a partial result.
+        assert rtm.launch(host_sum, X).get() == 3.0 * 8
+        rtm.launch(double, X)    # x = 6, then a host read through fence + a GPU-side read
+        rtm.fence()
+        assert rtm.launch(host_sum, X).get() == 6.0 * 8

@@ -73,6 +73,28 @@ def test_gemm_transposes():
     np.testing.assert_allclose(c.copy_to_host(), a.T @ b, rtol=1e-10)
 
 
+@pytest.mark.parametrize("ta,tb", [(False, False), (True, False), (False, True), (True, True)])
+def test_gemm_float32_tiles_and_dispatch(ta, tb):
+    # several blocks and partial tiles in both dimensions, float32, accumulate; under the simulator the
+    # dispatch must fall back to the Numba GEMM (cuBLAS needs a real GPU), on a device use cuBLAS if it can
+    from numba import config, cuda
+
+    from kernels.gpu import blas
+    from kernels.gpu.linear import gemm_cuda
+
+    # simulator tiles: 8 x 8 outputs, 4 deep (kernels.gpu.gemm); a device run uses 64 x 64 x 16
+    a, b = _rand32(*((21, 19) if ta else (19, 21))), _rand32(*((13, 21) if tb else (21, 13)))
+    c0 = _rand32(19, 13)
+    c = cuda.to_device(c0)
+    gemm_cuda(cuda.to_device(a), cuda.to_device(b), c, trans_a=ta, trans_b=tb, accumulate=True)
+    want = c0 + (a.T if ta else a).astype(np.float64) @ (b.T if tb else b)
+    np.testing.assert_allclose(c.copy_to_host(), want, rtol=1e-4, atol=1e-4)
+    backend, why = blas.backend()
+    if config.ENABLE_CUDASIM:
+        assert backend == "numba" and "simulator" in why
+        assert blas.gemm(cuda.to_device(a), cuda.to_device(b), c, ta, tb, False) is False
+
+
 @pytest.mark.parametrize("log", [False, True])
 def test_softmax(log):
     fwd = softmax.log_softmax_forward_cpu if log else softmax.softmax_forward_cpu
@@ -118,6 +140,56 @@ def test_batchnorm_stages():
                   lambda: [x, dy, mean, var, 1e-3, np.zeros(4), np.zeros(4)])
     run_pair(batchnorm.batchnorm_backward_inputs_cpu, batchnorm.batchnorm_backward_inputs_cuda,
              lambda: [x, dy, mean, var, gamma, 1e-3, dg[5], dg[6], 12.0, True, np.zeros_like(x)])
+
+
+def _rand32(*shape):
+    # own generator: these tests must not shift the shared `rng` stream the other tests' data comes from
+    return _RNG32.standard_normal(shape).astype(np.float32)
+
+
+_RNG32 = np.random.default_rng(32)
+
+
+@pytest.mark.parametrize("name", ["gelu", "selu", "sigmoid"])
+def test_activations_float32(name):
+    # float32 data runs the device functions with float32 constants (kernels.gpu.activations)
+    act = activations.resolve_activation(name)
+    x = _rand32(4, 9) * 3
+    host = run_pair(activations.activation_forward_cpu, activations.activation_forward_cuda,
+                    lambda: [x, np.zeros_like(x), act], rtol=1e-5, atol=1e-6)
+    run_pair(activations.activation_backward_cpu, activations.activation_backward_cuda,
+             lambda: [x, host[1], np.ones_like(x), np.zeros_like(x), act], rtol=1e-4, atol=1e-5)
+
+
+def test_softmax_long_rows_float32():
+    # rows longer than a warp (each lane takes several entries), rows spanning several blocks
+    x = _rand32(5, 70)
+    host = run_pair(softmax.softmax_forward_cpu, softmax.softmax_forward_cuda,
+                    lambda: [x, np.zeros((5, 70), np.float32), -1], rtol=1e-5, atol=1e-7)
+    dy = _rand32(5, 70)
+    run_pair(softmax.log_softmax_backward_cpu, softmax.log_softmax_backward_cuda,
+             lambda: [np.log(host[1]), dy, np.ones((5, 70), np.float32), -1, True], rtol=1e-4, atol=1e-6)
+
+
+def test_layernorm_long_rows_float32():
+    x, dy, g, b = (_rand32(5, 45), _rand32(5, 45), _rand32(45),
+                   _rand32(45))
+    run_pair(layernorm.layernorm_forward_cpu, layernorm.layernorm_forward_cuda,
+             lambda: [x, g, b, np.zeros_like(x)], rtol=1e-4, atol=1e-5)
+    run_pair(layernorm.layernorm_backward_cpu, layernorm.layernorm_backward_cuda,
+             lambda: [x, g, dy, np.zeros_like(x), np.zeros(45, np.float32), np.ones(45, np.float32), 1, 1e-3,
+                      (False, False, True)], rtol=1e-3, atol=1e-4)
+
+
+def test_batchnorm_nhwc_tiles_float32():
+    # 90 rows: two pass-1 chunks under the simulator; 11 channels: a partial channel tile
+    x, dy = _rand32(3, 5, 6, 11), _rand32(3, 5, 6, 11)
+    sums = run_pair(batchnorm.batchnorm_stats_cpu, batchnorm.batchnorm_stats_cuda,
+                    lambda: [x, np.ones((2, 11))], rtol=1e-5, atol=1e-4)[1]
+    mean, var = batchnorm.batchnorm_moments(sums - 1, 90)
+    run_pair(batchnorm.batchnorm_backward_weights_cpu, batchnorm.batchnorm_backward_weights_cuda,
+             lambda: [x, dy, mean, var, 1e-3, np.zeros(11, np.float32), np.ones(11, np.float32), -1,
+                      (False, True)], rtol=1e-4, atol=1e-4)
 
 
 def test_layernorm():
@@ -221,3 +293,24 @@ def test_matmul_batched(sa, sb):
     dy = rand(*y_shape)
     run_pair(linear.matmul_backward_cpu, linear.matmul_backward_cuda,
              lambda: [a, b, dy, np.zeros(sa), np.zeros(sb)])
+
+
+@pytest.mark.parametrize("op,fn", [("+", np.add), ("*", np.multiply), ("max", np.maximum), ("min", np.minimum)])
+def test_runtime_device_folds(op, fn):
+    from numba import cuda
+
+    from runtime.gpu import fold_on_device
+
+    a, b = _rand32(37), _rand32(37)
+    dst = cuda.to_device(a)
+    assert fold_on_device(op, dst, cuda.to_device(b))
+    np.testing.assert_array_equal(dst.copy_to_host(), fn(a, b))
+
+
+def test_float_ids_convert_to_int():
+    from numba import cuda
+
+    from kernels.gpu.embedding import int_ids
+
+    ids = np.array([0.0, 3.0, 2.0, 7.0], np.float32)
+    np.testing.assert_array_equal(int_ids(cuda.to_device(ids)).copy_to_host(), [0, 3, 2, 7])

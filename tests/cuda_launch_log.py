@@ -1,0 +1,39 @@
+"""Test helper: run a simulator subprocess with the launch recorder on, then check that every kernel
+signature it launched is in kernels/gpu/launch_signatures.json (the list the PTX test compiles).
+
+``FF_UPDATE_CUDA_SIGNATURES=1`` adds the missing signatures to the file instead of failing; commit it.
+"""
+
+import os
+from pathlib import Path
+
+from kernels.gpu import signatures
+
+# A script run with ``python -c`` (no conftest) starts with this line to record its launches.
+RECORD_PRELUDE = ("import os\nif os.environ.get('FF_CUDA_LAUNCH_LOG') and os.environ.get('NUMBA_ENABLE_CUDASIM') == '1':\n"
+                  "    from kernels.gpu.signatures import install_recorder\n"
+                  "    install_recorder(__import__('pathlib').Path(os.environ['FF_CUDA_LAUNCH_LOG']))\n")
+
+
+def with_launch_log(env: dict, log: Path) -> dict:
+    """`env` plus the recorder's log path (only recorded under the simulator)."""
+    if log.exists():
+        log.unlink()
+    return dict(env, FF_CUDA_LAUNCH_LOG=str(log))
+
+
+def check_launch_log(log: Path) -> None:
+    """Fail naming each recorded launch whose signature the registry lacks (or add them, see above)."""
+    if os.environ.get("NUMBA_ENABLE_CUDASIM", "1") == "0" and not log.exists():
+        return  # a real-GPU run: the recorder only works under the simulator
+    assert log.exists(), f"the simulator run wrote no launch log at {log}"
+    missing = signatures.missing_signatures(log)
+    if missing and os.environ.get("FF_UPDATE_CUDA_SIGNATURES") == "1":
+        signatures.merge_signatures(log)
+        return
+    unknown = [n for n, _ in missing if n.startswith("?")]
+    assert not unknown, (f"kernels launched that kernels.gpu.signatures.iter_kernels does not find: {unknown}; "
+                         "add their module to KERNEL_MODULES (factory kernels: a cuda_kernels() function)")
+    assert not missing, ("kernel launches with signatures missing from kernels/gpu/launch_signatures.json "
+                         "(rerun with FF_UPDATE_CUDA_SIGNATURES=1 and commit the file):\n"
+                         + "\n".join(f"  {n}{s}" for n, s in missing[:20]))
