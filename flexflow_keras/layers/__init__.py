@@ -2,6 +2,15 @@
 
 from flexflow_keras.layers.activation_layers import ELU, LeakyReLU, ReLU, Softmax
 from flexflow_keras.layers.base import Layer
+from flexflow_keras.layers.conv1d import (
+    AveragePooling1D,
+    AvgPool1D,
+    Conv1D,
+    Convolution1D,
+    MaxPool1D,
+    MaxPooling1D,
+)
+from flexflow_keras.layers.conv_transpose import Conv2DTranspose, Convolution2DTranspose, Deconv2D, Deconvolution2D
 from flexflow_keras.layers.convolutional import Conv2D, Convolution2D
 from flexflow_keras.layers.core import (
     Activation,
@@ -13,6 +22,7 @@ from flexflow_keras.layers.core import (
     Permute,
     Reshape,
 )
+from flexflow_keras.layers.depthwise import DepthwiseConv2D, SeparableConv2D, SeparableConvolution2D
 from flexflow_keras.layers.input_layer import Input, InputLayer
 from flexflow_keras.layers.input_spec import InputSpec
 from flexflow_keras.layers.merging import (
@@ -46,12 +56,22 @@ from flexflow_keras.layers.pooling import (
     MaxPool2D,
     MaxPooling2D,
 )
+from flexflow_keras.layers.spatial_reshaping import (
+    Cropping1D,
+    Cropping2D,
+    UpSampling1D,
+    UpSampling2D,
+    ZeroPadding1D,
+    ZeroPadding2D,
+)
 from flexflow_keras.utils.serialization import deserialize_keras_object, serialize_keras_object
 
 _CLASSES = [Activation, Add, Average, AveragePooling2D, BatchNormalization, Concatenate, Conv2D, Dense,
             Dropout, ELU, Embedding, Flatten, GlobalAveragePooling1D, GlobalAveragePooling2D,
             GlobalMaxPooling1D, GlobalMaxPooling2D, InputLayer, Lambda, LayerNormalization, LeakyReLU,
             Maximum, MaxPooling2D, Minimum, Multiply, Permute, ReLU, Reshape, Softmax, Subtract]
+_CLASSES += [AveragePooling1D, Conv1D, Conv2DTranspose, Cropping1D, Cropping2D, DepthwiseConv2D, MaxPooling1D,
+             SeparableConv2D, UpSampling1D, UpSampling2D, ZeroPadding1D, ZeroPadding2D]
 ALL_OBJECTS = {cls.__name__: cls for cls in _CLASSES}
 
 
@@ -70,7 +90,8 @@ def deserialize(config, custom_objects=None):
 
 
 __all__ = [cls.__name__ for cls in _CLASSES] + [
-    "AvgPool2D", "Convolution2D", "GlobalAvgPool1D", "GlobalAvgPool2D", "GlobalMaxPool1D", "GlobalMaxPool2D",
-    "Input", "InputSpec", "Layer", "MaxPool2D", "add", "average", "concatenate", "deserialize", "maximum",
+    "AvgPool1D", "AvgPool2D", "Convolution1D", "Convolution2D", "Convolution2DTranspose", "Deconv2D",
+    "Deconvolution2D", "GlobalAvgPool1D", "GlobalAvgPool2D", "GlobalMaxPool1D", "GlobalMaxPool2D", "MaxPool1D",
+    "SeparableConvolution2D", "Input", "InputSpec", "Layer", "MaxPool2D", "add", "average", "concatenate", "deserialize", "maximum",
     "minimum", "multiply", "serialize", "subtract",
 ]

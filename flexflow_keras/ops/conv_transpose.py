@@ -1,0 +1,110 @@
+"""The transposed 2-D convolution op (`Conv2DTransposeOp`, Keras' Conv2DTranspose) and its functional
+form `conv2d_transpose`.
+
+NHWC input, Keras kernel layout (kh, kw, filters, in_channels), strides, padding valid/same,
+output_padding, bias. Its kernels (`kernels.conv_transpose2d`) run on the conv2d kernels: forward = the
+convolution's input-gradient, backward = its forward (grad input) and kernel-gradient (grad kernel).
+Parallel rules: the batch (the default); the output's height and width are whole.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import ClassVar
+
+from flexflow_keras.errors import ShapeError
+from flexflow_keras.ops.base import KernelContext, Op, apply_op
+from flexflow_keras.ops.graph import TensorSpec
+from kernels import conv_transpose2d as _k
+from kernels._conv_geometry import check_padding, out_size, pair
+
+
+@dataclass(frozen=True)
+class Conv2DTransposeOp(Op):
+    """y = conv2d_transpose(x, kernel) + bias; inputs (x,), weights (kernel,) or (kernel, bias).
+
+    Attributes:
+        strides: (sh, sw) positive ints.
+        padding: "valid" or "same".
+        output_padding: (ph, pw) extra output rows/columns (each smaller than its stride), or None for
+            Keras' default size.
+    """
+
+    type_name: ClassVar[str] = "conv2d_transpose"
+    strides: tuple[int, int] = (1, 1)
+    padding: str = "valid"
+    output_padding: tuple[int, int] | None = None
+
+    def output_specs(self, inputs: Sequence[TensorSpec], weights: Sequence[TensorSpec]) -> tuple[TensorSpec, ...]:
+        if len(inputs) != 1 or len(weights) not in (1, 2):
+            raise ShapeError(f"conv2d_transpose takes one input and weights (kernel[, bias]), received "
+                             f"{len(inputs)} inputs and {len(weights)} weights.")
+        x, k = inputs[0], weights[0]
+        if x.ndim != 4:
+            raise ShapeError(f"conv2d_transpose expects a 4-D (batch, height, width, channels) input, received "
+                             f"shape {x.shape}. Reshape it (e.g. Reshape((h, w, 1))) first.")
+        if k.ndim != 4 or (x.shape[3] is not None and x.shape[3] != k.shape[3]):
+            raise ShapeError(f"conv2d_transpose: a kernel of shape (kh, kw, filters, in_channels) matching the "
+                             f"input's {x.shape[3]} channels was expected, received kernel {k.shape} for input "
+                             f"{x.shape}.")
+        if len(weights) == 2 and tuple(weights[1].shape) != (k.shape[2],):
+            raise ShapeError(f"conv2d_transpose expects a bias of shape ({k.shape[2]},), received "
+                             f"{weights[1].shape}.")
+        dims = []
+        for d in range(2):
+            size = x.shape[1 + d]
+            if size is None:
+                dims.append(None)
+                continue
+            extra = None if self.output_padding is None else self.output_padding[d]
+            length = _k.transpose_output_length(size, k.shape[d], self.strides[d], self.padding, extra)
+            if out_size(length, k.shape[d], self.strides[d], self.padding) != size:
+                raise ShapeError(f"conv2d_transpose: output_padding={self.output_padding} gives an output of "
+                                 f"{length} along dim {1 + d} that the convolution back does not map to the "
+                                 f"input's {size} (input {x.shape}, kernel {k.shape}, strides {self.strides}, "
+                                 f"padding {self.padding!r}); give output_padding values smaller than the "
+                                 f"strides.")
+            dims.append(length)
+        return (TensorSpec((x.shape[0], dims[0], dims[1], k.shape[2]), x.dtype),)
+
+    def forward(self, ctx: KernelContext, inputs, weights, outputs, saved, stats) -> None:
+        fn = _k.conv2d_transpose_forward_cuda if ctx.backend == "cuda" else _k.conv2d_transpose_forward_cpu
+        fn(inputs[0], weights[0], weights[1] if len(weights) > 1 else None, outputs[0], self.strides, self.padding)
+
+    def backward(self, ctx: KernelContext, inputs, weights, outputs, saved, stats, grad_outputs, grad_inputs,
+                 grad_weights) -> None:
+        fn = _k.conv2d_transpose_backward_cuda if ctx.backend == "cuda" else _k.conv2d_transpose_backward_cpu
+        fn(inputs[0], weights[0], grad_outputs[0], grad_inputs[0], grad_weights[0],
+           grad_weights[1] if len(grad_weights) > 1 else None, self.strides, self.padding, ctx.acc_input(0),
+           ctx.acc_weight(0), ctx.acc_weight(1))
+
+
+def conv2d_transpose(x, kernel, bias=None, strides=(1, 1), padding="valid", output_padding=None,
+                     name: str | None = None):
+    """Transposed 2-D convolution of an NHWC tensor (the adjoint of `conv2d`), plus bias.
+
+    Args:
+        x: (batch, height, width, in_channels) tensor.
+        kernel: (kh, kw, filters, in_channels) Variable or array.
+        bias: (filters,) or None.
+        strides: int or pair of positive ints.
+        padding: "valid" or "same".
+        output_padding: None, an int or a pair; extra output rows/columns, each smaller than its stride.
+        name: optional node name.
+
+    Example:
+        >>> conv2d_transpose(np.zeros((2, 7, 7, 8), np.float32), np.ones((3, 3, 4, 8), np.float32),
+        ...                  strides=2, padding="same").shape
+        (2, 14, 14, 4)
+    """
+    strides = pair(strides, "conv2d_transpose", "strides")
+    if output_padding is not None:
+        op_ = (output_padding, output_padding) if isinstance(output_padding, int) else tuple(output_padding)
+        if len(op_) != 2 or any(isinstance(v, bool) or not isinstance(v, int) or v < 0 for v in op_):
+            raise ValueError(f"conv2d_transpose expects output_padding to be None, a non-negative int or a pair of "
+                             f"them, received output_padding={output_padding!r}.")
+        output_padding = op_
+    op = Conv2DTransposeOp(strides=strides, padding=check_padding(padding, "conv2d_transpose"),
+                           output_padding=output_padding)
+    return apply_op(op, [x], [kernel] if bias is None else [kernel, bias], name=name)

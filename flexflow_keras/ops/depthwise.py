@@ -1,0 +1,95 @@
+"""The depthwise 2-D convolution op (`DepthwiseConv2DOp`, Keras' DepthwiseConv2D and the first half of
+SeparableConv2D) and its functional form `depthwise_conv2d`.
+
+NHWC input, Keras kernel layout (kh, kw, channels, depth_multiplier), output channel
+``c * depth_multiplier + m``, strides, dilation, padding valid/same, bias. Kernels: `kernels.depthwise_conv2d`.
+Parallel rules: the batch (the default).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import ClassVar
+
+from flexflow_keras.errors import ShapeError
+from flexflow_keras.ops.base import KernelContext, Op, apply_op
+from flexflow_keras.ops.graph import TensorSpec
+from kernels import depthwise_conv2d as _k
+from kernels._conv_geometry import check_padding, out_size, pair
+
+
+@dataclass(frozen=True)
+class DepthwiseConv2DOp(Op):
+    """y = depthwise_conv2d(x, kernel) + bias; inputs (x,), weights (kernel,) or (kernel, bias).
+
+    Attributes:
+        strides: (sh, sw) positive ints.
+        padding: "valid" or "same".
+        dilation: (dh, dw) positive ints.
+    """
+
+    type_name: ClassVar[str] = "depthwise_conv2d"
+    strides: tuple[int, int] = (1, 1)
+    padding: str = "valid"
+    dilation: tuple[int, int] = (1, 1)
+
+    def output_specs(self, inputs: Sequence[TensorSpec], weights: Sequence[TensorSpec]) -> tuple[TensorSpec, ...]:
+        if len(inputs) != 1 or len(weights) not in (1, 2):
+            raise ShapeError(f"depthwise_conv2d takes one input and weights (kernel[, bias]), received "
+                             f"{len(inputs)} inputs and {len(weights)} weights.")
+        x, k = inputs[0], weights[0]
+        if x.ndim != 4:
+            raise ShapeError(f"depthwise_conv2d expects a 4-D (batch, height, width, channels) input, received "
+                             f"shape {x.shape}. Reshape it (e.g. Reshape((h, w, 1))) first.")
+        if k.ndim != 4 or (x.shape[3] is not None and x.shape[3] != k.shape[2]):
+            raise ShapeError(f"depthwise_conv2d: a kernel of shape (kh, kw, channels, depth_multiplier) matching "
+                             f"the input's {x.shape[3]} channels was expected, received kernel {k.shape} for "
+                             f"input {x.shape}.")
+        co = k.shape[2] * k.shape[3]
+        if len(weights) == 2 and tuple(weights[1].shape) != (co,):
+            raise ShapeError(f"depthwise_conv2d expects a bias of shape ({co},), received {weights[1].shape}.")
+        dims = []
+        for d in range(2):
+            size, window = x.shape[1 + d], (k.shape[d] - 1) * self.dilation[d] + 1
+            if size is not None and self.padding == "valid" and size < window:
+                raise ShapeError(f"depthwise_conv2d: the input's dim {1 + d} of {size} (shape {x.shape}) is "
+                                 f"smaller than the (dilated) kernel's {window} with padding='valid'. Use "
+                                 f"padding='same' or a smaller kernel.")
+            dims.append(None if size is None else out_size(size, window, self.strides[d], self.padding))
+        return (TensorSpec((x.shape[0], dims[0], dims[1], co), x.dtype),)
+
+    def forward(self, ctx: KernelContext, inputs, weights, outputs, saved, stats) -> None:
+        fn = _k.depthwise_conv2d_forward_cuda if ctx.backend == "cuda" else _k.depthwise_conv2d_forward_cpu
+        fn(inputs[0], weights[0], weights[1] if len(weights) > 1 else None, outputs[0], self.strides, self.padding,
+           self.dilation)
+
+    def backward(self, ctx: KernelContext, inputs, weights, outputs, saved, stats, grad_outputs, grad_inputs,
+                 grad_weights) -> None:
+        fn = _k.depthwise_conv2d_backward_cuda if ctx.backend == "cuda" else _k.depthwise_conv2d_backward_cpu
+        fn(inputs[0], weights[0], grad_outputs[0], grad_inputs[0], grad_weights[0],
+           grad_weights[1] if len(grad_weights) > 1 else None, self.strides, self.padding, self.dilation,
+           ctx.acc_input(0), ctx.acc_weight(0), ctx.acc_weight(1))
+
+
+def depthwise_conv2d(x, kernel, bias=None, strides=(1, 1), padding="valid", dilation_rate=(1, 1),
+                     name: str | None = None):
+    """Depthwise 2-D convolution of an NHWC tensor: each channel with its own depth_multiplier filters.
+
+    Args:
+        x: (batch, height, width, channels) tensor.
+        kernel: (kh, kw, channels, depth_multiplier) Variable or array.
+        bias: (channels * depth_multiplier,) or None.
+        strides: int or pair of positive ints.
+        padding: "valid" or "same".
+        dilation_rate: int or pair of positive ints.
+        name: optional node name.
+
+    Example:
+        >>> depthwise_conv2d(np.zeros((2, 8, 8, 3), np.float32), np.ones((3, 3, 3, 2), np.float32)).shape
+        (2, 6, 6, 6)
+    """
+    op = DepthwiseConv2DOp(strides=pair(strides, "depthwise_conv2d", "strides"),
+                           padding=check_padding(padding, "depthwise_conv2d"),
+                           dilation=pair(dilation_rate, "depthwise_conv2d", "dilation_rate"))
+    return apply_op(op, [x], [kernel] if bias is None else [kernel, bias], name=name)
