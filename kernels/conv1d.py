@@ -42,6 +42,10 @@ def _view4(a):
     return a.reshape(a.shape[0], 1, a.shape[1], a.shape[2])
 
 
+def _opt4(a):
+    return None if a is None else _view4(a)
+
+
 def _dilated_cpu(kernel, dilation: int, dtype):
     k = np.asarray(kernel, dtype)
     taps, c, co = k.shape
@@ -81,10 +85,9 @@ def conv1d_backward_cpu(x, kernel, out, grad_out, grad_x=None, grad_kernel=None,
     gk4 = None
     if grad_kernel is not None:
         gk4 = grad_kernel.reshape(k4.shape) if dilation == 1 else np.empty(k4.shape, x.dtype)
-    view = (lambda a: None if a is None else _view4(a))
-    _conv.conv2d_backward_cpu(_view4(x), k4, view(out), _view4(np.ascontiguousarray(grad_out)), view(grad_x), gk4,
+    _conv.conv2d_backward_cpu(_view4(x), k4, _opt4(out), _view4(np.ascontiguousarray(grad_out)), _opt4(grad_x), gk4,
                               grad_bias, (1, stride), conv1d_padding(padding, kernel.shape[0], dilation),
-                              activation, view(pre_activation), accumulate_x,
+                              activation, _opt4(pre_activation), accumulate_x,
                               accumulate_kernel and dilation == 1, accumulate_bias)
     if grad_kernel is not None and dilation != 1:
         store(grad_kernel, gk4[0, ::dilation], accumulate_kernel)
@@ -112,10 +115,9 @@ def conv1d_backward_cuda(x, kernel, out, grad_out, grad_x=None, grad_kernel=None
     gk4 = None
     if grad_kernel is not None:
         gk4 = grad_kernel.reshape(k4.shape) if dilation == 1 else empty(k4.shape, k4.dtype)
-    view = (lambda a: None if a is None else _view4(a))
-    _conv.conv2d_backward_cuda(_view4(x), k4, view(out), _view4(grad_out), view(grad_x), gk4, grad_bias,
+    _conv.conv2d_backward_cuda(_view4(x), k4, _opt4(out), _view4(grad_out), _opt4(grad_x), gk4, grad_bias,
                                (1, stride), conv1d_padding(padding, kernel.shape[0], dilation), activation,
-                               view(pre_activation), accumulate_x, accumulate_kernel and dilation == 1,
+                               _opt4(pre_activation), accumulate_x, accumulate_kernel and dilation == 1,
                                accumulate_bias)
     if grad_kernel is not None and dilation != 1:
         _gpu.undilate(gk4, grad_kernel, dilation, accumulate_kernel)

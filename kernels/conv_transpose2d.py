@@ -27,7 +27,7 @@ def transpose_output_length(size: int, window: int, stride: int, padding: str, o
     """Keras' output length of a transposed convolution along one dim ("valid" or "same"; output_padding
     None: the smallest length whose convolution gives back `size`, as Keras)."""
     if padding == "valid":
-        extra = max(window - stride, 0) if output_padding is None else output_padding
+        extra = max(stride - window, 0) if output_padding is None else output_padding
         return (size - 1) * stride + window + extra
     if output_padding is None:
         return size * stride

@@ -10,7 +10,12 @@ from flexflow_keras.layers.conv1d import (
     MaxPool1D,
     MaxPooling1D,
 )
-from flexflow_keras.layers.conv_transpose import Conv2DTranspose, Convolution2DTranspose, Deconv2D, Deconvolution2D
+from flexflow_keras.layers.conv_transpose import (
+    Conv2DTranspose,
+    Convolution2DTranspose,
+    Deconv2D,
+    Deconvolution2D,
+)
 from flexflow_keras.layers.convolutional import Conv2D, Convolution2D
 from flexflow_keras.layers.core import (
     Activation,

@@ -58,7 +58,7 @@ class Conv2DTranspose(Layer):
         self.padding = _args.padding(self, padding)
         self.output_padding = (None if output_padding is None else
                                _args.int_tuple(self, "output_padding", output_padding, 2, allow_zero=True))
-        if self.output_padding is not None and any(p >= s for p, s in zip(self.output_padding, self.strides)):
+        if self.output_padding is not None and any(p >= s for p, s in zip(self.output_padding, self.strides, strict=True)):
             raise ValueError(f"{_args.who(self)}: each output_padding must be smaller than its stride, received "
                              f"output_padding={output_padding!r} with strides={self.strides}.")
         self.data_format = backend.standardize_data_format(data_format, _args.who(self))

@@ -37,13 +37,13 @@ def _add_into(dst, src):
 
 def add_bias_cuda(y, bias) -> None:
     """``y += bias`` over the last axis of a contiguous device array."""
-    c = int(y.shape[-1])
+    c = int(y.shape[y.ndim - 1])  # the simulator's shapes take no negative index
     launch(_add_bias, y.size, y.reshape(y.size // c, c), bias)
 
 
 def bias_grad_cuda(grad_y, grad_bias, accumulate: bool = False) -> None:
     """``grad_bias (+)= grad_y.sum(all axes but the last)``."""
-    c = int(grad_y.shape[-1])
+    c = int(grad_y.shape[grad_y.ndim - 1])
     launch(_column_sums, c, grad_y.reshape(grad_y.size // c, c), accumulate, grad_bias)
 
 
