@@ -21,11 +21,14 @@ __all__ = ["conv1d_padding", "conv1d_output_length", "conv1d_forward_cpu", "conv
 PADDINGS = ("valid", "same", "causal")
 
 
-def conv1d_padding(padding: str, taps: int, dilation: int):
-    """The conv2d kernels' padding for a 1-D padding name ("causal" becomes explicit left pads)."""
+def conv1d_padding(padding, taps: int, dilation: int):
+    """The conv2d kernels' padding for a 1-D padding: "valid" / "same" as they are, "causal" as explicit
+    left pads, explicit (left, right) pads (a tile of a split op) as ((0, 0), (left, right))."""
     if padding == "causal":
         return (0, 0), ((taps - 1) * dilation, 0)
-    return padding
+    if isinstance(padding, str):
+        return padding
+    return (0, 0), (int(padding[0]), int(padding[1]))
 
 
 def conv1d_output_length(width: int, taps: int, stride: int, padding: str, dilation: int = 1) -> int:
@@ -66,7 +69,7 @@ def conv1d_forward_cpu(x, kernel, bias, out, stride=1, padding="valid", dilation
         bias: (CO,) or None.
         out: (N, OW, CO) C-contiguous output of x's dtype, written.
         stride, dilation: positive ints.
-        padding: "valid", "same" or "causal".
+        padding: "valid", "same", "causal" or explicit (left, right) pads.
         activation, pre_activation: as for `conv2d_forward_cpu`.
     """
     x = np.ascontiguousarray(x)

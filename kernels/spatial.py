@@ -54,18 +54,18 @@ def shift_copy_cuda(src, dst, di: int, dj: int, accumulate: bool = False) -> Non
     _gpu.shift_copy(src, dst, di, dj, accumulate)
 
 
-def resize_taps(in_size: int, factor: int, mode: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def resize_taps(in_size: int, factor: int, mode: str, dtype=np.float32):
     """(lo, hi, frac) for the in_size * factor outputs of one axis: output i = (1 - frac) * in[lo] +
-    frac * in[hi]."""
+    frac * in[hi]; frac in the images' `dtype`."""
     if mode not in MODES:
         raise ValueError(f"resize2d expects interpolation 'nearest' or 'bilinear', received {mode!r}.")
     i = np.arange(in_size * factor)
     if mode == "nearest":
         lo = i // factor
-        return lo.astype(np.int32), lo.astype(np.int32), np.zeros(i.size, np.float32)
+        return lo.astype(np.int32), lo.astype(np.int32), np.zeros(i.size, dtype)
     src = (i + 0.5) / factor - 0.5
     base = np.floor(src)
-    frac = (src - base).astype(np.float32)
+    frac = (src - base).astype(dtype)
     lo = np.clip(base, 0, in_size - 1).astype(np.int32)
     hi = np.clip(base + 1, 0, in_size - 1).astype(np.int32)
     return lo, hi, frac
@@ -113,8 +113,9 @@ def _resize_backward(dy, hlo, hhi, hf, wlo, whi, wf, dx):
                     dx[n, a1, b1, ch] += w11 * g[ch]
 
 
-def _taps(x_shape, size, mode):
-    return resize_taps(int(x_shape[1]), int(size[0]), mode) + resize_taps(int(x_shape[2]), int(size[1]), mode)
+def _taps(x_shape, size, mode, dtype):
+    return (resize_taps(int(x_shape[1]), int(size[0]), mode, dtype)
+            + resize_taps(int(x_shape[2]), int(size[1]), mode, dtype))
 
 
 def resize2d_forward_cpu(x, out, size, mode="nearest") -> None:
@@ -124,7 +125,7 @@ def resize2d_forward_cpu(x, out, size, mode="nearest") -> None:
         n, h, w, c = x.shape
         out.reshape(n, h, size[0], w, size[1], c)[...] = np.asarray(x)[:, :, None, :, None, :]
         return
-    _resize_forward(np.ascontiguousarray(x), *_taps(x.shape, size, mode), out)
+    _resize_forward(np.ascontiguousarray(x), *_taps(x.shape, size, mode, x.dtype), out)
 
 
 def resize2d_backward_cpu(grad_out, grad_x, size, mode="nearest", accumulate=False) -> None:
@@ -140,7 +141,7 @@ def resize2d_backward_cpu(grad_out, grad_x, size, mode="nearest", accumulate=Fal
         return
     if not accumulate:
         grad_x[...] = 0.0
-    _resize_backward(np.ascontiguousarray(grad_out), *_taps(grad_x.shape, size, mode), grad_x)
+    _resize_backward(np.ascontiguousarray(grad_out), *_taps(grad_x.shape, size, mode, grad_x.dtype), grad_x)
 
 
 def resize2d_forward_cuda(x, out, size, mode="nearest") -> None:
@@ -148,7 +149,7 @@ def resize2d_forward_cuda(x, out, size, mode="nearest") -> None:
     from kernels.gpu import spatial as _gpu
 
     _check(x.shape, out.shape, size, "resize2d_forward_cuda")
-    _gpu.resize_forward(x, out, _taps(x.shape, size, mode))
+    _gpu.resize_forward(x, out, _taps(x.shape, size, mode, x.dtype))
 
 
 def resize2d_backward_cuda(grad_out, grad_x, size, mode="nearest", accumulate=False) -> None:
@@ -156,5 +157,5 @@ def resize2d_backward_cuda(grad_out, grad_x, size, mode="nearest", accumulate=Fa
     from kernels.gpu import spatial as _gpu
 
     _check(grad_x.shape, grad_out.shape, size, "resize2d_backward_cuda")
-    _gpu.resize_backward(grad_out, grad_x, _taps(grad_x.shape, size, mode), accumulate)
+    _gpu.resize_backward(grad_out, grad_x, _taps(grad_x.shape, size, mode, grad_x.dtype), accumulate)
 

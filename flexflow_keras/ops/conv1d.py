@@ -3,7 +3,9 @@ valid/same/causal, bias and a fused activation) and `Pool1DOp` (max / average), 
 forms `conv1d` and `pool1d`.
 
 Both run the 2-D kernels on the (N, 1, W, C) view of their arrays (`kernels.conv1d`, `kernels.pool2d`):
-one op node each, no reshape ops around them. Parallel rules: the batch (the default).
+one op node each, no reshape ops around them. Parallel rules: the batch; the steps (attribute: each piece
+reads its halo'd input slice with local explicit pads); the output channels (conv1d: parameter, splitting
+the kernel and bias; pool1d: the input channels follow).
 """
 
 from __future__ import annotations
@@ -14,11 +16,13 @@ from functools import cached_property
 from typing import ClassVar
 
 from flexflow_keras.errors import ShapeError
+from flexflow_keras.ops import parallel as par
 from flexflow_keras.ops.base import KernelContext, Op, apply_op
 from flexflow_keras.ops.graph import TensorSpec
 from kernels import activations as _acts
 from kernels import conv1d as _k
 from kernels import pool2d as _pool
+from kernels._conv_geometry import pads
 
 
 def _view4(a):
@@ -29,6 +33,19 @@ def _check_steps(x: TensorSpec, who: str) -> None:
     if x.ndim != 3:
         raise ShapeError(f"{who} expects a 3-D (batch, steps, channels) input, received shape {x.shape}. "
                          f"Add a channels dim with Reshape((steps, 1)) or x[..., None] on the data.")
+
+
+def _steps_tile(x_shape, out_shape, out_box, window: int, stride: int, padding: str):
+    """(input box, local (left, right) pads) of the output tile `out_box` of a 1-D window op; the input's
+    channels are whole (callers narrow them)."""
+    left = window - 1 if padding == "causal" else pads(x_shape[1], window, stride, padding)[0]
+    (n0, o0, _), (n1, o1, _) = out_box
+    i0, i1, lo, hi = par.window_range(o0, o1, int(out_shape[1]), int(x_shape[1]), window, stride, left)
+    return ((n0, i0, 0), (n1, i1, int(x_shape[2]))), (lo, hi)
+
+
+def _local_padding(ctx: KernelContext, padding):
+    return padding if ctx.tile is None else ctx.tile.get("padding", padding)
 
 
 def _length(who: str, x: TensorSpec, window: int, stride: int, padding: str, dilation: int, what: str):
@@ -86,17 +103,30 @@ class Conv1DOp(Op):
             return ()
         return self.output_specs(inputs, weights)  # the pre-activation
 
+    # --- parallel rules: batch; steps (halos); output channels (parameter) ----------------------------
+    def parallel_space(self, inputs, weights):
+        return par.space_except(self, inputs, weights, (), "", kinds={2: par.PARAMETER})
+
+    def tile(self, shapes, out_box, part=0, parts=1):
+        taps = shapes.weights[0][0]
+        xbox, local = _steps_tile(shapes.inputs[0], shapes.outputs[0], out_box, (taps - 1) * self.dilation + 1,
+                                  self.strides, self.padding)
+        c0, c1 = out_box[0][2], out_box[1][2]
+        ws = [((0, 0, c0), (taps, shapes.weights[0][1], c1))] + [((c0,), (c1,))] * (len(shapes.weights) > 1)
+        return par.Tile((xbox,), tuple(ws), (out_box,), (out_box,) * len(shapes.saved), local=(("padding", local),))
+
     def forward(self, ctx: KernelContext, inputs, weights, outputs, saved, stats) -> None:
         fn = _k.conv1d_forward_cuda if ctx.backend == "cuda" else _k.conv1d_forward_cpu
-        fn(inputs[0], weights[0], weights[1] if len(weights) > 1 else None, outputs[0], self.strides, self.padding,
-           self.dilation, self.act, pre_activation=saved[0] if saved else None)
+        fn(inputs[0], weights[0], weights[1] if len(weights) > 1 else None, outputs[0], self.strides,
+           _local_padding(ctx, self.padding), self.dilation, self.act, pre_activation=saved[0] if saved else None)
 
     def backward(self, ctx: KernelContext, inputs, weights, outputs, saved, stats, grad_outputs, grad_inputs,
                  grad_weights) -> None:
         fn = _k.conv1d_backward_cuda if ctx.backend == "cuda" else _k.conv1d_backward_cpu
         fn(inputs[0], weights[0], outputs[0], grad_outputs[0], grad_inputs[0], grad_weights[0],
-           grad_weights[1] if len(grad_weights) > 1 else None, self.strides, self.padding, self.dilation, self.act,
-           saved[0] if saved else None, ctx.acc_input(0), ctx.acc_weight(0), ctx.acc_weight(1))
+           grad_weights[1] if len(grad_weights) > 1 else None, self.strides, _local_padding(ctx, self.padding),
+           self.dilation, self.act, saved[0] if saved else None, ctx.acc_input(0), ctx.acc_weight(0),
+           ctx.acc_weight(1))
 
 
 @dataclass(frozen=True)
@@ -130,10 +160,24 @@ class Pool1DOp(Op):
             return ()
         return (TensorSpec(self.output_specs(inputs, weights)[0].shape, "int32"),)  # argmax per output
 
+    # --- parallel rules: batch; steps (halos); channels -----------------------------------------------
+    def parallel_space(self, inputs, weights):
+        return par.elementwise_space(self, inputs, weights)
+
+    def tile(self, shapes, out_box, part=0, parts=1):
+        xbox, local = _steps_tile(shapes.inputs[0], shapes.outputs[0], out_box, self.pool_size, self.strides,
+                                  self.padding)
+        xbox = par.with_dims(xbox, {2: (out_box[0][2], out_box[1][2])})
+        return par.Tile((xbox,), (), (out_box,), (out_box,) * len(shapes.saved), local=(("padding", local),))
+
+    def _padding(self, ctx):
+        local = _local_padding(ctx, self.padding)
+        return local if isinstance(local, str) else ((0, 0), tuple(local))
+
     def forward(self, ctx: KernelContext, inputs, weights, outputs, saved, stats) -> None:
         fn = _pool.pool2d_forward_cuda if ctx.backend == "cuda" else _pool.pool2d_forward_cpu
-        fn(_view4(inputs[0]), _view4(outputs[0]), (1, self.pool_size), (1, self.strides), self.padding, self.mode,
-           _view4(saved[0]) if saved else None)
+        fn(_view4(inputs[0]), _view4(outputs[0]), (1, self.pool_size), (1, self.strides), self._padding(ctx),
+           self.mode, _view4(saved[0]) if saved else None)
 
     def backward(self, ctx: KernelContext, inputs, weights, outputs, saved, stats, grad_outputs, grad_inputs,
                  grad_weights) -> None:
@@ -141,7 +185,7 @@ class Pool1DOp(Op):
             return
         fn = _pool.pool2d_backward_cuda if ctx.backend == "cuda" else _pool.pool2d_backward_cpu
         fn(_view4(inputs[0]), _view4(grad_outputs[0]), _view4(grad_inputs[0]), (1, self.pool_size),
-           (1, self.strides), self.padding, self.mode, _view4(saved[0]) if saved else None, ctx.acc_input(0))
+           (1, self.strides), self._padding(ctx), self.mode, _view4(saved[0]) if saved else None, ctx.acc_input(0))
 
 
 def _positive(value, who: str, arg: str) -> int:

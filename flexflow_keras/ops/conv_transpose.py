@@ -4,7 +4,8 @@ form `conv2d_transpose`.
 NHWC input, Keras kernel layout (kh, kw, filters, in_channels), strides, padding valid/same,
 output_padding, bias. Its kernels (`kernels.conv_transpose2d`) run on the conv2d kernels: forward = the
 convolution's input-gradient, backward = its forward (grad input) and kernel-gradient (grad kernel).
-Parallel rules: the batch (the default); the output's height and width are whole.
+Parallel rules: the batch; the filters (parameter: each piece reads the whole input and its kernel
+slice, and the pieces' input gradients are partial sums); the output's height and width are whole.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 from flexflow_keras.errors import ShapeError
+from flexflow_keras.ops import parallel as par
 from flexflow_keras.ops.base import KernelContext, Op, apply_op
 from flexflow_keras.ops.graph import TensorSpec
 from kernels import conv_transpose2d as _k
@@ -67,6 +69,17 @@ class Conv2DTransposeOp(Op):
                                  f"strides.")
             dims.append(length)
         return (TensorSpec((x.shape[0], dims[0], dims[1], k.shape[2]), x.dtype),)
+
+    # --- parallel rules: batch; filters (parameter) ----------------------------------------------------
+    def parallel_space(self, inputs, weights):
+        return par.space_except(self, inputs, weights, (1, 2), "a transposed convolution's output rows and "
+                                "columns are not split", kinds={3: par.PARAMETER})
+
+    def tile(self, shapes, out_box, part=0, parts=1):
+        x, k = shapes.inputs[0], shapes.weights[0]
+        (n0, _, _, f0), (n1, _, _, f1) = out_box
+        ws = [((0, 0, f0, 0), (k[0], k[1], f1, k[3]))] + [((f0,), (f1,))] * (len(shapes.weights) > 1)
+        return par.Tile((((n0, 0, 0, 0), (n1, x[1], x[2], x[3])),), tuple(ws), (out_box,))
 
     def forward(self, ctx: KernelContext, inputs, weights, outputs, saved, stats) -> None:
         fn = _k.conv2d_transpose_forward_cuda if ctx.backend == "cuda" else _k.conv2d_transpose_forward_cpu

@@ -3,7 +3,8 @@ SeparableConv2D) and its functional form `depthwise_conv2d`.
 
 NHWC input, Keras kernel layout (kh, kw, channels, depth_multiplier), output channel
 ``c * depth_multiplier + m``, strides, dilation, padding valid/same, bias. Kernels: `kernels.depthwise_conv2d`.
-Parallel rules: the batch (the default).
+Parallel rules: the batch; height and width (halos, as conv2d); the channels when depth_multiplier is 1
+(each output channel reads only its input channel and kernel slice).
 """
 
 from __future__ import annotations
@@ -13,10 +14,11 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 from flexflow_keras.errors import ShapeError
+from flexflow_keras.ops import parallel as par
 from flexflow_keras.ops.base import KernelContext, Op, apply_op
 from flexflow_keras.ops.graph import TensorSpec
 from kernels import depthwise_conv2d as _k
-from kernels._conv_geometry import check_padding, out_size, pair
+from kernels._conv_geometry import check_padding, out_size, pads, pair
 
 
 @dataclass(frozen=True)
@@ -59,16 +61,42 @@ class DepthwiseConv2DOp(Op):
             dims.append(None if size is None else out_size(size, window, self.strides[d], self.padding))
         return (TensorSpec((x.shape[0], dims[0], dims[1], co), x.dtype),)
 
+    # --- parallel rules: batch; height and width (halos); channels when depth_multiplier is 1 ---------
+    def parallel_space(self, inputs, weights):
+        fixed = (3,) if weights[0].shape[3] != 1 else ()
+        return par.space_except(self, inputs, weights, fixed, "with depth_multiplier > 1 an output channel "
+                                "tile does not map to one box of the kernel", kinds={3: par.PARAMETER})
+
+    def _window(self, kshape):
+        return tuple((kshape[d] - 1) * self.dilation[d] + 1 for d in range(2))
+
+    def tile(self, shapes, out_box, part=0, parts=1):
+        x, k = shapes.inputs[0], shapes.weights[0]
+        window = self._window(k)
+        top = pads(x[1], window[0], self.strides[0], self.padding)[0]
+        left = pads(x[2], window[1], self.strides[1], self.padding)[0]
+        c0, c1 = out_box[0][3], out_box[1][3]
+        if k[3] != 1:  # the channels are whole (parallel_space); an input channel per k[3] outputs
+            c0, c1 = 0, x[3]
+        xbox, local = par.spatial_tile(x, shapes.outputs[0], out_box, window, self.strides, (top, left), (c0, c1))
+        ws = [((0, 0, c0, 0), (k[0], k[1], c1, k[3]))]
+        if len(shapes.weights) > 1:
+            ws.append(((out_box[0][3],), (out_box[1][3],)))
+        return par.Tile((xbox,), tuple(ws), (out_box,), local=(("padding", local),))
+
+    def _padding(self, ctx):
+        return self.padding if ctx.tile is None else ctx.tile.get("padding", self.padding)
+
     def forward(self, ctx: KernelContext, inputs, weights, outputs, saved, stats) -> None:
         fn = _k.depthwise_conv2d_forward_cuda if ctx.backend == "cuda" else _k.depthwise_conv2d_forward_cpu
-        fn(inputs[0], weights[0], weights[1] if len(weights) > 1 else None, outputs[0], self.strides, self.padding,
-           self.dilation)
+        fn(inputs[0], weights[0], weights[1] if len(weights) > 1 else None, outputs[0], self.strides,
+           self._padding(ctx), self.dilation)
 
     def backward(self, ctx: KernelContext, inputs, weights, outputs, saved, stats, grad_outputs, grad_inputs,
                  grad_weights) -> None:
         fn = _k.depthwise_conv2d_backward_cuda if ctx.backend == "cuda" else _k.depthwise_conv2d_backward_cpu
         fn(inputs[0], weights[0], grad_outputs[0], grad_inputs[0], grad_weights[0],
-           grad_weights[1] if len(grad_weights) > 1 else None, self.strides, self.padding, self.dilation,
+           grad_weights[1] if len(grad_weights) > 1 else None, self.strides, self._padding(ctx), self.dilation,
            ctx.acc_input(0), ctx.acc_weight(0), ctx.acc_weight(1))
 
 

@@ -3,7 +3,8 @@ pads, cropping with negative ones: ZeroPadding1D/2D, Cropping1D/2D) and `Resize2
 nearest or bilinear), with their functional forms `spatial_pad` and `upsample`.
 
 Both take (N, H, W, C) or (N, W, C) inputs (the latter run on the (N, 1, W, C) view). Kernels:
-`kernels.spatial`. Parallel rules: the batch (the default).
+`kernels.spatial`. Parallel rules: the batch and the channels (the spatial dims are whole; the input
+follows the output's tile by broadcasting).
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 from flexflow_keras.errors import ShapeError
+from flexflow_keras.ops import parallel as par
 from flexflow_keras.ops.base import KernelContext, Op, apply_op
 from flexflow_keras.ops.graph import TensorSpec
 from kernels import spatial as _k
@@ -31,6 +33,11 @@ def _check_rank(x: TensorSpec, who: str) -> None:
 def _spatial(x: TensorSpec) -> list:
     """The (height, width) of an input, height 1 for a sequence."""
     return [1, x.shape[1]] if x.ndim == 3 else [x.shape[1], x.shape[2]]
+
+
+def _channels_space(op, inputs, weights, what: str):
+    spatial = (1,) if inputs[0].ndim == 3 else (1, 2)
+    return par.space_except(op, inputs, weights, spatial, f"{what} moves data across it")
 
 
 def _with_spatial(x: TensorSpec, dims) -> TensorSpec:
@@ -65,6 +72,9 @@ class Pad2DOp(Op):
                                  f"(input shape {x.shape}); crop less.")
             dims.append(None if size is None else size + before + after)
         return (_with_spatial(x, dims),)
+
+    def parallel_space(self, inputs, weights):
+        return _channels_space(self, inputs, weights, "padding or cropping")
 
     def forward(self, ctx: KernelContext, inputs, weights, outputs, saved, stats) -> None:
         fn = _k.shift_copy_cuda if ctx.backend == "cuda" else _k.shift_copy_cpu
@@ -101,6 +111,9 @@ class Resize2DOp(Op):
             raise ShapeError(f"upsample: a 3-D input {x.shape} has no height to upsample; received size {self.size}.")
         dims = [None if s is None else s * f for s, f in zip(_spatial(x), self.size, strict=True)]
         return (_with_spatial(x, dims),)
+
+    def parallel_space(self, inputs, weights):
+        return _channels_space(self, inputs, weights, "upsampling")
 
     def forward(self, ctx: KernelContext, inputs, weights, outputs, saved, stats) -> None:
         fn = _k.resize2d_forward_cuda if ctx.backend == "cuda" else _k.resize2d_forward_cpu
