@@ -33,6 +33,8 @@ def test_conv1d_channels_first(parity):
     (dict(filters=2, kernel_size=(3, 2), strides=(2, 3), padding="valid"), (None, 11, 18, 2)),
     (dict(filters=2, kernel_size=3, strides=2, padding="same", output_padding=(0, 1)), (None, 9, 12, 2)),
     (dict(filters=2, kernel_size=1, strides=3, use_bias=False), (None, 15, 18, 2)),
+    (dict(filters=2, kernel_size=4, strides=2, padding="same"), (None, 10, 12, 2)),
+    (dict(filters=2, kernel_size=(5, 4), strides=(2, 3), padding="same", output_padding=(1, 2)), (None, 10, 17, 2)),
 ])
 def test_conv2d_transpose(kwargs, out_shape, parity):
     run_layer_test(layers.Conv2DTranspose, kwargs, input_shape=(2, 5, 6, 4), expected_output_shape=out_shape,
