@@ -20,6 +20,11 @@ GPU_LAUNCH = 6e-6
 
 _FAMILY = {"dense": "gemm", "matmul": "gemm", "conv2d": "conv", "embedding": "gather", "batch_norm": "norm",
            "layer_norm": "norm", "softmax": "norm", "log_softmax": "norm", "loss": "norm"}
+# The other convolutions: multiply-adds per element of their output (or, transposed, of their input) from
+# the weight box's dims: conv1d (taps, cin, co), depthwise (kh, kw, c, m), transposed (kh, kw, f, c).
+_CONV_MACS = {"conv1d": lambda w: w[0] * w[1], "depthwise_conv2d": lambda w: w[0] * w[1],
+              "conv2d_transpose": lambda w: w[0] * w[1] * w[2]}
+_FAMILY.update(dict.fromkeys(_CONV_MACS, "conv"))
 
 
 def family(node) -> str:
@@ -48,6 +53,11 @@ def work(node, tile: Tile) -> tuple[float, float, float, float, str]:
     if t == "conv2d":
         kh, kw, cin = (h - lo for lo, h in zip(tile.weights[0][0][:3], tile.weights[0][1][:3], strict=True))
         flops = 2.0 * out * kh * kw * cin
+        fwd_b = 4.0 * (elems_io + sum(ws))
+        return flops, 2 * flops, fwd_b, 2 * fwd_b, fam
+    if t in _CONV_MACS:
+        w = [h - lo for lo, h in zip(*tile.weights[0], strict=True)]
+        flops = 2.0 * (ins[0] if t == "conv2d_transpose" else out) * _CONV_MACS[t](w)
         fwd_b = 4.0 * (elems_io + sum(ws))
         return flops, 2 * flops, fwd_b, 2 * fwd_b, fam
     if t == "embedding":

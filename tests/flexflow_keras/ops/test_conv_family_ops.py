@@ -156,3 +156,20 @@ def test_op_errors():
         Pad2DOp(pads=((-2, -1), (0, 0))).output_specs(specs([rand(1, 3, 3, 1)]), [])
     with pytest.raises(ValueError, match="interpolation 'nearest' or 'bilinear'"):
         upsample(rand(1, 2, 2, 1), (2, 2), "bicubic")
+
+
+def test_roofline_counts_the_multiply_adds():
+    from types import SimpleNamespace
+
+    from flexflow_keras.search import roofline
+
+    def flops(op, x, k, out):
+        tile = par.Tile((par.whole(x),), (par.whole(k),), (par.whole(out),))
+        fwd, bwd, _, _, fam = roofline.work(SimpleNamespace(op=op), tile)
+        assert fam == "conv" and bwd == 2 * fwd
+        return fwd
+
+    assert flops(Conv1DOp(), (2, 10, 3), (3, 3, 4), (2, 8, 4)) == 2 * (2 * 8 * 4) * 3 * 3
+    assert flops(DepthwiseConv2DOp(), (2, 6, 6, 3), (3, 3, 3, 2), (2, 4, 4, 6)) == 2 * (2 * 4 * 4 * 6) * 9
+    assert flops(Conv2DTransposeOp(strides=(2, 2)), (2, 3, 3, 4), (3, 3, 5, 4), (2, 7, 7, 5)) == \
+        2 * (2 * 3 * 3 * 4) * 3 * 3 * 5
