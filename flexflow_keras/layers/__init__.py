@@ -11,6 +11,7 @@ from flexflow_keras.layers.conv1d import (
     MaxPooling1D,
 )
 from flexflow_keras.layers.conv_transpose import (
+    Conv1DTranspose,
     Conv2DTranspose,
     Convolution2DTranspose,
     Deconv2D,
@@ -75,8 +76,8 @@ _CLASSES = [Activation, Add, Average, AveragePooling2D, BatchNormalization, Conc
             Dropout, ELU, Embedding, Flatten, GlobalAveragePooling1D, GlobalAveragePooling2D,
             GlobalMaxPooling1D, GlobalMaxPooling2D, InputLayer, Lambda, LayerNormalization, LeakyReLU,
             Maximum, MaxPooling2D, Minimum, Multiply, Permute, ReLU, Reshape, Softmax, Subtract]
-_CLASSES += [AveragePooling1D, Conv1D, Conv2DTranspose, Cropping1D, Cropping2D, DepthwiseConv2D, MaxPooling1D,
-             SeparableConv2D, UpSampling1D, UpSampling2D, ZeroPadding1D, ZeroPadding2D]
+_CLASSES += [AveragePooling1D, Conv1D, Conv1DTranspose, Conv2DTranspose, Cropping1D, Cropping2D, DepthwiseConv2D,
+             MaxPooling1D, SeparableConv2D, UpSampling1D, UpSampling2D, ZeroPadding1D, ZeroPadding2D]
 ALL_OBJECTS = {cls.__name__: cls for cls in _CLASSES}
 
 

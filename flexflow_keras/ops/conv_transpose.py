@@ -121,3 +121,93 @@ def conv2d_transpose(x, kernel, bias=None, strides=(1, 1), padding="valid", outp
     op = Conv2DTransposeOp(strides=strides, padding=check_padding(padding, "conv2d_transpose"),
                            output_padding=output_padding)
     return apply_op(op, [x], [kernel] if bias is None else [kernel, bias], name=name)
+
+
+def _view4(a):
+    return a.reshape(a.shape[0], 1, a.shape[1], a.shape[2])
+
+
+@dataclass(frozen=True)
+class Conv1DTransposeOp(Op):
+    """The 1-D transposed convolution (Keras' Conv1DTranspose): `Conv2DTransposeOp`'s kernels on the
+    (N, 1, W, C) view of its input, the (1, K, F, C) view of its (K, F, C) kernel and the (N, 1, OW, F) view
+    of its output. Parallel rules: the batch and the filters (parameter).
+
+    Attributes:
+        strides: positive int.
+        padding: "valid" or "same".
+        output_padding: extra output steps (smaller than the stride), or None for Keras' default.
+    """
+
+    type_name: ClassVar[str] = "conv1d_transpose"
+    strides: int = 1
+    padding: str = "valid"
+    output_padding: int | None = None
+
+    def _as2d(self) -> Conv2DTransposeOp:
+        extra = None if self.output_padding is None else (0, self.output_padding)
+        return Conv2DTransposeOp(strides=(1, self.strides), padding=self.padding, output_padding=extra)
+
+    def output_specs(self, inputs: Sequence[TensorSpec], weights: Sequence[TensorSpec]) -> tuple[TensorSpec, ...]:
+        x = inputs[0] if len(inputs) == 1 else None
+        if x is None or x.ndim != 3 or not weights or weights[0].ndim != 3:
+            raise ShapeError(f"conv1d_transpose expects one 3-D (batch, steps, channels) input and a (taps, "
+                             f"filters, in_channels) kernel, received inputs {[i.shape for i in inputs]} and "
+                             f"weights {[w.shape for w in weights]}.")
+        x4 = TensorSpec((x.shape[0], 1, x.shape[1], x.shape[2]), x.dtype)
+        k4 = TensorSpec((1,) + tuple(weights[0].shape), weights[0].dtype)
+        y = self._as2d().output_specs([x4], [k4, *weights[1:]])[0]
+        return (TensorSpec((y.shape[0], y.shape[2], y.shape[3]), y.dtype),)
+
+    def parallel_space(self, inputs, weights):
+        return par.space_except(self, inputs, weights, (1,), "a transposed convolution's output steps are not "
+                                "split", kinds={2: par.PARAMETER})
+
+    def tile(self, shapes, out_box, part=0, parts=1):
+        x, k = shapes.inputs[0], shapes.weights[0]
+        (n0, _, f0), (n1, _, f1) = out_box
+        ws = [((0, f0, 0), (k[0], f1, k[2]))] + [((f0,), (f1,))] * (len(shapes.weights) > 1)
+        return par.Tile((((n0, 0, 0), (n1, x[1], x[2])),), tuple(ws), (out_box,))
+
+    def forward(self, ctx: KernelContext, inputs, weights, outputs, saved, stats) -> None:
+        fn = _k.conv2d_transpose_forward_cuda if ctx.backend == "cuda" else _k.conv2d_transpose_forward_cpu
+        fn(_view4(inputs[0]), weights[0].reshape((1,) + tuple(weights[0].shape)),
+           weights[1] if len(weights) > 1 else None, _view4(outputs[0]), (1, self.strides), self.padding)
+
+    def backward(self, ctx: KernelContext, inputs, weights, outputs, saved, stats, grad_outputs, grad_inputs,
+                 grad_weights) -> None:
+        fn = _k.conv2d_transpose_backward_cuda if ctx.backend == "cuda" else _k.conv2d_transpose_backward_cpu
+        gk = grad_weights[0]
+        fn(_view4(inputs[0]), weights[0].reshape((1,) + tuple(weights[0].shape)), _view4(grad_outputs[0]),
+           None if grad_inputs[0] is None else _view4(grad_inputs[0]),
+           None if gk is None else gk.reshape((1,) + tuple(gk.shape)),
+           grad_weights[1] if len(grad_weights) > 1 else None, (1, self.strides), self.padding, ctx.acc_input(0),
+           ctx.acc_weight(0), ctx.acc_weight(1))
+
+
+def conv1d_transpose(x, kernel, bias=None, strides=1, padding="valid", output_padding=None,
+                     name: str | None = None):
+    """Transposed 1-D convolution of a (batch, steps, channels) tensor (the adjoint of `conv1d`), plus bias.
+
+    Args:
+        x: (batch, steps, in_channels) tensor.
+        kernel: (taps, filters, in_channels) Variable or array.
+        bias: (filters,) or None.
+        strides: positive int.
+        padding: "valid" or "same".
+        output_padding: None or a non-negative int smaller than the stride.
+        name: optional node name.
+
+    Example:
+        >>> conv1d_transpose(np.zeros((2, 5, 8), np.float32), np.ones((3, 4, 8), np.float32), strides=2).shape
+        (2, 11, 4)
+    """
+    if isinstance(strides, bool) or not isinstance(strides, int) or strides < 1:
+        raise ValueError(f"conv1d_transpose expects strides to be a positive int, received strides={strides!r}.")
+    if output_padding is not None and (isinstance(output_padding, bool) or not isinstance(output_padding, int)
+                                       or output_padding < 0):
+        raise ValueError(f"conv1d_transpose expects output_padding to be None or a non-negative int, received "
+                         f"output_padding={output_padding!r}.")
+    op = Conv1DTransposeOp(strides=strides, padding=check_padding(padding, "conv1d_transpose"),
+                           output_padding=output_padding)
+    return apply_op(op, [x], [kernel] if bias is None else [kernel, bias], name=name)

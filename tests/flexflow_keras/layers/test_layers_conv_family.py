@@ -42,6 +42,19 @@ def test_conv2d_transpose(kwargs, out_shape, parity):
                    tf_layer="Conv2DTranspose", randomize_weights=True, atol=3e-5)
 
 
+@pytest.mark.parametrize("kwargs,out_shape", [
+    (dict(filters=3, kernel_size=3), (None, 8, 3)),
+    (dict(filters=2, kernel_size=3, strides=2, padding="same", activation="relu"), (None, 12, 2)),
+    (dict(filters=2, kernel_size=4, strides=3, output_padding=1, use_bias=False), (None, 20, 2)),
+])
+def test_conv1d_transpose(kwargs, out_shape, parity):
+    layer, _, _ = run_layer_test(layers.Conv1DTranspose, kwargs, input_shape=(2, 6, 4),
+                                 expected_output_shape=out_shape,
+                                 expected_num_weights=1 + kwargs.get("use_bias", True), compare_tf=parity,
+                                 tf_layer="Conv1DTranspose", randomize_weights=True, atol=3e-5)
+    assert layer.kernel.shape == (kwargs["kernel_size"], kwargs["filters"], 4)
+
+
 def test_conv2d_transpose_channels_first_and_kernel_layout():
     layer, _, _ = run_layer_test(layers.Conv2DTranspose, dict(filters=3, kernel_size=2, strides=2,
                                                               data_format="channels_first"),
@@ -187,6 +200,7 @@ def _chain(k, x_shape):
     h = L.UpSampling2D((1, 2), interpolation="bilinear")(h)
     h = L.Reshape((-1, 2))(h)
     h = L.Conv1D(3, 3, padding="causal", dilation_rate=2, activation="relu")(h)
+    h = L.Conv1DTranspose(3, 2, strides=2, padding="same")(h)
     h = L.MaxPooling1D(3, strides=2, padding="same")(h)
     h = L.UpSampling1D(2)(h)
     h = L.ZeroPadding1D((1, 0))(h)
