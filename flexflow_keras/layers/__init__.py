@@ -28,7 +28,14 @@ from flexflow_keras.layers.core import (
     Permute,
     Reshape,
 )
-from flexflow_keras.layers.depthwise import DepthwiseConv2D, SeparableConv2D, SeparableConvolution2D
+from flexflow_keras.layers.depthwise import (
+    DepthwiseConv1D,
+    DepthwiseConv2D,
+    SeparableConv1D,
+    SeparableConv2D,
+    SeparableConvolution1D,
+    SeparableConvolution2D,
+)
 from flexflow_keras.layers.input_layer import Input, InputLayer
 from flexflow_keras.layers.input_spec import InputSpec
 from flexflow_keras.layers.merging import (
@@ -76,8 +83,9 @@ _CLASSES = [Activation, Add, Average, AveragePooling2D, BatchNormalization, Conc
             Dropout, ELU, Embedding, Flatten, GlobalAveragePooling1D, GlobalAveragePooling2D,
             GlobalMaxPooling1D, GlobalMaxPooling2D, InputLayer, Lambda, LayerNormalization, LeakyReLU,
             Maximum, MaxPooling2D, Minimum, Multiply, Permute, ReLU, Reshape, Softmax, Subtract]
-_CLASSES += [AveragePooling1D, Conv1D, Conv1DTranspose, Conv2DTranspose, Cropping1D, Cropping2D, DepthwiseConv2D,
-             MaxPooling1D, SeparableConv2D, UpSampling1D, UpSampling2D, ZeroPadding1D, ZeroPadding2D]
+_CLASSES += [AveragePooling1D, Conv1D, Conv1DTranspose, Conv2DTranspose, Cropping1D, Cropping2D, DepthwiseConv1D,
+             DepthwiseConv2D, MaxPooling1D, SeparableConv1D, SeparableConv2D, UpSampling1D, UpSampling2D,
+             ZeroPadding1D, ZeroPadding2D]
 ALL_OBJECTS = {cls.__name__: cls for cls in _CLASSES}
 
 
@@ -98,6 +106,6 @@ def deserialize(config, custom_objects=None):
 __all__ = [cls.__name__ for cls in _CLASSES] + [
     "AvgPool1D", "AvgPool2D", "Convolution1D", "Convolution2D", "Convolution2DTranspose", "Deconv2D",
     "Deconvolution2D", "GlobalAvgPool1D", "GlobalAvgPool2D", "GlobalMaxPool1D", "GlobalMaxPool2D", "MaxPool1D",
-    "SeparableConvolution2D", "Input", "InputSpec", "Layer", "MaxPool2D", "add", "average", "concatenate", "deserialize", "maximum",
+    "SeparableConvolution1D", "SeparableConvolution2D", "Input", "InputSpec", "Layer", "MaxPool2D", "add", "average", "concatenate", "deserialize", "maximum",
     "minimum", "multiply", "serialize", "subtract",
 ]

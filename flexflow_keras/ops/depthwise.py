@@ -121,3 +121,93 @@ def depthwise_conv2d(x, kernel, bias=None, strides=(1, 1), padding="valid", dila
                            padding=check_padding(padding, "depthwise_conv2d"),
                            dilation=pair(dilation_rate, "depthwise_conv2d", "dilation_rate"))
     return apply_op(op, [x], [kernel] if bias is None else [kernel, bias], name=name)
+
+
+def _view4(a):
+    return a.reshape(a.shape[0], 1, a.shape[1], a.shape[2])
+
+
+@dataclass(frozen=True)
+class DepthwiseConv1DOp(Op):
+    """The 1-D depthwise convolution (Keras' DepthwiseConv1D, the first half of SeparableConv1D): the
+    depthwise kernels on the (N, 1, W, C) view of its input and the (1, K, C, M) view of its (K, C, M)
+    kernel. Parallel rules: the batch; the channels when depth_multiplier is 1.
+
+    Attributes:
+        strides: positive int.
+        padding: "valid" or "same".
+        dilation: positive int.
+    """
+
+    type_name: ClassVar[str] = "depthwise_conv1d"
+    strides: int = 1
+    padding: str = "valid"
+    dilation: int = 1
+
+    def _as2d(self) -> DepthwiseConv2DOp:
+        return DepthwiseConv2DOp(strides=(1, self.strides), padding=self.padding, dilation=(1, self.dilation))
+
+    def output_specs(self, inputs: Sequence[TensorSpec], weights: Sequence[TensorSpec]) -> tuple[TensorSpec, ...]:
+        x = inputs[0] if len(inputs) == 1 else None
+        if x is None or x.ndim != 3 or not weights or weights[0].ndim != 3:
+            raise ShapeError(f"depthwise_conv1d expects one 3-D (batch, steps, channels) input and a (taps, "
+                             f"channels, depth_multiplier) kernel, received inputs {[i.shape for i in inputs]} and "
+                             f"weights {[w.shape for w in weights]}.")
+        x4 = TensorSpec((x.shape[0], 1, x.shape[1], x.shape[2]), x.dtype)
+        k4 = TensorSpec((1,) + tuple(weights[0].shape), weights[0].dtype)
+        y = self._as2d().output_specs([x4], [k4, *weights[1:]])[0]
+        return (TensorSpec((y.shape[0], y.shape[2], y.shape[3]), y.dtype),)
+
+    def parallel_space(self, inputs, weights):
+        fixed = (1,) if weights[0].shape[2] == 1 else (1, 2)
+        return par.space_except(self, inputs, weights, fixed, "only the batch and, with depth_multiplier 1, the "
+                                "channels are split", kinds={2: par.PARAMETER})
+
+    def tile(self, shapes, out_box, part=0, parts=1):
+        x, k = shapes.inputs[0], shapes.weights[0]
+        (n0, _, c0), (n1, _, c1) = out_box
+        ws = [((0, c0, 0), (k[0], c1, k[2]))] + [((c0,), (c1,))] * (len(shapes.weights) > 1)
+        if k[2] != 1:
+            ws[0] = ((0, 0, 0), tuple(k))
+            c0, c1 = 0, x[2]
+        return par.Tile((((n0, 0, c0), (n1, x[1], c1)),), tuple(ws), (out_box,))
+
+    def forward(self, ctx: KernelContext, inputs, weights, outputs, saved, stats) -> None:
+        fn = _k.depthwise_conv2d_forward_cuda if ctx.backend == "cuda" else _k.depthwise_conv2d_forward_cpu
+        fn(_view4(inputs[0]), weights[0].reshape((1,) + tuple(weights[0].shape)),
+           weights[1] if len(weights) > 1 else None, _view4(outputs[0]), (1, self.strides), self.padding,
+           (1, self.dilation))
+
+    def backward(self, ctx: KernelContext, inputs, weights, outputs, saved, stats, grad_outputs, grad_inputs,
+                 grad_weights) -> None:
+        fn = _k.depthwise_conv2d_backward_cuda if ctx.backend == "cuda" else _k.depthwise_conv2d_backward_cpu
+        gk = grad_weights[0]
+        fn(_view4(inputs[0]), weights[0].reshape((1,) + tuple(weights[0].shape)), _view4(grad_outputs[0]),
+           None if grad_inputs[0] is None else _view4(grad_inputs[0]),
+           None if gk is None else gk.reshape((1,) + tuple(gk.shape)),
+           grad_weights[1] if len(grad_weights) > 1 else None, (1, self.strides), self.padding, (1, self.dilation),
+           ctx.acc_input(0), ctx.acc_weight(0), ctx.acc_weight(1))
+
+
+def depthwise_conv1d(x, kernel, bias=None, strides=1, padding="valid", dilation_rate=1, name: str | None = None):
+    """Depthwise 1-D convolution of a (batch, steps, channels) tensor.
+
+    Args:
+        x: (batch, steps, channels) tensor.
+        kernel: (taps, channels, depth_multiplier) Variable or array.
+        bias: (channels * depth_multiplier,) or None.
+        strides: positive int.
+        padding: "valid" or "same".
+        dilation_rate: positive int.
+        name: optional node name.
+
+    Example:
+        >>> depthwise_conv1d(np.zeros((2, 9, 3), np.float32), np.ones((3, 3, 2), np.float32)).shape
+        (2, 7, 6)
+    """
+    for arg, value in (("strides", strides), ("dilation_rate", dilation_rate)):
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise ValueError(f"depthwise_conv1d expects {arg} to be a positive int, received {arg}={value!r}.")
+    op = DepthwiseConv1DOp(strides=strides, padding=check_padding(padding, "depthwise_conv1d"),
+                           dilation=dilation_rate)
+    return apply_op(op, [x], [kernel] if bias is None else [kernel, bias], name=name)

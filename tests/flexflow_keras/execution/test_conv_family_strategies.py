@@ -1,6 +1,6 @@
-"""Random legal strategies over a model chaining every convolution-family layer (Conv1D, Conv1DTranspose, Conv2DTranspose,
-DepthwiseConv2D, SeparableConv2D, UpSampling1D/2D, ZeroPadding1D/2D, Cropping1D/2D, Max/AveragePooling1D)
-compute the single-processor losses and weights: their parallel rules (sample, steps/height/width with
+"""Random legal strategies over a model chaining every convolution-family layer (Conv1D, Conv1DTranspose,
+Conv2DTranspose, DepthwiseConv1D/2D, SeparableConv1D/2D, UpSampling1D/2D, ZeroPadding1D/2D, Cropping1D/2D,
+Max/AveragePooling1D) compute the single-processor losses and weights: their parallel rules (sample, steps/height/width with
 halos, channel and filter splits) as the execution runs them, partial input gradients reduced."""
 
 import numpy as np
@@ -26,6 +26,8 @@ def conv_family():
     h = layers.Conv1D(4, 3, strides=2, padding="same", activation="relu")(h)
     h = layers.Conv1D(4, 2, padding="causal", dilation_rate=2)(h)
     h = layers.Conv1DTranspose(3, 3, strides=2, output_padding=1)(h)
+    h = layers.SeparableConv1D(3, 2, padding="same")(h)
+    h = layers.DepthwiseConv1D(3, depth_multiplier=2, padding="same")(h)
     h = layers.MaxPooling1D(3, strides=2, padding="same")(h)
     h = layers.UpSampling1D(2)(h)
     h = layers.ZeroPadding1D((1, 0))(h)

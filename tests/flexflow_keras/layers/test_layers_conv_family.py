@@ -89,6 +89,20 @@ def test_separable_conv2d(kwargs, out_shape, parity):
     assert [w.path.split("/")[-1] for w in layer.weights][:2] == ["depthwise_kernel", "pointwise_kernel"]
 
 
+@pytest.mark.parametrize("cls,kwargs,out_shape,n_weights", [
+    (layers.DepthwiseConv1D, dict(kernel_size=3), (None, 7, 3), 2),
+    (layers.DepthwiseConv1D, dict(kernel_size=2, depth_multiplier=2, strides=2, padding="same"), (None, 5, 6), 2),
+    (layers.DepthwiseConv1D, dict(kernel_size=3, dilation_rate=2, use_bias=False, activation="relu"), (None, 5, 3), 1),
+    (layers.SeparableConv1D, dict(filters=4, kernel_size=3, activation="relu"), (None, 7, 4), 3),
+    (layers.SeparableConv1D, dict(filters=2, kernel_size=3, depth_multiplier=2, padding="same", dilation_rate=2,
+                                  use_bias=False), (None, 9, 2), 2),
+])
+def test_depthwise_and_separable_1d(cls, kwargs, out_shape, n_weights, parity):
+    run_layer_test(cls, kwargs, input_shape=(2, 9, 3), expected_output_shape=out_shape,
+                   expected_num_weights=n_weights, compare_tf=parity, tf_layer=cls.__name__,
+                   randomize_weights=True, atol=3e-5)
+
+
 @pytest.mark.parametrize("kwargs,out_shape", [
     (dict(size=2), (None, 6, 8, 2)),
     (dict(size=(3, 2), interpolation="bilinear"), (None, 9, 8, 2)),
@@ -145,6 +159,7 @@ def test_channels_first_2d(cls, kwargs, out_shape, n_weights):
 def test_keras2_spellings():
     assert layers.Convolution1D is layers.Conv1D
     assert layers.SeparableConvolution2D is layers.SeparableConv2D
+    assert layers.SeparableConvolution1D is layers.SeparableConv1D
     assert layers.MaxPool1D is layers.MaxPooling1D and layers.AvgPool1D is layers.AveragePooling1D
     assert layers.deserialize(layers.serialize(layers.Conv2DTranspose(2, 3, name="up"))).name == "up"
 
@@ -201,6 +216,8 @@ def _chain(k, x_shape):
     h = L.Reshape((-1, 2))(h)
     h = L.Conv1D(3, 3, padding="causal", dilation_rate=2, activation="relu")(h)
     h = L.Conv1DTranspose(3, 2, strides=2, padding="same")(h)
+    h = L.SeparableConv1D(3, 3, depth_multiplier=2, padding="same", activation="elu")(h)
+    h = L.DepthwiseConv1D(2, strides=2)(h)
     h = L.MaxPooling1D(3, strides=2, padding="same")(h)
     h = L.UpSampling1D(2)(h)
     h = L.ZeroPadding1D((1, 0))(h)

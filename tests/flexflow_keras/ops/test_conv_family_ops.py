@@ -16,7 +16,12 @@ from flexflow_keras.ops.conv_transpose import (
     conv1d_transpose,
     conv2d_transpose,
 )
-from flexflow_keras.ops.depthwise import DepthwiseConv2DOp, depthwise_conv2d
+from flexflow_keras.ops.depthwise import (
+    DepthwiseConv1DOp,
+    DepthwiseConv2DOp,
+    depthwise_conv1d,
+    depthwise_conv2d,
+)
 from flexflow_keras.ops.spatial import Pad2DOp, Resize2DOp, spatial_pad, upsample
 from kernels import _conv_family_reference as R
 from kernels import pool2d as P
@@ -45,6 +50,9 @@ CASES = [
      lambda x, k, b: R.conv2d_transpose_reference(x[:, None], k[None], b, (1, 3), "same", (0, 2))[:, 0]),
     ("depthwise", DepthwiseConv2DOp(strides=(1, 2), padding="same", dilation=(2, 1)), [rand(3, 6, 5, 2)],
      [rand(2, 3, 2, 2), rand(4)], lambda x, k, b: R.depthwise_conv2d_reference(x, k, b, (1, 2), "same", (2, 1))),
+    ("depthwise1d", DepthwiseConv1DOp(strides=2, padding="same", dilation=1), [rand(3, 7, 2)],
+     [rand(3, 2, 2), rand(4)],
+     lambda x, k, b: R.depthwise_conv2d_reference(x[:, None], k[None], b, (1, 2), "same", (1, 1))[:, 0]),
     ("depthwise_m1", DepthwiseConv2DOp(strides=(2, 1)), [rand(3, 6, 5, 3)], [rand(2, 2, 3, 1), rand(3)],
      lambda x, k, b: R.depthwise_conv2d_reference(x, k, b, (2, 1), "valid", (1, 1))),
     ("pad", Pad2DOp(pads=((1, -1), (-2, 2))), [rand(3, 4, 5, 2)], [],
@@ -114,6 +122,8 @@ TILES = [
     ("conv2d_transpose", Conv2DTransposeOp(strides=(2, 2), padding="valid"), [rand(2, 3, 3, 2)],
      [rand(3, 3, 4, 2), rand(4)], (2, 1, 1, 2)),
     ("conv1d_transpose", Conv1DTransposeOp(strides=2), [rand(2, 4, 2)], [rand(3, 4, 2), rand(4)], (2, 1, 2)),
+    ("depthwise1d", DepthwiseConv1DOp(dilation=2), [rand(2, 7, 3)], [rand(2, 3, 1), rand(3)], (2, 1, 3)),
+    ("depthwise1d_m2", DepthwiseConv1DOp(padding="same"), [rand(2, 7, 2)], [rand(2, 2, 2)], (2, 1, 1)),
     ("pad", Pad2DOp(pads=((1, 0), (0, -1))), [rand(2, 3, 4, 3)], [], (2, 1, 1, 3)),
     ("resize", Resize2DOp(size=(2, 2), mode="bilinear"), [rand(2, 3, 2, 2)], [], (1, 1, 1, 2)),
 ]
@@ -148,9 +158,11 @@ def test_functional_forms_eager_and_registered():
     assert conv1d(s, rand(3, 3, 4).astype("float32"), padding="causal").shape == (2, 9, 4)
     assert pool1d(s, 2, padding="same").shape == (2, 5, 3)
     assert conv1d_transpose(s, rand(3, 2, 3).astype("float32"), strides=2).shape == (2, 19, 2)
+    assert depthwise_conv1d(s, rand(3, 3, 2).astype("float32"), padding="same").shape == (2, 9, 6)
     registry = op_registry()
     for name, cls in (("conv1d", Conv1DOp), ("pool1d", Pool1DOp), ("conv2d_transpose", Conv2DTransposeOp),
-                      ("conv1d_transpose", Conv1DTransposeOp), ("depthwise_conv2d", DepthwiseConv2DOp), ("spatial_pad", Pad2DOp), ("upsample", Resize2DOp)):
+                      ("conv1d_transpose", Conv1DTransposeOp), ("depthwise_conv1d", DepthwiseConv1DOp),
+                      ("depthwise_conv2d", DepthwiseConv2DOp), ("spatial_pad", Pad2DOp), ("upsample", Resize2DOp)):
         assert registry[name] is cls and hash(cls()) == hash(cls())
 
 

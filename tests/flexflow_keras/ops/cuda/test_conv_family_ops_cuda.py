@@ -7,7 +7,7 @@ from test_ops_cuda import _run, _specs
 
 from flexflow_keras.ops.conv1d import Conv1DOp, Pool1DOp
 from flexflow_keras.ops.conv_transpose import Conv1DTransposeOp, Conv2DTransposeOp
-from flexflow_keras.ops.depthwise import DepthwiseConv2DOp
+from flexflow_keras.ops.depthwise import DepthwiseConv1DOp, DepthwiseConv2DOp
 from flexflow_keras.ops.spatial import Pad2DOp, Resize2DOp
 
 RNG = np.random.default_rng(4)
@@ -26,6 +26,7 @@ CASES = [
      [f32(2, 3, 3, 2)], [f32(3, 3, 3, 2), f32(3)]),
     ("conv1d_transpose", Conv1DTransposeOp(strides=2), [f32(2, 3, 2)], [f32(3, 2, 2), f32(2)]),
     ("depthwise", DepthwiseConv2DOp(padding="same", dilation=(1, 2)), [f32(2, 4, 5, 2)], [f32(2, 2, 2, 2), f32(4)]),
+    ("depthwise1d", DepthwiseConv1DOp(strides=2, padding="same"), [f32(2, 5, 2)], [f32(3, 2, 2), f32(4)]),
     ("pad", Pad2DOp(pads=((1, -1), (0, 2))), [f32(2, 3, 3, 2)], []),
     ("resize1d", Resize2DOp(size=(1, 2), mode="bilinear"), [f32(2, 3, 2)], []),
 ]
