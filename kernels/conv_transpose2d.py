@@ -1,5 +1,6 @@
 """Transposed 2-D convolution kernels (Keras' Conv2DTranspose): NHWC input (N, H, W, C), Keras kernel
-layout (KH, KW, F, C), output (N, OH, OW, F), bias.
+layout (KH, KW, F, C), output (N, OH, OW, F), bias and an element-wise activation applied in place
+(the pre-activation kept in a caller buffer for activations whose gradient needs it, as `conv2d`).
 
 No new arithmetic: the forward of a transposed convolution is the input-gradient of the ordinary
 convolution that maps (OH, OW, F) to (H, W, C) with the same kernel, strides and padding, and its backward
@@ -55,8 +56,19 @@ def transpose_geometry(x_shape, kernel_shape, out_shape, strides=(1, 1), padding
     return g
 
 
-def conv2d_transpose_forward_cpu(x, kernel, bias, out, strides=(1, 1), padding="valid") -> None:
-    """out = conv2d_transpose(x, kernel) + bias on the CPU.
+def _act(activation) -> _acts.Activation:
+    return _conv.fused_activation(activation)
+
+
+def _check_pre(act, pre, who: str) -> None:
+    if pre is None and not _acts.grad_from_output(act):
+        raise ValueError(f"{who}: the gradient of activation {act} needs the pre-activation; pass a "
+                         f"pre_activation buffer shaped like out (see kernels.conv2d.needs_pre_activation).")
+
+
+def conv2d_transpose_forward_cpu(x, kernel, bias, out, strides=(1, 1), padding="valid", activation=None,
+                                 pre_activation=None) -> None:
+    """out = activation(conv2d_transpose(x, kernel) + bias) on the CPU.
 
     Args:
         x: (N, H, W, C) input.
@@ -65,24 +77,41 @@ def conv2d_transpose_forward_cpu(x, kernel, bias, out, strides=(1, 1), padding="
         out: (N, OH, OW, F) C-contiguous output of x's dtype, written; its shape sets OH and OW.
         strides: int or pair.
         padding: "valid", "same" or explicit ((top, bottom), (left, right)) pads of the output.
+        activation: None, a `kernels.activations` name, or an Activation.
+        pre_activation: buffer shaped like `out` receiving the value before the activation; required when
+            `kernels.conv2d.needs_pre_activation(activation)`.
     """
+    act = _act(activation)
+    _check_pre(act, pre_activation, "conv2d_transpose_forward_cpu")
     transpose_geometry(x.shape, kernel.shape, out.shape, strides, padding, "conv2d_transpose_forward_cpu")
     # `out` stands in for the convolution's input only for its shape: with no kernel gradient asked the
     # convolution's backward never reads it.
     _conv.conv2d_backward_cpu(out, kernel, None, x, grad_x=out, strides=strides, padding=padding)
     if bias is not None:
         out += np.asarray(bias, out.dtype)
+    if act.code != _acts.LINEAR:
+        if pre_activation is not None:
+            np.copyto(pre_activation, out)
+        _acts.activation_forward_cpu(out, out, act)
 
 
 def conv2d_transpose_backward_cpu(x, kernel, grad_out, grad_x=None, grad_kernel=None, grad_bias=None,
                                   strides=(1, 1), padding="valid", accumulate_x=False, accumulate_kernel=False,
-                                  accumulate_bias=False) -> None:
+                                  accumulate_bias=False, activation=None, out=None, pre_activation=None) -> None:
     """Gradients of `conv2d_transpose_forward_cpu` (None where one is not wanted); ``accumulate_*`` add into
-    the buffer instead of overwriting it."""
+    the buffer instead of overwriting it. With an activation, `out` (the forward output) and, where its
+    gradient needs it, `pre_activation` are read."""
     who = "conv2d_transpose_backward_cpu"
     x = np.ascontiguousarray(x)
     grad_out = np.ascontiguousarray(grad_out, x.dtype)
     transpose_geometry(x.shape, kernel.shape, grad_out.shape, strides, padding, who)
+    act = _act(activation)
+    if act.code != _acts.LINEAR:
+        _check_pre(act, pre_activation, who)
+        z = out if _acts.grad_from_output(act) else pre_activation
+        dz = np.empty_like(grad_out)
+        _acts.activation_backward_cpu(z, out, grad_out, dz, act)
+        grad_out = dz
     if grad_x is not None:
         target = np.empty_like(grad_x) if accumulate_x else grad_x
         _conv.conv2d_forward_cpu(grad_out, kernel, None, target, strides, padding)
@@ -95,27 +124,42 @@ def conv2d_transpose_backward_cpu(x, kernel, grad_out, grad_x=None, grad_kernel=
         store(grad_bias, grad_out.sum(axis=(0, 1, 2), dtype=np.float64).astype(grad_bias.dtype), accumulate_bias)
 
 
-def conv2d_transpose_forward_cuda(x, kernel, bias, out, strides=(1, 1), padding="valid") -> None:
+def conv2d_transpose_forward_cuda(x, kernel, bias, out, strides=(1, 1), padding="valid", activation=None,
+                                  pre_activation=None) -> None:
     """The CUDA variant of `conv2d_transpose_forward_cpu` on numba float32 device arrays."""
     from kernels import _conv_cuda
-    from kernels.gpu.channel_ops import add_bias_cuda
+    from kernels.gpu.activations import activation_forward_cuda
+    from kernels.gpu.channel_ops import add_bias_cuda, copy_cuda
 
+    act = _act(activation)
+    _check_pre(act, pre_activation, "conv2d_transpose_forward_cuda")
     g = transpose_geometry(x.shape, kernel.shape, out.shape, strides, padding, "conv2d_transpose_forward_cuda")
     _conv_cuda.backward(g, None, kernel, None, None, x, out, None, None, _LINEAR, False, False, False)
     if bias is not None:
         add_bias_cuda(out, bias)
+    if act.code != _acts.LINEAR:
+        if pre_activation is not None:
+            copy_cuda(pre_activation, out)
+        activation_forward_cuda(out, out, act)
 
 
 def conv2d_transpose_backward_cuda(x, kernel, grad_out, grad_x=None, grad_kernel=None, grad_bias=None,
                                    strides=(1, 1), padding="valid", accumulate_x=False, accumulate_kernel=False,
-                                   accumulate_bias=False) -> None:
+                                   accumulate_bias=False, activation=None, out=None, pre_activation=None) -> None:
     """The CUDA variant of `conv2d_transpose_backward_cpu` on numba float32 device arrays."""
     from kernels import _conv_cuda
     from kernels.gpu import empty
+    from kernels.gpu.activations import activation_backward_cuda
     from kernels.gpu.channel_ops import add_into_cuda, bias_grad_cuda
 
-    g = transpose_geometry(x.shape, kernel.shape, grad_out.shape, strides, padding,
-                           "conv2d_transpose_backward_cuda")
+    who = "conv2d_transpose_backward_cuda"
+    g = transpose_geometry(x.shape, kernel.shape, grad_out.shape, strides, padding, who)
+    act = _act(activation)
+    if act.code != _acts.LINEAR:
+        _check_pre(act, pre_activation, who)
+        dz = empty(grad_out.shape, grad_out.dtype)
+        activation_backward_cuda(out if _acts.grad_from_output(act) else pre_activation, out, grad_out, dz, act)
+        grad_out = dz
     if grad_x is not None:
         target = empty(grad_x.shape, grad_x.dtype) if accumulate_x else grad_x
         _conv.conv2d_forward_cuda(grad_out, kernel, None, target, strides, padding)

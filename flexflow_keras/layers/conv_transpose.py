@@ -4,7 +4,7 @@ transposes."""
 
 from __future__ import annotations
 
-from flexflow_keras import backend
+from flexflow_keras import activations, backend
 from flexflow_keras.errors import ShapeError
 from flexflow_keras.layers import _args
 from flexflow_keras.layers.base import Layer
@@ -35,7 +35,7 @@ class Conv2DTranspose(Layer):
         output_padding: None, an int or (ph, pw), each smaller than its stride.
         data_format: ``"channels_last"`` (NHWC) or ``"channels_first"`` (NCHW); global default if None.
         dilation_rate: only 1 is supported.
-        activation: name or function, applied after the bias.
+        activation: name or function, applied after the bias (element-wise ones fused into the op).
         use_bias: whether to add a bias.
         kernel_initializer, bias_initializer, kernel_regularizer, bias_regularizer,
         kernel_constraint, bias_constraint: as for Dense. The kernel has shape
@@ -88,9 +88,11 @@ class Conv2DTranspose(Layer):
         return image_hint(self, shape)
 
     def call(self, inputs):
+        fused = activations.fusable_name(self.activation)
         y = conv2d_transpose(to_channels_last(self, inputs), self.kernel, self.bias, strides=self.strides,
-                             padding=self.padding, output_padding=self.output_padding)
-        return apply_activation(from_channels_last(self, y), self.activation)
+                             padding=self.padding, output_padding=self.output_padding, activation=fused)
+        y = from_channels_last(self, y)
+        return y if fused is not None else apply_activation(y, self.activation)
 
     def get_config(self):
         return {**super().get_config(), "filters": self.filters, "kernel_size": self.kernel_size,
@@ -129,10 +131,12 @@ class Conv1DTranspose(Conv2DTranspose):
         return steps_hint(shape)
 
     def call(self, inputs):
+        fused = activations.fusable_name(self.activation)
         y = conv1d_transpose(steps_last(self, inputs), self.kernel, self.bias, strides=self.strides[0],
-                             padding=self.padding,
+                             padding=self.padding, activation=fused,
                              output_padding=None if self.output_padding is None else self.output_padding[0])
-        return apply_activation(steps_back(self, y), self.activation)
+        y = steps_back(self, y)
+        return y if fused is not None else apply_activation(y, self.activation)
 
 
 Convolution2DTranspose = Deconvolution2D = Deconv2D = Conv2DTranspose

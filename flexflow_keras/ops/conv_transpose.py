@@ -2,7 +2,8 @@
 form `conv2d_transpose`.
 
 NHWC input, Keras kernel layout (kh, kw, filters, in_channels), strides, padding valid/same,
-output_padding, bias. Its kernels (`kernels.conv_transpose2d`) run on the conv2d kernels: forward = the
+output_padding, bias and an element-wise activation fused in (the pre-activation saved only for
+activations whose gradient needs it, as `Conv2DOp`). Its kernels (`kernels.conv_transpose2d`) run on the conv2d kernels: forward = the
 convolution's input-gradient, backward = its forward (grad input) and kernel-gradient (grad kernel).
 Parallel rules: the batch; the filters (parameter: each piece reads the whole input and its kernel
 slice, and the pieces' input gradients are partial sums); the output's height and width are whole.
@@ -12,31 +13,45 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import cached_property
 from typing import ClassVar
 
 from flexflow_keras.errors import ShapeError
 from flexflow_keras.ops import parallel as par
 from flexflow_keras.ops.base import KernelContext, Op, apply_op
 from flexflow_keras.ops.graph import TensorSpec
+from kernels import activations as _acts
 from kernels import conv_transpose2d as _k
 from kernels._conv_geometry import check_padding, out_size, pair
 
 
 @dataclass(frozen=True)
 class Conv2DTransposeOp(Op):
-    """y = conv2d_transpose(x, kernel) + bias; inputs (x,), weights (kernel,) or (kernel, bias).
+    """y = activation(conv2d_transpose(x, kernel) + bias); inputs (x,), weights (kernel,) or (kernel, bias).
 
     Attributes:
         strides: (sh, sw) positive ints.
         padding: "valid" or "same".
         output_padding: (ph, pw) extra output rows/columns (each smaller than its stride), or None for
             Keras' default size.
+        activation: a `kernels.activations` name.
+        activation_params: that activation's parameters as sorted (name, value) pairs.
     """
 
     type_name: ClassVar[str] = "conv2d_transpose"
     strides: tuple[int, int] = (1, 1)
     padding: str = "valid"
     output_padding: tuple[int, int] | None = None
+    activation: str = "linear"
+    activation_params: tuple[tuple[str, float], ...] = ()
+
+    @cached_property
+    def act(self) -> _acts.Activation:
+        """The kernels' Activation value."""
+        return _acts.resolve_activation(self.activation, **dict(self.activation_params))
+
+    def saved_specs(self, inputs: Sequence[TensorSpec], weights: Sequence[TensorSpec]) -> tuple[TensorSpec, ...]:
+        return () if _acts.grad_from_output(self.act) else self.output_specs(inputs, weights)  # pre-activation
 
     def output_specs(self, inputs: Sequence[TensorSpec], weights: Sequence[TensorSpec]) -> tuple[TensorSpec, ...]:
         if len(inputs) != 1 or len(weights) not in (1, 2):
@@ -79,23 +94,35 @@ class Conv2DTransposeOp(Op):
         x, k = shapes.inputs[0], shapes.weights[0]
         (n0, _, _, f0), (n1, _, _, f1) = out_box
         ws = [((0, 0, f0, 0), (k[0], k[1], f1, k[3]))] + [((f0,), (f1,))] * (len(shapes.weights) > 1)
-        return par.Tile((((n0, 0, 0, 0), (n1, x[1], x[2], x[3])),), tuple(ws), (out_box,))
+        return par.Tile((((n0, 0, 0, 0), (n1, x[1], x[2], x[3])),), tuple(ws), (out_box,),
+                        (out_box,) * len(shapes.saved))
 
     def forward(self, ctx: KernelContext, inputs, weights, outputs, saved, stats) -> None:
         fn = _k.conv2d_transpose_forward_cuda if ctx.backend == "cuda" else _k.conv2d_transpose_forward_cpu
-        fn(inputs[0], weights[0], weights[1] if len(weights) > 1 else None, outputs[0], self.strides, self.padding)
+        fn(inputs[0], weights[0], weights[1] if len(weights) > 1 else None, outputs[0], self.strides, self.padding,
+           self.act, saved[0] if saved else None)
 
     def backward(self, ctx: KernelContext, inputs, weights, outputs, saved, stats, grad_outputs, grad_inputs,
                  grad_weights) -> None:
         fn = _k.conv2d_transpose_backward_cuda if ctx.backend == "cuda" else _k.conv2d_transpose_backward_cpu
         fn(inputs[0], weights[0], grad_outputs[0], grad_inputs[0], grad_weights[0],
            grad_weights[1] if len(grad_weights) > 1 else None, self.strides, self.padding, ctx.acc_input(0),
-           ctx.acc_weight(0), ctx.acc_weight(1))
+           ctx.acc_weight(0), ctx.acc_weight(1), self.act, outputs[0], saved[0] if saved else None)
+
+
+def _fused(activation) -> str:
+    """The kernels' name of a fusable activation (None: linear); raises for anything else."""
+    if activation is None:
+        return "linear"
+    if isinstance(activation, str) and activation in _acts.ACTIVATION_NAMES:
+        return activation
+    raise ValueError(f"conv_transpose fuses a `kernels.activations` name ({', '.join(_acts.ACTIVATION_NAMES)}) "
+                     f"or None, received activation={activation!r}; apply other activations after it.")
 
 
 def conv2d_transpose(x, kernel, bias=None, strides=(1, 1), padding="valid", output_padding=None,
-                     name: str | None = None):
-    """Transposed 2-D convolution of an NHWC tensor (the adjoint of `conv2d`), plus bias.
+                     activation=None, name: str | None = None):
+    """Transposed 2-D convolution of an NHWC tensor (the adjoint of `conv2d`), plus bias and an activation.
 
     Args:
         x: (batch, height, width, in_channels) tensor.
@@ -104,6 +131,7 @@ def conv2d_transpose(x, kernel, bias=None, strides=(1, 1), padding="valid", outp
         strides: int or pair of positive ints.
         padding: "valid" or "same".
         output_padding: None, an int or a pair; extra output rows/columns, each smaller than its stride.
+        activation: None or a `kernels.activations` name (relu, sigmoid, gelu, ...), fused into the op.
         name: optional node name.
 
     Example:
@@ -119,7 +147,7 @@ def conv2d_transpose(x, kernel, bias=None, strides=(1, 1), padding="valid", outp
                              f"them, received output_padding={output_padding!r}.")
         output_padding = op_
     op = Conv2DTransposeOp(strides=strides, padding=check_padding(padding, "conv2d_transpose"),
-                           output_padding=output_padding)
+                           output_padding=output_padding, activation=_fused(activation))
     return apply_op(op, [x], [kernel] if bias is None else [kernel, bias], name=name)
 
 
@@ -143,6 +171,16 @@ class Conv1DTransposeOp(Op):
     strides: int = 1
     padding: str = "valid"
     output_padding: int | None = None
+    activation: str = "linear"
+    activation_params: tuple[tuple[str, float], ...] = ()
+
+    @cached_property
+    def act(self) -> _acts.Activation:
+        """The kernels' Activation value."""
+        return _acts.resolve_activation(self.activation, **dict(self.activation_params))
+
+    def saved_specs(self, inputs: Sequence[TensorSpec], weights: Sequence[TensorSpec]) -> tuple[TensorSpec, ...]:
+        return () if _acts.grad_from_output(self.act) else self.output_specs(inputs, weights)  # pre-activation
 
     def _as2d(self) -> Conv2DTransposeOp:
         extra = None if self.output_padding is None else (0, self.output_padding)
@@ -167,12 +205,13 @@ class Conv1DTransposeOp(Op):
         x, k = shapes.inputs[0], shapes.weights[0]
         (n0, _, f0), (n1, _, f1) = out_box
         ws = [((0, f0, 0), (k[0], f1, k[2]))] + [((f0,), (f1,))] * (len(shapes.weights) > 1)
-        return par.Tile((((n0, 0, 0), (n1, x[1], x[2])),), tuple(ws), (out_box,))
+        return par.Tile((((n0, 0, 0), (n1, x[1], x[2])),), tuple(ws), (out_box,), (out_box,) * len(shapes.saved))
 
     def forward(self, ctx: KernelContext, inputs, weights, outputs, saved, stats) -> None:
         fn = _k.conv2d_transpose_forward_cuda if ctx.backend == "cuda" else _k.conv2d_transpose_forward_cpu
         fn(_view4(inputs[0]), weights[0].reshape((1,) + tuple(weights[0].shape)),
-           weights[1] if len(weights) > 1 else None, _view4(outputs[0]), (1, self.strides), self.padding)
+           weights[1] if len(weights) > 1 else None, _view4(outputs[0]), (1, self.strides), self.padding,
+           self.act, _view4(saved[0]) if saved else None)
 
     def backward(self, ctx: KernelContext, inputs, weights, outputs, saved, stats, grad_outputs, grad_inputs,
                  grad_weights) -> None:
@@ -182,12 +221,13 @@ class Conv1DTransposeOp(Op):
            None if grad_inputs[0] is None else _view4(grad_inputs[0]),
            None if gk is None else gk.reshape((1,) + tuple(gk.shape)),
            grad_weights[1] if len(grad_weights) > 1 else None, (1, self.strides), self.padding, ctx.acc_input(0),
-           ctx.acc_weight(0), ctx.acc_weight(1))
+           ctx.acc_weight(0), ctx.acc_weight(1), self.act, _view4(outputs[0]), _view4(saved[0]) if saved else None)
 
 
-def conv1d_transpose(x, kernel, bias=None, strides=1, padding="valid", output_padding=None,
+def conv1d_transpose(x, kernel, bias=None, strides=1, padding="valid", output_padding=None, activation=None,
                      name: str | None = None):
-    """Transposed 1-D convolution of a (batch, steps, channels) tensor (the adjoint of `conv1d`), plus bias.
+    """Transposed 1-D convolution of a (batch, steps, channels) tensor (the adjoint of `conv1d`), plus bias
+    and an activation.
 
     Args:
         x: (batch, steps, in_channels) tensor.
@@ -196,6 +236,7 @@ def conv1d_transpose(x, kernel, bias=None, strides=1, padding="valid", output_pa
         strides: positive int.
         padding: "valid" or "same".
         output_padding: None or a non-negative int smaller than the stride.
+        activation: None or a `kernels.activations` name, fused into the op.
         name: optional node name.
 
     Example:
@@ -209,5 +250,5 @@ def conv1d_transpose(x, kernel, bias=None, strides=1, padding="valid", output_pa
         raise ValueError(f"conv1d_transpose expects output_padding to be None or a non-negative int, received "
                          f"output_padding={output_padding!r}.")
     op = Conv1DTransposeOp(strides=strides, padding=check_padding(padding, "conv1d_transpose"),
-                           output_padding=output_padding)
+                           output_padding=output_padding, activation=_fused(activation))
     return apply_op(op, [x], [kernel] if bias is None else [kernel, bias], name=name)

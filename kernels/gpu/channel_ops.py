@@ -1,5 +1,5 @@
 """Small CUDA helpers of the convolution-family kernels: add a per-channel bias, sum a gradient over
-every axis but the last (a bias gradient), and add one array into another."""
+every axis but the last (a bias gradient), copy one array into another or add it."""
 
 from __future__ import annotations
 
@@ -33,6 +33,18 @@ def _add_into(dst, src):
     t = cuda.grid(1)
     if t < dst.size:
         dst[t] += src[t]
+
+
+@cuda.jit
+def _copy(dst, src):
+    t = cuda.grid(1)
+    if t < dst.size:
+        dst[t] = src[t]
+
+
+def copy_cuda(dst, src) -> None:
+    """``dst[...] = src`` for contiguous device arrays of one size."""
+    launch(_copy, dst.size, flat(dst), flat(src))
 
 
 def add_bias_cuda(y, bias) -> None:

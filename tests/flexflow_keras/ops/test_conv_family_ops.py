@@ -25,6 +25,7 @@ from flexflow_keras.ops.depthwise import (
 from flexflow_keras.ops.spatial import Pad2DOp, Resize2DOp, spatial_pad, upsample
 from kernels import _conv_family_reference as R
 from kernels import pool2d as P
+from kernels import reference as ref
 
 RNG = np.random.default_rng(0)
 
@@ -45,6 +46,9 @@ CASES = [
     ("conv2d_transpose", Conv2DTransposeOp(strides=(2, 1), padding="same", output_padding=(1, 0)),
      [rand(3, 3, 4, 2)], [rand(3, 3, 4, 2), rand(4)],
      lambda x, k, b: R.conv2d_transpose_reference(x, k, b, (2, 1), "same", (1, 0))),
+    ("conv2d_transpose_gelu", Conv2DTransposeOp(strides=(2, 2), activation="gelu"), [rand(2, 2, 3, 2)],
+     [rand(3, 2, 3, 2), rand(3)],
+     lambda x, k, b: ref.activation("gelu", R.conv2d_transpose_reference(x, k, b, (2, 2), "valid"))),
     ("conv1d_transpose", Conv1DTransposeOp(strides=3, padding="same", output_padding=2), [rand(3, 4, 2)],
      [rand(4, 3, 2), rand(3)],
      lambda x, k, b: R.conv2d_transpose_reference(x[:, None], k[None], b, (1, 3), "same", (0, 2))[:, 0]),
@@ -121,7 +125,10 @@ TILES = [
      (1, 2, 2, 1)),
     ("conv2d_transpose", Conv2DTransposeOp(strides=(2, 2), padding="valid"), [rand(2, 3, 3, 2)],
      [rand(3, 3, 4, 2), rand(4)], (2, 1, 1, 2)),
-    ("conv1d_transpose", Conv1DTransposeOp(strides=2), [rand(2, 4, 2)], [rand(3, 4, 2), rand(4)], (2, 1, 2)),
+    ("conv1d_transpose", Conv1DTransposeOp(strides=2, activation="gelu"), [rand(2, 4, 2)],
+     [rand(3, 4, 2), rand(4)], (2, 1, 2)),
+    ("conv2d_transpose_sigmoid", Conv2DTransposeOp(padding="same", activation="sigmoid"), [rand(2, 3, 3, 2)],
+     [rand(2, 2, 4, 2), rand(4)], (2, 1, 1, 2)),
     ("depthwise1d", DepthwiseConv1DOp(dilation=2), [rand(2, 7, 3)], [rand(2, 3, 1), rand(3)], (2, 1, 3)),
     ("depthwise1d_m2", DepthwiseConv1DOp(padding="same"), [rand(2, 7, 2)], [rand(2, 2, 2)], (2, 1, 1)),
     ("pad", Pad2DOp(pads=((1, 0), (0, -1))), [rand(2, 3, 4, 3)], [], (2, 1, 1, 3)),
