@@ -250,3 +250,32 @@ def test_training_steps_match_tf_keras():
     theirs.fit(x, y, batch_size=4, epochs=1, shuffle=False, verbose=0)
     for a, b in zip(ours.get_weights(), theirs.get_weights(), strict=True):
         np.testing.assert_allclose(a, b, rtol=1e-4, atol=2e-5)
+
+
+def test_keras_file_round_trip(tmp_path):
+    """A model of every layer here saves to a .keras file and loads back with the same outputs."""
+    import flexflow_keras as keras
+
+    model = _chain(keras, (5, 4, 2))
+    x = np.random.default_rng(1).standard_normal((3, 5, 4, 2)).astype("float32")
+    model.save(tmp_path / "m.keras")
+    again = keras.models.load_model(tmp_path / "m.keras")
+    assert [type(a).__name__ for a in again.layers] == [type(a).__name__ for a in model.layers]
+    np.testing.assert_allclose(again.predict(x, verbose=0), model.predict(x, verbose=0), rtol=1e-6, atol=1e-6)
+
+
+@pytest.mark.tf
+def test_keras_files_interchange_with_tf_keras(tmp_path):
+    """Our .keras file of every layer here loads in tf.keras with the same outputs, and tf.keras' in ours."""
+    tf = pytest.importorskip("tensorflow")
+    import flexflow_keras as keras
+
+    x = np.random.default_rng(2).standard_normal((3, 5, 4, 2)).astype("float32")
+    ours = _chain(keras, (5, 4, 2))
+    ours.save(tmp_path / "ours.keras")
+    theirs = tf.keras.models.load_model(tmp_path / "ours.keras")
+    np.testing.assert_allclose(np.asarray(theirs(x)), ours.predict(x, verbose=0), rtol=1e-4, atol=1e-5)
+    tf_model = _chain(tf.keras, (5, 4, 2))
+    tf_model.save(tmp_path / "theirs.keras")
+    back = keras.models.load_model(tmp_path / "theirs.keras")
+    np.testing.assert_allclose(back.predict(x, verbose=0), np.asarray(tf_model(x)), rtol=1e-4, atol=1e-5)
