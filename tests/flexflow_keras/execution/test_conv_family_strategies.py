@@ -71,3 +71,21 @@ def test_random_strategies_match_one_processor(seed):
     np.testing.assert_allclose(losses, want_losses, rtol=1e-5, atol=1e-6)
     for a, b in zip(weights, want_weights, strict=True):
         np.testing.assert_allclose(a, b, rtol=1e-5, atol=2e-6)
+
+
+def test_height_split_expert_covers_depthwise_and_1d_windows():
+    """The search's spatial-split expert splits depthwise convolutions along height and conv1d / pool1d
+    along steps, and that strategy trains like one processor."""
+    from flexflow_keras.ops.naming import node_names
+    from flexflow_keras.search.experts import conv_spatial_split
+
+    graph = training_graph()
+    strategy = conv_spatial_split(graph, 2)
+    names, configs = node_names(graph), dict(strategy.configs)
+    split = {n.op.type_name for n in graph.nodes if configs[names[n.uid]].degrees[1:2] == (2,)}
+    assert {"depthwise_conv2d", "conv1d", "pool1d"} <= split
+    want_losses, want_weights = train(None, cpus=1)
+    losses, weights = train(strategy, cpus=2)
+    np.testing.assert_allclose(losses, want_losses, rtol=1e-5, atol=1e-6)
+    for a, b in zip(weights, want_weights, strict=True):
+        np.testing.assert_allclose(a, b, rtol=1e-5, atol=2e-6)
