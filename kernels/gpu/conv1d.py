@@ -5,19 +5,19 @@ from __future__ import annotations
 
 from numba import cuda
 
-from kernels.gpu import launch, zeros
+from kernels.gpu import empty, launch
 
 
 @cuda.jit
 def _dilate(k3, d, kd):
-    # kd (1, KD, C, CO) zero-filled; kd[0, t*d] = k3[t]
+    # kd (1, KD, C, CO): kd[0, t*d] = k3[t], zero between taps; one thread per element of kd
     t = cuda.grid(1)
-    if t < k3.size:
-        _, c, co = k3.shape
+    if t < kd.size:
+        _, _, c, co = kd.shape
         o = t % co
         ch = (t // co) % c
         tap = t // (co * c)
-        kd[0, tap * d, ch, o] = k3[tap, ch, o]
+        kd[0, tap, ch, o] = k3[tap // d, ch, o] if tap % d == 0 else 0.0
 
 
 @cuda.jit
@@ -37,8 +37,8 @@ def dilated(kernel, dilation: int):
     taps, c, co = (int(s) for s in kernel.shape)
     if dilation == 1:
         return kernel.reshape(1, taps, c, co)
-    kd = zeros((1, (taps - 1) * dilation + 1, c, co), kernel.dtype)
-    launch(_dilate, kernel.size, kernel, dilation, kd)
+    kd = empty((1, (taps - 1) * dilation + 1, c, co), kernel.dtype)
+    launch(_dilate, kd.size, kernel, dilation, kd)
     return kd
 
 
