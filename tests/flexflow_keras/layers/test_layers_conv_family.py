@@ -265,7 +265,8 @@ def test_keras_file_round_trip(tmp_path):
 
 
 @pytest.mark.tf
-def test_keras_files_interchange_with_tf_keras(tmp_path):
+@pytest.mark.filterwarnings("ignore:__array__ implementation doesn't accept a copy keyword:DeprecationWarning")
+def test_keras_files_interchange_with_tf_keras(tmp_path):  # (the warning is tf.keras' own, saving its model)
     """Our .keras file of every layer here loads in tf.keras with the same outputs, and tf.keras' in ours."""
     tf = pytest.importorskip("tensorflow")
     import flexflow_keras as keras
