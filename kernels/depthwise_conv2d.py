@@ -3,7 +3,8 @@ depth_multiplier, output channel ``c * M + m``, strides, dilation, bias, forward
 
 Each input channel is convolved with its own M filters, so there is no contraction over channels to hand
 to BLAS: the CPU variants are direct Numba loops with the (channel, multiplier) loop innermost, over
-contiguous memory. Padding is "valid", "same" (TensorFlow's split of the dilated window) or explicit
+contiguous memory; depth_multiplier 1 (the MobileNet case) has its own loops whose channel loop is a
+plain contiguous multiply-add that LLVM vectorises. Padding is "valid", "same" (TensorFlow's split of the dilated window) or explicit
 ((top, bottom), (left, right)) pads, as for `conv2d`. CUDA variants live in `kernels/gpu/depthwise_conv2d.py`
 (imported on first use). All functions write into caller-provided arrays.
 """
@@ -86,6 +87,72 @@ def _forward(x, k, bias, has_bias, sh, sw, dh, dw, pt, pl, out):
 
 
 @cpu_jit
+def _forward_m1(x, k1, bias, has_bias, sh, sw, dh, dw, pt, pl, out):
+    # depth_multiplier 1: k1 is (KH, KW, C); the channel loops are contiguous and vectorise
+    n_, h, w, c = x.shape
+    kh, kw, _ = k1.shape
+    _, oh, ow, _ = out.shape
+    for n in range(n_):
+        for i in range(oh):
+            for j in range(ow):
+                dst = out[n, i, j]
+                for ch in range(c):
+                    dst[ch] = bias[ch] if has_bias else 0.0
+                for a in range(kh):
+                    ih = i * sh + a * dh - pt
+                    if ih < 0 or ih >= h:
+                        continue
+                    for b in range(kw):
+                        iw = j * sw + b * dw - pl
+                        if iw < 0 or iw >= w:
+                            continue
+                        src = x[n, ih, iw]
+                        kr = k1[a, b]
+                        for ch in range(c):
+                            dst[ch] += src[ch] * kr[ch]
+
+
+@cpu_jit
+def _backward_m1(x, k1, dy, sh, sw, dh, dw, pt, pl, want_dx, dx, want_dk, dk1):
+    # depth_multiplier 1 (k1, dk1: (KH, KW, C)); accumulates into dx and the float64 dk1, through a
+    # per-sample scratch of x's dtype (one sample's sums stay short; the mixed-precision update did not
+    # vectorise)
+    n_, h, w, c = x.shape
+    kh, kw, _ = k1.shape
+    _, oh, ow, _ = dy.shape
+    part = np.zeros((kh, kw, c), x.dtype)
+    for n in range(n_):
+        if want_dk:
+            part[...] = 0.0
+        for i in range(oh):
+            for j in range(ow):
+                g = dy[n, i, j]
+                for a in range(kh):
+                    ih = i * sh + a * dh - pt
+                    if ih < 0 or ih >= h:
+                        continue
+                    for b in range(kw):
+                        iw = j * sw + b * dw - pl
+                        if iw < 0 or iw >= w:
+                            continue
+                        if want_dx:
+                            dst = dx[n, ih, iw]
+                            kr = k1[a, b]
+                            for ch in range(c):
+                                dst[ch] += g[ch] * kr[ch]
+                        if want_dk:
+                            src = x[n, ih, iw]
+                            dkr = part[a, b]
+                            for ch in range(c):
+                                dkr[ch] += src[ch] * g[ch]
+        if want_dk:
+            for a in range(kh):
+                for b in range(kw):
+                    for ch in range(c):
+                        dk1[a, b, ch] += part[a, b, ch]
+
+
+@cpu_jit
 def _backward(x, k, dy, sh, sw, dh, dw, pt, pl, want_dx, dx, want_dk, dk):
     # dx (x's dtype) and dk (float64) are accumulated into; the caller zeroes them for overwrite.
     n_, h, w, c = x.shape
@@ -141,8 +208,11 @@ def depthwise_conv2d_forward_cpu(x, kernel, bias, out, strides=(1, 1), padding="
     co = kernel.shape[2] * kernel.shape[3]
     _check_buffer("out", out, (x.shape[0], g.oh, g.ow, co), x.dtype, who)
     b = np.zeros(1, x.dtype) if bias is None else np.ascontiguousarray(bias, x.dtype)
-    _forward(x, np.ascontiguousarray(kernel, x.dtype), b, bias is not None, g.sh, g.sw, g.dh, g.dw, g.pt, g.pl,
-             out)
+    k = np.ascontiguousarray(kernel, x.dtype)
+    if k.shape[3] == 1:
+        _forward_m1(x, k.reshape(k.shape[:3]), b, bias is not None, g.sh, g.sw, g.dh, g.dw, g.pt, g.pl, out)
+    else:
+        _forward(x, k, b, bias is not None, g.sh, g.sw, g.dh, g.dw, g.pt, g.pl, out)
 
 
 def depthwise_conv2d_backward_cpu(x, kernel, grad_out, grad_x=None, grad_kernel=None, grad_bias=None,
@@ -164,8 +234,15 @@ def depthwise_conv2d_backward_cpu(x, kernel, grad_out, grad_x=None, grad_kernel=
     if grad_x is not None and not accumulate_x:
         grad_x[...] = 0.0
     dk = np.zeros(kernel.shape, np.float64)
-    _backward(x, np.ascontiguousarray(kernel, dt), gy, g.sh, g.sw, g.dh, g.dw, g.pt, g.pl, grad_x is not None,
-              grad_x if grad_x is not None else np.zeros((1, 1, 1, 1), dt), grad_kernel is not None, dk)
+    k = np.ascontiguousarray(kernel, dt)
+    gx = grad_x if grad_x is not None else np.zeros((1, 1, 1, 1), dt)
+    if k.shape[3] == 1:  # one pass per gradient: measured 2x faster than both in one loop nest
+        for want_dx, want_dk in ((grad_x is not None, False), (False, grad_kernel is not None)):
+            if want_dx or want_dk:
+                _backward_m1(x, k.reshape(k.shape[:3]), gy, g.sh, g.sw, g.dh, g.dw, g.pt, g.pl, want_dx, gx, want_dk,
+                             dk.reshape(dk.shape[:3]))
+    else:
+        _backward(x, k, gy, g.sh, g.sw, g.dh, g.dw, g.pt, g.pl, grad_x is not None, gx, grad_kernel is not None, dk)
     if grad_kernel is not None:
         store(grad_kernel, dk.astype(dt), accumulate_kernel)
     if grad_bias is not None:
