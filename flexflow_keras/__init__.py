@@ -51,6 +51,10 @@ from flexflow_keras.utils import cli_errors as _cli_errors  # noqa: E402
 
 _cli_errors.install()
 
+from flexflow_keras.execution import distributed as _distributed  # noqa: E402
+
+_distributed.start()  # under mpiexec: join the job (one node per rank); else nothing
+
 from flexflow_keras import (  # noqa: E402
     activations,
     backend,
@@ -64,6 +68,7 @@ from flexflow_keras import (  # noqa: E402
     models,
     ops,
     optimizers,
+    random,
     regularizers,
     saving,
     utils,
@@ -74,6 +79,6 @@ from flexflow_keras.ops.strategy import ParallelConfig, Strategy  # noqa: E402
 
 __all__ = [
     "activations", "backend", "callbacks", "config", "datasets", "initializers", "layers", "losses",
-    "metrics", "models", "ops", "optimizers", "regularizers", "saving", "utils", "Input", "Model", "Sequential",
+    "metrics", "models", "ops", "optimizers", "random", "regularizers", "saving", "utils", "Input", "Model", "Sequential",
     "ParallelConfig", "Strategy",
 ]

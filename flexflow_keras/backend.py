@@ -140,3 +140,17 @@ def set_value(x, value) -> None:
         raise TypeError(f"set_value expects a variable with an assign() method, received "
                         f"{type(x).__name__}. For an optimizer's rate, set optimizer.learning_rate.")
     x.assign(value)
+
+
+def __getattr__(name: str):
+    # Keras 2's tensor functions (K.mean, K.square, K.batch_dot, ...) live in backend_functions, loaded on
+    # first use (it imports ops, which this module must not import at load time).
+    from flexflow_keras import backend_functions
+
+    if name in backend_functions.__all__:
+        return getattr(backend_functions, name)
+    if name in ("gradients", "function", "placeholder", "get_session", "set_session", "update", "update_add"):
+        raise AttributeError(f"keras.backend.{name} is TensorFlow-graph machinery that flexflow_keras does not "
+                             f"provide: models train through compile()/fit(); put custom maths in layers, "
+                             f"losses or a compute_loss() override using keras.ops.")
+    raise AttributeError(f"module 'flexflow_keras.backend' has no attribute {name!r}")

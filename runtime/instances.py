@@ -97,7 +97,9 @@ class Instance:
         return box_slices(box, self.box[0])
 
     def view(self, box):
-        return self.array[self.index(box)]
+        index = self.index(box)
+        # a 0-d region: `array[()]` would be a NumPy scalar (a copy); `array[...]` is a writable view
+        return self.array[index] if index else self.array[...]
 
     def __repr__(self):
         return f"Instance({self.fs.label} in {self.memory.name}, box={self.box})"
@@ -140,7 +142,8 @@ class Physical:
     def fast_view(self, fs, sub):
         v = fs.views.get(sub)
         if v is None:
-            v = (fs.home if fs.home is not None else self.home(fs))[sub._slices]
+            home = fs.home if fs.home is not None else self.home(fs)
+            v = home[sub._slices] if sub._slices else home[...]  # 0-d: a view, not a NumPy scalar
             fs.views[sub] = v
         return v
 

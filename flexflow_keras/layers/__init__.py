@@ -1,6 +1,7 @@
 """`keras.layers`: the layer classes, `Input`, the merge functions and layer (de)serialization."""
 
 from flexflow_keras.layers.activation_layers import ELU, LeakyReLU, ReLU, Softmax
+from flexflow_keras.layers.attention import MultiHeadAttention
 from flexflow_keras.layers.base import Layer
 from flexflow_keras.layers.conv1d import (
     AveragePooling1D,
@@ -54,6 +55,7 @@ from flexflow_keras.layers.merging import (
     multiply,
     subtract,
 )
+from flexflow_keras.layers.misc_layers import Dot, Identity, PReLU, UnitNormalization, dot
 from flexflow_keras.layers.normalization import BatchNormalization, LayerNormalization
 from flexflow_keras.layers.pooling import (
     AveragePooling2D,
@@ -69,6 +71,16 @@ from flexflow_keras.layers.pooling import (
     MaxPool2D,
     MaxPooling2D,
 )
+from flexflow_keras.layers.preprocessing import CategoryEncoding, Normalization, Rescaling
+from flexflow_keras.layers.regularization import (
+    ActivityRegularization,
+    AlphaDropout,
+    GaussianDropout,
+    GaussianNoise,
+    SpatialDropout1D,
+    SpatialDropout2D,
+    SpatialDropout3D,
+)
 from flexflow_keras.layers.spatial_reshaping import (
     Cropping1D,
     Cropping2D,
@@ -83,9 +95,14 @@ _CLASSES = [Activation, Add, Average, AveragePooling2D, BatchNormalization, Conc
             Dropout, ELU, Embedding, Flatten, GlobalAveragePooling1D, GlobalAveragePooling2D,
             GlobalMaxPooling1D, GlobalMaxPooling2D, InputLayer, Lambda, LayerNormalization, LeakyReLU,
             Maximum, MaxPooling2D, Minimum, Multiply, Permute, ReLU, Reshape, Softmax, Subtract]
+# i9-conv
 _CLASSES += [AveragePooling1D, Conv1D, Conv1DTranspose, Conv2DTranspose, Cropping1D, Cropping2D, DepthwiseConv1D,
              DepthwiseConv2D, MaxPooling1D, SeparableConv1D, SeparableConv2D, UpSampling1D, UpSampling2D,
              ZeroPadding1D, ZeroPadding2D]
+# i9-misc-layers
+_CLASSES += [ActivityRegularization, AlphaDropout, CategoryEncoding, Dot, GaussianDropout, GaussianNoise,
+             Identity, MultiHeadAttention, Normalization, PReLU, Rescaling, SpatialDropout1D, SpatialDropout2D,
+             SpatialDropout3D, UnitNormalization]
 ALL_OBJECTS = {cls.__name__: cls for cls in _CLASSES}
 
 
@@ -106,6 +123,7 @@ def deserialize(config, custom_objects=None):
 __all__ = [cls.__name__ for cls in _CLASSES] + [
     "AvgPool1D", "AvgPool2D", "Convolution1D", "Convolution2D", "Convolution2DTranspose", "Deconv2D",
     "Deconvolution2D", "GlobalAvgPool1D", "GlobalAvgPool2D", "GlobalMaxPool1D", "GlobalMaxPool2D", "MaxPool1D",
-    "SeparableConvolution1D", "SeparableConvolution2D", "Input", "InputSpec", "Layer", "MaxPool2D", "add", "average", "concatenate", "deserialize", "maximum",
-    "minimum", "multiply", "serialize", "subtract",
+    "SeparableConvolution1D", "SeparableConvolution2D", "Input", "InputSpec", "Layer", "MaxPool2D", "add",
+    "average", "concatenate", "deserialize", "maximum", "minimum", "multiply", "serialize", "subtract",
 ]
+__all__ += ["dot"]  # i9-misc-layers

@@ -149,6 +149,12 @@ class Layer:
         unknown = sorted(set(kwargs) - allowed)
         if unknown:
             raise TypeError(f"add_weight() of layer '{self.name}' got unexpected arguments {unknown}.")
+        if kwargs.get("overwrite_with_gradient"):
+            raise ValueError(f"add_weight() of layer '{self.name}': overwrite_with_gradient=True (float8 scaling "
+                             "factors) is not supported; leave it False.")
+        if kwargs.get("aggregation") not in (None, "none", "mean", "sum", "only_first_replica"):
+            raise ValueError(f"add_weight() of layer '{self.name}' expects aggregation in 'none', 'mean', 'sum', "
+                             f"'only_first_replica', received {kwargs['aggregation']!r}.")
         name = kwargs.get("name") or f"variable_{len(self._trainable_variables) + len(self._non_trainable_variables)}"
         shape = kwargs.get("shape")
         shape = () if shape is None else ((shape,) if isinstance(shape, int) else tuple(shape))
@@ -213,9 +219,17 @@ class Layer:
     non_trainable_variables = non_trainable_weights
 
     @property
-    def losses(self) -> list[float]:
-        """The current regularization penalties of this layer's trainable weights."""
-        return [float(v.regularizer(v.value)) for v in self.trainable_weights if v.regularizer is not None]
+    def losses(self) -> list:
+        """Keras' `losses`: the values `add_loss` recorded in the latest eager calls (of this layer and its
+        sublayers) and the current regularization penalties of the trainable weights. Inside a model's
+        ``compute_loss`` override (symbolic), the added loss tensors of the graph being trained."""
+        from flexflow_keras.models import custom_training
+
+        symbolic = custom_training.current_symbolic_losses(self)
+        if symbolic is not None:
+            return symbolic
+        return custom_training.eager_losses(self) + [float(v.regularizer(v.value)) for v in self.trainable_weights
+                                                     if v.regularizer is not None]
 
     def get_weights(self) -> list[np.ndarray]:
         """Copies of the values of `weights`, in order."""
@@ -321,9 +335,23 @@ class Layer:
 
         return tree.map_structure(cast, inputs)
 
-    def add_loss(self, *args, **kwargs):
-        raise NotImplementedError(f"Layer '{self.name}': add_loss() is not supported; put the term in a loss "
-                                  "function passed to compile(), or use kernel_regularizer for weight penalties.")
+    def add_loss(self, losses, inputs=None):
+        """Add a loss term from ``call()``: a symbolic scalar (summed if it has dims) joins the training
+        loss of the model that computes it; an eager value is kept in `losses`. Keras 2's ``inputs`` is
+        accepted and unused; a zero-argument callable (a Keras 2 weight penalty) is evaluated now.
+
+        Args:
+            losses: a tensor, a list of tensors, or a callable returning one.
+            inputs: ignored (Keras 2 compatibility).
+        """
+        from flexflow_keras.models import custom_training
+
+        custom_training.add_loss(self, losses)
+
+    def add_metric(self, *args, **kwargs):
+        raise NotImplementedError(f"Layer '{self.name}': add_metric() was removed in Keras 3 (it raises there "
+                                  "too). Pass the metric to compile(metrics=[...]), or add the quantity as a "
+                                  "model output and track it with a metric.")
 
     def __call__(self, *args, **kwargs):
         if not args:
@@ -338,6 +366,10 @@ class Layer:
             kwargs.pop("mask")
         leaves = tree.flatten([inputs, list(rest), list(kwargs.values())])
         symbolic = any(isinstance(x, KerasTensor) for x in leaves)
+        if not symbolic and _in_symbolic_call() and any(isinstance(x, np.ndarray) for x in tree.flatten(inputs)):
+            # a sublayer called on an array inside a symbolic call (a transformer's position embedding on
+            # ops.arange): record it on a constant so its weights train, as in Keras
+            inputs, symbolic = _as_constants(inputs), True
         if not symbolic:
             inputs = self._convert_eager(inputs)
         elif self._float_math and self.autocast:
@@ -353,11 +385,15 @@ class Layer:
                 self._maybe_build(inputs)
             check_input_spec(self, inputs)
             if symbolic:
+                from flexflow_keras.ops.functional import symbolic_call
+
                 marker = unique_id()
-                outputs = self.call(inputs, *rest, **call_kwargs)
+                with symbolic_call():
+                    outputs = self.call(inputs, *rest, **call_kwargs)
                 outputs = self._finish_symbolic(marker, inputs, rest, kwargs, outputs)
             else:
-                outputs = self.call(inputs, *rest, **call_kwargs)
+                self.__dict__.pop("_eager_losses", None)  # `losses` holds the latest eager call's values
+                outputs = _as_eager(self.call(inputs, *rest, **call_kwargs))
         finally:
             node_mod.pop_training()
             node_mod.pop_scope()
@@ -443,6 +479,24 @@ class Layer:
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} name={self.name}, built={self.built}>"
+
+
+def _in_symbolic_call() -> bool:
+    from flexflow_keras.ops.functional import _symbolic_calls
+
+    return _symbolic_calls[0] > 0
+
+
+def _as_constants(inputs):
+    from flexflow_keras import ops
+
+    return tree.map_structure(lambda a: ops.constant(a) if isinstance(a, np.ndarray) else a, inputs)
+
+
+def _as_eager(outputs):
+    from flexflow_keras.models.custom_training import as_eager
+
+    return as_eager(outputs)
 
 
 def _wrap_build(build):

@@ -12,6 +12,7 @@ from flexflow_keras.errors import ShapeError
 from flexflow_keras.layers import _args
 from flexflow_keras.layers.base import Layer
 from flexflow_keras.layers.input_spec import InputSpec, flatten_hint
+from flexflow_keras.ops.graph import KerasTensor
 from flexflow_keras.utils import rng
 
 log = logging.getLogger("flexflow_keras")
@@ -306,6 +307,9 @@ class Lambda(Layer):
 
     Args:
         function: ``fn(inputs, **arguments)``.
+        output_shape: the per-sample output shape (a tuple, or a function of the input shape), checked
+            against what `function` computes on symbolic inputs.
+        mask: not supported (masks are not propagated); must be None.
         arguments: extra keyword arguments for `function`.
     """
 
@@ -313,15 +317,24 @@ class Lambda(Layer):
         super().__init__(**kwargs)
         if not callable(function):
             raise ValueError(f"{_args.who(self)} expects a callable, received {function!r}.")
+        if mask is not None:
+            raise ValueError(f"{_args.who(self)}: mask= is not supported; leave it None.")
         self.function = function
+        self.output_shape_arg = output_shape
         self.arguments = dict(arguments or {})
 
     def call(self, inputs):
-        return self.function(inputs, **self.arguments)
+        out = self.function(inputs, **self.arguments)
+        if self.output_shape_arg is not None and isinstance(out, KerasTensor):
+            _check_lambda_shape(self, inputs, out)
+        return out
 
     def get_config(self):
-        return {**super().get_config(), "function": getattr(self.function, "__name__", repr(self.function)),
-                "arguments": self.arguments}
+        config = {**super().get_config(), "function": getattr(self.function, "__name__", repr(self.function)),
+                  "arguments": self.arguments}
+        if self.output_shape_arg is not None and not callable(self.output_shape_arg):
+            config["output_shape"] = tuple(self.output_shape_arg)
+        return config
 
     @classmethod
     def from_config(cls, config):
@@ -336,3 +349,20 @@ class Lambda(Layer):
                                  f"custom_objects={{'{fn}': {fn}}} or register it.")
             config["function"] = resolved
         return cls(**config)
+
+
+def _check_lambda_shape(layer, inputs, out) -> None:
+    """Raise when a Lambda's declared output_shape disagrees with what its function computed."""
+    from flexflow_keras.errors import ShapeError
+
+    want = layer.output_shape_arg
+    if callable(want):
+        shapes = [tuple(t.shape) for t in inputs] if isinstance(inputs, (list, tuple)) else tuple(inputs.shape)
+        want = want(shapes)
+    want = tuple(want)
+    got = tuple(out.shape)
+    if len(want) == len(got) - 1:
+        got = got[1:]
+    if len(want) != len(got) or any(w is not None and g is not None and w != g for w, g in zip(want, got, strict=True)):
+        raise ShapeError(f"Lambda '{layer.name}' declares output_shape={want} but its function returns shape "
+                         f"{tuple(out.shape)}; fix output_shape (per sample, without the batch) or the function.")

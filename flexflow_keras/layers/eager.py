@@ -21,9 +21,11 @@ def run_graph(graph: OpGraph, arrays: Sequence[np.ndarray], training: bool = Fal
     values: dict[int, np.ndarray] = {}
     for t, a in zip(graph.inputs, arrays, strict=False):
         values[t.uid] = np.asarray(a, dtype=t.dtype) if np.asarray(a).dtype != np.dtype(t.dtype) else a
+    fresh = int(np.random.randint(1, 2**31 - 1))  # keras.random ops draw new values on every eager call
     for node in graph.nodes:
         ins = [values[t.uid] for t in node.inputs]
-        outs = apply_op(node.op, ins, node.weights, name=node.name, training=training)
+        seed = fresh if node.op.type_name == "random" else 0
+        outs = apply_op(node.op, ins, node.weights, name=node.name, training=training, seed=seed)
         if not isinstance(outs, tuple):
             outs = (outs,)
         for t, v in zip(node.outputs, outs, strict=False):

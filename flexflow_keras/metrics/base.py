@@ -95,6 +95,8 @@ def _samplewise(values, sample_weight):
     """Keras' reduce_to_samplewise_values with a mean: per-sample values and weights."""
     values = np.asarray(values, np.float64)
     sw = None
+    if values.ndim == 0 and sample_weight is not None and np.ndim(sample_weight):
+        values = np.full(np.shape(sample_weight)[:1], values)  # a batch mean (Keras 2 metric): per sample
     if sample_weight is not None:
         sw = np.asarray(sample_weight, np.float64)
         if values.ndim != sw.ndim:

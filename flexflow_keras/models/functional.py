@@ -228,6 +228,12 @@ class Functional(GraphIOMixin, Model):
     def __call__(self, *args, **kwargs):
         if args and isinstance(args[0], dict):  # order a dict of inputs by input name before the checks
             args = (self._standardize_inputs(args[0], self._inputs),) + args[1:]
+        if args and not any(isinstance(t, KerasTensor) for t in tree.flatten(args[0])):
+            from flexflow_keras.models.custom_training import adjust_input_rank
+
+            flat = [np.asarray(a) if hasattr(a, "__array__") else a for a in tree.flatten(args[0])]
+            if len(flat) == len(self._inputs):  # Keras 3's rank rule: (N, 28, 28) for Input((28, 28, 1))
+                args = (tree.pack_as(args[0], adjust_input_rank(flat, self._inputs)),) + args[1:]
         return super().__call__(*args, **kwargs)
 
     def call(self, inputs, training=None, mask=None):

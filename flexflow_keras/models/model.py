@@ -225,6 +225,41 @@ class Model(Trainer, Layer):
         """(layers to list, whether the table is sequential-like, ids of the relevant nodes or None)."""
         return self.layers, True, None
 
+    def compute_loss(self, x=None, y=None, y_pred=None, sample_weight=None, training=True):
+        """The total loss on symbolic tensors: compiled losses (batch means) plus added losses. Override it
+        to define the training loss (Keras 3's hook); flexflow_keras calls it on symbolic x, y and y_pred
+        when it builds the training graph, so compose keras.ops.
+
+        Args:
+            x, y, y_pred: the inputs, labels and predictions. sample_weight: unused (weights apply per
+                sample in the training loop). training: whether this is a training step.
+        """
+        from flexflow_keras.models.custom_training import default_compute_loss
+
+        return default_compute_loss(self, x, y, y_pred, sample_weight)
+
+    def train_step(self, data):
+        """Keras 3's default step on symbolic `data` (x, y[, sample_weight]): predictions and
+        `compute_loss`. fit() traces an override of it up to its compute_loss call (see
+        models/step_hooks.py), so ``super().train_step(data)`` works inside one.
+
+        Args:
+            data: a tuple (x, y) or (x, y, sample_weight) of symbolic tensors.
+        """
+        from flexflow_keras.models.step_hooks import default_step
+
+        return default_step(self, data, True)
+
+    def test_step(self, data):
+        """As `train_step`, in inference mode (evaluate).
+
+        Args:
+            data: a tuple (x, y) or (x, y, sample_weight) of symbolic tensors.
+        """
+        from flexflow_keras.models.step_hooks import default_step
+
+        return default_step(self, data, False)
+
     # --- inspection and persistence -----------------------------------------------------------------------
     def summary(self, line_length=None, positions=None, print_fn=None, expand_nested=False,
                 show_trainable=False, layer_range=None) -> None:
@@ -249,9 +284,10 @@ class Model(Trainer, Layer):
             filepath: a path ending in ``.weights.h5`` or ``.npz``.
             overwrite: replace an existing file.
         """
+        from flexflow_keras.execution.distributed import on_rank0
         from flexflow_keras.models.weights_io import save_weights
 
-        save_weights(self, filepath, overwrite=overwrite)
+        on_rank0(save_weights, self, filepath, overwrite=overwrite)  # under MPI rank 0 writes
 
     def save(self, filepath, overwrite=True, zipped=None, **kwargs) -> None:
         """Save the whole model (config, weights, compile state and optimizer slots) to a ``.keras``
@@ -262,9 +298,10 @@ class Model(Trainer, Layer):
             overwrite: replace an existing file.
             zipped: accepted for Keras compatibility (only zipped files are written).
         """
+        from flexflow_keras.execution.distributed import on_rank0
         from flexflow_keras.saving import save_model
 
-        save_model(self, filepath, overwrite=overwrite, zipped=zipped, **kwargs)
+        on_rank0(save_model, self, filepath, overwrite=overwrite, zipped=zipped, **kwargs)  # MPI: rank 0 writes
 
     def load_weights(self, filepath, skip_mismatch=False, **kwargs) -> None:
         """Load weights saved by `save_weights` (or by tf.keras' ``save_weights``).

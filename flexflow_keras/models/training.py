@@ -19,6 +19,7 @@ from flexflow_keras import config as _config
 from flexflow_keras.data import provenance
 from flexflow_keras.errors import DataError
 from flexflow_keras.execution import simulator_notice
+from flexflow_keras.models import custom_training
 from flexflow_keras.models.training_feeds import (
     ArrayFeed,
     evaluate_stream,
@@ -134,6 +135,7 @@ class Trainer:
         self._detach_engine()
         loss_specs, metric_objects, self._loss_names, self._loss_weights = [], [], [], []
         loss_args = self._per_output(getattr(self, "_loss_arg", None), out_names, "loss")
+        loss_args = custom_training.training_losses(self, graph, loss_args, label_specs is not None)  # i9-ops
         weights = self._per_output(getattr(self, "_loss_weights_arg", None), out_names, "loss_weights")
         metric_args = self._per_output(getattr(self, "_metrics_arg", None), out_names, "metrics")
         weighted_args = self._per_output(getattr(self, "_weighted_metrics_arg", None), out_names,
@@ -181,16 +183,20 @@ class Trainer:
 
     # --- data ----------------------------------------------------------------------------------------------
     def _prepare(self, x, y, sample_weight, need_labels=True):
-        xs = to_list(x, self._known_input_names(), "input")
+        xs = custom_training.adjust_input_rank(to_list(x, self._known_input_names(), "input"),
+                                               getattr(self, "_inputs", ()))  # Keras 3's rank rule (i9-ops)
         graph = self._graph_for(xs)
         in_names = self._input_names_for(graph)
-        xs = to_list(x, in_names, "input")
+        xs = custom_training.adjust_input_rank(to_list(x, in_names, "input"), graph.inputs)
         xs = [np.ascontiguousarray(a, dtype=np.float32) if a.dtype.kind in "fub" and
               graph.inputs[i].dtype.startswith("float") else np.ascontiguousarray(a, dtype=graph.inputs[i].dtype)
               for i, a in enumerate(xs)]
         check_inputs(xs, [t.spec for t in graph.inputs], in_names)
         ys = None
         if need_labels:
+            if y is None and custom_training.labels_optional(self, graph, self._per_output(
+                    getattr(self, "_loss_arg", None), self._output_names_for(graph), "loss")):
+                y = [custom_training.placeholder_labels(len(xs[0])) for _ in graph.outputs]
             if y is None:
                 raise DataError(f"Model '{self.name}' needs labels y to compute its loss; received y=None.")
             ys = [label_array(a) for a in to_list(y, self._output_names_for(graph), "output")]
@@ -226,9 +232,9 @@ class Trainer:
         losses = [None if a is None else losses_mod.get(a) for a in loss_args]
         found = detect(check_exists(cfg.dataset)) if cfg.dataset else None
         if found is not None and found.kind == "image-folder":  # decoded by the loaders, not held in memory
-            from flexflow_keras.models.training_feeds import folder_dataset
+            from flexflow_keras.models.training_feeds import folder_dataset, folder_for_split
 
-            return folder_dataset(self, found.target, batch_size), None
+            return folder_dataset(self, folder_for_split(found.target, split), batch_size), None
         if cfg.dataset:
             source = flag_source(cfg.dataset, [t.spec for t in graph.inputs], [t.spec for t in graph.outputs],
                                  losses, split, self._input_names_for(graph))

@@ -16,6 +16,8 @@ from __future__ import annotations
 
 from flexflow_keras.ops import functional as _functional
 from flexflow_keras.ops import loss_functions as _loss_functions
+from flexflow_keras.ops import numpy_api as _numpy_api
+from flexflow_keras.ops import numpy_extra as _numpy_extra
 from flexflow_keras.ops.base import KernelContext, Op, apply_op, op_registry
 from flexflow_keras.ops.functional import *  # noqa: F403 - the functional API is this package's surface
 from flexflow_keras.ops.graph import KerasTensor, OpGraph, OpNode, TensorSpec, Variable
@@ -50,6 +52,8 @@ from flexflow_keras.ops.nn import (
     VariableOp,
 )
 from flexflow_keras.ops.normalization import BatchNormOp, LayerNormOp
+from flexflow_keras.ops.numpy_api import *  # noqa: F403 - keras.ops' NumPy-like functions (i9-ops)
+from flexflow_keras.ops.numpy_extra import *  # noqa: F403 - and the rest (i9-ops)
 from flexflow_keras.ops.shape_ops import ConcatOp, ReshapeOp, TransposeOp
 
 # Conv2D and pooling ops live in their own modules (another engineer's); loaded on first use so this
@@ -69,7 +73,7 @@ def __getattr__(name: str):
     raise AttributeError(f"module 'flexflow_keras.ops' has no attribute {name!r}")
 
 
-__all__ = [n for m in (_functional, _loss_functions) for n in dir(m) if not n.startswith("_")
+__all__ = [n for m in (_functional, _loss_functions, _numpy_api, _numpy_extra) for n in dir(m) if not n.startswith("_")
            and callable(getattr(m, n)) and getattr(getattr(m, n), "__module__", "") == m.__name__] + [
     "KernelContext", "Op", "apply_op", "op_registry", "KerasTensor", "OpGraph", "OpNode", "TensorSpec",
     "Variable", "LOSS_NAMES", "LossOp", "BinaryOp", "CastOp", "CompareOp", "ReduceOp", "ScalarOp",

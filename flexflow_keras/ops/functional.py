@@ -43,8 +43,24 @@ from kernels.reduce import normalize_axes
 _py_max = builtins.max  # `max` is redefined below as the Keras op
 
 
+_symbolic_calls = [0]  # > 0 while a layer's call() runs on symbolic inputs
+
+
+class symbolic_call:
+    """While a layer's call() runs on KerasTensors, ops on its weights alone (``ops.sum(self.w)``, as in an
+    ``add_loss`` penalty) are symbolic too, as in Keras."""
+
+    def __enter__(self):
+        _symbolic_calls[0] += 1
+
+    def __exit__(self, *exc):
+        _symbolic_calls[0] -= 1
+
+
 def _symbolic(*values) -> bool:
-    return builtins.any(isinstance(v, KerasTensor) for v in values)
+    if builtins.any(isinstance(v, KerasTensor) for v in values):
+        return True
+    return _symbolic_calls[0] > 0 and builtins.any(isinstance(v, Variable) for v in values)
 
 
 def _ndim(x) -> int:

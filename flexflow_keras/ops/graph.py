@@ -205,6 +205,40 @@ class KerasTensor:
 
         return ops.abs(self)
 
+    def __getitem__(self, key):
+        from flexflow_keras import ops
+
+        return ops.get_item(self, key)
+
+    def __lt__(self, o):
+        return self._binary(o, "less")
+
+    def __le__(self, o):
+        return self._binary(o, "less_equal")
+
+    def __gt__(self, o):
+        return self._binary(o, "greater")
+
+    def __ge__(self, o):
+        return self._binary(o, "greater_equal")
+
+    def __and__(self, o):
+        return self._binary(o, "logical_and")
+
+    def __or__(self, o):
+        return self._binary(o, "logical_or")
+
+    def __invert__(self):
+        from flexflow_keras import ops
+
+        return ops.logical_not(self)
+
+    def __mod__(self, o):
+        return self._binary(o, "mod")
+
+    def __floordiv__(self, o):
+        return self._binary(o, "floor_divide")
+
 
 class OpNode:
     """One application of an op: input tensors, weights, output tensors."""

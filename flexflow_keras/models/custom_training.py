@@ -1,0 +1,245 @@
+"""What custom code adds to a model's training loss, and the Keras 3 conveniences around model inputs.
+
+- ``layer.add_loss(t)`` in ``call()`` (or Keras 2's ``model.add_loss(t)``) records a symbolic scalar; the
+  training loss of the model's first output becomes ``compiled loss + sum(added losses)``. A model
+  compiled without a loss trains on its added losses alone (``fit(x)`` without labels, as Keras 2's VAE).
+- A subclass overriding ``compute_loss(x, y, y_pred, sample_weight, training)`` gets it called on the
+  symbolic inputs, labels and predictions; its scalar result is the training loss.
+- A loss that returns a scalar (``K.mean(...)`` over the batch, as Keras 2's contrastive loss) is
+  broadcast to one value per sample, so the batch mean the training loop takes is that scalar.
+- `adjust_input_rank` applies Keras 3's rule: data one dim short of an input whose last dim is 1 gets
+  that dim; data with an extra trailing 1 loses it.
+- `EagerTensor`: what ``model(x)`` returns on arrays (an ndarray with ``.numpy()``, as tf.keras tensors).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from flexflow_keras.errors import GraphError
+from flexflow_keras.losses import Loss
+from flexflow_keras.models import step_hooks
+from flexflow_keras.ops.graph import KerasTensor, OpGraph
+from flexflow_keras.utils import tree
+
+
+class EagerTensor(np.ndarray):
+    """A NumPy array with tf.keras' tensor conveniences: ``.numpy()`` returns a plain ndarray copy."""
+
+    def numpy(self) -> np.ndarray:
+        """The value as a plain NumPy array."""
+        return np.array(self, copy=True).view(np.ndarray)
+
+
+def as_eager(outputs):
+    """`outputs` (a structure of arrays) with every ndarray viewed as an `EagerTensor`."""
+    return tree.map_structure(lambda a: a.view(EagerTensor) if type(a) is np.ndarray else a, outputs)
+
+
+# --- add_loss ----------------------------------------------------------------------------------------------
+def add_loss(layer, losses) -> None:
+    """Record `losses` on `layer`: KerasTensors for training, numbers from eager calls, callables
+    (Keras 2's zero-argument weight penalties) evaluated now."""
+    for item in tree.flatten(losses):
+        if callable(item) and not isinstance(item, KerasTensor):
+            item = item()
+        if isinstance(item, KerasTensor):
+            if np.dtype(item.dtype).kind != "f":
+                from flexflow_keras import ops
+
+                item = ops.cast(item, "float32")
+            layer.__dict__.setdefault("_symbolic_losses", []).append(item)
+        elif item is not None:
+            layer.__dict__.setdefault("_eager_losses", []).append(float(np.sum(np.asarray(item))))
+
+
+def _all_layers(model) -> list:
+    out, seen, stack = [], set(), [model]
+    while stack:
+        layer = stack.pop()
+        if id(layer) in seen:
+            continue
+        seen.add(id(layer))
+        out.append(layer)
+        stack.extend(reversed(layer._sublayers()))
+    return out
+
+
+def symbolic_losses(model, graph: OpGraph) -> list[KerasTensor]:
+    """The added loss tensors of `model` and its layers that `graph`'s inputs compute, each reduced to a
+    scalar by a sum (Keras 3's rule for add_loss)."""
+    from flexflow_keras import ops
+
+    found, seen = [], set()
+    for layer in _all_layers(model):
+        for t in layer.__dict__.get("_symbolic_losses", []):
+            if t.uid in seen:
+                continue
+            try:
+                OpGraph(graph.inputs, [t])
+            except GraphError:
+                continue  # recorded by another trace or another model
+            seen.add(t.uid)
+            found.append(t if t.ndim == 0 else ops.sum(t))
+    return found
+
+
+_scope: list[OpGraph] = []  # the graph whose loss is being built (compute_loss overrides read `losses`)
+
+
+def current_symbolic_losses(layer) -> list[KerasTensor] | None:
+    """Inside a compute_loss call made while building a training loss: `layer`'s added loss tensors for
+    that graph; otherwise None."""
+    return symbolic_losses(layer, _scope[-1]) if _scope else None
+
+
+class _Inputs:
+    def __init__(self, inputs):
+        self.inputs = tuple(inputs)
+
+
+def default_compute_loss(model, x, y, y_pred, sample_weight=None) -> KerasTensor:
+    """Keras 3's default `compute_loss`: the compiled loss of each output (reduced to a scalar) plus the
+    added losses that `x` computes."""
+    from flexflow_keras import losses as losses_mod
+    from flexflow_keras import ops
+
+    preds = tree.flatten(y_pred)
+    ys = tree.flatten(y) if y is not None else []
+    names = model._output_names_for(_Outputs(preds))
+    args = model._per_output(getattr(model, "_loss_arg", None), names, "loss")
+    terms = []
+    for i, arg in enumerate(args):
+        loss = losses_mod.get(arg)
+        if loss is not None and i < len(ys):
+            value = loss.per_sample(ys[i], preds[i])
+            terms.append(ops.mean(value) if value.ndim else value)
+    terms += symbolic_losses(model, _Inputs(tree.flatten(x)))
+    if not terms:
+        raise ValueError(f"Model '{model.name}': no loss to compute. Provide a `loss` argument in compile(), or "
+                         f"add_loss() terms.")
+    total = terms[0]
+    for t in terms[1:]:
+        total = ops.add(total, t)
+    return total
+
+
+class _Outputs:
+    def __init__(self, outputs):
+        self.outputs = tuple(outputs)
+
+
+def eager_losses(layer) -> list[float]:
+    """The values added by `layer` and its sublayers during their latest eager calls."""
+    return [v for la in _all_layers(layer) for v in la.__dict__.get("_eager_losses", [])]
+
+
+# --- the training loss -----------------------------------------------------------------------------------------
+def _per_sample(value: KerasTensor, like: KerasTensor) -> KerasTensor:
+    """`value` with a batch dim: a scalar (or batch-less tensor) becomes one copy per sample of `like`."""
+    from flexflow_keras import ops
+
+    if value.ndim and value.shape[0] is None:
+        return value
+    if value.ndim:
+        value = ops.sum(value)
+    ref = ops.stop_gradient(like)
+    if ref.ndim > 1:
+        ref = ops.mean(ref, axis=tuple(range(1, ref.ndim)))
+    return ops.add(ops.multiply(ref, 0.0), value)
+
+
+class GraphLoss(Loss):
+    """The training loss of one output: a base loss (or a compute_loss override, or none) plus the
+    model's added losses, always per sample."""
+
+    def __init__(self, base: Loss | None, extras, model=None, model_inputs=(), hook: str | None = None):
+        super().__init__(name=getattr(base, "name", "loss"))
+        self.base, self.extras, self.model, self.model_inputs = base, list(extras), model, tuple(model_inputs)
+        self.hook = hook
+        self.label_kind = getattr(base, "label_kind", None)
+        self.from_logits = getattr(base, "from_logits", False)
+
+    def per_sample(self, y_true, y_pred):
+        if self.model is not None:
+            x = self.model_inputs[0] if len(self.model_inputs) == 1 else list(self.model_inputs)
+            _scope.append(_Inputs(self.model_inputs))
+            try:
+                if self.hook is not None:
+                    total = step_hooks.trace_step(self.model, self.hook, self.model_inputs, y_true, y_pred)
+                else:
+                    total = self.model.compute_loss(x=x, y=y_true, y_pred=y_pred, sample_weight=None, training=True)
+            finally:
+                _scope.pop()
+            if not isinstance(total, KerasTensor):
+                raise TypeError(f"compute_loss() of model '{self.model.name}' must return a tensor computed with "
+                                f"keras.ops from its arguments, received {type(total).__name__}.")
+            return _per_sample(total, y_pred)
+        out = None if self.base is None else _per_sample(self.base.per_sample(y_true, y_pred), y_pred)
+        for t in self.extras:
+            out = _per_sample(t, y_pred) if out is None else out + t
+        return out
+
+    def validate(self, y, y_pred_shape, output_name):
+        if self.base is not None and hasattr(self.base, "validate"):
+            self.base.validate(y, y_pred_shape, output_name)
+
+    def get_config(self) -> dict:
+        return {"name": self.name}
+
+
+def training_losses(model, graph: OpGraph, losses: list, with_labels: bool = True) -> list:
+    """Per output, the loss object to train with (see the module docstring); `losses` are the compiled
+    ones (objects or None). Unchanged when nothing custom applies. Step overrides are refused when
+    labels are given (fit, evaluate); predict runs the model's graph as it is."""
+    from flexflow_keras import losses as losses_mod
+
+    if with_labels:
+        step_hooks.check_hooks(model)
+    losses = [losses_mod.get(a) for a in losses]
+    hook = next((h for h in ("train_step", "test_step") if step_hooks.overrides(model, h)), None)
+    if hook is not None or step_hooks.overrides(model, "compute_loss"):
+        if len(graph.outputs) != 1:
+            raise ValueError(f"Model '{model.name}' overrides {hook or 'compute_loss'}(); that is supported for "
+                             f"models with one output, this one has {len(graph.outputs)}.")
+        return [GraphLoss(losses[0], (), model, graph.inputs, hook)]
+    extras = symbolic_losses(model, graph)
+    out = list(losses)
+    if extras:
+        out[0] = GraphLoss(losses[0], extras)
+    for i, loss in enumerate(out):
+        if loss is not None and not isinstance(loss, GraphLoss) and type(loss).__module__ != "flexflow_keras.losses":
+            out[i] = GraphLoss(loss, ())  # a user's loss class may reduce over the batch
+        elif loss is not None and type(loss).__name__ == "LossFunctionWrapper":
+            out[i] = GraphLoss(loss, ())
+    return out
+
+
+def labels_optional(model, graph: OpGraph, compiled_losses: list) -> bool:
+    """Whether fit/evaluate may run without labels: no compiled loss, but added losses or compute_loss."""
+    if any(a is not None for a in compiled_losses):
+        return False
+    return any(step_hooks.overrides(model, h) for h in ("compute_loss", "train_step", "test_step")) or bool(
+        symbolic_losses(model, graph))
+
+
+def placeholder_labels(n: int) -> np.ndarray:
+    """Labels for a model trained on its added losses alone (read by no op)."""
+    return np.zeros((n, 1), np.float32)
+
+
+# --- inputs --------------------------------------------------------------------------------------------------
+def adjust_input_rank(xs: list, inputs) -> list:
+    """Keras 3's input rank rule (see the module docstring); other mismatches are left to the checks."""
+    out = []
+    for x, t in zip(xs, inputs, strict=False):
+        if x is None or not hasattr(x, "ndim"):
+            out.append(x)
+            continue
+        ref = tuple(t.shape)
+        if x.ndim == len(ref) + 1 and x.shape[-1] == 1:
+            x = x.reshape(x.shape[:-1])
+        elif x.ndim == len(ref) - 1 and ref and ref[-1] == 1:
+            x = x.reshape(x.shape + (1,))
+        out.append(x)
+    return out + list(xs[len(out):])

@@ -1,0 +1,127 @@
+"""Keras 3's training-step overrides (``train_step``, ``test_step``, ``compute_metrics``) on a framework
+that runs each step as one traced graph.
+
+A ``train_step`` written as the keras.io guides write it (unpack ``data``, ``y_pred = self(x,
+training=True)``, ``loss = self.compute_loss(...)``, then the gradient of that loss over
+``self.trainable_variables`` applied by ``self.optimizer``) is traced on symbolic data up to its
+``compute_loss`` call: that loss is what the graph trains, with the compiled optimizer over every
+trainable weight, which is what the rest of such a step does. The Python after ``compute_loss`` (the
+``tf.GradientTape`` gradient, the optimizer call, metric trackers) is not run; logs show the loss and the
+compiled metrics. A step that does anything else with its gradients (two optimizers, clipping, a
+variable subset), or never calls ``compute_loss``, is refused with a message naming what it calls.
+A ``test_step`` that calls ``compute_loss`` evaluates like the default one; ``compute_metrics`` overrides
+are refused (metrics are computed by the graph from ``compile(metrics=...)``).
+"""
+
+from __future__ import annotations
+
+import inspect
+import logging
+
+from flexflow_keras.errors import GraphError
+from flexflow_keras.ops.graph import KerasTensor
+from flexflow_keras.utils import tree
+
+log = logging.getLogger("flexflow_keras")
+
+_FIX = ("Put the custom loss in a compute_loss(self, x, y, y_pred, sample_weight, training) override (or add_loss() "
+        "in a layer) and pass metrics to compile(metrics=[...]); a train_step is supported when it computes "
+        "self.compute_loss(...) and applies its gradient over self.trainable_variables with self.optimizer.")
+
+
+def overrides(model, name: str) -> bool:
+    """Whether `model`'s class overrides `Model.<name>`."""
+    from flexflow_keras.models.model import Model
+
+    return getattr(type(model), name, None) is not getattr(Model, name, None)
+
+
+def _source(model, hook: str) -> str:
+    try:
+        return inspect.getsource(getattr(type(model), hook))
+    except (OSError, TypeError):
+        return ""
+
+
+def check_hooks(model) -> None:
+    """Refuse the overrides this module cannot run (see the module docstring), naming the reason."""
+    if overrides(model, "compute_metrics"):
+        raise GraphError(f"Model '{model.name}' overrides compute_metrics(); flexflow_keras computes metrics in "
+                         f"the step graph from compile(metrics=[...]), so a Python compute_metrics cannot run. "
+                         f"{_FIX}")
+    if overrides(model, "test_step") and "compute_loss(" not in _source(model, "test_step"):
+        raise GraphError(f"Model '{model.name}' overrides test_step() without calling self.compute_loss(); "
+                         f"flexflow_keras evaluates the compiled loss and metrics in the step graph. {_FIX}")
+    if overrides(model, "train_step"):
+        src = _source(model, "train_step")
+        if "super().train_step" in src:
+            return
+        why = None
+        if "compute_loss(" not in src:
+            why = "it does not call self.compute_loss()"
+        elif src.count(".gradient(") + src.count("grad(") > 1 or src.count("apply_gradients(") + src.count(
+                "optimizer.apply(") > 1:
+            why = "it computes or applies more than one gradient"
+        elif any(c in src for c in ("clip_by", "clipnorm", "clip_grad")):
+            why = "it transforms the gradients (clip the gradient with compile(optimizer=Adam(clipnorm=...)))"
+        elif ".backward()" in src or "jax." in src:
+            why = "it uses PyTorch/JAX autodiff"
+        if why is not None:
+            raise GraphError(f"Model '{model.name}' overrides train_step() and {why}; flexflow_keras traces "
+                             f"one step as a graph. {_FIX}")
+
+
+class _LossCaptured(Exception):
+    """Raised from compute_loss during a train_step trace, carrying the loss (ends the trace there)."""
+
+    def __init__(self, loss):
+        super().__init__("train_step trace reached compute_loss")
+        self.loss = loss
+
+
+def trace_step(model, hook: str, inputs, y_true, y_pred):
+    """Run ``model.<hook>((x, y))`` on symbolic tensors up to its compute_loss call; returns that loss.
+
+    While tracing, calling the model on its own graph inputs gives the graph's prediction `y_pred` (no
+    second copy of the forward graph), and `compute_loss` hands its result back by ending the trace.
+    """
+    original_call, original_loss = model.call, model.compute_loss
+    ids = [t.uid for t in inputs]
+
+    def call(x, *args, **kwargs):
+        if [getattr(t, "uid", None) for t in tree.flatten(x)] == ids:
+            return y_pred
+        return original_call(x, *args, **kwargs)
+
+    def capture(*args, **kwargs):
+        raise _LossCaptured(original_loss(*args, **kwargs))
+
+    x = inputs[0] if len(inputs) == 1 else list(inputs)
+    model.__dict__["call"], model.__dict__["compute_loss"] = call, capture
+    try:
+        getattr(model, hook)((x, y_true))
+    except _LossCaptured as found:
+        loss = found.loss
+    except Exception as e:  # noqa: BLE001 - any failure of user code while tracing is reported with the hook
+        raise GraphError(f"Model '{model.name}': tracing its {hook}() on symbolic data failed before it called "
+                         f"compute_loss(): {type(e).__name__}: {e}. {_FIX}") from e
+    else:
+        raise GraphError(f"Model '{model.name}': its {hook}() returned without calling self.compute_loss(). {_FIX}")
+    finally:
+        model.__dict__.pop("call", None)
+        model.__dict__.pop("compute_loss", None)
+    if not isinstance(loss, KerasTensor):
+        raise GraphError(f"Model '{model.name}': compute_loss() in {hook}() returned {type(loss).__name__}, not a "
+                         f"tensor computed with keras.ops.")
+    log.info("model '%s': %s() is traced up to compute_loss(); that loss trains with the compiled optimizer over "
+             "every trainable weight", model.name, hook)
+    return loss
+
+
+def default_step(model, data, training: bool):
+    """The symbolic body of the default train_step/test_step (what ``super().train_step(data)`` runs in a
+    trace): predictions and compute_loss."""
+    x, y = (data[0], data[1]) if isinstance(data, (tuple, list)) and len(data) >= 2 else (data, None)
+    y_pred = model(x, training=training)
+    loss = model.compute_loss(x=x, y=y, y_pred=y_pred, training=training)
+    return {"loss": loss}

@@ -1,0 +1,361 @@
+"""More of Keras 3's `keras.ops` (the NumPy-like API): creation, shapes, indexing, selection, scans and
+statistics. Symbolic on KerasTensors (recording graph ops with backward passes), eager on arrays.
+
+``ops.shape(x)`` of a symbolic tensor gives its batch as a `BatchDim` (printed ``None``) that remembers x,
+so a shape built from it (``ops.zeros((ops.shape(x)[0], 4))``, ``ops.reshape(y, (ops.shape(x)[0], -1))``)
+takes its batch from x at run time, and ``ops.cast(ops.shape(x)[0], "float32")`` is the batch size.
+"""
+
+from __future__ import annotations
+
+import builtins
+
+import numpy as np
+
+from flexflow_keras.errors import ShapeError
+from flexflow_keras.ops import functional as F
+from flexflow_keras.ops.array_ops import (
+    ArgReduceOp,
+    BroadcastToOp,
+    GatherOp,
+    IndexOp,
+    OneHotOp,
+    RepeatOp,
+    TakeAlongAxisOp,
+    TileOp,
+    TopKOp,
+)
+from flexflow_keras.ops.base import apply_op
+from flexflow_keras.ops.graph import KerasTensor, Variable
+from flexflow_keras.ops.random_ops import BatchSizeOp, FillOp
+from kernels.reduce import normalize_axes
+
+__all__ = ["BatchDim", "full", "ones", "zeros", "full_like", "ones_like", "zeros_like", "arange", "eye",
+           "convert_to_tensor", "convert_to_numpy", "is_tensor", "shape", "reshape", "stack", "split",
+           "broadcast_to", "tile", "repeat", "swapaxes", "get_item", "slice", "flip", "take", "gather",
+           "take_along_axis", "argmax", "argmin", "one_hot", "top_k", "in_top_k", "dot", "einsum", "cast", "logical_not"]
+
+_sym = F._symbolic
+_slice = builtins.slice
+_t = F._tensor
+
+
+class BatchDim:
+    """The batch entry of ``ops.shape(x)`` for a symbolic x: unknown until run time, tied to x."""
+
+    def __init__(self, ref: KerasTensor):
+        self.ref = ref
+
+    def __repr__(self) -> str:
+        return "None"
+
+    def __index__(self):
+        raise TypeError("ops.shape(x)[0] of a symbolic tensor is the batch size, unknown while the graph is "
+                        "built; pass it to ops functions (zeros, reshape, random.normal, cast) rather than to "
+                        "Python code that needs a number.")
+
+
+def _shape_and_ref(shape, who: str):
+    """(shape with None for the batch, the reference tensor or None)."""
+    if isinstance(shape, int | np.integer | BatchDim):
+        shape = (shape,)
+    ref, out = None, []
+    for i, s in enumerate(tuple(shape)):
+        if isinstance(s, BatchDim):
+            if i != 0:
+                raise ShapeError(f"{who}: the batch size (ops.shape(x)[0]) can only be the first dim of a shape, "
+                                 f"received it at position {i}.")
+            ref = s.ref
+            out.append(None)
+        elif s is None:
+            raise ShapeError(f"{who}: shape {tuple(shape)} has an unknown dim; use ops.shape(x)[0] for the batch.")
+        else:
+            out.append(int(s))
+    return tuple(out), ref
+
+
+# --- creation ----------------------------------------------------------------------------------------------
+def full(shape, fill_value, dtype=None):
+    """A tensor of `shape` filled with `fill_value` (eager unless the shape holds ``ops.shape(x)[0]``)."""
+    dims, ref = _shape_and_ref(shape, "full")
+    dtype = str(np.dtype(dtype or ("float32" if isinstance(fill_value, float) else np.asarray(fill_value).dtype)))
+    if ref is None:
+        return np.full(dims, fill_value, dtype=dtype)
+    return apply_op(FillOp(dims, float(fill_value), dtype), [ref])
+
+
+def ones(shape, dtype=None):
+    """A tensor of ones (float32 by default)."""
+    return full(shape, 1.0, dtype or "float32")
+
+
+def zeros(shape, dtype=None):
+    """A tensor of zeros (float32 by default)."""
+    return full(shape, 0.0, dtype or "float32")
+
+
+def full_like(x, fill_value, dtype=None):
+    """A tensor of x's shape filled with `fill_value` (x's dtype by default)."""
+    dtype = str(np.dtype(dtype or x.dtype))
+    if isinstance(x, KerasTensor):
+        ref = [x] if x.ndim and x.shape[0] is None else []
+        return apply_op(FillOp(tuple(x.shape), float(fill_value), dtype), ref)
+    return np.full(np.shape(x), fill_value, dtype=dtype)
+
+
+def ones_like(x, dtype=None):
+    """Ones of x's shape and dtype."""
+    return full_like(x, 1, dtype)
+
+
+def zeros_like(x, dtype=None):
+    """Zeros of x's shape and dtype."""
+    return full_like(x, 0, dtype)
+
+
+def arange(start, stop=None, step=1, dtype=None):
+    """``np.arange`` (eager): int32 for integer arguments, float32 otherwise."""
+    out = np.arange(start, stop, step) if stop is not None else np.arange(start)
+    return out.astype(dtype or ("int32" if out.dtype.kind in "iu" else "float32"))
+
+
+def eye(N, M=None, k=0, dtype=None):
+    """An identity-like matrix (eager)."""
+    return np.eye(N, M, k, dtype=dtype or "float32")
+
+
+def convert_to_tensor(x, dtype=None, sparse=None, ragged=None):
+    """x as a tensor: KerasTensors as they are (cast to `dtype`), everything else a NumPy array
+    (Python floats become float32, as in Keras)."""
+    if isinstance(x, KerasTensor):
+        return x if dtype is None or np.dtype(dtype) == np.dtype(x.dtype) else F.cast(x, dtype)
+    arr = np.asarray(x.value if isinstance(x, Variable) else x, dtype=dtype)
+    return arr.astype("float32") if dtype is None and arr.dtype == np.float64 else arr
+
+
+def convert_to_numpy(x):
+    """x as a NumPy array (a KerasTensor is symbolic and raises, saying so)."""
+    return np.asarray(x)
+
+
+def is_tensor(x) -> bool:
+    """Whether x is a tensor (an array or a symbolic tensor)."""
+    return isinstance(x, np.ndarray | KerasTensor)
+
+
+# --- shapes ------------------------------------------------------------------------------------------------
+def shape(x) -> tuple:
+    """x's shape; the batch of a symbolic tensor is a `BatchDim` (see the module docstring)."""
+    if isinstance(x, KerasTensor):
+        return tuple(BatchDim(x) if s is None and i == 0 else s for i, s in enumerate(x.shape))
+    return tuple(int(s) for s in np.shape(x))
+
+
+def reshape(x, new_shape, name=None):
+    """Reshape to `new_shape` (the whole shape, batch first; -1, None or ops.shape(x)[0] for the batch)."""
+    if isinstance(new_shape, int | np.integer):
+        new_shape = (int(new_shape),)
+    dims = [-1 if isinstance(s, BatchDim) else s for s in new_shape]
+    return F.reshape(x, dims, name)
+
+
+def stack(xs, axis=0):
+    """Join tensors along a new `axis`."""
+    xs = list(xs)
+    nd = F._ndim(xs[0]) + 1
+    return F.concatenate([F.expand_dims(x, axis % nd) for x in xs], axis=axis % nd)
+
+
+def split(x, indices_or_sections, axis=0):
+    """Split along `axis` into equal sections (an int) or at the given indices."""
+    size = shape(x)[axis]
+    if isinstance(indices_or_sections, int | np.integer):
+        n = int(indices_or_sections)
+        if not isinstance(size, int) or size % n:
+            raise ShapeError(f"split: axis {axis} of size {size} does not divide into {n} equal sections.")
+        cuts = [size // n * i for i in range(1, n)]
+    else:
+        cuts = [int(i) for i in indices_or_sections]
+    bounds = [0, *cuts, size]
+    nd = F._ndim(x)
+    out = []
+    for a, b in zip(bounds[:-1], bounds[1:], strict=True):
+        key = [_slice(None)] * nd
+        key[axis % nd] = _slice(a, b)
+        out.append(get_item(x, tuple(key)))
+    return out
+
+
+def broadcast_to(x, shape, name=None):
+    """x broadcast to `shape` (None or ops.shape(y)[0] for a symbolic batch)."""
+    dims = tuple(None if isinstance(s, BatchDim) or s is None else int(s) for s in shape)
+    if not _sym(x):
+        return np.broadcast_to(np.asarray(x), dims).copy()
+    return apply_op(BroadcastToOp(dims), [x], name=name)
+
+
+def tile(x, repeats):
+    """x repeated `repeats` times along each dim (NumPy's rule when the lengths differ)."""
+    reps = (int(repeats),) if isinstance(repeats, int | np.integer) else tuple(int(r) for r in repeats)
+    nd = F._ndim(x)
+    if len(reps) > nd:
+        if _sym(x):
+            raise ShapeError(f"tile: {len(reps)} repeats for a {nd}-D symbolic tensor would add dims before its "
+                             f"batch dim; give one repeat per dim.")
+        x = np.reshape(np.asarray(x), (1,) * (len(reps) - nd) + np.shape(x))
+        nd = len(reps)
+    reps = (1,) * (nd - len(reps)) + reps
+    return apply_op(TileOp(reps), [_t(x, _sym(x))])
+
+
+def repeat(x, repeats, axis=None):
+    """Each element repeated `repeats` (an int) times along `axis` (None: the flattened x, eager only)."""
+    if axis is None:
+        if _sym(x):
+            raise ShapeError("repeat(axis=None) flattens the batch into the data; give an axis >= 1.")
+        return np.repeat(np.asarray(x), repeats)
+    return apply_op(RepeatOp(int(repeats), int(axis)), [_t(x, _sym(x))])
+
+
+def swapaxes(x, axis1, axis2):
+    """Swap two dims."""
+    nd = F._ndim(x)
+    perm = list(range(nd))
+    perm[axis1 % nd], perm[axis2 % nd] = perm[axis2 % nd], perm[axis1 % nd]
+    return F.transpose(x, perm)
+
+
+# --- indexing ----------------------------------------------------------------------------------------------
+def _static_key(key, nd: int) -> tuple:
+    key = key if isinstance(key, tuple) else (key,)
+    n_real = builtins.sum(1 for k in key if k is not None and k is not Ellipsis)
+    out = []
+    for k in key:
+        if k is Ellipsis:
+            out.extend([(None, None, None)] * (nd - n_real))
+        elif isinstance(k, _slice):
+            out.append((k.start, k.stop, k.step))
+        elif k is None or isinstance(k, int | np.integer):
+            out.append(None if k is None else int(k))
+        else:
+            raise TypeError(f"Indexing a tensor supports ints, slices, None and ..., received {type(k).__name__} "
+                            f"{k!r}; use ops.take(x, indices, axis) for an array of indices.")
+    return tuple(out)
+
+
+def get_item(x, key):
+    """``x[key]`` for ints, slices, None and ``...``; the batch dim of a symbolic x stays whole."""
+    if not _sym(x):
+        return np.asarray(x)[key]
+    return apply_op(IndexOp(_static_key(key, x.ndim)), [x])
+
+
+def slice(inputs, start_indices, shape):  # noqa: A001 - the Keras ops name
+    """The block of `shape` starting at `start_indices` (batch: start 0 and None/-1 for symbolic)."""
+    key = tuple(_slice(int(s), None if n in (None, -1) or isinstance(n, BatchDim) else int(s) + int(n))
+                for s, n in zip(start_indices, shape, strict=True))
+    return get_item(inputs, key)
+
+
+def flip(x, axis=None):
+    """Reverse the order of elements along `axis` (None: every non-batch axis)."""
+    nd = F._ndim(x)
+    axes = normalize_axes(axis, nd) if axis is not None else tuple(range(1 if _sym(x) else 0, nd))
+    return get_item(x, tuple(_slice(None, None, -1) if i in axes else _slice(None) for i in range(nd)))
+
+
+def take(x, indices, axis=None):
+    """Elements of x at integer `indices` along `axis` (None: the flattened x, eager only)."""
+    sym = _sym(x, indices)
+    if axis is None:
+        if sym:
+            raise ShapeError("take(axis=None) flattens the batch into the data; give an axis (e.g. 1).")
+        return np.take(np.asarray(x), np.asarray(indices))
+    idx = indices if isinstance(indices, KerasTensor) else np.asarray(indices)
+    if not isinstance(idx, KerasTensor) and idx.dtype.kind not in "iu":
+        idx = idx.astype(np.int32)
+    return apply_op(GatherOp(int(axis)), [_t(x, sym), _t(idx, sym)])
+
+
+gather = take
+
+
+def take_along_axis(x, indices, axis=None):
+    """``np.take_along_axis`` (axis None: flattened, eager only)."""
+    sym = _sym(x, indices)
+    if axis is None:
+        if sym:
+            raise ShapeError("take_along_axis(axis=None) flattens the batch; give an axis.")
+        return np.take_along_axis(np.ravel(x), np.ravel(indices), 0)
+    return apply_op(TakeAlongAxisOp(int(axis)), [_t(x, sym), _t(indices, sym)])
+
+
+# --- selection -----------------------------------------------------------------------------------------------
+def _arg(fn: str, x, axis, keepdims):
+    if axis is None:
+        if _sym(x):
+            raise ShapeError(f"{fn}(axis=None) flattens the batch; give an axis (e.g. -1).")
+        r = np.argmax(x) if fn == "argmax" else np.argmin(x)
+        return np.asarray(r, dtype="int32")
+    return apply_op(ArgReduceOp(fn, int(axis), bool(keepdims)), [_t(x, _sym(x))])
+
+
+def argmax(x, axis=None, keepdims=False):
+    """Index of the largest value along `axis` (int32)."""
+    return _arg("argmax", x, axis, keepdims)
+
+
+def argmin(x, axis=None, keepdims=False):
+    """Index of the smallest value along `axis` (int32)."""
+    return _arg("argmin", x, axis, keepdims)
+
+
+def one_hot(x, num_classes, axis=-1, dtype=None, sparse=False):
+    """One-hot encoding of integer ids (float32); ids outside [0, num_classes) give zero rows."""
+    if sparse:
+        raise ValueError("one_hot(sparse=True) is not supported; use the dense result.")
+    x = _t(x, _sym(x))
+    if not isinstance(x, KerasTensor):
+        x = np.asarray(x).astype(np.int64)
+    return apply_op(OneHotOp(int(num_classes), int(axis), str(np.dtype(dtype or "float32"))), [x])
+
+
+def top_k(x, k, sorted=True):  # noqa: A002 - the Keras argument name
+    """(values, indices) of the `k` largest entries of the last axis, largest first."""
+    return apply_op(TopKOp(int(k)), [_t(x, _sym(x))])
+
+
+def in_top_k(targets, predictions, k):
+    """Whether each target class id is among the `k` largest predictions of its row (bool)."""
+    sym = _sym(targets, predictions)
+    t = _t(targets, sym)
+    if not sym:
+        t = np.asarray(t).astype(np.int64)
+    chosen = take_along_axis(predictions, F.expand_dims(t, -1), axis=-1)
+    kth = get_item(top_k(predictions, k)[0], (_slice(None), _slice(k - 1, k)))
+    return F.squeeze(F.greater_equal(chosen, kth), -1) if sym else np.squeeze(chosen >= kth, -1)
+
+
+# --- products ---------------------------------------------------------------------------------------------------
+def dot(a, b):
+    """``np.dot`` for 1-D and 2-D operands, and N-D x 2-D (the last axis of a with b's first)."""
+    return F.matmul(a, b)
+
+
+def einsum(subscripts, *operands):
+    """Einstein summation over one or two operands (see `EinsumOp`)."""
+    from flexflow_keras.ops.einsum_op import einsum as _einsum
+
+    return _einsum(subscripts, *operands)
+
+
+def cast(x, dtype, name=None):
+    """``x`` converted to `dtype`; the batch size (``ops.shape(x)[0]``) becomes a 0-d tensor."""
+    if isinstance(x, BatchDim):
+        return F.cast(apply_op(BatchSizeOp(), [x.ref]), dtype, name)
+    return F.cast(x, dtype, name)
+
+
+def logical_not(x):
+    """Element-wise not (bool)."""
+    return F.equal(x, False)

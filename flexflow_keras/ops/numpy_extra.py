@@ -1,0 +1,265 @@
+"""The rest of the `keras.ops` functions modern scripts use: reductions and statistics (sum of a list,
+prod, var, std, logsumexp, norm, cumsum), sorting, masks (triu/tril), padding, predicates (isnan, any,
+all), integer division, moments and grids; composed from graph ops (so symbolic calls train) or, where a
+graph has no use for them, eager only with a message saying so."""
+
+from __future__ import annotations
+
+import functools
+
+import numpy as np
+
+from flexflow_keras.errors import ShapeError
+from flexflow_keras.ops import functional as F
+from flexflow_keras.ops import numpy_api as N
+from flexflow_keras.ops.array_ops import CumsumOp, ProdOp
+from flexflow_keras.ops.base import apply_op
+from kernels.reduce import normalize_axes
+
+__all__ = ["sum", "prod", "var", "std", "logsumexp", "norm", "normalize", "cumsum", "any", "all", "amax", "amin", "ndim", "size", "moments", "triu", "tril", "linspace", "meshgrid", "diag",
+           "sort", "argsort", "isnan", "isfinite", "floor_divide", "mod", "count_nonzero", "average", "pad",
+           "outer", "nonzero", "log2", "log10"]
+
+
+_sym = F._symbolic
+_t = F._tensor
+
+
+def _eager_only(who: str, *values) -> None:
+    if F._symbolic(*values):
+        raise ShapeError(f"ops.{who} is eager only (NumPy arrays); compute it on the data before fit().")
+
+
+# --- reductions and statistics ---------------------------------------------------------------------------------
+def sum(x, axis=None, keepdims=False, name=None):  # noqa: A001
+    """Sum over `axis`; a list of tensors is summed element-wise first (``ops.sum(self.losses)``)."""
+    if isinstance(x, list | tuple) and _sym(*x):
+        return F.sum(functools.reduce(F.add, x), axis, keepdims, name)
+    return F.sum(x, axis, keepdims, name)
+
+
+def prod(x, axis=None, keepdims=False, dtype=None):
+    """Product over `axis`."""
+    axes = normalize_axes(axis, F._ndim(x))
+    return apply_op(ProdOp(axes, bool(keepdims)), [_t(x, _sym(x))])
+
+
+def var(x, axis=None, keepdims=False):
+    """Population variance over `axis`."""
+    centred = F.subtract(x, F.mean(x, axis, keepdims=True))
+    return F.mean(F.square(centred), axis, keepdims)
+
+
+def std(x, axis=None, keepdims=False):
+    """Population standard deviation over `axis`."""
+    return F.sqrt(var(x, axis, keepdims))
+
+
+def logsumexp(x, axis=None, keepdims=False):
+    """``log(sum(exp(x), axis))`` computed stably."""
+    m = F.stop_gradient(F.max(x, axis, keepdims=True))
+    r = F.add(F.log(F.sum(F.exp(F.subtract(x, m)), axis, keepdims=True)), m)
+    if keepdims:
+        return r
+    nd = F._ndim(x)
+    axes = normalize_axes(axis, nd)
+    return F.squeeze(r, axes) if _sym(x) else np.squeeze(r, axes)
+
+
+def norm(x, ord=None, axis=None, keepdims=False):  # noqa: A002 - the Keras argument name
+    """Vector norms (ord None/2: Euclidean, 1, inf, -inf, other p) over `axis`; with two axes, the
+    Frobenius norm (ord None or "fro")."""
+    axes = normalize_axes(axis, F._ndim(x))
+    if ord in (None, 2, "fro", "euclidean") and (ord != 2 or len(axes) == 1 or axis is None):
+        return F.sqrt(F.sum(F.square(x), axis, keepdims))
+    if len(axes) != 1:
+        raise ValueError(f"norm: ord={ord!r} over axes {axes} is not supported; use ord=None (Frobenius).")
+    if ord == 1:
+        return F.sum(F.abs(x), axis, keepdims)
+    if ord in (np.inf, "inf"):
+        return F.max(F.abs(x), axis, keepdims)
+    if ord in (-np.inf, "-inf"):
+        return F.min(F.abs(x), axis, keepdims)
+    p = float(ord)
+    return F.power(F.sum(F.power(F.abs(x), p), axis, keepdims), 1.0 / p)
+
+
+def normalize(x, axis=-1, order=2, epsilon=None):
+    """x divided by its `order`-norm along `axis` (at least `epsilon`, default 1e-12 as Keras' l2 rule)."""
+    n = norm(x, ord=order, axis=axis, keepdims=True)
+    return F.divide(x, F.maximum(n, 1e-12 if epsilon is None else float(epsilon)))
+
+
+def cumsum(x, axis=None, dtype=None):
+    """Cumulative sum along `axis` (None: the flattened x, eager only)."""
+    if axis is None:
+        if _sym(x):
+            raise ShapeError("cumsum(axis=None) flattens the batch; give an axis (e.g. -1).")
+        return np.cumsum(x, dtype=dtype)
+    return apply_op(CumsumOp(int(axis)), [_t(x, _sym(x))])
+
+
+def any(x, axis=None, keepdims=False):  # noqa: A001 - the Keras name
+    """Whether any element over `axis` is non-zero (bool)."""
+    return F.greater(F.max(F.cast(F.not_equal(x, 0), "float32"), axis, keepdims), 0.5)
+
+
+def all(x, axis=None, keepdims=False):  # noqa: A001
+    """Whether every element over `axis` is non-zero (bool)."""
+    return F.greater(F.min(F.cast(F.not_equal(x, 0), "float32"), axis, keepdims), 0.5)
+
+
+amax, amin = F.max, F.min
+
+
+def ndim(x) -> int:
+    """The number of dims."""
+    return len(N.shape(x))
+
+
+def size(x) -> int:
+    """The number of elements (eager; a symbolic tensor's size depends on the batch)."""
+    _eager_only("size", x)
+    return int(np.size(x))
+
+
+def moments(x, axes, keepdims=False, synchronized=False):
+    """(mean, variance) over `axes`."""
+    return F.mean(x, axes, keepdims), var(x, axes, keepdims)
+
+
+def _band(x, k: int, upper: bool):
+    if not F._symbolic(x):
+        return np.triu(np.asarray(x), k) if upper else np.tril(np.asarray(x), k)
+    if x.ndim < 3:
+        raise ShapeError(f"ops.{'triu' if upper else 'tril'} of a symbolic tensor {x.shape} masks its last two "
+                         f"per-sample dims; it needs rank >= 3.")
+    rows, cols = x.shape[-2], x.shape[-1]
+    band = np.triu(np.ones((rows, cols), x.dtype), k) if upper else np.tril(np.ones((rows, cols), x.dtype), k)
+    return F.multiply(x, F.constant(band))
+
+
+def triu(x, k=0):
+    """x with the elements below the k-th diagonal of its last two dims zeroed."""
+    return _band(x, int(k), True)
+
+
+def tril(x, k=0):
+    """x with the elements above the k-th diagonal of its last two dims zeroed."""
+    return _band(x, int(k), False)
+
+
+def linspace(start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis=0):
+    """``np.linspace`` (eager, float32 by default)."""
+    out = np.linspace(start, stop, num, endpoint, retstep, dtype or "float32", axis)
+    return out
+
+
+def meshgrid(*xs, indexing="xy"):
+    """``np.meshgrid`` (eager)."""
+    _eager_only("meshgrid", *xs)
+    return np.meshgrid(*[np.asarray(x) for x in xs], indexing=indexing)
+
+
+def diag(x, k=0):
+    """``np.diag`` (eager)."""
+    _eager_only("diag", x)
+    return np.diag(np.asarray(x), k)
+
+
+def sort(x, axis=-1):
+    """x sorted ascending along `axis` (symbolic: the last axis)."""
+    if not F._symbolic(x):
+        return np.sort(np.asarray(x), axis=axis)
+    if axis not in (-1, x.ndim - 1):
+        raise ShapeError(f"ops.sort of a symbolic tensor sorts its last axis, received axis={axis}.")
+    return N.flip(N.top_k(x, x.shape[-1])[0], -1)
+
+
+def argsort(x, axis=-1):
+    """Indices that sort x ascending along `axis` (symbolic: the last axis; ties keep the later index
+    first, as top_k's descending order reversed)."""
+    if not F._symbolic(x):
+        return np.argsort(np.asarray(x), axis=axis, kind="stable").astype("int32")
+    if axis not in (-1, x.ndim - 1):
+        raise ShapeError(f"ops.argsort of a symbolic tensor sorts its last axis, received axis={axis}.")
+    return N.flip(N.top_k(x, x.shape[-1])[1], -1)
+
+
+def isnan(x):
+    """Where x is NaN (bool): x != x."""
+    return F.not_equal(x, x)
+
+
+def isfinite(x):
+    """Where x is neither NaN nor infinite (bool)."""
+    return F.logical_and(F.equal(x, x), F.less(F.abs(x), np.inf))
+
+
+def floor_divide(a, b):
+    """``floor(a / b)``."""
+    return F.floor(F.divide(a, b))
+
+
+def mod(a, b):
+    """``a - floor(a / b) * b`` (the sign of b, as NumPy)."""
+    return F.subtract(a, F.multiply(floor_divide(a, b), b))
+
+
+def count_nonzero(x, axis=None):
+    """The number of non-zero elements over `axis` (int32)."""
+    return F.cast(F.sum(F.cast(F.not_equal(x, 0), "float32"), axis), "int32")
+
+
+def average(x, axis=None, weights=None):
+    """The mean over `axis`, weighted by `weights` (broadcast against x) when given."""
+    if weights is None:
+        return F.mean(x, axis)
+    return F.divide(F.sum(F.multiply(x, weights), axis), F.sum(F.multiply(N.ones_like(x), weights), axis))
+
+
+def pad(x, pad_width, mode="constant", constant_values=None):
+    """Pad with a constant (default 0); a symbolic x may not be padded along its batch dim."""
+    value = 0.0 if constant_values is None else float(constant_values)
+    if mode != "constant":
+        if F._symbolic(x):
+            raise ValueError(f"ops.pad of a symbolic tensor supports mode='constant', received mode={mode!r}.")
+        return np.pad(np.asarray(x), pad_width, mode=mode)
+    if not F._symbolic(x):
+        return np.pad(np.asarray(x), pad_width, constant_values=value)
+    widths = [(int(w), int(w)) if np.ndim(w) == 0 else (int(w[0]), int(w[1])) for w in pad_width]
+    if len(widths) != x.ndim or widths[0] != (0, 0):
+        raise ShapeError(f"ops.pad: a symbolic tensor {x.shape} needs one (before, after) pair per dim and none "
+                         f"on the batch dim, received {pad_width}.")
+    out = x
+    for axis, (lo, hi) in enumerate(widths):
+        if lo or hi:
+            parts = []
+            for n in (lo, hi):
+                shape = list(N.shape(out))
+                shape[axis] = n
+                parts.append(N.full(tuple(shape), value, out.dtype) if n else None)
+            out = F.concatenate([p for p in (parts[0], out, parts[1]) if p is not None], axis=axis)
+    return out
+
+
+def outer(a, b):
+    """The outer product of the flattened a and b (eager)."""
+    _eager_only("outer", a, b)
+    return np.outer(a, b)
+
+
+def nonzero(x):
+    """Indices of the non-zero elements (eager: their count is data dependent)."""
+    _eager_only("nonzero", x)
+    return np.nonzero(np.asarray(x))
+
+
+def log2(x):
+    """Base-2 logarithm."""
+    return F.multiply(F.log(x), 1.0 / np.log(2.0))
+
+
+def log10(x):
+    """Base-10 logarithm."""
+    return F.multiply(F.log(x), 1.0 / np.log(10.0))
