@@ -202,3 +202,5 @@ def test_roofline_counts_the_multiply_adds():
     assert flops(DepthwiseConv2DOp(), (2, 6, 6, 3), (3, 3, 3, 2), (2, 4, 4, 6)) == 2 * (2 * 4 * 4 * 6) * 9
     assert flops(Conv2DTransposeOp(strides=(2, 2)), (2, 3, 3, 4), (3, 3, 5, 4), (2, 7, 7, 5)) == \
         2 * (2 * 3 * 3 * 4) * 3 * 3 * 5
+    assert flops(Conv1DTransposeOp(strides=2), (2, 3, 4), (3, 5, 4), (2, 7, 5)) == 2 * (2 * 3 * 4) * 3 * 5
+    assert flops(DepthwiseConv1DOp(), (2, 9, 3), (3, 3, 2), (2, 7, 6)) == 2 * (2 * 7 * 6) * 3
