@@ -3,6 +3,21 @@
 from flexflow_keras.layers.activation_layers import ELU, LeakyReLU, ReLU, Softmax
 from flexflow_keras.layers.attention import MultiHeadAttention
 from flexflow_keras.layers.base import Layer
+from flexflow_keras.layers.conv1d import (
+    AveragePooling1D,
+    AvgPool1D,
+    Conv1D,
+    Convolution1D,
+    MaxPool1D,
+    MaxPooling1D,
+)
+from flexflow_keras.layers.conv_transpose import (
+    Conv1DTranspose,
+    Conv2DTranspose,
+    Convolution2DTranspose,
+    Deconv2D,
+    Deconvolution2D,
+)
 from flexflow_keras.layers.convolutional import Conv2D, Convolution2D
 from flexflow_keras.layers.core import (
     Activation,
@@ -13,6 +28,14 @@ from flexflow_keras.layers.core import (
     Lambda,
     Permute,
     Reshape,
+)
+from flexflow_keras.layers.depthwise import (
+    DepthwiseConv1D,
+    DepthwiseConv2D,
+    SeparableConv1D,
+    SeparableConv2D,
+    SeparableConvolution1D,
+    SeparableConvolution2D,
 )
 from flexflow_keras.layers.input_layer import Input, InputLayer
 from flexflow_keras.layers.input_spec import InputSpec
@@ -58,12 +81,24 @@ from flexflow_keras.layers.regularization import (
     SpatialDropout2D,
     SpatialDropout3D,
 )
+from flexflow_keras.layers.spatial_reshaping import (
+    Cropping1D,
+    Cropping2D,
+    UpSampling1D,
+    UpSampling2D,
+    ZeroPadding1D,
+    ZeroPadding2D,
+)
 from flexflow_keras.utils.serialization import deserialize_keras_object, serialize_keras_object
 
 _CLASSES = [Activation, Add, Average, AveragePooling2D, BatchNormalization, Concatenate, Conv2D, Dense,
             Dropout, ELU, Embedding, Flatten, GlobalAveragePooling1D, GlobalAveragePooling2D,
             GlobalMaxPooling1D, GlobalMaxPooling2D, InputLayer, Lambda, LayerNormalization, LeakyReLU,
             Maximum, MaxPooling2D, Minimum, Multiply, Permute, ReLU, Reshape, Softmax, Subtract]
+# i9-conv
+_CLASSES += [AveragePooling1D, Conv1D, Conv1DTranspose, Conv2DTranspose, Cropping1D, Cropping2D, DepthwiseConv1D,
+             DepthwiseConv2D, MaxPooling1D, SeparableConv1D, SeparableConv2D, UpSampling1D, UpSampling2D,
+             ZeroPadding1D, ZeroPadding2D]
 # i9-misc-layers
 _CLASSES += [ActivityRegularization, AlphaDropout, CategoryEncoding, Dot, GaussianDropout, GaussianNoise,
              Identity, MultiHeadAttention, Normalization, PReLU, Rescaling, SpatialDropout1D, SpatialDropout2D,
@@ -86,8 +121,9 @@ def deserialize(config, custom_objects=None):
 
 
 __all__ = [cls.__name__ for cls in _CLASSES] + [
-    "AvgPool2D", "Convolution2D", "GlobalAvgPool1D", "GlobalAvgPool2D", "GlobalMaxPool1D", "GlobalMaxPool2D",
-    "Input", "InputSpec", "Layer", "MaxPool2D", "add", "average", "concatenate", "deserialize", "maximum",
-    "minimum", "multiply", "serialize", "subtract",
+    "AvgPool1D", "AvgPool2D", "Convolution1D", "Convolution2D", "Convolution2DTranspose", "Deconv2D",
+    "Deconvolution2D", "GlobalAvgPool1D", "GlobalAvgPool2D", "GlobalMaxPool1D", "GlobalMaxPool2D", "MaxPool1D",
+    "SeparableConvolution1D", "SeparableConvolution2D", "Input", "InputSpec", "Layer", "MaxPool2D", "add",
+    "average", "concatenate", "deserialize", "maximum", "minimum", "multiply", "serialize", "subtract",
 ]
 __all__ += ["dot"]  # i9-misc-layers

@@ -74,10 +74,11 @@ def dense_parameter_split(graph, n: int) -> Strategy | None:
 
 
 def conv_spatial_split(graph, n: int) -> Strategy | None:
-    """Convolutions, poolings and batch norms split `n` ways along the image height."""
-    kinds = {"conv2d", "pool2d", "batch_norm"}
-    return _build(graph, n, lambda node, sp: _split_dim(sp, 1, n) if _types(node) in kinds and
-                  len(sp.dims) == 4 else None, f"expert: convolutions split along height over {n} devices")
+    """Convolutions, poolings and batch norms split `n` ways along the image height (1-D ones along steps)."""
+    kinds = {"conv2d", "pool2d", "batch_norm", "depthwise_conv2d"}
+    steps = {"conv1d", "pool1d"}
+    return _build(graph, n, lambda node, sp: _split_dim(sp, 1, n) if (_types(node) in kinds and len(sp.dims) == 4)
+                  or _types(node) in steps else None, f"expert: convolutions split along height over {n} devices")
 
 
 def column_row_mlp(graph, n: int) -> Strategy | None:

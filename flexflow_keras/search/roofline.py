@@ -20,6 +20,14 @@ GPU_LAUNCH = 6e-6
 
 _FAMILY = {"dense": "gemm", "matmul": "gemm", "conv2d": "conv", "embedding": "gather", "batch_norm": "norm",
            "layer_norm": "norm", "softmax": "norm", "log_softmax": "norm", "loss": "norm", "einsum_dense": "gemm"}
+# The other convolutions: multiply-adds per element of their output (or, transposed, of their input) from
+# the weight box's dims: conv1d (taps, cin, co), depthwise (kh, kw, c, m) / (taps, c, m), transposed
+# (kh, kw, f, c) / (taps, f, c).
+_CONV_MACS = {"conv1d": lambda w: w[0] * w[1], "depthwise_conv2d": lambda w: w[0] * w[1],
+              "depthwise_conv1d": lambda w: w[0], "conv2d_transpose": lambda w: w[0] * w[1] * w[2],
+              "conv1d_transpose": lambda w: w[0] * w[1]}
+_TRANSPOSED = ("conv2d_transpose", "conv1d_transpose")
+_FAMILY.update(dict.fromkeys(_CONV_MACS, "conv"))
 
 
 def family(node) -> str:
@@ -50,6 +58,11 @@ def work(node, tile: Tile) -> tuple[float, float, float, float, str]:
     if t == "conv2d":
         kh, kw, cin = (h - lo for lo, h in zip(tile.weights[0][0][:3], tile.weights[0][1][:3], strict=True))
         flops = 2.0 * out * kh * kw * cin
+        fwd_b = 4.0 * (elems_io + sum(ws))
+        return flops, 2 * flops, fwd_b, 2 * fwd_b, fam
+    if t in _CONV_MACS:
+        w = [h - lo for lo, h in zip(*tile.weights[0], strict=True)]
+        flops = 2.0 * (ins[0] if t in _TRANSPOSED else out) * _CONV_MACS[t](w)
         fwd_b = 4.0 * (elems_io + sum(ws))
         return flops, 2 * flops, fwd_b, 2 * fwd_b, fam
     if t == "embedding":

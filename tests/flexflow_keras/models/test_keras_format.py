@@ -433,7 +433,7 @@ def test_tf_keras_files_with_what_we_lack_are_clear_errors(tmp_path, tf):
         keras.models.load_model(tmp_path / "nadam.keras")
     loaded = keras.models.load_model(tmp_path / "nadam.keras", compile=False)
     np.testing.assert_array_equal(loaded.get_weights()[0], theirs.get_weights()[0])
-    other = tf.keras.Sequential([tf.keras.Input((4, 4, 1)), tf.keras.layers.UpSampling2D()])
+    other = tf.keras.Sequential([tf.keras.Input((4, 4, 4, 1)), tf.keras.layers.UpSampling3D()])
     other.save(tmp_path / "up.keras")
-    with pytest.raises(DataError, match=r"up\.keras: unknown class 'UpSampling2D'.*does not implement it"):
+    with pytest.raises(DataError, match=r"up\.keras: unknown class 'UpSampling3D'.*does not implement it"):
         keras.models.load_model(tmp_path / "up.keras")
