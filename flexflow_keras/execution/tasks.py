@@ -266,9 +266,10 @@ def loader_task(n_x: int, n_y: int, with_seeds: bool):
         for dst, src in zip(regions[:n_x + n_y], sources[:n_x + n_y], strict=True):
             np.take(src, mine, axis=0, out=dst)
         if with_seeds:
-            sw = sources[n_x + n_y][mine]
+            weights = sources[n_x + n_y]  # one array for every loss, or a tuple with one per loss
             for k, seed in enumerate(regions[n_x + n_y:n_x + 2 * n_y]):
-                seed[...] = (sw / numels[k]).reshape((-1,) + (1,) * (seed.ndim - 1))
+                sw = (weights[k] if isinstance(weights, tuple) else weights)[mine]
+                seed[...] = (sw / numels[k]).reshape(sw.shape + (1,) * (seed.ndim - sw.ndim))
     return task(privileges=privs)(_named(body, "loader"))
 
 
@@ -285,8 +286,10 @@ def metrics_task(n_losses: int, metric_lists: Sequence[Sequence], numels: Sequen
             out.append(float(np.vdot(loss.astype(np.float64, copy=False), seed.astype(np.float64, copy=False))))
         for k in range(n_losses):
             seed, y_true, y_pred = regions[4 * k + 1], regions[4 * k + 2], regions[4 * k + 3]
-            sw = (seed.reshape(seed.shape[0], -1)[:, 0] * numels[k]).astype(np.float32)
-            for m in metric_lists[k]:
-                out.append(m.batch_stats(y_true, y_pred, sw))
+            full = seed.reshape(seed.shape[0], -1) * numels[k]
+            # per sample, or per element where the weights vary within a sample (temporal weights)
+            sw = (full[:, 0] if (full == full[:, :1]).all() else full.reshape(seed.shape)).astype(np.float32)
+            for m in metric_lists[k]:  # Keras 3: only weighted_metrics see the sample weights
+                out.append(m.batch_stats(y_true, y_pred, sw if getattr(m, "_ff_weighted", False) else None))
         return out
     return task(privileges=privs)(_named(body, "metrics"))

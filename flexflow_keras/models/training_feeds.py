@@ -134,6 +134,7 @@ class IterFeed:
         self.labels = None  # known only batch by batch
         self._weigh = None
         self.dtypes = None
+        self.shuffle, self.seed = False, 0  # set by fit; used by a PyDataset (batch order per epoch)
 
     def set_dtypes(self, dtypes) -> None:
         """The dtypes of the step's input and label regions, which every batch is cast to."""
@@ -150,7 +151,11 @@ class IterFeed:
             raise DataError("fit() got a generator or iterator without a length; pass steps_per_epoch.") from None
 
     def start_epoch(self, epoch: int) -> None:
-        if self._it is None or self.reiterable:
+        from flexflow_keras.utils.py_dataset import PyDataset
+
+        if isinstance(self.data, PyDataset):
+            self._it = self.data.iterate(bool(self.shuffle), self.seed + epoch)
+        elif self._it is None or self.reiterable:
             self._it = iter(self.data)
         self.wait_s = 0.0
 
@@ -181,9 +186,12 @@ class IterFeed:
 
     def end_epoch(self, epoch: int, seconds: float) -> None:
         self.history.append((epoch, self.wait_s, seconds))
+        if hasattr(self._it, "close") and not hasattr(self.data, "__next__"):
+            self._it.close()  # a PyDataset's pass ends here (on_epoch_end), even when cut by steps_per_epoch
 
     def close(self) -> None:
-        pass
+        if hasattr(self._it, "close") and not hasattr(self.data, "__next__"):
+            self._it.close()
 
 
 def _arrays(a) -> list[np.ndarray]:
@@ -233,6 +241,15 @@ def stream_feed(x, rtm, cpus: int, what: str = "fit()"):
         feed = PipelineFeed(x, labels, rtm, cpus)
         n = sum(len(r) for r in rows)
         return feed, np.asarray(first[0]), np.asarray(first[1]), n, x.describe()
+    from flexflow_keras.utils.py_dataset import PyDataset
+
+    if isinstance(x, PyDataset):  # peek by index: a pass would call on_epoch_begin/end
+        if len(x) == 0:
+            raise DataError(f"{what} received an empty PyDataset (len 0).")
+        item = x[0]
+        xs, ys, _ = unpack_batch(item)
+        return IterFeed(x, None), (xs if len(xs) > 1 else xs[0]), \
+            (ys if len(ys) > 1 else (ys[0] if ys else None)), len(xs[0]) * len(x), f"{type(x).__name__} (PyDataset)"
     it = iter(x)
     try:
         item = next(it)
