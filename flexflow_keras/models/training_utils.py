@@ -133,5 +133,6 @@ class RunningMeans:
                 out[f"{prefix}{name}_loss"] = v / n
         for ms in self.metric_objects:
             for m in ms:
-                out[prefix + m.name] = float(np.asarray(m.result()))
+                value = np.asarray(m.result())  # F1Score(average=None) gives one value per class
+                out[prefix + m.name] = float(value) if value.ndim == 0 else value
         return out
