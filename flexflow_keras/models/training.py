@@ -325,8 +325,10 @@ class Trainer:
         t_start = time.perf_counter()
         epoch_logs: dict = {}
         cbs.on_train_begin()
+        resumed, self._initial_epoch = getattr(self, "_initial_epoch", None), None  # set by BackupAndRestore
+        initial_epoch = int(resumed or initial_epoch)
         try:
-            epoch_logs = self._epochs(engine, feed, cbs, running, pipelined, val, int(initial_epoch), epochs, steps,
+            epoch_logs = self._epochs(engine, feed, cbs, running, pipelined, val, initial_epoch, epochs, steps,
                                       seed, validation_freq, validation_batch_size or batch_size, validation_steps)
         finally:
             feed.close()
