@@ -33,6 +33,7 @@ from flexflow_keras.models.training_utils import (
     check_lengths,
     check_not_empty,
     label_array,
+    should_validate,
     to_list,
     validation_cut,
 )
@@ -393,7 +394,7 @@ class Trainer:
                 finish(pending)
             feed.end_epoch(epoch, time.perf_counter() - t_epoch)
             epoch_logs = dict(logs)
-            if val is not None and _should_validate(epoch, validation_freq):
+            if val is not None and should_validate(epoch, validation_freq):
                 val_logs = (evaluate_stream(self, val, validation_steps) if is_stream(val) else
                             self._evaluate_arrays(*val, validation_batch_size, validation_steps, callbacks=None))
                 epoch_logs.update({"val_" + k: v for k, v in val_logs.items()})
@@ -425,8 +426,10 @@ class Trainer:
         return xs, ys, sw
 
     def _sources(self, xs, ys, sw, n):
-        out_names = self._output_names_for(self._graph_for(xs))
-        loss_outputs = [out_names.index(k) for k in getattr(self, "_loss_names", [])]
+        loss_outputs: list[int] = []
+        if isinstance(sw, tuple):  # one weight array per output: the loader wants those of the losses
+            out_names = self._output_names_for(self._graph_for(xs))
+            loss_outputs = [out_names.index(k) for k in getattr(self, "_loss_names", [])]
         return tuple(xs) + tuple(ys) + (sample_weights.for_losses(sw, n, loss_outputs),)
 
     # --- evaluate / predict ------------------------------------------------------------------------------------
@@ -578,16 +581,6 @@ def _passive(cbs) -> bool:
         if any(getattr(type(cb), h) is not getattr(Callback, h) for h in _BATCH_HOOKS):
             return False
     return True
-
-
-def _should_validate(epoch: int, validation_freq) -> bool:
-    """Keras 3's rule: an int validates every that many epochs, a list on those (1-based) epochs."""
-    if isinstance(validation_freq, (list, tuple, set)):
-        return epoch + 1 in validation_freq
-    if isinstance(validation_freq, (int, np.integer)) and not isinstance(validation_freq, bool) and validation_freq > 0:
-        return (epoch + 1) % int(validation_freq) == 0
-    raise ValueError(f"fit(validation_freq=...) must be a positive int or a list of epochs, received "
-                     f"{validation_freq!r} of type {type(validation_freq).__name__}.")
 
 
 def _as_list(arg) -> list:

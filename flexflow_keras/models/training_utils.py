@@ -90,6 +90,16 @@ def validation_cut(n: int, validation_split) -> int | None:
     return cut
 
 
+def should_validate(epoch: int, validation_freq) -> bool:
+    """Keras 3's rule: an int validates every that many epochs, a list on those (1-based) epochs."""
+    if isinstance(validation_freq, (list, tuple, set)):
+        return epoch + 1 in validation_freq
+    if isinstance(validation_freq, (int, np.integer)) and not isinstance(validation_freq, bool) and validation_freq > 0:
+        return (epoch + 1) % int(validation_freq) == 0
+    raise ValueError(f"fit(validation_freq=...) must be a positive int or a list of epochs, received "
+                     f"{validation_freq!r} of type {type(validation_freq).__name__}.")
+
+
 def label_array(y: np.ndarray) -> np.ndarray:
     """Labels as the engine stores them: integers as int32, everything else float32."""
     if np.issubdtype(y.dtype, np.integer) or y.dtype == np.bool_:
