@@ -174,11 +174,13 @@ class IterFeed:
         x, y, sw = unpack_batch(item)
         self.wait_s += time.perf_counter() - t0
         n = len(x[0])
-        sw = np.ones(n, np.float32) if sw is None else np.asarray(sw, np.float32).reshape(-1)
+        sw = _batch_weights(sw, n)
         if self._weigh is not None and y:
             extra = self._weigh(y)
             if extra is not None:
-                sw = sw * extra
+                from flexflow_keras.models.sample_weights import scale
+
+                sw = scale(sw, extra)
         return _cast(tuple(x) + tuple(y), self.dtypes) + (sw,), np.arange(n, dtype=np.int64)
 
     def consumed(self, b: int, loader) -> None:
@@ -192,6 +194,19 @@ class IterFeed:
     def close(self) -> None:
         if hasattr(self._it, "close") and not hasattr(self.data, "__next__"):
             self._it.close()
+
+
+def _batch_weights(sw, n: int):
+    """A batch's sample weights as the loader takes them: ones, one array (n,) or (n, T) for every
+    loss, or a tuple with one per output (a list or tuple of arrays in the outputs' order)."""
+    if sw is None:
+        return np.ones(n, np.float32)
+    if isinstance(sw, (list, tuple)) and sw and all(np.ndim(w) >= 1 for w in sw) and len(sw) != n:
+        return tuple(np.ones(n, np.float32) if w is None else _batch_weights(w, n) for w in sw)
+    w = np.asarray(sw, np.float32)
+    if w.ndim >= 2 and w.shape[0] == n and w.size != n:
+        return np.ascontiguousarray(w)  # one weight per timestep
+    return w.reshape(-1)
 
 
 def _arrays(a) -> list[np.ndarray]:

@@ -142,3 +142,29 @@ def test_metrics_ignore_sample_weight_weighted_metrics_use_it():
     pred = m.predict(X, verbose=0).argmax(-1)
     assert logs["accuracy"] == pytest.approx(np.mean(pred == Y))
     assert logs["weighted_accuracy"] == pytest.approx(np.mean(pred[Y == 0] == 0))
+
+
+def test_generator_batches_with_temporal_sample_weights_match_arrays():
+    x = rng.standard_normal((16, 4, 5)).astype(np.float32)
+    y = rng.integers(0, 3, (16, 4))
+    sw = rng.uniform(0, 2, (16, 4)).astype(np.float32)
+
+    def make():
+        keras.utils.set_random_seed(0)
+        m = keras.Sequential([keras.Input((4, 5)), L.Dense(3, activation="softmax")])
+        m.compile("sgd", "sparse_categorical_crossentropy", weighted_metrics=["accuracy"])
+        return m
+
+    def gen():
+        while True:
+            for i in range(0, 16, 8):
+                yield x[i:i + 8], y[i:i + 8], sw[i:i + 8]
+
+    a, b = make(), make()
+    b.set_weights(a.get_weights())
+    h1 = a.fit(gen(), steps_per_epoch=2, epochs=2, verbose=0)
+    h2 = b.fit(x, y, sample_weight=sw, batch_size=8, epochs=2, shuffle=False, verbose=0)
+    for k in ("loss", "accuracy"):
+        np.testing.assert_allclose(h1.history[k], h2.history[k], rtol=1e-6)
+    assert a.evaluate(gen(), steps=2, verbose=0) == pytest.approx(b.evaluate(x, y, sample_weight=sw, batch_size=8,
+                                                                             verbose=0))
