@@ -39,6 +39,13 @@ class BackupAndRestore(Callback):
         delete_checkpoint: delete `backup_dir` when fit ends without interruption.
     """
 
+    def __new__(cls, *args, **kwargs):
+        # The batch hook only with an integer save_freq (see tensorboard.py's __new__)
+        freq = kwargs.get("save_freq", args[1] if len(args) > 1 else "epoch")
+        if cls is BackupAndRestore and freq != "epoch":
+            cls = _BatchBackupAndRestore
+        return super().__new__(cls)
+
     def __init__(self, backup_dir, save_freq="epoch", double_checkpoint=False, delete_checkpoint=True):
         super().__init__()
         if not backup_dir:
@@ -113,16 +120,6 @@ class BackupAndRestore(Callback):
             if meta is not None and meta.get("iterations") == step:
                 self._write_meta(dict(meta, epoch=self._current_epoch, batch=0))
 
-    def on_train_batch_end(self, batch, logs=None):
-        if self.save_freq == "epoch":
-            return
-        added = batch + 1 if batch <= self._last_batch_seen else batch - self._last_batch_seen
-        self._batches_since_save += added
-        self._last_batch_seen = batch
-        if self._batches_since_save >= self.save_freq:
-            self._batches_since_save = 0
-            self._save()
-
     def _save(self) -> None:
         from flexflow_keras.saving.optimizer_state import optimizer_variables
 
@@ -160,3 +157,17 @@ class BackupAndRestore(Callback):
     def on_train_end(self, logs=None):
         if self.delete_checkpoint and os.path.exists(self.backup_dir):
             shutil.rmtree(self.backup_dir, ignore_errors=True)
+
+
+class _BatchBackupAndRestore(BackupAndRestore):
+    """`BackupAndRestore` with an integer `save_freq`: a backup every `save_freq` batches."""
+
+    def on_train_batch_end(self, batch, logs=None):
+        if self.save_freq == "epoch":
+            return
+        added = batch + 1 if batch <= self._last_batch_seen else batch - self._last_batch_seen
+        self._batches_since_save += added
+        self._last_batch_seen = batch
+        if self._batches_since_save >= self.save_freq:
+            self._batches_since_save = 0
+            self._save()

@@ -109,6 +109,14 @@ class TensorBoard(Callback):
         MissingDependencyError (an ImportError): the `tensorboard` package is not installed.
     """
 
+    def __new__(cls, *args, **kwargs):
+        # Batch hooks only when batch scalars are written: a callback without them lets fit issue the next
+        # step before the previous one's logs are handed out (training.py's _passive)
+        freq = kwargs.get("update_freq", args[5] if len(args) > 5 else "epoch")
+        if cls is TensorBoard and freq != "epoch":
+            cls = _BatchTensorBoard
+        return super().__new__(cls)
+
     def __init__(self, log_dir="logs", histogram_freq=0, write_graph=True, write_images=False,
                  write_steps_per_second=False, update_freq="epoch", profile_batch=0, embeddings_freq=0,
                  embeddings_metadata=None):
@@ -139,7 +147,7 @@ class TensorBoard(Callback):
         self._global_train_batch = 0
         self._batch_start = 0.0
         self._epoch_start = 0.0
-        self._epoch_steps = 0
+        self._epoch_iterations = 0
 
     # --- writers ------------------------------------------------------------------------------------------
     def _writer(self, which: str) -> _Writer:
@@ -181,22 +189,7 @@ class TensorBoard(Callback):
 
     def on_epoch_begin(self, epoch, logs=None):
         self._epoch_start = time.perf_counter()
-        self._epoch_steps = 0
-
-    def on_train_batch_begin(self, batch, logs=None):
-        self._global_train_batch += 1
-        self._batch_start = time.perf_counter()
-
-    def on_train_batch_end(self, batch, logs=None):
-        self._epoch_steps += 1
-        if self.update_freq == "epoch" or self._global_train_batch % self.update_freq != 0:
-            return
-        w, step = self._writer("train"), self._global_train_batch
-        if self.write_steps_per_second:
-            w.scalar("batch_steps_per_second", 1.0 / max(time.perf_counter() - self._batch_start, 1e-9), step)
-        for name, value in (logs or {}).items():
-            if np.ndim(value) == 0:
-                w.scalar(f"batch_{name}", value, step)
+        self._epoch_iterations = self._iterations()
 
     def on_test_end(self, logs=None):
         self._evaluation(logs or {})
@@ -216,7 +209,8 @@ class TensorBoard(Callback):
         if lr is not None:
             train["learning_rate"] = lr
         if self.write_steps_per_second:
-            train["steps_per_second"] = self._epoch_steps / max(time.perf_counter() - self._epoch_start, 1e-9)
+            steps = self._iterations() - self._epoch_iterations
+            train["steps_per_second"] = steps / max(time.perf_counter() - self._epoch_start, 1e-9)
         w = self._writer("train")
         for name, value in train.items():
             if np.ndim(value) == 0:
@@ -233,3 +227,21 @@ class TensorBoard(Callback):
                 for v in layer.weights:
                     w.histogram(f"{v.path.replace(':', '_')}/histogram", v.numpy(), epoch)
         w.flush()
+
+
+class _BatchTensorBoard(TensorBoard):
+    """`TensorBoard` with a batch `update_freq`: also writes ``batch_*`` scalars every N batches."""
+
+    def on_train_batch_begin(self, batch, logs=None):
+        self._global_train_batch += 1
+        self._batch_start = time.perf_counter()
+
+    def on_train_batch_end(self, batch, logs=None):
+        if self._global_train_batch % self.update_freq != 0:
+            return
+        w, step = self._writer("train"), self._global_train_batch
+        if self.write_steps_per_second:
+            w.scalar("batch_steps_per_second", 1.0 / max(time.perf_counter() - self._batch_start, 1e-9), step)
+        for name, value in (logs or {}).items():
+            if np.ndim(value) == 0:
+                w.scalar(f"batch_{name}", value, step)

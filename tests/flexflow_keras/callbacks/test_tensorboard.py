@@ -133,3 +133,15 @@ def test_missing_package_names_what_to_install(monkeypatch):
     with pytest.raises(ImportError, match="pip install tensorboard") as info:
         callbacks.TensorBoard(os.devnull)
     assert isinstance(info.value, FlexFlowKerasError)  # one clean block on the command line
+
+
+def test_epoch_logging_keeps_fit_pipelined(tmp_path):
+    from flexflow_keras.models.training import _passive
+
+    epoch_only = callbacks.TensorBoard(tmp_path, histogram_freq=1)
+    batches = callbacks.TensorBoard(tmp_path, update_freq="batch")
+    assert isinstance(batches, callbacks.TensorBoard) and batches.update_freq == 1
+    assert _passive(callbacks.CallbackList([epoch_only]))
+    assert not _passive(callbacks.CallbackList([batches]))
+    assert _passive(callbacks.CallbackList([callbacks.BackupAndRestore(tmp_path / "b")]))
+    assert not _passive(callbacks.CallbackList([callbacks.BackupAndRestore(tmp_path / "b", save_freq=2)]))
