@@ -53,6 +53,9 @@ CASES = [
     ("OneHotIoU", {"num_classes": C, "target_class_ids": [0, 2]}, onehot, probs),
     ("OneHotMeanIoU", {"num_classes": C}, onehot, probs),
     ("AUC", {"curve": "PR", "num_thresholds": 37}, bt, bp),
+    ("AUC", {"multi_label": True, "num_thresholds": 23}, multi_t, probs),
+    ("AUC", {"multi_label": True, "curve": "PR", "label_weights": [1.0, 0.5, 2.0, 0.0]}, multi_t, probs),
+    ("AUC", {"label_weights": [1.0, 0.5, 2.0, 0.3]}, multi_t, probs),
     ("AUC", {"curve": "ROC", "summation_method": "majoring", "num_thresholds": 11}, bt, bp),
     ("Precision", {"top_k": 1, "class_id": 2}, onehot, probs),
     ("Recall", {"thresholds": 0.3, "class_id": 1}, onehot, probs),
@@ -94,6 +97,14 @@ def test_string_identifiers_and_errors():
         metrics.F1Score(average="mean")
 
 
+@pytest.fixture
+def _one_processor():
+    ff.config.set(data_parallel_degree=1)  # no strategy search for this tiny model
+    yield
+    ff.config.reset()
+
+
+@pytest.mark.usefixtures("_one_processor")
 def test_compiled_metrics_through_evaluate_match_keras():
     """Stats computed by the step's metric task (per shard, merged) equal Keras' on model.predict."""
     x = rng.standard_normal((40, 6)).astype(np.float32)
@@ -102,14 +113,16 @@ def test_compiled_metrics_through_evaluate_match_keras():
     model = ff.Sequential([ff.Input((6,)), ff.layers.Dense(3, activation="softmax")])
     model.compile("sgd", "categorical_crossentropy",
                   metrics=[metrics.F1Score(average="macro"), metrics.OneHotMeanIoU(num_classes=3),
-                           metrics.AUC(num_thresholds=50), metrics.Precision(top_k=2), "kl_divergence"])
+                           metrics.AUC(num_thresholds=50), metrics.Precision(top_k=2), "kl_divergence",
+                           metrics.AUC(multi_label=True, name="ml_auc")])
     got = model.evaluate(x, yo, batch_size=16, return_dict=True, verbose=0)
     p = model.predict(x, verbose=0)
     for key, theirs in [("f1_score", keras.metrics.F1Score(average="macro")),
                         ("one_hot_mean_io_u", keras.metrics.OneHotMeanIoU(num_classes=3)),
                         ("auc", keras.metrics.AUC(num_thresholds=50)),
                         ("precision", keras.metrics.Precision(top_k=2)),
-                        ("kl_divergence", keras.metrics.KLDivergence())]:
+                        ("kl_divergence", keras.metrics.KLDivergence()),
+                        ("ml_auc", keras.metrics.AUC(multi_label=True))]:
         theirs.update_state(yo, p)
         assert got[key] == pytest.approx(float(theirs.result()), rel=1e-4, abs=1e-6), key
     per_class = ff.Sequential([ff.Input((6,)), ff.layers.Dense(3, activation="softmax")])
