@@ -299,7 +299,7 @@ class Trainer:
         engine = self._engine_for(graph, ys)
         sources = self._sources(xs, ys, sw, len(xs[0]))
         if feed is None:
-            feed = ArrayFeed(sources, n, batch_size, shuffle, seed)
+            feed = ArrayFeed(sources, n, batch_size, shuffle, seed, steps_per_epoch)
         else:
             batch_size = len(xs[0])
         steps = len(feed) if steps_per_epoch is None else int(steps_per_epoch)

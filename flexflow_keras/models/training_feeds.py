@@ -35,24 +35,47 @@ def _cast(sources, dtypes):
 
 
 class ArrayFeed:
-    """Arrays in memory, `sources` = inputs + labels + sample weights."""
+    """Arrays in memory, `sources` = inputs + labels + sample weights.
 
-    def __init__(self, sources, n: int, batch_size: int, shuffle, seed: int):
+    With `fit(steps_per_epoch=...)` a pass over the data continues across epochs and an epoch that runs
+    out of data ends early (with a warning), as Keras 3's epoch iterator does: 3 steps an epoch over 4
+    batches train batches 0-2, then batch 3 alone, then a new pass."""
+
+    def __init__(self, sources, n: int, batch_size: int, shuffle, seed: int, steps_per_epoch=None):
         self.sources, self.n, self.batch_size, self.shuffle, self.seed = sources, n, batch_size, shuffle, seed
         self.order = np.arange(n, dtype=np.int64)
         self.history: list = []
         self.labels = None
+        self.continuing = steps_per_epoch is not None
+        self._cursor = 0  # batches of the current pass taken
+        self._pass: int | None = None
+        self._warned = False
 
     def __len__(self) -> int:
         return math.ceil(self.n / self.batch_size)
 
     def start_epoch(self, epoch: int) -> None:
-        self.order = epoch_order(self.n, self.seed, epoch, self.shuffle, self.batch_size)
+        if not self.continuing:
+            self.order = epoch_order(self.n, self.seed, epoch, self.shuffle, self.batch_size)
+            return
+        if self._pass is None or self._cursor >= len(self):  # a new pass (the first: numbered like its epoch)
+            self._pass = epoch if self._pass is None else self._pass + 1
+            self.order = epoch_order(self.n, self.seed, self._pass, self.shuffle, self.batch_size)
+            self._cursor = 0
 
     def ready(self, b: int) -> bool:
         return True
 
     def take(self, b: int):
+        if self.continuing:
+            if self._cursor >= len(self):
+                if not self._warned:
+                    log.warning("Your input ran out of data; interrupting the epoch. fit(steps_per_epoch=...) "
+                                "asks for more batches than the %d of a pass over the data; the next epoch "
+                                "starts a new pass.", len(self))
+                    self._warned = True
+                return None
+            b, self._cursor = self._cursor, self._cursor + 1
         rows = self.order[(b * self.batch_size) % self.n:][:self.batch_size]
         return (self.sources, rows) if len(rows) else None
 

@@ -168,3 +168,17 @@ def test_generator_batches_with_temporal_sample_weights_match_arrays():
         np.testing.assert_allclose(h1.history[k], h2.history[k], rtol=1e-6)
     assert a.evaluate(gen(), steps=2, verbose=0) == pytest.approx(b.evaluate(x, y, sample_weight=sw, batch_size=8,
                                                                              verbose=0))
+
+
+@pytest.mark.parametrize("steps,pattern", [
+    (3, [0, 1, 2, "|", 0, "|", 0, 1, 2, "|"]),  # a pass continues into the next epoch, which then runs out
+    (6, [0, 1, 2, 3, "|"] * 3),  # more steps than batches: the epoch ends with the data
+    (4, [0, 1, 2, 3, "|"] * 3),
+])
+def test_steps_per_epoch_over_arrays_follows_keras_3(steps, pattern):
+    """The batches Keras 3.15 runs for 32 samples in batches of 8 (recorded with tf.keras)."""
+    seen = []
+    cb = keras.callbacks.LambdaCallback(on_train_batch_end=lambda b, logs: seen.append(b),
+                                        on_epoch_end=lambda e, logs: seen.append("|"))
+    _model().fit(X[:32], Y[:32], batch_size=8, epochs=3, steps_per_epoch=steps, callbacks=[cb], verbose=0)
+    assert seen == pattern
