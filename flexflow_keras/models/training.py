@@ -269,7 +269,7 @@ class Trainer:
                 raise DataError("validation_split is only supported for arrays; with a dataset pass "
                                  "validation_data= (e.g. image_dataset_from_directory(subset='both')).")
             feed, x, y, n_stream, what = stream_feed(x, get_runtime(), _config.get().cpus)
-            feed.shuffle, feed.seed = shuffle, seed  # a PyDataset's batch order
+            feed.shuffle, feed.seed, feed.steps_per_epoch = shuffle, seed, steps_per_epoch  # for a PyDataset
         graph, xs, ys, sw, n = self._prepare(x, y, sample_weight)
         if feed is not None:
             n = n_stream

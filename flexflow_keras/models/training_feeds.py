@@ -158,6 +158,9 @@ class IterFeed:
         self._weigh = None
         self.dtypes = None
         self.shuffle, self.seed = False, 0  # set by fit; used by a PyDataset (batch order per epoch)
+        self.steps_per_epoch = None  # set by fit: a PyDataset's pass then continues across epochs (Keras 3)
+        self._taken = 0  # batches of the PyDataset's current pass taken
+        self._pass: int | None = None
 
     def set_dtypes(self, dtypes) -> None:
         """The dtypes of the step's input and label regions, which every batch is cast to."""
@@ -177,7 +180,13 @@ class IterFeed:
         from flexflow_keras.utils.py_dataset import PyDataset
 
         if isinstance(self.data, PyDataset):
-            self._it = self.data.iterate(bool(self.shuffle), self.seed + epoch)
+            n = len(self.data)
+            if self._it is None or self.steps_per_epoch is None or self._taken >= n:
+                if self._it is not None:
+                    self._it.close()
+                self._pass = epoch if self._pass is None else self._pass + 1
+                self._it, self._taken = self.data.iterate(bool(self.shuffle), self.seed + self._pass, hooks=False), 0
+            self.data.on_epoch_begin()
         elif self._it is None or self.reiterable:
             self._it = iter(self.data)
         self.wait_s = 0.0
@@ -189,11 +198,14 @@ class IterFeed:
         t0 = time.perf_counter()
         if self._first is not None:
             item, self._first = self._first, None
+        elif self._pass is not None and self._taken >= len(self.data):  # a PyDataset's pass is over
+            return None
         else:
             try:
                 item = next(self._it)
             except StopIteration:
                 return None
+        self._taken += 1
         x, y, sw = unpack_batch(item)
         self.wait_s += time.perf_counter() - t0
         n = len(x[0])
@@ -211,8 +223,12 @@ class IterFeed:
 
     def end_epoch(self, epoch: int, seconds: float) -> None:
         self.history.append((epoch, self.wait_s, seconds))
-        if hasattr(self._it, "close") and not hasattr(self.data, "__next__"):
-            self._it.close()  # a PyDataset's pass ends here (on_epoch_end), even when cut by steps_per_epoch
+        if self._pass is not None:  # a PyDataset: its epoch ends (its pass may continue, see start_epoch)
+            if self.steps_per_epoch is None:
+                self._it.close()
+            self.data.on_epoch_end()
+        elif hasattr(self._it, "close") and not hasattr(self.data, "__next__"):
+            self._it.close()
 
     def close(self) -> None:
         if hasattr(self._it, "close") and not hasattr(self.data, "__next__"):

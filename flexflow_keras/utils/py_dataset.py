@@ -2,9 +2,9 @@
 
 A subclass implements `__len__` (the number of batches) and `__getitem__(i)` (batch i as `x`, `(x, y)` or
 `(x, y, sample_weight)`), and optionally `on_epoch_begin`/`on_epoch_end`. `fit`, `evaluate` and `predict`
-take it as `x`. One pass over it (`iterate`) calls `on_epoch_begin` first and `on_epoch_end` when the pass
-ends (also when `fit(steps_per_epoch=...)` stops it early), as Keras 3 does; `fit(shuffle=True)` visits
-the batches in a shuffled order.
+take it as `x`. `fit` calls `on_epoch_begin`/`on_epoch_end` around every epoch, and with
+`steps_per_epoch` a pass continues across epochs (Keras 3's epoch iterator); `evaluate` and `predict`
+make one pass between the two hooks; `fit(shuffle=True)` visits the batches in a shuffled order.
 
 `workers` > 1 loads that many batches ahead (`max_queue_size` at most) in threads, or, with
 `use_multiprocessing=True`, in forked worker processes (the dataset is inherited by the fork, never
@@ -82,14 +82,16 @@ class PyDataset:
     def __iter__(self):
         return self.iterate()
 
-    def iterate(self, shuffle: bool = False, seed: int | None = None):
-        """The batches of one pass (shuffled order when `shuffle`), loaded ahead by the workers;
-        `on_epoch_begin` before the first, `on_epoch_end` when the pass ends or is closed."""
+    def iterate(self, shuffle: bool = False, seed: int | None = None, hooks: bool = True):
+        """The batches of one pass (shuffled order when `shuffle`), loaded ahead by the workers; with
+        `hooks`, `on_epoch_begin` before the first and `on_epoch_end` when the pass ends or is closed
+        (`fit` calls them per epoch itself)."""
         n = int(self.num_batches)
         order = np.arange(n)
         if shuffle:
             np.random.default_rng(seed).shuffle(order)
-        self.on_epoch_begin()
+        if hooks:
+            self.on_epoch_begin()
         try:
             if self.workers <= 1:
                 for i in order:
@@ -97,7 +99,8 @@ class PyDataset:
             else:
                 yield from self._ahead(order)
         finally:
-            self.on_epoch_end()
+            if hooks:
+                self.on_epoch_end()
 
     def _ahead(self, order):
         key = id(self)

@@ -65,8 +65,8 @@ def test_pydataset_matches_arrays_and_calls_the_epoch_hooks():
 def test_pydataset_shuffle_and_steps_per_epoch():
     data = Batches()
     _model().fit(data, epochs=2, shuffle=True, steps_per_epoch=3, verbose=0)
-    first, second = data.seen[1:4], data.seen[4:7]  # seen[0] is the peek at the shapes
-    assert len(set(first)) == 3 and len(set(second)) == 3
+    first_pass = data.seen[1:5]  # seen[0] is the peek at the shapes; epoch 2 finishes the pass (Keras 3)
+    assert sorted(first_pass) == [0, 1, 2, 3] and first_pass != [0, 1, 2, 3] and len(data.seen) == 5
     assert data.ends == 2  # an epoch cut short by steps_per_epoch still ends
 
 
@@ -182,3 +182,14 @@ def test_steps_per_epoch_over_arrays_follows_keras_3(steps, pattern):
                                         on_epoch_end=lambda e, logs: seen.append("|"))
     _model().fit(X[:32], Y[:32], batch_size=8, epochs=3, steps_per_epoch=steps, callbacks=[cb], verbose=0)
     assert seen == pattern
+
+
+def test_pydataset_pass_continues_across_epochs_with_steps_per_epoch():
+    """Keras 3: 3 steps an epoch over 4 batches run batches 0-2, then 3 alone, then a new pass; the epoch
+    hooks run once per epoch."""
+    data = Batches()
+    seen = []
+    cb = keras.callbacks.LambdaCallback(on_epoch_end=lambda e, logs: seen.append("|"))
+    _model().fit(data, epochs=3, steps_per_epoch=3, shuffle=False, callbacks=[cb], verbose=0)
+    assert data.seen[1:] == [0, 1, 2, 3, 0, 1, 2]  # seen[0]: the peek at the shapes
+    assert data.begins == data.ends == 3 and seen == ["|"] * 3
