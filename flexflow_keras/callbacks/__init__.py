@@ -7,6 +7,7 @@ The training loop sets ``model.stop_training = True`` to stop; callbacks set it 
 
 from __future__ import annotations
 
+from flexflow_keras.callbacks.backup_and_restore import BackupAndRestore
 from flexflow_keras.callbacks.callback import Callback
 from flexflow_keras.callbacks.callback_list import CallbackList
 from flexflow_keras.callbacks.early_stopping import EarlyStopping, ReduceLROnPlateau
@@ -15,7 +16,9 @@ from flexflow_keras.callbacks.misc import CSVLogger, LambdaCallback, LearningRat
 from flexflow_keras.callbacks.model_checkpoint import ModelCheckpoint
 from flexflow_keras.callbacks.monitor import MonitorCallback
 from flexflow_keras.callbacks.progress import FlexFlowLogger, Progbar, ProgbarLogger, ProgressWriter
+from flexflow_keras.callbacks.tensorboard import TensorBoard
 
 __all__ = ["Callback", "CallbackList", "History", "EarlyStopping", "ReduceLROnPlateau", "LearningRateScheduler",
            "TerminateOnNaN", "CSVLogger", "LambdaCallback", "ModelCheckpoint", "MonitorCallback",
-           "ProgbarLogger", "FlexFlowLogger", "Progbar", "ProgressWriter"]
+           "ProgbarLogger", "FlexFlowLogger", "Progbar", "ProgressWriter", "TensorBoard",
+           "BackupAndRestore"]

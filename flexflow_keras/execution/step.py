@@ -91,6 +91,11 @@ class StepProgram:
         # (sample_weight is ones when the user gave none), so weighted and unweighted steps are one trace.
         self.numels = tuple(int(np.prod(s.act(tg.per_sample_losses[i]).shape)) // max(self.batch, 1) *
                             self.global_batch for i in self.loss_outputs)
+        # compile(loss_weights=...): each loss's seed is also scaled by its weight, so the gradient is that
+        # of the weighted total (the metric task divides it out again for the logs)
+        by_output = {spec.output_index: float(spec.weight) for spec in tg.loss_specs}
+        self.loss_weights = tuple(by_output.get(i, 1.0) for i in self.loss_outputs)
+        self.seed_scales = tuple(w / n for w, n in zip(self.loss_weights, self.numels, strict=True))
         self.loader = e.cached(("loader", len(self.x_args), len(self.y_args), with_labels),
                                T.loader_task, len(self.x_args), len(self.y_args), with_labels)
         self.loader_args = [*self.x_args, *self.y_args,
@@ -114,8 +119,9 @@ class StepProgram:
                 args += [self._batch_arg(r, d) for r in (s.act(lt), s.grads[lt.uid], s.act(tg.labels[i]),
                                                          s.act(tg.model_outputs[i]))]
             mlists = [e.metric_objects[i] for i in self.loss_outputs]
-            self.metrics = (e.cached(("metrics", tuple(self.loss_outputs), self.numels),
-                                     T.metrics_task, len(self.loss_outputs), mlists, self.numels), args)
+            self.metrics = (e.cached(("metrics", tuple(self.loss_outputs), self.numels, self.loss_weights),
+                                     T.metrics_task, len(self.loss_outputs), mlists, self.numels,
+                                     self.loss_weights), args)
 
     def _forward_entry(self, node, training: bool):
         e, s = self.engine, self.store
@@ -315,7 +321,7 @@ class StepProgram:
         with rtm.trace(self.trace_name):
             # kept: a loader pipeline refills the ring slot `sources` came from only after this read
             self.last_loader = rtm.index_launch(self.loader, (self.io_degree,), *self.loader_args, sources, rows,
-                                                self.numels, self.ranges, POINT)
+                                                self.seed_scales, self.ranges, POINT)
             for r in self.zero_fill:
                 rtm.fill(r, 0.0)
             for lay, ftask, args, fills, pre, post in self.forward:

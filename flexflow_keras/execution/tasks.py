@@ -260,33 +260,47 @@ def loader_task(n_x: int, n_y: int, with_seeds: bool):
     nreg = len(privs)
 
     def body(*args):
-        regions, (sources, rows, numels, ranges, point) = args[:nreg], args[nreg:]
+        regions, (sources, rows, scales, ranges, point) = args[:nreg], args[nreg:]
         lo, hi = ranges[point]
         mine = rows[lo:hi]
         for dst, src in zip(regions[:n_x + n_y], sources[:n_x + n_y], strict=True):
             np.take(src, mine, axis=0, out=dst)
         if with_seeds:
-            sw = sources[n_x + n_y][mine]
+            weights = sources[n_x + n_y]  # one array for every loss, or a tuple with one per loss
             for k, seed in enumerate(regions[n_x + n_y:n_x + 2 * n_y]):
-                seed[...] = (sw / numels[k]).reshape((-1,) + (1,) * (seed.ndim - 1))
+                sw = (weights[k] if isinstance(weights, tuple) else weights)[mine]
+                seed[...] = (sw * scales[k]).reshape(sw.shape + (1,) * (seed.ndim - sw.ndim))
     return task(privileges=privs)(_named(body, "loader"))
 
 
-def metrics_task(n_losses: int, metric_lists: Sequence[Sequence], numels: Sequence[int]):
-    """Per shard: the weighted loss sum of each output, then every metric's partial sums.
+def metrics_task(n_losses: int, metric_lists: Sequence[Sequence], numels: Sequence[int],
+                 loss_weights: Sequence[float] | None = None):
+    """Per shard: the sample-weighted loss sum of each output, then every metric's partial sums.
 
-    Regions per output with a loss: per-sample loss, seed, label, prediction (all RO)."""
+    Regions per output with a loss: per-sample loss, seed, label, prediction (all RO). A seed is
+    sample_weight * loss_weight / elements; the loss weight is divided out here (the logs show each
+    output's own loss). An output with loss weight 0 has a zero seed: its logged loss is then the
+    unweighted mean and its weighted metrics see no sample weights."""
     privs = [RO] * (4 * n_losses)
+    weights = tuple(loss_weights) if loss_weights is not None else (1.0,) * n_losses
 
     def body(*regions):
         out: list = []
         for k in range(n_losses):
             loss, seed = regions[4 * k], regions[4 * k + 1]
-            out.append(float(np.vdot(loss.astype(np.float64, copy=False), seed.astype(np.float64, copy=False))))
+            loss64 = loss.astype(np.float64, copy=False)
+            if weights[k]:
+                out.append(float(np.vdot(loss64, seed.astype(np.float64, copy=False))) / weights[k])
+            else:
+                out.append(float(loss64.sum()) / numels[k])
         for k in range(n_losses):
             seed, y_true, y_pred = regions[4 * k + 1], regions[4 * k + 2], regions[4 * k + 3]
-            sw = (seed.reshape(seed.shape[0], -1)[:, 0] * numels[k]).astype(np.float32)
-            for m in metric_lists[k]:
-                out.append(m.batch_stats(y_true, y_pred, sw))
+            sw = None
+            if weights[k]:
+                full = seed.reshape(seed.shape[0], -1).astype(np.float64) * (numels[k] / weights[k])
+                # per sample, or per element where the weights vary within a sample (temporal weights)
+                sw = (full[:, 0] if (full == full[:, :1]).all() else full.reshape(seed.shape)).astype(np.float32)
+            for m in metric_lists[k]:  # Keras 3: only weighted_metrics see the sample weights
+                out.append(m.batch_stats(y_true, y_pred, sw if getattr(m, "_ff_weighted", False) else None))
         return out
     return task(privileges=privs)(_named(body, "metrics"))

@@ -40,6 +40,24 @@ from flexflow_keras.metrics.confusion import (
     TrueNegatives,
     TruePositives,
 )
+from flexflow_keras.metrics.extra import (
+    BinaryIoU,
+    CategoricalHinge,
+    CosineSimilarity,
+    F1Score,
+    FBetaScore,
+    Hinge,
+    IoU,
+    KLDivergence,
+    LogCoshError,
+    MeanAbsolutePercentageError,
+    MeanIoU,
+    MeanSquaredLogarithmicError,
+    OneHotIoU,
+    OneHotMeanIoU,
+    Poisson,
+    SquaredHinge,
+)
 from flexflow_keras.metrics.functions import (
     accuracy,
     binary_accuracy,
@@ -64,7 +82,9 @@ _CLASSES = [Mean, Sum, MeanMetricWrapper, Accuracy, BinaryAccuracy, CategoricalA
             SparseCategoricalAccuracy, TopKCategoricalAccuracy, SparseTopKCategoricalAccuracy, MeanSquaredError,
             MeanAbsoluteError, RootMeanSquaredError, CategoricalCrossentropy, SparseCategoricalCrossentropy,
             BinaryCrossentropy, Precision, Recall, AUC, TruePositives, FalsePositives, TrueNegatives,
-            FalseNegatives]
+            FalseNegatives, BinaryIoU, CategoricalHinge, CosineSimilarity, F1Score, FBetaScore, Hinge, IoU,
+            KLDivergence, LogCoshError, MeanAbsolutePercentageError, MeanIoU, MeanSquaredLogarithmicError, OneHotIoU,
+            OneHotMeanIoU, Poisson, SquaredHinge]
 
 
 def _keras_snake(name: str) -> str:
@@ -78,8 +98,14 @@ for _cls in _CLASSES:
     _NAMES[_cls.__name__] = _cls
     _NAMES[_keras_snake(_cls.__name__)] = _cls
 _NAMES.update({"mse": MeanSquaredError, "MSE": MeanSquaredError, "mae": MeanAbsoluteError,
-               "MAE": MeanAbsoluteError, "bce": BinaryCrossentropy, "BCE": BinaryCrossentropy})
-_NO_ARGS_NEEDED = {name for name, cls in _NAMES.items() if cls not in (MeanMetricWrapper,)}
+               "MAE": MeanAbsoluteError, "bce": BinaryCrossentropy, "BCE": BinaryCrossentropy,
+               "mape": MeanAbsolutePercentageError, "MAPE": MeanAbsolutePercentageError,
+               "msle": MeanSquaredLogarithmicError, "MSLE": MeanSquaredLogarithmicError, "kld": KLDivergence,
+               "KLD": KLDivergence, "kl_divergence": KLDivergence, "logcosh": LogCoshError,
+               "log_cosh": LogCoshError})
+# classes that need constructor arguments cannot be named by a string alone
+_NEED_ARGS = {IoU, MeanIoU, OneHotIoU, OneHotMeanIoU}
+_NO_ARGS_NEEDED = {name for name, cls in _NAMES.items() if cls not in (MeanMetricWrapper,) and cls not in _NEED_ARGS}
 
 
 def _unknown(identifier) -> ValueError:
@@ -113,6 +139,9 @@ def get(identifier):
         cls = _NAMES.get(identifier)
         if cls is None or cls is MeanMetricWrapper:
             raise _unknown(identifier)
+        if cls in _NEED_ARGS:
+            raise ValueError(f"Metric {identifier!r} needs arguments (num_classes=...); pass an object, e.g. "
+                             f"metrics=[keras.metrics.{cls.__name__}(num_classes=3)].")
         return cls()
     if inspect.isclass(identifier) and issubclass(identifier, Metric):
         return identifier()

@@ -166,7 +166,11 @@ class AUC(Metric):
         summation_method: "interpolation", "minoring" or "majoring".
         name, dtype: as `Metric`.
         thresholds: explicit thresholds in (0, 1).
-        multi_label: must be False (labels are flattened, one curve).
+        multi_label: one curve per label (column of 2-D y_pred), their AUCs averaged (weighted by
+            `label_weights` when given); False flattens all labels into one curve.
+        num_labels: the number of labels with multi_label (else found from the first batch).
+        label_weights: per-label weights: of the labels' AUCs with multi_label, of each label's counts
+            otherwise.
         from_logits: apply a sigmoid to y_pred first.
     """
 
@@ -174,9 +178,8 @@ class AUC(Metric):
 
     def __init__(self, num_thresholds=200, curve="ROC", summation_method="interpolation", name="auc", dtype=None,
                  thresholds=None, multi_label=False, num_labels=None, label_weights=None, from_logits=False):
-        if multi_label:
-            raise ValueError("AUC(multi_label=True) is not supported by flexflow_keras; use one AUC per output "
-                             "or multi_label=False (labels flattened into one curve).")
+        if num_labels is not None and not multi_label:
+            raise ValueError("AUC: `num_labels` is needed only when `multi_label` is True.")
         if curve.upper() not in ("ROC", "PR"):
             raise ValueError(f"AUC expects curve 'ROC' or 'PR', received curve={curve!r}.")
         if summation_method not in ("interpolation", "minoring", "majoring"):
@@ -195,7 +198,9 @@ class AUC(Metric):
         self.curve = curve.upper()
         self.summation_method = summation_method
         self.from_logits = from_logits
-        self.multi_label = False
+        self.multi_label = bool(multi_label)
+        self.num_labels = None if num_labels is None else int(num_labels)
+        self.label_weights = None if label_weights is None else np.asarray(label_weights, np.float64).reshape(-1)
         self._explicit = thresholds is not None
         super().__init__(name=name, dtype=dtype)
 
@@ -204,13 +209,34 @@ class AUC(Metric):
         return list(self._thresholds)
 
     def _initial_state(self):
+        if getattr(self, "multi_label", False):
+            return np.zeros((4, self.num_thresholds, self.num_labels or 0))
         return np.zeros((4, self.num_thresholds))
+
+    def merge_stats(self, stats) -> None:
+        stats = np.asarray(stats, np.float64)
+        if self.multi_label and self._state.size == 0:  # the number of labels comes with the first batch
+            self._state = np.zeros_like(stats)
+        super().merge_stats(stats)
 
     def batch_stats(self, y_true, y_pred, sample_weight=None) -> np.ndarray:
         p = np.asarray(y_pred, np.float64)
         if self.from_logits:
             p = 1.0 / (1.0 + np.exp(-p))
-        return confusion_counts(y_true, p, self._thresholds, sample_weight)
+        if not self.multi_label:
+            if self.label_weights is None:
+                return confusion_counts(y_true, p, self._thresholds, sample_weight)
+            t = np.asarray(y_true, np.float64)
+            w = np.ones(p.shape[0]) if sample_weight is None else np.asarray(sample_weight, np.float64)
+            w = w.reshape(w.shape + (1,) * (p.ndim - w.ndim)) * self.label_weights
+            return confusion_counts(t, p, self._thresholds, np.broadcast_to(w, p.shape))
+        t = np.asarray(y_true, np.float64)
+        if p.ndim != 2:
+            raise ValueError(f"AUC(multi_label=True) expects y_pred of rank 2 (batch, labels), received shape "
+                             f"{p.shape}.")
+        t = t.reshape(p.shape)
+        return np.stack([confusion_counts(t[:, j], p[:, j], self._thresholds, sample_weight)
+                         for j in range(p.shape[1])], axis=-1)
 
     def _interpolate_pr(self, tp, fp, fn) -> float:
         dtp = tp[:-1] - tp[1:]
@@ -224,7 +250,16 @@ class AUC(Metric):
         return float(np.sum(inc))
 
     def result(self) -> float:
-        tp, fp, tn, fn = self._state
+        if not self.multi_label:
+            return self._auc(*self._state)
+        if self._state.size == 0:
+            return 0.0
+        per_label = np.array([self._auc(*self._state[..., j]) for j in range(self._state.shape[-1])])
+        if self.label_weights is None:
+            return float(np.mean(per_label))
+        return float(np.sum(per_label * self.label_weights) / np.sum(self.label_weights))
+
+    def _auc(self, tp, fp, tn, fn) -> float:
         if self.curve == "PR" and self.summation_method == "interpolation":
             return self._interpolate_pr(tp, fp, fn)
         recall = _div(tp, tp + fn)
@@ -243,7 +278,9 @@ class AUC(Metric):
     def get_config(self):
         config = {"num_thresholds": self.num_thresholds, "curve": self.curve,
                   "summation_method": self.summation_method, "name": self.name, "dtype": self.dtype,
-                  "multi_label": False, "from_logits": self.from_logits}
+                  "multi_label": self.multi_label, "num_labels": self.num_labels,
+                  "label_weights": None if self.label_weights is None else self.label_weights.tolist(),
+                  "from_logits": self.from_logits}
         if self._explicit:
             config["thresholds"] = list(self._thresholds[1:-1])
         return config

@@ -345,6 +345,12 @@ class Model(Trainer, Layer):
     def get_config(self) -> dict:
         return {"name": self.name, "trainable": self.trainable}
 
+    def to_json(self, **kwargs) -> str:
+        """The architecture as Keras 3's JSON; `keras.models.model_from_json` rebuilds it."""
+        from flexflow_keras.models.cloning import to_json
+
+        return to_json(self, **kwargs)
+
     @classmethod
     def from_config(cls, config: dict, custom_objects=None):
         """A model from its config: a functional config (``layers``, ``input_layers``, ``output_layers``)

@@ -19,7 +19,7 @@ from flexflow_keras import config as _config
 from flexflow_keras.data import provenance
 from flexflow_keras.errors import DataError
 from flexflow_keras.execution import simulator_notice
-from flexflow_keras.models import custom_training
+from flexflow_keras.models import custom_training, sample_weights
 from flexflow_keras.models.training_feeds import (
     ArrayFeed,
     evaluate_stream,
@@ -33,6 +33,7 @@ from flexflow_keras.models.training_utils import (
     check_lengths,
     check_not_empty,
     label_array,
+    should_validate,
     to_list,
     validation_cut,
 )
@@ -150,8 +151,12 @@ class Trainer:
                 self._loss_names.append(name)
                 self._loss_weights.append(w)
                 y_pred_shape = graph.outputs[i].shape
-                for ident in _as_list(metric_args[i]) + _as_list(weighted_args[i]):
+                plain = _as_list(metric_args[i])
+                for j, ident in enumerate(plain + _as_list(weighted_args[i])):
                     m = metrics_mod.resolve_metric(ident, loss, label_specs[i].shape, y_pred_shape)
+                    m._ff_weighted = j >= len(plain)  # Keras 3: only weighted_metrics see sample weights
+                    if m._ff_weighted and any(o.name == (f"{name}_{m.name}" if multi else m.name) for o in objs):
+                        m.name = f"weighted_{m.name}"
                     if multi:
                         m.name = f"{name}_{m.name}"
                     objs.append(m)
@@ -200,8 +205,9 @@ class Trainer:
             if y is None:
                 raise DataError(f"Model '{self.name}' needs labels y to compute its loss; received y=None.")
             ys = [label_array(a) for a in to_list(y, self._output_names_for(graph), "output")]
-        sw = None if sample_weight is None else np.asarray(sample_weight, dtype=np.float32).reshape(-1)
-        n = check_lengths(xs, ys, sw)
+        n = check_lengths(xs, ys, None)
+        sw = sample_weights.normalize(sample_weight, self._output_names_for(graph),
+                                      [t.shape for t in graph.outputs], n)
         return graph, xs, ys, sw, n
 
     def _known_input_names(self) -> list[str]:
@@ -268,6 +274,7 @@ class Trainer:
                 raise DataError("validation_split is only supported for arrays; with a dataset pass "
                                  "validation_data= (e.g. image_dataset_from_directory(subset='both')).")
             feed, x, y, n_stream, what = stream_feed(x, get_runtime(), _config.get().cpus)
+            feed.shuffle, feed.seed, feed.steps_per_epoch = shuffle, seed, steps_per_epoch  # for a PyDataset
         graph, xs, ys, sw, n = self._prepare(x, y, sample_weight)
         if feed is not None:
             n = n_stream
@@ -291,13 +298,13 @@ class Trainer:
         if validation_data is not None:
             val = self._unpack_validation(validation_data)
         elif (cut := validation_cut(n, validation_split)) is not None:
-            val = ([a[cut:] for a in xs], [a[cut:] for a in ys], None if sw is None else sw[cut:])
-            xs, ys, sw = [a[:cut] for a in xs], [a[:cut] for a in ys], None if sw is None else sw[:cut]
+            val = ([a[cut:] for a in xs], [a[cut:] for a in ys], sample_weights.take(sw, slice(cut, None)))
+            xs, ys, sw = [a[:cut] for a in xs], [a[:cut] for a in ys], sample_weights.take(sw, slice(None, cut))
             n = cut
         engine = self._engine_for(graph, ys)
         sources = self._sources(xs, ys, sw, len(xs[0]))
         if feed is None:
-            feed = ArrayFeed(sources, n, batch_size, shuffle, seed)
+            feed = ArrayFeed(sources, n, batch_size, shuffle, seed, steps_per_epoch)
         else:
             batch_size = len(xs[0])
         steps = len(feed) if steps_per_epoch is None else int(steps_per_epoch)
@@ -324,8 +331,10 @@ class Trainer:
         t_start = time.perf_counter()
         epoch_logs: dict = {}
         cbs.on_train_begin()
+        resumed, self._initial_epoch = getattr(self, "_initial_epoch", None), None  # set by BackupAndRestore
+        initial_epoch = int(resumed or initial_epoch)
         try:
-            epoch_logs = self._epochs(engine, feed, cbs, running, pipelined, val, int(initial_epoch), epochs, steps,
+            epoch_logs = self._epochs(engine, feed, cbs, running, pipelined, val, initial_epoch, epochs, steps,
                                       seed, validation_freq, validation_batch_size or batch_size, validation_steps)
         finally:
             feed.close()
@@ -390,7 +399,7 @@ class Trainer:
                 finish(pending)
             feed.end_epoch(epoch, time.perf_counter() - t_epoch)
             epoch_logs = dict(logs)
-            if val is not None and (epoch + 1) % max(int(validation_freq), 1) == 0:
+            if val is not None and should_validate(epoch, validation_freq):
                 val_logs = (evaluate_stream(self, val, validation_steps) if is_stream(val) else
                             self._evaluate_arrays(*val, validation_batch_size, validation_steps, callbacks=None))
                 epoch_logs.update({"val_" + k: v for k, v in val_logs.items()})
@@ -409,7 +418,7 @@ class Trainer:
         y = ys[0]
         classes = np.argmax(y, axis=-1) if (y.ndim > 1 and y.shape[-1] > 1) else y.reshape(len(y), -1)[:, 0]
         w = np.array([float(class_weight.get(int(c), 1.0)) for c in classes.astype(np.int64)], np.float32)
-        return w if sw is None else sw * w
+        return sample_weights.scale(sw, w)
 
     def _unpack_validation(self, data):
         if is_stream(data):
@@ -422,8 +431,11 @@ class Trainer:
         return xs, ys, sw
 
     def _sources(self, xs, ys, sw, n):
-        sw = np.ones(n, np.float32) if sw is None else sw
-        return tuple(xs) + tuple(ys) + (sw,)
+        loss_outputs: list[int] = []
+        if isinstance(sw, tuple):  # one weight array per output: the loader wants those of the losses
+            out_names = self._output_names_for(self._graph_for(xs))
+            loss_outputs = [out_names.index(k) for k in getattr(self, "_loss_names", [])]
+        return tuple(xs) + tuple(ys) + (sample_weights.for_losses(sw, n, loss_outputs),)
 
     # --- evaluate / predict ------------------------------------------------------------------------------------
     def evaluate(self, x=None, y=None, batch_size=None, verbose="auto", sample_weight=None, steps=None,
@@ -511,8 +523,11 @@ class Trainer:
         return results[0] if len(results) == 1 else results
 
     # --- single batches ----------------------------------------------------------------------------------------
-    def train_on_batch(self, x, y=None, sample_weight=None, class_weight=None, return_dict=False):
-        """One training step on exactly this batch; returns the batch's loss (and metrics)."""
+    def train_on_batch(self, x, y=None, sample_weight=None, class_weight=None, return_dict=False,
+                       reset_metrics=True):
+        """One training step on exactly this batch; returns the batch's loss (and metrics).
+
+        `reset_metrics=False` (Keras 2) accumulates the results over consecutive calls."""
         self._require_compiled("train_on_batch")
         graph, xs, ys, sw, n = self._prepare(x, y, sample_weight)
         sw = self._class_weights(class_weight, ys, sw)
@@ -521,18 +536,36 @@ class Trainer:
         self._batch_step = step + 1
         losses, stats, penalty = engine.train_step(self._sources(xs, ys, sw, n), np.arange(n, dtype=np.int64),
                                                    step, 1234)
-        running = RunningMeans(self._loss_names, self._metric_objects)
+        running = self._batch_means("train", reset_metrics)
         running.add(n, losses, self._loss_weights, penalty, stats)
         return _result(running.logs(), return_dict)
 
-    def test_on_batch(self, x, y=None, sample_weight=None, return_dict=False):
+    def test_on_batch(self, x, y=None, sample_weight=None, return_dict=False, reset_metrics=True):
+        """Loss (and metrics) of this batch in inference mode; `reset_metrics=False` (Keras 2)
+        accumulates over consecutive calls."""
         self._require_compiled("test_on_batch")
         graph, xs, ys, sw, n = self._prepare(x, y, sample_weight)
         engine = self._engine_for(graph, ys)
         losses, stats = engine.eval_step(self._sources(xs, ys, sw, n), np.arange(n, dtype=np.int64))
-        running = RunningMeans(self._loss_names, self._metric_objects)
+        running = self._batch_means("test", reset_metrics)
         running.add(n, losses, self._loss_weights, self._penalty(), stats)
         return _result(running.logs(), return_dict)
+
+    def _batch_means(self, kind: str, reset: bool) -> RunningMeans:
+        """The running means of the *_on_batch calls: fresh when `reset`, else the previous call's."""
+        kept = getattr(self, "_on_batch_means", None)
+        if reset or kept is None or kept[0] != kind or kept[1].metric_objects != \
+                [list(m) for m in self._metric_objects]:
+            kept = (kind, RunningMeans(self._loss_names, self._metric_objects))
+            self._on_batch_means = kept
+        return kept[1]
+
+    def reset_metrics(self) -> None:
+        """Reset the state of every compiled metric (and what `*_on_batch(reset_metrics=False)` kept)."""
+        self._on_batch_means = None
+        for ms in getattr(self, "_metric_objects", None) or []:
+            for m in ms:
+                m.reset_state()
 
     def predict_on_batch(self, x):
         return self.predict(x, batch_size=len(to_list(x, self._known_input_names(), "input")[0]), verbose=0)

@@ -35,24 +35,47 @@ def _cast(sources, dtypes):
 
 
 class ArrayFeed:
-    """Arrays in memory, `sources` = inputs + labels + sample weights."""
+    """Arrays in memory, `sources` = inputs + labels + sample weights.
 
-    def __init__(self, sources, n: int, batch_size: int, shuffle, seed: int):
+    With `fit(steps_per_epoch=...)` a pass over the data continues across epochs and an epoch that runs
+    out of data ends early (with a warning), as Keras 3's epoch iterator does: 3 steps an epoch over 4
+    batches train batches 0-2, then batch 3 alone, then a new pass."""
+
+    def __init__(self, sources, n: int, batch_size: int, shuffle, seed: int, steps_per_epoch=None):
         self.sources, self.n, self.batch_size, self.shuffle, self.seed = sources, n, batch_size, shuffle, seed
         self.order = np.arange(n, dtype=np.int64)
         self.history: list = []
         self.labels = None
+        self.continuing = steps_per_epoch is not None
+        self._cursor = 0  # batches of the current pass taken
+        self._pass: int | None = None
+        self._warned = False
 
     def __len__(self) -> int:
         return math.ceil(self.n / self.batch_size)
 
     def start_epoch(self, epoch: int) -> None:
-        self.order = epoch_order(self.n, self.seed, epoch, self.shuffle, self.batch_size)
+        if not self.continuing:
+            self.order = epoch_order(self.n, self.seed, epoch, self.shuffle, self.batch_size)
+            return
+        if self._pass is None or self._cursor >= len(self):  # a new pass (the first: numbered like its epoch)
+            self._pass = epoch if self._pass is None else self._pass + 1
+            self.order = epoch_order(self.n, self.seed, self._pass, self.shuffle, self.batch_size)
+            self._cursor = 0
 
     def ready(self, b: int) -> bool:
         return True
 
     def take(self, b: int):
+        if self.continuing:
+            if self._cursor >= len(self):
+                if not self._warned:
+                    log.warning("Your input ran out of data; interrupting the epoch. fit(steps_per_epoch=...) "
+                                "asks for more batches than the %d of a pass over the data; the next epoch "
+                                "starts a new pass.", len(self))
+                    self._warned = True
+                return None
+            b, self._cursor = self._cursor, self._cursor + 1
         rows = self.order[(b * self.batch_size) % self.n:][:self.batch_size]
         return (self.sources, rows) if len(rows) else None
 
@@ -134,6 +157,10 @@ class IterFeed:
         self.labels = None  # known only batch by batch
         self._weigh = None
         self.dtypes = None
+        self.shuffle, self.seed = False, 0  # set by fit; used by a PyDataset (batch order per epoch)
+        self.steps_per_epoch = None  # set by fit: a PyDataset's pass then continues across epochs (Keras 3)
+        self._taken = 0  # batches of the PyDataset's current pass taken
+        self._pass: int | None = None
 
     def set_dtypes(self, dtypes) -> None:
         """The dtypes of the step's input and label regions, which every batch is cast to."""
@@ -150,7 +177,17 @@ class IterFeed:
             raise DataError("fit() got a generator or iterator without a length; pass steps_per_epoch.") from None
 
     def start_epoch(self, epoch: int) -> None:
-        if self._it is None or self.reiterable:
+        from flexflow_keras.utils.py_dataset import PyDataset
+
+        if isinstance(self.data, PyDataset):
+            n = len(self.data)
+            if self._it is None or self.steps_per_epoch is None or self._taken >= n:
+                if self._it is not None:
+                    self._it.close()
+                self._pass = epoch if self._pass is None else self._pass + 1
+                self._it, self._taken = self.data.iterate(bool(self.shuffle), self.seed + self._pass, hooks=False), 0
+            self.data.on_epoch_begin()
+        elif self._it is None or self.reiterable:
             self._it = iter(self.data)
         self.wait_s = 0.0
 
@@ -161,19 +198,24 @@ class IterFeed:
         t0 = time.perf_counter()
         if self._first is not None:
             item, self._first = self._first, None
+        elif self._pass is not None and self._taken >= len(self.data):  # a PyDataset's pass is over
+            return None
         else:
             try:
                 item = next(self._it)
             except StopIteration:
                 return None
+        self._taken += 1
         x, y, sw = unpack_batch(item)
         self.wait_s += time.perf_counter() - t0
         n = len(x[0])
-        sw = np.ones(n, np.float32) if sw is None else np.asarray(sw, np.float32).reshape(-1)
+        sw = _batch_weights(sw, n)
         if self._weigh is not None and y:
             extra = self._weigh(y)
             if extra is not None:
-                sw = sw * extra
+                from flexflow_keras.models.sample_weights import scale
+
+                sw = scale(sw, extra)
         return _cast(tuple(x) + tuple(y), self.dtypes) + (sw,), np.arange(n, dtype=np.int64)
 
     def consumed(self, b: int, loader) -> None:
@@ -181,9 +223,29 @@ class IterFeed:
 
     def end_epoch(self, epoch: int, seconds: float) -> None:
         self.history.append((epoch, self.wait_s, seconds))
+        if self._pass is not None:  # a PyDataset: its epoch ends (its pass may continue, see start_epoch)
+            if self.steps_per_epoch is None:
+                self._it.close()
+            self.data.on_epoch_end()
+        elif hasattr(self._it, "close") and not hasattr(self.data, "__next__"):
+            self._it.close()
 
     def close(self) -> None:
-        pass
+        if hasattr(self._it, "close") and not hasattr(self.data, "__next__"):
+            self._it.close()
+
+
+def _batch_weights(sw, n: int):
+    """A batch's sample weights as the loader takes them: ones, one array (n,) or (n, T) for every
+    loss, or a tuple with one per output (a list or tuple of arrays in the outputs' order)."""
+    if sw is None:
+        return np.ones(n, np.float32)
+    if isinstance(sw, (list, tuple)) and sw and all(np.ndim(w) >= 1 for w in sw) and len(sw) != n:
+        return tuple(np.ones(n, np.float32) if w is None else _batch_weights(w, n) for w in sw)
+    w = np.asarray(sw, np.float32)
+    if w.ndim >= 2 and w.shape[0] == n and w.size != n:
+        return np.ascontiguousarray(w)  # one weight per timestep
+    return w.reshape(-1)
 
 
 def _arrays(a) -> list[np.ndarray]:
@@ -233,6 +295,15 @@ def stream_feed(x, rtm, cpus: int, what: str = "fit()"):
         feed = PipelineFeed(x, labels, rtm, cpus)
         n = sum(len(r) for r in rows)
         return feed, np.asarray(first[0]), np.asarray(first[1]), n, x.describe()
+    from flexflow_keras.utils.py_dataset import PyDataset
+
+    if isinstance(x, PyDataset):  # peek by index: a pass would call on_epoch_begin/end
+        if len(x) == 0:
+            raise DataError(f"{what} received an empty PyDataset (len 0).")
+        item = x[0]
+        xs, ys, _ = unpack_batch(item)
+        return IterFeed(x, None), (xs if len(xs) > 1 else xs[0]), \
+            (ys if len(ys) > 1 else (ys[0] if ys else None)), len(xs[0]) * len(x), f"{type(x).__name__} (PyDataset)"
     it = iter(x)
     try:
         item = next(it)

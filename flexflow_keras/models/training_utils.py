@@ -90,6 +90,16 @@ def validation_cut(n: int, validation_split) -> int | None:
     return cut
 
 
+def should_validate(epoch: int, validation_freq) -> bool:
+    """Keras 3's rule: an int validates every that many epochs, a list on those (1-based) epochs."""
+    if isinstance(validation_freq, (list, tuple, set)):
+        return epoch + 1 in validation_freq
+    if isinstance(validation_freq, (int, np.integer)) and not isinstance(validation_freq, bool) and validation_freq > 0:
+        return (epoch + 1) % int(validation_freq) == 0
+    raise ValueError(f"fit(validation_freq=...) must be a positive int or a list of epochs, received "
+                     f"{validation_freq!r} of type {type(validation_freq).__name__}.")
+
+
 def label_array(y: np.ndarray) -> np.ndarray:
     """Labels as the engine stores them: integers as int32, everything else float32."""
     if np.issubdtype(y.dtype, np.integer) or y.dtype == np.bool_:
@@ -133,5 +143,6 @@ class RunningMeans:
                 out[f"{prefix}{name}_loss"] = v / n
         for ms in self.metric_objects:
             for m in ms:
-                out[prefix + m.name] = float(np.asarray(m.result()))
+                value = np.asarray(m.result())  # F1Score(average=None) gives one value per class
+                out[prefix + m.name] = float(value) if value.ndim == 0 else value
         return out

@@ -135,8 +135,13 @@ def _deserialize_sequential(config: dict, custom_objects, where: str):
     return model
 
 
-def deserialize_functional(config: dict, custom_objects=None, where: str = "config"):
-    """Rebuild a functional model by calling each layer on the tensors its ``inbound_nodes`` name."""
+def deserialize_functional(config: dict, custom_objects=None, where: str = "config", make_layer=None,
+                           input_tensors: dict | None = None, call_layer=None):
+    """Rebuild a functional model by calling each layer on the tensors its ``inbound_nodes`` name.
+
+    `make_layer(entry)` replaces `deserialize_layer` for each layer entry, `input_tensors` (input layer
+    name -> tensor) replaces those input layers, `call_layer(layer, *args, **kwargs)` replaces the call
+    (`models.clone_model` uses the three)."""
     from flexflow_keras.layers.input_layer import InputLayer
     from flexflow_keras.models.model import Model
     from flexflow_keras.ops.graph import KerasTensor
@@ -146,7 +151,10 @@ def deserialize_functional(config: dict, custom_objects=None, where: str = "conf
     outputs: dict[tuple[str, int], list] = {}
     pending: list[tuple[str, int, dict]] = []
     for entry in config.get("layers", []):
-        layer = deserialize_layer(entry, custom_objects, where)
+        if input_tensors and entry.get("name") in input_tensors:
+            outputs[(entry["name"], 0)] = [input_tensors[entry["name"]]]
+            continue
+        layer = make_layer(entry) if make_layer else deserialize_layer(entry, custom_objects, where)
         lname = entry.get("name", layer.name)
         created[lname] = layer
         if isinstance(layer, InputLayer):
@@ -180,7 +188,8 @@ def deserialize_functional(config: dict, custom_objects=None, where: str = "conf
             lname, k, node = item
             if any((lname, j) not in outputs for j in range(k)) or not ready(node):
                 continue
-            result = created[lname](*build(node.get("args", [])), **build(node.get("kwargs", {})))
+            args, kwargs = build(node.get("args", [])), build(node.get("kwargs", {}))
+            result = call_layer(created[lname], *args, **kwargs) if call_layer else created[lname](*args, **kwargs)
             outputs[(lname, k)] = [t for t in tree.flatten(result) if isinstance(t, KerasTensor)]
             pending.remove(item)
             progressed = True

@@ -3,6 +3,7 @@
 
 from flexflow_keras.utils.files import get_file
 from flexflow_keras.utils.numerical import normalize, to_categorical
+from flexflow_keras.utils.py_dataset import PyDataset, Sequence
 from flexflow_keras.utils.rng import set_random_seed
 from flexflow_keras.utils.sequence import pad_sequences
 from flexflow_keras.utils.serialization import (
@@ -28,7 +29,7 @@ def __getattr__(name: str):
 
 
 __all__ = [
-    "Progbar", "image_dataset_from_directory", "CustomObjectScope", "custom_object_scope", "deserialize_keras_object", "get_custom_objects",
+    "Progbar", "PyDataset", "Sequence", "image_dataset_from_directory", "CustomObjectScope", "custom_object_scope", "deserialize_keras_object", "get_custom_objects",
     "get_file", "normalize", "pad_sequences", "register_keras_serializable", "serialize_keras_object",
     "set_random_seed", "to_categorical",
 ]
