@@ -291,7 +291,8 @@ class Embedding(Layer):
             x = ops.cast(x, "int32")
         y = ops.embedding(x, self.embeddings)
         if self.mask_zero and hasattr(y, "node"):  # symbolic: the padding mask travels with the tensor
-            y._keras_mask = ops.not_equal(x, 0)
+            # (a (1,)-shaped zero: a 0-d constant cannot be written into a runtime region)
+            y._keras_mask = ops.not_equal(x, np.zeros((1,), x.dtype))
         return y
 
     def get_config(self):

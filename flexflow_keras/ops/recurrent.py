@@ -102,7 +102,7 @@ class RecurrentOp(Op):
         expect = [(D, GH), (H, GH)]
         if len(weights) == 3:
             expect.append((2, GH) if self.cell == "gru" else (GH,))
-        for w, want, name in zip(weights, expect, ("kernel", "recurrent_kernel", "bias"), strict=True):
+        for w, want, name in zip(weights, expect, ("kernel", "recurrent_kernel", "bias"), strict=False):
             if tuple(w.shape) != want:
                 raise ShapeError(f"{who} expects {name} of shape {fmt(want)} for {D} input features and {H} "
                                  f"units, received {fmt(w.shape)}.")
