@@ -55,6 +55,7 @@ class Layer:
 
     _accepts_int_inputs = False  # keep integer inputs as they are in eager calls (Embedding)
     _float_math = False  # arithmetic layers: integer symbolic inputs are cast to the layer's dtype first
+    supports_masking = False  # pass the input's mask (`_keras_mask`) on to the output unchanged (Keras)
 
     def __init__(self, *, name=None, trainable=True, dtype=None, activity_regularizer=None, autocast=True,
                  **kwargs):
@@ -356,6 +357,8 @@ class Layer:
                 marker = unique_id()
                 outputs = self.call(inputs, *rest, **call_kwargs)
                 outputs = self._finish_symbolic(marker, inputs, rest, kwargs, outputs)
+                if self.supports_masking:
+                    _pass_mask(inputs, outputs)
             else:
                 outputs = self.call(inputs, *rest, **call_kwargs)
         finally:
@@ -443,6 +446,15 @@ class Layer:
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} name={self.name}, built={self.built}>"
+
+
+def _pass_mask(inputs, outputs) -> None:
+    """Keras' default `compute_mask` of a masking-aware layer: the input's mask, when the output keeps its
+    leading (batch, time) dims and has no mask of its own."""
+    mask = getattr(inputs, "_keras_mask", None)
+    if (mask is not None and isinstance(outputs, KerasTensor) and getattr(outputs, "_keras_mask", None) is None
+            and tuple(outputs.shape[:len(mask.shape)]) == tuple(mask.shape)):
+        outputs._keras_mask = mask
 
 
 def _wrap_build(build):

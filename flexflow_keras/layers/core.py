@@ -74,6 +74,7 @@ class Dense(Layer):
     """
 
     _float_math = True
+    supports_masking = True
 
     def __init__(self, units, activation=None, use_bias=True, kernel_initializer="glorot_uniform",
                  bias_initializer="zeros", kernel_regularizer=None, bias_regularizer=None,
@@ -112,6 +113,7 @@ class Activation(Layer):
     """
 
     _float_math = True
+    supports_masking = True
 
     def __init__(self, activation, **kwargs):
         super().__init__(**kwargs)
@@ -137,6 +139,7 @@ class Dropout(Layer):
     """
 
     _float_math = True
+    supports_masking = True
 
     def __init__(self, rate, noise_shape=None, seed=None, **kwargs):
         super().__init__(**kwargs)

@@ -38,7 +38,6 @@ class Masking(Layer):
     def __init__(self, mask_value=0.0, **kwargs):
         super().__init__(**kwargs)
         self.mask_value = float(mask_value)
-        self.supports_masking = True
 
     def call(self, inputs):
         keep = ops.max(ops.cast(ops.not_equal(inputs, self.mask_value), inputs.dtype), axis=-1)

@@ -47,7 +47,7 @@ def test_masked_sequences_match_reference():
     seq = emb(inp)
     assert seq._keras_mask is not None
     lstm = layers.LSTM(2, return_sequences=True, return_state=True)
-    y, h, c = lstm(seq)
+    y, h, c = lstm(layers.Dropout(0.3)(seq))  # Dropout passes the mask on
     assert y._keras_mask is seq._keras_mask
     model = models.Model(inp, [y, h, c])
     got = model(ids)
