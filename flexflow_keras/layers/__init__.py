@@ -47,14 +47,16 @@ from flexflow_keras.layers.pooling import (
     MaxPooling2D,
 )
 from flexflow_keras.layers.recurrent import GRU, LSTM, SimpleRNN
+from flexflow_keras.layers.recurrent_cells import RNN, GRUCell, LSTMCell, SimpleRNNCell, StackedRNNCells
 from flexflow_keras.layers.rnn_wrappers import Bidirectional, Masking, RepeatVector, TimeDistributed
 from flexflow_keras.utils.serialization import deserialize_keras_object, serialize_keras_object
 
 _CLASSES = [Activation, Add, Average, AveragePooling2D, BatchNormalization, Bidirectional, Concatenate, Conv2D,
             Dense, Dropout, ELU, Embedding, Flatten, GlobalAveragePooling1D, GlobalAveragePooling2D,
-            GlobalMaxPooling1D, GlobalMaxPooling2D, GRU, InputLayer, Lambda, LayerNormalization, LeakyReLU, LSTM,
-            Masking, Maximum, MaxPooling2D, Minimum, Multiply, Permute, ReLU, RepeatVector, Reshape, SimpleRNN,
-            Softmax, Subtract, TimeDistributed]
+            GlobalMaxPooling1D, GlobalMaxPooling2D, GRU, GRUCell, InputLayer, Lambda, LayerNormalization,
+            LeakyReLU, LSTM, LSTMCell, Masking, Maximum, MaxPooling2D, Minimum, Multiply, Permute, ReLU,
+            RepeatVector, Reshape, RNN, SimpleRNN, SimpleRNNCell, Softmax, StackedRNNCells, Subtract,
+            TimeDistributed]
 ALL_OBJECTS = {cls.__name__: cls for cls in _CLASSES}
 
 
