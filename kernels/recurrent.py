@@ -3,7 +3,8 @@
 Forward: the input projection of every time step is one GEMM (``x (B*T, D) @ W + b`` into the saved
 pre-activation buffer A); then, step by step, one GEMM of the previous state by the recurrent kernel
 (``h @ U``, NumPy's BLAS) and one Numba pass over (sample, unit) for the gates, the state, the mask and the
-output (`kernels._rnn_cells`). Backward (BPTT) walks the steps in reverse with one Numba pass and one GEMM
+output (`kernels._rnn_cells`); an LSTM with tanh / sigmoid takes whole-array NumPy steps instead
+(`kernels._rnn_numpy`: NumPy's SIMD tanh and exp beat the scalar Numba pass tenfold). Backward (BPTT) walks the steps in reverse with one Numba pass and one GEMM
 (``dz @ U.T``) per step, then finishes with three GEMMs over all steps at once: dW, dx and dU.
 
 A per-step GEMM in NumPy beat a Numba loop calling ``np.dot`` tenfold here (Numba's BLAS binding went
@@ -17,6 +18,7 @@ by 1 / (1 - rate). The buffers' layouts are described in `kernels._rnn_cells`.
 
 from __future__ import annotations
 
+import math
 from typing import NamedTuple
 
 import numpy as np
@@ -24,11 +26,34 @@ from numba import njit
 
 from kernels import _rnn_cells as cells
 from kernels._jit import cpu_jit, store
-from kernels.activations import Activation, _act_grad, _act_value
+from kernels._rnn_numpy import LstmWork, lstm_backward_step, lstm_forward_step
+from kernels.activations import SIGMOID, TANH, Activation, _act_grad, _act_value
 
-# Not inlined at Numba's IR level: the 27-way activation switch, copied into every call site, made the
-# first compilation take minutes; LLVM still inlines what pays.
-_fwd_elem, _bwd_elem = cells.build(njit(cache=True)(_act_value), njit(cache=True)(_act_grad), njit(cache=True))
+# The 27-way activation switch is a call (inlined at every call site it made the first compilation take
+# minutes); the default tanh / sigmoid are inlined in front of it.
+_value_any = njit(cache=True)(_act_value)
+_grad_any = njit(cache=True)(_act_grad)
+
+
+@njit(inline="always")
+def _value(code, x, p0, p1, p2):
+    if code == TANH:  # through exp: libm's scalar tanh cost 4x an exp here
+        return 1.0 - 2.0 / (math.exp(2.0 * x) + 1.0)
+    if code == SIGMOID:
+        return 1.0 / (1.0 + math.exp(-x))
+    return _value_any(code, x, p0, p1, p2)
+
+
+@njit(inline="always")
+def _grad(code, x, y, p0, p1, p2):
+    if code == TANH:
+        return 1.0 - y * y
+    if code == SIGMOID:
+        return y * (1.0 - y)
+    return _grad_any(code, x, y, p0, p1, p2)
+
+
+_fwd_elem, _bwd_elem = cells.build(_value, _grad, njit(inline="always"))
 
 
 class RnnSpec(NamedTuple):
@@ -95,6 +120,13 @@ def _dummy(dtype) -> np.ndarray:
     return np.zeros((1, 1, 1), dtype)
 
 
+def _numpy_path(spec: RnnSpec, B: int, H: int, dtype) -> LstmWork | None:
+    """Scratch buffers when the whole-array NumPy step applies (LSTM with tanh / sigmoid), else None."""
+    if spec.cell == cells.LSTM and spec.act.code == TANH and spec.ract.code == SIGMOID:
+        return LstmWork(B, H, dtype)
+    return None
+
+
 def _step_order(spec: RnnSpec, T: int):
     for t in range(T):
         tau = T - 1 - t if spec.backwards else t
@@ -138,12 +170,19 @@ def recurrent_forward_cpu(spec: RnnSpec, x, W, U, b, brec, mask, h0, c0, y, h_ou
     rec = np.empty((B, U.shape[1]), dt)
     hd = np.empty((B, H), dt)
     act, ract = spec.act, spec.ract
+    work = _numpy_path(spec, B, H, dt)
+    keep_all = (m != 0) if mask is not None else None
     for t, tau, ty in _step_order(spec, T):
         if rd is not None:
             np.multiply(h, rd, out=hd)
             np.matmul(hd, U, out=rec)
         else:
             np.matmul(h, U, out=rec)
+        if work is not None:
+            keep = keep_all[:, tau:tau + 1] if keep_all is not None else None
+            with np.errstate(over="ignore"):  # exp(-z) overflowing gives sigmoid(z) = 0, as it should
+                lstm_forward_step(t, tau, ty, A, rec, keep, spec.zero_out, S, C, Y, yprev, h, c, work)
+            continue
         _forward_step(spec.cell, t, tau, ty, A, rec, brec_, m, mask is not None, spec.zero_out, S, C_, RH_, Y,
                       yprev, h, c, act.code, act.p0, act.p1, act.p2, ract.code, ract.p0, ract.p1, ract.p2)
     if not spec.seq_out:
@@ -184,7 +223,17 @@ def recurrent_backward_cpu(spec: RnnSpec, x, W, U, mask, A, S, C, RH, dy, dh_out
     C_ = C if C is not None else _dummy(dt)
     RH_ = RH if RH is not None else _dummy(dt)
     act, ract = spec.act, spec.ract
+    work = _numpy_path(spec, B, H, dt)
+    keep_all = (m != 0) if mask is not None else None
     for t, tau, ty in reversed(list(_step_order(spec, T))):
+        if work is not None:
+            keep = keep_all[:, tau:tau + 1] if keep_all is not None else None
+            dyv = Y[:, ty] if ty >= 0 else (Y[:, 0] if t == T - 1 else None)
+            with np.errstate(over="ignore"):
+                lstm_backward_step(t, tau, dyv, A, keep, spec.zero_out, C, gy, gs, gc, dA, dz, direct, work)
+            np.matmul(dz, UT, out=tmp)
+            _add_scaled(direct, tmp, rd_, rd is not None, gs)
+            continue
         _backward_step(spec.cell, t, tau, ty, t == T - 1, Y, A, m, mask is not None, spec.zero_out, S, C_, RH_,
                        gy, gs, gc, dA, DRH, dz, direct, act.code, act.p0, act.p1, act.p2, ract.code, ract.p0,
                        ract.p1, ract.p2)
