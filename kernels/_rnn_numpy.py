@@ -1,14 +1,17 @@
-"""The LSTM step with Keras' default activations (tanh, sigmoid) as whole-array NumPy operations: the CPU
-kernels' fast path.
+"""The LSTM step with Keras' default activations (tanh, sigmoid) for the CPU kernels' fast path: the
+transcendentals as whole-array NumPy calls, the rest of backward's arithmetic in one Numba pass.
 
 NumPy's SIMD tanh and exp made this ten times faster than the per-element Numba pass of
-`kernels._rnn_cells` at imdb_lstm's shape (batch 32, 128 units: 0.23 ms vs 2.3 ms per step on this
-machine; libm's scalar tanh is slow). The arithmetic and the masking rules are those of `_rnn_cells`.
+`kernels._rnn_cells` at imdb_lstm's shape (batch 32, 128 units: 0.23 ms vs 2.3 ms per forward step on this
+shared machine; libm's scalar tanh is slow), and backward's arithmetic in Numba (no temporaries) halved
+backward again. The arithmetic and the masking rules are those of `_rnn_cells`.
 """
 
 from __future__ import annotations
 
 import numpy as np
+
+from kernels._jit import cpu_jit
 
 
 class LstmWork:
@@ -60,32 +63,48 @@ def lstm_forward_step(t, tau, ty, A, rec, keep, zero_out, S, C, Y, yprev, h, c, 
         Y[:, ty] = yprev
 
 
-def lstm_backward_step(t, tau, dyv, A, keep, zero_out, C, gy, gs, gc, dA, dz, direct, w: LstmWork) -> None:
-    """One step backward (see `_rnn_cells.backward_elem`): writes dA[:, tau], dz, direct; updates gy, gc."""
+@cpu_jit
+def _backward_arith(g, tc, C, t, tau, dY, ty, last, m, has_mask, zero_out, gy, gs, gc, dA, dz, direct):
+    # The arithmetic of `_rnn_cells.backward_elem` for an LSTM, given the activated gates g and tanh(c_t).
+    B, H = gs.shape
+    for b in range(B):
+        keep = (not has_mask) or m[b, tau] != 0
+        for j in range(H):
+            dyv = dY[b, ty, j] if ty >= 0 else (dY[b, 0, j] if last else 0.0)
+            g_out = gy[b, j] + dyv
+            if not keep:
+                gy[b, j] = 0.0 if zero_out else g_out
+                direct[b, j] = gs[b, j]
+                for k in range(4):
+                    dz[b, k * H + j] = 0.0
+                    dA[b, tau, k * H + j] = 0.0
+                continue
+            gy[b, j] = 0.0
+            direct[b, j] = 0.0
+            dhn = g_out + gs[b, j]
+            i, f, gg, o = g[b, j], g[b, H + j], g[b, 2 * H + j], g[b, 3 * H + j]
+            tcj = tc[b, j]
+            dcn = gc[b, j] + dhn * o * (1.0 - tcj * tcj)
+            gc[b, j] = dcn * f
+            di = dcn * gg * i * (1.0 - i)
+            df = dcn * C[b, t, j] * f * (1.0 - f)
+            dg = dcn * i * (1.0 - gg * gg)
+            do = dhn * tcj * o * (1.0 - o)
+            dz[b, j] = di
+            dz[b, H + j] = df
+            dz[b, 2 * H + j] = dg
+            dz[b, 3 * H + j] = do
+            dA[b, tau, j] = di
+            dA[b, tau, H + j] = df
+            dA[b, tau, 2 * H + j] = dg
+            dA[b, tau, 3 * H + j] = do
+
+
+def lstm_backward_step(t, tau, ty, last, dY, A, m, has_mask, zero_out, C, gy, gs, gc, dA, dz, direct,
+                       w: LstmWork) -> None:
+    """One step backward (see `_rnn_cells.backward_elem`): NumPy recomputes the gates and tanh(c_t), one
+    Numba pass does the arithmetic; writes dA[:, tau], dz, direct; updates gy and gc."""
     H = gs.shape[1]
-    g = w.gates
-    _activate(A[:, tau], H, g)
-    i, f, gg, o = g[:, :H], g[:, H:2 * H], g[:, 2 * H:3 * H], g[:, 3 * H:]
-    g_out = gy if dyv is None else gy + dyv
-    dhn = g_out + gs
-    if keep is None:
-        gy[...] = 0
-        direct[...] = 0
-    else:
-        np.multiply(dhn, keep, out=dhn)
-        direct[...] = np.where(keep, 0, gs)
-        gy[...] = 0 if zero_out else np.where(keep, 0, g_out)
+    _activate(A[:, tau], H, w.gates)
     np.tanh(C[:, t + 1], out=w.tc)
-    tc = w.tc
-    dcn = gc + dhn * o * (1 - tc * tc)
-    if keep is not None:
-        np.multiply(dcn, keep, out=dcn)
-    dz[:, :H] = dcn * gg * i * (1 - i)
-    dz[:, H:2 * H] = dcn * C[:, t] * f * (1 - f)
-    dz[:, 2 * H:3 * H] = dcn * i * (1 - gg * gg)
-    dz[:, 3 * H:] = dhn * tc * o * (1 - o)
-    if keep is None:
-        np.multiply(dcn, f, out=gc)
-    else:
-        gc[...] = np.where(keep, dcn * f, gc)
-    dA[:, tau] = dz
+    _backward_arith(w.gates, w.tc, C, t, tau, dY, ty, last, m, has_mask, zero_out, gy, gs, gc, dA, dz, direct)

@@ -224,13 +224,11 @@ def recurrent_backward_cpu(spec: RnnSpec, x, W, U, mask, A, S, C, RH, dy, dh_out
     RH_ = RH if RH is not None else _dummy(dt)
     act, ract = spec.act, spec.ract
     work = _numpy_path(spec, B, H, dt)
-    keep_all = (m != 0) if mask is not None else None
     for t, tau, ty in reversed(list(_step_order(spec, T))):
         if work is not None:
-            keep = keep_all[:, tau:tau + 1] if keep_all is not None else None
-            dyv = Y[:, ty] if ty >= 0 else (Y[:, 0] if t == T - 1 else None)
             with np.errstate(over="ignore"):
-                lstm_backward_step(t, tau, dyv, A, keep, spec.zero_out, C, gy, gs, gc, dA, dz, direct, work)
+                lstm_backward_step(t, tau, ty, t == T - 1, Y, A, m, mask is not None, spec.zero_out, C, gy, gs,
+                                   gc, dA, dz, direct, work)
             np.matmul(dz, UT, out=tmp)
             _add_scaled(direct, tmp, rd_, rd is not None, gs)
             continue
