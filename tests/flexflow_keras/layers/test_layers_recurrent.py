@@ -183,7 +183,7 @@ def test_argument_errors_name_the_layer():
 
 
 @pytest.mark.tf
-def test_one_training_step_matches_tf():
+def test_one_training_step_matches_tf(request):
     k = tf_keras()
     if k is None:
         pytest.skip("TensorFlow is not installed")
@@ -201,6 +201,8 @@ def test_one_training_step_matches_tf():
 
     ours, theirs = build(ff), build(k)
     theirs.set_weights(ours.get_weights())
+    ff.config.set(only_data_parallel=True)  # one step: no strategy search
+    request.addfinalizer(ff.config.reset)
     ours.compile(optimizer=optimizers.SGD(0.5), loss="binary_crossentropy")
     theirs.compile(optimizer=k.optimizers.SGD(0.5), loss="binary_crossentropy")
     l_ours = ours.fit(ids, y, batch_size=8, epochs=1, verbose=0, shuffle=False).history["loss"][0]
