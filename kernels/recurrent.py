@@ -171,7 +171,6 @@ def recurrent_forward_cpu(spec: RnnSpec, x, W, U, b, brec, mask, h0, c0, y, h_ou
     hd = np.empty((B, H), dt)
     act, ract = spec.act, spec.ract
     work = _numpy_path(spec, B, H, dt)
-    keep_all = (m != 0) if mask is not None else None
     for t, tau, ty in _step_order(spec, T):
         if rd is not None:
             np.multiply(h, rd, out=hd)
@@ -179,9 +178,9 @@ def recurrent_forward_cpu(spec: RnnSpec, x, W, U, b, brec, mask, h0, c0, y, h_ou
         else:
             np.matmul(h, U, out=rec)
         if work is not None:
-            keep = keep_all[:, tau:tau + 1] if keep_all is not None else None
             with np.errstate(over="ignore"):  # exp(-z) overflowing gives sigmoid(z) = 0, as it should
-                lstm_forward_step(t, tau, ty, A, rec, keep, spec.zero_out, S, C, Y, yprev, h, c, work)
+                lstm_forward_step(t, tau, ty, A, rec, m, mask is not None, spec.zero_out, S, C, Y, yprev, h, c,
+                                  work)
             continue
         _forward_step(spec.cell, t, tau, ty, A, rec, brec_, m, mask is not None, spec.zero_out, S, C_, RH_, Y,
                       yprev, h, c, act.code, act.p0, act.p1, act.p2, ract.code, ract.p0, ract.p1, ract.p2)
