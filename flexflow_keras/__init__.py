@@ -51,6 +51,10 @@ from flexflow_keras.utils import cli_errors as _cli_errors  # noqa: E402
 
 _cli_errors.install()
 
+from flexflow_keras.execution import distributed as _distributed  # noqa: E402
+
+_distributed.start()  # under mpiexec: join the job (one node per rank); else nothing
+
 from flexflow_keras import (  # noqa: E402
     activations,
     backend,

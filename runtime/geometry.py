@@ -108,8 +108,11 @@ def box_is_block(outer: Box, box: Box) -> bool:
     return all(lo[e] == olo[e] and hi[e] == ohi[e] for e in range(d + 1, n))
 
 
-def box_slices(b: Box, origin: tuple[int, ...] | None = None) -> tuple[slice, ...]:
-    """Slices selecting box `b` from an array whose element 0 sits at `origin` (default: the origin)."""
+def box_slices(b: Box, origin: tuple[int, ...] | None = None) -> tuple:
+    """Slices selecting box `b` from an array whose element 0 sits at `origin` (default: the origin).
+    A 0-d box gives ``(...,)``: indexing a 0-d array with ``()`` returns a scalar copy, not a view."""
+    if not b[0]:
+        return (Ellipsis,)
     if origin is None:
         return tuple(slice(low, h) for low, h in zip(b[0], b[1], strict=True))
     return tuple(slice(low - o, h - o) for low, h, o in zip(b[0], b[1], origin, strict=True))

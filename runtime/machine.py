@@ -250,6 +250,14 @@ class Machine:
                           key=lambda m: -self._affinity[(p.uid, m.uid)].bandwidth)
             for p in procs}
         self._addr_sets = {uid: frozenset(m.uid for m in ms) for uid, ms in self._addressable.items()}
+        self.nodes, self.node, self.links = 1, 0, ()  # one node unless set_nodes (MPI, runtime/comm.py)
+
+    def set_nodes(self, nodes: int, node: int, links=()) -> None:
+        """Make this machine node `node` of `nodes` identical nodes (one per MPI rank), with the links
+        measured between them (`runtime.comm.Link`: bandwidth bytes/s, latency s)."""
+        if not 0 <= node < nodes:
+            raise MachineError(f"Machine.set_nodes: node {node} is not one of {nodes} node(s)")
+        self.nodes, self.node, self.links = int(nodes), int(node), tuple(links)
 
     def _add(self, p, m, bw, lat):
         self._affinity[(p.uid, m.uid)] = Affinity(p, m, float(bw), float(lat))
@@ -347,6 +355,8 @@ class Machine:
         parts = [f"{len(self._by_pkind[k])} {k.value}" for k in ProcKind]
         mems = ", ".join(f"{m.name} {m.capacity / MB:.0f} MB" for m in self._mems)
         gpus = "; ".join(d["name"] for d in self.gpu_devices)
+        if self.nodes > 1:
+            parts.append(f"node {self.node} of {self.nodes}")
         return f"Machine({', '.join(parts)}; memories: {mems}" + (f"; GPUs: {gpus})" if gpus else ")")
 
     def __repr__(self):

@@ -23,7 +23,7 @@ import time
 from collections import deque
 from queue import SimpleQueue
 
-from runtime import graph
+from runtime import comm, graph
 from runtime.machine import ProcKind
 
 log = logging.getLogger("runtime")
@@ -33,7 +33,7 @@ class ThreadingPolicy:
     """Caps the threads each kernel may use so the workers share the cores without oversubscribing."""
 
     def __init__(self, n_cpu_procs: int, cores: int | None = None):
-        self.cores = cores or os.cpu_count() or 1
+        self.cores = cores or comm.host_cores()  # shared out among MPI ranks on this host
         self.threads_per_worker = max(1, self.cores // max(1, n_cpu_procs))
         self._limiter = None
 

@@ -243,6 +243,28 @@ def is_image_folder(path, nested: bool = True) -> bool:
     return False
 
 
+TRAIN_NAMES = ("train", "training")
+HELD_OUT_NAMES = ("val", "validation", "valid", "test", "eval")
+
+
+def held_out_folder(path) -> str | None:
+    """The held-out image folder beside a training one: for ``.../train`` (or ``training``) the first
+    sibling among val, validation, valid, test, eval that is an image folder; None otherwise (ImageNet's
+    and most published folder datasets' layout: ``train/`` and ``val/`` side by side)."""
+    path = os.path.abspath(os.fspath(path))
+    if os.path.basename(path).lower() not in TRAIN_NAMES:
+        return None
+    parent = os.path.dirname(path)
+    try:
+        siblings = {e.name.lower(): e.path for e in os.scandir(parent) if e.is_dir()}
+    except OSError:
+        return None
+    for name in HELD_OUT_NAMES:
+        if name in siblings and is_image_folder(siblings[name]):
+            return siblings[name]
+    return None
+
+
 def _input_geometry(path: str, input_specs) -> tuple[tuple[int, int], int]:
     specs = list(input_specs)
     if len(specs) != 1:

@@ -13,7 +13,7 @@ the program thread waiting. The training loop keeps `depth - 1` batches in fligh
 Stall measurement. `take(b)` times how long the program waits for batch b to be decoded. The training
 loop collects the step in flight before waiting (see `ready`), so the wait is time in which no step
 runs: the processors wait for data. `end_epoch` reports it once per epoch when it exceeds
-`STALL_FRACTION` of the epoch, with the advice (more -ll:cpu loaders, a deeper ring from -ll:zsize).
+`STALL_FRACTION` of the epoch and `STALL_MIN_S` seconds, with the advice (more -ll:cpu loaders, a deeper ring from -ll:zsize).
 """
 
 from __future__ import annotations
@@ -34,6 +34,7 @@ log = logging.getLogger("flexflow_keras")
 
 MAX_DEPTH = 8
 STALL_FRACTION = 0.10
+STALL_MIN_S = 0.25  # below this much waiting in an epoch, no report (a tiny epoch's jitter is no stall)
 
 
 def _mb(nbytes: float) -> str:
@@ -236,9 +237,10 @@ class LoaderPipeline:
         self._fill()
 
     def end_epoch(self, epoch: int, seconds: float) -> EpochStall:
-        """Record the epoch's data wait and log the stall report when it is above STALL_FRACTION."""
+        """Record the epoch's data wait; log the stall report when it is above STALL_FRACTION of the epoch
+        and at least STALL_MIN_S seconds."""
         rec = EpochStall(epoch, self.wait_s, seconds, False)
-        if seconds > 0 and rec.fraction > STALL_FRACTION:
+        if seconds > 0 and rec.fraction > STALL_FRACTION and rec.wait_s >= STALL_MIN_S:
             rec.fired = True
             ring = self.ring
             zs = (f"raise -ll:zsize (now {ring.zsize_mb} MB = {ring.holds} batches of {self.batch_size}) so more "

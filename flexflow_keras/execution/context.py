@@ -12,7 +12,7 @@ import threading
 
 from flexflow_keras import config as _config
 from flexflow_keras.execution import simulator_notice
-from runtime import Machine, Runtime
+from runtime import Machine, Runtime, comm
 
 log = logging.getLogger("flexflow_keras")
 _lock = threading.Lock()
@@ -31,7 +31,11 @@ def get_runtime() -> Runtime:
         if _current is not None:
             _current[1].shutdown()
         machine = Machine.from_args(cfg.legion_args())
+        if (w := comm.world()) is not None:  # one node of several (mpiexec)
+            machine.set_nodes(w.size, w.rank, w.links)
         rtm = Runtime(machine, executor=cfg.executor, profile=cfg.profile)
+        if comm.world() is not None:  # a rank waiting on the others gives up when its own task failed
+            comm.add_failure_probe(lambda: next((n.error for n in rtm.engine.unreported_failures()), None))
         log.info("runtime: %s, executor %s", machine, cfg.executor)
         simulator_notice.announce(machine)
         _current = (key, rtm)

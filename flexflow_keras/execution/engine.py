@@ -13,14 +13,13 @@ from __future__ import annotations
 import gc
 import itertools
 import logging
-import os
 import time
 from collections.abc import Callable, Sequence
 
 import numpy as np
 
 from flexflow_keras import config as _config
-from flexflow_keras.execution import choice
+from flexflow_keras.execution import choice, distributed, spanning
 from flexflow_keras.execution.context import get_runtime
 from flexflow_keras.execution.step import StepProgram
 from flexflow_keras.execution.store import BatchStore, WeightStore
@@ -29,7 +28,7 @@ from flexflow_keras.ops.gradients import plan_gradients
 from flexflow_keras.ops.graph import OpGraph, Variable
 from flexflow_keras.ops.naming import node_names
 from flexflow_keras.ops.strategy import Strategy, check_strategy, complete, devices_used
-from runtime import ProcKind
+from runtime import ProcKind, comm
 
 log = logging.getLogger("flexflow_keras")
 _serial = itertools.count()
@@ -67,6 +66,7 @@ class Engine:
         # the model's weight order first, then variables only the graph knows (constants of ops)
         self.variables = [v for v in variables if v.uid in in_graph] + [
             v for v in tgraph.graph.variables if v.uid not in given]
+        distributed.agree_weights(self.variables)  # under MPI: rank 0's initial values everywhere
         self.weights = WeightStore(self.rtm, self.variables, self.trainable_uids, optimizer)
         seeds = {t.uid for t in tgraph.per_sample_losses if t is not None}
         self.grad_plan = plan_gradients(tgraph.graph, seeds, self.trainable_uids)
@@ -75,6 +75,8 @@ class Engine:
         machine = self.rtm.machine
         self.proc_kind = ProcKind.GPU if machine.processors(ProcKind.GPU) else ProcKind.CPU
         self.processors = machine.processors(self.proc_kind)
+        self.layout_procs = self.processors  # every node's processors when the strategy spans nodes
+        self.spanning: spanning.Spanning | None = None
         self._tasks: dict[tuple, object] = {}
         self._stores: dict[int, BatchStore] = {}
         self._programs: dict[tuple[str, int], StepProgram] = {}
@@ -109,6 +111,7 @@ class Engine:
             self.rtm.forget_trace(prog.trace_name)
         self._programs.clear()
         self._stores.clear()
+        distributed.release(self)  # under MPI: the reducers' communicators
         # the runtime's task records and region states reference each other: collect the cycles now so
         # the regions' arrays (weights, activations, reduction buffers) go back to the system
         gc.collect()
@@ -134,7 +137,9 @@ class Engine:
             known = set(self.node_names.values())
             strategy = Strategy({k: v for k, v in strategy.configs if k in known or not k.startswith("loss")},
                                 strategy.source)
-        check_strategy(graph, strategy, len(self.processors), self.proc_kind.value)
+        world = distributed.world()
+        n_all = len(self.processors) * (world.size if world is not None else 1)  # devices of every node
+        check_strategy(graph, strategy, n_all, self.proc_kind.value)
         full, missing = complete(graph, strategy, fill_degree, len(self.processors))
         if missing and len(missing) < len(graph.nodes):
             log.info("strategy (%s) does not name %d op(s), which run data parallel (degree %d): %s",
@@ -146,6 +151,11 @@ class Engine:
         self._programs.clear()
         self.strategy = full
         self._strategy_id = next(self._strategy_serial)
+        self.spanning, self.layout_procs = None, self.processors
+        if world is not None and spanning.spans_nodes(full, len(self.processors)):
+            self.spanning = spanning.Spanning(self.rtm, world, self.processors)
+            self.layout_procs = spanning.global_processors(self.processors, world)
+            log.info("strategy (%s) places pieces on %d nodes: run across them as given", full.source, world.size)
         self._apply_thread_policy(devices_used(full, len(self.processors)))
         return full
 
@@ -158,12 +168,13 @@ class Engine:
             store = self._stores[batch] = BatchStore(self.rtm, batch)
         return store
 
-    def program(self, mode: str, batch: int) -> StepProgram:
-        key = (mode, batch)
+    def program(self, mode: str, batch: int, global_batch: int | None = None,
+                across_ranks: bool = False) -> StepProgram:
+        key = (mode, batch, global_batch, across_ranks)
         prog = self._programs.get(key)
         if prog is None:
             prog = self._programs[key] = StepProgram(self, mode, batch, self._store(batch), self.strategy,
-                                                     self._strategy_id)
+                                                     self._strategy_id, global_batch, across_ranks)
         return prog
 
     # --- steps ----------------------------------------------------------------------------------------------
@@ -175,12 +186,14 @@ class Engine:
         """Issue one training step without waiting for it; `collect_train` gives its results. The
         training loop issues step k+1 before collecting step k, so the processors never wait for the
         host's bookkeeping; the runtime orders the steps by their privileges."""
-        self.prepare_strategy(sources, rows, seed)
+        mine = None if self.spanning else distributed.shard_rows(rows)  # under MPI: this rank's shard of the global batch
+        local = rows if mine is None else mine
+        self.prepare_strategy(sources, local, seed)
         opt = self.optimizer
         iteration = int(opt.iterations)
         lr = float(opt.learning_rate_at(iteration))
-        prog = self.program("train", len(rows))
-        fm, pen = prog.run(sources, rows, step, seed, iteration, lr)
+        prog = self.program("train", len(local), len(rows), mine is not None)
+        fm, pen = prog.run(sources, local, step, seed, iteration, lr)
         opt.iterations = iteration + 1
         self._dirty = True
         return prog, fm, pen
@@ -189,6 +202,7 @@ class Engine:
         """Choose the training strategy now if none is set (see execution/choice.py)."""
         if self.strategy is None:
             choice.choose(self, self.code_strategy, sources, rows, seed)
+            distributed.agree_strategy(self)
         return self.strategy
 
     def collect_train(self, handle):
@@ -200,15 +214,19 @@ class Engine:
         """Forward in inference mode with losses and metrics. Returns (loss per output, metric stats)."""
         if self.strategy is None:
             self.set_strategy(self.code_strategy or self.data_parallel(self.default_degree()), self.default_degree())
-        prog = self.program("eval", len(rows))
-        fm, _ = prog.run(sources, rows, 0, seed)
+        mine = None if self.spanning else distributed.shard_rows(rows)  # under MPI: this rank's shard, partial sums gathered
+        local = rows if mine is None else mine
+        prog = self.program("eval", len(local), len(rows), mine is not None)
+        fm, _ = prog.run(sources, local, 0, seed)
         return self._collect(prog, fm)
 
     def predict_step(self, sources, rows: np.ndarray) -> list[np.ndarray]:
         if self.strategy is None:
             self.set_strategy(self.code_strategy or self.data_parallel(self.default_degree()), self.default_degree())
-        prog = self.program("predict", len(rows))
-        prog.run(sources, rows, 0, 0)
+        mine = None if self.spanning else distributed.shard_rows(rows)  # under MPI: this rank's shard, outputs gathered
+        local = rows if mine is None else mine
+        prog = self.program("predict", len(local), len(rows), mine is not None)
+        prog.run(sources, local, 0, 0)
         return prog.outputs()
 
     def _collect(self, prog: StepProgram, fm):
@@ -217,7 +235,10 @@ class Engine:
         stats: list[list[np.ndarray]] = [[None] * len(self.metric_objects[i]) for i in prog.loss_outputs]
         if fm is None:
             return losses, stats
-        for part in fm.get():
+        parts = fm.get()
+        if prog.across_ranks:
+            parts = distributed.gather_parts(parts)  # every rank's shards, in rank order
+        for part in parts:
             for k in range(n):
                 losses[k] += part[k]
             pos = n
@@ -232,7 +253,8 @@ class Engine:
     def machine_summary(self) -> dict:
         """The machine a strategy file records: GPUs and CPUs of this process's machine, and nodes."""
         m = self.rtm.machine
-        return {"gpus": len(m.processors(ProcKind.GPU)), "cpus": len(m.processors(ProcKind.CPU)), "nodes": 1}
+        return {"gpus": len(m.processors(ProcKind.GPU)), "cpus": len(m.processors(ProcKind.CPU)),
+                "nodes": m.nodes}
 
     def default_degree(self) -> int:
         cfg = _config.get()
@@ -245,7 +267,7 @@ class Engine:
     def _apply_thread_policy(self, used: int) -> None:
         """BLAS threads per processor: the cores over the processors the strategy keeps busy, so the
         pieces running at once never ask for more threads than there are cores."""
-        cores = os.cpu_count() or 1
+        cores = comm.host_cores()  # shared out among MPI ranks on this host
         if self.proc_kind is ProcKind.CPU:
             _set_blas_threads(max(1, cores // max(1, used)))
 

@@ -14,17 +14,18 @@ mapping, and every later step with the same batch size and strategy replays it.
 
 from __future__ import annotations
 
-import os
+import dataclasses
 
 import numpy as np
 
+from flexflow_keras.execution import distributed
 from flexflow_keras.execution import tasks as T
 from flexflow_keras.execution.layout import NodeLayout
-from flexflow_keras.execution.store import BatchStore, arg_for
+from flexflow_keras.execution.store import BatchStore, arg_for, is_batched
 from flexflow_keras.execution.tasks import RW, SUM, WD
 from flexflow_keras.ops import parallel as par
 from flexflow_keras.ops.strategy import devices_used
-from runtime import POINT
+from runtime import POINT, comm
 
 _MODES = ("train", "eval", "predict")
 
@@ -32,11 +33,19 @@ _MODES = ("train", "eval", "predict")
 class StepProgram:
     """The launches of one mode for one batch size under one strategy."""
 
-    def __init__(self, engine, mode: str, batch: int, store: BatchStore, strategy, trace_id: int):
+    def __init__(self, engine, mode: str, batch: int, store: BatchStore, strategy, trace_id: int,
+                 global_batch: int | None = None, across_ranks: bool = False):
         if mode not in _MODES:
             raise ValueError(f"StepProgram mode must be one of {_MODES}, received {mode!r}")
         self.engine, self.mode, self.batch, self.store, self.strategy = engine, mode, batch, store, strategy
-        self.trace_name = f"{engine.name}.{mode}_step_b{batch}_s{trace_id}"
+        # across MPI ranks (execution/distributed.py): this rank's shard of a global batch; in training,
+        # gradients and batch statistics summed over the ranks
+        self.global_batch = int(global_batch or batch)
+        self.across_ranks = bool(across_ranks)
+        self.mpi_starts: dict[int, list] = {}  # backward entry index -> reductions started after it
+        self.mpi_finish: list = []  # reductions waited before the updates
+        self.trace_name = (f"{engine.name}.{mode}_step_b{batch}_s{trace_id}" +
+                           (f"_g{self.global_batch}_mpi" if self.across_ranks else ""))
         tg = engine.tgraph
         self.loss_outputs = [i for i, t in enumerate(tg.per_sample_losses) if t is not None]
         self._prepare()
@@ -48,7 +57,7 @@ class StepProgram:
             e = self.engine
             name = e.node_names[node.uid]
             lay = self.layouts[node.uid] = NodeLayout(node, name, self.strategy.get(name), self.store,
-                                                      e.processors, training)
+                                                      e.layout_procs, training)
         return lay
 
     def _batch_arg(self, region, degree: int):
@@ -80,7 +89,8 @@ class StepProgram:
         seeds = [s.grad(tg.per_sample_losses[i]) for i in self.loss_outputs]
         # The loader writes each loss's seed, d(loss)/d(per-sample loss) = sample_weight / elements
         # (sample_weight is ones when the user gave none), so weighted and unweighted steps are one trace.
-        self.numels = tuple(int(np.prod(s.act(tg.per_sample_losses[i]).shape)) for i in self.loss_outputs)
+        self.numels = tuple(int(np.prod(s.act(tg.per_sample_losses[i]).shape)) // max(self.batch, 1) *
+                            self.global_batch for i in self.loss_outputs)
         self.loader = e.cached(("loader", len(self.x_args), len(self.y_args), with_labels),
                                T.loader_task, len(self.x_args), len(self.y_args), with_labels)
         self.loader_args = [*self.x_args, *self.y_args,
@@ -90,9 +100,12 @@ class StepProgram:
         self.zero_fill: list = []
         self.updates: dict[int, list] = {}  # backward entry index -> update launches after it
         self._last_writer: dict[int, int] = {}  # variable uid -> last backward entry writing its grad
+        self._stage_one: dict[int, int] = {}  # variable uid -> the two-stage backward entry computing it
         if training:
             self._prepare_backward()
             self._prepare_update()
+            if self.across_ranks:
+                self._prepare_rank_sums()
         self.metrics = None
         if with_labels and self.loss_outputs:
             args = []
@@ -180,6 +193,9 @@ class StepProgram:
                 t2 = e.cached(("bw_i",) + key, T.backward_task, node, lay.name, len(saved), len(stats), gin, gw,
                               "inputs")
                 self.backward.append((lay, t1, base + gw_args))
+                for w, m in zip(node.weights, gp.weight_modes[node.uid], strict=True):
+                    if m in ("write", "add"):
+                        self._stage_one[w.uid] = len(self.backward) - 1  # stage two reads these sums
                 self.backward.append((lay, t2, base + gw_args + gi_args))
             else:
                 t = e.cached(("bw",) + key, T.backward_task, node, lay.name, len(saved), len(stats), gin, gw)
@@ -230,7 +246,7 @@ class StepProgram:
                 self._tiled_update(v, lay, j, devices)
             else:
                 whole.append((v, lay.placement[0]))
-        cores = os.cpu_count() or 1
+        cores = comm.host_cores()  # shared out among MPI ranks on this host
         used = devices_used(self.strategy, len(e.processors))
         split = cores // used <= 1 and not getattr(opt, "needs_all_variables", False)
         groups = [[item] for item in whole] if split else ([whole] if whole else [])
@@ -242,6 +258,30 @@ class StepProgram:
                 args += e.weights.slots[v.uid]
             after = max(self._last_writer[v.uid] for v in vs)
             self.updates.setdefault(after, []).append((utask, (1,), args, (items[0][1],)))
+
+    def _prepare_rank_sums(self) -> None:
+        """Sum every written gradient over the ranks: started after its last writer, waited (with every
+        update moved after the whole backward pass, so the sums overlap the rest of it) before the updates."""
+        e = self.engine
+        last = len(self.backward) - 1
+        owners = self._owners()
+        for v in e.weights.trainable:
+            if v.uid not in self._last_writer:
+                continue
+            node, _ = owners[v.uid]
+            proc = self.layouts[node.uid].placement[0]
+            start, finish = distributed.reduce_tasks(e, ("grad", v.uid), f"grad_{v.name}")
+            region = e.weights.grad[v.uid]
+            first = self._stage_one.get(v.uid)
+            if first is not None and self._last_writer[v.uid] == first + 1:
+                # a two-stage backward's second stage (BatchNorm's input gradient) reads the whole
+                # batch's sums of its first stage: summed over the ranks before it runs
+                self.mpi_starts.setdefault(first, []).extend([(start, region, proc), (finish, region, proc)])
+                continue
+            self.mpi_starts.setdefault(self._last_writer[v.uid], []).append((start, region, proc))
+            self.mpi_finish.append((finish, region, proc))
+        moved = [u for i in sorted(self.updates) for u in self.updates[i]]
+        self.updates = {last: moved} if moved else {}
 
     def _update_task(self, vs):
         e = self.engine
@@ -269,7 +309,7 @@ class StepProgram:
 
     def run(self, sources, rows, step: int, seed: int, iteration: int = 0, lr: float = 0.0):
         """Issue one step. Returns (metrics FutureMap or None, the update launches' penalty FutureMaps)."""
-        rtm, gb = self.engine.rtm, self.batch
+        rtm, gb = self.engine.rtm, self.global_batch
         fm, pen = None, []
         training = self.mode == "train"
         with rtm.trace(self.trace_name):
@@ -282,24 +322,79 @@ class StepProgram:
                 if pre is not None:
                     for r in pre[2]:
                         rtm.fill(r, 0.0)
-                    rtm.index_launch(pre[0], lay.domain, *pre[1], step, gb, lay.by_color, POINT,
-                                     tag=lay.placement)
+                    self._ilaunch(pre[0], lay, pre[1], (step, gb, self._tiles(lay), POINT))
+                    if self.across_ranks:
+                        for r in pre[2]:
+                            rtm.launch(distributed.sum_task(self.engine, ("stats", r.uid), r.name), r,
+                                       tag=lay.placement[0])
                 for r in fills:
                     rtm.fill(r, 0.0)
-                rtm.index_launch(ftask, lay.domain, *args, training, step, seed, gb, lay.by_color, POINT,
-                                 tag=lay.placement)
+                self._ilaunch(ftask, lay, args, (training, step, seed, gb, self._tiles(lay), POINT))
                 if post is not None:
-                    rtm.launch(post[0], *post[1], step, gb, tag=post[2])
+                    rtm.launch(post[0], *post[1], step, gb, tag=self._here(post[2]))
             for i, (lay, btask, args) in enumerate(self.backward):
-                rtm.index_launch(btask, lay.domain, *args, step, seed, gb, lay.by_color, POINT, tag=lay.placement)
+                self._ilaunch(btask, lay, args, (step, seed, gb, self._tiles(lay), POINT))
+                for start, region, proc in self.mpi_starts.get(i, ()):
+                    rtm.launch(start, region, tag=proc)
+                if i == len(self.backward) - 1:
+                    for finish, region, proc in self.mpi_finish:
+                        rtm.launch(finish, region, tag=proc)
                 for utask, dom, uargs, procs in self.updates.get(i, ()):
-                    pen.append(rtm.index_launch(utask, dom, *uargs, iteration, lr, tag=procs))
+                    pen.append(rtm.index_launch(utask, dom, *uargs, iteration, lr,
+                                                tag=tuple(self._here(p) for p in procs)))
             if self.metrics is not None:
                 fm = rtm.index_launch(self.metrics[0], (self.io_degree,), *self.metrics[1])
         return fm, pen
 
+    def _tiles(self, lay) -> dict:
+        """What the points of `lay` are told they compute: its tiles, or, on an MPI rank's shard of the
+        batch, its tiles with every batched box moved to the shard's global rows, so the ops see the
+        global sample indices one process would (dropout masks follow them). Weights and per-channel
+        buffers keep their boxes; each point's arrays are its own piece either way."""
+        if not self.across_ranks or self.global_batch == self.batch:
+            return lay.by_color
+        cache = self.__dict__.setdefault("_shifted", {})
+        got = cache.get(lay.node.uid)
+        if got is None:
+            w = distributed.world()
+            off = comm.shard(self.global_batch, w.size, w.rank)[0]
+            node = lay.node
+            ins, ws = [t.spec for t in node.inputs], [v.spec for v in node.weights]
+            flags = {"inputs": [is_batched(t.spec) for t in node.inputs],
+                     "outputs": [is_batched(t.spec) for t in node.outputs],
+                     "saved": [is_batched(sp) for sp in node.op.saved_specs(ins, ws)],
+                     "stats": [is_batched(sp) for sp in node.op.stats_specs(ins, ws, self.mode == "train")]}
+
+            def move(boxes, batched):
+                return tuple(((lo[0] + off, *lo[1:]), (hi[0] + off, *hi[1:])) if b and len(lo) else (lo, hi)
+                             for (lo, hi), b in zip(boxes, batched, strict=False)) + tuple(boxes[len(batched):])
+
+            got = cache[lay.node.uid] = {
+                c: dataclasses.replace(t, **{k: move(getattr(t, k), f) for k, f in flags.items()})
+                for c, t in lay.by_color.items()}
+        return got
+
+    def _ilaunch(self, task, lay, regions, plain) -> None:
+        """An op's index launch over its placement; across nodes when the strategy spans them."""
+        sp = self.engine.spanning
+        if sp is None:
+            self.engine.rtm.index_launch(task, lay.domain, *regions, *plain, tag=lay.placement)
+        else:
+            sp.launch(task, lay, regions, plain)
+
+    def _here(self, proc):
+        """Where this rank runs a launch the strategy places on `proc` (the optimizer updates and state
+        updates run on every node when the strategy spans nodes)."""
+        sp = self.engine.spanning
+        return proc if sp is None else sp.here(proc)
+
     def outputs(self) -> list:
-        """Host copies of the model outputs (after a predict or eval step)."""
+        """Host copies of the model outputs (after a predict or eval step); across MPI ranks, every rank's
+        shard in rank order."""
         tg = self.engine.tgraph
-        return [self.engine.rtm.read(self.store.act(t)) for t in tg.model_outputs]
+        mine = [self.engine.rtm.read(self.store.act(t)) for t in tg.model_outputs]
+        if not self.across_ranks:
+            return mine
+        every = distributed.world().gather(mine)
+        return [np.concatenate([r[i] for r in every], axis=0) for i in range(len(mine))]
 

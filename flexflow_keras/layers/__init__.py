@@ -1,6 +1,7 @@
 """`keras.layers`: the layer classes, `Input`, the merge functions and layer (de)serialization."""
 
 from flexflow_keras.layers.activation_layers import ELU, LeakyReLU, ReLU, Softmax
+from flexflow_keras.layers.attention import MultiHeadAttention
 from flexflow_keras.layers.base import Layer
 from flexflow_keras.layers.convolutional import Conv2D, Convolution2D
 from flexflow_keras.layers.core import (
@@ -31,6 +32,7 @@ from flexflow_keras.layers.merging import (
     multiply,
     subtract,
 )
+from flexflow_keras.layers.misc_layers import Dot, Identity, PReLU, UnitNormalization, dot
 from flexflow_keras.layers.normalization import BatchNormalization, LayerNormalization
 from flexflow_keras.layers.pooling import (
     AveragePooling2D,
@@ -46,17 +48,32 @@ from flexflow_keras.layers.pooling import (
     MaxPool2D,
     MaxPooling2D,
 )
+from flexflow_keras.layers.preprocessing import CategoryEncoding, Normalization, Rescaling
 from flexflow_keras.layers.recurrent import GRU, LSTM, SimpleRNN
 from flexflow_keras.layers.recurrent_cells import RNN, GRUCell, LSTMCell, SimpleRNNCell, StackedRNNCells
+from flexflow_keras.layers.regularization import (
+    ActivityRegularization,
+    AlphaDropout,
+    GaussianDropout,
+    GaussianNoise,
+    SpatialDropout1D,
+    SpatialDropout2D,
+    SpatialDropout3D,
+)
 from flexflow_keras.layers.rnn_wrappers import Bidirectional, Masking, RepeatVector, TimeDistributed
 from flexflow_keras.utils.serialization import deserialize_keras_object, serialize_keras_object
 
-_CLASSES = [Activation, Add, Average, AveragePooling2D, BatchNormalization, Bidirectional, Concatenate, Conv2D,
-            Dense, Dropout, ELU, Embedding, Flatten, GlobalAveragePooling1D, GlobalAveragePooling2D,
-            GlobalMaxPooling1D, GlobalMaxPooling2D, GRU, GRUCell, InputLayer, Lambda, LayerNormalization,
-            LeakyReLU, LSTM, LSTMCell, Masking, Maximum, MaxPooling2D, Minimum, Multiply, Permute, ReLU,
-            RepeatVector, Reshape, RNN, SimpleRNN, SimpleRNNCell, Softmax, StackedRNNCells, Subtract,
-            TimeDistributed]
+_CLASSES = [Activation, Add, Average, AveragePooling2D, BatchNormalization, Concatenate, Conv2D, Dense,
+            Dropout, ELU, Embedding, Flatten, GlobalAveragePooling1D, GlobalAveragePooling2D,
+            GlobalMaxPooling1D, GlobalMaxPooling2D, InputLayer, Lambda, LayerNormalization, LeakyReLU,
+            Maximum, MaxPooling2D, Minimum, Multiply, Permute, ReLU, Reshape, Softmax, Subtract]
+# i9-misc-layers
+_CLASSES += [ActivityRegularization, AlphaDropout, CategoryEncoding, Dot, GaussianDropout, GaussianNoise,
+             Identity, MultiHeadAttention, Normalization, PReLU, Rescaling, SpatialDropout1D, SpatialDropout2D,
+             SpatialDropout3D, UnitNormalization]
+# i9-rnn
+_CLASSES += [Bidirectional, GRU, GRUCell, LSTM, LSTMCell, Masking, RepeatVector, RNN, SimpleRNN, SimpleRNNCell,
+             StackedRNNCells, TimeDistributed]
 ALL_OBJECTS = {cls.__name__: cls for cls in _CLASSES}
 
 
@@ -79,3 +96,4 @@ __all__ = [cls.__name__ for cls in _CLASSES] + [
     "Input", "InputSpec", "Layer", "MaxPool2D", "add", "average", "concatenate", "deserialize", "maximum",
     "minimum", "multiply", "serialize", "subtract",
 ]
+__all__ += ["dot"]  # i9-misc-layers

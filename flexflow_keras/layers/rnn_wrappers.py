@@ -42,7 +42,10 @@ class Masking(Layer):
     def call(self, inputs):
         keep = ops.max(ops.cast(ops.not_equal(inputs, self.mask_value), inputs.dtype), axis=-1)
         y = ops.multiply(inputs, ops.expand_dims(keep, -1))
-        return _with_mask(y, keep)
+        if not isinstance(y, KerasTensor):
+            return y
+        # a bool mask, as Keras' (a (1,)-shaped zero: 0-d constants cannot be runtime regions)
+        return _with_mask(y, ops.not_equal(keep, np.zeros((1,), np.dtype(keep.dtype))))
 
     def get_config(self):
         return {**super().get_config(), "mask_value": self.mask_value}

@@ -249,9 +249,10 @@ class Model(Trainer, Layer):
             filepath: a path ending in ``.weights.h5`` or ``.npz``.
             overwrite: replace an existing file.
         """
+        from flexflow_keras.execution.distributed import on_rank0
         from flexflow_keras.models.weights_io import save_weights
 
-        save_weights(self, filepath, overwrite=overwrite)
+        on_rank0(save_weights, self, filepath, overwrite=overwrite)  # under MPI rank 0 writes
 
     def save(self, filepath, overwrite=True, zipped=None, **kwargs) -> None:
         """Save the whole model (config, weights, compile state and optimizer slots) to a ``.keras``
@@ -262,9 +263,10 @@ class Model(Trainer, Layer):
             overwrite: replace an existing file.
             zipped: accepted for Keras compatibility (only zipped files are written).
         """
+        from flexflow_keras.execution.distributed import on_rank0
         from flexflow_keras.saving import save_model
 
-        save_model(self, filepath, overwrite=overwrite, zipped=zipped, **kwargs)
+        on_rank0(save_model, self, filepath, overwrite=overwrite, zipped=zipped, **kwargs)  # MPI: rank 0 writes
 
     def load_weights(self, filepath, skip_mismatch=False, **kwargs) -> None:
         """Load weights saved by `save_weights` (or by tf.keras' ``save_weights``).

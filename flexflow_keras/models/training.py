@@ -226,9 +226,9 @@ class Trainer:
         losses = [None if a is None else losses_mod.get(a) for a in loss_args]
         found = detect(check_exists(cfg.dataset)) if cfg.dataset else None
         if found is not None and found.kind == "image-folder":  # decoded by the loaders, not held in memory
-            from flexflow_keras.models.training_feeds import folder_dataset
+            from flexflow_keras.models.training_feeds import folder_dataset, folder_for_split
 
-            return folder_dataset(self, found.target, batch_size), None
+            return folder_dataset(self, folder_for_split(found.target, split), batch_size), None
         if cfg.dataset:
             source = flag_source(cfg.dataset, [t.spec for t in graph.inputs], [t.spec for t in graph.outputs],
                                  losses, split, self._input_names_for(graph))

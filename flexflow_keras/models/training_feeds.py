@@ -249,6 +249,24 @@ def stream_feed(x, rtm, cpus: int, what: str = "fit()"):
         f"{type(x).__name__} of batches"
 
 
+def folder_for_split(path: str, split: str) -> str:
+    """The image folder that `split` reads: the -d folder for training; for evaluation a held-out sibling
+    (``val/`` beside ``train/``, see `held_out_folder`) when there is one, else the -d folder itself, with a
+    warning that the figures are on training images."""
+    from flexflow_keras.data.images import HELD_OUT_NAMES, held_out_folder
+
+    if split == "train":
+        return path
+    other = held_out_folder(path)
+    if other is not None:
+        log.info("data: evaluating on %s, the held-out folder beside -d %s", other, path)
+        return other
+    log.warning("data: evaluate() without data reads -d %s, the training images: no held-out folder (%s) "
+                "beside a folder named train. Pass the held-out data to evaluate(), or lay the dataset out as "
+                "DIR/train and DIR/val.", path, ", ".join(HELD_OUT_NAMES))
+    return path
+
+
 def folder_dataset(model, path: str, batch_size: int):
     """The `-d` image folder as a dataset shaped for `model`: images sized and coloured for its input,
     labels encoded for its loss (class ids; one-hot for categorical crossentropy; 0/1 for binary)."""

@@ -381,6 +381,8 @@ def _input_array(node, i: int, shape, tile, rng) -> np.ndarray:
         if t == "embedding":
             rows = tile.get("rows")
             hi = rows[1] if rows else node.weights[0].shape[0]
+        elif t == "category_encoding":
+            hi = node.op.num_tokens
         elif t == "loss" and len(tile.inputs) > 1:
             hi = max(1, tile.inputs[1][1][-1] - tile.inputs[1][0][-1])
         return rng.integers(0, hi, shape).astype(dtype)

@@ -19,7 +19,7 @@ EFFICIENCY = {"gemm": 0.7, "conv": 0.55, "gather": 0.5, "memory": 0.75, "norm": 
 GPU_LAUNCH = 6e-6
 
 _FAMILY = {"dense": "gemm", "matmul": "gemm", "conv2d": "conv", "embedding": "gather", "batch_norm": "norm",
-           "layer_norm": "norm", "softmax": "norm", "log_softmax": "norm", "loss": "norm"}
+           "layer_norm": "norm", "softmax": "norm", "log_softmax": "norm", "loss": "norm", "einsum_dense": "gemm"}
 
 
 def family(node) -> str:
@@ -40,8 +40,10 @@ def work(node, tile: Tile) -> tuple[float, float, float, float, str]:
     elems_io = sum(ins) + sum(outs) + sum(saved)
     out = outs[0] if outs else 0
     fam = family(node)
-    if t in ("dense", "matmul"):
-        k = (tile.inputs[0][1][-1] - tile.inputs[0][0][-1]) if tile.inputs else 1
+    if t in ("dense", "matmul", "einsum_dense"):
+        n = getattr(node.op, "n_contract", 1)  # einsum_dense contracts the input's last n dims
+        k = math.prod(h - lo for lo, h in zip(tile.inputs[0][0][-n:], tile.inputs[0][1][-n:], strict=True)) \
+            if tile.inputs else 1
         flops = 2.0 * out * k
         fwd_b = 4.0 * (elems_io + sum(ws))
         return flops, 2 * flops, fwd_b, 2 * fwd_b, fam

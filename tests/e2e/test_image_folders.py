@@ -112,3 +112,29 @@ def test_image_dataset_matches_tf_keras(tmp_path):
     ov = image_dataset_from_directory(folder, subset="validation", **split)
     tv = tf.keras.utils.image_dataset_from_directory(str(folder), subset="validation", **split)
     assert sorted(ov.file_paths) == sorted(tv.file_paths)  # the same files held out for the same seed
+
+
+EVAL_SCRIPT = textwrap.dedent('''
+    import flexflow_keras as keras
+    from flexflow_keras import layers
+
+    model = keras.Sequential([keras.Input((28, 28, 1)), layers.Flatten(), layers.Dense(10, activation="softmax")])
+    model.compile(optimizer="adam", loss="sparse_categorical_crossentropy", metrics=["accuracy"])
+    model.fit(epochs=1, batch_size=16, verbose=0)
+    model.evaluate(verbose=0)
+''')
+
+
+@pytest.mark.parametrize("held_out", ["val", None])
+def test_evaluate_without_data_reads_the_held_out_folder_beside_train(tmp_path, held_out):
+    make_folder(tmp_path / "ds" / "train", per_class=3)
+    if held_out:
+        make_folder(tmp_path / "ds" / held_out, per_class=2)
+    script = tmp_path / "train.py"
+    script.write_text(EVAL_SCRIPT)
+    proc = run(script, "-d", str(tmp_path / "ds" / "train"), "-ll:cpu", "1", home=tmp_path)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    if held_out:
+        assert f"evaluating on {tmp_path / 'ds' / 'val'}" in proc.stderr and "20 samples" in proc.stderr
+    else:
+        assert "the training images: no held-out folder" in proc.stderr

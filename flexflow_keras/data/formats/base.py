@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from flexflow_keras.data.images import IMAGE_EXTENSIONS as _IMAGE_EXTENSIONS
 from flexflow_keras.errors import DataError
 
 ACCEPTED = ("an .npz with x_train/y_train[/x_test/y_test] or x/y arrays; .npy pairs (x.npy + y.npy, or "
@@ -17,7 +18,7 @@ ACCEPTED = ("an .npz with x_train/y_train[/x_test/y_test] or x/y arrays; .npy pa
             "column (label/labels/y/target/class, else the last); MNIST IDX files "
             "(train-images-idx3-ubyte[.gz] + train-labels-idx1-ubyte[.gz] [+ t10k-*]); the CIFAR-10/100 python "
             "batches (cifar-10-batches-py/, cifar-100-python/ or their .tar.gz); a folder of class sub-folders "
-            "of .jpg/.jpeg/.png images")
+            f"of {'/'.join(_IMAGE_EXTENSIONS)} images")
 
 
 class NotADataset(DataError):

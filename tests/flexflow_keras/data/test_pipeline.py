@@ -11,6 +11,7 @@ from PIL import Image
 
 from flexflow_keras.data.images import ImageFolderSource, index_image_folder
 from flexflow_keras.data.order import epoch_order
+from flexflow_keras.data import pipeline
 from flexflow_keras.data.pipeline import BatchRing, LoaderPipeline
 from flexflow_keras.errors import ConfigError
 from runtime import Machine, MemKind, Runtime
@@ -98,9 +99,10 @@ class _SlowReader:
         out[...] = np.asarray(rows)[:, None]
 
 
-def test_the_wait_is_measured_and_reported_once_per_epoch(rtm, caplog):
+def test_the_wait_is_measured_and_reported_once_per_epoch(rtm, caplog, monkeypatch):
     if rtm.executor_name == "sequential":
         pytest.skip("the sequential executor decodes at issue time: there is never a wait")
+    monkeypatch.setattr(pipeline, "STALL_MIN_S", 0.0)  # the fraction rule alone (the floor: next test)
     pipe = LoaderPipeline(rtm, _SlowReader(0.05), [np.arange(8, dtype=np.int32)], batch_size=2, cpus=2)
     pipe.start_epoch([np.array([0, 1]), np.array([2, 3]), np.array([4, 5])])
     for b in range(3):
@@ -114,6 +116,22 @@ def test_the_wait_is_measured_and_reported_once_per_epoch(rtm, caplog):
     reports = [r.getMessage() for r in caplog.records if "data stall" in r.getMessage()]
     assert len(reports) == 1
     assert "epoch 1" in reports[0] and "-ll:cpu (now 2" in reports[0] and "-ll:zsize (now 16 MB" in reports[0]
+    pipe.close()
+
+
+def test_a_short_wait_is_no_stall_whatever_its_fraction(rtm, caplog):
+    # A tiny epoch's jitter ("waited 0.00 s of 0.03 s") is not reported: the floor is STALL_MIN_S.
+    pipe = LoaderPipeline(rtm, _SlowReader(0.0), [np.arange(8, dtype=np.int32)], batch_size=2, cpus=2)
+    pipe.start_epoch([np.array([0, 1])])
+    pipe.take(0)
+    pipe.consumed(0, None)
+    pipe.wait_s = pipeline.STALL_MIN_S / 2
+    with caplog.at_level(logging.WARNING, logger="flexflow_keras"):
+        short = pipe.end_epoch(0, pipe.wait_s * 2)
+        pipe.wait_s = pipeline.STALL_MIN_S * 2
+        long = pipe.end_epoch(1, pipe.wait_s * 2)
+    assert not short.fired and long.fired and short.fraction == long.fraction == 0.5
+    assert sum("data stall" in r.getMessage() for r in caplog.records) == 1
     pipe.close()
 
 
