@@ -294,8 +294,7 @@ class Embedding(Layer):
             x = ops.cast(x, "int32")
         y = ops.embedding(x, self.embeddings)
         if self.mask_zero and hasattr(y, "node"):  # symbolic: the padding mask travels with the tensor
-            # (a (1,)-shaped zero: a 0-d constant cannot be written into a runtime region)
-            y._keras_mask = ops.not_equal(x, np.zeros((1,), x.dtype))
+            y._keras_mask = ops.not_equal(x, 0)
         return y
 
     def get_config(self):

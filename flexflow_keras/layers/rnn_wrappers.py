@@ -44,8 +44,7 @@ class Masking(Layer):
         y = ops.multiply(inputs, ops.expand_dims(keep, -1))
         if not isinstance(y, KerasTensor):
             return y
-        # a bool mask, as Keras' (a (1,)-shaped zero: 0-d constants cannot be runtime regions)
-        return _with_mask(y, ops.not_equal(keep, np.zeros((1,), np.dtype(keep.dtype))))
+        return _with_mask(y, ops.not_equal(keep, 0.0))  # a bool mask, as Keras'
 
     def get_config(self):
         return {**super().get_config(), "mask_value": self.mask_value}
