@@ -97,6 +97,10 @@ class TimeDistributed(Layer):
         if len(input_shape) < 3:
             raise ValueError(f"{_args.who(self)} expects inputs of rank >= 3 (batch, timesteps, ...), received "
                              f"input_shape={tuple(input_shape)}.")
+        if not self.layer.built:  # built here so weights= (set after build) reaches it
+            step_shape = tuple(input_shape) if isinstance(self.layer, _LAST_AXIS_LAYERS) else (
+                (input_shape[0],) + tuple(input_shape[2:]))
+            self.layer.build(step_shape)
 
     def call(self, inputs, training=None, mask=None):
         if mask is None:
@@ -168,6 +172,11 @@ class Bidirectional(Layer):
         for sub in (self.forward_layer, self.backward_layer):
             sub.zero_output_for_mask = self.return_sequences
         self.backward_layer._flip_output = self.return_sequences
+
+    def build(self, input_shape):
+        for sub in (self.forward_layer, self.backward_layer):  # built here so weights= reaches them
+            if not sub.built:
+                sub.build(input_shape)
 
     def call(self, inputs, mask=None, training=None, initial_state=None):
         if mask is None:

@@ -116,6 +116,10 @@ def test_bidirectional_states_backward_layer_and_none_merge():
     np.testing.assert_allclose(bw, h_b)
     want_b, _, _ = rnn_reference("gru", x, *bi.backward_layer.get_weights(), go_backwards=True)
     np.testing.assert_allclose(bw, want_b, rtol=1e-5, atol=1e-6)
+    again = layers.Bidirectional(layers.GRU(2), weights=bi.get_weights()[:3] + bi.get_weights()[3:])
+    again(x)
+    for a, b in zip(again.get_weights(), bi.get_weights(), strict=True):
+        np.testing.assert_array_equal(a, b)
     with pytest.raises(ValueError, match="opposite go_backwards"):
         layers.Bidirectional(layers.GRU(2), backward_layer=layers.GRU(2))
     with pytest.raises(ValueError, match="merge_mode"):
@@ -138,6 +142,8 @@ def test_time_distributed_dense_and_step_fallback():
         np.testing.assert_allclose(got[:, t], want, rtol=1e-5, atol=1e-6)
     clone = layers.TimeDistributed.from_config(td.get_config())
     assert clone.get_config() == td.get_config()
+    again = layers.TimeDistributed(layers.Dense(2), weights=[k, b])
+    np.testing.assert_allclose(again(x), y, rtol=1e-6)
 
 
 def test_repeat_vector(parity):
