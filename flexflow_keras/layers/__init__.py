@@ -72,6 +72,8 @@ from flexflow_keras.layers.pooling import (
     MaxPooling2D,
 )
 from flexflow_keras.layers.preprocessing import CategoryEncoding, Normalization, Rescaling
+from flexflow_keras.layers.recurrent import GRU, LSTM, SimpleRNN
+from flexflow_keras.layers.recurrent_cells import RNN, GRUCell, LSTMCell, SimpleRNNCell, StackedRNNCells
 from flexflow_keras.layers.regularization import (
     ActivityRegularization,
     AlphaDropout,
@@ -89,6 +91,7 @@ from flexflow_keras.layers.spatial_reshaping import (
     ZeroPadding1D,
     ZeroPadding2D,
 )
+from flexflow_keras.layers.rnn_wrappers import Bidirectional, Masking, RepeatVector, TimeDistributed
 from flexflow_keras.utils.serialization import deserialize_keras_object, serialize_keras_object
 
 _CLASSES = [Activation, Add, Average, AveragePooling2D, BatchNormalization, Concatenate, Conv2D, Dense,
@@ -103,6 +106,9 @@ _CLASSES += [AveragePooling1D, Conv1D, Conv1DTranspose, Conv2DTranspose, Croppin
 _CLASSES += [ActivityRegularization, AlphaDropout, CategoryEncoding, Dot, GaussianDropout, GaussianNoise,
              Identity, MultiHeadAttention, Normalization, PReLU, Rescaling, SpatialDropout1D, SpatialDropout2D,
              SpatialDropout3D, UnitNormalization]
+# i9-rnn
+_CLASSES += [Bidirectional, GRU, GRUCell, LSTM, LSTMCell, Masking, RepeatVector, RNN, SimpleRNN, SimpleRNNCell,
+             StackedRNNCells, TimeDistributed]
 ALL_OBJECTS = {cls.__name__: cls for cls in _CLASSES}
 
 

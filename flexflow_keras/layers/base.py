@@ -55,6 +55,7 @@ class Layer:
 
     _accepts_int_inputs = False  # keep integer inputs as they are in eager calls (Embedding)
     _float_math = False  # arithmetic layers: integer symbolic inputs are cast to the layer's dtype first
+    supports_masking = False  # pass the input's mask (`_keras_mask`) on to the output unchanged (Keras)
 
     def __init__(self, *, name=None, trainable=True, dtype=None, activity_regularizer=None, autocast=True,
                  **kwargs):
@@ -391,6 +392,8 @@ class Layer:
                 with symbolic_call():
                     outputs = self.call(inputs, *rest, **call_kwargs)
                 outputs = self._finish_symbolic(marker, inputs, rest, kwargs, outputs)
+                if self.supports_masking:
+                    _pass_mask(inputs, outputs)
             else:
                 self.__dict__.pop("_eager_losses", None)  # `losses` holds the latest eager call's values
                 outputs = _as_eager(self.call(inputs, *rest, **call_kwargs))
@@ -497,6 +500,15 @@ def _as_eager(outputs):
     from flexflow_keras.models.custom_training import as_eager
 
     return as_eager(outputs)
+
+
+def _pass_mask(inputs, outputs) -> None:
+    """Keras' default `compute_mask` of a masking-aware layer: the input's mask, when the output keeps its
+    leading (batch, time) dims and has no mask of its own."""
+    mask = getattr(inputs, "_keras_mask", None)
+    if (mask is not None and isinstance(outputs, KerasTensor) and getattr(outputs, "_keras_mask", None) is None
+            and tuple(outputs.shape[:len(mask.shape)]) == tuple(mask.shape)):
+        outputs._keras_mask = mask
 
 
 def _wrap_build(build):

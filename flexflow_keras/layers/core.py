@@ -75,6 +75,7 @@ class Dense(Layer):
     """
 
     _float_math = True
+    supports_masking = True
 
     def __init__(self, units, activation=None, use_bias=True, kernel_initializer="glorot_uniform",
                  bias_initializer="zeros", kernel_regularizer=None, bias_regularizer=None,
@@ -113,6 +114,7 @@ class Activation(Layer):
     """
 
     _float_math = True
+    supports_masking = True
 
     def __init__(self, activation, **kwargs):
         super().__init__(**kwargs)
@@ -138,6 +140,7 @@ class Dropout(Layer):
     """
 
     _float_math = True
+    supports_masking = True
 
     def __init__(self, rate, noise_shape=None, seed=None, **kwargs):
         super().__init__(**kwargs)
@@ -255,7 +258,8 @@ class Embedding(Layer):
         output_dim: embedding size.
         embeddings_initializer: initializer (``"uniform"``: U(-0.05, 0.05)).
         embeddings_regularizer, embeddings_constraint: penalty and projection of the table.
-        mask_zero: accepted for compatibility; masks are not propagated by this framework.
+        mask_zero: id 0 is padding: the output carries a (batch, ...) mask (``_keras_mask``) that recurrent
+            layers honour.
         input_length: Keras 2's argument, accepted and ignored.
     """
 
@@ -270,9 +274,6 @@ class Embedding(Layer):
         self.embeddings_regularizer = regularizers.get(embeddings_regularizer)
         self.embeddings_constraint = constraints.get(embeddings_constraint)
         self.mask_zero = bool(mask_zero)
-        if self.mask_zero:
-            log.warning("Embedding '%s': mask_zero=True is accepted but masks are not propagated to later "
-                        "layers.", self.name)
         self.input_length = input_length
         self.embeddings = None
 
@@ -292,7 +293,10 @@ class Embedding(Layer):
         x = inputs
         if not str(x.dtype).startswith(("int", "uint")):
             x = ops.cast(x, "int32")
-        return ops.embedding(x, self.embeddings)
+        y = ops.embedding(x, self.embeddings)
+        if self.mask_zero and hasattr(y, "node"):  # symbolic: the padding mask travels with the tensor
+            y._keras_mask = ops.not_equal(x, 0)
+        return y
 
     def get_config(self):
         return {**super().get_config(), "input_dim": self.input_dim, "output_dim": self.output_dim,

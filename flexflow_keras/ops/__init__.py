@@ -59,7 +59,7 @@ from flexflow_keras.ops.shape_ops import ConcatOp, ReshapeOp, TransposeOp
 # Conv2D and pooling ops live in their own modules (another engineer's); loaded on first use so this
 # package imports without them.
 _LAZY = {"conv2d": "conv", "Conv2DOp": "conv", "pool2d": "pooling", "global_pool2d": "pooling",
-         "Pool2DOp": "pooling", "GlobalPool2DOp": "pooling"}
+         "Pool2DOp": "pooling", "GlobalPool2DOp": "pooling", "RecurrentOp": "recurrent"}
 
 
 def __getattr__(name: str):

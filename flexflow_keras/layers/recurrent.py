@@ -1,0 +1,254 @@
+"""Recurrent layers: `SimpleRNN`, `LSTM`, `GRU` (Keras 3 semantics and defaults), each one fused
+`RecurrentOp` over all time steps.
+
+Defaults are Keras 3's: glorot_uniform kernel, orthogonal recurrent kernel, zero bias (LSTM's forget-gate
+bias one with ``unit_forget_bias``), tanh / sigmoid, GRU ``reset_after=True`` with a (2, 3*units) bias.
+Masks come from the ``mask`` argument or from the input's ``_keras_mask`` (set by
+``Embedding(mask_zero=True)``, `Masking` and mask-propagating layers); a masked step keeps the previous
+state and repeats the previous output. With ``return_sequences`` the mask is passed on to the output.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from flexflow_keras import activations, constraints, initializers, regularizers
+from flexflow_keras.layers import _args
+from flexflow_keras.layers.base import Layer
+from flexflow_keras.ops.graph import KerasTensor
+from flexflow_keras.ops.recurrent import recurrent
+from flexflow_keras.utils import rng
+
+
+def _kernel_activation(layer, arg: str, value):
+    """(function, kernel name) of an activation argument; custom functions cannot run in the fused op."""
+    fn = activations.get(value)
+    name = "linear" if fn is activations.linear else activations.fusable_name(fn)
+    if name is None:
+        raise ValueError(f"{_args.who(layer)}: {arg}={value!r} is not supported; the fused recurrent kernel "
+                         f"takes built-in element-wise activations ('tanh', 'sigmoid', 'relu', 'hard_sigmoid', "
+                         f"...).")
+    return fn, name
+
+
+class _Recurrent(Layer):
+    """Shared argument handling, weights and call of the three recurrent layers."""
+
+    _cell = "lstm"
+    _gates = 4
+
+    def __init__(self, units, activation="tanh", recurrent_activation="sigmoid", use_bias=True,
+                 kernel_initializer="glorot_uniform", recurrent_initializer="orthogonal", bias_initializer="zeros",
+                 kernel_regularizer=None, recurrent_regularizer=None, bias_regularizer=None,
+                 kernel_constraint=None, recurrent_constraint=None, bias_constraint=None, dropout=0.0,
+                 recurrent_dropout=0.0, seed=None, return_sequences=False, return_state=False,
+                 go_backwards=False, stateful=False, unroll=False, zero_output_for_mask=False,
+                 implementation=None, use_cudnn="auto", **kwargs):
+        input_dim, input_length = kwargs.pop("input_dim", None), kwargs.pop("input_length", None)
+        super().__init__(**kwargs)
+        if input_dim is not None and self._batch_input_shape is None:  # Keras 2: input_dim / input_length
+            self._batch_input_shape = (kwargs.get("batch_size"), input_length, int(input_dim))
+        self.units = _args.positive_int(self, "units", units)
+        self.activation, self._act_name = _kernel_activation(self, "activation", activation)
+        self.recurrent_activation, self._ract_name = _kernel_activation(
+            self, "recurrent_activation", recurrent_activation)
+        self.use_bias = bool(use_bias)
+        self.kernel_initializer = initializers.get(kernel_initializer)
+        self.recurrent_initializer = initializers.get(recurrent_initializer)
+        self.bias_initializer = initializers.get(bias_initializer)
+        self.kernel_regularizer = regularizers.get(kernel_regularizer)
+        self.recurrent_regularizer = regularizers.get(recurrent_regularizer)
+        self.bias_regularizer = regularizers.get(bias_regularizer)
+        self.kernel_constraint = constraints.get(kernel_constraint)
+        self.recurrent_constraint = constraints.get(recurrent_constraint)
+        self.bias_constraint = constraints.get(bias_constraint)
+        self.dropout = _args.rate(self, "dropout", dropout)
+        self.recurrent_dropout = _args.rate(self, "recurrent_dropout", recurrent_dropout)
+        for arg in ("dropout", "recurrent_dropout"):
+            if getattr(self, arg) >= 1.0:
+                raise ValueError(f"{_args.who(self)} expects {arg} in [0, 1), received {arg}={getattr(self, arg)!r} "
+                                 f"(every unit would be dropped).")
+        self.seed = seed
+        self._seed = int(seed) if seed is not None else rng.make_seed()
+        self.return_sequences = bool(return_sequences)
+        self.return_state = bool(return_state)
+        self.go_backwards = bool(go_backwards)
+        if stateful:
+            raise ValueError(f"{_args.who(self)}: stateful=True is not supported yet (the state kept between "
+                             f"batches); pass the state explicitly with initial_state= and return_state=True.")
+        self.stateful = False
+        self.unroll = bool(unroll)  # accepted: the fused op computes the same numbers either way
+        self.zero_output_for_mask = bool(zero_output_for_mask)
+        self.implementation = implementation  # Keras' kernel grouping choice; no numerical effect
+        self.use_cudnn = use_cudnn
+        self._flip_output = False  # set by Bidirectional on its backward layer
+        self.kernel = self.recurrent_kernel = self.bias = None
+
+    # --- weights ------------------------------------------------------------------------------------------
+    def _bias_shape(self) -> tuple[int, ...]:
+        return (self._gates * self.units,)
+
+    def _bias_init(self):
+        return self.bias_initializer
+
+    def build(self, input_shape):
+        if isinstance(input_shape, list) and input_shape and isinstance(input_shape[0], (list, tuple)):
+            input_shape = input_shape[0]
+        if input_shape is None or len(input_shape) != 3 or input_shape[-1] is None:
+            raise ValueError(f"{_args.who(self)} expects inputs of shape (batch, timesteps, features), received "
+                             f"input_shape={input_shape}.")
+        gh = self._gates * self.units
+        self.kernel = self.add_weight(shape=(int(input_shape[-1]), gh), initializer=self.kernel_initializer,
+                                      regularizer=self.kernel_regularizer, constraint=self.kernel_constraint,
+                                      name="kernel")
+        self.recurrent_kernel = self.add_weight(shape=(self.units, gh), initializer=self.recurrent_initializer,
+                                                regularizer=self.recurrent_regularizer,
+                                                constraint=self.recurrent_constraint, name="recurrent_kernel")
+        if self.use_bias:
+            self.bias = self.add_weight(shape=self._bias_shape(), initializer=self._bias_init(),
+                                        regularizer=self.bias_regularizer, constraint=self.bias_constraint,
+                                        name="bias")
+
+    # --- call ---------------------------------------------------------------------------------------------
+    def _op_attrs(self) -> dict:
+        return dict(cell=self._cell, units=self.units, activation=self._act_name,
+                    recurrent_activation=self._ract_name, go_backwards=self.go_backwards,
+                    return_sequences=self.return_sequences, return_state=self.return_state,
+                    flip_output=self._flip_output, zero_output_for_mask=self.zero_output_for_mask,
+                    dropout=self.dropout, recurrent_dropout=self.recurrent_dropout, seed=self._seed)
+
+    def call(self, inputs, mask=None, training=None, initial_state=None):
+        if isinstance(inputs, (list, tuple)):  # Keras 2: layer([x, h0, c0])
+            inputs, extra = inputs[0], list(inputs[1:])
+            initial_state = initial_state if initial_state is not None else (extra or None)
+        if mask is None:
+            mask = getattr(inputs, "_keras_mask", None)
+        if isinstance(mask, (list, tuple)):
+            mask = mask[0]
+        if initial_state is not None and not isinstance(initial_state, (list, tuple)):
+            initial_state = [initial_state]
+        n_states = 2 if self._cell == "lstm" else 1
+        if initial_state is not None and len(initial_state) != n_states:
+            raise ValueError(f"{_args.who(self)} expects initial_state to be a list of {n_states} tensor(s) of "
+                             f"shape (batch, {self.units}), received {len(initial_state)}.")
+        out = recurrent(inputs, self.kernel, self.recurrent_kernel, self.bias if self.use_bias else None, mask,
+                        initial_state, training=training, **self._op_attrs())
+        if self.return_state:
+            out = list(out)
+        y = out[0] if self.return_state else out
+        if self.return_sequences and mask is not None and isinstance(y, KerasTensor):
+            y._keras_mask = mask
+        return out
+
+    def reset_states(self, states=None):
+        """Keras' reset of a stateful layer's state; only non-stateful layers exist here (a no-op)."""
+
+    reset_state = reset_states
+
+    def get_config(self):
+        return {**super().get_config(), "units": self.units,
+                "activation": activations.serialize(self.activation),
+                "recurrent_activation": activations.serialize(self.recurrent_activation),
+                "use_bias": self.use_bias,
+                "kernel_initializer": initializers.serialize(self.kernel_initializer),
+                "recurrent_initializer": initializers.serialize(self.recurrent_initializer),
+                "bias_initializer": initializers.serialize(self.bias_initializer),
+                "kernel_regularizer": regularizers.serialize(self.kernel_regularizer),
+                "recurrent_regularizer": regularizers.serialize(self.recurrent_regularizer),
+                "bias_regularizer": regularizers.serialize(self.bias_regularizer),
+                "kernel_constraint": constraints.serialize(self.kernel_constraint),
+                "recurrent_constraint": constraints.serialize(self.recurrent_constraint),
+                "bias_constraint": constraints.serialize(self.bias_constraint),
+                "dropout": self.dropout, "recurrent_dropout": self.recurrent_dropout, "seed": self.seed,
+                "return_sequences": self.return_sequences, "return_state": self.return_state,
+                "go_backwards": self.go_backwards, "stateful": self.stateful, "unroll": self.unroll,
+                "zero_output_for_mask": self.zero_output_for_mask}
+
+
+class SimpleRNN(_Recurrent):
+    """Fully-connected RNN: ``h_t = activation(x_t @ kernel + h_{t-1} @ recurrent_kernel + bias)``.
+
+    Args:
+        units: the state size. activation: default "tanh". use_bias, kernel_initializer,
+            recurrent_initializer, bias_initializer, *_regularizer, *_constraint: as in Keras.
+        dropout, recurrent_dropout: rates of the masks on the inputs and on the state (training only).
+        return_sequences: return every step's output (B, T, units), else the last (B, units).
+        return_state: also return the final state. go_backwards: process the sequence in reverse.
+        zero_output_for_mask: masked steps output zeros. unroll, implementation, use_cudnn: accepted; the
+            fused op computes the same numbers. stateful: not supported (raises).
+
+    Example:
+        >>> SimpleRNN(16, return_sequences=True)
+    """
+
+    _cell = "simple_rnn"
+    _gates = 1
+
+    def __init__(self, units, activation="tanh", **kwargs):
+        kwargs.pop("recurrent_activation", None)
+        super().__init__(units, activation=activation, recurrent_activation="sigmoid", **kwargs)
+
+    def get_config(self):
+        config = super().get_config()
+        config.pop("recurrent_activation")
+        return config
+
+
+class LSTM(_Recurrent):
+    """Long short-term memory (Keras 3 gate order i, f, c, o).
+
+    Args:
+        units, activation ("tanh"), recurrent_activation ("sigmoid"): as in Keras.
+        unit_forget_bias: initialise the forget gate's bias to one (default True).
+        Others: see `SimpleRNN`. ``return_state`` returns ``[output, h, c]``.
+
+    Example:
+        >>> LSTM(128, dropout=0.2, recurrent_dropout=0.2)
+    """
+
+    _cell = "lstm"
+    _gates = 4
+
+    def __init__(self, units, unit_forget_bias=True, **kwargs):
+        super().__init__(units, **kwargs)
+        self.unit_forget_bias = bool(unit_forget_bias)
+
+    def _bias_init(self):
+        if not self.unit_forget_bias:
+            return self.bias_initializer
+        base, n = self.bias_initializer, self.units
+
+        def init(shape, dtype=None):
+            return np.concatenate([np.asarray(base((n,), dtype)), np.ones((n,), dtype),
+                                   np.asarray(base((2 * n,), dtype))]).astype(dtype)
+
+        return init
+
+    def get_config(self):
+        return {**super().get_config(), "unit_forget_bias": self.unit_forget_bias}
+
+
+class GRU(_Recurrent):
+    """Gated recurrent unit (Keras 3: gate order z, r, h; ``reset_after=True`` with a (2, 3*units) bias).
+
+    Args:
+        units, activation ("tanh"), recurrent_activation ("sigmoid"): as in Keras.
+        reset_after: only True (Keras 3's default, cuDNN-compatible) is supported; False raises.
+        Others: see `SimpleRNN`.
+    """
+
+    _cell = "gru"
+    _gates = 3
+
+    def __init__(self, units, reset_after=True, **kwargs):
+        super().__init__(units, **kwargs)
+        if not reset_after:
+            raise ValueError(f"{_args.who(self)}: reset_after=False (Keras 2's default GRU variant) is not "
+                             f"supported; use reset_after=True (Keras 3's default).")
+        self.reset_after = True
+
+    def _bias_shape(self):
+        return (2, self._gates * self.units)
+
+    def get_config(self):
+        return {**super().get_config(), "reset_after": self.reset_after}
