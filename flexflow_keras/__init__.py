@@ -64,6 +64,7 @@ from flexflow_keras import (  # noqa: E402
     models,
     ops,
     optimizers,
+    preprocessing,
     regularizers,
     saving,
     utils,
@@ -74,6 +75,6 @@ from flexflow_keras.ops.strategy import ParallelConfig, Strategy  # noqa: E402
 
 __all__ = [
     "activations", "backend", "callbacks", "config", "datasets", "initializers", "layers", "losses",
-    "metrics", "models", "ops", "optimizers", "regularizers", "saving", "utils", "Input", "Model", "Sequential",
+    "metrics", "models", "ops", "optimizers", "preprocessing", "regularizers", "saving", "utils", "Input", "Model", "Sequential",
     "ParallelConfig", "Strategy",
 ]

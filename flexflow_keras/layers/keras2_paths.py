@@ -18,12 +18,14 @@ import importlib.util
 import sys
 import types
 
+from flexflow_keras.errors import FlexFlowKerasError
+
 PACKAGE = "flexflow_keras.layers"
 KERAS2_MODULES = ("advanced_activations", "convolutional", "convolutional_recurrent", "core", "cudnn_recurrent",
                   "embeddings", "local", "merge", "noise", "normalization", "pooling", "recurrent", "wrappers")
 
 
-class MissingLayerError(ImportError):
+class MissingLayerError(FlexFlowKerasError, ImportError):
     """A Keras layer asked for under a Keras 2 module path that flexflow_keras does not provide."""
 
 
