@@ -2,7 +2,7 @@
 and brightness shifts, normalization learned by `fit`) with `flow` and `flow_from_directory`, and the
 file helpers `load_img`, `img_to_array`, `array_to_img`, `save_img`.
 
-The transforms follow Keras 2 (keras-preprocessing 1.1): one matrix composed of rotation, shift, shear
+The transforms follow Keras 2 (keras-preprocessing 1.1.2, as Keras 3's legacy generator): one matrix composed of rotation, shift, shear
 and zoom about the image centre, resampled by `scipy.ndimage.affine_transform` per channel with
 `interpolation_order` and `fill_mode`; then `standardize` applies `preprocessing_function`, `rescale`,
 sample-wise and feature-wise centring / std normalization and ZCA whitening, in that order.
@@ -47,7 +47,7 @@ def _shift_range(who: str, value):
 
 def _offset_center(matrix: np.ndarray, h: int, w: int) -> np.ndarray:
     """`matrix` applied about the image centre rather than the origin."""
-    ox, oy = float(h) / 2 + 0.5, float(w) / 2 + 0.5
+    ox, oy = float(h) / 2 - 0.5, float(w) / 2 - 0.5  # the centre of the pixel grid (0-based)
     to_centre = np.array([[1, 0, ox], [0, 1, oy], [0, 0, 1]])
     back = np.array([[1, 0, -ox], [0, 1, -oy], [0, 0, 1]])
     return to_centre @ matrix @ back
@@ -79,6 +79,11 @@ def apply_affine_transform(x, theta=0, tx=0, ty=0, shear=0, zx=1, zy=1, row_axis
         return x
     ndimage = _ndimage()
     matrix = _offset_center(matrix, x.shape[row_axis], x.shape[col_axis])
+    if col_axis > row_axis:
+        # The matrix is built for (x, y) coordinates and arrays index (row, col): conjugate it by the swap
+        # (keras-preprocessing 1.1.2, what Keras 2.3 installs and Keras 3's legacy generator keeps).
+        matrix[:, [0, 1]] = matrix[:, [1, 0]]
+        matrix[[0, 1]] = matrix[[1, 0]]
     planes = np.moveaxis(x, channel_axis, 0)
     out = np.stack([ndimage.affine_transform(p, matrix[:2, :2], matrix[:2, 2], order=order, mode=fill_mode,
                                              cval=cval) for p in planes], axis=0)
@@ -166,12 +171,17 @@ class ImageDataGenerator:
         self.dtype = dtype
         self.mean = None
         self.std = None
-        self.principal_components = None
+        self.zca_whitening_matrix = None
         if zca_whitening and (featurewise_center is False or featurewise_std_normalization):
             log.warning("ImageDataGenerator: zca_whitening overrides featurewise_std_normalization and needs "
                         "featurewise_center; setting featurewise_center=True, featurewise_std_normalization=False.")
             self.featurewise_center = True
             self.featurewise_std_normalization = False
+
+    @property
+    def principal_components(self):
+        """Keras 2's name of `zca_whitening_matrix`."""
+        return self.zca_whitening_matrix
 
     # --- iterators -----------------------------------------------------------------------------------
     def flow(self, x, y=None, batch_size=32, shuffle=True, sample_weight=None, seed=None, save_to_dir=None,
@@ -217,16 +227,16 @@ class ImageDataGenerator:
             else:
                 x /= self.std + 1e-6
         if self.zca_whitening:
-            if self.principal_components is None:
+            if self.zca_whitening_matrix is None:
                 log.warning("ImageDataGenerator has zca_whitening=True but was not fit on any data; call "
                             "fit(x_train) first.")
             else:
                 flat = np.reshape(x, (-1, int(np.prod(x.shape[-3:]))))
-                x = np.reshape(flat @ self.principal_components, x.shape)
+                x = np.reshape(flat @ self.zca_whitening_matrix, x.shape)
         return x
 
     def fit(self, x, augment: bool = False, rounds: int = 1, seed=None) -> None:
-        """Learn the feature-wise mean, std and ZCA matrix from sample images.
+        """Learn the feature-wise mean, std and ZCA matrix from sample images (after `rescale`).
 
         Args:
             x: images (samples, height, width, channels) (or channels first).
@@ -240,6 +250,8 @@ class ImageDataGenerator:
         if x.shape[self.channel_axis] not in (1, 3, 4):
             log.warning("ImageDataGenerator.fit: images of shape %s have %d channels on axis %d (%s); expected "
                         "1, 3 or 4.", x.shape, x.shape[self.channel_axis], self.channel_axis, self.data_format)
+        if self.rescale:  # statistics of the rescaled images, which standardize compares them with
+            x *= self.rescale
         rng = np.random.RandomState(seed) if seed is not None else np.random.mtrand._rand
         if augment:
             x = np.concatenate([np.stack([self.random_transform(img, rng=rng) for img in x]) for _ in range(rounds)])
@@ -253,10 +265,11 @@ class ImageDataGenerator:
             self.std = np.reshape(np.std(x, axis=axes), shape)
             x /= self.std + 1e-6
         if self.zca_whitening:
-            flat = np.reshape(x, (x.shape[0], -1))
-            sigma = flat.T @ flat / flat.shape[0]
-            u, s, _ = np.linalg.svd(sigma)
-            self.principal_components = (u * (1.0 / np.sqrt(s[np.newaxis] + self.zca_epsilon))) @ u.T
+            # Keras 3's form: the SVD of the data (its span only), sqrt(n)/(singular value + epsilon)
+            n = len(x)
+            flat = np.reshape(x, (n, -1))
+            u, sv, _ = np.linalg.svd(flat.T, full_matrices=False)
+            self.zca_whitening_matrix = (u * (np.sqrt(n) / (sv + self.zca_epsilon))) @ u.T
 
     # --- random transforms ---------------------------------------------------------------------------
     def get_random_transform(self, img_shape, seed=None, rng=None) -> dict:
