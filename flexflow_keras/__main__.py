@@ -2,8 +2,9 @@
 
 `keras`, `tensorflow.keras` and `tf.keras` (``from tensorflow import keras`` too) are mapped onto
 flexflow_keras (see `flexflow_keras.keras_alias`); raw TensorFlow calls raise an error naming the call.
-The script runs as `__main__` with ``sys.argv = [SCRIPT.py, args...]``, so the flags after the script
-reach its own argparse and flexflow_keras' flags (-e, -b, -d, -ll:gpu, ...) as usual.
+The script runs as `__main__` with ``sys.argv = [SCRIPT.py, args...]``: flexflow_keras reads its flags
+(-e, -b, -d, -ll:gpu, ...) from there as usual, and the script's own argparse, which knows nothing of
+them, parses what is left (`config.remaining_argv`) when it is called without an explicit list.
 """
 
 from __future__ import annotations
@@ -15,6 +16,22 @@ import sys
 USAGE = ("usage: python -m flexflow_keras SCRIPT.py [script and flexflow_keras flags ...]\n"
          "Runs a Keras / tf.keras script unmodified, with keras, tensorflow.keras and tf.keras mapped onto "
          "flexflow_keras.")
+
+
+def _argparse_sees_the_script_flags() -> None:
+    """`parse_args()` / `parse_known_args()` without a list read the command line minus our flags."""
+    import argparse
+
+    from flexflow_keras import config
+
+    original = argparse.ArgumentParser.parse_known_args
+
+    def parse_known_args(self, args=None, namespace=None):
+        if args is None:
+            args = config.remaining_argv()[1:]
+        return original(self, args, namespace)
+
+    argparse.ArgumentParser.parse_known_args = parse_known_args
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -30,6 +47,7 @@ def main(argv: list[str] | None = None) -> int:
     from flexflow_keras import keras_alias
 
     keras_alias.install()
+    _argparse_sees_the_script_flags()
     sys.argv = [script] + argv[1:]
     sys.path.insert(0, os.path.dirname(os.path.abspath(script)))
     runpy.run_path(script, run_name="__main__")
