@@ -292,8 +292,11 @@ def test_save_argument_errors(tmp_path):
     model = cnn(keras)
     with pytest.raises(ValueError, match=r"must end in `\.keras`.*save_weights"):
         model.save(tmp_path / "m.weights.h5")
-    with pytest.raises(ValueError, match=r"must end in `\.keras`.*legacy \.h5"):
-        model.save(tmp_path / "m.h5")
+    with pytest.raises(ValueError, match=r"must end in `\.keras`.*SavedModel"):
+        model.save(tmp_path / "m_savedmodel")
+    model.save(tmp_path / "m.h5")  # Keras' legacy HDF5 file (saving/legacy_h5.py)
+    with pytest.raises(FileExistsError):
+        model.save(tmp_path / "m.h5", overwrite=False)
     model.save(tmp_path / "m.keras")
     with pytest.raises(FileExistsError):
         model.save(tmp_path / "m.keras", overwrite=False)
