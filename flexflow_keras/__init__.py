@@ -68,6 +68,7 @@ from flexflow_keras import (  # noqa: E402
     models,
     ops,
     optimizers,
+    preprocessing,
     random,
     regularizers,
     saving,
@@ -79,6 +80,7 @@ from flexflow_keras.ops.strategy import ParallelConfig, Strategy  # noqa: E402
 
 __all__ = [
     "activations", "backend", "callbacks", "config", "datasets", "initializers", "layers", "losses",
-    "metrics", "models", "ops", "optimizers", "random", "regularizers", "saving", "utils", "Input", "Model", "Sequential",
+    "metrics", "models", "ops", "optimizers", "preprocessing", "random", "regularizers", "saving", "utils",
+    "Input", "Model", "Sequential",
     "ParallelConfig", "Strategy",
 ]

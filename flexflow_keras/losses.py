@@ -477,7 +477,41 @@ def deserialize(config: dict, custom_objects: dict | None = None) -> Loss:
     return cls.from_config(dict(config.get("config", {})))
 
 
+# The losses of losses_more.py (MAPE, MSLE, KLD, cosine similarity and their Keras 2 short names).
+from flexflow_keras.losses_more import CLASSES as _MORE_CLASSES  # noqa: E402
+from flexflow_keras.losses_more import FUNCTIONS as _MORE_FUNCTIONS  # noqa: E402
+from flexflow_keras.losses_more import (  # noqa: E402
+    KLD,
+    MAPE,
+    MSLE,
+    CosineSimilarity,
+    KLDivergence,
+    MeanAbsolutePercentageError,
+    MeanSquaredLogarithmicError,
+    cosine,
+    cosine_proximity,
+    cosine_similarity,
+    kl_divergence,
+    kld,
+    kullback_leibler_divergence,
+    mape,
+    mean_absolute_percentage_error,
+    mean_squared_logarithmic_error,
+    msle,
+)
+from flexflow_keras.losses_more import SHORT_NAMES as _MORE_NAMES  # noqa: E402
+
+_CLASSES.update({cls.__name__: cls for cls in _MORE_CLASSES})
+_FUNCTIONS.update(_MORE_FUNCTIONS)
+for _cls in _MORE_CLASSES:
+    _NAMES[_cls.__name__] = _NAMES[_snake(_cls.__name__)] = _cls
+_NAMES.update(_MORE_NAMES)
+
 __all__ = ["Loss", "LossFunctionWrapper", "CategoricalCrossentropy", "SparseCategoricalCrossentropy",
            "BinaryCrossentropy", "MeanSquaredError", "MeanAbsoluteError", "categorical_crossentropy",
            "sparse_categorical_crossentropy", "binary_crossentropy", "mean_squared_error",
-           "mean_absolute_error", "mse", "mae", "bce", "get", "resolve", "serialize", "deserialize"]
+           "mean_absolute_error", "mse", "mae", "bce", "get", "resolve", "serialize", "deserialize",
+           "CosineSimilarity", "KLDivergence", "MeanAbsolutePercentageError", "MeanSquaredLogarithmicError",
+           "cosine", "cosine_proximity", "cosine_similarity", "kl_divergence", "kld", "KLD",
+           "kullback_leibler_divergence", "mape", "MAPE", "mean_absolute_percentage_error",
+           "mean_squared_logarithmic_error", "msle", "MSLE"]

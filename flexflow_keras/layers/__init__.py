@@ -133,3 +133,7 @@ __all__ = [cls.__name__ for cls in _CLASSES] + [
     "average", "concatenate", "deserialize", "maximum", "minimum", "multiply", "serialize", "subtract",
 ]
 __all__ += ["dot"]  # i9-misc-layers
+
+from flexflow_keras.layers import keras2_paths as _keras2_paths  # noqa: E402
+
+_keras2_paths.install()  # Keras 2 module paths (keras.layers.noise, .merge, .core, ...)

@@ -27,6 +27,7 @@ import logging
 from flexflow_keras.errors import ShapeError
 from flexflow_keras.layers.base import Layer
 from flexflow_keras.layers.input_spec import InputSpec
+from flexflow_keras.models.keras2_methods import Keras2TrainingMethods
 from flexflow_keras.ops.graph import KerasTensor, OpGraph, TensorSpec
 from flexflow_keras.utils import tree
 
@@ -53,7 +54,7 @@ def _functional_args(args, kwargs) -> bool:
                                                                          and "outputs" in kwargs)
 
 
-class Model(Trainer, Layer):
+class Model(Keras2TrainingMethods, Trainer, Layer):
     """A group of layers with training and inference features.
 
     Build one functionally, ``Model(inputs, outputs)``, or subclass it and define `call()`:

@@ -16,12 +16,13 @@ from flexflow_keras.layers.base import Layer
 from flexflow_keras.layers.eager import clone_graph, run_graph
 from flexflow_keras.layers.input_layer import InputLayer
 from flexflow_keras.models.functional import GraphIOMixin, check_specs
+from flexflow_keras.models.keras2_methods import Keras2SequentialMethods
 from flexflow_keras.models.model import Model
 from flexflow_keras.ops.graph import KerasTensor, OpGraph
 from flexflow_keras.utils import tree
 
 
-class Sequential(GraphIOMixin, Model):
+class Sequential(Keras2SequentialMethods, GraphIOMixin, Model):
     """A model that applies its layers one after another.
 
     Args:

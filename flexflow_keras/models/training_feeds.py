@@ -399,7 +399,7 @@ def evaluate_stream(model, data, steps=None, callbacks=None, verbose=0) -> dict:
     running, logs = None, {}
     cbs.on_test_begin()
     for b, (bx, by, bsw) in enumerate(_stream_batches(data, True)):
-        if steps is not None and b >= steps:
+        if nsteps is not None and b >= nsteps:  # a Sequence that also iterates endlessly stops at len()
             break
         graph, xs, ys, sw, n = model._prepare(_one(bx), _one(by), bsw)
         model._validate_labels(graph, ys)
@@ -427,7 +427,7 @@ def predict_stream(model, data, steps=None, callbacks=None, verbose=0):
     cbs.on_predict_begin()
     chunks: list = []
     for b, (bx, _, _) in enumerate(_stream_batches(data, False)):
-        if steps is not None and b >= steps:
+        if nsteps is not None and b >= nsteps:  # a Sequence that also iterates endlessly stops at len()
             break
         graph, xs, _, _, n = model._prepare(_one(bx), None, None, need_labels=False)
         engine = model._engine if model._engine_key and model._engine_key[0] == id(graph) else None

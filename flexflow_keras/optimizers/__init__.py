@@ -1,4 +1,4 @@
-"""`keras.optimizers`: SGD, Adam, AdamW, RMSprop, Adagrad, learning-rate `schedules`, and `get`.
+"""`keras.optimizers`: SGD, Adam, AdamW, RMSprop, Adagrad, Adadelta, Adamax, Nadam, Ftrl, Lion, learning-rate `schedules`, and `get`.
 
 See `optimizers/base.py` for the contract with the training loop (`slot_specs`, `apply`,
 `learning_rate_at`, `iterations`).
@@ -7,15 +7,21 @@ See `optimizers/base.py` for the contract with the training loop (`slot_specs`, 
 from __future__ import annotations
 
 from flexflow_keras.optimizers import schedules
+from flexflow_keras.optimizers.adadelta import Adadelta
 from flexflow_keras.optimizers.adagrad import Adagrad
 from flexflow_keras.optimizers.adam import Adam, AdamW
+from flexflow_keras.optimizers.adamax import Adamax
 from flexflow_keras.optimizers.base import Optimizer
+from flexflow_keras.optimizers.ftrl import Ftrl
+from flexflow_keras.optimizers.lion import Lion
+from flexflow_keras.optimizers.nadam import Nadam
 from flexflow_keras.optimizers.rmsprop import RMSprop
 from flexflow_keras.optimizers.sgd import SGD
 
-_BUILTIN = {cls.__name__.lower(): cls for cls in (SGD, Adam, AdamW, RMSprop, Adagrad)}
+_BUILTIN = {cls.__name__.lower(): cls for cls in (SGD, Adam, AdamW, RMSprop, Adagrad, Adadelta, Adamax, Nadam,
+                                                  Ftrl, Lion)}
 # Keras optimizers that exist in Keras 3 but not here: named in the error so the user knows why.
-_KERAS_ONLY = ("adadelta", "adafactor", "adamax", "ftrl", "lion", "nadam", "muon", "lamb")
+_KERAS_ONLY = ("adafactor", "muon", "lamb")
 
 
 def serialize(optimizer: Optimizer) -> dict:
@@ -65,5 +71,6 @@ def get(identifier) -> Optimizer | None:
     raise ValueError(_unknown(identifier))
 
 
-__all__ = ["Optimizer", "SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "schedules", "get", "serialize",
+__all__ = ["Optimizer", "SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "Adadelta", "Adamax", "Nadam", "Ftrl", "Lion",
+           "schedules", "get", "serialize",
            "deserialize"]

@@ -21,6 +21,7 @@ import zipfile
 from flexflow_keras.errors import DataError
 from flexflow_keras.saving.atomic import atomic_write
 from flexflow_keras.saving.errors import SavingError
+from flexflow_keras.saving.legacy_h5 import is_legacy_path, save_legacy_h5
 
 KERAS_VERSION = "3.15.1"  # the Keras release whose layout these files follow
 _CONFIG, _METADATA, _WEIGHTS = "config.json", "metadata.json", "model.weights.h5"
@@ -107,7 +108,8 @@ def save_model(model, filepath, overwrite: bool = True, **kwargs) -> None:
 
     Args:
         model: a built Sequential, functional, or subclassed model with `get_config`.
-        filepath: a path ending in ``.keras``.
+        filepath: a path ending in ``.keras`` (or ``.h5`` / ``.hdf5``: Keras' legacy HDF5 file, see
+            saving/legacy_h5.py).
         overwrite: replace an existing file (False raises FileExistsError).
 
     Raises:
@@ -126,9 +128,16 @@ def save_model(model, filepath, overwrite: bool = True, **kwargs) -> None:
         raise TypeError(f"model.save() got unexpected arguments {unknown}.")
     if kwargs.get("zipped") is False:
         raise SavingError("model.save(zipped=False) (an unzipped folder) is not supported; save a .keras file.")
+    if not model.built and is_legacy_path(path):
+        raise SavingError(f"Model '{model.name}' has not been built, so it cannot be saved yet.")
+    if is_legacy_path(path):  # Keras 2's .h5: the legacy HDF5 layout, as Keras 3 still writes it
+        if os.path.exists(path) and not overwrite:
+            raise FileExistsError(f"model.save(): {path} exists and overwrite=False.")
+        save_legacy_h5(model, path, KERAS_VERSION)
+        return
     if not path.endswith(".keras"):
         hint = "model.save_weights(filepath) writes the weights only" if path.endswith(".weights.h5") else \
-            "legacy .h5 and SavedModel saving are not supported"
+            "SavedModel saving is not supported; a .h5 path writes the legacy HDF5 file"
         raise SavingError(f"model.save() writes Keras 3's `.keras` format, so the file name must end in "
                          f"`.keras`; received filepath={path!r}. Add the `.keras` extension ({hint}).")
     if not model.built:

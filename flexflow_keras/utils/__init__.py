@@ -1,7 +1,10 @@
 """`keras.utils`: the helpers training scripts call (`to_categorical`, `set_random_seed`, `normalize`,
-`pad_sequences`, `get_file`, `Progbar`, the custom-object registry)."""
+`pad_sequences`, `get_file`, `Progbar`, `plot_model`, `load_img` / `img_to_array`, the custom-object
+registry; Keras 2's `np_utils`)."""
 
+from flexflow_keras.preprocessing.image_utils import array_to_img, img_to_array, load_img, save_img
 from flexflow_keras.utils.files import get_file
+from flexflow_keras.utils.model_visualization import model_to_dot, plot_model
 from flexflow_keras.utils.numerical import normalize, to_categorical
 from flexflow_keras.utils.py_dataset import PyDataset, Sequence
 from flexflow_keras.utils.rng import set_random_seed
@@ -29,7 +32,9 @@ def __getattr__(name: str):
 
 
 __all__ = [
-    "Progbar", "PyDataset", "Sequence", "image_dataset_from_directory", "CustomObjectScope", "custom_object_scope", "deserialize_keras_object", "get_custom_objects",
-    "get_file", "normalize", "pad_sequences", "register_keras_serializable", "serialize_keras_object",
+    "Progbar", "PyDataset", "Sequence", "image_dataset_from_directory", "CustomObjectScope", "custom_object_scope",
+    "deserialize_keras_object", "get_custom_objects", "array_to_img", "get_file", "img_to_array", "load_img",
+    "model_to_dot", "normalize", "pad_sequences", "plot_model", "save_img", "register_keras_serializable",
+    "serialize_keras_object",
     "set_random_seed", "to_categorical",
 ]

@@ -220,9 +220,9 @@ CASES: list[Case] = [
          "is not a readable .keras model file", group="Checkpoints", setup="truncated_checkpoint",
          code="import sys\nimport flexflow_keras as keras\n\nkeras.models.load_model(sys.argv[0].replace("
               "'script.py', 'model.keras'))\n"),
-    Case("save-wrong-suffix", "model.save() to an .h5 name", ("{tmp}/script.py",), 1,
+    Case("save-wrong-suffix", "model.save() to a SavedModel-style name", ("{tmp}/script.py",), 1,
          "the file name must end in `.keras`", group="Checkpoints",
-         code=SCRIPT_HEAD + "model.save('model.h5')\n"),
+         code=SCRIPT_HEAD + "model.save('model.pb')\n"),
     # --- calls in a script ----------------------------------------------------------------------------------
     Case("fit-zero-samples", "fit() on arrays with no samples", ("{tmp}/script.py",), 1,
          "fit(): x has 0 samples", group="Calls in a script",

@@ -98,10 +98,10 @@ def test_get_strings_dicts_objects_and_errors():
     assert optimizers.get(None) is None
     d = optimizers.get({"class_name": "SGD", "config": {"learning_rate": 0.2, "momentum": 0.5}})
     assert (d.learning_rate, d.momentum) == (0.2, 0.5)
-    with pytest.raises(ValueError, match="Valid optimizers: adagrad, adam, adamw, rmsprop, sgd"):
+    with pytest.raises(ValueError, match="Valid optimizers: adadelta, adagrad, adam, adamax, adamw, ftrl, lion, nadam, rmsprop, sgd"):
         optimizers.get("adamm")
     with pytest.raises(ValueError, match="not implemented by flexflow_keras"):
-        optimizers.get("nadam")
+        optimizers.get("adafactor")
 
 
 def test_config_round_trip_with_schedule():

@@ -1,0 +1,145 @@
+"""`keras`, `tensorflow.keras` and `tf.keras` as flexflow_keras, for `python -m flexflow_keras SCRIPT.py`.
+
+`install()` puts a finder first on `sys.meta_path`: ``import keras.layers`` (or ``tensorflow.keras.layers``)
+imports ``flexflow_keras.layers`` and registers that same module object under the asked name, so
+`isinstance` checks and module state are shared. ``import tensorflow`` gives a stand-in module whose
+``keras`` attribute is flexflow_keras; any other attribute (``tf.GradientTape``, ``tf.random.set_seed``,
+...) and any other ``tensorflow.*`` module raise `RawTensorFlowError` naming the call: raw TensorFlow is
+not supported, only its Keras API. A ``keras.<path>`` flexflow_keras does not have is a
+ModuleNotFoundError naming both names.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.abc
+import importlib.machinery
+import sys
+import types
+
+from flexflow_keras.errors import FlexFlowKerasError
+
+_KERAS_PREFIXES = ("tensorflow.python.keras", "tensorflow.keras", "keras")
+# Raw TensorFlow calls with a Keras spelling to suggest.
+_HINTS = {
+    "random.set_seed": "keras.utils.set_random_seed(seed)",
+    "GradientTape": "a train_step that calls self.compute_loss (Keras 3's backend-neutral training hooks), or "
+                    "plain model.fit",
+    "data.Dataset": "NumPy arrays, a generator of (x, y) batches, or keras.utils.PyDataset",
+    "function": "nothing: flexflow_keras traces the training step itself; drop the decorator",
+    "config": "the -ll:gpu / -ll:cpu command-line flags for devices",
+    "constant": "numpy arrays or keras.ops functions",
+    "convert_to_tensor": "numpy arrays or keras.ops.convert_to_tensor",
+}
+
+
+class RawTensorFlowError(FlexFlowKerasError, AttributeError):
+    """A script under `python -m flexflow_keras` used TensorFlow itself rather than its Keras API."""
+
+
+def _raw_tf_message(call: str) -> str:
+    hint = next((h for k, h in _HINTS.items() if call == f"tf.{k}" or call.startswith(f"tf.{k}.")), None)
+    return (f"{call}: raw TensorFlow is not supported under `python -m flexflow_keras`; only tf.keras (and "
+            f"`keras`) are mapped onto flexflow_keras. Replace the call with its Keras equivalent"
+            f"{f' ({hint})' if hint else ''}, or run the script with TensorFlow itself.")
+
+
+_DTYPES = ("bfloat16", "bool", "float16", "float32", "float64", "int8", "int16", "int32", "int64", "uint8",
+           "string")
+
+
+class _RawTF(types.ModuleType):
+    """A path under the stand-in `tensorflow` (tf.random, tf.random.set_seed, ...): it names itself, and
+    calling it (or a path below it) raises `RawTensorFlowError` with the whole call."""
+
+    def __init__(self, path: str):
+        super().__init__(path)
+        self._path = path
+
+    def __getattr__(self, name: str):
+        if name.startswith("__"):
+            raise AttributeError(name)
+        return _RawTF(f"{self._path}.{name}")
+
+    def __call__(self, *args, **kwargs):
+        raise RawTensorFlowError(_raw_tf_message(self._path))
+
+    def __repr__(self) -> str:
+        return f"<raw TensorFlow {self._path}: not supported under python -m flexflow_keras>"
+
+
+class _TensorFlow(types.ModuleType):
+    """The `tensorflow` module a script sees: `.keras` is flexflow_keras, dtypes are their names
+    (`tf.float32` is ``"float32"``, which Keras accepts), everything else a `_RawTF` path."""
+
+    def __getattr__(self, name: str):
+        if name.startswith("__"):
+            raise AttributeError(name)
+        if name == "keras":
+            return importlib.import_module("flexflow_keras")
+        if name in _DTYPES:
+            return name
+        return _RawTF(f"tf.{name}")
+
+
+class _AliasLoader(importlib.abc.Loader):
+    def __init__(self, target: str | None):
+        self.target = target
+
+    def create_module(self, spec):
+        if self.target is None:  # the stand-in tensorflow
+            module = _TensorFlow("tensorflow")
+            module.__path__ = []  # a package, so `import tensorflow.keras` is asked of the finder
+            module.__version__ = f"flexflow_keras-{_version()}"
+            return module
+        try:
+            return importlib.import_module(self.target)
+        except ModuleNotFoundError as e:
+            if e.name != self.target:
+                raise
+            raise ModuleNotFoundError(f"No module named {spec.name!r}: `python -m flexflow_keras` maps it to "
+                                      f"{self.target!r}, which flexflow_keras does not have.",
+                                      name=spec.name) from None
+
+    def exec_module(self, module) -> None:
+        return None  # already initialised (or the stand-in)
+
+
+def _version() -> str:
+    import flexflow_keras
+
+    return flexflow_keras.__version__
+
+
+def target_of(fullname: str) -> str | None | bool:
+    """The flexflow_keras module for `fullname`, None for the stand-in tensorflow, False when not ours."""
+    for prefix in _KERAS_PREFIXES:
+        if fullname == prefix or fullname.startswith(prefix + "."):
+            return "flexflow_keras" + fullname[len(prefix):]
+    if fullname == "tensorflow":
+        return None
+    return False
+
+
+class _AliasFinder(importlib.abc.MetaPathFinder):
+    def find_spec(self, fullname, path=None, target=None):
+        mapped = target_of(fullname)
+        if mapped is False:
+            if fullname.startswith("tensorflow."):
+                raise RawTensorFlowError(_raw_tf_message("import " + fullname))
+            return None
+        # The loader hands back the flexflow_keras module itself, whose own __path__ (if a package) then
+        # serves the submodule imports that follow.
+        return importlib.machinery.ModuleSpec(fullname, _AliasLoader(mapped))
+
+
+def install() -> None:
+    """Map keras / tensorflow.keras / tf.keras onto flexflow_keras for imports from now on."""
+    if any(isinstance(f, _AliasFinder) for f in sys.meta_path):
+        return
+    for name in [n for n in sys.modules if target_of(n) is not False]:
+        del sys.modules[name]  # a real keras/tensorflow imported before us would shadow the mapping
+    sys.meta_path.insert(0, _AliasFinder())
+
+
+__all__ = ["RawTensorFlowError", "install", "target_of"]

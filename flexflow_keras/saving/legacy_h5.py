@@ -1,0 +1,83 @@
+"""`model.save("model.h5")`: Keras' legacy HDF5 whole-model file, written as Keras 3 writes it (with its
+warning that the format is legacy), so Keras 2 scripts that save to `.h5` run and tf.keras can load
+the file.
+
+Layout (Keras 3's `legacy_h5_format`): root attributes `keras_version`, `backend` and `model_config`
+(the model's JSON config, as in a `.keras` file); group `model_weights` with attribute `layer_names`
+and one group per layer whose attribute `weight_names` lists its datasets in Keras' order (trainable,
+then non-trainable). The compile configuration and optimizer state are not written (Keras 3's legacy
+`training_config` layout differs from the `.keras` one): a loaded model is recompiled by the script.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+
+import numpy as np
+
+from flexflow_keras.saving.atomic import atomic_write
+from flexflow_keras.saving.errors import SavingError
+
+log = logging.getLogger("flexflow_keras")
+LEGACY_EXTENSIONS = (".h5", ".hdf5")
+
+
+def is_legacy_path(path: str) -> bool:
+    """True for ``.h5`` / ``.hdf5`` paths that are not ``.weights.h5`` weights files."""
+    return path.lower().endswith(LEGACY_EXTENSIONS) and not path.endswith(".weights.h5")
+
+
+def _weight_names(layer) -> list[tuple[str, np.ndarray]]:
+    out, seen = [], set()
+    for w in list(layer.trainable_weights) + list(layer.non_trainable_weights):
+        name = str(w.name).rsplit("/", 1)[-1]
+        base, k = name, 1
+        while name in seen:  # a nested model repeats names ("kernel"): Keras reads by the listed order
+            name, k = f"{base}_{k}", k + 1
+        seen.add(name)
+        out.append((name, np.asarray(w.value if hasattr(w, "value") else w)))
+    return out
+
+
+def save_legacy_h5(model, path: str, keras_version: str) -> None:
+    """Write `model` to the legacy HDF5 file `path` (atomically).
+
+    Args:
+        model: a built model whose config can be serialized.
+        path: the file, ending in .h5 or .hdf5.
+        keras_version: the Keras version recorded in the file.
+    """
+    import h5py
+
+    from flexflow_keras.saving.model_config import serialize_model
+
+    log.warning("You are saving your model as an HDF5 file via `model.save()`. This file format is considered "
+                "legacy. We recommend using instead the native Keras format, e.g. `model.save('my_model.keras')`.")
+    if getattr(model, "optimizer", None) is not None:
+        log.info("%s: the legacy HDF5 file holds the architecture and weights, not the compile configuration or "
+                 "optimizer state; save a .keras file to keep them.", os.path.basename(path))
+    config = serialize_model(model)
+    try:
+        config_text = json.dumps({"class_name": config["class_name"], "config": config["config"]})
+    except TypeError as e:
+        raise SavingError(f"model.save({path!r}): the config of model '{model.name}' holds a value JSON cannot "
+                          f"store ({e}); save the weights with model.save_weights() instead.") from None
+    with atomic_write(path) as tmp, h5py.File(tmp, "w") as f:
+        f.attrs["keras_version"] = keras_version
+        f.attrs["backend"] = "tensorflow"  # the backend whose weight layout the file follows
+        f.attrs["model_config"] = config_text
+        group = f.create_group("model_weights")
+        group.attrs["layer_names"] = [layer.name.encode("utf8") for layer in model.layers]
+        group.attrs["backend"] = "tensorflow"
+        group.attrs["keras_version"] = keras_version
+        for layer in model.layers:
+            lg = group.create_group(layer.name)
+            weights = _weight_names(layer)
+            lg.attrs["weight_names"] = [name.encode("utf8") for name, _ in weights]
+            for name, value in weights:
+                lg.create_dataset(name, data=value)
+
+
+__all__ = ["LEGACY_EXTENSIONS", "is_legacy_path", "save_legacy_h5"]

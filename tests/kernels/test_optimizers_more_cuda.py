@@ -1,0 +1,59 @@
+"""The CUDA kernels of Adadelta, Adamax, Nadam, Ftrl and Lion under the Numba CUDA simulator, through the
+optimizer classes on backend "cuda", compared with the CPU kernels on tiny shapes (in a subprocess: the
+simulator must be chosen before numba.cuda is first imported)."""
+
+import os
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+_SCRIPT = textwrap.dedent("""
+    import numpy as np
+    from numba import cuda
+    from flexflow_keras import optimizers
+
+    shape = (5, 3)
+    makers = {
+        "adadelta": lambda: optimizers.Adadelta(1.0, clipvalue=0.5),
+        "adamax": lambda: optimizers.Adamax(0.01, weight_decay=0.05),
+        "nadam": lambda: optimizers.Nadam(0.01, clipnorm=0.5),
+        "ftrl": lambda: optimizers.Ftrl(0.1, l1_regularization_strength=0.05, l2_regularization_strength=0.01,
+                                        l2_shrinkage_regularization_strength=0.02, beta=0.1),
+        "lion": lambda: optimizers.Lion(0.01, weight_decay=0.01),
+    }
+    for name, make in makers.items():
+        results = []
+        for backend in ("cpu", "cuda"):
+            opt = make()
+            w_rng = np.random.default_rng(8)
+            w = [w_rng.standard_normal(shape).astype(np.float32) for _ in range(2)]
+            slots = [[np.full(a.shape, v, np.float32) for _, v in opt.slot_specs(a.shape)] for a in w]
+            if backend == "cuda":
+                w = [cuda.to_device(a) for a in w]
+                slots = [[cuda.to_device(s) for s in ss] for ss in slots]
+            g_rng = np.random.default_rng(9)
+            for it in range(3):
+                gs = [g_rng.standard_normal(shape).astype(np.float32) for _ in w]
+                if backend == "cuda":
+                    gs = [cuda.to_device(g) for g in gs]
+                opt.apply(backend, it, opt.learning_rate_at(it), w, gs, slots)
+            results.append([a if backend == "cpu" else a.copy_to_host() for a in w])
+        for c, d in zip(*results):
+            np.testing.assert_allclose(d, c, rtol=1e-5, atol=1e-6, err_msg=name)
+        print("ok", name)
+""")
+
+
+def test_more_optimizer_cuda_kernels_match_cpu_under_simulator():
+    env = dict(os.environ)
+    env.setdefault("NUMBA_ENABLE_CUDASIM", "1")
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    env["PYTHONPATH"] = root + os.pathsep + env.get("PYTHONPATH", "")
+    env["FF_LOG_LEVEL"] = "WARNING"
+    proc = subprocess.run([sys.executable, "-c", _SCRIPT], env=env, capture_output=True, text=True, timeout=300,
+                          cwd=root)
+    if proc.returncode != 0:
+        pytest.fail(f"CUDA kernel check failed:\n{proc.stdout}\n{proc.stderr[-4000:]}")
+    assert proc.stdout.count("ok") == 5, proc.stdout
