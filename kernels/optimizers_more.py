@@ -286,8 +286,15 @@ def _build() -> dict:
 
 
 def _launch(name: str, w, *args) -> None:
+    from kernels.gpu.launch import launch_grid  # the processor's stream and float32 scalars
+
     blocks, threads = launch_1d(w.size)
-    _build()[name][blocks, threads](*args)
+    launch_grid(_build()[name], blocks, threads, *args)
+
+
+def cuda_kernels() -> dict[str, object]:
+    """Every CUDA kernel of this module by name (built on first use; see kernels.gpu.signatures)."""
+    return dict(_build())
 
 
 def adadelta_update_cuda(w, g, accumulated_grad, accumulated_delta, lr, rho, epsilon, gscale=1.0, clipvalue=0.0,

@@ -10,11 +10,13 @@ from numba import cuda
 
 from kernels import _rnn_cells as cells
 from kernels.gpu import empty, launch, zeros
-from kernels.gpu.activations import act_grad, act_value
+from kernels.gpu.activations import scalar_functions
 from kernels.gpu.linear import _column_sums, gemm_cuda
 from kernels.recurrent import RnnSpec
 
-_fwd_elem, _bwd_elem = cells.build(act_value, act_grad, cuda.jit(device=True))
+# The activations with float32 constants (kernels/gpu/scalar_source.py), so a float32 step has no f64
+# instructions; the recurrent layers' activations (tanh, sigmoid, relu, ...) have constants exact in float32.
+_fwd_elem, _bwd_elem = cells.build(*scalar_functions("float32"), cuda.jit(device=True))
 
 
 @cuda.jit

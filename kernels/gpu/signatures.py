@@ -58,6 +58,7 @@ KERNEL_MODULES = (
     "kernels.gpu.softmax",
     "kernels.gpu.spatial",
     "kernels.optimizers",
+    "kernels.optimizers_more",
     "runtime.gpu_kernels",
 )
 

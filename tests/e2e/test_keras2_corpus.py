@@ -45,20 +45,20 @@ CASES = {
     "mnist_cnn": ("mnist", [], None),
     "cifar10_cnn": ("cifar10", [], None),  # ImageDataGenerator.flow + fit_generator, then model.save(".h5")
     "reuters_mlp": ("reuters", [], None),
-    "imdb_cnn": ("imdb", [], _gap("Conv1D", "layers.Conv1D (i9-conv)")),
+    "imdb_cnn": ("imdb", [], None),
     "imdb_fasttext": ("imdb", [], None),
-    "imdb_lstm": ("imdb", [], _gap("LSTM", "layers.LSTM (i9-rnn)")),
-    "antirectifier": (None, ["-b", "2000"], _gap("mean", "backend.mean / l2_normalize / concatenate (i9-ops)")),
+    "imdb_lstm": ("imdb", [], None),
+    "antirectifier": (None, ["-b", "2000"], None),
     "mnist_transfer_cnn": ("mnist", [], None),
-    "mnist_siamese": ("mnist", [], _gap("sum", "backend.sum / square / sqrt / maximum / epsilon / mean (i9-ops)")),
-    "mnist_denoising_autoencoder": ("mnist", [], _gap("Conv2DTranspose", "layers.Conv2DTranspose (i9-conv)")),
-    "addition_rnn": (None, [], _gap("LSTM", "layers.LSTM, RepeatVector, TimeDistributed (i9-rnn)")),
-    "mnist_irnn": ("mnist", [], _gap("SimpleRNN", "layers.SimpleRNN (i9-rnn)")),
-    "variational_autoencoder": ("mnist", [], _gap(
-        "shape", "backend.shape / int_shape / random_normal / exp (i9-ops)"
-        + ("; then plot_model(...png) needs Graphviz's dot, not installed here" if _NO_DOT else ""))),
-    "reuters_mlp_relu_vs_selu": ("reuters", [], _gap("AlphaDropout", "layers.AlphaDropout (i9-misc-layers)")),
-    "mnist_hierarchical_rnn": ("mnist", [], _gap("TimeDistributed", "layers.TimeDistributed, LSTM (i9-rnn)")),
+    "mnist_siamese": ("mnist", [], None),
+    "mnist_denoising_autoencoder": ("mnist", [], None),
+    "addition_rnn": (None, [], None),
+    "mnist_irnn": ("mnist", [], None),
+    # it ends with plot_model(vae, to_file="vae_mlp.png"): Keras 2 too needs Graphviz's dot for a PNG
+    "variational_autoencoder": ("mnist", [], _gap("dot", "plot_model(...png) needs Graphviz's dot, not installed "
+                                                         "here") if _NO_DOT else None),
+    "reuters_mlp_relu_vs_selu": ("reuters", [], None),
+    "mnist_hierarchical_rnn": ("mnist", [], None),
 }
 
 
