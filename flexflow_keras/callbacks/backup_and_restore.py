@@ -121,42 +121,62 @@ class BackupAndRestore(Callback):
                 self._write_meta(dict(meta, epoch=self._current_epoch, batch=0))
 
     def _save(self) -> None:
+        # Under MPI rank 0 writes (the weights through model.save_weights, which every rank calls), every
+        # rank decides alike from the same metadata, and all wait for the writes at the end.
         from flexflow_keras.saving.optimizer_state import optimizer_variables
 
-        os.makedirs(self.backup_dir, exist_ok=True)
+        w = _world()
+        writer = w is None or w.rank == 0
+        if writer:
+            os.makedirs(self.backup_dir, exist_ok=True)
         old = self._metadata() or {}
         opt = getattr(self.model, "optimizer", None)
         step = int(getattr(opt, "iterations", 0) or 0)
         name = f"ckpt-{step:09d}"
         folder = os.path.join(self.backup_dir, name)
         if name == old.get("checkpoint"):  # no step since the last backup (e.g. epoch end after a batch save)
-            meta = dict(old, epoch=self._current_epoch, batch=self._last_batch_seen)
-            self._write_meta(meta)
+            self._write_meta(dict(old, epoch=self._current_epoch, batch=self._last_batch_seen))
             return
-        os.makedirs(folder, exist_ok=True)
-        self.model.save_weights(os.path.join(folder, "model.weights.h5"), overwrite=True)
-        if opt is not None:
-            with atomic_write(os.path.join(folder, "optimizer.npz")) as tmp:
-                with open(tmp, "wb") as f:
-                    np.savez(f, *optimizer_variables(self.model))
+        if writer:
+            os.makedirs(folder, exist_ok=True)
+        self.model.save_weights(os.path.join(folder, "model.weights.h5"), overwrite=True)  # rank 0 writes
         meta = {"epoch": self._current_epoch, "batch": self._last_batch_seen, "iterations": step,
                 "checkpoint": name}
         if self.double_checkpoint and old.get("checkpoint"):
             meta["previous"], meta["previous_epoch"] = old["checkpoint"], old.get("epoch", 0)
+        if writer and opt is not None:
+            with atomic_write(os.path.join(folder, "optimizer.npz")) as tmp:
+                with open(tmp, "wb") as f:
+                    np.savez(f, *optimizer_variables(self.model))
         self._write_meta(meta)
         keep = {name, meta.get("previous")}
-        for entry in os.listdir(self.backup_dir):
-            if entry.startswith("ckpt-") and entry not in keep:
-                shutil.rmtree(os.path.join(self.backup_dir, entry), ignore_errors=True)
+        if writer:
+            for entry in os.listdir(self.backup_dir):
+                if entry.startswith("ckpt-") and entry not in keep:
+                    shutil.rmtree(os.path.join(self.backup_dir, entry), ignore_errors=True)
+        if w is not None:
+            w.barrier()
 
     def _write_meta(self, meta: dict) -> None:
+        w = _world()
+        if w is not None and w.rank != 0:  # under MPI rank 0 writes
+            return
         with atomic_write(os.path.join(self.backup_dir, _META)) as tmp:
             with open(tmp, "w", encoding="utf-8") as f:
                 json.dump(meta, f)
 
     def on_train_end(self, logs=None):
-        if self.delete_checkpoint and os.path.exists(self.backup_dir):
+        w = _world()
+        if self.delete_checkpoint and os.path.exists(self.backup_dir) and (w is None or w.rank == 0):
             shutil.rmtree(self.backup_dir, ignore_errors=True)
+        if w is not None:
+            w.barrier()
+
+
+def _world():
+    from flexflow_keras.execution.distributed import world
+
+    return world()
 
 
 class _BatchBackupAndRestore(BackupAndRestore):

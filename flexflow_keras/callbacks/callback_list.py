@@ -39,6 +39,17 @@ def _pythonify(logs):
     return out
 
 
+def _only_writers_of_rank0(callbacks: list) -> list:
+    """Under MPI, callbacks that only write files (`writes_files`: CSVLogger, TensorBoard) run on rank 0
+    alone, as progress does; every rank runs the others (checkpoints write through rank 0 themselves)."""
+    from flexflow_keras.execution.distributed import world
+
+    w = world()
+    if w is None or w.rank == 0:
+        return callbacks
+    return [c for c in callbacks if not getattr(c, "writes_files", False)]
+
+
 class CallbackList(Callback):
     """A list of callbacks behaving as one.
 
@@ -52,8 +63,8 @@ class CallbackList(Callback):
 
     def __init__(self, callbacks=None, add_history=False, add_progbar=False, model=None, **params):
         super().__init__()
-        self.callbacks = _flatten(callbacks if isinstance(callbacks, (list, tuple)) or callbacks is None
-                                  else [callbacks])
+        self.callbacks = _only_writers_of_rank0(_flatten(callbacks if isinstance(callbacks, (list, tuple))
+                                                         or callbacks is None else [callbacks]))
         self._history = next((c for c in self.callbacks if isinstance(c, History)), None)
         self._progbar = next((c for c in self.callbacks if isinstance(c, ProgbarLogger)), None)
         if self._history is None and add_history:

@@ -86,6 +86,8 @@ class CSVLogger(Callback):
         append: append to an existing file (the header is written only if the file is empty).
     """
 
+    writes_files = True  # under MPI only rank 0 runs it (callbacks/callback_list.py)
+
     def __init__(self, filename, separator=",", append=False):
         super().__init__()
         self.sep = separator

@@ -109,6 +109,8 @@ class TensorBoard(Callback):
         MissingDependencyError (an ImportError): the `tensorboard` package is not installed.
     """
 
+    writes_files = True  # under MPI only rank 0 runs it (callbacks/callback_list.py)
+
     def __new__(cls, *args, **kwargs):
         # Batch hooks only when batch scalars are written: a callback without them lets fit issue the next
         # step before the previous one's logs are handed out (training.py's _passive)
