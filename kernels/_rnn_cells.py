@@ -25,9 +25,14 @@ CELL_CODES = {"simple_rnn": SIMPLE, "lstm": LSTM, "gru": GRU}
 GATES = {SIMPLE: 1, LSTM: 4, GRU: 3}
 
 
-def build(value, grad, compile_fn):
+def build(value, grad, compile_fn, one=1.0, zero=0.0):
     """(forward_elem, backward_elem) compiled by `compile_fn` over the activation functions `value`
-    (``value(code, x, p0, p1, p2)``) and `grad` (``grad(code, x, y, p0, p1, p2)``)."""
+    (``value(code, x, p0, p1, p2)``) and `grad` (``grad(code, x, y, p0, p1, p2)``).
+
+    `one` and `zero` are the constants the element code uses. The CPU keeps Python floats (float64, as
+    literals would be); the CUDA build passes ``np.float32(1)`` / ``np.float32(0)`` so a float32 step has
+    no f64 instructions, while float64 data still computes in float64 exactly (0 and 1 are exact in
+    float32 and float32 (op) float64 promotes), as `kernels.gpu.scalar_source` does for the activations."""
 
     def forward_elem(cell, b, j, t, tau, ty, A, rec, brec, m, has_mask, zero_out, S, C, RH, Y, yprev, h, c,
                      ac, a0, a1, a2, rc, r0, r1, r2):
@@ -69,12 +74,12 @@ def build(value, grad, compile_fn):
             A[b, tau, H + j] = ar
             A[b, tau, 2 * H + j] = ah
             RH[b, t, j] = rh
-            hn = z * h[b, j] + (1.0 - z) * value(ac, ah, a0, a1, a2)
+            hn = z * h[b, j] + (one - z) * value(ac, ah, a0, a1, a2)
         if keep:
             h[b, j] = hn
             y = hn
         elif zero_out:
-            y = 0.0
+            y = zero
         else:
             y = yprev[b, j]
         yprev[b, j] = y
@@ -92,22 +97,22 @@ def build(value, grad, compile_fn):
         G = dz.shape[1] // H
         g_out = gy[b, j] + dyv
         if has_mask and m[b, tau] == 0:
-            gy[b, j] = 0.0 if zero_out else g_out
+            gy[b, j] = zero if zero_out else g_out
             for k in range(G):
-                dA[b, tau, k * H + j] = 0.0
-                dz[b, k * H + j] = 0.0
+                dA[b, tau, k * H + j] = zero
+                dz[b, k * H + j] = zero
             if cell == GRU:
-                DRH[b, tau, j] = 0.0
+                DRH[b, tau, j] = zero
             direct[b, j] = gs[b, j]
             return
-        gy[b, j] = 0.0
+        gy[b, j] = zero
         dhn = g_out + gs[b, j]
         if cell == SIMPLE:
             a = A[b, tau, j]
             da = dhn * grad(ac, a, value(ac, a, a0, a1, a2), a0, a1, a2)
             dA[b, tau, j] = da
             dz[b, j] = da
-            direct[b, j] = 0.0
+            direct[b, j] = zero
         elif cell == LSTM:
             ai = A[b, tau, j]
             af = A[b, tau, H + j]
@@ -133,7 +138,7 @@ def build(value, grad, compile_fn):
             dz[b, H + j] = df
             dz[b, 2 * H + j] = dg
             dz[b, 3 * H + j] = do
-            direct[b, j] = 0.0
+            direct[b, j] = zero
         else:
             az = A[b, tau, j]
             ar = A[b, tau, H + j]
@@ -142,7 +147,7 @@ def build(value, grad, compile_fn):
             r = value(rc, ar, r0, r1, r2)
             hh = value(ac, ah, a0, a1, a2)
             rh = RH[b, t, j]
-            dah = dhn * (1.0 - z) * grad(ac, ah, hh, a0, a1, a2)
+            dah = dhn * (one - z) * grad(ac, ah, hh, a0, a1, a2)
             daz = dhn * (S[b, t, j] - hh) * grad(rc, az, z, r0, r1, r2)
             dar = dah * rh * grad(rc, ar, r, r0, r1, r2)
             drh = dah * r

@@ -22,11 +22,14 @@ SELU_ALPHA = 1.6732632423543772848170429916717
 SELU_SCALE = 1.0507009873554804934193349852946
 
 
-def _normal(key, s, e):
+def _normal(key, s, e, ftype):
     # Box-Muller on two hashed uniforms in (0, 1]; the hash is SplitMix64's finaliser twice, written
     # out (this source is also compiled as a CUDA device function, which cannot call CPU helpers).
-    u1 = 1.0
-    u2 = 1.0
+    # ftype: the float type to draw in (np.float64 on the CPU and for float64 CUDA data; the CUDA kernel
+    # passes its array's dtype, so a float32 draw has no f64 instructions). Every constant below is cast
+    # to ftype, so a float64 draw is bit-for-bit the former `float(...)`/literal arithmetic.
+    u1 = ftype(1)
+    u2 = ftype(1)
     for j in range(2):
         z = key ^ np.uint64(s)
         z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
@@ -35,12 +38,12 @@ def _normal(key, s, e):
         z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
         z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
         z = z ^ (z >> np.uint64(31))
-        u = (float(z >> np.uint64(11)) + 1.0) * (1.0 / 9007199254740992.0)
+        u = (ftype(z >> np.uint64(11)) + ftype(1)) * ftype(1.0 / 9007199254740992.0)
         if j == 0:
             u1 = u
         else:
             u2 = u
-    return math.sqrt(-2.0 * math.log(u1)) * math.cos(2.0 * math.pi * u2)
+    return math.sqrt(ftype(-2) * math.log(u1)) * math.cos(ftype(2.0 * math.pi) * u2)
 
 
 SCALAR_SOURCES = (_normal,)
@@ -53,7 +56,7 @@ def _gaussian(x, y, factor, key, offset, stddev, multiplicative):
     k = np.uint64(key)
     for r in range(rows):
         for e in range(m):
-            n = stddev * _normal_jit(k, offset + r, e)
+            n = stddev * _normal_jit(k, offset + r, e, np.float64)
             if multiplicative:
                 factor[r, e] = 1.0 + n
                 y[r, e] = x[r, e] * (1.0 + n)

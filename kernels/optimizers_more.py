@@ -277,7 +277,8 @@ def _build() -> dict:
             gi = prep(g[i], gscale, cv)
             wi = w[i] - w[i] * wd
             c = m[i] * b1 + gi * one_m_b1
-            s = 1.0 if c > 0 else (-1.0 if c < 0 else 0.0)
+            one, zero = w.dtype.type(1), w.dtype.type(0)  # typed: a float32 step stays float32
+            s = one if c > 0 else (-one if c < 0 else zero)
             w[i] = wi - lr * s
             m[i] = m[i] * b2 + gi * one_m_b2
 

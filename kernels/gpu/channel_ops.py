@@ -22,7 +22,7 @@ def _column_sums(g2, accumulate, out):
     # out (C,) (+)= column sums of g2 (rows, C): one thread per column
     c = cuda.grid(1)
     if c < g2.shape[1]:
-        acc = 0.0
+        acc = out.dtype.type(0)  # in out's dtype: a float32 sum stays float32
         for r in range(g2.shape[0]):
             acc += g2[r, c]
         out[c] = out[c] + acc if accumulate else acc

@@ -21,7 +21,7 @@ def _forward(x, k, bias, has_bias, sh, sw, dh, dw, pt, pl, out):
         dm = k.shape[3]
         ch = o // dm
         m = o % dm
-        acc = bias[o] if has_bias else 0.0
+        acc = bias[o] if has_bias else out.dtype.type(0)  # typed zero: float32 stays float32
         for a in range(k.shape[0]):
             ih = i * sh + a * dh - pt
             if ih >= 0 and ih < x.shape[1]:
@@ -42,7 +42,7 @@ def _grad_input(dy, k, sh, sw, dh, dw, pt, pl, accumulate, dx):
         ih = (t // (c * w)) % h
         n = t // (c * w * h)
         dm = k.shape[3]
-        acc = 0.0
+        acc = dx.dtype.type(0)
         for a in range(k.shape[0]):
             r = ih + pt - a * dh
             if r >= 0 and r % sh == 0 and r // sh < dy.shape[1]:
@@ -63,7 +63,7 @@ def _grad_kernel(x, dy, sh, sw, dh, dw, pt, pl, accumulate, dk):
         ch = (t // dm) % c
         b = (t // (dm * c)) % kw
         a = t // (dm * c * kw)
-        acc = 0.0
+        acc = dk.dtype.type(0)
         for n in range(x.shape[0]):
             for i in range(dy.shape[1]):
                 ih = i * sh + a * dh - pt

@@ -20,10 +20,11 @@ def _gaussian(x, y, factor, key, offset, stddev, multiplicative):
         m = x.shape[1]
         r = i // m
         e = i % m
-        n = stddev * normal(key, offset + r, e)
+        n = stddev * normal(key, offset + r, e, y.dtype.type)  # drawn in y's dtype (float32: no f64)
         if multiplicative:
-            factor[r, e] = 1.0 + n
-            y[r, e] = x[r, e] * (1.0 + n)
+            one = y.dtype.type(1)
+            factor[r, e] = one + n
+            y[r, e] = x[r, e] * (one + n)
         else:
             y[r, e] = x[r, e] + n
 
@@ -60,7 +61,8 @@ def _penalty_grad(x, dy, dx, c1, c2, accumulate):
     i = cuda.grid(1)
     if i < x.size:
         v = x[i]
-        s = 1.0 if v > 0 else (-1.0 if v < 0 else 0.0)
+        one, zero = dx.dtype.type(1), dx.dtype.type(0)  # typed: a float32 gradient stays float32
+        s = one if v > 0 else (-one if v < 0 else zero)
         g = dy[i] + c1 * s + c2 * v
         dx[i] = dx[i] + g if accumulate else g
 

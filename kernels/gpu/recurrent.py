@@ -6,6 +6,7 @@ one add backward. The input projection and the dW / dx / dU products cover all s
 
 from __future__ import annotations
 
+import numpy as np
 from numba import cuda
 
 from kernels import _rnn_cells as cells
@@ -14,9 +15,11 @@ from kernels.gpu.activations import scalar_functions
 from kernels.gpu.linear import _column_sums, gemm_cuda
 from kernels.recurrent import RnnSpec
 
-# The activations with float32 constants (kernels/gpu/scalar_source.py), so a float32 step has no f64
-# instructions; the recurrent layers' activations (tanh, sigmoid, relu, ...) have constants exact in float32.
-_fwd_elem, _bwd_elem = cells.build(*scalar_functions("float32"), cuda.jit(device=True))
+# The activations with float32 constants (kernels/gpu/scalar_source.py), and the cells' own 1 and 0 as
+# float32 too, so a float32 step has no f64 instructions; the recurrent layers' activations (tanh, sigmoid,
+# relu, ...) have constants exact in float32, so float64 steps are unchanged.
+_fwd_elem, _bwd_elem = cells.build(*scalar_functions("float32"), cuda.jit(device=True), one=np.float32(1),
+                                   zero=np.float32(0))
 
 
 @cuda.jit
@@ -41,7 +44,7 @@ def _backward_step(cell, t, tau, ty, last, dY, A, m, has_mask, zero_out, S, C, R
         elif last:
             dyv = dY[b, 0, j]
         else:
-            dyv = 0.0
+            dyv = dY.dtype.type(0)  # typed zero: a float32 step stays float32
         _bwd_elem(cell, b, j, t, tau, dyv, A, m, has_mask, zero_out, S, C, RH, gy, gs, gc, dA, DRH, dz, direct,
                   ac, a0, a1, a2, rc, r0, r1, r2)
 

@@ -19,7 +19,7 @@ def _shift_copy(src, dst, di, dj, accumulate):
         i = (t // (c * w)) % h
         n = t // (c * w * h)
         si, sj = i + di, j + dj
-        v = 0.0
+        v = dst.dtype.type(0)  # typed zero: a float32 copy stays float32
         if si >= 0 and si < src.shape[1] and sj >= 0 and sj < src.shape[2]:
             v = src[n, si, sj, ch]
         dst[n, i, j, ch] = dst[n, i, j, ch] + v if accumulate else v
@@ -51,9 +51,10 @@ def _resize_backward(dy, hlo, hhi, hf, wlo, whi, wf, dx):
         n = t // (c * ow * oh)
         g = dy[n, i, j, ch]
         fa, fb = hf[i], wf[j]
-        cuda.atomic.add(dx, (n, hlo[i], wlo[j], ch), (1 - fa) * (1 - fb) * g)
-        cuda.atomic.add(dx, (n, hlo[i], whi[j], ch), (1 - fa) * fb * g)
-        cuda.atomic.add(dx, (n, hhi[i], wlo[j], ch), fa * (1 - fb) * g)
+        one = dx.dtype.type(1)  # typed one: float32 taps stay float32
+        cuda.atomic.add(dx, (n, hlo[i], wlo[j], ch), (one - fa) * (one - fb) * g)
+        cuda.atomic.add(dx, (n, hlo[i], whi[j], ch), (one - fa) * fb * g)
+        cuda.atomic.add(dx, (n, hhi[i], wlo[j], ch), fa * (one - fb) * g)
         cuda.atomic.add(dx, (n, hhi[i], whi[j], ch), fa * fb * g)
 
 

@@ -40,4 +40,5 @@ def test_kernels_compile_to_ptx():
     }
     for kernel, sig in sigs.items():
         assert ".entry" in _compile(kernel.py_func, sig), kernel.py_func.__name__
-    assert ".func" in _compile(_normal, (T.uint64, i64, i64), device=True)
+    for ftype in (T.float64, T.float32):  # the draw's float type: the kernel passes its array's dtype
+        assert ".func" in _compile(_normal, (T.uint64, i64, i64, T.NumberClass(ftype)), device=True)
