@@ -38,6 +38,8 @@ KERNEL_MODULES = (
     "kernels._conv_cuda",
     "kernels._conv_pool_cuda",
     "kernels.gpu.activations",
+    "kernels.gpu.array_ops",
+    "kernels.gpu.array_select",
     "kernels.gpu.batchnorm",
     "kernels.gpu.channel_ops",
     "kernels.gpu.conv1d",
