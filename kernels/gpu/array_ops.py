@@ -16,6 +16,7 @@ from numba import cuda, int64
 
 from kernels.gpu import flat, launch
 from kernels.gpu.elementwise import broadcast_strides, contiguous_strides, offset, operand, strided_copy_cuda
+from kernels.gpu.launch import current_stream
 from kernels.gpu.reduce import sum_to_shape_cuda
 from kernels.reduce import kept_shape
 from kernels.softmax import axis_view
@@ -63,6 +64,9 @@ def _zero(y) -> None:
 def _first_bad(idx, size: int) -> int:
     bad = cuda.to_device(np.array([idx.size], np.int64))
     launch(_find_bad, idx.size, flat(idx), size, bad)
+    stream = current_stream()
+    if stream is not None:  # the check (and whatever wrote idx) must have run before the read
+        stream.synchronize()
     pos = int(bad.copy_to_host()[0])  # one 8-byte read: the op raises on a bad index before writing
     return pos if pos < idx.size else -1
 
