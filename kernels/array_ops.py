@@ -1,9 +1,8 @@
 """Indexing, data-movement, scan, selection and random kernels behind `keras.ops` functions.
 
-CPU variants are NumPy; each has a CUDA variant (``*_cuda``) that moves its operands to the host, runs the
-CPU variant and writes the outputs back: these ops are small (indices, masks, per-sample vectors) and
-rarely on a model's hot path, so one host round trip per call keeps the device path correct without a
-bespoke kernel each. Every backward takes ``accumulate`` (add into the gradient buffer, or overwrite).
+CPU variants are NumPy; each has a CUDA variant (``*_cuda``, device kernels in `kernels.gpu.array_ops` and
+`kernels.gpu.array_select`, imported on first use). Every backward takes ``accumulate`` (add into the
+gradient buffer, or overwrite).
 
 Random numbers are counter-based (as `kernels.dropout`): element ``e`` of global sample ``s`` under
 ``key`` draws ``u = (mix64(mix64(key ^ s) + e) >> 40) / 2**24``, so a split batch draws exactly what the
@@ -241,43 +240,9 @@ def random_forward_cpu(dist: str, key: int, first_sample: int, params: tuple[flo
     np.copyto(y, np.reshape(v, y.shape), casting="unsafe")
 
 
-# --- CUDA variants: a host round trip (see the module docstring) ----------------------------------------------
-def _host(a):
-    return a.copy_to_host() if hasattr(a, "copy_to_host") else a
+def __getattr__(name: str):
+    if name.endswith("_cuda"):
+        from kernels.gpu import array_ops, array_select
 
-
-def _via_host(fn, outputs: tuple[int, ...]):
-    def run(*args, **kwargs):
-        host = [_host(a) for a in args]
-        result = fn(*host, **kwargs)
-        for i in outputs:
-            if hasattr(args[i], "copy_to_device"):
-                args[i].copy_to_device(np.ascontiguousarray(host[i]))
-        return result
-
-    run.__name__ = fn.__name__.replace("_cpu", "_cuda")
-    run.__doc__ = f"CUDA variant of `{fn.__name__}` through host memory."
-    return run
-
-
-index_forward_cuda = _via_host(index_forward_cpu, (2,))
-index_backward_cuda = _via_host(index_backward_cpu, (2,))
-gather_forward_cuda = _via_host(gather_forward_cpu, (3,))
-gather_backward_cuda = _via_host(gather_backward_cpu, (3,))
-take_along_forward_cuda = _via_host(take_along_forward_cpu, (3,))
-take_along_backward_cuda = _via_host(take_along_backward_cpu, (3,))
-tile_forward_cuda = _via_host(tile_forward_cpu, (2,))
-tile_backward_cuda = _via_host(tile_backward_cpu, (2,))
-repeat_forward_cuda = _via_host(repeat_forward_cpu, (3,))
-repeat_backward_cuda = _via_host(repeat_backward_cpu, (3,))
-broadcast_forward_cuda = _via_host(broadcast_forward_cpu, (1,))
-broadcast_backward_cuda = _via_host(broadcast_backward_cpu, (1,))
-cumsum_forward_cuda = _via_host(cumsum_forward_cpu, (3,))
-cumsum_backward_cuda = _via_host(cumsum_backward_cpu, (3,))
-prod_forward_cuda = _via_host(prod_forward_cpu, (2,))
-prod_backward_cuda = _via_host(prod_backward_cpu, (3,))
-arg_forward_cuda = _via_host(arg_forward_cpu, (3,))
-one_hot_forward_cuda = _via_host(one_hot_forward_cpu, (3,))
-top_k_forward_cuda = _via_host(top_k_forward_cpu, (2, 3))
-top_k_backward_cuda = _via_host(top_k_backward_cpu, (2,))
-random_forward_cuda = _via_host(random_forward_cpu, (4,))
+        return getattr(array_ops, name, None) or getattr(array_select, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
