@@ -113,8 +113,13 @@ ALL_OBJECTS = {cls.__name__: cls for cls in _CLASSES}
 
 
 def serialize(layer) -> dict:
-    """``{"class_name", "config"}`` of a layer."""
-    return serialize_keras_object(layer)
+    """A layer as Keras 3 writes it: ``{"module", "class_name", "config", "registered_name"}`` for built-in
+    layers (``module`` "keras.layers", so tf.keras finds them in nested configs: TimeDistributed, RNN
+    cells, Bidirectional); ``{"class_name", "config", ...}`` as registered for user classes."""
+    out = serialize_keras_object(layer)
+    if isinstance(out, dict) and ALL_OBJECTS.get(out.get("class_name")) is type(layer) and "module" not in out:
+        out = {"module": "keras.layers", **out, "registered_name": None}
+    return out
 
 
 def deserialize(config, custom_objects=None):

@@ -46,6 +46,7 @@ class _SpatialDropout(Dropout):
     def get_config(self):
         config = super().get_config()
         config.pop("noise_shape", None)
+        config.pop("trainable", None)  # Keras 3's SpatialDropout config has none (nor takes one)
         return config
 
 
