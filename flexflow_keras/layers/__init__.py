@@ -83,6 +83,7 @@ from flexflow_keras.layers.regularization import (
     SpatialDropout2D,
     SpatialDropout3D,
 )
+from flexflow_keras.layers.rnn_wrappers import Bidirectional, Masking, RepeatVector, TimeDistributed
 from flexflow_keras.layers.spatial_reshaping import (
     Cropping1D,
     Cropping2D,
@@ -91,7 +92,6 @@ from flexflow_keras.layers.spatial_reshaping import (
     ZeroPadding1D,
     ZeroPadding2D,
 )
-from flexflow_keras.layers.rnn_wrappers import Bidirectional, Masking, RepeatVector, TimeDistributed
 from flexflow_keras.utils.serialization import deserialize_keras_object, serialize_keras_object
 
 _CLASSES = [Activation, Add, Average, AveragePooling2D, BatchNormalization, Concatenate, Conv2D, Dense,
