@@ -325,3 +325,7 @@ def resolve(name: str, script_value, flag: str):
         log.info("%s %s on the command line overrides the script's %s=%s", flag, value, name, script_value)
         return value
     return script_value
+
+
+# Keras 3's keras.config functions that are not run settings (traceback filtering, floatx, epsilon, ...).
+from flexflow_keras.keras_config_api import *  # noqa: E402,F401,F403

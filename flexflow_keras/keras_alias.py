@@ -18,6 +18,7 @@ import sys
 import types
 
 from flexflow_keras.errors import FlexFlowKerasError
+from flexflow_keras.raw_tf_hints import keras_spelling
 
 _KERAS_PREFIXES = ("tensorflow.python.keras", "tensorflow.keras", "keras")
 # Raw TensorFlow calls with a Keras spelling to suggest.
@@ -39,6 +40,7 @@ class RawTensorFlowError(FlexFlowKerasError, AttributeError):
 
 def _raw_tf_message(call: str) -> str:
     hint = next((h for k, h in _HINTS.items() if call == f"tf.{k}" or call.startswith(f"tf.{k}.")), None)
+    hint = hint or keras_spelling(call)
     return (f"{call}: raw TensorFlow is not supported under `python -m flexflow_keras`; only tf.keras (and "
             f"`keras`) are mapped onto flexflow_keras. Replace the call with its Keras equivalent"
             f"{f' ({hint})' if hint else ''}, or run the script with TensorFlow itself.")

@@ -477,7 +477,18 @@ def deserialize(config: dict, custom_objects: dict | None = None) -> Loss:
     return cls.from_config(dict(config.get("config", {})))
 
 
-# The losses of losses_more.py (MAPE, MSLE, KLD, cosine similarity and their Keras 2 short names).
+# The losses of losses_more.py (MAPE, MSLE, KLD, cosine similarity and their Keras 2 short names) and
+# losses_hinge.py (hinge, squared hinge, categorical hinge).
+from flexflow_keras.losses_hinge import CLASSES as _HINGE_CLASSES  # noqa: E402
+from flexflow_keras.losses_hinge import FUNCTIONS as _HINGE_FUNCTIONS  # noqa: E402
+from flexflow_keras.losses_hinge import (  # noqa: E402
+    CategoricalHinge,
+    Hinge,
+    SquaredHinge,
+    categorical_hinge,
+    hinge,
+    squared_hinge,
+)
 from flexflow_keras.losses_more import CLASSES as _MORE_CLASSES  # noqa: E402
 from flexflow_keras.losses_more import FUNCTIONS as _MORE_FUNCTIONS  # noqa: E402
 from flexflow_keras.losses_more import (  # noqa: E402
@@ -501,6 +512,8 @@ from flexflow_keras.losses_more import (  # noqa: E402
 )
 from flexflow_keras.losses_more import SHORT_NAMES as _MORE_NAMES  # noqa: E402
 
+_MORE_CLASSES = _MORE_CLASSES + _HINGE_CLASSES
+_MORE_FUNCTIONS = {**_MORE_FUNCTIONS, **_HINGE_FUNCTIONS}
 _CLASSES.update({cls.__name__: cls for cls in _MORE_CLASSES})
 _FUNCTIONS.update(_MORE_FUNCTIONS)
 for _cls in _MORE_CLASSES:
@@ -514,4 +527,5 @@ __all__ = ["Loss", "LossFunctionWrapper", "CategoricalCrossentropy", "SparseCate
            "CosineSimilarity", "KLDivergence", "MeanAbsolutePercentageError", "MeanSquaredLogarithmicError",
            "cosine", "cosine_proximity", "cosine_similarity", "kl_divergence", "kld", "KLD",
            "kullback_leibler_divergence", "mape", "MAPE", "mean_absolute_percentage_error",
-           "mean_squared_logarithmic_error", "msle", "MSLE"]
+           "mean_squared_logarithmic_error", "msle", "MSLE", "CategoricalHinge", "Hinge", "SquaredHinge",
+           "categorical_hinge", "hinge", "squared_hinge"]

@@ -142,3 +142,4 @@ __all__ += ["dot"]  # i9-misc-layers
 from flexflow_keras.layers import keras2_paths as _keras2_paths  # noqa: E402
 
 _keras2_paths.install()  # Keras 2 module paths (keras.layers.noise, .merge, .core, ...)
+from flexflow_keras.layers import experimental  # noqa: E402,F401  tf.keras 2's layers.experimental (RandomFourierFeatures)

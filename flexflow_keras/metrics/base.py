@@ -10,15 +10,51 @@ is the same thing on one shard. Invariant: ``merge_stats(a); merge_stats(b)`` eq
 
 from __future__ import annotations
 
+import functools
 import re
 
 import numpy as np
 
+from flexflow_keras.errors import GraphError
 from flexflow_keras.losses import _align
 
 
 def _snake(name: str) -> str:
     return re.sub(r"(?<!^)(?=[A-Z])", "_", name).lower()
+
+
+def _refuse_symbolic(metric, args) -> None:
+    """Metrics accumulate NumPy values; a symbolic tensor (a metric updated inside a layer's call(), Keras'
+    endpoint-layer pattern) gets a message naming the metric and what to do instead."""
+    from flexflow_keras.ops.graph import KerasTensor
+
+    def leaves(x):
+        if isinstance(x, (list, tuple)):
+            for v in x:
+                yield from leaves(v)
+        elif isinstance(x, dict):
+            for v in x.values():
+                yield from leaves(v)
+        else:
+            yield x
+
+    if any(isinstance(v, KerasTensor) for v in leaves(args)):
+        raise GraphError(
+            f"Metric '{metric.name}' ({type(metric).__name__}) was updated with symbolic tensors, as in a metric "
+            f"updated inside a layer's call(). flexflow_keras computes metrics from the model's outputs and "
+            f"labels: pass the metric to compile(metrics=[...]) (for a quantity computed inside call(), return "
+            f"it as an extra model output and give that output the metric); a loss computed in call() can use "
+            f"self.add_loss(...).")
+
+
+def _eager_only(update_state):
+    @functools.wraps(update_state)
+    def wrapped(self, *args, **kwargs):
+        _refuse_symbolic(self, (args, kwargs))
+        return update_state(self, *args, **kwargs)
+
+    wrapped._eager_only = True
+    return wrapped
 
 
 class Metric:
@@ -34,6 +70,11 @@ class Metric:
     #: "up" when larger is better, "down" when smaller is better, None when unknown (EarlyStopping's auto)
     direction: str | None = None
     state_size = 1
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        if "update_state" in cls.__dict__:  # every override refuses symbolic tensors with one clear message
+            cls.update_state = _eager_only(cls.__dict__["update_state"])
 
     def __init__(self, name=None, dtype=None):
         self.name = name or _snake(type(self).__name__)
@@ -66,6 +107,7 @@ class Metric:
     # --- Keras' eager API --------------------------------------------------------------------------------
     def update_state(self, y_true, y_pred, sample_weight=None) -> None:
         """Accumulate one batch (Keras' API)."""
+        _refuse_symbolic(self, (y_true, y_pred, sample_weight))
         self.merge_stats(self.batch_stats(y_true, y_pred, sample_weight))
 
     def __call__(self, *args, **kwargs):

@@ -17,6 +17,7 @@ from flexflow_keras.layers.base import Layer
 from flexflow_keras.layers.eager import clone_graph, run_graph
 from flexflow_keras.layers.input_layer import InputLayer
 from flexflow_keras.layers.node import Node
+from flexflow_keras.models import variable_dims
 from flexflow_keras.models.model import Model
 from flexflow_keras.ops.base import apply_op
 from flexflow_keras.ops.graph import KerasTensor, OpGraph, TensorSpec
@@ -222,6 +223,9 @@ class Functional(GraphIOMixin, Model):
     def _op_graph(self, input_specs=None) -> OpGraph:
         if input_specs is not None:
             check_specs(self, input_specs, self._inputs)
+            concrete = variable_dims.specialized(self, self._graph, self._inputs, input_specs)
+            if concrete is not None:  # Input(shape=(None, ...)): the graph at the data's sample shape
+                return self._current(concrete)
         return self._current(self._graph)
 
     # --- calling ------------------------------------------------------------------------------------------

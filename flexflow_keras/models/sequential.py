@@ -15,6 +15,7 @@ from flexflow_keras.layers import node as node_mod
 from flexflow_keras.layers.base import Layer
 from flexflow_keras.layers.eager import clone_graph, run_graph
 from flexflow_keras.layers.input_layer import InputLayer
+from flexflow_keras.models import variable_dims
 from flexflow_keras.models.functional import GraphIOMixin, check_specs
 from flexflow_keras.models.keras2_methods import Keras2SequentialMethods
 from flexflow_keras.models.model import Model
@@ -170,6 +171,9 @@ class Sequential(Keras2SequentialMethods, GraphIOMixin, Model):
             self._ensure_built(tuple(input_specs[0].shape), str(input_specs[0].dtype))
         elif input_specs is not None:
             check_specs(self, input_specs, self._inputs)
+            concrete = variable_dims.specialized(self, self._graph, self._inputs, input_specs)
+            if concrete is not None:  # Input(shape=(None, ...)): the graph at the data's sample shape
+                return self._current(concrete)
         return self._current(self._graph)
 
     # --- calling ------------------------------------------------------------------------------------------

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from flexflow_keras.errors import GraphError
+from flexflow_keras.ops.variable_math import VariableMath
 
 _uid = itertools.count()
 
@@ -41,7 +42,7 @@ class TensorSpec:
         return TensorSpec((batch,) + tuple(self.shape[1:]), self.dtype)
 
 
-class Variable:
+class Variable(VariableMath):
     """A weight: name, shape, dtype, trainability and a host value.
 
     Args:

@@ -95,9 +95,8 @@ class RecurrentOp(Op):
         if x.ndim != 3:
             raise ShapeError(f"{who} expects a 3-D input (batch, timesteps, features), received shape "
                              f"{fmt(x.shape)}.")
-        if x.shape[1] is None:
-            raise ShapeError(f"{who} needs a known number of timesteps, received input shape {fmt(x.shape)}. "
-                             f"Give Input(shape=(timesteps, features)) or pad the sequences to one length.")
+        # timesteps may be None while a functional model is recorded on Input(shape=(None, ...)); the
+        # model runs a copy of its graph recorded at the data's sample shape (models/variable_dims.py)
         D = x.shape[2]
         expect = [(D, GH), (H, GH)]
         if len(weights) == 3:

@@ -1,0 +1,33 @@
+"""The raw-TensorFlow message under `python -m flexflow_keras` names the call and its Keras spelling."""
+
+import pytest
+
+from flexflow_keras.keras_alias import RawTensorFlowError, _TensorFlow
+from flexflow_keras.raw_tf_hints import keras_spelling
+
+
+@pytest.mark.parametrize(("call", "spelling"), [
+    ("tf.reduce_mean", "keras.ops.mean"),
+    ("tf.concat", "keras.ops.concatenate"),
+    ("tf.shape", "keras.ops.shape"),
+    ("tf.nn.relu", "keras.ops.relu"),
+    ("tf.math.exp", "keras.ops.exp"),
+    ("tf.random.normal", "keras.random.normal"),
+    ("tf.nn.moments", "keras.ops.moments"),
+])
+def test_keras_spelling(call, spelling):
+    assert keras_spelling(call) == spelling
+
+
+def test_no_spelling_for_calls_without_an_equivalent():
+    assert keras_spelling("tf.py_function") is None
+    assert keras_spelling("tf.distribute.MirroredStrategy") is None
+
+
+def test_stand_in_tensorflow_message_carries_the_spelling():
+    tf = _TensorFlow("tensorflow")
+    with pytest.raises(RawTensorFlowError) as info:
+        tf.reduce_mean([1.0], axis=-1)
+    text = str(info.value)
+    assert text.startswith("tf.reduce_mean: raw TensorFlow is not supported")
+    assert "(keras.ops.mean)" in text
