@@ -9,9 +9,9 @@ import numpy as np
 import pytest
 from PIL import Image
 
+from flexflow_keras.data import pipeline
 from flexflow_keras.data.images import ImageFolderSource, index_image_folder
 from flexflow_keras.data.order import epoch_order
-from flexflow_keras.data import pipeline
 from flexflow_keras.data.pipeline import BatchRing, LoaderPipeline
 from flexflow_keras.errors import ConfigError
 from runtime import Machine, MemKind, Runtime
