@@ -8,7 +8,9 @@
    (load_batch tasks on N CPU processors into the zero-copy ring, -ll:cpu N) against
    `tf.keras.utils.image_dataset_from_directory` with a private thread pool of N threads (its map's
    parallelism), for N in --workers, alternating ours and TF in every run; median and spread (min..max)
-   over --runs runs, and the ratio of medians.
+   over --runs runs, and the ratio of medians. Each measurement runs in a fresh Python process, as a
+   user's training does (one framework per process: TensorFlow's thread pools cannot linger into our
+   run, nor ours into its); --same-process measures both in this process instead.
 3. A small CNN trained for two epochs on the folder (images read at --cnn-size) with -ll:cpu 1 and
    -ll:cpu 4: whether the stall report fired in the second epoch, and the measured wait.
 
@@ -21,6 +23,7 @@ import argparse
 import logging
 import os
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -100,6 +103,18 @@ def stall_run(folder: str, cpus: int, size: int, batch: int) -> tuple[bool, floa
     return rec.fired, rec.wait_s, rec.seconds
 
 
+def measure(side: str, folder: str, workers: int, size: int, batch: int, same_process: bool) -> float:
+    """Images/s of one pass by `side` ("ours" or "tf"), in a fresh process unless `same_process`."""
+    if same_process:
+        return (ours if side == "ours" else theirs)(folder, workers, size, batch)
+    cmd = [sys.executable, os.path.abspath(__file__), "--measure", side, "--folder", folder, "--workers",
+           str(workers), "--size", str(size), "--batch", str(batch)]
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=900)
+    if proc.returncode != 0:
+        raise RuntimeError(f"the {side} measurement failed:\n{proc.stderr[-2000:]}")
+    return float(proc.stdout.strip().splitlines()[-1])
+
+
 def spread(values) -> str:
     return f"{statistics.median(values):8.1f} ({min(values):.1f}..{max(values):.1f})"
 
@@ -114,8 +129,15 @@ def main(argv=None) -> None:
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--cnn-size", type=int, default=32, help="image size the stall run's CNN reads")
     ap.add_argument("--no-tf", action="store_true", help="skip TensorFlow (ours only)")
+    ap.add_argument("--same-process", action="store_true",
+                    help="measure both frameworks in this process (default: a fresh process per measurement)")
+    ap.add_argument("--measure", choices=("ours", "tf"), help=argparse.SUPPRESS)  # one measurement (child)
+    ap.add_argument("--folder", help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     logging.getLogger("flexflow_keras").setLevel(logging.ERROR)
+    if args.measure:
+        print(measure(args.measure, args.folder, int(args.workers), args.size, args.batch, True))
+        return
     workers = [int(w) for w in args.workers.split(",")]
     with tempfile.TemporaryDirectory(prefix="ff_images_") as tmp:
         t0 = time.perf_counter()
@@ -125,10 +147,12 @@ def main(argv=None) -> None:
         results = {(side, w): [] for w in workers for side in ("ours", "tf")}
         for _ in range(args.runs):
             for w in workers:
-                results[("ours", w)].append(ours(folder, w, args.size, args.batch))
+                results[("ours", w)].append(measure("ours", folder, w, args.size, args.batch, args.same_process))
                 if not args.no_tf:
-                    results[("tf", w)].append(theirs(folder, w, args.size, args.batch))
-        print(f"\nimages/s, one pass, {args.size}x{args.size}, batch {args.batch}: median (min..max) of {args.runs}")
+                    results[("tf", w)].append(measure("tf", folder, w, args.size, args.batch, args.same_process))
+        where = "both in this process" if args.same_process else "each in a fresh process"
+        print(f"\nimages/s, one pass, {args.size}x{args.size}, batch {args.batch}: median (min..max) of {args.runs}, "
+              f"{where}")
         print(f"{'workers':>8} | {'flexflow_keras':>24} | {'tf.keras':>24} | ratio")
         for w in workers:
             mine, tf_ = results[("ours", w)], results[("tf", w)]
