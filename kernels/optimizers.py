@@ -59,15 +59,26 @@ def sumsq_cpu(g: np.ndarray) -> float:
     return float(_sumsq_kernel(_flat(np.ascontiguousarray(g))))
 
 
+def _prepared_grad(gi, gscale, cv):
+    """A gradient element as every update reads it: scaled by `gscale` (loss scale, clipnorm factor), then
+    clipped to [-cv, cv] when `cv` > 0. Compiled for the CPU kernels (`prepared_grad`) and, from the same
+    source, as a device function for the CUDA ones."""
+    gi = gi * gscale
+    if cv > 0:
+        gi = min(max(gi, -cv), cv)
+    return gi
+
+
+prepared_grad = njit(inline="always")(_prepared_grad)
+
+
 # --------------------------------------------------------------------------------------------------
 # SGD
 
 @njit(nogil=True, cache=True, error_model="numpy")
 def _sgd_plain(w, g, lr, gscale, cv, wd):
     for i in range(w.size):
-        gi = g[i] * gscale
-        if cv > 0:
-            gi = min(max(gi, -cv), cv)
+        gi = prepared_grad(g[i], gscale, cv)
         wi = w[i] - w[i] * wd
         w[i] = wi - gi * lr
 
@@ -75,9 +86,7 @@ def _sgd_plain(w, g, lr, gscale, cv, wd):
 @njit(nogil=True, cache=True, error_model="numpy")
 def _sgd_momentum(w, g, m, lr, mom, nesterov, gscale, cv, wd):
     for i in range(w.size):
-        gi = g[i] * gscale
-        if cv > 0:
-            gi = min(max(gi, -cv), cv)
+        gi = prepared_grad(g[i], gscale, cv)
         wi = w[i] - w[i] * wd
         mi = m[i] * mom - gi * lr
         m[i] = mi
@@ -111,9 +120,7 @@ def sgd_update_cpu(w, g, m, lr, momentum=0.0, nesterov=False, gscale=1.0, clipva
 @njit(nogil=True, cache=True, error_model="numpy")
 def _adam(w, g, m, v, alpha, one_m_b1, one_m_b2, eps, gscale, cv, wd):
     for i in range(w.size):
-        gi = g[i] * gscale
-        if cv > 0:
-            gi = min(max(gi, -cv), cv)
+        gi = prepared_grad(g[i], gscale, cv)
         mi = m[i] + (gi - m[i]) * one_m_b1
         vi = v[i] + (gi * gi - v[i]) * one_m_b2
         m[i] = mi
@@ -125,9 +132,7 @@ def _adam(w, g, m, v, alpha, one_m_b1, one_m_b2, eps, gscale, cv, wd):
 @njit(nogil=True, cache=True, error_model="numpy")
 def _adam_amsgrad(w, g, m, v, vhat, alpha, one_m_b1, one_m_b2, eps, gscale, cv, wd):
     for i in range(w.size):
-        gi = g[i] * gscale
-        if cv > 0:
-            gi = min(max(gi, -cv), cv)
+        gi = prepared_grad(g[i], gscale, cv)
         mi = m[i] + (gi - m[i]) * one_m_b1
         vi = v[i] + (gi * gi - v[i]) * one_m_b2
         m[i] = mi
@@ -177,9 +182,7 @@ def adam_update_cpu(w, g, m, v, vhat, lr, beta_1, beta_2, epsilon, step, gscale=
 @njit(nogil=True, cache=True, error_model="numpy")
 def _rmsprop(w, g, vel, mom_buf, avg, lr, rho, one_m_rho, mom, eps, centered, use_mom, gscale, cv, wd):
     for i in range(w.size):
-        gi = g[i] * gscale
-        if cv > 0:
-            gi = min(max(gi, -cv), cv)
+        gi = prepared_grad(g[i], gscale, cv)
         vi = rho * vel[i] + one_m_rho * (gi * gi)
         vel[i] = vi
         if centered:
@@ -229,9 +232,7 @@ def rmsprop_update_cpu(w, g, velocity, momentum_buf, average_grad, lr, rho, mome
 @njit(nogil=True, cache=True, error_model="numpy")
 def _adagrad(w, g, acc, lr, eps, gscale, cv, wd):
     for i in range(w.size):
-        gi = g[i] * gscale
-        if cv > 0:
-            gi = min(max(gi, -cv), cv)
+        gi = prepared_grad(g[i], gscale, cv)
         ai = acc[i] + gi * gi
         acc[i] = ai
         wi = w[i] - w[i] * wd
@@ -303,12 +304,7 @@ def _import_cuda():
 def _build_cuda_kernels() -> None:
     _import_cuda()
 
-    @cuda.jit(device=True)
-    def prep(gi, gscale, cv):
-        gi = gi * gscale
-        if cv > 0:
-            gi = min(max(gi, -cv), cv)
-        return gi
+    prep = cuda.jit(device=True)(_prepared_grad)
 
     @cuda.jit
     def sgd(w, g, m, use_m, lr, mom, nesterov, gscale, cv, wd):

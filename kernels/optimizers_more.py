@@ -15,7 +15,15 @@ import math
 import numpy as np
 from numba import njit
 
-from kernels.optimizers import _check_same, _dflat, _flat, _import_cuda, launch_1d
+from kernels.optimizers import (
+    _check_same,
+    _dflat,
+    _flat,
+    _import_cuda,
+    _prepared_grad,
+    launch_1d,
+    prepared_grad,
+)
 
 # --------------------------------------------------------------------------------------------------
 # CPU
@@ -24,9 +32,7 @@ from kernels.optimizers import _check_same, _dflat, _flat, _import_cuda, launch_
 @njit(nogil=True, cache=True, error_model="numpy")
 def _adadelta(w, g, acc_g, acc_d, lr, rho, one_m_rho, eps, gscale, cv, wd):
     for i in range(w.size):
-        gi = g[i] * gscale
-        if cv > 0:
-            gi = min(max(gi, -cv), cv)
+        gi = prepared_grad(g[i], gscale, cv)
         ag = rho * acc_g[i] + one_m_rho * (gi * gi)
         acc_g[i] = ag
         delta = -(np.sqrt(acc_d[i] + eps) * gi) / np.sqrt(ag + eps)
@@ -38,9 +44,7 @@ def _adadelta(w, g, acc_g, acc_d, lr, rho, one_m_rho, eps, gscale, cv, wd):
 @njit(nogil=True, cache=True, error_model="numpy")
 def _adamax(w, g, m, u, lr, one_m_b1, b2, denom_scale, eps, gscale, cv, wd):
     for i in range(w.size):
-        gi = g[i] * gscale
-        if cv > 0:
-            gi = min(max(gi, -cv), cv)
+        gi = prepared_grad(g[i], gscale, cv)
         mi = m[i] + (gi - m[i]) * one_m_b1
         m[i] = mi
         ui = max(b2 * u[i], abs(gi))
@@ -52,9 +56,7 @@ def _adamax(w, g, m, u, lr, one_m_b1, b2, denom_scale, eps, gscale, cv, wd):
 @njit(nogil=True, cache=True, error_model="numpy")
 def _nadam(w, g, m, v, lr, one_m_b1, one_m_b2, c_m, c_g, inv_bc2, eps, gscale, cv, wd):
     for i in range(w.size):
-        gi = g[i] * gscale
-        if cv > 0:
-            gi = min(max(gi, -cv), cv)
+        gi = prepared_grad(g[i], gscale, cv)
         mi = m[i] + (gi - m[i]) * one_m_b1
         vi = v[i] + (gi * gi - v[i]) * one_m_b2
         m[i] = mi
@@ -67,9 +69,7 @@ def _nadam(w, g, m, v, lr, one_m_b1, one_m_b2, c_m, c_g, inv_bc2, eps, gscale, c
 @njit(nogil=True, cache=True, error_model="numpy")
 def _ftrl(w, g, acc, lin, lr, neg_power, l1, two_l2, two_shrink, gscale, cv, wd):
     for i in range(w.size):
-        gi = g[i] * gscale
-        if cv > 0:
-            gi = min(max(gi, -cv), cv)
+        gi = prepared_grad(g[i], gscale, cv)
         wi = w[i] - w[i] * wd
         a = acc[i]
         na = a + gi * gi
@@ -84,9 +84,7 @@ def _ftrl(w, g, acc, lin, lr, neg_power, l1, two_l2, two_shrink, gscale, cv, wd)
 @njit(nogil=True, cache=True, error_model="numpy")
 def _lion(w, g, m, lr, b1, one_m_b1, b2, one_m_b2, gscale, cv, wd):
     for i in range(w.size):
-        gi = g[i] * gscale
-        if cv > 0:
-            gi = min(max(gi, -cv), cv)
+        gi = prepared_grad(g[i], gscale, cv)
         wi = w[i] - w[i] * wd
         w[i] = wi - lr * np.sign(m[i] * b1 + gi * one_m_b1)
         m[i] = m[i] * b2 + gi * one_m_b2
@@ -213,12 +211,7 @@ def _build() -> dict:
         return _cuda_kernels
     cuda = _import_cuda()
 
-    @cuda.jit(device=True)
-    def prep(gi, gscale, cv):
-        gi = gi * gscale
-        if cv > 0:
-            gi = min(max(gi, -cv), cv)
-        return gi
+    prep = cuda.jit(device=True)(_prepared_grad)
 
     @cuda.jit
     def adadelta(w, g, acc_g, acc_d, lr, rho, one_m_rho, eps, gscale, cv, wd):

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from flexflow_keras.errors import GraphError
-from flexflow_keras.ops.variable_math import VariableMath
+from flexflow_keras.ops.tensor_math import TensorMath
 
 _uid = itertools.count()
 
@@ -42,7 +42,7 @@ class TensorSpec:
         return TensorSpec((batch,) + tuple(self.shape[1:]), self.dtype)
 
 
-class Variable(VariableMath):
+class Variable(TensorMath):
     """A weight: name, shape, dtype, trainability and a host value.
 
     Args:
@@ -122,7 +122,7 @@ class Variable(VariableMath):
         return f"<Variable path={self.path!r} shape={self.shape} dtype={self.dtype}>"
 
 
-class KerasTensor:
+class KerasTensor(TensorMath):
     """A symbolic tensor: a spec, the node that produces it (None for a graph input) and its index."""
 
     __array_priority__ = 100  # so `ndarray + KerasTensor` defers to our operators
@@ -153,59 +153,7 @@ class KerasTensor:
                          f"converted to a NumPy array. Build a model from it and call model.predict(x), or "
                          f"use it only inside layers' call() and keras.ops functions.")
 
-    # Arithmetic composes ops, so custom layers and losses can write `a + b`, `x * 2`.
-    def _binary(self, other, name: str, reverse: bool = False):
-        from flexflow_keras import ops
-
-        fn = getattr(ops, name)
-        return fn(other, self) if reverse else fn(self, other)
-
-    def __add__(self, o):
-        return self._binary(o, "add")
-
-    def __radd__(self, o):
-        return self._binary(o, "add", True)
-
-    def __sub__(self, o):
-        return self._binary(o, "subtract")
-
-    def __rsub__(self, o):
-        return self._binary(o, "subtract", True)
-
-    def __mul__(self, o):
-        return self._binary(o, "multiply")
-
-    def __rmul__(self, o):
-        return self._binary(o, "multiply", True)
-
-    def __truediv__(self, o):
-        return self._binary(o, "divide")
-
-    def __rtruediv__(self, o):
-        return self._binary(o, "divide", True)
-
-    def __neg__(self):
-        from flexflow_keras import ops
-
-        return ops.negative(self)
-
-    def __matmul__(self, o):
-        return self._binary(o, "matmul")
-
-    def __rmatmul__(self, o):
-        return self._binary(o, "matmul", True)
-
-    def __pow__(self, o):
-        return self._binary(o, "power")
-
-    def __rpow__(self, o):
-        return self._binary(o, "power", True)
-
-    def __abs__(self):
-        from flexflow_keras import ops
-
-        return ops.abs(self)
-
+    # Arithmetic (+ - * / @ ** neg abs) comes from TensorMath; indexing and comparisons compose ops here.
     def __getitem__(self, key):
         from flexflow_keras import ops
 

@@ -1,6 +1,6 @@
-"""Arithmetic operators on weights (`Variable`), as Keras 3 variables have: ``self.w * 2``,
-``self.w / self.scale``, ``-self.w``, ``self.a @ self.b`` inside a layer's `call()` build graph ops (through
-`flexflow_keras.ops`, so they train like any op); outside a symbolic call they compute on the current
+"""The arithmetic operators of symbolic tensors (`KerasTensor`) and weights (`Variable`), one mixin for
+both: ``x * 2``, ``self.w / self.scale``, ``-x``, ``a @ b`` build graph ops through `flexflow_keras.ops`, so
+custom layers and losses train like any op. On a weight outside a symbolic call they compute on the current
 value, as the ops do. A NumPy array on the left keeps NumPy's own meaning (it reads the value).
 """
 
@@ -13,8 +13,8 @@ def _ops():
     return ops
 
 
-class VariableMath:
-    """Mixin giving `Variable` the arithmetic operators of a tensor (each maps to a `keras.ops` function)."""
+class TensorMath:
+    """Mixin giving tensors and weights their arithmetic operators (each maps to a `keras.ops` function)."""
 
     def _binary(self, other, name: str, reverse: bool = False):
         fn = getattr(_ops(), name)
