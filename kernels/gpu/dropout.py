@@ -9,6 +9,7 @@ from numba import cuda
 
 from kernels.dropout import _keep, keep_threshold, tile_index
 from kernels.gpu import launch
+from kernels.gpu.elementwise import offset  # flat index -> element offset through strides (0: broadcast)
 from kernels.gpu.scalar_source import float32_constants
 
 keep = cuda.jit(device=True)(_keep)
@@ -50,11 +51,7 @@ def _apply(x, mask, y, shape, nstrides, scale, accumulate):
         m = x.shape[1]
         r = i // m
         e = i % m
-        ne = 0
-        rem = e
-        for d in range(len(shape) - 1, -1, -1):
-            ne += (rem % shape[d]) * nstrides[d]
-            rem //= shape[d]
+        ne = offset(e, shape, nstrides)
         v = x[r, e] * scale if mask[r, ne] else 0.0
         y[r, e] = y[r, e] + v if accumulate else v
 

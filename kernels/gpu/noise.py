@@ -8,6 +8,7 @@ from numba import cuda
 
 from kernels.gpu import launch
 from kernels.gpu.dropout import _noise_strides, _run_apply, dropout_mask_cuda
+from kernels.gpu.elementwise import offset  # flat index -> element offset through strides (0: broadcast)
 from kernels.noise import _normal, alpha_dropout_coefficients
 
 normal = cuda.jit(device=True)(_normal)
@@ -41,17 +42,13 @@ def _add_or_scale(dy, factor, dx, use_factor, accumulate):
 @cuda.jit
 def _alpha_apply(x, mask, y, shape, nstrides, a, b, dropped):
     # y[r, e] = a * x + b where kept, `dropped` elsewhere; the mask is read through its noise strides
-    # (0 on broadcast dims), as `kernels.gpu.dropout._apply`
+    # (0 on broadcast dims), as `kernels.gpu.dropout._apply` does
     i = cuda.grid(1)
     if i < x.size:
         m = x.shape[1]
         r = i // m
         e = i % m
-        ne = 0
-        rem = e
-        for d in range(len(shape) - 1, -1, -1):
-            ne += (rem % shape[d]) * nstrides[d]
-            rem //= shape[d]
+        ne = offset(e, shape, nstrides)
         y[r, e] = a * x[r, e] + b if mask[r, ne] else dropped
 
 
