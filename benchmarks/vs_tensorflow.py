@@ -1,97 +1,288 @@
-"""flexflow_keras vs tf.keras on the MNIST-shaped MLP and CNN and the imdb_lstm LSTM, Adam, synthetic data,
-one process.
+"""flexflow_keras against tf.keras as a user runs them: one framework per fresh process, `fit` as scripts
+call it, quiet and with one core busy elsewhere.
 
-    python benchmarks/vs_tensorflow.py [--rounds 3] [--steps 150]
+    python benchmarks/vs_tensorflow.py                    # every row, 3 runs each, quiet
+    python benchmarks/vs_tensorflow.py --loaded           # the same with a spinning process on one core
+    python benchmarks/vs_tensorflow.py --only mlp --runs 5
 
-Each case builds the same architecture in both frameworks, warms each up with one fit, then alternates
-timed fits (ours, theirs, ours, theirs, ...) and reports the best steady-state samples/s of each and the
-ratio. Targets from the issues: MLP b64 >= 1.8x, MLP b128 >= 1.4x, CNN b64 >= 1.5x, imdb_lstm (Embedding
-20000x128, LSTM 128 over 80 steps, Dense 1 sigmoid, batch 32) >= 1.0x.
+Each row builds the same model in both frameworks with synthetic MNIST- or CIFAR-shaped data, compiles
+it as scripts do (Adam, `metrics=["accuracy"]`) and calls `fit(x, y, batch_size=B, epochs=3,
+validation_split=0.1)` with the default `verbose` (its progress bar goes to a pipe the benchmark
+drains) or `verbose=0` where the row says so. A run is one fresh Python process per framework, ours and
+TensorFlow's alternating, so that each process chooses its own strategy (our search cache is a fresh
+empty folder per run unless --keep-cache: every run shows the choice a first-time user meets) and each
+process's peak resident memory is its own. A run's figure is its best epoch's samples/s (steady state:
+the first epoch also holds compilation and our strategy search); the table gives the median over the
+runs and the spread (min..max) of both, the ratio of the medians, every strategy our runs chose, and
+each framework's peak RSS (the process's maximum, and its growth over the RSS just before the model is
+built). For the MLP rows it also gives the fraction of the sgemm roofline: the step's GEMM FLOPs per
+second against float32 GEMM on this machine at the step's shapes, measured in the same process.
+
+Targets (issue 8, metrics on): MLP b64 >= 1.8x, MLP b128 >= 1.4x and >= 60% of the roofline, both MNIST
+CNN rows >= 1.5x, CIFAR-10 CNN >= 1.3x, MLP b64 loaded >= 1.3x; imdb_lstm >= 1.0x (issue 9).
 """
 
 from __future__ import annotations
 
 import argparse
+import json
+import math
 import os
+import pty
+import resource
+import statistics
+import subprocess
 import sys
+import tempfile
+import threading
 import time
 
 import numpy as np
 
-os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
-os.environ.setdefault("FF_LOG_LEVEL", "WARNING")
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.dirname(HERE))
+
+EPOCHS = 3
 
 
-def mlp(k):
-    return k.Sequential([k.Input(shape=(784,)), k.layers.Dense(512, activation="relu"),
-                         k.layers.Dense(512, activation="relu"), k.layers.Dense(10, activation="softmax")])
-
-
-def cnn(k):
+def mlp(k, shape):
     L = k.layers
-    return k.Sequential([k.Input(shape=(28, 28, 1)), L.Conv2D(32, 3, activation="relu"),
+    return k.Sequential([k.Input(shape=shape), L.Dense(512, activation="relu"), L.Dense(512, activation="relu"),
+                         L.Dense(10, activation="softmax")])
+
+
+def mnist_cnn(k, shape):
+    L = k.layers
+    return k.Sequential([k.Input(shape=shape), L.Conv2D(32, 3, activation="relu"),
                          L.Conv2D(64, 3, activation="relu"), L.MaxPooling2D(2), L.Flatten(),
                          L.Dense(128, activation="relu"), L.Dense(10, activation="softmax")])
 
 
-def imdb_lstm(k):
+def cifar_cnn(k, shape):
+    """The Keras example's CIFAR-10 CNN (conv32 x2, pool, conv64 x2, pool, dense 512), without dropout."""
     L = k.layers
-    return k.Sequential([k.Input(shape=(80,), dtype="int32"), L.Embedding(20000, 128), L.LSTM(128),
+    return k.Sequential([k.Input(shape=shape), L.Conv2D(32, 3, padding="same", activation="relu"),
+                         L.Conv2D(32, 3, activation="relu"), L.MaxPooling2D(2),
+                         L.Conv2D(64, 3, padding="same", activation="relu"), L.Conv2D(64, 3, activation="relu"),
+                         L.MaxPooling2D(2), L.Flatten(), L.Dense(512, activation="relu"),
+                         L.Dense(10, activation="softmax")])
+
+
+def imdb_lstm(k, shape):
+    L = k.layers
+    return k.Sequential([k.Input(shape=shape, dtype="int32"), L.Embedding(20000, 128), L.LSTM(128),
                          L.Dense(1, activation="sigmoid")])
 
 
-CASES = [("MLP 784-512-512-10", mlp, (784,), 64, 1.8), ("MLP 784-512-512-10", mlp, (784,), 128, 1.4),
-         ("CNN conv32-conv64-pool-128-10", cnn, (28, 28, 1), 64, 1.5),
-         ("imdb_lstm emb-LSTM128x80-1", imdb_lstm, (80,), 32, 1.0)]
+# key: (label, builder, input shape, batch, verbose, samples per epoch before the validation split, target)
+ROWS = {
+    "mlp64": ("MNIST MLP 784-512-512-10", mlp, (784,), 64, 1, 30000, 1.8),
+    "mlp64v0": ("MNIST MLP 784-512-512-10", mlp, (784,), 64, 0, 30000, 1.8),
+    "mlp128": ("MNIST MLP 784-512-512-10", mlp, (784,), 128, 1, 30000, 1.4),
+    "cnn64": ("MNIST CNN conv32-conv64-pool-128", mnist_cnn, (28, 28, 1), 64, 1, 4000, 1.5),
+    "cnn128": ("MNIST CNN conv32-conv64-pool-128", mnist_cnn, (28, 28, 1), 128, 1, 4000, 1.5),
+    "cifar64": ("CIFAR-10 CNN (Keras example)", cifar_cnn, (32, 32, 3), 64, 1, 3000, 1.3),
+    "imdb32": ("imdb_lstm emb-LSTM128x80-1", imdb_lstm, (80,), 32, 1, 2000, 1.0),
+}
+MLP_DIMS = (784, 512, 512, 10)
 
 
-def timed_fit(model, x, y, batch):
-    t0 = time.perf_counter()
-    model.fit(x, y, batch_size=batch, epochs=1, verbose=0, shuffle=False)
-    return len(x) / (time.perf_counter() - t0)
+def data(key):
+    _, _, shape, _, _, n, _ = ROWS[key]
+    rng = np.random.default_rng(0)
+    if key.startswith("imdb"):
+        return (rng.integers(0, 20000, (n,) + shape).astype(np.int32),
+                rng.integers(0, 2, n).astype(np.float32), "binary_crossentropy")
+    return (rng.random((n,) + shape, dtype=np.float32), rng.integers(0, 10, n).astype(np.int32),
+            "sparse_categorical_crossentropy")
+
+
+def rss_mb() -> float:
+    with open("/proc/self/statm") as f:
+        return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2**20
+
+
+def gemm_roofline(batch: int) -> float:
+    """Float32 GEMM FLOP/s on this machine at the MLP step's shapes (forward, data and weight gradients),
+    with the BLAS threads this process has: the best of 5 repeats of the step's GEMMs."""
+    rng = np.random.default_rng(1)
+    shapes = []
+    for i, (a, b) in enumerate(zip(MLP_DIMS[:-1], MLP_DIMS[1:], strict=True)):
+        shapes += [(batch, a, b), (a, batch, b)] + ([(batch, b, a)] if i else [])  # no input gradient
+    ops = [(rng.random((m, k), dtype=np.float32), rng.random((k, n), dtype=np.float32)) for m, k, n in shapes]
+    flops = sum(2 * m * k * n for m, k, n in shapes)
+    best = math.inf
+    for _ in range(5):
+        t0 = time.perf_counter()
+        for _ in range(20):
+            for x, w in ops:
+                np.dot(x, w)
+        best = min(best, (time.perf_counter() - t0) / 20)
+    return flops / best
+
+
+def mlp_step_flops(batch: int) -> float:
+    """Forward, weight-gradient and (but for the first layer) input-gradient GEMMs of one step."""
+    return sum((3 if i else 2) * 2 * batch * a * b
+               for i, (a, b) in enumerate(zip(MLP_DIMS[:-1], MLP_DIMS[1:], strict=True)))
+
+
+def worker(side: str, key: str) -> dict:
+    """One framework, one row, in this process."""
+    label, build, shape, batch, verbose, _, _ = ROWS[key]
+    x, y, loss = data(key)
+    if side == "tf":
+        import tensorflow as tf
+        k = tf.keras
+        tf.keras.utils.set_random_seed(0)
+    else:
+        import flexflow_keras as k
+        k.utils.set_random_seed(0)
+    base = rss_mb()
+    times: list[float] = []
+
+    class EpochTimer(k.callbacks.Callback):
+        def on_epoch_begin(self, epoch, logs=None):
+            self.t0 = time.perf_counter()
+
+        def on_epoch_end(self, epoch, logs=None):
+            times.append(time.perf_counter() - self.t0)
+
+    model = build(k, shape)
+    model.compile(optimizer=k.optimizers.Adam(1e-3), loss=loss, metrics=["accuracy"])
+    model.fit(x, y, batch_size=batch, epochs=EPOCHS, validation_split=0.1, verbose=verbose,
+              callbacks=[EpochTimer()])
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    train = len(x) - int(len(x) * 0.1)
+    out = {"samples_s": train / min(times), "epochs_s": times, "peak_mb": peak, "base_mb": base}
+    if side == "ff":
+        out["strategy"] = strategy_name(model)
+    if key.startswith("mlp"):
+        out["roofline"] = mlp_step_flops(batch) * out["samples_s"] / batch / gemm_roofline(batch)
+    return out
+
+
+def strategy_name(model) -> str:
+    """'data parallel xN' when our run trained with data parallelism, else the strategy's source and the
+    number of processors it uses."""
+    from flexflow_keras.ops.strategy import devices_used
+    eng = getattr(model, "_engine", None)
+    if eng is None or eng.strategy is None:
+        return "?"
+    n = len(eng.processors)
+    for d in range(1, n + 1):
+        if eng.strategy == eng.data_parallel(d):
+            return f"data parallel x{d}"
+    return f"{eng.strategy.source} on {devices_used(eng.strategy, n)} processor(s)"
+
+
+def run_worker(side: str, key: str, cache: str | None) -> dict:
+    """One worker process, its stdout a pseudo-terminal (the progress bar draws as in a user's terminal)
+    that a thread drains; the result comes back through a file."""
+    env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3", FF_LOG_LEVEL="WARNING")
+    if cache is not None:
+        env["FF_CACHE_DIR"] = cache
+    with tempfile.TemporaryDirectory() as tmp:
+        out = os.path.join(tmp, "result.json")
+        cmd = [sys.executable, os.path.abspath(__file__), "--worker", side, "--only", key, "--out", out]
+        master, slave = pty.openpty()
+        drained: list[bytes] = []
+
+        def drain():
+            while True:
+                try:
+                    chunk = os.read(master, 65536)
+                except OSError:
+                    return
+                if not chunk:
+                    return
+                drained.append(chunk[-4096:])
+
+        reader = threading.Thread(target=drain, daemon=True)
+        reader.start()
+        try:
+            proc = subprocess.run(cmd, stdout=slave, stderr=subprocess.PIPE, env=env, timeout=1800)
+        finally:
+            os.close(slave)
+            reader.join(timeout=5)
+            os.close(master)
+        if proc.returncode != 0 or not os.path.exists(out):
+            tail = proc.stderr.decode(errors="replace")[-3000:]
+            raise SystemExit(f"the {side} worker for {key} failed (exit {proc.returncode}):\n{tail}")
+        with open(out) as f:
+            return json.load(f)
+
+
+def spin() -> subprocess.Popen:
+    """A process that keeps one core busy until killed."""
+    return subprocess.Popen([sys.executable, "-c", "while True: pass"])
+
+
+def fmt(values, scale=1.0, digits=0) -> str:
+    vs = [v * scale for v in values]
+    return f"{statistics.median(vs):.{digits}f} ({min(vs):.{digits}f}..{max(vs):.{digits}f})"
 
 
 def main(argv=None):
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--rounds", type=int, default=3)
-    ap.add_argument("--steps", type=int, default=150, help="steps per timed fit (CNN: a fifth of it)")
-    ap.add_argument("--only", choices=["mlp", "cnn", "imdb"], default=None)
-    args, _ = ap.parse_known_args(argv)
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--runs", type=int, default=3, help="fresh-process runs per framework and row")
+    ap.add_argument("--only", default=None, help="comma-separated row keys or prefixes: " + ", ".join(ROWS))
+    ap.add_argument("--loaded", action="store_true", help="keep one core busy with a spinning process")
+    ap.add_argument("--keep-cache", action="store_true",
+                    help="let our runs share one strategy cache (the first run searches, later ones reuse)")
+    ap.add_argument("--worker", choices=["ff", "tf"], default=None, help=argparse.SUPPRESS)
+    ap.add_argument("--out", default=None, help=argparse.SUPPRESS)
+    args = ap.parse_args(argv)
+    if args.worker:
+        result = worker(args.worker, args.only)
+        with open(args.out, "w") as f:
+            json.dump(result, f)
+        return
+    wanted = args.only.split(",") if args.only else list(ROWS)
+    keys = [k for k in ROWS if any(k.startswith(w) for w in wanted)]
+    if not keys:
+        raise SystemExit(f"--only {args.only}: no row; rows are {', '.join(ROWS)}")
+    busy = spin() if args.loaded else None
+    results = {}
+    try:
+        with tempfile.TemporaryDirectory() as shared_cache:
+            for key in keys:
+                got = {"ff": [], "tf": []}
+                for r in range(args.runs):
+                    cache = shared_cache if args.keep_cache else tempfile.mkdtemp(prefix="ffcache")
+                    for side in ("ff", "tf"):
+                        got[side].append(run_worker(side, key, cache))
+                    print(f"  {key} run {r + 1}: ours {got['ff'][-1]['samples_s']:.0f}/s "
+                          f"({got['ff'][-1].get('strategy', '')}), tf.keras {got['tf'][-1]['samples_s']:.0f}/s",
+                          file=sys.stderr, flush=True)
+                results[key] = got
+    finally:
+        if busy is not None:
+            busy.kill()
+    report(results, args)
 
-    import tensorflow as tf
 
-    import flexflow_keras as ff
-
-    tf.keras.utils.set_random_seed(0)
-    rows = []
-    for name, build, shape, batch, target in CASES:
-        if args.only and not name.lower().startswith(args.only):
-            continue
-        steps = args.steps if name.startswith("MLP") else max(10, args.steps // 5)
-        rng = np.random.default_rng(0)
-        if build is imdb_lstm:  # word ids and binary labels
-            x = rng.integers(0, 20000, (steps * batch,) + shape).astype(np.int32)
-            y, loss = rng.integers(0, 2, steps * batch).astype(np.float32), "binary_crossentropy"
-        else:
-            x = rng.random((steps * batch,) + shape, dtype=np.float32)
-            y, loss = rng.integers(0, 10, steps * batch).astype(np.int32), "sparse_categorical_crossentropy"
-        models = {}
-        for label, k in (("flexflow_keras", ff), ("tf.keras", tf.keras)):
-            m = build(k)
-            m.compile(optimizer=k.optimizers.Adam(1e-3), loss=loss)
-            timed_fit(m, x[: 4 * batch], y[: 4 * batch], batch)  # warm-up: compile, trace, caches
-            models[label] = m
-        best = {label: 0.0 for label in models}
-        for _ in range(args.rounds):
-            for label, m in models.items():
-                best[label] = max(best[label], timed_fit(m, x, y, batch))
-        ratio = best["flexflow_keras"] / best["tf.keras"]
-        rows.append((name, batch, best["flexflow_keras"], best["tf.keras"], ratio, target))
-    print(f"{'model':32} {'batch':>5} {'flexflow_keras':>15} {'tf.keras':>10} {'ratio':>7} {'target':>7}")
-    for name, batch, ours, theirs, ratio, target in rows:
+def report(results: dict, args) -> None:
+    mode = "one core busy with another process" if args.loaded else "quiet"
+    print(f"\n{os.cpu_count()} cores, {mode}; {args.runs} fresh-process runs per framework, best epoch of "
+          f"{EPOCHS} each; median (min..max) samples/s")
+    print(f"{'row':34} {'b':>4} {'v':>1} {'flexflow_keras':>22} {'tf.keras':>22} {'ratio':>6} {'target':>6}"
+          f"  peak RSS MB ours/tf (growth)   roofline")
+    for key, got in results.items():
+        label, _, _, batch, verbose, _, target = ROWS[key]
+        ours = [g["samples_s"] for g in got["ff"]]
+        theirs = [g["samples_s"] for g in got["tf"]]
+        ratio = statistics.median(ours) / statistics.median(theirs)
+        peak = (f"{statistics.median(g['peak_mb'] for g in got['ff']):.0f}/"
+                f"{statistics.median(g['peak_mb'] for g in got['tf']):.0f} "
+                f"({statistics.median(g['peak_mb'] - g['base_mb'] for g in got['ff']):.0f}/"
+                f"{statistics.median(g['peak_mb'] - g['base_mb'] for g in got['tf']):.0f})")
+        roof = fmt([g["roofline"] for g in got["ff"]], 100) + "%" if "roofline" in got["ff"][0] else ""
         ok = "ok" if ratio >= target else "BELOW"
-        print(f"{name:32} {batch:5d} {ours:13.0f}/s {theirs:8.0f}/s {ratio:6.2f}x {target:5.1f}x {ok}")
+        print(f"{label:34} {batch:4d} {verbose:1d} {fmt(ours):>22} {fmt(theirs):>22} {ratio:5.2f}x "
+              f"{target:5.1f}x {ok:5} {peak:28} {roof}")
+        chosen = sorted({g.get("strategy", "?") for g in got["ff"]})
+        print(f"{'':34} our strategies: {'; '.join(chosen)}")
 
 
 if __name__ == "__main__":
