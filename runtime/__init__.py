@@ -45,7 +45,8 @@ Invariants.
   hangs; shutdown joins every worker.
 
 Threading policy: each CPU worker's kernels may use cores // (CPU processors) threads (BLAS via
-threadpoolctl, Numba's pool, OpenMP told not to spin), so the workers never oversubscribe the cores.
+threadpoolctl, Numba's pool, OpenMP told not to spin), so the workers never oversubscribe the cores;
+`policy.refresh_free()` narrows that to the cores other processes leave free (runtime/cpuload.py).
 Task bodies must not wait on futures (pass the Future as an argument); one thread issues launches.
 """
 

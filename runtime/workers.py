@@ -6,7 +6,8 @@ on the issuing thread as soon as it is ready, which is issue order, for debuggin
 tests. Both honour the same engine, so every test can run against both.
 
 Threading policy (`ThreadingPolicy`): with P CPU processors on C cores, each worker may use
-max(1, C // P) threads inside a kernel, so BLAS and Numba never oversubscribe the cores: OpenBLAS/MKL
+max(1, C // P) threads inside a kernel, so BLAS and Numba never oversubscribe the cores (the engine
+narrows BLAS further to the cores other processes leave free, `refresh_free`): OpenBLAS/MKL
 and OpenMP pools are capped with threadpoolctl, Numba's pool with `numba.set_num_threads` on each
 worker (or NUMBA_NUM_THREADS if Numba is not imported yet), and OpenMP threads are asked to sleep
 rather than spin while idle (OMP_WAIT_POLICY=PASSIVE, unless the user set it). The limits are
@@ -24,6 +25,7 @@ from collections import deque
 from queue import SimpleQueue
 
 from runtime import comm, graph
+from runtime.cpuload import CpuLoad
 from runtime.machine import ProcKind
 
 log = logging.getLogger("runtime")
@@ -36,6 +38,13 @@ class ThreadingPolicy:
         self.cores = cores or comm.host_cores()  # shared out among MPI ranks on this host
         self.threads_per_worker = max(1, self.cores // max(1, n_cpu_procs))
         self._limiter = None
+        self.load = CpuLoad(self.cores)
+        self.free = self.cores  # cores other processes leave free, at the last `refresh_free`
+
+    def refresh_free(self) -> int:
+        """Read how many cores other processes leave free (see runtime/cpuload.py) and keep it."""
+        self.free = self.load.free_cores()
+        return self.free
 
     def apply(self) -> None:
         """Process-wide limits, set when a runtime starts."""

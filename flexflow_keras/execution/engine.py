@@ -28,7 +28,7 @@ from flexflow_keras.ops.gradients import plan_gradients
 from flexflow_keras.ops.graph import OpGraph, Variable
 from flexflow_keras.ops.naming import node_names
 from flexflow_keras.ops.strategy import Strategy, check_strategy, complete, devices_used
-from runtime import ProcKind, comm
+from runtime import ProcKind
 
 log = logging.getLogger("flexflow_keras")
 _serial = itertools.count()
@@ -265,11 +265,31 @@ class Engine:
         return 1
 
     def _apply_thread_policy(self, used: int) -> None:
-        """BLAS threads per processor: the cores over the processors the strategy keeps busy, so the
-        pieces running at once never ask for more threads than there are cores."""
-        cores = comm.host_cores()  # shared out among MPI ranks on this host
+        """BLAS threads per processor: the free cores over the processors the strategy keeps busy, so the
+        pieces running at once never ask for more threads than there are cores nobody else holds (a
+        multi-threaded GEMM whose threads share a core with another process slows down many times
+        over; runtime/cpuload.py)."""
+        self._busy_procs = used
         if self.proc_kind is ProcKind.CPU:
-            _set_blas_threads(max(1, cores // max(1, used)))
+            _set_blas_threads(max(1, self.rtm.policy.free // max(1, used)))
+
+    def refresh_threads(self) -> None:
+        """Re-read the cores other processes leave free (at the start of a fit and of every epoch, when
+        no kernel runs) and resize the BLAS threads if the figure changed; logged when it differs from
+        the cores there are."""
+        if self.proc_kind is not ProcKind.CPU:
+            return
+        policy = self.rtm.policy
+        before = policy.free
+        free = policy.refresh_free()
+        if free != before:
+            if free < policy.cores:
+                log.info("other processes keep %.1f of %d cores busy: kernels use the %d free core(s)",
+                         policy.load.others, policy.cores, free)
+            else:
+                log.info("all %d cores are free again: kernels use them", policy.cores)
+            if self.strategy is not None:
+                self._apply_thread_policy(getattr(self, "_busy_procs", 1))
 
     # --- measuring strategies (the search's calibration) ------------------------------------------------
     def measure(self, strategy: Strategy, sources, rows: np.ndarray, seed: int, steps: int = 5,

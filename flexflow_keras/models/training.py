@@ -309,6 +309,7 @@ class Trainer:
             batch_size = len(xs[0])
         steps = len(feed) if steps_per_epoch is None else int(steps_per_epoch)
         simulator_notice.estimate_for(self)
+        engine.refresh_threads()  # kernel threads sized to the cores other processes leave free
         _interrupts.phase("the strategy search")
         engine.prepare_strategy(sources, np.arange(min(batch_size, len(xs[0])), dtype=np.int64), 0)
         if _config.get().search_only:
@@ -360,6 +361,8 @@ class Trainer:
         for epoch in range(initial_epoch, epochs):
             running.reset()
             cbs.on_epoch_begin(epoch)
+            if epoch > initial_epoch:
+                engine.refresh_threads()  # load that came or went during the last epoch
             feed.start_epoch(epoch)
             t_epoch = time.perf_counter()
             logs: dict = {}
