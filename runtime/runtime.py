@@ -317,7 +317,11 @@ class Runtime(Binder, Reductions):
         """A host copy of `target` after every earlier writer (blocks). Fielded regions without
         `field` give a dict field -> array."""
         fields = self._target(target, field, "read")
-        value = self.launch(self._internal("read", RO(*fields) if fields else RO), target).get()
+        fut = self.launch(self._internal("read", RO(*fields) if fields else RO), target)
+        value = fut.get()
+        # the task record stays the region's last reader until the next write: without this it would
+        # keep the host copy alive (after fit, a second copy of every weight and optimizer slot read)
+        fut._node.value = None
         if fields and isinstance(value, dict):
             return value[fields[0]]
         return value

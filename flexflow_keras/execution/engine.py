@@ -149,6 +149,7 @@ class Engine:
         for prog in self._programs.values():
             self.rtm.forget_trace(prog.trace_name)
         self._programs.clear()
+        self._drop_stores()
         self.strategy = full
         self._strategy_id = next(self._strategy_serial)
         self.spanning, self.layout_procs = None, self.processors
@@ -161,6 +162,14 @@ class Engine:
 
     def data_parallel(self, degree: int) -> Strategy:
         return Strategy.data_parallel(self.tgraph.graph, degree, len(self.processors))
+
+    def _drop_stores(self) -> None:
+        """Let the activation regions of every batch size go (a new strategy cuts them into other pieces:
+        the old pieces' instances would stay allocated beside the new ones, and after a search the
+        buffers of every candidate measured would stay with the winner's)."""
+        if self._stores:
+            self._stores.clear()
+            gc.collect()  # task records and region states reference each other: free the arrays now
 
     def _store(self, batch: int) -> BatchStore:
         store = self._stores.get(batch)

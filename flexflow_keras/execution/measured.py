@@ -18,6 +18,7 @@ from __future__ import annotations
 import logging
 
 from flexflow_keras.ops.strategy import devices_used
+from flexflow_keras.search.costs import release_scratch
 from flexflow_keras.search.driver import MARGIN, Row, SearchResult, lowest_clearly_fastest, search
 from flexflow_keras.search.machine import MachineModel
 
@@ -60,7 +61,10 @@ def search_and_check(engine, problem, machine: MachineModel, sources, rows, data
     measurement (steps on `rows` of `sources`, dropout seed `data_seed`). Keyword arguments go to
     `search`."""
     anc = anchors(engine, machine, sources, rows, data_seed)
-    result = search(problem, machine, anchors=anc, margin=margin, **kw)
+    try:
+        result = search(problem, machine, anchors=anc, margin=margin, **kw)
+    finally:
+        release_scratch()  # the cost model's cache-flushing buffer: not needed while training
     if anc is None:
         return result
     measured = {anc[0]: anc[1], anc[2]: anc[3]}

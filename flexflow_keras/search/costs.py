@@ -330,6 +330,12 @@ def _simulator() -> bool:
 _FLUSH: np.ndarray | None = None
 
 
+def release_scratch() -> None:
+    """Give back the cache-flushing buffer (64 MB) once a search has finished measuring."""
+    global _FLUSH
+    _FLUSH = None
+
+
 def _flush() -> None:
     """Evict the caches: write a buffer larger than any last-level cache (64 MB)."""
     global _FLUSH

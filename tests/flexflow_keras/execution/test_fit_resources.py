@@ -1,5 +1,6 @@
-"""Kernel threads follow the cores other processes leave free (runtime/cpuload.py), re-read at the start
-of every fit and epoch."""
+"""What a fit holds of the machine: kernel threads follow the cores other processes leave free
+(runtime/cpuload.py, re-read at the start of every fit and epoch), and a strategy change lets the old
+strategy's activation buffers go."""
 
 from __future__ import annotations
 
@@ -46,3 +47,21 @@ def test_busy_cores_narrow_the_blas_threads_and_free_ones_widen_them_again(monke
     used = devices_used(engine.strategy, len(engine.processors))
     assert set(seen) == {max(1, policy.cores // used)}
     assert "cores are free again" in caplog.text
+
+
+def test_a_new_strategy_lets_the_old_activation_buffers_go():
+    import gc
+    import weakref
+
+    m = keras.Sequential([keras.Input((8,)), keras.layers.Dense(4)])
+    m.compile("sgd", "mse")
+    x, y = np.ones((32, 8), np.float32), np.ones((32, 4), np.float32)
+    m.fit(x, y, batch_size=16, epochs=1, verbose=0)
+    engine = m._engine
+    old = [weakref.ref(s) for s in engine._stores.values()]
+    assert old
+    other = 2 if engine.strategy != engine.data_parallel(2) else 1
+    engine.set_strategy(engine.data_parallel(other))
+    gc.collect()
+    assert all(r() is None for r in old)
+    m.fit(x, y, batch_size=16, epochs=1, verbose=0)  # trains on fresh buffers
