@@ -33,6 +33,7 @@ from typing import NamedTuple
 import numpy as np
 
 from kernels import _conv_cpu as _cpu
+from kernels import _conv_simd as _simd
 from kernels import _conv_winograd as _wg
 from kernels import activations as _acts
 from kernels._conv_geometry import check_window_padding, pair, window_geometry
@@ -264,7 +265,7 @@ def conv2d_forward_cpu(x, kernel, bias, out, strides=(1, 1), padding="valid", ac
         zero, eo, s = _winograd_scratch(g.w, tw, g.c, g.co, dt, "")
         _wg.forward(x, _wg.filter_transform(kernel), b, has_bias, relu, g.pt, g.pl, th, tw, step, zero, eo, s,
                     _workspace("wg_v", (16 * step * tw * g.c,), dt), _workspace("wg_m", (16 * step * tw * g.co,), dt),
-                    out)
+                    _simd.ENABLED, out)
     else:
         step = _chunk_lines(g, dt.itemsize)
         cols = _workspace("cols", (min(step, g.n * g.oh) * g.ow, g.kh, g.kw * g.c), dt)
@@ -337,7 +338,7 @@ def conv2d_backward_cpu(x, kernel, out, grad_out, grad_x=None, grad_kernel=None,
                      _workspace("wg_v", (16 * tiles * max(g.c, g.co),), dt),
                      _workspace("wg_m", (16 * tiles * max(g.c, g.co),), dt),
                      _workspace("dz", (ns * g.oh * g.ow, g.co), dt), want_db, db, want_dk, du, want_dx,
-                     accumulate_x, gx)
+                     accumulate_x, _simd.ENABLED, gx)
         if want_dk:
             _store(grad_kernel, _wg.kernel_from_transform(du), accumulate_kernel)
     else:
