@@ -4,8 +4,8 @@ with the bias and an elementwise activation fused in.
 CPU variants work in chunks of output lines (image rows over the batch) sized to stay in the core's L2
 cache, with the algorithm chosen per shape by `choose_cpu_algorithm`:
 
-- "gemm": im2col of a chunk (Numba) then one BLAS sgemm per chunk through NumPy (forward cols @ W,
-  grad kernel cols^T @ dZ, grad input col2im(dZ @ W^T)).
+- "gemm": im2col of a chunk (Numba) then one sgemm per chunk (forward cols @ W, grad kernel cols^T @ dZ,
+  grad input col2im(dZ @ W^T)).
 - "direct": a Numba loop with the output-channel loop innermost, for the 3x3 single-channel forward.
 - "winograd": F(2x2, 3x3) for stride-1 3x3 kernels over wide layers (`_conv_winograd`).
 
@@ -21,8 +21,11 @@ variants live in `_conv_cuda.py` (imported on first use so CPU-only processes ne
 
 All functions write into caller-provided arrays. Scratch buffers (im2col chunks) are cached per thread,
 since shards of the same op run concurrently on several CPU processors. With bias + ReLU or no activation
-a whole forward or backward is one `nogil` Numba call, GEMMs included (`_conv_blas`): returning to
-Python between chunks cost 20-30% in training, where other threads hold the GIL.
+a whole forward or backward is one `nogil` Numba call, GEMMs included: returning to Python between chunks
+cost 20-30% in training, where other threads hold the GIL. The GEMMs of both "gemm" and "winograd" run on
+the register-blocked AVX-512 micro-kernels of `_conv_simd` when the host has AVX-512 (about twice the
+speed of OpenBLAS's AVX2 kernels, which NumPy's OpenBLAS uses when OPENBLAS_CORETYPE=Haswell), float32 and
+a column count that is a multiple of 16; otherwise NumPy's BLAS (`_conv_blas`).
 """
 
 from __future__ import annotations
