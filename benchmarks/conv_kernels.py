@@ -7,9 +7,12 @@ two threads with one BLAS thread each ("ours 2x32"); and as one 64-sample call w
 per core). Backward rows are what each framework executes for the gradient: ReluGrad + BiasAddGrad +
 Conv2DBackpropFilter (+ Conv2DBackpropInput) for TF; one fused conv2d_backward_cpu call for us.
 
-    python benchmarks/conv_kernels.py [--repeats 30] [--no-tf] [--algorithms]
+    python benchmarks/conv_kernels.py [--repeats 30] [--no-tf] [--algorithms] [--single-thread]
 
 `--algorithms` also prints the single-threaded comparison behind `kernels.conv2d.choose_cpu_algorithm`.
+`--single-thread` prints instead the CPU time of each op on one thread for a 32-sample shard, ours (thread
+CPU time, one BLAS thread) against TensorFlow's (process CPU time, intra- and inter-op pools of one
+thread): the figures that stay comparable on a shared, loaded machine, where wall times do not.
 """
 
 from __future__ import annotations
@@ -26,6 +29,7 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from threadpoolctl import threadpool_info, threadpool_limits  # noqa: E402
 
+from kernels import _conv_simd as _simd  # noqa: E402
 from kernels import conv2d as K  # noqa: E402
 from kernels import pool2d as P  # noqa: E402
 
@@ -103,9 +107,10 @@ def ours(repeats: int) -> dict[str, tuple[float, float]]:
     return rows
 
 
-def _tf_layer(tf, rng, name: str, repeats: int, rows: dict[str, float]) -> None:
+def _tf_layer(tf, rng, name: str, repeats: int, rows: dict[str, float], batch: int = BATCH, timer=None) -> None:
+    timer = timer or best_ms
     h, c, co = CONVS[name]
-    x = tf.constant(rng.standard_normal((BATCH, h, h, c)).astype(np.float32))
+    x = tf.constant(rng.standard_normal((batch, h, h, c)).astype(np.float32))
     k = tf.constant((rng.standard_normal((3, 3, c, co)) * 0.1).astype(np.float32))
     b = tf.constant(np.zeros(co, np.float32))
     fwd = tf.function(lambda x, k, b: tf.nn.relu(tf.nn.bias_add(tf.nn.conv2d(x, k, 1, "VALID"), b)))
@@ -125,8 +130,8 @@ def _tf_layer(tf, rng, name: str, repeats: int, rows: dict[str, float]) -> None:
                                             strides=[1, 1, 1, 1], padding="VALID")
         return dk, db, dx
 
-    rows[f"{name} fwd"] = best_ms(lambda: fwd(x, k, b).numpy(), repeats)
-    rows[f"{name} bwd"] = best_ms(lambda: [t.numpy() for t in bwd(x, k, y, gy)], repeats)
+    rows[f"{name} fwd"] = timer(lambda: fwd(x, k, b).numpy(), repeats)
+    rows[f"{name} bwd"] = timer(lambda: [t.numpy() for t in bwd(x, k, y, gy)], repeats)
     if name != "conv2":
         return
     pool_fwd = tf.function(lambda y: tf.nn.max_pool2d(y, 2, 2, "VALID"))
@@ -134,8 +139,8 @@ def _tf_layer(tf, rng, name: str, repeats: int, rows: dict[str, float]) -> None:
     pg = tf.constant(rng.standard_normal(p.shape).astype(np.float32))
     pool_bwd = tf.function(lambda y, p, pg: tf.raw_ops.MaxPoolGrad(
         orig_input=y, orig_output=p, grad=pg, ksize=[1, 2, 2, 1], strides=[1, 2, 2, 1], padding="VALID"))
-    rows["maxpool fwd"] = best_ms(lambda: pool_fwd(y).numpy(), repeats)
-    rows["maxpool bwd"] = best_ms(lambda: pool_bwd(y, p, pg).numpy(), repeats)
+    rows["maxpool fwd"] = timer(lambda: pool_fwd(y).numpy(), repeats)
+    rows["maxpool bwd"] = timer(lambda: pool_bwd(y, p, pg).numpy(), repeats)
 
 
 def tensorflow(repeats: int) -> dict[str, float]:
@@ -196,15 +201,64 @@ def algorithms(repeats: int) -> None:
             _algorithm_case(rng, h, c, co, other, repeats)
 
 
+def _best_process_cpu_ms(fn, repeats: int) -> float:
+    fn()
+    best = float("inf")
+    for _ in range(repeats):
+        t = time.process_time()
+        fn()
+        best = min(best, time.process_time() - t)
+    return best * 1e3
+
+
+def single_thread(repeats: int, with_tf: bool) -> None:
+    """CPU ms per op for one 32-sample shard on one thread, ours vs TensorFlow's."""
+    rng = np.random.default_rng(0)
+    rows: dict[str, list[float]] = {}
+    with threadpool_limits(1, user_api="blas"):
+        for name in CONVS:
+            case = Case(rng, name, 32)
+            methods = [("forward", f"{name} fwd"), ("backward", f"{name} bwd")]
+            if name == "conv2":
+                methods += [("pool_forward", "maxpool fwd"), ("pool_backward", "maxpool bwd")]
+            for method, label in methods:
+                rows[label] = [best_cpu_ms(getattr(case, method), repeats)]
+    if with_tf:
+        os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
+        import tensorflow as tf
+
+        tf.config.threading.set_intra_op_parallelism_threads(1)
+        tf.config.threading.set_inter_op_parallelism_threads(1)
+        tf_rows: dict[str, float] = {}
+        for name in CONVS:
+            _tf_layer(tf, rng, name, repeats, tf_rows, batch=32, timer=_best_process_cpu_ms)
+        for label, t in tf_rows.items():
+            rows[label].append(t)
+    print(f"\nMNIST CNN conv/pool ops, one thread, 32 samples, CPU ms per op (best of {repeats})")
+    print(f"{'op':<14}{'ours':>9}{'tf':>9}{'tf/ours':>9}")
+    tot = [0.0, 0.0]
+    for label, vals in rows.items():
+        ours_t, tf_t = vals[0], (vals[1] if len(vals) > 1 else float("nan"))
+        tot = [tot[0] + ours_t, tot[1] + tf_t]
+        print(f"{label:<14}{ours_t:>9.2f}{tf_t:>9.2f}{tf_t / ours_t:>8.2f}x")
+    print(f"{'total':<14}{tot[0]:>9.2f}{tot[1]:>9.2f}{tot[1] / tot[0]:>8.2f}x")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--repeats", type=int, default=30)
     ap.add_argument("--no-tf", action="store_true", help="skip TensorFlow")
     ap.add_argument("--algorithms", action="store_true", help="also print the gemm-vs-direct comparison")
+    ap.add_argument("--single-thread", action="store_true",
+                    help="CPU time per op on one thread (ours vs TF), robust on a loaded machine")
     args = ap.parse_args()
     blas = [(i["internal_api"], i.get("architecture"), i["num_threads"]) for i in threadpool_info()
             if i["user_api"] == "blas"]
-    print(f"BLAS: {blas}  OPENBLAS_CORETYPE={os.environ.get('OPENBLAS_CORETYPE')}  cores={os.cpu_count()}")
+    print(f"BLAS: {blas}  OPENBLAS_CORETYPE={os.environ.get('OPENBLAS_CORETYPE')}  cores={os.cpu_count()}  "
+          f"AVX-512 GEMM micro-kernels: {_simd.ENABLED}")
+    if args.single_thread:
+        single_thread(args.repeats, not args.no_tf)
+        return
     ours_rows = ours(args.repeats)
     tf_rows = {} if args.no_tf else tensorflow(args.repeats)
     print(f"\nMNIST CNN conv/pool ops, batch {BATCH}, ms per op (best of {args.repeats})")

@@ -1,6 +1,6 @@
 """Numba CPU building blocks of the conv2d kernels: im2col / col2im over chunks of output lines, the fused
 bias+ReLU epilogue and ReLU-gradient prologue, the direct 3x3 single-channel forward loop, and the
-im2col + GEMM forward and backward drivers (one nogil call each, see `_conv_blas`).
+im2col + GEMM forward and backward drivers (one nogil call each; GEMMs through `_conv_simd`).
 
 Every function is `@njit(nogil=True, cache=True)` and single-threaded: parallelism comes from the runtime
 running data-parallel shards on several CPU processors at once. All work is per sample (a (H, W, C) view)
@@ -14,7 +14,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from kernels._conv_blas import gemm
+from kernels._conv_simd import gemm
 
 
 @njit(nogil=True, cache=True)
@@ -186,9 +186,10 @@ def direct3x3c1_forward(x, kernel, bias, relu, sh, sw, pt, pl, out):
 
 
 @njit(nogil=True, cache=True)
-def gemm_forward(x3, w2, bias, has_bias, relu, sh, sw, pt, pl, oh, ow, c, kh, step, cols, out2):
+def gemm_forward(x3, w2, bias, has_bias, relu, sh, sw, pt, pl, oh, ow, c, kh, step, cols, simd, out2):
     """The im2col + GEMM forward in one nogil call: out2 (N*OH*OW, CO) = act(cols(x) @ w2 + bias) in
-    chunks of `step` output lines; cols is (step*OW, KH, KW*C) scratch."""
+    chunks of `step` output lines; cols is (step*OW, KH, KW*C) scratch; simd selects the `_conv_simd`
+    GEMM micro-kernels where they apply (else NumPy's BLAS)."""
     depth, co = w2.shape
     lines = x3.shape[0] * oh
     for l0 in range(0, lines, step):
@@ -198,20 +199,21 @@ def gemm_forward(x3, w2, bias, has_bias, relu, sh, sw, pt, pl, oh, ow, c, kh, st
         chunk = cols[:r1 - r0]
         im2col_lines(x3, l0, l1, sh, sw, pt, pl, oh, ow, c, chunk)
         rows = out2[r0:r1]
-        gemm(False, False, r1 - r0, co, depth, 1.0, chunk, depth, w2, co, 0.0, rows, co)
+        gemm(simd, False, r1 - r0, co, depth, chunk, depth, w2, co, False, rows, co)
         if has_bias or relu:
             bias_relu_rows(rows, bias, has_bias, relu)
 
 
 @njit(nogil=True, cache=True)
-def gemm_backward(x3, w2, dy2, y2, relu, sh, sw, pt, pl, oh, ow, c, kh, kw, step, cols, dz_buf, want_db, db,
-                  want_dk, gk2, want_dx, dx):
+def gemm_backward(x3, w2t, dy2, y2, relu, sh, sw, pt, pl, oh, ow, c, kh, kw, step, cols, dz_buf, want_db, db,
+                  want_dk, gk2, want_dx, simd, dx):
     """The im2col + GEMM backward in one nogil call, per chunk of `step` output lines: dZ (dy2 masked by
-    the ReLU output y2 if relu), db += colsum(dZ), gk2 += cols^T @ dZ, dx += col2im(dZ @ w2^T).
+    the ReLU output y2 if relu), db += colsum(dZ), gk2 += cols^T @ dZ, dx += col2im(dZ @ w2t), where w2t
+    (CO, KH*KW*C) is the transposed kernel matrix; simd as for `gemm_forward`.
 
     dx and gk2 must be zeroed by the caller for overwrite semantics.
     """
-    depth, co = w2.shape
+    co, depth = w2t.shape
     lines = x3.shape[0] * oh
     for l0 in range(0, lines, step):
         l1 = min(l0 + step, lines)
@@ -227,7 +229,7 @@ def gemm_backward(x3, w2, dy2, y2, relu, sh, sw, pt, pl, oh, ow, c, kh, kw, step
         chunk = cols[:r1 - r0]
         if want_dk:
             im2col_lines(x3, l0, l1, sh, sw, pt, pl, oh, ow, c, chunk)
-            gemm(True, False, depth, co, r1 - r0, 1.0, chunk, depth, dz, co, 1.0, gk2, co)
+            gemm(simd, True, depth, co, r1 - r0, chunk, depth, dz, co, True, gk2, co)
         if want_dx:
-            gemm(False, True, r1 - r0, depth, co, 1.0, dz, co, w2, co, 0.0, chunk, depth)
+            gemm(simd, False, r1 - r0, depth, co, dz, co, w2t, depth, False, chunk, depth)
             col2im_add_lines(chunk.reshape((r1 - r0, kh, kw, c)), l0, l1, sh, sw, pt, pl, oh, ow, dx)

@@ -8,7 +8,7 @@ of the 16 transformed positions xi is one GEMM over the tiles of a chunk of samp
     grad kernel  dU[xi] (Ci x Co) += V[xi]^T @ Z[xi],  Z = A dz A^T,  dW = G^T dU G
 
 with B^T = [[1,0,-1,0],[0,1,1,0],[0,-1,1,0],[0,1,0,-1]], G = [[1,0,0],[.5,.5,.5],[.5,-.5,.5],[0,0,1]],
-A^T = [[1,1,1,0],[0,1,-1,-1]]. The GEMMs go to BLAS (batched np.matmul); the transforms are Numba loops
+A^T = [[1,1,1,0],[0,1,-1,-1]]. The GEMMs go to `_conv_simd` (AVX-512 hosts) or BLAS; the transforms are Numba loops
 staged so that every inner loop runs over contiguous channels with two loads and one store (a loop that
 reads sixteen arrays at once needs more runtime alias checks than LLVM allows and stays scalar).
 Tiles past the image (padding, odd sizes) read zeros; outputs past the end are dropped.
@@ -19,8 +19,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from kernels._conv_blas import gemm
 from kernels._conv_cpu import colsum_rows, relu_grad_rows
+from kernels._conv_simd import gemm
 
 _G = np.array([[1.0, 0.0, 0.0], [0.5, 0.5, 0.5], [0.5, -0.5, 0.5], [0.0, 0.0, 1.0]])
 _GG = np.kron(_G, _G)  # (16, 9): vec(G g G^T) = (G kron G) vec(g), one small GEMM for all channel pairs
@@ -226,9 +226,10 @@ def grad_transform(dz, l0, l1, th, tw, eo, z):
 
 
 @njit(nogil=True, cache=True)
-def forward(x, u, bias, has_bias, relu, pt, pl, th, tw, step, zero, eo, s, vbuf, mbuf, out):
+def forward(x, u, bias, has_bias, relu, pt, pl, th, tw, step, zero, eo, s, vbuf, mbuf, simd, out):
     """The Winograd forward in one nogil call, `step` tile rows at a time: out = act(conv(x) + bias) with
-    U = `filter_transform(kernel)`; vbuf and mbuf are flat scratch of 16*step*tw*(C or Co) values."""
+    U = `filter_transform(kernel)`; vbuf and mbuf are flat scratch of 16*step*tw*(C or Co) values; simd
+    selects the `_conv_simd` GEMM micro-kernels (else NumPy's BLAS)."""
     c = x.shape[3]
     co = out.shape[3]
     lines = x.shape[0] * th
@@ -239,13 +240,13 @@ def forward(x, u, bias, has_bias, relu, pt, pl, th, tw, step, zero, eo, s, vbuf,
         m = mbuf[:16 * t * co].reshape((16, t, co))
         input_transform(x, l0, l1, pt, pl, th, tw, zero, eo, v)
         for xi in range(16):
-            gemm(False, False, t, co, c, 1.0, v[xi], c, u[xi], co, 0.0, m[xi], co)
+            gemm(simd, False, t, co, c, v[xi], c, u[xi], co, False, m[xi], co)
         output_transform(m, l0, l1, th, tw, bias, has_bias, relu, False, s, out)
 
 
 @njit(nogil=True, cache=True)
 def backward(x, dy2, y2, relu, u_flip, pt, pl, oh, ow, samples, step_k, step_x, zero, eo, zeo, dzero, deo, ds,
-             vbuf, mbuf, dz_buf, want_db, db, want_dk, du, want_dx, accumulate_x, dx):
+             vbuf, mbuf, dz_buf, want_db, db, want_dk, du, want_dx, accumulate_x, simd, dx):
     """The Winograd backward in one nogil call. Per chunk of `samples` samples: dZ (dy2 masked by the
     ReLU output y2 if relu) once, db += colsum(dZ); then, `step_k` / `step_x` tile rows at a time,
     du += V^T Z (the transformed grad kernel; `kernel_from_transform` finishes it) and dx (+)= the
@@ -278,7 +279,7 @@ def backward(x, dy2, y2, relu, u_flip, pt, pl, oh, ow, samples, step_k, step_x, 
                 input_transform(xs, l0, l1, pt, pl, th, tw, zero, eo, v)
                 grad_transform(dz4, l0, l1, th, tw, zeo, z)
                 for xi in range(16):
-                    gemm(True, False, c, co, t, 1.0, v[xi], c, z[xi], co, 1.0, du[xi], co)
+                    gemm(simd, True, c, co, t, v[xi], c, z[xi], co, True, du[xi], co)
         if want_dx:
             gxs = dx[n0:n1]
             lines = (n1 - n0) * ih
@@ -289,5 +290,5 @@ def backward(x, dy2, y2, relu, u_flip, pt, pl, oh, ow, samples, step_k, step_x, 
                 m = mbuf[:16 * t * c].reshape((16, t, c))
                 input_transform(dz4, l0, l1, 2 - pt, 2 - pl, ih, iw, dzero, deo, v)
                 for xi in range(16):
-                    gemm(False, False, t, c, co, 1.0, v[xi], co, u_flip[xi], c, 0.0, m[xi], c)
+                    gemm(simd, False, t, c, co, v[xi], co, u_flip[xi], c, False, m[xi], c)
                 output_transform(m, l0, l1, ih, iw, u_flip[0, 0], False, False, accumulate_x, ds, gxs)

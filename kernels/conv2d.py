@@ -4,8 +4,8 @@ with the bias and an elementwise activation fused in.
 CPU variants work in chunks of output lines (image rows over the batch) sized to stay in the core's L2
 cache, with the algorithm chosen per shape by `choose_cpu_algorithm`:
 
-- "gemm": im2col of a chunk (Numba) then one BLAS sgemm per chunk through NumPy (forward cols @ W,
-  grad kernel cols^T @ dZ, grad input col2im(dZ @ W^T)).
+- "gemm": im2col of a chunk (Numba) then one sgemm per chunk (forward cols @ W, grad kernel cols^T @ dZ,
+  grad input col2im(dZ @ W^T)).
 - "direct": a Numba loop with the output-channel loop innermost, for the 3x3 single-channel forward.
 - "winograd": F(2x2, 3x3) for stride-1 3x3 kernels over wide layers (`_conv_winograd`).
 
@@ -21,8 +21,11 @@ variants live in `_conv_cuda.py` (imported on first use so CPU-only processes ne
 
 All functions write into caller-provided arrays. Scratch buffers (im2col chunks) are cached per thread,
 since shards of the same op run concurrently on several CPU processors. With bias + ReLU or no activation
-a whole forward or backward is one `nogil` Numba call, GEMMs included (`_conv_blas`): returning to
-Python between chunks cost 20-30% in training, where other threads hold the GIL.
+a whole forward or backward is one `nogil` Numba call, GEMMs included: returning to Python between chunks
+cost 20-30% in training, where other threads hold the GIL. The GEMMs of both "gemm" and "winograd" run on
+the register-blocked AVX-512 micro-kernels of `_conv_simd` when the host has AVX-512 (about twice the
+speed of OpenBLAS's AVX2 kernels, which NumPy's OpenBLAS uses when OPENBLAS_CORETYPE=Haswell), float32 and
+a column count that is a multiple of 16; otherwise NumPy's BLAS (`_conv_blas`).
 """
 
 from __future__ import annotations
@@ -33,6 +36,7 @@ from typing import NamedTuple
 import numpy as np
 
 from kernels import _conv_cpu as _cpu
+from kernels import _conv_simd as _simd
 from kernels import _conv_winograd as _wg
 from kernels import activations as _acts
 from kernels._conv_geometry import check_window_padding, pair, window_geometry
@@ -55,6 +59,11 @@ CHUNK_BYTES = 1 << 20
 WINOGRAD_TILES = 576
 WINOGRAD_SAMPLES = 2
 WINOGRAD_MIN_CHANNELS = 16
+# With the AVX-512 GEMM micro-kernels (`_conv_simd`) both algorithms run ~2x faster GEMMs, and im2col + GEMM
+# wins up to 16 -> 32 channels (single thread, 32 samples, forward / backward ms, gemm vs winograd: 16->16
+# 1.18 / 2.30 vs 1.38 / 3.47; 16->32 1.15 / 3.08 vs 1.49 / 4.16; 24->24 2.70 / 5.95 vs 2.22 / 5.24; 32->32
+# 2.61 / 5.64 vs 2.26 / 5.25; MNIST conv2 32->64 3.93 / 8.45 vs 3.62 / 6.98).
+WINOGRAD_MIN_CHANNELS_SIMD = 24
 
 _tls = threading.local()
 
@@ -132,13 +141,15 @@ def choose_cpu_algorithm(g: ConvGeometry, pass_: str = "forward") -> str:
       vs 7.18 / 15.14; 32->32 6.37 / 14.08 vs 4.74 / 10.88; 24->24 4.57 / 9.47 vs 4.13 / 7.99; 16->32
       3.79 / 7.92 vs 3.85 / 7.54; 16->16 2.58 / 5.52 vs 2.59 / 5.29; 64->64 on 14x14 4.39 / 9.43 vs
       2.83 / 7.24; 128->128 on 14x14 16.4 / 33.5 vs 9.2 / 23.0; but 12->12 1.97 / 4.53 vs 2.14 / 4.85,
-      8->16 1.55 / 3.40 vs 1.89 / 4.16.
+      8->16 1.55 / 3.40 vs 1.89 / 4.16. On AVX-512 hosts, where the GEMMs use `_conv_simd`, the threshold
+      is WINOGRAD_MIN_CHANNELS_SIMD (24) instead.
     - "gemm" (im2col + sgemm) for everything else. Direct loop nests with the output-channel loop
       innermost were slower than im2col + sgemm for every other shape measured, forward and backward:
       2.5x (C_in=1, grad input) to 6x (C_in=32 -> 64, grad input); BLAS runs at ~90% of peak on
       chunks that stay in L2 and im2col costs ~10% of the GEMM.
     """
-    if (g.kh, g.kw, g.sh, g.sw) == (3, 3, 1, 1) and min(g.c, g.co) >= WINOGRAD_MIN_CHANNELS:
+    least = WINOGRAD_MIN_CHANNELS_SIMD if _simd.ENABLED else WINOGRAD_MIN_CHANNELS
+    if (g.kh, g.kw, g.sh, g.sw) == (3, 3, 1, 1) and min(g.c, g.co) >= least:
         return "winograd"
     if pass_ == "forward" and g.kh == 3 and g.kw == 3 and g.c == 1:
         return "direct"
@@ -264,12 +275,12 @@ def conv2d_forward_cpu(x, kernel, bias, out, strides=(1, 1), padding="valid", ac
         zero, eo, s = _winograd_scratch(g.w, tw, g.c, g.co, dt, "")
         _wg.forward(x, _wg.filter_transform(kernel), b, has_bias, relu, g.pt, g.pl, th, tw, step, zero, eo, s,
                     _workspace("wg_v", (16 * step * tw * g.c,), dt), _workspace("wg_m", (16 * step * tw * g.co,), dt),
-                    out)
+                    _simd.ENABLED, out)
     else:
         step = _chunk_lines(g, dt.itemsize)
         cols = _workspace("cols", (min(step, g.n * g.oh) * g.ow, g.kh, g.kw * g.c), dt)
         _cpu.gemm_forward(x.reshape(g.n, g.h, g.w * g.c), kernel.reshape(g.depth, g.co), b, has_bias, relu,
-                          g.sh, g.sw, g.pt, g.pl, g.oh, g.ow, g.c, g.kh, step, cols, out2)
+                          g.sh, g.sw, g.pt, g.pl, g.oh, g.ow, g.c, g.kh, step, cols, _simd.ENABLED, out2)
     if not relu:
         _finish_activation(out2, act, pre2)
 
@@ -337,7 +348,7 @@ def conv2d_backward_cpu(x, kernel, out, grad_out, grad_x=None, grad_kernel=None,
                      _workspace("wg_v", (16 * tiles * max(g.c, g.co),), dt),
                      _workspace("wg_m", (16 * tiles * max(g.c, g.co),), dt),
                      _workspace("dz", (ns * g.oh * g.ow, g.co), dt), want_db, db, want_dk, du, want_dx,
-                     accumulate_x, gx)
+                     accumulate_x, _simd.ENABLED, gx)
         if want_dk:
             _store(grad_kernel, _wg.kernel_from_transform(du), accumulate_kernel)
     else:
@@ -348,10 +359,12 @@ def conv2d_backward_cpu(x, kernel, out, grad_out, grad_x=None, grad_kernel=None,
             gk2[...] = 0.0
         step = _chunk_lines(g, dt.itemsize)
         rows = min(step, g.n * g.oh) * g.ow
-        _cpu.gemm_backward(x.reshape(g.n, g.h, g.w * g.c), kernel.reshape(g.depth, g.co), dy2, y2, relu, g.sh,
+        # the grad input multiplies by the transposed kernel matrix; without it only w2t's shape is read
+        w2t = np.ascontiguousarray(kernel.reshape(g.depth, g.co).T) if want_dx else kernel.reshape(g.co, g.depth)
+        _cpu.gemm_backward(x.reshape(g.n, g.h, g.w * g.c), w2t, dy2, y2, relu, g.sh,
                            g.sw, g.pt, g.pl, g.oh, g.ow, g.c, g.kh, g.kw, step,
                            _workspace("cols", (rows, g.kh, g.kw * g.c), dt), _workspace("dz", (rows, g.co), dt),
-                           want_db, db, want_dk, gk2, want_dx, gx)
+                           want_db, db, want_dk, gk2, want_dx, _simd.ENABLED, gx)
     if want_db:
         _store(grad_bias, db, accumulate_bias)
 

@@ -195,6 +195,16 @@ def test_algorithm_rule():
     assert K.choose_cpu_algorithm(g5, "backward") == "gemm"
 
 
+def test_algorithm_rule_follows_the_gemm_kernels(monkeypatch):
+    from kernels import _conv_simd
+
+    g = K.conv_geometry((64, 28, 28, 16), (3, 3, 16, 32))
+    monkeypatch.setattr(_conv_simd, "ENABLED", True)  # AVX-512 micro-kernels: im2col + GEMM up to 16 -> 32
+    assert K.choose_cpu_algorithm(g, "backward") == "gemm"
+    monkeypatch.setattr(_conv_simd, "ENABLED", False)  # BLAS: Winograd from 16 channels
+    assert K.choose_cpu_algorithm(g, "backward") == "winograd"
+
+
 def test_geometry_follows_tf_same_padding():
     g = K.conv_geometry((1, 8, 7, 1), (2, 3, 1, 1), (2, 2), "same")
     assert (g.oh, g.ow) == (4, 4)
