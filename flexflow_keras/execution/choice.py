@@ -19,8 +19,9 @@ after a search, an SVG picture of it beside the file). A search for a machine ot
 (`--machine-model-file`, `--search-num-nodes`, `--search-num-workers`) can only be exported:
 `--search-only` stops there; training would be an error.
 
-A search result is cached (`FF_CACHE_DIR`) by graph, machine, batch size, optimizer and search settings,
-so the same command on the same machine chooses the same strategy without searching again.
+A search result is cached (`FF_CACHE_DIR`) by graph, machine, batch size, optimizer, search settings and
+kernel sources, so the same command on the same machine chooses the same strategy without searching
+again (and a change of the kernels searches again).
 """
 
 from __future__ import annotations
@@ -34,7 +35,7 @@ from flexflow_keras import config as _config
 from flexflow_keras.errors import ConfigError, StrategyError
 from flexflow_keras.execution.measured import search_and_check
 from flexflow_keras.ops.strategy import Strategy, read_strategy_file, write_strategy_file
-from flexflow_keras.search.costs import cache_dir
+from flexflow_keras.search.costs import cache_dir, kernels_id
 from flexflow_keras.search.driver import Problem, Row, SearchResult
 from flexflow_keras.search.machine import MachineModel
 from flexflow_keras.search.svg import write_strategy_svg
@@ -211,7 +212,7 @@ def run_search(engine, sources, rows, seed: int, dp_only: bool = False) -> Searc
 
 def _cache_key(engine, problem: Problem, machine: MachineModel, cfg, dp_only: bool) -> str:
     names = engine.node_names
-    parts = [machine.signature(), str(problem.batch), repr(getattr(problem.optimizer, "get_config", dict)()),
+    parts = [machine.signature(), kernels_id(), str(problem.batch), repr(getattr(problem.optimizer, "get_config", dict)()),
              f"{cfg.search_budget}/{cfg.search_alpha}/{cfg.seed or 0}/{SEARCH_VERSION}/{dp_only}"]
     for n in problem.graph.nodes:
         parts.append(f"{names[n.uid]}:{n.op!r}:{[t.shape for t in n.inputs]}:{[w.shape for w in n.weights]}:"

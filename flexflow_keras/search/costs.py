@@ -44,6 +44,29 @@ def cache_dir() -> str:
     return os.environ.get("FF_CACHE_DIR") or os.path.join(os.path.expanduser("~"), ".cache", "flexflow_keras")
 
 
+_KERNELS_ID: str | None = None
+
+
+def kernels_id() -> str:
+    """A fingerprint of the kernel sources (kernels/*.py) and the environment variables that pick BLAS
+    code paths: part of every cache key, so costs measured and strategies chosen with other kernels are
+    never reused (a faster convolution must be measured again, not read from last week's cache)."""
+    global _KERNELS_ID
+    if _KERNELS_ID is None:
+        import kernels
+
+        h = hashlib.sha1()
+        root = os.path.dirname(os.path.abspath(kernels.__file__))
+        for name in sorted(os.listdir(root)):
+            if name.endswith(".py"):
+                with open(os.path.join(root, name), "rb") as f:
+                    h.update(name.encode() + b"\0" + f.read())
+        for var in ("OPENBLAS_CORETYPE", "NUMBA_CPU_NAME", "NUMBA_CPU_FEATURES"):
+            h.update(f"{var}={os.environ.get(var, '')}".encode())
+        _KERNELS_ID = h.hexdigest()[:12]
+    return _KERNELS_ID
+
+
 @dataclass(frozen=True)
 class PieceCost:
     """Seconds for one piece: its statistics pass (BatchNorm), forward and backward."""
@@ -100,7 +123,7 @@ class CostModel:
         self.spent = 0.0
         self.fallbacks = 0
         self.measured = 0
-        sig = hashlib.sha1(machine.signature().encode()).hexdigest()[:12]
+        sig = hashlib.sha1((machine.signature() + kernels_id()).encode()).hexdigest()[:12]
         self.path = path or os.path.join(cache_dir(), f"costs-v{VERSION}-{machine.kind}-{sig}.json")
         self._entries: dict[str, list[float]] = {}
         self._dirty = False
