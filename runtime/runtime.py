@@ -426,21 +426,24 @@ class Runtime(Binder, Reductions):
                 if body_failed:
                     rp._seal("aborted run")
                 else:
-                    rp.finish()
+                    scope.exit = rp.finish()
             elif rec is not None:
                 self._close_epochs([fs for fs in rec.touched if fs.epoch is not None])
                 if not body_failed:
-                    rec.seal()
+                    rec.seal(self.executor.putter)
                     self._traces[scope.name] = rec
         finally:
             self._trace = self._recording = self._replay = None
         if scope.wait and not body_failed:
-            self._raise_first_failure(scope.nodes)
+            self._raise_first_failure(scope.nodes, scope.exit)
 
-    def _raise_first_failure(self, nodes) -> None:
+    def _raise_first_failure(self, nodes, gate=None) -> None:
+        """Wait for `nodes` (for `gate`, when given: a barrier after all of them), then raise the first
+        failure among them."""
         engine = self.engine
-        gate = BarrierNode("trace end")
-        engine.submit(gate, nodes)
+        if gate is None:
+            gate = BarrierNode("trace end")
+            engine.submit(gate, nodes)
         engine.wait(gate)
         for n in nodes:
             if n.error is not None:

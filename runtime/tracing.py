@@ -38,7 +38,8 @@ _SPECIAL = frozenset({Future, FutureMap, Region, Subregion, Partition, _Point})
 
 
 class PointTemplate:
-    __slots__ = ("point", "proc", "body", "binds", "preds", "writes", "recover", "views", "dyn", "prefolds")
+    __slots__ = ("point", "proc", "body", "binds", "preds", "writes", "recover", "views", "dyn", "prefolds",
+                 "fixed", "put")
 
     def __init__(self, point, proc, body, binds, preds, writes, recover, prefolds):
         self.point = point
@@ -54,6 +55,10 @@ class PointTemplate:
         # again on replay
         self.views = [_constant(b) for b in binds]
         self.dyn = tuple((i, b) for i, (b, v) in enumerate(zip(binds, self.views, strict=True)) if v is None)
+        # the flat schedule: with nothing to bind again, a replayed point's arguments are this tuple
+        # followed by the run's plain arguments, and it goes straight to `put` (its processor's queue)
+        self.fixed = None if self.dyn else tuple(self.views)
+        self.put = None
 
 
 def _constant(b):
@@ -165,6 +170,8 @@ class TraceRecord:
         self.pending_folds: list = []
         self.end_folds: list = []
         self.fold_of: dict = {}       # accumulator id -> its FoldTemplate
+        self.sinks: tuple = ()        # positions no other recorded node waits for (the exit barrier's)
+        self.n_recorded = 0           # nodes recorded before the end folds
 
     def touch(self, fs) -> None:
         if fs not in self.touched:
@@ -204,8 +211,26 @@ class TraceRecord:
             node.point, node.proc, node.body, _freeze(binds), self._inside(preds, node), node.writes,
             node.recover, tuple(prefolds)))
 
-    def seal(self) -> None:
+    def seal(self, putter=None) -> None:
+        """Freeze the record into a flat schedule: every point's queue resolved (`putter(proc)`, the
+        executor's), and the sinks of the recorded graph, which are all an exit barrier waits for."""
         self.end_folds, self.pending_folds = self.pending_folds, []
+        n = len(self.nodes)
+        waited = bytearray(n)
+        for lt in self.launches:
+            for pt in lt.points:
+                for j in pt.preds:
+                    waited[j] = 1
+                for ft in pt.prefolds:
+                    for j in ft.preds:
+                        waited[j] = 1
+                if putter is not None:
+                    pt.put = putter(pt.proc)
+        for ft in self.end_folds:
+            for j in ft.preds:
+                waited[j] = 1
+        self.sinks = tuple(j for j in range(n) if not waited[j])
+        self.n_recorded = n
         self.nodes = None
         self.valid = True
 
@@ -261,6 +286,7 @@ class Replay:
         nodes = self.nodes
         entry = self.entry
         out = []
+        plain = args[lt.nreg:]
         for i, pt in enumerate(lt.points):
             if pt.prefolds:
                 for ft in pt.prefolds:
@@ -270,6 +296,14 @@ class Replay:
             node.recover = pt.recover
             node.tpos = len(nodes)
             nodes.append(node)
+            fixed = pt.fixed
+            if fixed is not None and point_pos is None and pt.put is not None:
+                # the flat path: pre-resolved arguments, recorded dependences by position, known queue
+                node.args = fixed + plain
+                engine.submit_indexed(node, entry, nodes, pt.preds, pt.put,
+                                      resolve_futures(futs, i, node) if futs is not None else None)
+                out.append(node)
+                continue
             preds = [entry]
             for j in pt.preds:
                 preds.append(nodes[j])
@@ -349,21 +383,23 @@ class Replay:
         self.rt.engine.submit(fold, preds + [self.entry])
         self.rt.stats.folds += 1
 
-    def _seal(self, label: str) -> None:
-        """Make the nodes replayed so far the only user of every touched field."""
+    def _seal(self, label: str, preds=None):
+        """Make the nodes replayed so far (or `preds`, which every one of them precedes) the only user
+        of every touched field; returns the barrier."""
         if not self.active:
-            return
+            return None
         for ft in list(self.open_accs.values()):  # accumulators whose recorded fold lies ahead
             if ft is not None:
                 self._fold(ft, list(self.nodes))
         rt = self.rt
         barrier = BarrierNode(f"trace '{self.rec.name}' {label}")
-        rt.engine.submit(barrier, self.nodes + [self.entry])
+        rt.engine.submit(barrier, (self.nodes if preds is None else preds) + [self.entry])
         for fs in self.rec.touched:
             fs.users = [(barrier, fs.region, RW)]
             fs.readers = []
             fs.epoch = None
         self.active = False
+        return barrier
 
     def mismatch(self, why: str) -> None:
         rt = self.rt
@@ -377,14 +413,23 @@ class Replay:
             raise TraceError(msg + ". (strict=True: make every run of the trace issue the same launches.)")
         log.warning(msg)
 
-    def finish(self) -> None:
-        if self.pos != len(self.rec.launches):
-            self.mismatch(f"its end: {self.pos} of {len(self.rec.launches)} recorded launches were issued")
-            return
-        for ft in self.rec.end_folds:
-            self._fold(ft, [self.nodes[j] for j in ft.preds])
-        self._seal("exit")
+    def finish(self):
+        """End a replay; returns the exit barrier, after every replayed node (None after a mismatch)."""
+        rec = self.rec
+        if self.pos != len(rec.launches):
+            self.mismatch(f"its end: {self.pos} of {len(rec.launches)} recorded launches were issued")
+            return None
+        nodes = self.nodes
+        for ft in rec.end_folds:
+            self._fold(ft, [nodes[j] for j in ft.preds])
+        preds = None
+        if not self.open_accs and len(nodes) >= rec.n_recorded:
+            # the recorded graph's sinks (every replayed node precedes one) and whatever came after
+            preds = [nodes[j] for j in rec.sinks]
+            preds.extend(nodes[rec.n_recorded:])
+        barrier = self._seal("exit", preds)
         self.rt.stats.replayed_traces += 1
+        return barrier
 
 
 class TraceScope:
@@ -397,6 +442,7 @@ class TraceScope:
         self.strict = strict
         self.nodes: list = []
         self.replayed = False
+        self.exit = None  # a full replay's exit barrier (after all of `nodes`)
 
     def __enter__(self):
         self.rt._begin_trace(self)

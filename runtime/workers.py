@@ -91,6 +91,10 @@ class ThreadedExecutor:
     def enqueue(self, node) -> None:
         self._put[node.proc.uid](node)
 
+    def putter(self, proc):
+        """The callable that enqueues a ready node on `proc` (trace replays resolve it once)."""
+        return self._put[proc.uid]
+
     def _loop(self, proc, q) -> None:
         graph._tls.worker = proc
         try:
@@ -155,6 +159,10 @@ class SequentialExecutor:
             raise
         finally:
             self._draining = False
+
+    def putter(self, proc):
+        """The callable that enqueues a ready node on `proc` (trace replays resolve it once)."""
+        return self.enqueue
 
     def shutdown(self, timeout: float | None = None) -> bool:
         self._queue.clear()
