@@ -115,7 +115,9 @@ def register(fs: FieldState, sub, priv, node, preds: list, keep_done: bool, clos
         stale = False
         for entry in users:
             en = entry[0]
-            if not _live(en, keep_done):
+            # _live(en, keep_done), inlined: this loop runs for every region argument
+            if not (keep_done or not en.done or (en.error is not None and en.writes)
+                    or (en.gpu_event is not None and gpu_pending(en))):
                 stale = True
             elif overlaps(entry[1], sub):
                 preds.append(en)
@@ -134,7 +136,8 @@ def register(fs: FieldState, sub, priv, node, preds: list, keep_done: bool, clos
         keep_r = []
         for entry in readers:
             en = entry[0]
-            if not _live(en, keep_done):
+            if not (keep_done or not en.done or (en.error is not None and en.writes)
+                    or (en.gpu_event is not None and gpu_pending(en))):
                 continue
             es = entry[1]
             if overlaps(es, sub):
@@ -146,7 +149,8 @@ def register(fs: FieldState, sub, priv, node, preds: list, keep_done: bool, clos
     keep = []
     for entry in fs.users:
         en = entry[0]
-        if not _live(en, keep_done):
+        if not (keep_done or not en.done or (en.error is not None and en.writes)
+                or (en.gpu_event is not None and gpu_pending(en))):
             continue
         es = entry[1]
         if overlaps(es, sub):
@@ -164,8 +168,11 @@ def register(fs: FieldState, sub, priv, node, preds: list, keep_done: bool, clos
 
 def pending_users(states, out: list) -> None:
     """Append every not-yet-completed user of `states` to `out` (a trace replay's entry barrier)."""
+    last = None  # after a replay every touched field's one user is its exit barrier: list it once
     for fs in states:
-        for entry in fs.users + fs.readers:
-            en = entry[0]
-            if not en.done or gpu_pending(en) or (en.error is not None and en.writes):
-                out.append(en)
+        for entries in (fs.users, fs.readers):
+            for entry in entries:
+                en = entry[0]
+                if en is not last and (not en.done or gpu_pending(en) or (en.error is not None and en.writes)):
+                    out.append(en)
+                    last = en

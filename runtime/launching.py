@@ -165,7 +165,14 @@ class Binder:
             args = list(spec.plain)
             try:
                 for i in range(nreg):
-                    args[i] = self._bind_arg(subs[i], privs[i], mems[i], node, preds, copies, redinit, binds)
+                    sub = subs[i]
+                    region = sub.root
+                    fs = region._fs0
+                    if fs is not None and region._owner is self:  # one field, already adopted
+                        args[i] = self._bind_field(fs, sub, privs[i], mems[i], node, preds, copies, redinit,
+                                                   binds)
+                    else:
+                        args[i] = self._bind_arg(sub, privs[i], mems[i], node, preds, copies, redinit, binds)
             except BaseException as e:
                 engine.abort(node, e)
                 raise
@@ -215,7 +222,9 @@ class Binder:
         if role == JOIN:
             return self._join(fs, sub, priv, mem, node, preds, redinit, binds)
         if mem is self._sysmem and not fs.multi and not (sub.root.exact_pieces and not sub._contiguous):
-            view = self._physical.fast_view(fs, sub)
+            view = fs.views.get(sub)
+            if view is None:
+                view = self._physical.fast_view(fs, sub)
             if role == IN_PLACE:
                 self._start_epoch(fs, node, mem, None)
             if binds is not None:

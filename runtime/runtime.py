@@ -410,7 +410,7 @@ class Runtime(Binder, Reductions):
         self._close_epochs(self._open_epochs)
         self._trace = scope
         rec = self._traces.get(scope.name)
-        if rec is not None and rec.valid and not rec.still_valid():
+        if rec is not None and rec.valid and not rec.still_valid(self._physical.multi_gen):
             rec = None  # a field it binds as a home view has moved to other memories: record again
         if rec is not None and rec.valid:
             self._replay = Replay(self, rec, scope.strict)

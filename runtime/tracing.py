@@ -77,13 +77,14 @@ def _constant(b):
 class FoldTemplate:
     """A fold recorded where an epoch ended: which accumulator, after which nodes."""
 
-    __slots__ = ("aid", "fn", "lock", "preds", "fs", "sub", "op", "first")
+    __slots__ = ("aid", "fn", "lock", "preds", "fs", "sub", "op", "first", "owner")
 
-    def __init__(self, aid, fn, lock, preds, fs, sub, op, first):
+    def __init__(self, aid, fn, lock, preds, fs, sub, op, first, owner):
         self.aid = aid
         self.fn = fn          # the persistent fold (fast path), or None: rebuilt per replay
         self.lock = lock
         self.preds = preds
+        self.owner = owner    # position of the task node the fold is labelled after (the last of `preds`)
         self.fs = fs
         self.sub = sub
         self.op = op
@@ -114,10 +115,13 @@ class LaunchTemplate:
             return None
         if domain != self.domain:
             return None
-        rsel = self.rsel
-        for i in range(self.nreg):
-            if args[i] is not rsel[i]:
+        # one C-level comparison: it stops at the first pair that is not the same object, and region-likes
+        # (Region, Subregion, Partition) have no __eq__, so only identical arguments compare equal
+        try:
+            if args[:self.nreg] != self.rsel:
                 return None
+        except (ValueError, TypeError):  # e.g. an ndarray where a region was recorded: ambiguous truth
+            return None
         for j in self.vpos:
             if type(args[j]) in _SPECIAL:
                 return None
@@ -172,14 +176,24 @@ class TraceRecord:
         self.fold_of: dict = {}       # accumulator id -> its FoldTemplate
         self.sinks: tuple = ()        # positions no other recorded node waits for (the exit barrier's)
         self.n_recorded = 0           # nodes recorded before the end folds
+        self.checked_gen = None       # the instance manager's multi_gen when still_valid last passed
+        self.resets: tuple = ()       # (FieldState, region) per touched field: what a replay's seal resets
 
     def touch(self, fs) -> None:
         if fs not in self.touched:
             self.touched[fs] = fs.multi
 
-    def still_valid(self) -> bool:
-        """A field that left SYSTEM memory since it was first touched invalidates the fast bindings."""
-        return all(fs.multi == was for fs, was in self.touched.items())
+    def still_valid(self, multi_gen: int | None = None) -> bool:
+        """A field that left SYSTEM memory since it was first touched invalidates the fast bindings.
+        `multi_gen` (the instance manager's count of fields that left it): unchanged since the last
+        check that passed, nothing can have moved."""
+        if multi_gen is not None and multi_gen == self.checked_gen:
+            return True
+        for fs, was in self.touched.items():
+            if fs.multi != was:
+                return False
+        self.checked_gen = multi_gen
+        return True
 
     def new_accumulator(self) -> int:
         self.n_accs += 1
@@ -198,8 +212,11 @@ class TraceRecord:
         fold.tpos = len(self.nodes)
         self.nodes.append(fold)
         first = ep.first.tpos
-        ft = FoldTemplate(acc.aid, acc.fold if acc.fast else None, ep.lock, self._inside(preds), fs, ep.sub,
-                          ep.op, first)
+        inside = self._inside(preds)
+        nodes = self.nodes
+        owner = next((j for j in reversed(inside) if isinstance(nodes[j], TaskNode)), None)
+        ft = FoldTemplate(acc.aid, acc.fold if acc.fast else None, ep.lock, inside, fs, ep.sub, ep.op, first,
+                          owner)
         self.pending_folds.append(ft)
         self.fold_of[acc.aid] = ft
 
@@ -230,6 +247,7 @@ class TraceRecord:
             for j in ft.preds:
                 waited[j] = 1
         self.sinks = tuple(j for j in range(n) if not waited[j])
+        self.resets = tuple((fs, fs.region) for fs in self.touched)
         self.n_recorded = n
         self.nodes = None
         self.valid = True
@@ -290,7 +308,7 @@ class Replay:
         for i, pt in enumerate(lt.points):
             if pt.prefolds:
                 for ft in pt.prefolds:
-                    self._fold(ft, [nodes[j] for j in ft.preds])
+                    self._fold(ft)
             node = TaskNode(task, pt.point, pt.proc, pt.body, launch_id)
             node.writes = pt.writes
             node.recover = pt.recover
@@ -365,7 +383,8 @@ class Replay:
             return buf
         return buf[box_slices(sub.box, ep_sub.box[0])]
 
-    def _fold(self, ft: FoldTemplate, preds) -> None:
+    def _fold(self, ft: FoldTemplate, preds=None) -> None:
+        """Recreate a recorded fold after its recorded predecessors (after `preds` when given)."""
         fn = ft.fn
         if fn is None:
             buf, release, mem = self.accs.pop(ft.aid)
@@ -375,12 +394,21 @@ class Replay:
             def fn():
                 inner()
                 release()
-        owner = next((p for p in reversed(preds) if isinstance(p, TaskNode)), None)
+        nodes = self.nodes
+        if preds is None:
+            owner = nodes[ft.owner] if ft.owner is not None else None
+        else:
+            owner = next((p for p in reversed(preds) if isinstance(p, TaskNode)), None)
         fold = FoldNode(fn, ft.lock, owner)
-        fold.tpos = len(self.nodes)
-        self.nodes.append(fold)
-        self.open_accs.pop(ft.aid, None)
-        self.rt.engine.submit(fold, preds + [self.entry])
+        fold.tpos = len(nodes)
+        nodes.append(fold)
+        if self.open_accs:
+            self.open_accs.pop(ft.aid, None)
+        engine = self.rt.engine
+        if preds is None:
+            engine.submit_indexed(fold, self.entry, nodes, ft.preds, engine.dispatch)
+        else:
+            engine.submit(fold, preds + [self.entry])
         self.rt.stats.folds += 1
 
     def _seal(self, label: str, preds=None):
@@ -394,8 +422,8 @@ class Replay:
         rt = self.rt
         barrier = BarrierNode(f"trace '{self.rec.name}' {label}")
         rt.engine.submit(barrier, (self.nodes if preds is None else preds) + [self.entry])
-        for fs in self.rec.touched:
-            fs.users = [(barrier, fs.region, RW)]
+        for fs, region in self.rec.resets:
+            fs.users = [(barrier, region, RW)]
             fs.readers = []
             fs.epoch = None
         self.active = False
@@ -421,7 +449,7 @@ class Replay:
             return None
         nodes = self.nodes
         for ft in rec.end_folds:
-            self._fold(ft, [nodes[j] for j in ft.preds])
+            self._fold(ft)
         preds = None
         if not self.open_accs and len(nodes) >= rec.n_recorded:
             # the recorded graph's sinks (every replayed node precedes one) and whatever came after
