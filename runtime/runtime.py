@@ -20,7 +20,7 @@ from runtime import gpu as _gpu
 from runtime.analysis import FieldState
 from runtime.errors import LaunchError, RuntimeSystemError, TaskError, TraceError
 from runtime.futures import Future, FutureMap, domain_points
-from runtime.graph import BarrierNode, Engine, in_worker
+from runtime.graph import BarrierNode, Engine, _tls
 from runtime.instances import Physical
 from runtime.launching import Binder, prepare
 from runtime.machine import Machine, MemKind, Processor, ProcKind, parse_legion_args
@@ -185,28 +185,29 @@ class Runtime(Binder, Reductions):
     def _issue(self, task, index, domain, points, args, tag):
         if self._closed:
             raise RuntimeSystemError("this Runtime has been shut down; create a new one to launch tasks")
-        if self._issuing or in_worker():
+        if self._issuing or getattr(_tls, "worker", None) is not None:  # in_worker(), inlined
             raise RuntimeSystemError(
                 f"a task body tried to launch '{getattr(task, 'name', task)}' (or fill/read/write): only the "
                 f"program's thread launches. Return a value (a Future) and launch from the program instead.")
         self._issuing = True
         try:
-            return self._issue_now(task, index, domain, points, args, tag)
+            lid = self._next_launch
+            self._next_launch = lid + 1
+            rp = self._replay
+            if rp is not None:  # a replay: the launch is rebuilt from the record
+                nodes = rp.launch(task, index, domain, points, args, tag, lid)
+                if nodes is not None:
+                    self.stats.replayed_points += len(nodes)
+                    self._trace.nodes.extend(nodes)
+                    return nodes
+                self._replay = None
+            return self._issue_now(task, index, domain, points, args, tag, lid)
         finally:
             self._issuing = False
 
-    def _issue_now(self, task, index, domain, points, args, tag):
-        lid = self._next_launch
-        self._next_launch = lid + 1
+    def _issue_now(self, task, index, domain, points, args, tag, lid):
+        """Analyse and issue a launch (recording it when a trace records)."""
         scope = self._trace
-        rp = self._replay
-        if rp is not None:
-            nodes = rp.launch(task, index, domain, points, args, tag, lid)
-            if nodes is not None:
-                self.stats.replayed_points += len(nodes)
-                scope.nodes.extend(nodes)
-                return nodes
-            self._replay = None
         spec = self._prepare(task, index, domain, points, args, tag)
         rec = self._recording
         if rec is not None:
