@@ -174,7 +174,7 @@ class TraceRecord:
         self.pending_folds: list = []
         self.end_folds: list = []
         self.fold_of: dict = {}       # accumulator id -> its FoldTemplate
-        self.sinks: tuple = ()        # positions no other recorded node waits for (the exit barrier's)
+        self.exits: tuple = ()        # positions the exit barrier waits for (see `seal`)
         self.n_recorded = 0           # nodes recorded before the end folds
         self.checked_gen = None       # the instance manager's multi_gen when still_valid last passed
         self.resets: tuple = ()       # (FieldState, region) per touched field: what a replay's seal resets
@@ -230,9 +230,22 @@ class TraceRecord:
 
     def seal(self, putter=None) -> None:
         """Freeze the record into a flat schedule: every point's queue resolved (`putter(proc)`, the
-        executor's), and the sinks of the recorded graph, which are all an exit barrier waits for."""
+        executor's), and what an exit barrier waits for: the sinks of the recorded graph (every node
+        precedes one) and every node that writes (a failed writer poisons the barrier, and with it
+        whatever later reads the trace's fields, as if it had waited for all of them). A replay thereby
+        skips the read-only tasks that others follow."""
         self.end_folds, self.pending_folds = self.pending_folds, []
         n = len(self.nodes)
+        skip = bytearray(n)  # 1: a read-only task some other recorded node waits for
+        pos = 0
+        for lt in self.launches:
+            for pt in lt.points:
+                pos += len(pt.prefolds)  # a point's prefolds were recorded just before it
+                if not pt.writes:
+                    skip[pos] = 2
+                pos += 1
+                if putter is not None:
+                    pt.put = putter(pt.proc)
         waited = bytearray(n)
         for lt in self.launches:
             for pt in lt.points:
@@ -241,12 +254,10 @@ class TraceRecord:
                 for ft in pt.prefolds:
                     for j in ft.preds:
                         waited[j] = 1
-                if putter is not None:
-                    pt.put = putter(pt.proc)
         for ft in self.end_folds:
             for j in ft.preds:
                 waited[j] = 1
-        self.sinks = tuple(j for j in range(n) if not waited[j])
+        self.exits = tuple(j for j in range(n) if not (waited[j] and skip[j]))
         self.resets = tuple((fs, fs.region) for fs in self.touched)
         self.n_recorded = n
         self.nodes = None
@@ -452,8 +463,8 @@ class Replay:
             self._fold(ft)
         preds = None
         if not self.open_accs and len(nodes) >= rec.n_recorded:
-            # the recorded graph's sinks (every replayed node precedes one) and whatever came after
-            preds = [nodes[j] for j in rec.sinks]
+            # the recorded sinks and writers (see TraceRecord.seal) and whatever came after them
+            preds = [nodes[j] for j in rec.exits]
             preds.extend(nodes[rec.n_recorded:])
         barrier = self._seal("exit", preds)
         self.rt.stats.replayed_traces += 1
