@@ -92,7 +92,8 @@ class ThreadedExecutor:
         self._put[node.proc.uid](node)
 
     def putter(self, proc):
-        """The callable that enqueues a ready node on `proc` (trace replays resolve it once)."""
+        """The callable that enqueues a ready node on `proc` (trace replays resolve it once): it must do
+        exactly what `enqueue` does for a node of `proc`."""
         return self._put[proc.uid]
 
     def _loop(self, proc, q) -> None:
