@@ -95,9 +95,16 @@ class Replay:
             node.tpos = len(nodes)
             nodes.append(node)
             fixed = pt.fixed
-            if fixed is not None and point_pos is None and pt.put is not None:
+            if fixed is not None and pt.put is not None:
                 # the flat path: pre-resolved arguments, recorded dependences by position, known queue
-                node.args = fixed + plain
+                if point_pos is None:
+                    node.args = fixed + plain
+                else:
+                    args_i = list(fixed)
+                    args_i += plain
+                    for j in point_pos:
+                        args_i[j] = pt.point
+                    node.args = args_i
                 engine.submit_indexed(node, entry, nodes, pt.preds, pt.put,
                                       resolve_futures(futs, i, node) if futs is not None else None)
                 out.append(node)

@@ -175,3 +175,21 @@ def test_data_of_a_failed_writer_is_not_read_after_the_trace(rtm):
         inside.get()
     assert rtm.stats.replayed_traces == 2
     rtm.fence()  # the failure was reported through the futures above
+
+
+@rt.task(privileges=[rt.WD, rt.RO])
+def write_point(y, w, scale, point):
+    y[...] = w.sum() * scale + point[0]
+
+
+def test_replayed_points_receive_their_own_point(rtm):
+    Y = rt.Region((4, 2), np.float64, name="y")
+    P = rt.Partition.equal(Y, (4, 1))
+    W = rt.Region((2,), np.float64, name="w")
+    rtm.fill(W, 1.0)
+    for scale in (1.0, 10.0, 100.0):
+        with rtm.trace("points", wait=False):
+            fm = rtm.index_launch(write_point, P.color_shape, P, W, scale, rt.POINT)
+        np.testing.assert_allclose(rtm.read(Y)[:, 0], 2 * scale + np.arange(4))
+    assert fm.get() == [None] * 4 and rtm.stats.replayed_traces == 2
+    assert rtm._traces["points"].launches[0].points[3].fixed is not None  # the flat path took it
