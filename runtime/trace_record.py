@@ -91,8 +91,18 @@ class LaunchTemplate:
 
     def quick_match(self, task, index, domain, args, tag):
         """(futs, point_pos) when `args` is this launch again, else None (then ask `difference`)."""
-        if task is not self.task or index is not self.index or len(args) != self.nargs or tag is not self.tag:
+        if task is not self.task or index is not self.index or len(args) != self.nargs:
             return None
+        if tag is not self.tag:
+            # a placement tag (a tuple of processors) is often rebuilt per run: equal is the same launch
+            # (what `difference` decides too); anything else goes the long way
+            if type(tag) is not tuple or type(self.tag) is not tuple:
+                return None
+            try:
+                if tag != self.tag:
+                    return None
+            except Exception:  # noqa: BLE001 - an element's __eq__ may do anything
+                return None
         if domain != self.domain:
             return None
         # one C-level comparison: it stops at the first pair that is not the same object, and region-likes

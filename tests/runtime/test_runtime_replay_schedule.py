@@ -193,3 +193,17 @@ def test_replayed_points_receive_their_own_point(rtm):
         np.testing.assert_allclose(rtm.read(Y)[:, 0], 2 * scale + np.arange(4))
     assert fm.get() == [None] * 4 and rtm.stats.replayed_traces == 2
     assert rtm._traces["points"].launches[0].points[3].fixed is not None  # the flat path took it
+
+
+def test_an_equal_placement_tag_rebuilt_per_run_matches_quickly(rtm):
+    A = rt.Region((4,), np.float64, name="a")
+    rtm.fill(A, 0.0)
+    cpus = rtm.machine.processors(rt.ProcKind.CPU)
+    for _ in range(3):
+        with rtm.trace("placed"):
+            rtm.launch(inc, A, tag=(cpus[1],))  # a new tuple each run, equal to the recorded one
+    lt = rtm._traces["placed"].launches[0]
+    assert lt.quick_match(inc, False, (), (A,), (cpus[1],)) is not None
+    assert lt.quick_match(inc, False, (), (A,), (cpus[0],)) is None
+    assert rtm.stats.replayed_traces == 2 and rtm.stats.trace_mismatches == 0
+    assert rtm.last_writer(A) is cpus[1] and (rtm.read(A) == 3).all()
