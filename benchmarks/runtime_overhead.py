@@ -8,6 +8,9 @@ read-write one region, so each waits for the previous one; index launches write 
 (WD) of a (D, 1)-partitioned region and read a whole weight region (RO), the shape of a training step.
 "wide" index launches pass 20 region arguments per point (10 RO, 5 Reduce("+") weight gradients
 zeroed by a fill first, 2 WD, 3 RO), like a backward task of a training step.
+"step-shaped" traces are what a training step issues per trace: 4 index launches whose points get
+`POINT`, then 4 single updates placed by a processor tuple rebuilt every step (12 tasks per trace, so
+the trace's own begin/end cost counts).
 Traced rows run the same launches inside `rtm.trace(...)`, recorded once and then replayed; "traced,
 wait=False" rows leave each trace without waiting (a training step's `rtm.trace(..., wait=False)`).
 Targets (issue 8: a small model's CUDA kernel takes ~10 us): <= 15 us untraced, <= 3 us traced.
@@ -43,6 +46,16 @@ def empty_rw(x):
 
 @rt.task(privileges=[rt.WD, rt.RO])
 def empty_point(y, w, step):
+    return None
+
+
+@rt.task(privileges=[rt.WD, rt.RO, rt.RO])
+def empty_forward(y, x, w, step, point):
+    return None
+
+
+@rt.task(privileges=[rt.RW, rt.RO])
+def empty_update(w, g, lr):
     return None
 
 
@@ -104,6 +117,14 @@ def bench(executor: str, n: int, degree: int, repeats: int) -> list[tuple[str, t
                 rtm.index_launch(empty_wide, degree, *wide_args, s)
 
         wide_tasks = wide_per_step * degree + len(grads)
+        cpus = rtm.machine.processors(rt.ProcKind.CPU)
+        step_tasks = len(weights[:4]) * degree + len(grads[:4])
+
+        def step_shape(s):
+            for w in weights[:4]:
+                rtm.index_launch(empty_forward, P.color_shape, P, parts[0], w, s, rt.POINT)
+            for w, g in zip(weights[:4], grads[:4], strict=True):
+                rtm.launch(empty_update, w, g, 0.1, tag=(cpus[0],))  # a new tuple each step, as fit does
 
         def wide():
             for s in range(max(1, n // (wide_tasks * 4))):
@@ -141,13 +162,16 @@ def bench(executor: str, n: int, degree: int, repeats: int) -> list[tuple[str, t
         for label, body, per in [("single, independent (RO)", t_single_ro, per_trace),
                                  ("single, chain (RW)", t_single_rw, per_trace),
                                  (f"index D={degree}, per point", t_index, (per_trace // degree) * degree),
-                                 (f"wide index D={degree} (20 region args), per point", wide_step, wide_tasks)]:
+                                 (f"wide index D={degree} (20 region args), per point", wide_step, wide_tasks),
+                                 (f"step-shaped trace D={degree} ({step_tasks} tasks), per task", step_shape,
+                                  step_tasks)]:
             with rtm.trace(body.__name__):  # record once
                 body(0)
-            count = traces if body is not wide_step else max(1, n // (wide_tasks * 4))
+            count = traces if body is t_single_ro or body is t_single_rw or body is t_index \
+                else max(1, n // (per * 4))
             rows.append((f"{label}, traced",
                          _best(_timed(rtm, traced(body, count), count * per) for _ in range(repeats))))
-            if body in (t_index, wide_step):
+            if body is not t_single_ro and body is not t_single_rw:
                 rows.append((f"{label}, traced, wait=False",
                              _best(_timed(rtm, traced(body, count, wait=False), count * per)
                                    for _ in range(repeats))))
