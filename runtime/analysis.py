@@ -110,23 +110,7 @@ def register(fs: FieldState, sub, priv, node, preds: list, keep_done: bool, clos
             fs.epoch = None
             close(fs, ep)
     if code == READ_ONLY:
-        # readers conflict only with writers and reducers: scan `users`, never the other readers
-        users = fs.users
-        stale = False
-        for entry in users:
-            en = entry[0]
-            if not _live(en, keep_done):
-                stale = True
-            elif overlaps(entry[1], sub):
-                preds.append(en)
-        if stale:
-            fs.users = [e for e in users if _live(e[0], keep_done)]
-        readers = fs.readers
-        readers.append((node, sub))
-        if len(readers) > fs.rlimit and not keep_done:
-            # drop completed readers; the limit doubles with what is still pending (amortised O(1))
-            readers = fs.readers = [e for e in readers if not e[0].done or e[0] is node or gpu_pending(e[0])]
-            fs.rlimit = max(32, 2 * len(readers))
+        register_read(fs, sub, node, preds, keep_done)
         return NORMAL
     # a writer, or the first reducer of a new epoch (it reduces in place, so it conflicts like a writer)
     readers = fs.readers
@@ -134,7 +118,8 @@ def register(fs: FieldState, sub, priv, node, preds: list, keep_done: bool, clos
         keep_r = []
         for entry in readers:
             en = entry[0]
-            if not _live(en, keep_done):
+            if not (keep_done or not en.done or (en.error is not None and en.writes)
+                    or (en.gpu_event is not None and gpu_pending(en))):
                 continue
             es = entry[1]
             if overlaps(es, sub):
@@ -146,7 +131,8 @@ def register(fs: FieldState, sub, priv, node, preds: list, keep_done: bool, clos
     keep = []
     for entry in fs.users:
         en = entry[0]
-        if not _live(en, keep_done):
+        if not (keep_done or not en.done or (en.error is not None and en.writes)
+                or (en.gpu_event is not None and gpu_pending(en))):
             continue
         es = entry[1]
         if overlaps(es, sub):
@@ -162,10 +148,36 @@ def register(fs: FieldState, sub, priv, node, preds: list, keep_done: bool, clos
     return NORMAL
 
 
+def register_read(fs: FieldState, sub, node, preds: list, keep_done: bool) -> None:
+    """`register` for an RO access when no epoch is open (the launcher calls it directly then)."""
+    # readers conflict only with writers and reducers: scan `users`, never the other readers
+    users = fs.users
+    stale = False
+    for entry in users:
+        en = entry[0]
+        # _live(en, keep_done), inlined: this loop runs for every region argument
+        if not (keep_done or not en.done or (en.error is not None and en.writes)
+                or (en.gpu_event is not None and gpu_pending(en))):
+            stale = True
+        elif overlaps(entry[1], sub):
+            preds.append(en)
+    if stale:
+        fs.users = [e for e in users if _live(e[0], keep_done)]
+    readers = fs.readers
+    readers.append((node, sub))
+    if len(readers) > fs.rlimit and not keep_done:
+        # drop completed readers; the limit doubles with what is still pending (amortised O(1))
+        readers = fs.readers = [e for e in readers if not e[0].done or e[0] is node or gpu_pending(e[0])]
+        fs.rlimit = max(32, 2 * len(readers))
+
+
 def pending_users(states, out: list) -> None:
     """Append every not-yet-completed user of `states` to `out` (a trace replay's entry barrier)."""
+    last = None  # after a replay every touched field's one user is its exit barrier: list it once
     for fs in states:
-        for entry in fs.users + fs.readers:
-            en = entry[0]
-            if not en.done or gpu_pending(en) or (en.error is not None and en.writes):
-                out.append(en)
+        for entries in (fs.users, fs.readers):
+            for entry in entries:
+                en = entry[0]
+                if en is not last and (not en.done or gpu_pending(en) or (en.error is not None and en.writes)):
+                    out.append(en)
+                    last = en

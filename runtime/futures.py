@@ -125,9 +125,23 @@ class FutureMap:
         return f"FutureMap(domain={self.domain}, {done}/{len(self._nodes)} done)"
 
 
+_DOMAINS: dict = {}  # launch domain as passed (int or tuple) -> (normalised domain, points): launches repeat
+
+
 def domain_points(domain) -> tuple[tuple[int, ...], tuple[tuple[int, ...], ...]]:
     """Normalise a launch domain (int or shape tuple) and list its points in C order."""
+    t = type(domain)
+    if t is int or t is tuple:
+        hit = _DOMAINS.get(domain)
+        if hit is not None:
+            return hit
+    key = domain
     if isinstance(domain, int):
         domain = (domain,)
     domain = tuple(int(d) for d in domain)
-    return domain, tuple(itertools.product(*(range(d) for d in domain)))
+    out = domain, tuple(itertools.product(*(range(d) for d in domain)))
+    if t is int or t is tuple:
+        if len(_DOMAINS) > 1024:
+            _DOMAINS.clear()
+        _DOMAINS[key] = out
+    return out

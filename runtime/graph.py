@@ -197,9 +197,8 @@ class Engine:
                 if p is node:
                     continue
                 if p.done:
-                    if p.error is not None and p.writes and node.poison is None and not node.recover:
-                        node.poison = p
-                    _inherit_events(node, p)
+                    if p.error is not None or p.gpu_event is not None or p.gpu_waits:
+                        _after_done(node, p)
                 else:
                     p.succs.append(node)
                     n += 1
@@ -214,6 +213,42 @@ class Engine:
             node.npending = n
         if n == 0:
             self.dispatch(node)
+
+    def submit_indexed(self, node: Node, first: Node, nodes: list, idx, put, fpreds=None) -> None:
+        """`submit(node, [first] + [nodes[j] for j in idx], fpreds)` without building the list, then
+        `put(node)` when it is ready at once (a trace replay: `idx` are recorded positions, `put` the
+        pre-resolved queue of the node's processor)."""
+        n = 0
+        with self.lock:
+            self.outstanding += 1
+            if first.done:
+                if first.error is not None or first.gpu_event is not None or first.gpu_waits:
+                    _after_done(node, first)
+            else:
+                first.succs.append(node)
+                n = 1
+            for j in idx:
+                p = nodes[j]
+                if p.done:
+                    if p.error is not None or p.gpu_event is not None or p.gpu_waits:
+                        _after_done(node, p)
+                else:
+                    p.succs.append(node)
+                    n += 1
+            if fpreds is not None:
+                for p in fpreds:
+                    if p.done:
+                        if p.error is not None and node.poison is None:
+                            node.poison = p
+                    else:
+                        p.succs.append(node)
+                        n += 1
+            node.npending = n
+        if n == 0:
+            if node.poison is None and not self.cancelled:
+                put(node)
+            else:
+                self.run(node)
 
     def abort(self, node: Node, exc: BaseException) -> None:
         """Complete a node whose launch raised while it was being built (e.g. out of memory), so that
@@ -292,10 +327,12 @@ class Engine:
                 for s in succs:
                     if s.poison is None and not s.recover and (node.writes or _consumes(s, node)):
                         s.poison = node
-            events = node.events_out()
-            for s in succs:
-                if events:
+            ev = node.gpu_event
+            events = [ev] if ev is not None else node.gpu_waits
+            if events:
+                for s in succs:
                     s.gpu_waits = list(events) if s.gpu_waits is None else s.gpu_waits + events
+            for s in succs:
                 s.npending -= 1
                 if s.npending == 0:
                     ready.append(s)
@@ -427,6 +464,13 @@ def resolve_futures(futs, k: int, node: TaskNode) -> list:
 def _consumes(succ: Node, pred: Node) -> bool:
     futs = getattr(succ, "futs", None)
     return futs is not None and any(src is pred for _, src in futs)
+
+
+def _after_done(node: Node, pred: Node) -> None:
+    # `pred` completed before `node` was submitted: a failed writer poisons it, GPU work is waited for
+    if pred.error is not None and pred.writes and node.poison is None and not node.recover:
+        node.poison = pred
+    _inherit_events(node, pred)
 
 
 def _inherit_events(node: Node, pred: Node) -> None:

@@ -10,7 +10,7 @@ can rebuild the point without analysis.
 
 from __future__ import annotations
 
-from runtime.analysis import IN_PLACE, JOIN, FieldState, register
+from runtime.analysis import IN_PLACE, JOIN, FieldState, register, register_read
 from runtime.errors import LaunchError
 from runtime.futures import Future, FutureMap
 from runtime.graph import TaskNode, resolve_futures
@@ -79,7 +79,8 @@ def prepare(task, index: bool, domain, points, args: tuple, tag, machine, cache:
                                   f"launch takes a Region or a Subregion (P[i]). Use index_launch to project "
                                   f"the partition over its colors.")
             cs = r.color_shape
-            ok = cs == domain or (cs[:len(domain)] == domain and all(c == 1 for c in cs[len(domain):]))
+            nd = len(domain)
+            ok = cs == domain or (cs[:nd] == domain and cs[nd:].count(1) == len(cs) - nd)
             if not ok or len(r._subs) != npts:
                 raise LaunchError(f"task '{name}' argument {i}: partition {r.name} has color shape {cs}, which "
                                   f"cannot be projected onto the launch domain {domain}; launch over "
@@ -151,8 +152,14 @@ class Binder:
         engine = self.engine
         nodes = []
         writes = task._writes
+        sysmem = self._sysmem
+        fast_read = rec is None  # RO arguments may take register_read's path (no recording to write)
+        rsel = spec.rsel
+        projected = [(i, r._subs) for i, r in enumerate(rsel) if type(r) is Partition]
         for k, point in enumerate(spec.points):
-            subs = [r if type(r) is not Partition else r._subs[k] for r in spec.rsel]
+            subs = list(rsel)
+            for i, ps in projected:
+                subs[i] = ps[k]
             proc, mems = self._map(spec, point, k, subs)
             node = TaskNode(task, point, proc, task.variants[proc.kind], launch_id)
             node.writes = writes
@@ -165,7 +172,21 @@ class Binder:
             args = list(spec.plain)
             try:
                 for i in range(nreg):
-                    args[i] = self._bind_arg(subs[i], privs[i], mems[i], node, preds, copies, redinit, binds)
+                    sub = subs[i]
+                    region = sub.root
+                    fs = region._fs0
+                    if fs is not None and region._owner is self:  # one field, already adopted
+                        priv = privs[i]
+                        if (fast_read and priv.code == READ_ONLY and fs.epoch is None and mems[i] is sysmem
+                                and not fs.multi and not region.exact_pieces):
+                            # _bind_field's path for a read of the home array, without its branches
+                            register_read(fs, sub, node, preds, False)
+                            view = fs.views.get(sub)
+                            args[i] = view if view is not None else self._physical.fast_view(fs, sub)
+                            continue
+                        args[i] = self._bind_field(fs, sub, priv, mems[i], node, preds, copies, redinit, binds)
+                    else:
+                        args[i] = self._bind_arg(sub, privs[i], mems[i], node, preds, copies, redinit, binds)
             except BaseException as e:
                 engine.abort(node, e)
                 raise
@@ -215,7 +236,9 @@ class Binder:
         if role == JOIN:
             return self._join(fs, sub, priv, mem, node, preds, redinit, binds)
         if mem is self._sysmem and not fs.multi and not (sub.root.exact_pieces and not sub._contiguous):
-            view = self._physical.fast_view(fs, sub)
+            view = fs.views.get(sub)
+            if view is None:
+                view = self._physical.fast_view(fs, sub)
             if role == IN_PLACE:
                 self._start_epoch(fs, node, mem, None)
             if binds is not None:

@@ -20,7 +20,7 @@ from runtime import gpu as _gpu
 from runtime.analysis import FieldState
 from runtime.errors import LaunchError, RuntimeSystemError, TaskError, TraceError
 from runtime.futures import Future, FutureMap, domain_points
-from runtime.graph import BarrierNode, Engine, in_worker
+from runtime.graph import BarrierNode, Engine, _tls
 from runtime.instances import Physical
 from runtime.launching import Binder, prepare
 from runtime.machine import Machine, MemKind, Processor, ProcKind, parse_legion_args
@@ -185,28 +185,29 @@ class Runtime(Binder, Reductions):
     def _issue(self, task, index, domain, points, args, tag):
         if self._closed:
             raise RuntimeSystemError("this Runtime has been shut down; create a new one to launch tasks")
-        if self._issuing or in_worker():
+        if self._issuing or getattr(_tls, "worker", None) is not None:  # in_worker(), inlined
             raise RuntimeSystemError(
                 f"a task body tried to launch '{getattr(task, 'name', task)}' (or fill/read/write): only the "
                 f"program's thread launches. Return a value (a Future) and launch from the program instead.")
         self._issuing = True
         try:
-            return self._issue_now(task, index, domain, points, args, tag)
+            lid = self._next_launch
+            self._next_launch = lid + 1
+            rp = self._replay
+            if rp is not None:  # a replay: the launch is rebuilt from the record
+                nodes = rp.launch(task, index, domain, points, args, tag, lid)
+                if nodes is not None:
+                    self.stats.replayed_points += len(nodes)
+                    self._trace.nodes.extend(nodes)
+                    return nodes
+                self._replay = None
+            return self._issue_now(task, index, domain, points, args, tag, lid)
         finally:
             self._issuing = False
 
-    def _issue_now(self, task, index, domain, points, args, tag):
-        lid = self._next_launch
-        self._next_launch = lid + 1
+    def _issue_now(self, task, index, domain, points, args, tag, lid):
+        """Analyse and issue a launch (recording it when a trace records)."""
         scope = self._trace
-        rp = self._replay
-        if rp is not None:
-            nodes = rp.launch(task, index, domain, points, args, tag, lid)
-            if nodes is not None:
-                self.stats.replayed_points += len(nodes)
-                scope.nodes.extend(nodes)
-                return nodes
-            self._replay = None
         spec = self._prepare(task, index, domain, points, args, tag)
         rec = self._recording
         if rec is not None:
@@ -414,7 +415,7 @@ class Runtime(Binder, Reductions):
         self._close_epochs(self._open_epochs)
         self._trace = scope
         rec = self._traces.get(scope.name)
-        if rec is not None and rec.valid and not rec.still_valid():
+        if rec is not None and rec.valid and not rec.still_valid(self._physical.multi_gen):
             rec = None  # a field it binds as a home view has moved to other memories: record again
         if rec is not None and rec.valid:
             self._replay = Replay(self, rec, scope.strict)
@@ -430,21 +431,24 @@ class Runtime(Binder, Reductions):
                 if body_failed:
                     rp._seal("aborted run")
                 else:
-                    rp.finish()
+                    scope.exit = rp.finish()
             elif rec is not None:
                 self._close_epochs([fs for fs in rec.touched if fs.epoch is not None])
                 if not body_failed:
-                    rec.seal()
+                    rec.seal(self.executor.putter)
                     self._traces[scope.name] = rec
         finally:
             self._trace = self._recording = self._replay = None
         if scope.wait and not body_failed:
-            self._raise_first_failure(scope.nodes)
+            self._raise_first_failure(scope.nodes, scope.exit)
 
-    def _raise_first_failure(self, nodes) -> None:
+    def _raise_first_failure(self, nodes, gate=None) -> None:
+        """Wait for `nodes` (for `gate`, when given: a barrier after all of them), then raise the first
+        failure among them."""
         engine = self.engine
-        gate = BarrierNode("trace end")
-        engine.submit(gate, nodes)
+        if gate is None:
+            gate = BarrierNode("trace end")
+            engine.submit(gate, nodes)
         engine.wait(gate)
         for n in nodes:
             if n.error is not None:

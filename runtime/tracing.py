@@ -7,9 +7,20 @@ when it matches, rebuild the point from the record: the mapping and the in-trace
 the plain arguments and futures are this run's, and only fields that live outside the home array go
 through the instance manager again (copies depend on where the data is now).
 
+A sealed record is a flat, pre-resolved schedule: per point its processor's queue (resolved once from
+the executor), its region arguments when they are constant views (most are: home arrays and persistent
+reduction buffers), and its dependences as integer positions. Replaying such a point is: make the node,
+concatenate the constant views with this run's plain arguments, count its unfinished predecessors by
+position under the engine lock, and put it on its queue when none is left (`Engine.submit_indexed`).
+Only points with something to bind again (accumulators to initialise, instances outside SYSTEM memory)
+take the general path. The records and their templates are in trace_record.py; this module replays
+them and owns the `rtm.trace` scope.
+
 Boundaries: a replay starts behind an entry barrier that waits for every pending user of the fields
 the trace touches, and ends with an exit barrier that becomes those fields' only user, so whatever
-follows is ordered after the whole trace. Reduction epochs are closed at both boundaries, so a
+follows is ordered after the whole trace (it waits for the recorded sinks, which every node precedes,
+and for every writer, so a failed writer still keeps later readers of its data from running; a replay
+that ends early waits for all its nodes). Reduction epochs are closed at both boundaries, so a
 recording never joins an epoch opened outside it.
 
 A launch that differs from the record (or a trace that ends early or runs long) is a mismatch: the
@@ -25,203 +36,15 @@ import logging
 from runtime import analysis
 from runtime.analysis import IN_PLACE
 from runtime.errors import TraceError
-from runtime.futures import Future, FutureMap
 from runtime.geometry import box_slices
 from runtime.graph import BarrierNode, FoldNode, TaskNode, resolve_futures
 from runtime.privileges import RW
-from runtime.regions import Partition, Region, Subregion
-from runtime.tasks import Fields, _Point
+from runtime.tasks import Fields
+from runtime.trace_record import FoldTemplate, LaunchTemplate, PointTemplate, TraceRecord
+
+__all__ = ["FoldTemplate", "LaunchTemplate", "PointTemplate", "Replay", "TraceRecord", "TraceScope"]
 
 log = logging.getLogger("runtime")
-
-_SPECIAL = frozenset({Future, FutureMap, Region, Subregion, Partition, _Point})
-
-
-class PointTemplate:
-    __slots__ = ("point", "proc", "body", "binds", "preds", "writes", "recover", "views", "dyn", "prefolds")
-
-    def __init__(self, point, proc, body, binds, preds, writes, recover, prefolds):
-        self.point = point
-        self.proc = proc
-        self.body = body
-        self.binds = binds
-        self.preds = preds
-        self.writes = writes
-        self.recover = recover
-        self.prefolds = prefolds  # folds of epochs this point ended, recreated just before it
-        # views of home arrays and reduction buffers kept from the recording are reused as they are;
-        # only the rest (`dyn`: accumulators to initialise, instances outside SYSTEM memory) is bound
-        # again on replay
-        self.views = [_constant(b) for b in binds]
-        self.dyn = tuple((i, b) for i, (b, v) in enumerate(zip(binds, self.views, strict=True)) if v is None)
-
-
-def _constant(b):
-    kind = b[0]
-    if kind == "fast":
-        return b[5]
-    if kind == "join_fast" and b[6] is None:
-        return b[5]
-    if kind == "fields":
-        vals = [_constant(fb) for fb in b[2]]
-        if all(v is not None for v in vals):
-            return Fields(dict(zip(b[1], vals, strict=True)))
-    return None
-
-
-class FoldTemplate:
-    """A fold recorded where an epoch ended: which accumulator, after which nodes."""
-
-    __slots__ = ("aid", "fn", "lock", "preds", "fs", "sub", "op", "first")
-
-    def __init__(self, aid, fn, lock, preds, fs, sub, op, first):
-        self.aid = aid
-        self.fn = fn          # the persistent fold (fast path), or None: rebuilt per replay
-        self.lock = lock
-        self.preds = preds
-        self.fs = fs
-        self.sub = sub
-        self.op = op
-        self.first = first    # trace position of the epoch's first reducer
-
-
-class LaunchTemplate:
-    __slots__ = ("task", "index", "domain", "rsel", "kinds", "tag", "points", "nargs", "nreg", "vpos", "fpos",
-                 "ppos")
-
-    def __init__(self, spec):
-        self.task = spec.task
-        self.index = spec.index
-        self.domain = spec.domain
-        self.rsel = spec.rsel
-        self.kinds = spec.kinds
-        self.tag = spec.tag
-        self.points: list[PointTemplate] = []
-        self.nreg = len(spec.rsel)
-        self.nargs = self.nreg + len(spec.kinds)
-        self.vpos = tuple(self.nreg + j for j, k in enumerate(spec.kinds) if k == "V")
-        self.fpos = tuple((self.nreg + j, k == "M") for j, k in enumerate(spec.kinds) if k in "FM")
-        self.ppos = tuple(self.nreg + j for j, k in enumerate(spec.kinds) if k == "P") or None
-
-    def quick_match(self, task, index, domain, args, tag):
-        """(futs, point_pos) when `args` is this launch again, else None (then ask `difference`)."""
-        if task is not self.task or index is not self.index or len(args) != self.nargs or tag is not self.tag:
-            return None
-        if domain != self.domain:
-            return None
-        rsel = self.rsel
-        for i in range(self.nreg):
-            if args[i] is not rsel[i]:
-                return None
-        for j in self.vpos:
-            if type(args[j]) in _SPECIAL:
-                return None
-        futs = None
-        if self.fpos:
-            futs = []
-            for j, is_map in self.fpos:
-                a = args[j]
-                if type(a) is not (FutureMap if is_map else Future):
-                    return None
-                if is_map and len(a._nodes) != len(self.points):
-                    return None
-                futs.append((j, a, is_map))
-        return futs, self.ppos
-
-    def difference(self, spec) -> str | None:
-        """Why `spec` is not this launch (None when it is)."""
-        if spec.task is not self.task:
-            return f"task '{spec.task.name}' instead of '{self.task.name}'"
-        if spec.index != self.index or spec.domain != self.domain:
-            return f"domain {spec.domain if spec.index else 'single'} instead of " \
-                   f"{self.domain if self.index else 'single'}"
-        rs, mine = spec.rsel, self.rsel
-        if len(rs) != len(mine) or any(a is not b for a, b in zip(rs, mine, strict=True)):
-            return (f"region arguments {[getattr(r, 'name', r) for r in rs]} instead of "
-                    f"{[getattr(r, 'name', r) for r in mine]}")
-        if spec.kinds != self.kinds:
-            return f"plain argument kinds {spec.kinds} instead of {self.kinds}"
-        tag = spec.tag
-        if tag is not self.tag:
-            try:
-                same = bool(tag == self.tag)
-            except Exception:  # noqa: BLE001 - a tag's __eq__ may do anything
-                same = False
-            if not same:
-                return f"tag {tag!r} instead of {self.tag!r}"
-        return None
-
-
-class TraceRecord:
-    """The recorded launches of one trace name."""
-
-    def __init__(self, name: str):
-        self.name = name
-        self.launches: list[LaunchTemplate] = []
-        self.nodes: list | None = []
-        self.touched: dict = {}       # FieldState -> whether it had left SYSTEM memory when first touched
-        self.valid = False
-        self.n_accs = 0
-        self.pending_folds: list = []
-        self.end_folds: list = []
-        self.fold_of: dict = {}       # accumulator id -> its FoldTemplate
-
-    def touch(self, fs) -> None:
-        if fs not in self.touched:
-            self.touched[fs] = fs.multi
-
-    def still_valid(self) -> bool:
-        """A field that left SYSTEM memory since it was first touched invalidates the fast bindings."""
-        return all(fs.multi == was for fs, was in self.touched.items())
-
-    def new_accumulator(self) -> int:
-        self.n_accs += 1
-        return self.n_accs - 1
-
-    def begin_launch(self, spec) -> None:
-        self.launches.append(LaunchTemplate(spec))
-
-    def _inside(self, preds, node=None) -> tuple:
-        """Trace positions of the nodes in `preds` that belong to this recording."""
-        nodes = self.nodes
-        n = len(nodes)
-        return tuple(sorted({p.tpos for p in preds if p is not node and 0 <= p.tpos < n and nodes[p.tpos] is p}))
-
-    def add_fold(self, fold, preds, acc, fs, ep) -> None:
-        fold.tpos = len(self.nodes)
-        self.nodes.append(fold)
-        first = ep.first.tpos
-        ft = FoldTemplate(acc.aid, acc.fold if acc.fast else None, ep.lock, self._inside(preds), fs, ep.sub,
-                          ep.op, first)
-        self.pending_folds.append(ft)
-        self.fold_of[acc.aid] = ft
-
-    def add_point(self, node, preds, binds) -> None:
-        node.tpos = len(self.nodes)
-        self.nodes.append(node)
-        prefolds, self.pending_folds = self.pending_folds, []
-        self.launches[-1].points.append(PointTemplate(
-            node.point, node.proc, node.body, _freeze(binds), self._inside(preds, node), node.writes,
-            node.recover, tuple(prefolds)))
-
-    def seal(self) -> None:
-        self.end_folds, self.pending_folds = self.pending_folds, []
-        self.nodes = None
-        self.valid = True
-
-
-def _freeze(binds):
-    """Replace node references in bindings by trace positions."""
-    out = []
-    for b in binds:
-        kind = b[0]
-        if kind == "fields":
-            out.append(("fields", b[1], _freeze(b[2])))
-        elif kind == "join_slow":
-            out.append(b[:7] + (b[7].tpos,) + b[8:])
-        else:
-            out.append(b)
-    return out
 
 
 class Replay:
@@ -261,15 +84,31 @@ class Replay:
         nodes = self.nodes
         entry = self.entry
         out = []
+        plain = args[lt.nreg:]
         for i, pt in enumerate(lt.points):
             if pt.prefolds:
                 for ft in pt.prefolds:
-                    self._fold(ft, [nodes[j] for j in ft.preds])
+                    self._fold(ft)
             node = TaskNode(task, pt.point, pt.proc, pt.body, launch_id)
             node.writes = pt.writes
             node.recover = pt.recover
             node.tpos = len(nodes)
             nodes.append(node)
+            fixed = pt.fixed
+            if fixed is not None and pt.put is not None:
+                # the flat path: pre-resolved arguments, recorded dependences by position, known queue
+                if point_pos is None:
+                    node.args = fixed + plain
+                else:
+                    args_i = list(fixed)
+                    args_i += plain
+                    for j in point_pos:
+                        args_i[j] = pt.point
+                    node.args = args_i
+                engine.submit_indexed(node, entry, nodes, pt.preds, pt.put,
+                                      resolve_futures(futs, i, node) if futs is not None else None)
+                out.append(node)
+                continue
             preds = [entry]
             for j in pt.preds:
                 preds.append(nodes[j])
@@ -331,7 +170,8 @@ class Replay:
             return buf
         return buf[box_slices(sub.box, ep_sub.box[0])]
 
-    def _fold(self, ft: FoldTemplate, preds) -> None:
+    def _fold(self, ft: FoldTemplate, preds=None) -> None:
+        """Recreate a recorded fold after its recorded predecessors (after `preds` when given)."""
         fn = ft.fn
         if fn is None:
             buf, release, mem = self.accs.pop(ft.aid)
@@ -341,29 +181,40 @@ class Replay:
             def fn():
                 inner()
                 release()
-        owner = next((p for p in reversed(preds) if isinstance(p, TaskNode)), None)
+        nodes = self.nodes
+        if preds is None:
+            owner = nodes[ft.owner] if ft.owner is not None else None
+        else:
+            owner = next((p for p in reversed(preds) if isinstance(p, TaskNode)), None)
         fold = FoldNode(fn, ft.lock, owner)
-        fold.tpos = len(self.nodes)
-        self.nodes.append(fold)
-        self.open_accs.pop(ft.aid, None)
-        self.rt.engine.submit(fold, preds + [self.entry])
+        fold.tpos = len(nodes)
+        nodes.append(fold)
+        if self.open_accs:
+            self.open_accs.pop(ft.aid, None)
+        engine = self.rt.engine
+        if preds is None:
+            engine.submit_indexed(fold, self.entry, nodes, ft.preds, engine.dispatch)
+        else:
+            engine.submit(fold, preds + [self.entry])
         self.rt.stats.folds += 1
 
-    def _seal(self, label: str) -> None:
-        """Make the nodes replayed so far the only user of every touched field."""
+    def _seal(self, label: str, preds=None):
+        """Make the nodes replayed so far (or `preds`, which every one of them precedes) the only user
+        of every touched field; returns the barrier."""
         if not self.active:
-            return
+            return None
         for ft in list(self.open_accs.values()):  # accumulators whose recorded fold lies ahead
             if ft is not None:
                 self._fold(ft, list(self.nodes))
         rt = self.rt
         barrier = BarrierNode(f"trace '{self.rec.name}' {label}")
-        rt.engine.submit(barrier, self.nodes + [self.entry])
-        for fs in self.rec.touched:
-            fs.users = [(barrier, fs.region, RW)]
+        rt.engine.submit(barrier, (self.nodes if preds is None else preds) + [self.entry])
+        for fs, region in self.rec.resets:
+            fs.users = [(barrier, region, RW)]
             fs.readers = []
             fs.epoch = None
         self.active = False
+        return barrier
 
     def mismatch(self, why: str) -> None:
         rt = self.rt
@@ -377,14 +228,23 @@ class Replay:
             raise TraceError(msg + ". (strict=True: make every run of the trace issue the same launches.)")
         log.warning(msg)
 
-    def finish(self) -> None:
-        if self.pos != len(self.rec.launches):
-            self.mismatch(f"its end: {self.pos} of {len(self.rec.launches)} recorded launches were issued")
-            return
-        for ft in self.rec.end_folds:
-            self._fold(ft, [self.nodes[j] for j in ft.preds])
-        self._seal("exit")
+    def finish(self):
+        """End a replay; returns the exit barrier, after every replayed node (None after a mismatch)."""
+        rec = self.rec
+        if self.pos != len(rec.launches):
+            self.mismatch(f"its end: {self.pos} of {len(rec.launches)} recorded launches were issued")
+            return None
+        nodes = self.nodes
+        for ft in rec.end_folds:
+            self._fold(ft)
+        preds = None
+        if not self.open_accs and len(nodes) >= rec.n_recorded:
+            # the recorded sinks and writers (see TraceRecord.seal) and whatever came after them
+            preds = [nodes[j] for j in rec.exits]
+            preds.extend(nodes[rec.n_recorded:])
+        barrier = self._seal("exit", preds)
         self.rt.stats.replayed_traces += 1
+        return barrier
 
 
 class TraceScope:
@@ -397,6 +257,7 @@ class TraceScope:
         self.strict = strict
         self.nodes: list = []
         self.replayed = False
+        self.exit = None  # a full replay's exit barrier (after all of `nodes`)
 
     def __enter__(self):
         self.rt._begin_trace(self)

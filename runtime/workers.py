@@ -100,6 +100,11 @@ class ThreadedExecutor:
     def enqueue(self, node) -> None:
         self._put[node.proc.uid](node)
 
+    def putter(self, proc):
+        """The callable that enqueues a ready node on `proc` (trace replays resolve it once): it must do
+        exactly what `enqueue` does for a node of `proc`."""
+        return self._put[proc.uid]
+
     def _loop(self, proc, q) -> None:
         graph._tls.worker = proc
         try:
@@ -164,6 +169,10 @@ class SequentialExecutor:
             raise
         finally:
             self._draining = False
+
+    def putter(self, proc):
+        """The callable that enqueues a ready node on `proc` (trace replays resolve it once)."""
+        return self.enqueue
 
     def shutdown(self, timeout: float | None = None) -> bool:
         self._queue.clear()
