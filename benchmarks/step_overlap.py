@@ -1,6 +1,6 @@
 """Training steps per second of `fit` with the step overlap on and off (execution/overlap.py), one process.
 
-    python benchmarks/step_overlap.py [--rounds 5] [--steps 300] [--batch 64] [--verbose 0]
+    python benchmarks/step_overlap.py [--rounds 5] [--steps 300] [--batch 64] [--verbose 0] [--degree 1]
 
 The MNIST-shaped MLP (784-512-512-10, Adam, `metrics=["accuracy"]`, synthetic data) is warmed up with one
 fit (the strategy is chosen, the traces recorded), then timed fits alternate overlap on
@@ -28,9 +28,15 @@ def main(argv=None) -> None:
     ap.add_argument("--steps", type=int, default=300, help="steps per timed fit")
     ap.add_argument("--batch", type=int, default=64)
     ap.add_argument("--verbose", type=int, default=0, help="fit(verbose=...) of the timed fits")
+    ap.add_argument("--degree", type=int, default=1,
+                    help="data-parallel degree (fixed, so that a strategy search under load does not differ "
+                         "between runs; 0: let fit choose)")
     args, _ = ap.parse_known_args(argv)
 
     import flexflow_keras as keras
+
+    if args.degree:
+        keras.config.set(data_parallel_degree=args.degree)
 
     k = keras
     model = k.Sequential([k.Input(shape=(784,)), k.layers.Dense(512, activation="relu"),
