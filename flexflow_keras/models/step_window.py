@@ -58,7 +58,10 @@ def _declares_demand(cb) -> bool:
 
 
 def acts_per_batch(cb) -> bool:
-    """True when `cb` overrides a batch hook without declaring when it needs the batch's logs."""
+    """True when `cb` overrides a batch hook without declaring when it needs the batch's logs (a hook set
+    on the instance, as `LambdaCallback(on_train_batch_end=...)` does, counts)."""
+    if any(h in vars(cb) for h in _BATCH_HOOKS):
+        return True
     overrides = any(getattr(type(cb), h) is not getattr(Callback, h) for h in _BATCH_HOOKS)
     return overrides and not _declares_demand(cb)
 

@@ -131,6 +131,14 @@ def test_a_batch_callback_gets_every_batchs_own_logs(monkeypatch, initial_weight
     assert len({logs["loss"] for _, logs in on.seen}) == 20  # each batch's running mean, none repeated
 
 
+def test_a_lambda_callbacks_batch_hook_gets_every_batchs_own_logs(monkeypatch, initial_weights):
+    seen = {True: [], False: []}
+    for overlap in (True, False):
+        hook = keras.callbacks.LambdaCallback(on_train_batch_end=lambda b, logs, s=seen[overlap]: s.append(logs))
+        _fit(monkeypatch, overlap, initial_weights, callbacks=[hook], epochs=1)
+    assert len(seen[True]) == 10 and seen[True] == seen[False]
+
+
 def test_print_frequency_lines_show_the_values_of_the_synchronous_loop(monkeypatch, initial_weights):
     def lines(overlap):
         out = io.StringIO()
@@ -163,6 +171,8 @@ def test_which_callbacks_need_every_batch():
     assert passive(plain) and not LogDemand(plain, every_batch=False).every_batch
     assert not passive(keras.callbacks.CallbackList([Counting()]))
     assert not passive(keras.callbacks.CallbackList([_BatchLogs()]))
+    assert not passive(keras.callbacks.CallbackList([keras.callbacks.LambdaCallback(on_batch_end=print)]))
+    assert passive(keras.callbacks.CallbackList([keras.callbacks.LambdaCallback(on_epoch_end=print)]))
     assert passive(keras.callbacks.CallbackList([keras.callbacks.ModelCheckpoint("m.weights.h5",
                                                                                  save_weights_only=True)]))
 
