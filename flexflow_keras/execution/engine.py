@@ -212,10 +212,12 @@ class Engine:
         prog, fm, pen, nodes = handle
         try:
             penalty = sum(float(v) for fmap in pen for v in fmap.get())
-            return self._collect(prog, fm) + (penalty,)
+            got = self._collect(prog, fm) + (penalty,)
         except TaskError:
             overlap.raise_first_failure(self.rtm, nodes)  # the root failure, with its processor
             raise
+        overlap.check_step(self.rtm, nodes)  # a failed task the results do not depend on
+        return got
 
     def eval_step(self, sources, rows: np.ndarray, seed: int = 0):
         """Forward in inference mode with losses and metrics. Returns (loss per output, metric stats)."""

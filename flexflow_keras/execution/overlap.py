@@ -14,7 +14,8 @@ to rule the overlap out when chasing a problem). It is read at each `fit`.
 
 A step issued without waiting reports a failing task when its results are read: `raise_first_failure`
 then waits for the whole step and raises the first failure among its tasks in issue order (the root
-failure, with its task, point and processor), exactly what a waiting trace raises at its end.
+failure, with its task, point and processor), exactly what a waiting trace raises at its end; and
+`check_step` does the same for a failed task whose result the read does not depend on.
 """
 
 from __future__ import annotations
@@ -29,6 +30,14 @@ ENV_VAR = "FF_STEP_OVERLAP"
 def enabled() -> bool:
     """Whether training steps are issued without waiting (``FF_STEP_OVERLAP`` unset, or not 0/false/off)."""
     return os.environ.get(ENV_VAR, "1").strip().lower() not in ("0", "false", "off", "no")
+
+
+def check_step(rtm, nodes) -> None:
+    """After a step's results were read: when some task failed that nobody was told about (one whose
+    result the read does not depend on, e.g. a BatchNormalization's moving-statistics update), raise
+    the step's first failure (`raise_first_failure`). One list check when nothing failed."""
+    if nodes and rtm.engine.failures:
+        raise_first_failure(rtm, nodes)
 
 
 def raise_first_failure(rtm, nodes) -> None:

@@ -196,6 +196,60 @@ def test_a_kernel_failing_mid_epoch_raises_its_error(monkeypatch, initial_weight
     assert isinstance(err.__cause__, FloatingPointError)
 
 
+def test_a_failing_state_update_surfaces_mid_epoch(monkeypatch, initial_weights):
+    import kernels.batchnorm as kbn
+
+    real, calls = kbn.moving_average_update, [0]
+
+    def flaky(*args, **kwargs):
+        calls[0] += 1
+        if calls[0] > 8:  # mean and variance a step: the 5th step's moving-statistics update fails
+            raise FloatingPointError("moving average overflow")
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(kbn, "moving_average_update", flaky)
+    monkeypatch.setenv("FF_STEP_OVERLAP", "1")
+    model = keras.Sequential([keras.Input((12,)), keras.layers.Dense(8), keras.layers.BatchNormalization(),
+                              keras.layers.Dense(4, activation="softmax")])
+    model.compile("sgd", "sparse_categorical_crossentropy")
+    x, y, _ = _data()
+    with pytest.raises(TaskError, match="moving average overflow") as info:
+        model.fit(x, y, batch_size=BATCH, epochs=1, verbose=0)  # 13 steps
+    err = info.value
+    assert err.task == err.failed_task and "update_state" in err.failed_task
+    assert int(model.optimizer.iterations) < 13  # raised when a later step was read, not at the end
+
+
+def test_check_step_raises_a_failed_task_that_no_read_depends_on():
+    import runtime as rt
+    from flexflow_keras.execution import overlap
+
+    @rt.task(privileges=[rt.RW])
+    def inc(x):
+        x += 1
+        return float(x.sum())
+
+    @rt.task(privileges=[rt.RW])
+    def broken(x):
+        raise ZeroDivisionError("unread task failed")
+
+    with rt.Runtime(rt.Machine(cpus=2)) as rtm:
+        a, b = rt.Region((3,), np.float64), rt.Region((3,), np.float64)
+        rtm.fill(a, 0.0)
+        rtm.fill(b, 0.0)
+        for step in range(2):
+            with rtm.trace(f"step{step}", wait=False) as scope:
+                read = rtm.launch(inc, a)
+                if step == 1:
+                    rtm.launch(broken, b)
+            assert read.get() == 3.0 * (step + 1)  # the value read does not depend on the failed task
+            if step == 0:
+                overlap.check_step(rtm, scope.nodes)  # nothing failed: returns
+        with pytest.raises(TaskError, match="unread task failed") as info:
+            overlap.check_step(rtm, scope.nodes)
+        assert info.value.failed_task == "broken"
+
+
 class _StopAt(keras.callbacks.Callback):
     def __init__(self, batch=None, epoch=None):
         super().__init__()
