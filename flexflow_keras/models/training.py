@@ -3,7 +3,8 @@
 `Model` inherits `Trainer`. The loop normalises and checks the data, resolves the command line
 (`-e/-b/-p/-d` win over the script's arguments, and the log says so), builds an `execution.Engine` for
 the model's training graph, and drives epochs and steps with Keras 3 semantics: per-batch logs are the
-running means of the epoch, the loss is weighted by batch size, callbacks see every hook.
+running means of the epoch, the loss is weighted by batch size, callbacks see every hook. Training steps
+are issued without waiting and read only where a value is needed (models/step_window.py).
 """
 
 from __future__ import annotations
