@@ -56,6 +56,11 @@ class ModelCheckpoint(MonitorCallback):
     def on_epoch_begin(self, epoch, logs=None):
         self._current_epoch = epoch
 
+    def needs_batch_logs(self, batch) -> bool:
+        """fit reads the batch's logs for this callback only with a batch `save_freq` (so saving every
+        epoch lets fit keep steps in flight: models/step_window.py)."""
+        return self.save_freq != "epoch"
+
     def on_train_batch_end(self, batch, logs=None):
         if self.save_freq == "epoch":
             return

@@ -256,6 +256,14 @@ class ProgbarLogger(Callback):
         if self.verbose and self.epochs > 1:
             self.writer.line(f"Epoch {epoch + 1}/{self.epochs}")
 
+    def needs_batch_logs(self, batch) -> bool:
+        """Whether the bar will show this training batch's values (verbose=1 on a terminal, once its
+        redraw interval has passed); fit reads a step's results only where someone does."""
+        bar = self.progbar
+        if self.verbose != 1 or (bar is not None and not bar.dynamic):
+            return False
+        return bar is None or time.time() - bar._last_update >= bar.interval
+
     def on_train_batch_end(self, batch, logs=None):
         self._update(batch, logs)
 
@@ -361,6 +369,14 @@ class FlexFlowLogger(Callback):
         if self.samples_per_epoch and bs:
             return int(max(0, min(bs, self.samples_per_epoch - batch * bs)))
         return int(bs)
+
+    def needs_batch_logs(self, batch) -> bool:
+        """Whether this training batch gets a line (every `print_freq` iterations, or after a slow step);
+        fit reads a step's results only where someone does."""
+        if not self._show:
+            return False
+        return ((self.iteration + 1) % self.print_freq == 0 or
+                time.perf_counter() - self._t_last >= SLOW_STEP_SECONDS)
 
     def on_train_batch_end(self, batch, logs=None):
         self.iteration += 1

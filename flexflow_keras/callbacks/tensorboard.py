@@ -113,7 +113,7 @@ class TensorBoard(Callback):
 
     def __new__(cls, *args, **kwargs):
         # Batch hooks only when batch scalars are written: a callback without them lets fit issue the next
-        # step before the previous one's logs are handed out (training.py's _passive)
+        # step before the previous one's logs are handed out (models/step_window.py's passive)
         freq = kwargs.get("update_freq", args[5] if len(args) > 5 else "epoch")
         if cls is TensorBoard and freq != "epoch":
             cls = _BatchTensorBoard

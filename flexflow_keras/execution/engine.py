@@ -19,7 +19,7 @@ from collections.abc import Callable, Sequence
 import numpy as np
 
 from flexflow_keras import config as _config
-from flexflow_keras.execution import choice, distributed, spanning
+from flexflow_keras.execution import choice, distributed, overlap, spanning
 from flexflow_keras.execution.context import get_runtime
 from flexflow_keras.execution.step import StepProgram
 from flexflow_keras.execution.store import BatchStore, WeightStore
@@ -28,7 +28,7 @@ from flexflow_keras.ops.gradients import plan_gradients
 from flexflow_keras.ops.graph import OpGraph, Variable
 from flexflow_keras.ops.naming import node_names
 from flexflow_keras.ops.strategy import Strategy, check_strategy, complete, devices_used
-from runtime import ProcKind
+from runtime import ProcKind, TaskError
 
 log = logging.getLogger("flexflow_keras")
 _serial = itertools.count()
@@ -189,12 +189,13 @@ class Engine:
     # --- steps ----------------------------------------------------------------------------------------------
     def train_step(self, sources, rows: np.ndarray, step: int, seed: int):
         """One training step on `rows` of `sources`. Returns (loss per output, metric stats, penalty)."""
-        return self.collect_train(self.issue_train(sources, rows, step, seed))
+        return self.collect_train(self.issue_train(sources, rows, step, seed, wait=not overlap.enabled()))
 
-    def issue_train(self, sources, rows: np.ndarray, step: int, seed: int):
-        """Issue one training step without waiting for it; `collect_train` gives its results. The
-        training loop issues step k+1 before collecting step k, so the processors never wait for the
-        host's bookkeeping; the runtime orders the steps by their privileges."""
+    def issue_train(self, sources, rows: np.ndarray, step: int, seed: int, wait: bool = False):
+        """Issue one training step; `collect_train` gives its results. Without `wait` the host returns as
+        soon as the step is issued (execution/overlap.py), so it issues the next step while the
+        processors run this one; the runtime orders the steps by their privileges. `wait=True`: the
+        step's tasks have finished when this returns (a failure raises here)."""
         mine = None if self.spanning else distributed.shard_rows(rows)  # under MPI: this rank's shard of the global batch
         local = rows if mine is None else mine
         self.prepare_strategy(sources, local, seed)
@@ -202,10 +203,10 @@ class Engine:
         iteration = int(opt.iterations)
         lr = float(opt.learning_rate_at(iteration))
         prog = self.program("train", len(local), len(rows), mine is not None)
-        fm, pen = prog.run(sources, local, step, seed, iteration, lr)
+        fm, pen = prog.run(sources, local, step, seed, iteration, lr, wait=wait)
         opt.iterations = iteration + 1
         self._dirty = True
-        return prog, fm, pen
+        return prog, fm, pen, prog.last_nodes
 
     def prepare_strategy(self, sources, rows: np.ndarray, seed: int) -> Strategy:
         """Choose the training strategy now if none is set (see execution/choice.py)."""
@@ -215,9 +216,17 @@ class Engine:
         return self.strategy
 
     def collect_train(self, handle):
-        prog, fm, pen = handle
-        penalty = sum(float(v) for fmap in pen for v in fmap.get())
-        return self._collect(prog, fm) + (penalty,)
+        """(loss per output, metric stats, penalty) of a step `issue_train` issued (waits for them). A
+        failed step raises its first failing task's error, as a waiting step does."""
+        prog, fm, pen, nodes = handle
+        try:
+            penalty = sum(float(v) for fmap in pen for v in fmap.get())
+            got = self._collect(prog, fm) + (penalty,)
+        except TaskError:
+            overlap.raise_first_failure(self.rtm, nodes)  # the root failure, with its processor
+            raise
+        overlap.check_step(self.rtm, nodes)  # a failed task the results do not depend on
+        return got
 
     def eval_step(self, sources, rows: np.ndarray, seed: int = 0):
         """Forward in inference mode with losses and metrics. Returns (loss per output, metric stats)."""

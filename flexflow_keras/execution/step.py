@@ -9,7 +9,9 @@ is split into partial results. The runtime derives every dependence and brings t
 consumer reads a tensor in another layout than its producer wrote it.
 
 `run` issues the launches inside `rtm.trace(...)`: the first step records the dependence graph and the
-mapping, and every later step with the same batch size and strategy replays it.
+mapping, and every later step with the same batch size and strategy replays it. A training step in
+`fit` is issued without waiting for it (`wait=False`; the loop reads its results later, see
+execution/overlap.py); evaluation, prediction and the strategy search's measurements wait.
 """
 
 from __future__ import annotations
@@ -313,12 +315,16 @@ class StepProgram:
         self.updates.setdefault(self._last_writer[v.uid], []).append(
             (self._update_task([v]), dom, args, tuple(procs)))
 
-    def run(self, sources, rows, step: int, seed: int, iteration: int = 0, lr: float = 0.0):
-        """Issue one step. Returns (metrics FutureMap or None, the update launches' penalty FutureMaps)."""
+    def run(self, sources, rows, step: int, seed: int, iteration: int = 0, lr: float = 0.0, wait: bool = True):
+        """Issue one step. Returns (metrics FutureMap or None, the update launches' penalty FutureMaps).
+
+        `wait=False` returns as soon as the step is issued (a training step the loop collects later:
+        execution/overlap.py); `last_nodes` then holds the step's task nodes, whose first failure
+        `overlap.raise_first_failure` raises when a read of its results fails."""
         rtm, gb = self.engine.rtm, self.global_batch
         fm, pen = None, []
         training = self.mode == "train"
-        with rtm.trace(self.trace_name):
+        with rtm.trace(self.trace_name, wait=wait) as scope:
             # kept: a loader pipeline refills the ring slot `sources` came from only after this read
             self.last_loader = rtm.index_launch(self.loader, (self.io_degree,), *self.loader_args, sources, rows,
                                                 self.seed_scales, self.ranges, POINT)
@@ -350,6 +356,7 @@ class StepProgram:
                                                 tag=tuple(self._here(p) for p in procs)))
             if self.metrics is not None:
                 fm = rtm.index_launch(self.metrics[0], (self.io_degree,), *self.metrics[1])
+        self.last_nodes = None if wait else scope.nodes
         return fm, pen
 
     def _tiles(self, lay) -> dict:

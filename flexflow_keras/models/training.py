@@ -3,7 +3,8 @@
 `Model` inherits `Trainer`. The loop normalises and checks the data, resolves the command line
 (`-e/-b/-p/-d` win over the script's arguments, and the log says so), builds an `execution.Engine` for
 the model's training graph, and drives epochs and steps with Keras 3 semantics: per-batch logs are the
-running means of the epoch, the loss is weighted by batch size, callbacks see every hook.
+running means of the epoch, the loss is weighted by batch size, callbacks see every hook. Training steps
+are issued without waiting and read only where a value is needed (models/step_window.py).
 """
 
 from __future__ import annotations
@@ -18,8 +19,10 @@ import numpy as np
 from flexflow_keras import config as _config
 from flexflow_keras.data import provenance
 from flexflow_keras.errors import DataError
+from flexflow_keras.execution import overlap as _overlap
 from flexflow_keras.execution import simulator_notice
 from flexflow_keras.models import custom_training, sample_weights
+from flexflow_keras.models.step_window import IN_FLIGHT, LogDemand, StepWindow, passive
 from flexflow_keras.models.training_feeds import (
     ArrayFeed,
     evaluate_stream,
@@ -327,7 +330,7 @@ class Trainer:
         if verbose:
             cbs.append_flexflow_logger(_config.get().print_freq, batch_size)
         running = RunningMeans(self._loss_names, self._metric_objects)
-        pipelined = _passive(cbs)
+        pipelined = passive(cbs)
         self.stop_training = False
         t_start = time.perf_counter()
         epoch_logs: dict = {}
@@ -358,6 +361,10 @@ class Trainer:
         samples = 0
         epoch_logs: dict = {}
         feed.final_epoch = epochs - 1
+        # steps are issued without waiting and read where a value is needed (models/step_window.py)
+        overlap = _overlap.enabled()
+        window = StepWindow(engine, running, self._loss_weights, IN_FLIGHT if overlap and pipelined else 0)
+        demand = LogDemand(cbs, every_batch=not (overlap and pipelined))
         for epoch in range(initial_epoch, epochs):
             running.reset()
             cbs.on_epoch_begin(epoch)
@@ -366,40 +373,32 @@ class Trainer:
             feed.start_epoch(epoch)
             t_epoch = time.perf_counter()
             logs: dict = {}
-
-            def finish(done) -> None:
-                nonlocal logs
-                pb, size, handle = done
-                losses, stats, penalty = engine.collect_train(handle)
-                running.add(size, losses, self._loss_weights, penalty, stats)
-                logs = running.logs()
-                cbs.on_train_batch_end(pb, logs)
-
-            pending = None  # with pipelining: the step issued but not yet collected
+            window.start_epoch()
             for b in range(steps):
-                if pending is not None and not feed.ready(b):
-                    finish(pending)  # the data is late: what follows is time no step runs
-                    pending = None
+                if len(window) and not feed.ready(b):
+                    window.drain()  # the data is late: what follows is time no step runs
                 got = feed.take(b)
                 if got is None:
                     break
                 _interrupts.at(epoch, b)
                 sources, rows = got
                 cbs.on_train_batch_begin(b)
-                issued = (b, len(rows), engine.issue_train(sources, rows, step_no, seed))
-                feed.consumed(b, getattr(issued[2][0], "last_loader", None))
+                handle = engine.issue_train(sources, rows, step_no, seed, wait=not overlap)
+                feed.consumed(b, getattr(handle[0], "last_loader", None))
                 step_no += 1
                 samples += len(rows)
-                if pipelined:
-                    if pending is not None:
-                        finish(pending)
-                    pending = issued
+                window.push(len(rows), handle)
+                if demand.due(b):
+                    window.drain()
+                    logs = running.logs()
                 else:
-                    finish(issued)
+                    window.trim()  # logs: the last read's, for callbacks that only count batches
+                cbs.on_train_batch_end(b, logs)
                 if self.stop_training:
                     break
-            if pending is not None:
-                finish(pending)
+            window.drain()
+            if window.read:
+                logs = running.logs()
             feed.end_epoch(epoch, time.perf_counter() - t_epoch)
             epoch_logs = dict(logs)
             if val is not None and should_validate(epoch, validation_freq):
@@ -572,23 +571,6 @@ class Trainer:
 
     def predict_on_batch(self, x):
         return self.predict(x, batch_size=len(to_list(x, self._known_input_names(), "input")[0]), verbose=0)
-
-
-_BATCH_HOOKS = ("on_batch_begin", "on_batch_end", "on_train_batch_begin", "on_train_batch_end")
-
-
-def _passive(cbs) -> bool:
-    """True when no callback acts at batch granularity (only History, the progress display, and
-    callbacks that do not override a batch hook), so step k+1 may be issued before step k's logs are
-    handed out without any callback observing the difference."""
-    from flexflow_keras.callbacks import Callback, FlexFlowLogger, History, ProgbarLogger
-
-    for cb in cbs:
-        if isinstance(cb, (History, ProgbarLogger, FlexFlowLogger)):
-            continue
-        if any(getattr(type(cb), h) is not getattr(Callback, h) for h in _BATCH_HOOKS):
-            return False
-    return True
 
 
 def _as_list(arg) -> list:

@@ -136,7 +136,7 @@ def test_missing_package_names_what_to_install(monkeypatch):
 
 
 def test_epoch_logging_keeps_fit_pipelined(tmp_path):
-    from flexflow_keras.models.training import _passive
+    from flexflow_keras.models.step_window import passive as _passive
 
     epoch_only = callbacks.TensorBoard(tmp_path, histogram_freq=1)
     batches = callbacks.TensorBoard(tmp_path, update_freq="batch")
