@@ -1,4 +1,5 @@
-"""Fused recurrent kernels (SimpleRNN, LSTM, GRU with reset_after): the whole sequence in one call.
+"""Fused recurrent kernels (SimpleRNN, LSTM, GRU with reset_after): the whole sequence in one call (the
+GRU with reset_after=False hands over to `kernels.gru_reset_before`).
 
 Forward: the input projection of every time step is one GEMM (``x (B*T, D) @ W + b`` into the saved
 pre-activation buffer A); then, step by step, one GEMM of the previous state by the recurrent kernel
@@ -146,6 +147,11 @@ def recurrent_forward_cpu(spec: RnnSpec, x, W, U, b, brec, mask, h0, c0, y, h_ou
         A, S, C, RH: saved buffers (see `kernels._rnn_cells`; C and RH may be None when unused).
         xmask, hmask: uint8 dropout keep bits (B, D) / (B, H) with their rates, or None.
     """
+    if spec.cell == cells.GRU_RESET_BEFORE:
+        from kernels import gru_reset_before
+
+        return gru_reset_before.forward_cpu(spec, x, W, U, b, mask, h0, y, h_out, A, S, RH, xmask, hmask, rate,
+                                            recurrent_rate)
     B, T, D = x.shape
     H = U.shape[0]
     dt = y.dtype
@@ -202,6 +208,11 @@ def recurrent_backward_cpu(spec: RnnSpec, x, W, U, mask, A, S, C, RH, dy, dh_out
         dx, dW, dU, db, dbrec, dh0, dc0: the gradients to write (``accumulate[k]`` adds into the k-th).
         The other arguments are those of the forward call and its saved buffers.
     """
+    if spec.cell == cells.GRU_RESET_BEFORE:
+        from kernels import gru_reset_before
+
+        return gru_reset_before.backward_cpu(spec, x, W, U, mask, A, S, RH, dy, dh_out, dx, dW, dU, db, dh0, xmask,
+                                             hmask, rate, recurrent_rate, accumulate)
     B, T, D = x.shape
     H = U.shape[0]
     GH = U.shape[1]

@@ -48,6 +48,7 @@ KERNEL_MODULES = (
     "kernels.gpu.elementwise",
     "kernels.gpu.embedding",
     "kernels.gpu.encoding",
+    "kernels.gpu.gru_reset_before",
     "kernels.gpu.gemm",
     "kernels.gpu.layernorm",
     "kernels.gpu.linear",
