@@ -140,6 +140,8 @@ class LayerNormalization(Layer):
     Weights: gamma (if scale), then beta (if center), each of the normalised dims' shape.
     """
 
+    supports_masking = True  # passes the input's mask on (Keras 3)
+
     _float_math = True
 
     def __init__(self, axis=-1, epsilon=1e-3, center=True, scale=True, rms_scaling=False,
