@@ -75,3 +75,39 @@ def test_masked_training_step_matches_tf(request):
     assert l_ours == pytest.approx(l_theirs, rel=1e-5)
     for a, b in zip(ours.get_weights(), theirs.get_weights(), strict=True):
         np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-5)
+
+
+def test_initial_state_return_state_and_dropout():
+    x = make_data((3, 5, 4))
+    h0 = make_data((3, 2), seed=3)
+    inp, hi = layers.Input((5, 4)), layers.Input((2,))
+    gru = layers.GRU(2, reset_after=False, return_state=True)
+    y, h = gru(inp, initial_state=[hi])
+    got = models.Model([inp, hi], [y, h])([x, h0])
+    want_y, want_h, _ = rnn_reference("gru_reset_before", x, *gru.get_weights(), h0=h0)
+    np.testing.assert_allclose(got[0], want_y, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(got[1], want_h, rtol=1e-5, atol=1e-6)
+    drop = layers.GRU(3, reset_after=False, dropout=0.5, recurrent_dropout=0.5, seed=1)
+    infer = drop(x)
+    np.testing.assert_allclose(infer, rnn_reference("gru_reset_before", x, *drop.get_weights())[0], rtol=1e-5,
+                               atol=1e-6)
+    assert not np.allclose(drop(x, training=True), infer)
+
+
+@pytest.mark.tf
+def test_bidirectional_matches_tf():
+    k = tf_keras()
+    if k is None:
+        pytest.skip("TensorFlow is not installed")
+    import flexflow_keras as ff
+
+    x = make_data((3, 5, 4))
+
+    def build(lib):
+        inp = lib.layers.Input((5, 4))
+        return lib.Model(inp, lib.layers.Bidirectional(lib.layers.GRU(3, reset_after=False,
+                                                                      return_sequences=True))(inp))
+
+    ours, theirs = build(ff), build(k)
+    theirs.set_weights(ours.get_weights())
+    np.testing.assert_allclose(ours.predict(x, verbose=0), np.asarray(theirs(x)), rtol=1e-5, atol=1e-5)
