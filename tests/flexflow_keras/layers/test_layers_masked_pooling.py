@@ -107,3 +107,17 @@ def test_softmax_with_mask_matches_tf():
     np.testing.assert_array_equal(got[~mask], 0.0)
     with pytest.raises(ValueError, match="broadcastable"):
         layers.Softmax()(make_data((3, 5, 4)), mask=mask)
+
+
+def test_lambda_mask_argument():
+    inp = layers.Input((5,), dtype="int32")
+    emb = layers.Embedding(10, 3, mask_zero=True)
+    x = emb(inp)
+    assert getattr(layers.Lambda(lambda t: t * 2.0)(x), "_keras_mask", None) is None  # Keras 3: no mask given
+    keep = layers.Lambda(lambda t: t * 2.0, mask=lambda t, m: m)(x)
+    assert keep._keras_mask is x._keras_mask
+    seen = []
+    layers.Lambda(lambda t, mask=None: seen.append(mask) or t)(x)  # a function taking `mask` receives it
+    assert seen == [x._keras_mask]
+    got = models.Model(inp, layers.GlobalAveragePooling1D()(keep)).predict(IDS, verbose=0)
+    np.testing.assert_allclose(got, _masked_mean(2.0 * emb.get_weights()[0][IDS], IDS != 0), rtol=1e-5, atol=1e-6)
