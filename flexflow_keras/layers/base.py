@@ -20,6 +20,7 @@ import numpy as np
 
 from flexflow_keras import backend, constraints, initializers, regularizers
 from flexflow_keras.errors import ShapeError
+from flexflow_keras.layers import mask_hooks
 from flexflow_keras.layers import node as node_mod
 from flexflow_keras.layers.input_spec import InputSpec, check_input_spec
 from flexflow_keras.ops.graph import KerasTensor, Variable, unique_id
@@ -394,7 +395,9 @@ class Layer:
                 with symbolic_call():
                     outputs = self.call(inputs, *rest, **call_kwargs)
                 outputs = self._finish_symbolic(marker, inputs, rest, kwargs, outputs)
-                if self.supports_masking:
+                if mask_hooks.has_compute_mask(self):
+                    mask_hooks.apply_compute_mask(self, inputs, kwargs.get("mask"), outputs)
+                elif self.supports_masking:
                     _pass_mask(inputs, outputs)
             else:
                 self.__dict__.pop("_eager_losses", None)  # `losses` holds the latest eager call's values
