@@ -53,6 +53,7 @@ KERNEL_MODULES = (
     "kernels.gpu.layernorm",
     "kernels.gpu.linear",
     "kernels.gpu.losses",
+    "kernels.gpu.masked_rows",
     "kernels.gpu.noise",
     "kernels.gpu.recurrent",
     "kernels.gpu.reduce",
