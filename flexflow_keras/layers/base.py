@@ -366,7 +366,8 @@ class Layer:
             training = node_mod.current_training()
         if "mask" in kwargs and "mask" not in self._call_params:
             kwargs.pop("mask")
-        elif "mask" in self._call_params and kwargs.get("mask") is None and getattr(inputs, "_keras_mask", None) is not None:
+        elif "mask" in self._call_params and kwargs.get("mask") is None and \
+                getattr(inputs, "_keras_mask", None) is not None:
             kwargs["mask"] = inputs._keras_mask  # Keras 3: a call taking `mask` gets the input's mask
         leaves = tree.flatten([inputs, list(rest), list(kwargs.values())])
         symbolic = any(isinstance(x, KerasTensor) for x in leaves)
