@@ -28,7 +28,9 @@ def _sigmoid(z, out):
 
 
 @cpu_jit
-def _forward_arith(zr, hh, t, ty, m, tau, has_mask, zero_out, S, Y, yprev, h):
+def state_forward(zr, hh, t, ty, m, tau, has_mask, zero_out, S, Y, yprev, h):
+    """The new state ``z * h + (1 - z) * hh`` of a step over the batch (either GRU variant), with masking
+    and the output, given the activated gates (zr) and candidate (hh)."""
     B, H = h.shape
     for b in range(B):
         keep = (not has_mask) or m[b, tau] != 0
@@ -57,7 +59,7 @@ def gru_forward_step(t, tau, ty, A, rec, brec, m, has_mask, zero_out, S, RH, Y, 
     ah = a[:, 2 * H:]
     ah += w.zr[:, H:] * rec[:, 2 * H:]
     np.tanh(ah, out=w.hh)
-    _forward_arith(w.zr, w.hh, t, ty, m, tau, has_mask, zero_out, S, Y, yprev, h)
+    state_forward(w.zr, w.hh, t, ty, m, tau, has_mask, zero_out, S, Y, yprev, h)
 
 
 @cpu_jit
@@ -103,3 +105,74 @@ def gru_backward_step(t, tau, ty, last, dY, A, RH, S, m, has_mask, zero_out, gy,
     _sigmoid(a[:, :2 * H], w.zr)
     np.tanh(a[:, 2 * H:], out=w.hh)
     _backward_arith(w.zr, w.hh, RH, S, t, tau, dY, ty, last, m, has_mask, zero_out, gy, gs, dA, DRH, dz, direct)
+
+
+# --- the reset-before GRU (reset_after=False): see kernels._gru_reset_before_cells for the step's layout ---
+def reset_before_gates(a, rec, hd, w: GruWork, rs) -> None:
+    """The update / reset gates of one step into w.zr (A's z and r blocks get their pre-activations) and
+    the reset state ``rs = r * hd``."""
+    H = hd.shape[1]
+    a[:, :2 * H] += rec
+    _sigmoid(a[:, :2 * H], w.zr)
+    np.multiply(w.zr[:, H:], hd, out=rs)
+
+
+def reset_before_candidate(a, rech, w: GruWork) -> None:
+    """The candidate's pre-activation into A's h block and its tanh into w.hh."""
+    H = rech.shape[1]
+    ah = a[:, 2 * H:]
+    ah += rech
+    np.tanh(ah, out=w.hh)
+
+
+def reset_before_recompute(a, w: GruWork) -> None:
+    """The gates and the candidate of a step from its saved pre-activations (backward)."""
+    H = w.hh.shape[1]
+    _sigmoid(a[:, :2 * H], w.zr)
+    np.tanh(a[:, 2 * H:], out=w.hh)
+
+
+@cpu_jit
+def reset_before_state_backward(zr, hh, S, t, tau, dY, ty, last, m, has_mask, zero_out, gy, gs, dA, dah, direct):
+    """`_gru_reset_before_cells.state_backward` over the batch, given the activated gates and candidate."""
+    B, H = gs.shape
+    for b in range(B):
+        keep = (not has_mask) or m[b, tau] != 0
+        for j in range(H):
+            dyv = dY[b, ty, j] if ty >= 0 else (dY[b, 0, j] if last else 0.0)
+            g_out = gy[b, j] + dyv
+            if not keep:
+                gy[b, j] = 0.0 if zero_out else g_out
+                for k in range(3):
+                    dA[b, tau, k * H + j] = 0.0
+                dah[b, j] = 0.0
+                direct[b, j] = gs[b, j]
+                continue
+            gy[b, j] = 0.0
+            dhn = g_out + gs[b, j]
+            z, hv = zr[b, j], hh[b, j]
+            d_ah = dhn * (1.0 - z) * (1.0 - hv * hv)
+            dA[b, tau, j] = dhn * (S[b, t, j] - hv) * z * (1.0 - z)
+            dA[b, tau, 2 * H + j] = d_ah
+            dah[b, j] = d_ah
+            direct[b, j] = dhn * z
+
+
+@cpu_jit
+def reset_before_gates_backward(zr, S, t, tau, m, has_mask, keep, has_keep, scale, drs, dA, dz, direct):
+    """`_gru_reset_before_cells.gates_backward` over the batch, given the activated gates."""
+    B, H = drs.shape
+    for b in range(B):
+        kept = (not has_mask) or m[b, tau] != 0
+        for j in range(H):
+            if not kept:
+                dz[b, j] = 0.0
+                dz[b, H + j] = 0.0
+                continue
+            r = zr[b, H + j]
+            mult = keep[b, j] * scale if has_keep else 1.0
+            dar = drs[b, j] * S[b, t, j] * mult * r * (1.0 - r)
+            dA[b, tau, H + j] = dar
+            dz[b, j] = dA[b, tau, j]
+            dz[b, H + j] = dar
+            direct[b, j] = direct[b, j] + drs[b, j] * r * mult

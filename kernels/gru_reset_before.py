@@ -3,7 +3,8 @@ recurrent GEMM; one (3H,) bias). `kernels.recurrent.recurrent_forward_cpu` / `re
 hand a spec with cell `kernels._rnn_cells.GRU_RESET_BEFORE` over to these, with the same arguments.
 
 Per step: two GEMMs (``hd @ U[:, :2H]``, then ``(r * hd) @ U[:, 2H:]``) around two Numba passes
-(`kernels._gru_reset_before_cells`); backward the same in reverse, then dW, dx, db and the two column
+(`kernels._gru_reset_before_cells`; with tanh / sigmoid the gates are whole-array NumPy calls and the
+passes only do the arithmetic, `kernels._gru_numpy`); backward the same in reverse, then dW, dx, db and the two column
 blocks of dU as GEMMs over all steps at once.
 """
 
@@ -12,8 +13,10 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from kernels import _gru_numpy as fast
 from kernels import _gru_reset_before_cells as elems
 from kernels._jit import cpu_jit, store
+from kernels.activations import SIGMOID, TANH
 from kernels.recurrent import RnnSpec, _add_scaled, _grad, _step_order, _value, scaled_mask
 
 _gates, _state, _state_bwd, _gates_bwd = elems.build(_value, _grad, njit(inline="always"))
@@ -60,6 +63,13 @@ def _gates_bwd_step(t, tau, A, m, has_mask, S, keep, has_keep, scale, drs, dA, d
             _gates_bwd(b, j, t, tau, A, m, has_mask, S, keep, has_keep, scale, drs, dA, dz, direct, rc, r0, r1, r2)
 
 
+def _fast(spec: RnnSpec, B: int, H: int, dtype) -> fast.GruWork | None:
+    """Scratch buffers of the whole-array NumPy gates (tanh / sigmoid), else None (the Numba passes)."""
+    if spec.act.code == TANH and spec.ract.code == SIGMOID:
+        return fast.GruWork(B, H, dtype)
+    return None
+
+
 def _split_u(U):
     H = U.shape[0]
     return np.ascontiguousarray(U[:, :2 * H]), np.ascontiguousarray(U[:, 2 * H:])
@@ -88,12 +98,22 @@ def forward_cpu(spec: RnnSpec, x, W, U, b, mask, h0, y, h_out, A, S, RH, xmask=N
     rec, rech = np.empty((B, 2 * H), dt), np.empty((B, H), dt)
     hd, rs = np.empty((B, H), dt), np.empty((B, H), dt)
     act, ract = spec.act, spec.ract
+    work = _fast(spec, B, H, dt)
     for t, tau, ty in _step_order(spec, T):
         if rd is not None:
             np.multiply(h, rd, out=hd)
         else:
             hd[...] = h
         np.matmul(hd, Uzr, out=rec)
+        if work is not None:
+            a = A[:, tau]
+            with np.errstate(over="ignore"):  # exp(-z) overflowing gives sigmoid(z) = 0, as it should
+                fast.reset_before_gates(a, rec, hd, work, rs)
+                RH[:, t] = rs
+                np.matmul(rs, Uh, out=rech)
+                fast.reset_before_candidate(a, rech, work)
+            fast.state_forward(work.zr, work.hh, t, ty, m, tau, mask is not None, spec.zero_out, S, Y, yprev, h)
+            continue
         _gates_step(t, tau, A, rec, hd, rs, RH, ract.code, ract.p0, ract.p1, ract.p2)
         np.matmul(rs, Uh, out=rech)
         _state_step(t, tau, ty, A, rech, m, mask is not None, spec.zero_out, S, Y, yprev, h,
@@ -126,7 +146,19 @@ def backward_cpu(spec: RnnSpec, x, W, U, mask, A, S, RH, dy, dh_out, dx, dW, dU,
     rd = scaled_mask(hmask, recurrent_rate, dt)
     rd_ = rd if rd is not None else np.ones((1, 1), dt)
     act, ract = spec.act, spec.ract
+    work = _fast(spec, B, H, dt)
     for t, tau, ty in reversed(list(_step_order(spec, T))):
+        if work is not None:
+            with np.errstate(over="ignore"):
+                fast.reset_before_recompute(A[:, tau], work)
+            fast.reset_before_state_backward(work.zr, work.hh, S, t, tau, Y, ty, t == T - 1, m, mask is not None,
+                                             spec.zero_out, gy, gs, dA, dah, direct)
+            np.matmul(dah, UhT, out=drs)
+            fast.reset_before_gates_backward(work.zr, S, t, tau, m, mask is not None, keep, hmask is not None,
+                                             scale, drs, dA, dz, direct)
+            np.matmul(dz, UzrT, out=tmp)
+            _add_scaled(direct, tmp, rd_, rd is not None, gs)
+            continue
         _state_bwd_step(t, tau, ty, t == T - 1, Y, A, m, mask is not None, spec.zero_out, S, gy, gs, dA, dah,
                         direct, act.code, act.p0, act.p1, act.p2, ract.code, ract.p0, ract.p1, ract.p2)
         np.matmul(dah, UhT, out=drs)
