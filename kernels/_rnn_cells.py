@@ -11,7 +11,8 @@ Layouts (batch-major, so a data-parallel split is a split of dim 0 of every buff
     A   (B, T, G*H)  in: x @ W + b for each natural time index tau; out: the gates' pre-activations.
     S   (B, T+1, H)  states in processing order: S[:, 0] the initial state, S[:, t+1] after step t.
     C   (B, T+1, H)  LSTM carries, like S (a (1, 1, 1) dummy for other cells).
-    RH  (B, T, H)    GRU: the recurrent candidate projection h @ U_h + b_rh at step t (dummy otherwise).
+    RH  (B, T, H)    GRU: the recurrent candidate projection h @ U_h + b_rh at step t (dummy otherwise);
+                     the reset-before GRU keeps r * h there instead.
 Gate order is Keras 3's: LSTM (i, f, c, o), GRU (z, r, h).
 
 Masking is Keras 3's (`backend.rnn` with a mask): a masked step keeps the previous state, and its output
@@ -20,9 +21,10 @@ is the previous *output* (zeros before the first unmasked step), or zeros with `
 
 from __future__ import annotations
 
-SIMPLE, LSTM, GRU = 0, 1, 2
-CELL_CODES = {"simple_rnn": SIMPLE, "lstm": LSTM, "gru": GRU}
-GATES = {SIMPLE: 1, LSTM: 4, GRU: 3}
+SIMPLE, LSTM, GRU, GRU_RESET_BEFORE = 0, 1, 2, 3
+# GRU_RESET_BEFORE (reset_after=False) has kernels of its own (`kernels._gru_reset_before_cells`)
+CELL_CODES = {"simple_rnn": SIMPLE, "lstm": LSTM, "gru": GRU, "gru_reset_before": GRU_RESET_BEFORE}
+GATES = {SIMPLE: 1, LSTM: 4, GRU: 3, GRU_RESET_BEFORE: 3}
 
 
 def build(value, grad, compile_fn, one=1.0, zero=0.0):

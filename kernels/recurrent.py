@@ -1,10 +1,12 @@
-"""Fused recurrent kernels (SimpleRNN, LSTM, GRU with reset_after): the whole sequence in one call.
+"""Fused recurrent kernels (SimpleRNN, LSTM, GRU with reset_after): the whole sequence in one call (the
+GRU with reset_after=False hands over to `kernels.gru_reset_before`).
 
 Forward: the input projection of every time step is one GEMM (``x (B*T, D) @ W + b`` into the saved
 pre-activation buffer A); then, step by step, one GEMM of the previous state by the recurrent kernel
 (``h @ U``, NumPy's BLAS) and one Numba pass over (sample, unit) for the gates, the state, the mask and the
-output (`kernels._rnn_cells`); an LSTM with tanh / sigmoid takes whole-array NumPy steps instead
-(`kernels._rnn_numpy`: NumPy's SIMD tanh and exp beat the scalar Numba pass tenfold). Backward (BPTT) walks the steps in reverse with one Numba pass and one GEMM
+output (`kernels._rnn_cells`); an LSTM or a reset-after GRU with tanh / sigmoid takes whole-array NumPy
+steps instead (`kernels._rnn_numpy`, `kernels._gru_numpy`: NumPy's SIMD tanh and exp beat the scalar
+Numba pass tenfold). Backward (BPTT) walks the steps in reverse with one Numba pass and one GEMM
 (``dz @ U.T``) per step, then finishes with three GEMMs over all steps at once: dW, dx and dU.
 
 A per-step GEMM in NumPy beat a Numba loop calling ``np.dot`` tenfold here (Numba's BLAS binding went
@@ -25,6 +27,7 @@ import numpy as np
 from numba import njit
 
 from kernels import _rnn_cells as cells
+from kernels._gru_numpy import GruWork, gru_backward_step, gru_forward_step
 from kernels._jit import cpu_jit, store
 from kernels._rnn_numpy import LstmWork, lstm_backward_step, lstm_forward_step
 from kernels.activations import SIGMOID, TANH, Activation, _act_grad, _act_value
@@ -120,10 +123,15 @@ def _dummy(dtype) -> np.ndarray:
     return np.zeros((1, 1, 1), dtype)
 
 
-def _numpy_path(spec: RnnSpec, B: int, H: int, dtype) -> LstmWork | None:
-    """Scratch buffers when the whole-array NumPy step applies (LSTM with tanh / sigmoid), else None."""
-    if spec.cell == cells.LSTM and spec.act.code == TANH and spec.ract.code == SIGMOID:
+def _numpy_path(spec: RnnSpec, B: int, H: int, dtype) -> LstmWork | GruWork | None:
+    """Scratch buffers when the whole-array NumPy step applies (LSTM or reset-after GRU with tanh /
+    sigmoid), else None."""
+    if spec.act.code != TANH or spec.ract.code != SIGMOID:
+        return None
+    if spec.cell == cells.LSTM:
         return LstmWork(B, H, dtype)
+    if spec.cell == cells.GRU:
+        return GruWork(B, H, dtype)
     return None
 
 
@@ -146,6 +154,11 @@ def recurrent_forward_cpu(spec: RnnSpec, x, W, U, b, brec, mask, h0, c0, y, h_ou
         A, S, C, RH: saved buffers (see `kernels._rnn_cells`; C and RH may be None when unused).
         xmask, hmask: uint8 dropout keep bits (B, D) / (B, H) with their rates, or None.
     """
+    if spec.cell == cells.GRU_RESET_BEFORE:
+        from kernels import gru_reset_before
+
+        return gru_reset_before.forward_cpu(spec, x, W, U, b, mask, h0, y, h_out, A, S, RH, xmask, hmask, rate,
+                                            recurrent_rate)
     B, T, D = x.shape
     H = U.shape[0]
     dt = y.dtype
@@ -177,6 +190,11 @@ def recurrent_forward_cpu(spec: RnnSpec, x, W, U, b, brec, mask, h0, c0, y, h_ou
             np.matmul(hd, U, out=rec)
         else:
             np.matmul(h, U, out=rec)
+        if isinstance(work, GruWork):
+            with np.errstate(over="ignore"):  # exp(-z) overflowing gives sigmoid(z) = 0, as it should
+                gru_forward_step(t, tau, ty, A, rec, brec_, m, mask is not None, spec.zero_out, S, RH, Y, yprev, h,
+                                 work)
+            continue
         if work is not None:
             with np.errstate(over="ignore"):  # exp(-z) overflowing gives sigmoid(z) = 0, as it should
                 lstm_forward_step(t, tau, ty, A, rec, m, mask is not None, spec.zero_out, S, C, Y, yprev, h, c,
@@ -202,6 +220,11 @@ def recurrent_backward_cpu(spec: RnnSpec, x, W, U, mask, A, S, C, RH, dy, dh_out
         dx, dW, dU, db, dbrec, dh0, dc0: the gradients to write (``accumulate[k]`` adds into the k-th).
         The other arguments are those of the forward call and its saved buffers.
     """
+    if spec.cell == cells.GRU_RESET_BEFORE:
+        from kernels import gru_reset_before
+
+        return gru_reset_before.backward_cpu(spec, x, W, U, mask, A, S, RH, dy, dh_out, dx, dW, dU, db, dh0, xmask,
+                                             hmask, rate, recurrent_rate, accumulate)
     B, T, D = x.shape
     H = U.shape[0]
     GH = U.shape[1]
@@ -224,6 +247,13 @@ def recurrent_backward_cpu(spec: RnnSpec, x, W, U, mask, A, S, C, RH, dy, dh_out
     act, ract = spec.act, spec.ract
     work = _numpy_path(spec, B, H, dt)
     for t, tau, ty in reversed(list(_step_order(spec, T))):
+        if isinstance(work, GruWork):
+            with np.errstate(over="ignore"):
+                gru_backward_step(t, tau, ty, t == T - 1, Y, A, RH, S, m, mask is not None, spec.zero_out, gy, gs,
+                                  dA, DRH, dz, direct, work)
+            np.matmul(dz, UT, out=tmp)
+            _add_scaled(direct, tmp, rd_, rd is not None, gs)
+            continue
         if work is not None:
             with np.errstate(over="ignore"):
                 lstm_backward_step(t, tau, ty, t == T - 1, Y, A, m, mask is not None, spec.zero_out, C, gy, gs,

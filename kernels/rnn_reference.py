@@ -2,7 +2,8 @@
 them, and their gradients against central differences of these).
 
 Written from Keras 3's cell equations step by step, independently of `kernels._rnn_cells`: gate order
-LSTM (i, f, c, o), GRU (z, r, h) with ``reset_after`` (bias of shape (2, 3H): input and recurrent), masked
+LSTM (i, f, c, o), GRU (z, r, h) with ``reset_after`` (bias of shape (2, 3H): input and recurrent) or
+without it (bias (3H,), the reset gate applied to the state before the candidate's matmul), masked
 steps keeping the previous state and repeating the previous output (zeros with ``zero_output_for_mask``).
 """
 
@@ -22,7 +23,8 @@ _ACTS = {
 def rnn_reference(cell: str, x, W, U, b=None, mask=None, h0=None, c0=None, activation="tanh",
                   recurrent_activation="sigmoid", go_backwards=False, return_sequences=False,
                   zero_output_for_mask=False, xscale=None, hscale=None):
-    """(y, h_T, c_T) in float64 for `cell` in "simple_rnn", "lstm", "gru" (c_T is None but for LSTM).
+    """(y, h_T, c_T) in float64 for `cell` in "simple_rnn", "lstm", "gru", "gru_reset_before" (c_T is None
+    but for LSTM). "gru_reset_before" is Keras' ``reset_after=False`` with a (3H,) bias.
 
     `xscale` (B, D) and `hscale` (B, H) are dropout multipliers applied to the inputs and to the state
     fed to the recurrent kernel. The sequence output is in processing order (reversed with go_backwards),
@@ -58,6 +60,13 @@ def rnn_reference(cell: str, x, W, U, b=None, mask=None, h0=None, c0=None, activ
             g, o = act(z[:, 2 * H:3 * H]), ract(z[:, 3 * H:])
             new_c = f * c + i * g
             new_h = o * act(new_c)
+        elif cell == "gru_reset_before":  # Keras' reset_after=False: r applied before the candidate's matmul
+            rec = hd @ U[:, :2 * H]
+            z = ract(xt[:, :H] + rec[:, :H])
+            r = ract(xt[:, H:2 * H] + rec[:, H:])
+            hh = act(xt[:, 2 * H:] + (r * hd) @ U[:, 2 * H:])
+            new_h = z * h + (1.0 - z) * hh
+            new_c = c
         else:
             rec = hd @ U + b_rec
             z = ract(xt[:, :H] + rec[:, :H])

@@ -2,6 +2,7 @@
 
 from flexflow_keras.layers.activation_layers import ELU, LeakyReLU, ReLU, Softmax
 from flexflow_keras.layers.attention import MultiHeadAttention
+from flexflow_keras.layers.attention_dot import AdditiveAttention, Attention
 from flexflow_keras.layers.base import Layer
 from flexflow_keras.layers.conv1d import (
     AveragePooling1D,
@@ -109,6 +110,8 @@ _CLASSES += [ActivityRegularization, AlphaDropout, CategoryEncoding, Dot, Gaussi
 # i9-rnn
 _CLASSES += [Bidirectional, GRU, GRUCell, LSTM, LSTMCell, Masking, RepeatVector, RNN, SimpleRNN, SimpleRNNCell,
              StackedRNNCells, TimeDistributed]
+# i9-rnn2
+_CLASSES += [AdditiveAttention, Attention]
 ALL_OBJECTS = {cls.__name__: cls for cls in _CLASSES}
 
 

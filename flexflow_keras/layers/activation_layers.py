@@ -29,6 +29,8 @@ class ReLU(Layer):
         threshold: values below it are leaked (or zeroed).
     """
 
+    supports_masking = True  # passes the input's mask on (Keras 3)
+
     _float_math = True
 
     def __init__(self, max_value=None, negative_slope=0.0, threshold=0.0, **kwargs):
@@ -53,6 +55,8 @@ class LeakyReLU(Layer):
         negative_slope: the slope for negative inputs.
     """
 
+    supports_masking = True  # passes the input's mask on (Keras 3)
+
     _float_math = True
 
     def __init__(self, negative_slope=0.3, **kwargs):
@@ -75,6 +79,8 @@ class ELU(Layer):
         alpha: the scale of the negative part.
     """
 
+    supports_masking = True  # passes the input's mask on (Keras 3)
+
     _float_math = True
 
     def __init__(self, alpha=1.0, **kwargs):
@@ -89,11 +95,14 @@ class ELU(Layer):
 
 
 class Softmax(Layer):
-    """Softmax along `axis`.
+    """Softmax along `axis`; with a mask (broadcastable to the inputs) masked positions output zero and
+    do not take part, as in Keras 3.
 
     Args:
         axis: the axis to normalise (default -1).
     """
+
+    supports_masking = True  # passes the input's mask on (Keras 3)
 
     _float_math = True
 
@@ -104,7 +113,19 @@ class Softmax(Layer):
         self.axis = axis
 
     def call(self, inputs, mask=None):
-        return ops.softmax(inputs, axis=self.axis)
+        if mask is None:
+            return ops.softmax(inputs, axis=self.axis)
+        # Keras 3: masked positions (mask False or <= 0.5) get a large negative logit, then output zero
+        ms, xs = tuple(mask.shape), tuple(inputs.shape)
+        if len(ms) > len(xs) or any(m is not None and i is not None and m not in (1, i)
+                                    for m, i in zip(ms[::-1], xs[::-1], strict=False)):
+            raise ValueError(f"{_args.who(self)} expects a mask broadcastable to the inputs' shape {xs}, received a "
+                             f"mask of shape {ms}.")
+        if str(mask.dtype) != "bool":
+            mask = ops.greater(mask, 0.5)
+        big = -3e4 if str(inputs.dtype) == "float16" else -1e9
+        y = ops.softmax(ops.where(mask, inputs, big), axis=self.axis)
+        return ops.where(mask, y, 0.0)
 
     def get_config(self):
         return {**super().get_config(), "axis": self.axis}

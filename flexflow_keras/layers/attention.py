@@ -6,8 +6,9 @@ weights copy to and from tf.keras as they are; each runs as one `ProjectionOp` (
 views). The attention itself composes ops with backward: transposes, batched matmuls, a masked softmax
 (``where`` before and after it, as Keras' Softmax with a mask) and dropout on the scores.
 
-Attention runs over all axes between the batch and the features (Keras' default `attention_axes`); for
-inputs of rank > 3 those axes are flattened into one sequence and restored afterwards.
+By default attention runs over all axes between the batch and the features; for inputs of rank > 3 those
+axes are flattened into one sequence and restored afterwards. Other `attention_axes` run through
+`layers.attention_axes`.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ import numpy as np
 from flexflow_keras import constraints, initializers, ops, regularizers
 from flexflow_keras.errors import ShapeError
 from flexflow_keras.layers import _args
+from flexflow_keras.layers.attention_axes import attend_over_axes, normalize_axes
 from flexflow_keras.layers.base import Layer
 from flexflow_keras.ops import functional as F
 from flexflow_keras.ops.base import apply_op
@@ -66,8 +68,9 @@ class MultiHeadAttention(Layer):
         dropout: dropout rate on the attention probabilities (training only).
         use_bias: whether the projections add biases.
         output_shape: the output's feature shape (an int or a tuple; default: the query's last dim).
-        attention_axes: the axes attention runs over; only Keras' default (every axis between the batch
-            and the features) is supported, given as None or explicitly.
+        attention_axes: the input axes attention runs over (None: every axis between the batch and the
+            features); the other positional axes act as batch axes (`layers.attention_axes`). With
+            non-default axes, masks come as ``attention_mask`` only.
         kernel_initializer, bias_initializer, kernel_regularizer, bias_regularizer, kernel_constraint,
             bias_constraint: as for Dense.
         seed: seed of the dropout.
@@ -119,18 +122,9 @@ class MultiHeadAttention(Layer):
         self.seed = seed
         self._seed = int(seed) if seed is not None else rng.make_seed()
         self._query_dense = self._key_dense = self._value_dense = self._output_dense = None
+        self._axes = None
 
     # --- build ----------------------------------------------------------------------------------------------
-    def _check_axes(self, rank: int) -> None:
-        default = tuple(range(1, rank - 1))
-        if self.attention_axes is not None:
-            given = tuple(sorted(a % rank if a < 0 else a for a in self.attention_axes))
-            # Keras normalises negative axes against the projected rank (rank + 1) minus one: the same
-            if given != default:
-                raise ValueError(f"{_args.who(self)}: attention_axes={self.attention_axes} is not supported for "
-                                 f"inputs of rank {rank}; only the default {default} (every axis between the "
-                                 f"batch and the features) is. Pass attention_axes=None.")
-
     def build(self, query_shape, value_shape=None, key_shape=None):
         value_shape = query_shape if value_shape is None else value_shape
         key_shape = value_shape if key_shape is None else key_shape
@@ -140,7 +134,7 @@ class MultiHeadAttention(Layer):
         if len(query_shape) < 3 or len(value_shape) != len(query_shape):
             raise ShapeError(f"{_args.who(self)} expects query and value of the same rank >= 3 (batch, "
                              f"positions..., features); received {tuple(query_shape)} and {tuple(value_shape)}.")
-        self._check_axes(len(query_shape))
+        self._axes = normalize_axes(self, self.attention_axes, len(query_shape))  # None: Keras' default
         h = self.num_heads
         out = self._output_shape or (query_shape[-1],)
         self._query_dense = _Projection(1, (h, self.key_dim), self.use_bias, self, name="query")
@@ -169,6 +163,9 @@ class MultiHeadAttention(Layer):
         key_mask = _keras_mask(key) if key_mask is None and key is not None else key_mask
         query, value = self._as_float(query), self._as_float(value)
         key = value if key is None else self._as_float(key)
+        if self._axes is not None:
+            return self._call_over_axes(query, value, key, query_mask, value_mask, key_mask, attention_mask,
+                                        return_attention_scores, training, use_causal_mask)
         q_pos, s_pos = tuple(query.shape[1:-1]), tuple(value.shape[1:-1])
         t, s = _size(q_pos), _size(s_pos)
         h = self.num_heads
@@ -198,6 +195,19 @@ class MultiHeadAttention(Layer):
         if len(q_pos) > 1 or len(s_pos) > 1:
             probs = ops.reshape(probs, (-1, h) + q_pos + s_pos)
         return output, probs
+
+    def _call_over_axes(self, query, value, key, query_mask, value_mask, key_mask, attention_mask, return_scores,
+                        training, causal):
+        """Attention over non-default `attention_axes` (`layers.attention_axes`)."""
+        if causal or any(m is not None for m in (query_mask, value_mask, key_mask)):
+            raise ValueError(f"{_args.who(self)}: with attention_axes={self.attention_axes}, padding masks "
+                             f"(query_mask / value_mask / key_mask, or a mask from Embedding(mask_zero=True) or "
+                             f"Masking) and use_causal_mask are not supported (they assume one sequence axis); "
+                             f"pass an attention_mask broadcastable to the attention scores instead.")
+        ctx, probs = attend_over_axes(self, self._query_dense(query), self._key_dense(key), self._value_dense(value),
+                                      self._axes, attention_mask, training, return_scores)
+        output = self._output_dense(ctx)
+        return (output, probs) if return_scores else output
 
     def _as_float(self, x):
         if isinstance(x, np.ndarray) or np.isscalar(x) or isinstance(x, list):

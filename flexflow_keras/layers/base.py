@@ -20,6 +20,7 @@ import numpy as np
 
 from flexflow_keras import backend, constraints, initializers, regularizers
 from flexflow_keras.errors import ShapeError
+from flexflow_keras.layers import mask_hooks
 from flexflow_keras.layers import node as node_mod
 from flexflow_keras.layers.input_spec import InputSpec, check_input_spec
 from flexflow_keras.ops.graph import KerasTensor, Variable, unique_id
@@ -365,6 +366,9 @@ class Layer:
             training = node_mod.current_training()
         if "mask" in kwargs and "mask" not in self._call_params:
             kwargs.pop("mask")
+        elif "mask" in self._call_params and kwargs.get("mask") is None and \
+                getattr(inputs, "_keras_mask", None) is not None:
+            kwargs["mask"] = inputs._keras_mask  # Keras 3: a call taking `mask` gets the input's mask
         leaves = tree.flatten([inputs, list(rest), list(kwargs.values())])
         symbolic = any(isinstance(x, KerasTensor) for x in leaves)
         if not symbolic and _in_symbolic_call() and any(isinstance(x, np.ndarray) for x in tree.flatten(inputs)):
@@ -392,7 +396,9 @@ class Layer:
                 with symbolic_call():
                     outputs = self.call(inputs, *rest, **call_kwargs)
                 outputs = self._finish_symbolic(marker, inputs, rest, kwargs, outputs)
-                if self.supports_masking:
+                if mask_hooks.has_compute_mask(self):
+                    mask_hooks.apply_compute_mask(self, inputs, kwargs.get("mask"), outputs)
+                elif self.supports_masking:
                     _pass_mask(inputs, outputs)
             else:
                 self.__dict__.pop("_eager_losses", None)  # `losses` holds the latest eager call's values

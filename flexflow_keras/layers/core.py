@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import inspect
 import logging
 import math
 
@@ -313,7 +314,8 @@ class Lambda(Layer):
         function: ``fn(inputs, **arguments)``.
         output_shape: the per-sample output shape (a tuple, or a function of the input shape), checked
             against what `function` computes on symbolic inputs.
-        mask: not supported (masks are not propagated); must be None.
+        mask: the output's mask (Keras 3): None (no mask), ``fn(inputs, previous_mask)`` returning it, or a
+            tensor. A `function` with a ``mask`` parameter receives the input's mask.
         arguments: extra keyword arguments for `function`.
     """
 
@@ -321,16 +323,24 @@ class Lambda(Layer):
         super().__init__(**kwargs)
         if not callable(function):
             raise ValueError(f"{_args.who(self)} expects a callable, received {function!r}.")
-        if mask is not None:
-            raise ValueError(f"{_args.who(self)}: mask= is not supported; leave it None.")
         self.function = function
         self.output_shape_arg = output_shape
+        self.mask = mask
         self.arguments = dict(arguments or {})
+        try:
+            self._fn_takes_mask = "mask" in inspect.signature(function).parameters
+        except (TypeError, ValueError):  # a builtin without a signature
+            self._fn_takes_mask = False
 
-    def call(self, inputs):
-        out = self.function(inputs, **self.arguments)
+    def call(self, inputs, mask=None):
+        kwargs = dict(self.arguments, **({"mask": mask} if self._fn_takes_mask else {}))
+        out = self.function(inputs, **kwargs)
         if self.output_shape_arg is not None and isinstance(out, KerasTensor):
             _check_lambda_shape(self, inputs, out)
+        if self.mask is not None and isinstance(out, KerasTensor):
+            out_mask = self.mask(inputs, mask) if callable(self.mask) else self.mask
+            if out_mask is not None:
+                out._keras_mask = out_mask
         return out
 
     def get_config(self):
@@ -338,6 +348,8 @@ class Lambda(Layer):
                   "arguments": self.arguments}
         if self.output_shape_arg is not None and not callable(self.output_shape_arg):
             config["output_shape"] = tuple(self.output_shape_arg)
+        if callable(self.mask):
+            config["mask"] = getattr(self.mask, "__name__", repr(self.mask))
         return config
 
     @classmethod
@@ -352,6 +364,11 @@ class Lambda(Layer):
                 raise ValueError(f"Lambda.from_config: function '{fn}' is not registered; pass "
                                  f"custom_objects={{'{fn}': {fn}}} or register it.")
             config["function"] = resolved
+        if isinstance(config.get("mask"), str):
+            name, config["mask"] = config["mask"], lookup(config["mask"])
+            if config["mask"] is None:
+                raise ValueError(f"Lambda.from_config: mask function '{name}' is not registered; pass "
+                                 f"custom_objects={{'{name}': {name}}} or register it.")
         return cls(**config)
 
 

@@ -1,10 +1,11 @@
-"""Merge layers (Add, Subtract, Multiply, Maximum, Minimum, Average, Concatenate) and their functions."""
+"""Merge layers (Add, Subtract, Multiply, Maximum, Minimum, Average, Concatenate) and their functions; masks
+follow Keras 3's rules (`layers.merge_masks`)."""
 
 from __future__ import annotations
 
 from flexflow_keras import ops
 from flexflow_keras.errors import ShapeError
-from flexflow_keras.layers import _args
+from flexflow_keras.layers import _args, merge_masks
 from flexflow_keras.layers.base import Layer
 
 
@@ -51,7 +52,7 @@ class _Merge(Layer):
         out = xs[0]
         for x in xs[1:]:
             out = self._op(out, x)
-        return out
+        return merge_masks.set_mask(out, merge_masks.or_masks(merge_masks.masks_of(xs)))
 
 
 class Add(_Merge):
@@ -71,24 +72,45 @@ class Subtract(_Merge):
 
 
 class Multiply(_Merge):
-    """Element-wise product of the inputs."""
+    """Element-wise product of the inputs (masked positions count as 1, as in Keras 3)."""
 
     def _op(self, a, b):
         return ops.multiply(a, b)
 
+    def call(self, inputs):
+        xs = self._check_list(inputs)
+        masks = merge_masks.masks_of(xs)
+        if all(m is None for m in masks):
+            return super().call(xs)
+        return merge_masks.set_mask(*merge_masks.merge_multiply(xs, masks))
+
 
 class Maximum(_Merge):
-    """Element-wise maximum of the inputs."""
+    """Element-wise maximum of the inputs (a masked position takes the other inputs' value, as in Keras 3)."""
 
     def _op(self, a, b):
         return ops.maximum(a, b)
 
+    def call(self, inputs):
+        xs = self._check_list(inputs)
+        masks = merge_masks.masks_of(xs)
+        if all(m is None for m in masks):
+            return super().call(xs)
+        return merge_masks.set_mask(*merge_masks.merge_select(self._op, xs, masks))
+
 
 class Minimum(_Merge):
-    """Element-wise minimum of the inputs."""
+    """Element-wise minimum of the inputs (a masked position takes the other inputs' value, as in Keras 3)."""
 
     def _op(self, a, b):
         return ops.minimum(a, b)
+
+    def call(self, inputs):
+        xs = self._check_list(inputs)
+        masks = merge_masks.masks_of(xs)
+        if all(m is None for m in masks):
+            return super().call(xs)
+        return merge_masks.set_mask(*merge_masks.merge_select(self._op, xs, masks))
 
 
 class Average(_Merge):
@@ -99,7 +121,8 @@ class Average(_Merge):
         total = xs[0]
         for x in xs[1:]:
             total = ops.add(total, x)
-        return ops.multiply(total, 1.0 / len(xs))
+        out = ops.multiply(total, 1.0 / len(xs))
+        return merge_masks.set_mask(out, merge_masks.or_masks(merge_masks.masks_of(xs)))
 
 
 class Concatenate(Layer):
@@ -140,7 +163,9 @@ class Concatenate(Layer):
         xs = list(inputs)
         if len(xs) == 1:
             return xs[0]
-        return ops.concatenate(xs, axis=_args.axis(self, self.axis, len(xs[0].shape)))
+        axis = _args.axis(self, self.axis, len(xs[0].shape))
+        out = ops.concatenate(xs, axis=axis)
+        return merge_masks.set_mask(out, merge_masks.concat_mask(xs, merge_masks.masks_of(xs), axis))
 
     def get_config(self):
         return {**super().get_config(), "axis": self.axis}

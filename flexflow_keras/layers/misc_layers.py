@@ -19,6 +19,8 @@ def l2_normalize(x, axis, epsilon: float):
 class Identity(Layer):
     """Return the inputs unchanged (a placeholder layer)."""
 
+    supports_masking = True  # passes the input's mask on (Keras 3)
+
     def call(self, inputs):
         return inputs
 
@@ -29,6 +31,8 @@ class UnitNormalization(Layer):
     Args:
         axis: an int or a list of ints (default -1).
     """
+
+    supports_masking = True  # passes the input's mask on (Keras 3)
 
     _float_math = True
 
@@ -60,6 +64,8 @@ class PReLU(Layer):
         shared_axes: the (1-based, non-batch) axes along which alpha is shared, e.g. ``[1, 2]`` for one
             alpha per channel of a channels_last image.
     """
+
+    supports_masking = True  # passes the input's mask on (Keras 3)
 
     _float_math = True
 

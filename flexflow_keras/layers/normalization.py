@@ -34,7 +34,11 @@ class BatchNormalization(Layer):
         beta_regularizer, gamma_regularizer, beta_constraint, gamma_constraint: as for Dense.
 
     Weights, in Keras' order: gamma (if scale), beta (if center), moving_mean, moving_variance.
+    A mask (Keras 3: from Embedding(mask_zero=True), Masking, or ``mask=``) restricts the training batch
+    statistics to the unmasked positions and is passed on.
     """
+
+    supports_masking = True  # passes the input's mask on (Keras 3)
 
     _float_math = True
 
@@ -98,12 +102,17 @@ class BatchNormalization(Layer):
             return False
         return None if symbolic else bool(training)
 
-    def call(self, inputs, training=None):
+    def call(self, inputs, training=None, mask=None):
         axis = _args.axis(self, self.axis, len(inputs.shape))
         symbolic = isinstance(inputs, KerasTensor)
+        if mask is not None:
+            if len(mask.shape) != len(inputs.shape) - 1 or axis != len(inputs.shape) - 1:
+                raise ValueError(f"{_args.who(self)}: a mask needs the channels on the last axis and one dim "
+                                 f"less than the inputs (Keras 3); received inputs of shape {tuple(inputs.shape)}, "
+                                 f"axis={self.axis} and a mask of shape {tuple(mask.shape)}.")
         return ops.batch_norm(inputs, self.gamma, self.beta, self.moving_mean, self.moving_variance,
                               axis=axis, momentum=self.momentum, epsilon=self.epsilon,
-                              training=self._op_training(symbolic, training))
+                              training=self._op_training(symbolic, training), mask=mask)
 
     def _current_op(self, op):
         """`op` (recorded by this layer) updated to the layer's current `trainable` (see Model._op_graph)."""
@@ -139,6 +148,8 @@ class LayerNormalization(Layer):
 
     Weights: gamma (if scale), then beta (if center), each of the normalised dims' shape.
     """
+
+    supports_masking = True  # passes the input's mask on (Keras 3)
 
     _float_math = True
 

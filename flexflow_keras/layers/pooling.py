@@ -1,5 +1,6 @@
 """Pooling layers: MaxPooling2D, AveragePooling2D, GlobalAveragePooling2D/GlobalMaxPooling2D (and the
-1-D global poolings, over the steps of a ``(batch, steps, features)`` input)."""
+1-D global poolings, over the steps of a ``(batch, steps, features)`` input; GlobalAveragePooling1D
+averages over the unmasked steps when the input carries a mask, as in Keras 3)."""
 
 from __future__ import annotations
 
@@ -141,6 +142,9 @@ class _GlobalPooling1D(_GlobalPooling):
 class GlobalAveragePooling1D(_GlobalPooling1D):
     """Mean over the steps of ``(N, steps, features)`` (the usual head after an Embedding).
 
+    With a mask (``(N, steps)``, from ``Embedding(mask_zero=True)``, `Masking` or ``mask=``), the mean is
+    over the unmasked steps only, as in Keras 3; the output carries no mask.
+
     Args:
         data_format: ``"channels_last"`` (steps, features) or ``"channels_first"`` (features, steps).
         keepdims: keep the steps dim as size 1.
@@ -148,9 +152,21 @@ class GlobalAveragePooling1D(_GlobalPooling1D):
 
     _mode = "avg"
 
+    def call(self, inputs, mask=None):
+        if mask is None:
+            return super().call(inputs)
+        steps_axis = 1 if self.data_format == "channels_last" else 2
+        if tuple(mask.shape[1:]) != (inputs.shape[steps_axis],):
+            raise ValueError(f"{_args.who(self)} expects a mask of shape (batch, {inputs.shape[steps_axis]}) for "
+                             f"inputs of shape {tuple(inputs.shape)}, received a mask of shape {tuple(mask.shape)}.")
+        m = ops.expand_dims(ops.cast(mask, inputs.dtype), 2 if steps_axis == 1 else 1)
+        total = ops.sum(ops.multiply(inputs, m), axis=steps_axis, keepdims=self.keepdims)
+        return ops.divide(total, ops.sum(m, axis=steps_axis, keepdims=self.keepdims))
+
 
 class GlobalMaxPooling1D(_GlobalPooling1D):
-    """Maximum over the steps of ``(N, steps, features)``.
+    """Maximum over the steps of ``(N, steps, features)``; a mask is ignored (masked steps count) and
+    dropped, as in Keras 3.
 
     Args:
         data_format: ``"channels_last"`` or ``"channels_first"``.

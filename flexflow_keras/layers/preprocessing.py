@@ -40,6 +40,8 @@ class Rescaling(Layer):
         offset: a number or an array broadcast against the inputs.
     """
 
+    supports_masking = True  # passes the input's mask on (Keras 3)
+
     _float_math = True
 
     def __init__(self, scale, offset=0.0, **kwargs):
@@ -74,6 +76,8 @@ class Normalization(Layer):
         >>> norm.adapt(x_train)
         >>> model = Sequential([Input((8,)), norm, Dense(1)])
     """
+
+    supports_masking = True  # passes the input's mask on (Keras 3)
 
     _float_math = True
 

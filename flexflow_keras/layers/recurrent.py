@@ -2,7 +2,8 @@
 `RecurrentOp` over all time steps.
 
 Defaults are Keras 3's: glorot_uniform kernel, orthogonal recurrent kernel, zero bias (LSTM's forget-gate
-bias one with ``unit_forget_bias``), tanh / sigmoid, GRU ``reset_after=True`` with a (2, 3*units) bias.
+bias one with ``unit_forget_bias``), tanh / sigmoid, GRU ``reset_after=True`` with a (2, 3*units) bias
+(``reset_after=False``: a (3*units,) bias, the reset gate applied before the candidate's recurrent matmul).
 Masks come from the ``mask`` argument or from the input's ``_keras_mask`` (set by
 ``Embedding(mask_zero=True)``, `Masking` and mask-propagating layers); a masked step keeps the previous
 state and repeats the previous output. With ``return_sequences`` the mask is passed on to the output.
@@ -229,26 +230,26 @@ class LSTM(_Recurrent):
 
 
 class GRU(_Recurrent):
-    """Gated recurrent unit (Keras 3: gate order z, r, h; ``reset_after=True`` with a (2, 3*units) bias).
+    """Gated recurrent unit (Keras 3: gate order z, r, h).
 
     Args:
         units, activation ("tanh"), recurrent_activation ("sigmoid"): as in Keras.
-        reset_after: only True (Keras 3's default, cuDNN-compatible) is supported; False raises.
+        reset_after: True (Keras 3's default, cuDNN-compatible): the reset gate multiplies the recurrent
+            candidate projection, with separate input and recurrent biases (bias shape (2, 3*units)).
+            False (Keras 2's default): the reset gate multiplies the state before the candidate's
+            recurrent matmul, with one bias (3*units,).
         Others: see `SimpleRNN`.
     """
 
-    _cell = "gru"
     _gates = 3
 
     def __init__(self, units, reset_after=True, **kwargs):
         super().__init__(units, **kwargs)
-        if not reset_after:
-            raise ValueError(f"{_args.who(self)}: reset_after=False (Keras 2's default GRU variant) is not "
-                             f"supported; use reset_after=True (Keras 3's default).")
-        self.reset_after = True
+        self.reset_after = bool(reset_after)
+        self._cell = "gru" if self.reset_after else "gru_reset_before"
 
     def _bias_shape(self):
-        return (2, self._gates * self.units)
+        return (2, self._gates * self.units) if self.reset_after else (self._gates * self.units,)
 
     def get_config(self):
         return {**super().get_config(), "reset_after": self.reset_after}

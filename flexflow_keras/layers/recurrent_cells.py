@@ -89,7 +89,7 @@ class LSTMCell(_Cell):
 
 
 class GRUCell(_Cell):
-    """One GRU step (reset_after=True); arguments as `GRU` without the sequence ones."""
+    """One GRU step (either ``reset_after``); arguments as `GRU` without the sequence ones."""
 
     _layer_cls = GRU
 

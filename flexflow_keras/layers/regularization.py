@@ -101,6 +101,8 @@ class GaussianNoise(Layer):
         seed: integer seed of the noise (drawn from the framework generator when None).
     """
 
+    supports_masking = True  # passes the input's mask on (Keras 3)
+
     _float_math = True
 
     def __init__(self, stddev, seed=None, **kwargs):
@@ -131,6 +133,8 @@ class GaussianDropout(Layer):
         seed: integer seed of the noise.
     """
 
+    supports_masking = True  # passes the input's mask on (Keras 3)
+
     _float_math = True
 
     def __init__(self, rate, seed=None, **kwargs):
@@ -158,6 +162,8 @@ class AlphaDropout(Layer):
         noise_shape: shape of the mask (None entries take the input's size), broadcast over the input.
         seed: integer seed of the mask.
     """
+
+    supports_masking = True  # passes the input's mask on (Keras 3)
 
     _float_math = True
 
@@ -187,6 +193,8 @@ class ActivityRegularization(Layer):
     Args:
         l1, l2: the penalty factors (>= 0).
     """
+
+    supports_masking = True  # passes the input's mask on (Keras 3)
 
     _float_math = True
 

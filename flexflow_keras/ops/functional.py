@@ -208,7 +208,7 @@ def dropout(x, rate: float, seed: int = 0, noise_shape=None, training: bool | No
 
 
 def batch_norm(x, gamma, beta, moving_mean, moving_variance, axis: int = -1, momentum: float = 0.99,
-               epsilon: float = 1e-3, training: bool | None = None, name: str | None = None):
+               epsilon: float = 1e-3, training: bool | None = None, name: str | None = None, mask=None):
     """Batch normalisation; gamma/beta None when the layer has scale/center off.
 
     Args:
@@ -216,15 +216,22 @@ def batch_norm(x, gamma, beta, moving_mean, moving_variance, axis: int = -1, mom
         axis: the channel axis. momentum, epsilon: Keras' (0.99, 1e-3).
         training: None follows the execution's mode (eager calls: the enclosing layer call's mode); False
             always uses the moving statistics (a frozen layer).
+        mask: None, or a mask over every axis of x but the last (the channel axis): the batch statistics
+            are over the unmasked positions (Keras 3).
     """
     c = moving_mean.shape[0]
     dtype = moving_mean.dtype
     g = gamma if gamma is not None else Variable("gamma_const", (c,), dtype, np.ones(c), trainable=False)
     b = beta if beta is not None else Variable("beta_const", (c,), dtype, np.zeros(c), trainable=False)
     op = BatchNormOp(axis % _ndim(x), float(epsilon), float(momentum), beta is not None, gamma is not None,
-                     False if training is False else None)
-    sym = _symbolic(x)
-    return apply_op(op, [_tensor(x, sym)], [g, b, moving_mean, moving_variance], name=name,
+                     False if training is False else None, mask is not None)
+    sym = _symbolic(x) or _symbolic(mask)
+    inputs = [_tensor(x, sym)]
+    if mask is not None:
+        m = _tensor(mask, sym)
+        inputs.append((cast(m, str(x.dtype)) if str(m.dtype) != str(x.dtype) else m) if sym else
+                      np.asarray(m).astype(str(np.asarray(x).dtype)))
+    return apply_op(op, inputs, [g, b, moving_mean, moving_variance], name=name,
                     training=False if sym else _eager_training(training))
 
 

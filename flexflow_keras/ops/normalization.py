@@ -10,6 +10,11 @@ BatchNormOp in training, per data-parallel step (see docs/contracts.md section 3
    buffers of weights 0 and 1 (reduced with ``+``), and `backward_inputs` reads the reduced sums.
 In inference (or `training=False`) it normalises with the moving statistics.
 
+With a mask (Keras 3: a (batch, ...) mask over every axis but the channels, the last axis), the batch
+statistics are over the unmasked positions only (``sum(m*x) / (n + 1e-7)``, n the unmasked count, as
+Keras' masked moments); every position is normalised, and the input gradient of a masked position has no
+term through the statistics (`kernels.masked_rows`).
+
 Weights are always (gamma, beta, moving_mean, moving_variance). With ``scale=False`` / ``center=False``
 `ops.batch_norm` passes a constant (non-trainable) gamma of ones / beta of zeros: the two-stage backward
 needs the reduced dgamma and dbeta in every case, so their gradient buffers are `required_grad_weights`.
@@ -29,6 +34,7 @@ from flexflow_keras.ops.base import Op
 from flexflow_keras.ops.graph import TensorSpec
 from kernels import batchnorm as kbn
 from kernels import layernorm as kln
+from kernels import masked_rows as kmr
 
 
 @dataclass(frozen=True)
@@ -54,13 +60,19 @@ class BatchNormOp(Op):
     center: bool = True
     scale: bool = True
     training: bool | None = None
+    has_mask: bool = False
 
     def output_specs(self, inputs, weights):
-        if len(inputs) != 1 or len(weights) != 4:
-            raise ShapeError(f"batch_norm takes 1 input and 4 weights (gamma, beta, moving_mean, "
+        n_in = 1 + int(self.has_mask)
+        if len(inputs) != n_in or len(weights) != 4:
+            raise ShapeError(f"batch_norm takes {n_in} input(s) and 4 weights (gamma, beta, moving_mean, "
                              f"moving_variance), received {len(inputs)} and {len(weights)}.")
         x = inputs[0]
         axis = norm_axis(self.axis, x.ndim, "batch_norm")
+        if self.has_mask and (axis != x.ndim - 1 or tuple(inputs[1].shape[1:]) != tuple(x.shape[1:-1])):
+            raise ShapeError(f"batch_norm with a mask expects the channels on the last axis and a mask of shape "
+                             f"{fmt((None,) + tuple(x.shape[1:-1]))} for an input of shape {fmt(x.shape)}, "
+                             f"received axis {self.axis} and a mask of shape {fmt(inputs[1].shape)}.")
         c = x.shape[axis]
         for name, w in zip(("gamma", "beta", "moving_mean", "moving_variance"), weights, strict=True):
             if tuple(w.shape) != (c,):
@@ -71,6 +83,9 @@ class BatchNormOp(Op):
 
     def sample_dim(self):
         return None if self.axis == 0 else 0
+
+    def is_differentiable(self, i: int) -> bool:
+        return i == 0
 
     def _batch_stats(self, ctx) -> bool:
         return bool(ctx.training) and self.training is not False
@@ -91,18 +106,33 @@ class BatchNormOp(Op):
         c0, c1 = out_box[0][axis], out_box[1][axis]
         ch = ((c0,), (c1,))
         stats = tuple(((0, c0), (2, c1)) if len(s) == 2 else ch for s in shapes.stats)
-        return par.Tile((out_box,), (ch,) * len(shapes.weights), (out_box,), (), stats)
+        ins = (out_box, (out_box[0][:-1], out_box[1][:-1])) if self.has_mask else (out_box,)
+        return par.Tile(ins, (ch,) * len(shapes.weights), (out_box,), (), stats)
 
     # --- forward ----------------------------------------------------------------------------------
+    def _count(self, inputs) -> float:
+        """Values per channel in this shard (the unmasked ones with a mask)."""
+        x = inputs[0]
+        if self.has_mask:
+            return float(np.count_nonzero(to_host(inputs[1])))
+        return float(x.size // x.shape[self.axis])
+
     def forward_stats(self, ctx, inputs, weights, stats):
         x = inputs[0]
+        if self.has_mask:  # the statistics of the unmasked positions: sums of m * x and (m * x)^2
+            xm = kmr.empty_like(x)
+            kernel(kmr, "mask_rows", ctx)(x, inputs[1], xm)
+            x = xm
         kernel(kbn, "batchnorm_stats", ctx)(x, stats[0], self.axis)
-        count = x.size // x.shape[self.axis]
-        write(stats[1], to_host(stats[1]) + count)
+        write(stats[1], to_host(stats[1]) + self._count(inputs))
+
+    def _n(self, stats) -> float:
+        # Keras' masked moments divide by (count + backend epsilon): no NaN for an all-masked batch
+        return float(to_host(stats[1])[0]) + (1e-7 if self.has_mask else 0.0)
 
     def _moments(self, ctx, weights, stats):
         if self._batch_stats(ctx) and stats:
-            return kbn.batchnorm_moments(to_host(stats[0]), float(to_host(stats[1])[0]))
+            return kbn.batchnorm_moments(to_host(stats[0]), self._n(stats))
         return weights[2], weights[3]
 
     def forward(self, ctx, inputs, weights, outputs, saved, stats):
@@ -113,7 +143,7 @@ class BatchNormOp(Op):
     def update_state(self, ctx, stats, weights):
         if not self._batch_stats(ctx) or not stats:
             return
-        mean, var = kbn.batchnorm_moments(to_host(stats[0]), float(to_host(stats[1])[0]))
+        mean, var = kbn.batchnorm_moments(to_host(stats[0]), self._n(stats))
         for w, value in ((weights[-2], mean), (weights[-1], var)):
             host = to_host(w).copy()
             kbn.moving_average_update(host, value, self.momentum)
@@ -138,18 +168,28 @@ class BatchNormOp(Op):
         dg = grad_weights[0] if grad_weights else None
         db = grad_weights[1] if len(grad_weights) > 1 else None
         mean, var = self._moments(ctx, weights, stats)
-        count = float(to_host(stats[1])[0]) if training else 1.0
+        count = self._n(stats) if training else 1.0
         if training and (dg is None or db is None):
-            if count != x.size // x.shape[self.axis]:
+            if float(to_host(stats[1])[0]) != self._count(inputs):
                 raise FlexFlowKerasError(
                     "batch_norm backward_inputs needs the whole batch's dgamma and dbeta, but the execution "
                     "passed no gradient buffer for weight 0 or 1 on a sharded batch. Supply the buffers in "
                     "BatchNormOp.required_grad_weights (reduced with '+') even when gamma/beta are not "
                     "trainable.")
             dg, db = self._local_sums(ctx, x, grad_outputs[0], mean, var)
-        kernel(kbn, "batchnorm_backward_inputs", ctx)(x, grad_outputs[0], mean, var, weights[0], self.epsilon, dg,
-                                                      db, count, training, grad_inputs[0], self.axis,
-                                                      ctx.acc_input(0))
+        self._input_grad(ctx, inputs, grad_outputs[0], mean, var, weights[0], dg, db, count, training,
+                         grad_inputs[0], ctx.acc_input(0))
+
+    def _input_grad(self, ctx, inputs, dy, mean, var, gamma, dg, db, count, training, dx, accumulate):
+        run = kernel(kbn, "batchnorm_backward_inputs", ctx)
+        if not (self.has_mask and training):
+            run(inputs[0], dy, mean, var, gamma, self.epsilon, dg, db, count, training, dx, self.axis, accumulate)
+            return
+        # kept rows: the full batch-norm gradient; masked rows: only the direct a * dy (no statistics term)
+        kept, masked = kmr.empty_like(dx), kmr.empty_like(dx)
+        run(inputs[0], dy, mean, var, gamma, self.epsilon, dg, db, count, True, kept, self.axis, False)
+        run(inputs[0], dy, mean, var, gamma, self.epsilon, dg, db, count, False, masked, self.axis, False)
+        kernel(kmr, "blend_rows", ctx)(inputs[1], kept, masked, dx, accumulate)
 
     def _local_sums(self, ctx, x, dy, mean, var):
         c = x.shape[self.axis]
@@ -168,10 +208,9 @@ class BatchNormOp(Op):
                 write(buf, (to_host(buf) + value) if ctx.acc_weight(j) else value)
         if grad_inputs[0] is not None:
             training = self._batch_stats(ctx) and bool(stats)
-            count = float(to_host(stats[1])[0]) if training else 1.0
-            kernel(kbn, "batchnorm_backward_inputs", ctx)(inputs[0], grad_outputs[0], mean, var, weights[0],
-                                                          self.epsilon, dg, db, count, training, grad_inputs[0],
-                                                          self.axis, ctx.acc_input(0))
+            count = self._n(stats) if training else 1.0
+            self._input_grad(ctx, inputs, grad_outputs[0], mean, var, weights[0], dg, db, count, training,
+                             grad_inputs[0], ctx.acc_input(0))
 
 
 @dataclass(frozen=True)

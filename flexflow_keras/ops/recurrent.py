@@ -4,7 +4,8 @@
 The op runs the whole sequence in one kernel call forward and one backward (BPTT), not an unrolled graph
 of per-step ops (see `kernels.recurrent`). Inputs: ``x`` (B, T, D), then an optional mask (B, T) (not
 differentiable), then optional initial states h0 (and c0 for LSTM) (B, H). Weights: kernel (D, G*H),
-recurrent_kernel (H, G*H) and optionally bias ((G*H,), or (2, 3H) for GRU's input and recurrent biases).
+recurrent_kernel (H, G*H) and optionally bias ((G*H,), or (2, 3H) for the reset-after GRU's input and
+recurrent biases).
 Outputs: y ((B, T, H) with return_sequences, else (B, H)), then with return_state the final state (and
 carry). Parallel rules: only the batch splits (time steps depend on each other, units on the whole
 previous state through the recurrent GEMM).
@@ -36,7 +37,8 @@ class RecurrentOp(Op):
     """A recurrent layer over the whole sequence.
 
     Attributes:
-        cell: "simple_rnn", "lstm" or "gru" (GRU with reset_after=True). units: H.
+        cell: "simple_rnn", "lstm", "gru" (GRU with reset_after=True, a (2, 3H) bias) or "gru_reset_before"
+            (reset_after=False, a (3H,) bias). units: H.
         activation, recurrent_activation: `kernels.activations` names.
         go_backwards: process time in reverse. return_sequences, return_state: as in Keras.
         flip_output: with go_backwards, write the sequence in natural time order (Bidirectional).
@@ -125,7 +127,7 @@ class RecurrentOp(Op):
         saved = [TensorSpec((B, T, self.gates * H), dt), TensorSpec((B, T + 1, H), dt)]
         if self.cell == "lstm":
             saved.append(TensorSpec((B, T + 1, H), dt))
-        if self.cell == "gru":
+        if self.cell.startswith("gru"):
             saved.append(TensorSpec((B, T, H), dt))
         if self.dropout > 0:
             saved.append(TensorSpec((B, D), "uint8"))
@@ -164,7 +166,7 @@ class RecurrentOp(Op):
         C = RH = None
         if self.cell == "lstm":
             C, i = saved[i], i + 1
-        if self.cell == "gru":
+        if self.cell.startswith("gru"):
             RH, i = saved[i], i + 1
         xmask = hmask = None
         if self.dropout > 0:

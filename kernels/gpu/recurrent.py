@@ -164,6 +164,11 @@ def recurrent_forward_cuda(spec: RnnSpec, x, W, U, b, brec, mask, h0, c0, y, h_o
                            xmask=None, hmask=None, rate=0.0, recurrent_rate=0.0) -> None:
     """Device-array twin of `kernels.recurrent.recurrent_forward_cpu` (same arguments). The mask must be
     a float device array of x's dtype (the op casts it)."""
+    if spec.cell == cells.GRU_RESET_BEFORE:
+        from kernels.gpu import gru_reset_before
+
+        return gru_reset_before.forward_cuda(spec, x, W, U, b, mask, h0, y, h_out, A, S, RH, xmask, hmask, rate,
+                                             recurrent_rate)
     B, T, D = x.shape
     H, GH = U.shape
     dt = y.dtype
@@ -204,6 +209,11 @@ def recurrent_backward_cuda(spec: RnnSpec, x, W, U, mask, A, S, C, RH, dy, dh_ou
                             dh0, dc0, xmask=None, hmask=None, rate=0.0, recurrent_rate=0.0,
                             accumulate=(False,) * 7) -> None:
     """Device-array twin of `kernels.recurrent.recurrent_backward_cpu` (same arguments)."""
+    if spec.cell == cells.GRU_RESET_BEFORE:
+        from kernels.gpu import gru_reset_before
+
+        return gru_reset_before.backward_cuda(spec, x, W, U, mask, A, S, RH, dy, dh_out, dx, dW, dU, db, dh0,
+                                              xmask, hmask, rate, recurrent_rate, accumulate)
     B, T, D = x.shape
     H, GH = U.shape
     dt = A.dtype

@@ -10,7 +10,7 @@ from kernels.activations import resolve_activation
 from kernels.rnn_reference import rnn_reference
 
 B, T, D, H = 3, 4, 3, 2
-G = {"simple_rnn": 1, "lstm": 4, "gru": 3}
+G = {"simple_rnn": 1, "lstm": 4, "gru": 3, "gru_reset_before": 3}
 
 
 def make_case(cell, seed=0, masked=False, with_state=False, dropout=False):
@@ -48,7 +48,7 @@ def run_kernel(cell, case, backwards=False, seq=True, zero_out=False, flip=False
     h_out, c_out = np.empty((B, H)), np.empty((B, H))
     A, S = np.empty((B, T, g * H)), np.empty((B, T + 1, H))
     C = np.empty((B, T + 1, H)) if cell == "lstm" else None
-    RH = np.empty((B, T, H)) if cell == "gru" else None
+    RH = np.empty((B, T, H)) if cell.startswith("gru") else None
     kw = dict(xmask=case["xmask"], hmask=case["hmask"], rate=rate, recurrent_rate=rate)
     krnn.recurrent_forward_cpu(spec, case["x"], case["W"], case["U"], b_in, b_rec, case["mask"], case["h0"],
                                case["c0"], y, h_out, c_out if cell == "lstm" else None, A, S, C, RH, **kw)
@@ -87,7 +87,7 @@ CONFIGS = [dict(), dict(acts=("relu", "hard_sigmoid"), masked=True, backwards=Tr
            dict(dropout=True, masked=True, with_state=True)]
 
 
-@pytest.mark.parametrize("cell", ["simple_rnn", "lstm", "gru"])
+@pytest.mark.parametrize("cell", ["simple_rnn", "lstm", "gru", "gru_reset_before"])
 @pytest.mark.parametrize("cfg", CONFIGS, ids=lambda c: "-".join(c) or "plain")
 def test_forward_and_bptt_match_reference(cell, cfg):
     cfg = dict(cfg)

@@ -187,8 +187,8 @@ def test_argument_errors_name_the_layer():
         layers.PReLU(shared_axes=[0], name="p")
     with pytest.raises(ValueError, match="Dot 'd' expects axes"):
         layers.Dot(axes="x", name="d")
-    with pytest.raises(ValueError, match="attention_axes=\\(2,\\) is not supported"):
-        m = layers.MultiHeadAttention(2, 3, attention_axes=2)
+    with pytest.raises(ValueError, match="expects attention_axes among the positional axes 1..2"):
+        m = layers.MultiHeadAttention(2, 3, attention_axes=3, name="mha")
         m(layers.Input((4, 5, 6)), layers.Input((4, 5, 6)))
 
 

@@ -178,8 +178,6 @@ def test_dropout_only_in_training():
 def test_argument_errors_name_the_layer():
     with pytest.raises(ValueError, match="stateful=True is not supported"):
         layers.LSTM(2, stateful=True, name="l1")
-    with pytest.raises(ValueError, match="reset_after=False"):
-        layers.GRU(2, reset_after=False)
     with pytest.raises(ValueError, match="activation=.* is not supported"):
         layers.SimpleRNN(2, activation=lambda t: t)
     with pytest.raises(ValueError, match="positive integer for units"):

@@ -17,7 +17,7 @@ rng = np.random.default_rng(0)
 
 
 def weights(cell):
-    g = {"simple_rnn": 1, "lstm": 4, "gru": 3}[cell]
+    g = {"simple_rnn": 1, "lstm": 4, "gru": 3, "gru_reset_before": 3}[cell]
     b = rng.standard_normal((2, g * H) if cell == "gru" else (g * H,)) * 0.3
     return [rng.standard_normal((D, g * H)) * 0.5, rng.standard_normal((H, g * H)) * 0.5, b]
 
@@ -35,7 +35,16 @@ def test_lstm_op_masked_with_state_and_dropout_splits_by_batch():
              ref=lambda x, m, h, c, W, U, b: rnn_reference("lstm", x, W, U, b, m, h, c, return_sequences=True))
 
 
-@pytest.mark.parametrize("cell", ["gru", "simple_rnn"])
+def test_gru_reset_before_op_masked_with_state_and_dropout_splits_by_batch():
+    x = rng.standard_normal((B, T, D))
+    mask = np.array([[1, 1, 1], [0, 1, 1], [1, 0, 0], [1, 1, 0]], np.float64)
+    h0 = rng.standard_normal((B, H))
+    op = RecurrentOp(cell="gru_reset_before", units=H, has_mask=True, n_initial=1, return_sequences=True,
+                     dropout=0.3, recurrent_dropout=0.4, seed=5)
+    check_op(op, [x, mask, h0], weights("gru_reset_before"), training=True, shards=2)
+
+
+@pytest.mark.parametrize("cell", ["gru", "gru_reset_before", "simple_rnn"])
 def test_gru_and_simple_rnn_ops_backwards(cell):
     x = rng.standard_normal((B, T, D))
     op = RecurrentOp(cell=cell, units=H, go_backwards=True, return_sequences=True)

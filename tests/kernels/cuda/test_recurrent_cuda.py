@@ -10,7 +10,7 @@ from kernels import recurrent as krnn
 from kernels.activations import resolve_activation
 
 B, T, D, H = 2, 3, 3, 2
-G = {"simple_rnn": 1, "lstm": 4, "gru": 3}
+G = {"simple_rnn": 1, "lstm": 4, "gru": 3, "gru_reset_before": 3}
 
 
 def spec(cell, **kw):
@@ -32,7 +32,9 @@ def arrays(cell, masked, dropout, seed=0):
 
 CASES = [("simple_rnn", dict(seq_out=True), False, False), ("lstm", dict(), True, True),
          ("lstm", dict(backwards=True, seq_out=True, flip_out=True, zero_out=True), True, False),
-         ("gru", dict(seq_out=True, backwards=True), True, True)]
+         ("gru", dict(seq_out=True, backwards=True), True, True),
+         ("gru_reset_before", dict(seq_out=True, backwards=True), True, True),
+         ("gru_reset_before", dict(zero_out=True), True, False)]
 
 
 @pytest.mark.parametrize("cell,kw,masked,dropout", CASES)
@@ -45,7 +47,7 @@ def test_recurrent_forward_and_backward_cuda(cell, kw, masked, dropout):
         a = arrays(cell, masked, dropout)
         y = np.zeros((B, T, H) if s.seq_out else (B, H))
         C = np.zeros((B, T + 1, H)) if cell == "lstm" else None
-        RH = np.zeros((B, T, H)) if cell == "gru" else None
+        RH = np.zeros((B, T, H)) if cell.startswith("gru") else None
         return [s, a["x"], a["W"], a["U"], a["b"], a["brec"], a["mask"], a["h0"], a["c0"], y, np.zeros((B, H)),
                 np.zeros((B, H)) if cell == "lstm" else None, np.zeros((B, T, g * H)), np.zeros((B, T + 1, H)), C,
                 RH, a["xmask"], a["hmask"]]
