@@ -61,3 +61,24 @@ def test_matmul(sa, sb):
     matmul_backward_cpu(a, b, dy, da, db)
     np.testing.assert_allclose(da, ref.numerical_grad(lambda v: v @ b, a, dy), rtol=1e-6, atol=1e-7)
     np.testing.assert_allclose(db, ref.numerical_grad(lambda v: a @ v, b, dy), rtol=1e-6, atol=1e-7)
+
+
+@pytest.mark.parametrize("rows,n_in,n_out", [(1, 7, 16), (13, 33, 48), (64, 20, 80), (5, 3, 64)])
+@pytest.mark.parametrize("strided_x", [False, True])
+def test_linear_wide_float32_outputs(rows, n_in, n_out, strided_x):
+    """Output widths that are multiples of 16 (the vector micro-kernels' path on AVX-512 hosts, BLAS
+    elsewhere) and a strided input (always BLAS): the same numbers as the float64 reference."""
+    rng = np.random.default_rng(1)
+    x = rng.standard_normal((rows, 2 * n_in)).astype(np.float32)
+    x = x[:, ::2] if strided_x else np.ascontiguousarray(x[:, :n_in])
+    w = rng.standard_normal((n_in, n_out)).astype(np.float32)
+    b = rng.standard_normal(n_out).astype(np.float32)
+    y = np.full((rows, n_out), np.nan, np.float32)
+    linear_forward_cpu(x, w, b, y)
+    np.testing.assert_allclose(y, ref.linear(x, w, b, "linear"), rtol=1e-4, atol=1e-4)
+    dy = rng.standard_normal(y.shape).astype(np.float32)
+    dx, dw, db = np.empty_like(x), np.full_like(w, np.nan), np.empty(n_out, np.float32)
+    linear_backward_cpu(x, w, y, dy, dx, dw, db)
+    rdx, rdw, rdb = ref.linear_grads(x, w, b, dy, "linear")
+    np.testing.assert_allclose(dw, rdw, rtol=1e-4, atol=1e-4)
+    np.testing.assert_allclose(dx, rdx, rtol=1e-4, atol=1e-4)
