@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from flexflow_keras.ops import functional
 from flexflow_keras.ops.graph import KerasTensor, OpGraph, TensorSpec
 
 _CROSSENTROPY = {"CategoricalCrossentropy", "SparseCategoricalCrossentropy"}
@@ -62,6 +63,10 @@ def build_training_graph(model_inputs: Sequence[KerasTensor], model_outputs: Seq
         fused = _fused_logits(spec.loss, y_pred)
         loss, pred = fused if fused is not None else (spec.loss, y_pred)
         out = loss.per_sample(label, pred)
+        if len(out.shape) == 0 and len(pred.shape) == 1:
+            # an output of shape (batch,): Keras' losses reduce its last axis, the batch itself, to the
+            # batch mean; the same number is the mean of per-sample losses over (batch, 1)
+            out = loss.per_sample(functional.expand_dims(label, -1), functional.expand_dims(pred, -1))
         labels[spec.output_index] = label
         per_sample[spec.output_index] = out
     inputs = list(model_inputs) + [t for t in labels if t is not None]
