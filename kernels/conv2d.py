@@ -169,11 +169,22 @@ def _check_algorithm(g: ConvGeometry, algorithm: str, pass_: str, who: str) -> s
     return algorithm
 
 
+_generation = [0]  # bumped by release_workspaces: each thread drops its scratch arrays at its next call
+
+
+def release_workspaces() -> None:
+    """Let every thread's scratch arrays go (each thread drops them at its next convolution): they are
+    sized for the largest piece the thread ever computed, which after a strategy search is often a
+    candidate's piece that the chosen strategy never runs."""
+    _generation[0] += 1
+
+
 def _workspace(name: str, shape, dtype) -> np.ndarray:
-    """A per-thread scratch array of `shape`, reused across calls."""
+    """A per-thread scratch array of `shape`, reused across calls (until `release_workspaces`)."""
     cache = getattr(_tls, "buffers", None)
-    if cache is None:
+    if cache is None or _tls.generation != _generation[0]:
         cache = _tls.buffers = {}
+        _tls.generation = _generation[0]
     size = int(np.prod(shape))
     dtype = np.dtype(dtype)
     buf = cache.get((name, dtype))

@@ -28,6 +28,7 @@ from flexflow_keras.ops.gradients import plan_gradients
 from flexflow_keras.ops.graph import OpGraph, Variable
 from flexflow_keras.ops.naming import node_names
 from flexflow_keras.ops.strategy import Strategy, check_strategy, complete, devices_used
+from kernels import conv2d
 from runtime import ProcKind, TaskError
 
 log = logging.getLogger("flexflow_keras")
@@ -169,6 +170,7 @@ class Engine:
         buffers of every candidate measured would stay with the winner's)."""
         if self._stores:
             self._stores.clear()
+            conv2d.release_workspaces()  # scratch arrays sized for the old strategy's pieces
             gc.collect()  # task records and region states reference each other: free the arrays now
 
     def _store(self, batch: int) -> BatchStore:
