@@ -38,6 +38,8 @@ import numpy as np
 
 from runtime.errors import MachineError
 
+ABORT_GRACE_S = 0.5  # seconds between a failing rank's last message and MPI_Abort
+
 log = logging.getLogger("runtime")
 
 _LAUNCH_VARS = ("PMI_SIZE", "OMPI_COMM_WORLD_SIZE", "PMIX_SIZE")
@@ -210,6 +212,11 @@ class World:
     # --- failure --------------------------------------------------------------------------------------
     def abort(self, code: int = 1) -> None:
         sys.stderr.flush()
+        sys.stdout.flush()
+        # mpiexec's proxy forwards this rank's output through a pipe; MPI_Abort makes it kill every rank,
+        # and on a busy host it could do so before reading the failure message just written (seen once
+        # in a loaded CI run: the job ended without rank 1's message). Give it a moment to read.
+        time.sleep(ABORT_GRACE_S)
         self.comm.Abort(code)
 
 
