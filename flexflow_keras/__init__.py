@@ -51,6 +51,10 @@ from flexflow_keras.utils import cli_errors as _cli_errors  # noqa: E402
 
 _cli_errors.install()
 
+from flexflow_keras.utils import interrupts as _interrupts  # noqa: E402
+
+_interrupts.guard_finalizers()  # a Ctrl-C that lands in a finalizer is raised again, not swallowed
+
 from flexflow_keras.execution import distributed as _distributed  # noqa: E402
 
 _distributed.start()  # under mpiexec: join the job (one node per rank); else nothing

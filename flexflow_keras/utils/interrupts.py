@@ -7,6 +7,12 @@ not started are dropped, workers stop after the task they run), gives the exit f
 bounded time, and ends the process with status 130 (the shell's code for SIGINT). A second Ctrl-C during
 that cleanup exits at once. With --debug / FF_DEBUG=1 the traceback is printed first. In notebooks and
 under pytest the hook is not installed and KeyboardInterrupt propagates as usual.
+
+Python swallows an exception raised inside a finalizer or a garbage-collection callback ("Exception
+ignored in ..."), and a Ctrl-C lands there whenever the signal arrives while one runs (the runtime
+releases memory pools from `weakref.finalize`, and strategy changes collect): the run would go on as if
+nothing happened. `guard_finalizers` (installed on import, everywhere) sends such a swallowed
+SIGINT again, so the main thread raises it outside the finalizer.
 """
 
 from __future__ import annotations
@@ -17,10 +23,12 @@ import os
 import signal
 import sys
 import threading
+import time
 
 log = logging.getLogger("flexflow_keras")
 
 EXIT_STATUS = 130
+REARM_DELAY_S = 0.005  # a swallowed Ctrl-C is sent again this long after the finalizer ate it
 CLEANUP_SECONDS = 2.0  # the runtime's cancel, then the exit functions: well inside the 5 s promise
 
 _where: list = [None]  # None, a phase name (str), or (epoch, step), both 0-based
@@ -86,3 +94,33 @@ def exit_130() -> None:
     worker.start()
     worker.join(CLEANUP_SECONDS)
     _exit_now()
+
+
+def _resend() -> None:
+    time.sleep(REARM_DELAY_S)
+    signal.pthread_kill(threading.main_thread().ident, signal.SIGINT)
+
+
+def _rearm(unraisable, previous) -> None:
+    """sys.unraisablehook: a KeyboardInterrupt that a finalizer swallowed is sent again as a real SIGINT
+    to the main thread, from a helper thread a moment later (raised in the hook itself, it would be
+    swallowed too; a real signal also wakes a main thread blocked on a lock). Should it land in another
+    finalizer, this runs again. Anything else goes to the previous hook."""
+    exc_type = unraisable.exc_type
+    if exc_type is not None and issubclass(exc_type, KeyboardInterrupt):
+        threading.Thread(target=_resend, name="flexflow-keras-resend-sigint", daemon=True).start()
+        return
+    previous(unraisable)
+
+
+def guard_finalizers() -> None:
+    """Install `_rearm` as sys.unraisablehook, keeping the hook found there for everything else. Idempotent."""
+    current = sys.unraisablehook
+    if getattr(current, "_flexflow", False):
+        return
+
+    def hook(unraisable):
+        _rearm(unraisable, current)
+
+    hook._flexflow = True  # type: ignore[attr-defined]
+    sys.unraisablehook = hook
