@@ -116,14 +116,17 @@ class StepProgram:
         self.metrics = None
         if with_labels and self.loss_outputs:
             args = []
+            masks = tg.masks or (None,) * len(tg.model_outputs)
             for i in self.loss_outputs:
                 lt = tg.per_sample_losses[i]
                 args += [self._batch_arg(r, d) for r in (s.act(lt), s.grads[lt.uid], s.act(tg.labels[i]),
                                                          s.act(tg.model_outputs[i]))]
+            masked = tuple(masks[i] is not None for i in self.loss_outputs)
+            args += [self._batch_arg(s.act(masks[i]), d) for i in self.loss_outputs if masks[i] is not None]
             mlists = [e.metric_objects[i] for i in self.loss_outputs]
-            self.metrics = (e.cached(("metrics", tuple(self.loss_outputs), self.numels, self.loss_weights),
+            self.metrics = (e.cached(("metrics", tuple(self.loss_outputs), self.numels, self.loss_weights, masked),
                                      T.metrics_task, len(self.loss_outputs), mlists, self.numels,
-                                     self.loss_weights), args)
+                                     self.loss_weights, masked), args)
 
     def _forward_entry(self, node, training: bool):
         e, s = self.engine, self.store

@@ -274,15 +274,23 @@ def loader_task(n_x: int, n_y: int, with_seeds: bool):
 
 
 def metrics_task(n_losses: int, metric_lists: Sequence[Sequence], numels: Sequence[int],
-                 loss_weights: Sequence[float] | None = None):
+                 loss_weights: Sequence[float] | None = None, masked: Sequence[bool] | None = None):
     """Per shard: the sample-weighted loss sum of each output, then every metric's partial sums.
 
-    Regions per output with a loss: per-sample loss, seed, label, prediction (all RO). A seed is
+    Regions per output with a loss: per-sample loss, seed, label, prediction (all RO); then, for each
+    output that carries a Keras mask (`masked`), its 0/1 mask shaped as the loss. A seed is
     sample_weight * loss_weight / elements; the loss weight is divided out here (the logs show each
     output's own loss). An output with loss weight 0 has a zero seed: its logged loss is then the
-    unweighted mean and its weighted metrics see no sample weights."""
-    privs = [RO] * (4 * n_losses)
+    unweighted mean and its weighted metrics see no sample weights. A masked output's metrics weigh
+    each entry by the mask (Keras 3: every metric, weighted or not), times the sample weights for
+    weighted metrics."""
+    masked = tuple(masked) if masked is not None else (False,) * n_losses
+    privs = [RO] * (4 * n_losses + sum(masked))
     weights = tuple(loss_weights) if loss_weights is not None else (1.0,) * n_losses
+    mask_at = {}
+    for k in range(n_losses):
+        if masked[k]:
+            mask_at[k] = 4 * n_losses + len(mask_at)
 
     def body(*regions):
         out: list = []
@@ -300,7 +308,21 @@ def metrics_task(n_losses: int, metric_lists: Sequence[Sequence], numels: Sequen
                 full = seed.reshape(seed.shape[0], -1).astype(np.float64) * (numels[k] / weights[k])
                 # per sample, or per element where the weights vary within a sample (temporal weights)
                 sw = (full[:, 0] if (full == full[:, :1]).all() else full.reshape(seed.shape)).astype(np.float32)
+            mask = regions[mask_at[k]] if k in mask_at else None
             for m in metric_lists[k]:  # Keras 3: only weighted_metrics see the sample weights
-                out.append(m.batch_stats(y_true, y_pred, sw if getattr(m, "_ff_weighted", False) else None))
+                w = sw if getattr(m, "_ff_weighted", False) else None
+                if mask is not None:
+                    w = _times_mask(w, mask)
+                out.append(m.batch_stats(y_true, y_pred, w))
         return out
     return task(privileges=privs)(_named(body, "metrics"))
+
+
+def _times_mask(sw, mask: np.ndarray) -> np.ndarray:
+    """Per-entry metric weights: the 0/1 mask times the sample weights (per sample or per entry)."""
+    m = np.asarray(mask, np.float32)
+    if sw is None:
+        return m
+    sw = np.asarray(sw, np.float32)
+    return m * sw.reshape(sw.shape + (1,) * (m.ndim - sw.ndim))
+

@@ -3,6 +3,11 @@
 When a crossentropy loss without `from_logits` reads the output of a softmax over the last axis, the
 loss is computed from the softmax's input with `from_logits=True` (what Keras' TensorFlow backend does
 through `_keras_logits`): the same value, better conditioned, and the softmax needs no backward pass.
+
+An output that carries a Keras mask (`_keras_mask`: `Embedding(mask_zero=True)` or `Masking` through
+layers that keep it) weighs its per-sample loss as Keras 3 does: masked entries 0, the others
+``elements / valid`` over the whole batch, so the batch loss is the mean over the valid entries. The
+0/1 mask itself is a graph output too: the metrics weigh their entries by it.
 """
 
 from __future__ import annotations
@@ -34,6 +39,30 @@ class TrainingGraph:
     labels: tuple[KerasTensor | None, ...]  # per model output (None: no loss on it)
     per_sample_losses: tuple[KerasTensor | None, ...]  # per model output
     loss_specs: tuple[LossSpec, ...]
+    masks: tuple[KerasTensor | None, ...] = ()  # per model output: its 0/1 float mask, shaped as the loss
+
+
+def _mask_like(mask: KerasTensor, values: KerasTensor, output_name: str) -> KerasTensor:
+    """The output's mask as float32 0/1 of the per-sample loss's shape (Keras squeezes or expands a
+    trailing axis of size 1); a ValueError naming the output when the shapes cannot agree."""
+    m = functional.cast(mask, "float32")
+    if m.ndim == values.ndim + 1 and m.shape[-1] == 1:
+        m = functional.squeeze(m, -1)
+    elif values.ndim == m.ndim + 1 and values.shape[-1] == 1:
+        m = functional.expand_dims(m, -1)
+    if m.ndim != values.ndim or any(a is not None and b is not None and a != b
+                                    for a, b in zip(m.shape[1:], values.shape[1:], strict=True)):
+        raise ValueError(f"Output '{output_name}' carries a mask of shape {tuple(mask.shape)}, but its loss has "
+                         f"one value per entry of shape {tuple(values.shape)}; Keras weighs each loss value by "
+                         f"the mask entry at the same place. Drop the mask before the output (e.g. a layer "
+                         f"without mask support), or make the loss keep the mask's axes.")
+    return functional.stop_gradient(m)
+
+
+def _masked(values: KerasTensor, m: KerasTensor) -> KerasTensor:
+    """values * m / mean(m): masked entries 0, valid ones scaled by elements/valid (0 when none is valid)."""
+    valid_share = functional.maximum(functional.mean(m), 1e-30)
+    return functional.multiply(values, functional.divide(m, valid_share))
 
 
 def _fused_logits(loss, y_pred: KerasTensor):
@@ -52,10 +81,12 @@ def _fused_logits(loss, y_pred: KerasTensor):
 
 
 def build_training_graph(model_inputs: Sequence[KerasTensor], model_outputs: Sequence[KerasTensor],
-                         loss_specs: Sequence[LossSpec]) -> TrainingGraph:
-    """Append a label input and a per-sample loss node for every output that has a loss."""
+                         loss_specs: Sequence[LossSpec], output_names: Sequence[str] | None = None) -> TrainingGraph:
+    """Append a label input and a per-sample loss node for every output that has a loss (`output_names`:
+    the model's names for its outputs, for messages)."""
     labels: list[KerasTensor | None] = [None] * len(model_outputs)
     per_sample: list[KerasTensor | None] = [None] * len(model_outputs)
+    masks: list[KerasTensor | None] = [None] * len(model_outputs)
     for spec in loss_specs:
         y_pred = model_outputs[spec.output_index]
         label = KerasTensor((None,) + tuple(spec.label_spec.shape[1:]), spec.label_spec.dtype,
@@ -67,10 +98,15 @@ def build_training_graph(model_inputs: Sequence[KerasTensor], model_outputs: Seq
             # an output of shape (batch,): Keras' losses reduce its last axis, the batch itself, to the
             # batch mean; the same number is the mean of per-sample losses over (batch, 1)
             out = loss.per_sample(functional.expand_dims(label, -1), functional.expand_dims(pred, -1))
+        mask = getattr(y_pred, "_keras_mask", None)
+        if mask is not None:
+            name = output_names[spec.output_index] if output_names else y_pred.name
+            masks[spec.output_index] = _mask_like(mask, out, name)
+            out = _masked(out, masks[spec.output_index])
         labels[spec.output_index] = label
         per_sample[spec.output_index] = out
     inputs = list(model_inputs) + [t for t in labels if t is not None]
-    outputs = list(model_outputs) + [t for t in per_sample if t is not None]
+    outputs = list(model_outputs) + [t for t in per_sample if t is not None] + [t for t in masks if t is not None]
     graph = OpGraph(inputs, outputs)
     return TrainingGraph(graph, tuple(model_inputs), tuple(model_outputs), tuple(labels), tuple(per_sample),
-                         tuple(loss_specs))
+                         tuple(loss_specs), tuple(masks))

@@ -167,7 +167,7 @@ class Trainer:
         if label_specs is not None and not loss_specs:
             raise ValueError(f"Model '{self.name}' was compiled without a loss; pass loss= to compile() "
                              f"to train or evaluate it.")
-        tgraph = build_training_graph(graph.inputs, graph.outputs, loss_specs)
+        tgraph = build_training_graph(graph.inputs, graph.outputs, loss_specs, out_names)
         self._metric_objects = [metric_objects[s.output_index] for s in loss_specs]
         engine = Engine(tgraph, self.weights, self.trainable_weights, getattr(self, "optimizer", None),
                         metric_objects, getattr(self, "_strategy_arg", None))
