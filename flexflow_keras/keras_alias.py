@@ -3,14 +3,16 @@
 `install()` puts a finder first on `sys.meta_path`: ``import keras.layers`` (or ``tensorflow.keras.layers``)
 imports ``flexflow_keras.layers`` and registers that same module object under the asked name, so
 `isinstance` checks and module state are shared. ``import tensorflow`` gives a stand-in module whose
-``keras`` attribute is flexflow_keras; any other attribute (``tf.GradientTape``, ``tf.random.set_seed``,
-...) and any other ``tensorflow.*`` module raise `RawTensorFlowError` naming the call: raw TensorFlow is
+``keras`` attribute is flexflow_keras, and ``tf.GradientTape`` a tape that a traced ``train_step`` may
+enter (its gradient is the graph's); any other attribute (``tf.random.set_seed``, ...) and any other
+``tensorflow.*`` module raise `RawTensorFlowError` naming the call: raw TensorFlow is
 not supported, only its Keras API. A ``keras.<path>`` flexflow_keras does not have is a
 ModuleNotFoundError naming both names.
 """
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import importlib.abc
 import importlib.machinery
@@ -81,7 +83,41 @@ class _TensorFlow(types.ModuleType):
             return importlib.import_module("flexflow_keras")
         if name in _DTYPES:
             return name
+        if name == "GradientTape":
+            return GradientTape
         return _RawTF(f"tf.{name}")
+
+
+class GradientTape:
+    """`tf.GradientTape` inside a Keras 2 style ``train_step``: entering it does nothing, since the step is
+    traced up to its ``compiled_loss``/``compute_loss`` call and the graph computes the gradient of that
+    loss itself (models/step_hooks.py); the tape's gradient is never asked for there. Asked for anywhere
+    else (an eager custom training loop), it is a `RawTensorFlowError` naming the alternatives."""
+
+    def __init__(self, persistent=False, watch_accessed_variables=True):
+        self.persistent, self.watch_accessed_variables = persistent, watch_accessed_variables
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+    def watch(self, tensor) -> None:
+        """Nothing to record: the traced step's gradient covers every trainable weight."""
+
+    def stop_recording(self):
+        return contextlib.nullcontext()
+
+    def gradient(self, target, sources, output_gradients=None, unconnected_gradients=None):
+        raise RawTensorFlowError(
+            "tf.GradientTape.gradient: flexflow_keras has no eager autodiff. A custom training loop "
+            "(`with tf.GradientTape() as tape: ...; tape.gradient(loss, model.trainable_weights)`) must become "
+            "a train_step override of the model that calls self.compute_loss(...) (or Keras 2's "
+            "self.compiled_loss(...)), or plain model.fit; flexflow_keras traces that step and computes the "
+            "gradient in its graph.")
+
+    jacobian = batch_jacobian = gradient
 
 
 class _AliasLoader(importlib.abc.Loader):

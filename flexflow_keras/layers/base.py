@@ -20,7 +20,7 @@ import numpy as np
 
 from flexflow_keras import backend, constraints, initializers, regularizers
 from flexflow_keras.errors import ShapeError
-from flexflow_keras.layers import mask_hooks
+from flexflow_keras.layers import call_memo, mask_hooks
 from flexflow_keras.layers import node as node_mod
 from flexflow_keras.layers.input_spec import InputSpec, check_input_spec
 from flexflow_keras.ops.graph import KerasTensor, Variable, unique_id
@@ -392,6 +392,9 @@ class Layer:
             if symbolic:
                 from flexflow_keras.ops.functional import symbolic_call
 
+                recorded = call_memo.lookup(self, inputs, rest)
+                if recorded is not None:  # a train_step trace repeating a call of the recorded graph
+                    return recorded
                 marker = unique_id()
                 with symbolic_call():
                     outputs = self.call(inputs, *rest, **call_kwargs)
@@ -400,6 +403,7 @@ class Layer:
                     mask_hooks.apply_compute_mask(self, inputs, kwargs.get("mask"), outputs)
                 elif self.supports_masking:
                     _pass_mask(inputs, outputs)
+                call_memo.record(self, inputs, rest, outputs)
             else:
                 self.__dict__.pop("_eager_losses", None)  # `losses` holds the latest eager call's values
                 outputs = _as_eager(self.call(inputs, *rest, **call_kwargs))

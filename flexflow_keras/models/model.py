@@ -25,6 +25,7 @@ from __future__ import annotations
 import logging
 
 from flexflow_keras.errors import ShapeError
+from flexflow_keras.layers import call_memo
 from flexflow_keras.layers.base import Layer
 from flexflow_keras.layers.input_spec import InputSpec
 from flexflow_keras.models.keras2_methods import Keras2TrainingMethods
@@ -202,7 +203,9 @@ class Model(Keras2TrainingMethods, Trainer, Layer):
 
         names = [f"{self.name}_input"] if len(specs) == 1 else [f"{self.name}_input_{i}" for i in range(len(specs))]
         inputs = [Input(batch_shape=s.shape, dtype=s.dtype, name=n) for s, n in zip(specs, names, strict=False)]
-        outputs = self(inputs[0] if len(inputs) == 1 else list(inputs))
+        with call_memo.recording() as memo:  # for a train_step that calls a wrapped model (step_hooks)
+            outputs = self(inputs[0] if len(inputs) == 1 else list(inputs))
+        self.__dict__.setdefault("_call_memos", {})[tuple(t.uid for t in inputs)] = memo
         graph = OpGraph(inputs, tree.flatten(outputs))
         return inputs, outputs, graph
 
@@ -238,6 +241,20 @@ class Model(Keras2TrainingMethods, Trainer, Layer):
         from flexflow_keras.models.custom_training import default_compute_loss
 
         return default_compute_loss(self, x, y, y_pred, sample_weight)
+
+    def compiled_loss(self, y, y_pred, sample_weight=None, regularization_losses=None):
+        """Keras 2's spelling, kept by Keras 3's TensorFlow backend: ``compute_loss(None, y, y_pred,
+        sample_weight)``. `regularization_losses` (Keras 2's ``self.losses``) is accepted and not added
+        again: compute_loss already includes the added losses, and weight penalties apply in the update."""
+        del regularization_losses
+        return self.compute_loss(x=None, y=y, y_pred=y_pred, sample_weight=sample_weight)
+
+    @property
+    def compiled_metrics(self):
+        """Keras 2's metric container of a custom train_step (``self.compiled_metrics.update_state(y,
+        y_pred)``). The compiled metrics are computed by the step graph itself, so its update_state does
+        nothing more (a traced train_step ends at its loss and never reaches it)."""
+        return _CompiledMetrics()
 
     def train_step(self, data):
         """Keras 3's default step on symbolic `data` (x, y[, sample_weight]): predictions and
@@ -361,3 +378,15 @@ class Model(Keras2TrainingMethods, Trainer, Layer):
 
             return deserialize_functional(config, custom_objects)
         return cls(**config)
+
+
+class _CompiledMetrics:
+    """What `Model.compiled_metrics` returns: update_state and reset_state accept Keras 2's calls."""
+
+    def update_state(self, y_true, y_pred, sample_weight=None) -> None:
+        """Nothing to do: the step graph computes the compiled metrics."""
+
+    def reset_state(self) -> None:
+        """Nothing to do: fit and evaluate reset the compiled metrics."""
+
+    reset_states = reset_state

@@ -4,7 +4,8 @@ that runs each step as one traced graph.
 A ``train_step`` written as the keras.io guides write it (unpack ``data``, ``y_pred = self(x,
 training=True)``, ``loss = self.compute_loss(...)``, then the gradient of that loss over
 ``self.trainable_variables`` applied by ``self.optimizer``) is traced on symbolic data up to its
-``compute_loss`` call: that loss is what the graph trains, with the compiled optimizer over every
+``compute_loss`` call (Keras 2's ``self.compiled_loss(y, y_pred)`` is that call too, and a prediction
+through a wrapped model, ``self.model(x)``, is the forward pass the graph recorded; `layers.call_memo`): that loss is what the graph trains, with the compiled optimizer over every
 trainable weight, which is what the rest of such a step does. The Python after ``compute_loss`` (the
 ``tf.GradientTape`` gradient, the optimizer call, metric trackers) is not run; logs show the loss and the
 compiled metrics. A step that does anything else with its gradients (two optimizers, clipping, a
@@ -19,6 +20,7 @@ import inspect
 import logging
 
 from flexflow_keras.errors import GraphError
+from flexflow_keras.layers import call_memo
 from flexflow_keras.ops.graph import KerasTensor
 from flexflow_keras.utils import tree
 
@@ -27,6 +29,10 @@ log = logging.getLogger("flexflow_keras")
 _FIX = ("Put the custom loss in a compute_loss(self, x, y, y_pred, sample_weight, training) override (or add_loss() "
         "in a layer) and pass metrics to compile(metrics=[...]); a train_step is supported when it computes "
         "self.compute_loss(...) and applies its gradient over self.trainable_variables with self.optimizer.")
+
+
+# How a step computes its loss: Keras 3's compute_loss, or Keras 2's compiled_loss (a Keras 3 shim for it)
+_LOSS_CALLS = ("compute_loss(", "compiled_loss(")
 
 
 def overrides(model, name: str) -> bool:
@@ -49,7 +55,7 @@ def check_hooks(model) -> None:
         raise GraphError(f"Model '{model.name}' overrides compute_metrics(); flexflow_keras computes metrics in "
                          f"the step graph from compile(metrics=[...]), so a Python compute_metrics cannot run. "
                          f"{_FIX}")
-    if overrides(model, "test_step") and "compute_loss(" not in _source(model, "test_step"):
+    if overrides(model, "test_step") and not any(c in _source(model, "test_step") for c in _LOSS_CALLS):
         raise GraphError(f"Model '{model.name}' overrides test_step() without calling self.compute_loss(); "
                          f"flexflow_keras evaluates the compiled loss and metrics in the step graph. {_FIX}")
     if overrides(model, "train_step"):
@@ -57,7 +63,7 @@ def check_hooks(model) -> None:
         if "super().train_step" in src:
             return
         why = None
-        if "compute_loss(" not in src:
+        if not any(c in src for c in _LOSS_CALLS):
             why = "it does not call self.compute_loss()"
         elif src.count(".gradient(") + src.count("grad(") > 1 or src.count("apply_gradients(") + src.count(
                 "optimizer.apply(") > 1:
@@ -97,9 +103,11 @@ def trace_step(model, hook: str, inputs, y_true, y_pred):
         raise _LossCaptured(original_loss(*args, **kwargs))
 
     x = inputs[0] if len(inputs) == 1 else list(inputs)
+    memo = model.__dict__.get("_call_memos", {}).get(tuple(ids), {})
     model.__dict__["call"], model.__dict__["compute_loss"] = call, capture
     try:
-        getattr(model, hook)((x, y_true))
+        with call_memo.replaying(memo):  # `self.model(x)` on the graph inputs: the recorded forward pass
+            getattr(model, hook)((x, y_true))
     except _LossCaptured as found:
         loss = found.loss
     except Exception as e:  # noqa: BLE001 - any failure of user code while tracing is reported with the hook
