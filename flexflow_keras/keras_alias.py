@@ -26,8 +26,6 @@ _KERAS_PREFIXES = ("tensorflow.python.keras", "tensorflow.keras", "keras")
 # Raw TensorFlow calls with a Keras spelling to suggest.
 _HINTS = {
     "random.set_seed": "keras.utils.set_random_seed(seed)",
-    "GradientTape": "a train_step that calls self.compute_loss (Keras 3's backend-neutral training hooks), or "
-                    "plain model.fit",
     "data.Dataset": "NumPy arrays, a generator of (x, y) batches, or keras.utils.PyDataset",
     "function": "nothing: flexflow_keras traces the training step itself; drop the decorator",
     "config": "the -ll:gpu / -ll:cpu command-line flags for devices",
