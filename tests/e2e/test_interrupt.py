@@ -42,6 +42,13 @@ def _sim_usable() -> bool:
     return proc.returncode == 0
 
 
+def default_sigint() -> None:
+    """In the child: SIGINT to its default, so Python installs its Ctrl-C handler even when the test run
+    was started in the background of a non-interactive shell (`cmd &`), which starts it ignored and
+    passes that on to every child, as a user's `nohup train.py &` would be."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def interrupt(tmp_path, argv, marker, env_extra=None, settle=0.5):
     """Start `argv`, wait for a line containing `marker`, send SIGINT after `settle` s; returns
     (exit status, seconds from SIGINT to exit, output after the marker)."""
@@ -50,7 +57,7 @@ def interrupt(tmp_path, argv, marker, env_extra=None, settle=0.5):
     env.pop("FF_DEBUG", None)
     env.update(env_extra or {})
     proc = subprocess.Popen([sys.executable, *argv], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                            env=env, cwd=str(tmp_path))
+                            env=env, cwd=str(tmp_path), preexec_fn=default_sigint)
     lines: queue.Queue = queue.Queue()
     threading.Thread(target=lambda: [lines.put(s) for s in proc.stdout] + [lines.put(None)], daemon=True).start()
     seen = []

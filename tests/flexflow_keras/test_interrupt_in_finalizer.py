@@ -2,6 +2,7 @@
 finalizers ("Exception ignored in ..."), and flexflow_keras sends the SIGINT again so that the program
 is interrupted outside the finalizer. Run in a fresh interpreter: the signal must not reach pytest."""
 
+import signal
 import subprocess
 import sys
 import textwrap
@@ -31,7 +32,8 @@ SCRIPT = textwrap.dedent("""
 
 
 def _run(mode):
-    proc = subprocess.run([sys.executable, "-c", SCRIPT, mode], capture_output=True, text=True, timeout=120)
+    proc = subprocess.run([sys.executable, "-c", SCRIPT, mode], capture_output=True, text=True, timeout=120,
+                          preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))  # see test_interrupt
     return proc.stdout.strip(), proc.stderr
 
 
