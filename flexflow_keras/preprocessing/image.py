@@ -1,5 +1,5 @@
 """`keras.preprocessing.image` (Keras 2): `ImageDataGenerator` (random affine transforms, flips, channel
-and brightness shifts, normalization learned by `fit`) with `flow` and `flow_from_directory`, and the
+and brightness shifts, normalization learned by `fit`) with `flow`, `flow_from_directory` and `flow_from_dataframe`, and the
 file helpers `load_img`, `img_to_array`, `array_to_img`, `save_img`.
 
 The transforms follow Keras 2 (keras-preprocessing 1.1.2, as Keras 3's legacy generator): one matrix composed of rotation, shift, shear
@@ -14,6 +14,7 @@ import logging
 
 import numpy as np
 
+from flexflow_keras.preprocessing.dataframe_iterator import DataFrameIterator
 from flexflow_keras.preprocessing.image_iterators import DirectoryIterator, Iterator, NumpyArrayIterator
 from flexflow_keras.preprocessing.image_utils import (
     array_to_img,
@@ -203,6 +204,24 @@ class ImageDataGenerator:
                                  save_format=save_format, follow_links=follow_links, subset=subset,
                                  interpolation=interpolation, dtype=self.dtype)
 
+    def flow_from_dataframe(self, dataframe, directory=None, x_col="filename", y_col="class", weight_col=None,
+                            target_size=(256, 256), color_mode="rgb", classes=None, class_mode="categorical",
+                            batch_size=32, shuffle=True, seed=None, save_to_dir=None, save_prefix="",
+                            save_format="png", subset=None, interpolation="nearest", validate_filenames=True,
+                            **kwargs) -> DataFrameIterator:
+        """Batches of augmented images named by a table's column, labels from its other columns (see
+        `DataFrameIterator`). Keras 2's deprecated `has_ext`, `sort` and `drop_duplicates` are accepted
+        and ignored, as Keras 2.3 did."""
+        unknown = sorted(set(kwargs) - {"has_ext", "sort", "drop_duplicates"})
+        if unknown:
+            raise TypeError(f"flow_from_dataframe got unexpected keyword argument(s) {unknown}.")
+        return DataFrameIterator(dataframe, directory, self, x_col=x_col, y_col=y_col, weight_col=weight_col,
+                                 target_size=target_size, color_mode=color_mode, classes=classes,
+                                 class_mode=class_mode, batch_size=batch_size, shuffle=shuffle, seed=seed,
+                                 data_format=self.data_format, save_to_dir=save_to_dir, save_prefix=save_prefix,
+                                 save_format=save_format, subset=subset, interpolation=interpolation,
+                                 validate_filenames=validate_filenames, dtype=self.dtype)
+
     # --- normalization -------------------------------------------------------------------------------
     def standardize(self, x: np.ndarray) -> np.ndarray:
         """Normalize one image (or a batch) in place and return it, in Keras 2's order."""
@@ -339,5 +358,5 @@ class ImageDataGenerator:
         return self.apply_transform(x, self.get_random_transform(x.shape, seed=seed, rng=rng))
 
 
-__all__ = ["DirectoryIterator", "ImageDataGenerator", "Iterator", "NumpyArrayIterator", "apply_affine_transform",
+__all__ = ["DataFrameIterator", "DirectoryIterator", "ImageDataGenerator", "Iterator", "NumpyArrayIterator", "apply_affine_transform",
            "array_to_img", "img_to_array", "load_img", "save_img"]
