@@ -103,6 +103,7 @@ class StepProgram:
         self.loader_args = [*self.x_args, *self.y_args,
                             *([self._batch_arg(r, d) for r in seeds] if with_labels else [])]
         self.forward = [self._forward_entry(n, training) for n in nodes]
+        self.state_copies = self._state_copies(nodes)
         self.backward = []
         self.zero_fill: list = []
         self.updates: dict[int, list] = {}  # backward entry index -> update launches after it
@@ -127,6 +128,26 @@ class StepProgram:
             self.metrics = (e.cached(("metrics", tuple(self.loss_outputs), self.numels, self.loss_weights, masked),
                                      T.metrics_task, len(self.loss_outputs), mlists, self.numels,
                                      self.loss_weights, masked), args)
+
+    def _state_copies(self, nodes) -> list:
+        """(task, final-state region, kept-state region) of every stateful recurrent layer's node: its final
+        states become the next batch's initial ones, in every mode (Keras 3 keeps them in predict too)."""
+        e, s = self.engine, self.store
+        out = []
+        for node in nodes:
+            layer = getattr(node, "layer", None)
+            kept = getattr(layer, "_state_vars", None) if getattr(layer, "stateful", False) else None
+            if not kept or getattr(node.op, "type_name", "") != "recurrent" or len(node.outputs) != 1 + len(kept):
+                continue
+            if kept[0].shape[0] != self.batch:
+                raise ValueError(
+                    f"Layer '{layer.name}' is stateful with batch size {kept[0].shape[0]} (the state of each sample "
+                    f"slot is kept for the next batch), but a batch of {self.batch} samples reached it. Pass "
+                    f"batch_size={kept[0].shape[0]} to fit/evaluate/predict, with a sample count divisible by it "
+                    f"(Keras 3 requires the same).")
+            task = e.cached(("state_copy",), T.state_copy_task)
+            out += [(task, s.act(t), e.weights.value[v.uid]) for t, v in zip(node.outputs[1:], kept, strict=True)]
+        return out
 
     def _forward_entry(self, node, training: bool):
         e, s = self.engine, self.store
@@ -327,6 +348,8 @@ class StepProgram:
         rtm, gb = self.engine.rtm, self.global_batch
         fm, pen = None, []
         training = self.mode == "train"
+        if self.state_copies:
+            self.engine._dirty = True  # the kept states change in every mode: host reads sync them
         with rtm.trace(self.trace_name, wait=wait) as scope:
             # kept: a loader pipeline refills the ring slot `sources` came from only after this read
             self.last_loader = rtm.index_launch(self.loader, (self.io_degree,), *self.loader_args, sources, rows,
@@ -347,6 +370,8 @@ class StepProgram:
                 self._ilaunch(ftask, lay, args, (training, step, seed, gb, self._tiles(lay), POINT))
                 if post is not None:
                     rtm.launch(post[0], *post[1], step, gb, tag=self._here(post[2]))
+            for ctask, src, dst in self.state_copies:
+                rtm.launch(ctask, src, dst)
             for i, (lay, btask, args) in enumerate(self.backward):
                 self._ilaunch(btask, lay, args, (step, seed, gb, self._tiles(lay), POINT))
                 for start, region, proc in self.mpi_starts.get(i, ()):

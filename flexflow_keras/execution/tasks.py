@@ -326,3 +326,12 @@ def _times_mask(sw, mask: np.ndarray) -> np.ndarray:
     sw = np.asarray(sw, np.float32)
     return m * sw.reshape(sw.shape + (1,) * (m.ndim - sw.ndim))
 
+
+def state_copy_task():
+    """A stateful recurrent layer's final states (RO) copied into its kept states (WD), once per step, so
+    the next batch starts from them. Runs on a CPU processor; the runtime moves the data."""
+
+    def body(src, dst):
+        dst[...] = src
+
+    return task(privileges=[RO, WD])(_named(body, "state_copy"))

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from flexflow_keras.utils import tree
+
 
 def who(layer) -> str:
     return f"{type(layer).__name__} '{layer.name}'"
@@ -58,3 +60,24 @@ def axis(layer, value, ndim: int, arg: str = "axis") -> int:
         raise ValueError(f"{who(layer)} cannot use the batch axis ({arg}={value!r}); pick a feature axis "
                          f"such as -1.")
     return a
+
+
+def static_batch(layer, inputs) -> int | None:
+    """The batch size declared for `layer`'s inputs: its own ``batch_input_shape``/``batch_size``, or an
+    ``Input(batch_size=...)`` (``batch_shape``) the inputs come from; None when none was declared."""
+    own = getattr(layer, "_batch_input_shape", None)
+    if own is not None and own[0] is not None:
+        return int(own[0])
+    seen, todo = set(), list(tree.flatten(inputs))
+    while todo:
+        t = todo.pop()
+        if id(t) in seen:
+            continue
+        seen.add(id(t))
+        batch = getattr(t, "_static_batch", None)
+        if batch is not None:
+            return int(batch)
+        node = getattr(t, "node", None)
+        if node is not None:
+            todo.extend(node.inputs)
+    return None

@@ -65,6 +65,8 @@ class InputLayer(Layer):
         # The graph keeps the batch dim unknown so any batch size (and data-parallel shards) fit.
         tensor = input_tensor if input_tensor is not None else KerasTensor(
             (None,) + self._batch_shape[1:], self._dtype, name=self.name)
+        if input_tensor is None:
+            tensor._static_batch = self._batch_shape[0]  # a declared batch size (stateful RNNs need it)
         self.built = True
         self._build_input_shape = self._batch_shape
         Node(self, (), {}, tensor)

@@ -4,7 +4,10 @@
 Defaults are Keras 3's: glorot_uniform kernel, orthogonal recurrent kernel, zero bias (LSTM's forget-gate
 bias one with ``unit_forget_bias``), tanh / sigmoid, GRU ``reset_after=True`` with a (2, 3*units) bias
 (``reset_after=False``: a (3*units,) bias, the reset gate applied before the candidate's recurrent matmul).
-Masks come from the ``mask`` argument or from the input's ``_keras_mask`` (set by
+``stateful=True`` keeps each sample slot's final state for the next batch (Variables of shape
+(batch, units), outside the layer's weights as in Keras 3): the batch size must be declared, and every
+step (training, evaluation, prediction) copies the final states into them (execution/step.py); reset
+them with ``reset_states()``. Masks come from the ``mask`` argument or from the input's ``_keras_mask`` (set by
 ``Embedding(mask_zero=True)``, `Masking` and mask-propagating layers); a masked step keeps the previous
 state and repeats the previous output. With ``return_sequences`` the mask is passed on to the output.
 """
@@ -16,7 +19,7 @@ import numpy as np
 from flexflow_keras import activations, constraints, initializers, regularizers
 from flexflow_keras.layers import _args
 from flexflow_keras.layers.base import Layer
-from flexflow_keras.ops.graph import KerasTensor
+from flexflow_keras.ops.graph import KerasTensor, Variable
 from flexflow_keras.ops.recurrent import recurrent
 from flexflow_keras.utils import rng
 
@@ -74,10 +77,8 @@ class _Recurrent(Layer):
         self.return_sequences = bool(return_sequences)
         self.return_state = bool(return_state)
         self.go_backwards = bool(go_backwards)
-        if stateful:
-            raise ValueError(f"{_args.who(self)}: stateful=True is not supported yet (the state kept between "
-                             f"batches); pass the state explicitly with initial_state= and return_state=True.")
-        self.stateful = False
+        self.stateful = bool(stateful)
+        self._state_vars: list | None = None  # stateful: the kept states, (batch, units) each
         self.unroll = bool(unroll)  # accepted: the fused op computes the same numbers either way
         self.zero_output_for_mask = bool(zero_output_for_mask)
         self.implementation = implementation  # Keras' kernel grouping choice; no numerical effect
@@ -132,8 +133,20 @@ class _Recurrent(Layer):
         if initial_state is not None and len(initial_state) != n_states:
             raise ValueError(f"{_args.who(self)} expects initial_state to be a list of {n_states} tensor(s) of "
                              f"shape (batch, {self.units}), received {len(initial_state)}.")
+        attrs = self._op_attrs()
+        kept = self.stateful and initial_state is None
+        if kept:
+            initial_state = self._kept_states(inputs, n_states)
+            attrs["return_state"] = True  # the final states are copied into the kept ones after each batch
         out = recurrent(inputs, self.kernel, self.recurrent_kernel, self.bias if self.use_bias else None, mask,
-                        initial_state, training=training, **self._op_attrs())
+                        initial_state, training=training, **attrs)
+        if kept:
+            out = list(out)
+            if not isinstance(out[0], KerasTensor):  # an eager call keeps its final states at once
+                for var, value in zip(self._state_vars, out[1:], strict=True):
+                    var.assign(value)
+            if not self.return_state:
+                out = out[0]
         if self.return_state:
             out = list(out)
         y = out[0] if self.return_state else out
@@ -141,8 +154,37 @@ class _Recurrent(Layer):
             y._keras_mask = mask
         return out
 
+    # --- stateful -----------------------------------------------------------------------------------------
+    def _kept_states(self, inputs, n_states: int) -> list:
+        """The kept states (created zero at the first call, for the declared batch size)."""
+        if self._state_vars is None:
+            batch = _args.static_batch(self, inputs)
+            if batch is None:
+                raise ValueError(f"{_args.who(self)}: stateful=True needs a fixed batch size, since the state of "
+                                 f"each sample slot is kept for the next batch. Declare it: keras.Input(shape=..., "
+                                 f"batch_size=B), or batch_input_shape=(B, ...) / batch_size=B on the first layer.")
+            self.__dict__["_state_vars"] = [
+                Variable(f"state_{k}", (batch, self.units), initializer=np.zeros((batch, self.units), np.float32),
+                         trainable=False, path=f"{self.name}/state_{k}") for k in range(n_states)]
+        return list(self._state_vars)
+
+    @property
+    def states(self):
+        """Keras 3: the kept states of a stateful layer (Variables of shape (batch, units)); else None."""
+        return list(self._state_vars) if self._state_vars is not None else None
+
     def reset_states(self, states=None):
-        """Keras' reset of a stateful layer's state; only non-stateful layers exist here (a no-op)."""
+        """Zero the kept states of a stateful layer (or set them to `states`, one (batch, units) array each);
+        a no-op for a layer that keeps none. The next batch starts from them, mid-fit included."""
+        if self._state_vars is None:
+            return
+        if states is not None and not isinstance(states, (list, tuple)):
+            states = [states]
+        if states is not None and len(states) != len(self._state_vars):
+            raise ValueError(f"{_args.who(self)}.reset_states expects {len(self._state_vars)} state array(s), "
+                             f"received {len(states)}.")
+        for k, var in enumerate(self._state_vars):
+            var.assign(np.zeros(var.shape, np.float32) if states is None else np.asarray(states[k], np.float32))
 
     reset_state = reset_states
 
@@ -176,7 +218,7 @@ class SimpleRNN(_Recurrent):
         return_sequences: return every step's output (B, T, units), else the last (B, units).
         return_state: also return the final state. go_backwards: process the sequence in reverse.
         zero_output_for_mask: masked steps output zeros. unroll, implementation, use_cudnn: accepted; the
-            fused op computes the same numbers. stateful: not supported (raises).
+            fused op computes the same numbers. stateful: keep the final states for the next batch (a declared batch size).
 
     Example:
         >>> SimpleRNN(16, return_sequences=True)

@@ -1,7 +1,7 @@
 """Keras 2 spellings of the training methods: `fit_generator`, `evaluate_generator`,
 `predict_generator` (deprecated aliases of `fit` / `evaluate` / `predict` that take generators and
-`Sequence`s, with the warning tf.keras 2 gave), and `Sequential.predict_classes` / `predict_proba`
-(Keras 2.3's)."""
+`Sequence`s, with the warning tf.keras 2 gave), `Sequential.predict_classes` / `predict_proba`
+(Keras 2.3's), and `reset_states` (every stateful layer's kept states back to zero)."""
 
 from __future__ import annotations
 
@@ -38,7 +38,7 @@ def _steps(generator, steps, who: str):
 
 
 class Keras2TrainingMethods:
-    """`fit_generator`, `evaluate_generator`, `predict_generator` for `Model`."""
+    """`fit_generator`, `evaluate_generator`, `predict_generator` and `reset_states` for `Model`."""
 
     def fit_generator(self, generator, steps_per_epoch=None, epochs=1, verbose=1, callbacks=None,
                       validation_data=None, validation_steps=None, validation_freq=1, class_weight=None,
@@ -76,6 +76,19 @@ class Keras2TrainingMethods:
         _loading_options(max_queue_size, workers, use_multiprocessing)
         return self.predict(generator, steps=_steps(generator, steps, "predict_generator"), callbacks=callbacks,
                             verbose=verbose)
+
+    def reset_states(self) -> None:
+        """Keras 2: zero the kept states of every stateful layer of the model (nested models included)."""
+        seen, todo = set(), list(self.layers)
+        while todo:
+            layer = todo.pop()
+            if id(layer) in seen:
+                continue
+            seen.add(id(layer))
+            if layer is not self and hasattr(layer, "reset_states"):
+                layer.reset_states()
+            todo.extend(layer._sublayers() if hasattr(layer, "_sublayers") else [])
+            todo.extend(getattr(layer, "layers", None) or [])
 
 
 class Keras2SequentialMethods:

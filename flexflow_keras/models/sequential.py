@@ -74,7 +74,7 @@ class Sequential(Keras2SequentialMethods, GraphIOMixin, Model):
             raise ValueError(f"All layers added to Sequential model '{self.name}' need unique names; '{layer.name}' "
                              "is already the name of one of its layers. Pass a different name=.")
         if self._input_layer is None and not self._seq_layers and layer._batch_input_shape is not None:
-            object.__setattr__(self, "_input_layer", InputLayer(batch_shape=(None,) + tuple(layer._batch_input_shape[1:])))
+            object.__setattr__(self, "_input_layer", InputLayer(batch_shape=tuple(layer._batch_input_shape)))
         self._seq_layers.append(layer)
         if layer not in self._layers:
             self._layers.append(layer)

@@ -176,8 +176,8 @@ def test_dropout_only_in_training():
 
 
 def test_argument_errors_name_the_layer():
-    with pytest.raises(ValueError, match="stateful=True is not supported"):
-        layers.LSTM(2, stateful=True, name="l1")
+    with pytest.raises(ValueError, match="LSTM 'l1': stateful=True needs a fixed batch size"):
+        layers.LSTM(2, stateful=True, name="l1")(layers.Input((3, 2)))
     with pytest.raises(ValueError, match="activation=.* is not supported"):
         layers.SimpleRNN(2, activation=lambda t: t)
     with pytest.raises(ValueError, match="positive integer for units"):
