@@ -172,6 +172,14 @@ def load_weights(model, filepath, skip_mismatch: bool = False) -> None:
         raise ValueError(f"load_weights(): the filename must end in `.weights.h5`, `.keras` or `.npz`, "
                          f"received {path!r}.")
     h5py = _h5py(path)
+    if not path.endswith(".weights.h5"):
+        from flexflow_keras.saving.legacy_h5_load import load_legacy_weights
+
+        try:
+            if load_legacy_weights(model, path, skip_mismatch):  # Keras 2's save_weights("x.h5") layout
+                return
+        except (OSError, KeyError) as e:
+            raise DataError(_damaged(path, "HDF5 (.h5)", e)) from None
     try:
         with h5py.File(path, "r") as f:
             groups = read_groups(f)

@@ -88,6 +88,15 @@ def _resolve(entry: dict, custom_objects: dict | None, where: str):
     return cls
 
 
+def _keras2_node(node: list) -> dict:
+    """A Keras 2 inbound node (``[[layer, node_index, tensor_index, kwargs], ...]``, one entry per input
+    tensor) in Keras 3's form (``{"args": [...], "kwargs": {...}}``): one input as the call's argument,
+    several as one list argument (merge layers)."""
+    tensors = [{"class_name": "__keras_tensor__", "config": {"keras_history": list(e[:3])}} for e in node]
+    kwargs = dict(node[0][3]) if node and len(node[0]) > 3 and isinstance(node[0][3], dict) else {}
+    return {"args": tensors if len(tensors) <= 1 else [tensors], "kwargs": kwargs}
+
+
 def deserialize_layer(entry: dict, custom_objects: dict | None = None, where: str = "config"):
     """A layer or model from Keras 3's layout (ours or tf.keras')."""
     cls = _resolve(entry, custom_objects, where)
@@ -160,7 +169,7 @@ def deserialize_functional(config: dict, custom_objects=None, where: str = "conf
         if isinstance(layer, InputLayer):
             outputs[(lname, 0)] = [layer._tensor]
         for k, node in enumerate(entry.get("inbound_nodes", [])):
-            pending.append((lname, k, node))
+            pending.append((lname, k, _keras2_node(node) if isinstance(node, list) else node))
 
     def ready(value) -> bool:
         if isinstance(value, dict) and value.get("class_name") == "__keras_tensor__":

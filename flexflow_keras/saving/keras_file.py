@@ -194,8 +194,8 @@ def read_archive(path: str, who: str = "load_model()") -> tuple[dict, dict, dict
         raise DataError(f"{who}: {path} holds weights only, not a whole model. Build the model in code, then "
                         f"call model.load_weights({path!r}).")
     if not path.endswith(".keras"):
-        raise DataError(f"{who}: {path} is not a .keras file; flexflow_keras reads Keras 3's .keras format "
-                        "(legacy .h5 models and SavedModel folders: load them in tf.keras and save them again "
+        raise DataError(f"{who}: {path} is not a .keras file; flexflow_keras reads Keras 3's .keras format and "
+                        "legacy .h5 models (SavedModel folders: load them in tf.keras and save them again "
                         "with model.save('model.keras')).")
     try:
         with zipfile.ZipFile(path, "r") as zf:
@@ -230,10 +230,11 @@ def _optimizer_arrays(groups: dict) -> list | None:
 
 
 def load_model(filepath, custom_objects: dict | None = None, compile: bool = True, safe_mode: bool = True):  # noqa: A002
-    """Rebuild a model saved by `save_model` (or by tf.keras' ``model.save('x.keras')``).
+    """Rebuild a model saved by `save_model` (or by tf.keras' ``model.save('x.keras')``), or from a legacy
+    ``.h5`` / ``.hdf5`` whole-model file of Keras 2 or tf.keras (saving/legacy_h5_load.py).
 
     Args:
-        filepath: the ``.keras`` file.
+        filepath: the ``.keras`` (or legacy ``.h5``) file.
         custom_objects: ``{"Name": class_or_function}`` for user layers, losses and metrics that are not
             registered with ``keras.saving.register_keras_serializable``.
         compile: restore the compile state (optimizer with its slots and iterations, loss, metrics).
@@ -247,6 +248,12 @@ def load_model(filepath, custom_objects: dict | None = None, compile: bool = Tru
     from flexflow_keras.saving.optimizer_state import set_optimizer_variables
 
     path = os.fspath(filepath)
+    from flexflow_keras.saving.legacy_h5 import is_legacy_path
+
+    if is_legacy_path(path):
+        from flexflow_keras.saving.legacy_h5_load import load_legacy_model
+
+        return load_legacy_model(path, custom_objects, compile)
     config, _metadata, groups = read_archive(path)
     model = deserialize_layer(config, custom_objects, where=path)
     if not model.built:
