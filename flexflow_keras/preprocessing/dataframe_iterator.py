@@ -160,14 +160,7 @@ class DataFrameIterator(DirectoryIterator):
         return None
 
     def _get_batches_of_transformed_samples(self, rows, rng):
-        gen = self.image_data_generator
-        raw = self.source.load(rows)
-        batch_x = np.empty((len(rows),) + self.image_shape, dtype=self.dtype)
-        for i in range(len(rows)):
-            x = raw[i].transpose(2, 0, 1) if self.data_format == "channels_first" else raw[i]
-            params = gen.get_random_transform(x.shape, rng=rng)
-            batch_x[i] = gen.standardize(gen.apply_transform(x.astype(self.dtype), params))
-        self._save(batch_x, rows, rng)
+        batch_x = self._transformed_images(rows, rng)
         mode = self.class_mode
         if mode is None:
             return batch_x

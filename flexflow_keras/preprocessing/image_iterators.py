@@ -240,7 +240,8 @@ class DirectoryIterator(Iterator):
         keep = np.sort(np.asarray(keep, np.int64))
         return [paths[i] for i in keep], labels[keep]
 
-    def _get_batches_of_transformed_samples(self, rows, rng):
+    def _transformed_images(self, rows, rng) -> np.ndarray:
+        """The images `rows`, decoded, randomly transformed and standardized (and saved when asked)."""
         gen = self.image_data_generator
         raw = self.source.load(rows)
         batch_x = np.empty((len(rows),) + self.image_shape, dtype=self.dtype)
@@ -249,6 +250,10 @@ class DirectoryIterator(Iterator):
             params = gen.get_random_transform(x.shape, rng=rng)
             batch_x[i] = gen.standardize(gen.apply_transform(x.astype(self.dtype), params))
         self._save(batch_x, rows, rng)
+        return batch_x
+
+    def _get_batches_of_transformed_samples(self, rows, rng):
+        batch_x = self._transformed_images(rows, rng)
         if self.class_mode is None:
             return batch_x
         if self.class_mode == "input":
