@@ -313,7 +313,7 @@ def metrics_task(n_losses: int, metric_lists: Sequence[Sequence], numels: Sequen
                 w = sw if getattr(m, "_ff_weighted", False) else None
                 if mask is not None:
                     w = _times_mask(w, mask)
-                out.append(m.batch_stats(y_true, y_pred, w))
+                out.append(m.shard_stats(y_true, y_pred, w))
         return out
     return task(privileges=privs)(_named(body, "metrics"))
 

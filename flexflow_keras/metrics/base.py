@@ -71,10 +71,17 @@ class Metric:
     direction: str | None = None
     state_size = 1
 
+    #: whether shards run `update_state` itself (a metric written the Keras way: `metrics/user_state.py`)
+    _ff_by_update = False
+
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
         if "update_state" in cls.__dict__:  # every override refuses symbolic tensors with one clear message
             cls.update_state = _eager_only(cls.__dict__["update_state"])
+            if not cls.__module__.startswith("flexflow_keras.") and "batch_stats" not in cls.__dict__:
+                cls._ff_by_update = True  # a user's update_state: its effect on the state is the partial sum
+        elif "batch_stats" in cls.__dict__:
+            cls._ff_by_update = False
 
     def __init__(self, name=None, dtype=None):
         self.name = name or _snake(type(self).__name__)
@@ -83,6 +90,51 @@ class Metric:
 
     def _initial_state(self) -> np.ndarray:
         return np.zeros(self.state_size, np.float64)
+
+    # --- variables (a metric written the Keras way) ------------------------------------------------------
+    def add_variable(self, shape=(), initializer="zeros", dtype=None, aggregation="sum", name=None):
+        """Keras 3: a state variable of this metric (reset to zeros by `reset_state`, summed over the
+        shards of a data-parallel step, as Keras sums it over replicas). `aggregation` is accepted."""
+        from flexflow_keras.initializers import get as get_initializer
+        from flexflow_keras.ops.graph import Variable
+
+        if isinstance(shape, int):
+            shape = (shape,)
+        init = get_initializer(initializer if initializer is not None else "zeros")
+        var = Variable(name or f"variable_{len(self.__dict__.get('_ff_variables', ()))}", tuple(shape or ()),
+                       dtype or self.dtype, initializer=init, trainable=False,
+                       path=f"{self.name}/{name or 'variable'}")
+        self.__dict__.setdefault("_ff_variables", []).append(var)
+        return var
+
+    def add_weight(self, name=None, shape=(), aggregation="sum", synchronization=None, initializer=None,
+                   dtype=None, **kwargs):
+        """`add_variable` in Keras 2's spelling (``add_weight(name="tp", initializer="zeros")``) and Keras
+        3's (``add_weight(shape=(), initializer=..., dtype=..., name=...)``)."""
+        if isinstance(name, (tuple, list, int)) and not isinstance(name, bool):  # Keras 3: shape first
+            name, shape = kwargs.pop("name", None), name
+        if kwargs:
+            raise TypeError(f"Metric '{self.name}'.add_weight() got unexpected arguments {sorted(kwargs)}.")
+        return self.add_variable(shape, initializer, dtype=dtype, aggregation=aggregation, name=name)
+
+    # --- what the execution layer calls per shard --------------------------------------------------------
+    def shard_stats(self, y_true, y_pred, sample_weight=None) -> np.ndarray:
+        """One shard's partial sums: `batch_stats`, or for a metric with its own `update_state`, what
+        that update adds to the whole state (`metrics/user_state.py`)."""
+        if self._ff_by_update:
+            from flexflow_keras.metrics.user_state import delta_of_update
+
+            return delta_of_update(self, y_true, y_pred, sample_weight)
+        return self.batch_stats(y_true, y_pred, sample_weight)
+
+    def merge_shard(self, stats) -> None:
+        """Add the sum over shards of `shard_stats` into the state."""
+        if self._ff_by_update:
+            from flexflow_keras.metrics.user_state import add_delta
+
+            add_delta(self, stats)
+        else:
+            self.merge_stats(stats)
 
     # --- the additive protocol ------------------------------------------------------------------------
     def batch_stats(self, y_true, y_pred, sample_weight=None) -> np.ndarray:
@@ -101,8 +153,20 @@ class Metric:
         raise NotImplementedError(f"{type(self).__name__}.result")
 
     def reset_state(self) -> None:
-        """Zero the state (start of an epoch)."""
+        """Zero the state (start of an epoch): Keras 3 zeros every variable and resets held metrics; a
+        Keras 2 metric that overrides `reset_states` gets that called."""
+        if type(self).reset_states is not Metric.reset_states and not self.__dict__.get("_ff_resetting"):
+            self.__dict__["_ff_resetting"] = True  # its super().reset_states() comes back here
+            try:
+                self.reset_states()
+            finally:
+                del self.__dict__["_ff_resetting"]
+            return
         self._state = self._initial_state()
+        if self._ff_by_update or self.__dict__.get("_ff_variables"):
+            from flexflow_keras.metrics.user_state import zero_variables
+
+            zero_variables(self)
 
     # --- Keras' eager API --------------------------------------------------------------------------------
     def update_state(self, y_true, y_pred, sample_weight=None) -> None:
@@ -119,7 +183,12 @@ class Metric:
         self.reset_state()
 
     @property
-    def variables(self) -> list[np.ndarray]:
+    def variables(self) -> list:
+        """The state: the variables of `add_variable` (and of held metrics), or the partial-sum vector."""
+        if self._ff_by_update or self.__dict__.get("_ff_variables"):
+            from flexflow_keras.metrics.user_state import own_variables
+
+            return own_variables(self)
         return [self._state]
 
     def get_config(self) -> dict:

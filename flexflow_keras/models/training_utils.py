@@ -133,7 +133,7 @@ class RunningMeans:
         for ms, ss in zip(self.metric_objects, stats, strict=True):
             for m, s in zip(ms, ss, strict=True):
                 if s is not None:
-                    m.merge_stats(s)
+                    m.merge_shard(s)
 
     def logs(self, prefix: str = "") -> dict[str, float]:
         n = max(self.count, 1)

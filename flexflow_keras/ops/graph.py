@@ -102,6 +102,22 @@ class Variable(TensorMath):
         self._value[...] = arr.astype(self.dtype, copy=False)
         self._on_assign()
 
+    def __float__(self) -> float:
+        return float(self.value)
+
+    def __int__(self) -> int:
+        return int(self.value)
+
+    def assign_add(self, value) -> Variable:
+        """Keras: add `value` (broadcast to this variable's shape) to the value."""
+        self.assign(np.broadcast_to(self.value + np.asarray(value, self.dtype), self.shape))
+        return self
+
+    def assign_sub(self, value) -> Variable:
+        """Keras: subtract `value` (broadcast to this variable's shape) from the value."""
+        self.assign(np.broadcast_to(self.value - np.asarray(value, self.dtype), self.shape))
+        return self
+
     def _on_assign(self) -> None:
         """Hook replaced by the execution layer to push host writes into its regions."""
 

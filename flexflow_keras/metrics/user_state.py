@@ -1,0 +1,122 @@
+"""The state of a metric written the Keras way: variables from ``add_variable``/``add_weight``, an
+``update_state`` that assigns to them, a ``result`` that reads them, and metrics held as attributes.
+
+Such a metric joins the additive protocol of `metrics/base.py` through deltas: a shard's partial sums are
+what its ``update_state`` changes in the metric's whole state (its variables, its own ``_state`` and those
+of the metrics it holds), computed under a lock and undone at once, so the state only changes when the
+execution layer merges the sum of every shard's delta. With one shard this is exactly ``update_state``;
+across shards it is Keras' own rule for metric variables under a distribution strategy (``aggregation=
+"sum"``: each replica's updates add up). Variables are plain host arrays, so ``update_state`` runs eagerly
+on the shard's NumPy labels and predictions with ``keras.ops``, ``keras.backend`` or NumPy.
+"""
+
+from __future__ import annotations
+
+import threading
+
+import numpy as np
+
+# One lock for every metric's snapshot-update-restore: shards of a data-parallel step run their metric
+# tasks on several processor threads, and a metric object may be held by another metric.
+_LOCK = threading.RLock()
+
+
+def _held_metrics(metric, seen: set[int]) -> list:
+    """The metrics `metric` holds as attributes (directly, or in lists, tuples and dict values)."""
+    from flexflow_keras.metrics.base import Metric
+
+    found = []
+
+    def visit(value):
+        if isinstance(value, Metric):
+            if id(value) not in seen:
+                seen.add(id(value))
+                found.append(value)
+        elif isinstance(value, (list, tuple)):
+            for v in value:
+                visit(v)
+        elif isinstance(value, dict):
+            for v in value.values():
+                visit(v)
+
+    for name, value in vars(metric).items():
+        if not name.startswith("_ff_"):
+            visit(value)
+    return found
+
+
+def own_variables(metric) -> list:
+    """The Variables `metric` created with add_variable/add_weight or holds as attributes, in order."""
+    from flexflow_keras.ops.graph import Variable
+
+    out = list(metric.__dict__.get("_ff_variables", ()))
+    ids = {id(v) for v in out}
+    for value in vars(metric).values():
+        if isinstance(value, Variable) and id(value) not in ids:
+            ids.add(id(value))
+            out.append(value)
+    return out
+
+
+def state_arrays(metric, seen: set[int] | None = None) -> list[np.ndarray]:
+    """Every array that makes up `metric`'s state (its `_state`, its variables', its held metrics'), as
+    live references in a fixed order."""
+    seen = {id(metric)} if seen is None else seen
+    arrays = [metric._state] + [v._value for v in own_variables(metric)]
+    for held in _held_metrics(metric, seen):
+        arrays += state_arrays(held, seen)
+    return arrays
+
+
+def _flat(arrays) -> np.ndarray:
+    return np.concatenate([np.asarray(a, np.float64).ravel() for a in arrays]) if arrays else np.zeros(0)
+
+
+def _write(arrays, flat: np.ndarray) -> None:
+    at = 0
+    for a in arrays:
+        piece = flat[at:at + a.size].reshape(a.shape)
+        at += a.size
+        a[...] = np.rint(piece) if np.issubdtype(a.dtype, np.integer) else piece
+
+
+def delta_of_update(metric, y_true, y_pred, sample_weight) -> np.ndarray:
+    """What ``metric.update_state(y_true, y_pred, sample_weight)`` adds to its flat state; the state is
+    left as it was."""
+    with _LOCK:
+        arrays = state_arrays(metric)
+        before = _flat(arrays)
+        try:
+            if sample_weight is None:
+                metric.update_state(y_true, y_pred)
+            else:
+                metric.update_state(y_true, y_pred, sample_weight=sample_weight)
+            arrays_after = state_arrays(metric)
+            if [a.shape for a in arrays_after] != [a.shape for a in arrays]:
+                raise ValueError(f"Metric '{metric.name}' ({type(metric).__name__}) changed the shape of its "
+                                 f"state in update_state(); create every variable in __init__ with "
+                                 f"self.add_variable(shape, initializer) and only assign to it in update_state.")
+            after = _flat(arrays_after)
+        finally:
+            _write(arrays, before)
+    return after - before
+
+
+def add_delta(metric, delta) -> None:
+    """Add summed shard deltas into `metric`'s state."""
+    delta = np.asarray(delta, np.float64)
+    with _LOCK:
+        arrays = state_arrays(metric)
+        flat = _flat(arrays)
+        if flat.shape != delta.shape:
+            raise ValueError(f"Metric '{metric.name}' expects state deltas of {flat.size} values, received "
+                             f"{delta.size}.")
+        _write(arrays, flat + delta)
+
+
+def zero_variables(metric) -> None:
+    """Keras 3's default reset: every variable to zeros, every held metric reset."""
+    for v in own_variables(metric):
+        v._value[...] = 0
+    for held in _held_metrics(metric, {id(metric)}):
+        held.reset_state()
