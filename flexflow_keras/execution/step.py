@@ -125,9 +125,12 @@ class StepProgram:
             masked = tuple(masks[i] is not None for i in self.loss_outputs)
             args += [self._batch_arg(s.act(masks[i]), d) for i in self.loss_outputs if masks[i] is not None]
             mlists = [e.metric_objects[i] for i in self.loss_outputs]
-            self.metrics = (e.cached(("metrics", tuple(self.loss_outputs), self.numels, self.loss_weights, masked),
+            # a compute_metrics override (models/metrics_hook.py) sees the inputs too
+            n_in = len(tg.model_inputs) if any(getattr(m, "_ff_whole_batch", False) for ms in mlists for m in ms) else 0
+            args += [self._batch_arg(s.act(t), d) for t in tg.model_inputs[:n_in]]
+            self.metrics = (e.cached(("metrics", tuple(self.loss_outputs), self.numels, self.loss_weights, masked, n_in),
                                      T.metrics_task, len(self.loss_outputs), mlists, self.numels,
-                                     self.loss_weights, masked), args)
+                                     self.loss_weights, masked, n_in), args)
 
     def _state_copies(self, nodes) -> list:
         """(task, final-state region, kept-state region) of every stateful recurrent layer's node: its final

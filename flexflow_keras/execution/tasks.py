@@ -274,7 +274,8 @@ def loader_task(n_x: int, n_y: int, with_seeds: bool):
 
 
 def metrics_task(n_losses: int, metric_lists: Sequence[Sequence], numels: Sequence[int],
-                 loss_weights: Sequence[float] | None = None, masked: Sequence[bool] | None = None):
+                 loss_weights: Sequence[float] | None = None, masked: Sequence[bool] | None = None,
+                 n_inputs: int = 0):
     """Per shard: the sample-weighted loss sum of each output, then every metric's partial sums.
 
     Regions per output with a loss: per-sample loss, seed, label, prediction (all RO); then, for each
@@ -283,9 +284,14 @@ def metrics_task(n_losses: int, metric_lists: Sequence[Sequence], numels: Sequen
     output's own loss). An output with loss weight 0 has a zero seed: its logged loss is then the
     unweighted mean and its weighted metrics see no sample weights. A masked output's metrics weigh
     each entry by the mask (Keras 3: every metric, weighted or not), times the sample weights for
-    weighted metrics."""
+    weighted metrics.
+
+    A model's `compute_metrics` override is one metric object with `_ff_whole_batch` (models/
+    metrics_hook.py): it gets every output's labels, predictions and sample weights (None when all are 1)
+    and the `n_inputs` input regions that follow the masks."""
     masked = tuple(masked) if masked is not None else (False,) * n_losses
-    privs = [RO] * (4 * n_losses + sum(masked))
+    privs = [RO] * (4 * n_losses + sum(masked) + n_inputs)
+    whole = next((m for ms in metric_lists for m in ms if getattr(m, "_ff_whole_batch", False)), None)
     weights = tuple(loss_weights) if loss_weights is not None else (1.0,) * n_losses
     mask_at = {}
     for k in range(n_losses):
@@ -301,6 +307,7 @@ def metrics_task(n_losses: int, metric_lists: Sequence[Sequence], numels: Sequen
                 out.append(float(np.vdot(loss64, seed.astype(np.float64, copy=False))) / weights[k])
             else:
                 out.append(float(loss64.sum()) / numels[k])
+        sws = []
         for k in range(n_losses):
             seed, y_true, y_pred = regions[4 * k + 1], regions[4 * k + 2], regions[4 * k + 3]
             sw = None
@@ -308,12 +315,21 @@ def metrics_task(n_losses: int, metric_lists: Sequence[Sequence], numels: Sequen
                 full = seed.reshape(seed.shape[0], -1).astype(np.float64) * (numels[k] / weights[k])
                 # per sample, or per element where the weights vary within a sample (temporal weights)
                 sw = (full[:, 0] if (full == full[:, :1]).all() else full.reshape(seed.shape)).astype(np.float32)
+            sws.append(sw)
+            if whole is not None:
+                continue
             mask = regions[mask_at[k]] if k in mask_at else None
             for m in metric_lists[k]:  # Keras 3: only weighted_metrics see the sample weights
                 w = sw if getattr(m, "_ff_weighted", False) else None
                 if mask is not None:
                     w = _times_mask(w, mask)
                 out.append(m.shard_stats(y_true, y_pred, w))
+        if whole is not None:
+            ys = [regions[4 * k + 2] for k in range(n_losses)]
+            preds = [regions[4 * k + 3] for k in range(n_losses)]
+            xs = regions[len(regions) - n_inputs:] if n_inputs else ()
+            out.append(whole.whole_batch_stats(list(xs), ys, preds,
+                                               [None if s is None or (s == 1).all() else s for s in sws]))
         return out
     return task(privileges=privs)(_named(body, "metrics"))
 

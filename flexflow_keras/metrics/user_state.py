@@ -18,7 +18,7 @@ import numpy as np
 
 # One lock for every metric's snapshot-update-restore: shards of a data-parallel step run their metric
 # tasks on several processor threads, and a metric object may be held by another metric.
-_LOCK = threading.RLock()
+LOCK = threading.RLock()
 
 
 def _held_metrics(metric, seen: set[int]) -> list:
@@ -68,11 +68,11 @@ def state_arrays(metric, seen: set[int] | None = None) -> list[np.ndarray]:
     return arrays
 
 
-def _flat(arrays) -> np.ndarray:
+def flat_values(arrays) -> np.ndarray:
     return np.concatenate([np.asarray(a, np.float64).ravel() for a in arrays]) if arrays else np.zeros(0)
 
 
-def _write(arrays, flat: np.ndarray) -> None:
+def write_values(arrays, flat: np.ndarray) -> None:
     at = 0
     for a in arrays:
         piece = flat[at:at + a.size].reshape(a.shape)
@@ -83,9 +83,9 @@ def _write(arrays, flat: np.ndarray) -> None:
 def delta_of_update(metric, y_true, y_pred, sample_weight) -> np.ndarray:
     """What ``metric.update_state(y_true, y_pred, sample_weight)`` adds to its flat state; the state is
     left as it was."""
-    with _LOCK:
+    with LOCK:
         arrays = state_arrays(metric)
-        before = _flat(arrays)
+        before = flat_values(arrays)
         try:
             if sample_weight is None:
                 metric.update_state(y_true, y_pred)
@@ -96,22 +96,22 @@ def delta_of_update(metric, y_true, y_pred, sample_weight) -> np.ndarray:
                 raise ValueError(f"Metric '{metric.name}' ({type(metric).__name__}) changed the shape of its "
                                  f"state in update_state(); create every variable in __init__ with "
                                  f"self.add_variable(shape, initializer) and only assign to it in update_state.")
-            after = _flat(arrays_after)
+            after = flat_values(arrays_after)
         finally:
-            _write(arrays, before)
+            write_values(arrays, before)
     return after - before
 
 
 def add_delta(metric, delta) -> None:
     """Add summed shard deltas into `metric`'s state."""
     delta = np.asarray(delta, np.float64)
-    with _LOCK:
+    with LOCK:
         arrays = state_arrays(metric)
-        flat = _flat(arrays)
+        flat = flat_values(arrays)
         if flat.shape != delta.shape:
             raise ValueError(f"Metric '{metric.name}' expects state deltas of {flat.size} values, received "
                              f"{delta.size}.")
-        _write(arrays, flat + delta)
+        write_values(arrays, flat + delta)
 
 
 def zero_variables(metric) -> None:

@@ -253,8 +253,35 @@ class Model(Keras2TrainingMethods, Trainer, Layer):
     def compiled_metrics(self):
         """Keras 2's metric container of a custom train_step (``self.compiled_metrics.update_state(y,
         y_pred)``). The compiled metrics are computed by the step graph itself, so its update_state does
-        nothing more (a traced train_step ends at its loss and never reaches it)."""
-        return _CompiledMetrics()
+        nothing more in a traced train_step (which ends at its loss); called with arrays, from a
+        `compute_metrics` override, it updates them."""
+        return _CompiledMetrics(self)
+
+    def compute_metrics(self, x, y, y_pred, sample_weight=None):
+        """Keras 3's hook: update the compiled metrics with `y` and `y_pred`, return every metric's result.
+        An override runs on each shard's NumPy batch after the forward pass (models/metrics_hook.py):
+        ``super().compute_metrics(x, y, y_pred, sample_weight)`` updates the compiled metrics, and metrics
+        the model holds as attributes may be updated beside them; the logs show all of them by name.
+
+        Args:
+            x, y, y_pred: NumPy inputs, labels and predictions (lists for several). sample_weight: the
+                per-sample weights, or None.
+        """
+        from flexflow_keras.models.metrics_hook import update_compiled
+
+        return update_compiled(self, y, y_pred, sample_weight)
+
+    def get_metrics_result(self) -> dict:
+        """Keras 3: every compiled metric's current result, by name."""
+        out = {}
+        for ms in self.__dict__.get("_ff_compiled_metric_lists") or getattr(self, "_metric_objects", None) or []:
+            for m in ms:
+                value = m.result()
+                if isinstance(value, dict):
+                    out.update(value)
+                else:
+                    out[m.name] = value
+        return out
 
     def train_step(self, data):
         """Keras 3's default step on symbolic `data` (x, y[, sample_weight]): predictions and
@@ -383,8 +410,16 @@ class Model(Keras2TrainingMethods, Trainer, Layer):
 class _CompiledMetrics:
     """What `Model.compiled_metrics` returns: update_state and reset_state accept Keras 2's calls."""
 
+    def __init__(self, model):
+        self._model = model
+
     def update_state(self, y_true, y_pred, sample_weight=None) -> None:
-        """Nothing to do: the step graph computes the compiled metrics."""
+        """Symbolic (a traced train_step): nothing to do, the step graph computes the compiled metrics.
+        Arrays (a compute_metrics override): update them."""
+        if not any(isinstance(v, KerasTensor) for v in tree.flatten((y_true, y_pred))):
+            from flexflow_keras.models.metrics_hook import update_compiled
+
+            update_compiled(self._model, y_true, y_pred, sample_weight)
 
     def reset_state(self) -> None:
         """Nothing to do: fit and evaluate reset the compiled metrics."""

@@ -10,8 +10,8 @@ trainable weight, which is what the rest of such a step does. The Python after `
 ``tf.GradientTape`` gradient, the optimizer call, metric trackers) is not run; logs show the loss and the
 compiled metrics. A step that does anything else with its gradients (two optimizers, clipping, a
 variable subset), or never calls ``compute_loss``, is refused with a message naming what it calls.
-A ``test_step`` that calls ``compute_loss`` evaluates like the default one; ``compute_metrics`` overrides
-are refused (metrics are computed by the graph from ``compile(metrics=...)``).
+A ``test_step`` that calls ``compute_loss`` evaluates like the default one; a ``compute_metrics`` override
+runs on each shard's NumPy batch (`models/metrics_hook.py`).
 """
 
 from __future__ import annotations
@@ -51,10 +51,6 @@ def _source(model, hook: str) -> str:
 
 def check_hooks(model) -> None:
     """Refuse the overrides this module cannot run (see the module docstring), naming the reason."""
-    if overrides(model, "compute_metrics"):
-        raise GraphError(f"Model '{model.name}' overrides compute_metrics(); flexflow_keras computes metrics in "
-                         f"the step graph from compile(metrics=[...]), so a Python compute_metrics cannot run. "
-                         f"{_FIX}")
     if overrides(model, "test_step") and not any(c in _source(model, "test_step") for c in _LOSS_CALLS):
         raise GraphError(f"Model '{model.name}' overrides test_step() without calling self.compute_loss(); "
                          f"flexflow_keras evaluates the compiled loss and metrics in the step graph. {_FIX}")

@@ -21,7 +21,8 @@ from flexflow_keras.data import provenance
 from flexflow_keras.errors import DataError
 from flexflow_keras.execution import overlap as _overlap
 from flexflow_keras.execution import simulator_notice
-from flexflow_keras.models import custom_training, sample_weights
+from flexflow_keras.models import custom_training, sample_weights, step_hooks
+from flexflow_keras.models.metrics_hook import ComputeMetricsHook
 from flexflow_keras.models.step_window import IN_FLIGHT, LogDemand, StepWindow, passive
 from flexflow_keras.models.training_feeds import (
     ArrayFeed,
@@ -168,6 +169,10 @@ class Trainer:
             raise ValueError(f"Model '{self.name}' was compiled without a loss; pass loss= to compile() "
                              f"to train or evaluate it.")
         tgraph = build_training_graph(graph.inputs, graph.outputs, loss_specs, out_names)
+        if loss_specs and step_hooks.overrides(self, "compute_metrics"):  # one metric object runs the override
+            hook = ComputeMetricsHook(self, [metric_objects[s.output_index] for s in loss_specs])
+            first = loss_specs[0].output_index
+            metric_objects = [[hook] if i == first else [] for i in range(len(metric_objects))]
         self._metric_objects = [metric_objects[s.output_index] for s in loss_specs]
         engine = Engine(tgraph, self.weights, self.trainable_weights, getattr(self, "optimizer", None),
                         metric_objects, getattr(self, "_strategy_arg", None))

@@ -143,6 +143,9 @@ class RunningMeans:
                 out[f"{prefix}{name}_loss"] = v / n
         for ms in self.metric_objects:
             for m in ms:
-                value = np.asarray(m.result())  # F1Score(average=None) gives one value per class
-                out[prefix + m.name] = float(value) if value.ndim == 0 else value
+                result = m.result()
+                named = result.items() if isinstance(result, dict) else [(m.name, result)]
+                for name, value in named:  # a dict: a compute_metrics override's metrics, or Keras 3's
+                    value = np.asarray(value)  # F1Score(average=None) gives one value per class
+                    out[prefix + name] = float(value) if value.ndim == 0 else value
         return out
