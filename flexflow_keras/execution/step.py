@@ -139,12 +139,12 @@ class StepProgram:
         out = []
         for node in nodes:
             layer = getattr(node, "layer", None)
-            kept = getattr(layer, "_state_vars", None) if getattr(layer, "stateful", False) else None
+            kept = getattr(node, "kept_states", None)  # set by a stateful layer's call (layers/recurrent.py)
             if not kept or getattr(node.op, "type_name", "") != "recurrent" or len(node.outputs) != 1 + len(kept):
                 continue
             if kept[0].shape[0] != self.batch:
                 raise ValueError(
-                    f"Layer '{layer.name}' is stateful with batch size {kept[0].shape[0]} (the state of each sample "
+                    f"Layer '{getattr(layer, 'name', node.name)}' is stateful with batch size {kept[0].shape[0]} (the state of each sample "
                     f"slot is kept for the next batch), but a batch of {self.batch} samples reached it. Pass "
                     f"batch_size={kept[0].shape[0]} to fit/evaluate/predict, with a sample count divisible by it "
                     f"(Keras 3 requires the same).")

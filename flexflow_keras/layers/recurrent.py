@@ -35,7 +35,60 @@ def _kernel_activation(layer, arg: str, value):
     return fn, name
 
 
-class _Recurrent(Layer):
+class KeptStates:
+    """``stateful=True``: the final states of each batch kept in Variables for the next one. The layer's
+    recurrent op node that produces them carries them as ``node.kept_states``; every step copies that
+    node's final states into them (execution/step.py)."""
+
+    _state_vars: list | None = None
+
+    # --- stateful (shared with RNN(cell)) ----------------------------------------------------------------------------------------
+    def _kept_states(self, inputs, sizes) -> list:
+        """The kept states, one (batch, size) Variable per entry of `sizes` (created zero at the first call,
+        for the declared batch size)."""
+        if self._state_vars is None:
+            batch = _args.static_batch(self, inputs)
+            if batch is None:
+                raise ValueError(f"{_args.who(self)}: stateful=True needs a fixed batch size, since the state of "
+                                 f"each sample slot is kept for the next batch. Declare it: keras.Input(shape=..., "
+                                 f"batch_size=B), or batch_input_shape=(B, ...) / batch_size=B on the first layer.")
+            self.__dict__["_state_vars"] = [
+                Variable(f"state_{k}", (batch, size), initializer=np.zeros((batch, size), np.float32),
+                         trainable=False, path=f"{self.name}/state_{k}") for k, size in enumerate(sizes)]
+        return list(self._state_vars)
+
+    @property
+    def states(self):
+        """Keras 3: the kept states of a stateful layer (Variables of shape (batch, units)); else None."""
+        return list(self._state_vars) if self._state_vars is not None else None
+
+    def reset_states(self, states=None):
+        """Zero the kept states of a stateful layer (or set them to `states`, one (batch, units) array each);
+        a no-op for a layer that keeps none. The next batch starts from them, mid-fit included."""
+        if self._state_vars is None:
+            return
+        if states is not None and not isinstance(states, (list, tuple)):
+            states = [states]
+        if states is not None and len(states) != len(self._state_vars):
+            raise ValueError(f"{_args.who(self)}.reset_states expects {len(self._state_vars)} state array(s), "
+                             f"received {len(states)}.")
+        for k, var in enumerate(self._state_vars):
+            var.assign(np.zeros(var.shape, np.float32) if states is None else np.asarray(states[k], np.float32))
+
+    reset_state = reset_states
+
+
+    def _keep(self, out: list, kept: list) -> None:
+        """Tie the final states in `out` (an op's [output, *final states]) to `kept`: a symbolic call marks
+        its node for the step's state copy; an eager call keeps them at once."""
+        if isinstance(out[0], KerasTensor):
+            out[0].node.kept_states = list(kept)
+        else:
+            for var, value in zip(kept, out[1:], strict=True):
+                var.assign(value)
+
+
+class _Recurrent(KeptStates, Layer):
     """Shared argument handling, weights and call of the three recurrent layers."""
 
     _cell = "lstm"
@@ -136,15 +189,13 @@ class _Recurrent(Layer):
         attrs = self._op_attrs()
         kept = self.stateful and initial_state is None
         if kept:
-            initial_state = self._kept_states(inputs, n_states)
+            initial_state = self._kept_states(inputs, [self.units] * n_states)
             attrs["return_state"] = True  # the final states are copied into the kept ones after each batch
         out = recurrent(inputs, self.kernel, self.recurrent_kernel, self.bias if self.use_bias else None, mask,
                         initial_state, training=training, **attrs)
         if kept:
             out = list(out)
-            if not isinstance(out[0], KerasTensor):  # an eager call keeps its final states at once
-                for var, value in zip(self._state_vars, out[1:], strict=True):
-                    var.assign(value)
+            self._keep(out, self._state_vars)
             if not self.return_state:
                 out = out[0]
         if self.return_state:
@@ -153,40 +204,6 @@ class _Recurrent(Layer):
         if self.return_sequences and mask is not None and isinstance(y, KerasTensor):
             y._keras_mask = mask
         return out
-
-    # --- stateful -----------------------------------------------------------------------------------------
-    def _kept_states(self, inputs, n_states: int) -> list:
-        """The kept states (created zero at the first call, for the declared batch size)."""
-        if self._state_vars is None:
-            batch = _args.static_batch(self, inputs)
-            if batch is None:
-                raise ValueError(f"{_args.who(self)}: stateful=True needs a fixed batch size, since the state of "
-                                 f"each sample slot is kept for the next batch. Declare it: keras.Input(shape=..., "
-                                 f"batch_size=B), or batch_input_shape=(B, ...) / batch_size=B on the first layer.")
-            self.__dict__["_state_vars"] = [
-                Variable(f"state_{k}", (batch, self.units), initializer=np.zeros((batch, self.units), np.float32),
-                         trainable=False, path=f"{self.name}/state_{k}") for k in range(n_states)]
-        return list(self._state_vars)
-
-    @property
-    def states(self):
-        """Keras 3: the kept states of a stateful layer (Variables of shape (batch, units)); else None."""
-        return list(self._state_vars) if self._state_vars is not None else None
-
-    def reset_states(self, states=None):
-        """Zero the kept states of a stateful layer (or set them to `states`, one (batch, units) array each);
-        a no-op for a layer that keeps none. The next batch starts from them, mid-fit included."""
-        if self._state_vars is None:
-            return
-        if states is not None and not isinstance(states, (list, tuple)):
-            states = [states]
-        if states is not None and len(states) != len(self._state_vars):
-            raise ValueError(f"{_args.who(self)}.reset_states expects {len(self._state_vars)} state array(s), "
-                             f"received {len(states)}.")
-        for k, var in enumerate(self._state_vars):
-            var.assign(np.zeros(var.shape, np.float32) if states is None else np.asarray(states[k], np.float32))
-
-    reset_state = reset_states
 
     def get_config(self):
         return {**super().get_config(), "units": self.units,

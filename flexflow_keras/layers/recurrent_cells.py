@@ -13,7 +13,7 @@ from __future__ import annotations
 from flexflow_keras import ops
 from flexflow_keras.layers import _args
 from flexflow_keras.layers.base import Layer
-from flexflow_keras.layers.recurrent import GRU, LSTM, SimpleRNN
+from flexflow_keras.layers.recurrent import GRU, LSTM, KeptStates, SimpleRNN
 from flexflow_keras.ops.graph import KerasTensor
 from flexflow_keras.ops.recurrent import recurrent
 
@@ -122,14 +122,15 @@ class StackedRNNCells(Layer):
         return cls([deserialize(c) for c in config.pop("cells")], **config)
 
 
-class RNN(Layer):
+class RNN(KeptStates, Layer):
     """Run a built-in cell (or a list / `StackedRNNCells` of them) over a sequence with the fused op.
 
     Args:
         cell: SimpleRNNCell, LSTMCell, GRUCell, a list of them, or StackedRNNCells.
         return_sequences, return_state, go_backwards, zero_output_for_mask: as in `LSTM`. With stacked
             cells, return_state returns the final states of every cell in order.
-        stateful: not supported (raises). unroll: accepted (same numbers).
+        stateful: keep every cell's final states for the next batch (a declared batch size), as `LSTM`;
+            `states` lists them cell by cell. unroll: accepted (same numbers).
     """
 
     def __init__(self, cell, return_sequences=False, return_state=False, go_backwards=False, stateful=False,
@@ -141,14 +142,11 @@ class RNN(Layer):
             raise ValueError(f"{_args.who(self)}: custom cells ({type(cell).__name__}) are not supported; the fused "
                              f"recurrent kernels run SimpleRNNCell, LSTMCell and GRUCell (or use the SimpleRNN, "
                              f"LSTM, GRU layers).")
-        if stateful:
-            raise ValueError(f"{_args.who(self)}: stateful=True is not supported yet; pass the state explicitly "
-                             f"with initial_state= and return_state=True.")
         self.cell = cell
         self.return_sequences = bool(return_sequences)
         self.return_state = bool(return_state)
         self.go_backwards = bool(go_backwards)
-        self.stateful = False
+        self.stateful = bool(stateful)
         self.unroll = bool(unroll)
         self.zero_output_for_mask = bool(zero_output_for_mask)
 
@@ -167,8 +165,15 @@ class RNN(Layer):
         if mask is None:
             mask = getattr(inputs, "_keras_mask", None)
         cells = self._cells()
+        sizes = [c.units for c in cells for _ in range(2 if c._spec._cell == "lstm" else 1)]
+        kept = self.stateful and initial_state is None
+        if kept:  # every cell starts from its kept states; its final ones are copied back after each batch
+            initial_state = self._kept_states(inputs, sizes)
         states = list(initial_state) if initial_state is not None else None
-        x, finals = inputs, []
+        if states is not None and len(states) != len(sizes):
+            raise ValueError(f"{_args.who(self)} expects initial_state to be a list of {len(sizes)} tensor(s) "
+                             f"(its cells' states, in order), received {len(states)}.")
+        x, finals, at = inputs, [], 0
         for k, c in enumerate(cells):
             last = k == len(cells) - 1
             n = 2 if c._spec._cell == "lstm" else 1
@@ -178,13 +183,16 @@ class RNN(Layer):
             # Going backwards, every cell but the last writes its sequence in natural time order, so the next
             # one (also going backwards) reads the steps in the order the stack processes them.
             out = c._run(x, mask, init, training, return_sequences=self.return_sequences or not last,
-                         return_state=self.return_state, go_backwards=self.go_backwards,
+                         return_state=self.return_state or kept, go_backwards=self.go_backwards,
                          flip_output=self.go_backwards and not last, zero_output_for_mask=self.zero_output_for_mask)
-            if self.return_state:
+            if self.return_state or kept:
                 out = list(out)
+                if kept:
+                    self._keep(out, self._state_vars[at:at + n])
                 x, finals = out[0], finals + out[1:]
             else:
                 x = out
+            at += n
         if self.return_sequences and mask is not None and isinstance(x, KerasTensor):
             x._keras_mask = mask
         return [x] + finals if self.return_state else x

@@ -115,3 +115,59 @@ def test_stateful_matches_tf(cell):
     trnn.reset_states()
     np.testing.assert_allclose(ours.evaluate(X, Y, batch_size=B, verbose=0),
                                theirs.evaluate(X, Y, batch_size=B, verbose=0), rtol=1e-5)
+
+
+def _stacked(lib):
+    inp = lib.Input((T, F), batch_size=B)
+    rnn = lib.layers.RNN([lib.layers.LSTMCell(4), lib.layers.GRUCell(3)], stateful=True)
+    return lib.Model(inp, lib.layers.Dense(3)(rnn(inp))), rnn
+
+
+def _flat(states):
+    if isinstance(states, (list, tuple)):
+        return [s for x in states for s in _flat(x)]
+    return [states]
+
+
+def test_rnn_of_stacked_cells_keeps_every_cells_states():
+    model, rnn = _stacked(ff)
+    assert [tuple(s.shape) for s in rnn.states] == [(B, 4), (B, 4), (B, 3)]
+    one = model.predict(X[:B], batch_size=B, verbose=0)
+    assert np.abs(model.predict(X[:B], batch_size=B, verbose=0) - one).max() > 1e-4
+    assert all(np.abs(s.numpy()).max() > 0 for s in rnn.states)
+    rnn.reset_states()
+    np.testing.assert_allclose(model.predict(X[:B], batch_size=B, verbose=0), one, rtol=1e-6)
+    rnn.reset_states()
+    whole = model.predict(X, batch_size=B, verbose=0)
+    rnn.reset_states()
+    parts = np.concatenate([model.predict(X[i:i + B], batch_size=B, verbose=0) for i in range(0, len(X), B)])
+    np.testing.assert_allclose(whole, parts, rtol=1e-6)
+
+
+def test_rnn_of_one_cell_equals_the_layer():
+    inp = ff.Input((T, F), batch_size=B)
+    cell_model = ff.Model(inp, ff.layers.RNN(ff.layers.GRUCell(4), stateful=True)(inp))
+    layer_model = ff.Model(inp, ff.layers.GRU(4, stateful=True)(inp))
+    layer_model.set_weights(cell_model.get_weights())
+    for _ in range(3):  # the same carried state, batch after batch
+        np.testing.assert_allclose(cell_model.predict(X[:B], batch_size=B, verbose=0),
+                                   layer_model.predict(X[:B], batch_size=B, verbose=0), rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.tf
+def test_rnn_of_stacked_cells_matches_tf():
+    k = tf_keras()
+    if k is None:
+        pytest.skip("TensorFlow is not installed")
+    ours, rnn = _stacked(ff)
+    theirs, trnn = _stacked(k)
+    theirs.set_weights(ours.get_weights())
+    np.testing.assert_allclose(ours.predict(X, batch_size=B, verbose=0), theirs.predict(X, batch_size=B, verbose=0),
+                               rtol=1e-5, atol=1e-6)
+    for m, opt in ((ours, ff.optimizers.SGD(0.1)), (theirs, k.optimizers.SGD(0.1))):
+        m.compile(optimizer=opt, loss="mse")
+    h_ours = ours.fit(X, Y, batch_size=B, epochs=2, shuffle=False, verbose=0).history["loss"]
+    h_theirs = theirs.fit(X, Y, batch_size=B, epochs=2, shuffle=False, verbose=0).history["loss"]
+    np.testing.assert_allclose(h_ours, h_theirs, rtol=1e-5)
+    for a, b in zip(rnn.states, _flat(trnn.states), strict=True):
+        np.testing.assert_allclose(a.numpy(), np.asarray(b), rtol=1e-4, atol=1e-5)
