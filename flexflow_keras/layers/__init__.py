@@ -2,6 +2,7 @@
 
 from flexflow_keras.layers.activation_layers import ELU, LeakyReLU, ReLU, Softmax
 from flexflow_keras.layers.attention import MultiHeadAttention
+from flexflow_keras.layers.attention_grouped import GroupedQueryAttention, GroupQueryAttention
 from flexflow_keras.layers.attention_dot import AdditiveAttention, Attention
 from flexflow_keras.layers.base import Layer
 from flexflow_keras.layers.conv1d import (
@@ -112,6 +113,7 @@ _CLASSES += [Bidirectional, GRU, GRUCell, LSTM, LSTMCell, Masking, RepeatVector,
              StackedRNNCells, TimeDistributed]
 # i9-rnn2
 _CLASSES += [AdditiveAttention, Attention]
+_CLASSES += [GroupedQueryAttention]
 ALL_OBJECTS = {cls.__name__: cls for cls in _CLASSES}
 
 

@@ -172,19 +172,10 @@ class MultiHeadAttention(Layer):
         q = _flatten_positions(self._query_dense(query), t)  # (B, T, H, K)
         k = _flatten_positions(self._key_dense(key), s)  # (B, S, H, K)
         v = _flatten_positions(self._value_dense(value), s)  # (B, S, H, Vd)
-        q = ops.multiply(q, 1.0 / math.sqrt(float(self.key_dim)))
-        scores = ops.matmul(ops.transpose(q, (0, 2, 1, 3)), ops.transpose(k, (0, 2, 3, 1)))  # (B, H, T, S)
         mask = self._mask(query, q_pos, s_pos, t, s, query_mask, value_mask, key_mask, attention_mask,
                           use_causal_mask)
-        if mask is not None:
-            scores = ops.where(mask, scores, np.float32(_NEG))
-        probs = ops.softmax(scores, axis=-1)
-        if mask is not None:
-            probs = ops.where(mask, probs, np.float32(0.0))
-        dropped = probs
-        if self.dropout > 0.0:
-            dropped = F.dropout(probs, self.dropout, seed=self._seed, training=training)
-        ctx = ops.transpose(ops.matmul(dropped, ops.transpose(v, (0, 2, 1, 3))), (0, 2, 1, 3))  # (B, T, H, Vd)
+        ctx, probs = scaled_attention(q, k, v, mask, 1.0 / math.sqrt(float(self.key_dim)), self.dropout,
+                                      self._seed, training)
         if len(q_pos) > 1:
             ctx = ops.reshape(ctx, (-1,) + q_pos + (h, self.value_dim))
         output = self._output_dense(ctx)
@@ -216,30 +207,8 @@ class MultiHeadAttention(Layer):
 
     def _mask(self, query, q_pos, s_pos, t, s, query_mask, value_mask, key_mask, attention_mask, causal):
         """The boolean attention mask broadcastable to (B, 1, T, S), or None."""
-        terms = []
-        if query_mask is not None:
-            terms.append(ops.reshape(_flag(query_mask), (-1, t, 1)))
-        for m in (value_mask, key_mask):
-            if m is not None:
-                terms.append(ops.reshape(_flag(m), (-1, 1, s)))
-        if causal:
-            terms.append(F.constant(np.tril(np.ones((t, s), bool)).reshape(1, t, s))
-                         if F._symbolic(query) else np.tril(np.ones((t, s), bool)).reshape(1, t, s))
-        if attention_mask is not None:
-            am = _flag(attention_mask)
-            if len(q_pos) > 1 or len(s_pos) > 1 or len(am.shape) != 3:
-                if tuple(am.shape[1:]) != q_pos + s_pos:
-                    raise ShapeError(f"{_args.who(self)} expects attention_mask of shape (batch,) + {q_pos + s_pos}"
-                                     f", received {tuple(am.shape)}.")
-                am = ops.reshape(am, (-1, t, s))
-            terms.append(am)
-        if not terms:
-            return None
-        mask = terms[0]
-        for m in terms[1:]:
-            mask = ops.logical_and(mask, m)
-        shape = tuple(mask.shape)
-        return ops.reshape(mask, ((-1,) if shape[0] is None or shape[0] != 1 else (1,)) + (1,) + shape[1:])
+        return combined_mask(self, query, q_pos, s_pos, t, s, query_mask, value_mask, key_mask, attention_mask,
+                             causal)
 
     def get_config(self):
         return {**super().get_config(), "num_heads": self.num_heads, "key_dim": self.key_dim,
@@ -252,6 +221,55 @@ class MultiHeadAttention(Layer):
                 "kernel_constraint": constraints.serialize(self.kernel_constraint),
                 "bias_constraint": constraints.serialize(self.bias_constraint), "seed": self.seed,
                 "activity_regularizer": None, "use_gate": False, "sliding_window": None}  # Keras 3's keys
+
+
+def scaled_attention(q, k, v, mask, scale: float, dropout: float, seed: int, training):
+    """Scaled dot-product attention of (B, T, H, K) queries over (B, S, H, K) keys and (B, S, H, V) values
+    with an optional bool mask broadcastable to (B, H, T, S) (masked scores get Keras' large negative
+    number before the softmax and 0 after it) and dropout on the probabilities. Returns the context
+    (B, T, H, V) and the probabilities (B, H, T, S)."""
+    q = ops.multiply(q, scale)
+    scores = ops.matmul(ops.transpose(q, (0, 2, 1, 3)), ops.transpose(k, (0, 2, 3, 1)))  # (B, H, T, S)
+    if mask is not None:
+        scores = ops.where(mask, scores, np.float32(_NEG))
+    probs = ops.softmax(scores, axis=-1)
+    if mask is not None:
+        probs = ops.where(mask, probs, np.float32(0.0))
+    dropped = probs
+    if dropout > 0.0:
+        dropped = F.dropout(probs, dropout, seed=seed, training=training)
+    ctx = ops.transpose(ops.matmul(dropped, ops.transpose(v, (0, 2, 1, 3))), (0, 2, 1, 3))  # (B, T, H, V)
+    return ctx, probs
+
+
+def combined_mask(layer, query, q_pos, s_pos, t, s, query_mask, value_mask, key_mask, attention_mask, causal,
+                  extra=None):
+    """`layer`'s boolean attention mask broadcastable to (B, 1, T, S), or None: the padding masks, the
+    causal mask, `attention_mask` and `extra` (a (1, T, S) bool array) combined with logical and."""
+    terms = [] if extra is None else [F.constant(extra) if F._symbolic(query) else extra]
+    if query_mask is not None:
+        terms.append(ops.reshape(_flag(query_mask), (-1, t, 1)))
+    for m in (value_mask, key_mask):
+        if m is not None:
+            terms.append(ops.reshape(_flag(m), (-1, 1, s)))
+    if causal:
+        terms.append(F.constant(np.tril(np.ones((t, s), bool)).reshape(1, t, s))
+                     if F._symbolic(query) else np.tril(np.ones((t, s), bool)).reshape(1, t, s))
+    if attention_mask is not None:
+        am = _flag(attention_mask)
+        if len(q_pos) > 1 or len(s_pos) > 1 or len(am.shape) != 3:
+            if tuple(am.shape[1:]) != q_pos + s_pos:
+                raise ShapeError(f"{_args.who(layer)} expects attention_mask of shape (batch,) + {q_pos + s_pos}"
+                                 f", received {tuple(am.shape)}.")
+            am = ops.reshape(am, (-1, t, s))
+        terms.append(am)
+    if not terms:
+        return None
+    mask = terms[0]
+    for m in terms[1:]:
+        mask = ops.logical_and(mask, m)
+    shape = tuple(mask.shape)
+    return ops.reshape(mask, ((-1,) if shape[0] is None or shape[0] != 1 else (1,)) + (1,) + shape[1:])
 
 
 def _size(dims) -> int:

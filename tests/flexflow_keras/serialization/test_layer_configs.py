@@ -32,12 +32,13 @@ REQUIRED = {
     "Dropout": {"rate": 0.3},
     "CategoryEncoding": {"num_tokens": 5, "output_mode": "one_hot"},
     "Dot": {"axes": 1},
+    "GroupedQueryAttention": {"head_dim": 2, "num_query_heads": 2, "num_key_value_heads": 1},
 }
 # Layers wrapping another: the wrapped layer each needs (made fresh for every construction).
 WRAPPED = {"Bidirectional": lambda: layers.LSTM(2), "RNN": lambda: layers.LSTMCell(2),
            "StackedRNNCells": lambda: [layers.LSTMCell(2), layers.GRUCell(3)]}
 # Cells run inside RNN layers (they take states): no one-layer model applies them to a plain tensor.
-POSITIONAL = {"MultiHeadAttention"}  # called as layer(query, value), not on a list
+POSITIONAL = {"MultiHeadAttention", "GroupedQueryAttention"}  # called as layer(query, value), not on a list
 CELLS = {"SimpleRNNCell", "LSTMCell", "GRUCell", "StackedRNNCells"}
 _GUESS = {"units": 3, "filters": 2, "kernel_size": 3, "rate": 0.3, "pool_size": 2, "size": 2, "n": 2,
           "output_dim": 4, "input_dim": 10, "num_heads": 2, "key_dim": 2, "padding": 1, "cropping": 1,
