@@ -2,8 +2,8 @@
 
 from flexflow_keras.layers.activation_layers import ELU, LeakyReLU, ReLU, Softmax
 from flexflow_keras.layers.attention import MultiHeadAttention
-from flexflow_keras.layers.attention_grouped import GroupedQueryAttention, GroupQueryAttention
 from flexflow_keras.layers.attention_dot import AdditiveAttention, Attention
+from flexflow_keras.layers.attention_grouped import GroupedQueryAttention, GroupQueryAttention
 from flexflow_keras.layers.base import Layer
 from flexflow_keras.layers.conv1d import (
     AveragePooling1D,
@@ -143,6 +143,7 @@ __all__ = [cls.__name__ for cls in _CLASSES] + [
     "average", "concatenate", "deserialize", "maximum", "minimum", "multiply", "serialize", "subtract",
 ]
 __all__ += ["dot"]  # i9-misc-layers
+__all__ += ["GroupQueryAttention"]  # the name Keras 3 exports for GroupedQueryAttention
 
 from flexflow_keras.layers import keras2_paths as _keras2_paths  # noqa: E402
 

@@ -18,7 +18,7 @@ import numpy as np
 from flexflow_keras import constraints, initializers, ops, regularizers
 from flexflow_keras.errors import ShapeError
 from flexflow_keras.layers import _args
-from flexflow_keras.layers.attention import _Projection, _keras_mask, combined_mask, scaled_attention
+from flexflow_keras.layers.attention import _keras_mask, _Projection, combined_mask, scaled_attention
 from flexflow_keras.layers.base import Layer
 from flexflow_keras.ops import functional as F
 from flexflow_keras.utils import rng
