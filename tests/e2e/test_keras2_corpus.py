@@ -17,15 +17,13 @@ import os
 import shutil
 import subprocess
 import sys
-import tarfile
 import tempfile
 from pathlib import Path
 
-import numpy as np
+import keras2_examples  # tests/keras2_examples.py
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-VERSION = "2.3.1"
 CACHE = Path(os.environ.get("FF_TEST_CACHE", Path(tempfile.gettempdir()) / "flexflow_keras_test_cache"))
 FLAGS = ["-e", "1", "--only-data-parallel", "-ll:cpu", "1"]
 
@@ -52,98 +50,42 @@ CASES = {
     "mnist_transfer_cnn": ("mnist", [], None),
     "mnist_siamese": ("mnist", [], None),
     "mnist_denoising_autoencoder": ("mnist", [], None),
-    "addition_rnn": (None, [], None),  # sized down by SIZING below
+    "addition_rnn": (None, [], None),  # sized down by keras2_examples.SIZING
     "mnist_irnn": ("mnist", [], None),
     # it ends with plot_model(vae, to_file="vae_mlp.png"): Keras 2 too needs Graphviz's dot for a PNG
     "variational_autoencoder": ("mnist", [], _gap("dot", "plot_model(...png) needs Graphviz's dot, not installed "
                                                          "here") if _NO_DOT else None),
-    "reuters_mlp_relu_vs_selu": ("reuters", [], None),  # its plots use its own `epochs`: SIZING
+    "reuters_mlp_relu_vs_selu": ("reuters", [], None),  # its plots use its own `epochs`: keras2_examples.SIZING
     "mnist_hierarchical_rnn": ("mnist", [], None),
 }
 
 
 MAKES_ITS_DATA = {"addition_rnn"}  # generates its questions in the script
 
-# Size constants changed in the test's copy (never the logic): the original values would train for many
-# minutes. addition_rnn calls fit 199 times on 50,000 generated questions whatever -e says;
-# reuters_mlp_relu_vs_selu plots its histories against range(epochs) of its own constant, so with -e 1 its
-# constant must say 1 too.
-SIZING = {
-    "addition_rnn": [("TRAINING_SIZE = 50000", "TRAINING_SIZE = 2000"),
-                     ("for iteration in range(1, 200):", "for iteration in range(1, 3):")],
-    "reuters_mlp_relu_vs_selu": [("epochs = 40", "epochs = 1")],
-}
-
-
-def _sized_copy(examples: Path, script: str, folder: Path) -> Path:
-    """The example itself, or a copy with SIZING's replacements (each must match exactly once)."""
-    if script not in SIZING:
-        return examples / f"{script}.py"
-    text = (examples / f"{script}.py").read_text()
-    for old, new in SIZING[script]:
-        if text.count(old) != 1:
-            raise AssertionError(f"{script}.py: the sizing line {old!r} is not there exactly once")
-        text = text.replace(old, new)
-    out = folder / f"{script}.py"
-    out.write_text(text)
-    return out
-
 
 @pytest.fixture(scope="session")
 def examples() -> Path:
     """The examples/ folder of the Keras 2.3.1 sdist, downloaded once into the test cache."""
-    target = CACHE / f"keras-{VERSION}-examples"
-    if all((target / f"{name}.py").is_file() for name in CASES):
-        return target
-    download = CACHE / "sdist"
-    download.mkdir(parents=True, exist_ok=True)
-    archives = list(download.glob(f"[Kk]eras-{VERSION}.tar.gz"))
-    if not archives:
-        cmd = [sys.executable, "-m", "pip", "download", f"keras=={VERSION}", "--no-deps", "--no-binary", ":all:",
-               "-d", str(download), "-q"]
-        try:
-            proc = subprocess.run(cmd, capture_output=True, text=True, timeout=180)
-        except subprocess.TimeoutExpired:
-            pytest.skip(f"the Keras {VERSION} sdist could not be downloaded from the package index in 180 s")
-        archives = list(download.glob(f"[Kk]eras-{VERSION}.tar.gz"))
-        if proc.returncode != 0 or not archives:
-            pytest.skip(f"the Keras {VERSION} sdist could not be downloaded (pip download keras=={VERSION} "
-                        f"--no-binary :all:): {proc.stderr.strip()[-300:]}")
-    tmp = Path(tempfile.mkdtemp(dir=CACHE))
-    with tarfile.open(archives[0]) as tar:
-        for member in tar.getmembers():
-            parts = Path(member.name).parts
-            if len(parts) == 3 and parts[1] == "examples" and parts[2][:-3] in CASES:
-                member.name = parts[2]
-                tar.extract(member, tmp, filter="data")
-    tmp.replace(target) if not target.exists() else shutil.rmtree(tmp)
-    return target
+    try:
+        return keras2_examples.fetch(CACHE)
+    except keras2_examples.Unavailable as e:
+        pytest.skip(str(e))
 
 
-def _sequences(rng, n: int, vocab: int) -> np.ndarray:
-    out = np.empty(n, dtype=object)
-    for i in range(n):
-        out[i] = [int(v) for v in rng.integers(1, vocab, rng.integers(5, 60))]
+def _sized_copy(examples: Path, script: str, folder: Path) -> Path:
+    """The example itself, or a copy with the size constants of `keras2_examples.SIZING`."""
+    if script not in keras2_examples.SIZING:
+        return examples / f"{script}.py"
+    out = folder / f"{script}.py"
+    out.write_text(keras2_examples.sized_text(examples, script))
     return out
 
 
 @pytest.fixture(scope="module")
 def data(tmp_path_factory) -> dict[str, Path]:
-    """Small files in each loader's -d format."""
-    d = tmp_path_factory.mktemp("corpus_data")
-    rng = np.random.default_rng(0)
-    np.savez(d / "mnist.npz", x_train=rng.integers(0, 255, (256, 28, 28), dtype=np.uint8),
-             y_train=rng.integers(0, 10, 256, dtype=np.uint8),
-             # mnist_denoising_autoencoder shows 300 test images (rows * cols): the test split holds 320
-             x_test=rng.integers(0, 255, (320, 28, 28), dtype=np.uint8), y_test=rng.integers(0, 10, 320, dtype=np.uint8))
-    np.savez(d / "cifar10.npz", x_train=rng.integers(0, 255, (128, 32, 32, 3), dtype=np.uint8),
-             y_train=rng.integers(0, 10, (128, 1), dtype=np.uint8),
-             x_test=rng.integers(0, 255, (64, 32, 32, 3), dtype=np.uint8),
-             y_test=rng.integers(0, 10, (64, 1), dtype=np.uint8))
-    np.savez(d / "reuters.npz", x=_sequences(rng, 300, 2000), y=rng.integers(0, 46, 300))
-    np.savez(d / "imdb.npz", x_train=_sequences(rng, 200, 5000), y_train=rng.integers(0, 2, 200),
-             x_test=_sequences(rng, 100, 5000), y_test=rng.integers(0, 2, 100))
-    return {p.stem: p for p in d.glob("*.npz")}
+    """Small files in each loader's -d format (mnist_denoising_autoencoder shows 300 test images: the
+    test split holds 320)."""
+    return keras2_examples.write_datasets(tmp_path_factory.mktemp("corpus_data"))
 
 
 def _params():
