@@ -32,6 +32,9 @@ from kernels import conv2d
 from runtime import ProcKind, TaskError
 
 log = logging.getLogger("flexflow_keras")
+# Dropping activation stores larger than this runs a full garbage collection at once, so their arrays go
+# before the next strategy allocates its own; smaller ones are left to the collector.
+COLLECT_BYTES = 64 * 2**20
 _serial = itertools.count()
 
 
@@ -169,9 +172,11 @@ class Engine:
         the old pieces' instances would stay allocated beside the new ones, and after a search the
         buffers of every candidate measured would stay with the winner's)."""
         if self._stores:
+            size = sum(st.nbytes() for st in self._stores.values())
             self._stores.clear()
             conv2d.release_workspaces()  # scratch arrays sized for the old strategy's pieces
-            gc.collect()  # task records and region states reference each other: free the arrays now
+            if size >= COLLECT_BYTES:  # task records and region states reference each other: free them now
+                gc.collect()  # (a full collection costs ~0.1 s in a large process: not for small stores)
 
     def _store(self, batch: int) -> BatchStore:
         store = self._stores.get(batch)

@@ -97,6 +97,13 @@ class BatchStore:
     def region(self, shape: tuple[int, ...], dtype, name: str) -> Region:
         return Region(shape, np.dtype(dtype), name=name)
 
+    def nbytes(self) -> int:
+        """The logical size of every region of this store (activations, gradients, saved and stats)."""
+        regions = [*self.acts.values(), *self.grads.values()]
+        for group in (*self.saved.values(), *self.stats.values()):
+            regions += group
+        return sum(int(np.prod(r.shape, dtype=np.int64)) * np.dtype(r.dtype).itemsize for r in regions)
+
     def act(self, t: KerasTensor) -> Region:
         r = self.acts.get(t.uid)
         if r is None:
