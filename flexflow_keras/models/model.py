@@ -29,6 +29,7 @@ from flexflow_keras.layers import call_memo
 from flexflow_keras.layers.base import Layer
 from flexflow_keras.layers.input_spec import InputSpec
 from flexflow_keras.models.keras2_methods import Keras2TrainingMethods
+from flexflow_keras.models.model_metrics import ModelMetrics
 from flexflow_keras.ops.graph import KerasTensor, OpGraph, TensorSpec
 from flexflow_keras.utils import tree
 
@@ -55,7 +56,7 @@ def _functional_args(args, kwargs) -> bool:
                                                                          and "outputs" in kwargs)
 
 
-class Model(Keras2TrainingMethods, Trainer, Layer):
+class Model(ModelMetrics, Keras2TrainingMethods, Trainer, Layer):
     """A group of layers with training and inference features.
 
     Build one functionally, ``Model(inputs, outputs)``, or subclass it and define `call()`:
@@ -256,32 +257,6 @@ class Model(Keras2TrainingMethods, Trainer, Layer):
         nothing more in a traced train_step (which ends at its loss); called with arrays, from a
         `compute_metrics` override, it updates them."""
         return _CompiledMetrics(self)
-
-    def compute_metrics(self, x, y, y_pred, sample_weight=None):
-        """Keras 3's hook: update the compiled metrics with `y` and `y_pred`, return every metric's result.
-        An override runs on each shard's NumPy batch after the forward pass (models/metrics_hook.py):
-        ``super().compute_metrics(x, y, y_pred, sample_weight)`` updates the compiled metrics, and metrics
-        the model holds as attributes may be updated beside them; the logs show all of them by name.
-
-        Args:
-            x, y, y_pred: NumPy inputs, labels and predictions (lists for several). sample_weight: the
-                per-sample weights, or None.
-        """
-        from flexflow_keras.models.metrics_hook import update_compiled
-
-        return update_compiled(self, y, y_pred, sample_weight)
-
-    def get_metrics_result(self) -> dict:
-        """Keras 3: every compiled metric's current result, by name."""
-        out = {}
-        for ms in self.__dict__.get("_ff_compiled_metric_lists") or getattr(self, "_metric_objects", None) or []:
-            for m in ms:
-                value = m.result()
-                if isinstance(value, dict):
-                    out.update(value)
-                else:
-                    out[m.name] = value
-        return out
 
     def train_step(self, data):
         """Keras 3's default step on symbolic `data` (x, y[, sample_weight]): predictions and

@@ -100,3 +100,16 @@ def test_the_same_subclass_matches_keras3():
     got, want = model.fit(X, Y, **kw).history, ref.fit(X, Y, **kw).history
     for key in ("loss", "accuracy", "pred_mean", "x_mean"):
         assert got[key] == pytest.approx(want[key], rel=1e-4, abs=1e-6), key
+
+
+def test_metrics_and_metrics_names_follow_the_logs():
+    model = _build(ff)
+    model.compile(optimizer="sgd", loss="binary_crossentropy", metrics=["accuracy"])
+    assert model.metrics_names == []  # Keras 2: empty until the first fit or evaluate
+    values = model.evaluate(X, Y, batch_size=16, verbose=0)
+    logs = model.evaluate(X, Y, batch_size=16, verbose=0, return_dict=True)
+    assert model.metrics_names == list(logs) == ["loss", "accuracy", "pred_mean", "x_mean"]
+    assert dict(zip(model.metrics_names, values, strict=True)) == pytest.approx(logs)
+    assert [m.name for m in model.metrics] == ["accuracy", "pred_mean", "x_mean"]
+    model.metrics = [model.pred_mean]  # a script may set the list itself
+    assert model.metrics == [model.pred_mean]

@@ -1,0 +1,69 @@
+"""The model's metrics as Keras exposes them: ``metrics`` (the metric objects), ``metrics_names`` (the keys
+of the logs, in `evaluate`'s order), ``get_metrics_result`` and the ``compute_metrics`` hook (an override
+runs through `models/metrics_hook.py`)."""
+
+from __future__ import annotations
+
+
+def _compiled_lists(model) -> list:
+    """Per loss output, the compiled metric objects (built by the first fit/evaluate; [] before)."""
+    return model.__dict__.get("_ff_compiled_metric_lists") or getattr(model, "_metric_objects", None) or []
+
+
+class ModelMetrics:
+    """`metrics`, `metrics_names`, `get_metrics_result` and `compute_metrics` for `Model`."""
+
+    @property
+    def metrics(self) -> list:
+        """Keras: the model's metric objects: the compiled ones (once the first fit or evaluate has built
+        them), then the metrics it holds as attributes. A subclass may override it, or assign a list."""
+        from flexflow_keras.models.metrics_hook import held_metrics
+
+        assigned = self.__dict__.get("_ff_assigned_metrics")
+        if assigned is not None:
+            return list(assigned)
+        compiled = [m for ms in _compiled_lists(self) for m in ms]
+        return compiled + held_metrics(self, compiled)
+
+    @metrics.setter
+    def metrics(self, value) -> None:
+        self.__dict__["_ff_assigned_metrics"] = list(value)
+
+    @property
+    def metrics_names(self) -> list[str]:
+        """The names of the logs in the order `evaluate()` returns its list: the loss (and each output's
+        loss for several outputs), then every metric (Keras 2's list; [] before the first fit or evaluate)."""
+        loss_names = getattr(self, "_loss_names", None)
+        if not loss_names:
+            return []
+        names = ["loss"] + ([f"{n}_loss" for n in loss_names] if len(loss_names) > 1 else [])
+        for ms in getattr(self, "_metric_objects", None) or []:
+            for m in ms:
+                names += [t.name for t in m._tracked()] if getattr(m, "_ff_whole_batch", False) else [m.name]
+        return names
+
+    def compute_metrics(self, x, y, y_pred, sample_weight=None):
+        """Keras 3's hook: update the compiled metrics with `y` and `y_pred`, return every metric's result.
+        An override runs on each shard's NumPy batch after the forward pass (models/metrics_hook.py):
+        ``super().compute_metrics(x, y, y_pred, sample_weight)`` updates the compiled metrics, and metrics
+        the model holds as attributes may be updated beside them; the logs show all of them by name.
+
+        Args:
+            x, y, y_pred: NumPy inputs, labels and predictions (lists for several). sample_weight: the
+                per-sample weights, or None.
+        """
+        from flexflow_keras.models.metrics_hook import update_compiled
+
+        return update_compiled(self, y, y_pred, sample_weight)
+
+    def get_metrics_result(self) -> dict:
+        """Keras 3: every compiled metric's current result, by name."""
+        out = {}
+        for ms in _compiled_lists(self):
+            for m in ms:
+                value = m.result()
+                if isinstance(value, dict):
+                    out.update(value)
+                else:
+                    out[m.name] = value
+        return out
