@@ -16,6 +16,7 @@ import zipfile
 
 import numpy as np
 
+from flexflow_keras.saving.legacy_h5 import is_legacy_path
 from flexflow_keras.utils import naming
 
 log = logging.getLogger("flexflow_keras")
@@ -74,7 +75,8 @@ def _own_vars(layer) -> list:
 
 
 def save_weights(model, filepath, overwrite: bool = True) -> None:
-    """Write every weight of `model` to `filepath` (``.weights.h5`` or ``.npz``), through a temporary
+    """Write every weight of `model` to `filepath` (``.weights.h5``, ``.npz``, or Keras 2's legacy layout
+    for another ``.h5``/``.hdf5`` name: saving/legacy_h5.py), through a temporary
     file renamed over the target (saving/atomic.py), so an interrupted save leaves the old file intact."""
     from flexflow_keras.saving.atomic import atomic_write
     from flexflow_keras.saving.errors import SavingError
@@ -83,9 +85,11 @@ def save_weights(model, filepath, overwrite: bool = True) -> None:
     if not model.built:
         raise SavingError(f"Model '{model.name}' has not been built, so it has no weights to save. Build it "
                          "first (call it on data, fit it, or model.build(input_shape)).")
-    if not path.endswith((".weights.h5", ".npz")):
-        raise SavingError(f"save_weights(): the filename must end in `.weights.h5` (or `.npz`), received "
-                         f"filepath={path!r}. Use model.save() for a whole model in a `.keras` file.")
+    legacy = is_legacy_path(path)  # Keras 2's save_weights("x.h5")
+    if not path.endswith((".weights.h5", ".npz")) and not legacy:
+        raise SavingError(f"save_weights(): the filename must end in `.weights.h5` (or `.npz`, or `.h5` for "
+                         f"Keras 2's layout), received filepath={path!r}. Use model.save() for a whole model in "
+                         f"a `.keras` file.")
     if os.path.exists(path) and not overwrite:
         raise FileExistsError(f"save_weights(): {path} exists and overwrite=False.")
     entries = walk(model)
@@ -99,7 +103,12 @@ def save_weights(model, filepath, overwrite: bool = True) -> None:
         return
     h5py = _h5py(path)
     with atomic_write(path) as tmp, h5py.File(tmp, "w") as f:
-        write_layer_vars(f, entries)
+        if legacy:
+            from flexflow_keras.saving.legacy_h5 import write_layer_groups
+
+            write_layer_groups(model, f, "2.3.1")  # Keras 2's save_weights layout
+        else:
+            write_layer_vars(f, entries)
 
 
 def write_layer_vars(f, entries) -> None:

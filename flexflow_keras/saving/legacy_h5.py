@@ -68,16 +68,22 @@ def save_legacy_h5(model, path: str, keras_version: str) -> None:
         f.attrs["keras_version"] = keras_version
         f.attrs["backend"] = "tensorflow"  # the backend whose weight layout the file follows
         f.attrs["model_config"] = config_text
-        group = f.create_group("model_weights")
-        group.attrs["layer_names"] = [layer.name.encode("utf8") for layer in model.layers]
-        group.attrs["backend"] = "tensorflow"
-        group.attrs["keras_version"] = keras_version
-        for layer in model.layers:
-            lg = group.create_group(layer.name)
-            weights = _weight_names(layer)
-            lg.attrs["weight_names"] = [name.encode("utf8") for name, _ in weights]
-            for name, value in weights:
-                lg.create_dataset(name, data=value)
+        write_layer_groups(model, f.create_group("model_weights"), keras_version)
 
 
-__all__ = ["LEGACY_EXTENSIONS", "is_legacy_path", "save_legacy_h5"]
+def write_layer_groups(model, group, keras_version: str) -> None:
+    """The legacy weights layout in the h5py `group` (a whole-model file's `model_weights`, or the root of
+    a Keras 2 ``save_weights("x.h5")`` file): `layer_names`, and one group per layer whose `weight_names`
+    lists its datasets in Keras' order."""
+    group.attrs["layer_names"] = [layer.name.encode("utf8") for layer in model.layers]
+    group.attrs["backend"] = "tensorflow"
+    group.attrs["keras_version"] = keras_version
+    for layer in model.layers:
+        lg = group.create_group(layer.name)
+        weights = _weight_names(layer)
+        lg.attrs["weight_names"] = [name.encode("utf8") for name, _ in weights]
+        for name, value in weights:
+            lg.create_dataset(name, data=value)
+
+
+__all__ = ["LEGACY_EXTENSIONS", "is_legacy_path", "save_legacy_h5", "write_layer_groups"]

@@ -122,3 +122,23 @@ def test_keras3_legacy_file_loads(tmp_path):
     x = np.random.default_rng(1).random((4, 6)).astype("float32")
     ours = keras.models.load_model(tmp_path / "k3.h5", compile=False)
     np.testing.assert_allclose(ours.predict(x, verbose=0), model.predict(x, verbose=0), rtol=1e-5, atol=1e-6)
+
+
+def test_keras2_save_weights_to_h5_reads_back_here_and_in_tf_keras(tmp_path):
+    """Keras 2's `save_weights("x.h5")` (the Keras 2.3.1 VAE example) writes the legacy layout."""
+    h5py = pytest.importorskip("h5py")
+    model = _model()
+    x = np.random.default_rng(0).random((8, 6)).astype(np.float32)
+    model.save_weights(tmp_path / "w.h5")
+    with h5py.File(tmp_path / "w.h5", "r") as f:
+        assert _text(f.attrs["layer_names"]) == [layer.name for layer in model.layers]
+        assert _text(f["bn"].attrs["weight_names"]) == ["gamma", "beta", "moving_mean", "moving_variance"]
+    again = _model()
+    again.load_weights(tmp_path / "w.h5")
+    np.testing.assert_array_equal(again.predict(x, verbose=0), model.predict(x, verbose=0))
+    tf_keras = pytest.importorskip("tf_keras")  # Keras 2
+    inp = tf_keras.Input((6,))
+    h = tf_keras.layers.BatchNormalization(name="bn")(tf_keras.layers.Dense(5, activation="relu", name="hidden")(inp))
+    theirs = tf_keras.Model(inp, tf_keras.layers.Dense(3, activation="softmax", name="out")(h))
+    theirs.load_weights(str(tmp_path / "w.h5"))
+    np.testing.assert_allclose(theirs.predict(x, verbose=0), model.predict(x, verbose=0), rtol=1e-5, atol=1e-6)

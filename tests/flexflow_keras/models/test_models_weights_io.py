@@ -25,8 +25,8 @@ def test_round_trip(tmp_path, suffix):
 
 def test_errors(tmp_path):
     a = build()
-    with pytest.raises(ValueError, match=r"must end in `\.weights\.h5` \(or `\.npz`\)"):
-        a.save_weights(tmp_path / "m.h5")
+    with pytest.raises(ValueError, match=r"must end in `\.weights\.h5` \(or `\.npz`, or `\.h5` for Keras 2"):
+        a.save_weights(tmp_path / "m.weights")
     with pytest.raises(DataError, match="missing.npz does not exist"):
         a.load_weights(tmp_path / "missing.npz")
     a.save_weights(tmp_path / "m.npz")
