@@ -33,7 +33,7 @@ import os
 
 from flexflow_keras import config as _config
 from flexflow_keras.errors import ConfigError, StrategyError
-from flexflow_keras.execution.measured import search_and_check
+from flexflow_keras.execution.measured import FULL, MEASURE_SHARE, effort_for, search_and_check
 from flexflow_keras.ops.strategy import Strategy, read_strategy_file, write_strategy_file
 from flexflow_keras.search.costs import cache_dir, kernels_id
 from flexflow_keras.search.driver import Problem, Row, SearchResult
@@ -201,12 +201,26 @@ def run_search(engine, sources, rows, seed: int, dp_only: bool = False) -> Searc
                               batch, ["cached"])
         return result
     what = "data-parallel degree" if dp_only else "strategy"
-    log.info("%s search for %s, batch %d (budget %d, alpha %g)", what, machine.describe(), batch,
-             cfg.search_budget, cfg.search_alpha)
+    asked = any(cfg.given(n) for n in ("search_budget", "search_alpha", "search_only", "export_strategy"))
+    planned = None if asked else getattr(engine, "planned_steps", None)
+    effort, probe_s = effort_for(engine, machine, sources, rows, seed, planned)
+    if effort is None:
+        d = engine.default_degree()
+        strategy = engine.data_parallel(d).with_source(f"data parallelism, degree {d} (a short fit: no search)")
+        log.info("%s search skipped: measuring strategies would cost more than %d%% of this fit's %d steps "
+                 "(%.1f ms each), so it trains with data parallelism, degree %d. A longer fit searches (its result "
+                 "is cached for later runs); --search-budget N searches now.", what, round(MEASURE_SHARE * 100),
+                 planned, probe_s * 1e3, d)
+        return SearchResult(strategy, probe_s, [], Row(strategy.source, strategy, probe_s, 0, True), 0.0, 0,
+                            machine, batch, ["search skipped: a short fit"])
+    log.info("%s search for %s, batch %d (budget %d, alpha %g%s)", what, machine.describe(), batch,
+             cfg.search_budget, cfg.search_alpha,
+             "" if effort is FULL else f"; {effort.name} measurements for a fit of {planned} steps")
     result = search_and_check(engine, problem, machine, sources, rows, seed, budget=cfg.search_budget,
-                              alpha=cfg.search_alpha, seed=cfg.seed or 0, dp_only=dp_only)
+                              alpha=cfg.search_alpha, seed=cfg.seed or 0, dp_only=dp_only, effort=effort)
     log.info("strategy search compared:\n%s\nwinner's configs:\n%s", result.table(), result.strategy.describe())
-    _store(key, result.strategy)
+    if effort is FULL:  # a lighter check is not kept: a longer fit measures fully
+        _store(key, result.strategy)
     return result
 
 

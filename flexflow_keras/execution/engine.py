@@ -86,6 +86,7 @@ class Engine:
         self._programs: dict[tuple[str, int], StepProgram] = {}
         self._dirty = False
         self.strategy: Strategy | None = None
+        self.planned_steps: int | None = None  # set by fit: the steps it will train (bounds the search cost)
         self.code_strategy: Strategy | None = strategy  # given in code (compile(strategy=...))
         self._strategy_serial = itertools.count()
         self._strategy_id = 0

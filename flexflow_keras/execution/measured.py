@@ -16,6 +16,8 @@ a slower training.
 from __future__ import annotations
 
 import logging
+import math
+from dataclasses import dataclass
 
 from flexflow_keras.ops.strategy import devices_used
 from flexflow_keras.search.costs import release_scratch
@@ -25,23 +27,62 @@ from flexflow_keras.search.machine import MachineModel
 log = logging.getLogger("flexflow_keras")
 STEPS = 9
 ROUNDS = 2
+# The measured phase may cost at most this share of the training it chooses for (a fit's planned steps).
+MEASURE_SHARE = 0.10
 
 
-def measure_all(engine, strategies, sources, rows, seed: int, known: dict | None = None) -> dict:
-    """{strategy: seconds per step}: the better of `ROUNDS` interleaved measurements of each (strategies
-    already in `known` keep their figure)."""
+@dataclass(frozen=True)
+class Effort:
+    """How much the measured phase measures: interleaved rounds per strategy, timed steps, untimed
+    warm-up seconds (after at least 3 steps), and how many predicted non-data-parallel strategies the
+    check measures beside the winner and the data-parallel degrees."""
+
+    rounds: int = ROUNDS
+    steps: int = STEPS
+    warm_s: float = 0.2
+    others: int = 3
+    name: str = "full"
+
+    def cost(self, step_s: float, strategies: int) -> float:
+        """Seconds to measure `strategies` strategies whose steps take about `step_s`."""
+        return strategies * self.rounds * (max(3 * step_s, self.warm_s) + self.steps * step_s)
+
+
+FULL = Effort()
+LIGHT = Effort(rounds=1, steps=3, warm_s=0.0, others=1, name="light")
+
+
+def effort_for(engine, machine: MachineModel, sources, rows, seed: int, planned_steps: int | None):
+    """(effort, the probe's dp x1 step seconds or None): FULL when its cost is at most MEASURE_SHARE of
+    `planned_steps` steps (or when they are unknown), else LIGHT when that fits, else None: the fit is
+    too short for measuring to pay back. The probe is one step of data parallelism x1 after 3 untimed."""
+    if planned_steps is None or not machine.present or machine.n < 2:
+        return FULL, None
+    t1 = engine.measure(engine.data_parallel(1), sources, rows, seed, steps=1, warm_s=0.0)
+    budget = MEASURE_SHARE * planned_steps * t1
+    n_dp = int(math.log2(min(machine.n, len(rows)))) + 1  # the degrees 1, 2, 4, ... measured
+    for effort in (FULL, LIGHT):
+        if effort.cost(t1, n_dp + 1 + effort.others) <= budget:
+            return effort, t1
+    return None, t1
+
+
+def measure_all(engine, strategies, sources, rows, seed: int, known: dict | None = None,
+                effort: Effort = FULL) -> dict:
+    """{strategy: seconds per step}: the better of `effort.rounds` interleaved measurements of each
+    (strategies already in `known` keep their figure)."""
     out = dict(known or {})
     todo = [s for s in strategies if s not in out]
     best: dict = {}
-    for _ in range(ROUNDS):
+    for _ in range(effort.rounds):
         for s in todo:
-            t = engine.measure(s, sources, rows, seed, steps=STEPS)
+            t = engine.measure(s, sources, rows, seed, steps=effort.steps, warm_s=effort.warm_s)
             best[s] = min(best.get(s, t), t)
     out.update(best)
     return out
 
 
-def anchors(engine, machine: MachineModel, sources, rows, seed: int):
+def anchors(engine, machine: MachineModel, sources, rows, seed: int, effort: Effort = FULL):
     """(dp x1, its step s, dp on every processor, its step s) on this machine; None for another machine
     or a single processor."""
     if not machine.present or machine.n < 2:
@@ -49,18 +90,18 @@ def anchors(engine, machine: MachineModel, sources, rows, seed: int):
     one = engine.data_parallel(1)
     n = min(machine.n, len(rows))
     every = engine.data_parallel(n)
-    times = measure_all(engine, [one, every], sources, rows, seed)
+    times = measure_all(engine, [one, every], sources, rows, seed, effort=effort)
     t1, tn = times[one], times[every]
     log.info("calibration steps: data parallelism x1 %.2f ms, x%d %.2f ms", t1 * 1e3, n, tn * 1e3)
     return one, t1, every, tn
 
 
 def search_and_check(engine, problem, machine: MachineModel, sources, rows, data_seed: int,
-                     margin: float = MARGIN, **kw) -> SearchResult:
+                     margin: float = MARGIN, effort: Effort = FULL, **kw) -> SearchResult:
     """The search (calibrated on measured steps when `machine` is this one), its choice checked by
-    measurement (steps on `rows` of `sources`, dropout seed `data_seed`). Keyword arguments go to
-    `search`."""
-    anc = anchors(engine, machine, sources, rows, data_seed)
+    measurement (steps on `rows` of `sources`, dropout seed `data_seed`) with `effort`. Keyword arguments
+    go to `search`."""
+    anc = anchors(engine, machine, sources, rows, data_seed, effort)
     try:
         result = search(problem, machine, anchors=anc, margin=margin, **kw)
     finally:
@@ -68,10 +109,11 @@ def search_and_check(engine, problem, machine: MachineModel, sources, rows, data
     if anc is None:
         return result
     measured = {anc[0]: anc[1], anc[2]: anc[3]}
-    return check(engine, result, measured, sources, rows, data_seed, margin)
+    return check(engine, result, measured, sources, rows, data_seed, margin, effort)
 
 
-def check(engine, result: SearchResult, measured: dict, sources, rows, seed: int, margin: float) -> SearchResult:
+def check(engine, result: SearchResult, measured: dict, sources, rows, seed: int, margin: float,
+          effort: Effort = FULL) -> SearchResult:
     """Measure the predicted winner, the three fastest predicted non-data-parallel strategies and every
     data-parallel degree; keep the measured fastest (a non-data-parallel one only when `margin` faster
     than the best data parallelism)."""
@@ -79,11 +121,11 @@ def check(engine, result: SearchResult, measured: dict, sources, rows, seed: int
     dps = [r for r in fitting if r.label.startswith("data parallel")]
     others = [r for r in fitting if not r.label.startswith("data parallel")]
     wanted: list[Row] = []
-    for r in [next((r for r in fitting if r.strategy == result.strategy), None)] + dps + others[:3]:
+    for r in [next((r for r in fitting if r.strategy == result.strategy), None)] + dps + others[:effort.others]:
         if r is not None and all(r.strategy != w.strategy for w in wanted):
             wanted.append(r)
     by_strategy = {r.strategy: r for r in result.rows}
-    measured = measure_all(engine, [r.strategy for r in wanted], sources, rows, seed, measured)
+    measured = measure_all(engine, [r.strategy for r in wanted], sources, rows, seed, measured, effort)
     dp_meas = {s: t for s, t in measured.items() if s.source.startswith("data parallel")}
     by_degree = sorted(dp_meas, key=lambda s: devices_used(s, result.machine.n))
     best_dp = lowest_clearly_fastest(by_degree, dp_meas.get, margin)  # a higher degree only when clearly faster
@@ -92,7 +134,8 @@ def check(engine, result: SearchResult, measured: dict, sources, rows, seed: int
         best = best_dp
     if best not in dp_meas and measured[best] > (1.0 - margin) * dp_meas[best_dp]:
         best = best_dp
-    lines = ["measured check (ms/step, predicted -> measured):"]
+    lines = ["measured check (ms/step, predicted -> measured)" + (
+        ":" if effort is FULL else f", {effort.name} (1 round of {effort.steps} steps: a short fit):")]
     for s, t in sorted(measured.items(), key=lambda kv: kv[1]):
         row = by_strategy.get(s)
         label = row.label if row is not None else s.source

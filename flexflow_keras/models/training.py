@@ -319,6 +319,7 @@ class Trainer:
         simulator_notice.estimate_for(self)
         engine.refresh_threads()  # kernel threads sized to the cores other processes leave free
         _interrupts.phase("the strategy search")
+        engine.planned_steps = steps * max(epochs - int(initial_epoch), 1)  # what the search may cost (choice.py)
         engine.prepare_strategy(sources, np.arange(min(batch_size, len(xs[0])), dtype=np.int64), 0)
         if _config.get().search_only:
             feed.close()
