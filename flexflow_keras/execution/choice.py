@@ -195,15 +195,13 @@ def run_search(engine, sources, rows, seed: int, dp_only: bool = False) -> Searc
     key = _cache_key(engine, problem, machine, cfg, dp_only)
     cached = _cached(key)
     if cached is not None:
-        log.info("strategy search: reusing the result cached for this graph, machine and batch size (%s)",
-                 cached.source)
-        result = SearchResult(cached, math.nan, [], Row("cached", cached, math.nan, 0, True), 0.0, 0, machine,
-                              batch, ["cached"])
-        return result
+        return _reuse(cached, machine, batch)
     what = "data-parallel degree" if dp_only else "strategy"
     asked = any(cfg.given(n) for n in ("search_budget", "search_alpha", "search_only", "export_strategy"))
     planned = None if asked else getattr(engine, "planned_steps", None)
     effort, probe_s = effort_for(engine, machine, sources, rows, seed, planned)
+    if effort is not FULL and (cached := _cached(key + "-light")) is not None:  # a short fit's light check
+        return _reuse(cached, machine, batch)
     if effort is None:
         d = engine.default_degree()
         strategy = engine.data_parallel(d).with_source(f"data parallelism, degree {d} (a short fit: no search)")
@@ -219,9 +217,15 @@ def run_search(engine, sources, rows, seed: int, dp_only: bool = False) -> Searc
     result = search_and_check(engine, problem, machine, sources, rows, seed, budget=cfg.search_budget,
                               alpha=cfg.search_alpha, seed=cfg.seed or 0, dp_only=dp_only, effort=effort)
     log.info("strategy search compared:\n%s\nwinner's configs:\n%s", result.table(), result.strategy.describe())
-    if effort is FULL:  # a lighter check is not kept: a longer fit measures fully
-        _store(key, result.strategy)
+    # a light check is cached apart: short fits reuse it, a fit long enough for the full check measures anew
+    _store(key if effort is FULL else key + "-light", result.strategy)
     return result
+
+
+def _reuse(cached: Strategy, machine: MachineModel, batch: int) -> SearchResult:
+    log.info("strategy search: reusing the result cached for this graph, machine and batch size (%s)", cached.source)
+    return SearchResult(cached, math.nan, [], Row("cached", cached, math.nan, 0, True), 0.0, 0, machine, batch,
+                        ["cached"])
 
 
 def _cache_key(engine, problem: Problem, machine: MachineModel, cfg, dp_only: bool) -> str:

@@ -36,17 +36,28 @@ def run(script, *args, cache):
 
 def test_search_runs_by_default_and_a_second_run_reuses_it(script, tmp_path):
     cache = tmp_path / "cache"
-    first = run(script, "-ll:cpu", "2", cache=cache)
+    first = run(script, "-ll:cpu", "2", "-e", "200", cache=cache)  # 800 steps: a light check fits
     assert first.returncode == 0, first.stderr[-2000:]
     assert "strategy search compared" in first.stderr and "winner:" in first.stderr
     assert "data parallel x1" in first.stderr and "data parallel x2" in first.stderr
+    assert "light measurements for a fit of 800 steps" in first.stderr
     assert "fit:" in first.stderr
-    second = run(script, "-ll:cpu", "2", cache=cache)
+    second = run(script, "-ll:cpu", "2", "-e", "200", cache=cache)
     assert second.returncode == 0, second.stderr[-2000:]
-    assert "reusing the result cached" in second.stderr
+    assert "reusing the result cached" in second.stderr, second.stderr[:3000]
     chosen = [ln for ln in first.stderr.splitlines() if ln.startswith("[flexflow_keras] strategy: ")]
     again = [ln for ln in second.stderr.splitlines() if ln.startswith("[flexflow_keras] strategy: ")]
     assert chosen and again
+
+
+def test_a_short_fit_skips_the_search_and_a_search_flag_forces_it(script, tmp_path):
+    short = run(script, "-ll:cpu", "2", cache=tmp_path / "c")  # 4 steps: measuring would cost more
+    assert short.returncode == 0, short.stderr[-2000:]
+    assert "strategy search skipped: measuring strategies would cost more than 10% of this fit's 4 steps" in short.stderr
+    assert "strategy search compared" not in short.stderr and "fit:" in short.stderr
+    forced = run(script, "-ll:cpu", "2", "--search-budget", "200", cache=tmp_path / "c")
+    assert forced.returncode == 0, forced.stderr[-2000:]
+    assert "strategy search compared" in forced.stderr and "light measurements" not in forced.stderr
 
 
 def test_search_only_exports_and_does_not_train(script, tmp_path):
