@@ -58,7 +58,25 @@ class _Projection(Layer):
         return apply_op(ProjectionOp(self.n_contract), [F._tensor(inputs, F._symbolic(inputs))], weights)
 
 
-class MultiHeadAttention(Layer):
+class QueryValueCall:
+    """``layer(query, value[, key], ...)`` for the attention layers: builds from the three shapes, and
+    turns array arguments into the layer's float dtype."""
+
+    def __call__(self, query, value=None, key=None, **kwargs):
+        if value is None:
+            raise TypeError(f"{_args.who(self)} must be called as layer(query, value[, key]); received no value.")
+        if not self.built:
+            self.build(tuple(query.shape), tuple(value.shape), None if key is None else tuple(key.shape))
+        args = (query, value) if key is None else (query, value, key)
+        return super().__call__(*args, **kwargs)
+
+    def _as_float(self, x):
+        if isinstance(x, np.ndarray) or np.isscalar(x) or isinstance(x, list):
+            return np.asarray(x, dtype=self._dtype)
+        return x
+
+
+class MultiHeadAttention(QueryValueCall, Layer):
     """Multi-head scaled dot-product attention (Vaswani et al.), as Keras 3's layer.
 
     Args:
@@ -146,13 +164,6 @@ class MultiHeadAttention(Layer):
         self._value_dense.build(value_shape)
         self._output_dense.build(tuple(query_shape[:-1]) + (h, self.value_dim))
 
-    def __call__(self, query, value=None, key=None, **kwargs):
-        if value is None:
-            raise TypeError(f"{_args.who(self)} must be called as layer(query, value[, key]); received no value.")
-        if not self.built:
-            self.build(tuple(query.shape), tuple(value.shape), None if key is None else tuple(key.shape))
-        args = (query, value) if key is None else (query, value, key)
-        return super().__call__(*args, **kwargs)
 
     # --- call -----------------------------------------------------------------------------------------------
     def call(self, query, value, key=None, query_mask=None, value_mask=None, key_mask=None, attention_mask=None,
@@ -199,11 +210,6 @@ class MultiHeadAttention(Layer):
                                       self._axes, attention_mask, training, return_scores)
         output = self._output_dense(ctx)
         return (output, probs) if return_scores else output
-
-    def _as_float(self, x):
-        if isinstance(x, np.ndarray) or np.isscalar(x) or isinstance(x, list):
-            return np.asarray(x, dtype=self._dtype)
-        return x
 
     def _mask(self, query, q_pos, s_pos, t, s, query_mask, value_mask, key_mask, attention_mask, causal):
         """The boolean attention mask broadcastable to (B, 1, T, S), or None."""

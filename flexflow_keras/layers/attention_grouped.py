@@ -18,13 +18,19 @@ import numpy as np
 from flexflow_keras import constraints, initializers, ops, regularizers
 from flexflow_keras.errors import ShapeError
 from flexflow_keras.layers import _args
-from flexflow_keras.layers.attention import _keras_mask, _Projection, combined_mask, scaled_attention
+from flexflow_keras.layers.attention import (
+    QueryValueCall,
+    _keras_mask,
+    _Projection,
+    combined_mask,
+    scaled_attention,
+)
 from flexflow_keras.layers.base import Layer
 from flexflow_keras.ops import functional as F
 from flexflow_keras.utils import rng
 
 
-class GroupedQueryAttention(Layer):
+class GroupedQueryAttention(QueryValueCall, Layer):
     """Grouped-query attention over sequences (batch, T, dim) and (batch, S, dim).
 
     Args:
@@ -102,14 +108,6 @@ class GroupedQueryAttention(Layer):
         self._output_dense = _Projection(2, (query_shape[-1],), self.use_bias, self, name="attention_output")
         self._output_dense.build((None, None, hq, d))
 
-    def __call__(self, query, value=None, key=None, **kwargs):
-        if value is None:
-            raise TypeError(f"{_args.who(self)} must be called as layer(query, value[, key]); received no value.")
-        if not self.built:
-            self.build(tuple(query.shape), tuple(value.shape), None if key is None else tuple(key.shape))
-        args = (query, value) if key is None else (query, value, key)
-        return super().__call__(*args, **kwargs)
-
     def call(self, query, value, key=None, query_mask=None, value_mask=None, key_mask=None, attention_mask=None,
              return_attention_scores=False, training=None, use_causal_mask=False):
         query_mask = _keras_mask(query) if query_mask is None else query_mask
@@ -137,11 +135,6 @@ class GroupedQueryAttention(Layer):
         if query_mask is not None and F._symbolic(output):
             output._keras_mask = query_mask
         return (output, probs) if return_attention_scores else output
-
-    def _as_float(self, x):
-        if isinstance(x, np.ndarray) or np.isscalar(x) or isinstance(x, list):
-            return np.asarray(x, dtype=self._dtype)
-        return x
 
     def get_config(self):
         return {**super().get_config(), "head_dim": self.head_dim, "num_query_heads": self.num_query_heads,

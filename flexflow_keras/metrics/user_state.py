@@ -80,26 +80,48 @@ def write_values(arrays, flat: np.ndarray) -> None:
         a[...] = np.rint(piece) if np.issubdtype(a.dtype, np.integer) else piece
 
 
-def delta_of_update(metric, y_true, y_pred, sample_weight) -> np.ndarray:
-    """What ``metric.update_state(y_true, y_pred, sample_weight)`` adds to its flat state; the state is
-    left as it was."""
+def delta_of(collect, run, changed_message: str) -> np.ndarray:
+    """What `run()` adds to the flat state of the arrays `collect()` returns; they are left as they were.
+    `changed_message` is the ValueError's text when `run` changes the arrays' shapes (creates state)."""
     with LOCK:
-        arrays = state_arrays(metric)
+        arrays = collect()
         before = flat_values(arrays)
         try:
-            if sample_weight is None:
-                metric.update_state(y_true, y_pred)
-            else:
-                metric.update_state(y_true, y_pred, sample_weight=sample_weight)
-            arrays_after = state_arrays(metric)
+            run()
+            arrays_after = collect()
             if [a.shape for a in arrays_after] != [a.shape for a in arrays]:
-                raise ValueError(f"Metric '{metric.name}' ({type(metric).__name__}) changed the shape of its "
-                                 f"state in update_state(); create every variable in __init__ with "
-                                 f"self.add_variable(shape, initializer) and only assign to it in update_state.")
+                raise ValueError(changed_message)
             after = flat_values(arrays_after)
         finally:
             write_values(arrays, before)
     return after - before
+
+
+def delta_of_update(metric, y_true, y_pred, sample_weight) -> np.ndarray:
+    """What ``metric.update_state(y_true, y_pred, sample_weight)`` adds to its flat state; the state is
+    left as it was."""
+    def run():
+        if sample_weight is None:
+            metric.update_state(y_true, y_pred)
+        else:
+            metric.update_state(y_true, y_pred, sample_weight=sample_weight)
+
+    return delta_of(lambda: state_arrays(metric), run,
+                    f"Metric '{metric.name}' ({type(metric).__name__}) changed the shape of its state in "
+                    f"update_state(); create every variable in __init__ with self.add_variable(shape, initializer) "
+                    f"and only assign to it in update_state.")
+
+
+def results_by_name(metrics) -> dict:
+    """Each metric's result under its name (a metric whose result is a dict contributes its entries)."""
+    out = {}
+    for m in metrics:
+        value = m.result()
+        if isinstance(value, dict):
+            out.update(value)
+        else:
+            out[m.name] = value
+    return out
 
 
 def add_delta(metric, delta) -> None:

@@ -17,7 +17,14 @@ from __future__ import annotations
 import numpy as np
 
 from flexflow_keras.metrics.base import Metric
-from flexflow_keras.metrics.user_state import LOCK, flat_values, state_arrays, write_values
+from flexflow_keras.metrics.user_state import (
+    LOCK,
+    delta_of,
+    flat_values,
+    results_by_name,
+    state_arrays,
+    write_values,
+)
 
 
 def held_metrics(model, compiled: list) -> list:
@@ -80,19 +87,9 @@ class ComputeMetricsHook(Metric):
         x = xs[0] if len(xs) == 1 else list(xs)
         y, y_pred = (ys[0], preds[0]) if len(ys) == 1 else (list(ys), list(preds))
         sw = sws[0] if len(sws) == 1 else (None if all(s is None for s in sws) else list(sws))
-        with LOCK:
-            arrays = self._arrays()
-            before = flat_values(arrays)
-            try:
-                model.compute_metrics(x, y, y_pred, sw)
-                after_arrays = self._arrays()
-                if [a.shape for a in after_arrays] != [a.shape for a in arrays]:
-                    raise ValueError(f"Model '{model.name}': its compute_metrics() created metric state while "
-                                     f"it ran; create the metrics it updates in __init__ (or compile them).")
-                after = flat_values(after_arrays)
-            finally:
-                write_values(arrays, before)
-        return after - before
+        return delta_of(self._arrays, lambda: model.compute_metrics(x, y, y_pred, sw),
+                        f"Model '{model.name}': its compute_metrics() created metric state while it ran; create the "
+                        f"metrics it updates in __init__ (or compile them).")
 
     def merge_shard(self, stats) -> None:
         with LOCK:
@@ -100,14 +97,7 @@ class ComputeMetricsHook(Metric):
             write_values(arrays, flat_values(arrays) + np.asarray(stats, np.float64))
 
     def result(self) -> dict:
-        out = {}
-        for m in self._tracked():
-            value = m.result()
-            if isinstance(value, dict):
-                out.update(value)
-            else:
-                out[m.name] = value
-        return out
+        return results_by_name(self._tracked())
 
     def reset_state(self) -> None:
         for m in self._tracked():

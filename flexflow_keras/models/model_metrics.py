@@ -58,12 +58,6 @@ class ModelMetrics:
 
     def get_metrics_result(self) -> dict:
         """Keras 3: every compiled metric's current result, by name."""
-        out = {}
-        for ms in _compiled_lists(self):
-            for m in ms:
-                value = m.result()
-                if isinstance(value, dict):
-                    out.update(value)
-                else:
-                    out[m.name] = value
-        return out
+        from flexflow_keras.metrics.user_state import results_by_name
+
+        return results_by_name([m for ms in _compiled_lists(self) for m in ms])
