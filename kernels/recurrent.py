@@ -20,43 +20,18 @@ by 1 / (1 - rate). The buffers' layouts are described in `kernels._rnn_cells`.
 
 from __future__ import annotations
 
-import math
 from typing import NamedTuple
 
 import numpy as np
-from numba import njit
 
 from kernels import _rnn_cells as cells
+from kernels import _rnn_written as written
 from kernels._gru_numpy import GruWork, gru_backward_step, gru_forward_step
 from kernels._jit import cpu_jit, store
 from kernels._rnn_numpy import LstmWork, lstm_backward_step, lstm_forward_step
-from kernels.activations import SIGMOID, TANH, Activation, _act_grad, _act_value
+from kernels.activations import SIGMOID, TANH, Activation
 
-# The 27-way activation switch is a call (inlined at every call site it made the first compilation take
-# minutes); the default tanh / sigmoid are inlined in front of it.
-_value_any = njit(cache=True)(_act_value)
-_grad_any = njit(cache=True)(_act_grad)
-
-
-@njit(inline="always")
-def _value(code, x, p0, p1, p2):
-    if code == TANH:  # through exp: libm's scalar tanh cost 4x an exp here
-        return 1.0 - 2.0 / (math.exp(2.0 * x) + 1.0)
-    if code == SIGMOID:
-        return 1.0 / (1.0 + math.exp(-x))
-    return _value_any(code, x, p0, p1, p2)
-
-
-@njit(inline="always")
-def _grad(code, x, y, p0, p1, p2):
-    if code == TANH:
-        return 1.0 - y * y
-    if code == SIGMOID:
-        return y * (1.0 - y)
-    return _grad_any(code, x, y, p0, p1, p2)
-
-
-_fwd_elem, _bwd_elem = cells.build(_value, _grad, njit(inline="always"))
+_value, _grad = written.value, written.grad  # the activations of the written-out steps (gru_reset_before uses them)
 
 
 class RnnSpec(NamedTuple):
@@ -75,82 +50,6 @@ class RnnSpec(NamedTuple):
     zero_out: bool = False
     seq_out: bool = False
     flip_out: bool = False
-
-
-@cpu_jit
-def _forward_step(cell, t, tau, ty, A, rec, brec, m, has_mask, zero_out, S, C, RH, Y, yprev, h, c,
-                  ac, a0, a1, a2, rc, r0, r1, r2):
-    B, H = h.shape
-    for b in range(B):
-        for j in range(H):
-            _fwd_elem(cell, b, j, t, tau, ty, A, rec, brec, m, has_mask, zero_out, S, C, RH, Y, yprev, h, c,
-                      ac, a0, a1, a2, rc, r0, r1, r2)
-
-
-@cpu_jit
-def _backward_step(cell, t, tau, ty, last, dY, A, m, has_mask, zero_out, S, C, RH, gy, gs, gc, dA, DRH, dz,
-                   direct, ac, a0, a1, a2, rc, r0, r1, r2):
-    B, H = gs.shape
-    for b in range(B):
-        for j in range(H):
-            if ty >= 0:
-                dyv = dY[b, ty, j]
-            elif last:
-                dyv = dY[b, 0, j]
-            else:
-                dyv = 0.0
-            _bwd_elem(cell, b, j, t, tau, dyv, A, m, has_mask, zero_out, S, C, RH, gy, gs, gc, dA, DRH, dz,
-                      direct, ac, a0, a1, a2, rc, r0, r1, r2)
-
-
-# SimpleRNN's steps on the CPU, written out: calling the shared per-element function (`_rnn_cells`) with its
-# 17 arrays cost ~120 ns per element in reference counting (0.4 ms a step at batch 32 x 100 units, 25x the
-# arithmetic); these loops pass scalars only to the activation.
-@cpu_jit
-def _simple_forward_step(t, tau, ty, A, rec, m, has_mask, zero_out, S, Y, yprev, h, ac, a0, a1, a2):
-    B, H = h.shape
-    for b in range(B):
-        keep = (not has_mask) or m[b, tau] != 0
-        for j in range(H):
-            a = A[b, tau, j] + rec[b, j]
-            A[b, tau, j] = a
-            if keep:
-                y = _value(ac, a, a0, a1, a2)
-                h[b, j] = y
-            elif zero_out:
-                y = 0.0
-            else:
-                y = yprev[b, j]
-            yprev[b, j] = y
-            S[b, t + 1, j] = h[b, j]
-            if ty >= 0:
-                Y[b, ty, j] = y
-
-
-@cpu_jit
-def _simple_backward_step(tau, ty, last, dY, A, m, has_mask, zero_out, gy, gs, dA, dz, direct, ac, a0, a1, a2):
-    B, H = gs.shape
-    for b in range(B):
-        masked = has_mask and m[b, tau] == 0
-        for j in range(H):
-            if ty >= 0:
-                g_out = gy[b, j] + dY[b, ty, j]
-            elif last:
-                g_out = gy[b, j] + dY[b, 0, j]
-            else:
-                g_out = gy[b, j]
-            if masked:
-                gy[b, j] = 0.0 if zero_out else g_out
-                dA[b, tau, j] = 0.0
-                dz[b, j] = 0.0
-                direct[b, j] = gs[b, j]
-                continue
-            gy[b, j] = 0.0
-            a = A[b, tau, j]
-            da = (g_out + gs[b, j]) * _grad(ac, a, _value(ac, a, a0, a1, a2), a0, a1, a2)
-            dA[b, tau, j] = da
-            dz[b, j] = da
-            direct[b, j] = 0.0
 
 
 @cpu_jit
@@ -221,10 +120,8 @@ def recurrent_forward_cpu(spec: RnnSpec, x, W, U, b, brec, mask, h0, c0, y, h_ou
     h = np.zeros((B, H), dt) if h0 is None else np.array(h0, dt)
     c = np.zeros((B, H), dt) if c0 is None else np.array(c0, dt)
     S[:, 0] = h
-    C_ = C if C is not None else _dummy(dt)
     if C is not None:
         C[:, 0] = c
-    RH_ = RH if RH is not None else _dummy(dt)
     brec_ = brec if brec is not None else np.zeros(U.shape[1], dt)
     m = np.ascontiguousarray(mask, dtype=dt) if mask is not None else np.ones((1, 1), dt)
     rd = scaled_mask(hmask, recurrent_rate, dt)
@@ -250,12 +147,14 @@ def recurrent_forward_cpu(spec: RnnSpec, x, W, U, b, brec, mask, h0, c0, y, h_ou
                 lstm_forward_step(t, tau, ty, A, rec, m, mask is not None, spec.zero_out, S, C, Y, yprev, h, c,
                                   work)
             continue
+        a, r = (act.code, act.p0, act.p1, act.p2), (ract.code, ract.p0, ract.p1, ract.p2)
         if spec.cell == cells.SIMPLE:
-            _simple_forward_step(t, tau, ty, A, rec, m, mask is not None, spec.zero_out, S, Y, yprev, h, act.code,
-                                 act.p0, act.p1, act.p2)
-            continue
-        _forward_step(spec.cell, t, tau, ty, A, rec, brec_, m, mask is not None, spec.zero_out, S, C_, RH_, Y,
-                      yprev, h, c, act.code, act.p0, act.p1, act.p2, ract.code, ract.p0, ract.p1, ract.p2)
+            written.simple_forward_step(t, tau, ty, A, rec, m, mask is not None, spec.zero_out, S, Y, yprev, h, *a)
+        elif spec.cell == cells.LSTM:
+            written.lstm_forward_step(t, tau, ty, A, rec, m, mask is not None, spec.zero_out, S, C, Y, yprev, h, c, *a, *r)
+        else:
+            written.gru_forward_step(t, tau, ty, A, rec, brec_, m, mask is not None, spec.zero_out, S, RH, Y, yprev, h, *a,
+                               *r)
     if not spec.seq_out:
         y[...] = yprev
     if h_out is not None:
@@ -296,8 +195,6 @@ def recurrent_backward_cpu(spec: RnnSpec, x, W, U, mask, A, S, C, RH, dy, dh_out
     m = np.ascontiguousarray(mask, dtype=dt) if mask is not None else np.ones((1, 1), dt)
     rd = scaled_mask(hmask, recurrent_rate, dt)
     rd_ = rd if rd is not None else np.ones((1, 1), dt)
-    C_ = C if C is not None else _dummy(dt)
-    RH_ = RH if RH is not None else _dummy(dt)
     act, ract = spec.act, spec.ract
     work = _numpy_path(spec, B, H, dt)
     for t, tau, ty in reversed(list(_step_order(spec, T))):
@@ -315,13 +212,16 @@ def recurrent_backward_cpu(spec: RnnSpec, x, W, U, mask, A, S, C, RH, dy, dh_out
             np.matmul(dz, UT, out=tmp)
             _add_scaled(direct, tmp, rd_, rd is not None, gs)
             continue
+        a, r = (act.code, act.p0, act.p1, act.p2), (ract.code, ract.p0, ract.p1, ract.p2)
+        last = t == T - 1
         if spec.cell == cells.SIMPLE:
-            _simple_backward_step(tau, ty, t == T - 1, Y, A, m, mask is not None, spec.zero_out, gy, gs, dA, dz,
-                                  direct, act.code, act.p0, act.p1, act.p2)
+            written.simple_backward_step(tau, ty, last, Y, A, m, mask is not None, spec.zero_out, gy, gs, dA, dz, direct, *a)
+        elif spec.cell == cells.LSTM:
+            written.lstm_backward_step(t, tau, ty, last, Y, A, m, mask is not None, spec.zero_out, C, gy, gs, gc, dA, dz,
+                                 direct, *a, *r)
         else:
-            _backward_step(spec.cell, t, tau, ty, t == T - 1, Y, A, m, mask is not None, spec.zero_out, S, C_, RH_,
-                           gy, gs, gc, dA, DRH, dz, direct, act.code, act.p0, act.p1, act.p2, ract.code, ract.p0,
-                           ract.p1, ract.p2)
+            written.gru_backward_step(t, tau, ty, last, Y, A, m, mask is not None, spec.zero_out, S, RH, gy, gs, dA, DRH,
+                                dz, direct, *a, *r)
         np.matmul(dz, UT, out=tmp)
         _add_scaled(direct, tmp, rd_, rd is not None, gs)
     acc = tuple(accumulate) + (False,) * (7 - len(accumulate))
