@@ -328,8 +328,10 @@ def metrics_task(n_losses: int, metric_lists: Sequence[Sequence], numels: Sequen
             ys = [regions[4 * k + 2] for k in range(n_losses)]
             preds = [regions[4 * k + 3] for k in range(n_losses)]
             xs = regions[len(regions) - n_inputs:] if n_inputs else ()
+            # the shard's own batch loss (each output's part of the batch mean, scaled to the shard's size)
+            loss = sum(weights[k] * out[k] * numels[k] / max(regions[4 * k].size, 1) for k in range(n_losses))
             out.append(whole.whole_batch_stats(list(xs), ys, preds,
-                                               [None if s is None or (s == 1).all() else s for s in sws]))
+                                               [None if s is None or (s == 1).all() else s for s in sws], loss))
         return out
     return task(privileges=privs)(_named(body, "metrics"))
 

@@ -2,17 +2,20 @@
 
 A model that overrides ``compute_metrics(self, x, y, y_pred, sample_weight)`` gets one metric object in
 place of its compiled ones: `ComputeMetricsHook`. The step's metrics task hands it the shard's inputs,
-labels, predictions and sample weights, and it calls the override eagerly (``super().compute_metrics``
-updates the compiled metrics; the override may change ``y_pred`` first, or update metrics it holds as
-attributes). What the call changes in the state of every metric it can reach (the compiled ones and
-those held by the model) is the shard's partial sum, as for a metric's own ``update_state``
-(`metrics/user_state.py`): shards add up, as replicas do in Keras. The logs show the loss, the compiled
-metrics and the held metrics, by name; the dict the override returns is not read, so a value it
-computes without a metric (``metrics["loss"] += penalty``) does not reach the logs. Masks of masked
-outputs are not applied to what the override sees.
+labels, predictions, sample weights and batch loss, and it calls the override eagerly
+(``super().compute_metrics`` updates the compiled metrics and returns them with the "loss" entry; the
+override may change ``y_pred`` first, or update metrics it holds as attributes). What the call changes in
+the state of every metric it can reach (the compiled ones and those held by the model) is the shard's
+partial sum, as for a metric's own ``update_state`` (`metrics/user_state.py`): shards add up, as
+replicas do in Keras. From the dict it returns, the logs take, as Keras' do: every metric's result by
+name; what it added to "loss" (``metrics["loss"] += penalty``), added to the logged loss; and its other
+entries (``metrics["penalty"] = p``), averaged over the shards. Masks of masked outputs are not applied to
+what the override sees.
 """
 
 from __future__ import annotations
+
+import threading
 
 import numpy as np
 
@@ -25,6 +28,8 @@ from flexflow_keras.metrics.user_state import (
     state_arrays,
     write_values,
 )
+
+_SHARD = threading.local()  # .loss: the batch loss of the shard whose compute_metrics runs on this thread
 
 
 def held_metrics(model, compiled: list) -> list:
@@ -52,7 +57,8 @@ def update_compiled(model, y, y_pred, sample_weight) -> dict:
         for m in metrics:
             weighted = getattr(m, "_ff_weighted", False) and sw is not None
             m.update_state(yt, yp, sw) if weighted else m.update_state(yt, yp)
-    return model.get_metrics_result()
+    loss = getattr(_SHARD, "loss", None)  # inside a step: this shard's batch loss, as Keras' "loss" entry
+    return ({} if loss is None else {"loss": loss}) | model.get_metrics_result()
 
 
 class ComputeMetricsHook(Metric):
@@ -66,6 +72,9 @@ class ComputeMetricsHook(Metric):
         self._ff_model = model
         self._ff_lists = [list(ms) for ms in compiled_lists]
         model.__dict__["_ff_compiled_metric_lists"] = self._ff_lists
+        self._ff_extra_keys: list[str] | None = None  # returned entries that are no metric's (first call's)
+        self._ff_extras: dict[str, float] = {}
+        self.loss_offset = 0.0  # what the override added to the "loss" entry (RunningMeans.logs adds it)
 
     def _tracked(self) -> list:
         compiled = [m for ms in self._ff_lists for m in ms]
@@ -80,25 +89,50 @@ class ComputeMetricsHook(Metric):
                 arrays += state_arrays(m, seen)
         return arrays
 
-    def whole_batch_stats(self, xs, ys, preds, sws) -> np.ndarray:
+    def whole_batch_stats(self, xs, ys, preds, sws, loss: float | None = None) -> np.ndarray:
         """What the override changes in every tracked metric's state for this shard (the state is left
-        as it was)."""
+        as it was), then `_tail`'s entries; `loss` is the shard's batch loss (the "loss" entry it sees)."""
         model = self._ff_model
         x = xs[0] if len(xs) == 1 else list(xs)
         y, y_pred = (ys[0], preds[0]) if len(ys) == 1 else (list(ys), list(preds))
         sw = sws[0] if len(sws) == 1 else (None if all(s is None for s in sws) else list(sws))
-        return delta_of(self._arrays, lambda: model.compute_metrics(x, y, y_pred, sw),
-                        f"Model '{model.name}': its compute_metrics() created metric state while it ran; create the "
-                        f"metrics it updates in __init__ (or compile them).")
+        returned = {}
+
+        def run():
+            _SHARD.loss = loss
+            try:
+                returned.update(model.compute_metrics(x, y, y_pred, sw) or {})
+            finally:
+                _SHARD.loss = None
+
+        delta = delta_of(self._arrays, run, f"Model '{model.name}': its compute_metrics() created metric state "
+                                            f"while it ran; create the metrics it updates in __init__ (or compile them).")
+        return np.concatenate([delta, self._tail(returned, loss)])
+
+    def _tail(self, returned: dict, loss: float) -> np.ndarray:
+        """[1 (a shard count), the override's change to "loss", its other entries that are no metric's]."""
+        names = {m.name for m in self._tracked()}
+        with LOCK:
+            if self._ff_extra_keys is None:
+                self._ff_extra_keys = [k for k in returned if k != "loss" and k not in names]
+            keys = self._ff_extra_keys
+        offset = float(np.mean(returned["loss"])) - loss if "loss" in returned and loss is not None else 0.0
+        return np.array([1.0, offset] + [float(np.mean(returned[k])) if k in returned else 0.0 for k in keys])
 
     def merge_shard(self, stats) -> None:
+        stats = np.asarray(stats, np.float64)
         with LOCK:
             arrays = self._arrays()
-            write_values(arrays, flat_values(arrays) + np.asarray(stats, np.float64))
+            n = flat_values(arrays).size
+            write_values(arrays, flat_values(arrays) + stats[:n])
+            count, offset, extras = stats[n], stats[n + 1], stats[n + 2:]
+            self.loss_offset = float(offset / count)
+            self._ff_extras = dict(zip(self._ff_extra_keys or [], (extras / count).tolist(), strict=True))
 
     def result(self) -> dict:
-        return results_by_name(self._tracked())
+        return results_by_name(self._tracked()) | self._ff_extras
 
     def reset_state(self) -> None:
         for m in self._tracked():
             m.reset_state()
+        self._ff_extras, self.loss_offset = {}, 0.0

@@ -143,6 +143,7 @@ class RunningMeans:
                 out[f"{prefix}{name}_loss"] = v / n
         for ms in self.metric_objects:
             for m in ms:
+                out[prefix + "loss"] += getattr(m, "loss_offset", 0.0)  # a compute_metrics override's change
                 result = m.result()
                 named = result.items() if isinstance(result, dict) else [(m.name, result)]
                 for name, value in named:  # a dict: a compute_metrics override's metrics, or Keras 3's

@@ -113,3 +113,41 @@ def test_metrics_and_metrics_names_follow_the_logs():
     assert [m.name for m in model.metrics] == ["accuracy", "pred_mean", "x_mean"]
     model.metrics = [model.pred_mean]  # a script may set the list itself
     assert model.metrics == [model.pred_mean]
+
+
+def penalized_class(k):
+    class Penalized(k.Sequential):
+        def compute_metrics(self, x, y, y_pred, sample_weight=None):
+            metrics = super().compute_metrics(x, y, y_pred, sample_weight)
+            metrics["loss"] += 0.5
+            metrics["penalty"] = 0.5
+            return metrics
+
+    return Penalized
+
+
+def test_what_the_override_returns_reaches_the_logs():
+    ff.utils.set_random_seed(0)
+    model = penalized_class(ff)([ff.Input((4,)), ff.layers.Dense(1, activation="sigmoid")])
+    model.compile(optimizer="sgd", loss="binary_crossentropy", metrics=["accuracy"])
+    got = model.evaluate(X, Y, batch_size=16, verbose=0, return_dict=True)
+    p = model.predict(X, verbose=0).astype(np.float64)
+    bce = float(np.mean(-(Y * np.log(p) + (1 - Y) * np.log(1 - p))))
+    assert got["loss"] == pytest.approx(bce + 0.5, rel=1e-5) and got["penalty"] == 0.5
+    assert got["accuracy"] == pytest.approx(_reference(model)[0])
+
+
+@pytest.mark.tf
+def test_the_returned_dict_matches_keras3():
+    keras = pytest.importorskip("keras")
+    pytest.importorskip("tensorflow")
+    ff.utils.set_random_seed(0)
+    model = penalized_class(ff)([ff.Input((4,)), ff.layers.Dense(1, activation="sigmoid")])
+    ref = penalized_class(keras)([keras.Input((4,)), keras.layers.Dense(1, activation="sigmoid")])
+    ref.set_weights(model.get_weights())
+    for m, opt in ((model, ff.optimizers.SGD(0.1)), (ref, keras.optimizers.SGD(0.1))):
+        m.compile(optimizer=opt, loss="binary_crossentropy", metrics=["accuracy"])
+    kw = dict(batch_size=16, epochs=2, verbose=0, shuffle=False)
+    got, want = model.fit(X, Y, **kw).history, ref.fit(X, Y, **kw).history
+    for key in ("loss", "accuracy", "penalty"):
+        assert got[key] == pytest.approx(want[key], rel=1e-4, abs=1e-6), key
