@@ -42,6 +42,7 @@ class Effort:
     warm_s: float = 0.2
     others: int = 3
     name: str = "full"
+    margin: float = 0.0  # the least margin a choice other than the lowest data parallelism needs
 
     def cost(self, step_s: float, strategies: int) -> float:
         """Seconds to measure `strategies` strategies whose steps take about `step_s`."""
@@ -49,7 +50,9 @@ class Effort:
 
 
 FULL = Effort()
-LIGHT = Effort(rounds=1, steps=3, warm_s=0.0, others=1, name="light")
+# A light check's 3 steps are noisier than the full one's median of 9 over 2 rounds: leaving the lowest
+# data-parallel degree needs a 15% lead, so noise cannot make the choice flip between runs.
+LIGHT = Effort(rounds=1, steps=3, warm_s=0.0, others=1, name="light", margin=0.15)
 
 
 def effort_for(engine, machine: MachineModel, sources, rows, seed: int, planned_steps: int | None):
@@ -117,6 +120,7 @@ def check(engine, result: SearchResult, measured: dict, sources, rows, seed: int
     """Measure the predicted winner, the three fastest predicted non-data-parallel strategies and every
     data-parallel degree; keep the measured fastest (a non-data-parallel one only when `margin` faster
     than the best data parallelism)."""
+    margin = max(margin, effort.margin)
     fitting = sorted((r for r in result.rows if r.fits), key=lambda r: r.step_time)
     dps = [r for r in fitting if r.label.startswith("data parallel")]
     others = [r for r in fitting if not r.label.startswith("data parallel")]
