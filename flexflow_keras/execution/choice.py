@@ -33,7 +33,14 @@ import os
 
 from flexflow_keras import config as _config
 from flexflow_keras.errors import ConfigError, StrategyError
-from flexflow_keras.execution.measured import FULL, MEASURE_SHARE, effort_for, search_and_check
+from flexflow_keras.execution.measured import (
+    FULL,
+    MEASURE_SHARE,
+    MINIMAL,
+    effort_for,
+    minimal_choice,
+    search_and_check,
+)
 from flexflow_keras.ops.strategy import Strategy, read_strategy_file, write_strategy_file
 from flexflow_keras.search.costs import cache_dir, kernels_id
 from flexflow_keras.search.driver import Problem, Row, SearchResult
@@ -202,6 +209,13 @@ def run_search(engine, sources, rows, seed: int, dp_only: bool = False) -> Searc
     effort, probe_s = effort_for(engine, machine, sources, rows, seed, planned)
     if effort is not FULL and (cached := _cached(key + "-light")) is not None:  # a short fit's light check
         return _reuse(cached, machine, batch)
+    if effort is MINIMAL:
+        best, degree, line = minimal_choice(engine, machine, sources, rows, seed, probe_s)
+        strategy = best.with_source(f"data parallelism, degree {degree} (measured for a short fit)")
+        log.info("%s search, minimal for a fit of %d steps (measuring more would cost over %d%% of it): %s",
+                 what, planned, round(MEASURE_SHARE * 100), line)
+        return SearchResult(strategy, probe_s, [], Row(strategy.source, strategy, probe_s, 0, True), 0.0, 0,
+                            machine, batch, [line])
     if effort is None:
         d = engine.default_degree()
         strategy = engine.data_parallel(d).with_source(f"data parallelism, degree {d} (a short fit: no search)")

@@ -53,12 +53,16 @@ FULL = Effort()
 # A light check's 3 steps are noisier than the full one's median of 9 over 2 rounds: leaving the lowest
 # data-parallel degree needs a 15% lead, so noise cannot make the choice flip between runs.
 LIGHT = Effort(rounds=1, steps=3, warm_s=0.0, others=1, name="light", margin=0.15)
+# Data parallelism on every processor against the probe's x1, 2 steps, no simulated search: the least that
+# still finds the cores a model with single-threaded kernels (convolutions) needs.
+MINIMAL = Effort(rounds=1, steps=2, warm_s=0.0, others=0, name="minimal", margin=0.15)
 
 
 def effort_for(engine, machine: MachineModel, sources, rows, seed: int, planned_steps: int | None):
     """(effort, the probe's dp x1 step seconds or None): FULL when its cost is at most MEASURE_SHARE of
-    `planned_steps` steps (or when they are unknown), else LIGHT when that fits, else None: the fit is
-    too short for measuring to pay back. The probe is one step of data parallelism x1 after 3 untimed."""
+    `planned_steps` steps (or when they are unknown), else LIGHT, else MINIMAL when that fits, else None:
+    the fit is too short for measuring to pay back. The probe is one step of data parallelism x1 after 3
+    untimed."""
     if planned_steps is None or not machine.present or machine.n < 2:
         return FULL, None
     t1 = engine.measure(engine.data_parallel(1), sources, rows, seed, steps=1, warm_s=0.0)
@@ -67,7 +71,25 @@ def effort_for(engine, machine: MachineModel, sources, rows, seed: int, planned_
     for effort in (FULL, LIGHT):
         if effort.cost(t1, n_dp + 1 + effort.others) <= budget:
             return effort, t1
-    return None, t1
+    # MINIMAL may take twice the share: a degree that leads by its margin repays its steps within the fit
+    return (MINIMAL, t1) if MINIMAL.cost(t1, n_dp - 1) <= 2 * budget else (None, t1)
+
+
+def minimal_choice(engine, machine: MachineModel, sources, rows, seed: int, t1: float):
+    """MINIMAL: (the lowest data-parallel degree that is clearly fastest, with MINIMAL's margin, among x1,
+    measured by the probe as `t1`, and the higher degrees measured now; its degree; the log line)."""
+    n = min(machine.n, len(rows))
+    by_degree = {1: engine.data_parallel(1)}
+    d = 2
+    while d <= n:
+        by_degree[d] = engine.data_parallel(d)
+        d *= 2
+    times = measure_all(engine, list(by_degree.values())[1:], sources, rows, seed, {by_degree[1]: t1}, MINIMAL)
+    ordered = [by_degree[k] for k in sorted(by_degree)]
+    best = lowest_clearly_fastest(ordered, times.get, MINIMAL.margin)
+    degree = next(k for k, s in by_degree.items() if s == best)
+    line = ", ".join(f"x{k} {times[s] * 1e3:.2f} ms" for k, s in sorted(by_degree.items()))
+    return best, degree, f"data parallelism {line} a step: degree {degree}"
 
 
 def measure_all(engine, strategies, sources, rows, seed: int, known: dict | None = None,
