@@ -1,0 +1,46 @@
+"""How much the search measures for a fit of a given length (execution/measured.py): the tiers follow the
+planned steps, and the minimal check keeps the lowest data-parallel degree that clearly leads."""
+
+import numpy as np
+
+from flexflow_keras.execution import measured as M
+
+
+class _Machine:
+    present, n = True, 4
+
+
+class _Engine:
+    """Step times by data-parallel degree, as measure() would report them."""
+
+    def __init__(self, times):
+        self.times, self.measured = times, []
+
+    def data_parallel(self, degree):
+        return ("dp", degree)
+
+    def measure(self, strategy, sources, rows, seed, steps=9, warm_s=0.2):
+        self.measured.append((strategy[1], steps))
+        return self.times[strategy[1]]
+
+
+ROWS = np.arange(64)
+
+
+def test_the_tier_follows_the_planned_steps():
+    engine = _Engine({1: 0.01, 2: 0.01, 4: 0.01})
+    assert M.effort_for(engine, _Machine(), None, ROWS, 0, None) == (M.FULL, None)  # unknown length
+    assert M.effort_for(engine, _Machine(), None, ROWS, 0, 100_000)[0] is M.FULL
+    assert M.effort_for(engine, _Machine(), None, ROWS, 0, 1_000)[0] is M.LIGHT
+    assert M.effort_for(engine, _Machine(), None, ROWS, 0, 100)[0] is M.MINIMAL
+    assert M.effort_for(engine, _Machine(), None, ROWS, 0, 4) == (None, 0.01)
+    assert engine.measured == [(1, 1)] * 4  # one probe step of x1 each time
+
+
+def test_the_minimal_check_needs_a_clear_lead():
+    engine = _Engine({1: 0.100, 2: 0.080, 4: 0.090})
+    best, degree, line = M.minimal_choice(engine, _Machine(), None, ROWS, 0, 0.100)
+    assert degree == 2 and best == ("dp", 2) and "x2 80.00 ms" in line
+    assert sorted(engine.measured) == [(2, 2), (4, 2)]  # x1 is the probe's figure
+    close = _Engine({1: 0.100, 2: 0.090, 4: 0.095})  # 10% is within the light checks' noise margin
+    assert M.minimal_choice(close, _Machine(), None, ROWS, 0, 0.100)[1] == 1
