@@ -77,14 +77,19 @@ def effort_for(engine, machine: MachineModel, sources, rows, seed: int, planned_
 
 def minimal_choice(engine, machine: MachineModel, sources, rows, seed: int, t1: float):
     """MINIMAL: (the lowest data-parallel degree that is clearly fastest, with MINIMAL's margin, among x1,
-    measured by the probe as `t1`, and the higher degrees measured now; its degree; the log line)."""
+    measured by the probe as `t1`, and the higher degrees measured now, upwards until one is no faster;
+    its degree; the log line)."""
     n = min(machine.n, len(rows))
     by_degree = {1: engine.data_parallel(1)}
+    times = {by_degree[1]: t1}
     d = 2
-    while d <= n:
-        by_degree[d] = engine.data_parallel(d)
+    while d <= n:  # upwards, stopping at the first degree no faster than every lower one (its steps cost most)
+        s = by_degree[d] = engine.data_parallel(d)
+        best_lower = min(times.values())
+        times.update(measure_all(engine, [s], sources, rows, seed, times, MINIMAL))
+        if times[s] >= best_lower:
+            break
         d *= 2
-    times = measure_all(engine, list(by_degree.values())[1:], sources, rows, seed, {by_degree[1]: t1}, MINIMAL)
     ordered = [by_degree[k] for k in sorted(by_degree)]
     best = lowest_clearly_fastest(ordered, times.get, MINIMAL.margin)
     degree = next(k for k, s in by_degree.items() if s == best)

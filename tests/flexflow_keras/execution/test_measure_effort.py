@@ -44,3 +44,5 @@ def test_the_minimal_check_needs_a_clear_lead():
     assert sorted(engine.measured) == [(2, 2), (4, 2)]  # x1 is the probe's figure
     close = _Engine({1: 0.100, 2: 0.090, 4: 0.095})  # 10% is within the light checks' noise margin
     assert M.minimal_choice(close, _Machine(), None, ROWS, 0, 0.100)[1] == 1
+    slower = _Engine({1: 0.100, 2: 0.160, 4: 0.300})  # x2 no faster: x4, the costliest, is not measured
+    assert M.minimal_choice(slower, _Machine(), None, ROWS, 0, 0.100)[1] == 1 and slower.measured == [(2, 2)]
