@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import logging
+import mmap
 import os
 import sys
 
@@ -147,11 +148,34 @@ def device_array(index: int, shape, dtype):
         return cuda().device_array(shape, dtype=dtype)
 
 
-def zero_copy_array(shape, dtype, gpus: bool):
-    """Host memory visible to GPUs: a mapped array on a real GPU machine, else a NumPy array."""
+def zero_copy_array(shape, dtype, gpus: bool, shared: bool = False):
+    """Host memory visible to GPUs: a mapped array on a real GPU machine, else a NumPy array. With
+    `shared`, the NumPy array lives in an anonymous shared mapping, which processes forked later write
+    into too (`is_process_shared`); CUDA's mapped memory cannot be shared so, and is returned as it is."""
     if gpus and not simulator_requested():
         return cuda().mapped_array(shape, dtype=dtype)
+    if shared:
+        return shared_host_array(shape, dtype)
     return np.zeros(shape, dtype=dtype)
+
+
+def shared_host_array(shape, dtype) -> np.ndarray:
+    """A zeroed array in an anonymous MAP_SHARED mapping: a child forked after this call and the parent
+    see each other's writes (Linux and macOS)."""
+    shape = tuple(int(d) for d in shape)
+    nbytes = max(1, int(np.prod(shape)) * np.dtype(dtype).itemsize)
+    buf = mmap.mmap(-1, nbytes, flags=mmap.MAP_SHARED | mmap.MAP_ANONYMOUS)
+    return np.frombuffer(buf, dtype=dtype, count=int(np.prod(shape))).reshape(shape)
+
+
+def is_process_shared(array) -> bool:
+    """True when `array` is a view of a `shared_host_array` mapping."""
+    base = array
+    while isinstance(base, np.ndarray):
+        base = base.base
+    if isinstance(base, memoryview):  # np.frombuffer keeps a memoryview of the mapping
+        base = base.obj
+    return isinstance(base, mmap.mmap)
 
 
 def is_device_array(a) -> bool:

@@ -492,11 +492,12 @@ class Runtime(Binder, Reductions):
                 return fs.last_proc
         return None
 
-    def allocate(self, kind: MemKind, shape, dtype, label: str):
+    def allocate(self, kind: MemKind, shape, dtype, label: str, shared: bool = False):
         """(array, release): a buffer of `shape` in this machine's first memory of `kind`, charged to that
         memory's capacity (-ll:zsize for ZERO_COPY) until `release()` is called or the array is dropped.
         Zero-copy buffers are mapped host memory on a GPU machine. The caller owns the data: no task
-        sees it through a region.
+        sees it through a region. `shared` asks for a zero-copy buffer that processes forked later also
+        write (`runtime.gpu.is_process_shared` tells whether it was granted: not on a GPU machine).
 
         Raises:
             OutOfMemoryError: naming `label`, the memory, the bytes and the flag to raise.
@@ -507,7 +508,7 @@ class Runtime(Binder, Reductions):
         nbytes = int(np.prod(shape)) * np.dtype(dtype).itemsize
         pool.charge(nbytes, label, f"a {kind.value} buffer {shape}", self._physical._evict)
         if kind is MemKind.ZERO_COPY:
-            array = _gpu.zero_copy_array(shape, dtype, self._physical.has_gpus)
+            array = _gpu.zero_copy_array(shape, dtype, self._physical.has_gpus, shared)
         elif kind is MemKind.SYSTEM:
             array = np.zeros(shape, dtype)
         else:

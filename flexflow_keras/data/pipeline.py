@@ -3,17 +3,25 @@ processors into a ring of batch buffers in zero-copy memory, which the training 
 
 Design. `BatchRing` allocates `depth` slots (each: the batch's inputs, labels and sample weights) from
 the runtime's ZERO_COPY memory, so `-ll:zsize` bounds it: a zsize that cannot hold two batches is a
-ConfigError giving the size needed; the ring holds as many batches as fit, up to `MAX_DEPTH`. Batch b
-lives in slot b % depth. `LoaderPipeline` issues, for each batch, one index launch of the `load_batch`
-task over min(-ll:cpu, batch) points, each decoding a contiguous share of the batch on its own CPU
-processor (Pillow and NumPy release the GIL there). A refill of a slot takes the FutureMap of the step
-loader that last read the slot as arguments, so the runtime orders the refill after that read without
-the program thread waiting. The training loop keeps `depth - 1` batches in flight ahead of the step.
+ConfigError giving the size needed. The ring holds `DEPTH` batches (one read by the step, one decoding,
+one ready), fewer when -ll:zsize holds fewer: a deeper ring only absorbs jitter, and its fresh memory
+costs page faults in the first pass (measured at one loader: depth 2-3 about 2.1k images/s, 4 1.6k, 8
+1.2k). Batch b lives in slot b % depth. `LoaderPipeline` issues, for each batch, one index launch of
+the `load_batch` task over min(-ll:cpu, batch) points, each taking a contiguous share of the batch on its
+own CPU processor. A refill of a slot takes the FutureMap of the step loader that last read the slot as
+arguments, so the runtime orders the refill after that read without the program thread waiting. The
+training loop keeps `depth - 1` batches in flight ahead of the step.
+
+Who decodes. Where the ring is in memory that forked processes share (Linux, no GPU-mapped zero-copy),
+each point hands its share to its decoder process (`data/decoders.py`) and returns, and `take` collects
+the decoders' replies: decoding runs free of the GIL, beside the step's tasks. Elsewhere the point
+decodes in its loader thread (Pillow and NumPy release the GIL for part of it).
 
 Stall measurement. `take(b)` times how long the program waits for batch b to be decoded. The training
 loop collects the step in flight before waiting (see `ready`), so the wait is time in which no step
 runs: the processors wait for data. `end_epoch` reports it once per epoch when it exceeds
-`STALL_FRACTION` of the epoch and `STALL_MIN_S` seconds, with the advice (more -ll:cpu loaders, a deeper ring from -ll:zsize).
+`STALL_FRACTION` of the epoch and `STALL_MIN_S` seconds, with the advice (more -ll:cpu loaders, a deeper
+ring from -ll:zsize).
 """
 
 from __future__ import annotations
@@ -26,13 +34,15 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from flexflow_keras.data.decoders import DecoderProcesses, processes_supported
 from flexflow_keras.errors import ConfigError, FlexFlowKerasError
 from runtime import POINT, MemKind, ProcKind, TaskError, task
+from runtime.gpu import is_process_shared
 from runtime.machine import MB
 
 log = logging.getLogger("flexflow_keras")
 
-MAX_DEPTH = 8
+DEPTH = 3
 STALL_FRACTION = 0.10
 STALL_MIN_S = 0.25  # below this much waiting in an epoch, no report (a tiny epoch's jitter is no stall)
 
@@ -50,12 +60,14 @@ class BatchRing:
         batch_size: samples per slot.
         x_specs, y_specs: per input / label array, (sample shape, dtype).
         max_depth: the most slots to take even when more fit.
+        shared: put the inputs in memory that processes forked later write too, where the machine can
+            (`self.shared` says whether it did).
 
     Raises:
         ConfigError: -ll:zsize cannot hold two batches (the message gives the size to pass).
     """
 
-    def __init__(self, rtm, batch_size: int, x_specs, y_specs, max_depth: int = MAX_DEPTH):
+    def __init__(self, rtm, batch_size: int, x_specs, y_specs, max_depth: int = DEPTH, shared: bool = False):
         self.rtm, self.batch_size = rtm, int(batch_size)
         self.x_specs = [(tuple(s), np.dtype(d)) for s, d in x_specs]
         self.y_specs = [(tuple(s), np.dtype(d)) for s, d in y_specs]
@@ -78,7 +90,7 @@ class BatchRing:
         self.slots: list[tuple[list[np.ndarray], list[np.ndarray], np.ndarray]] = []
         self._releases = []
         for k in range(self.depth):
-            xs = [self._alloc((self.batch_size,) + s, d, f"loader ring slot {k} x[{i}]")
+            xs = [self._alloc((self.batch_size,) + s, d, f"loader ring slot {k} x[{i}]", shared)
                   for i, (s, d) in enumerate(self.x_specs)]
             ys = [self._alloc((self.batch_size,) + s, d, f"loader ring slot {k} y[{i}]")
                   for i, (s, d) in enumerate(self.y_specs)]
@@ -86,9 +98,10 @@ class BatchRing:
             sw[...] = 1.0
             self.slots.append((xs, ys, sw))
         self.last_reader: list = [None] * self.depth  # per slot: the FutureMap of the step loader reading it
+        self.shared = shared and all(is_process_shared(a) for xs, _, _ in self.slots for a in xs)
 
-    def _alloc(self, shape, dtype, label):
-        array, release = self.rtm.allocate(MemKind.ZERO_COPY, shape, dtype, label)
+    def _alloc(self, shape, dtype, label, shared=False):
+        array, release = self.rtm.allocate(MemKind.ZERO_COPY, shape, dtype, label, shared=shared)
         self._releases.append(release)
         return array
 
@@ -122,6 +135,24 @@ _load_body.__name__ = _load_body.__qualname__ = "load_batch"
 load_batch = task(privileges=[])(_load_body)
 
 
+def _submit_body(decoders, tag, slot, y_out, y_src, sw_out, sw_src, rows, ranges, point, *after):
+    """One loader point with decoder processes: hand its share of a batch to its decoder, then gather the
+    labels and weights while the decoder works (`take` collects the decode)."""
+    lo, hi = ranges[point]
+    mine = rows[lo:hi]
+    decoders.submit(point[0], tag, slot, lo, mine)
+    for dst, src in zip(y_out, y_src, strict=True):
+        np.take(src, mine, axis=0, out=dst[lo:hi])
+    if sw_src is None:
+        sw_out[lo:hi] = 1.0
+    else:
+        np.take(sw_src, mine, out=sw_out[lo:hi])
+
+
+_submit_body.__name__ = _submit_body.__qualname__ = "load_batch"
+submit_batch = task(privileges=[])(_submit_body)
+
+
 @dataclass
 class EpochStall:
     """One epoch's data wait: seconds waited, the epoch's seconds, and whether the report fired."""
@@ -148,20 +179,28 @@ class LoaderPipeline:
             (a dataset's ``map``).
         cpus: the -ll:cpu value for the stall advice (default: the machine's CPU processors).
         sample_weight: per-sample float32 weights (e.g. from class_weight), or None for ones.
+        processes: decode in forked decoder processes (True), in the loader threads (False), or the
+            former where the platform and the ring's memory allow it (None, the default).
     """
 
     def __init__(self, rtm, reader, labels: Sequence[np.ndarray], batch_size: int, transform=None,
-                 cpus: int | None = None, sample_weight=None):
+                 cpus: int | None = None, sample_weight=None, processes: bool | None = None):
         self.rtm, self.reader, self.transform = rtm, reader, transform
         self.sample_weight = None if sample_weight is None else np.ascontiguousarray(sample_weight, np.float32)
         self.labels = [np.ascontiguousarray(a) for a in labels]
         self.procs = rtm.machine.processors(ProcKind.CPU)
         self.cpus = cpus or len(self.procs)
+        want = processes_supported() if processes is None else bool(processes)
         self.ring = BatchRing(rtm, batch_size, [(reader.sample_shape, np.float32)],
-                              [(a.shape[1:], a.dtype) for a in self.labels])
+                              [(a.shape[1:], a.dtype) for a in self.labels], shared=want)
         self.batch_size = int(batch_size)
+        self.decoders = None
+        if want and self.ring.shared and processes_supported():
+            points = max(1, min(len(self.procs), self.batch_size))
+            self.decoders = DecoderProcesses(reader, [xs[0] for xs, _, _ in self.ring.slots], points)
         self._batches: list[np.ndarray] = []
-        self._inflight: dict[int, object] = {}
+        self._inflight: dict[int, tuple] = {}  # batch -> (FutureMap of its load launch, points)
+        self._gen = 0  # the epoch's number among this pipeline's: tags the decoders' work
         self._next = 0
         self.wait_s = 0.0
         self.history: list[EpochStall] = []
@@ -180,8 +219,13 @@ class LoaderPipeline:
         tag = tuple(self.procs[(b + k) % len(self.procs)] for k in range(points))
         reader_fm = self.ring.last_reader[slot]
         after = list(reader_fm) if reader_fm is not None else []
-        self._inflight[b] = self.rtm.index_launch(load_batch, (points,), self.reader, xs, ys, self.labels, sw,
-                                                  self.sample_weight, rows, ranges, POINT, *after, tag=tag)
+        if self.decoders is not None:
+            fm = self.rtm.index_launch(submit_batch, (points,), self.decoders, (self._gen, b), slot, ys, self.labels,
+                                       sw, self.sample_weight, rows, ranges, POINT, *after, tag=tag)
+        else:
+            fm = self.rtm.index_launch(load_batch, (points,), self.reader, xs, ys, self.labels, sw,
+                                       self.sample_weight, rows, ranges, POINT, *after, tag=tag)
+        self._inflight[b] = (fm, points)
 
     def _fill(self) -> None:
         while self._next < len(self._batches) and self._next < self._taken + self.ring.depth:
@@ -193,9 +237,8 @@ class LoaderPipeline:
         if any(len(r) > self.batch_size for r in batches):
             raise ValueError(f"LoaderPipeline: a batch is larger than the ring's batch size {self.batch_size}.")
         self._batches = [np.asarray(r, np.int64) for r in batches]
-        for fm in self._inflight.values():  # loads of an epoch left early still write their slots
-            fm.wait()
-        self._inflight.clear()
+        self._settle()  # loads of an epoch left early still write their slots
+        self._gen += 1
         self._next = 0
         self._taken = 0
         self.wait_s = 0.0
@@ -204,16 +247,29 @@ class LoaderPipeline:
     def __len__(self) -> int:
         return len(self._batches)
 
+    def _settle(self) -> None:
+        """Wait for every load in flight to finish writing its slot, and forget it."""
+        for b, (fm, points) in self._inflight.items():
+            try:
+                fm.get()
+            except TaskError:
+                continue  # a failed hand-over: the run ends with the error where the batch is taken
+            if self.decoders is not None:
+                self.decoders.discard((self._gen, b), points)
+        self._inflight.clear()
+
     def ready(self, b: int) -> bool:
         """Whether batch b is decoded (never blocks)."""
-        fm = self._inflight.get(b)
-        return fm is not None and fm.done()
+        got = self._inflight.get(b)
+        if got is None or not got[0].done():
+            return False
+        return self.decoders is None or self.decoders.ready((self._gen, b), got[1])
 
     def take(self, b: int):
         """(sources, rows) of batch b for the step: the slot's arrays and ``arange(k)``; waits (timed)."""
         if b not in self._inflight:
             self._fill()
-        fm = self._inflight.pop(b)
+        fm, points = self._inflight.pop(b)
         t0 = time.perf_counter()
         try:
             fm.get()
@@ -221,6 +277,8 @@ class LoaderPipeline:
             if isinstance(e.__cause__, FlexFlowKerasError):
                 raise e.__cause__ from None
             raise
+        if self.decoders is not None:
+            self.decoders.wait((self._gen, b), points)
         self.wait_s += time.perf_counter() - t0
         self._taken = b + 1
         k = len(self._batches[b])
@@ -232,7 +290,7 @@ class LoaderPipeline:
 
     def consumed(self, b: int, reader_fm) -> None:
         """The step's loader launch that reads batch b's slot; loads the batches that can start now."""
-        if reader_fm is not None and self.transform is None:
+        if reader_fm is not None:  # a map's output may alias the slot (labels passed through): order after it too
             self.ring.last_reader[b % self.ring.depth] = reader_fm
         self._fill()
 
@@ -244,7 +302,7 @@ class LoaderPipeline:
             rec.fired = True
             ring = self.ring
             zs = (f"raise -ll:zsize (now {ring.zsize_mb} MB = {ring.holds} batches of {self.batch_size}) so more "
-                  f"batches load ahead" if ring.depth < MAX_DEPTH else
+                  f"batches load ahead" if ring.depth < DEPTH else
                   f"-ll:zsize (now {ring.zsize_mb} MB = {ring.holds} batches of {self.batch_size}) already holds "
                   f"the deepest ring ({ring.depth} batches)")
             log.warning("data stall: epoch %d waited %.2f s of %.2f s (%.0f%%) for the loaders to decode batches. "
@@ -254,8 +312,10 @@ class LoaderPipeline:
         return rec
 
     def close(self) -> None:
-        """Wait for the loads still in flight and give the ring's memory back."""
-        for fm in self._inflight.values():
-            fm.wait()
-        self._inflight.clear()
-        self.ring.close()
+        """Wait for the loads still in flight, end the decoders and give the ring's memory back."""
+        try:
+            self._settle()
+        finally:
+            if self.decoders is not None:
+                self.decoders.close()
+            self.ring.close()

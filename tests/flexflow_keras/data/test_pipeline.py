@@ -1,8 +1,11 @@
 """The loader pipeline: the ring lives in zero-copy memory (bounded by -ll:zsize), batches equal a plain
-NumPy gather in the epoch's order, the order is a function of (seed, epoch), and the data wait is
-measured and reported."""
+NumPy gather in the epoch's order whether decoder processes or loader threads decode, the order is a
+function of (seed, epoch), the data wait is measured and reported, and decoder processes end with the
+pipeline or name themselves when they die."""
 
 import logging
+import os
+import signal
 import time
 
 import numpy as np
@@ -12,8 +15,9 @@ from PIL import Image
 from flexflow_keras.data import pipeline
 from flexflow_keras.data.images import ImageFolderSource, index_image_folder
 from flexflow_keras.data.order import epoch_order
+from flexflow_keras.data.decoders import processes_supported
 from flexflow_keras.data.pipeline import BatchRing, LoaderPipeline
-from flexflow_keras.errors import ConfigError
+from flexflow_keras.errors import ConfigError, DataError
 from runtime import Machine, MemKind, Runtime
 
 
@@ -66,10 +70,15 @@ def test_zsize_that_cannot_hold_two_batches_is_a_config_error():
         rtm.shutdown()
 
 
-def test_batches_equal_a_numpy_gather_in_the_epoch_order(rtm, source):
+needs_fork = pytest.mark.skipif(not processes_supported(), reason="decoder processes are forked (Linux)")
+DECODERS = [pytest.param(True, id="processes", marks=needs_fork), pytest.param(False, id="threads")]
+
+
+@pytest.mark.parametrize("processes", DECODERS)
+def test_batches_equal_a_numpy_gather_in_the_epoch_order(rtm, source, processes):
     labels = source.labels
-    pipe = LoaderPipeline(rtm, source, [labels], batch_size=4)
-    assert pipe.depth >= 2
+    pipe = LoaderPipeline(rtm, source, [labels], batch_size=4, processes=processes)
+    assert pipe.depth >= 2 and (pipe.decoders is not None) == processes
     everything = source.load()
     for epoch in range(2):
         order = epoch_order(source.num_samples, 5, epoch)
@@ -135,17 +144,55 @@ def test_a_short_wait_is_no_stall_whatever_its_fraction(rtm, caplog):
     pipe.close()
 
 
-def test_a_bad_image_in_a_loader_task_is_the_data_error(rtm, source, tmp_path):
+@pytest.mark.parametrize("processes", DECODERS)
+def test_a_bad_image_in_a_loader_task_is_the_data_error(rtm, source, tmp_path, processes):
     bad = tmp_path / "bad.png"
     bad.write_bytes(b"not a png")
     broken = ImageFolderSource([str(bad)] + source.paths[:3], np.zeros(4, np.int32), ["c"], (5, 4), 1)
-    pipe = LoaderPipeline(rtm, broken, [broken.labels], batch_size=4)
+    pipe = LoaderPipeline(rtm, broken, [broken.labels], batch_size=4, processes=processes)
     pipe.start_epoch([np.arange(4)])
-    from flexflow_keras.errors import DataError
-
-    with pytest.raises(DataError, match="bad.png"):
+    with pytest.raises(DataError, match=r"Cannot decode image .*bad.png.*sample 0.*Remove or replace the file"):
         pipe.take(0)
     pipe.close()
+
+
+def _gone(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    return False
+
+
+@needs_fork
+def test_decoder_processes_end_with_the_pipeline(source):
+    rtm = Runtime(Machine(cpus=2, zsize=16))
+    try:
+        pipe = LoaderPipeline(rtm, source, [source.labels], batch_size=4)
+        pids = list(pipe.decoders.pids)
+        assert len(pids) == 2 and not any(_gone(p) for p in pids)
+        pipe.start_epoch([np.arange(4), np.arange(4, 8), np.arange(8, 12)])
+        pipe.take(0)  # close with batches still in flight: their decodes are waited for, then the processes end
+        pipe.close()
+        assert all(_gone(p) for p in pids)  # reaped: no zombies left either
+    finally:
+        rtm.shutdown()
+
+
+@needs_fork
+def test_a_decoder_that_dies_is_named_with_its_exit_status(source):
+    rtm = Runtime(Machine(cpus=1, zsize=16))
+    try:
+        pipe = LoaderPipeline(rtm, source, [source.labels], batch_size=4)
+        pid = pipe.decoders.pids[0]
+        os.kill(pid, signal.SIGKILL)
+        pipe.start_epoch([np.arange(4)])
+        with pytest.raises(DataError, match=rf"image decoder process 0 \(pid {pid}\) .*exit status -9.*lower "
+                                            r"-b/--batch-size or -ll:cpu"):
+            pipe.take(0)
+        pipe.close()
+    finally:
+        rtm.shutdown()
 
 
 def test_ring_uses_the_runtime_allocator():
