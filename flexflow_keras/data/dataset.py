@@ -260,6 +260,9 @@ def image_dataset_from_directory(directory, labels="inferred", label_mode="int",
     Raises:
         ValueError: for arguments Keras rejects; DataError for a folder without images.
     """
+    from flexflow_keras.execution.context import check_before_work
+
+    check_before_work()  # a mistyped flag stops the script before it indexes the folder
     if labels not in ("inferred", None) and not isinstance(labels, (list, tuple, np.ndarray)):
         raise ValueError(f"labels must be 'inferred', None, or a list of integer labels, one per image file; "
                          f"received labels={labels!r}.")

@@ -79,6 +79,9 @@ def locate(dataset: str, names: list[str]) -> tuple[Found | None, str]:
     Raises:
         DataError: when -d names a path that does not exist.
     """
+    from flexflow_keras.execution.context import check_before_work
+
+    check_before_work()  # a mistyped flag stops the script before it reads data
     path = flag_path(dataset)
     if path is not None:
         if os.path.isdir(path):

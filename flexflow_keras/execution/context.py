@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import atexit
 import logging
+import sys
 import threading
 
 from flexflow_keras import config as _config
@@ -17,6 +18,28 @@ from runtime import Machine, Runtime, comm
 log = logging.getLogger("flexflow_keras")
 _lock = threading.Lock()
 _current: tuple[tuple, Runtime] | None = None
+
+
+_checked: tuple | None = None  # the (argv, machine flags) already checked by check_before_work
+
+
+def check_before_work() -> None:
+    """Stop on the command line's mistakes before the script loads data or builds a model, not when the
+    first fit builds the runtime: `--help`, a mistyped flag (`--epoch`, `-ll:gpus`), and a machine that
+    cannot be built here (`-ll:gpu 2` on a host without GPUs). Called by the dataset loaders, by
+    `image_dataset_from_directory` and by model construction; once per command line and machine flags.
+
+    Raises:
+        ConfigError, MachineError: as building the runtime would, with the same message.
+    """
+    global _checked
+    _config.check_script_args()
+    cfg = _config.get()
+    key = (tuple(sys.argv), tuple(cfg.legion_args()))
+    if key == _checked:
+        return
+    Machine.from_args(cfg.legion_args())
+    _checked = key
 
 
 def get_runtime() -> Runtime:

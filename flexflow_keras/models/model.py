@@ -79,6 +79,9 @@ class Model(ModelMetrics, Keras2TrainingMethods, Trainer, Layer):
     _accepts_int_inputs = True  # a model passes integer data on; its layers convert what they need
 
     def __new__(cls, *args, **kwargs):
+        from flexflow_keras.execution.context import check_before_work
+
+        check_before_work()  # a mistyped flag stops the script here, before it trains
         if cls is Model and _functional_args(args, kwargs):
             from flexflow_keras.models.functional import Functional
 

@@ -149,3 +149,31 @@ def test_a_forced_degree_that_splits_the_batch_unevenly_warns_and_trains(tmp_pat
     assert r.returncode == 0, r.stderr[-2000:]
     assert "warning: --data-parallel-degree 3 splits the batch of 8 unevenly: 2 piece(s) of 3 and 1 of 2" in r.stderr
     assert "data parallelism, degree 3" in r.stderr and "trained" in r.stdout  # degree 3, never a silent 1
+
+
+LOADS_FIRST = """
+import flexflow_keras as keras
+print("loading", flush=True)
+(x, y), _ = keras.datasets.mnist.load_data()
+print("loaded", flush=True)
+model = keras.Sequential([keras.Input((28, 28)), keras.layers.Flatten(), keras.layers.Dense(10)])
+print("built", flush=True)
+"""
+
+BUILDS_FIRST = """
+import flexflow_keras as keras
+print("building", flush=True)
+model = keras.Sequential([keras.Input((28, 28)), keras.layers.Flatten(), keras.layers.Dense(10)])
+print("built", flush=True)
+"""
+
+
+@pytest.mark.parametrize("args", [["--epoch", "2"], ["-ll:gpus", "2"]] +
+                         ([["-ll:gpu", "2"]] if no_gpu() else []))
+@pytest.mark.parametrize("text", [LOADS_FIRST, BUILDS_FIRST], ids=["load_data", "model"])
+def test_a_flag_mistake_stops_the_script_before_it_loads_data_or_builds_a_model(tmp_path, args, text):
+    # The seed's users pass -d with a large dataset: a typo must not cost them its loading first.
+    r = run(args, tmp_path, script=script(tmp_path, text))
+    assert r.returncode == 2, r.stdout + r.stderr[-2000:]
+    assert "loaded" not in r.stdout and "built" not in r.stdout, r.stdout
+    assert r.stderr.count("flexflow_keras: error:") == 1 and "Traceback" not in r.stderr
