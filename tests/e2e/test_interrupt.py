@@ -164,3 +164,51 @@ def test_a_failing_callback_ends_the_run_with_its_message(tmp_path, executor):
                           timeout=120, env=env, cwd=str(tmp_path))
     assert proc.returncode == 1, proc.stderr[-3000:]
     assert "callback Boom failed at batch 3" in proc.stderr
+
+
+IMAGE_FOLDER_CNN = textwrap.dedent("""
+    import os
+    import numpy as np
+    from PIL import Image
+    import flexflow_keras as keras
+    from flexflow_keras import layers
+
+    root = "images"
+    rng = np.random.default_rng(0)
+    for c in range(2):
+        os.makedirs(f"{root}/c{c}", exist_ok=True)
+        for i in range(96):
+            Image.fromarray(rng.integers(0, 256, (32, 32, 3), dtype=np.uint8)).save(f"{root}/c{c}/{i}.png")
+    ds = keras.utils.image_dataset_from_directory(root, image_size=(32, 32), batch_size=16, seed=1)
+    model = keras.Sequential([keras.Input((32, 32, 3)), layers.Conv2D(4, 3, activation="relu"),
+                              layers.Flatten(), layers.Dense(2)])
+    model.compile(optimizer="adam", loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True))
+    model.fit(ds, epochs=1000)
+""")
+
+
+def _processes_running(marker: str) -> list[str]:
+    found = []
+    for pid in os.listdir("/proc"):
+        try:
+            with open(f"/proc/{pid}/cmdline", "rb") as f:
+                cmd = f.read().replace(b"\0", b" ").decode(errors="replace")
+        except OSError:
+            continue
+        if marker in cmd:
+            found.append(f"{pid}: {cmd}")
+    return found
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="decoder processes are forked on Linux only")
+def test_ctrl_c_while_decoder_processes_load_an_image_folder(tmp_path):
+    # The loaders' decoder processes ignore SIGINT: the program stops within the promise, and they end
+    # with it (none is left running after the run has exited).
+    script = tmp_path / "folder_cnn.py"
+    script.write_text(IMAGE_FOLDER_CNN)
+    rc, took, out = interrupt(tmp_path, [str(script), "-p", "2", "--only-data-parallel"], "iter ")
+    check(rc, took, out, " at epoch ")
+    deadline = time.monotonic() + 5.0
+    while _processes_running(str(script)) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not _processes_running(str(script))
