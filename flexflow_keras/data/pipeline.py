@@ -35,7 +35,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from flexflow_keras.data.decoders import DecoderProcesses, processes_supported
-from flexflow_keras.errors import ConfigError, FlexFlowKerasError
+from flexflow_keras.errors import ConfigError, DataError, FlexFlowKerasError
 from runtime import POINT, MemKind, ProcKind, TaskError, task
 from runtime.gpu import is_process_shared
 from runtime.machine import MB
@@ -255,7 +255,10 @@ class LoaderPipeline:
             except TaskError:
                 continue  # a failed hand-over: the run ends with the error where the batch is taken
             if self.decoders is not None:
-                self.decoders.discard((self._gen, b), points)
+                try:
+                    self.decoders.discard((self._gen, b), points)
+                except DataError:
+                    continue  # a decoder that died writes nothing more; its error is raised where it is taken
         self._inflight.clear()
 
     def ready(self, b: int) -> bool:
