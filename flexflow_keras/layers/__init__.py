@@ -73,6 +73,14 @@ from flexflow_keras.layers.pooling import (
     MaxPool2D,
     MaxPooling2D,
 )
+from flexflow_keras.layers.image_augmentation import (
+    RandomBrightness,
+    RandomContrast,
+    RandomFlip,
+    RandomRotation,
+    RandomTranslation,
+    RandomZoom,
+)
 from flexflow_keras.layers.preprocessing import CategoryEncoding, Normalization, Rescaling
 from flexflow_keras.layers.recurrent import GRU, LSTM, SimpleRNN
 from flexflow_keras.layers.recurrent_cells import RNN, GRUCell, LSTMCell, SimpleRNNCell, StackedRNNCells
@@ -114,6 +122,7 @@ _CLASSES += [Bidirectional, GRU, GRUCell, LSTM, LSTMCell, Masking, RepeatVector,
 # i9-rnn2
 _CLASSES += [AdditiveAttention, Attention]
 _CLASSES += [GroupedQueryAttention]
+_CLASSES += [RandomBrightness, RandomContrast, RandomFlip, RandomRotation, RandomTranslation, RandomZoom]
 ALL_OBJECTS = {cls.__name__: cls for cls in _CLASSES}
 
 

@@ -317,3 +317,11 @@ class CategoryEncoding(Layer):
     def get_config(self):
         return {**super().get_config(), "num_tokens": self.num_tokens, "output_mode": self.output_mode,
                 "sparse": self.sparse}
+
+
+def __getattr__(name: str):
+    # tf.keras 2's `layers.experimental.preprocessing.RandomFlip` (and the other preprocessing layers that
+    # graduated to `layers`) resolves through this module: find the name in `flexflow_keras.layers`.
+    from flexflow_keras.layers.keras2_paths import module_getattr
+
+    return module_getattr(__name__)(name)

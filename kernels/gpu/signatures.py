@@ -40,6 +40,7 @@ KERNEL_MODULES = (
     "kernels.gpu.activations",
     "kernels.gpu.array_ops",
     "kernels.gpu.array_select",
+    "kernels.gpu.augment",
     "kernels.gpu.batchnorm",
     "kernels.gpu.channel_ops",
     "kernels.gpu.conv1d",

@@ -1,0 +1,223 @@
+"""Image augmentation ops: `ImageAffineOp` (RandomFlip, RandomRotation, RandomZoom, RandomTranslation)
+and `ImageValueOp` (RandomContrast, RandomBrightness), Keras 3's formulas.
+
+Each is the identity in inference (``ctx.training`` False). In training, image s of the global batch
+draws its parameters from counter-based uniforms of (ctx.seed, ctx.step, the op's seed, s), as
+`DropoutOp`'s mask does, so every data-parallel split transforms an image as the whole batch would; the
+parallel rule is the sample dim only (a transform moves pixels across the image). The per-image
+parameters (an affine matrix, a factor, a delta) are computed here on the host; the kernels
+(`kernels.augment`) resample or shift. Images are (N, H, W, C), or (N, C, H, W) with `channels_first`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import ClassVar
+
+import numpy as np
+
+from flexflow_keras.errors import ShapeError
+from flexflow_keras.ops import parallel as par
+from flexflow_keras.ops._util import kernel
+from flexflow_keras.ops.base import Op
+from flexflow_keras.ops.noise import _identity_backward, _identity_forward
+from kernels import augment as kaug
+from kernels.dropout import dropout_key
+
+AFFINE_KINDS = ("flip", "rotation", "zoom", "translation")
+VALUE_KINDS = ("contrast", "brightness")
+
+
+def _mix(z: np.ndarray) -> np.ndarray:
+    z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+    z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+    return z ^ (z >> np.uint64(31))
+
+
+def uniforms(key: int, first: int, rows: int, count: int) -> np.ndarray:
+    """(rows, count) uniforms in [0, 1): entry (r, j) is a pure function of (key, first + r, j)."""
+    with np.errstate(over="ignore"):
+        s = np.arange(first, first + rows, dtype=np.uint64)[:, None]
+        z = _mix(np.uint64(key) ^ s) + np.arange(count, dtype=np.uint64)[None, :]
+        z = _mix(z)
+    return (z >> np.uint64(11)).astype(np.float64) * (1.0 / 9007199254740992.0)
+
+
+def _images(who: str, inputs, weights):
+    if len(inputs) != 1 or weights:
+        raise ShapeError(f"{who} takes 1 input and no weights, received {len(inputs)} inputs and "
+                         f"{len(weights)} weights.")
+    if len(inputs[0].shape) != 4:
+        raise ShapeError(f"{who} expects a batch of images (batch, height, width, channels), received shape "
+                         f"{tuple(inputs[0].shape)}.")
+    return inputs[0]
+
+
+def _nhwc(a, channels_first: bool):
+    return a.transpose(0, 2, 3, 1) if channels_first else a
+
+
+def _span(lo_hi, u):
+    lo, hi = lo_hi
+    return lo + (hi - lo) * u
+
+
+@dataclass(frozen=True)
+class _ImageOp(Op):
+    """Shared by the image ops: one input of images, identity in inference, split along the batch only."""
+
+    kind: str = ""
+    seed: int = 0
+    channels_first: bool = False
+
+    def output_specs(self, inputs, weights):
+        return (_images(f"{self.type_name} ({self.kind})", inputs, weights),)
+
+    def parallel_space(self, inputs, weights):
+        extents = tuple(inputs[0].shape)
+        return par.ParallelSpace(par.sample_only(extents, f"{self.type_name} ({self.kind})"), extents)
+
+    def tile(self, shapes, out_box, part=0, parts=1):
+        return par.default_tile(shapes, out_box)
+
+    def _draws(self, ctx, rows: int, count: int) -> np.ndarray:
+        return uniforms(dropout_key(ctx.seed, ctx.step, self.seed), ctx.batch_offset, rows, count)
+
+
+@dataclass(frozen=True)
+class ImageAffineOp(_ImageOp):
+    """A random affine resampling per image in training.
+
+    Attributes:
+        kind: "flip" (`ranges`: ((horizontal,), (vertical,)) as 0/1), "rotation" (`ranges`: ((lower,
+            upper),) in turns), "zoom" (((h_lower, h_upper), (w_lower, w_upper)); no w range: the height's
+            zoom), "translation" (((h_lower, h_upper), (w_lower, w_upper)) as fractions of the size).
+        interpolation: "nearest" or "bilinear". fill_mode: one of `kernels.augment.FILL_MODES`.
+        fill_value: what CONSTANT fills with.
+    """
+
+    type_name: ClassVar[str] = "image_affine"
+    ranges: tuple = ()
+    interpolation: str = "bilinear"
+    fill_mode: str = "reflect"
+    fill_value: float = 0.0
+
+    def __post_init__(self):
+        if self.kind not in AFFINE_KINDS:
+            raise ValueError(f"image_affine: kind must be one of {AFFINE_KINDS}, received {self.kind!r}.")
+        if self.interpolation not in kaug.INTERPOLATIONS:
+            raise ValueError(f"image_affine: interpolation must be one of {kaug.INTERPOLATIONS}, received "
+                             f"{self.interpolation!r}.")
+        if self.fill_mode not in kaug.FILL_MODES:
+            raise ValueError(f"image_affine: fill_mode must be one of {kaug.FILL_MODES}, received "
+                             f"{self.fill_mode!r}.")
+
+    def matrices(self, ctx, rows: int, height: int, width: int) -> np.ndarray:
+        """(rows, 6) float64: each image's output -> input matrix (Keras 3's)."""
+        u = self._draws(ctx, rows, 2)
+        m = np.zeros((rows, 6))
+        m[:, 0] = m[:, 4] = 1.0
+        if self.kind == "flip":
+            (horizontal,), (vertical,) = self.ranges
+            fx = (u[:, 0] < 0.5) & bool(horizontal)
+            fy = (u[:, 1] < 0.5) & bool(vertical)
+            m[:, 0] = np.where(fx, -1.0, 1.0)
+            m[:, 2] = np.where(fx, width - 1.0, 0.0)
+            m[:, 4] = np.where(fy, -1.0, 1.0)
+            m[:, 5] = np.where(fy, height - 1.0, 0.0)
+        elif self.kind == "rotation":
+            angle = np.deg2rad(_span(self.ranges[0], u[:, 0]) * 360.0)
+            cos, sin = np.cos(angle), np.sin(angle)
+            cx, cy = 0.5 * (width - 1), 0.5 * (height - 1)
+            m[:, 0], m[:, 1], m[:, 3], m[:, 4] = cos, -sin, sin, cos
+            m[:, 2] = cx - cx * cos + cy * sin
+            m[:, 5] = cy - cx * sin - cy * cos
+        elif self.kind == "zoom":
+            zy = 1.0 + _span(self.ranges[0], u[:, 0])
+            zx = 1.0 + _span(self.ranges[1], u[:, 1]) if len(self.ranges) > 1 else zy
+            m[:, 0], m[:, 4] = zx, zy
+            m[:, 2] = (width - 1.0) / 2.0 * (1.0 - zx)
+            m[:, 5] = (height - 1.0) / 2.0 * (1.0 - zy)
+        else:  # translation
+            m[:, 5] = -_span(self.ranges[0], u[:, 0]) * height
+            m[:, 2] = -_span(self.ranges[1], u[:, 1]) * width
+        return m
+
+    def _geometry(self, x):
+        shape = tuple(x.shape)
+        return (shape[2], shape[3]) if self.channels_first else (shape[1], shape[2])
+
+    def forward(self, ctx, inputs, weights, outputs, saved, stats):
+        if not ctx.training:
+            _identity_forward(ctx, inputs, outputs)
+            return
+        h, w = self._geometry(inputs[0])
+        mats = self.matrices(ctx, inputs[0].shape[0], h, w)
+        kernel(kaug, "affine_forward", ctx)(_nhwc(inputs[0], self.channels_first),
+                                            _nhwc(outputs[0], self.channels_first), mats,
+                                            self.interpolation == "bilinear", kaug.FILL_MODES.index(self.fill_mode),
+                                            float(self.fill_value))
+
+    def backward(self, ctx, inputs, weights, outputs, saved, stats, grad_outputs, grad_inputs, grad_weights):
+        if grad_inputs[0] is None:
+            return
+        if not ctx.training:
+            _identity_backward(ctx, grad_outputs, grad_inputs)
+            return
+        h, w = self._geometry(inputs[0])
+        mats = self.matrices(ctx, inputs[0].shape[0], h, w)
+        kernel(kaug, "affine_backward", ctx)(_nhwc(grad_outputs[0], self.channels_first), mats,
+                                             _nhwc(grad_inputs[0], self.channels_first),
+                                             self.interpolation == "bilinear", kaug.FILL_MODES.index(self.fill_mode),
+                                             ctx.acc_input(0))
+
+
+@dataclass(frozen=True)
+class ImageValueOp(_ImageOp):
+    """A random per-image contrast or brightness change in training, clipped to `value_range`.
+
+    Attributes:
+        kind: "contrast" (`factor_range`: the factor's (lower, upper), about each channel's mean) or
+            "brightness" (`factor_range`: the delta's (lower, upper) as fractions of the value range).
+        value_range: (low, high) the outputs are clipped to.
+    """
+
+    type_name: ClassVar[str] = "image_value"
+    factor_range: tuple[float, float] = (0.0, 0.0)
+    value_range: tuple[float, float] = (0.0, 255.0)
+
+    def __post_init__(self):
+        if self.kind not in VALUE_KINDS:
+            raise ValueError(f"image_value: kind must be one of {VALUE_KINDS}, received {self.kind!r}.")
+
+    def params(self, ctx, rows: int) -> np.ndarray:
+        """(rows,) float64: each image's contrast factor or brightness delta."""
+        v = _span(self.factor_range, self._draws(ctx, rows, 1)[:, 0])
+        if self.kind == "brightness":
+            v = v * (self.value_range[1] - self.value_range[0])
+        return v
+
+    def forward(self, ctx, inputs, weights, outputs, saved, stats):
+        if not ctx.training:
+            _identity_forward(ctx, inputs, outputs)
+            return
+        p = self.params(ctx, inputs[0].shape[0])
+        lo, hi = (float(v) for v in self.value_range)
+        kernel(kaug, f"{self.kind}_forward", ctx)(_nhwc(inputs[0], self.channels_first),
+                                                   _nhwc(outputs[0], self.channels_first), p, lo, hi)
+
+    def backward(self, ctx, inputs, weights, outputs, saved, stats, grad_outputs, grad_inputs, grad_weights):
+        if grad_inputs[0] is None:
+            return
+        if not ctx.training:
+            _identity_backward(ctx, grad_outputs, grad_inputs)
+            return
+        p = self.params(ctx, inputs[0].shape[0])
+        lo, hi = (float(v) for v in self.value_range)
+        kernel(kaug, f"{self.kind}_backward", ctx)(_nhwc(inputs[0], self.channels_first),
+                                                    _nhwc(grad_outputs[0], self.channels_first), p,
+                                                    _nhwc(grad_inputs[0], self.channels_first), lo, hi,
+                                                    ctx.acc_input(0))
+
+
+__all__ = ["ImageAffineOp", "ImageValueOp", "uniforms"]
