@@ -167,10 +167,15 @@ class DecoderProcesses:
 
     def _died(self, k: int, what: str) -> str:
         pid = self.pids[k]
-        try:
-            done, status = os.waitpid(pid, os.WNOHANG)
-        except ChildProcessError:
-            done, status = pid, 0
+        done, status, deadline = 0, 0, time.monotonic() + 2.0
+        while True:  # its pipe closes a moment before the kernel reports its exit
+            try:
+                done, status = os.waitpid(pid, os.WNOHANG)
+            except ChildProcessError:
+                done, status = pid, 0
+            if done == pid or time.monotonic() > deadline:
+                break
+            time.sleep(0.01)
         how = (f"exit status {os.waitstatus_to_exitcode(status)}" if done == pid else "still running")
         return (f"The image decoder process {k} (pid {pid}) {what}: {how}. The loader pipeline cannot go on; "
                 f"if memory ran out, lower -b/--batch-size or -ll:cpu.")
