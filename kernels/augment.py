@@ -77,9 +77,9 @@ _round_jit = cpu_jit(_round_half_away)
 
 
 @cpu_jit
-def _affine(x, y, mats, bilinear, mode, fill):
+def _affine(x, y, mats, bilinear, mode, fill, oy, ox, h_in, w_in):
+    # the source is the window x[:, oy:oy + h_in, ox:ox + w_in]: coordinates, fill modes and taps are its own
     n_img, h_out, w_out, chans = y.shape
-    h_in, w_in = x.shape[1], x.shape[2]
     for n in range(n_img):
         a0, a1, a2, b0, b1, b2 = mats[n, 0], mats[n, 1], mats[n, 2], mats[n, 3], mats[n, 4], mats[n, 5]
         for i in range(h_out):
@@ -90,7 +90,7 @@ def _affine(x, y, mats, bilinear, mode, fill):
                     yi, xi = int(_round_jit(sy, np.float64)), int(_round_jit(sx, np.float64))
                     inside = 0 <= yi < h_in and 0 <= xi < w_in
                     for c in range(chans):
-                        y[n, i, j, c] = x[n, yi, xi, c] if inside else fill
+                        y[n, i, j, c] = x[n, oy + yi, ox + xi, c] if inside else fill
                     continue
                 y0, x0 = math.floor(sy), math.floor(sx)
                 wy1, wx1 = sy - y0, sx - x0
@@ -100,18 +100,17 @@ def _affine(x, y, mats, bilinear, mode, fill):
                 in_y0, in_y1 = 0 <= iy0 < h_in, 0 <= iy1 < h_in
                 in_x0, in_x1 = 0 <= ix0 < w_in, 0 <= ix1 < w_in
                 for c in range(chans):
-                    v00 = x[n, iy0, ix0, c] if in_y0 and in_x0 else fill
-                    v01 = x[n, iy0, ix1, c] if in_y0 and in_x1 else fill
-                    v10 = x[n, iy1, ix0, c] if in_y1 and in_x0 else fill
-                    v11 = x[n, iy1, ix1, c] if in_y1 and in_x1 else fill
+                    v00 = x[n, oy + iy0, ox + ix0, c] if in_y0 and in_x0 else fill
+                    v01 = x[n, oy + iy0, ox + ix1, c] if in_y0 and in_x1 else fill
+                    v10 = x[n, oy + iy1, ox + ix0, c] if in_y1 and in_x0 else fill
+                    v11 = x[n, oy + iy1, ox + ix1, c] if in_y1 and in_x1 else fill
                     y[n, i, j, c] = wy0 * (wx0 * v00 + wx1 * v01) + wy1 * (wx0 * v10 + wx1 * v11)
 
 
 @cpu_jit
-def _affine_t(dy, dx, mats, bilinear, mode):
+def _affine_t(dy, dx, mats, bilinear, mode, oy, ox, h_in, w_in):
     # dx += transpose of _affine applied to dy (dx zeroed or holding what to accumulate onto)
     n_img, h_out, w_out, chans = dy.shape
-    h_in, w_in = dx.shape[1], dx.shape[2]
     for n in range(n_img):
         a0, a1, a2, b0, b1, b2 = mats[n, 0], mats[n, 1], mats[n, 2], mats[n, 3], mats[n, 4], mats[n, 5]
         for i in range(h_out):
@@ -122,7 +121,7 @@ def _affine_t(dy, dx, mats, bilinear, mode):
                     yi, xi = int(_round_jit(sy, np.float64)), int(_round_jit(sx, np.float64))
                     if 0 <= yi < h_in and 0 <= xi < w_in:
                         for c in range(chans):
-                            dx[n, yi, xi, c] += dy[n, i, j, c]
+                            dx[n, oy + yi, ox + xi, c] += dy[n, i, j, c]
                     continue
                 y0, x0 = math.floor(sy), math.floor(sx)
                 wy1, wx1 = sy - y0, sx - x0
@@ -139,7 +138,17 @@ def _affine_t(dy, dx, mats, bilinear, mode):
                             continue
                         w = wy * (wx1 if tx else wx0)
                         for c in range(chans):
-                            dx[n, iy, ix, c] += w * dy[n, i, j, c]
+                            dx[n, oy + iy, ox + ix, c] += w * dy[n, i, j, c]
+
+
+def window_of(x, window) -> tuple[int, int, int, int]:
+    """(oy, ox, height, width) of the source window: `window` or the whole image of x (N, H, W, C)."""
+    if window is None:
+        return 0, 0, int(x.shape[1]), int(x.shape[2])
+    oy, ox, h, w = (int(v) for v in window)
+    if oy < 0 or ox < 0 or h < 1 or w < 1 or oy + h > x.shape[1] or ox + w > x.shape[2]:
+        raise ValueError(f"affine kernels: window {window} is not inside images of {x.shape[1:3]}.")
+    return oy, ox, h, w
 
 
 def _check(x, y, mats):
@@ -151,19 +160,23 @@ def _check(x, y, mats):
                          f"received {mats.shape}.")
 
 
-def affine_forward_cpu(x, y, mats, bilinear: bool, fill_mode: int, fill_value: float = 0.0) -> None:
-    """y[n] = x[n] resampled through mats[n] (see the module docstring); y may be another size."""
+def affine_forward_cpu(x, y, mats, bilinear: bool, fill_mode: int, fill_value: float = 0.0, window=None) -> None:
+    """y[n] = x[n] resampled through mats[n] (see the module docstring); y may be another size. `window`
+    (oy, ox, height, width) makes that part of x the source image (Keras' crop-then-resize)."""
     _check(x, y, mats)
-    _affine(x, y, np.ascontiguousarray(mats, np.float64), bool(bilinear), int(fill_mode), float(fill_value))
+    _affine(x, y, np.ascontiguousarray(mats, np.float64), bool(bilinear), int(fill_mode), float(fill_value),
+            *window_of(x, window))
 
 
-def affine_backward_cpu(dy, mats, dx, bilinear: bool, fill_mode: int, accumulate: bool = False) -> None:
-    """dx (+)= the transpose of `affine_forward_cpu` applied to dy."""
+def affine_backward_cpu(dy, mats, dx, bilinear: bool, fill_mode: int, accumulate: bool = False,
+                        window=None) -> None:
+    """dx (+)= the transpose of `affine_forward_cpu` applied to dy (nothing outside the window)."""
     _check(dx, dy, mats)
     acc = dx if accumulate else np.zeros(dx.shape, np.float64)
     if accumulate and dx.dtype != np.float64:
         acc = dx.astype(np.float64)
-    _affine_t(dy, acc, np.ascontiguousarray(mats, np.float64), bool(bilinear), int(fill_mode))
+    _affine_t(dy, acc, np.ascontiguousarray(mats, np.float64), bool(bilinear), int(fill_mode),
+              *window_of(dx, window))
     if acc is not dx:
         dx[...] = acc
 

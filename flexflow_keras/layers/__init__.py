@@ -74,12 +74,15 @@ from flexflow_keras.layers.pooling import (
     MaxPooling2D,
 )
 from flexflow_keras.layers.image_augmentation import (
+    CenterCrop,
     RandomBrightness,
     RandomContrast,
+    RandomCrop,
     RandomFlip,
     RandomRotation,
     RandomTranslation,
     RandomZoom,
+    Resizing,
 )
 from flexflow_keras.layers.preprocessing import CategoryEncoding, Normalization, Rescaling
 from flexflow_keras.layers.recurrent import GRU, LSTM, SimpleRNN
@@ -122,7 +125,8 @@ _CLASSES += [Bidirectional, GRU, GRUCell, LSTM, LSTMCell, Masking, RepeatVector,
 # i9-rnn2
 _CLASSES += [AdditiveAttention, Attention]
 _CLASSES += [GroupedQueryAttention]
-_CLASSES += [RandomBrightness, RandomContrast, RandomFlip, RandomRotation, RandomTranslation, RandomZoom]
+_CLASSES += [CenterCrop, RandomBrightness, RandomContrast, RandomCrop, RandomFlip, RandomRotation, RandomTranslation,
+             RandomZoom, Resizing]
 ALL_OBJECTS = {cls.__name__: cls for cls in _CLASSES}
 
 

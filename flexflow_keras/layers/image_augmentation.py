@@ -1,7 +1,8 @@
-"""Image augmentation layers (Keras 3): RandomFlip, RandomRotation, RandomZoom, RandomTranslation,
-RandomContrast and RandomBrightness.
+"""Image augmentation and resizing layers (Keras 3): RandomFlip, RandomRotation, RandomZoom,
+RandomTranslation, RandomContrast, RandomBrightness, RandomCrop, and Resizing and CenterCrop (which act
+in training and inference alike).
 
-In a model they augment in training only: the recorded op follows the execution's mode (fit augments,
+In a model the random layers augment in training only: the recorded op follows the execution's mode (fit augments,
 evaluate and predict pass the images through), and every image draws its own transform from the
 layer's seed, the run's seed and the step (`ops/augment.py`), so the same seeds give the same
 augmentation and a data-parallel split transforms each image as the whole batch would. Called on
@@ -20,7 +21,7 @@ from flexflow_keras import backend
 from flexflow_keras.layers import _args
 from flexflow_keras.layers.base import Layer
 from flexflow_keras.ops import functional as F
-from flexflow_keras.ops.augment import ImageAffineOp, ImageValueOp
+from flexflow_keras.ops.augment import ImageAffineOp, ImageResizeOp, ImageValueOp
 from flexflow_keras.ops.base import apply_op
 from flexflow_keras.utils import rng
 from kernels.augment import FILL_MODES, INTERPOLATIONS
@@ -70,13 +71,12 @@ class _ImageAugmentation(Layer):
                                  f"in a model, received shape {tuple(inputs.shape)}.")
             return apply_op(self._op(), [F._tensor(inputs, True)])
         x = np.asarray(inputs, np.float32)
-        if training is False:
-            return x
         single = x.ndim == 3
         if x.ndim not in (3, 4):
             raise ValueError(f"{_args.who(self)} expects images of rank 3 or 4, received shape {x.shape}.")
         self._eager_calls += 1  # every call draws anew, as Keras' seed generator does
-        out = apply_op(self._op(), [x[None] if single else x], training=True, seed=self._eager_calls)
+        out = apply_op(self._op(), [x[None] if single else x], training=training is not False,
+                       seed=self._eager_calls)
         return out[0] if single else out
 
     def compute_output_shape(self, input_shape):
@@ -260,4 +260,99 @@ class RandomBrightness(_ValueShift):
         return {**super().get_config(), "factor": self.factor}
 
 
-__all__ = ["RandomBrightness", "RandomContrast", "RandomFlip", "RandomRotation", "RandomTranslation", "RandomZoom"]
+class _ToSize(_ImageAugmentation):
+    """The layers that give images a new (height, width)."""
+
+    _random = False  # Resizing and CenterCrop take no seed (an unknown argument, as in Keras)
+
+    def __init__(self, height, width, data_format=None, **kwargs):
+        seed = kwargs.pop("seed", None) if self._random else None
+        super().__init__(seed=seed, data_format=data_format, **kwargs)
+        for name, v in (("height", height), ("width", width)):
+            if isinstance(v, bool) or not isinstance(v, numbers.Integral) or v < 1:
+                raise ValueError(f"{_args.who(self)} expects {name} to be a positive integer, received {name}={v!r}.")
+        self.height, self.width = int(height), int(width)
+
+    def _resize(self, kind: str, interpolation="bilinear", crop_to_aspect_ratio=False) -> ImageResizeOp:
+        return ImageResizeOp(kind=kind, seed=self._seed, channels_first=self.data_format == "channels_first",
+                             size=(self.height, self.width), interpolation=interpolation,
+                             crop_to_aspect_ratio=crop_to_aspect_ratio)
+
+    def compute_output_shape(self, input_shape):
+        s = list(input_shape)
+        if self.data_format == "channels_first":
+            s[-2:] = [self.height, self.width]
+        else:
+            s[-3:-1] = [self.height, self.width]
+        return tuple(s)
+
+    def get_config(self):
+        return {**super().get_config(), "height": self.height, "width": self.width}
+
+
+class Resizing(_ToSize):
+    """Resize images to (height, width), as tf.image.resize (half-pixel centres, no antialiasing).
+
+    Args:
+        height, width: the output size.
+        interpolation: "bilinear" or "nearest".
+        crop_to_aspect_ratio: resize the largest centred window of the target's aspect ratio instead of
+            the whole image (no distortion).
+    """
+
+    def __init__(self, height, width, interpolation="bilinear", crop_to_aspect_ratio=False, pad_to_aspect_ratio=False,
+                 fill_mode="constant", fill_value=0.0, antialias=False, data_format=None, **kwargs):
+        super().__init__(height, width, data_format=data_format, **kwargs)
+        if interpolation in ("bicubic", "area", "lanczos3", "lanczos5", "gaussian", "mitchellcubic"):
+            raise ValueError(f"{_args.who(self)}: interpolation={interpolation!r} is not implemented by "
+                             f"flexflow_keras yet; use 'bilinear' or 'nearest'.")
+        self.interpolation = _choice(self, "interpolation", interpolation, INTERPOLATIONS)
+        if pad_to_aspect_ratio or antialias:
+            raise ValueError(f"{_args.who(self)}: {'pad_to_aspect_ratio' if pad_to_aspect_ratio else 'antialias'}"
+                             f"=True is not implemented by flexflow_keras yet; crop_to_aspect_ratio=True keeps the "
+                             f"aspect ratio by cropping instead.")
+        self.crop_to_aspect_ratio = bool(crop_to_aspect_ratio)
+        self.fill_mode, self.fill_value = fill_mode, fill_value  # used only with pad_to_aspect_ratio
+
+    def _op(self):
+        return self._resize("resize", self.interpolation, self.crop_to_aspect_ratio)
+
+    def get_config(self):
+        config = {**super().get_config(), "interpolation": self.interpolation,
+                  "crop_to_aspect_ratio": self.crop_to_aspect_ratio}
+        config.pop("seed")
+        return config
+
+
+class CenterCrop(_ToSize):
+    """Crop the centre (height, width) window of each image; smaller images are first cropped to the
+    target's aspect ratio and resized (Keras' smart_resize)."""
+
+    def __init__(self, height, width, data_format=None, **kwargs):
+        super().__init__(height, width, data_format=data_format, **kwargs)
+
+    def _op(self):
+        return self._resize("center_crop")
+
+    def get_config(self):
+        config = super().get_config()
+        config.pop("seed")
+        return config
+
+
+class RandomCrop(_ToSize):
+    """In training, crop a (height, width) window at a random offset of each image (larger than it in both
+    dims); in inference, and for smaller images, crop the largest centred window of the target's aspect
+    ratio and resize it (Keras' documented behaviour)."""
+
+    _random = True
+
+    def __init__(self, height, width, seed=None, data_format=None, **kwargs):
+        super().__init__(height, width, data_format=data_format, seed=seed, **kwargs)
+
+    def _op(self):
+        return self._resize("random_crop")
+
+
+__all__ = ["CenterCrop", "RandomBrightness", "RandomContrast", "RandomCrop", "RandomFlip", "RandomRotation",
+           "RandomTranslation", "RandomZoom", "Resizing"]

@@ -1,7 +1,9 @@
-"""Image augmentation ops: `ImageAffineOp` (RandomFlip, RandomRotation, RandomZoom, RandomTranslation)
-and `ImageValueOp` (RandomContrast, RandomBrightness), Keras 3's formulas.
+"""Image augmentation ops: `ImageAffineOp` (RandomFlip, RandomRotation, RandomZoom, RandomTranslation),
+`ImageValueOp` (RandomContrast, RandomBrightness) and `ImageResizeOp` (Resizing, CenterCrop,
+RandomCrop), Keras 3's formulas.
 
-Each is the identity in inference (``ctx.training`` False). In training, image s of the global batch
+The first two are the identity in inference (``ctx.training`` False); `ImageResizeOp` always resizes
+or crops (only RandomCrop's window is random, in training). In training, image s of the global batch
 draws its parameters from counter-based uniforms of (ctx.seed, ctx.step, the op's seed, s), as
 `DropoutOp`'s mask does, so every data-parallel split transforms an image as the whole batch would; the
 parallel rule is the sample dim only (a transform moves pixels across the image). The per-image
@@ -20,6 +22,7 @@ from flexflow_keras.errors import ShapeError
 from flexflow_keras.ops import parallel as par
 from flexflow_keras.ops._util import kernel
 from flexflow_keras.ops.base import Op
+from flexflow_keras.ops.graph import TensorSpec
 from flexflow_keras.ops.noise import _identity_backward, _identity_forward
 from kernels import augment as kaug
 from kernels.dropout import dropout_key
@@ -220,4 +223,94 @@ class ImageValueOp(_ImageOp):
                                                     ctx.acc_input(0))
 
 
-__all__ = ["ImageAffineOp", "ImageValueOp", "uniforms"]
+def aspect_window(height: int, width: int, size) -> tuple[int, int, int, int]:
+    """(top, left, height, width) of the largest centred window of `size`'s aspect ratio (Keras'
+    smart_resize and crop_to_aspect_ratio)."""
+    th, tw = size
+    ch = max(min(height, int(float(width * th) / tw)), 1)
+    cw = max(min(width, int(float(height * tw) / th)), 1)
+    return int(float(height - ch) / 2), int(float(width - cw) / 2), ch, cw
+
+
+RESIZE_KINDS = ("resize", "center_crop", "random_crop")
+
+
+@dataclass(frozen=True)
+class ImageResizeOp(_ImageOp):
+    """Images to `size` (height, width).
+
+    Attributes:
+        kind: "resize" (Resizing: the whole image, or with `crop_to_aspect_ratio` its largest centred
+            window of the target's aspect ratio, resized as tf.image.resize does: half-pixel centres,
+            edges clamped, no antialiasing); "center_crop" (CenterCrop: the centred window when the image
+            is at least `size`, else the aspect window resized); "random_crop" (RandomCrop: in training, a
+            window at a random offset per image when the image is larger than `size` in both dims; else
+            the aspect window resized, as Keras documents for inference).
+        interpolation: "bilinear" or "nearest" (crops are exact).
+    """
+
+    type_name: ClassVar[str] = "image_resize"
+    size: tuple[int, int] = (1, 1)
+    interpolation: str = "bilinear"
+    crop_to_aspect_ratio: bool = False
+
+    def __post_init__(self):
+        if self.kind not in RESIZE_KINDS:
+            raise ValueError(f"image_resize: kind must be one of {RESIZE_KINDS}, received {self.kind!r}.")
+        if self.interpolation not in kaug.INTERPOLATIONS:
+            raise ValueError(f"image_resize: interpolation must be one of {kaug.INTERPOLATIONS}, received "
+                             f"{self.interpolation!r}.")
+
+    def _hw(self, spec):
+        shape = tuple(spec.shape)
+        return (shape[2], shape[3]) if self.channels_first else (shape[1], shape[2])
+
+    def output_specs(self, inputs, weights):
+        x = _images(f"{self.type_name} ({self.kind})", inputs, weights)
+        h, w = self._hw(x)
+        if h is None or w is None:
+            raise ShapeError(f"{self.type_name} ({self.kind}) needs images of a known height and width, received "
+                             f"shape {tuple(x.shape)}.")
+        th, tw = self.size
+        shape = (x.shape[0], x.shape[1], th, tw) if self.channels_first else (x.shape[0], th, tw, x.shape[3])
+        return (TensorSpec(shape, x.dtype),)
+
+    def plan(self, ctx, rows: int, height: int, width: int):
+        """(mats, bilinear, window): the per-image matrices, the interpolation, the source window."""
+        th, tw = self.size
+        m = np.zeros((rows, 6))
+        m[:, 0] = m[:, 4] = 1.0
+        crop = None
+        if self.kind == "random_crop" and ctx.training and height > th and width > tw:
+            u = self._draws(ctx, rows, 2)
+            crop = (np.minimum(np.floor(u[:, 0] * (height - th + 1)), height - th),
+                    np.minimum(np.floor(u[:, 1] * (width - tw + 1)), width - tw))
+        elif self.kind == "center_crop" and height >= th and width >= tw:
+            crop = ((height - th) // 2, (width - tw) // 2)
+        if crop is not None:
+            m[:, 5], m[:, 2] = crop
+            return m, False, None
+        window = (aspect_window(height, width, self.size) if self.kind != "resize" or self.crop_to_aspect_ratio
+                  else (0, 0, height, width))
+        sy, sx = window[2] / th, window[3] / tw
+        m[:, 0], m[:, 2], m[:, 4], m[:, 5] = sx, 0.5 * sx - 0.5, sy, 0.5 * sy - 0.5
+        return m, self.interpolation == "bilinear" or self.kind != "resize", window
+
+    def forward(self, ctx, inputs, weights, outputs, saved, stats):
+        h, w = self._hw(inputs[0])
+        mats, bilinear, window = self.plan(ctx, inputs[0].shape[0], h, w)
+        kernel(kaug, "affine_forward", ctx)(_nhwc(inputs[0], self.channels_first),
+                                            _nhwc(outputs[0], self.channels_first), mats, bilinear,
+                                            kaug.FILL_MODES.index("nearest"), 0.0, window)
+
+    def backward(self, ctx, inputs, weights, outputs, saved, stats, grad_outputs, grad_inputs, grad_weights):
+        if grad_inputs[0] is None:
+            return
+        h, w = self._hw(inputs[0])
+        mats, bilinear, window = self.plan(ctx, inputs[0].shape[0], h, w)
+        kernel(kaug, "affine_backward", ctx)(_nhwc(grad_outputs[0], self.channels_first), mats,
+                                             _nhwc(grad_inputs[0], self.channels_first), bilinear,
+                                             kaug.FILL_MODES.index("nearest"), ctx.acc_input(0), window)
+
+
+__all__ = ["ImageAffineOp", "ImageResizeOp", "ImageValueOp", "aspect_window", "uniforms"]

@@ -14,7 +14,7 @@ import math
 import numpy as np
 from numba import cuda
 
-from kernels.augment import _map_coord, _round_half_away
+from kernels.augment import _map_coord, _round_half_away, window_of
 from kernels.gpu import launch, to_device, zeros
 
 map_coord = cuda.jit(device=True)(_map_coord)
@@ -22,11 +22,11 @@ round_half_away = cuda.jit(device=True)(_round_half_away)
 
 
 @cuda.jit
-def _affine(x, y, mats, bilinear, mode, fill):
+def _affine(x, y, mats, bilinear, mode, fill, oy, ox, h_in, w_in):
+    # the source is the window x[:, oy:oy + h_in, ox:ox + w_in] (see kernels.augment)
     i = cuda.grid(1)
     if i < y.size:
         n_img, h_out, w_out, chans = y.shape
-        h_in, w_in = x.shape[1], x.shape[2]
         c = i % chans
         j = (i // chans) % w_out
         r = (i // (chans * w_out)) % h_out
@@ -36,7 +36,7 @@ def _affine(x, y, mats, bilinear, mode, fill):
         sy = map_coord(mats[n, 3] * t(j) + mats[n, 4] * t(r) + mats[n, 5], h_in, mode, t)
         if not bilinear:
             yi, xi = int(round_half_away(sy, t)), int(round_half_away(sx, t))
-            y[n, r, j, c] = x[n, yi, xi, c] if 0 <= yi < h_in and 0 <= xi < w_in else fill
+            y[n, r, j, c] = x[n, oy + yi, ox + xi, c] if 0 <= yi < h_in and 0 <= xi < w_in else fill
             return
         one = t(1)
         y0, x0 = math.floor(sy), math.floor(sx)
@@ -45,19 +45,18 @@ def _affine(x, y, mats, bilinear, mode, fill):
         iy1, ix1 = iy0 + 1, ix0 + 1
         in_y0, in_y1 = 0 <= iy0 < h_in, 0 <= iy1 < h_in
         in_x0, in_x1 = 0 <= ix0 < w_in, 0 <= ix1 < w_in
-        v00 = x[n, iy0, ix0, c] if in_y0 and in_x0 else fill
-        v01 = x[n, iy0, ix1, c] if in_y0 and in_x1 else fill
-        v10 = x[n, iy1, ix0, c] if in_y1 and in_x0 else fill
-        v11 = x[n, iy1, ix1, c] if in_y1 and in_x1 else fill
+        v00 = x[n, oy + iy0, ox + ix0, c] if in_y0 and in_x0 else fill
+        v01 = x[n, oy + iy0, ox + ix1, c] if in_y0 and in_x1 else fill
+        v10 = x[n, oy + iy1, ox + ix0, c] if in_y1 and in_x0 else fill
+        v11 = x[n, oy + iy1, ox + ix1, c] if in_y1 and in_x1 else fill
         y[n, r, j, c] = (one - wy1) * ((one - wx1) * v00 + wx1 * v01) + wy1 * ((one - wx1) * v10 + wx1 * v11)
 
 
 @cuda.jit
-def _affine_t(dy, dx, mats, bilinear, mode):
+def _affine_t(dy, dx, mats, bilinear, mode, oy, ox, h_in, w_in):
     i = cuda.grid(1)
     if i < dy.size:
         n_img, h_out, w_out, chans = dy.shape
-        h_in, w_in = dx.shape[1], dx.shape[2]
         c = i % chans
         j = (i // chans) % w_out
         r = (i // (chans * w_out)) % h_out
@@ -69,7 +68,7 @@ def _affine_t(dy, dx, mats, bilinear, mode):
         if not bilinear:
             yi, xi = int(round_half_away(sy, t)), int(round_half_away(sx, t))
             if 0 <= yi < h_in and 0 <= xi < w_in:
-                cuda.atomic.add(dx, (n, yi, xi, c), g)
+                cuda.atomic.add(dx, (n, oy + yi, ox + xi, c), g)
             return
         one = t(1)
         y0, x0 = math.floor(sy), math.floor(sx)
@@ -82,7 +81,7 @@ def _affine_t(dy, dx, mats, bilinear, mode):
                 for tx in range(2):
                     ix = ix0 + tx
                     if 0 <= ix < w_in:
-                        cuda.atomic.add(dx, (n, iy, ix, c), wy * (wx1 if tx else one - wx1) * g)
+                        cuda.atomic.add(dx, (n, oy + iy, ox + ix, c), wy * (wx1 if tx else one - wx1) * g)
 
 
 @cuda.jit
@@ -167,16 +166,18 @@ def _params(a, like):
     return to_device(np.ascontiguousarray(a, like.dtype))
 
 
-def affine_forward_cuda(x, y, mats, bilinear: bool, fill_mode: int, fill_value: float = 0.0) -> None:
+def affine_forward_cuda(x, y, mats, bilinear: bool, fill_mode: int, fill_value: float = 0.0, window=None) -> None:
     """Device twin of `kernels.augment.affine_forward_cpu`."""
-    launch(_affine, y.size, x, y, _params(mats, x), bool(bilinear), int(fill_mode), float(fill_value))
+    launch(_affine, y.size, x, y, _params(mats, x), bool(bilinear), int(fill_mode), float(fill_value),
+           *window_of(x, window))
 
 
-def affine_backward_cuda(dy, mats, dx, bilinear: bool, fill_mode: int, accumulate: bool = False) -> None:
+def affine_backward_cuda(dy, mats, dx, bilinear: bool, fill_mode: int, accumulate: bool = False,
+                         window=None) -> None:
     """Device twin of `kernels.augment.affine_backward_cpu` (atomic adds into dx)."""
     if not accumulate:
         dx.copy_to_device(np.zeros(dx.shape, dx.dtype))
-    launch(_affine_t, dy.size, dy, dx, _params(mats, dx), bool(bilinear), int(fill_mode))
+    launch(_affine_t, dy.size, dy, dx, _params(mats, dx), bool(bilinear), int(fill_mode), *window_of(dx, window))
 
 
 def _means(x):

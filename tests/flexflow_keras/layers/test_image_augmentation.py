@@ -1,5 +1,5 @@
-"""Image augmentation layers (RandomFlip, RandomRotation, RandomZoom, RandomTranslation, RandomContrast,
-RandomBrightness): the affine kernel against TensorFlow's ImageProjectiveTransformV3 in every fill mode,
+"""Image augmentation and resizing layers (RandomFlip, RandomRotation, RandomZoom, RandomTranslation,
+RandomContrast, RandomBrightness, RandomCrop, Resizing, CenterCrop): the affine kernel against TensorFlow's ImageProjectiveTransformV3 in every fill mode,
 its backward as the exact transpose, the value shifts' gradients against finite differences; the layers
 against Keras 3 where their range is a single value (so both draw the same transform); eager calls (new
 draws per call, `training=False`, one image); in a model, augmentation in fit only, the same at data
@@ -97,6 +97,16 @@ FIXED = [
     ("RandomBrightness", dict(factor=(0.1, 0.1)), {}),
     ("RandomBrightness", dict(factor=(-0.3, -0.3), value_range=(0, 1)), dict(scale=1 / 255)),
     ("RandomRotation", dict(factor=(0.1, 0.1), data_format="channels_first"), dict(channels_first=True)),
+    ("Resizing", dict(height=5, width=7), {}),
+    ("Resizing", dict(height=5, width=7, interpolation="nearest"), {}),
+    ("Resizing", dict(height=17, width=20), {}),
+    ("Resizing", dict(height=6, width=6, crop_to_aspect_ratio=True), {}),
+    ("Resizing", dict(height=20, width=12, crop_to_aspect_ratio=True, interpolation="nearest"), {}),
+    ("Resizing", dict(height=4, width=5, data_format="channels_first"), dict(channels_first=True)),
+    ("CenterCrop", dict(height=5, width=7), {}),
+    ("CenterCrop", dict(height=12, width=12), {}),
+    ("CenterCrop", dict(height=9, width=4), {}),
+    ("RandomCrop", dict(height=9, width=6), {}),  # as tall as the images: Keras' centred aspect window
 ]
 
 
@@ -109,10 +119,27 @@ def test_a_single_valued_range_matches_keras_3(name, kwargs, how):
     x = X * how.get("scale", 1.0)
     if how.get("channels_first"):
         x = x.transpose(0, 3, 1, 2).copy()
-    ours = np.asarray(getattr(layers, name)(**kwargs, seed=1)(x, training=True))
-    theirs = np.asarray(getattr(k.layers, name)(**kwargs, seed=1)(x, training=True))
+    if name.startswith("Random"):
+        kwargs = dict(kwargs, seed=1)
+    ours = np.asarray(getattr(layers, name)(**kwargs)(x, training=True))
+    theirs = np.asarray(getattr(k.layers, name)(**kwargs)(x, training=True))
     np.testing.assert_allclose(ours, theirs, rtol=1e-5, atol=2e-3 * (how.get("scale", 1.0)))
-    np.testing.assert_array_equal(np.asarray(getattr(layers, name)(**kwargs)(x, training=False)), x)
+    if name.startswith("Random"):
+        inference = np.asarray(getattr(layers, name)(**kwargs)(x, training=False))
+        np.testing.assert_array_equal(inference, x if name != "RandomCrop" else ours)
+
+
+def test_random_crop_takes_a_window_per_image_in_training_and_the_aspect_window_in_inference():
+    x = np.random.default_rng(9).standard_normal((32, 9, 11, 2)).astype("float32")
+    y = np.asarray(layers.RandomCrop(5, 7, seed=2)(x))
+    offsets = set()
+    for a, b in zip(x, y, strict=True):
+        hit = [(i, j) for i in range(5) for j in range(5) if np.array_equal(a[i:i + 5, j:j + 7], b)]
+        assert hit, "an output is no window of its input"
+        offsets.add(hit[0])
+    assert len(offsets) > 8
+    window = np.asarray(layers.Resizing(5, 7, crop_to_aspect_ratio=True)(x))
+    np.testing.assert_allclose(np.asarray(layers.RandomCrop(5, 7)(x, training=False)), window, rtol=1e-6)
 
 
 @pytest.mark.parametrize("mode,choices", [("horizontal", 2), ("vertical", 2), ("horizontal_and_vertical", 4)])
@@ -162,6 +189,14 @@ def test_bad_arguments_are_named():
         layers.RandomFlip("diagonal")
     with pytest.raises(ValueError, match=r"RandomFlip.*batch of images .* received shape \(None, 4\)"):
         layers.RandomFlip()(layers.Input((4,)))
+    with pytest.raises(ValueError, match=r"Resizing.*interpolation='bicubic' is not implemented .* 'bilinear'"):
+        layers.Resizing(4, 4, interpolation="bicubic")
+    with pytest.raises(ValueError, match=r"Resizing.*pad_to_aspect_ratio=True is not implemented"):
+        layers.Resizing(4, 4, pad_to_aspect_ratio=True)
+    with pytest.raises(ValueError, match=r"CenterCrop.*height to be a positive integer"):
+        layers.CenterCrop(0, 4)
+    with pytest.raises((TypeError, ValueError), match="seed"):
+        layers.Resizing(4, 4, seed=1)
 
 
 def _model(seed=3):
@@ -213,6 +248,40 @@ def test_config_round_trip_and_the_keras_2_path():
         layer.get_config())(X)))
     assert again.get_config() == layer.get_config()
     assert layers.experimental.preprocessing.RandomFlip is layers.RandomFlip
+
+
+def test_resizing_in_a_model_and_under_data_parallelism():
+    def build():
+        ff.utils.set_random_seed(1)
+        return ff.Sequential([layers.Input((9, 11, 3)), layers.Resizing(12, 12), layers.RandomCrop(8, 8, seed=4),
+                              layers.CenterCrop(6, 6), layers.Conv2D(2, 3), layers.Flatten(), layers.Dense(2)])
+
+    x = np.random.default_rng(3).uniform(0, 1, (8, 9, 11, 3)).astype("float32")
+    y = np.arange(8, dtype="int32") % 2
+    out = []
+    for degree in (1, 2):
+        model = build()  # set_random_seed also fixes the run's seed, which the crops' draws use
+        assert model.output_shape == (None, 2) and model.layers[1].output.shape == (None, 8, 8, 3)
+        ff.config.set(only_data_parallel=True, cpus=2, data_parallel_degree=degree)
+        model.compile(optimizer="sgd", loss=ff.losses.SparseCategoricalCrossentropy(from_logits=True))
+        model.fit(x, y, batch_size=4, epochs=2, shuffle=False, verbose=0)
+        out.append(model.predict(x, verbose=0))
+    np.testing.assert_allclose(out[0], out[1], rtol=1e-5, atol=1e-6)
+
+
+def test_the_resize_backward_is_the_transpose_of_its_forward():
+    from flexflow_keras.ops.augment import ImageResizeOp
+
+    rng = np.random.default_rng(5)
+    x, g = rng.standard_normal((2, 9, 13, 2)), rng.standard_normal((2, 6, 6, 2))
+    for kind in ("resize", "center_crop", "random_crop"):
+        for crop in (False, True):
+            op = ImageResizeOp(kind=kind, size=(6, 6), crop_to_aspect_ratio=crop, seed=1)
+            ctx = KernelContext(training=True, step=3)
+            y, dx = np.empty_like(g), np.empty_like(x)
+            op.forward(ctx, [x], [], [y], [], [])
+            op.backward(ctx, [x], [], [y], [], [], [g], [dx], [])
+            assert np.vdot(y, g) == pytest.approx(np.vdot(x, dx), rel=1e-10)
 
 
 def test_the_op_draws_per_global_image():

@@ -44,7 +44,8 @@ _GUESS = {"units": 3, "filters": 2, "kernel_size": 3, "rate": 0.3, "pool_size": 
           "output_dim": 4, "input_dim": 10, "num_heads": 2, "key_dim": 2, "padding": 1, "cropping": 1,
           "stddev": 0.1, "scale": 2.0, "offset": 0.0, "num_tokens": 5, "depth_multiplier": 1, "axis": -1,
           "target_shape": (-1,), "activation": "relu", "function": _double, "num_classes": 3,
-          "mask_value": 0.0, "l1": 0.01, "l2": 0.01, "repeats": 2, "max_value": 6.0}
+          "mask_value": 0.0, "l1": 0.01, "l2": 0.01, "repeats": 2, "max_value": 6.0, "height": 4, "width": 4,
+          "factor": 0.1, "height_factor": 0.1, "width_factor": 0.1}
 NOT_LAYERS = {"Layer", "InputLayer", "InputSpec"}  # the base class, the model input, a spec
 
 

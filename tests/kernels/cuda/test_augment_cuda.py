@@ -23,11 +23,13 @@ def test_affine_forward_and_backward_cuda(dtype, bilinear):
     g = rng.standard_normal((2, 4, 7, 2)).astype(dtype)  # another output size
     mats = _mats(rng, 2)
     for mode in range(len(kaug.FILL_MODES)):
-        run_pair(kaug.affine_forward_cpu, kaug.affine_forward_cuda,
-                 lambda mode=mode: [x.copy(), np.zeros_like(g), mats, bilinear, mode, 0.25])
-        for acc in (False, True):
-            run_pair(kaug.affine_backward_cpu, kaug.affine_backward_cuda,
-                     lambda mode=mode, acc=acc: [g.copy(), mats, np.full_like(x, 0.5), bilinear, mode, acc])
+        for window in (None, (1, 2, 3, 4)):  # the whole image, or a window of it as the source
+            run_pair(kaug.affine_forward_cpu, kaug.affine_forward_cuda,
+                     lambda mode=mode, w=window: [x.copy(), np.zeros_like(g), mats, bilinear, mode, 0.25, w])
+            for acc in (False, True):
+                run_pair(kaug.affine_backward_cpu, kaug.affine_backward_cuda,
+                         lambda mode=mode, acc=acc, w=window: [g.copy(), mats, np.full_like(x, 0.5), bilinear, mode,
+                                                               acc, w])
 
 
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
