@@ -4,6 +4,10 @@ Why processes. Pillow parses a JPEG's markers and drives its decoder in Python, 
 about 40% of an image's decode; loader threads therefore scaled 1.5x from one to two cores (3.0k images/s
 at 224x224 here) where processes scale 2x (4.7k-5.0k), and tf.data's C++ threads sit in between.
 
+A dataset's `map` (augmentation) runs in the decoders too, on each share right after it is decoded, when
+it keeps the shapes of the images and labels (`LoaderPipeline` probes it on one sample first); each
+decoder then draws its own random numbers (`utils.rng.set_process_stream`).
+
 How. `DecoderProcesses` forks one process per loader (the -ll:cpu processors the pipeline splits a batch
 over) after the ring of batch buffers exists in memory shared with them (`Runtime.allocate(...,
 shared=True)`). A `load_batch` task, on its CPU processor, hands its share of a batch to its decoder
@@ -36,6 +40,7 @@ from multiprocessing.connection import Connection, Pipe
 import numpy as np
 
 from flexflow_keras.errors import DataError
+from flexflow_keras.utils import rng
 
 log = logging.getLogger("flexflow_keras")
 
@@ -48,8 +53,9 @@ def processes_supported() -> bool:
 _IN_CHILD = False
 
 
-def _serve(conn: Connection, reader, out: list[np.ndarray]) -> None:
-    """A decoder's loop: (tag, slot, lo, rows) -> (tag, seconds, None) or (tag, 0, (kind, message))."""
+def _serve(conn: Connection, reader, out: list, transform) -> None:
+    """A decoder's loop: (tag, slot, lo, rows, labels or None) -> (tag, seconds, None) or (tag, 0, (kind,
+    message)). With labels, the dataset's map runs on the decoded share and both are written back."""
     while True:
         try:
             msg = conn.recv()
@@ -57,19 +63,27 @@ def _serve(conn: Connection, reader, out: list[np.ndarray]) -> None:
             return
         if msg is None:
             return
-        tag, slot, lo, rows = msg
-        t0 = time.perf_counter()
+        tag, slot, lo, rows, labels = msg
+        t0, stage = time.perf_counter(), "decode"
         try:
-            reader.read_x(rows, out[slot][lo:lo + len(rows)])
+            xs, ys = out[slot]
+            x = xs[lo:lo + len(rows)]
+            reader.read_x(rows, x)
+            if labels is not None:
+                stage = "map"
+                new_x, new_y = transform([x], list(labels))
+                x[...] = new_x[0]
+                for dst, a in zip(ys, new_y, strict=True):
+                    dst[lo:lo + len(rows)] = a
             reply = (tag, time.perf_counter() - t0, None)
         except DataError as e:
             reply = (tag, 0.0, ("DataError", str(e)))
-        except Exception as e:  # noqa: BLE001 - any failure of a decode is reported to the program
-            reply = (tag, 0.0, (type(e).__name__, str(e)))
+        except Exception as e:  # noqa: BLE001 - any failure of a decode or a map is reported to the program
+            reply = (tag, 0.0, (type(e).__name__ + (" in the dataset's map" if stage == "map" else ""), str(e)))
         conn.send(reply)
 
 
-def _child_main(conn: Connection, others: list[Connection], reader, out) -> None:
+def _child_main(k: int, conn: Connection, others: list[Connection], reader, out, transform) -> None:
     global _IN_CHILD
     _IN_CHILD = True
     status = 0
@@ -77,7 +91,8 @@ def _child_main(conn: Connection, others: list[Connection], reader, out) -> None
         signal.signal(signal.SIGINT, signal.SIG_IGN)
         for c in others:  # the program's ends of every pipe: EOF must reach each decoder when it dies
             c.close()
-        _serve(conn, reader, out)
+        rng.set_process_stream(k + 1)  # random maps draw apart from the sibling decoders
+        _serve(conn, reader, out, transform)
     except BaseException:  # noqa: BLE001 - a forked child must never return into the program's stack
         status = 1
     finally:
@@ -89,11 +104,13 @@ class DecoderProcesses:
 
     Args:
         reader: the source, with ``read_x(rows, out)`` (an `ImageFolderSource`).
-        out: per ring slot, the shared (batch, H, W, C) array the decoders write.
+        out: per ring slot, (the shared (batch, H, W, C) inputs, [the shared label arrays]).
         count: decoders to start (one per loader point).
+        transform: the dataset's map, ``fn(xs, ys) -> (xs, ys)`` keeping shapes, run by a decoder on its
+            share when `submit` passes the share's labels.
     """
 
-    def __init__(self, reader, out: list[np.ndarray], count: int):
+    def __init__(self, reader, out: list, count: int, transform=None):
         from PIL import Image
 
         Image.init()  # register every plugin now: the children must not import
@@ -109,17 +126,19 @@ class DecoderProcesses:
                 warnings.simplefilter("ignore", DeprecationWarning)
                 pid = os.fork()
             if pid == 0:
-                _child_main(theirs, mine + [t for j, (_, t) in enumerate(ends) if j != k], reader, out)
+                _child_main(k, theirs, mine + [t for j, (_, t) in enumerate(ends) if j != k], reader, out,
+                            transform)
             self.pids.append(pid)
             theirs.close()
         self._conns = mine
         self._finalizer = weakref.finalize(self, _shutdown, list(self._conns), list(self.pids))
 
-    def submit(self, k: int, tag, slot: int, lo: int, rows: np.ndarray) -> None:
-        """Hand rows `rows` of the source to decoder k, into slot `slot` from row `lo` (any thread)."""
+    def submit(self, k: int, tag, slot: int, lo: int, rows: np.ndarray, labels=None) -> None:
+        """Hand rows `rows` of the source to decoder k, into slot `slot` from row `lo` (any thread); with
+        `labels` (the share's label arrays), the decoder also runs the map and writes the labels."""
         with self._locks[k]:
             try:
-                self._conns[k].send((tag, slot, lo, rows))
+                self._conns[k].send((tag, slot, lo, rows, labels))
             except (OSError, ValueError) as e:
                 raise DataError(self._died(k, f"could not take its share of a batch ({e})")) from None
 
@@ -135,7 +154,7 @@ class DecoderProcesses:
             if err is not None:
                 kind, message = err
                 raise DataError(message if kind == "DataError" else
-                                f"The image decoder {k} failed: {kind}: {message}") from None
+                                f"The image decoder process {k} failed: {kind}: {message}") from None
             longest = max(longest, seconds)
         return longest
 

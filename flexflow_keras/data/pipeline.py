@@ -15,7 +15,9 @@ training loop keeps `depth - 1` batches in flight ahead of the step.
 Who decodes. Where the ring is in memory that forked processes share (Linux, no GPU-mapped zero-copy),
 each point hands its share to its decoder process (`data/decoders.py`) and returns, and `take` collects
 the decoders' replies: decoding runs free of the GIL, beside the step's tasks. Elsewhere the point
-decodes in its loader thread (Pillow and NumPy release the GIL for part of it).
+decodes in its loader thread (Pillow and NumPy release the GIL for part of it). A dataset's `map` that
+keeps the shapes runs in the decoders as well (augmentation beside the step); any other on the program
+thread.
 
 Stall measurement. `take(b)` times how long the program waits for batch b to be decoded. The training
 loop collects the step in flight before waiting (see `ready`), so the wait is time in which no step
@@ -92,13 +94,13 @@ class BatchRing:
         for k in range(self.depth):
             xs = [self._alloc((self.batch_size,) + s, d, f"loader ring slot {k} x[{i}]", shared)
                   for i, (s, d) in enumerate(self.x_specs)]
-            ys = [self._alloc((self.batch_size,) + s, d, f"loader ring slot {k} y[{i}]")
+            ys = [self._alloc((self.batch_size,) + s, d, f"loader ring slot {k} y[{i}]", shared)
                   for i, (s, d) in enumerate(self.y_specs)]
             sw = self._alloc((self.batch_size,), np.float32, f"loader ring slot {k} sample_weight")
             sw[...] = 1.0
             self.slots.append((xs, ys, sw))
         self.last_reader: list = [None] * self.depth  # per slot: the FutureMap of the step loader reading it
-        self.shared = shared and all(is_process_shared(a) for xs, _, _ in self.slots for a in xs)
+        self.shared = shared and all(is_process_shared(a) for xs, ys, _ in self.slots for a in xs + ys)
 
     def _alloc(self, shape, dtype, label, shared=False):
         array, release = self.rtm.allocate(MemKind.ZERO_COPY, shape, dtype, label, shared=shared)
@@ -135,14 +137,18 @@ _load_body.__name__ = _load_body.__qualname__ = "load_batch"
 load_batch = task(privileges=[])(_load_body)
 
 
-def _submit_body(decoders, tag, slot, y_out, y_src, sw_out, sw_src, rows, ranges, point, *after):
+def _submit_body(decoders, tag, slot, y_out, y_src, sw_out, sw_src, rows, ranges, mapped, point, *after):
     """One loader point with decoder processes: hand its share of a batch to its decoder, then gather the
-    labels and weights while the decoder works (`take` collects the decode)."""
+    labels and weights while the decoder works (`take` collects the decode). With `mapped`, the decoder
+    runs the dataset's map and writes the labels: they go with the share."""
     lo, hi = ranges[point]
     mine = rows[lo:hi]
-    decoders.submit(point[0], tag, slot, lo, mine)
-    for dst, src in zip(y_out, y_src, strict=True):
-        np.take(src, mine, axis=0, out=dst[lo:hi])
+    if mapped:
+        decoders.submit(point[0], tag, slot, lo, mine, [np.take(src, mine, axis=0) for src in y_src])
+    else:
+        decoders.submit(point[0], tag, slot, lo, mine)
+        for dst, src in zip(y_out, y_src, strict=True):
+            np.take(src, mine, axis=0, out=dst[lo:hi])
     if sw_src is None:
         sw_out[lo:hi] = 1.0
     else:
@@ -175,8 +181,8 @@ class LoaderPipeline:
         reader: an object with ``read_x(rows, out)`` and ``sample_shape`` (an `ImageFolderSource`).
         labels: the label arrays (in memory, one per output), indexed like the reader's samples.
         batch_size: samples per batch.
-        transform: optional ``fn(x, y) -> (x, y)`` applied to each decoded batch on the program thread
-            (a dataset's ``map``).
+        transform: optional ``fn(xs, ys) -> (xs, ys)`` applied to each decoded batch (a dataset's ``map``):
+            by the decoder processes on their shares when it keeps the shapes, else on the program thread.
         cpus: the -ll:cpu value for the stall advice (default: the machine's CPU processors).
         sample_weight: per-sample float32 weights (e.g. from class_weight), or None for ones.
         processes: decode in forked decoder processes (True), in the loader threads (False), or the
@@ -195,15 +201,35 @@ class LoaderPipeline:
                               [(a.shape[1:], a.dtype) for a in self.labels], shared=want)
         self.batch_size = int(batch_size)
         self.decoders = None
+        self.map_in_decoders = False
         if want and self.ring.shared and processes_supported():
             points = max(1, min(len(self.procs), self.batch_size))
-            self.decoders = DecoderProcesses(reader, [xs[0] for xs, _, _ in self.ring.slots], points)
+            self.map_in_decoders = transform is not None and self._map_keeps_shapes()
+            self.decoders = DecoderProcesses(reader, [(xs[0], ys) for xs, ys, _ in self.ring.slots], points,
+                                             transform if self.map_in_decoders else None)
+        if transform is not None:
+            log.info("loaders: the dataset's map runs %s", "in the decoder processes" if self.map_in_decoders else
+                     "on the program thread" + (" (it changes the shapes of the images or labels)"
+                                                if self.decoders is not None else ""))
         self._batches: list[np.ndarray] = []
         self._inflight: dict[int, tuple] = {}  # batch -> (FutureMap of its load launch, points)
         self._gen = 0  # the epoch's number among this pipeline's: tags the decoders' work
         self._next = 0
         self.wait_s = 0.0
         self.history: list[EpochStall] = []
+
+    def _map_keeps_shapes(self) -> bool:
+        """Whether the map gives images and labels of the slot's shapes and dtypes (probed on one sample), so
+        that the decoders can run it in place; a map that fails here fails again on the program thread."""
+        x0 = np.zeros((1,) + tuple(self.reader.sample_shape), np.float32)
+        y0 = [a[:1].copy() for a in self.labels]
+        try:
+            xs, ys = self.transform([x0], y0)
+        except Exception:  # noqa: BLE001 - the program-thread path raises it with the batch it failed on
+            return False
+        xs, ys = [np.asarray(a) for a in xs], [np.asarray(a) for a in ys]
+        return (len(xs) == 1 and xs[0].shape == x0.shape and len(ys) == len(y0)
+                and all(a.shape == b.shape and a.dtype == b.dtype for a, b in zip(ys, y0, strict=True)))
 
     @property
     def depth(self) -> int:
@@ -221,7 +247,8 @@ class LoaderPipeline:
         after = list(reader_fm) if reader_fm is not None else []
         if self.decoders is not None:
             fm = self.rtm.index_launch(submit_batch, (points,), self.decoders, (self._gen, b), slot, ys, self.labels,
-                                       sw, self.sample_weight, rows, ranges, POINT, *after, tag=tag)
+                                       sw, self.sample_weight, rows, ranges, self.map_in_decoders, POINT, *after,
+                                       tag=tag)
         else:
             fm = self.rtm.index_launch(load_batch, (points,), self.reader, xs, ys, self.labels, sw,
                                        self.sample_weight, rows, ranges, POINT, *after, tag=tag)
@@ -287,7 +314,7 @@ class LoaderPipeline:
         k = len(self._batches[b])
         xs, ys, sw = self.ring.slots[b % self.ring.depth]
         xs, ys, sw = [a[:k] for a in xs], [a[:k] for a in ys], sw[:k]
-        if self.transform is not None:
+        if self.transform is not None and not self.map_in_decoders:
             xs, ys = self.transform(xs, ys)
         return tuple(xs) + tuple(ys) + (sw,), np.arange(k, dtype=np.int64)
 

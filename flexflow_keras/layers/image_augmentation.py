@@ -74,9 +74,9 @@ class _ImageAugmentation(Layer):
         single = x.ndim == 3
         if x.ndim not in (3, 4):
             raise ValueError(f"{_args.who(self)} expects images of rank 3 or 4, received shape {x.shape}.")
-        self._eager_calls += 1  # every call draws anew, as Keras' seed generator does
-        out = apply_op(self._op(), [x[None] if single else x], training=training is not False,
-                       seed=self._eager_calls)
+        self._eager_calls += 1  # every call draws anew, as Keras' seed generator does; a decoder process
+        seed = self._eager_calls + (rng.process_stream() << 32)  # running a dataset's map draws its own
+        out = apply_op(self._op(), [x[None] if single else x], training=training is not False, seed=seed)
         return out[0] if single else out
 
     def compute_output_shape(self, input_shape):

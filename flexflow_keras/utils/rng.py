@@ -1,7 +1,9 @@
 """The framework's random state: one NumPy generator that unseeded initializers and layers draw from.
 
 `set_random_seed(s)` seeds Python's `random`, NumPy's global state and this generator, so a script that
-calls it builds the same initial weights and dropout seeds on every run.
+calls it builds the same initial weights and dropout seeds on every run. A forked worker (a loader's
+decoder process) takes its own draw stream (`set_process_stream`), so that the random layers it runs
+eagerly draw other numbers than its siblings, which inherited the same state.
 """
 
 from __future__ import annotations
@@ -41,3 +43,21 @@ def generator() -> np.random.Generator:
 def make_seed() -> int:
     """A fresh 31-bit seed drawn from the shared generator (for layers given no seed)."""
     return int(_generator.integers(0, 2 ** 31 - 1))
+
+
+_stream = 0
+
+
+def set_process_stream(stream: int) -> None:
+    """In a forked worker: draw from stream `stream` (> 0; the program is 0), and reseed NumPy's global state
+    from the program's, so sibling workers draw apart and the same run draws the same."""
+    global _stream, _generator
+    _stream = int(stream)
+    base = int(_generator.integers(0, 2 ** 31 - 1))
+    _generator = np.random.default_rng([base, _stream])
+    np.random.seed((base * 1000003 + _stream) % (2 ** 32))
+
+
+def process_stream() -> int:
+    """The draw stream of this process (0 in the program, k + 1 in decoder process k)."""
+    return _stream

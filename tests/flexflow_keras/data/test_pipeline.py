@@ -204,3 +204,67 @@ def test_ring_uses_the_runtime_allocator():
         assert rtm.memory_usage()["zcmem"][0] == 0
     finally:
         rtm.shutdown()
+
+
+def _flip_map():
+    from flexflow_keras import layers
+
+    flip = layers.RandomFlip("horizontal", seed=3)
+    return lambda xs, ys: ([np.asarray(flip(xs[0]))], ys)
+
+
+@needs_fork
+def test_a_map_that_keeps_shapes_runs_in_the_decoders_each_drawing_its_own(source):
+    rtm = Runtime(Machine(cpus=2, zsize=16))
+    try:
+        rows = np.arange(source.num_samples)
+        pipe = LoaderPipeline(rtm, source, [source.labels], batch_size=len(rows), transform=_flip_map())
+        assert pipe.map_in_decoders
+        pipe.start_epoch([rows])
+        (x, y, _), _ = pipe.take(0)
+        plain = source.load(rows)
+        flipped = [bool(np.array_equal(a, b[:, ::-1])) and not np.array_equal(a, b) for a, b in zip(x, plain)]
+        kept = [bool(np.array_equal(a, b)) for a, b in zip(x, plain)]
+        assert all(f or k for f, k in zip(flipped, kept, strict=True))  # each image flipped or not, nothing else
+        half = len(rows) // 2  # decoder 0 mapped the first half, decoder 1 the second: their draws differ
+        assert flipped[:half] != flipped[half:2 * half] and any(flipped) and not all(flipped)
+        np.testing.assert_array_equal(y, source.labels)
+        pipe.close()
+    finally:
+        rtm.shutdown()
+
+
+@needs_fork
+def test_a_map_that_changes_shapes_runs_on_the_program_thread(source):
+    rtm = Runtime(Machine(cpus=2, zsize=16))
+    try:
+        crop = lambda xs, ys: ([xs[0][:, :2].copy()], [(ys[0] * 10).astype(np.int64)])  # noqa: E731
+        pipe = LoaderPipeline(rtm, source, [source.labels], batch_size=4, transform=crop)
+        assert pipe.decoders is not None and not pipe.map_in_decoders
+        pipe.start_epoch([np.arange(4)])
+        (x, y, _), _ = pipe.take(0)
+        np.testing.assert_array_equal(x, source.load(np.arange(4))[:, :2])
+        np.testing.assert_array_equal(y, source.labels[:4] * 10)
+        pipe.close()
+    finally:
+        rtm.shutdown()
+
+
+@needs_fork
+def test_a_map_failing_in_a_decoder_names_itself(source):
+    def picky(xs, ys):
+        if xs[0].max() > 0:  # the probe's zeros pass; real images fail in the decoder
+            raise ZeroDivisionError("picky map")
+        return xs, ys
+
+    rtm = Runtime(Machine(cpus=1, zsize=16))
+    try:
+        pipe = LoaderPipeline(rtm, source, [source.labels], batch_size=4, transform=picky)
+        assert pipe.map_in_decoders
+        pipe.start_epoch([np.arange(4)])
+        with pytest.raises(DataError, match=r"decoder process 0 failed: ZeroDivisionError in the dataset's map: "
+                                            r"picky map"):
+            pipe.take(0)
+        pipe.close()
+    finally:
+        rtm.shutdown()
