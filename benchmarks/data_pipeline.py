@@ -2,6 +2,7 @@
 
     python benchmarks/data_pipeline.py                 # 2,000 JPEGs at 224x224, 10 classes, batch 64
     python benchmarks/data_pipeline.py --images 200    # a quick check (figures meaningless on a busy host)
+    python benchmarks/data_pipeline.py --augment       # also with RandomFlip + RandomRotation mapped over the data
 
 1. Generates a folder of JPEGs (smooth random colour fields, Pillow, quality 90) in a temporary folder.
 2. Images/s of one full pass, decoded and resized to 224x224 into batches of 64: our loader pipeline
@@ -51,14 +52,21 @@ def make_folder(root: str, images: int, size: int, classes: int) -> str:
     return root
 
 
-def ours(folder: str, workers: int, size: int, batch: int) -> float:
+def _our_augment():
+    from flexflow_keras import layers
+
+    flip, rotate = layers.RandomFlip("horizontal", seed=1), layers.RandomRotation(0.1, seed=2)
+    return lambda xs, ys: ([np.asarray(rotate(flip(xs[0])))], ys)
+
+
+def ours(folder: str, workers: int, size: int, batch: int, augment: bool = False) -> float:
     paths, labels, names = index_image_folder(folder)
     source = ImageFolderSource(paths, labels, names, (size, size), 3)
     slot_mb = (batch * size * size * 3 * 4 + batch * 8) / MB
     rtm = Runtime(Machine(cpus=workers, zsize=int(slot_mb * 4) + 1))
     try:
         t0 = time.perf_counter()
-        pipe = LoaderPipeline(rtm, source, [labels], batch)
+        pipe = LoaderPipeline(rtm, source, [labels], batch, transform=_our_augment() if augment else None)
         rows = np.arange(source.num_samples)
         batches = [rows[i:i + batch] for i in range(0, len(rows), batch)]
         pipe.start_epoch(batches)
@@ -72,12 +80,16 @@ def ours(folder: str, workers: int, size: int, batch: int) -> float:
     return source.num_samples / seconds
 
 
-def theirs(folder: str, workers: int, size: int, batch: int) -> float:
+def theirs(folder: str, workers: int, size: int, batch: int, augment: bool = False) -> float:
     import tensorflow as tf
 
     t0 = time.perf_counter()
     ds = tf.keras.utils.image_dataset_from_directory(folder, image_size=(size, size), batch_size=batch,
                                                      shuffle=False, verbose=False)
+    if augment:  # keras.io's recipe: the augmentation layers in the dataset's map, in parallel
+        flip = tf.keras.layers.RandomFlip("horizontal", seed=1)
+        rotate = tf.keras.layers.RandomRotation(0.1, seed=2)
+        ds = ds.map(lambda x, y: (rotate(flip(x)), y), num_parallel_calls=workers)
     options = tf.data.Options()
     options.threading.private_threadpool_size = workers
     ds = ds.with_options(options)
@@ -103,12 +115,13 @@ def stall_run(folder: str, cpus: int, size: int, batch: int) -> tuple[bool, floa
     return rec.fired, rec.wait_s, rec.seconds
 
 
-def measure(side: str, folder: str, workers: int, size: int, batch: int, same_process: bool) -> float:
+def measure(side: str, folder: str, workers: int, size: int, batch: int, same_process: bool,
+            augment: bool = False) -> float:
     """Images/s of one pass by `side` ("ours" or "tf"), in a fresh process unless `same_process`."""
     if same_process:
-        return (ours if side == "ours" else theirs)(folder, workers, size, batch)
+        return (ours if side == "ours" else theirs)(folder, workers, size, batch, augment)
     cmd = [sys.executable, os.path.abspath(__file__), "--measure", side, "--folder", folder, "--workers",
-           str(workers), "--size", str(size), "--batch", str(batch)]
+           str(workers), "--size", str(size), "--batch", str(batch)] + (["--augment"] if augment else [])
     proc = subprocess.run(cmd, capture_output=True, text=True, timeout=900)
     if proc.returncode != 0:
         raise RuntimeError(f"the {side} measurement failed:\n{proc.stderr[-2000:]}")
@@ -131,12 +144,14 @@ def main(argv=None) -> None:
     ap.add_argument("--no-tf", action="store_true", help="skip TensorFlow (ours only)")
     ap.add_argument("--same-process", action="store_true",
                     help="measure both frameworks in this process (default: a fresh process per measurement)")
+    ap.add_argument("--augment", action="store_true",
+                    help="also map RandomFlip + RandomRotation over the batches (keras.io's recipe) on both sides")
     ap.add_argument("--measure", choices=("ours", "tf"), help=argparse.SUPPRESS)  # one measurement (child)
     ap.add_argument("--folder", help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     logging.getLogger("flexflow_keras").setLevel(logging.ERROR)
     if args.measure:
-        print(measure(args.measure, args.folder, int(args.workers), args.size, args.batch, True))
+        print(measure(args.measure, args.folder, int(args.workers), args.size, args.batch, True, args.augment))
         return
     workers = [int(w) for w in args.workers.split(",")]
     with tempfile.TemporaryDirectory(prefix="ff_images_") as tmp:
@@ -144,20 +159,26 @@ def main(argv=None) -> None:
         folder = make_folder(tmp, args.images, args.size, args.classes)
         print(f"generated {args.images} JPEGs of {args.size}x{args.size} in {args.classes} classes "
               f"({time.perf_counter() - t0:.1f} s); {os.cpu_count()} cores; load average {os.getloadavg()[0]:.1f}")
-        results = {(side, w): [] for w in workers for side in ("ours", "tf")}
+        modes = [False, True] if args.augment else [False]
+        results = {(side, w, a): [] for w in workers for side in ("ours", "tf") for a in modes}
         for _ in range(args.runs):
-            for w in workers:
-                results[("ours", w)].append(measure("ours", folder, w, args.size, args.batch, args.same_process))
-                if not args.no_tf:
-                    results[("tf", w)].append(measure("tf", folder, w, args.size, args.batch, args.same_process))
+            for a in modes:
+                for w in workers:
+                    results[("ours", w, a)].append(measure("ours", folder, w, args.size, args.batch,
+                                                           args.same_process, a))
+                    if not args.no_tf:
+                        results[("tf", w, a)].append(measure("tf", folder, w, args.size, args.batch,
+                                                             args.same_process, a))
         where = "both in this process" if args.same_process else "each in a fresh process"
         print(f"\nimages/s, one pass, {args.size}x{args.size}, batch {args.batch}: median (min..max) of {args.runs}, "
               f"{where}")
-        print(f"{'workers':>8} | {'flexflow_keras':>24} | {'tf.keras':>24} | ratio")
-        for w in workers:
-            mine, tf_ = results[("ours", w)], results[("tf", w)]
-            ratio = f"{statistics.median(mine) / statistics.median(tf_):.2f}x" if tf_ else "-"
-            print(f"{w:>8} | {spread(mine):>24} | {spread(tf_) if tf_ else '-':>24} | {ratio}")
+        print(f"{'map':>22} | {'workers':>7} | {'flexflow_keras':>24} | {'tf.keras':>24} | ratio")
+        for a in modes:
+            for w in workers:
+                mine, tf_ = results[("ours", w, a)], results[("tf", w, a)]
+                ratio = f"{statistics.median(mine) / statistics.median(tf_):.2f}x" if tf_ else "-"
+                label = "flip + rotation" if a else "none"
+                print(f"{label:>22} | {w:>7} | {spread(mine):>24} | {spread(tf_) if tf_ else '-':>24} | {ratio}")
         print(f"\nstall report, small CNN on the folder at {args.cnn_size}x{args.cnn_size}, second epoch:")
         print(f"{'-ll:cpu':>8} | {'report fired':>12} | {'data wait':>10} | epoch")
         for cpus in (1, 4):
