@@ -21,8 +21,9 @@ died is named with its exit status.
 
 Lifetime. Decoders ignore SIGINT (Ctrl-C stops the program, which then closes them), end on `close()`,
 and end by themselves when the program dies (their command pipe reads EOF). Forking is used only on
-Linux, where the child runs nothing but this module's loop and Pillow (no lock another thread may hold),
-and only for memory the children can share; elsewhere the pipeline decodes in its loader threads.
+Linux, where the child runs nothing but this module's loop, Pillow and the dataset's map (no lock another
+thread may hold; a map must not use the runtime, and our layers called on arrays do not), and only for
+memory the children can share; elsewhere the pipeline decodes in its loader threads.
 """
 
 from __future__ import annotations

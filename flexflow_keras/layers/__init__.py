@@ -39,6 +39,17 @@ from flexflow_keras.layers.depthwise import (
     SeparableConvolution1D,
     SeparableConvolution2D,
 )
+from flexflow_keras.layers.image_augmentation import (
+    CenterCrop,
+    RandomBrightness,
+    RandomContrast,
+    RandomCrop,
+    RandomFlip,
+    RandomRotation,
+    RandomTranslation,
+    RandomZoom,
+    Resizing,
+)
 from flexflow_keras.layers.input_layer import Input, InputLayer
 from flexflow_keras.layers.input_spec import InputSpec
 from flexflow_keras.layers.merging import (
@@ -72,17 +83,6 @@ from flexflow_keras.layers.pooling import (
     GlobalMaxPooling2D,
     MaxPool2D,
     MaxPooling2D,
-)
-from flexflow_keras.layers.image_augmentation import (
-    CenterCrop,
-    RandomBrightness,
-    RandomContrast,
-    RandomCrop,
-    RandomFlip,
-    RandomRotation,
-    RandomTranslation,
-    RandomZoom,
-    Resizing,
 )
 from flexflow_keras.layers.preprocessing import CategoryEncoding, Normalization, Rescaling
 from flexflow_keras.layers.recurrent import GRU, LSTM, SimpleRNN

@@ -13,9 +13,9 @@ import pytest
 from PIL import Image
 
 from flexflow_keras.data import pipeline
+from flexflow_keras.data.decoders import processes_supported
 from flexflow_keras.data.images import ImageFolderSource, index_image_folder
 from flexflow_keras.data.order import epoch_order
-from flexflow_keras.data.decoders import processes_supported
 from flexflow_keras.data.pipeline import BatchRing, LoaderPipeline
 from flexflow_keras.errors import ConfigError, DataError
 from runtime import Machine, MemKind, Runtime
@@ -223,8 +223,8 @@ def test_a_map_that_keeps_shapes_runs_in_the_decoders_each_drawing_its_own(sourc
         pipe.start_epoch([rows])
         (x, y, _), _ = pipe.take(0)
         plain = source.load(rows)
-        flipped = [bool(np.array_equal(a, b[:, ::-1])) and not np.array_equal(a, b) for a, b in zip(x, plain)]
-        kept = [bool(np.array_equal(a, b)) for a, b in zip(x, plain)]
+        flipped = [bool(np.array_equal(a, b[:, ::-1])) and not np.array_equal(a, b) for a, b in zip(x, plain, strict=True)]
+        kept = [bool(np.array_equal(a, b)) for a, b in zip(x, plain, strict=True)]
         assert all(f or k for f, k in zip(flipped, kept, strict=True))  # each image flipped or not, nothing else
         half = len(rows) // 2  # decoder 0 mapped the first half, decoder 1 the second: their draws differ
         assert flipped[:half] != flipped[half:2 * half] and any(flipped) and not all(flipped)
