@@ -123,7 +123,7 @@ RESUME = textwrap.dedent("""
     import numpy as np
     import flexflow_keras as keras
 
-    mode, ckpt, out = sys.argv[1], sys.argv[2], sys.argv[3]
+    mode, ckpt, out, shuffle = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4] == "shuffle"
     N, K = 4, 2
     rs = np.random.RandomState(0)
     x = rs.rand(96, 12).astype("float32")
@@ -139,22 +139,24 @@ RESUME = textwrap.dedent("""
                       metrics=["accuracy"])
     keras.utils.set_random_seed(3)
     if mode == "full":
-        model.fit(x, y, batch_size=16, epochs=N, shuffle=False, verbose=0)
+        model.fit(x, y, batch_size=16, epochs=N, shuffle=shuffle, verbose=0)
     elif mode == "part":
-        model.fit(x, y, batch_size=16, epochs=K, shuffle=False, verbose=0,
+        model.fit(x, y, batch_size=16, epochs=K, shuffle=shuffle, verbose=0,
                   callbacks=[keras.callbacks.ModelCheckpoint(ckpt)])
     else:
-        model.fit(x, y, batch_size=16, epochs=N, initial_epoch=K, shuffle=False, verbose=0)
+        model.fit(x, y, batch_size=16, epochs=N, initial_epoch=K, shuffle=shuffle, verbose=0)
     np.savez(out, *model.get_weights(), iterations=model.optimizer.iterations)
 """)
 
 
-def test_resume_with_initial_epoch_is_bit_identical(tmp_path):
+@pytest.mark.parametrize("shuffle", ["shuffle", "in_order"])
+def test_resume_with_initial_epoch_is_bit_identical(tmp_path, shuffle):
+    # Each epoch's order is a function of (seed, epoch), so a resumed run shuffles epochs K.. as the whole run did.
     script = tmp_path / "resume.py"
     script.write_text(RESUME)
     ckpt = tmp_path / "ck.keras"
     for mode in ("full", "part", "resume"):
-        proc = subprocess.run([sys.executable, str(script), mode, str(ckpt), str(tmp_path / f"{mode}.npz")],
+        proc = subprocess.run([sys.executable, str(script), mode, str(ckpt), str(tmp_path / f"{mode}.npz"), shuffle],
                               capture_output=True, text=True, env=_env(tmp_path), cwd=str(ROOT), timeout=300)
         assert proc.returncode == 0, proc.stderr[-3000:]
     with np.load(tmp_path / "full.npz") as full, np.load(tmp_path / "resume.npz") as resumed, \
