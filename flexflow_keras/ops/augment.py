@@ -25,6 +25,7 @@ from flexflow_keras.ops.base import Op
 from flexflow_keras.ops.graph import TensorSpec
 from flexflow_keras.ops.noise import _identity_backward, _identity_forward
 from kernels import augment as kaug
+from kernels import shape as kshape
 from kernels.dropout import dropout_key
 
 AFFINE_KINDS = ("flip", "rotation", "zoom", "translation")
@@ -56,8 +57,8 @@ def _images(who: str, inputs, weights):
     return inputs[0]
 
 
-def _nhwc(a, channels_first: bool):
-    return a.transpose(0, 2, 3, 1) if channels_first else a
+TO_NHWC = (0, 2, 3, 1)
+TO_NCHW = (0, 3, 1, 2)
 
 
 def _span(lo_hi, u):
@@ -85,6 +86,34 @@ class _ImageOp(Op):
 
     def _draws(self, ctx, rows: int, count: int) -> np.ndarray:
         return uniforms(dropout_key(ctx.seed, ctx.step, self.seed), ctx.batch_offset, rows, count)
+
+    def saved_specs(self, inputs, weights):
+        """Channels-first images go through channels-last buffers (the kernels' layout): the input, the
+        output (the output gradient in backward) and the input gradient."""
+        if not self.channels_first:
+            return ()
+        x, y = inputs[0], self.output_specs(inputs, weights)[0]
+        nhwc = [TensorSpec(tuple(spec.shape[i] for i in TO_NHWC), spec.dtype) for spec in (x, y)]
+        return (nhwc[0], nhwc[1], nhwc[0])
+
+    def _forward_nhwc(self, ctx, x, y, saved, run) -> None:
+        """run(x, y) on channels-last views of the input and output."""
+        if not self.channels_first:
+            run(x, y)
+            return
+        move = kernel(kshape, "transpose_forward", ctx)
+        move(x, TO_NHWC, saved[0])
+        run(saved[0], saved[1])
+        move(saved[1], TO_NCHW, y)
+
+    def _backward_nhwc(self, ctx, dy, dx, saved, run) -> None:
+        """run(x, dy, dx, accumulate) on channels-last views (x: the forward's input)."""
+        if not self.channels_first:
+            run(None, dy, dx, ctx.acc_input(0))
+            return
+        kernel(kshape, "transpose_forward", ctx)(dy, TO_NHWC, saved[1])
+        run(saved[0], saved[1], saved[2], False)
+        kernel(kshape, "transpose_backward", ctx)(saved[2], TO_NHWC, dx, ctx.acc_input(0))
 
 
 @dataclass(frozen=True)
@@ -156,10 +185,10 @@ class ImageAffineOp(_ImageOp):
             return
         h, w = self._geometry(inputs[0])
         mats = self.matrices(ctx, inputs[0].shape[0], h, w)
-        kernel(kaug, "affine_forward", ctx)(_nhwc(inputs[0], self.channels_first),
-                                            _nhwc(outputs[0], self.channels_first), mats,
-                                            self.interpolation == "bilinear", kaug.FILL_MODES.index(self.fill_mode),
-                                            float(self.fill_value))
+        fwd = kernel(kaug, "affine_forward", ctx)
+        self._forward_nhwc(ctx, inputs[0], outputs[0], saved, lambda x, y: fwd(
+            x, y, mats, self.interpolation == "bilinear", kaug.FILL_MODES.index(self.fill_mode),
+            float(self.fill_value)))
 
     def backward(self, ctx, inputs, weights, outputs, saved, stats, grad_outputs, grad_inputs, grad_weights):
         if grad_inputs[0] is None:
@@ -169,10 +198,9 @@ class ImageAffineOp(_ImageOp):
             return
         h, w = self._geometry(inputs[0])
         mats = self.matrices(ctx, inputs[0].shape[0], h, w)
-        kernel(kaug, "affine_backward", ctx)(_nhwc(grad_outputs[0], self.channels_first), mats,
-                                             _nhwc(grad_inputs[0], self.channels_first),
-                                             self.interpolation == "bilinear", kaug.FILL_MODES.index(self.fill_mode),
-                                             ctx.acc_input(0))
+        bwd = kernel(kaug, "affine_backward", ctx)
+        self._backward_nhwc(ctx, grad_outputs[0], grad_inputs[0], saved, lambda x, dy, dx, acc: bwd(
+            dy, mats, dx, self.interpolation == "bilinear", kaug.FILL_MODES.index(self.fill_mode), acc))
 
 
 @dataclass(frozen=True)
@@ -206,8 +234,8 @@ class ImageValueOp(_ImageOp):
             return
         p = self.params(ctx, inputs[0].shape[0])
         lo, hi = (float(v) for v in self.value_range)
-        kernel(kaug, f"{self.kind}_forward", ctx)(_nhwc(inputs[0], self.channels_first),
-                                                   _nhwc(outputs[0], self.channels_first), p, lo, hi)
+        fwd = kernel(kaug, f"{self.kind}_forward", ctx)
+        self._forward_nhwc(ctx, inputs[0], outputs[0], saved, lambda x, y: fwd(x, y, p, lo, hi))
 
     def backward(self, ctx, inputs, weights, outputs, saved, stats, grad_outputs, grad_inputs, grad_weights):
         if grad_inputs[0] is None:
@@ -217,10 +245,9 @@ class ImageValueOp(_ImageOp):
             return
         p = self.params(ctx, inputs[0].shape[0])
         lo, hi = (float(v) for v in self.value_range)
-        kernel(kaug, f"{self.kind}_backward", ctx)(_nhwc(inputs[0], self.channels_first),
-                                                    _nhwc(grad_outputs[0], self.channels_first), p,
-                                                    _nhwc(grad_inputs[0], self.channels_first), lo, hi,
-                                                    ctx.acc_input(0))
+        bwd = kernel(kaug, f"{self.kind}_backward", ctx)
+        self._backward_nhwc(ctx, grad_outputs[0], grad_inputs[0], saved, lambda x, dy, dx, acc: bwd(
+            inputs[0] if x is None else x, dy, p, dx, lo, hi, acc))
 
 
 def aspect_window(height: int, width: int, size) -> tuple[int, int, int, int]:
@@ -299,18 +326,18 @@ class ImageResizeOp(_ImageOp):
     def forward(self, ctx, inputs, weights, outputs, saved, stats):
         h, w = self._hw(inputs[0])
         mats, bilinear, window = self.plan(ctx, inputs[0].shape[0], h, w)
-        kernel(kaug, "affine_forward", ctx)(_nhwc(inputs[0], self.channels_first),
-                                            _nhwc(outputs[0], self.channels_first), mats, bilinear,
-                                            kaug.FILL_MODES.index("nearest"), 0.0, window)
+        fwd = kernel(kaug, "affine_forward", ctx)
+        self._forward_nhwc(ctx, inputs[0], outputs[0], saved, lambda x, y: fwd(
+            x, y, mats, bilinear, kaug.FILL_MODES.index("nearest"), 0.0, window))
 
     def backward(self, ctx, inputs, weights, outputs, saved, stats, grad_outputs, grad_inputs, grad_weights):
         if grad_inputs[0] is None:
             return
         h, w = self._hw(inputs[0])
         mats, bilinear, window = self.plan(ctx, inputs[0].shape[0], h, w)
-        kernel(kaug, "affine_backward", ctx)(_nhwc(grad_outputs[0], self.channels_first), mats,
-                                             _nhwc(grad_inputs[0], self.channels_first), bilinear,
-                                             kaug.FILL_MODES.index("nearest"), ctx.acc_input(0), window)
+        bwd = kernel(kaug, "affine_backward", ctx)
+        self._backward_nhwc(ctx, grad_outputs[0], grad_inputs[0], saved, lambda x, dy, dx, acc: bwd(
+            dy, mats, dx, bilinear, kaug.FILL_MODES.index("nearest"), acc, window))
 
 
 __all__ = ["ImageAffineOp", "ImageResizeOp", "ImageValueOp", "aspect_window", "uniforms"]
