@@ -4,9 +4,9 @@ Why processes. Pillow parses a JPEG's markers and drives its decoder in Python, 
 about 40% of an image's decode; loader threads therefore scaled 1.5x from one to two cores (3.0k images/s
 at 224x224 here) where processes scale 2x (4.7k-5.0k), and tf.data's C++ threads sit in between.
 
-A dataset's `map` (augmentation) runs in the decoders too, on each share right after it is decoded, when
-it keeps the shapes of the images and labels (`LoaderPipeline` probes it on one sample first); each
-decoder then draws its own random numbers (`utils.rng.set_process_stream`).
+A dataset's `map` (augmentation) runs in the decoders too, right after a batch is decoded, when it keeps
+the shapes of the images and labels (`LoaderPipeline` probes it on one sample first, and then hands each
+decoder whole batches in turn); each decoder draws its own random numbers (`utils.rng.set_process_stream`).
 
 How. `DecoderProcesses` forks one process per loader (the -ll:cpu processors the pipeline splits a batch
 over) after the ring of batch buffers exists in memory shared with them (`Runtime.allocate(...,
@@ -14,7 +14,7 @@ shared=True)`). A `load_batch` task, on its CPU processor, hands its share of a 
 (`submit`: the slot, the first row in the slot, the sample rows) and returns at once, so the processor
 stays free for the step's tasks while the decoder works on another core; the task's ordering after the
 step that last read the slot is what keeps a refill from overwriting a batch still being read. The
-program thread collects the decoders' replies in `wait(tag, points)` when it takes the batch, which is
+program thread collects the decoders' replies in `wait(tag, decoders)` when it takes the batch, which is
 the data wait that the stall report measures. A reply carries the decode seconds, or the error: a
 `DataError` (an undecodable file) is raised again in the program with its message, and a decoder that
 died is named with its exit status.
@@ -143,14 +143,14 @@ class DecoderProcesses:
             except (OSError, ValueError) as e:
                 raise DataError(self._died(k, f"could not take its share of a batch ({e})")) from None
 
-    def wait(self, tag, points: int) -> float:
-        """Wait for decoders 0..points-1 to finish `tag`; the longest decode's seconds.
+    def wait(self, tag, decoders) -> float:
+        """Wait for the decoders numbered in `decoders` to finish `tag`; the longest decode's seconds.
 
         Raises:
             DataError: a decoder's error, or a decoder that died.
         """
         longest = 0.0
-        for k in range(points):
+        for k in decoders:
             seconds, err = self._reply(k, tag)
             if err is not None:
                 kind, message = err
@@ -159,18 +159,18 @@ class DecoderProcesses:
             longest = max(longest, seconds)
         return longest
 
-    def ready(self, tag, points: int) -> bool:
-        """Whether every decoder has replied for `tag` (never blocks)."""
-        for k in range(points):
+    def ready(self, tag, decoders) -> bool:
+        """Whether the decoders numbered in `decoders` have replied for `tag` (never blocks)."""
+        for k in decoders:
             while tag not in self._replies[k] and self._conns[k].poll(0):
                 self._read(k)
             if tag not in self._replies[k]:
                 return False
         return True
 
-    def discard(self, tag, points: int) -> None:
+    def discard(self, tag, decoders) -> None:
         """Wait for `tag`'s decodes and forget them (a batch left unread: its slot is written no more)."""
-        for k in range(points):
+        for k in decoders:
             self._reply(k, tag)
 
     def _reply(self, k: int, tag):

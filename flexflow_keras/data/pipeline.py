@@ -16,8 +16,9 @@ Who decodes. Where the ring is in memory that forked processes share (Linux, no 
 each point hands its share to its decoder process (`data/decoders.py`) and returns, and `take` collects
 the decoders' replies: decoding runs free of the GIL, beside the step's tasks. Elsewhere the point
 decodes in its loader thread (Pillow and NumPy release the GIL for part of it). A dataset's `map` that
-keeps the shapes runs in the decoders as well (augmentation beside the step); any other on the program
-thread.
+keeps the shapes runs in the decoders as well (augmentation beside the step): each batch then goes whole
+to one decoder, the next batch to the next, so that the map sees the batches Keras' map sees (a ring of
+-ll:cpu + 1 batches keeps every decoder busy); any other map runs on the program thread.
 
 Stall measurement. `take(b)` times how long the program waits for batch b to be decoded. The training
 loop collects the step in flight before waiting (see `ready`), so the wait is time in which no step
@@ -137,16 +138,16 @@ _load_body.__name__ = _load_body.__qualname__ = "load_batch"
 load_batch = task(privileges=[])(_load_body)
 
 
-def _submit_body(decoders, tag, slot, y_out, y_src, sw_out, sw_src, rows, ranges, mapped, point, *after):
-    """One loader point with decoder processes: hand its share of a batch to its decoder, then gather the
-    labels and weights while the decoder works (`take` collects the decode). With `mapped`, the decoder
-    runs the dataset's map and writes the labels: they go with the share."""
+def _submit_body(decoders, tag, first, slot, y_out, y_src, sw_out, sw_src, rows, ranges, mapped, point, *after):
+    """One loader point with decoder processes: hand its share of a batch to its decoder (number `first` +
+    the point), then gather the labels and weights while the decoder works (`take` collects the decode).
+    With `mapped`, the decoder runs the dataset's map and writes the labels: they go with the share."""
     lo, hi = ranges[point]
     mine = rows[lo:hi]
     if mapped:
-        decoders.submit(point[0], tag, slot, lo, mine, [np.take(src, mine, axis=0) for src in y_src])
+        decoders.submit(first + point[0], tag, slot, lo, mine, [np.take(src, mine, axis=0) for src in y_src])
     else:
-        decoders.submit(point[0], tag, slot, lo, mine)
+        decoders.submit(first + point[0], tag, slot, lo, mine)
         for dst, src in zip(y_out, y_src, strict=True):
             np.take(src, mine, axis=0, out=dst[lo:hi])
     if sw_src is None:
@@ -196,23 +197,25 @@ class LoaderPipeline:
         self.labels = [np.ascontiguousarray(a) for a in labels]
         self.procs = rtm.machine.processors(ProcKind.CPU)
         self.cpus = cpus or len(self.procs)
-        want = processes_supported() if processes is None else bool(processes)
-        self.ring = BatchRing(rtm, batch_size, [(reader.sample_shape, np.float32)],
-                              [(a.shape[1:], a.dtype) for a in self.labels], shared=want)
+        want = (processes_supported() if processes is None else bool(processes)) and processes_supported()
         self.batch_size = int(batch_size)
+        count = max(1, min(len(self.procs), self.batch_size))  # decoders: one per loader point
+        mapped = want and transform is not None and self._map_keeps_shapes()
+        self.ring = BatchRing(rtm, batch_size, [(reader.sample_shape, np.float32)],
+                              [(a.shape[1:], a.dtype) for a in self.labels], shared=want,
+                              max_depth=max(DEPTH, count + 1) if mapped else DEPTH)
         self.decoders = None
         self.map_in_decoders = False
-        if want and self.ring.shared and processes_supported():
-            points = max(1, min(len(self.procs), self.batch_size))
-            self.map_in_decoders = transform is not None and self._map_keeps_shapes()
-            self.decoders = DecoderProcesses(reader, [(xs[0], ys) for xs, ys, _ in self.ring.slots], points,
-                                             transform if self.map_in_decoders else None)
+        if want and self.ring.shared:
+            self.map_in_decoders = mapped
+            self.decoders = DecoderProcesses(reader, [(xs[0], ys) for xs, ys, _ in self.ring.slots], count,
+                                             transform if mapped else None)
         if transform is not None:
             log.info("loaders: the dataset's map runs %s", "in the decoder processes" if self.map_in_decoders else
                      "on the program thread" + (" (it changes the shapes of the images or labels)"
                                                 if self.decoders is not None else ""))
         self._batches: list[np.ndarray] = []
-        self._inflight: dict[int, tuple] = {}  # batch -> (FutureMap of its load launch, points)
+        self._inflight: dict[int, tuple] = {}  # batch -> (FutureMap of its load launch, its decoders)
         self._gen = 0  # the epoch's number among this pipeline's: tags the decoders' work
         self._next = 0
         self.wait_s = 0.0
@@ -220,7 +223,9 @@ class LoaderPipeline:
 
     def _map_keeps_shapes(self) -> bool:
         """Whether the map gives images and labels of the slot's shapes and dtypes (probed on one sample), so
-        that the decoders can run it in place; a map that fails here fails again on the program thread."""
+        that a decoder can run it in place on a whole batch (each batch then goes to one decoder, the next
+        to the next, and the map sees the batch Keras' map sees); a map that fails here fails again on the
+        program thread."""
         x0 = np.zeros((1,) + tuple(self.reader.sample_shape), np.float32)
         y0 = [a[:1].copy() for a in self.labels]
         try:
@@ -239,20 +244,24 @@ class LoaderPipeline:
         rows = self._batches[b]
         slot = b % self.ring.depth
         xs, ys, sw = self.ring.slots[slot]
-        points = max(1, min(len(self.procs), len(rows)))
-        bounds = np.linspace(0, len(rows), points + 1).astype(int)
-        ranges = {(k,): (int(bounds[k]), int(bounds[k + 1])) for k in range(points)}
-        tag = tuple(self.procs[(b + k) % len(self.procs)] for k in range(points))
         reader_fm = self.ring.last_reader[slot]
         after = list(reader_fm) if reader_fm is not None else []
+        if self.map_in_decoders:  # the whole batch to one decoder, in turn: the map sees whole batches
+            first = b % self.decoders.count
+            points, ranges, tag = 1, {(0,): (0, len(rows))}, (self.procs[first % len(self.procs)],)
+        else:  # the batch split in shares, one per loader point (and its decoder)
+            first, points = 0, max(1, min(len(self.procs), len(rows)))
+            bounds = np.linspace(0, len(rows), points + 1).astype(int)
+            ranges = {(k,): (int(bounds[k]), int(bounds[k + 1])) for k in range(points)}
+            tag = tuple(self.procs[(b + k) % len(self.procs)] for k in range(points))
         if self.decoders is not None:
-            fm = self.rtm.index_launch(submit_batch, (points,), self.decoders, (self._gen, b), slot, ys, self.labels,
-                                       sw, self.sample_weight, rows, ranges, self.map_in_decoders, POINT, *after,
-                                       tag=tag)
+            fm = self.rtm.index_launch(submit_batch, (points,), self.decoders, (self._gen, b), first, slot, ys,
+                                       self.labels, sw, self.sample_weight, rows, ranges, self.map_in_decoders, POINT,
+                                       *after, tag=tag)
         else:
             fm = self.rtm.index_launch(load_batch, (points,), self.reader, xs, ys, self.labels, sw,
                                        self.sample_weight, rows, ranges, POINT, *after, tag=tag)
-        self._inflight[b] = (fm, points)
+        self._inflight[b] = (fm, range(first, first + points))
 
     def _fill(self) -> None:
         while self._next < len(self._batches) and self._next < self._taken + self.ring.depth:
@@ -276,14 +285,14 @@ class LoaderPipeline:
 
     def _settle(self) -> None:
         """Wait for every load in flight to finish writing its slot, and forget it."""
-        for b, (fm, points) in self._inflight.items():
+        for b, (fm, ks) in self._inflight.items():
             try:
                 fm.get()
             except TaskError:
                 continue  # a failed hand-over: the run ends with the error where the batch is taken
             if self.decoders is not None:
                 try:
-                    self.decoders.discard((self._gen, b), points)
+                    self.decoders.discard((self._gen, b), ks)
                 except DataError:
                     continue  # a decoder that died writes nothing more; its error is raised where it is taken
         self._inflight.clear()
@@ -299,7 +308,7 @@ class LoaderPipeline:
         """(sources, rows) of batch b for the step: the slot's arrays and ``arange(k)``; waits (timed)."""
         if b not in self._inflight:
             self._fill()
-        fm, points = self._inflight.pop(b)
+        fm, ks = self._inflight.pop(b)
         t0 = time.perf_counter()
         try:
             fm.get()
@@ -308,7 +317,7 @@ class LoaderPipeline:
                 raise e.__cause__ from None
             raise
         if self.decoders is not None:
-            self.decoders.wait((self._gen, b), points)
+            self.decoders.wait((self._gen, b), ks)
         self.wait_s += time.perf_counter() - t0
         self._taken = b + 1
         k = len(self._batches[b])

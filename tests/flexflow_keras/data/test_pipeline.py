@@ -214,21 +214,25 @@ def _flip_map():
 
 
 @needs_fork
-def test_a_map_that_keeps_shapes_runs_in_the_decoders_each_drawing_its_own(source):
+def test_a_map_that_keeps_shapes_runs_in_the_decoders_on_whole_batches_each_drawing_its_own(source):
     rtm = Runtime(Machine(cpus=2, zsize=16))
     try:
-        rows = np.arange(source.num_samples)
-        pipe = LoaderPipeline(rtm, source, [source.labels], batch_size=len(rows), transform=_flip_map())
-        assert pipe.map_in_decoders
-        pipe.start_epoch([rows])
-        (x, y, _), _ = pipe.take(0)
-        plain = source.load(rows)
-        flipped = [bool(np.array_equal(a, b[:, ::-1])) and not np.array_equal(a, b) for a, b in zip(x, plain, strict=True)]
-        kept = [bool(np.array_equal(a, b)) for a, b in zip(x, plain, strict=True)]
-        assert all(f or k for f, k in zip(flipped, kept, strict=True))  # each image flipped or not, nothing else
-        half = len(rows) // 2  # decoder 0 mapped the first half, decoder 1 the second: their draws differ
-        assert flipped[:half] != flipped[half:2 * half] and any(flipped) and not all(flipped)
-        np.testing.assert_array_equal(y, source.labels)
+        batch = 8
+        pipe = LoaderPipeline(rtm, source, [source.labels], batch_size=batch, transform=_flip_map())
+        assert pipe.map_in_decoders and pipe.depth == 3  # -ll:cpu + 1 batches: both decoders busy, one read
+        rows = np.arange(2 * batch)
+        pipe.start_epoch([rows[:batch], rows[batch:]])  # batch 0 to decoder 0, batch 1 to decoder 1
+        patterns = []
+        for b in range(2):
+            (x, y, _), _ = pipe.take(b)
+            plain = source.load(rows[b * batch:(b + 1) * batch])
+            flipped = [not np.array_equal(a, p) for a, p in zip(x, plain, strict=True)]
+            assert all(np.array_equal(a, p[:, ::-1]) for a, p, f in zip(x, plain, flipped, strict=True) if f)
+            np.testing.assert_array_equal(y, source.labels[rows[b * batch:(b + 1) * batch]])
+            patterns.append(flipped)
+            pipe.consumed(b, None)
+        # each decoder's first call of the layer: the same draws unless each has its own stream
+        assert patterns[0] != patterns[1] and any(patterns[0] + patterns[1])
         pipe.close()
     finally:
         rtm.shutdown()
