@@ -20,6 +20,9 @@ keeps the shapes runs in the decoders as well (augmentation beside the step): ea
 to one decoder, the next batch to the next, so that the map sees the batches Keras' map sees (a ring of
 -ll:cpu + 1 batches keeps every decoder busy); any other map runs on the program thread.
 
+Under MPI each rank decodes only its shard of every batch (the positions its step reads); the rest of
+the slot is left as it was.
+
 Stall measurement. `take(b)` times how long the program waits for batch b to be decoded. The training
 loop collects the step in flight before waiting (see `ready`), so the wait is time in which no step
 runs: the processors wait for data. `end_epoch` reports it once per epoch when it exceeds
@@ -39,7 +42,7 @@ import numpy as np
 
 from flexflow_keras.data.decoders import DecoderProcesses, processes_supported
 from flexflow_keras.errors import ConfigError, DataError, FlexFlowKerasError
-from runtime import POINT, MemKind, ProcKind, TaskError, task
+from runtime import POINT, MemKind, ProcKind, TaskError, comm, task
 from runtime.gpu import is_process_shared
 from runtime.machine import MB
 
@@ -160,6 +163,16 @@ _submit_body.__name__ = _submit_body.__qualname__ = "load_batch"
 submit_batch = task(privileges=[])(_submit_body)
 
 
+def _own_rows(n: int) -> tuple[int, int]:
+    """The positions [lo, hi) of a batch of n that this process's step reads: its rank's shard under MPI
+    (`runtime.comm.shard`, as the step's loader), the whole batch otherwise (or when the batch has fewer
+    rows than ranks, which every rank then runs whole)."""
+    w = comm.world()
+    if w is None or n < w.size:
+        return 0, n
+    return comm.shard(n, w.size, w.rank)
+
+
 @dataclass
 class EpochStall:
     """One epoch's data wait: seconds waited, the epoch's seconds, and whether the report fired."""
@@ -168,6 +181,7 @@ class EpochStall:
     wait_s: float
     seconds: float
     fired: bool
+    decoded: int = 0  # images this process had decoded (under MPI: its ranks' shares of the batches)
 
     @property
     def fraction(self) -> float:
@@ -219,6 +233,7 @@ class LoaderPipeline:
         self._gen = 0  # the epoch's number among this pipeline's: tags the decoders' work
         self._next = 0
         self.wait_s = 0.0
+        self.decoded = 0  # images issued for decoding this epoch (this rank's shares under MPI)
         self.history: list[EpochStall] = []
 
     def _map_keeps_shapes(self) -> bool:
@@ -244,14 +259,16 @@ class LoaderPipeline:
         rows = self._batches[b]
         slot = b % self.ring.depth
         xs, ys, sw = self.ring.slots[slot]
+        lo, hi = _own_rows(len(rows))
+        self.decoded += hi - lo
         reader_fm = self.ring.last_reader[slot]
         after = list(reader_fm) if reader_fm is not None else []
         if self.map_in_decoders:  # the whole batch to one decoder, in turn: the map sees whole batches
             first = b % self.decoders.count
-            points, ranges, tag = 1, {(0,): (0, len(rows))}, (self.procs[first % len(self.procs)],)
+            points, ranges, tag = 1, {(0,): (lo, hi)}, (self.procs[first % len(self.procs)],)
         else:  # the batch split in shares, one per loader point (and its decoder)
-            first, points = 0, max(1, min(len(self.procs), len(rows)))
-            bounds = np.linspace(0, len(rows), points + 1).astype(int)
+            first, points = 0, max(1, min(len(self.procs), hi - lo))
+            bounds = np.linspace(lo, hi, points + 1).astype(int)
             ranges = {(k,): (int(bounds[k]), int(bounds[k + 1])) for k in range(points)}
             tag = tuple(self.procs[(b + k) % len(self.procs)] for k in range(points))
         if self.decoders is not None:
@@ -278,6 +295,7 @@ class LoaderPipeline:
         self._next = 0
         self._taken = 0
         self.wait_s = 0.0
+        self.decoded = 0
         self._fill()
 
     def __len__(self) -> int:
@@ -336,7 +354,7 @@ class LoaderPipeline:
     def end_epoch(self, epoch: int, seconds: float) -> EpochStall:
         """Record the epoch's data wait; log the stall report when it is above STALL_FRACTION of the epoch
         and at least STALL_MIN_S seconds."""
-        rec = EpochStall(epoch, self.wait_s, seconds, False)
+        rec = EpochStall(epoch, self.wait_s, seconds, False, self.decoded)
         if seconds > 0 and rec.fraction > STALL_FRACTION and rec.wait_s >= STALL_MIN_S:
             rec.fired = True
             ring = self.ring

@@ -7,7 +7,8 @@ SPMD data parallelism between nodes (see runtime/comm.py for the MPI side):
   seed draw the same on every rank), and every rank but 0 sends its standard output to /dev/null and
   logs only warnings, so only rank 0 prints progress;
 - a training step's global batch (`-b`) is split into one contiguous shard per rank
-  (`runtime.comm.shard`); each rank's loader reads only its shard's rows, and the node's own strategy
+  (`runtime.comm.shard`); each rank's loader reads only its shard's rows (an image folder's loader
+  pipeline decodes only those: data/pipeline.py), and the node's own strategy
   splits the shard over its processors, so the batch is split over every processor of every node;
 - the loss seeds are scaled by the global batch, so the per-rank gradients and loss partial sums add up
   to the single-process ones; every trainable weight's gradient is summed over the ranks by a

@@ -139,3 +139,50 @@ def test_flag_mismatch_is_a_startup_error(tmp_path):
     assert "mpiexec started 2 ranks with different flags" in p.stderr, p.stderr[-3000:]
     assert "rank 1: --out" in p.stderr and "-ll:cpu 2" in p.stderr
     assert not Path(out).exists()
+
+
+FOLDER_SCRIPT = """
+import json, sys
+import numpy as np
+import flexflow_keras as keras
+from flexflow_keras import layers
+from flexflow_keras.execution import distributed
+
+folder, out = sys.argv[1], sys.argv[2]
+ds = keras.utils.image_dataset_from_directory(folder, image_size=(8, 8), color_mode="grayscale", batch_size=8,
+                                              shuffle=False, verbose=False).map(lambda x, y: (x / 255.0, y))
+keras.utils.set_random_seed(1)
+model = keras.Sequential([keras.Input((8, 8, 1)), layers.Conv2D(3, 3, activation="relu"), layers.Flatten(),
+                          layers.Dense(2)])
+model.compile(optimizer="sgd", loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True))
+h = model.fit(ds, epochs=2, verbose=0)
+w = distributed.world()
+rank = 0 if w is None else w.rank
+stalls = model._last_fit_stats["data_stalls"]
+with open(f"{out}.{rank}.json", "w") as f:
+    json.dump({"loss": h.history["loss"], "decoded": [s.decoded for s in stalls]}, f)
+"""
+
+
+def test_each_rank_decodes_only_its_shard_of_an_image_folder(tmp_path):
+    from PIL import Image
+
+    rng = np.random.default_rng(0)
+    for c in range(2):
+        (tmp_path / "imgs" / f"c{c}").mkdir(parents=True)
+        for i in range(16):
+            Image.fromarray(rng.integers(0, 256, (8, 8), dtype=np.uint8), "L").save(tmp_path / "imgs" / f"c{c}" / f"{i}.png")
+    script = tmp_path / "folder.py"
+    script.write_text(FOLDER_SCRIPT)
+    one, two = str(tmp_path / "one"), str(tmp_path / "two")
+    p1, _ = _run([sys.executable, str(script), str(tmp_path / "imgs"), one, "-ll:cpu", "2", "--only-data-parallel"])
+    assert p1.returncode == 0, p1.stderr[-3000:]
+    p2, _ = _run([MPIEXEC, "-n", "2", sys.executable, str(script), str(tmp_path / "imgs"), two, "-ll:cpu", "1",
+                  "--only-data-parallel"])
+    assert p2.returncode == 0, p2.stderr[-3000:]
+    single = json.loads(Path(one + ".0.json").read_text())
+    ranks = [json.loads(Path(f"{two}.{r}.json").read_text()) for r in range(2)]
+    assert single["decoded"] == [32, 32]  # one process decodes every image of each epoch
+    assert [r["decoded"] for r in ranks] == [[16, 16], [16, 16]]  # each rank its half
+    np.testing.assert_allclose(ranks[0]["loss"], single["loss"], rtol=1e-5)
+    np.testing.assert_allclose(ranks[1]["loss"], single["loss"], rtol=1e-5)
