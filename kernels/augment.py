@@ -221,3 +221,54 @@ def __getattr__(name: str):
 
         return getattr(gpu, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+@cpu_jit
+def _resize_image(src, out, oy, ox, h_in, w_in, bilinear):
+    # TensorFlow's resize (half-pixel centres, edges clamped, no antialiasing) of the window
+    # src[oy:oy + h_in, ox:ox + w_in] of one (H, W, C) image into out (h, w, C); separable taps
+    h_out, w_out, chans = out.shape
+    sy, sx = h_in / h_out, w_in / w_out
+    x0s = np.empty(w_out, np.int64)
+    x1s = np.empty(w_out, np.int64)
+    wxs = np.empty(w_out, np.float32)
+    for j in range(w_out):
+        c = (j + 0.5) * sx - 0.5
+        if bilinear:
+            f = math.floor(c)
+            x0s[j] = min(max(int(f), 0), w_in - 1) + ox
+            x1s[j] = min(max(int(math.ceil(c)), 0), w_in - 1) + ox
+            wxs[j] = c - f
+        else:
+            x0s[j] = x1s[j] = min(int(math.floor((j + 0.5) * sx)), w_in - 1) + ox
+            wxs[j] = 0.0
+    for i in range(h_out):
+        c = (i + 0.5) * sy - 0.5
+        if bilinear:
+            f = math.floor(c)
+            y0 = min(max(int(f), 0), h_in - 1) + oy
+            y1 = min(max(int(math.ceil(c)), 0), h_in - 1) + oy
+            wy = np.float32(c - f)
+        else:
+            y0 = y1 = min(int(math.floor((i + 0.5) * sy)), h_in - 1) + oy
+            wy = np.float32(0.0)
+        for j in range(w_out):
+            a, b, wx = x0s[j], x1s[j], wxs[j]
+            for k in range(chans):
+                tl, tr = np.float32(src[y0, a, k]), np.float32(src[y0, b, k])
+                bl, br = np.float32(src[y1, a, k]), np.float32(src[y1, b, k])
+                top = tl + (tr - tl) * wx
+                bottom = bl + (br - bl) * wx
+                out[i, j, k] = top + (bottom - top) * wy
+
+
+def resize_image_cpu(src: np.ndarray, out: np.ndarray, bilinear: bool = True, window=None) -> None:
+    """out (h, w, C) float32 = src (H, W, C, any numeric dtype) resized as tf.image.resize does for
+    "bilinear" / "nearest" (half-pixel centres, no antialiasing), from the window (oy, ox, height, width)
+    of src or the whole of it. The loaders use it, so that decoded images equal tf.keras' to float32
+    rounding."""
+    if src.ndim != 3 or out.ndim != 3 or src.shape[2] != out.shape[2]:
+        raise ValueError(f"resize_image_cpu takes (H, W, C) images with equal C, received {src.shape} and "
+                         f"{out.shape}.")
+    oy, ox, h, w = window_of(src[None], window)
+    _resize_image(src, out, oy, ox, h, w, bool(bilinear))

@@ -4,10 +4,12 @@
 names are the sorted non-hidden sub-folder names (or the `class_names` given), files are found by a
 sorted recursive walk and kept when their extension is .bmp/.gif/.jpeg/.jpg/.png (any case).
 `ImageFolderSource` holds the paths and integer labels in memory and decodes images only when a batch
-is asked for (`read_x(rows, out)`): Pillow opens, converts (L, RGB or RGBA) and resizes (bilinear by
-default, Pillow's antialiased resampling) into a caller-provided float32 buffer. Nothing is shared
-between calls, so loader tasks call it from several threads at once; Pillow releases the GIL while it
-decodes, converts and resizes, and NumPy while it casts into the buffer.
+is asked for (`read_x(rows, out)`): Pillow opens and converts (L, RGB or RGBA), and the image is resized
+into a caller-provided float32 buffer: bilinear (the default) and nearest as tf.image.resize computes
+them (`kernels.augment.resize_image_cpu`: half-pixel centres, no antialiasing, so the values equal
+tf.keras' loader's), the other interpolations by Pillow. Nothing is shared between calls, so loader
+tasks call it from several threads (or decoder processes) at once; Pillow releases the GIL while it
+decodes, and the resize kernel and NumPy while they write the buffer.
 
 `is_image_folder(path)` and `open_image_folder(path, input_specs)` are what the `-d` detector calls.
 """
@@ -21,6 +23,8 @@ from collections.abc import Sequence
 import numpy as np
 
 from flexflow_keras.errors import DataError
+from flexflow_keras.ops.augment import aspect_window
+from kernels.augment import resize_image_cpu
 
 log = logging.getLogger("flexflow_keras")
 
@@ -28,6 +32,7 @@ IMAGE_EXTENSIONS = (".bmp", ".gif", ".jpeg", ".jpg", ".png")
 COLOR_MODES = {"grayscale": 1, "rgb": 3, "rgba": 4}
 _PIL_MODES = {1: "L", 3: "RGB", 4: "RGBA"}
 INTERPOLATIONS = ("bilinear", "nearest", "bicubic", "area", "lanczos3", "lanczos5")
+TF_RESIZE = ("bilinear", "nearest")  # resized by kernels.augment.resize_image_cpu as tf.image.resize does
 
 
 def _resample(name: str):
@@ -177,12 +182,19 @@ class ImageFolderSource:
                     img.load()
                 h, w = self.image_size
                 box = self._crop_box(img.size) if self.crop_to_aspect_ratio else None
-                if img.size != (w, h) or box is not None:
+                resize = img.size != (w, h) or box is not None
+                if resize and self.interpolation not in TF_RESIZE:
                     img = img.resize((w, h), self._resample, box=box)
+                    resize = False
                 pixels = np.asarray(img)
         except (UnidentifiedImageError, OSError, ValueError, SyntaxError) as e:
             raise DataError(f"Cannot decode image {path!r} (sample {i}"
                             f"{self._class_of(i)}): {type(e).__name__}: {e}. Remove or replace the file.") from None
+        if resize:  # bilinear and nearest as tf.image.resize computes them (Pillow's bilinear antialiases)
+            window = None if box is None else (box[1], box[0], box[3] - box[1], box[2] - box[0])
+            pixels = pixels if pixels.ndim == 3 else pixels[:, :, None]
+            resize_image_cpu(pixels, out.reshape(h, w, -1), self.interpolation == "bilinear", window)
+            return
         out[...] = pixels.reshape(out.shape)
 
     def _class_of(self, i: int) -> str:
@@ -191,11 +203,9 @@ class ImageFolderSource:
         return f", class {self.class_names[int(self.labels[i])]!r}"
 
     def _crop_box(self, size):
+        # Pillow's (left, top, right, bottom) of Keras' smart_resize window
         w0, h0 = size
-        h, w = self.image_size
-        crop_h = min(h0, int(w0 * h / w))
-        crop_w = min(w0, int(h0 * w / h))
-        top, left = (h0 - crop_h) // 2, (w0 - crop_w) // 2
+        top, left, crop_h, crop_w = aspect_window(h0, w0, self.image_size)
         return (left, top, left + crop_w, top + crop_h)
 
     def read_x(self, rows, out: np.ndarray) -> np.ndarray:

@@ -108,6 +108,12 @@ def test_image_dataset_matches_tf_keras(tmp_path):
     np.testing.assert_array_equal(oy, ty)
     assert ox.dtype == tx.dtype == np.float32
     assert np.abs(ox - tx).max() <= 1.0  # within 1/255 of the pixel range
+    for kw in (dict(image_size=(7, 9)), dict(image_size=(20, 16), interpolation="nearest"),
+               dict(image_size=(5, 8), crop_to_aspect_ratio=True)):  # resized as tf.image.resize does
+        ox = image_dataset_from_directory(folder, batch_size=8, shuffle=False, verbose=False, **kw).to_arrays()[0]
+        tx = np.concatenate([b[0].numpy() for b in tf.keras.utils.image_dataset_from_directory(
+            str(folder), batch_size=8, shuffle=False, verbose=False, **kw)])
+        np.testing.assert_allclose(ox, tx, rtol=1e-5, atol=1e-3, err_msg=str(kw))
     split = dict(image_size=(12, 12), validation_split=0.3, seed=42, verbose=False)
     ov = image_dataset_from_directory(folder, subset="validation", **split)
     tv = tf.keras.utils.image_dataset_from_directory(str(folder), subset="validation", **split)

@@ -54,14 +54,38 @@ def test_decode_at_native_size_is_exact_and_float32(folder):
         np.testing.assert_array_equal(x[k], pixels[p].astype(np.float32))
 
 
-def test_resize_is_pillows_bilinear_and_grayscale_is_L(folder):
+def _tf_bilinear(a, h, w):
+    """tf.image.resize's bilinear (half-pixel centres, edges clamped, no antialiasing) in float64 NumPy."""
+    a = a.astype(np.float64)
+    big_h, big_w = a.shape[:2]
+
+    def taps(n_out, n_in):
+        c = (np.arange(n_out) + 0.5) * (n_in / n_out) - 0.5
+        lo = np.clip(np.floor(c), 0, n_in - 1).astype(int)
+        return lo, np.clip(np.ceil(c), 0, n_in - 1).astype(int), c - np.floor(c)
+
+    y0, y1, wy = taps(h, big_h)
+    x0, x1, wx = taps(w, big_w)
+    wx = wx[None, :, None] if a.ndim == 3 else wx[None, :]
+    wy = wy[:, None, None] if a.ndim == 3 else wy[:, None]
+    top = a[y0][:, x0] + (a[y0][:, x1] - a[y0][:, x0]) * wx
+    bottom = a[y1][:, x0] + (a[y1][:, x1] - a[y1][:, x0]) * wx
+    return top + (bottom - top) * wy
+
+
+def test_resize_is_tf_bilinear_and_grayscale_is_L(folder):
+    # Keras' loader resizes with tf.image.resize (no antialiasing), not with Pillow's antialiased bilinear
     root, pixels = folder
     paths, labels, names = index_image_folder(root)
     src = ImageFolderSource(paths, labels, names, image_size=(8, 3), channels=1)
     out = np.empty((2, 8, 3, 1), np.float32)
     src.read_x([4, 0], out)
-    want = np.asarray(Image.fromarray(pixels[paths[4]]).convert("L").resize((3, 8), Image.Resampling.BILINEAR))
-    np.testing.assert_array_equal(out[0, :, :, 0], want.astype(np.float32))
+    grey = np.asarray(Image.fromarray(pixels[paths[4]]).convert("L"))
+    np.testing.assert_allclose(out[0, :, :, 0], _tf_bilinear(grey, 8, 3), rtol=1e-6, atol=1e-4)
+    near = ImageFolderSource(paths, labels, names, image_size=(8, 3), channels=1, interpolation="nearest").load([4])
+    rows = np.minimum(np.floor((np.arange(8) + 0.5) * grey.shape[0] / 8), grey.shape[0] - 1).astype(int)
+    cols = np.minimum(np.floor((np.arange(3) + 0.5) * grey.shape[1] / 3), grey.shape[1] - 1).astype(int)
+    np.testing.assert_array_equal(near[0, :, :, 0], grey[rows][:, cols])
     rgba = ImageFolderSource(paths, labels, names, image_size=(4, 6), channels=4).load([0])
     assert rgba.shape == (1, 4, 6, 4) and np.all(rgba[..., 3] == 255)
 
