@@ -128,13 +128,18 @@ def _load_body(reader, x_out, y_out, y_src, sw_out, sw_src, rows, ranges, point,
     t0 = time.perf_counter()
     mine = rows[lo:hi]
     reader.read_x(mine, x_out[0][lo:hi])
+    _gather(mine, lo, hi, y_out, y_src, sw_out, sw_src)
+    return time.perf_counter() - t0
+
+
+def _gather(mine, lo, hi, y_out, y_src, sw_out, sw_src) -> None:
+    """Rows `mine`'s labels (when `y_out`) and sample weights (ones without `sw_src`) into slot rows [lo, hi)."""
     for dst, src in zip(y_out, y_src, strict=True):
         np.take(src, mine, axis=0, out=dst[lo:hi])
     if sw_src is None:
         sw_out[lo:hi] = 1.0
     else:
         np.take(sw_src, mine, out=sw_out[lo:hi])
-    return time.perf_counter() - t0
 
 
 _load_body.__name__ = _load_body.__qualname__ = "load_batch"
@@ -147,16 +152,9 @@ def _submit_body(decoders, tag, first, slot, y_out, y_src, sw_out, sw_src, rows,
     With `mapped`, the decoder runs the dataset's map and writes the labels: they go with the share."""
     lo, hi = ranges[point]
     mine = rows[lo:hi]
-    if mapped:
-        decoders.submit(first + point[0], tag, slot, lo, mine, [np.take(src, mine, axis=0) for src in y_src])
-    else:
-        decoders.submit(first + point[0], tag, slot, lo, mine)
-        for dst, src in zip(y_out, y_src, strict=True):
-            np.take(src, mine, axis=0, out=dst[lo:hi])
-    if sw_src is None:
-        sw_out[lo:hi] = 1.0
-    else:
-        np.take(sw_src, mine, out=sw_out[lo:hi])
+    labels = [np.take(src, mine, axis=0) for src in y_src] if mapped else None
+    decoders.submit(first + point[0], tag, slot, lo, mine, labels)
+    _gather(mine, lo, hi, [] if mapped else y_out, [] if mapped else y_src, sw_out, sw_src)
 
 
 _submit_body.__name__ = _submit_body.__qualname__ = "load_batch"

@@ -84,6 +84,11 @@ class _ImageOp(Op):
     def tile(self, shapes, out_box, part=0, parts=1):
         return par.default_tile(shapes, out_box)
 
+    def _check(self, name: str, allowed) -> None:
+        value = getattr(self, name)
+        if value not in allowed:
+            raise ValueError(f"{self.type_name}: {name} must be one of {allowed}, received {value!r}.")
+
     def _draws(self, ctx, rows: int, count: int) -> np.ndarray:
         return uniforms(dropout_key(ctx.seed, ctx.step, self.seed), ctx.batch_offset, rows, count)
 
@@ -135,14 +140,9 @@ class ImageAffineOp(_ImageOp):
     fill_value: float = 0.0
 
     def __post_init__(self):
-        if self.kind not in AFFINE_KINDS:
-            raise ValueError(f"image_affine: kind must be one of {AFFINE_KINDS}, received {self.kind!r}.")
-        if self.interpolation not in kaug.INTERPOLATIONS:
-            raise ValueError(f"image_affine: interpolation must be one of {kaug.INTERPOLATIONS}, received "
-                             f"{self.interpolation!r}.")
-        if self.fill_mode not in kaug.FILL_MODES:
-            raise ValueError(f"image_affine: fill_mode must be one of {kaug.FILL_MODES}, received "
-                             f"{self.fill_mode!r}.")
+        self._check("kind", AFFINE_KINDS)
+        self._check("interpolation", kaug.INTERPOLATIONS)
+        self._check("fill_mode", kaug.FILL_MODES)
 
     def matrices(self, ctx, rows: int, height: int, width: int) -> np.ndarray:
         """(rows, 6) float64: each image's output -> input matrix (Keras 3's)."""
@@ -218,8 +218,7 @@ class ImageValueOp(_ImageOp):
     value_range: tuple[float, float] = (0.0, 255.0)
 
     def __post_init__(self):
-        if self.kind not in VALUE_KINDS:
-            raise ValueError(f"image_value: kind must be one of {VALUE_KINDS}, received {self.kind!r}.")
+        self._check("kind", VALUE_KINDS)
 
     def params(self, ctx, rows: int) -> np.ndarray:
         """(rows,) float64: each image's contrast factor or brightness delta."""
@@ -282,11 +281,8 @@ class ImageResizeOp(_ImageOp):
     crop_to_aspect_ratio: bool = False
 
     def __post_init__(self):
-        if self.kind not in RESIZE_KINDS:
-            raise ValueError(f"image_resize: kind must be one of {RESIZE_KINDS}, received {self.kind!r}.")
-        if self.interpolation not in kaug.INTERPOLATIONS:
-            raise ValueError(f"image_resize: interpolation must be one of {kaug.INTERPOLATIONS}, received "
-                             f"{self.interpolation!r}.")
+        self._check("kind", RESIZE_KINDS)
+        self._check("interpolation", kaug.INTERPOLATIONS)
 
     def _hw(self, spec):
         shape = tuple(spec.shape)

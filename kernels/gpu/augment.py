@@ -21,16 +21,19 @@ map_coord = cuda.jit(device=True)(_map_coord)
 round_half_away = cuda.jit(device=True)(_round_half_away)
 
 
+@cuda.jit(device=True)
+def nhwc_index(i, shape):
+    """(image, row, column, channel) of flat element i of an (N, H, W, C) array of `shape`."""
+    h, w, chans = shape[1], shape[2], shape[3]
+    return i // (chans * w * h), (i // (chans * w)) % h, (i // chans) % w, i % chans
+
+
 @cuda.jit
 def _affine(x, y, mats, bilinear, mode, fill, oy, ox, h_in, w_in):
     # the source is the window x[:, oy:oy + h_in, ox:ox + w_in] (see kernels.augment)
     i = cuda.grid(1)
     if i < y.size:
-        n_img, h_out, w_out, chans = y.shape
-        c = i % chans
-        j = (i // chans) % w_out
-        r = (i // (chans * w_out)) % h_out
-        n = i // (chans * w_out * h_out)
+        n, r, j, c = nhwc_index(i, y.shape)
         t = y.dtype.type
         sx = map_coord(mats[n, 0] * t(j) + mats[n, 1] * t(r) + mats[n, 2], w_in, mode, t)
         sy = map_coord(mats[n, 3] * t(j) + mats[n, 4] * t(r) + mats[n, 5], h_in, mode, t)
@@ -56,11 +59,7 @@ def _affine(x, y, mats, bilinear, mode, fill, oy, ox, h_in, w_in):
 def _affine_t(dy, dx, mats, bilinear, mode, oy, ox, h_in, w_in):
     i = cuda.grid(1)
     if i < dy.size:
-        n_img, h_out, w_out, chans = dy.shape
-        c = i % chans
-        j = (i // chans) % w_out
-        r = (i // (chans * w_out)) % h_out
-        n = i // (chans * w_out * h_out)
+        n, r, j, c = nhwc_index(i, dy.shape)
         g = dy[n, r, j, c]
         t = dx.dtype.type
         sx = map_coord(mats[n, 0] * t(j) + mats[n, 1] * t(r) + mats[n, 2], w_in, mode, t)
@@ -119,11 +118,7 @@ def _masked_sums(x, dy, means, factors, lo, hi, sums):
 def _contrast(x, y, means, factors, lo, hi):
     i = cuda.grid(1)
     if i < y.size:
-        n_img, h, w, chans = y.shape
-        c = i % chans
-        j = (i // chans) % w
-        r = (i // (chans * w)) % h
-        n = i // (chans * w * h)
+        n, r, j, c = nhwc_index(i, y.shape)
         m = means[n, c]
         y[n, r, j, c] = min(max((x[n, r, j, c] - m) * factors[n] + m, lo), hi)
 
@@ -132,11 +127,7 @@ def _contrast(x, y, means, factors, lo, hi):
 def _contrast_t(x, dy, dx, means, factors, gmeans, lo, hi, accumulate):
     i = cuda.grid(1)
     if i < dx.size:
-        n_img, h, w, chans = dx.shape
-        c = i % chans
-        j = (i // chans) % w
-        r = (i // (chans * w)) % h
-        n = i // (chans * w * h)
+        n, r, j, c = nhwc_index(i, dx.shape)
         m, f = means[n, c], factors[n]
         z = (x[n, r, j, c] - m) * f + m
         g = dy[n, r, j, c] if lo <= z <= hi else dx.dtype.type(0)
@@ -149,11 +140,7 @@ def _brightness(x, y, deltas, lo, hi, grad, dy, accumulate):
     # forward: y = clip(x + d); backward (grad): y (+)= dy where x + d is inside [lo, hi]
     i = cuda.grid(1)
     if i < x.size:
-        n_img, h, w, chans = x.shape
-        c = i % chans
-        j = (i // chans) % w
-        r = (i // (chans * w)) % h
-        n = i // (chans * w * h)
+        n, r, j, c = nhwc_index(i, x.shape)
         z = x[n, r, j, c] + deltas[n]
         if not grad:
             y[n, r, j, c] = min(max(z, lo), hi)
