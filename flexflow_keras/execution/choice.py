@@ -33,6 +33,7 @@ import os
 
 from flexflow_keras import config as _config
 from flexflow_keras.errors import ConfigError, StrategyError
+from flexflow_keras.execution import distributed
 from flexflow_keras.execution.measured import (
     FULL,
     MEASURE_SHARE,
@@ -47,6 +48,7 @@ from flexflow_keras.search.driver import Problem, Row, SearchResult
 from flexflow_keras.search.machine import MachineModel
 from flexflow_keras.search.svg import write_strategy_svg
 from flexflow_keras.utils.flag_checks import check_degree
+from runtime.comm import host_cores
 
 SEARCH_VERSION = 2  # part of the cache key: bump when the search changes what it would choose
 
@@ -182,7 +184,7 @@ def machine_model(engine) -> MachineModel:
     if cfg.machine_model:
         m = MachineModel.from_file(cfg.machine_model)
     else:
-        m = MachineModel.from_runtime(engine.rtm.machine)
+        m = MachineModel.from_runtime(engine.rtm.machine, host_cores(), distributed.world())
     if cfg.search_num_nodes or cfg.search_num_workers:
         m = m.scaled(cfg.search_num_nodes, cfg.search_num_workers)
     return m

@@ -206,7 +206,7 @@ class Engine:
         step's tasks have finished when this returns (a failure raises here)."""
         mine = None if self.spanning else distributed.shard_rows(rows)  # under MPI: this rank's shard of the global batch
         local = rows if mine is None else mine
-        self.prepare_strategy(sources, local, seed)
+        self.prepare_strategy(sources, rows, seed)
         opt = self.optimizer
         iteration = int(opt.iterations)
         lr = float(opt.learning_rate_at(iteration))
@@ -217,9 +217,11 @@ class Engine:
         return prog, fm, pen, prog.last_nodes
 
     def prepare_strategy(self, sources, rows: np.ndarray, seed: int) -> Strategy:
-        """Choose the training strategy now if none is set (see execution/choice.py)."""
+        """Choose the training strategy now if none is set (see execution/choice.py). Under MPI the search
+        plans one node's step: `rows` (the global batch) is cut to this rank's shard."""
         if self.strategy is None:
-            choice.choose(self, self.code_strategy, sources, rows, seed)
+            mine = distributed.shard_rows(rows)
+            choice.choose(self, self.code_strategy, sources, rows if mine is None else mine, seed)
             distributed.agree_strategy(self)
         return self.strategy
 

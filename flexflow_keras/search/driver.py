@@ -69,10 +69,11 @@ class SearchResult:
     def table(self) -> str:
         """The comparison as text: predicted ms/step, samples/s, peak MB, and the winner's margin."""
         lines = [f"{'strategy':58} {'ms/step':>9} {'samples/s':>10} {'peak MB':>9}"]
+        every = self.batch * self.machine.replicas  # under MPI every node trains `batch` rows of the step
         for r in sorted(self.rows, key=lambda r: r.step_time):
             mark = " <- chosen" if r.strategy == self.strategy else ""
             t = f"{r.step_time * 1e3:9.3f}" if math.isfinite(r.step_time) else "      inf"
-            sps = f"{self.batch / r.step_time:10.0f}" if r.step_time > 0 and math.isfinite(r.step_time) else " " * 10
+            sps = f"{every / r.step_time:10.0f}" if r.step_time > 0 and math.isfinite(r.step_time) else " " * 10
             fit = "" if r.fits else " (over capacity)"
             lines.append(f"{r.label[:58]:58} {t} {sps} {r.peak / MB:9.1f}{fit}{mark}")
         gain = self.best_dp.step_time / self.step_time if self.step_time > 0 else 1.0

@@ -5,6 +5,13 @@ bandwidths the runtime knows and the host's core count) or a described one (`fro
 machine-model file, see `machines/*.json`), optionally scaled to more nodes or devices per node than are
 present (`--search-num-nodes`, `--search-num-workers`) to search for a larger machine.
 
+Under `mpiexec -n N` this process's machine is N nodes: `from_runtime(..., world)` describes this node's
+devices with `replicas` = N and the network link between the nodes that `runtime.comm` measured at
+start-up (`replica_link`). Every node trains its shard of the batch with the node's strategy (execution/
+distributed.py), so the search plans the node's strategy and the simulator adds, for every trainable
+weight, the sum of its gradient over the N nodes on that link (`allreduce_time`) between the weight's
+last gradient piece and its update.
+
 Devices are the processors of the kind a strategy uses (its `devices` indices). Each device works in
 one memory (a GPU in its framebuffer; the CPU processors of a node share the node's system memory), and
 data moves between memories over links: the route between two memories is a list of links, each a
@@ -89,6 +96,8 @@ class MachineModel:
     present: bool = False
     source: str = ""
     host_links: dict[int, tuple[int, ...]] = field(default_factory=dict)  # device -> links from host memory
+    replicas: int = 1  # nodes that each run this model's devices on their shard of the batch (MPI ranks)
+    replica_link: int = -1  # the link id of the network between those nodes (when replicas > 1)
 
     @property
     def n(self) -> int:
@@ -108,29 +117,56 @@ class MachineModel:
         links = [self.links[i] for i in r]
         return sum(lk.latency for lk in links) + nbytes / min(lk.bandwidth for lk in links)
 
+    def allreduce_time(self, nbytes: float) -> float:
+        """Seconds to sum `nbytes` over the `replicas` nodes on the network link (a ring: 2(N-1) steps of
+        1/N of the bytes each); 0 on one node."""
+        n = self.replicas
+        if n <= 1 or self.replica_link < 0 or nbytes <= 0:
+            return 0.0
+        lk = self.links[self.replica_link]
+        return 2 * (n - 1) * (lk.latency + nbytes / n / lk.bandwidth)
+
     def signature(self) -> str:
         """A short identity for caches: kind, devices, speeds and capacity."""
         d = self.devices[0]
         wiring = hashlib.sha1(repr((self.name, [(lk.bandwidth, lk.latency) for lk in self.links],
                                     sorted(self.routes.items()))).encode()).hexdigest()[:12]
         return (f"{self.kind}x{self.n}/{self.nodes}n/{self.cores}c/{d.name}/{d.flops:.3g}/"
-                f"{d.memory_bandwidth:.3g}/{d.capacity}/{wiring}")
+                f"{d.memory_bandwidth:.3g}/{d.capacity}/{wiring}" + (f"/x{self.replicas}" if self.replicas > 1 else ""))
 
     def summary(self) -> dict:
         """What a strategy file records of the machine it was searched for."""
         gpus = self.n if self.kind == "GPU" else 0
         return {"gpus": gpus // self.nodes if gpus else 0, "cpus": self.n // self.nodes if not gpus else 0,
-                "nodes": self.nodes}
+                "nodes": self.nodes * self.replicas}
 
     def describe(self) -> str:
         d = self.devices[0]
-        return (f"{self.name}: {self.n} {self.kind} device(s) ({d.name}) on {self.nodes} node(s)"
+        text = (f"{self.name}: {self.n} {self.kind} device(s) ({d.name}) on {self.nodes} node(s)"
                 + (f", {self.cores} cores per node" if self.kind == "CPU" else ""))
+        if self.replicas > 1:
+            lk = self.links[self.replica_link]
+            text += (f", x {self.replicas} nodes (MPI ranks) training their shards of the batch, gradients summed "
+                     f"over a link of {lk.bandwidth / 1e9:.2f} GB/s and {lk.latency * 1e6:.1f} us (measured)")
+        return text
 
     # --- constructors -------------------------------------------------------------------------------
     @classmethod
-    def from_runtime(cls, machine, cores: int | None = None) -> MachineModel:
-        """The machine of this process: its GPUs when it has some, else its CPU processors."""
+    def from_runtime(cls, machine, cores: int | None = None, world=None) -> MachineModel:
+        """The machine of this process: its GPUs when it has some, else its CPU processors; under MPI
+        (`world`: runtime.comm's World of several ranks), this node x the ranks over their measured link."""
+        m = cls._this_node(machine, cores)
+        if world is None or world.size <= 1 or not world.links:
+            return m
+        # every rank has rank 0's ping-pong figures; the slowest link sets the pace of a collective
+        bw = min(lk.bandwidth for lk in world.links)
+        lat = max(lk.latency for lk in world.links)
+        m.links = [*m.links, Link(len(m.links), "net", bw, lat)]
+        m.replicas, m.replica_link = world.size, len(m.links) - 1
+        return m
+
+    @classmethod
+    def _this_node(cls, machine, cores: int | None = None) -> MachineModel:
         from runtime import MemKind, ProcKind
 
         cores = cores or os.cpu_count() or 1
@@ -220,15 +256,18 @@ class MachineModel:
         return build(doc.get("name", who), kind, spec, nodes, per, intra, default, inter, cores, who)
 
     def scaled(self, nodes: int | None = None, per_node: int | None = None) -> MachineModel:
-        """The same kind of machine with more (or fewer) nodes or devices per node (search only)."""
-        nodes = nodes or self.nodes
+        """The same kind of machine with more (or fewer) nodes or devices per node (search only). Under MPI
+        the nodes default to the ranks, and the network between nodes is the link measured between them."""
+        nodes = nodes or self.nodes * self.replicas
         per = per_node or self.n // self.nodes
         d = self.devices[0]
+        measured = self.links[self.replica_link] if self.replicas > 1 else None
+        net_bw, net_lat = (measured.bandwidth, measured.latency) if measured else (12.5e9, 2e-6)
         if self.kind == "CPU" and self.present:
             devices = [DeviceSpec(i, i // per, "CPU", d.name, d.flops, d.memory_bandwidth, d.capacity, i // per)
                        for i in range(nodes * per)]
             links, routes = [], {}
-            net = [Link(k, f"net{k}", 12.5e9, 2e-6) for k in range(nodes)]
+            net = [Link(k, f"net{k}", net_bw, net_lat) for k in range(nodes)]
             links.extend(net)
             for a in range(nodes):
                 for b in range(nodes):
@@ -240,7 +279,7 @@ class MachineModel:
         # a model of this machine's GPUs has no link table: its devices talk through the host's PCIe links
         default = getattr(self, "_default", None) or {"bandwidth": self.links[0].bandwidth,
                                                      "latency": self.links[0].latency, "via": "host"}
-        inter = getattr(self, "_inter", None) or {"bandwidth": 12.5e9, "latency": 2e-6}
+        inter = getattr(self, "_inter", None) or {"bandwidth": net_bw, "latency": net_lat}
         # a smaller node keeps the links among its devices
         intra = [e for e in getattr(self, "_intra", ()) if max(e[0]) < per]
         return build(f"{self.name} scaled to {nodes} node(s) x {per}", self.kind, spec, nodes, per,

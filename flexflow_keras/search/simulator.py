@@ -8,7 +8,8 @@ the reductions of gradients that several pieces produce for one input or weight 
 device, on the target's device, after a transfer of the partial sum) and of split contractions' outputs;
 zero fills on the node's utility processor; the optimizer updates (in pieces where the strategy splits a
 weight over several devices and the update is element-wise), and the transfers that bring updated
-weights to the other devices that read them. The thread that issues launches issues one point task
+weights to the other devices that read them; under MPI (a machine with `replicas`), the sum of every
+trainable weight's gradient over the nodes on the measured network link before its update. The thread that issues launches issues one point task
 after another, so no task starts before it is issued. `schedule.py` runs the list scheduling; the step
 time is the last finish. Peak memory is counted per memory (instances of every box a device touches; on
 a CPU node, the whole regions the runtime keeps in system memory).
@@ -267,9 +268,15 @@ class Simulator:
                     if b.shared_w[j]:
                         entries = self._fold(T, entries, w.dtype, transfer, costs, core_of, b.devices)
                     wgrad.setdefault(w.uid, []).extend(entries)
-        # --- updates ---
+        # --- updates (under MPI, after the sum of the weight's gradient over the nodes) ---
+        net = link_base + m.replica_link if m.replicas > 1 else -1
         for uid, entries in wgrad.items():
-            self._update(T, self.variables[uid], entries, blocks, core_of, transfer, issue1)
+            v = self.variables[uid]
+            if net >= 0:  # started after its last gradient piece, waited by the update: a start and a wait task
+                nbytes = int(np.prod(v.shape)) * np.dtype(v.dtype).itemsize
+                x = T.add(m.allreduce_time(nbytes), [net], [e[0] for e in entries], -1, 2 * issue1, 2 * o.task)
+                entries = [(x, box, mem) for _, box, mem in entries]
+            self._update(T, v, entries, blocks, core_of, transfer, issue1)
         finish = schedule.run(T, self.n_res + m.n + 2, m.cores if cpu else 1, m.nodes)
         step = float(finish.max()) if len(finish) else 0.0
         peak = max(memory.values()) if memory else 0

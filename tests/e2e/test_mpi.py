@@ -186,3 +186,30 @@ def test_each_rank_decodes_only_its_shard_of_an_image_folder(tmp_path):
     assert [r["decoded"] for r in ranks] == [[16, 16], [16, 16]]  # each rank its half
     np.testing.assert_allclose(ranks[0]["loss"], single["loss"], rtol=1e-5)
     np.testing.assert_allclose(ranks[1]["loss"], single["loss"], rtol=1e-5)
+
+
+SEARCH_SCRIPT = """
+import sys
+import numpy as np
+import flexflow_keras as keras
+rs = np.random.RandomState(0)
+x, y = rs.rand(256, 16).astype("float32"), rs.randint(0, 4, 256)
+model = keras.Sequential([keras.Input(shape=(16,)), keras.layers.Dense(32, activation="relu"),
+                          keras.layers.Dense(4, activation="softmax")])
+model.compile(optimizer="sgd", loss="sparse_categorical_crossentropy")
+model.fit(x, y, batch_size=64, epochs=1, verbose=0)
+"""
+
+
+def test_the_search_plans_one_node_of_the_ranks_with_the_measured_link(tmp_path):
+    """Under mpiexec the search plans each node's shard (32 rows of -b 64) on a machine of 2 nodes whose
+    gradients cross the link measured at start-up."""
+    script = tmp_path / "search.py"
+    script.write_text(SEARCH_SCRIPT)
+    env = _env()
+    env["FF_CACHE_DIR"] = str(tmp_path / "cache")  # a fresh search, not one cached by another test
+    p = subprocess.run([MPIEXEC, "-n", "2", sys.executable, str(script), "-ll:cpu", "2", "--search-budget", "10"],
+                       capture_output=True, text=True, timeout=TIMEOUT_S, env=env, cwd=ROOT)
+    assert p.returncode == 0, p.stderr[-3000:]
+    line = next(ln for ln in p.stderr.splitlines() if "strategy search for" in ln)
+    assert "x 2 nodes (MPI ranks)" in line and "(measured)" in line and "batch 32 " in line, line

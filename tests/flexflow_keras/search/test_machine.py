@@ -106,3 +106,31 @@ def test_bad_files(tmp_path):
     bad.write_text(json.dumps(doc))
     with pytest.raises(ConfigError, match="capacity_gb must be"):
         MachineModel.from_file(str(bad))
+
+
+class _World:
+    """What MachineModel.from_runtime reads of runtime.comm's World: the rank count and rank 0's
+    measured links."""
+
+    def __init__(self, size, links):
+        self.size, self.links = size, links
+
+
+def test_under_mpi_this_machine_is_its_node_times_the_ranks_over_the_measured_link():
+    from runtime.comm import Link as Measured
+
+    world = _World(3, [Measured(1, 6e9, 8e-6), Measured(2, 4e9, 12e-6)])
+    m = MachineModel.from_runtime(Machine(cpus=2), cores=1, world=world)
+    assert m.present and m.n == 2 and m.replicas == 3
+    net = m.links[m.replica_link]
+    assert (net.bandwidth, net.latency) == (4e9, 12e-6)  # the slowest link sets a collective's pace
+    # a ring: 2(N-1) steps, each a latency and a third of the bytes
+    assert m.allreduce_time(3e6) == pytest.approx(4 * (12e-6 + 1e6 / 4e9))
+    assert "x 3 nodes (MPI ranks)" in m.describe() and "4.00 GB/s" in m.describe()
+    assert m.summary()["nodes"] == 3
+    one = MachineModel.from_runtime(Machine(cpus=2), cores=1)
+    assert one.replicas == 1 and one.allreduce_time(3e6) == 0.0 and one.signature() != m.signature()
+    assert MachineModel.from_runtime(Machine(cpus=2), cores=1, world=_World(1, [])).replicas == 1
+    big = m.scaled(per_node=4)  # --search-num-workers under MPI: the ranks' nodes, their measured network
+    assert big.nodes == 3 and big.n == 12 and not big.present
+    assert {(lk.bandwidth, lk.latency) for lk in big.links} == {(4e9, 12e-6)}

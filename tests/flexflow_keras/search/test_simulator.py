@@ -110,3 +110,28 @@ def test_roofline_calibration_is_fitted_from_measurements(tmp_path):
     sim._blocks.clear()
     r = sim.simulate(Strategy.data_parallel(p.graph, 2, 2))
     assert cm.fallbacks > 0 and r.step_time > 0
+
+
+def test_under_mpi_each_weight_gradient_is_summed_over_the_nodes_before_its_update(tmp_path):
+    """A machine of replicas (MPI ranks): the step grows by the sums the backward pass cannot hide, and
+    more as the measured network gets slower."""
+    import dataclasses
+
+    from flexflow_keras.search.machine import Link
+
+    p, sim = wide(tmp_path, 256)
+    dp = Strategy.data_parallel(p.graph, 2, 2)
+    alone = sim.simulate(dp).step_time
+
+    def over(bandwidth):
+        m = sim.machine
+        net = Link(len(m.links), "net", bandwidth, 10e-6)
+        m2 = dataclasses.replace(m, links=[*m.links, net], replicas=2, replica_link=net.id)
+        s = Simulator(p.graph, m2, sim.costs, p.batch, p.trainable, p.seeds)
+        return s.simulate(dp).step_time, m2
+
+    fast, _ = over(100e9)
+    slow, m2 = over(1e9)
+    last = max(int(np.prod(v.shape)) * 4 for v in p.graph.variables)
+    assert alone < fast < slow
+    assert slow - alone >= m2.allreduce_time(last)  # at least one sum is waited in full by its update
