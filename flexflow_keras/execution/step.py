@@ -353,28 +353,36 @@ class StepProgram:
         training = self.mode == "train"
         if self.state_copies:
             self.engine._dirty = True  # the kept states change in every mode: host reads sync them
+        sp = self.engine.spanning  # a strategy across nodes: launches every rank runs are announced to it
         with rtm.trace(self.trace_name, wait=wait) as scope:
             # kept: a loader pipeline refills the ring slot `sources` came from only after this read
             self.last_loader = rtm.index_launch(self.loader, (self.io_degree,), *self.loader_args, sources, rows,
                                                 self.seed_scales, self.ranges, POINT)
-            for r in self.zero_fill:
-                rtm.fill(r, 0.0)
+            if sp is not None:
+                sp.after_everywhere(self.loader, self.loader_args)
+            self._fill(self.zero_fill, sp)
             for lay, ftask, args, fills, pre, post in self.forward:
                 if pre is not None:
-                    for r in pre[2]:
-                        rtm.fill(r, 0.0)
+                    self._fill(pre[2], sp)
                     self._ilaunch(pre[0], lay, pre[1], (step, gb, self._tiles(lay), POINT))
                     if self.across_ranks:
                         for r in pre[2]:
                             rtm.launch(distributed.sum_task(self.engine, ("stats", r.uid), r.name), r,
                                        tag=lay.placement[0])
-                for r in fills:
-                    rtm.fill(r, 0.0)
+                self._fill(fills, sp)
                 self._ilaunch(ftask, lay, args, (training, step, seed, gb, self._tiles(lay), POINT))
                 if post is not None:
+                    if sp is not None:
+                        sp.before_everywhere(post[0], post[1])
                     rtm.launch(post[0], *post[1], step, gb, tag=self._here(post[2]))
+                    if sp is not None:
+                        sp.after_everywhere(post[0], post[1])
             for ctask, src, dst in self.state_copies:
+                if sp is not None:
+                    sp.before_everywhere(ctask, (src, dst))
                 rtm.launch(ctask, src, dst)
+                if sp is not None:
+                    sp.after_everywhere(ctask, (src, dst))
             for i, (lay, btask, args) in enumerate(self.backward):
                 self._ilaunch(btask, lay, args, (step, seed, gb, self._tiles(lay), POINT))
                 for start, region, proc in self.mpi_starts.get(i, ()):
@@ -383,12 +391,27 @@ class StepProgram:
                     for finish, region, proc in self.mpi_finish:
                         rtm.launch(finish, region, tag=proc)
                 for utask, dom, uargs, procs in self.updates.get(i, ()):
+                    if sp is not None:
+                        sp.before_everywhere(utask, uargs)
                     pen.append(rtm.index_launch(utask, dom, *uargs, iteration, lr,
                                                 tag=tuple(self._here(p) for p in procs)))
+                    if sp is not None:
+                        sp.after_everywhere(utask, uargs)
             if self.metrics is not None:
+                if sp is not None:
+                    sp.before_everywhere(*self.metrics)
                 fm = rtm.index_launch(self.metrics[0], (self.io_degree,), *self.metrics[1])
+                if sp is not None:
+                    sp.after_everywhere(*self.metrics)
         self.last_nodes = None if wait else scope.nodes
         return fm, pen
+
+    def _fill(self, regions, sp) -> None:
+        rtm = self.engine.rtm
+        for r in regions:
+            rtm.fill(r, 0.0)
+            if sp is not None:
+                sp.filled(r)
 
     def _tiles(self, lay) -> dict:
         """What the points of `lay` are told they compute: its tiles, or, on an MPI rank's shard of the
@@ -436,6 +459,10 @@ class StepProgram:
         """Host copies of the model outputs (after a predict or eval step); across MPI ranks, every rank's
         shard in rank order."""
         tg = self.engine.tgraph
+        sp = self.engine.spanning
+        if sp is not None:  # the output pieces other nodes computed
+            for t in tg.model_outputs:
+                sp.settle(self.store.act(t))
         mine = [self.engine.rtm.read(self.store.act(t)) for t in tg.model_outputs]
         if not self.across_ranks:
             return mine

@@ -9,7 +9,8 @@ checkpoint rank 0 wrote, evaluate's results and predict's outputs, as JSON to --
 `mp` is the MLP with a model-parallel first Dense layer (output channels split over the node's two
 processors); `span` is a three-layer MLP whose strategy places pieces on devices 0 and 1, which under
 `mpiexec -n 2 ... -ll:cpu 1` are on different ranks: d1 data parallel across them, d2's output channels
-split across them, the rest on rank 0. `--fail raise` makes rank 1 raise in its second step; `--fail kill` SIGKILLs it there; `--fail task` makes rank 1's Dense
+split across them, the rest on rank 0; `spancnn` the CNN with its convolution and BatchNorm split across
+the ranks along the batch and its head on rank 1. `--fail raise` makes rank 1 raise in its second step; `--fail kill` SIGKILLs it there; `--fail task` makes rank 1's Dense
 kernel raise inside a runtime task in its third step.
 """
 
@@ -68,15 +69,20 @@ def train(kind, args):
     p0, m0 = st0.analyzed_points + st0.replayed_points, st0.trace_mismatches
     rs = np.random.RandomState(0)
     n = 64
-    x = rs.rand(n, 8, 8, 1).astype("float32") if kind == "cnn" else rs.rand(n, 20).astype("float32")
+    x = rs.rand(n, 8, 8, 1).astype("float32") if kind in ("cnn", "spancnn") else rs.rand(n, 20).astype("float32")
     y = rs.randint(0, 3, n)
-    model = build({"cnn": "cnn", "span": "mlp3"}.get(kind, "mlp"))
+    model = build({"cnn": "cnn", "span": "mlp3", "spancnn": "cnn"}.get(kind, "mlp"))
     extra = {}
     if kind == "mp":  # within each node: d1's output channels over its two processors
         extra = {"strategy": keras.Strategy({"d1": keras.ParallelConfig((1, 2), (0, 1))})}
     elif kind == "span":  # across the nodes (devices 0 and 1 are processor 0 of ranks 0 and 1 under MPI)
         extra = {"strategy": keras.Strategy({"d1": keras.ParallelConfig((2, 1), (0, 1)),
                                              "d2": keras.ParallelConfig((1, 2), (0, 1))})}
+    elif kind == "spancnn":  # the convolution and BatchNorm's statistics split across the nodes, the head on rank 1
+        extra = {"strategy": keras.Strategy({"c1": keras.ParallelConfig((2, 1, 1, 1), (0, 1)),
+                                             "bn": keras.ParallelConfig((2, 1, 1, 1), (0, 1)),
+                                             "d2/dense": keras.ParallelConfig((1, 1), (1,)),
+                                             "d2/softmax": keras.ParallelConfig((1, 1), (1,))})}
     model.compile(optimizer=keras.optimizers.SGD(0.5), loss="sparse_categorical_crossentropy",
                   metrics=["accuracy"], **extra)
     rec = Losses()
@@ -95,7 +101,10 @@ def train(kind, args):
     st = get_runtime().stats
     points = [st.analyzed_points + st.replayed_points - p0, st.trace_mismatches - m0]
     points_every = w.gather(points) if w is not None else [points]
-    return {"losses": rec.losses, "sums": sums, "every_rank": every, "read_back": back_every,
+    sp = model._engine.spanning if model._engine is not None else None
+    moved = None if sp is None else {"sent": sp.sent, "received": sp.received, "messages": sp.messages,
+                                     "regions": sp.moved}
+    return {"moved": w.gather(moved) if w is not None else [moved], "losses": rec.losses, "sums": sums, "every_rank": every, "read_back": back_every,
             "evaluate": [float(v) for v in np.atleast_1d(ev)], "predict": pred.astype(np.float64).tolist(),
             "ranks": 1 if w is None else w.size, "points": points_every}
 

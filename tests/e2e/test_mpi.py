@@ -71,7 +71,7 @@ def span_runs(tmp_path_factory):
     then processor 0 of each of two ranks."""
     d = tmp_path_factory.mktemp("mpi_span")
     one, two = str(d / "one.json"), str(d / "two.json")
-    flags = ["--models", "span", "--seed", "3", "--dp", "1"]
+    flags = ["--models", "span,spancnn", "--seed", "3", "--dp", "1"]
     p1, _ = _run([sys.executable, WORKER, *flags, "-ll:cpu", "2", "--out", one])
     assert p1.returncode == 0, p1.stderr[-3000:]
     p2, _ = _run(_mpi(2, *flags, "-ll:cpu", "1", "--out", two))
@@ -79,9 +79,9 @@ def span_runs(tmp_path_factory):
     return json.loads(Path(one).read_text()), json.loads(Path(two).read_text()), p2
 
 
-@pytest.mark.parametrize("kind", ["mlp", "cnn", "mp", "span"])
+@pytest.mark.parametrize("kind", ["mlp", "cnn", "mp", "span", "spancnn"])
 def test_two_ranks_match_one_process(runs, span_runs, kind):
-    one, two, _ = span_runs if kind == "span" else runs
+    one, two, _ = span_runs if kind.startswith("span") else runs
     a, b = one[kind], two[kind]
     assert b["ranks"] == 2 and a["ranks"] == 1
     assert len(a["losses"]) == len(b["losses"]) == 8
@@ -101,11 +101,26 @@ def test_two_ranks_match_one_process(runs, span_runs, kind):
 def test_a_strategy_spanning_the_ranks_runs_across_them(span_runs):
     _, two, p2 = span_runs
     assert "places pieces on 2 nodes: run across them as given" in p2.stderr
+    assert two["spancnn"]["points"][0][1] == two["spancnn"]["points"][1][1] == 0  # replays there too
     (pts0, mismatches0), (pts1, mismatches1) = two["span"]["points"]
     # rank 0 runs its pieces of d1 and d2 and all of d3 and the loss; rank 1 only its pieces of d1 and d2
     # (both run the loader, the metric sums and the updates)
     assert pts0 > pts1 > 0, two["span"]["points"]
     assert mismatches0 == mismatches1 == 0  # the traced steps replay
+
+
+def test_a_spanning_strategy_moves_only_the_pieces_read_on_another_node(span_runs):
+    """Point-to-point messages of exactly what a task on the other rank reads: what one rank sends the
+    other receives; d1's weight gradients (its batch is split across the ranks) are summed, not moved;
+    and no saved buffer crosses (only the backward on the node that wrote it reads it)."""
+    _, two, _ = span_runs
+    r0, r1 = two["span"]["moved"]
+    assert r0["sent"] == r1["received"] > 0 and r1["sent"] == r0["received"] > 0
+    assert r0["messages"] == r1["messages"] and r0["regions"] == r1["regions"]
+    names = set(r0["regions"])
+    assert not any(n.startswith("g:") and "/d1/" in n for n in names), names
+    assert not any(n.startswith(("s0:", "s1:", "s2:")) for n in names), names
+    assert {"g:sequential/d2/kernel", "g:sequential/d3/kernel"} <= names  # updates run on both ranks
 
 
 def test_only_rank0_prints_and_links_are_measured(runs):
