@@ -18,6 +18,12 @@ launcher with more than one rank (PMI_SIZE / OMPI_COMM_WORLD_SIZE / PMIX_SIZE); 
   within seconds; a rank killed outright (SIGKILL) is torn down by mpiexec itself (Hydra: "BAD
   TERMINATION ... CLEANING UP REMAINING PROCESSES").
 
+Device buffers (GPU processors) are summed in place on the device when the MPI is CUDA-aware (`World.
+cuda_aware`: MPI 4.1's `mpi_memory_alloc_kinds` info of COMM_WORLD lists a `cuda` kind, as CUDA-built
+MPICH and Open MPI 5 report; `FF_MPI_CUDA_AWARE=1` or `0` overrides), after the task's stream has
+finished writing them; otherwise, and always under the CUDA simulator, they are staged through host
+memory.
+
 Collectives issued from worker threads run on communicators of their own (`World.channel()`, one per
 region reduced), so their order on one communicator is fixed by the region's dependences, never by
 thread timing; the host's collectives (`gather`, `bcast`, `barrier`) run on a control communicator.
@@ -132,6 +138,7 @@ class World:
         self.control = comm.Dup()  # the host's collectives; worker threads use channel()s
         self.links: list[Link] = []
         self.thread_level = MPI.Query_thread()
+        self.cuda_aware = cuda_aware(comm)
         node = comm.Split_type(MPI.COMM_TYPE_SHARED)
         self.local_ranks = node.Get_size()  # ranks on this host (they share its cores and GPUs)
         self.local_rank = node.Get_rank()
@@ -183,7 +190,8 @@ class World:
     def describe(self) -> str:
         links = ", ".join(f"0<->{lk.peer}: {lk.bandwidth / 1e9:.2f} GB/s, {lk.latency * 1e6:.1f} us"
                           for lk in self.links)
-        return f"MPI: {self.size} nodes (ranks), this is rank {self.rank}; measured links {links}"
+        return (f"MPI: {self.size} nodes (ranks), this is rank {self.rank}; measured links {links}; "
+                f"{'CUDA-aware (device buffers summed in place)' if self.cuda_aware else 'not CUDA-aware (device buffers staged through host memory)'}")
 
     # --- host collectives (control communicator, the issuing thread only) ------------------------------
     def _arrive(self) -> None:
@@ -244,7 +252,10 @@ class Reducer:
             host, target = buf, None
         elif isinstance(buf, np.ndarray):
             host, target = np.ascontiguousarray(buf), buf
-        else:  # a device array: staged through host memory (no CUDA-aware MPI is assumed)
+        elif self.world.cuda_aware and not _simulated():  # the MPI reads and writes device memory
+            _stream_done()
+            host, target = buf, None
+        else:  # a device array: staged through host memory
             host, target = buf.copy_to_host(), buf
         req = self.comm.Iallreduce(MPI.IN_PLACE, host, op=MPI.SUM)
         self._pending = (req, host, target)
@@ -255,8 +266,8 @@ class Reducer:
         req, host, target = self._pending
         self._pending = None
         wait(req, _SPIN_S + host.nbytes / _SPIN_BANDWIDTH)  # polled busily for about its transfer time
-        if target is None:
-            if host is not buf and not np.shares_memory(host, buf):
+        if target is None:  # summed in place (a host array, or device memory with a CUDA-aware MPI)
+            if isinstance(host, np.ndarray) and host is not buf and not np.shares_memory(host, buf):
                 buf[...] = host
         elif isinstance(target, np.ndarray):
             buf[...] = host
@@ -290,6 +301,41 @@ def sum_tasks(reducer: Reducer, name: str | None = None):
             Task(finish, [RW], name=f"{name}.allreduce_wait", kinds=kinds))
 
 
+def cuda_aware(comm) -> bool:
+    """Whether the MPI of `comm` reads and writes CUDA device memory (see the module docstring)."""
+    forced = os.environ.get("FF_MPI_CUDA_AWARE", "").strip()
+    if forced in ("0", "1"):
+        return forced == "1"
+    try:
+        info = comm.Get_info()
+        kinds = info.Get("mpi_memory_alloc_kinds") or ""
+        info.Free()
+    except (AttributeError, NotImplementedError):  # an MPI before 4.1 has no such info
+        return False
+    except Exception as e:  # noqa: BLE001 - mpi4py raises MPI.Exception for an unsupported query
+        log.debug("mpi_memory_alloc_kinds: %s", e)
+        return False
+    return any(k.split(":")[0].strip().lower() == "cuda" for k in str(kinds).split(","))
+
+
+def _simulated() -> bool:
+    return os.environ.get("NUMBA_ENABLE_CUDASIM", "0") not in ("", "0")
+
+
+def _stream_done() -> None:
+    """Wait until this thread's stream (a GPU task's) has run everything enqueued on it: MPI reads the
+    buffer from the host's point of view."""
+    from kernels.gpu.launch import current_stream
+
+    stream = current_stream()
+    if stream is not None:
+        stream.synchronize()
+    else:
+        from numba import cuda
+
+        cuda.synchronize()
+
+
 def gpu_slice(local_rank: int, per_rank: int) -> list[int]:
     """The CUDA devices of the host that local rank `local_rank` uses when each rank asks `per_rank`."""
     return list(range(local_rank * per_rank, (local_rank + 1) * per_rank))
@@ -312,7 +358,7 @@ def assign_gpus(per_rank: int) -> str | None:
     w = _world
     if w is None or per_rank <= 0 or w.local_ranks <= 1 or "CUDA_VISIBLE_DEVICES" in os.environ:
         return None
-    if os.environ.get("NUMBA_ENABLE_CUDASIM", "0") not in ("", "0"):
+    if _simulated():
         return None
     count = _host_gpu_count()
     if count < per_rank * w.local_ranks:

@@ -6,6 +6,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from runtime import comm
@@ -49,3 +50,71 @@ def test_launcher_and_mpi_disagreeing_on_the_rank_count_is_an_error():
 def test_ranks_on_one_host_get_gpus_of_their_own():
     assert comm.gpu_slice(0, 2) == [0, 1] and comm.gpu_slice(1, 2) == [2, 3] and comm.gpu_slice(3, 1) == [3]
     assert comm.assign_gpus(1) is None  # one process: nothing to share, CUDA_VISIBLE_DEVICES untouched
+
+
+class _Info:
+    def __init__(self, kinds):
+        self.kinds = kinds
+
+    def Get(self, key):  # noqa: N802 - mpi4py's spelling
+        return self.kinds if key == "mpi_memory_alloc_kinds" else None
+
+    def Free(self):  # noqa: N802
+        pass
+
+
+class _Comm:
+    """What a Reducer and cuda_aware use of an mpi4py communicator: it records what Iallreduce got."""
+
+    def __init__(self, kinds=None):
+        self.kinds, self.got = kinds, []
+
+    def Get_info(self):  # noqa: N802
+        return _Info(self.kinds)
+
+    def Dup(self):  # noqa: N802
+        return self
+
+    def Iallreduce(self, sendbuf, recvbuf, op=None):  # noqa: N802
+        self.got.append(recvbuf)
+        return type("Done", (), {"Test": lambda self: True})()
+
+
+@pytest.mark.parametrize("kinds,aware", [("mpi,system", False), (None, False), ("mpi,system,cuda:device", True),
+                                         ("mpi,system,cuda", True), ("mpi,system,rocm", False)])
+def test_cuda_awareness_is_read_from_the_memory_alloc_kinds(monkeypatch, kinds, aware):
+    monkeypatch.delenv("FF_MPI_CUDA_AWARE", raising=False)
+    assert comm.cuda_aware(_Comm(kinds)) is aware
+    monkeypatch.setenv("FF_MPI_CUDA_AWARE", "0" if aware else "1")  # the override wins
+    assert comm.cuda_aware(_Comm(kinds)) is not aware
+
+
+class _DeviceArray:
+    """A device array as the Reducer sees one: copy_to_host / copy_to_device, nbytes."""
+
+    def __init__(self, values):
+        self.values = np.array(values, np.float32)
+        self.nbytes = self.values.nbytes
+
+    def copy_to_host(self):
+        return self.values.copy()
+
+    def copy_to_device(self, host):
+        self.values[...] = host
+
+
+@pytest.mark.parametrize("aware,simulated", [(True, False), (False, False), (True, True)])
+def test_device_buffers_go_to_mpi_in_place_only_with_a_cuda_aware_mpi_on_a_real_gpu(monkeypatch, aware, simulated):
+    monkeypatch.setenv("NUMBA_ENABLE_CUDASIM", "1" if simulated else "0")
+    monkeypatch.setattr(comm, "_stream_done", lambda: None)  # no GPU here: the stream wait is not exercised
+    MPI = type("MPI", (), {"IN_PLACE": object(), "SUM": "sum"})
+    world = type("W", (), {"MPI": MPI, "cuda_aware": aware, "channel": lambda self: _Comm()})()
+    red = comm.Reducer(world, "g")
+    dev = _DeviceArray([1.0, 2.0])
+    red.start(dev)
+    red.finish(dev)
+    (got,) = red.comm.got
+    if aware and not simulated:
+        assert got is dev  # summed in place on the device
+    else:
+        assert isinstance(got, np.ndarray) and got is not dev.values  # staged through host memory
