@@ -37,6 +37,7 @@ _FEATURES = _llvm.get_host_cpu_features()
 ENABLED = bool(_FEATURES.get("avx512f", False) and _FEATURES.get("fma", False)
                and _config.CPU_NAME in (None, "host"))
 LANES = 16
+KC = 256  # rows of B per chunk of the reduction (simd_gemm)
 
 
 def _micro(rows: int, nv: int):
@@ -162,7 +163,17 @@ def simd_gemm(trans_a, m, n, k, a, lda, b, ldb, accumulate, c, ldc):
     j = 0
     while j < n:
         nv = min(4, (n - j) // LANES)
-        _panel(nv, m, k, pa, rs_a, cs_a, pb + 4 * j, ldb, pc + 4 * j, ldc, accumulate)
+        # the reduction in chunks of KC rows of B (at most 64 KB of the panel), so that every block of rows
+        # of A reuses the chunk from cache instead of streaming the whole panel of B again; C holds the
+        # partial sums between chunks (stored and reloaded exactly: the same sums in the same order)
+        p = 0
+        while p < k:
+            kk = min(KC, k - p)
+            _panel(nv, m, kk, pa + 4 * p * cs_a, rs_a, cs_a, pb + 4 * (p * ldb + j), ldb, pc + 4 * j, ldc,
+                   accumulate or p > 0)
+            p += kk
+        if k == 0 and not accumulate:
+            _panel(nv, m, 0, pa, rs_a, cs_a, pb + 4 * j, ldb, pc + 4 * j, ldc, False)  # C = 0
         j += nv * LANES
 
 

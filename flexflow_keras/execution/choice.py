@@ -144,21 +144,21 @@ def choose(engine, code_strategy, sources, rows, seed: int) -> None:
                               f"after the search, or drop --machine-model-file / --search-num-*.")
         if not result.machine.present:  # searched for another machine: exported, never run here
             if cfg.export_strategy:
-                _export(cfg.export_strategy, engine, result.strategy, result.machine.summary(),
-                        f"{result.strategy.source} on {result.machine.describe()}")
+                distributed.on_rank0(_export, cfg.export_strategy, engine, result.strategy, result.machine.summary(),
+                                     f"{result.strategy.source} on {result.machine.describe()}")
                 log.info("strategy for %s written to %s", result.machine.describe(), cfg.export_strategy)
             return
         engine.set_strategy(result.strategy, fill)
         log_strategy(engine)
         if cfg.export_strategy:
-            _export(cfg.export_strategy, engine, engine.strategy, engine.machine_summary(),
-                    f"{result.strategy.source} on {result.machine.describe()}")
+            distributed.on_rank0(_export, cfg.export_strategy, engine, engine.strategy, engine.machine_summary(),
+                                 f"{result.strategy.source} on {result.machine.describe()}")
             log.info("strategy written to %s (and its picture to %s)", cfg.export_strategy,
                      _svg_path(cfg.export_strategy))
         return
     log_strategy(engine)
     if cfg.export_strategy:
-        write_strategy_file(cfg.export_strategy, engine.strategy, engine.machine_summary())
+        distributed.on_rank0(write_strategy_file, cfg.export_strategy, engine.strategy, engine.machine_summary())
         log.info("strategy written to %s", cfg.export_strategy)
 
 
@@ -234,7 +234,8 @@ def run_search(engine, sources, rows, seed: int, dp_only: bool = False) -> Searc
                               alpha=cfg.search_alpha, seed=cfg.seed or 0, dp_only=dp_only, effort=effort)
     log.info("strategy search compared:\n%s\nwinner's configs:\n%s", result.table(), result.strategy.describe())
     # a light check is cached apart: short fits reuse it, a fit long enough for the full check measures anew
-    _store(key if effort is FULL else key + "-light", result.strategy)
+    # under MPI rank 0 writes (its strategy is the one every rank trains with: distributed.agree_strategy)
+    distributed.on_rank0(_store, key if effort is FULL else key + "-light", result.strategy)
     return result
 
 

@@ -223,8 +223,14 @@ def test_the_search_plans_one_node_of_the_ranks_with_the_measured_link(tmp_path)
     script.write_text(SEARCH_SCRIPT)
     env = _env()
     env["FF_CACHE_DIR"] = str(tmp_path / "cache")  # a fresh search, not one cached by another test
-    p = subprocess.run([MPIEXEC, "-n", "2", sys.executable, str(script), "-ll:cpu", "2", "--search-budget", "10"],
+    out = tmp_path / "searched.json"
+    p = subprocess.run([MPIEXEC, "-n", "2", sys.executable, str(script), "-ll:cpu", "2", "--search-budget", "10",
+                        "--export-strategy", str(out)],
                        capture_output=True, text=True, timeout=TIMEOUT_S, env=env, cwd=ROOT)
     assert p.returncode == 0, p.stderr[-3000:]
     line = next(ln for ln in p.stderr.splitlines() if "strategy search for" in ln)
     assert "x 2 nodes (MPI ranks)" in line and "(measured)" in line and "batch 32 " in line, line
+    doc = json.loads(out.read_text())  # written once, by rank 0, with the strategy both ranks train
+    assert doc["machine"]["nodes"] == 2, doc["machine"]
+    cached = list((tmp_path / "cache").glob("strategy-*.json"))
+    assert cached, "rank 0 caches the search"

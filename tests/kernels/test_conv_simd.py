@@ -14,8 +14,10 @@ def _call(simd, ta, m, n, k, a, b, acc, c):
     S.gemm(simd, ta, m, n, k, a, a.shape[1], b, b.shape[1], acc, c, c.shape[1])
 
 
-# (m, n, k): every column-panel width (16, 32, 48, 64, 80 = 64 + 16) and row blocks with remainders
-SHAPES = [(576, 64, 32), (37, 48, 5), (13, 16, 7), (32, 64, 300), (29, 32, 64), (1, 80, 3), (27, 16, 9)]
+# (m, n, k): every column-panel width (16, 32, 48, 64, 80 = 64 + 16) and row blocks with remainders; a
+# reduction of several chunks of S.KC rows with a partial last one (a Dense layer's 9216 inputs, cut)
+SHAPES = [(576, 64, 32), (37, 48, 5), (13, 16, 7), (32, 64, 300), (29, 32, 64), (1, 80, 3), (27, 16, 9),
+          (19, 128, 2 * S.KC + 37), (7, 16, S.KC)]
 
 
 @pytest.mark.parametrize("simd", [True, False])
