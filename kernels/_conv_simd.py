@@ -38,6 +38,19 @@ ENABLED = bool(_FEATURES.get("avx512f", False) and _FEATURES.get("fma", False)
                and _config.CPU_NAME in (None, "host"))
 LANES = 16
 KC = 256  # rows of B per chunk of the reduction (simd_gemm)
+_threads = [1]  # threads one kernel call may use (set_kernel_threads)
+
+
+def set_kernel_threads(n: int) -> None:
+    """How many threads one kernel call may use (the engine sets it with its BLAS limit). `simd_gemm`
+    runs on one thread: callers that may use more (`one_thread()` is False) take the multi-threaded BLAS
+    instead, which then runs about twice as fast on two cores."""
+    _threads[0] = max(1, int(n))
+
+
+def one_thread() -> bool:
+    """Whether kernel calls run on one thread (where `simd_gemm` is the faster GEMM)."""
+    return _threads[0] == 1
 
 
 def _micro(rows: int, nv: int):

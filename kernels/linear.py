@@ -38,7 +38,7 @@ from kernels.activations import (
 
 
 def _simd_ok(a, b, out) -> bool:
-    return (_conv_simd.ENABLED and out.dtype == np.float32 and a.dtype == np.float32 and b.dtype == np.float32
+    return (_conv_simd.ENABLED and _conv_simd.one_thread() and out.dtype == np.float32 and a.dtype == np.float32 and b.dtype == np.float32
             and out.shape[1] % _conv_simd.LANES == 0 and out.shape[1] > 0 and out.shape[0] > 0
             and b.flags.c_contiguous and out.flags.c_contiguous)
 

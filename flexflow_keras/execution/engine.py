@@ -39,6 +39,9 @@ _serial = itertools.count()
 
 
 def _set_blas_threads(n: int) -> None:
+    from kernels import _conv_simd
+
+    _conv_simd.set_kernel_threads(n)  # one thread: the vector GEMM; more: the multi-threaded BLAS
     try:
         from threadpoolctl import threadpool_limits
     except ImportError:  # threadpoolctl is optional; the runtime's policy still applies

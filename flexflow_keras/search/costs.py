@@ -385,11 +385,19 @@ def _time(fn, min_total: float = 5e-3, max_calls: int = 7, cold: bool = False) -
 
 
 class _blas_threads:
+    """Kernels measured with `n` threads, as the engine runs them: BLAS limited to n, and the kernels'
+    own choice of GEMM for that many threads (kernels._conv_simd.set_kernel_threads)."""
+
     def __init__(self, n: int):
         self.n = n
         self.ctl = None
+        self.before = None
 
     def __enter__(self):
+        from kernels import _conv_simd
+
+        self.before = _conv_simd._threads[0]
+        _conv_simd.set_kernel_threads(self.n)
         try:
             from threadpoolctl import threadpool_limits
         except ImportError:
@@ -398,6 +406,9 @@ class _blas_threads:
         return self
 
     def __exit__(self, *exc):
+        from kernels import _conv_simd
+
+        _conv_simd.set_kernel_threads(self.before)
         if self.ctl is not None:
             self.ctl.restore_original_limits()
 

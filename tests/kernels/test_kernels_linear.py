@@ -63,11 +63,16 @@ def test_matmul(sa, sb):
     np.testing.assert_allclose(db, ref.numerical_grad(lambda v: a @ v, b, dy), rtol=1e-6, atol=1e-7)
 
 
-@pytest.mark.parametrize("rows,n_in,n_out", [(1, 7, 16), (13, 33, 48), (64, 20, 80), (5, 3, 64)])
+@pytest.mark.parametrize("rows,n_in,n_out", [(1, 7, 16), (13, 33, 48), (64, 20, 80), (5, 3, 64), (9, 600, 32)])
 @pytest.mark.parametrize("strided_x", [False, True])
-def test_linear_wide_float32_outputs(rows, n_in, n_out, strided_x):
-    """Output widths that are multiples of 16 (the vector micro-kernels' path on AVX-512 hosts, BLAS
-    elsewhere) and a strided input (always BLAS): the same numbers as the float64 reference."""
+@pytest.mark.parametrize("threads", [1, 2])
+def test_linear_wide_float32_outputs(rows, n_in, n_out, strided_x, threads, monkeypatch):
+    """Output widths that are multiples of 16 (the vector micro-kernels' path on AVX-512 hosts with one
+    thread per kernel, BLAS elsewhere or with more threads) and a strided input (always BLAS): the same
+    numbers as the float64 reference."""
+    from kernels import _conv_simd
+
+    monkeypatch.setattr(_conv_simd, "_threads", [threads])
     rng = np.random.default_rng(1)
     x = rng.standard_normal((rows, 2 * n_in)).astype(np.float32)
     x = x[:, ::2] if strided_x else np.ascontiguousarray(x[:, :n_in])
