@@ -2,7 +2,9 @@
 
 The forward GEMM and the weight gradient's go through the vector micro-kernels of `_conv_simd` where
 they apply (float32, contiguous, output features a multiple of 16, a host with AVX-512 that Numba
-compiles for: about twice OpenBLAS's Haswell kernels on one core, the environment's OPENBLAS_CORETYPE),
+compiles for: about twice OpenBLAS's Haswell kernels on one core, the environment's OPENBLAS_CORETYPE,
+and on a par with its SkylakeX ones) and a kernel runs on one thread (`_conv_simd.one_thread`: the
+micro-kernels are single-threaded, and with two cores the threaded BLAS is nearly twice as fast),
 else through NumPy's BLAS with ``out=`` (no result allocation), as the input gradient always does (its
 right operand is a transposed view); bias and activation run fused in one Numba pass over the GEMM result (`kernels.activations` codes). `x` may have any rank: the layer acts
 on the last axis, so x is viewed as (rows, in). When the activation's derivative needs the
