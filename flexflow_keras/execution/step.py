@@ -20,13 +20,12 @@ import dataclasses
 
 import numpy as np
 
-from flexflow_keras.execution import distributed
+from flexflow_keras.execution import distributed, updates
 from flexflow_keras.execution import tasks as T
 from flexflow_keras.execution.layout import NodeLayout
 from flexflow_keras.execution.store import BatchStore, arg_for, is_batched
 from flexflow_keras.execution.tasks import RW, SUM, WD
 from flexflow_keras.ops import parallel as par
-from flexflow_keras.ops.strategy import devices_used
 from runtime import POINT, comm
 
 _MODES = ("train", "eval", "predict")
@@ -111,9 +110,9 @@ class StepProgram:
         self._stage_one: dict[int, int] = {}  # variable uid -> the two-stage backward entry computing it
         if training:
             self._prepare_backward()
-            self._prepare_update()
+            updates.prepare_updates(self)
             if self.across_ranks:
-                self._prepare_rank_sums()
+                updates.prepare_rank_sums(self)
         self.metrics = None
         if with_labels and self.loss_outputs:
             args = []
@@ -239,108 +238,6 @@ class StepProgram:
                 if m in ("write", "add"):
                     self._last_writer[w.uid] = len(self.backward) - 1
         self.zero_fill = list(fills.values())
-
-    def _owners(self):
-        """Variable uid -> (first node reading it, its weight index there): whose layout places it."""
-        owners = {}
-        for node in self.engine.tgraph.graph.nodes:
-            for j, w in enumerate(node.weights):
-                owners.setdefault(w.uid, (node, j))
-        return owners
-
-    def _prepare_update(self) -> None:
-        """Optimizer update tasks, issued right after the backward task that completes their gradients.
-
-        A weight the strategy splits across processors is updated in pieces on those processors (the
-        op's own pieces of it, in place in their exact instances), when the update is element-wise
-        (no clipnorm, no constraint or non-element-wise regularizer). A whole weight: with one BLAS thread
-        per shard (degree >= cores) there is one task per variable, so the last layers' updates overlap
-        the remaining backward work on the other processors (measured: CNN b64 on 2 cores ~1.4k -> ~1.7k
-        samples/s); when a shard's kernels already use every core (degree 1 on 2 cores), overlapping
-        updates only oversubscribe them (MLP b64: 19.7k -> 15.5k samples/s in one A/B run), so one task
-        updates every variable; likewise when the optimizer needs all gradients at once
-        (global_clipnorm)."""
-        e = self.engine
-        if not e.weights.trainable or e.optimizer is None:
-            return
-        written = [v for v in e.weights.trainable if v.uid in self._last_writer]
-        if not written:
-            return
-        owners = self._owners()
-        opt = e.optimizer
-        elementwise = getattr(opt, "elementwise", False) and not getattr(opt, "needs_all_variables", False)
-        whole = []
-        for v in written:
-            node, j = owners[v.uid]
-            lay = self.layouts[node.uid]
-            devices = sorted({lay.placement[k] for k, t in enumerate(lay.tiles)
-                              if t.weights[j] != par.whole(v.shape)}, key=lambda p: p.uid)
-            splittable = (elementwise and v.constraint is None and len(v.shape) > 0 and
-                          (v.regularizer is None or getattr(v.regularizer, "elementwise", False)))
-            if len(devices) > 1 and splittable:
-                self._tiled_update(v, lay, j, devices)
-            else:
-                whole.append((v, lay.placement[0]))
-        cores = comm.host_cores()  # shared out among MPI ranks on this host
-        used = devices_used(self.strategy, len(e.processors))
-        split = cores // used <= 1 and not getattr(opt, "needs_all_variables", False)
-        groups = [[item] for item in whole] if split else ([whole] if whole else [])
-        for items in groups:
-            vs = [v for v, _ in items]
-            utask = self._update_task(vs)
-            args = [e.weights.value[v.uid] for v in vs] + [e.weights.grad[v.uid] for v in vs]
-            for v in vs:
-                args += e.weights.slots[v.uid]
-            after = max(self._last_writer[v.uid] for v in vs)
-            self.updates.setdefault(after, []).append((utask, (1,), args, (items[0][1],)))
-
-    def _prepare_rank_sums(self) -> None:
-        """Sum every written gradient over the ranks: started after its last writer, waited (with every
-        update moved after the whole backward pass, so the sums overlap the rest of it) before the updates."""
-        e = self.engine
-        last = len(self.backward) - 1
-        owners = self._owners()
-        for v in e.weights.trainable:
-            if v.uid not in self._last_writer:
-                continue
-            node, _ = owners[v.uid]
-            proc = self.layouts[node.uid].placement[0]
-            start, finish = distributed.reduce_tasks(e, ("grad", v.uid), f"grad_{v.name}")
-            region = e.weights.grad[v.uid]
-            first = self._stage_one.get(v.uid)
-            if first is not None and self._last_writer[v.uid] == first + 1:
-                # a two-stage backward's second stage (BatchNorm's input gradient) reads the whole
-                # batch's sums of its first stage: summed over the ranks before it runs
-                self.mpi_starts.setdefault(first, []).extend([(start, region, proc), (finish, region, proc)])
-                continue
-            self.mpi_starts.setdefault(self._last_writer[v.uid], []).append((start, region, proc))
-            self.mpi_finish.append((finish, region, proc))
-        moved = [u for i in sorted(self.updates) for u in self.updates[i]]
-        self.updates = {last: moved} if moved else {}
-
-    def _update_task(self, vs):
-        e = self.engine
-        n_slots = tuple(len(e.weights.slots[v.uid]) for v in vs)
-        regularized = any(v.regularizer is not None for v in vs)
-        return e.cached(("update", tuple(v.uid for v in vs), n_slots, regularized),
-                        T.update_task, e.optimizer, vs, n_slots, regularized)
-
-    def _tiled_update(self, v, lay: NodeLayout, j: int, devices) -> None:
-        e = self.engine
-        seen: dict = {}  # the op's own pieces of the weight, each updated where it was computed
-        for k, t in enumerate(lay.tiles):
-            seen.setdefault(t.weights[j], lay.placement[k])
-        boxes, procs = list(seen), list(seen.values())
-        colors = [(k,) for k in range(len(boxes))]
-        dom = (len(boxes),)
-
-        def part(region):
-            return arg_for(self.store.parts, region, boxes, colors, dom)
-
-        args = [part(e.weights.value[v.uid]), part(e.weights.grad[v.uid])]
-        args += [part(r) for r in e.weights.slots[v.uid]]
-        self.updates.setdefault(self._last_writer[v.uid], []).append(
-            (self._update_task([v]), dom, args, tuple(procs)))
 
     def run(self, sources, rows, step: int, seed: int, iteration: int = 0, lr: float = 0.0, wait: bool = True):
         """Issue one step. Returns (metrics FutureMap or None, the update launches' penalty FutureMaps).
