@@ -308,8 +308,10 @@ def cuda_aware(comm) -> bool:
         return forced == "1"
     try:
         info = comm.Get_info()
-        kinds = info.Get("mpi_memory_alloc_kinds") or ""
-        info.Free()
+        try:
+            kinds = info.Get("mpi_memory_alloc_kinds") or ""
+        finally:
+            info.Free()
     except (AttributeError, NotImplementedError):  # an MPI before 4.1 has no such info
         return False
     except Exception as e:  # noqa: BLE001 - mpi4py raises MPI.Exception for an unsupported query

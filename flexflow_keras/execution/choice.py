@@ -234,8 +234,11 @@ def run_search(engine, sources, rows, seed: int, dp_only: bool = False) -> Searc
                               alpha=cfg.search_alpha, seed=cfg.seed or 0, dp_only=dp_only, effort=effort)
     log.info("strategy search compared:\n%s\nwinner's configs:\n%s", result.table(), result.strategy.describe())
     # a light check is cached apart: short fits reuse it, a fit long enough for the full check measures anew
-    # under MPI rank 0 writes (its strategy is the one every rank trains with: distributed.agree_strategy)
-    distributed.on_rank0(_store, key if effort is FULL else key + "-light", result.strategy)
+    # under MPI rank 0 writes (its strategy is the one every rank trains with: distributed.agree_strategy);
+    # no barrier: a rank may come here while another reused its cache or took the minimal path
+    w = distributed.world()
+    if w is None or w.rank == 0:
+        _store(key if effort is FULL else key + "-light", result.strategy)
     return result
 
 

@@ -207,9 +207,9 @@ class Engine:
         soon as the step is issued (execution/overlap.py), so it issues the next step while the
         processors run this one; the runtime orders the steps by their privileges. `wait=True`: the
         step's tasks have finished when this returns (a failure raises here)."""
+        self.prepare_strategy(sources, rows, seed)  # first: whether it spans the nodes decides the shard
         mine = None if self.spanning else distributed.shard_rows(rows)  # under MPI: this rank's shard of the global batch
         local = rows if mine is None else mine
-        self.prepare_strategy(sources, rows, seed)
         opt = self.optimizer
         iteration = int(opt.iterations)
         lr = float(opt.learning_rate_at(iteration))

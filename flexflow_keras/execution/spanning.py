@@ -164,14 +164,16 @@ class Spanning:
         rank, rtm, coh = self.world.rank, self.rtm, self.coherence
         nodes = [node_of(p, rank) for p in lay.placement]
         privs = task.privileges
-        summed = []  # reduction targets the points of several nodes add to
+        summed: dict[int, object] = {}  # region uid -> a reduction target the points of several nodes add to
         for r, p in zip(regions, privs, strict=True):
             root = _root(r)
+            if root.uid in summed:
+                continue  # a second argument reducing into the same region (self-attention's mha(x, x))
             if p.code == REDUCE and len(set(nodes)) > 1:
                 self._bring(root, coh.need(root, root.box, [0]))  # rank 0 adds to the current value
                 if rank != 0:
                     rtm.fill(root, 0.0)
-                summed.append(root)
+                summed[root.uid] = root
             elif p.code != WRITE_DISCARD:  # read, read-write, or a reduction on one node: bring its boxes
                 moves = []
                 for color, n in zip(lay.colors, nodes, strict=True):
@@ -188,9 +190,11 @@ class Spanning:
             root = _root(r)
             if p.code == READ_ONLY:
                 continue
-            if root in summed:
-                self._sum(root)
-                coh.wrote(root, root.box, coh.everyone)
+            if root.uid in summed:
+                if summed.pop(root.uid) is not None:  # summed once, however many arguments add to it
+                    self._sum(root)
+                    coh.wrote(root, root.box, coh.everyone)
+                summed[root.uid] = None
             else:
                 for color, n in zip(lay.colors, nodes, strict=True):
                     coh.wrote(root, self._box(r, color), [n])
@@ -241,7 +245,7 @@ class Spanning:
         changed = False
         for src, dst, box in mine:
             where = tuple(slice(a, b) for a, b in zip(*box, strict=True))
-            piece = np.ascontiguousarray(arr[where])
+            piece = np.array(arr[where], order="C", copy=True)  # (a 0-d region stays 0-d)
             if rank == src:
                 comm.wait(ctl.Isend(piece, dest=dst, tag=TAG))
                 self.sent += piece.nbytes

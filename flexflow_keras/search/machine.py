@@ -129,8 +129,10 @@ class MachineModel:
     def signature(self) -> str:
         """A short identity for caches: kind, devices, speeds and capacity."""
         d = self.devices[0]
-        wiring = hashlib.sha1(repr((self.name, [(lk.bandwidth, lk.latency) for lk in self.links],
-                                    sorted(self.routes.items()))).encode()).hexdigest()[:12]
+        # the network between MPI ranks is measured at every start-up: its figures would make every run's
+        # key new, so only the rank count enters (`/x N` below)
+        links = [(lk.bandwidth, lk.latency) for lk in self.links if lk.id != self.replica_link]
+        wiring = hashlib.sha1(repr((self.name, links, sorted(self.routes.items()))).encode()).hexdigest()[:12]
         return (f"{self.kind}x{self.n}/{self.nodes}n/{self.cores}c/{d.name}/{d.flops:.3g}/"
                 f"{d.memory_bandwidth:.3g}/{d.capacity}/{wiring}" + (f"/x{self.replicas}" if self.replicas > 1 else ""))
 

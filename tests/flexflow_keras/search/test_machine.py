@@ -131,6 +131,10 @@ def test_under_mpi_this_machine_is_its_node_times_the_ranks_over_the_measured_li
     one = MachineModel.from_runtime(Machine(cpus=2), cores=1)
     assert one.replicas == 1 and one.allreduce_time(3e6) == 0.0 and one.signature() != m.signature()
     assert MachineModel.from_runtime(Machine(cpus=2), cores=1, world=_World(1, [])).replicas == 1
+    # the link is measured at every start-up: its figures must not make every run's cache key new
+    again = MachineModel.from_runtime(Machine(cpus=2), cores=1, world=_World(3, [Measured(1, 5.1e9, 9e-6),
+                                                                                Measured(2, 4.2e9, 11e-6)]))
+    assert again.signature() == m.signature()
     big = m.scaled(per_node=4)  # --search-num-workers under MPI: the ranks' nodes, their measured network
     assert big.nodes == 3 and big.n == 12 and not big.present
     assert {(lk.bandwidth, lk.latency) for lk in big.links} == {(4e9, 12e-6)}
