@@ -248,3 +248,38 @@ def test_the_search_plans_one_node_of_the_ranks_with_the_measured_link(tmp_path)
     assert doc["machine"]["nodes"] == 2, doc["machine"]
     cached = list((tmp_path / "cache").glob("strategy-*.json"))
     assert cached, "rank 0 caches the search"
+
+
+TOB_SCRIPT = """
+import json, sys
+import numpy as np
+import flexflow_keras as keras
+from flexflow_keras.execution import distributed
+keras.utils.set_random_seed(1)
+rs = np.random.RandomState(0)
+x, y = rs.rand(16, 20).astype("float32"), rs.randint(0, 3, 16)
+model = keras.Sequential([keras.Input(shape=(20,)), keras.layers.Dense(16, activation="relu", name="d1"),
+                          keras.layers.Dense(16, activation="relu", name="d2"),
+                          keras.layers.Dense(3, activation="softmax", name="d3")])
+strategy = keras.Strategy({"d1": keras.ParallelConfig((2, 1), (0, 1)), "d2": keras.ParallelConfig((1, 2), (0, 1))})
+model.compile(optimizer=keras.optimizers.SGD(0.5), loss="sparse_categorical_crossentropy", strategy=strategy)
+losses = [float(model.train_on_batch(x, y)) for _ in range(3)]
+w = distributed.world()
+if w is None or w.rank == 0:
+    with open(sys.argv[1], "w") as f:
+        json.dump(losses, f)
+"""
+
+
+def test_train_on_batch_with_a_strategy_spanning_the_ranks_matches_one_process(tmp_path):
+    """The first step is a train_on_batch: the strategy (spanning both ranks) is chosen before the batch
+    would be cut into shards, so the launches run across the nodes on the whole batch."""
+    script = tmp_path / "tob.py"
+    script.write_text(TOB_SCRIPT)
+    one, two = tmp_path / "one.json", tmp_path / "two.json"
+    p1, _ = _run([sys.executable, str(script), str(one), "-ll:cpu", "2"])
+    assert p1.returncode == 0, p1.stderr[-3000:]
+    p2, _ = _run([MPIEXEC, "-n", "2", sys.executable, str(script), str(two), "-ll:cpu", "1"])
+    assert p2.returncode == 0, p2.stderr[-3000:]
+    a, b = json.loads(one.read_text()), json.loads(two.read_text())
+    np.testing.assert_allclose(b, a, rtol=1e-5)
