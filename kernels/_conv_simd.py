@@ -48,6 +48,11 @@ def set_kernel_threads(n: int) -> None:
     _threads[0] = max(1, int(n))
 
 
+def kernel_threads() -> int:
+    """Threads one kernel call may use (`set_kernel_threads`)."""
+    return _threads[0]
+
+
 def one_thread() -> bool:
     """Whether kernel calls run on one thread (where `simd_gemm` is the faster GEMM)."""
     return _threads[0] == 1
@@ -178,15 +183,16 @@ def simd_gemm(trans_a, m, n, k, a, lda, b, ldb, accumulate, c, ldc):
         nv = min(4, (n - j) // LANES)
         # the reduction in chunks of KC rows of B (at most 64 KB of the panel), so that every block of rows
         # of A reuses the chunk from cache instead of streaming the whole panel of B again; C holds the
-        # partial sums between chunks (stored and reloaded exactly: the same sums in the same order)
+        # partial sums between chunks (stored and reloaded exactly: the same sums in the same order); the
+        # first chunk always runs, so k == 0 still sets C = 0 (or leaves it when accumulating)
         p = 0
-        while p < k:
+        while True:
             kk = min(KC, k - p)
             _panel(nv, m, kk, pa + 4 * p * cs_a, rs_a, cs_a, pb + 4 * (p * ldb + j), ldb, pc + 4 * j, ldc,
                    accumulate or p > 0)
             p += kk
-        if k == 0 and not accumulate:
-            _panel(nv, m, 0, pa, rs_a, cs_a, pb + 4 * j, ldb, pc + 4 * j, ldc, False)  # C = 0
+            if p >= k:
+                break
         j += nv * LANES
 
 

@@ -186,16 +186,12 @@ class Spanning:
                 if n == rank:
                     args = [r[color] if isinstance(r, Partition) else r for r in regions]
                     rtm.launch(task, *args, *[color if a is POINT else a for a in plain], tag=proc)
+        for root in summed.values():  # once, however many arguments add to it
+            self._sum(root)
+            coh.wrote(root, root.box, coh.everyone)
         for r, p in zip(regions, privs, strict=True):
             root = _root(r)
-            if p.code == READ_ONLY:
-                continue
-            if root.uid in summed:
-                if summed.pop(root.uid) is not None:  # summed once, however many arguments add to it
-                    self._sum(root)
-                    coh.wrote(root, root.box, coh.everyone)
-                summed[root.uid] = None
-            else:
+            if p.code != READ_ONLY and root.uid not in summed:
                 for color, n in zip(lay.colors, nodes, strict=True):
                     coh.wrote(root, self._box(r, color), [n])
 
@@ -215,17 +211,15 @@ class Spanning:
 
     def after_everywhere(self, task, args) -> None:
         """After it: what it wrote is current on every rank."""
-        coh = self.coherence
         for a, p in zip(args, task.privileges, strict=False):
             if p.code != READ_ONLY:
-                for box in _boxes(a):
-                    coh.wrote(_root(a), box, coh.everyone)
+                self.filled(a)
 
-    def filled(self, region) -> None:
-        """A fill every rank ran."""
-        root = _root(region)
-        for box in _boxes(region):
-            self.coherence.wrote(root, box, self.coherence.everyone)
+    def filled(self, arg) -> None:
+        """`arg` (a region, subregion or partition) was written on every rank alike (a fill every rank ran)."""
+        root, coh = _root(arg), self.coherence
+        for box in _boxes(arg):
+            coh.wrote(root, box, coh.everyone)
 
     def settle(self, region) -> None:
         """Before the host reads `region`: its current values on every rank."""

@@ -396,7 +396,7 @@ class _blas_threads:
     def __enter__(self):
         from kernels import _conv_simd
 
-        self.before = _conv_simd._threads[0]
+        self.before = _conv_simd.kernel_threads()
         _conv_simd.set_kernel_threads(self.n)
         try:
             from threadpoolctl import threadpool_limits
