@@ -115,8 +115,13 @@ def _source(cfg, code_strategy, engine) -> str:
 
 
 def choose(engine, code_strategy, sources, rows, seed: int) -> None:
-    """Set `engine`'s strategy for training (see the module docstring) and export it when asked."""
+    """Set `engine`'s strategy for training (see the module docstring) and export it when asked. `rows`
+    is the global batch: under MPI, a strategy for this machine plans one node's shard of it (every node
+    runs the node's strategy on its shard), one for another machine (--search-num-*, a machine file) the
+    whole batch."""
     cfg = _config.get()
+    mine = None if _elsewhere(cfg) else distributed.shard_rows(rows)
+    rows = rows if mine is None else mine
     if code_strategy is None and cfg.strategy is not None:
         code_strategy = user_strategy(cfg.strategy, "config.set(strategy=...)")
     fill = engine.default_degree()

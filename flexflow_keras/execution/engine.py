@@ -220,11 +220,10 @@ class Engine:
         return prog, fm, pen, prog.last_nodes
 
     def prepare_strategy(self, sources, rows: np.ndarray, seed: int) -> Strategy:
-        """Choose the training strategy now if none is set (see execution/choice.py). Under MPI the search
-        plans one node's step: `rows` (the global batch) is cut to this rank's shard."""
+        """Choose the training strategy now if none is set (see execution/choice.py); `rows` is the global
+        batch (under MPI the choice plans this rank's shard of it)."""
         if self.strategy is None:
-            mine = distributed.shard_rows(rows)
-            choice.choose(self, self.code_strategy, sources, rows if mine is None else mine, seed)
+            choice.choose(self, self.code_strategy, sources, rows, seed)
             distributed.agree_strategy(self)
         return self.strategy
 

@@ -248,6 +248,13 @@ def test_the_search_plans_one_node_of_the_ranks_with_the_measured_link(tmp_path)
     assert doc["machine"]["nodes"] == 2, doc["machine"]
     cached = list((tmp_path / "cache").glob("strategy-*.json"))
     assert cached, "rank 0 caches the search"
+    # a search for a machine of whole nodes (--search-num-nodes) plans the whole batch, spread across them
+    p = subprocess.run([MPIEXEC, "-n", "2", sys.executable, str(script), "-ll:cpu", "2", "--search-num-nodes", "2",
+                        "--search-only", "--export-strategy", str(tmp_path / "nodes.json")],
+                       capture_output=True, text=True, timeout=TIMEOUT_S, env=env, cwd=ROOT)
+    assert p.returncode == 0, p.stderr[-3000:]
+    line = next(ln for ln in p.stderr.splitlines() if "strategy search for" in ln)
+    assert "on 2 node(s)" in line and "batch 64 " in line, line
 
 
 TOB_SCRIPT = """
