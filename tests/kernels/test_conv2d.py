@@ -26,8 +26,10 @@ GEOMETRIES = [
     (2, 10, 10, 6, 3, 3, 8, (3, 3), "valid"),  # stride leaves the last rows/cols unread
     (3, 7, 6, 32, 3, 3, 32, (1, 1), "same"),  # Winograd: odd output height, partial tiles
     (2, 9, 8, 33, 3, 3, 34, (1, 1), "valid"),  # Winograd: odd output width
+    (2, 13, 11, 24, 3, 3, 32, (1, 1), "same"),  # F(4x4, 3x3): partial 4x4 tiles on both edges
+    (2, 12, 14, 32, 3, 3, 48, (1, 1), "valid"),  # F(4x4, 3x3): 10x12 output, the last tile row cut
 ]
-WINOGRAD = GEOMETRIES[-2:]
+WINOGRAD = GEOMETRIES[-4:]
 
 
 def _data(rng, n, h, w, c, kh, kw, co):
@@ -77,7 +79,7 @@ def test_gemm_and_direct_agree_on_single_channel(geometry):
 
 
 @pytest.mark.parametrize("geometry", WINOGRAD)
-@pytest.mark.parametrize("algorithm", ["gemm", "winograd"])
+@pytest.mark.parametrize("algorithm", ["gemm", "winograd", "winograd4"])
 def test_gemm_and_winograd_agree(geometry, algorithm):
     _check(geometry, algorithm=algorithm)
 
@@ -98,9 +100,12 @@ def test_no_bias():
 def test_many_chunks(monkeypatch):
     monkeypatch.setattr(K, "CHUNK_BYTES", 512)  # a few output lines per chunk
     monkeypatch.setattr(K, "WINOGRAD_TILES", 5)  # one or two tile rows per Winograd chunk
+    monkeypatch.setattr(K, "WINOGRAD4_TILES", 3)
     monkeypatch.setattr(K, "WINOGRAD_SAMPLES", 2)
     for geometry in (GEOMETRIES[0], GEOMETRIES[1], GEOMETRIES[6], *WINOGRAD):
         _check(geometry)
+    for geometry in WINOGRAD:
+        _check(geometry, algorithm="winograd4")
 
 
 @pytest.mark.parametrize("geometry", [GEOMETRIES[1], GEOMETRIES[2], WINOGRAD[0]])
@@ -185,8 +190,10 @@ def test_algorithm_rule():
     assert K.choose_cpu_algorithm(g, "forward") == "direct"
     assert K.choose_cpu_algorithm(g, "backward") == "gemm"
     g2 = K.conv_geometry((64, 26, 26, 32), (3, 3, 32, 64))
-    assert K.choose_cpu_algorithm(g2, "forward") == "winograd"
-    assert K.choose_cpu_algorithm(g2, "backward") == "winograd"
+    assert K.choose_cpu_algorithm(g2, "forward") == "winograd4"
+    assert K.choose_cpu_algorithm(g2, "backward") == "winograd4"
+    g6 = K.conv_geometry((64, 7, 7, 128), (3, 3, 128, 128), padding="same")  # small: 4x4 tiles waste work
+    assert K.choose_cpu_algorithm(g6, "backward") == "winograd"
     g3 = K.conv_geometry((64, 26, 26, 32), (3, 3, 32, 64), strides=2)
     assert K.choose_cpu_algorithm(g3, "forward") == "gemm"
     g4 = K.conv_geometry((64, 32, 32, 3), (3, 3, 3, 32))
@@ -202,7 +209,7 @@ def test_algorithm_rule_follows_the_gemm_kernels(monkeypatch):
     monkeypatch.setattr(_conv_simd, "ENABLED", True)  # AVX-512 micro-kernels: im2col + GEMM up to 16 -> 32
     assert K.choose_cpu_algorithm(g, "backward") == "gemm"
     monkeypatch.setattr(_conv_simd, "ENABLED", False)  # BLAS: Winograd from 16 channels
-    assert K.choose_cpu_algorithm(g, "backward") == "winograd"
+    assert K.choose_cpu_algorithm(g, "backward") == "winograd4"
 
 
 def test_geometry_follows_tf_same_padding():

@@ -117,7 +117,7 @@ def test_conv_tiles_equal_the_whole(name, axis, parts):
     check_tiles(forward, backward, x, k.shape[:2], strides, padding, axis, parts)
 
 
-@pytest.mark.parametrize("algorithm", ["gemm", "winograd"])
+@pytest.mark.parametrize("algorithm", ["gemm", "winograd", "winograd4"])
 def test_conv_tiles_per_algorithm(algorithm):
     x, k, b, strides, padding = _conv_data(CONV["winograd valid odd"], seed=3)
     forward, backward = conv_ops(k, b, strides, activation="linear", algorithm=algorithm)

@@ -49,9 +49,10 @@ def test_gemm_leaves_columns_past_n_alone():
     assert (c[:, 32:] == 7.0).all()
 
 
+@pytest.mark.parametrize("algorithm", ["winograd", "winograd4"])
 @pytest.mark.parametrize("simd", [True, False])
 @pytest.mark.parametrize("geometry", [(2, 9, 8, 32, 48, "valid"), (3, 7, 6, 16, 16, "same")])
-def test_winograd_with_and_without_simd_matches_reference(monkeypatch, geometry, simd):
+def test_winograd_with_and_without_simd_matches_reference(monkeypatch, geometry, simd, algorithm):
     monkeypatch.setattr(S, "ENABLED", simd)
     n, h, w, c, co, padding = geometry
     rng = np.random.default_rng(7)
@@ -60,12 +61,12 @@ def test_winograd_with_and_without_simd_matches_reference(monkeypatch, geometry,
     b = rng.standard_normal(co).astype(np.float32) * 0.1
     g = K.conv_geometry(x.shape, k.shape, padding=padding)
     y = np.empty((n, g.oh, g.ow, co), np.float32)
-    K.conv2d_forward_cpu(x, k, b, y, padding=padding, activation="relu", algorithm="winograd")
+    K.conv2d_forward_cpu(x, k, b, y, padding=padding, activation="relu", algorithm=algorithm)
     want = np.maximum(K.conv2d_reference(x, k, b, padding=padding), 0.0)
     np.testing.assert_allclose(y, want, rtol=1e-4, atol=1e-4)
     gy = rng.standard_normal(y.shape).astype(np.float32)
     gx, gk, gb = np.empty_like(x), np.empty_like(k), np.empty_like(b)
-    K.conv2d_backward_cpu(x, k, y, gy, gx, gk, gb, padding=padding, activation="relu", algorithm="winograd")
+    K.conv2d_backward_cpu(x, k, y, gy, gx, gk, gb, padding=padding, activation="relu", algorithm=algorithm)
     wx, wk, wb = K.conv2d_backward_reference(x, k, b, gy, padding=padding, activation="relu")
     np.testing.assert_allclose(gx, wx, rtol=1e-4, atol=1e-4)
     np.testing.assert_allclose(gk, wk, rtol=1e-4, atol=1e-3)
