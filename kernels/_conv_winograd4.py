@@ -65,34 +65,49 @@ def kernel_from_transform(du: np.ndarray) -> np.ndarray:
     return (_GG.T @ du.reshape(36, ci * co).astype(np.float64)).reshape(3, 3, ci, co)
 
 
+@njit(nogil=True, cache=True, inline="always")
+def _u(i):
+    return np.uint64(i)
+
+
+@njit(nogil=True, cache=True, inline="always")
+def _flag(r, h):
+    """1 for an image row r inside [0, h), else 0 (rows outside the image read as zeros)."""
+    return F1 if 0 <= r < h else F0
+
+
+@njit(nogil=True, cache=True, inline="always")
+def _inside(r, h):
+    """Row r if it is inside [0, h), else row 0 (read, then multiplied by `_flag` = 0)."""
+    return r if 0 <= r < h else 0
+
+
 @njit(nogil=True, cache=True)
-def _phase_columns(ph, a, twc, c, v, r0, r1):
-    """V rows 6a..6a+5 (flat r0:r1 over tiles x channels) = B^T along the columns of strip row a, whose
-    phases ph[a, q] hold columns 4j + q: tile tj reads P0 P1 P2 P3 [tj] and P0 P1 [tj + 1]."""
-    p0 = ph[a, 0].reshape(-1)
-    p1 = ph[a, 1].reshape(-1)
-    p2 = ph[a, 2].reshape(-1)
-    p3 = ph[a, 3].reshape(-1)
-    q0 = p0[c:]
-    q1 = p1[c:]
-    v0 = v[6 * a].reshape(-1)[r0:r1]
-    v1 = v[6 * a + 1].reshape(-1)[r0:r1]
-    v2 = v[6 * a + 2].reshape(-1)[r0:r1]
-    v3 = v[6 * a + 3].reshape(-1)[r0:r1]
-    v4 = v[6 * a + 4].reshape(-1)[r0:r1]
-    v5 = v[6 * a + 5].reshape(-1)[r0:r1]
+def _phase_columns(phf, pa, p, c, vf, o, stride, twc):
+    """V rows 6a..6a+5 (flat, from offset o, one row every `stride` values, twc values each) = B^T along
+    the columns of strip row a, whose phases start at phf[pa + q*p] and hold columns 4j + q: tile tj
+    reads P0 P1 P2 P3 [tj] and P0 P1 [tj + 1] (one tile = c values later)."""
+    p0 = pa
+    p1 = p0 + p
+    p2 = p1 + p
+    p3 = p2 + p
     for e in range(twc):
-        v0[e] = F4 * p0[e] - F5 * p2[e] + q0[e]
+        vf[o + e] = F4 * phf[p0 + e] - F5 * phf[p2 + e] + phf[p0 + c + e]
+    o += stride
     for e in range(twc):
-        v1[e] = q0[e] + p3[e] - F4 * (p1[e] + p2[e])
+        vf[o + e] = phf[p0 + c + e] + phf[p3 + e] - F4 * (phf[p1 + e] + phf[p2 + e])
+    o += stride
     for e in range(twc):
-        v2[e] = q0[e] - p3[e] + F4 * (p1[e] - p2[e])
+        vf[o + e] = phf[p0 + c + e] - phf[p3 + e] + F4 * (phf[p1 + e] - phf[p2 + e])
+    o += stride
     for e in range(twc):
-        v3[e] = q0[e] - p2[e] + F2 * (p3[e] - p1[e])
+        vf[o + e] = phf[p0 + c + e] - phf[p2 + e] + F2 * (phf[p3 + e] - phf[p1 + e])
+    o += stride
     for e in range(twc):
-        v4[e] = q0[e] - p2[e] + F2 * (p1[e] - p3[e])
+        vf[o + e] = phf[p0 + c + e] - phf[p2 + e] + F2 * (phf[p1 + e] - phf[p3 + e])
+    o += stride
     for e in range(twc):
-        v5[e] = F4 * p1[e] - F5 * p3[e] + q1[e]
+        vf[o + e] = F4 * phf[p1 + e] - F5 * phf[p3 + e] + phf[p1 + c + e]
 
 
 @njit(nogil=True, cache=True)
@@ -102,211 +117,288 @@ def input_transform(x, l0, l1, pt, pl, th, tw, zero, ph, v):
     Tile row l is row ti = l % th of sample n = l // th; its tile tj reads image rows 4ti-pt.. and
     columns 4tj-pl.. (zeros outside the image). zero is a (W, C) array of zeros standing in for rows
     above/below the image; ph (6, 4, tw+1, C) is the row-transformed strip split into column phases.
+    Offsets are unsigned (`_u`): Numba then indexes without the negative-index check, which kept these
+    short loops from vectorizing as well as they do on array views, and views cost a reference-count
+    update each (together 2.8x slower column transforms).
     """
     _, h, w, c = x.shape
-    twc = tw * c
+    xf = x.reshape(-1)
+    phf = ph.reshape(-1)
+    vf = v.reshape(-1)
+    cu = _u(c)
+    twc = _u(tw * c)
+    p = _u((tw + 1) * c)  # values per phase
+    stride = _u(v.shape[1] * c)  # values per row of V
+    rs = _u(w * c)  # values per image row
     for line in range(l0, l1):
         n = line // th
         ti = line - n * th
-        t0 = (line - l0) * twc
         r0 = 4 * ti - pt
-        d0 = x[n, r0] if r0 >= 0 and r0 < h else zero
-        d1 = x[n, r0 + 1] if r0 + 1 >= 0 and r0 + 1 < h else zero
-        d2 = x[n, r0 + 2] if r0 + 2 >= 0 and r0 + 2 < h else zero
-        d3 = x[n, r0 + 3] if r0 + 3 >= 0 and r0 + 3 < h else zero
-        d4 = x[n, r0 + 4] if r0 + 4 >= 0 and r0 + 4 < h else zero
-        d5 = x[n, r0 + 5] if r0 + 5 >= 0 and r0 + 5 < h else zero
-        inside = r0 >= 0 and r0 + 6 <= h
-        for col in range(4 * tw + 2):  # B^T along the rows, column by column of the strip
-            q = col % 4
-            j = col // 4
-            s = col - pl
-            if s < 0 or s >= w:
-                for a in range(6):
-                    for k in range(c):
-                        ph[a, q, j, k] = F0
-            elif inside:  # x indexed directly: a view per column costs a reference-count update
-                for k in range(c):
-                    ph[0, q, j, k] = F4 * x[n, r0, s, k] - F5 * x[n, r0 + 2, s, k] + x[n, r0 + 4, s, k]
-                for k in range(c):
-                    ph[1, q, j, k] = (x[n, r0 + 4, s, k] + x[n, r0 + 3, s, k]
-                                      - F4 * (x[n, r0 + 1, s, k] + x[n, r0 + 2, s, k]))
-                for k in range(c):
-                    ph[2, q, j, k] = (x[n, r0 + 4, s, k] - x[n, r0 + 3, s, k]
-                                      + F4 * (x[n, r0 + 1, s, k] - x[n, r0 + 2, s, k]))
-                for k in range(c):
-                    ph[3, q, j, k] = (x[n, r0 + 4, s, k] - x[n, r0 + 2, s, k]
-                                      + F2 * (x[n, r0 + 3, s, k] - x[n, r0 + 1, s, k]))
-                for k in range(c):
-                    ph[4, q, j, k] = (x[n, r0 + 4, s, k] - x[n, r0 + 2, s, k]
-                                      + F2 * (x[n, r0 + 1, s, k] - x[n, r0 + 3, s, k]))
-                for k in range(c):
-                    ph[5, q, j, k] = F4 * x[n, r0 + 1, s, k] - F5 * x[n, r0 + 3, s, k] + x[n, r0 + 5, s, k]
-            else:  # one loop per output row, as above, so that each vectorizes
-                for k in range(c):
-                    ph[0, q, j, k] = F4 * d0[s, k] - F5 * d2[s, k] + d4[s, k]
-                for k in range(c):
-                    ph[1, q, j, k] = d4[s, k] + d3[s, k] - F4 * (d1[s, k] + d2[s, k])
-                for k in range(c):
-                    ph[2, q, j, k] = d4[s, k] - d3[s, k] + F4 * (d1[s, k] - d2[s, k])
-                for k in range(c):
-                    ph[3, q, j, k] = d4[s, k] - d2[s, k] + F2 * (d3[s, k] - d1[s, k])
-                for k in range(c):
-                    ph[4, q, j, k] = d4[s, k] - d2[s, k] + F2 * (d1[s, k] - d3[s, k])
-                for k in range(c):
-                    ph[5, q, j, k] = F4 * d1[s, k] - F5 * d3[s, k] + d5[s, k]
-        for a in range(6):
-            _phase_columns(ph, a, twc, c, v, t0, t0 + twc)
+        if r0 >= 0 and r0 + 6 <= h:  # every row inside: index x directly
+            for col in range(4 * tw + 2):  # B^T along the rows, column by column of the strip
+                q = col % 4
+                j = col // 4
+                s = col - pl
+                o = _u((q * (tw + 1) + j) * c)
+                ap = _u(4) * p
+                if s < 0 or s >= w:
+                    for a in range(6):
+                        for k in range(cu):
+                            phf[o + _u(a) * ap + k] = F0
+                    continue
+                b0 = _u(((n * h + r0) * w + s) * c)
+                b1 = b0 + rs
+                b2 = b1 + rs
+                b3 = b2 + rs
+                b4 = b3 + rs
+                b5 = b4 + rs
+                for k in range(cu):
+                    phf[o + k] = F4 * xf[b0 + k] - F5 * xf[b2 + k] + xf[b4 + k]
+                o += ap
+                for k in range(cu):
+                    phf[o + k] = xf[b4 + k] + xf[b3 + k] - F4 * (xf[b1 + k] + xf[b2 + k])
+                o += ap
+                for k in range(cu):
+                    phf[o + k] = xf[b4 + k] - xf[b3 + k] + F4 * (xf[b1 + k] - xf[b2 + k])
+                o += ap
+                for k in range(cu):
+                    phf[o + k] = xf[b4 + k] - xf[b2 + k] + F2 * (xf[b3 + k] - xf[b1 + k])
+                o += ap
+                for k in range(cu):
+                    phf[o + k] = xf[b4 + k] - xf[b2 + k] + F2 * (xf[b1 + k] - xf[b3 + k])
+                o += ap
+                for k in range(cu):
+                    phf[o + k] = F4 * xf[b1 + k] - F5 * xf[b3 + k] + xf[b5 + k]
+        else:  # a tile row across the top or bottom edge: rows outside count as zeros (flag 0)
+            g0, g1, g2 = _flag(r0, h), _flag(r0 + 1, h), _flag(r0 + 2, h)
+            g3, g4, g5 = _flag(r0 + 3, h), _flag(r0 + 4, h), _flag(r0 + 5, h)
+            for col in range(4 * tw + 2):
+                q = col % 4
+                j = col // 4
+                s = col - pl
+                o = _u((q * (tw + 1) + j) * c)
+                ap = _u(4) * p
+                if s < 0 or s >= w:
+                    for a in range(6):
+                        for k in range(cu):
+                            phf[o + _u(a) * ap + k] = F0
+                    continue
+                # rows outside read row 0 of the sample (any row inside) and are multiplied by 0
+                b0 = _u(((n * h + _inside(r0, h)) * w + s) * c)
+                b1 = _u(((n * h + _inside(r0 + 1, h)) * w + s) * c)
+                b2 = _u(((n * h + _inside(r0 + 2, h)) * w + s) * c)
+                b3 = _u(((n * h + _inside(r0 + 3, h)) * w + s) * c)
+                b4 = _u(((n * h + _inside(r0 + 4, h)) * w + s) * c)
+                b5 = _u(((n * h + _inside(r0 + 5, h)) * w + s) * c)
+                for k in range(cu):
+                    phf[o + k] = F4 * g0 * xf[b0 + k] - F5 * g2 * xf[b2 + k] + g4 * xf[b4 + k]
+                o += ap
+                for k in range(cu):
+                    phf[o + k] = g4 * xf[b4 + k] + g3 * xf[b3 + k] - F4 * (g1 * xf[b1 + k] + g2 * xf[b2 + k])
+                o += ap
+                for k in range(cu):
+                    phf[o + k] = g4 * xf[b4 + k] - g3 * xf[b3 + k] + F4 * (g1 * xf[b1 + k] - g2 * xf[b2 + k])
+                o += ap
+                for k in range(cu):
+                    phf[o + k] = g4 * xf[b4 + k] - g2 * xf[b2 + k] + F2 * (g3 * xf[b3 + k] - g1 * xf[b1 + k])
+                o += ap
+                for k in range(cu):
+                    phf[o + k] = g4 * xf[b4 + k] - g2 * xf[b2 + k] + F2 * (g1 * xf[b1 + k] - g3 * xf[b3 + k])
+                o += ap
+                for k in range(cu):
+                    phf[o + k] = F4 * g1 * xf[b1 + k] - F5 * g3 * xf[b3 + k] + g5 * xf[b5 + k]
+        t0 = _u((line - l0) * tw * c)
+        for a in range(6):  # B along the columns
+            _phase_columns(phf, _u(4 * a) * p, p, cu, vf, _u(6 * a) * stride + t0, stride, twc)
 
 
 @njit(nogil=True, cache=True)
 def output_transform(m, l0, l1, th, tw, bias, has_bias, relu, accumulate, s, out):
     """out (N, OH, OW, C) (+)= A^T M A (+ bias, then ReLU if relu) for the tile rows l0..l1 in M (36, T, C).
 
-    s is (4, 6, tw, C) scratch. accumulate adds into out (grad input); else out is overwritten.
+    s is (4, 6, tw, C) scratch. accumulate adds into out (grad input); else out is overwritten. Offsets
+    are unsigned, as in `input_transform`.
     """
     _, oh, ow, c = out.shape
-    twc = tw * c
+    mf = m.reshape(-1)
+    sf = s.reshape(-1)
+    of = out.reshape(-1)
+    cu = _u(c)
+    twc = _u(tw * c)
+    stride = _u(m.shape[1] * c)  # values per row of M
     for line in range(l0, l1):
         n = line // th
         ti = line - n * th
-        t0 = (line - l0) * twc
+        t0 = _u((line - l0) * tw * c)
         for b in range(6):  # A^T along the rows: flat loops over the strip's tw*C values
-            m0 = m[b].reshape(-1)[t0:t0 + twc]
-            m1 = m[6 + b].reshape(-1)[t0:t0 + twc]
-            m2 = m[12 + b].reshape(-1)[t0:t0 + twc]
-            m3 = m[18 + b].reshape(-1)[t0:t0 + twc]
-            m4 = m[24 + b].reshape(-1)[t0:t0 + twc]
-            m5 = m[30 + b].reshape(-1)[t0:t0 + twc]
-            s0 = s[0, b].reshape(-1)
-            s1 = s[1, b].reshape(-1)
-            s2 = s[2, b].reshape(-1)
-            s3 = s[3, b].reshape(-1)
+            m0 = _u(b) * stride + t0
+            m1 = m0 + _u(6) * stride
+            m2 = m1 + _u(6) * stride
+            m3 = m2 + _u(6) * stride
+            m4 = m3 + _u(6) * stride
+            m5 = m4 + _u(6) * stride
+            o = _u(b) * twc
+            r6 = _u(6) * twc
             for e in range(twc):
-                s0[e] = m0[e] + m1[e] + m2[e] + m3[e] + m4[e]
+                sf[o + e] = mf[m0 + e] + mf[m1 + e] + mf[m2 + e] + mf[m3 + e] + mf[m4 + e]
+            o += r6
             for e in range(twc):
-                s1[e] = m1[e] - m2[e] + F2 * (m3[e] - m4[e])
+                sf[o + e] = mf[m1 + e] - mf[m2 + e] + F2 * (mf[m3 + e] - mf[m4 + e])
+            o += r6
             for e in range(twc):
-                s2[e] = m1[e] + m2[e] + F4 * (m3[e] + m4[e])
+                sf[o + e] = mf[m1 + e] + mf[m2 + e] + F4 * (mf[m3 + e] + mf[m4 + e])
+            o += r6
             for e in range(twc):
-                s3[e] = m1[e] - m2[e] + F8 * (m3[e] - m4[e]) + m5[e]
-        for r in range(4):  # A along the columns, straight into the output rows (indexed directly)
+                sf[o + e] = mf[m1 + e] - mf[m2 + e] + F8 * (mf[m3 + e] - mf[m4 + e]) + mf[m5 + e]
+        for r in range(4):  # A along the columns, straight into the output rows
             i = 4 * ti + r
             if i >= oh:
                 break
+            row = _u((n * oh + i) * ow * c)
             for tj in range(tw):
                 j = 4 * tj
+                a0 = _u(r * 6) * twc + _u(tj) * cu
+                a1 = a0 + twc
+                a2 = a1 + twc
+                a3 = a2 + twc
+                a4 = a3 + twc
+                a5 = a4 + twc
+                y = row + _u(j) * cu
                 if accumulate:
-                    for k in range(c):
-                        out[n, i, j, k] += (s[r, 0, tj, k] + s[r, 1, tj, k] + s[r, 2, tj, k] + s[r, 3, tj, k]
-                                            + s[r, 4, tj, k])
+                    for k in range(cu):
+                        of[y + k] += sf[a0 + k] + sf[a1 + k] + sf[a2 + k] + sf[a3 + k] + sf[a4 + k]
                     if j + 1 < ow:
-                        for k in range(c):
-                            out[n, i, j + 1, k] += s[r, 1, tj, k] - s[r, 2, tj, k] + F2 * (s[r, 3, tj, k] - s[r, 4, tj, k])
+                        y += cu
+                        for k in range(cu):
+                            of[y + k] += sf[a1 + k] - sf[a2 + k] + F2 * (sf[a3 + k] - sf[a4 + k])
                     if j + 2 < ow:
-                        for k in range(c):
-                            out[n, i, j + 2, k] += s[r, 1, tj, k] + s[r, 2, tj, k] + F4 * (s[r, 3, tj, k] + s[r, 4, tj, k])
+                        y += cu
+                        for k in range(cu):
+                            of[y + k] += sf[a1 + k] + sf[a2 + k] + F4 * (sf[a3 + k] + sf[a4 + k])
                     if j + 3 < ow:
-                        for k in range(c):
-                            out[n, i, j + 3, k] += (s[r, 1, tj, k] - s[r, 2, tj, k]
-                                                    + F8 * (s[r, 3, tj, k] - s[r, 4, tj, k]) + s[r, 5, tj, k])
+                        y += cu
+                        for k in range(cu):
+                            of[y + k] += sf[a1 + k] - sf[a2 + k] + F8 * (sf[a3 + k] - sf[a4 + k]) + sf[a5 + k]
                 else:
-                    for k in range(c):
-                        out[n, i, j, k] = (s[r, 0, tj, k] + s[r, 1, tj, k] + s[r, 2, tj, k] + s[r, 3, tj, k]
-                                           + s[r, 4, tj, k])
+                    for k in range(cu):
+                        of[y + k] = sf[a0 + k] + sf[a1 + k] + sf[a2 + k] + sf[a3 + k] + sf[a4 + k]
                     if j + 1 < ow:
-                        for k in range(c):
-                            out[n, i, j + 1, k] = s[r, 1, tj, k] - s[r, 2, tj, k] + F2 * (s[r, 3, tj, k] - s[r, 4, tj, k])
+                        y += cu
+                        for k in range(cu):
+                            of[y + k] = sf[a1 + k] - sf[a2 + k] + F2 * (sf[a3 + k] - sf[a4 + k])
                     if j + 2 < ow:
-                        for k in range(c):
-                            out[n, i, j + 2, k] = s[r, 1, tj, k] + s[r, 2, tj, k] + F4 * (s[r, 3, tj, k] + s[r, 4, tj, k])
+                        y += cu
+                        for k in range(cu):
+                            of[y + k] = sf[a1 + k] + sf[a2 + k] + F4 * (sf[a3 + k] + sf[a4 + k])
                     if j + 3 < ow:
-                        for k in range(c):
-                            out[n, i, j + 3, k] = (s[r, 1, tj, k] - s[r, 2, tj, k]
-                                                   + F8 * (s[r, 3, tj, k] - s[r, 4, tj, k]) + s[r, 5, tj, k])
+                        y += cu
+                        for k in range(cu):
+                            of[y + k] = sf[a1 + k] - sf[a2 + k] + F8 * (sf[a3 + k] - sf[a4 + k]) + sf[a5 + k]
             if not accumulate and (has_bias or relu):  # the epilogue over the finished row, in cache
-                orow = out[n, i].reshape(-1)
                 if has_bias:
                     for j in range(ow):
-                        for k in range(c):
-                            orow[j * c + k] += bias[k]
+                        y = row + _u(j) * cu
+                        for k in range(cu):
+                            of[y + k] += bias[k]
                 if relu:
-                    for e in range(ow * c):
-                        orow[e] = F0 if orow[e] < F0 else orow[e]
+                    for e in range(_u(ow) * cu):
+                        vv = of[row + e]
+                        of[row + e] = F0 if vv < F0 else vv
 
 
 @njit(nogil=True, cache=True)
 def grad_transform(dz, l0, l1, th, tw, ph, z):
     """Z (36, (l1-l0)*tw, C) = A dz A^T of the 4x4 tiles of tile rows l0..l1 of dz (N, OH, OW, C) (zeros
-    past the edge); ph (6, 4, tw, C) holds the row-transformed strip split into column phases."""
+    past the edge); ph (6, 4, tw, C) holds the row-transformed strip split into column phases. Offsets
+    are unsigned, as in `input_transform`."""
     _, oh, ow, c = dz.shape
-    twc = tw * c
+    df = dz.reshape(-1)
+    phf = ph.reshape(-1)
+    zf = z.reshape(-1)
+    cu = _u(c)
+    twc = _u(tw * c)
+    p = _u(tw * c)  # values per phase
+    ap = _u(4) * p
+    stride = _u(z.shape[1] * c)
+    rs = _u(ow * c)
     for line in range(l0, l1):
         n = line // th
         ti = line - n * th
-        t0 = (line - l0) * twc
         i0 = 4 * ti
         last = min(oh - i0, 4)  # rows of this tile row inside the image
-        for col in range(4 * tw):  # A along the rows, dz indexed directly (no views in this loop)
+        f1 = F1 if last > 1 else F0  # rows past the image count as zeros (and read the last row)
+        f2 = F1 if last > 2 else F0
+        f3 = F1 if last > 3 else F0
+        k1 = rs if last > 1 else _u(0)
+        k2 = _u(2) * rs if last > 2 else k1
+        k3 = _u(3) * rs if last > 3 else k2
+        for col in range(4 * tw):  # A along the rows
             q = col % 4
             j = col // 4
+            o = _u((q * tw + j) * c)
             if col >= ow:
                 for a in range(6):
-                    for k in range(c):
-                        ph[a, q, j, k] = F0
-            elif last == 4:
-                for k in range(c):
-                    ph[0, q, j, k] = dz[n, i0, col, k]
-                for k in range(c):
-                    ph[1, q, j, k] = dz[n, i0, col, k] + dz[n, i0 + 1, col, k] + dz[n, i0 + 2, col, k] + dz[n, i0 + 3, col, k]
-                for k in range(c):
-                    ph[2, q, j, k] = dz[n, i0, col, k] - dz[n, i0 + 1, col, k] + dz[n, i0 + 2, col, k] - dz[n, i0 + 3, col, k]
-                for k in range(c):
-                    ph[3, q, j, k] = (dz[n, i0, col, k] + F2 * dz[n, i0 + 1, col, k] + F4 * dz[n, i0 + 2, col, k]
-                                      + F8 * dz[n, i0 + 3, col, k])
-                for k in range(c):
-                    ph[4, q, j, k] = (dz[n, i0, col, k] - F2 * dz[n, i0 + 1, col, k] + F4 * dz[n, i0 + 2, col, k]
-                                      - F8 * dz[n, i0 + 3, col, k])
-                for k in range(c):
-                    ph[5, q, j, k] = dz[n, i0 + 3, col, k]
-            else:  # the last tile row, cut by the image: rows past it count as zeros
-                f1 = F1 if last > 1 else F0
-                f2 = F1 if last > 2 else F0
-                i1 = min(i0 + 1, oh - 1)
-                i2 = min(i0 + 2, oh - 1)
-                for k in range(c):
-                    u0 = dz[n, i0, col, k]
-                    u1 = f1 * dz[n, i1, col, k]
-                    u2 = f2 * dz[n, i2, col, k]
-                    ph[0, q, j, k] = u0
-                    ph[1, q, j, k] = u0 + u1 + u2
-                    ph[2, q, j, k] = u0 - u1 + u2
-                    ph[3, q, j, k] = u0 + F2 * u1 + F4 * u2
-                    ph[4, q, j, k] = u0 - F2 * u1 + F4 * u2
-                    ph[5, q, j, k] = F0
+                    for k in range(cu):
+                        phf[o + _u(a) * ap + k] = F0
+                continue
+            b0 = _u(((n * oh + i0) * ow + col) * c)
+            b1 = b0 + k1
+            b2 = b0 + k2
+            b3 = b0 + k3
+            if last == 4:
+                for k in range(cu):
+                    phf[o + k] = df[b0 + k]
+                o += ap
+                for k in range(cu):
+                    phf[o + k] = df[b0 + k] + df[b1 + k] + df[b2 + k] + df[b3 + k]
+                o += ap
+                for k in range(cu):
+                    phf[o + k] = df[b0 + k] - df[b1 + k] + df[b2 + k] - df[b3 + k]
+                o += ap
+                for k in range(cu):
+                    phf[o + k] = df[b0 + k] + F2 * df[b1 + k] + F4 * df[b2 + k] + F8 * df[b3 + k]
+                o += ap
+                for k in range(cu):
+                    phf[o + k] = df[b0 + k] - F2 * df[b1 + k] + F4 * df[b2 + k] - F8 * df[b3 + k]
+                o += ap
+                for k in range(cu):
+                    phf[o + k] = df[b3 + k]
+            else:
+                for k in range(cu):
+                    u0 = df[b0 + k]
+                    u1 = f1 * df[b1 + k]
+                    u2 = f2 * df[b2 + k]
+                    u3 = f3 * df[b3 + k]
+                    phf[o + k] = u0
+                    phf[o + ap + k] = u0 + u1 + u2 + u3
+                    phf[o + _u(2) * ap + k] = u0 - u1 + u2 - u3
+                    phf[o + _u(3) * ap + k] = u0 + F2 * u1 + F4 * u2 + F8 * u3
+                    phf[o + _u(4) * ap + k] = u0 - F2 * u1 + F4 * u2 - F8 * u3
+                    phf[o + _u(5) * ap + k] = u3
+        t0 = _u((line - l0) * tw * c)
         for a in range(6):  # A^T along the columns: tile tj uses columns P0..P3[tj]
-            p0 = ph[a, 0].reshape(-1)
-            p1 = ph[a, 1].reshape(-1)
-            p2 = ph[a, 2].reshape(-1)
-            p3 = ph[a, 3].reshape(-1)
-            z0 = z[6 * a].reshape(-1)[t0:t0 + twc]
-            z1 = z[6 * a + 1].reshape(-1)[t0:t0 + twc]
-            z2 = z[6 * a + 2].reshape(-1)[t0:t0 + twc]
-            z3 = z[6 * a + 3].reshape(-1)[t0:t0 + twc]
-            z4 = z[6 * a + 4].reshape(-1)[t0:t0 + twc]
-            z5 = z[6 * a + 5].reshape(-1)[t0:t0 + twc]
+            p0 = _u(a) * ap
+            p1 = p0 + p
+            p2 = p1 + p
+            p3 = p2 + p
+            o = _u(6 * a) * stride + t0
             for e in range(twc):
-                z0[e] = p0[e]
+                zf[o + e] = phf[p0 + e]
+            o += stride
             for e in range(twc):
-                z1[e] = p0[e] + p1[e] + p2[e] + p3[e]
+                zf[o + e] = phf[p0 + e] + phf[p1 + e] + phf[p2 + e] + phf[p3 + e]
+            o += stride
             for e in range(twc):
-                z2[e] = p0[e] - p1[e] + p2[e] - p3[e]
+                zf[o + e] = phf[p0 + e] - phf[p1 + e] + phf[p2 + e] - phf[p3 + e]
+            o += stride
             for e in range(twc):
-                z3[e] = p0[e] + F2 * p1[e] + F4 * p2[e] + F8 * p3[e]
+                zf[o + e] = phf[p0 + e] + F2 * phf[p1 + e] + F4 * phf[p2 + e] + F8 * phf[p3 + e]
+            o += stride
             for e in range(twc):
-                z4[e] = p0[e] - F2 * p1[e] + F4 * p2[e] - F8 * p3[e]
+                zf[o + e] = phf[p0 + e] - F2 * phf[p1 + e] + F4 * phf[p2 + e] - F8 * phf[p3 + e]
+            o += stride
             for e in range(twc):
-                z5[e] = p3[e]
+                zf[o + e] = phf[p3 + e]
 
 
 @njit(nogil=True, cache=True)

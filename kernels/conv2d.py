@@ -60,10 +60,11 @@ CHUNK_BYTES = 1 << 20
 # ms); 36-144 tiles were 5-40% slower (per-call overheads and small GEMMs), L2-sized or not.
 WINOGRAD_TILES = 576
 WINOGRAD_SAMPLES = 2
-# F(4x4, 3x3): tiles per chunk (72-288 measured within 5% on MNIST's conv2) and the least output size
-# (pixels per side) from which it beats F(2x2, 3x3) (see choose_cpu_algorithm).
+# F(4x4, 3x3): tiles per chunk (72-288 measured within 5% on MNIST's conv2), and the least output size
+# (pixels per side) and channel count from which it is chosen (see choose_cpu_algorithm).
 WINOGRAD4_TILES = 144
-WINOGRAD4_MIN_SIZE = 8
+WINOGRAD4_MIN_SIZE = 6
+WINOGRAD4_MIN_CHANNELS = 4
 WINOGRAD_MIN_CHANNELS = 16
 # With the AVX-512 GEMM micro-kernels (`_conv_simd`) both algorithms run ~2x faster GEMMs, and im2col + GEMM
 # wins up to 16 -> 32 channels (single thread, 32 samples, forward / backward ms, gemm vs winograd: 16->16
@@ -149,24 +150,30 @@ def choose_cpu_algorithm(g: ConvGeometry, pass_: str = "forward") -> str:
       2.83 / 7.24; 128->128 on 14x14 16.4 / 33.5 vs 9.2 / 23.0; but 12->12 1.97 / 4.53 vs 2.14 / 4.85,
       8->16 1.55 / 3.40 vs 1.89 / 4.16. On AVX-512 hosts, where the GEMMs use `_conv_simd`, the threshold
       is WINOGRAD_MIN_CHANNELS_SIMD (24) instead.
-    - "winograd4" (F(4x4, 3x3)) instead of "winograd" where the output is at least WINOGRAD4_MIN_SIZE
-      pixels on each side: 2.25 multiplies per output instead of 4 and about half the transformed bytes.
-      Measured on the Xeon (AVX-512) here, one thread, 32 samples, forward / backward ms, gemm vs
-      winograd vs winograd4: MNIST conv2 32->64 on 26x26 4.95 / 10.94 vs 4.12 / 10.96 vs 3.20 / 8.05;
-      CIFAR's 32->32 same on 32x32 5.64 / 11.50 vs 4.82 / 10.83 vs 3.62 / 7.40; 64->64 valid on 15x15
-      2.83 / 6.63 vs 2.27 / 5.86 vs 2.24 / 5.00; 64->64 same on 8x8 1.29 / 2.57 vs 0.98 / 2.23 vs
-      0.84 / 2.02; but 128->128 same on 7x7 3.24 / 8.93 vs 3.24 / 8.51 vs 2.34 / 9.50 and on 4x4
-      1.25 / 2.79 vs 1.16 / 3.11 vs 1.25 / 5.35 (tiles past the edge are wasted work). With OpenBLAS's
-      SkylakeX kernels for every GEMM the same order holds (32->64 4.82 / 9.62 vs 4.31 / 11.48 vs
-      3.15 / 8.45). Its rounding error is larger (~5e-6 of the output's magnitude against ~3e-7).
+    - "winograd4" (F(4x4, 3x3)) first, for stride-1 3x3 kernels with at least WINOGRAD4_MIN_CHANNELS
+      input and output channels and an output of at least WINOGRAD4_MIN_SIZE pixels a side: 2.25
+      multiplies per output instead of 4, and about half the transformed bytes. Measured on the Xeon
+      (AVX-512) here, one thread, 32 samples, forward / backward ms, gemm vs winograd vs winograd4:
+      MNIST conv2 32->64 on 26x26 5.40 / 11.39 vs 4.17 / 11.02 vs 2.51 / 6.36; CIFAR's 32->32 same on
+      32x32 5.41 / 11.47 vs 4.91 / 11.08 vs 2.87 / 5.62; 64->64 valid on 15x15 3.06 / 6.38 vs 2.43 /
+      6.03 vs 1.89 / 4.14; 16->32 on 28x28 1.84 / 4.43 vs 2.30 / 5.91 vs 1.52 / 3.21; 4->8 0.57 / 1.58 vs
+      1.25 / 3.32 vs 0.52 / 1.27; 128->128 same on 7x7 3.75 / 8.81 vs 3.10 / 6.83 vs 2.11 / 6.67; even
+      on 6x6 (64->64 0.72 / 1.52 vs 0.67 / 1.39 vs 0.65 / 1.50); but 3->32 same on 32x32 1.10 / 3.49
+      vs 2.06 / 6.35 vs 1.27 / 3.03 and on 4x4 (128->128 1.08 / 2.76 vs 1.07 / 3.00 vs 1.19 / 4.92:
+      tiles past the edge are wasted work). With OpenBLAS's SkylakeX kernels for every GEMM the same
+      order holds. Its rounding error is larger (~5e-6 of the output's magnitude against ~3e-7).
+      Below WINOGRAD4_MIN_SIZE, "winograd" keeps the rule above.
     - "gemm" (im2col + sgemm) for everything else. Direct loop nests with the output-channel loop
       innermost were slower than im2col + sgemm for every other shape measured, forward and backward:
       2.5x (C_in=1, grad input) to 6x (C_in=32 -> 64, grad input); BLAS runs at ~90% of peak on
       chunks that stay in L2 and im2col costs ~10% of the GEMM.
     """
-    least = WINOGRAD_MIN_CHANNELS_SIMD if _simd.ENABLED else WINOGRAD_MIN_CHANNELS
-    if (g.kh, g.kw, g.sh, g.sw) == (3, 3, 1, 1) and min(g.c, g.co) >= least:
-        return "winograd4" if min(g.oh, g.ow) >= WINOGRAD4_MIN_SIZE else "winograd"
+    if (g.kh, g.kw, g.sh, g.sw) == (3, 3, 1, 1):
+        if min(g.oh, g.ow) >= WINOGRAD4_MIN_SIZE and min(g.c, g.co) >= WINOGRAD4_MIN_CHANNELS:
+            return "winograd4"
+        least = WINOGRAD_MIN_CHANNELS_SIMD if _simd.ENABLED else WINOGRAD_MIN_CHANNELS
+        if min(g.oh, g.ow) < WINOGRAD4_MIN_SIZE and min(g.c, g.co) >= least:
+            return "winograd"
     if pass_ == "forward" and g.kh == 3 and g.kw == 3 and g.c == 1:
         return "direct"
     return "gemm"

@@ -192,24 +192,26 @@ def test_algorithm_rule():
     g2 = K.conv_geometry((64, 26, 26, 32), (3, 3, 32, 64))
     assert K.choose_cpu_algorithm(g2, "forward") == "winograd4"
     assert K.choose_cpu_algorithm(g2, "backward") == "winograd4"
-    g6 = K.conv_geometry((64, 7, 7, 128), (3, 3, 128, 128), padding="same")  # small: 4x4 tiles waste work
+    g6 = K.conv_geometry((64, 4, 4, 128), (3, 3, 128, 128), padding="same")  # small: 4x4 tiles waste work
     assert K.choose_cpu_algorithm(g6, "backward") == "winograd"
     g3 = K.conv_geometry((64, 26, 26, 32), (3, 3, 32, 64), strides=2)
     assert K.choose_cpu_algorithm(g3, "forward") == "gemm"
     g4 = K.conv_geometry((64, 32, 32, 3), (3, 3, 3, 32))
     assert K.choose_cpu_algorithm(g4, "forward") == "gemm"
     g5 = K.conv_geometry((64, 32, 32, 12), (3, 3, 12, 32))
-    assert K.choose_cpu_algorithm(g5, "backward") == "gemm"
+    assert K.choose_cpu_algorithm(g5, "backward") == "winograd4"
+    g7 = K.conv_geometry((64, 5, 5, 12), (3, 3, 12, 32), padding="same")
+    assert K.choose_cpu_algorithm(g7, "backward") == "gemm"
 
 
 def test_algorithm_rule_follows_the_gemm_kernels(monkeypatch):
     from kernels import _conv_simd
 
-    g = K.conv_geometry((64, 28, 28, 16), (3, 3, 16, 32))
+    g = K.conv_geometry((64, 5, 5, 16), (3, 3, 16, 32), padding="same")  # below F(4x4, 3x3)'s least size
     monkeypatch.setattr(_conv_simd, "ENABLED", True)  # AVX-512 micro-kernels: im2col + GEMM up to 16 -> 32
     assert K.choose_cpu_algorithm(g, "backward") == "gemm"
-    monkeypatch.setattr(_conv_simd, "ENABLED", False)  # BLAS: Winograd from 16 channels
-    assert K.choose_cpu_algorithm(g, "backward") == "winograd4"
+    monkeypatch.setattr(_conv_simd, "ENABLED", False)  # BLAS: F(2x2, 3x3) from 16 channels
+    assert K.choose_cpu_algorithm(g, "backward") == "winograd"
 
 
 def test_geometry_follows_tf_same_padding():
