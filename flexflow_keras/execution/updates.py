@@ -60,11 +60,14 @@ def prepare_updates(prog) -> None:
         if len(devices) > 1 and splittable:
             _tiled_update(prog, v, lay, j, devices)
         else:
-            whole.append((v, lay.placement[0]))
+            whole.append((v, lay))
     cores = comm.host_cores()  # shared out among MPI ranks on this host
     used = devices_used(prog.strategy, len(e.processors))
     split = cores // used <= 1 and not getattr(opt, "needs_all_variables", False)
-    groups = [[item] for item in whole] if split else ([whole] if whole else [])
+    if split:
+        groups = [[item] for item in balanced(whole)]
+    else:
+        groups = [[(v, lay.placement[0]) for v, lay in whole]] if whole else []
     for items in groups:
         vs = [v for v, _ in items]
         utask = update_task(prog, vs)
@@ -73,6 +76,29 @@ def prepare_updates(prog) -> None:
             args += e.weights.slots[v.uid]
         after = max(prog._last_writer[v.uid] for v in vs)
         prog.updates.setdefault(after, []).append((utask, (1,), args, (items[0][1],)))
+
+
+def balanced(whole) -> list:
+    """(variable, processor) for one update task per variable: each on the processor of its layer's
+    layout that has the fewest elements to update so far, the largest variables first (ties: the
+    lowest uid; deterministic). With data parallelism every processor runs the same backward work, so
+    the updates are what differs: placing them all on the first processor (as before) left it with
+    the MNIST CNN's 1.2M-element dense update, 1.2 ms of a 24 ms step, while the other waited."""
+    load: dict = {}
+    out = []
+    for v, lay in sorted(whole, key=lambda item: -_size(item[0].shape)):
+        devices = sorted(set(lay.placement), key=lambda p: p.uid)
+        proc = min(devices, key=lambda p: (load.get(p.uid, 0), p.uid))
+        load[proc.uid] = load.get(proc.uid, 0) + _size(v.shape)
+        out.append((v, proc))
+    return out
+
+
+def _size(shape) -> int:
+    n = 1
+    for d in shape:
+        n *= int(d)
+    return n
 
 
 def prepare_rank_sums(prog) -> None:
