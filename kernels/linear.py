@@ -5,8 +5,8 @@ they apply (float32, contiguous, output features a multiple of 16, a host with A
 compiles for: about twice OpenBLAS's Haswell kernels on one core, the environment's OPENBLAS_CORETYPE,
 and on a par with its SkylakeX ones) and a kernel runs on one thread (`_conv_simd.one_thread`: the
 micro-kernels are single-threaded, and with two cores the threaded BLAS is nearly twice as fast),
-else through NumPy's BLAS with ``out=`` (no result allocation), as the input gradient always does (its
-right operand is a transposed view); bias and activation run fused in one Numba pass over the GEMM result (`kernels.activations` codes). `x` may have any rank: the layer acts
+else through NumPy's BLAS with ``out=`` (no result allocation). The input gradient ``dz @ W^T`` runs
+as its transpose ``W @ dz^T`` on the micro-kernels when the rows are a multiple of 16 (`_dz_wt`); bias and activation run fused in one Numba pass over the GEMM result (`kernels.activations` codes). `x` may have any rank: the layer acts
 on the last axis, so x is viewed as (rows, in). When the activation's derivative needs the
 pre-activation (gelu, swish, ...; see `activations.grad_from_output`) the caller passes a `z` buffer of
 y's shape that forward fills and backward reads; otherwise backward reads only `y`.
@@ -17,6 +17,8 @@ for the linear activation and no z; the caller passes the bias to one piece only
 """
 
 from __future__ import annotations
+
+import threading
 
 import numpy as np
 from numba import njit
@@ -54,13 +56,63 @@ def _matmul(x2, w, out) -> None:
         np.matmul(x2, w, out=out)
 
 
-def _matmul_tn(x2, dz, out) -> None:
-    """out = x2.T @ dz (x2: rows x in, dz: rows x out)."""
+def _matmul_tn(x2, dz, out, accumulate: bool = False) -> bool:
+    """out (+)= x2.T @ dz (x2: rows x in, dz: rows x out) with the micro-kernels; False (nothing done)
+    where they do not apply."""
     if x2.flags.c_contiguous and _simd_ok(x2, dz, out):
         rows, k_in = x2.shape
-        _conv_simd.simd_gemm(True, k_in, out.shape[1], rows, x2, k_in, dz, out.shape[1], False, out, out.shape[1])
-    else:
+        _conv_simd.simd_gemm(True, k_in, out.shape[1], rows, x2, k_in, dz, out.shape[1], accumulate, out,
+                             out.shape[1])
+        return True
+    if not accumulate:
         np.matmul(x2.T, dz, out=out)
+        return True
+    return False
+
+
+def _dz_wt(dz, w, dx2, accumulate: bool) -> bool:
+    """dx2 (+)= dz @ w.T (dz: rows x out, w: in x out) as its transpose dx2.T = w @ dz.T with the
+    micro-kernels (w is then read row by row, as they want it), transposed into dx2 in cache-sized
+    blocks: 0.55 + 0.1 ms against 1.1 ms for OpenBLAS on MNIST's 9216 -> 128 Dense (32 rows, one core).
+    False (nothing done) where the micro-kernels do not apply (rows not a multiple of 16, ...)."""
+    rows, n_out = dz.shape
+    n_in = w.shape[0]
+    if not (rows % _conv_simd.LANES == 0 and w.flags.c_contiguous and dx2.flags.c_contiguous
+            and _simd_ok(w, dz, dx2)):
+        return False
+    dzt = np.ascontiguousarray(dz.T)
+    dxt = _scratch("dxt", (n_in, rows), dz.dtype)
+    _conv_simd.simd_gemm(False, n_in, rows, n_out, w, n_out, dzt, rows, False, dxt, rows)
+    _transpose_into(dxt, dx2, accumulate)
+    return True
+
+
+@njit(nogil=True, cache=True)
+def _transpose_into(src, dst, accumulate):
+    """dst (r x n) (+)= src.T for src (n x r), in blocks of 64 rows of src (8 KB at r = 32: in L1)."""
+    n, r = src.shape
+    for i0 in range(0, n, 64):
+        i1 = min(i0 + 64, n)
+        for j in range(r):
+            if accumulate:
+                for i in range(i0, i1):
+                    dst[j, i] += src[i, j]
+            else:
+                for i in range(i0, i1):
+                    dst[j, i] = src[i, j]
+
+
+_tls = threading.local()
+
+
+def _scratch(name: str, shape, dtype) -> np.ndarray:
+    """A per-thread scratch array (shards of one Dense run concurrently on several processors)."""
+    cache = _tls.__dict__.setdefault("arrays", {})
+    a = cache.get(name)
+    if a is None or a.shape != tuple(shape) or a.dtype != dtype:
+        a = np.empty(shape, dtype)
+        cache[name] = a
+    return a
 
 
 _value = njit(inline="always")(_act_value)
@@ -239,15 +291,17 @@ def linear_backward_cpu(x: np.ndarray, w: np.ndarray, y: np.ndarray, dy: np.ndar
             store(db, sums, accumulate[2])
     if dw is not None:
         x2 = rows_in(x, n_in)
-        if not accumulate[1]:
-            _matmul_tn(x2, dz, dw)
+        if _matmul_tn(x2, dz, dw, accumulate[1]):
+            pass
         elif _in_place_ok(x2, dz, dw):
             _add_xt_dz(x2, dz, dw)  # dw += x.T @ dz in the GEMM itself (beta=1): no temporary
         else:
             dw += np.matmul(x2.T, dz)
     if dx is not None:
         dx2 = flat_out(dx, "linear_backward_cpu").reshape(-1, n_in)
-        if not accumulate[0]:
+        if _dz_wt(dz, w, dx2, accumulate[0]):
+            pass
+        elif not accumulate[0]:
             np.matmul(dz, w.T, out=dx2)
         elif _in_place_ok(dz, w, dx2):
             _add_dz_wt(dz, w, dx2)

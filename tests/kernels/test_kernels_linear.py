@@ -87,3 +87,26 @@ def test_linear_wide_float32_outputs(rows, n_in, n_out, strided_x, threads, monk
     rdx, rdw, rdb = ref.linear_grads(x, w, b, dy, "linear")
     np.testing.assert_allclose(dw, rdw, rtol=1e-4, atol=1e-4)
     np.testing.assert_allclose(dx, rdx, rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize("rows,n_in,n_out", [(32, 9, 16), (16, 130, 48)])
+@pytest.mark.parametrize("accumulate", [False, True])
+def test_linear_backward_micro_kernel_paths_add_or_overwrite(rows, n_in, n_out, accumulate, monkeypatch):
+    """Rows a multiple of 16: the input gradient runs transposed on the micro-kernels (where they apply)
+    and is transposed into dx; accumulate adds both gradients into what the buffers held."""
+    from kernels import _conv_simd
+
+    monkeypatch.setattr(_conv_simd, "_threads", [1])
+    rng = np.random.default_rng(2)
+    x = rng.standard_normal((rows, n_in)).astype(np.float32)
+    w = rng.standard_normal((n_in, n_out)).astype(np.float32)
+    b = rng.standard_normal(n_out).astype(np.float32)
+    y = np.empty((rows, n_out), np.float32)
+    linear_forward_cpu(x, w, b, y)
+    dy = rng.standard_normal(y.shape).astype(np.float32)
+    base_x, base_w = rng.standard_normal(x.shape).astype(np.float32), rng.standard_normal(w.shape).astype(np.float32)
+    dx, dw, db = base_x.copy(), base_w.copy(), np.zeros(n_out, np.float32)
+    linear_backward_cpu(x, w, y, dy, dx, dw, db, accumulate=(accumulate, accumulate, accumulate))
+    rdx, rdw, _ = ref.linear_grads(x, w, b, dy, "linear")
+    np.testing.assert_allclose(dx, rdx + (base_x if accumulate else 0), rtol=1e-4, atol=1e-4)
+    np.testing.assert_allclose(dw, rdw + (base_w if accumulate else 0), rtol=1e-4, atol=1e-4)
