@@ -31,7 +31,7 @@ class Task:
     """
 
     def __init__(self, body: Callable, privileges: Sequence[Privilege] = (), name: str | None = None,
-                 kinds: Sequence[ProcKind] = (ProcKind.CPU,)):
+                 kinds: Sequence[ProcKind] = (ProcKind.CPU,), priority: int = 0):
         if not callable(body):
             raise TypeError(f"task expects a function to decorate, received {body!r}")
         privileges = tuple(privileges)
@@ -43,7 +43,10 @@ class Task:
         for k in kinds:
             if not isinstance(k, ProcKind):
                 raise TypeError(f"task {name or body.__name__!r}: kinds must be ProcKind values, received {k!r}")
+        if not isinstance(priority, int) or isinstance(priority, bool):
+            raise TypeError(f"task {name or body.__name__!r}: priority must be an int, received {priority!r}")
         self.body = body
+        self.priority = priority  # < 0: a worker runs it only when nothing else waits in its queue
         self.name = name or getattr(body, "__name__", "task")
         self.privileges = privileges
         self.variants: dict[ProcKind, Callable] = {k: body for k in kinds}
@@ -84,7 +87,7 @@ class Task:
 
 
 def task(fn: Callable | None = None, *, privileges: Sequence[Privilege] = (), name: str | None = None,
-         kinds: Sequence[ProcKind] = (ProcKind.CPU,)):
+         kinds: Sequence[ProcKind] = (ProcKind.CPU,), priority: int = 0):
     """Make a function a runtime task.
 
     Args:
@@ -92,6 +95,8 @@ def task(fn: Callable | None = None, *, privileges: Sequence[Privilege] = (), na
         privileges: one privilege per leading region parameter, e.g. `[RO, WD]`.
         name: task name (default: the function's name).
         kinds: processor kinds this body runs on (default CPU); add others with `.variant(kind)`.
+        priority: 0, or negative for work off the critical path (an optimizer update): a threaded
+            worker runs such a point only when no other ready point waits in its processor's queue.
 
     Example:
         >>> @task(privileges=[RO, RW])
@@ -99,8 +104,8 @@ def task(fn: Callable | None = None, *, privileges: Sequence[Privilege] = (), na
         ...     y += a * x
     """
     if fn is not None:
-        return Task(fn, privileges, name, kinds)
-    return lambda f: Task(f, privileges, name, kinds)
+        return Task(fn, privileges, name, kinds, priority)
+    return lambda f: Task(f, privileges, name, kinds, priority)
 
 
 class Fields(Mapping):

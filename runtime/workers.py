@@ -1,7 +1,9 @@
 """Executors: where ready task nodes run. One worker thread per processor, or everything inline.
 
 `ThreadedExecutor`: a thread per processor, each draining its own queue; bodies that release the GIL
-(NumPy BLAS, Numba `nogil`, CUDA) really run in parallel. `SequentialExecutor`: every ready node runs
+(NumPy BLAS, Numba `nogil`, CUDA) really run in parallel. A point of a task with negative priority
+(an optimizer update) waits while other ready points are queued on its processor, so work on the
+critical path goes first (Legion's mappers set task priorities for the same reason). `SequentialExecutor`: every ready node runs
 on the issuing thread as soon as it is ready, which is issue order, for debugging and deterministic
 tests. Both honour the same engine, so every test can run against both.
 
@@ -25,7 +27,7 @@ import sys
 import threading
 import time
 from collections import deque
-from queue import SimpleQueue
+from queue import Empty, SimpleQueue
 
 from runtime import comm, fpenv, graph
 from runtime.cpuload import CpuLoad
@@ -123,15 +125,34 @@ class ThreadedExecutor:
         finally:
             self._started.wait()
         run = self.engine.run
-        get = q.get
+        get, get_nowait = q.get, q.get_nowait
+        deferred: deque = deque()  # ready points of negative priority, run when the queue is empty
         while True:
-            node = get()
+            if deferred:
+                try:
+                    node = get_nowait()
+                except Empty:
+                    node = deferred.popleft()
+                    self._run(run, proc, node)
+                    continue
+            else:
+                node = get()
             if node is None:
+                while deferred:
+                    self._run(run, proc, deferred.popleft())
                 return
-            try:
-                run(node)
-            except BaseException:  # noqa: BLE001 - an engine bug must be visible, and the worker must live
-                log.exception("runtime worker %s: internal error while running %r", proc.name, node)
+            task = getattr(node, "task", None)
+            if task is not None and task.priority < 0:
+                deferred.append(node)
+                continue
+            self._run(run, proc, node)
+
+    @staticmethod
+    def _run(run, proc, node) -> None:
+        try:
+            run(node)
+        except BaseException:  # noqa: BLE001 - an engine bug must be visible, and the worker must live
+            log.exception("runtime worker %s: internal error while running %r", proc.name, node)
 
     def shutdown(self, timeout: float | None = None) -> bool:
         """Stop every worker after its queue drains; with `timeout`, wait at most that long in all

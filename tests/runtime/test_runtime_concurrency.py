@@ -89,3 +89,32 @@ def test_threading_policy_caps_blas_threads_and_restores_them():
     finally:
         r.shutdown()
     assert blas_threads() == before
+
+
+def test_negative_priority_waits_for_the_other_ready_points():
+    """On one processor busy with a long task, an update-like point (priority -1) queued before an
+    ordinary one runs after it; it still runs once its queue is empty."""
+    order = []
+
+    @rt.task(priority=-1)
+    def later(i):
+        order.append(i)
+
+    @rt.task
+    def now(i):
+        order.append(i)
+
+    with rt.Runtime(rt.Machine(cpus=1, utils=0), executor="threaded") as rtm:
+        rtm.launch(sleeper, 0.0).get()  # worker warm
+        busy = rtm.launch(sleeper, SECTION)
+        a = rtm.launch(later, "low")
+        b = rtm.launch(now, "high")
+        busy.get()
+        a.get()
+        b.get()
+    assert order == ["high", "low"]
+
+
+def test_priority_must_be_an_int():
+    with pytest.raises(TypeError, match="priority must be an int"):
+        rt.task(priority="low")(lambda: None)
