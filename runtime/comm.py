@@ -4,7 +4,8 @@ Under `mpiexec -n N python train.py ...` every rank is one node of the machine: 
 and memories its own `-ll:*` flags describe, runs the same program (SPMD, what Legion's control
 replication amounts to) and executes only the work mapped to its processors. What crosses nodes are
 plain values and NumPy buffers: gradients of weights replicated on every node are summed with MPI
-(`Iallreduce`, started as soon as a weight's gradient is complete, waited before its update), and the
+(`Iallreduce`, started as soon as a weight's gradient is complete and issued in start order a few MB
+at a time by the rank's `SumQueue`, waited before its update), and the
 host gathers each node's loss and metric partial sums in rank order.
 
 `start(argv)` is called once at import. It does nothing unless the process was launched by an MPI
@@ -43,6 +44,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from runtime.errors import MachineError
+from runtime.sum_queue import SumQueue
 
 ABORT_GRACE_S = 0.5  # seconds between a failing rank's last message and MPI_Abort
 
@@ -53,6 +55,8 @@ _SPIN_S = 2e-3
 _SPIN_BANDWIDTH = 0.5e9  # bytes/s: a reduction is polled busily for _SPIN_S + its bytes at this rate
 _POLL_S = 50e-6  # waits poll with short sleeps: MPICH's blocking waits spin a core each (measured:
 # 2 ranks x (main thread + a worker) spinning on 2 shared cores slowed an MLP step many times over)
+SUM_BYTES_IN_FLIGHT = 4 << 20  # gradient sums in flight at once, in bytes (runtime/sum_queue.py)
+FLUSH_AFTER_S = 0.01  # a wait longer than this (plus its transfer time) issues every queued sum
 _lock = threading.Lock()
 _world: World | None = None
 _started = False
@@ -139,6 +143,7 @@ class World:
         self.links: list[Link] = []
         self.thread_level = MPI.Query_thread()
         self.cuda_aware = cuda_aware(comm)
+        self.sums = SumQueue(MPI, limit_bytes=SUM_BYTES_IN_FLIGHT, poll_s=_POLL_S, failure=_pending_failure)
         node = comm.Split_type(MPI.COMM_TYPE_SHARED)
         self.local_ranks = node.Get_size()  # ranks on this host (they share its cores and GPUs)
         self.local_rank = node.Get_rank()
@@ -229,9 +234,10 @@ class World:
 
 
 class Reducer:
-    """Sum one region's buffers over every rank without blocking the issuing worker: `start` begins a
+    """Sum one region's buffers over every rank without blocking the issuing worker: `start` queues a
     nonblocking Iallreduce on the buffer (in place when it is a C-contiguous NumPy array, else on a host
-    copy), `finish` waits for it and writes the sum back when it was staged.
+    copy) with the rank's `SumQueue` (issued in start order, one in flight at a time), `finish` waits for
+    it and writes the sum back when it was staged.
 
     One Reducer per region, on its own communicator: start/finish of the same region alternate (the
     runtime orders them by their read-write privileges), so every rank issues its collectives on that
@@ -245,7 +251,6 @@ class Reducer:
         self._pending = None  # (request, host buffer, target or None)
 
     def start(self, buf) -> None:
-        MPI = self.world.MPI
         if self._pending is not None:
             raise RuntimeError(f"Reducer {self.name}: start called twice without finish")
         if isinstance(buf, np.ndarray) and buf.flags.c_contiguous:
@@ -257,15 +262,15 @@ class Reducer:
             host, target = buf, None
         else:  # a device array: staged through host memory
             host, target = buf.copy_to_host(), buf
-        req = self.comm.Iallreduce(MPI.IN_PLACE, host, op=MPI.SUM)
-        self._pending = (req, host, target)
+        self._pending = (self.world.sums.start(self.comm, host), host, target)
 
     def finish(self, buf) -> None:
         if self._pending is None:
             raise RuntimeError(f"Reducer {self.name}: finish called before start")
-        req, host, target = self._pending
+        entry, host, target = self._pending
         self._pending = None
-        wait(req, _SPIN_S + host.nbytes / _SPIN_BANDWIDTH)  # polled busily for about its transfer time
+        spin = _SPIN_S + host.nbytes / _SPIN_BANDWIDTH  # polled busily for about its transfer time
+        self.world.sums.wait(entry, spin, FLUSH_AFTER_S + 4 * spin)
         if target is None:  # summed in place (a host array, or device memory with a CUDA-aware MPI)
             if isinstance(host, np.ndarray) and host is not buf and not np.shares_memory(host, buf):
                 buf[...] = host

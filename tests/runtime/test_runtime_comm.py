@@ -108,7 +108,8 @@ def test_device_buffers_go_to_mpi_in_place_only_with_a_cuda_aware_mpi_on_a_real_
     monkeypatch.setenv("NUMBA_ENABLE_CUDASIM", "1" if simulated else "0")
     monkeypatch.setattr(comm, "_stream_done", lambda: None)  # no GPU here: the stream wait is not exercised
     MPI = type("MPI", (), {"IN_PLACE": object(), "SUM": "sum"})
-    world = type("W", (), {"MPI": MPI, "cuda_aware": aware, "channel": lambda self: _Comm()})()
+    world = type("W", (), {"MPI": MPI, "cuda_aware": aware, "channel": lambda self: _Comm(),
+                           "sums": comm.SumQueue(MPI)})()
     red = comm.Reducer(world, "g")
     dev = _DeviceArray([1.0, 2.0])
     red.start(dev)
