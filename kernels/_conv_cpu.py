@@ -129,6 +129,20 @@ def colsum_rows(dz, db):
 
 
 @njit(nogil=True, cache=True)
+def grad_rows(dy2, y2, relu, r0, r1, dz_buf, db, want_db):
+    """dZ for rows r0..r1 of a backward chunk: dy2 masked by the ReLU output y2 (into dz_buf) if relu,
+    else dy2's rows themselves; db += its column sums when want_db."""
+    if relu:
+        dz = dz_buf[:r1 - r0]
+        relu_grad_rows(dy2[r0:r1], y2[r0:r1], dz, db, want_db)
+        return dz
+    dz = dy2[r0:r1]
+    if want_db:
+        colsum_rows(dz, db)
+    return dz
+
+
+@njit(nogil=True, cache=True)
 def _tap(x, n, r, c, h, w):
     # a float32 zero: a float64 literal would promote the caller's whole FMA loop to float64 (2x slower)
     return x[n, r, c, 0] if r >= 0 and r < h and c >= 0 and c < w else np.float32(0.0)
@@ -219,13 +233,7 @@ def gemm_backward(x3, w2t, dy2, y2, relu, sh, sw, pt, pl, oh, ow, c, kh, kw, ste
         l1 = min(l0 + step, lines)
         r0 = l0 * ow
         r1 = l1 * ow
-        if relu:
-            dz = dz_buf[:r1 - r0]
-            relu_grad_rows(dy2[r0:r1], y2[r0:r1], dz, db, want_db)
-        else:
-            dz = dy2[r0:r1]
-            if want_db:
-                colsum_rows(dz, db)
+        dz = grad_rows(dy2, y2, relu, r0, r1, dz_buf, db, want_db)
         chunk = cols[:r1 - r0]
         if want_dk:
             im2col_lines(x3, l0, l1, sh, sw, pt, pl, oh, ow, c, chunk)

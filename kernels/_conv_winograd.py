@@ -19,7 +19,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from kernels._conv_cpu import colsum_rows, relu_grad_rows
+from kernels._conv_cpu import grad_rows
 from kernels._conv_simd import gemm
 
 _G = np.array([[1.0, 0.0, 0.0], [0.5, 0.5, 0.5], [0.5, -0.5, 0.5], [0.0, 0.0, 1.0]])
@@ -260,13 +260,7 @@ def backward(x, dy2, y2, relu, u_flip, pt, pl, oh, ow, samples, step_k, step_x, 
         n1 = min(n0 + samples, n_)
         r0 = n0 * per
         r1 = n1 * per
-        if relu:
-            dz = dz_buf[:r1 - r0]
-            relu_grad_rows(dy2[r0:r1], y2[r0:r1], dz, db, want_db)
-        else:
-            dz = dy2[r0:r1]
-            if want_db:
-                colsum_rows(dz, db)
+        dz = grad_rows(dy2, y2, relu, r0, r1, dz_buf, db, want_db)
         dz4 = dz.reshape((n1 - n0, oh, ow, co))
         if want_dk:
             xs = x[n0:n1]

@@ -31,7 +31,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from kernels._conv_cpu import colsum_rows, relu_grad_rows
+from kernels._conv_cpu import grad_rows
 from kernels._conv_simd import gemm
 
 _G = np.array([[1 / 4, 0.0, 0.0], [-1 / 6, -1 / 6, -1 / 6], [-1 / 6, 1 / 6, -1 / 6],
@@ -82,32 +82,51 @@ def _inside(r, h):
     return r if 0 <= r < h else 0
 
 
-@njit(nogil=True, cache=True)
-def _phase_columns(phf, pa, p, c, vf, o, stride, twc):
-    """V rows 6a..6a+5 (flat, from offset o, one row every `stride` values, twc values each) = B^T along
-    the columns of strip row a, whose phases start at phf[pa + q*p] and hold columns 4j + q: tile tj
-    reads P0 P1 P2 P3 [tj] and P0 P1 [tj + 1] (one tile = c values later)."""
-    p0 = pa
-    p1 = p0 + p
-    p2 = p1 + p
-    p3 = p2 + p
-    for e in range(twc):
-        vf[o + e] = F4 * phf[p0 + e] - F5 * phf[p2 + e] + phf[p0 + c + e]
-    o += stride
-    for e in range(twc):
-        vf[o + e] = phf[p0 + c + e] + phf[p3 + e] - F4 * (phf[p1 + e] + phf[p2 + e])
-    o += stride
-    for e in range(twc):
-        vf[o + e] = phf[p0 + c + e] - phf[p3 + e] + F4 * (phf[p1 + e] - phf[p2 + e])
-    o += stride
-    for e in range(twc):
-        vf[o + e] = phf[p0 + c + e] - phf[p2 + e] + F2 * (phf[p3 + e] - phf[p1 + e])
-    o += stride
-    for e in range(twc):
-        vf[o + e] = phf[p0 + c + e] - phf[p2 + e] + F2 * (phf[p1 + e] - phf[p3 + e])
-    o += stride
-    for e in range(twc):
-        vf[o + e] = F4 * phf[p1 + e] - F5 * phf[p3 + e] + phf[p1 + c + e]
+@njit(nogil=True, cache=True, inline="always")
+def _bt(src, s0, s1, s2, s3, s4, s5, dst, o, step, n):
+    """B^T applied to six runs of n values of src (starting at s0..s5): dst[o + b*step + e] for the six
+    rows b (the row stage of `input_transform`, and its column stage with the strip's phases). One loop
+    per output row, so that each vectorizes (two arrays, unsigned offsets)."""
+    for e in range(n):
+        dst[o + e] = F4 * src[s0 + e] - F5 * src[s2 + e] + src[s4 + e]
+    o += step
+    for e in range(n):
+        dst[o + e] = src[s4 + e] + src[s3 + e] - F4 * (src[s1 + e] + src[s2 + e])
+    o += step
+    for e in range(n):
+        dst[o + e] = src[s4 + e] - src[s3 + e] + F4 * (src[s1 + e] - src[s2 + e])
+    o += step
+    for e in range(n):
+        dst[o + e] = src[s4 + e] - src[s2 + e] + F2 * (src[s3 + e] - src[s1 + e])
+    o += step
+    for e in range(n):
+        dst[o + e] = src[s4 + e] - src[s2 + e] + F2 * (src[s1 + e] - src[s3 + e])
+    o += step
+    for e in range(n):
+        dst[o + e] = F4 * src[s1 + e] - F5 * src[s3 + e] + src[s5 + e]
+
+
+@njit(nogil=True, cache=True, inline="always")
+def _a(src, s0, s1, s2, s3, dst, o, step, n):
+    """A applied to four runs of n values of src (starting at s0..s3): dst[o + a*step + e] for the six
+    rows a (both stages of `grad_transform`)."""
+    for e in range(n):
+        dst[o + e] = src[s0 + e]
+    o += step
+    for e in range(n):
+        dst[o + e] = src[s0 + e] + src[s1 + e] + src[s2 + e] + src[s3 + e]
+    o += step
+    for e in range(n):
+        dst[o + e] = src[s0 + e] - src[s1 + e] + src[s2 + e] - src[s3 + e]
+    o += step
+    for e in range(n):
+        dst[o + e] = src[s0 + e] + F2 * src[s1 + e] + F4 * src[s2 + e] + F8 * src[s3 + e]
+    o += step
+    for e in range(n):
+        dst[o + e] = src[s0 + e] - F2 * src[s1 + e] + F4 * src[s2 + e] - F8 * src[s3 + e]
+    o += step
+    for e in range(n):
+        dst[o + e] = src[s3 + e]
 
 
 @njit(nogil=True, cache=True)
@@ -147,28 +166,8 @@ def input_transform(x, l0, l1, pt, pl, th, tw, zero, ph, v):
                             phf[o + _u(a) * ap + k] = F0
                     continue
                 b0 = _u(((n * h + r0) * w + s) * c)
-                b1 = b0 + rs
-                b2 = b1 + rs
-                b3 = b2 + rs
-                b4 = b3 + rs
-                b5 = b4 + rs
-                for k in range(cu):
-                    phf[o + k] = F4 * xf[b0 + k] - F5 * xf[b2 + k] + xf[b4 + k]
-                o += ap
-                for k in range(cu):
-                    phf[o + k] = xf[b4 + k] + xf[b3 + k] - F4 * (xf[b1 + k] + xf[b2 + k])
-                o += ap
-                for k in range(cu):
-                    phf[o + k] = xf[b4 + k] - xf[b3 + k] + F4 * (xf[b1 + k] - xf[b2 + k])
-                o += ap
-                for k in range(cu):
-                    phf[o + k] = xf[b4 + k] - xf[b2 + k] + F2 * (xf[b3 + k] - xf[b1 + k])
-                o += ap
-                for k in range(cu):
-                    phf[o + k] = xf[b4 + k] - xf[b2 + k] + F2 * (xf[b1 + k] - xf[b3 + k])
-                o += ap
-                for k in range(cu):
-                    phf[o + k] = F4 * xf[b1 + k] - F5 * xf[b3 + k] + xf[b5 + k]
+                _bt(xf, b0, b0 + rs, b0 + _u(2) * rs, b0 + _u(3) * rs, b0 + _u(4) * rs, b0 + _u(5) * rs, phf, o, ap,
+                    cu)
         else:  # a tile row across the top or bottom edge: rows outside count as zeros (flag 0)
             g0, g1, g2 = _flag(r0, h), _flag(r0 + 1, h), _flag(r0 + 2, h)
             g3, g4, g5 = _flag(r0 + 3, h), _flag(r0 + 4, h), _flag(r0 + 5, h)
@@ -208,8 +207,10 @@ def input_transform(x, l0, l1, pt, pl, th, tw, zero, ph, v):
                 for k in range(cu):
                     phf[o + k] = F4 * g1 * xf[b1 + k] - F5 * g3 * xf[b3 + k] + g5 * xf[b5 + k]
         t0 = _u((line - l0) * tw * c)
-        for a in range(6):  # B along the columns
-            _phase_columns(phf, _u(4 * a) * p, p, cu, vf, _u(6 * a) * stride + t0, stride, twc)
+        for a in range(6):  # B along the columns: tile tj reads P0 P1 P2 P3 [tj] and P0 P1 [tj + 1]
+            p0 = _u(4 * a) * p
+            _bt(phf, p0, p0 + p, p0 + _u(2) * p, p0 + _u(3) * p, p0 + cu, p0 + p + cu, vf, _u(6 * a) * stride + t0,
+                stride, twc)
 
 
 @njit(nogil=True, cache=True)
@@ -346,23 +347,7 @@ def grad_transform(dz, l0, l1, th, tw, ph, z):
             b2 = b0 + k2
             b3 = b0 + k3
             if last == 4:
-                for k in range(cu):
-                    phf[o + k] = df[b0 + k]
-                o += ap
-                for k in range(cu):
-                    phf[o + k] = df[b0 + k] + df[b1 + k] + df[b2 + k] + df[b3 + k]
-                o += ap
-                for k in range(cu):
-                    phf[o + k] = df[b0 + k] - df[b1 + k] + df[b2 + k] - df[b3 + k]
-                o += ap
-                for k in range(cu):
-                    phf[o + k] = df[b0 + k] + F2 * df[b1 + k] + F4 * df[b2 + k] + F8 * df[b3 + k]
-                o += ap
-                for k in range(cu):
-                    phf[o + k] = df[b0 + k] - F2 * df[b1 + k] + F4 * df[b2 + k] - F8 * df[b3 + k]
-                o += ap
-                for k in range(cu):
-                    phf[o + k] = df[b3 + k]
+                _a(df, b0, b1, b2, b3, phf, o, ap, cu)
             else:
                 for k in range(cu):
                     u0 = df[b0 + k]
@@ -378,27 +363,7 @@ def grad_transform(dz, l0, l1, th, tw, ph, z):
         t0 = _u((line - l0) * tw * c)
         for a in range(6):  # A^T along the columns: tile tj uses columns P0..P3[tj]
             p0 = _u(a) * ap
-            p1 = p0 + p
-            p2 = p1 + p
-            p3 = p2 + p
-            o = _u(6 * a) * stride + t0
-            for e in range(twc):
-                zf[o + e] = phf[p0 + e]
-            o += stride
-            for e in range(twc):
-                zf[o + e] = phf[p0 + e] + phf[p1 + e] + phf[p2 + e] + phf[p3 + e]
-            o += stride
-            for e in range(twc):
-                zf[o + e] = phf[p0 + e] - phf[p1 + e] + phf[p2 + e] - phf[p3 + e]
-            o += stride
-            for e in range(twc):
-                zf[o + e] = phf[p0 + e] + F2 * phf[p1 + e] + F4 * phf[p2 + e] + F8 * phf[p3 + e]
-            o += stride
-            for e in range(twc):
-                zf[o + e] = phf[p0 + e] - F2 * phf[p1 + e] + F4 * phf[p2 + e] - F8 * phf[p3 + e]
-            o += stride
-            for e in range(twc):
-                zf[o + e] = phf[p3 + e]
+            _a(phf, p0, p0 + p, p0 + _u(2) * p, p0 + _u(3) * p, zf, _u(6 * a) * stride + t0, stride, twc)
 
 
 @njit(nogil=True, cache=True)
@@ -436,13 +401,7 @@ def backward(x, dy2, y2, relu, u_flip, pt, pl, oh, ow, samples, step_k, step_x, 
         n1 = min(n0 + samples, n_)
         r0 = n0 * per
         r1 = n1 * per
-        if relu:
-            dz = dz_buf[:r1 - r0]
-            relu_grad_rows(dy2[r0:r1], y2[r0:r1], dz, db, want_db)
-        else:
-            dz = dy2[r0:r1]
-            if want_db:
-                colsum_rows(dz, db)
+        dz = grad_rows(dy2, y2, relu, r0, r1, dz_buf, db, want_db)
         dz4 = dz.reshape((n1 - n0, oh, ow, co))
         if want_dk:
             xs = x[n0:n1]

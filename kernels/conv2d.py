@@ -73,6 +73,8 @@ WINOGRAD_MIN_CHANNELS = 16
 WINOGRAD_MIN_CHANNELS_SIMD = 24
 
 _tls = threading.local()
+# algorithm -> (its module, its output tile size m): F(m x m, 3x3); both modules take the same arguments
+_WINOGRAD = {"winograd": (_wg, 2), "winograd4": (_wg4, 4)}
 
 
 class ConvGeometry(NamedTuple):
@@ -304,20 +306,15 @@ def conv2d_forward_cpu(x, kernel, bias, out, strides=(1, 1), padding="valid", ac
     algo = _check_algorithm(g, algorithm, "forward", who)
     if algo == "direct":
         _cpu.direct3x3c1_forward(x, kernel, b, relu, g.sh, g.sw, g.pt, g.pl, out)
-    elif algo == "winograd4":
-        th, tw = (g.oh + 3) // 4, (g.ow + 3) // 4
-        step = max(1, WINOGRAD4_TILES // tw)
-        zero, ph, s = _winograd4_scratch(g.w, tw, g.c, g.co, dt, "")
-        _wg4.forward(x, _wg4.filter_transform(kernel), b, has_bias, relu, g.pt, g.pl, th, tw, step, zero, ph, s,
-                     _workspace("wg4_v", (36 * step * tw * g.c,), dt),
-                     _workspace("wg4_m", (36 * step * tw * g.co,), dt), _simd.ENABLED, out)
-    elif algo == "winograd":
-        th, tw = (g.oh + 1) // 2, (g.ow + 1) // 2
-        step = max(1, WINOGRAD_TILES // tw)
-        zero, eo, s = _winograd_scratch(g.w, tw, g.c, g.co, dt, "")
-        _wg.forward(x, _wg.filter_transform(kernel), b, has_bias, relu, g.pt, g.pl, th, tw, step, zero, eo, s,
-                    _workspace("wg_v", (16 * step * tw * g.c,), dt), _workspace("wg_m", (16 * step * tw * g.co,), dt),
-                    _simd.ENABLED, out)
+    elif algo in _WINOGRAD:
+        wg, m = _WINOGRAD[algo]
+        th, tw = -(-g.oh // m), -(-g.ow // m)  # output tiles per column / row
+        step = max(1, _winograd_tiles(algo) // tw)
+        points = (m + 2) ** 2
+        zero, strip, s = _winograd_scratch(m, g.w, tw, g.c, g.co, dt, "")
+        wg.forward(x, wg.filter_transform(kernel), b, has_bias, relu, g.pt, g.pl, th, tw, step, zero, strip, s,
+                   _workspace(f"wg{m}_v", (points * step * tw * g.c,), dt),
+                   _workspace(f"wg{m}_m", (points * step * tw * g.co,), dt), _simd.ENABLED, out)
     else:
         step = _chunk_lines(g, dt.itemsize)
         cols = _workspace("cols", (min(step, g.n * g.oh) * g.ow, g.kh, g.kw * g.c), dt)
@@ -377,40 +374,25 @@ def conv2d_backward_cpu(x, kernel, out, grad_out, grad_x=None, grad_kernel=None,
     dummy = _workspace("dummy", (1, 1, 1, 1), dt)
     gx = grad_x if want_dx else dummy
     algo = _check_algorithm(g, algorithm, "backward", who)
-    if algo == "winograd4":
-        tw, iw = (g.ow + 3) // 4, (g.w + 3) // 4  # tiles per row: output (grad kernel), input (grad input)
+    if algo in _WINOGRAD:
+        wg, m = _WINOGRAD[algo]
+        tw, iw = -(-g.ow // m), -(-g.w // m)  # tiles per row: output (grad kernel), input (grad input)
         ns = WINOGRAD_SAMPLES
-        zero, ph, _ = _winograd4_scratch(g.w, tw, g.c, g.co, dt, "")
-        dzero, dph, ds = _winograd4_scratch(g.ow, iw, g.co, g.c, dt, "_dx")
-        step_k, step_x = max(1, WINOGRAD4_TILES // tw), max(1, WINOGRAD4_TILES // iw)
+        points = (m + 2) ** 2
+        zero, strip, _ = _winograd_scratch(m, g.w, tw, g.c, g.co, dt, "")
+        dzero, dstrip, ds = _winograd_scratch(m, g.ow, iw, g.co, g.c, dt, "_dx")
+        step_k, step_x = max(1, _winograd_tiles(algo) // tw), max(1, _winograd_tiles(algo) // iw)
         tiles = max(step_k * tw, step_x * iw)
-        du = _workspace("wg_du4", (36, g.c, g.co), dt)
+        du = _workspace(f"wg{m}_du", (points, g.c, g.co), dt)
         du[...] = 0.0
-        _wg4.backward(x, dy2, y2, relu, _wg4.filter_transform(kernel, flip=True), g.pt, g.pl, g.oh, g.ow, ns,
-                      step_k, step_x, zero, ph, _workspace("wg_zph", (6, 4, tw, g.co), dt), dzero, dph, ds,
-                      _workspace("wg4_v", (36 * tiles * max(g.c, g.co),), dt),
-                      _workspace("wg4_m", (36 * tiles * max(g.c, g.co),), dt),
-                      _workspace("dz", (ns * g.oh * g.ow, g.co), dt), want_db, db, want_dk, du, want_dx,
-                      accumulate_x, _simd.ENABLED, gx)
+        wg.backward(x, dy2, y2, relu, wg.filter_transform(kernel, flip=True), g.pt, g.pl, g.oh, g.ow, ns, step_k,
+                    step_x, zero, strip, _workspace(f"wg{m}_zstrip", (m + 2, m, tw, g.co), dt), dzero, dstrip, ds,
+                    _workspace(f"wg{m}_v", (points * tiles * max(g.c, g.co),), dt),
+                    _workspace(f"wg{m}_m", (points * tiles * max(g.c, g.co),), dt),
+                    _workspace("dz", (ns * g.oh * g.ow, g.co), dt), want_db, db, want_dk, du, want_dx,
+                    accumulate_x, _simd.ENABLED, gx)
         if want_dk:
-            _store(grad_kernel, _wg4.kernel_from_transform(du), accumulate_kernel)
-    elif algo == "winograd":
-        tw, iw = (g.ow + 1) // 2, (g.w + 1) // 2  # tiles per row: output (grad kernel), input (grad input)
-        ns = WINOGRAD_SAMPLES
-        zero, eo, _ = _winograd_scratch(g.w, tw, g.c, g.co, dt, "")
-        dzero, deo, ds = _winograd_scratch(g.ow, iw, g.co, g.c, dt, "_dx")
-        step_k, step_x = max(1, WINOGRAD_TILES // tw), max(1, WINOGRAD_TILES // iw)
-        tiles = max(step_k * tw, step_x * iw)
-        du = _workspace("wg_du", (16, g.c, g.co), dt)
-        du[...] = 0.0
-        _wg.backward(x, dy2, y2, relu, _wg.filter_transform(kernel, flip=True), g.pt, g.pl, g.oh, g.ow, ns, step_k,
-                     step_x, zero, eo, _workspace("wg_zeo", (4, 2, tw, g.co), dt), dzero, deo, ds,
-                     _workspace("wg_v", (16 * tiles * max(g.c, g.co),), dt),
-                     _workspace("wg_m", (16 * tiles * max(g.c, g.co),), dt),
-                     _workspace("dz", (ns * g.oh * g.ow, g.co), dt), want_db, db, want_dk, du, want_dx,
-                     accumulate_x, _simd.ENABLED, gx)
-        if want_dk:
-            _store(grad_kernel, _wg.kernel_from_transform(du), accumulate_kernel)
+            _store(grad_kernel, wg.kernel_from_transform(du), accumulate_kernel)
     else:
         if want_dx and not accumulate_x:
             grad_x[...] = 0.0
@@ -436,22 +418,19 @@ def _store(dst, value, accumulate: bool) -> None:
         dst[...] = value
 
 
-def _winograd_scratch(width: int, tiles_w: int, c_in: int, c_out: int, dt, tag: str):
-    """(zero, eo, s) scratch of the Winograd transforms: a zero image row of the input, the even/odd
-    strip of row-transformed values, and the output transform's strip."""
-    zero = _workspace("wg_zero" + tag, (width, c_in), dt)
+def _winograd_scratch(m: int, width: int, tiles_w: int, c_in: int, c_out: int, dt, tag: str):
+    """(zero, strip, s) scratch of the F(m x m, 3x3) transforms: a zero image row of the input, the strip of
+    row-transformed values split into m column phases ((m + 2, m, tiles_w + 1, c_in)), and the output
+    transform's strip ((m, m + 2, tiles_w, c_out))."""
+    zero = _workspace(f"wg{m}_zero{tag}", (width, c_in), dt)
     zero[...] = 0.0
-    return (zero, _workspace("wg_eo" + tag, (4, 2, tiles_w + 1, c_in), dt),
-            _workspace("wg_s" + tag, (2, 4, tiles_w, c_out), dt))
+    return (zero, _workspace(f"wg{m}_strip{tag}", (m + 2, m, tiles_w + 1, c_in), dt),
+            _workspace(f"wg{m}_s{tag}", (m, m + 2, tiles_w, c_out), dt))
 
 
-def _winograd4_scratch(width: int, tiles_w: int, c_in: int, c_out: int, dt, tag: str):
-    """(zero, ph, s) scratch of the F(4x4, 3x3) transforms: a zero image row of the input, the strip of
-    row-transformed values split into four column phases, and the output transform's strip."""
-    zero = _workspace("wg4_zero" + tag, (width, c_in), dt)
-    zero[...] = 0.0
-    return (zero, _workspace("wg4_ph" + tag, (6, 4, tiles_w + 1, c_in), dt),
-            _workspace("wg4_s" + tag, (4, 6, tiles_w, c_out), dt))
+def _winograd_tiles(algo: str) -> int:
+    """Tiles per transform + GEMM chunk (read at each call: tests shrink them)."""
+    return WINOGRAD4_TILES if algo == "winograd4" else WINOGRAD_TILES
 
 
 def conv2d_forward_cuda(x, kernel, bias, out, strides=(1, 1), padding="valid", activation=None,
