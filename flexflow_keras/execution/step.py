@@ -20,7 +20,7 @@ import dataclasses
 
 import numpy as np
 
-from flexflow_keras.execution import distributed, updates
+from flexflow_keras.execution import distributed, grad_parts, updates
 from flexflow_keras.execution import tasks as T
 from flexflow_keras.execution.layout import NodeLayout
 from flexflow_keras.execution.store import BatchStore, arg_for, is_batched
@@ -105,6 +105,8 @@ class StepProgram:
         self.state_copies = self._state_copies(nodes)
         self.backward = []
         self.zero_fill: list = []
+        self.part_sums: dict[int, list] = {}  # backward entry index -> its gradients' sums of parts
+        self.part_tiles: dict[int, tuple] = {}  # variable uid -> (boxes, processors) of those sums
         self.updates: dict[int, list] = {}  # backward entry index -> update launches after it
         self._last_writer: dict[int, int] = {}  # variable uid -> last backward entry writing its grad
         self._stage_one: dict[int, int] = {}  # variable uid -> the two-stage backward entry computing it
@@ -202,15 +204,25 @@ class StepProgram:
                 gin.append(p)
                 if p is not None:
                     gi_args.append(arg)
-            gw, gw_args = [], []
+            gw, gw_args, gw_parts, sums, gw_read = [], [], [], [], []  # gw_read: stage two reads the sums
             for j, (w, m) in enumerate(zip(node.weights, gp.weight_modes[node.uid], strict=True)):
+                gw_parts.append(False)
                 if m is None:
                     gw.append(None)
                     continue
                 region = e.weights.scratch_grad(w) if m == "scratch" else e.weights.grad[w.uid]
                 arg = lay.arg(region, "weights", j)
+                if grad_parts.eligible(self, lay, arg, m, w):
+                    gw_parts[j] = True
+                    gw.append(WD)
+                    gw_args.append(grad_parts.part_arg(self, lay, w))
+                    gw_read.append(arg)
+                    sums.append(grad_parts.sum_launch(self, lay, w))
+                    continue
                 gw.append(self._grad_priv(lay, arg, m, region, fills))
                 gw_args.append(arg)
+                gw_read.append(arg)
+            gw_parts = tuple(gw_parts) if any(gw_parts) else ()
             base = [lay.arg(s.act(t), "inputs", i) for i, t in enumerate(node.inputs)]
             base += [lay.arg(e.weights.value[w.uid], "weights", j) for j, w in enumerate(node.weights)]
             base += [lay.arg(s.act(t), "outputs", i) for i, t in enumerate(node.outputs)]
@@ -220,20 +232,25 @@ class StepProgram:
                 if t.uid not in s.grads:
                     e.rtm.fill(s.grad(t), 0.0)  # an output nobody differentiates: zero gradient
                 base.append(lay.arg(s.grads[t.uid], "outputs", i))
-            key = (node.uid, len(saved), len(stats), tuple(map(repr, gin)), tuple(map(repr, gw)))
+            key = (node.uid, len(saved), len(stats), tuple(map(repr, gin)), tuple(map(repr, gw)), gw_parts)
             if node.op.two_stage_backward:
                 t1 = e.cached(("bw_w",) + key, T.backward_task, node, lay.name, len(saved), len(stats), gin, gw,
-                              "weights")
+                              "weights", gw_parts)
                 t2 = e.cached(("bw_i",) + key, T.backward_task, node, lay.name, len(saved), len(stats), gin, gw,
                               "inputs")
                 self.backward.append((lay, t1, base + gw_args))
+                if sums:
+                    self.part_sums[len(self.backward) - 1] = sums  # before stage two, which reads the sums
                 for w, m in zip(node.weights, gp.weight_modes[node.uid], strict=True):
                     if m in ("write", "add"):
                         self._stage_one[w.uid] = len(self.backward) - 1  # stage two reads these sums
-                self.backward.append((lay, t2, base + gw_args + gi_args))
+                self.backward.append((lay, t2, base + gw_read + gi_args))
             else:
-                t = e.cached(("bw",) + key, T.backward_task, node, lay.name, len(saved), len(stats), gin, gw)
+                t = e.cached(("bw",) + key, T.backward_task, node, lay.name, len(saved), len(stats), gin, gw,
+                             "both", gw_parts)
                 self.backward.append((lay, t, base + gi_args + gw_args))
+                if sums:
+                    self.part_sums[len(self.backward) - 1] = sums
             for w, m in zip(node.weights, gp.weight_modes[node.uid], strict=True):
                 if m in ("write", "add"):
                     self._last_writer[w.uid] = len(self.backward) - 1
@@ -282,6 +299,8 @@ class StepProgram:
                     sp.after_everywhere(ctask, (src, dst))
             for i, (lay, btask, args) in enumerate(self.backward):
                 self._ilaunch(btask, lay, args, (step, seed, gb, self._tiles(lay), POINT))
+                for stask, dom, sargs, procs in self.part_sums.get(i, ()):
+                    rtm.index_launch(stask, dom, *sargs, tag=procs)
                 for start, region, proc in self.mpi_starts.get(i, ()):
                     rtm.launch(start, region, tag=proc)
                 if i == len(self.backward) - 1:

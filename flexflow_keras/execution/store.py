@@ -40,6 +40,7 @@ class WeightStore:
         self.value: dict[int, Region] = {}
         self.grad: dict[int, Region] = {}
         self.slots: dict[int, list[Region]] = {}
+        self.parts: dict[tuple[int, int], Region] = {}  # (uid, points) -> gradient parts (grad_parts.py)
         self.trainable = [v for v in self.variables if v.uid in trainable_uids]
         for v in self.variables:
             r = Region(v.shape, np.dtype(v.dtype), name=f"w:{v.path}", exact_pieces=True)
@@ -59,6 +60,14 @@ class WeightStore:
         r = self.grad.get(v.uid)
         if r is None:
             r = self.grad[v.uid] = Region(v.shape, np.dtype(v.dtype), name=f"g:{v.path}")
+        return r
+
+    def grad_parts(self, v: Variable, n: int) -> Region:
+        """The (n, *shape) region of a gradient written as one part per point (execution/grad_parts.py).
+        Tasks see views of its one array: the summing tiles cut across the parts."""
+        r = self.parts.get((v.uid, n))
+        if r is None:
+            r = self.parts[(v.uid, n)] = Region((n,) + tuple(v.shape), np.dtype(v.dtype), name=f"gp{n}:{v.path}")
         return r
 
     def pull(self, v: Variable) -> None:

@@ -149,9 +149,10 @@ def state_update_task(node: OpNode, label: str, n_stats: int, state_mask: Sequen
 
 
 def backward_task(node: OpNode, label: str, n_saved: int, n_stats: int, grad_in_privs: Sequence,
-                  grad_w_privs: Sequence, stage_name: str = "both"):
+                  grad_w_privs: Sequence, stage_name: str = "both", grad_w_parts: Sequence = ()):
     """Backward of one piece of `node`. `grad_in_privs[i]`/`grad_w_privs[j]` is WD (overwrite), RW or SUM
-    (accumulate), or None (no gradient wanted). `stage_name` is "both", "weights" or "inputs"."""
+    (accumulate), or None (no gradient wanted). `stage_name` is "both", "weights" or "inputs". Weight j
+    with `grad_w_parts[j]` true is written into this point's part (a (1, *shape) piece; grad_parts.py)."""
     op = node.op
     n_in, n_w, n_out = len(node.inputs), len(node.weights), len(node.outputs)
     gi_idx = [i for i, p in enumerate(grad_in_privs) if p is not None]
@@ -168,6 +169,7 @@ def backward_task(node: OpNode, label: str, n_saved: int, n_stats: int, grad_in_
     nreg = len(privs)
     codes = _codes(privs)
     counts = (n_in, n_w, n_out, n_saved, n_stats, n_out)
+    parts = [j for j, p in enumerate(grad_w_parts) if p]
 
     def make(backend):
         def body(*args):
@@ -190,6 +192,8 @@ def backward_task(node: OpNode, label: str, n_saved: int, n_stats: int, grad_in_
                     gin[i] = rest[k]
                 for k, j in enumerate(gw_idx):
                     gw[j] = rest[len(gi_idx) + k]
+            for j in parts:
+                gw[j] = gw[j][0]
             ctx = _ctx(backend, tiles[point], training=True, step=step, seed=seed, global_batch=global_batch,
                        accumulate_inputs=acc_in, accumulate_weights=acc_w)
             if stage_name == "weights":
@@ -255,6 +259,22 @@ def update_task(optimizer, variables, n_slots: Sequence[int], regularized: bool)
     # first runs the backward work queued behind an update (MNIST CNN b64: the 1.2M-element dense
     # update ran before the first conv's backward and delayed the next step by 1.1 ms)
     return _make_task("optimizer.update", privs, make, priority=-1)
+
+
+def parts_sum_task():
+    """grad (a tile) = the sum of the parts' same tiles, in part order (execution/grad_parts.py)."""
+
+    def make(backend):
+        def body(parts, grad):
+            if len(parts) == 1:
+                grad[...] = parts[0]
+                return
+            np.add(parts[0], parts[1], out=grad)
+            for k in range(2, len(parts)):
+                grad += parts[k]
+        return body
+
+    return _make_task("gradient.sum", [RO, WD], make, gpu=False)
 
 
 def loader_task(n_x: int, n_y: int, with_seeds: bool):
