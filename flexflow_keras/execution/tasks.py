@@ -258,7 +258,9 @@ def update_task(optimizer, variables, n_slots: Sequence[int], regularized: bool)
     # off the critical path: the next step reads the weights only at its forward, so each processor
     # first runs the backward work queued behind an update (MNIST CNN b64: the 1.2M-element dense
     # update ran before the first conv's backward and delayed the next step by 1.1 ms)
-    return _make_task("optimizer.update", privs, make, priority=-1)
+    t = _make_task("optimizer.update", privs, make, priority=-1)
+    t.reports_penalty = regularized  # whether the step's reader must wait for its penalty (step.py)
+    return t
 
 
 def parts_sum_task():
