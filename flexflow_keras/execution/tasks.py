@@ -263,6 +263,18 @@ def update_task(optimizer, variables, n_slots: Sequence[int], regularized: bool)
     return t
 
 
+def zero_task(n: int):
+    """Zero n regions (a step's reduction targets, before their first reducers)."""
+
+    def make(backend):
+        def body(*regions):
+            for r in regions:
+                r[...] = 0
+        return body
+
+    return _make_task("zero", [WD] * n, make, gpu=False)
+
+
 def parts_sum_task():
     """grad (a tile) = the sum of the parts' same tiles, in part order (execution/grad_parts.py)."""
 
