@@ -214,10 +214,12 @@ class Engine:
         if n == 0:
             self.dispatch(node)
 
-    def submit_indexed(self, node: Node, first: Node, nodes: list, idx, put, fpreds=None) -> None:
-        """`submit(node, [first] + [nodes[j] for j in idx], fpreds)` without building the list, then
-        `put(node)` when it is ready at once (a trace replay: `idx` are recorded positions, `put` the
-        pre-resolved queue of the node's processor)."""
+    def submit_indexed(self, node: Node, first: Node, nodes: list, idx, put, fpreds=None, prev=None,
+                       cross=()) -> None:
+        """`submit(node, [first] + [nodes[j] for j in idx] + [prev[j] for j in cross], fpreds)` without
+        building the list, then `put(node)` when it is ready at once (a trace replay: `idx` are recorded
+        positions, `put` the pre-resolved queue of the node's processor, `prev` the previous replay's
+        nodes and `cross` the positions among them it waits for)."""
         n = 0
         with self.lock:
             self.outstanding += 1
@@ -229,6 +231,14 @@ class Engine:
                 n = 1
             for j in idx:
                 p = nodes[j]
+                if p.done:
+                    if p.error is not None or p.gpu_event is not None or p.gpu_waits:
+                        _after_done(node, p)
+                else:
+                    p.succs.append(node)
+                    n += 1
+            for j in cross:
+                p = prev[j]
                 if p.done:
                     if p.error is not None or p.gpu_event is not None or p.gpu_waits:
                         _after_done(node, p)

@@ -230,6 +230,7 @@ class Binder:
         rec = self._recording
         if rec is not None:
             rec.touch(fs)
+            rec.access(node, fs, sub, priv)
         role = register(fs, sub, priv, node, preds, rec is not None, self._close_epoch)
         if priv.code != READ_ONLY:
             fs.last_proc = node.proc

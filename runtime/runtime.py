@@ -46,6 +46,7 @@ class RuntimeStats:
     replayed_points: int = 0     # point tasks rebuilt from a trace record without analysis
     recorded_traces: int = 0
     replayed_traces: int = 0
+    chained_replays: int = 0     # replays that started point by point after the previous one (tracing.py)
     trace_mismatches: int = 0
     copies: int = 0              # planned copies between instances
     copy_bytes: int = 0

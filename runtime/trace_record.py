@@ -11,7 +11,8 @@ from __future__ import annotations
 
 from runtime.futures import Future, FutureMap
 from runtime.graph import TaskNode
-from runtime.regions import Partition, Region, Subregion
+from runtime.privileges import READ_ONLY
+from runtime.regions import Partition, Region, Subregion, overlaps
 from runtime.tasks import Fields, _Point
 
 _SPECIAL = frozenset({Future, FutureMap, Region, Subregion, Partition, _Point})
@@ -19,7 +20,7 @@ _SPECIAL = frozenset({Future, FutureMap, Region, Subregion, Partition, _Point})
 
 class PointTemplate:
     __slots__ = ("point", "proc", "body", "binds", "preds", "writes", "recover", "views", "dyn", "prefolds",
-                 "fixed", "put")
+                 "fixed", "put", "cross", "pos")
 
     def __init__(self, point, proc, body, binds, preds, writes, recover, prefolds):
         self.point = point
@@ -39,6 +40,8 @@ class PointTemplate:
         # followed by the run's plain arguments, and it goes straight to `put` (its processor's queue)
         self.fixed = None if self.dyn else tuple(self.views)
         self.put = None
+        self.cross = ()  # positions in the previous replay this point waits for (TraceRecord.seal)
+        self.pos = -1    # its own trace position
 
 
 def _constant(b):
@@ -168,10 +171,16 @@ class TraceRecord:
         self.n_recorded = 0           # nodes recorded before the end folds
         self.checked_gen = None       # the instance manager's multi_gen when still_valid last passed
         self.resets: tuple = ()       # (FieldState, region) per touched field: what a replay's seal resets
+        self.accesses: list = []      # (node, FieldState, region-like, privilege) of every bound argument
+        self.chainable = False        # every point's cross dependences are known (see `seal`)
+        self.last = None              # (nodes, entry, exit) of the last replay that ran to its end
 
     def touch(self, fs) -> None:
         if fs not in self.touched:
             self.touched[fs] = fs.multi
+
+    def access(self, node, fs, sub, priv) -> None:
+        self.accesses.append((node, fs, sub, priv))
 
     def still_valid(self, multi_gen: int | None = None) -> bool:
         """A field that left SYSTEM memory since it was first touched invalidates the fast bindings.
@@ -214,9 +223,10 @@ class TraceRecord:
         node.tpos = len(self.nodes)
         self.nodes.append(node)
         prefolds, self.pending_folds = self.pending_folds, []
-        self.launches[-1].points.append(PointTemplate(
-            node.point, node.proc, node.body, _freeze(binds), self._inside(preds, node), node.writes,
-            node.recover, tuple(prefolds)))
+        pt = PointTemplate(node.point, node.proc, node.body, _freeze(binds), self._inside(preds, node), node.writes,
+                           node.recover, tuple(prefolds))
+        pt.pos = node.tpos
+        self.launches[-1].points.append(pt)
 
     def seal(self, putter=None) -> None:
         """Freeze the record into a flat schedule: every point's queue resolved (`putter(proc)`, the
@@ -250,8 +260,53 @@ class TraceRecord:
         self.exits = tuple(j for j in range(n) if not (waited[j] and skip[j]))
         self.resets = tuple((fs, fs.region) for fs in self.touched)
         self.n_recorded = n
+        self._cross()
         self.nodes = None
+        self.accesses = []
         self.valid = True
+
+    def _cross(self) -> None:
+        """What each point waits for when this trace replays right after itself: the nodes of the
+        previous replay that the dependence analysis would have found, from the fields' users as the
+        recording left them (conservatively: every overlapping writer, reducer and fold, and for a
+        writing access every overlapping reader). A replay then starts point by point as those finish,
+        instead of behind one barrier after the whole previous run (tracing.py). Only for records
+        whose every binding is a view of SYSTEM memory (the instance manager orders the others)."""
+        nodes = self.nodes
+        n = len(nodes)
+
+        def pos(node):
+            j = node.tpos
+            return j if 0 <= j < n and nodes[j] is node else None
+
+        for lt in self.launches:
+            for pt in lt.points:
+                if not all(_chains(b) for b in pt.binds):
+                    return
+        users = {fs: [(pos(u), sub) for u, sub, _ in fs.users] for fs in self.touched}
+        readers = {fs: [(pos(u), sub) for u, sub in fs.readers] for fs in self.touched}
+        cross: dict = {}
+        for node, fs, sub, priv in self.accesses:
+            j = pos(node)
+            if j is None:
+                return
+            got = cross.setdefault(j, set())
+            lists = (users[fs],) if priv.code == READ_ONLY else (users[fs], readers[fs])
+            for entries in lists:
+                for k, s in entries:
+                    if k is not None and overlaps(s, sub):
+                        got.add(k)
+        for lt in self.launches:
+            for pt in lt.points:
+                pt.cross = tuple(sorted(cross.get(pt.pos, ())))
+        self.chainable = True
+
+
+def _chains(b) -> bool:
+    """Whether a binding is a view of SYSTEM memory (or a field group of such views)."""
+    if b[0] == "fields":
+        return all(_chains(fb) for fb in b[2])
+    return b[0] in ("fast", "join_fast")
 
 
 def _freeze(binds):

@@ -23,6 +23,13 @@ and for every writer, so a failed writer still keeps later readers of its data f
 that ends early waits for all its nodes). Reduction epochs are closed at both boundaries, so a
 recording never joins an epoch opened outside it.
 
+Chained replays: a replay that follows the previous replay of the same record with nothing in between
+(every touched field's one user is still that replay's exit barrier) skips the entry barrier: each
+point waits for the nodes of the previous replay that the analysis would have ordered it after
+(positions computed when the record was sealed, `TraceRecord._cross`) and for that replay's entry, so
+a training step's first layer starts as soon as its weights are updated rather than after the last
+update of the step before. Records that bind instances outside SYSTEM memory are never chained.
+
 A launch that differs from the record (or a trace that ends early or runs long) is a mismatch: the
 replayed prefix is sealed behind a barrier exactly like a trace end, the rest of the run is analysed
 normally, the record is dropped (the next run records afresh), and `strict=True` raises TraceError.
@@ -60,6 +67,15 @@ class Replay:
         self.accs: dict = {}        # accumulator id -> buffer (slow path, this replay only)
         self.open_accs: dict = {}   # accumulator id -> FoldTemplate, until its fold is recreated
         self.active = True
+        last, rec.last = rec.last, None
+        self.prev = None  # the previous replay's nodes, when this one is chained to it
+        if last is not None and _follows(rec, last[2]):
+            # right after the previous replay of this record, with nothing between: each point waits for
+            # the nodes of that replay it depends on (its recorded `cross` positions) and for that
+            # replay's entry, instead of for one barrier after every pending user of every field
+            self.prev, self.entry = last[0], last[1]
+            rt.stats.chained_replays += 1
+            return
         pending: list = []
         analysis.pending_users(rec.touched, pending)
         self.entry = BarrierNode(f"trace '{rec.name}' entry")
@@ -106,12 +122,16 @@ class Replay:
                         args_i[j] = pt.point
                     node.args = args_i
                 engine.submit_indexed(node, entry, nodes, pt.preds, pt.put,
-                                      resolve_futures(futs, i, node) if futs is not None else None)
+                                      resolve_futures(futs, i, node) if futs is not None else None,
+                                      self.prev, pt.cross if self.prev is not None else ())
                 out.append(node)
                 continue
             preds = [entry]
             for j in pt.preds:
                 preds.append(nodes[j])
+            if self.prev is not None:
+                for j in pt.cross:
+                    preds.append(self.prev[j])
             copies: list = []
             redinit: list = []
             views = pt.views
@@ -244,7 +264,19 @@ class Replay:
             preds.extend(nodes[rec.n_recorded:])
         barrier = self._seal("exit", preds)
         self.rt.stats.replayed_traces += 1
+        if rec.chainable and barrier is not None:
+            rec.last = (nodes, self.entry, barrier)
         return barrier
+
+
+def _follows(rec, exit_barrier) -> bool:
+    """Whether the fields `rec` touches are as the replay that ended with `exit_barrier` left them: that
+    barrier their one user, no reader since, no reduction open (nothing ran on them in between)."""
+    for fs in rec.touched:
+        users = fs.users
+        if len(users) != 1 or users[0][0] is not exit_barrier or fs.readers or fs.epoch is not None:
+            return False
+    return True
 
 
 class TraceScope:

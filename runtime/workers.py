@@ -3,7 +3,9 @@
 `ThreadedExecutor`: a thread per processor, each draining its own queue; bodies that release the GIL
 (NumPy BLAS, Numba `nogil`, CUDA) really run in parallel. A point of a task with negative priority
 (an optimizer update) waits while other ready points are queued on its processor, so work on the
-critical path goes first (Legion's mappers set task priorities for the same reason). `SequentialExecutor`: every ready node runs
+critical path goes first (Legion's mappers set task priorities for the same reason); waiting ones run
+newest first: updates are issued in backward order, so the first layer's, which the next step (started
+as soon as its inputs are ready, see tracing.py) needs first, goes first. `SequentialExecutor`: every ready node runs
 on the issuing thread as soon as it is ready, which is issue order, for debugging and deterministic
 tests. Both honour the same engine, so every test can run against both.
 
@@ -132,7 +134,7 @@ class ThreadedExecutor:
                 try:
                     node = get_nowait()
                 except Empty:
-                    node = deferred.popleft()
+                    node = deferred.pop()  # newest first (see the module docstring)
                     self._run(run, proc, node)
                     continue
             else:
