@@ -288,7 +288,8 @@ def parts_sum_task():
                 grad += parts[k]
         return body
 
-    return _make_task("gradient.sum", [RO, WD], make, gpu=False)
+    # deferred like the updates that read it: each processor first runs the backward work queued behind
+    return _make_task("gradient.sum", [RO, WD], make, gpu=False, priority=-1)
 
 
 def loader_task(n_x: int, n_y: int, with_seeds: bool):
