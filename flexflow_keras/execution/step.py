@@ -258,7 +258,7 @@ class StepProgram:
                     self._last_writer[w.uid] = len(self.backward) - 1
         self.zero_fill = list(fills.values())
         procs = {p for lay in self.layouts.values() for p in lay.placement}
-        if len(self.zero_fill) > 1 and e.spanning is None and all(p.kind is ProcKind.CPU for p in procs):
+        if self.zero_fill and e.spanning is None and all(p.kind is ProcKind.CPU for p in procs):
             # one task zeroes them all, on the first layer's processor, instead of one runtime fill per
             # region on the utility processor: each fill took the GIL on a third thread that the OS
             # preempted while the two workers ran (CIFAR CNN: 0.44 ms of fills a step for 5 KB)
@@ -266,7 +266,8 @@ class StepProgram:
             self.zeroing = (e.cached(("zero", len(self.zero_fill)), T.zero_task, len(self.zero_fill)), first)
 
     def run(self, sources, rows, step: int, seed: int, iteration: int = 0, lr: float = 0.0, wait: bool = True):
-        """Issue one step. Returns (metrics FutureMap or None, the update launches' penalty FutureMaps).
+        """Issue one step. Returns (metrics FutureMap or None, the penalty FutureMaps of the updates of
+        regularized variables).
 
         `wait=False` returns as soon as the step is issued (a training step the loop collects later:
         execution/overlap.py); `last_nodes` then holds the step's task nodes, whose first failure
