@@ -16,11 +16,7 @@ import numpy as np
 from numba import njit
 
 from kernels._conv_simd import gemm
-
-
-@njit(nogil=True, cache=True, inline="always")
-def _u(i):
-    return np.uint64(i)
+from kernels._jit import u64 as _u
 
 
 @njit(nogil=True, cache=True)

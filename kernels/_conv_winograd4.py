@@ -33,6 +33,7 @@ from numba import njit
 
 from kernels._conv_cpu import grad_rows
 from kernels._conv_simd import gemm
+from kernels._jit import u64 as _u
 
 _G = np.array([[1 / 4, 0.0, 0.0], [-1 / 6, -1 / 6, -1 / 6], [-1 / 6, 1 / 6, -1 / 6],
                [1 / 24, 1 / 12, 1 / 6], [1 / 24, -1 / 12, 1 / 6], [0.0, 0.0, 1.0]])
@@ -63,11 +64,6 @@ def kernel_from_transform(du: np.ndarray) -> np.ndarray:
     """dW (3, 3, Ci, Co) = G^T dU G for dU (36, Ci, Co), in float64."""
     ci, co = du.shape[1], du.shape[2]
     return (_GG.T @ du.reshape(36, ci * co).astype(np.float64)).reshape(3, 3, ci, co)
-
-
-@njit(nogil=True, cache=True, inline="always")
-def _u(i):
-    return np.uint64(i)
 
 
 @njit(nogil=True, cache=True, inline="always")

@@ -1,4 +1,5 @@
-"""Shared helpers of the CPU kernels: the Numba compilation settings and array-argument checks.
+"""Shared helpers of the CPU kernels: the Numba compilation settings, array-argument checks and the
+unsigned offset of flat-array loops (`u64`).
 
 Every CPU kernel compiles with ``nogil=True`` (so runtime workers run them in parallel threads) and
 ``cache=True`` (compiled once per machine). None is ``parallel``: parallelism comes from the runtime's
@@ -49,3 +50,11 @@ def store(out: np.ndarray, value: np.ndarray, accumulate: bool) -> None:
         np.add(out, value, out=out)
     else:
         np.copyto(out, value, casting="same_kind")
+
+
+@njit(nogil=True, cache=True, inline="always")
+def u64(i):
+    """`i` as an unsigned offset: Numba then indexes a flat array without its negative-index check,
+    which otherwise kept short channel loops from vectorizing as well as they do through views (and a
+    view per window or tile row costs a reference-count update)."""
+    return np.uint64(i)

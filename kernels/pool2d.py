@@ -18,6 +18,7 @@ import numpy as np
 from numba import njit
 
 from kernels._conv_geometry import check_window_padding, pair, window_geometry
+from kernels._jit import u64 as _u
 
 __all__ = [
     "MODES", "pool_geometry", "pool2d_forward_cpu", "pool2d_backward_cpu", "pool2d_forward_cuda",
@@ -102,10 +103,17 @@ def _max_backward(grad_out, argmax, grad_x):
 
 @njit(nogil=True, cache=True)
 def _max2x2_forward(x, pt, pl, out, argmax):
-    """The 2x2 / stride-2 max pool (Keras' default): the four window values are compared in registers
-    and each output written once (2x faster than the generic loop, which re-reads its running max)."""
+    """The 2x2 / stride-2 max pool (Keras' default) on C-contiguous arrays: the four window values are
+    compared in registers and each output written once (2x faster than the generic loop, which re-reads
+    its running max). The arrays are indexed flat with unsigned offsets, not through a view per window
+    (a reference count each; 17% of the MNIST CNN's pool)."""
     n_, h, w, c = x.shape
     _, oh, ow, _ = out.shape
+    xf = x.reshape(-1)
+    of = out.reshape(-1)
+    af = argmax.reshape(-1)
+    cu = _u(c)
+    row = _u(w) * cu
     for n in range(n_):
         for i in range(oh):
             r = 2 * i - pt
@@ -116,27 +124,32 @@ def _max2x2_forward(x, pt, pl, out, argmax):
                     _max_forward(x[n:n + 1], 2, 2, 2, 2, pt - 2 * i, pl - 2 * j, out[n:n + 1, i:i + 1, j:j + 1],
                                  argmax[n:n + 1, i:i + 1, j:j + 1])
                     continue
-                a = x[n, r, s]
-                b = x[n, r, s + 1]
-                d = x[n, r + 1, s]
-                e = x[n, r + 1, s + 1]
-                best = out[n, i, j]
-                where = argmax[n, i, j]
-                i0 = r * w + s
-                for k in range(c):
-                    m = a[k]
+                b0 = _u(((n * h + r) * w + s) * c)
+                b1 = b0 + cu
+                b2 = b0 + row
+                b3 = b2 + cu
+                o = _u(((n * oh + i) * ow + j) * c)
+                i0 = np.int32(r * w + s)
+                i1 = i0 + np.int32(1)
+                i2 = i0 + np.int32(w)
+                i3 = i2 + np.int32(1)
+                for k in range(cu):
+                    m = xf[b0 + k]
                     q = i0
-                    if b[k] > m:
-                        m = b[k]
-                        q = i0 + 1
-                    if d[k] > m:
-                        m = d[k]
-                        q = i0 + w
-                    if e[k] > m:
-                        m = e[k]
-                        q = i0 + w + 1
-                    best[k] = m
-                    where[k] = q
+                    v = xf[b1 + k]
+                    if v > m:
+                        m = v
+                        q = i1
+                    v = xf[b2 + k]
+                    if v > m:
+                        m = v
+                        q = i2
+                    v = xf[b3 + k]
+                    if v > m:
+                        m = v
+                        q = i3
+                    of[o + k] = m
+                    af[o + k] = q
 
 
 @njit(nogil=True, cache=True)
@@ -301,7 +314,7 @@ def pool2d_forward_cpu(x, out, pool_size, strides=None, padding="valid", mode="m
     if argmax is None:
         argmax = np.empty(out.shape, np.int32)
     _check("argmax", argmax, out.shape, who, np.int32)
-    if (ph, pw, sh, sw) == (2, 2, 2, 2):
+    if (ph, pw, sh, sw) == (2, 2, 2, 2) and out.flags.c_contiguous and argmax.flags.c_contiguous:
         _max2x2_forward(x, pt, pl, out, argmax)
     else:
         _max_forward(x, ph, pw, sh, sw, pt, pl, out, argmax)
