@@ -11,6 +11,12 @@ stages so that every shard sees the statistics of the whole batch:
 5. `batchnorm_backward_inputs_cpu` reads the reduced dgamma/dbeta:
    ``dx = gamma * invstd * (dy - dbeta / N - xhat * dgamma / N)`` (training) or
    ``dx = gamma * invstd * dy`` (inference).
+
+Channels last (the Keras default, inner = 1) takes loops over the channels innermost, with per-channel
+coefficients computed once in float64 and applied in float32 around the float32 rounding of the mean:
+``x - M`` is exact where x is near M, and ``(M - mean)`` joins the constant term. The general loops
+computed float64 coefficients per element with a division each, and accumulated into the (2, C) sums
+through memory: 1.6-4 ms for a 32x32x32x32 batch on one core, against 0.2-0.4 ms now.
 """
 
 from __future__ import annotations
@@ -81,9 +87,74 @@ def _input_grad(x, dy, mean, invstd, gamma, dgamma, dbeta, count, training, dx, 
                     dx[o, j, k] = v
 
 
+@cpu_jit
+def _stats_last(x, sums):
+    """`_stats` for (rows, C) channels-last input: float64 sums per channel, channel loop innermost."""
+    rows, c = x.shape
+    s = np.zeros(c)
+    q = np.zeros(c)
+    for r in range(rows):
+        for j in range(c):
+            v = np.float64(x[r, j])
+            s[j] += v
+            q[j] += v * v
+    for j in range(c):
+        sums[0, j] += s[j]
+        sums[1, j] += q[j]
+
+
+@cpu_jit
+def _affine_last(x, m, a, b, y):
+    """y = a * (x - m) + b per channel on (rows, C) float32 arrays (coefficients of x's dtype)."""
+    rows, c = x.shape
+    for r in range(rows):
+        for j in range(c):
+            y[r, j] = a[j] * (x[r, j] - m[j]) + b[j]
+
+
+@cpu_jit
+def _weight_sums_last(x, dy, m, out):
+    """float64 [sum(dy * (x - m)), sum(dy)] per channel of (rows, C) arrays, added into out (2, C)."""
+    rows, c = x.shape
+    sg = np.zeros(c)
+    sb = np.zeros(c)
+    for r in range(rows):
+        for j in range(c):
+            g = np.float64(dy[r, j])
+            sg[j] += g * np.float64(x[r, j] - m[j])
+            sb[j] += g
+    for j in range(c):
+        out[0, j] += sg[j]
+        out[1, j] += sb[j]
+
+
+@cpu_jit
+def _input_grad_last(x, dy, m, a, b, k, dx, accumulate):
+    """dx (+)= a * dy + b * (x - m) + k per channel on (rows, C) arrays."""
+    rows, c = x.shape
+    for r in range(rows):
+        if accumulate:
+            for j in range(c):
+                dx[r, j] += a[j] * dy[r, j] + b[j] * (x[r, j] - m[j]) + k[j]
+        else:
+            for j in range(c):
+                dx[r, j] = a[j] * dy[r, j] + b[j] * (x[r, j] - m[j]) + k[j]
+
+
+def _last(a: np.ndarray, axis: int) -> np.ndarray | None:
+    """`a` as (rows, C) when the channel axis is its last (None otherwise)."""
+    if axis not in (-1, a.ndim - 1):
+        return None
+    return np.ascontiguousarray(a).reshape(-1, a.shape[-1])
+
+
 def batchnorm_stats_cpu(x: np.ndarray, sums: np.ndarray, axis: int = -1) -> None:
     """Fold this shard's per-channel ``[sum(x), sum(x*x)]`` into `sums` (float64, shape (2, C))."""
-    _stats(_as3(x, axis), sums)
+    x2 = _last(x, axis)
+    if x2 is not None:
+        _stats_last(x2, sums)
+    else:
+        _stats(_as3(x, axis), sums)
 
 
 def batchnorm_moments(sums: np.ndarray, count: float) -> tuple[np.ndarray, np.ndarray]:
@@ -112,6 +183,13 @@ def batchnorm_forward_cpu(x: np.ndarray, mean, var, gamma, beta, epsilon: float,
         shift = shift + beta
     if not y.flags.c_contiguous:
         raise ValueError(f"batchnorm_forward_cpu: y must be C-contiguous, received strides {y.strides}.")
+    x2 = _last(x, axis)
+    if x2 is not None:
+        # y = scale * (x - M) + (shift + scale * M), M the mean rounded to x's dtype
+        m = np.asarray(mean, np.float64).astype(x.dtype)
+        b = shift + scale * m
+        _affine_last(x2, m, scale.astype(x.dtype), b.astype(x.dtype), y.reshape(x2.shape))
+        return
     _normalise(_as3(x, axis), scale, shift, y.reshape(axis_view(y.shape, axis)))
 
 
@@ -121,7 +199,15 @@ def batchnorm_backward_weights_cpu(x: np.ndarray, dy: np.ndarray, mean, var, eps
     """This shard's ``dgamma = sum(dy * xhat)`` and ``dbeta = sum(dy)`` per channel (None: skipped)."""
     c = x.shape[axis]
     out = np.zeros((2, c), np.float64)
-    _weight_sums(_as3(x, axis), _as3(dy, axis), np.asarray(mean, np.float64), _invstd(var, epsilon), out)
+    x2 = _last(x, axis)
+    if x2 is not None:
+        mean64 = np.asarray(mean, np.float64)
+        m = mean64.astype(x.dtype)
+        _weight_sums_last(x2, _last(dy, axis), m, out)
+        # sum(dy * (x - mean)) = sum(dy * (x - M)) + (M - mean) * sum(dy)
+        out[0] = (out[0] + (m - mean64) * out[1]) * _invstd(var, epsilon)
+    else:
+        _weight_sums(_as3(x, axis), _as3(dy, axis), np.asarray(mean, np.float64), _invstd(var, epsilon), out)
     for buf, row, acc in ((dgamma, out[0], accumulate[0]), (dbeta, out[1], accumulate[1])):
         if buf is not None:
             if acc:
@@ -146,6 +232,20 @@ def batchnorm_backward_inputs_cpu(x: np.ndarray, dy: np.ndarray, mean, var, gamm
     dbt = zeros if dbeta is None else np.asarray(dbeta, np.float64)
     if not dx.flags.c_contiguous:
         raise ValueError(f"batchnorm_backward_inputs_cpu: dx must be C-contiguous, received {dx.strides}.")
+    x2 = _last(x, axis)
+    if x2 is not None:
+        # dx = a (dy - dbeta/N - xhat dgamma/N), xhat = ((x - M) + (M - mean)) invstd
+        mean64 = np.asarray(mean, np.float64)
+        m = mean64.astype(x.dtype)
+        inv = _invstd(var, epsilon)
+        a = g * inv
+        mb, mg = (dbt / count, dg / count) if training else (zeros, zeros)
+        b = -a * mg * inv
+        k = -a * mb + b * (m - mean64)
+        dt = x.dtype
+        _input_grad_last(x2, _last(dy, axis), m, a.astype(dt), b.astype(dt), k.astype(dt), dx.reshape(x2.shape),
+                         accumulate)
+        return
     _input_grad(_as3(x, axis), _as3(dy, axis), np.asarray(mean, np.float64), _invstd(var, epsilon), g, dg,
                 dbt, float(count), training, dx.reshape(axis_view(dx.shape, axis)), accumulate)
 

@@ -104,3 +104,28 @@ def test_layernorm(shape, n_axes):
                                rtol=1e-5, atol=1e-6)
     layernorm_backward_cpu(x, gamma, dy, dx, dg, db, n_axes, accumulate=(True, True, True))
     np.testing.assert_allclose(db, 2 * dy.reshape((-1,) + pshape).sum(0), rtol=1e-10)
+
+
+@pytest.mark.parametrize("offset", [0.0, 300.0])
+@pytest.mark.parametrize("shape,axis", [((8, 5, 5, 24), -1), ((8, 24, 5, 5), 1)])
+def test_batchnorm_float32_matches_the_float64_reference(offset, shape, axis):
+    """float32 batches, channels last (the per-channel coefficient loops) and first: within float32
+    rounding of the float64 reference, also far from zero (x - mean cancels around the float32 mean)."""
+    r = np.random.default_rng(11)
+    x64 = r.standard_normal(shape) * 1.5 + offset
+    x = x64.astype(np.float32)
+    c = shape[axis]
+    gamma, beta = r.standard_normal(c), r.standard_normal(c)
+    dy = r.standard_normal(shape).astype(np.float32)
+    y, mean, var, dx, dgamma, dbeta = _bn_sharded(x, gamma.astype(np.float32), beta.astype(np.float32), dy, axis, 2)
+    xr = x.astype(np.float64)
+    ry, _, _ = ref.batchnorm_train(xr, gamma, beta, axis=axis)
+    rdx, rdg, rdb = ref.batchnorm_train_grads(xr, gamma, dy.astype(np.float64), axis=axis)
+    np.testing.assert_allclose(y, ry, rtol=2e-5, atol=2e-5 * np.abs(ry).max())
+    np.testing.assert_allclose(dx, rdx, rtol=2e-4, atol=2e-5 * np.abs(rdx).max())
+    np.testing.assert_allclose(dgamma, rdg, rtol=1e-4, atol=1e-4)
+    np.testing.assert_allclose(dbeta, rdb, rtol=1e-5, atol=1e-5)
+    acc = np.ones_like(dx)
+    batchnorm_backward_inputs_cpu(x, dy, mean, var, gamma.astype(np.float32), 1e-3, dgamma, dbeta,
+                                  x.size / c, True, acc, axis, accumulate=True)
+    np.testing.assert_allclose(acc, dx + 1.0, rtol=1e-5, atol=1e-5)
