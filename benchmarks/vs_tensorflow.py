@@ -69,6 +69,17 @@ def cifar_cnn(k, shape):
                          L.Dense(10, activation="softmax")])
 
 
+def cifar_bn_cnn(k, shape):
+    """examples/cifar10_cnn.py's model: BatchNormalization after the first conv of each block, Dropout."""
+    L = k.layers
+    return k.Sequential([k.Input(shape=shape), L.Conv2D(32, 3, padding="same", activation="relu"),
+                         L.BatchNormalization(), L.Conv2D(32, 3, activation="relu"), L.MaxPooling2D(2),
+                         L.Dropout(0.25), L.Conv2D(64, 3, padding="same", activation="relu"),
+                         L.BatchNormalization(), L.Conv2D(64, 3, activation="relu"), L.MaxPooling2D(2),
+                         L.Dropout(0.25), L.Flatten(), L.Dense(256, activation="relu"), L.Dropout(0.5),
+                         L.Dense(10, activation="softmax")])
+
+
 def imdb_lstm(k, shape):
     L = k.layers
     return k.Sequential([k.Input(shape=shape, dtype="int32"), L.Embedding(20000, 128), L.LSTM(128),
@@ -83,6 +94,7 @@ ROWS = {
     "cnn64": ("MNIST CNN conv32-conv64-pool-128", mnist_cnn, (28, 28, 1), 64, 1, 4000, 1.5),
     "cnn128": ("MNIST CNN conv32-conv64-pool-128", mnist_cnn, (28, 28, 1), 128, 1, 4000, 1.5),
     "cifar64": ("CIFAR-10 CNN (Keras example)", cifar_cnn, (32, 32, 3), 64, 1, 3000, 1.3),
+    "cifarbn64": ("CIFAR-10 CNN + BatchNorm (our example)", cifar_bn_cnn, (32, 32, 3), 64, 1, 3000, 1.3),
     "imdb32": ("imdb_lstm emb-LSTM128x80-1", imdb_lstm, (80,), 32, 1, 2000, 1.0),
 }
 MLP_DIMS = (784, 512, 512, 10)
