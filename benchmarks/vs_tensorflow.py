@@ -94,7 +94,7 @@ ROWS = {
     "cnn64": ("MNIST CNN conv32-conv64-pool-128", mnist_cnn, (28, 28, 1), 64, 1, 4000, 1.5),
     "cnn128": ("MNIST CNN conv32-conv64-pool-128", mnist_cnn, (28, 28, 1), 128, 1, 4000, 1.5),
     "cifar64": ("CIFAR-10 CNN (Keras example)", cifar_cnn, (32, 32, 3), 64, 1, 3000, 1.3),
-    "cifarbn64": ("CIFAR-10 CNN + BatchNorm (our example)", cifar_bn_cnn, (32, 32, 3), 64, 1, 3000, 1.3),
+    "cifarbn64": ("CIFAR-10 CNN + BatchNorm", cifar_bn_cnn, (32, 32, 3), 64, 1, 3000, 1.3),
     "imdb32": ("imdb_lstm emb-LSTM128x80-1", imdb_lstm, (80,), 32, 1, 2000, 1.0),
 }
 MLP_DIMS = (784, 512, 512, 10)
