@@ -129,3 +129,25 @@ def test_batchnorm_float32_matches_the_float64_reference(offset, shape, axis):
     batchnorm_backward_inputs_cpu(x, dy, mean, var, gamma.astype(np.float32), 1e-3, dgamma, dbeta,
                                   x.size / c, True, acc, axis, accumulate=True)
     np.testing.assert_allclose(acc, dx + 1.0, rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("d", [37, 512])
+def test_layernorm_float32_wide_rows_match_float64(d):
+    """Rows long enough for the vectorised (reassociated) row sums, float32 against the same kernels in
+    float64 (checked above against the reference), and dgamma/dbeta over many rows."""
+    r = np.random.default_rng(5)
+    x = (r.standard_normal((96, d)) * 2 + 4).astype(np.float32)
+    gamma, beta = r.standard_normal(d).astype(np.float32), r.standard_normal(d).astype(np.float32)
+    dy = r.standard_normal((96, d)).astype(np.float32)
+    y32, y64 = np.empty_like(x), np.empty(x.shape)
+    layernorm_forward_cpu(x, gamma, beta, y32)
+    layernorm_forward_cpu(x.astype(np.float64), gamma.astype(np.float64), beta.astype(np.float64), y64)
+    np.testing.assert_allclose(y64, ref.layernorm(x.astype(np.float64), gamma, beta, 1), rtol=1e-10, atol=1e-10)
+    np.testing.assert_allclose(y32, y64, rtol=1e-5, atol=1e-5)
+    out32 = [np.empty_like(x), np.empty(d, np.float32), np.empty(d, np.float32)]
+    out64 = [np.empty(x.shape), np.empty(d), np.empty(d)]
+    layernorm_backward_cpu(x, gamma, dy, *out32)
+    layernorm_backward_cpu(x.astype(np.float64), gamma.astype(np.float64), dy.astype(np.float64), *out64)
+    np.testing.assert_allclose(out64[2], dy.astype(np.float64).sum(0), rtol=1e-10)
+    for a, b in zip(out32, out64, strict=True):
+        np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-4 * np.abs(b).max())
