@@ -69,11 +69,12 @@ class Replay:
         self.active = True
         last, rec.last = rec.last, None
         self.prev = None  # the previous replay's nodes, when this one is chained to it
+        self.prev_exit = None  # and its exit barrier, which every barrier of this replay waits for
         if last is not None and _follows(rec, last[2]):
             # right after the previous replay of this record, with nothing between: each point waits for
             # the nodes of that replay it depends on (its recorded `cross` positions) and for that
             # replay's entry, instead of for one barrier after every pending user of every field
-            self.prev, self.entry = last[0], last[1]
+            self.prev, self.entry, self.prev_exit = last[0], last[1], last[2]
             rt.stats.chained_replays += 1
             return
         pending: list = []
@@ -228,7 +229,13 @@ class Replay:
                 self._fold(ft, list(self.nodes))
         rt = self.rt
         barrier = BarrierNode(f"trace '{self.rec.name}' {label}")
-        rt.engine.submit(barrier, (self.nodes if preds is None else preds) + [self.entry])
+        after = (self.nodes if preds is None else preds) + [self.entry]
+        if self.prev_exit is not None:
+            # a chained replay's points wait only for what they depend on, so the fields' next users
+            # must also wait for the previous replay's nodes (a read-only task this replay never
+            # followed, or anything after the point where an aborted or mismatched replay stopped)
+            after.append(self.prev_exit)
+        rt.engine.submit(barrier, after)
         for fs, region in self.rec.resets:
             fs.users = [(barrier, region, RW)]
             fs.readers = []
@@ -264,7 +271,7 @@ class Replay:
             preds.extend(nodes[rec.n_recorded:])
         barrier = self._seal("exit", preds)
         self.rt.stats.replayed_traces += 1
-        if rec.chainable and barrier is not None:
+        if rec.chainable and barrier is not None and len(nodes) >= rec.n_recorded:
             rec.last = (nodes, self.entry, barrier)
         return barrier
 

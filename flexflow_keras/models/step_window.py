@@ -32,6 +32,7 @@ from __future__ import annotations
 from collections import deque
 
 from flexflow_keras.callbacks.callback import Callback
+from flexflow_keras.execution import overlap as _overlap
 
 IN_FLIGHT = 2  # training steps issued but unread, at most, before the oldest is read
 
@@ -104,6 +105,7 @@ class StepWindow:
         self.engine, self.running, self.loss_weights = engine, running, list(loss_weights)
         self.in_flight = max(0, int(in_flight))
         self._pending: deque = deque()
+        self._last_nodes = None  # task nodes of the step read last (None when issued waiting)
         self.read = 0  # steps read since `start_epoch`
 
     def __len__(self) -> int:
@@ -126,8 +128,18 @@ class StepWindow:
         while self._pending:
             self._read_oldest()
 
+    def end_epoch(self) -> None:
+        """`drain`, then wait for the whole last step: its optimizer updates are not read (their penalty
+        is 0 without regularizers), so a failed update of the epoch's last step raises here rather than
+        at whatever next reads the weights."""
+        self.drain()
+        nodes, self._last_nodes = self._last_nodes, None
+        if nodes:
+            _overlap.raise_first_failure(self.engine.rtm, nodes)
+
     def _read_oldest(self) -> None:
         size, handle = self._pending.popleft()
+        self._last_nodes = handle[3]
         losses, stats, penalty = self.engine.collect_train(handle)
         self.running.add(size, losses, self.loss_weights, penalty, stats)
         self.read += 1

@@ -402,7 +402,7 @@ class Trainer:
                 cbs.on_train_batch_end(b, logs)
                 if self.stop_training:
                     break
-            window.drain()
+            window.end_epoch()
             if window.read:
                 logs = running.logs()
             feed.end_epoch(epoch, time.perf_counter() - t_epoch)

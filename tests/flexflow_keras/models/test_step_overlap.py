@@ -275,3 +275,24 @@ def test_stop_training_from_a_callback_stops(monkeypatch, initial_weights):
     assert history.epoch == [0] and int(model.optimizer.iterations) == 4
     model, history = _fit(monkeypatch, True, initial_weights, callbacks=[_StopAtEpoch()], epochs=3)
     assert history.epoch == [0] and int(model.optimizer.iterations) == 10
+
+
+def test_an_update_failing_in_the_epochs_last_step_raises_from_fit(monkeypatch, initial_weights):
+    """Unregularized updates' futures are not read (their penalty is 0): a failure of the last step's
+    update is still fit's error (StepWindow.end_epoch waits for the step whole), not a later reader's."""
+    monkeypatch.setenv("FF_STEP_OVERLAP", "1")
+    model = _model(initial_weights)
+    opt = model.optimizer
+    real, calls = type(opt).apply, [0]
+    steps = -(-N // BATCH)
+
+    def flaky(self, *args, **kwargs):
+        calls[0] += 1
+        if calls[0] == steps:  # one update task a step here: the last step's
+            raise FloatingPointError("update overflow in the last step")
+        return real(self, *args, **kwargs)
+
+    monkeypatch.setattr(type(opt), "apply", flaky)
+    x, y, _ = _data()
+    with pytest.raises(TaskError, match="update overflow in the last step"):
+        model.fit(x, y, batch_size=BATCH, epochs=1, verbose=0)
