@@ -88,22 +88,6 @@ def _input_grad(x, dy, mean, invstd, gamma, dgamma, dbeta, count, training, dx, 
 
 
 @cpu_jit
-def _stats_last(x, sums):
-    """`_stats` for (rows, C) channels-last input: float64 sums per channel, channel loop innermost."""
-    rows, c = x.shape
-    s = np.zeros(c)
-    q = np.zeros(c)
-    for r in range(rows):
-        for j in range(c):
-            v = np.float64(x[r, j])
-            s[j] += v
-            q[j] += v * v
-    for j in range(c):
-        sums[0, j] += s[j]
-        sums[1, j] += q[j]
-
-
-@cpu_jit
 def _affine_last(x, m, a, b, y):
     """y = a * (x - m) + b per channel on (rows, C) float32 arrays (coefficients of x's dtype)."""
     rows, c = x.shape
@@ -114,13 +98,14 @@ def _affine_last(x, m, a, b, y):
 
 @cpu_jit
 def _weight_sums_last(x, dy, m, out):
-    """float64 [sum(dy * (x - m)), sum(dy)] per channel of (rows, C) arrays, added into out (2, C)."""
+    """float64 [sum(dy * (x - m)), sum(dy)] per channel of (rows, C) arrays, added into out (2, C).
+    dy None (compiled apart): x's own [sum(x * (x - m)), sum(x)], the statistics with m = 0."""
     rows, c = x.shape
     sg = np.zeros(c)
     sb = np.zeros(c)
     for r in range(rows):
         for j in range(c):
-            g = np.float64(dy[r, j])
+            g = np.float64(x[r, j] if dy is None else dy[r, j])
             sg[j] += g * np.float64(x[r, j] - m[j])
             sb[j] += g
     for j in range(c):
@@ -152,7 +137,10 @@ def batchnorm_stats_cpu(x: np.ndarray, sums: np.ndarray, axis: int = -1) -> None
     """Fold this shard's per-channel ``[sum(x), sum(x*x)]`` into `sums` (float64, shape (2, C))."""
     x2 = _last(x, axis)
     if x2 is not None:
-        _stats_last(x2, sums)
+        out = np.zeros((2, x2.shape[1]))
+        _weight_sums_last(x2, None, np.zeros(x2.shape[1], x.dtype), out)  # [sum(x * x), sum(x)]
+        sums[0] += out[1]
+        sums[1] += out[0]
     else:
         _stats(_as3(x, axis), sums)
 

@@ -229,22 +229,15 @@ class Engine:
             else:
                 first.succs.append(node)
                 n = 1
-            for j in idx:
-                p = nodes[j]
-                if p.done:
-                    if p.error is not None or p.gpu_event is not None or p.gpu_waits:
-                        _after_done(node, p)
-                else:
-                    p.succs.append(node)
-                    n += 1
-            for j in cross:
-                p = prev[j]
-                if p.done:
-                    if p.error is not None or p.gpu_event is not None or p.gpu_waits:
-                        _after_done(node, p)
-                else:
-                    p.succs.append(node)
-                    n += 1
+            for among, positions in ((nodes, idx), (prev, cross)):
+                for j in positions:
+                    p = among[j]
+                    if p.done:
+                        if p.error is not None or p.gpu_event is not None or p.gpu_waits:
+                            _after_done(node, p)
+                    else:
+                        p.succs.append(node)
+                        n += 1
             if fpreds is not None:
                 for p in fpreds:
                     if p.done:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import threading
 import time
+from contextlib import nullcontext
 
 import numpy as np
 import pytest
@@ -60,6 +61,16 @@ def _run(executor, steps, between=None, delay=0.002):
         return rtm.read(w).copy(), rtm.read(s).copy(), rtm.stats.chained_replays
 
 
+def _two_regions(rtm):
+    """(cpu0, cpu1, a, b): the two CPU processors and two zeroed regions, one chain each."""
+    cpu0, cpu1 = rtm.machine.processors(rt.ProcKind.CPU)
+    a = rt.Region((2,), np.float64, name="a")
+    b = rt.Region((2,), np.float64, name="b")
+    rtm.fill(a, 0.0)
+    rtm.fill(b, 0.0)
+    return cpu0, cpu1, a, b
+
+
 def test_chained_replays_compute_the_unchained_numbers():
     want = _run("sequential", 8)
     got = _run("threaded", 8)
@@ -95,11 +106,7 @@ def test_a_replay_starts_while_the_previous_one_still_runs():
             spans[key] = (t0, time.perf_counter())
 
     with rt.Runtime(rt.Machine(cpus=2, utils=0), executor="threaded") as rtm:
-        cpu0, cpu1 = rtm.machine.processors(rt.ProcKind.CPU)
-        a = rt.Region((2,), np.float64, name="a")
-        b = rt.Region((2,), np.float64, name="b")
-        rtm.fill(a, 0.0)
-        rtm.fill(b, 0.0)
+        cpu0, cpu1, a, b = _two_regions(rtm)
         for k in range(4):
             with rtm.trace("two chains", wait=False):
                 rtm.launch(stamp, a, ("fast", k), 0.0, tag=cpu0)
@@ -139,17 +146,13 @@ def test_a_chained_replay_that_ends_early_still_orders_what_follows_after_the_pr
     """The replayed prefix only chained to part of the previous replay (its slow branch is still
     running); whatever follows the prefix's barrier must still see that branch's write."""
     with rt.Runtime(rt.Machine(cpus=2, utils=1), executor="threaded") as rtm:
-        cpu0, cpu1 = rtm.machine.processors(rt.ProcKind.CPU)
-        a = rt.Region((2,), np.float64, name="a")
-        b = rt.Region((2,), np.float64, name="b")
-        rtm.fill(a, 0.0)
-        rtm.fill(b, 0.0)
+        cpu0, cpu1, a, b = _two_regions(rtm)
         for k in range(3):
             with rtm.trace("t", wait=False):
                 rtm.launch(fast_add, a, tag=cpu0)
                 rtm.launch(add_one, b, 0.3 if k == 2 else 0.0, tag=cpu1)
         got = None
-        with pytest.raises(RuntimeError) if ending == "abort" else _nothing():
+        with pytest.raises(RuntimeError) if ending == "abort" else nullcontext():
             with rtm.trace("t", wait=False):
                 rtm.launch(fast_add, a, tag=cpu0)
                 if ending == "abort":
@@ -159,14 +162,6 @@ def test_a_chained_replay_that_ends_early_still_orders_what_follows_after_the_pr
             got = rtm.launch(first_value, b, tag=cpu0)
         assert got.get() == 3.0
         assert rtm.stats.chained_replays == 2
-
-
-class _nothing:
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        return False
 
 
 @rt.task(privileges=[])
