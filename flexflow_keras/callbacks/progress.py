@@ -327,6 +327,7 @@ class FlexFlowLogger(Callback):
         self.writer = writer or default_writer()
         self._lines = lines
         self.verbose = 1
+        self._asked = None
 
     def set_params(self, params):
         super().set_params(params)
@@ -356,6 +357,7 @@ class FlexFlowLogger(Callback):
         self._samples_last = 0
         self._show = self._lines_on()
         self._first_epoch = None
+        self._asked = None  # (iteration, whether a line is due) as needs_batch_logs answered
 
     def on_epoch_begin(self, epoch, logs=None):
         if self._first_epoch is None:
@@ -375,16 +377,27 @@ class FlexFlowLogger(Callback):
         fit reads a step's results only where someone does."""
         if not self._show:
             return False
-        return ((self.iteration + 1) % self.print_freq == 0 or
-                time.perf_counter() - self._t_last >= SLOW_STEP_SECONDS)
+        due = self._due(self.iteration + 1)
+        self._asked = (self.iteration + 1, due)  # on_train_batch_end keeps this answer for the iteration
+        return due
+
+    def _due(self, iteration: int) -> bool:
+        return iteration % self.print_freq == 0 or time.perf_counter() - self._t_last >= SLOW_STEP_SECONDS
 
     def on_train_batch_end(self, batch, logs=None):
         self.iteration += 1
         self.total_samples += self._batch_samples(batch, logs)
         if not self._show:
             return
-        now = time.perf_counter()
-        if self.iteration % self.print_freq == 0 or now - self._t_last >= SLOW_STEP_SECONDS:
+        asked, self._asked = self._asked, None
+        if asked is not None and asked[0] == self.iteration:
+            # the answer fit got, which decided whether these logs are fresh: a slow step's 5 s
+            # passing between the two checks would otherwise print the values of an earlier read
+            due = asked[1]
+        else:
+            due = self._due(self.iteration)
+        if due:
+            now = time.perf_counter()
             rate = (self.total_samples - self._samples_last) / max(now - self._t_last, 1e-9)
             self._t_last, self._samples_last = now, self.total_samples
             total = f"/{self.steps * (self.epochs - self._first_epoch)}" if self.steps else ""

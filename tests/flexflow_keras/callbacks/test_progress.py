@@ -129,3 +129,26 @@ def test_status_padding_counts_visible_characters_only():
     w.status("\x1b[1m10/10\x1b[0m long", 10)
     w.status("\x1b[1m1/10\x1b[0m", 4)
     assert out.getvalue().endswith("\r\x1b[1m1/10\x1b[0m" + " " * 6)
+
+
+def test_a_slow_step_line_is_printed_only_where_fit_read_its_logs(monkeypatch):
+    """needs_batch_logs said no (4.9 s since the last line), then 0.2 s passed before the batch ended: the
+    line would carry an earlier read's values, so none is printed for that batch."""
+    from flexflow_keras.callbacks import progress
+
+    clock = [0.0]
+    monkeypatch.setattr(progress.time, "perf_counter", lambda: clock[0])
+    out = io.StringIO()
+    logger = FlexFlowLogger(print_freq=100, batch_size=8, writer=ProgressWriter(out))
+    logger.set_params(dict(verbose=1, epochs=1, steps=4))
+    logger.on_train_begin()
+    logger.on_epoch_begin(0)
+    clock[0] = 4.9
+    assert not logger.needs_batch_logs(0)
+    clock[0] = 5.1
+    logger.on_train_batch_end(0, {"loss": 9.0})
+    assert "iter " not in out.getvalue()
+    clock[0] = 10.3
+    assert logger.needs_batch_logs(1)
+    logger.on_train_batch_end(1, {"loss": 0.5})
+    assert out.getvalue().count("iter ") == 1 and "loss: 0.5000" in out.getvalue()
