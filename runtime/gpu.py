@@ -73,6 +73,44 @@ def device_count() -> tuple[int, str]:
         return 0, f"numba.cuda failed to list devices ({type(e).__name__}: {e})"
 
 
+_compiler_problem: str | None = None
+
+
+def compiler_problem() -> str:
+    """'' when Numba can build a CUDA kernel in this process, else why not. A toolchain that cannot (say
+    numba-cuda 0.30 beside NumPy 2.5, which removed ``np.row_stack`` that numba-cuda registers) would
+    otherwise fail at the first task with an error from deep inside numba-cuda. One tiny kernel is
+    compiled once per process (the registries it loads are needed by the first real kernel anyway)."""
+    global _compiler_problem
+    if _compiler_problem is None:
+        _compiler_problem = ""
+        if not simulator_requested():
+            try:
+                cuda().jit("void(float32[::1])")(_probe_kernel)
+            except Exception as e:  # noqa: BLE001 - any failure to compile means kernels cannot run
+                _compiler_problem = _explain_compile_failure(e)
+    return _compiler_problem
+
+
+def _probe_kernel(x):
+    x[0] = 1.0
+
+
+def _explain_compile_failure(e: Exception) -> str:
+    try:
+        import numba_cuda
+
+        nbc = f"numba-cuda {numba_cuda.__version__}"
+    except ImportError:
+        nbc = "numba-cuda"
+    what = f"{nbc} cannot compile a CUDA kernel here ({type(e).__name__}: {e})"
+    if isinstance(e, AttributeError) and "numpy" in str(e):
+        return (f"{what}: this NumPy ({np.__version__}) lacks a function numba-cuda registers. "
+                f"Install a NumPy that numba-cuda supports (pip install 'numpy<2.5') or a newer numba-cuda")
+    return (f"{what}. Check that numba-cuda, its CUDA toolkit packages (pip install 'numba-cuda[cu12]') and "
+            f"NumPy work together")
+
+
 # Nominal figures when the device cannot tell us (the simulator): a recent data-centre GPU.
 NOMINAL_FB_BANDWIDTH = 900e9
 NOMINAL_FB_LATENCY = 1e-6

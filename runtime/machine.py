@@ -271,6 +271,9 @@ class Machine:
                     f"CUDA_VISIBLE_DEVICES.")
             seen = f"Numba sees {count} CUDA device(s)" + (f": {why}" if why else "")
             raise MachineError(f"-ll:gpu {gpus} asks for {gpus} GPU(s) but {seen}. {hint}")
+        problem = _gpu.compiler_problem()
+        if problem:
+            raise MachineError(f"-ll:gpu {gpus}: {problem}; or pass -ll:gpu 0 to train on the CPU.")
         infos = [_gpu.device_info(i) for i in range(gpus)]
         if fsize is not None:
             if not isinstance(fsize, int) or isinstance(fsize, bool) or fsize < 0:

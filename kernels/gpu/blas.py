@@ -74,7 +74,7 @@ def gemm(a, b, c, trans_a: bool, trans_b: bool, accumulate: bool) -> bool:
     stream = current_stream()
     if stream is not None and not hasattr(stream, "handle"):
         return False  # a simulator test's deferred stream: the Numba GEMM queues on it
-    ctx = cupy.cuda.ExternalStream(int(stream.handle.value)) if stream is not None else cupy.cuda.Stream.null
+    ctx = cupy.cuda.ExternalStream(int(stream)) if stream is not None else cupy.cuda.Stream.null
     with ctx:
         ca, cb, cc = cupy.asarray(a), cupy.asarray(b), cupy.asarray(c)
         opa = ca.T if trans_a else ca

@@ -63,12 +63,28 @@ def test_too_many_gpus_is_an_error(monkeypatch):
     with pytest.raises(rt.MachineError, match=r"-ll:gpu 2 asks for 2 GPU\(s\) but Numba sees 0.*-ll:gpu 0"):
         rt.Machine.from_args(["-ll:gpu", "2"])
     monkeypatch.setattr(gpu, "device_count", lambda: (1, ""))
+    monkeypatch.setattr(gpu, "compiler_problem", lambda: "")
     with pytest.raises(rt.MachineError, match="Pass -ll:gpu 1 or fewer"):
         rt.Machine(gpus=2)
 
 
+def test_a_toolchain_that_cannot_compile_kernels_is_an_error_at_start(monkeypatch):
+    monkeypatch.setattr(gpu, "device_count", lambda: (1, ""))
+    monkeypatch.setattr(gpu, "compiler_problem", lambda: "numba-cuda 0.30.4 cannot compile a CUDA kernel here")
+    with pytest.raises(rt.MachineError, match=r"-ll:gpu 1: numba-cuda 0.30.4 cannot compile.*-ll:gpu 0"):
+        rt.Machine.from_args(["-ll:gpu", "1"])
+
+
+def test_the_compile_failure_names_numpy_when_numpy_lacks_a_function():
+    why = gpu._explain_compile_failure(AttributeError("module 'numpy' has no attribute 'row_stack'"))
+    assert "row_stack" in why and "pip install 'numpy<2.5'" in why
+    why = gpu._explain_compile_failure(OSError("libnvvm.so: cannot open shared object file"))
+    assert "libnvvm" in why and "numba-cuda[cu12]" in why
+
+
 def test_fsize_above_free_memory_is_an_error(monkeypatch):
     monkeypatch.setattr(gpu, "device_count", lambda: (1, ""))
+    monkeypatch.setattr(gpu, "compiler_problem", lambda: "")
     monkeypatch.setattr(gpu, "device_info", lambda i: {"name": "FakeGPU", "free": 2048.0 * MB,
                                                        "total": 4096.0 * MB, "bandwidth": 5e11})
     with pytest.raises(rt.MachineError, match=r"-ll:fsize 4000 MB is above the free memory of GPU 0.*2048 MB free"):

@@ -96,6 +96,7 @@ def test_unaddressable_memory_is_a_mapping_error(monkeypatch):
     from runtime.machine import MB
 
     monkeypatch.setattr(gpu, "device_count", lambda: (1, ""))
+    monkeypatch.setattr(gpu, "compiler_problem", lambda: "")
     monkeypatch.setattr(gpu, "device_info", lambda i: {"name": "FakeGPU", "free": 1024.0 * MB,
                                                        "total": 1024.0 * MB, "bandwidth": 1e12})
     m = rt.Machine(cpus=1, gpus=1, utils=0, fsize=64)
