@@ -14,6 +14,7 @@ import logging
 import mmap
 import os
 import sys
+import threading
 
 import numpy as np
 
@@ -136,9 +137,19 @@ def device_info(index: int) -> dict:
             "free": float(free), "total": float(total), "bandwidth": float(bandwidth)}
 
 
-@contextlib.contextmanager
+_bound = threading.local()  # .device: the device this thread was bound to by select_device
+
+
 def on_device(index: int):
-    """Make device `index` current for the calling thread inside the block."""
+    """Make device `index` current for the calling thread inside the block (nothing to do on a GPU
+    worker bound to it: a context push and pop cost ~14 us of host time per task on numba-cuda 0.30)."""
+    if getattr(_bound, "device", None) == index:
+        return contextlib.nullcontext()
+    return _device_block(index)
+
+
+@contextlib.contextmanager
+def _device_block(index: int):
     with cuda().gpus[index]:
         yield
 
@@ -146,6 +157,7 @@ def on_device(index: int):
 def select_device(index: int) -> None:
     """Bind the calling thread (a GPU worker) to device `index` for its lifetime."""
     cuda().select_device(index)
+    _bound.device = index
 
 
 def synchronize() -> None:

@@ -334,7 +334,7 @@ class Engine:
             events = [ev] if ev is not None else node.gpu_waits
             if events:
                 for s in succs:
-                    s.gpu_waits = list(events) if s.gpu_waits is None else s.gpu_waits + events
+                    s.gpu_waits = list(events) if s.gpu_waits is None else _merge(s.gpu_waits, events)
             for s in succs:
                 s.npending -= 1
                 if s.npending == 0:
@@ -480,10 +480,13 @@ def _inherit_events(node: Node, pred: Node) -> None:
     # a predecessor that completed before `node` was submitted may still be running on its stream
     events = pred.events_out()
     if events:
-        if node.gpu_waits is None:
-            node.gpu_waits = list(events)
-        else:
-            node.gpu_waits.extend(ev for ev in events if ev not in node.gpu_waits)
+        node.gpu_waits = list(events) if node.gpu_waits is None else _merge(node.gpu_waits, events)
+
+
+def _merge(marks: list, more: list) -> list:
+    from runtime.streams import merge
+
+    return merge(marks, more)
 
 
 def _synchronize_gpu_streams() -> None:

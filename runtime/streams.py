@@ -8,8 +8,10 @@ its GPU predecessors (`Event.synchronize()`), and a wait on a task's completion 
 the streams. Copies through ``copy_to_host`` / ``to_device`` run on the legacy default stream, which the
 (blocking) per-processor streams synchronize with, so they see every earlier kernel.
 
-State: `StreamTable` maps a processor to its stream; events travel along the graph's edges (the engine
-hands a node's event, or the events it waited for when it has none, to its successors).
+State: `StreamTable` maps a processor to its stream; events travel along the graph's edges as `Mark`s (the
+engine hands a node's mark, or the marks it waited for when it has none, to its successors), merged to one
+per stream: without that, barriers and folds, which pass on what they waited for, multiplied the lists
+at every level of a step's graph (a 3-step fit on one GPU had a task wait on 1176 events).
 
 `DeferredStream` is a deterministic stand-in for the CUDA simulator, whose streams run every launch at
 once: it queues launches until an event or a host synchronization drains it, so a missing wait changes
@@ -18,6 +20,7 @@ the result (tests/runtime/test_streams.py).
 
 from __future__ import annotations
 
+import itertools
 import threading
 
 
@@ -48,10 +51,25 @@ def cuda_stream():
     return cuda.stream()
 
 
-def record(stream):
-    """An event recorded on `stream` now."""
+class Mark:
+    """An event recorded on a stream, with the stream and its place in the order of every mark: of two
+    marks of one stream, the later one covers the earlier (a stream runs its work in order), so a node
+    keeps at most one mark per stream however many GPU predecessors it inherits them from."""
+
+    __slots__ = ("event", "stream", "seq")
+
+    def __init__(self, event, stream, seq: int):
+        self.event, self.stream, self.seq = event, stream, seq
+
+
+_seq = itertools.count()
+
+
+def record(stream) -> Mark:
+    """A mark recorded on `stream` now (a stream is recorded on by one thread at a time: its processor's
+    worker, so the numbering follows the stream's order)."""
     if isinstance(stream, DeferredStream):
-        return stream.record()
+        return Mark(stream.record(), stream, next(_seq))
     from numba import cuda
 
     try:
@@ -59,31 +77,47 @@ def record(stream):
     except TypeError:  # the CUDA simulator's events take no arguments
         ev = cuda.event()
     ev.record(stream)
-    return ev
+    return Mark(ev, stream, next(_seq))
 
 
-def device_wait(events, stream) -> None:
-    """Make `stream` wait for `events` on the device (no host blocking)."""
-    for ev in events:
-        ev.wait(stream)
+def merge(marks: list | None, more) -> list:
+    """`marks` and `more` with one mark per stream, the latest (a new list; the inputs are not changed)."""
+    out = list(marks) if marks else []
+    for m in more:
+        for i, o in enumerate(out):
+            if o.stream is m.stream:
+                if m.seq > o.seq:
+                    out[i] = m
+                break
+        else:
+            out.append(m)
+    return out
 
 
-def host_wait(events) -> None:
-    """Block the host until `events` have happened."""
-    for ev in events:
-        ev.synchronize()
+def device_wait(marks, stream) -> None:
+    """Make `stream` wait for `marks` on the device (no host blocking); a mark of `stream` itself is
+    already in its order."""
+    for m in marks:
+        if m.stream is not stream:
+            m.event.wait(stream)
 
 
-def finished(event) -> bool:
-    """Whether the work before `event` has run (without blocking); the simulator's events, which run
+def host_wait(marks) -> None:
+    """Block the host until `marks` have happened."""
+    for m in marks:
+        m.event.synchronize()
+
+
+def finished(mark) -> bool:
+    """Whether the work before `mark` has run (without blocking); the simulator's events, which run
     everything at once, have no query."""
-    query = getattr(event, "query", None)
+    query = getattr(mark.event, "query", None)
     return True if query is None else bool(query())
 
 
 def gpu_pending(node) -> bool:
     """True while a completed GPU task's work may still be running on its stream: its dependents must
-    still be ordered after it (the analysis keeps such a node as a predecessor). Forgets the event once
+    still be ordered after it (the analysis keeps such a node as a predecessor). Forgets the mark once
     it has happened."""
     ev = node.gpu_event
     if ev is None:

@@ -86,6 +86,11 @@ def _float_dtype(args):
 
 def typed_scalars(args) -> tuple:
     """`args` with each Python float converted to the dtype of the floating-point arrays among them."""
+    for a in args:
+        if type(a) is float:
+            break
+    else:
+        return args  # nothing to convert (most launches): no dtype scan
     t = _float_dtype(args)
     return tuple(t(a) if type(a) is float else a for a in args)
 

@@ -250,6 +250,49 @@ def test_traced_gpu_step_replays_with_fresh_copies(executor):
         assert rtm.stats.trace_mismatches == 0
 
 
+def test_marks_passed_through_barriers_and_folds_stay_one_per_stream(executor, monkeypatch):
+    # Barriers and folds pass on the GPU marks they waited for. Appended without merging, the lists
+    # multiplied at every level: a 3-step fit on one GPU had a task wait on 1176 events, and on a real
+    # GPU the threaded executor's fit never finished. With one GPU stream, every wait is on one mark.
+    from runtime import streams
+
+    longest = [0]
+    device_wait, host_wait = streams.device_wait, streams.host_wait
+
+    def counting_device_wait(marks, stream):
+        longest[0] = max(longest[0], len(marks))
+        device_wait(marks, stream)
+
+    def counting_host_wait(marks):
+        longest[0] = max(longest[0], len(marks))
+        host_wait(marks)
+
+    monkeypatch.setattr(streams, "device_wait", counting_device_wait)
+    monkeypatch.setattr(streams, "host_wait", counting_host_wait)
+
+    class Mixed(rt.DefaultMapper):  # CPU and GPU points of one reduction: a fold joins them
+        def select_processor(self, task_info, point, machine):
+            if task_info.name == "colsum" and task_info.index_launch:
+                kind = rt.ProcKind.GPU if point[0] % 2 == 0 else rt.ProcKind.CPU
+                return machine.processors(kind)[0]
+            return super().select_processor(task_info, point, machine)
+
+    with rt.Runtime(gpu_machine(), executor=executor, mapper=Mixed()) as rtm:
+        X = rt.Region((8, 3), np.float64, name="x")
+        Y = rt.Region((8, 3), np.float64, name="y")
+        G = rt.Region((3,), np.float64, name="g")
+        P, Q = rt.Partition.equal(X, (4, 1)), rt.Partition.equal(Y, (4, 1))
+        rtm.fill(X, 1.0)
+        for _ in range(12):
+            with rtm.trace("step"):
+                rtm.fill(G, 0.0)
+                rtm.index_launch(scale, 4, P, Q, 2.0)
+                rtm.index_launch(colsum, 4, Q, G)
+                rtm.index_launch(scale, 4, Q, P, 0.5)
+        assert rtm.read(G).tolist() == [16.0, 16.0, 16.0]
+    assert longest[0] == 1, longest
+
+
 # -- random programs across CPU and GPU --------------------------------------------------------------
 def _gpu_bodies():
     from test_runtime_properties import MOD, ONE, TWO
