@@ -74,6 +74,21 @@ def device_count() -> tuple[int, str]:
         return 0, f"numba.cuda failed to list devices ({type(e).__name__}: {e})"
 
 
+def quiet_small_grids() -> None:
+    """Turn off numba-cuda's warning for launches of fewer than 128 blocks, unless the user asked for it
+    (NUMBA_CUDA_LOW_OCCUPANCY_WARNINGS): a small model's bias, loss and optimizer kernels are small by
+    nature, and on a real GPU the warning printed on every new launch shape of a training run."""
+    if "NUMBA_CUDA_LOW_OCCUPANCY_WARNINGS" in os.environ:
+        return
+    for name in ("numba.cuda.core.config", "numba.core.config"):
+        try:
+            config = __import__(name, fromlist=["config"])
+        except ImportError:
+            continue
+        if hasattr(config, "CUDA_LOW_OCCUPANCY_WARNINGS"):
+            config.CUDA_LOW_OCCUPANCY_WARNINGS = 0
+
+
 _compiler_problem: str | None = None
 
 

@@ -271,6 +271,7 @@ class Machine:
                     f"CUDA_VISIBLE_DEVICES.")
             seen = f"Numba sees {count} CUDA device(s)" + (f": {why}" if why else "")
             raise MachineError(f"-ll:gpu {gpus} asks for {gpus} GPU(s) but {seen}. {hint}")
+        _gpu.quiet_small_grids()
         problem = _gpu.compiler_problem()
         if problem:
             raise MachineError(f"-ll:gpu {gpus}: {problem}; or pass -ll:gpu 0 to train on the CPU.")

@@ -82,6 +82,18 @@ def test_the_compile_failure_names_numpy_when_numpy_lacks_a_function():
     assert "libnvvm" in why and "numba-cuda[cu12]" in why
 
 
+def test_small_grid_warnings_are_off_unless_asked_for(monkeypatch):
+    from numba.cuda.core import config
+
+    monkeypatch.setattr(config, "CUDA_LOW_OCCUPANCY_WARNINGS", 1)
+    monkeypatch.setenv("NUMBA_CUDA_LOW_OCCUPANCY_WARNINGS", "1")
+    gpu.quiet_small_grids()
+    assert config.CUDA_LOW_OCCUPANCY_WARNINGS == 1  # the user's setting stands
+    monkeypatch.delenv("NUMBA_CUDA_LOW_OCCUPANCY_WARNINGS")
+    gpu.quiet_small_grids()
+    assert config.CUDA_LOW_OCCUPANCY_WARNINGS == 0
+
+
 def test_fsize_above_free_memory_is_an_error(monkeypatch):
     monkeypatch.setattr(gpu, "device_count", lambda: (1, ""))
     monkeypatch.setattr(gpu, "compiler_problem", lambda: "")
