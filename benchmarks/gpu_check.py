@@ -424,7 +424,7 @@ def run_host_costs() -> None:
              ("flat(x) of a 2-D device array", lambda: flat(x2)),
              ("with gpu.on_device(0)", on_device),
              ("streams.record (event create + record)", lambda: streams.record(stream)),
-             ("event.wait(stream)", lambda: ev.wait(stream)),
+             ("event.wait(stream)", lambda: ev.event.wait(stream)),
              ("event.query()", lambda: streams.finished(ev))]
     for name, fn in parts:
         us = _per_call_us(fn)

@@ -99,12 +99,13 @@ def compiler_problem() -> str:
     compiled once per process (the registries it loads are needed by the first real kernel anyway)."""
     global _compiler_problem
     if _compiler_problem is None:
-        _compiler_problem = ""
+        problem = ""
         if not simulator_requested():
             try:
                 cuda().jit("void(float32[::1])")(_probe_kernel)
             except Exception as e:  # noqa: BLE001 - any failure to compile means kernels cannot run
-                _compiler_problem = _explain_compile_failure(e)
+                problem = _explain_compile_failure(e)
+        _compiler_problem = problem
     return _compiler_problem
 
 
@@ -157,16 +158,21 @@ _bound = threading.local()  # .device: the device this thread was bound to by se
 
 def on_device(index: int):
     """Make device `index` current for the calling thread inside the block (nothing to do on a GPU
-    worker bound to it: a context push and pop cost ~14 us of host time per task on numba-cuda 0.30)."""
-    if getattr(_bound, "device", None) == index:
+    worker bound to it, unless a block for another device is open around this one: a context push and
+    pop cost ~14 us of host time per task on numba-cuda 0.30)."""
+    if getattr(_bound, "device", None) == index and not getattr(_bound, "pushed", 0):
         return contextlib.nullcontext()
     return _device_block(index)
 
 
 @contextlib.contextmanager
 def _device_block(index: int):
-    with cuda().gpus[index]:
-        yield
+    _bound.pushed = getattr(_bound, "pushed", 0) + 1
+    try:
+        with cuda().gpus[index]:
+            yield
+    finally:
+        _bound.pushed -= 1
 
 
 def select_device(index: int) -> None:

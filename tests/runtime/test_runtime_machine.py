@@ -118,3 +118,44 @@ def test_gpus_present_but_unused_warns(monkeypatch):
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         rt.Machine()
+
+
+def test_a_bound_gpu_thread_skips_the_context_push_unless_another_device_is_current(monkeypatch):
+    import threading
+
+    stack, pushes = [], []
+
+    class Device:
+        def __init__(self, i):
+            self.i = i
+
+        def __enter__(self):
+            stack.append(self.i)
+            pushes.append(self.i)
+
+        def __exit__(self, *exc):
+            stack.pop()
+
+    class FakeCuda:
+        gpus = [Device(0), Device(1)]
+
+        @staticmethod
+        def select_device(i):
+            stack[:] = [i]
+
+    monkeypatch.setattr(gpu, "cuda", lambda: FakeCuda)
+    seen = {}
+
+    def worker():  # a GPU worker thread: bound once, for its lifetime
+        gpu.select_device(0)
+        with gpu.on_device(0):
+            seen["plain"] = (stack[-1], len(pushes))
+        with gpu.on_device(1), gpu.on_device(0):  # a fold for device 1 touching this device's buffer
+            seen["nested"] = stack[-1]
+        seen["after"] = stack[-1]
+
+    t = threading.Thread(target=worker)
+    t.start()
+    t.join()
+    assert seen == {"plain": (0, 0), "nested": 0, "after": 0}
+    assert pushes == [1, 0]
