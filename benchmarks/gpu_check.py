@@ -12,11 +12,18 @@
 3. MNIST MLP and CNN training with -ll:gpu 1: the first epoch's loss against our CPU run's (the same
    seed and batches; within 1e-4), samples/s against our CPU run, tf.keras on the same GPU (only when
    TensorFlow is installed and sees a GPU) and, as context only, the same model in PyTorch eager;
-4. the host time per traced GPU task (a trace of GPU tasks replayed; host time to issue vs. total);
+4. the host cost of each piece of a GPU task's path alone (a Numba launch, our launch helper, a device
+   context push, an event), and the host time per traced GPU task on both executors;
 5. a table printed last: measured value, target, verdict. A figure that was not measured says why; none
    is ever estimated. Without a usable GPU the script refuses and measures nothing (exit status 2).
 
-With --out, the full pytest output and the table (JSON) are written there as well.
+With --out DIR, the full pytest output, the training runs' output (a run stopped at its time limit dumps
+its threads' stacks first), cProfiles of a traced GPU loop and of 100 GPU training steps (sequential
+executor: every task on one thread) and the table (JSON) are written there. `--only` picks steps
+(machine, sgemm, host, traced, kernels, training); `--no-peers` skips tf.keras and PyTorch.
+
+numba-cuda 0.30 compiles nothing beside NumPy 2.5 (a clear error at start-up says so): on such a machine,
+put a NumPy 2.4 wheel first on PYTHONPATH.
 """
 
 from __future__ import annotations
