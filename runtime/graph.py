@@ -15,6 +15,7 @@ import threading
 import time
 
 from runtime.errors import RuntimeSystemError, TaskError
+from runtime.streams import merge as merge_marks
 
 log = logging.getLogger("runtime")
 
@@ -203,13 +204,7 @@ class Engine:
                     p.succs.append(node)
                     n += 1
             if fpreds is not None:
-                for p in fpreds:
-                    if p.done:
-                        if p.error is not None and node.poison is None:
-                            node.poison = p
-                    else:
-                        p.succs.append(node)
-                        n += 1
+                n += _after_futures(node, fpreds)
             node.npending = n
         if n == 0:
             self.dispatch(node)
@@ -239,13 +234,7 @@ class Engine:
                         p.succs.append(node)
                         n += 1
             if fpreds is not None:
-                for p in fpreds:
-                    if p.done:
-                        if p.error is not None and node.poison is None:
-                            node.poison = p
-                    else:
-                        p.succs.append(node)
-                        n += 1
+                n += _after_futures(node, fpreds)
             node.npending = n
         if n == 0:
             if node.poison is None and not self.cancelled:
@@ -334,7 +323,7 @@ class Engine:
             events = [ev] if ev is not None else node.gpu_waits
             if events:
                 for s in succs:
-                    s.gpu_waits = list(events) if s.gpu_waits is None else _merge(s.gpu_waits, events)
+                    s.gpu_waits = merge_marks(s.gpu_waits, events)
             for s in succs:
                 s.npending -= 1
                 if s.npending == 0:
@@ -469,6 +458,20 @@ def _consumes(succ: Node, pred: Node) -> bool:
     return futs is not None and any(src is pred for _, src in futs)
 
 
+def _after_futures(node: Node, fpreds) -> int:
+    # under the engine's lock: `node` consumes the futures of `fpreds`; a failed one poisons it. Returns
+    # how many are still pending
+    n = 0
+    for p in fpreds:
+        if p.done:
+            if p.error is not None and node.poison is None:
+                node.poison = p
+        else:
+            p.succs.append(node)
+            n += 1
+    return n
+
+
 def _after_done(node: Node, pred: Node) -> None:
     # `pred` completed before `node` was submitted: a failed writer poisons it, GPU work is waited for
     if pred.error is not None and pred.writes and node.poison is None and not node.recover:
@@ -480,13 +483,7 @@ def _inherit_events(node: Node, pred: Node) -> None:
     # a predecessor that completed before `node` was submitted may still be running on its stream
     events = pred.events_out()
     if events:
-        node.gpu_waits = list(events) if node.gpu_waits is None else _merge(node.gpu_waits, events)
-
-
-def _merge(marks: list, more: list) -> list:
-    from runtime.streams import merge
-
-    return merge(marks, more)
+        node.gpu_waits = merge_marks(node.gpu_waits, events)
 
 
 def _synchronize_gpu_streams() -> None:
