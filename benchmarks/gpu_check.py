@@ -510,20 +510,21 @@ def main(argv=None) -> int:
         fw, model, batch, gpus = args.train
         _train_child(fw, model, int(batch), int(gpus))
         return 0
+    only = set(args.only.split(",")) if args.only else set(STEP_NAMES)
+    if only - set(STEP_NAMES):
+        ap.error(f"--only: unknown step(s) {sorted(only - set(STEP_NAMES))}; the steps are {', '.join(STEP_NAMES)}")
+    if args.out and os.path.exists(args.out) and not os.path.isdir(args.out):
+        ap.error(f"--out {args.out} is a file; give a folder (it is created when missing)")
     refuse_without_gpu()
-    global OUT_DIR
+    global OUT_DIR, DEADLINE, PEERS
     if args.out:
         OUT_DIR = args.out
         os.makedirs(OUT_DIR, exist_ok=True)
-    global DEADLINE, PEERS
     t0 = time.perf_counter()
     DEADLINE, PEERS = t0 + args.budget, not args.no_peers
     steps = [("machine", machine_rows), ("sgemm", run_sgemm), ("host", run_host_costs),
              ("traced", run_traced_tasks), ("kernels", lambda: run_kernel_tests(0.35 * args.budget)),
              ("training", lambda: run_training(0.35 * args.budget))]
-    only = set(args.only.split(",")) if args.only else set(STEP_NAMES)
-    if only - set(STEP_NAMES):
-        ap.error(f"--only: unknown step(s) {sorted(only - set(STEP_NAMES))}; the steps are {', '.join(STEP_NAMES)}")
     for name, fn in steps:
         if name not in only:
             continue
