@@ -11,9 +11,11 @@
    GEMM alone, and cuBLAS called directly (CuPy), timed with CUDA events;
 3. MNIST MLP and CNN training with -ll:gpu 1: the first epoch's loss against our CPU run's (the same
    seed and batches; within 1e-4), samples/s against our CPU run, tf.keras on the same GPU (only when
-   TensorFlow is installed and sees a GPU) and, as context only, the same model in PyTorch eager;
-4. the host cost of each piece of a GPU task's path alone (a Numba launch, our launch helper, a device
-   context push, an event), and the host time per traced GPU task on both executors;
+   TensorFlow is installed and sees a GPU) and, as context only, the same model in PyTorch eager; the
+   MLP again with every launch through numba-cuda's dispatch (FF_DIRECT_LAUNCH=0), for comparison;
+4. the host cost of each piece of a GPU task's path alone (a Numba launch, our launch helper with and
+   without direct launches, a device context push, a pooled and a new event), and the host time per
+   traced GPU task on both executors;
 5. a table printed last: measured value, target, verdict. A figure that was not measured says why; none
    is ever estimated. Without a usable GPU the script refuses and measures nothing (exit status 2).
 
@@ -304,7 +306,8 @@ def _train(framework: str, model: str, batch: int, gpus: int, timeout: float, **
 
 def run_training(per_run_timeout: float) -> None:
     models = (("mlp", 64), ("cnn", 64))
-    order = [("ff", 1, "mlp"), ("ff", 1, "cnn"), ("ff", 0, "mlp"), ("profile", 1, "mlp"), ("ff", 0, "cnn"),
+    order = [("ff", 1, "mlp"), ("ff", 1, "cnn"), ("ff", 0, "mlp"), ("profile", 1, "mlp"), ("numba", 1, "mlp"),
+             ("ff", 0, "cnn"),
              ("torch", 1, "mlp"), ("torch", 1, "cnn"), ("tf", 1, "mlp"), ("tf", 1, "cnn")]  # GPU figures first
     runs = {}
     for framework, gpus, model in order:
@@ -316,6 +319,10 @@ def run_training(per_run_timeout: float) -> None:
                              FF_GPU_CHECK_PROFILE=os.path.join(OUT_DIR, f"profile_{model}_gpu.txt"))
                 row(f"MNIST {model.upper()} b64, -ll:gpu 1, sequential executor",
                     f"{seq['samples_per_s']:.0f} samples/s" if "skip" not in seq else f"not measured: {seq['skip']}")
+        elif framework == "numba":  # the same run with every launch through numba-cuda's dispatch
+            r = _train("ff", model, 64, gpus, per_run_timeout, FF_DIRECT_LAUNCH="0")
+            row(f"MNIST {model.upper()} b64, -ll:gpu 1, numba's dispatch (FF_DIRECT_LAUNCH=0)",
+                f"{r['samples_per_s']:.0f} samples/s" if "skip" not in r else f"not measured: {r['skip']}")
         else:
             runs[framework, gpus, model] = _train(framework, model, 64, gpus, per_run_timeout)
     for model, batch in models:
@@ -408,7 +415,7 @@ def run_host_costs() -> None:
     """The host cost of each piece of a GPU task's path, alone: what the traced-task figure is made of."""
     import numpy as np
 
-    from kernels.gpu import flat, launch
+    from kernels.gpu import direct, flat, launch
     from kernels.gpu.launch import on_stream
     from runtime import gpu, streams
 
@@ -426,11 +433,20 @@ def run_host_costs() -> None:
         with gpu.on_device(0):
             pass
 
+    def numba_dispatch():
+        direct._state["on"] = False
+        try:
+            via_helper()
+        finally:
+            direct._state["on"] = None
+
     parts = [("numba launch, kernel[grid, block, stream](x)", lambda: bump[4, 256, stream](x)),
-             ("kernels.gpu.launch on a stream", via_helper),
-             ("flat(x) of a 2-D device array", lambda: flat(x2)),
+             ("kernels.gpu.launch on a stream (direct launch)", via_helper),
+             ("kernels.gpu.launch, numba's dispatch (FF_DIRECT_LAUNCH=0)", numba_dispatch),
+             ("flat(x) of a 2-D device array (cached view)", lambda: flat(x2)),
              ("with gpu.on_device(0)", on_device),
-             ("streams.record (event create + record)", lambda: streams.record(stream)),
+             ("streams.record (pooled event)", lambda: streams.record(stream)),
+             ("new event + record (unpooled)", lambda: streams._new_event().record(stream)),
              ("event.wait(stream)", lambda: ev.event.wait(stream)),
              ("event.query()", lambda: streams.finished(ev))]
     for name, fn in parts:

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import itertools
 import threading
+import weakref
 
 
 class StreamTable:
@@ -65,17 +66,46 @@ class Mark:
 _seq = itertools.count()
 
 
+EVENTS_PER_STREAM = 256  # the ring of reusable events each stream records on
+
+
+class _Ring:
+    """A stream's reusable events (making an event costs about 20 us on an H200, recording one 3 us).
+    An event is recorded again EVENTS_PER_STREAM marks later; a mark older than that then stands for a
+    later point of its stream, so waiting on it waits longer than needed, never less (the stream's work
+    never waits on the host, so that wait still ends)."""
+
+    __slots__ = ("events", "next")
+
+    def __init__(self):
+        self.events, self.next = [None] * EVENTS_PER_STREAM, 0
+
+
+_rings: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # stream -> _Ring
+
+
+def _new_event():
+    from numba import cuda
+
+    try:
+        return cuda.event(timing=False)
+    except TypeError:  # the CUDA simulator's events take no arguments
+        return cuda.event()
+
+
 def record(stream) -> Mark:
     """A mark recorded on `stream` now (a stream is recorded on by one thread at a time: its processor's
     worker, so the numbering follows the stream's order)."""
     if isinstance(stream, DeferredStream):
         return Mark(stream.record(), stream, next(_seq))
-    from numba import cuda
-
-    try:
-        ev = cuda.event(timing=False)
-    except TypeError:  # the CUDA simulator's events take no arguments
-        ev = cuda.event()
+    ring = _rings.get(stream)
+    if ring is None:
+        ring = _rings[stream] = _Ring()
+    i = ring.next
+    ring.next = (i + 1) % EVENTS_PER_STREAM
+    ev = ring.events[i]
+    if ev is None:
+        ev = ring.events[i] = _new_event()
     ev.record(stream)
     return Mark(ev, stream, next(_seq))
 

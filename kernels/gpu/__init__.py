@@ -28,8 +28,18 @@ from kernels.gpu.launch import (  # noqa: E402,F401 - re-exported: every launch 
 
 
 def flat(a):
-    """A 1-D view of a contiguous device array."""
-    return a.reshape(a.size) if a.ndim != 1 else a
+    """A 1-D view of a contiguous device array, made once per array (a device array's shape and memory
+    never change, and the runtime hands a task the same array at every step: the view, and the kernel
+    parameters a direct launch caches on it, are reused)."""
+    if a.ndim == 1:
+        return a
+    d = getattr(a, "__dict__", None)
+    v = d.get("_ff_flat") if d is not None else None
+    if v is None:
+        v = a.reshape(a.size)
+        if d is not None:
+            d["_ff_flat"] = v
+    return v
 
 
 def empty(shape, dtype):

@@ -6,6 +6,9 @@ Shapes: `launch` (1-D, one thread per item), `launch_tiled` (2-D square tiles ov
 `launch_blocks` (one block per item, e.g. per channel). Under the CUDA simulator every thread is a Python thread, so blocks
 are kept small there; the grid arithmetic is the same.
 
+Direct launches: a kernel already launched with the same argument types skips numba-cuda's dispatch
+(`kernels.gpu.direct`); the first launch, which compiles, goes through numba.
+
 Streams: launches go to the thread's current stream (`on_stream`; the runtime sets a GPU task's
 processor stream around its body), else to the default stream.
 
@@ -21,6 +24,8 @@ import threading
 from contextlib import contextmanager
 
 import numpy as np
+
+from kernels.gpu import direct
 
 
 def _simulated() -> bool:
@@ -57,12 +62,20 @@ def on_stream(stream):
 def _run(kernel, grid, block, args) -> None:
     typed = typed_scalars(args)
     stream = current_stream()
+    if hasattr(stream, "enqueue"):  # runtime.streams.DeferredStream (simulator tests)
+        stream.enqueue(lambda: kernel[grid, block](*typed))
+        return
+    key = None
+    if direct.enabled():
+        key = direct.try_launch(kernel, grid, block, stream, typed)
+        if key is direct.LAUNCHED:
+            return
     if stream is None:
         kernel[grid, block](*typed)
-    elif hasattr(stream, "enqueue"):  # runtime.streams.DeferredStream (simulator tests)
-        stream.enqueue(lambda: kernel[grid, block](*typed))
     else:
         kernel[grid, block, stream](*typed)
+    if key is not None:
+        direct.remember(key, kernel, typed)
 
 
 def launch_grid(kernel, grid, block, *args) -> None:

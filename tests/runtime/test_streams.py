@@ -53,3 +53,36 @@ def test_a_stream_does_not_wait_on_its_own_marks():
     a.enqueue(lambda: log.append("a1"))
     device_wait([record(a)], a)  # already in a's order: nothing is enqueued
     assert len(a.queue) == 1
+
+
+def test_a_streams_events_are_made_once_and_reused_in_a_ring(monkeypatch):
+    from runtime import streams
+
+    made = []
+
+    class Event:
+        def __init__(self):
+            self.records = []
+            made.append(self)
+
+        def record(self, stream):
+            self.records.append(id(stream))  # (a CUDA event keeps no reference to the stream)
+
+    class Stream:  # a real (non-deferred) stream: records go to pooled events
+        pass
+
+    monkeypatch.setattr(streams, "_new_event", Event)
+    monkeypatch.setattr(streams, "EVENTS_PER_STREAM", 4)
+    s, t = Stream(), Stream()
+    marks = [record(s) for _ in range(6)]
+    other = record(t)
+    assert len(made) == 5  # 4 for s (the 5th and 6th marks reuse the 1st and 2nd), 1 for t
+    assert [m.event for m in marks] == made[:4] + made[:2]
+    assert made[0].records == [id(s)] * 2 and other.event is made[4] and other.event.records == [id(t)]
+    assert [m.seq for m in marks] == sorted(m.seq for m in marks)  # the order of the stream's marks
+    import gc
+
+    rings = len(streams._rings)
+    del s, marks  # a stream that is gone takes its events with it
+    gc.collect()
+    assert len(streams._rings) == rings - 1 and t in streams._rings
