@@ -24,6 +24,7 @@ import numpy as np
 from numba import cuda
 
 from kernels import activations as _acts
+from kernels.gpu import reshaped
 from kernels.gpu.launch import launch, launch_blocks, launch_tiled
 from kernels.gpu.scalar_source import device_function
 
@@ -185,7 +186,7 @@ def _fill_kernel(flat, value):
 
 
 def _fill(arr, value: float) -> None:
-    flat = arr.reshape(arr.size)
+    flat = reshaped(arr, arr.size)
     launch(_fill_kernel, arr.size, flat, value)
 
 
@@ -198,10 +199,10 @@ def _check_float32(who: str, **arrays) -> None:
 def forward(g, x, kernel, bias, out, act, pre) -> None:
     """out = act(conv(x, kernel) + bias) on device arrays (pre, if given, keeps conv + bias)."""
     _check_float32("conv2d_forward_cuda", x=x, kernel=kernel, bias=bias, out=out, pre_activation=pre)
-    w2 = kernel.reshape(g.depth, g.co)
-    out2 = out.reshape(g.rows, g.co)
+    w2 = reshaped(kernel, g.depth, g.co)
+    out2 = reshaped(out, g.rows, g.co)
     b = bias if bias is not None else cuda.device_array(1, np.float32)
-    pre2 = pre.reshape(g.rows, g.co) if pre is not None else out2
+    pre2 = reshaped(pre, g.rows, g.co) if pre is not None else out2
     launch_tiled(_forward_kernel, g.rows, g.co, TILE, x, w2, b, bias is not None, act.code, act.p0, act.p1,
                  act.p2, g.kw, g.sh, g.sw, g.pt, g.pl, g.oh, g.ow, pre is not None, pre2, out2)
 
@@ -212,19 +213,19 @@ def backward(g, x, kernel, out, pre, grad_out, grad_x, grad_kernel, grad_bias, a
     pre-activation (or the output, for activations whose gradient follows from it)."""
     _check_float32("conv2d_backward_cuda", x=x, kernel=kernel, out=out, grad_out=grad_out, grad_x=grad_x,
                    grad_kernel=grad_kernel, grad_bias=grad_bias, pre_activation=pre)
-    dy2 = grad_out.reshape(g.rows, g.co)
+    dy2 = reshaped(grad_out, g.rows, g.co)
     if act.code == _acts.LINEAR:
         dz2 = dy2
     else:
         dz2 = cuda.device_array((g.rows, g.co), np.float32)
-        launch_tiled(_act_grad_kernel, g.rows, g.co, TILE, dy2, pre.reshape(g.rows, g.co),
-                     out.reshape(g.rows, g.co), act.code, act.p0, act.p1, act.p2, dz2)
+        launch_tiled(_act_grad_kernel, g.rows, g.co, TILE, dy2, reshaped(pre, g.rows, g.co),
+                     reshaped(out, g.rows, g.co), act.code, act.p0, act.p1, act.p2, dz2)
     splits = math.ceil(g.rows / SPLIT_ROWS)
     if grad_kernel is not None:
         if not accumulate_kernel:
             _fill(grad_kernel, 0.0)
         launch_tiled(_grad_kernel_kernel, g.depth, g.co, TILE, x, dz2, g.kw, g.sh, g.sw, g.pt, g.pl, g.oh, g.ow,
-                     SPLIT_ROWS, grad_kernel.reshape(g.depth, g.co), batch=splits)
+                     SPLIT_ROWS, reshaped(grad_kernel, g.depth, g.co), batch=splits)
     if grad_bias is not None:
         if not accumulate_bias:
             _fill(grad_bias, 0.0)

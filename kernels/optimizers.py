@@ -396,11 +396,21 @@ def _build_cuda_kernels() -> None:
 
 
 def _dflat(a):
-    return a.reshape(a.size)
+    from kernels.gpu import flat
+
+    return flat(a)
 
 
 def _dummy_like(a):
-    return _import_cuda().device_array(1, dtype=a.dtype)
+    """A one-element placeholder for an unused array argument, made once per weight (it lives on the
+    weight's device; a new one at every update cost an allocation)."""
+    d = getattr(a, "__dict__", None)
+    dummy = d.get("_ff_dummy") if d is not None else None
+    if dummy is None:
+        dummy = _import_cuda().device_array(1, dtype=a.dtype)
+        if d is not None:
+            d["_ff_dummy"] = dummy
+    return dummy
 
 
 def sumsq_cuda(g) -> float:

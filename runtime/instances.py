@@ -101,6 +101,15 @@ class Instance:
     def index(self, box) -> tuple:
         return box_slices(box, self.box[0])
 
+    def pin(self, node) -> None:
+        """Record that `node` will touch this instance (eviction skips an instance with a pending pin).
+        Finished nodes are dropped as the list grows: without that, every step of a long fit added its
+        nodes to the instances of the weights for good."""
+        pins = self.pins
+        pins.append(node)
+        if len(pins) > 64:
+            self.pins = [n for n in pins if not n.done]
+
     def view(self, box):
         views = self.views
         if views is not None:
@@ -232,25 +241,35 @@ class Physical:
             self.make_multi(fs)
         inst = self._instance_for(fs, sub, mem)
         box = sub.box
-        inst.pins.append(node)
+        inst.pin(node)
         if sub._empty:
             return inst
+        valid = inst.valid
+        whole = len(valid) == 1 and valid[0][0] == box  # the steady state of a step: one valid piece, this box
         if mode != WRITE_ONLY:
-            missing = [box]
-            for piece in inst.valid:
-                if box_overlaps(piece[0], box):
-                    p = piece[1]
-                    if p is not None and (not p.done or gpu_pending(p)):
-                        preds.append(p)
-                    missing = boxes_subtract(missing, piece[0])
-            if missing:
-                self._copy_in(fs, inst, missing, node, mode, preds, copies)
+            if whole:
+                p = valid[0][1]
+                if p is not None and (not p.done or gpu_pending(p)):
+                    preds.append(p)
+            else:
+                missing = [box]
+                for piece in valid:
+                    if box_overlaps(piece[0], box):
+                        p = piece[1]
+                        if p is not None and (not p.done or gpu_pending(p)):
+                            preds.append(p)
+                        missing = boxes_subtract(missing, piece[0])
+                if missing:
+                    self._copy_in(fs, inst, missing, node, mode, preds, copies)
         if mode != READ:
             for other in fs.instances:
-                if other is not inst:
+                if other is not inst and other.valid:
                     other.valid = _cut(other.valid, box)
-            inst.valid = _cut(inst.valid, box)
-            inst.valid.append([box, node])
+            if whole:
+                inst.valid = [[box, node]]
+            else:
+                inst.valid = _cut(inst.valid, box)
+                inst.valid.append([box, node])
         return inst
 
     def _sources(self, fs, inst):
@@ -274,7 +293,7 @@ class Physical:
                     p = piece[1]
                     if p is not None and (not p.done or gpu_pending(p)):
                         preds.append(p)
-                    src.pins.append(node)
+                    src.pin(node)
                     if mode == READ:
                         inst.valid.append([inter, node])
                     rest.extend(box_subtract(m, inter))

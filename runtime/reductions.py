@@ -96,7 +96,7 @@ class Reductions:
         target = ep.target
         if target is None:
             target = fs.instances[0]
-        target.pins.append(node)
+        target.pin(node)
         return target.view(sub.box)
 
     def _close_epoch(self, fs, ep) -> None:

@@ -179,7 +179,7 @@ class Replay:
         _, fs, sub, priv, mem, aid, creates, first, ep_sub = b
         if aid < 0:
             target = self.targets.get((first, id(fs))) or fs.instances[0]
-            target.pins.append(node)
+            target.pin(node)
             return target.view(sub.box)
         if creates:
             buf, init, release = rt._physical.reduce_buffer(fs, ep_sub, mem, priv.redop, keep=True)

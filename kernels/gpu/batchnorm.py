@@ -18,7 +18,7 @@ import math
 import numpy as np
 from numba import cuda
 
-from kernels.gpu import empty, launch, per_dtype, to_device
+from kernels.gpu import empty, launch, per_dtype, reshaped, to_device
 from kernels.gpu.launch import _simulated, launch_blocks
 from kernels.gpu.scalar_source import float32_constants
 from kernels.softmax import axis_view
@@ -127,13 +127,13 @@ def cuda_kernels() -> dict[str, object]:
 
 
 def _as3(a, axis):
-    return a.reshape(axis_view(tuple(a.shape), axis))
+    return reshaped(a, axis_view(tuple(a.shape), axis))
 
 
 def _vector(v, c, dtype, fill=0.0):
     """A per-channel device vector of `dtype`: device arrays of that dtype as they are, else copied up."""
     if v is not None and hasattr(v, "copy_to_host") and np.dtype(v.dtype) == np.dtype(dtype):
-        return v.reshape(c)
+        return reshaped(v, c)
     if v is not None and hasattr(v, "copy_to_host"):
         host = v.copy_to_host()  # a dtype change on the device is not worth a kernel for C values
         return to_device(np.asarray(host, dtype).reshape(c))
@@ -182,7 +182,7 @@ def batchnorm_backward_weights_cuda(x, dy, mean, var, epsilon: float, dgamma, db
     _channel_sums(_as3(x, axis), _as3(dy, axis), _vector(mean, c, x.dtype), invstd, 1, out, (False, False))
     for buf, row, acc in ((dgamma, 0, accumulate[0]), (dbeta, 1, accumulate[1])):
         if buf is not None:
-            launch(_copy_row, c, out, row, buf.reshape(c), acc)
+            launch(_copy_row, c, out, row, reshaped(buf, c), acc)
 
 
 @cuda.jit

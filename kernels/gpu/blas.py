@@ -60,6 +60,35 @@ def _contiguous(a) -> bool:
     return bool(a.is_c_contiguous()) if hasattr(a, "is_c_contiguous") else bool(a.flags["C_CONTIGUOUS"])
 
 
+def _cupy_view(cupy, a):
+    """A CuPy array over the memory of Numba device array `a`, made once per array and kept on it (the
+    runtime hands a task the same arrays at every step; `cupy.asarray` of one cost ~10 us of host time).
+    The view keeps no reference to `a` (it lives as long as `a` does, on `a` itself: no cycle)."""
+    d = getattr(a, "__dict__", None)
+    if d is None:
+        return cupy.asarray(a)
+    v = d.get("_ff_cupy")
+    if v is None:
+        ptr = a.__cuda_array_interface__["data"][0]
+        if not ptr:  # an empty array
+            return cupy.asarray(a)
+        mem = cupy.cuda.UnownedMemory(ptr, a.size * a.dtype.itemsize, None)
+        v = d["_ff_cupy"] = cupy.ndarray(a.shape, a.dtype, cupy.cuda.MemoryPointer(mem, 0), strides=a.strides)
+    return v
+
+
+_streams: dict = {}  # int(numba stream) -> (numba stream, CuPy ExternalStream)
+
+
+def _cupy_stream(cupy, stream):
+    if stream is None:
+        return cupy.cuda.Stream.null
+    hit = _streams.get(int(stream))
+    if hit is None or hit[0] is not stream:
+        hit = _streams[int(stream)] = (stream, cupy.cuda.ExternalStream(int(stream)))
+    return hit[1]
+
+
 def gemm(a, b, c, trans_a: bool, trans_b: bool, accumulate: bool) -> bool:
     """``c (+)= op(a) @ op(b)`` on 2-D device arrays with cuBLAS; False when the Numba GEMM must run."""
     if backend()[0] != "cublas":
@@ -74,9 +103,8 @@ def gemm(a, b, c, trans_a: bool, trans_b: bool, accumulate: bool) -> bool:
     stream = current_stream()
     if stream is not None and not hasattr(stream, "handle"):
         return False  # a simulator test's deferred stream: the Numba GEMM queues on it
-    ctx = cupy.cuda.ExternalStream(int(stream)) if stream is not None else cupy.cuda.Stream.null
-    with ctx:
-        ca, cb, cc = cupy.asarray(a), cupy.asarray(b), cupy.asarray(c)
+    with _cupy_stream(cupy, stream):
+        ca, cb, cc = _cupy_view(cupy, a), _cupy_view(cupy, b), _cupy_view(cupy, c)
         opa = ca.T if trans_a else ca
         opb = cb.T if trans_b else cb
         if accumulate:  # one temporary: cupy.matmul has no beta; cublas.gemm's layout rules unverified here

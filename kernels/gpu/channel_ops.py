@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from numba import cuda
 
-from kernels.gpu import flat, launch
+from kernels.gpu import flat, launch, reshaped
 
 
 @cuda.jit
@@ -50,13 +50,13 @@ def copy_cuda(dst, src) -> None:
 def add_bias_cuda(y, bias) -> None:
     """``y += bias`` over the last axis of a contiguous device array."""
     c = int(y.shape[y.ndim - 1])  # the simulator's shapes take no negative index
-    launch(_add_bias, y.size, y.reshape(y.size // c, c), bias)
+    launch(_add_bias, y.size, reshaped(y, y.size // c, c), bias)
 
 
 def bias_grad_cuda(grad_y, grad_bias, accumulate: bool = False) -> None:
     """``grad_bias (+)= grad_y.sum(all axes but the last)``."""
     c = int(grad_y.shape[grad_y.ndim - 1])
-    launch(_column_sums, c, grad_y.reshape(grad_y.size // c, c), accumulate, grad_bias)
+    launch(_column_sums, c, reshaped(grad_y, grad_y.size // c, c), accumulate, grad_bias)
 
 
 def add_into_cuda(dst, src) -> None:

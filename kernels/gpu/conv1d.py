@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from numba import cuda
 
-from kernels.gpu import empty, launch
+from kernels.gpu import empty, launch, reshaped
 
 
 @cuda.jit
@@ -36,7 +36,7 @@ def dilated(kernel, dilation: int):
     """The (1, (K-1)*d+1, C, CO) device kernel (a view of `kernel` when d is 1)."""
     taps, c, co = (int(s) for s in kernel.shape)
     if dilation == 1:
-        return kernel.reshape(1, taps, c, co)
+        return reshaped(kernel, 1, taps, c, co)
     kd = empty((1, (taps - 1) * dilation + 1, c, co), kernel.dtype)
     launch(_dilate, kd.size, kernel, dilation, kd)
     return kd

@@ -141,7 +141,7 @@ def packers_for(overload):
 
 def kernel_args(packers, args) -> list:
     out: list = []
-    for pack, a in zip(packers, args):
+    for pack, a in zip(packers, args, strict=True):
         pack(a, out)
     return out
 

@@ -8,7 +8,7 @@ import numpy as np
 from numba import cuda
 
 from kernels.dropout import _keep, keep_threshold, tile_index
-from kernels.gpu import launch
+from kernels.gpu import launch, reshaped
 from kernels.gpu.elementwise import offset  # flat index -> element offset through strides (0: broadcast)
 from kernels.gpu.scalar_source import float32_constants
 
@@ -72,7 +72,7 @@ def dropout_mask_cuda(mask, rate: float, key: int, batch_offset: int = 0, *, ori
     `kernels.dropout.dropout_mask_cpu`)."""
     where = tile_index(mask.shape, batch_offset, origin, noise_shape, "dropout_mask_cuda")
     rows = mask.shape[0]
-    mask2 = mask.reshape(rows, mask.size // rows)
+    mask2 = reshaped(mask, rows, mask.size // rows)
     if where is None:
         launch(_make_mask, mask.size, mask2, np.uint64(key), int(batch_offset), keep_threshold(rate))
     else:
@@ -96,5 +96,5 @@ def dropout_backward_cuda(dy, mask, dx, rate: float, accumulate: bool = False) -
 def _run_apply(x, mask, y, scale, accumulate):
     rows = x.shape[0]
     shape, nstrides = _noise_strides(x.shape, mask.shape)
-    launch(_apply, x.size, x.reshape(rows, x.size // rows), mask.reshape(rows, mask.size // rows),
-           y.reshape(rows, y.size // rows), shape, nstrides, scale, accumulate)
+    launch(_apply, x.size, reshaped(x, rows, x.size // rows), reshaped(mask, rows, mask.size // rows),
+           reshaped(y, rows, y.size // rows), shape, nstrides, scale, accumulate)

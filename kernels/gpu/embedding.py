@@ -7,7 +7,7 @@ import numpy as np
 from numba import cuda
 
 from kernels.embedding import check_rows
-from kernels.gpu import empty, flat, launch
+from kernels.gpu import empty, flat, launch, reshaped
 from kernels.gpu.scalar_source import float32_constants
 
 
@@ -72,7 +72,7 @@ def embedding_forward_cuda(ids, table, y, *, row_offset: int = 0, total_rows: in
     d = table.shape[1]
     n = ids.size
     bad = cuda.to_device(np.array([n], np.int64))
-    launch(_gather, n * d, int_ids(ids), table, y.reshape(n, d), bad, int(row_offset), total,
+    launch(_gather, n * d, int_ids(ids), table, reshaped(y, n, d), bad, int(row_offset), total,
            bool(accumulate))
     first = int(bad.copy_to_host()[0])
     return -1 if first >= n else first
@@ -85,4 +85,4 @@ def embedding_backward_cuda(ids, dy, dtable, accumulate: bool = False, *, row_of
         launch(_fill, dtable.size, flat(dtable), 0.0)
     d = dtable.shape[1]
     n = ids.size
-    launch(_scatter_add, n * d, int_ids(ids), dy.reshape(n, d), dtable, int(row_offset))
+    launch(_scatter_add, n * d, int_ids(ids), reshaped(dy, n, d), dtable, int(row_offset))

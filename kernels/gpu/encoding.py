@@ -7,7 +7,7 @@ import numpy as np
 from numba import cuda
 
 from kernels.encoding import COUNT
-from kernels.gpu import flat, launch
+from kernels.gpu import flat, launch, reshaped
 from kernels.gpu.embedding import _fill, int_ids
 
 
@@ -31,6 +31,6 @@ def category_encode_cuda(ids, y, mode: int) -> int:
     width = ids.shape[ids.ndim - 1] if ids.ndim else 1
     launch(_fill, y.size, flat(y), 0.0)
     bad = cuda.to_device(np.array([ids.size], np.int64))
-    launch(_scatter, ids.size, int_ids(ids), y.reshape(y.size // n, n), width, int(mode), bad)
+    launch(_scatter, ids.size, int_ids(ids), reshaped(y, y.size // n, n), width, int(mode), bad)
     first = int(bad.copy_to_host()[0])
     return -1 if first >= ids.size else first

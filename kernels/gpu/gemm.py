@@ -20,7 +20,7 @@ from __future__ import annotations
 import numpy as np
 from numba import cuda
 
-from kernels.gpu import per_dtype, to_device
+from kernels.gpu import per_dtype, reshaped, to_device
 from kernels.gpu.launch import _simulated, launch_output_tiles
 
 TY, TX, RM, RN = (4, 4, 2, 2) if _simulated() else (16, 16, 4, 4)
@@ -132,4 +132,4 @@ def gemm3_numba(a3, b3, c3, pairs, trans_a: bool, trans_b: bool, accumulate: boo
 
 def as3(a):
     """A (1, rows, cols) view of a 2-D device array."""
-    return a.reshape(1, a.shape[0], a.shape[1])
+    return reshaped(a, 1, a.shape[0], a.shape[1])

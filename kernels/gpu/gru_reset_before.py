@@ -10,7 +10,7 @@ import numpy as np
 from numba import cuda
 
 from kernels import _gru_reset_before_cells as elems
-from kernels.gpu import empty, launch, zeros
+from kernels.gpu import empty, launch, reshaped, zeros
 from kernels.gpu.activations import scalar_functions
 from kernels.gpu.linear import _column_sums, gemm_cuda
 from kernels.gpu.recurrent import (
@@ -122,7 +122,7 @@ def forward_cuda(spec: RnnSpec, x, W, U, b, mask, h0, y, h_out, A, S, RH, xmask=
     B, T, D = x.shape
     H = U.shape[0]
     dt = y.dtype
-    A2 = A.reshape(B * T, 3 * H)
+    A2 = reshaped(A, B * T, 3 * H)
     gemm_cuda(_xd(x, xmask, rate).reshape(B * T, D), W, A2)
     if b is not None:
         launch(_add_row, A2.size, A2, b)
@@ -130,7 +130,7 @@ def forward_cuda(spec: RnnSpec, x, W, U, b, mask, h0, y, h_out, A, S, RH, xmask=
     h = empty((B, H), dt)
     launch(_init_state, h.size, h0 if h0 is not None else h, h0 is not None, h, S)
     m = mask if mask is not None else zeros((1, 1), dt)
-    Y = y if spec.seq_out else y.reshape(B, 1, H)
+    Y = y if spec.seq_out else reshaped(y, B, 1, H)
     yprev = zeros((B, H), dt)
     rec, rech, hd, rs = empty((B, 2 * H), dt), empty((B, H), dt), empty((B, H), dt), empty((B, H), dt)
     act, ract = spec.act, spec.ract
@@ -157,7 +157,7 @@ def backward_cuda(spec: RnnSpec, x, W, U, mask, A, S, RH, dy, dh_out, dx, dW, dU
     H = U.shape[0]
     dt = A.dtype
     acc = tuple(accumulate) + (False,) * (7 - len(accumulate))
-    Y = dy if spec.seq_out else dy.reshape(B, 1, H)
+    Y = dy if spec.seq_out else reshaped(dy, B, 1, H)
     gs, gy = zeros((B, H), dt), zeros((B, H), dt)
     if dh_out is not None:
         launch(_store, gs.size, dh_out, gs, False)
@@ -177,15 +177,15 @@ def backward_cuda(spec: RnnSpec, x, W, U, mask, A, S, RH, dy, dh_out, dx, dW, dU
                dz, direct, ract.code, ract.p0, ract.p1, ract.p2)
         gemm_cuda(dz, Uzr, tmp, trans_b=True)
         launch(_add_scaled, gs.size, direct, tmp, keep, hmask is not None, scale, gs)
-    dA2 = dA.reshape(B * T, 3 * H)
+    dA2 = reshaped(dA, B * T, 3 * H)
     if dW is not None:
         gemm_cuda(_xd(x, xmask, rate).reshape(B * T, D), dA2, dW, trans_a=True, accumulate=acc[1])
     if dx is not None:
         if xmask is None:
-            gemm_cuda(dA2, W, dx.reshape(B * T, D), trans_b=True, accumulate=acc[0])
+            gemm_cuda(dA2, W, reshaped(dx, B * T, D), trans_b=True, accumulate=acc[0])
         else:
             g = empty((B, T, D), dt)
-            gemm_cuda(dA2, W, g.reshape(B * T, D), trans_b=True)
+            gemm_cuda(dA2, W, reshaped(g, B * T, D), trans_b=True)
             launch(_scale_rows, g.size, g, xmask, 1.0 / (1.0 - rate), dx, acc[0])
     if db is not None:
         launch(_column_sums, 3 * H, dA2, db, acc[3])
@@ -196,8 +196,8 @@ def backward_cuda(spec: RnnSpec, x, W, U, mask, A, S, RH, dy, dh_out, dx, dW, dU
         launch(_prev_states, hp.size, S, keep, hmask is not None, scale, spec.backwards, hp)
         launch(_in_time_order, rs.size, RH, spec.backwards, rs)
         gzr, gh = empty((H, 2 * H), dt), empty((H, H), dt)
-        gemm_cuda(hp.reshape(B * T, H), dzr, gzr, trans_a=True)
-        gemm_cuda(rs.reshape(B * T, H), dh, gh, trans_a=True)
+        gemm_cuda(reshaped(hp, B * T, H), dzr, gzr, trans_a=True)
+        gemm_cuda(reshaped(rs, B * T, H), dh, gh, trans_a=True)
         launch(_join_columns, dU.size, gzr, gh, dU, acc[2])
     if dh0 is not None:
         launch(_store, gs.size, gs, dh0, acc[5])

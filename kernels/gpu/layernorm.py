@@ -10,7 +10,7 @@ import math
 import numpy as np
 from numba import cuda
 
-from kernels.gpu import empty, launch, per_dtype, to_device
+from kernels.gpu import empty, launch, per_dtype, reshaped, to_device
 from kernels.gpu.launch import WARP, WARPS_PER_BLOCK, launch_rows
 from kernels.gpu.rows import row_reduce
 from kernels.gpu.scalar_source import float32_constants
@@ -104,15 +104,15 @@ def cuda_kernels() -> dict[str, object]:
 
 
 def _params(p, d, fill, dtype):
-    return to_device(np.full(d, fill, dtype)) if p is None else p.reshape(d)
+    return to_device(np.full(d, fill, dtype)) if p is None else reshaped(p, d)
 
 
 def layernorm_forward_cuda(x, gamma, beta, y, n_axes: int = 1, epsilon: float = 1e-3) -> None:
     """Layer normalisation over the last `n_axes` axes on device arrays."""
     d = int(np.prod(tuple(x.shape)[x.ndim - n_axes:], dtype=np.int64))
     rows = x.size // d
-    launch_rows(_rows(x.dtype)[0], rows, x.reshape(rows, d), _params(gamma, d, 1, x.dtype),
-                _params(beta, d, 0, x.dtype), y.reshape(rows, d), 1.0 / d, float(epsilon))
+    launch_rows(_rows(x.dtype)[0], rows, reshaped(x, rows, d), _params(gamma, d, 1, x.dtype),
+                _params(beta, d, 0, x.dtype), reshaped(y, rows, d), 1.0 / d, float(epsilon))
 
 
 def layernorm_backward_cuda(x, gamma, dy, dx, dgamma, dbeta, n_axes: int = 1, epsilon: float = 1e-3,
@@ -120,14 +120,14 @@ def layernorm_backward_cuda(x, gamma, dy, dx, dgamma, dbeta, n_axes: int = 1, ep
     """Gradients of `layernorm_forward_cuda` (None buffers skipped)."""
     d = int(np.prod(tuple(x.shape)[x.ndim - n_axes:], dtype=np.int64))
     rows = x.size // d
-    x2, dy2 = x.reshape(rows, d), dy.reshape(rows, d)
+    x2, dy2 = reshaped(x, rows, d), reshaped(dy, rows, d)
     stats = empty((rows, 2), x.dtype)
-    dx2 = dx.reshape(rows, d) if dx is not None else empty((1, d), x.dtype)
+    dx2 = reshaped(dx, rows, d) if dx is not None else empty((1, d), x.dtype)
     launch_rows(_rows(x.dtype)[1], rows, x2, _params(gamma, d, 1, x.dtype), dy2, dx2, stats, 1.0 / d,
                 float(epsilon), dx is not None, accumulate[0])
     if dgamma is None and dbeta is None:
         return
     dummy = empty((d,), x.dtype)
-    launch(_backward_cols, d, x2, dy2, stats, dummy if dgamma is None else dgamma.reshape(d),
-           dummy if dbeta is None else dbeta.reshape(d), dgamma is not None, dbeta is not None, accumulate[1],
+    launch(_backward_cols, d, x2, dy2, stats, dummy if dgamma is None else reshaped(dgamma, d),
+           dummy if dbeta is None else reshaped(dbeta, d), dgamma is not None, dbeta is not None, accumulate[1],
            accumulate[2])

@@ -8,7 +8,7 @@ import numpy as np
 from numba import cuda
 
 from kernels.activations import LINEAR, Activation
-from kernels.gpu import blas, empty, launch, per_dtype
+from kernels.gpu import blas, empty, launch, per_dtype, reshaped
 from kernels.gpu.activations import scalar_functions
 from kernels.gpu.gemm import SINGLE_PAIR, as3, gemm3_numba
 from kernels.linear import check_accumulate
@@ -71,7 +71,7 @@ def _column_sums(g, out, accumulate):
 
 
 def _rows(a, cols):
-    return a.reshape(a.size // cols, cols)
+    return reshaped(a, a.size // cols, cols)
 
 
 def linear_forward_cuda(x, w, b, y, act: Activation = NO_ACTIVATION, z=None,
@@ -121,15 +121,15 @@ def _as_matrices(a, b):
     lead = np.broadcast_shapes(sa[:-2], sb[:-2])
     ia = np.broadcast_to(np.arange(int(np.prod(sa[:-2], dtype=np.int64))).reshape(sa[:-2]), lead).reshape(-1)
     ib = np.broadcast_to(np.arange(int(np.prod(sb[:-2], dtype=np.int64))).reshape(sb[:-2]), lead).reshape(-1)
-    am = a.reshape(int(np.prod(sa[:-2], dtype=np.int64)), sa[-2], sa[-1])
-    bm = b.reshape(int(np.prod(sb[:-2], dtype=np.int64)), sb[-2], sb[-1])
+    am = reshaped(a, int(np.prod(sa[:-2], dtype=np.int64)), sa[-2], sa[-1])
+    bm = reshaped(b, int(np.prod(sb[:-2], dtype=np.int64)), sb[-2], sb[-1])
     return am, bm, ia, ib
 
 
 def matmul_forward_cuda(a, b, y) -> None:
     """``y = a @ b`` with NumPy matmul semantics on device arrays: one batched GEMM launch."""
     am, bm, ia, ib = _as_matrices(a, b)
-    ym = y.reshape(len(ia), am.shape[1], bm.shape[2])
+    ym = reshaped(y, len(ia), am.shape[1], bm.shape[2])
     pairs = tuple(((int(i), int(j)),) for i, j in zip(ia, ib, strict=True))
     gemm3_numba(am, bm, ym, pairs, False, False, False)
 
@@ -138,16 +138,16 @@ def matmul_backward_cuda(a, b, dy, da, db, accumulate: tuple[bool, bool] = (Fals
     """Gradients of `matmul_forward_cuda`, summed over broadcast batch matrices: one launch per operand,
     each output matrix summing the products of the batch matrices broadcast onto it."""
     am, bm, ia, ib = _as_matrices(a, b)
-    dym = dy.reshape(len(ia), am.shape[1], bm.shape[2])
+    dym = reshaped(dy, len(ia), am.shape[1], bm.shape[2])
     if da is not None:
         groups = [[] for _ in range(am.shape[0])]
         for k, (i, j) in enumerate(zip(ia, ib, strict=True)):
             groups[int(i)].append((k, int(j)))  # da[i] += dy[k] @ b[j]^T
-        gemm3_numba(dym, bm, da.reshape(*am.shape), tuple(tuple(g) for g in groups), False, True,
+        gemm3_numba(dym, bm, reshaped(da, *am.shape), tuple(tuple(g) for g in groups), False, True,
                     accumulate[0])
     if db is not None:
         groups = [[] for _ in range(bm.shape[0])]
         for k, (i, j) in enumerate(zip(ia, ib, strict=True)):
             groups[int(j)].append((int(i), k))  # db[j] += a[i]^T @ dy[k]
-        gemm3_numba(am, dym, db.reshape(*bm.shape), tuple(tuple(g) for g in groups), True, False,
+        gemm3_numba(am, dym, reshaped(db, *bm.shape), tuple(tuple(g) for g in groups), True, False,
                     accumulate[1])

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 from numba import cuda
 
-from kernels.gpu import launch
+from kernels.gpu import launch, reshaped
 from kernels.gpu.embedding import int_ids
 from kernels.gpu.scalar_source import device_function
 from kernels.losses import _dense_grad_row, _dense_row, _sparse_grad_row, _sparse_row, clip_bounds
@@ -46,7 +46,7 @@ def _sparse_backward(labels, p, g, dp, logits, lo, hi, accumulate):
 
 
 def _rows(a, c):
-    return a.reshape(a.size // c, c)
+    return reshaped(a, a.size // c, c)
 
 
 def loss_forward_cuda(kind: int, y_true, y_pred, loss, label_smoothing: float = 0.0,
@@ -55,7 +55,7 @@ def loss_forward_cuda(kind: int, y_true, y_pred, loss, label_smoothing: float = 
     c = tuple(y_pred.shape)[-1]
     lo, hi = clip_bounds(y_pred.dtype, epsilon)
     p = _rows(y_pred, c)
-    launch(_dense_forward, p.shape[0], _rows(y_true, c), p, loss.reshape(p.shape[0]), kind, label_smoothing,
+    launch(_dense_forward, p.shape[0], _rows(y_true, c), p, reshaped(loss, p.shape[0]), kind, label_smoothing,
            lo, hi)
 
 
@@ -65,7 +65,7 @@ def loss_backward_cuda(kind: int, y_true, y_pred, g, dp, label_smoothing: float 
     c = tuple(y_pred.shape)[-1]
     lo, hi = clip_bounds(y_pred.dtype, epsilon)
     p = _rows(y_pred, c)
-    launch(_dense_backward, p.shape[0], _rows(y_true, c), p, g.reshape(p.shape[0]), _rows(dp, c), kind,
+    launch(_dense_backward, p.shape[0], _rows(y_true, c), p, reshaped(g, p.shape[0]), _rows(dp, c), kind,
            label_smoothing, lo, hi, accumulate)
 
 
@@ -76,7 +76,7 @@ def sparse_loss_forward_cuda(labels, y_pred, loss, from_logits: bool, epsilon: f
     p = _rows(y_pred, c)
     rows = p.shape[0]
     bad = cuda.to_device(np.array([rows], np.int64))
-    launch(_sparse_forward, rows, int_ids(labels), p, loss.reshape(rows), from_logits, lo, hi, bad)
+    launch(_sparse_forward, rows, int_ids(labels), p, reshaped(loss, rows), from_logits, lo, hi, bad)
     first = int(bad.copy_to_host()[0])
     return -1 if first >= rows else first
 
@@ -88,7 +88,7 @@ def sparse_loss_backward_cuda(labels, y_pred, g, dp, from_logits: bool, epsilon:
     lo, hi = clip_bounds(y_pred.dtype, epsilon)
     p = _rows(y_pred, c)
     rows = p.shape[0]
-    launch(_sparse_backward, rows, int_ids(labels), p, g.reshape(rows), _rows(dp, c), from_logits, lo, hi,
+    launch(_sparse_backward, rows, int_ids(labels), p, reshaped(g, rows), _rows(dp, c), from_logits, lo, hi,
            accumulate)
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from numba import cuda
 
-from kernels.gpu import launch
+from kernels.gpu import launch, reshaped
 
 
 @cuda.jit
@@ -25,7 +25,7 @@ def _blend_rows(m, a, b, out, accumulate):
 
 
 def _flat(a):
-    return a.reshape(a.size)
+    return reshaped(a, a.size)
 
 
 def mask_rows_cuda(x, m, out) -> None:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 from numba import cuda
 
-from kernels.gpu import launch
+from kernels.gpu import launch, reshaped
 from kernels.gpu.dropout import _noise_strides, _run_apply, dropout_mask_cuda
 from kernels.gpu.elementwise import offset  # flat index -> element offset through strides (0: broadcast)
 from kernels.noise import _normal, alpha_dropout_coefficients
@@ -65,11 +65,11 @@ def _penalty_grad(x, dy, dx, c1, c2, accumulate):
 
 
 def _rows(a):
-    return a.reshape(a.shape[0], a.size // a.shape[0])
+    return reshaped(a, a.shape[0], a.size // a.shape[0])
 
 
 def _flat(a):
-    return a.reshape(a.size)
+    return reshaped(a, a.size)
 
 
 def gaussian_noise_forward_cuda(x, y, factor, stddev: float, key: int, batch_offset: int = 0) -> None:

@@ -10,7 +10,7 @@ import numpy as np
 from numba import cuda
 
 from kernels import _rnn_cells as cells
-from kernels.gpu import empty, launch, zeros
+from kernels.gpu import empty, launch, reshaped, zeros
 from kernels.gpu.activations import scalar_functions
 from kernels.gpu.linear import _column_sums, gemm_cuda
 from kernels.recurrent import RnnSpec
@@ -173,8 +173,8 @@ def recurrent_forward_cuda(spec: RnnSpec, x, W, U, b, brec, mask, h0, c0, y, h_o
     H, GH = U.shape
     dt = y.dtype
     xd = _xd(x, xmask, rate)
-    A2 = A.reshape(B * T, GH)
-    gemm_cuda(xd.reshape(B * T, D), W, A2)
+    A2 = reshaped(A, B * T, GH)
+    gemm_cuda(reshaped(xd, B * T, D), W, A2)
     if b is not None:
         launch(_add_row, A2.size, A2, b)
     h, c = empty((B, H), dt), zeros((B, H), dt)
@@ -185,7 +185,7 @@ def recurrent_forward_cuda(spec: RnnSpec, x, W, U, b, brec, mask, h0, c0, y, h_o
     RH_ = RH if RH is not None else _dummy(dt)
     brec_ = brec if brec is not None else zeros((GH,), dt)
     m = mask if mask is not None else zeros((1, 1), dt)
-    Y = y if spec.seq_out else y.reshape(B, 1, H)
+    Y = y if spec.seq_out else reshaped(y, B, 1, H)
     yprev = zeros((B, H), dt)
     rec, hd = empty((B, GH), dt), empty((B, H), dt)
     act, ract = spec.act, spec.ract
@@ -218,7 +218,7 @@ def recurrent_backward_cuda(spec: RnnSpec, x, W, U, mask, A, S, C, RH, dy, dh_ou
     H, GH = U.shape
     dt = A.dtype
     acc = tuple(accumulate) + (False,) * (7 - len(accumulate))
-    Y = dy if spec.seq_out else dy.reshape(B, 1, H)
+    Y = dy if spec.seq_out else reshaped(dy, B, 1, H)
     gs, gc, gy = zeros((B, H), dt), zeros((B, H), dt), zeros((B, H), dt)
     if dh_out is not None:
         launch(_store, gs.size, dh_out, gs, False)
@@ -239,15 +239,15 @@ def recurrent_backward_cuda(spec: RnnSpec, x, W, U, mask, A, S, C, RH, dy, dh_ou
                ract.p1, ract.p2)
         gemm_cuda(dz, U, tmp, trans_b=True)
         launch(_add_scaled, gs.size, direct, tmp, keep, hmask is not None, hscale, gs)
-    dA2 = dA.reshape(B * T, GH)
+    dA2 = reshaped(dA, B * T, GH)
     if dW is not None:
         gemm_cuda(_xd(x, xmask, rate).reshape(B * T, D), dA2, dW, trans_a=True, accumulate=acc[1])
     if dx is not None:
         if xmask is None:
-            gemm_cuda(dA2, W, dx.reshape(B * T, D), trans_b=True, accumulate=acc[0])
+            gemm_cuda(dA2, W, reshaped(dx, B * T, D), trans_b=True, accumulate=acc[0])
         else:
             g = empty((B, T, D), dt)
-            gemm_cuda(dA2, W, g.reshape(B * T, D), trans_b=True)
+            gemm_cuda(dA2, W, reshaped(g, B * T, D), trans_b=True)
             launch(_scale_rows, g.size, g, xmask, 1.0 / (1.0 - rate), dx, acc[0])
     if db is not None:
         launch(_column_sums, GH, dA2, db, acc[3])
@@ -256,11 +256,11 @@ def recurrent_backward_cuda(spec: RnnSpec, x, W, U, mask, A, S, C, RH, dy, dh_ou
         if spec.cell == cells.GRU:
             dR = empty((B, T, GH), dt)
             launch(_recurrent_grad, dR.size, dA, DRH, dR)
-        dR2 = dR.reshape(B * T, GH)
+        dR2 = reshaped(dR, B * T, GH)
         if dU is not None:
             hp = empty((B, T, H), dt)
             launch(_prev_states, hp.size, S, keep, hmask is not None, hscale, spec.backwards, hp)
-            gemm_cuda(hp.reshape(B * T, H), dR2, dU, trans_a=True, accumulate=acc[2])
+            gemm_cuda(reshaped(hp, B * T, H), dR2, dU, trans_a=True, accumulate=acc[2])
         if dbrec is not None:
             launch(_column_sums, GH, dR2, dbrec, acc[4])
     if dh0 is not None:

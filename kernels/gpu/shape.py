@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 from numba import cuda
 
-from kernels.gpu import launch
+from kernels.gpu import launch, reshaped
 from kernels.gpu.elementwise import contiguous_strides, strided_copy_cuda
 from kernels.softmax import axis_view
 
@@ -50,20 +50,20 @@ def transpose_backward_cuda(dy, perm: tuple[int, ...], dx, accumulate: bool = Fa
 
 def concat_forward_cuda(xs: list, axis: int, y) -> None:
     """``y = concatenate(xs, axis)`` on device arrays."""
-    y3 = y.reshape(axis_view(tuple(y.shape), axis))
+    y3 = reshaped(y, axis_view(tuple(y.shape), axis))
     start = 0
     for x in xs:
-        x3 = x.reshape(axis_view(tuple(x.shape), axis))
+        x3 = reshaped(x, axis_view(tuple(x.shape), axis))
         launch(_slab, x3.size, x3, y3, start, True, False)
         start += x3.shape[1]
 
 
 def concat_backward_cuda(dy, axis: int, sizes: list[int], dxs: list, accumulate: tuple[bool, ...] = ()) -> None:
     """Slice dy back into each input's gradient (None: not wanted)."""
-    d3 = dy.reshape(axis_view(tuple(dy.shape), axis))
+    d3 = reshaped(dy, axis_view(tuple(dy.shape), axis))
     start = 0
     for i, (size, dx) in enumerate(zip(sizes, dxs, strict=True)):
         if dx is not None:
-            x3 = dx.reshape(axis_view(tuple(dx.shape), axis))
+            x3 = reshaped(dx, axis_view(tuple(dx.shape), axis))
             launch(_slab, x3.size, x3, d3, start, False, i < len(accumulate) and accumulate[i])
         start += size

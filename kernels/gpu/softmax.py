@@ -11,7 +11,7 @@ import math
 
 from numba import cuda
 
-from kernels.gpu import per_dtype
+from kernels.gpu import per_dtype, reshaped
 from kernels.gpu.launch import WARP, WARPS_PER_BLOCK, launch_rows
 from kernels.gpu.rows import row_reduce
 from kernels.softmax import axis_view
@@ -78,7 +78,7 @@ def cuda_kernels() -> dict[str, object]:
 
 
 def _as3(a, axis):
-    return a.reshape(axis_view(tuple(a.shape), axis))
+    return reshaped(a, axis_view(tuple(a.shape), axis))
 
 
 def _run_forward(x, y, axis, log):

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from numba import cuda
 
-from kernels.gpu import launch, to_device
+from kernels.gpu import launch, reshaped, to_device
 
 
 @cuda.jit
@@ -78,5 +78,5 @@ def resize_forward(x, out, taps) -> None:
 def resize_backward(grad_out, grad_x, taps, accumulate: bool) -> None:
     """grad_x (+)= the adjoint of `resize_forward` applied to grad_out."""
     if not accumulate:
-        launch(_fill_zero, grad_x.size, grad_x.reshape(grad_x.size))
+        launch(_fill_zero, grad_x.size, reshaped(grad_x, grad_x.size))
     launch(_resize_backward, grad_out.size, grad_out, *(to_device(a) for a in taps), grad_x)

@@ -41,7 +41,7 @@ def _numba_kernel(argtypes):
 
 def _numba_args(overload, args):
     out = []
-    for ty, v in zip(overload.argument_types, args):
+    for ty, v in zip(overload.argument_types, args, strict=True):
         overload._prepare_args(ty, v, 0, [], out)
     return out
 
@@ -78,7 +78,7 @@ def test_the_key_is_the_argument_types_numba_types_them_by():
     assert key[:3] == tuple(a._numba_type_ for a in args[:3])
     assert [str(k) for k in key[:3]] == ["array(float32, 2d, C)", "array(float32, 2d, F)", "array(float64, 2d, A)"]
     # a scalar's Python type decides its numba type
-    for a, k in zip(args[3:], key[3:]):
+    for a, k in zip(args[3:], key[3:], strict=True):
         assert k is type(a) and typeof(a, Purpose.argument) == typeof(k(a), Purpose.argument)
 
 

@@ -93,3 +93,15 @@ def test_oom_in_the_middle_of_a_launch_never_leaves_a_hang(executor):
         with pytest.raises(rt.TaskError, match="was not run because task 'both'.*OutOfMemoryError"):
             rtm.read(big)                   # big's failed writer: its dependents report the failure
         rtm.fence()
+
+
+def test_an_instance_used_at_every_step_keeps_only_its_pending_pins(executor):
+    """The zero-copy instance of a region bumped a thousand times holds its unfinished users only (before,
+    each launch added its node for good: a long fit kept every step's nodes alive)."""
+    with rt.Runtime(rt.Machine(cpus=1, zsize=1), executor=executor, mapper=ZeroCopy()) as rtm:
+        a = rt.Region((16,), np.uint8, name="a")
+        for _ in range(1000):
+            rtm.launch(bump, a).get()  # each finished before the next: at most one user is pending
+        inst = next(i for i in a._fs0.instances if i.memory.name == "zcmem")
+        assert len(inst.pins) <= 65  # the pending one plus 64 at most, never the 1000
+        assert (rtm.read(a) == 1000 % 256).all()
