@@ -307,7 +307,7 @@ def _train(framework: str, model: str, batch: int, gpus: int, timeout: float, **
 def run_training(per_run_timeout: float) -> None:
     models = (("mlp", 64), ("cnn", 64))
     order = [("ff", 1, "mlp"), ("ff", 1, "cnn"), ("ff", 0, "mlp"), ("profile", 1, "mlp"), ("numba", 1, "mlp"),
-             ("ff", 0, "cnn"),
+             ("ff", 0, "cnn"), ("profile", 1, "cnn"),
              ("torch", 1, "mlp"), ("torch", 1, "cnn"), ("tf", 1, "mlp"), ("tf", 1, "cnn")]  # GPU figures first
     runs = {}
     for framework, gpus, model in order:
