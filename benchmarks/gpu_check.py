@@ -380,7 +380,9 @@ def _profiled(name: str, fn) -> None:
     out = io.StringIO()
     stats = pstats.Stats(prof, stream=out)
     stats.sort_stats("tottime").print_stats(40)
-    stats.sort_stats("cumulative").print_stats(40)
+    stats.sort_stats("cumulative").print_stats(60)
+    # who still reaches numba-cuda's context checks and driver calls, and who makes device arrays
+    stats.print_callers("_require_cuda_context|safe_cuda_api_call|devicearray.py.*__init__")
     if os.path.isabs(name):
         with open(name, "a") as f:
             f.write(out.getvalue())

@@ -253,9 +253,10 @@ def is_device_array(a) -> bool:
     return not isinstance(a, np.ndarray) and hasattr(a, "copy_to_host")
 
 
-def copy_host_to_device(dst, dst_index, src: np.ndarray) -> None:
-    """dst[dst_index] = src for a device array `dst` and a host array `src` of the selected shape."""
-    _h2d(dst[dst_index], src)
+def copy_host_to_device(dst, dst_index, src: np.ndarray, stream=0) -> None:
+    """dst[dst_index] = src for a device array `dst` and a host array `src` of the selected shape; on
+    `stream` when given (see `copy_stream`), else synchronously."""
+    _h2d(dst[dst_index], src, stream)
 
 
 def copy_device_to_host(dst: np.ndarray, src, src_index) -> None:
@@ -263,18 +264,48 @@ def copy_device_to_host(dst: np.ndarray, src, src_index) -> None:
     _d2h(dst, src[src_index])
 
 
-def _h2d(view, src) -> None:
+@contextlib.contextmanager
+def task_copies(index: int, stream):
+    """Inside the block, copies into device `index` go on `stream` (a GPU task's copies, after its waits
+    for its predecessors' events): asynchronous, in the order of the task's kernels. Outside, or for
+    another device, they stay synchronous on the legacy default stream, which waits for every earlier
+    kernel of the device."""
+    prev = getattr(_bound, "copies", None)
+    _bound.copies = (index, stream)
+    try:
+        yield
+    finally:
+        _bound.copies = prev
+
+
+def copy_stream(index: int):
+    """The stream a copy into device `index` goes on now (0: synchronous)."""
+    c = getattr(_bound, "copies", None)
+    return c[1] if c is not None and c[0] == index else 0
+
+
+def h2d_view(view, src, stream=0) -> None:
+    """view[...] = src for a device view (e.g. an instance's cached view) and a host array."""
+    _h2d(view, src, stream)
+
+
+def _h2d(view, src, stream=0) -> None:
     # one transfer per contiguous block: the whole view when it is contiguous, else row by row
     if view.ndim == 0 or view.size == 0:
         return
+    if hasattr(stream, "enqueue"):  # runtime.streams.DeferredStream (simulator tests): in the stream's order
+        data = np.array(src, dtype=view.dtype)  # taken now, as the driver stages pageable memory at the call
+        stream.enqueue(lambda: _h2d(view, data))
+        return
     if _contiguous(view):
-        view.copy_to_device(np.ascontiguousarray(src, dtype=view.dtype))
+        # asynchronous on `stream` from pageable memory: the driver stages `src` before returning
+        view.copy_to_device(np.ascontiguousarray(src, dtype=view.dtype), stream=stream)
     elif view.ndim == 1:
         for i in range(view.shape[0]):
-            view[i] = src[i]
+            view[i] = src[i]  # synchronous: the legacy default stream waits for `stream`'s earlier work
     else:
         for i in range(view.shape[0]):
-            _h2d(view[i], src[i])
+            _h2d(view[i], src[i], stream)
 
 
 def _d2h(dst, view) -> None:
@@ -292,11 +323,15 @@ def _d2h(dst, view) -> None:
             _d2h(dst[i], view[i])
 
 
-def copy_device_to_device(dst, dst_index, src, src_index) -> None:
-    """Device-to-device on one device when both selections are contiguous, else through the host."""
+def copy_device_to_device(dst, dst_index, src, src_index, stream=0) -> None:
+    """Device-to-device on one device when both selections are contiguous (on `stream` when given), else
+    through the host (synchronously)."""
+    if hasattr(stream, "enqueue"):  # a deferred simulator stream: in its order
+        stream.enqueue(lambda: copy_device_to_device(dst, dst_index, src, src_index))
+        return
     dsel, ssel = dst[dst_index], src[src_index]
     if _contiguous(dsel) and _contiguous(ssel):
-        dsel.copy_to_device(ssel)
+        dsel.copy_to_device(ssel, stream=stream)
         return
     tmp = np.empty(ssel.shape, dtype=ssel.dtype)
     _d2h(tmp, ssel)

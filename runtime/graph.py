@@ -92,16 +92,12 @@ class TaskNode(Node):
         self.device = proc.device
 
     def execute(self):
-        if self.gpu_waits and self.device is None:
-            from runtime import streams
+        if self.device is None:
+            if self.gpu_waits:
+                from runtime import streams
 
-            streams.host_wait(self.gpu_waits)  # a CPU task reads what GPU predecessors wrote
-        if self.copies is not None:
-            for c in self.copies:
-                c()
-        if self.redinit is not None:
-            for init in self.redinit:
-                init()
+                streams.host_wait(self.gpu_waits)  # a CPU task reads what GPU predecessors wrote
+            self._prepare()
         args = self.args
         if self.futs is not None:
             args = list(args)
@@ -118,9 +114,21 @@ class TaskNode(Node):
             if self.gpu_waits:
                 streams.device_wait(self.gpu_waits, stream)  # on the device: the host does not block
             with on_stream(stream):
+                if self.copies is not None or self.redinit is not None:
+                    with gpu.task_copies(self.device, stream):  # after the waits, before the kernels
+                        self._prepare()
                 value = self.body(*args)
             self.gpu_event = streams.record(stream)
         return value
+
+    def _prepare(self):
+        """The copies into this task's instances, then the initial values of its reduction buffers."""
+        if self.copies is not None:
+            for c in self.copies:
+                c()
+        if self.redinit is not None:
+            for init in self.redinit:
+                init()
 
     def label(self):
         return (self.task.name, self.point)

@@ -312,7 +312,7 @@ class Physical:
         if sd is None:
             def h2d():
                 with gpu.on_device(dd):
-                    gpu.copy_host_to_device(da, d_idx, sa[s_idx])
+                    gpu.h2d_view(dst.view(box), sa[s_idx], gpu.copy_stream(dd))
             return h2d
         if dd is None:
             def d2h():
@@ -322,7 +322,7 @@ class Physical:
         if sd == dd:
             def d2d():
                 with gpu.on_device(sd):
-                    gpu.copy_device_to_device(da, d_idx, sa, s_idx)
+                    gpu.copy_device_to_device(da, d_idx, sa, s_idx, gpu.copy_stream(dd))
             return d2d
 
         def via_host():

@@ -424,3 +424,17 @@ def test_gpu_tasks_order_through_streams_and_the_host_waits_only_to_read(executo
         rtm.launch(double, X)    # x = 6, then a host read through fence + a GPU-side read
         rtm.fence()
         assert rtm.launch(host_sum, X).get() == 6.0 * 8
+
+
+def test_a_copy_between_instances_of_one_gpu_follows_the_queued_writer_of_its_source(executor, deferred_streams):
+    """x is written on the GPU (queued), then a column of it is updated by a GPU task in an instance of its
+    own: the device-to-device copy into that instance goes on the stream after the writer (copied at
+    once instead, it took the zeros the queued writer had not yet replaced)."""
+    with rt.Runtime(gpu_machine(), executor=executor) as rtm:
+        X = rt.Region((8, 2), np.float32, name="x")
+        rtm.fill(X, 0.0)
+        rtm.launch(add_one, X)                            # x = 1 everywhere (queued)
+        cols = rt.Partition.equal(X, (1, 2))
+        rtm.launch(add_one, cols[0, 0])                   # column 0: 2
+        out = rtm.read(X)
+        assert (out[:, 0] == 2).all() and (out[:, 1] == 1).all(), out
