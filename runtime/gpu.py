@@ -4,10 +4,13 @@
 used for the "GPUs present but -ll:gpu 0" warning asks the CUDA driver through ctypes instead. Under
 `NUMBA_ENABLE_CUDASIM=1` the simulator's device stands in for a GPU, so every path here is testable on a
 machine without one. Each GPU processor has its own stream (`processor_stream`; see runtime.streams). A copy of a box that is not contiguous goes block by block.
+A GPU task's copies into its device go on its stream after its waits (`task_copies`); a host-to-device one
+copies its source first and keeps that copy until a mark recorded after it has passed (`_h2d_async`).
 """
 
 from __future__ import annotations
 
+import collections
 import contextlib
 import ctypes
 import logging
@@ -15,6 +18,7 @@ import mmap
 import os
 import sys
 import threading
+import weakref
 
 import numpy as np
 
@@ -298,14 +302,35 @@ def _h2d(view, src, stream=0) -> None:
         stream.enqueue(lambda: _h2d(view, data))
         return
     if _contiguous(view):
-        # asynchronous on `stream` from pageable memory: the driver stages `src` before returning
-        view.copy_to_device(np.ascontiguousarray(src, dtype=view.dtype), stream=stream)
+        if stream:
+            _h2d_async(view, src, stream)
+        else:
+            view.copy_to_device(np.ascontiguousarray(src, dtype=view.dtype))
     elif view.ndim == 1:
         for i in range(view.shape[0]):
             view[i] = src[i]  # synchronous: the legacy default stream waits for `stream`'s earlier work
     else:
         for i in range(view.shape[0]):
             _h2d(view[i], src[i], stream)
+
+
+_staged: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # stream -> deque of (mark, host array)
+
+
+def _h2d_async(view, src, stream) -> None:
+    """An asynchronous copy on `stream` from a private host copy of `src`, kept until a mark recorded after
+    the copy has passed: CUDA documents a copy from pageable memory as possibly synchronous, not as
+    finished with its source when it returns, and the caller may overwrite `src` (the next batch) at once."""
+    from runtime import streams
+
+    data = np.array(src, dtype=view.dtype, order="C")  # always a copy
+    view.copy_to_device(data, stream=stream)
+    queue = _staged.get(stream)
+    if queue is None:
+        queue = _staged[stream] = collections.deque()
+    while queue and streams.finished(queue[0][0]):
+        queue.popleft()
+    queue.append((streams.record(stream), data))
 
 
 def _d2h(dst, view) -> None:

@@ -122,12 +122,16 @@ class TaskNode(Node):
         return value
 
     def _prepare(self):
-        """The copies into this task's instances, then the initial values of its reduction buffers."""
-        if self.copies is not None:
-            for c in self.copies:
+        """The copies into this task's instances, then the initial values of its reduction buffers (both
+        dropped from the node first: a copy holds its instance, which a finished node kept by its worker
+        must not keep charged to its memory)."""
+        copies, redinit = self.copies, self.redinit
+        self.copies = self.redinit = None
+        if copies is not None:
+            for c in copies:
                 c()
-        if self.redinit is not None:
-            for init in self.redinit:
+        if redinit is not None:
+            for init in redinit:
                 init()
 
     def label(self):

@@ -81,7 +81,7 @@ class MemoryPool:
 class Instance:
     """A physical copy of (part of) one field in one memory."""
 
-    __slots__ = ("fs", "memory", "box", "array", "nbytes", "valid", "pins", "device", "release", "views",
+    __slots__ = ("fs", "memory", "box", "array", "nbytes", "valid", "pins", "pin_limit", "device", "release", "views",
                  "__weakref__")
 
     def __init__(self, fs, memory, box, array, nbytes: int):
@@ -92,6 +92,7 @@ class Instance:
         self.nbytes = nbytes
         self.valid: list[list] = []   # [box, producer node or None], boxes disjoint
         self.pins: list = []          # nodes that will touch this instance
+        self.pin_limit = 64           # the length at which finished pins are dropped
         self.device = memory.device if memory.kind is MemKind.GPU_FB else None
         self.release = None  # gives its bytes back to its memory's pool, once (on eviction or when it dies)
         # a device array's views by box, made once: slicing one costs 30-90 us of host time in numba-cuda
@@ -107,8 +108,9 @@ class Instance:
         nodes to the instances of the weights for good."""
         pins = self.pins
         pins.append(node)
-        if len(pins) > 64:
-            self.pins = [n for n in pins if not n.done]
+        if len(pins) > self.pin_limit:  # amortised: many pending pins are not rescanned at every call
+            self.pins = pins = [n for n in pins if not n.done]
+            self.pin_limit = max(64, 2 * len(pins))
 
     def view(self, box):
         views = self.views

@@ -11,7 +11,7 @@ argument, under a key made of the argument types (`_numba_type_` of a device arr
 a scalar), the stream and the current context. Later launches with that key build the parameter list
 with numba's own marshalling (`_Kernel._prepare_args`, cached per device array, whose views the runtime
 keeps) and call cuda.core's `launch` directly. Only plain device arrays and scalars (int, float, bool,
-NumPy numbers) qualify; a host array (which numba copies), a record, a tuple, a debug or cooperative-
+NumPy numbers; a Python int within int64) qualify; a host array (which numba copies), a record, a tuple, a debug or cooperative-
 sensitive kernel keeps numba's path. Off under the CUDA simulator and with ``FF_DIRECT_LAUNCH=0``.
 """
 
@@ -25,6 +25,7 @@ import numpy as np
 _SCALARS = (int, float, bool, np.float32, np.float64, np.int32, np.int64, np.uint32, np.uint64, np.int8,
             np.uint8, np.int16, np.uint16, np.bool_)
 
+_I64 = 1 << 63
 _entries: dict = {}  # (kernel, stream key, arg types) -> _Entry, or None: numba's path for good
 _configs: dict = {}  # (grid, block, cooperative) -> cuda.core LaunchConfig
 _streams: dict = {}  # id(numba stream) -> (numba stream, cuda.core stream)
@@ -61,6 +62,8 @@ def _arg_key(args):
     key = []
     for a in args:
         t = type(a)
+        if t is int and not -_I64 <= a < _I64:
+            return None  # numba types it uint64 (or rejects it): its path decides
         if t in _SCALARS:
             key.append(t)
         elif isinstance(a, arr):
@@ -80,14 +83,17 @@ def _context() -> int:
 
 def _stream_key(stream):
     """(key, cuda.core stream) for a numba stream (None: the default stream, keyed by the context, as a
-    kernel's module belongs to one context)."""
+    kernel's module belongs to one context; (None, None) when this thread has no context yet)."""
     if stream is None:
         from numba.cuda.cudadrv import driver
 
+        ctx = _context()
+        if not ctx:
+            return None, None  # no context yet: numba's launch makes one
         core = _streams.get(0)
         if core is None:
             core = _streams[0] = (None, driver._to_core_stream(0))
-        return ("ctx", _context()), core[1]
+        return ("ctx", ctx), core[1]
     hit = _streams.get(id(stream))
     if hit is None or hit[0] is not stream:
         from numba.cuda.cudadrv import driver
@@ -171,6 +177,8 @@ def try_launch(kernel, grid, block, stream, args):
     if key is None:
         return None
     skey, core_stream = _stream_key(stream)
+    if skey is None:
+        return None
     full = (kernel, skey, key)
     entry = _entries.get(full, False)
     if entry is False:

@@ -185,3 +185,16 @@ def test_off_under_the_simulator_and_by_flag(monkeypatch):
     monkeypatch.setenv("FF_DIRECT_LAUNCH", "1")
     assert direct.enabled() is True
     monkeypatch.setitem(direct._state, "on", None)
+
+
+def test_an_int_outside_int64_keeps_numbas_path():
+    """numba types 2**63 and above as uint64: one key for every int would reuse the int64 overload."""
+    arr = _devarray((4,), (4,))
+    assert direct._arg_key([arr, 2**63 - 1]) is not None
+    assert direct._arg_key([arr, 2**63 + 5]) is None
+    assert direct._arg_key([arr, -2**63 - 1]) is None
+
+
+def test_no_direct_launch_on_the_default_stream_without_a_context(monkeypatch):
+    monkeypatch.setattr(direct, "_context", lambda: 0)
+    assert direct.try_launch(object(), 1, 32, None, [_devarray((4,), (4,))]) is None

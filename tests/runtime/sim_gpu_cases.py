@@ -438,3 +438,30 @@ def test_a_copy_between_instances_of_one_gpu_follows_the_queued_writer_of_its_so
         rtm.launch(add_one, cols[0, 0])                   # column 0: 2
         out = rtm.read(X)
         assert (out[:, 0] == 2).all() and (out[:, 1] == 1).all(), out
+
+
+@rt.task(privileges=[rt.RW])
+def bump(x):
+    x += 1
+
+
+@bump.variant(rt.ProcKind.GPU)
+def bump_gpu(x):
+    put(x, host(x) + 1)
+
+
+def test_a_dead_regions_framebuffer_instance_does_not_block_the_next_region(executor):
+    """A finished GPU task no longer holds its copies (each holds its instance): the last one a worker ran
+    kept a dead region's only framebuffer copy charged, and the next region ran out of memory."""
+    import gc
+
+    with rt.Runtime(gpu_machine(fsize=1), executor=executor) as rtm:
+        a = rt.Region((600_000,), np.uint8, name="a")
+        rtm.fill(a, 1)
+        rtm.launch(bump, a)   # valid only in gpu0_fb now
+        rtm.fence()
+        del a
+        gc.collect()
+        b = rt.Region((600_000,), np.uint8, name="b")
+        rtm.fill(b, 2)
+        assert rtm.launch(total, b).get() == 1_200_000

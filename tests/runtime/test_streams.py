@@ -86,3 +86,51 @@ def test_a_streams_events_are_made_once_and_reused_in_a_ring(monkeypatch):
     del s, marks  # a stream that is gone takes its events with it
     gc.collect()
     assert len(streams._rings) == rings - 1 and t in streams._rings
+
+
+def test_an_async_host_to_device_copy_keeps_its_own_copy_of_the_source_until_the_stream_passes(monkeypatch):
+    """The caller may overwrite the source (the next batch) as soon as the copy is enqueued: the copy reads a
+    private host array, released once a mark recorded after it has passed."""
+    import numpy as np
+
+    from runtime import gpu, streams
+
+    class Event:
+        done = False
+
+        def query(self):
+            return self.done
+
+    class View:
+        ndim, size, dtype = 1, 4, np.dtype(np.float32)
+
+        def is_c_contiguous(self):
+            return True
+
+        def copy_to_device(self, data, stream=0):
+            enqueued.append((data, stream))
+
+    class Stream:
+        pass
+
+    enqueued, events = [], []
+
+    def record(stream):
+        events.append(Event())
+        return streams.Mark(events[-1], stream, len(events))
+
+    monkeypatch.setattr(streams, "record", record)
+    s, src = Stream(), np.arange(4, dtype=np.float32)
+    gpu._h2d(View(), src, s)
+    data, stream = enqueued[0]
+    assert stream is s and data is not src and data.base is None
+    src[:] = -1  # the caller reuses its buffer at once
+    assert data.tolist() == [0, 1, 2, 3]
+    assert [d is data for _, d in gpu._staged[s]] == [True]  # kept while the stream may still read it
+    gpu._h2d(View(), src, s)
+    assert len(gpu._staged[s]) == 2
+    events[0].done = True
+    gpu._h2d(View(), src, s)
+    assert len(gpu._staged[s]) == 2  # the first copy has passed: released
+    gpu._h2d(View(), src, 0)  # no stream: synchronous, nothing kept
+    assert enqueued[-1][1] == 0 and len(gpu._staged[s]) == 2
