@@ -179,6 +179,13 @@ def _device_block(index: int):
         _bound.pushed -= 1
 
 
+def bind_thread(index: int) -> None:
+    """Bind the calling thread to device `index` unless it is already (the sequential executor's issuing
+    thread on a one-GPU machine)."""
+    if getattr(_bound, "device", None) != index:
+        select_device(index)
+
+
 def select_device(index: int) -> None:
     """Bind the calling thread (a GPU worker) to device `index` for its lifetime."""
     cuda().select_device(index)

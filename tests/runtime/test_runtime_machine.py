@@ -159,3 +159,42 @@ def test_a_bound_gpu_thread_skips_the_context_push_unless_another_device_is_curr
     t.join()
     assert seen == {"plain": (0, 0), "nested": 0, "after": 0}
     assert pushes == [1, 0]
+
+
+@pytest.mark.parametrize("devices, bound", [([0], 0), ([0, 1], None), ([], None)])
+def test_the_sequential_executor_binds_its_thread_to_the_one_gpu(monkeypatch, devices, bound):
+    """On a one-GPU machine the issuing thread runs every GPU task: it is bound to the device as a
+    threaded GPU worker is (no context push per task); with two GPUs, or none, it is not."""
+    import threading
+
+    from runtime.machine import Processor, ProcKind
+    from runtime.workers import SequentialExecutor
+
+    selected = []
+
+    class FakeCuda:
+        @staticmethod
+        def select_device(i):
+            selected.append(i)
+
+    class Machine:
+        def processors(self, kind=None):
+            return [Processor(ProcKind.GPU, i, i, device=i) for i in devices]
+
+    class Engine:
+        def run(self, node):
+            seen.append(getattr(gpu._bound, "device", None))
+
+    monkeypatch.setattr(gpu, "cuda", lambda: FakeCuda)
+    seen: list = []
+    ex = SequentialExecutor(Engine(), Machine(), None)
+
+    def issue():
+        ex.enqueue("a")
+        ex.enqueue("b")
+
+    t = threading.Thread(target=issue)
+    t.start()
+    t.join()
+    assert seen == [bound, bound]
+    assert selected == ([bound] if bound is not None else [])  # bound once, not per task
