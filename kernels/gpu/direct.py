@@ -10,9 +10,10 @@ What: the first launch of a kernel for a set of argument types goes through numb
 argument, under a key made of the argument types (`_numba_type_` of a device array, the Python type of
 a scalar), the stream and the current context. Later launches with that key build the parameter list
 with numba's own marshalling (`_Kernel._prepare_args`, cached per device array, whose views the runtime
-keeps) and call cuda.core's `launch` directly. Only plain device arrays and scalars (int, float, bool,
-NumPy numbers; a Python int within int64) qualify; a host array (which numba copies), a record, a tuple, a debug or cooperative-
-sensitive kernel keeps numba's path. Off under the CUDA simulator and with ``FF_DIRECT_LAUNCH=0``.
+keeps) and call cuda.core's `launch` directly. Only plain device arrays and scalars (a Python int within
+int64, float, bool, NumPy numbers) qualify; a host array (which numba copies), a record, a tuple, a thread
+with no CUDA context yet, and a debug, specialised or launch-config-sensitive kernel keep numba's path. Off
+under the CUDA simulator and with ``FF_DIRECT_LAUNCH=0``.
 """
 
 from __future__ import annotations
@@ -22,8 +23,8 @@ import os
 
 import numpy as np
 
-_SCALARS = (int, float, bool, np.float32, np.float64, np.int32, np.int64, np.uint32, np.uint64, np.int8,
-            np.uint8, np.int16, np.uint16, np.bool_)
+_SCALARS = frozenset((int, float, bool, np.float32, np.float64, np.int32, np.int64, np.uint32, np.uint64, np.int8,
+                      np.uint8, np.int16, np.uint16, np.bool_))
 
 _I64 = 1 << 63
 _entries: dict = {}  # (kernel, stream key, arg types) -> _Entry, or None: numba's path for good
