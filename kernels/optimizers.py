@@ -404,13 +404,9 @@ def _dflat(a):
 def _dummy_like(a):
     """A one-element placeholder for an unused array argument, made once per weight (it lives on the
     weight's device; a new one at every update cost an allocation)."""
-    d = getattr(a, "__dict__", None)
-    dummy = d.get("_ff_dummy") if d is not None else None
-    if dummy is None:
-        dummy = _import_cuda().device_array(1, dtype=a.dtype)
-        if d is not None:
-            d["_ff_dummy"] = dummy
-    return dummy
+    from kernels.gpu import per_array
+
+    return per_array(a, "placeholder", lambda: _import_cuda().device_array(1, dtype=a.dtype))
 
 
 def sumsq_cuda(g) -> float:

@@ -264,10 +264,9 @@ def is_device_array(a) -> bool:
     return not isinstance(a, np.ndarray) and hasattr(a, "copy_to_host")
 
 
-def copy_host_to_device(dst, dst_index, src: np.ndarray, stream=0) -> None:
-    """dst[dst_index] = src for a device array `dst` and a host array `src` of the selected shape; on
-    `stream` when given (see `copy_stream`), else synchronously."""
-    _h2d(dst[dst_index], src, stream)
+def copy_host_to_device(dst, dst_index, src: np.ndarray) -> None:
+    """dst[dst_index] = src for a device array `dst` and a host array `src` of the selected shape."""
+    _h2d(dst[dst_index], src)
 
 
 def copy_device_to_host(dst: np.ndarray, src, src_index) -> None:

@@ -5,8 +5,9 @@ the events of the GPU tasks it depends on, enqueues its kernels on its stream (k
 current stream, set around the body), and records one event when its body returns; it does not
 synchronize. The host waits only where it reads: a CPU task or a host-side fold waits for the events of
 its GPU predecessors (`Event.synchronize()`), and a wait on a task's completion or a fence synchronizes
-the streams. Copies through ``copy_to_host`` / ``to_device`` run on the legacy default stream, which the
-(blocking) per-processor streams synchronize with, so they see every earlier kernel.
+the streams. A GPU task's copies into its own device run on its stream after its waits (runtime.gpu
+`task_copies`); every other copy runs on the legacy default stream, which the (blocking) per-processor
+streams synchronize with, so it sees every earlier kernel.
 
 State: `StreamTable` maps a processor to its stream; events travel along the graph's edges as `Mark`s (the
 engine hands a node's mark, or the marks it waited for when it has none, to its successors), merged to one

@@ -31,7 +31,7 @@ import time
 from collections import deque
 from queue import Empty, SimpleQueue
 
-from runtime import comm, fpenv, graph
+from runtime import comm, fpenv, gpu, graph
 from runtime.cpuload import CpuLoad
 from runtime.machine import ProcKind
 
@@ -119,8 +119,6 @@ class ThreadedExecutor:
             if proc.kind is ProcKind.CPU:
                 self.policy.apply_in_worker()
             elif proc.kind is ProcKind.GPU:
-                from runtime import gpu
-
                 gpu.select_device(proc.device)
         except Exception as e:  # noqa: BLE001 - setup problems must not stop the worker from serving
             log.warning("worker %s setup: %s: %s", proc.name, type(e).__name__, e)
@@ -187,8 +185,6 @@ class SequentialExecutor:
         if self._draining:
             return
         if self._device is not None:
-            from runtime import gpu
-
             gpu.bind_thread(self._device)
         self._draining = True
         word = fpenv.flush_denormals()  # as on the threaded workers, restored for the caller's own code

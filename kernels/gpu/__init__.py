@@ -25,40 +25,23 @@ from kernels.gpu.launch import (  # noqa: E402,F401 - re-exported: every launch 
     launch_rows,
     launch_tiled,
 )
+from kernels.gpu.memo import per_array  # noqa: E402,F401 - re-exported
 
 
 def flat(a):
-    """A 1-D view of a contiguous device array, made once per array (a device array's shape and memory
-    never change, and the runtime hands a task the same array at every step: the view, and the kernel
-    parameters a direct launch caches on it, are reused)."""
-    if a.ndim == 1:
-        return a
-    d = getattr(a, "__dict__", None)
-    v = d.get("_ff_flat") if d is not None else None
-    if v is None:
-        v = a.reshape(a.size)
-        if d is not None:
-            d["_ff_flat"] = v
-    return v
+    """A 1-D view of a contiguous device array (made once per array: `reshaped`)."""
+    return a if a.ndim == 1 else reshaped(a, a.size)
 
 
 def reshaped(a, *shape):
-    """`a.reshape(*shape)`, made once per array and shape for device arrays (as `flat`: the runtime hands a
-    task the same arrays at every step, so the views and their cached kernel parameters are reused; a
-    NumPy or CuPy array is reshaped as usual)."""
-    d = getattr(a, "__dict__", None)
-    if d is None:
-        return a.reshape(*shape)
-    views = d.get("_ff_views")
-    if views is None:
-        views = d["_ff_views"] = {}
+    """`a.reshape(*shape)`, made once per device array and shape (kernels.gpu.memo: the runtime hands a task
+    the same arrays at every step, so the views and the kernel parameters direct launches cache on them are
+    reused); a NumPy or CuPy array is reshaped as usual."""
     try:
-        v = views.get(shape)
+        hash(shape)
     except TypeError:  # a list among the arguments
         return a.reshape(*shape)
-    if v is None:
-        v = views[shape] = a.reshape(*shape)
-    return v
+    return per_array(a, shape, lambda: a.reshape(*shape))
 
 
 def empty(shape, dtype):

@@ -61,20 +61,20 @@ def _contiguous(a) -> bool:
 
 
 def _cupy_view(cupy, a):
-    """A CuPy array over the memory of Numba device array `a`, made once per array and kept on it (the
-    runtime hands a task the same arrays at every step; `cupy.asarray` of one cost ~10 us of host time).
-    The view keeps no reference to `a` (it lives as long as `a` does, on `a` itself: no cycle)."""
-    d = getattr(a, "__dict__", None)
-    if d is None:
+    """A CuPy array over the memory of Numba device array `a`, made once per array (kernels.gpu.memo;
+    `cupy.asarray` of one cost ~10 us of host time). It keeps no reference to `a`, which carries it: no
+    cycle."""
+    from kernels.gpu.memo import per_array
+
+    return per_array(a, "cupy", lambda: _wrap(cupy, a))
+
+
+def _wrap(cupy, a):
+    ptr = a.__cuda_array_interface__["data"][0]
+    if not ptr:  # an empty array
         return cupy.asarray(a)
-    v = d.get("_ff_cupy")
-    if v is None:
-        ptr = a.__cuda_array_interface__["data"][0]
-        if not ptr:  # an empty array
-            return cupy.asarray(a)
-        mem = cupy.cuda.UnownedMemory(ptr, a.size * a.dtype.itemsize, None)
-        v = d["_ff_cupy"] = cupy.ndarray(a.shape, a.dtype, cupy.cuda.MemoryPointer(mem, 0), strides=a.strides)
-    return v
+    mem = cupy.cuda.UnownedMemory(ptr, a.size * a.dtype.itemsize, None)
+    return cupy.ndarray(a.shape, a.dtype, cupy.cuda.MemoryPointer(mem, 0), strides=a.strides)
 
 
 _streams: dict = {}  # int(numba stream) -> (numba stream, CuPy ExternalStream)

@@ -104,13 +104,15 @@ def _stream_key(stream):
 
 
 def _array_packer(overload, ty):
+    from kernels.gpu.memo import per_array
+
+    def params(a):
+        out: list = []
+        overload._prepare_args(ty, a, 0, [], out)  # numba's own marshalling, once per array
+        return out
+
     def pack(a, out):
-        cached = a.__dict__.get("_ff_kernel_args")
-        if cached is None:
-            cached = []
-            overload._prepare_args(ty, a, 0, [], cached)  # numba's own marshalling, once per array
-            a.__dict__["_ff_kernel_args"] = cached
-        out.extend(cached)
+        out.extend(per_array(a, "kernel_args", lambda: params(a)))
     return pack
 
 

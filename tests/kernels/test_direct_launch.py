@@ -198,3 +198,17 @@ def test_an_int_outside_int64_keeps_numbas_path():
 def test_no_direct_launch_on_the_default_stream_without_a_context(monkeypatch):
     monkeypatch.setattr(direct, "_context", lambda: 0)
     assert direct.try_launch(object(), 1, 32, None, [_devarray((4,), (4,))]) is None
+
+
+def test_values_derived_from_a_device_array_are_made_once_and_kept_on_it():
+    from kernels.gpu import flat, per_array, reshaped
+
+    a = _devarray((4, 5), (20, 4))
+    made = []
+    assert per_array(a, "k", lambda: made.append(1) or "v") == "v"
+    assert per_array(a, "k", lambda: made.append(1) or "w") == "v" and made == [1]
+    assert flat(a) is flat(a) and flat(a).shape == (20,)
+    assert reshaped(a, 5, 4) is reshaped(a, 5, 4) and reshaped(a, 5, 4).shape == (5, 4)
+    host = np.zeros((4, 5))  # no __dict__: made every time
+    assert reshaped(host, 20) is not reshaped(host, 20)
+    assert per_array(host, "k", lambda: made.append(2) or "x") == "x" and made == [1, 2]
