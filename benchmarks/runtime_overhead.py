@@ -1,6 +1,6 @@
 """Runtime overhead: microseconds per empty task, single launches and per point of index launches.
 
-Run: python benchmarks/runtime_overhead.py [--tasks N] [--executor threaded|sequential|both]
+Run: python benchmarks/runtime_overhead.py [--tasks N] [--executor threaded|sequential|both] [--interpreted-too]
 
 Each row issues N empty tasks and waits for all of them (fence); the figure is wall time / tasks.
 "independent" tasks read one shared region (RO), so they may all run concurrently; "chain" tasks
@@ -15,6 +15,10 @@ Traced rows run the same launches inside `rtm.trace(...)`, recorded once and the
 wait=False" rows leave each trace without waiting (a training step's `rtm.trace(..., wait=False)`).
 Targets (issue 8: a small model's CUDA kernel takes ~10 us): <= 15 us untraced, <= 3 us traced.
 
+The runtime's hot modules are compiled by Cython when the project is installed (setup.py); the table says
+whether they ran compiled, and `--interpreted-too` adds the same table with FF_INTERPRETED=1 (the .py
+sources interpreted, as where nothing is built), from a fresh process in the same run.
+
 Each figure is the best of --repeats runs, as wall time per task and as the process's CPU time per task
 (every thread: the issuing one and the workers). On a shared machine the CPU figure is the steadier
 one: wall time also counts the time other processes hold the cores.
@@ -23,6 +27,8 @@ one: wall time also counts the time other processes hold the cores.
 from __future__ import annotations
 
 import argparse
+import os
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -186,6 +192,8 @@ def main(argv=None) -> int:
     ap.add_argument("--degree", type=int, default=4)
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--executor", choices=["threaded", "sequential", "both"], default="both")
+    ap.add_argument("--interpreted-too", action="store_true",
+                    help="then run the same table with FF_INTERPRETED=1 in a fresh process")
     args = ap.parse_args(argv)
     executors = ["threaded", "sequential"] if args.executor == "both" else [args.executor]
     results = {ex: bench(ex, args.tasks, args.degree, args.repeats) for ex in executors}
@@ -196,8 +204,18 @@ def main(argv=None) -> int:
     for i, label in enumerate(labels):
         print(f"{label:<66}" + "".join(f"{results[ex][i][1][0]:>24.1f} / {results[ex][i][1][1]:>5.1f}"
                                        for ex in executors))
+    from runtime import _compiled
+
+    state = _compiled.status()
+    mode = ("compiled (Cython)" if all(state.values()) else
+            "interpreted (" + ("FF_INTERPRETED=1" if os.environ.get("FF_INTERPRETED", "") not in ("", "0")
+                               else "not built or stale: python -m pip install -e .") + ")")
     print(f"\n{args.tasks} tasks per row, best of {args.repeats}; machine: 2 CPU + 1 UTIL processors, "
-          f"{__import__('os').cpu_count()} cores")
+          f"{os.cpu_count()} cores; runtime modules {mode}")
+    if args.interpreted_too:
+        print("\nThe same, with the runtime's .py sources interpreted (FF_INTERPRETED=1):\n", flush=True)
+        rest = [a for a in (sys.argv[1:] if argv is None else argv) if a != "--interpreted-too"]
+        subprocess.run([sys.executable, __file__, *rest], env=dict(os.environ, FF_INTERPRETED="1"), check=True)
     return 0
 
 

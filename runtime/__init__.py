@@ -50,6 +50,7 @@ threadpoolctl, Numba's pool, OpenMP told not to spin), so the workers never over
 Task bodies must not wait on futures (pass the Future as an argument); one thread issues launches.
 """
 
+from runtime import _compiled  # noqa: F401 - first: decides which modules load compiled (see there)
 from runtime.errors import (
     LaunchError,
     MachineError,

@@ -10,7 +10,8 @@ operands are read as 0). The setting is per thread; `flush_denormals` sets it on
 returns the previous control word for `restore`.
 
 Where the CPU is not x86-64 (aarch64 has its own FZ bit, not reachable from here) `supported()` is
-False and both calls do nothing.
+False and both calls do nothing. On x86-64 the compiled `runtime._fpcsr` (SSE intrinsics, built by
+`pip install`) serves both calls when it is built; otherwise Numba functions do (`runtime._mxcsr`).
 """
 
 from __future__ import annotations
@@ -68,3 +69,14 @@ def restore(word: int | None) -> None:
 def flushes(word: int | None) -> bool:
     """Whether a control word has both FTZ and DAZ set."""
     return word is not None and word & (_FTZ | _DAZ) == (_FTZ | _DAZ)
+
+
+if _X86:
+    try:
+        from runtime import _fpcsr
+    except ImportError:  # a source tree without the built extension: the Numba functions above serve
+        _fpcsr = None
+    if _fpcsr is not None:
+        _impl.update(get=_fpcsr.get_word, set=_fpcsr.set_word)
+        flush_denormals = _fpcsr.flush_denormals  # noqa: F811 - the same contract, in C
+        restore = _fpcsr.restore  # noqa: F811

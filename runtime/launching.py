@@ -10,6 +10,8 @@ can rebuild the point without analysis.
 
 from __future__ import annotations
 
+import cython
+
 from runtime.analysis import IN_PLACE, JOIN, FieldState, register, register_read
 from runtime.errors import LaunchError
 from runtime.futures import Future, FutureMap
@@ -144,6 +146,8 @@ class Binder:
     def _sys_list(self, n):
         return [self._sysmem] * n
 
+    @cython.locals(node=TaskNode, fs=FieldState, i=cython.Py_ssize_t, k=cython.Py_ssize_t, nreg=cython.Py_ssize_t,
+                   preds=list, copies=list, redinit=list, args=list, subs=list, nodes=list, fast_read=cython.bint)
     def _launch_points(self, spec: LaunchSpec, launch_id: int) -> list:
         task = spec.task
         privs = task.privileges
@@ -226,6 +230,7 @@ class Binder:
             binds.append(("fields", tuple(names), fbinds))
         return Fields(views)
 
+    @cython.locals(role=cython.int)
     def _bind_field(self, fs: FieldState, sub, priv, mem, node, preds, copies, redinit, binds):
         rec = self._recording
         if rec is not None:

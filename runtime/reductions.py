@@ -15,6 +15,9 @@ written down where it was created, so a replay recreates it at the same place.
 
 from __future__ import annotations
 
+import cython
+
+from runtime.analysis import Accumulator, Epoch, FieldState
 from runtime.geometry import box_slices
 from runtime.graph import FoldNode
 from runtime.privileges import fold_into
@@ -28,11 +31,10 @@ class Reductions:
         ep = fs.epoch
         ep.target = inst
         ep.target_key = (node.proc.uid, mem.uid)
-        from runtime.analysis import Accumulator
-
         ep.accs[ep.target_key] = Accumulator(None, node, private=False)
         self._open_epochs.add(fs)
 
+    @cython.locals(fs=FieldState, ep=Epoch, acc=Accumulator, fast=cython.bint, creates=cython.bint)
     def _join(self, fs, sub, priv, mem, node, preds, redinit, binds):
         """Bind a reducer joining the open epoch of `fs`; returns the array it folds into."""
         ep = fs.epoch
@@ -57,8 +59,6 @@ class Reductions:
         return value
 
     def _new_accumulator(self, fs, ep, mem, node, fast: bool, persistent: bool, target=None):
-        from runtime.analysis import Accumulator
-
         phys = self._physical
         buf, init, release = phys.reduce_buffer(fs, ep.sub, mem, ep.op)
         op = ep.op
@@ -86,6 +86,7 @@ class Reductions:
             aid = self._recording.new_accumulator()
         return Accumulator(buf, node, private=True, fold=fold, init=init, aid=aid, fast=fast)
 
+    @cython.locals(fs=FieldState, ep=Epoch, acc=Accumulator)
     def _acc_view(self, fs, ep, acc, sub, node, fast: bool):
         if acc.private:
             if sub is ep.sub or sub.box == ep.sub.box:

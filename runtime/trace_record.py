@@ -85,7 +85,7 @@ class LaunchTemplate:
         self.rsel = spec.rsel
         self.kinds = spec.kinds
         self.tag = spec.tag
-        self.points: list[PointTemplate] = []
+        self.points = []  # PointTemplate per point
         self.nreg = len(spec.rsel)
         self.nargs = self.nreg + len(spec.kinds)
         self.vpos = tuple(self.nreg + j for j, k in enumerate(spec.kinds) if k == "V")

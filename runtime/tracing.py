@@ -82,7 +82,7 @@ class Replay:
         self.entry = BarrierNode(f"trace '{rec.name}' entry")
         rt.engine.submit(self.entry, pending)
 
-    def launch(self, task, index, domain, points, args, tag, launch_id: int):
+    def launch(self, task, index, domain, points, args, tag, launch_id):
         """Rebuild launch number `pos` from the record; None (after sealing) when it differs."""
         rec = self.rec
         k = self.pos

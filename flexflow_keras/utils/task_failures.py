@@ -22,13 +22,25 @@ from types import TracebackType
 from flexflow_keras.errors import FlexFlowKerasError
 from runtime.errors import TaskError
 
+_PACKAGES = ("flexflow_keras", "runtime", "kernels")
 _OURS = tuple(os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), pkg)
-              + os.sep for pkg in ("flexflow_keras", "runtime", "kernels"))
-_RUNTIME = _OURS[1]
+              + os.sep for pkg in _PACKAGES)
+
+
+def _package(tb: TracebackType) -> str | None:
+    """Which of our packages a frame's code belongs to (None: the user's). By the module's name first: a
+    frame of a compiled module (runtime/_compiled.py) names its file relative to the package root."""
+    name = tb.tb_frame.f_globals.get("__name__")
+    if isinstance(name, str):
+        top = name.partition(".")[0]
+        if top in _PACKAGES:
+            return top
+    path = os.path.abspath(tb.tb_frame.f_code.co_filename)
+    return next((pkg for pkg, root in zip(_PACKAGES, _OURS, strict=True) if path.startswith(root)), None)
 
 
 def _ours(tb: TracebackType) -> bool:
-    return os.path.abspath(tb.tb_frame.f_code.co_filename).startswith(_OURS)
+    return _package(tb) is not None
 
 
 def call_site(tb: TracebackType | None) -> str:
@@ -54,8 +66,7 @@ def where(exc: TaskError) -> str:
 
 def _body_frames(tb: TracebackType | None) -> TracebackType | None:
     """The traceback without the runtime's dispatch frames at its top (they are the same for every task)."""
-    while tb is not None and tb.tb_next is not None and \
-            os.path.abspath(tb.tb_frame.f_code.co_filename).startswith(_RUNTIME):
+    while tb is not None and tb.tb_next is not None and _package(tb) == "runtime":
         tb = tb.tb_next
     return tb
 

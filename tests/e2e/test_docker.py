@@ -154,7 +154,7 @@ def test_every_copied_file_is_in_the_build_context(dockerfile):
             rel = f.relative_to(ROOT).as_posix()
             assert not ignored(rel, RULES), f"{dockerfile.name}: {rel} (under COPY {src}) is excluded by .dockerignore"
     copied = {PurePosixPath(src).name for src, _ in pairs}
-    for needed in ("setup.cfg", "pyproject.toml", "README.md", "flexflow_keras", "runtime", "kernels"):
+    for needed in ("setup.py", "setup.cfg", "pyproject.toml", "README.md", "flexflow_keras", "runtime", "kernels"):
         assert needed in copied, f"{dockerfile.name} does not copy {needed}, which `pip install .` needs"
 
 
@@ -197,3 +197,6 @@ def test_the_wheel_pip_installs_carries_the_machine_files(tmp_path):
     expected = {p.relative_to(ROOT).as_posix() for p in (ROOT / "flexflow_keras/search/machines").glob("*.json")}
     assert expected and shipped == expected
     assert not any("__pycache__" in n for n in names)
+    # the runtime's Cython modules (setup.py) are compiled into the wheel, not left to run interpreted
+    for name in ("graph", "trace_record", "tracing", "workers"):
+        assert any(n.startswith(f"runtime/{name}.") and n.endswith((".so", ".pyd")) for n in names), (name, names)

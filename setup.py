@@ -1,0 +1,27 @@
+"""Build: the runtime's hot paths compiled by Cython, by the ordinary `pip install`.
+
+Every runtime module with a `.pxd` beside its `.py` (graph, trace_record, tracing, workers) is compiled
+in Cython's pure-Python mode: the `.py` stays the one source, the `.pxd` types its classes and locals,
+and the same `.py` runs interpreted where the extension is not built (runtime/_compiled.py decides at
+import time). On x86-64, `runtime/_fpcsr.pyx` reads and writes MXCSR with SSE intrinsics (runtime.fpenv).
+The extensions are optional: without a C compiler the install still succeeds, interpreted and slower.
+Metadata is in setup.cfg.
+"""
+
+import platform
+from pathlib import Path
+
+from Cython.Build import cythonize
+from setuptools import setup
+
+ROOT = Path(__file__).resolve().parent
+SOURCES = [p.with_suffix(".py").relative_to(ROOT).as_posix() for p in sorted((ROOT / "runtime").glob("*.pxd"))
+           if p.with_suffix(".py").is_file()]
+if platform.machine().lower() in ("x86_64", "amd64"):
+    SOURCES.append("runtime/_fpcsr.pyx")
+
+extensions = cythonize(SOURCES, language_level=3, compiler_directives={"embedsignature": True})
+for ext in extensions:
+    ext.optional = True  # a failed compile leaves that module interpreted, not the install broken
+
+setup(ext_modules=extensions)
