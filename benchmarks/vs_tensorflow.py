@@ -197,7 +197,10 @@ def worker(side: str, key: str) -> dict:
     train = len(x) - int(len(x) * 0.1)
     out = {"samples_s": train / min(times), "epochs_s": times, "peak_mb": peak, "base_mb": base}
     if side == "ff":
+        from runtime import _compiled
+
         out["strategy"] = strategy_name(model)
+        out["compiled"] = all(_compiled.status().values())  # the runtime's Cython modules ran (setup.py)
     if key.startswith("mlp"):
         out["roofline"] = mlp_step_flops(batch) * out["samples_s"] / batch / gemm_roofline(batch)
     return out
@@ -324,6 +327,9 @@ def report(results: dict, args) -> None:
               f"{target:5.1f}x {ok:5} {peak:28} {roof}")
         chosen = sorted({g.get("strategy", "?") for g in got["ff"]})
         print(f"{'':34} our strategies: {'; '.join(chosen)}")
+        if not all(g.get("compiled", False) for g in got["ff"]):
+            print(f"{'':34} NOTE: the runtime's modules ran interpreted in some of our runs (not built, stale "
+                  f"or FF_INTERPRETED=1): run `python -m pip install -e .`")
 
 
 if __name__ == "__main__":

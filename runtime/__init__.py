@@ -48,6 +48,10 @@ Threading policy: each CPU worker's kernels may use cores // (CPU processors) th
 threadpoolctl, Numba's pool, OpenMP told not to spin), so the workers never oversubscribe the cores;
 `policy.refresh_free()` narrows that to the cores other processes leave free (runtime/cpuload.py).
 Task bodies must not wait on futures (pass the Future as an argument); one thread issues launches.
+
+Compiled hot paths: the modules with a `.pxd` beside them (graph, analysis, launching, reductions,
+trace_record, tracing, workers) are compiled by Cython at install time from the same `.py` sources;
+`runtime/_compiled.py` says when they run interpreted instead (FF_INTERPRETED=1, or a stale build).
 """
 
 from runtime import _compiled  # noqa: F401 - first: decides which modules load compiled (see there)
