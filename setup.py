@@ -17,7 +17,7 @@ from setuptools import setup
 ROOT = Path(__file__).resolve().parent
 SOURCES = [p.with_suffix(".py").relative_to(ROOT).as_posix() for p in sorted((ROOT / "runtime").glob("*.pxd"))
            if p.with_suffix(".py").is_file()]
-if platform.machine().lower() in ("x86_64", "amd64"):
+if platform.machine().lower() in ("x86_64", "amd64") and (ROOT / "runtime/_fpcsr.pyx").is_file():
     SOURCES.append("runtime/_fpcsr.pyx")
 
 extensions = cythonize(SOURCES, language_level=3, compiler_directives={"embedsignature": True})
