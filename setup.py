@@ -1,11 +1,13 @@
 """Build: the runtime's hot paths compiled by Cython, by the ordinary `pip install`.
 
-Every runtime module with a `.pxd` beside its `.py` (graph, trace_record, tracing, workers) is compiled
-in Cython's pure-Python mode: the `.py` stays the one source, the `.pxd` types its classes and locals,
-and the same `.py` runs interpreted where the extension is not built (runtime/_compiled.py decides at
-import time). On x86-64, `runtime/_fpcsr.pyx` reads and writes MXCSR with SSE intrinsics (runtime.fpenv).
-The extensions are optional: without a C compiler the install still succeeds, interpreted and slower.
-Metadata is in setup.cfg.
+The runtime modules with a `.pxd` beside their `.py` (`runtime._compiled.COMPILED`: analysis, graph,
+launching, reductions, trace_record, tracing, workers) are compiled in Cython's pure-Python mode: the
+`.py` stays the one source, the `.pxd` types its classes and locals, and the same `.py` runs interpreted
+where the extensions are not built (runtime/_compiled.py decides at import time). On x86-64,
+`runtime/_fpcsr.pyx` reads and writes MXCSR with SSE intrinsics (runtime.fpenv). The extensions are
+optional: without a C compiler the install still succeeds, interpreted and slower. Annotations do not
+type anything (`annotation_typing=False`): a `str` annotation would reject str subclasses when compiled;
+types come from the `.pxd` files and `@cython.locals` only. Metadata is in setup.cfg.
 """
 
 import platform
@@ -20,7 +22,8 @@ SOURCES = [p.with_suffix(".py").relative_to(ROOT).as_posix() for p in sorted((RO
 if platform.machine().lower() in ("x86_64", "amd64") and (ROOT / "runtime/_fpcsr.pyx").is_file():
     SOURCES.append("runtime/_fpcsr.pyx")
 
-extensions = cythonize(SOURCES, language_level=3, compiler_directives={"embedsignature": True})
+DIRECTIVES = {"embedsignature": True, "annotation_typing": False}
+extensions = cythonize(SOURCES, language_level=3, compiler_directives=DIRECTIVES)
 for ext in extensions:
     ext.optional = True  # a failed compile leaves that module interpreted, not the install broken
 

@@ -206,8 +206,7 @@ def main(argv=None) -> int:
                                        for ex in executors))
     from runtime import _compiled
 
-    state = _compiled.status()
-    mode = ("compiled (Cython)" if all(state.values()) else
+    mode = ("compiled (Cython)" if _compiled.all_compiled() else
             "interpreted (" + ("FF_INTERPRETED=1" if os.environ.get("FF_INTERPRETED", "") not in ("", "0")
                                else "not built or stale: python -m pip install -e .") + ")")
     print(f"\n{args.tasks} tasks per row, best of {args.repeats}; machine: 2 CPU + 1 UTIL processors, "

@@ -200,7 +200,7 @@ def worker(side: str, key: str) -> dict:
         from runtime import _compiled
 
         out["strategy"] = strategy_name(model)
-        out["compiled"] = all(_compiled.status().values())  # the runtime's Cython modules ran (setup.py)
+        out["compiled"] = _compiled.all_compiled()  # the runtime's Cython modules ran (setup.py)
     if key.startswith("mlp"):
         out["roofline"] = mlp_step_flops(batch) * out["samples_s"] / batch / gemm_roofline(batch)
     return out

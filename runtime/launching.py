@@ -230,7 +230,7 @@ class Binder:
             binds.append(("fields", tuple(names), fbinds))
         return Fields(views)
 
-    @cython.locals(role=cython.int)
+    @cython.locals(role=cython.int, fs=FieldState)
     def _bind_field(self, fs: FieldState, sub, priv, mem, node, preds, copies, redinit, binds):
         rec = self._recording
         if rec is not None:
