@@ -2,7 +2,8 @@
 
     python benchmarks/gpu_check.py [--budget 480] [--out DIR]
 
-0. the machine: the device's name, the driver, and the versions of numba-cuda, CuPy and NumPy;
+0. the machine: the device's name, the driver, the versions of numba-cuda, CuPy and NumPy, and whether
+   the runtime's modules run compiled (Cython) or interpreted;
 1. every CUDA kernel and op test on the device (tests/kernels/cuda and tests/flexflow_keras/ops/cuda with
    NUMBA_ENABLE_CUDASIM=0, the scripted conv / pool / optimizer checks with FF_CUDA_DEVICE=1), spread over
    pytest-xdist workers when it is installed (the PTX compile test needs no GPU: CI runs it for sm_90,
@@ -107,6 +108,12 @@ def machine_rows() -> None:
     except Exception as e:  # noqa: BLE001 - the version is context only
         versions.append(f"driver version unread ({type(e).__name__})")
     row("software", ", ".join(versions))
+    from runtime import _compiled
+
+    # the host-time rows below depend on it: a source tree on PYTHONPATH runs interpreted unless built
+    # there (`python setup.py build_ext --inplace`, which needs Cython and a C compiler)
+    row("runtime modules", "compiled (Cython)" if _compiled.all_compiled() else
+        f"interpreted: {next(iter(_compiled.INTERPRETED.values()), 'not built for this Python')}")
 
 
 def _workers() -> list[str]:
