@@ -168,10 +168,25 @@ class DecoderProcesses:
                 return False
         return True
 
-    def discard(self, tag, decoders) -> None:
-        """Wait for `tag`'s decodes and forget them (a batch left unread: its slot is written no more)."""
+    def discard(self, tag, decoders, deadline: float | None = None) -> None:
+        """Wait for `tag`'s decodes and forget them (a batch left unread: its slot is written no more).
+
+        With `deadline` (a `time.monotonic()` value; the pipeline's close passes one), stop waiting then:
+        a Ctrl-C that interrupted the reader of `tag` may have taken a reply (or lost it between the pipe
+        and `_replies`), and a reply that never comes must not keep the run from ending; the decoders
+        are ended right after."""
         for k in decoders:
-            self._reply(k, tag)
+            if deadline is None:
+                self._reply(k, tag)
+                continue
+            replies, conn = self._replies[k], self._conns[k]
+            while tag not in replies:
+                left = deadline - time.monotonic()
+                if left <= 0 or not conn.poll(left):
+                    log.debug("decoder %d: no reply for %r by the close's deadline; not waiting longer", k, tag)
+                    break
+                self._read(k)
+            replies.pop(tag, None)
 
     def _reply(self, k: int, tag):
         while tag not in self._replies[k]:

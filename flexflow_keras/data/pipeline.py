@@ -46,6 +46,8 @@ from runtime import POINT, MemKind, ProcKind, TaskError, comm, task
 from runtime.gpu import is_process_shared
 from runtime.machine import MB
 
+CLOSE_WAIT_S = 2.0  # a closing pipeline's wait for decoder replies (a Ctrl-C may have taken one)
+
 log = logging.getLogger("flexflow_keras")
 
 DEPTH = 3
@@ -299,8 +301,9 @@ class LoaderPipeline:
     def __len__(self) -> int:
         return len(self._batches)
 
-    def _settle(self) -> None:
-        """Wait for every load in flight to finish writing its slot, and forget it."""
+    def _settle(self, deadline: float | None = None) -> None:
+        """Wait for every load in flight to finish writing its slot, and forget it (decoder replies until
+        `deadline` at most, when given: see DecoderProcesses.discard)."""
         for b, (fm, ks) in self._inflight.items():
             try:
                 fm.get()
@@ -308,7 +311,7 @@ class LoaderPipeline:
                 continue  # a failed hand-over: the run ends with the error where the batch is taken
             if self.decoders is not None:
                 try:
-                    self.decoders.discard((self._gen, b), ks)
+                    self.decoders.discard((self._gen, b), ks, deadline)
                 except DataError:
                     continue  # a decoder that died writes nothing more; its error is raised where it is taken
         self._inflight.clear()
@@ -367,9 +370,10 @@ class LoaderPipeline:
         return rec
 
     def close(self) -> None:
-        """Wait for the loads still in flight, end the decoders and give the ring's memory back."""
+        """Wait for the loads still in flight (for their decoders' replies CLOSE_WAIT_S at most), end
+        the decoders and give the ring's memory back."""
         try:
-            self._settle()
+            self._settle(time.monotonic() + CLOSE_WAIT_S)
         finally:
             if self.decoders is not None:
                 self.decoders.close()
