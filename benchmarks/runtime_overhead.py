@@ -1,6 +1,7 @@
 """Runtime overhead: microseconds per empty task, single launches and per point of index launches.
 
-Run: python benchmarks/runtime_overhead.py [--tasks N] [--executor threaded|sequential|both] [--interpreted-too]
+Run: python benchmarks/runtime_overhead.py [--tasks N] [--executor threaded|sequential|both] [--no-help]
+     [--interpreted-too]
 
 Each row issues N empty tasks and waits for all of them (fence); the figure is wall time / tasks.
 "independent" tasks read one shared region (RO), so they may all run concurrently; "chain" tasks
@@ -14,6 +15,8 @@ the trace's own begin/end cost counts).
 Traced rows run the same launches inside `rtm.trace(...)`, recorded once and then replayed; "traced,
 wait=False" rows leave each trace without waiting (a training step's `rtm.trace(..., wait=False)`).
 Targets (issue 8: a small model's CUDA kernel takes ~10 us): <= 15 us untraced, <= 3 us traced.
+On the threaded executor a thread that waits runs ready points of idle processors itself (runtime/
+workers.py); `--no-help` adds a threaded column with that turned off (FF_HOST_HELPS=0).
 
 The runtime's hot modules are compiled by Cython when the project is installed (setup.py); the table says
 whether they ran compiled, and `--interpreted-too` adds the same table with FF_INTERPRETED=1 (the .py
@@ -192,11 +195,21 @@ def main(argv=None) -> int:
     ap.add_argument("--degree", type=int, default=4)
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--executor", choices=["threaded", "sequential", "both"], default="both")
+    ap.add_argument("--no-help", action="store_true",
+                    help="add a threaded column whose waiting thread only blocks (FF_HOST_HELPS=0: the workers "
+                         "run every point, as before waiting threads ran ready points)")
     ap.add_argument("--interpreted-too", action="store_true",
                     help="then run the same table with FF_INTERPRETED=1 in a fresh process")
     args = ap.parse_args(argv)
     executors = ["threaded", "sequential"] if args.executor == "both" else [args.executor]
     results = {ex: bench(ex, args.tasks, args.degree, args.repeats) for ex in executors}
+    if args.no_help and "threaded" in executors:
+        os.environ["FF_HOST_HELPS"] = "0"  # read when the executor starts (runtime/workers.py)
+        try:
+            results["no help"] = bench("threaded", args.tasks, args.degree, args.repeats)
+        finally:
+            del os.environ["FF_HOST_HELPS"]
+        executors = [*executors, "no help"]
     labels = [label for label, _ in results[executors[0]]]
     head = f"{'case':<66}" + "".join(f"{ex + ' us/task wall / CPU':>32}" for ex in executors)
     print(head)

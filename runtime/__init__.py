@@ -27,7 +27,9 @@ a view of the home array (fast path), an instance with planned copies, or, for a
 open epoch, its (processor, memory)'s accumulator (the target itself on the first reducer's
 processor, else a private buffer folded when the epoch ends) -> submit the node behind its
 predecessors. Workers (one thread per processor; or the sequential executor) run ready nodes: copies,
-then the body. A launch that raises while it is being bound (out of memory) fails its point, so
+then the body. A thread that waits on the threaded executor first runs ready nodes of idle CPU and
+utility processors itself (one node per processor at a time, under its worker's settings), so a waited
+trace of small tasks costs no hand-off between threads (runtime/workers.py). A launch that raises while it is being bound (out of memory) fails its point, so
 nothing ordered after it can wait forever.
 
 Invariants.

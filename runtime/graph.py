@@ -367,7 +367,8 @@ class Engine:
 
     # -- waiting ------------------------------------------------------------------------------
     def wait(self, node: Node) -> None:
-        """Block until `node` completes (and its GPU work has finished: the host reads its results)."""
+        """Block until `node` completes (and its GPU work has finished: the host reads its results). The
+        threaded executor's `help` first runs ready points of idle processors on this thread."""
         if node.done:
             self._read_barrier(node)
             return
@@ -387,6 +388,7 @@ class Engine:
                 else:
                     node.waiters.append(gate)
         if not done:
+            self.executor.help(gate)  # run ready points of idle processors first (workers.py)
             gate.acquire()
         self._read_barrier(node)
 
@@ -411,6 +413,7 @@ class Engine:
                 self._idle_waiters.append(gate)
         if gate is not None:
             if timeout is None:
+                self.executor.help(gate)
                 gate.acquire()
             elif not gate.acquire(timeout=max(timeout, 0.0)):
                 return False

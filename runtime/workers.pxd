@@ -9,6 +9,10 @@ cdef class ThreadedExecutor:
     cdef public list _put
     cdef public list _threads
     cdef public object _started
+    cdef public list _locks
+    cdef public list _deferred
+    cdef public list _busy
+    cdef public list _helped
 
 
 cdef class SequentialExecutor:

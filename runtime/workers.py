@@ -19,6 +19,15 @@ restored at shutdown.
 
 Every processor's thread computes with denormal numbers flushed to zero (`runtime.fpenv`), as
 TensorFlow's and PyTorch's CPU pools do: denormals are 20-100x slower on x86 and training makes them.
+
+A thread that waits (`Engine.wait`, `Engine.fence`) on the threaded executor first runs ready points of
+CPU and utility processors whose workers are idle (`help`), as the sequential executor would, and blocks
+only when none is left: the hand-off to a parked worker and back costs a thread wake-up each way (tens of
+us on a VM, more than the small tasks a waited trace or one reduction runs). Each processor still runs
+one point at a time (its lock is held by whichever thread runs it), under the worker's settings (Numba's
+thread count, denormals flushed; restored when the wait ends), and a point the host took is one its
+worker would have run next. Machines with GPU processors do not help: a task there may need the worker's
+device binding. FF_HOST_HELPS=0 turns it off (for comparisons: benchmarks/runtime_overhead.py --no-help).
 """
 
 from __future__ import annotations
@@ -32,6 +41,9 @@ from collections import deque
 from queue import Empty, SimpleQueue
 
 from runtime import comm, fpenv, gpu, graph
+
+_STOP = object()  # a worker's queue sentinel: stop after draining
+_WAKE = object()  # a worker's queue token: look at the deferred points (a waiting thread left some)
 from runtime.cpuload import CpuLoad
 from runtime.machine import ProcKind
 
@@ -96,6 +108,13 @@ class ThreadedExecutor:
         procs = machine.processors()
         self._queues = [SimpleQueue() for _ in procs]
         self._put = [q.put for q in self._queues]
+        self._locks = [threading.Lock() for _ in procs]  # held while a point of the processor runs
+        self._deferred = [deque() for _ in procs]  # its ready points of negative priority (under its lock)
+        self._busy = [False] * len(procs)  # its worker holds a point it took (the host leaves it alone)
+        # the processors whose ready points a waiting thread may run (none where GPUs are: see above)
+        gpus = any(p.kind is ProcKind.GPU for p in procs)
+        off = gpus or os.environ.get("FF_HOST_HELPS", "1").strip() == "0"
+        self._helped = [] if off else [p.uid for p in procs if p.kind in (ProcKind.CPU, ProcKind.UTIL)]
         self._threads = []
         self._started = threading.Barrier(len(procs) + 1)
         for p, q in zip(procs, self._queues, strict=True):
@@ -126,26 +145,36 @@ class ThreadedExecutor:
             self._started.wait()
         run = self.engine.run
         get, get_nowait = q.get, q.get_nowait
-        deferred: deque = deque()  # ready points of negative priority, run when the queue is empty
+        uid = proc.uid
+        lock = self._locks[uid]
+        busy = self._busy
+        deferred: deque = self._deferred[uid]  # run when the queue is empty (see the module docstring)
         while True:
             if deferred:
                 try:
                     node = get_nowait()
                 except Empty:
-                    node = deferred.pop()  # newest first (see the module docstring)
-                    self._run(run, proc, node)
+                    with lock:
+                        if deferred:
+                            self._run(run, proc, deferred.pop())  # newest first
                     continue
             else:
                 node = get()
-            if node is None:
-                while deferred:
-                    self._run(run, proc, deferred.popleft())
-                return
-            task = getattr(node, "task", None)
-            if task is not None and task.priority < 0:
-                deferred.append(node)
+            if node is _WAKE:
                 continue
-            self._run(run, proc, node)
+            if node is _STOP:
+                with lock:
+                    while deferred:
+                        self._run(run, proc, deferred.popleft())
+                return
+            busy[uid] = True
+            with lock:
+                task = getattr(node, "task", None)
+                if task is not None and task.priority < 0:
+                    deferred.append(node)
+                else:
+                    self._run(run, proc, node)
+            busy[uid] = False
 
     @staticmethod
     def _run(run, proc, node) -> None:
@@ -154,12 +183,110 @@ class ThreadedExecutor:
         except BaseException:  # noqa: BLE001 - an engine bug must be visible, and the worker must live
             log.exception("runtime worker %s: internal error while running %r", proc.name, node)
 
+    # -- a waiting thread runs ready points ------------------------------------------------------
+    def help(self, gate) -> None:
+        """Run ready points of idle CPU and utility processors on the calling thread until `gate` (a
+        held lock that the awaited completion releases) opens or none is left; then the caller blocks
+        on the gate as before. A KeyboardInterrupt in a body cancels the engine (as on the sequential
+        executor): the rest completes cancelled, and the engine serves again before it is raised."""
+        helped = self._helped
+        if not helped:
+            return
+        saved = None
+        try:
+            while gate.locked():
+                for uid in helped:
+                    if self._busy[uid] or (self._queues[uid].empty() and not self._deferred[uid]):
+                        continue
+                    lock = self._locks[uid]
+                    if not lock.acquire(False):
+                        continue
+                    try:
+                        node = self._take(uid)
+                        if node is not None:
+                            if saved is None:
+                                saved = self._enter_help()
+                            self._help_run(node)
+                            break
+                    finally:
+                        lock.release()
+                else:
+                    return  # nothing ready on an idle processor
+        except KeyboardInterrupt:
+            self._after_interrupt()
+            raise
+        finally:
+            if saved is not None:
+                self._leave_help(saved)
+            for uid in helped:  # points this thread deferred: their parked worker must see them
+                if self._deferred[uid]:
+                    self._put[uid](_WAKE)
+
+    def _take(self, uid: int):
+        """The point the worker of processor `uid` would run next (its lock held), or None."""
+        q, deferred = self._queues[uid], self._deferred[uid]
+        while True:
+            try:
+                node = q.get_nowait()
+            except Empty:
+                return deferred.pop() if deferred else None
+            if node is _WAKE:
+                continue
+            if node is _STOP:  # shutting down: the worker drains
+                q.put(node)
+                return None
+            task = getattr(node, "task", None)
+            if task is not None and task.priority < 0:
+                deferred.append(node)
+                continue
+            return node
+
+    def _help_run(self, node) -> None:
+        proc = node.proc
+        graph._tls.worker = proc  # a body that waits on a future fails as on a worker
+        try:
+            self.engine.run(node)
+        finally:
+            graph._tls.worker = None
+
+    def _enter_help(self):
+        """Give the calling thread a worker's settings; returns what to restore."""
+        threads = None
+        nb = sys.modules.get("numba")
+        if nb is not None:
+            try:
+                threads = nb.get_num_threads()
+                limit = min(self.policy.threads_per_worker, nb.config.NUMBA_NUM_THREADS)
+                if threads != limit:
+                    nb.set_num_threads(limit)
+                else:
+                    threads = None
+            except (AttributeError, ValueError, RuntimeError) as e:
+                log.debug("could not set Numba's thread count on a helping thread: %s", e)
+                threads = None
+        return fpenv.flush_denormals(), threads
+
+    @staticmethod
+    def _leave_help(saved) -> None:
+        word, threads = saved
+        fpenv.restore(word)
+        if threads is not None:
+            sys.modules["numba"].set_num_threads(threads)
+
+    def _after_interrupt(self) -> None:
+        """Ctrl-C in a body this thread ran: the engine is cancelled; let what is queued complete (as
+        cancelled) and serve again, as the sequential executor does after an interrupt."""
+        engine = self.engine
+        if engine.cancelled:
+            engine.fence()
+            engine.cancelled = False
+
     def shutdown(self, timeout: float | None = None) -> bool:
         """Stop every worker after its queue drains; with `timeout`, wait at most that long in all
         (a worker still inside a long task body is left to the process exit: workers are daemons).
         Returns whether every worker has stopped."""
         for put in self._put:
-            put(None)
+            put(_STOP)
         deadline = None if timeout is None else time.monotonic() + timeout
         for t in self._threads:
             t.join(None if deadline is None else max(0.0, deadline - time.monotonic()))
@@ -206,6 +333,9 @@ class SequentialExecutor:
     def putter(self, proc):
         """The callable that enqueues a ready node on `proc` (trace replays resolve it once)."""
         return self.enqueue
+
+    def help(self, gate) -> None:
+        """Nothing to run for a waiting thread: every ready node ran when it became ready."""
 
     def shutdown(self, timeout: float | None = None) -> bool:
         self._queue.clear()
