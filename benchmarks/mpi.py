@@ -11,8 +11,9 @@ against mpi4py's own Allreduce.
    start and finish tasks launched on the runtime as a training step launches them, until the sum is
    in the region), interleaved, and the ratio of their bandwidths (target: ours >= 80% of mpi4py's); and,
    for reference, the same Reducer called directly on the main thread (the MPI part alone).
-   Two cases: one reduction the host waits for alone (its figure includes the host's hand-off to the
-   worker and back, about 40 us here, paid once per launch-and-wait), and a step's worth: 8 regions of
+   Two cases: one reduction the host waits for alone (its figure includes issuing three untraced
+   launches right after the barrier, 40-55 us here; the waiting host then runs the tasks itself, see
+   runtime/workers.py), and a step's worth: 8 regions of
    that size reduced as a training step issues them (every start task, then every finish, the host waiting
    once at the end) against 8 consecutive Allreduce calls.
 
