@@ -204,11 +204,15 @@ def main(argv=None) -> int:
     executors = ["threaded", "sequential"] if args.executor == "both" else [args.executor]
     results = {ex: bench(ex, args.tasks, args.degree, args.repeats) for ex in executors}
     if args.no_help and "threaded" in executors:
+        before = os.environ.get("FF_HOST_HELPS")
         os.environ["FF_HOST_HELPS"] = "0"  # read when the executor starts (runtime/workers.py)
         try:
             results["no help"] = bench("threaded", args.tasks, args.degree, args.repeats)
         finally:
-            del os.environ["FF_HOST_HELPS"]
+            if before is None:
+                del os.environ["FF_HOST_HELPS"]
+            else:
+                os.environ["FF_HOST_HELPS"] = before
         executors = [*executors, "no help"]
     labels = [label for label, _ in results[executors[0]]]
     head = f"{'case':<66}" + "".join(f"{ex + ' us/task wall / CPU':>32}" for ex in executors)

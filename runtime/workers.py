@@ -32,6 +32,7 @@ device binding. FF_HOST_HELPS=0 turns it off (for comparisons: benchmarks/runtim
 
 from __future__ import annotations
 
+import contextvars
 import logging
 import os
 import sys
@@ -113,7 +114,7 @@ class ThreadedExecutor:
         self._busy = [False] * len(procs)  # its worker holds a point it took (the host leaves it alone)
         # the processors whose ready points a waiting thread may run (none where GPUs are: see above)
         gpus = any(p.kind is ProcKind.GPU for p in procs)
-        off = gpus or os.environ.get("FF_HOST_HELPS", "1").strip() == "0"
+        off = gpus or os.environ.get("FF_HOST_HELPS", "1").strip().lower() in ("0", "false", "off", "no")
         self._helped = [] if off else [p.uid for p in procs if p.kind in (ProcKind.CPU, ProcKind.UTIL)]
         self._threads = []
         self._started = threading.Barrier(len(procs) + 1)
@@ -187,12 +188,20 @@ class ThreadedExecutor:
     def help(self, gate) -> None:
         """Run ready points of idle CPU and utility processors on the calling thread until `gate` (a
         held lock that the awaited completion releases) opens or none is left; then the caller blocks
-        on the gate as before. A KeyboardInterrupt in a body cancels the engine (as on the sequential
-        executor): the rest completes cancelled, and the engine serves again before it is raised."""
+        on the gate as before.
+
+        Bodies run as on a worker: Numba's thread count and the denormal flags of a worker (restored
+        after), in a context of their own (NumPy's error state, any context variable of the caller's,
+        is not theirs), `in_worker()` true. A KeyboardInterrupt in such a body fails that point and
+        what depends on it as cancelled and is raised; the rest of the work goes on, as when Ctrl-C
+        lands in the blocking wait (the command line's hook then cancels everything). A point taken
+        but not yet started when the interrupt arrives goes back to its worker."""
         helped = self._helped
-        if not helped:
+        if not helped or graph.in_worker():
             return
-        saved = None
+        saved = context = taken = None
+        engine = self.engine
+        was_cancelled = engine.cancelled
         try:
             while gate.locked():
                 for uid in helped:
@@ -202,18 +211,23 @@ class ThreadedExecutor:
                     if not lock.acquire(False):
                         continue
                     try:
-                        node = self._take(uid)
-                        if node is not None:
-                            if saved is None:
-                                saved = self._enter_help()
-                            self._help_run(node)
+                        if saved is None:
+                            saved = self._enter_help()
+                            context = contextvars.Context()
+                        taken = self._take(uid)
+                        if taken is not None:
+                            context.run(self._help_run, taken)
+                            taken = None
                             break
                     finally:
                         lock.release()
                 else:
                     return  # nothing ready on an idle processor
         except KeyboardInterrupt:
-            self._after_interrupt()
+            if taken is not None and not taken.done and getattr(taken, "args", None) is not None:
+                self._put[taken.proc.uid](taken)  # never started (execute() drops its args first)
+            if not was_cancelled:
+                engine.cancelled = False  # set by Engine.run for the interrupted body: the rest goes on
             raise
         finally:
             if saved is not None:
@@ -242,12 +256,13 @@ class ThreadedExecutor:
             return node
 
     def _help_run(self, node) -> None:
-        proc = node.proc
-        graph._tls.worker = proc  # a body that waits on a future fails as on a worker
+        tls = graph._tls
+        before = getattr(tls, "worker", None)
+        tls.worker = node.proc  # a body that waits on a future fails as on a worker
         try:
             self.engine.run(node)
         finally:
-            graph._tls.worker = None
+            tls.worker = before
 
     def _enter_help(self):
         """Give the calling thread a worker's settings; returns what to restore."""
@@ -272,14 +287,6 @@ class ThreadedExecutor:
         fpenv.restore(word)
         if threads is not None:
             sys.modules["numba"].set_num_threads(threads)
-
-    def _after_interrupt(self) -> None:
-        """Ctrl-C in a body this thread ran: the engine is cancelled; let what is queued complete (as
-        cancelled) and serve again, as the sequential executor does after an interrupt."""
-        engine = self.engine
-        if engine.cancelled:
-            engine.fence()
-            engine.cancelled = False
 
     def shutdown(self, timeout: float | None = None) -> bool:
         """Stop every worker after its queue drains; with `timeout`, wait at most that long in all

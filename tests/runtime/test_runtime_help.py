@@ -169,6 +169,53 @@ def test_ctrl_c_in_a_body_the_host_ran_leaves_the_runtime_serving():
         assert _chain(rtm, R, 3) and (rtm.read(R) == 3).all()
 
 
+def test_a_body_the_host_runs_has_a_workers_numpy_error_state():
+    # NumPy's error state is a context variable of the calling thread: the program's np.errstate must not
+    # decide whether a point fails (on a worker it has the defaults)
+    @rt.task
+    def underflow():
+        x = np.array([1e-30], np.float32)
+        return threading.current_thread().name, float((x * x)[0])
+
+    with rt.Runtime(rt.Machine(cpus=2, utils=0), executor="threaded") as rtm, np.errstate(all="raise"):
+        seen = [rtm.launch(underflow).get() for _ in range(50)]
+    assert any(name == threading.current_thread().name for name, _ in seen)
+    assert all(v == 0.0 for _, v in seen)
+
+
+def test_a_point_taken_but_not_started_when_ctrl_c_lands_goes_back_to_its_worker(monkeypatch):
+    from runtime import workers
+
+    class Interrupted(workers.ThreadedExecutor):
+        armed = False
+
+        def _help_run(self, node):
+            if Interrupted.armed:  # the SIGINT lands after the point left its queue, before it runs
+                Interrupted.armed = False
+                raise KeyboardInterrupt
+            super()._help_run(node)
+
+    monkeypatch.setitem(workers.EXECUTORS, "threaded", Interrupted)  # the dict runtime.Runtime reads
+    R = rt.Region((4,), np.float64)
+    with rt.Runtime(rt.Machine(cpus=2, utils=0), executor="threaded") as rtm:
+        rtm.fill(R, 0.0)
+        rtm.fence()
+        Interrupted.armed = True
+        futures = []
+        for _ in range(50):
+            futures.append(rtm.launch(bump, R))
+            try:
+                futures[-1].get()
+            except KeyboardInterrupt:
+                break
+        else:
+            pytest.skip("no point of the 50 was taken by the waiting thread")
+        assert rtm.engine.fence(timeout=10.0), "the taken point was lost: nothing will ever complete it"
+        assert not rtm.engine.cancelled
+        assert futures[-1].get().startswith("runtime-")  # its worker ran it
+        assert (rtm.read(R) == len(futures)).all()
+
+
 def test_no_helping_where_gpus_are():
     pytest.importorskip("numba")
     from runtime.workers import ThreadedExecutor
