@@ -213,28 +213,29 @@ def run_search(engine, sources, rows, seed: int, dp_only: bool = False) -> Searc
     what = "data-parallel degree" if dp_only else "strategy"
     asked = any(cfg.given(n) for n in ("search_budget", "search_alpha", "search_only", "export_strategy"))
     planned = None if asked else getattr(engine, "planned_steps", None)
+    run = getattr(engine, "planned_run", None) or f"a fit of {planned} steps"  # what `planned` counts
     effort, probe_s = effort_for(engine, machine, sources, rows, seed, planned)
     if effort is not FULL and (cached := _cached(key + "-light")) is not None:  # a short fit's light check
         return _reuse(cached, machine, batch)
     if effort is MINIMAL:
         best, degree, line = minimal_choice(engine, machine, sources, rows, seed, probe_s)
         strategy = best.with_source(f"data parallelism, degree {degree} (measured for a short fit)")
-        log.info("%s search, minimal for a fit of %d steps (measuring more would cost over %d%% of it): %s",
-                 what, planned, round(MEASURE_SHARE * 100), line)
+        log.info("%s search, minimal for %s (measuring more would cost over %d%% of it): %s",
+                 what, run, round(MEASURE_SHARE * 100), line)
         return SearchResult(strategy, probe_s, [], Row(strategy.source, strategy, probe_s, 0, True), 0.0, 0,
                             machine, batch, [line])
     if effort is None:
         d = engine.default_degree()
         strategy = engine.data_parallel(d).with_source(f"data parallelism, degree {d} (a short fit: no search)")
-        log.info("%s search skipped: measuring strategies would cost more than %d%% of this fit's %d steps "
-                 "(%.1f ms each), so it trains with data parallelism, degree %d. A longer fit searches (its result "
-                 "is cached for later runs); --search-budget N searches now.", what, round(MEASURE_SHARE * 100),
-                 planned, probe_s * 1e3, d)
+        log.info("%s search skipped: measuring strategies would cost more than %d%% of %s (%.1f ms each), so "
+                 "it trains with data parallelism, degree %d. A longer fit searches (its result is cached for later "
+                 "runs); --search-budget N searches now.", what, round(MEASURE_SHARE * 100),
+                 getattr(engine, "planned_run", None) or f"this fit's {planned} steps", probe_s * 1e3, d)
         return SearchResult(strategy, probe_s, [], Row(strategy.source, strategy, probe_s, 0, True), 0.0, 0,
                             machine, batch, ["search skipped: a short fit"])
     log.info("%s search for %s, batch %d (budget %d, alpha %g%s)", what, machine.describe(), batch,
              cfg.search_budget, cfg.search_alpha,
-             "" if effort is FULL else f"; {effort.name} measurements for a fit of {planned} steps")
+             "" if effort is FULL else f"; {effort.name} measurements for {run}")
     result = search_and_check(engine, problem, machine, sources, rows, seed, budget=cfg.search_budget,
                               alpha=cfg.search_alpha, seed=cfg.seed or 0, dp_only=dp_only, effort=effort)
     log.info("strategy search compared:\n%s\nwinner's configs:\n%s", result.table(), result.strategy.describe())

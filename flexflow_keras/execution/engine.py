@@ -90,6 +90,7 @@ class Engine:
         self._dirty = False
         self.strategy: Strategy | None = None
         self.planned_steps: int | None = None  # set by fit: the steps it will train (bounds the search cost)
+        self.planned_run: str | None = None  # what those steps are, for the search's log (None: a fit)
         self.code_strategy: Strategy | None = strategy  # given in code (compile(strategy=...))
         self._strategy_serial = itertools.count()
         self._strategy_id = 0

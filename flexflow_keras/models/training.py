@@ -46,6 +46,10 @@ from flexflow_keras.utils import interrupts as _interrupts
 
 log = logging.getLogger("flexflow_keras")
 
+# The steps a train_on_batch loop's strategy search is sized for (execution/measured.py `effort_for`): its
+# length is unknown at the first call, and a GAN's loop meets one search per model it trains.
+LOOP_STEPS = 100
+
 
 class Trainer:
     """compile/fit/evaluate/predict for models (mixed into `Model`)."""
@@ -540,6 +544,11 @@ class Trainer:
         graph, xs, ys, sw, n = self._prepare(x, y, sample_weight)
         sw = self._class_weights(class_weight, ys, sw)
         engine = self._engine_for(graph, ys)
+        if engine.strategy is None and engine.planned_steps is None:
+            # a loop of unknown length (a GAN's alternating models, a custom schedule): its first call
+            # must not spend minutes measuring strategies a fit of thousands of steps would repay
+            engine.planned_steps = LOOP_STEPS
+            engine.planned_run = f"a train_on_batch loop of unknown length, sized as {LOOP_STEPS} steps"
         step = getattr(self, "_batch_step", 0)
         self._batch_step = step + 1
         losses, stats, penalty = engine.train_step(self._sources(xs, ys, sw, n), np.arange(n, dtype=np.int64),

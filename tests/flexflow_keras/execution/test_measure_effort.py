@@ -46,3 +46,21 @@ def test_the_minimal_check_needs_a_clear_lead():
     assert M.minimal_choice(close, _Machine(), None, ROWS, 0, 0.100)[1] == 1
     slower = _Engine({1: 0.100, 2: 0.160, 4: 0.300})  # x2 no faster: x4, the costliest, is not measured
     assert M.minimal_choice(slower, _Machine(), None, ROWS, 0, 0.100)[1] == 1 and slower.measured == [(2, 2)]
+
+
+def test_a_train_on_batch_loop_sizes_its_search_as_a_short_run(tmp_path, monkeypatch, caplog):
+    # its length is unknown at the first call: a GAN's loop met one full search per model (minutes)
+    import logging
+
+    import flexflow_keras as keras
+    from flexflow_keras.models.training import LOOP_STEPS
+
+    monkeypatch.setenv("FF_CACHE_DIR", str(tmp_path))  # nothing cached: the first call chooses
+    model = keras.Sequential([keras.Input((8,)), keras.layers.Dense(4)])
+    model.compile("sgd", "mse")
+    with caplog.at_level(logging.INFO, logger="flexflow_keras"):
+        model.train_on_batch(np.ones((16, 8), np.float32), np.zeros((16, 4), np.float32))
+    text = caplog.text
+    assert f"a train_on_batch loop of unknown length, sized as {LOOP_STEPS} steps" in text
+    assert "strategy search compared" not in text  # the full search's table
+    assert model._engine.planned_steps == LOOP_STEPS
