@@ -3,8 +3,8 @@ when the monitored value improves. The file path may hold ``{epoch:02d}`` and an
 ``"weights.{epoch:02d}-{val_loss:.2f}.weights.h5"``. Saving calls ``model.save_weights(path)`` or
 ``model.save(path)``; the file format is the model's business, and both write a temporary file and
 rename it (saving/atomic.py), so a run killed mid-save keeps the previous checkpoint. As Keras 3, the
-path's suffix is checked when the callback is made: ``.keras`` for whole models, ``.weights.h5`` with
-``save_weights_only=True``.
+path's suffix is checked when the callback is made: ``.keras`` (or Keras' legacy ``.h5``) for whole
+models, ``.weights.h5`` with ``save_weights_only=True``.
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ import numpy as np
 from flexflow_keras.callbacks.monitor import MonitorCallback
 from flexflow_keras.callbacks.progress import default_writer
 from flexflow_keras.saving.errors import SavingError
+from flexflow_keras.saving.legacy_h5 import is_legacy_path
 
 log = logging.getLogger("flexflow_keras")
 
@@ -148,13 +149,10 @@ def _check_suffix(filepath: str, save_weights_only: bool) -> None:
                          f"must end in `.weights.h5`; received filepath={filepath!r}. Use e.g. "
                          f"'ckpt-{{epoch:02d}}.weights.h5', or save_weights_only=False with a `.keras` path "
                          f"to save the whole model.")
-    if not save_weights_only and not filepath.endswith(".keras"):
+    if not save_weights_only and not filepath.endswith(".keras") and not is_legacy_path(filepath):
         hint = ""
         if filepath.endswith(".weights.h5"):
             hint = " (the path names a weights file: pass save_weights_only=True to save only the weights)"
-        elif filepath.endswith(".h5"):
-            hint = (" (legacy .h5 models are not written: use `.keras`, or save_weights_only=True with a "
-                    "`.weights.h5` path)")
         raise SavingError(f"ModelCheckpoint saves the whole model (save_weights_only=False) in Keras 3's format, "
-                         f"so the filepath must end in `.keras`; received filepath={filepath!r}{hint}. Use e.g. "
-                         f"'ckpt-{{epoch:02d}}.keras'.")
+                         f"so the filepath must end in `.keras` (or `.h5` for Keras' legacy HDF5 file); received "
+                         f"filepath={filepath!r}{hint}. Use e.g. 'ckpt-{{epoch:02d}}.keras'.")

@@ -121,7 +121,10 @@ class Trainer:
                 raise ValueError(f"compile({what}=...) has keys {unknown} that are not outputs of model "
                                  f"'{self.name}'; outputs: {list(names)}.")
             return [arg.get(n) for n in names]
-        if isinstance(arg, (list, tuple)) and len(names) > 1 and (what != "metrics" or (
+        # a one-output model's loss=["mse"] / loss_weights=[0.5] are per-output lists too (Keras takes them)
+        per_output = len(names) > 1 or (what in ("loss", "loss_weights") and len(names) == 1
+                                        and isinstance(arg, (list, tuple)) and len(arg) == 1)
+        if isinstance(arg, (list, tuple)) and per_output and (what != "metrics" or (
                 len(arg) == len(names) and all(isinstance(a, (list, tuple)) or a is None for a in arg))):
             if len(arg) != len(names):
                 raise ValueError(f"compile({what}=...) is a list of {len(arg)} entries but model '{self.name}' "

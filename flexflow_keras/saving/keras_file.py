@@ -133,7 +133,7 @@ def save_model(model, filepath, overwrite: bool = True, **kwargs) -> None:
     if is_legacy_path(path):  # Keras 2's .h5: the legacy HDF5 layout, as Keras 3 still writes it
         if os.path.exists(path) and not overwrite:
             raise FileExistsError(f"model.save(): {path} exists and overwrite=False.")
-        save_legacy_h5(model, path, KERAS_VERSION)
+        save_legacy_h5(model, path, KERAS_VERSION, include_optimizer=kwargs.get("include_optimizer", True))
         return
     if not path.endswith(".keras"):
         hint = "model.save_weights(filepath) writes the weights only" if path.endswith(".weights.h5") else \

@@ -125,11 +125,12 @@ def test_verbose_lines(tmp_path, capsys):
 
 
 def test_argument_errors_say_what_to_change(tmp_path):
-    with pytest.raises(ValueError, match=r"must end in `\.keras`; received filepath='m\.weights\.h5'.*"
+    with pytest.raises(ValueError, match=r"must end in `\.keras`.*; received filepath='m\.weights\.h5'.*"
                                          r"save_weights_only=True"):
         callbacks.ModelCheckpoint("m.weights.h5")
-    with pytest.raises(ValueError, match=r"must end in `\.keras`; received filepath='m\.h5' \(legacy \.h5 models"):
-        callbacks.ModelCheckpoint("m.h5")
+    with pytest.raises(ValueError, match=r"must end in `\.keras` \(or `\.h5` for Keras' legacy HDF5 file\); "
+                                         r"received filepath='m\.ckpt'"):
+        callbacks.ModelCheckpoint("m.ckpt")
     with pytest.raises(ValueError, match=r"save_weights_only=True\) .*must end in `\.weights\.h5`; received "
                                          r"filepath='m\.keras'"):
         callbacks.ModelCheckpoint("m.keras", save_weights_only=True)
@@ -142,3 +143,14 @@ def test_argument_errors_say_what_to_change(tmp_path):
     (tmp_path / "dir.keras").mkdir()
     with pytest.raises(IsADirectoryError, match="is an existing directory"):
         fit(m, [callbacks.ModelCheckpoint(tmp_path / "dir.keras")], epochs=1)
+
+
+def test_a_legacy_h5_path_checkpoints_the_whole_compiled_model(tmp_path):
+    # Keras 2 scripts checkpoint to "best.h5" (save_weights_only=False); Keras 3 writes its legacy file
+    pytest.importorskip("h5py")
+    m = model()
+    fit(m, [callbacks.ModelCheckpoint(str(tmp_path / "last.h5"))], epochs=2)
+    back = keras.models.load_model(tmp_path / "last.h5")
+    assert back.compiled and type(back.optimizer).__name__ == "Adam"
+    np.testing.assert_allclose(back.predict(X[32:], verbose=0), m.predict(X[32:], verbose=0), rtol=1e-6)
+    assert set(back.evaluate(X[32:], Y[32:], verbose=0, return_dict=True)) == {"loss", "accuracy"}

@@ -69,6 +69,38 @@ def test_our_legacy_file_loads_back(tmp_path):
         keras.config.reset()
 
 
+def test_a_compiled_model_loads_back_compiled(tmp_path):
+    # Keras 2 scripts save to .h5 and evaluate the loaded model at once: the compile arguments travel in
+    # the file's training_config (Keras 3's legacy layout); the optimizer's state does not
+    h5py = pytest.importorskip("h5py")
+    keras.config.set(only_data_parallel=True)
+    try:
+        model = _model()
+        model.compile(keras.optimizers.RMSprop(0.003), "categorical_crossentropy",
+                      metrics=["accuracy", keras.metrics.AUC(name="auc")], loss_weights=[0.5])
+        x = np.random.default_rng(0).random((16, 6)).astype(np.float32)
+        y = np.eye(3, dtype=np.float32)[np.arange(16) % 3]
+        model.fit(x, y, epochs=1, verbose=0)
+        model.save(tmp_path / "m.h5")
+        with h5py.File(tmp_path / "m.h5", "r") as f:
+            assert '"optimizer_config"' in f.attrs["training_config"]
+        again = keras.models.load_model(tmp_path / "m.h5")
+        assert again.compiled
+        assert type(again.optimizer).__name__ == "RMSprop"
+        assert float(again.optimizer.learning_rate) == pytest.approx(0.003)
+        ours = model.evaluate(x, y, verbose=0, return_dict=True)
+        theirs = again.evaluate(x, y, verbose=0, return_dict=True)
+        assert set(theirs) == {"loss", "accuracy", "auc"}
+        for k in ours:
+            assert theirs[k] == pytest.approx(ours[k], rel=1e-5), k
+        model.save(tmp_path / "bare.h5", include_optimizer=False)
+        with h5py.File(tmp_path / "bare.h5", "r") as f:
+            assert "training_config" not in f.attrs
+        assert not keras.models.load_model(tmp_path / "bare.h5").compiled
+    finally:
+        keras.config.reset()
+
+
 def _keras2_models(k2):
     seq = k2.Sequential([k2.layers.Conv2D(4, 3, activation="relu", input_shape=(8, 8, 1)),
                          k2.layers.BatchNormalization(), k2.layers.MaxPooling2D(), k2.layers.Flatten(),

@@ -136,3 +136,21 @@ def test_loss_weights_scale_the_gradient_as_keras(loss_weights):
     _close(got, want)
     for a, b in zip(ours.get_weights(), theirs.get_weights(), strict=True):
         np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)
+
+
+def test_one_output_lists_of_loss_and_loss_weights_match_keras():
+    # loss=["mse"], loss_weights=[0.5] on a one-output model: per-output lists of one (a raw TypeError before)
+    def build(k):
+        inp = k.Input((5,))
+        return k.Model(inp, k.layers.Dense(1, name="reg")(inp))
+
+    ours, theirs = build(ff), build(keras)
+    ours.set_weights(theirs.get_weights())
+    for m in (ours, theirs):
+        m.compile(optimizer="sgd", loss=["mse"], loss_weights=[0.5])
+    _close(ours.evaluate(X, YR, batch_size=N, verbose=0, return_dict=True),
+           theirs.evaluate(X, YR, batch_size=N, verbose=0, return_dict=True))
+    ours.train_on_batch(X, YR)
+    theirs.train_on_batch(X, YR)
+    for a, b in zip(ours.get_weights(), theirs.get_weights(), strict=True):
+        np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)
