@@ -83,7 +83,7 @@ class _TensorFlow(types.ModuleType):
             return name
         if name == "GradientTape":
             return GradientTape
-        return _RawTF(f"tf.{name}")
+        return _RawTF(f"{self.__name__.replace('tensorflow', 'tf', 1)}.{name}")
 
 
 class GradientTape:
@@ -123,8 +123,8 @@ class _AliasLoader(importlib.abc.Loader):
         self.target = target
 
     def create_module(self, spec):
-        if self.target is None:  # the stand-in tensorflow
-            module = _TensorFlow("tensorflow")
+        if self.target is None:  # the stand-in tensorflow (or tensorflow.python)
+            module = _TensorFlow(spec.name)
             module.__path__ = []  # a package, so `import tensorflow.keras` is asked of the finder
             module.__version__ = f"flexflow_keras-{_version()}"
             return module
@@ -148,11 +148,12 @@ def _version() -> str:
 
 
 def target_of(fullname: str) -> str | None | bool:
-    """The flexflow_keras module for `fullname`, None for the stand-in tensorflow, False when not ours."""
+    """The flexflow_keras module for `fullname`, None for the stand-in tensorflow (and its `python`
+    package, which older tf.keras scripts import `tensorflow.python.keras` through), False when not ours."""
     for prefix in _KERAS_PREFIXES:
         if fullname == prefix or fullname.startswith(prefix + "."):
             return "flexflow_keras" + fullname[len(prefix):]
-    if fullname == "tensorflow":
+    if fullname in ("tensorflow", "tensorflow.python"):
         return None
     return False
 

@@ -21,6 +21,8 @@ SCRIPT = textwrap.dedent("""
     import keras as plain_keras
     from keras.layers.core import Dense
     from keras.utils.np_utils import to_categorical
+    from keras.engine.topology import Layer as Keras2Layer  # Keras 2 custom-layer scripts
+    from tensorflow.python.keras.layers import Dense as OldTfDense  # older tf.keras scripts
 
     import flexflow_keras
 
@@ -32,6 +34,7 @@ SCRIPT = textwrap.dedent("""
     assert keras is flexflow_keras and plain_keras is flexflow_keras and tf.keras is flexflow_keras
     assert layers is flexflow_keras.layers and Dense is flexflow_keras.layers.Dense
     assert tf.float32 == "float32"
+    assert Keras2Layer is flexflow_keras.layers.Layer and OldTfDense is Dense
     if args.missing:
         import keras.no_such_module  # noqa: F401
     model = keras.Sequential([keras.Input((4,)), Dense(args.units, activation="softmax")])
