@@ -274,6 +274,7 @@ class Trainer:
         from flexflow_keras import callbacks as callbacks_mod
 
         self._require_compiled("fit")
+        script_batch = batch_size
         batch_size = int(_config.resolve("batch_size", batch_size, "-b/--batch-size"))
         epochs = int(_config.resolve("epochs", epochs, "-e/--epochs"))
         given = not (x is None and y is None)
@@ -319,6 +320,9 @@ class Trainer:
         engine = self._engine_for(graph, ys)
         sources = self._sources(xs, ys, sw, len(xs[0]))
         if feed is None:
+            if script_batch is None and not _config.get().given("batch_size"):
+                log.info("fit(): no batch_size given, so batches of %d (the -b/--batch-size default; Keras' own "
+                         "default is 32: pass batch_size=32 or -b 32 for Keras' number of steps)", batch_size)
             feed = ArrayFeed(sources, n, batch_size, shuffle, seed, steps_per_epoch)
         else:
             batch_size = len(xs[0])

@@ -193,3 +193,18 @@ def test_pydataset_pass_continues_across_epochs_with_steps_per_epoch():
     _model().fit(data, epochs=3, steps_per_epoch=3, shuffle=False, callbacks=[cb], verbose=0)
     assert data.seen[1:] == [0, 1, 2, 3, 0, 1, 2]  # seen[0]: the peek at the shapes
     assert data.begins == data.ends == 3 and seen == ["|"] * 3
+
+
+def test_fit_without_batch_size_says_which_batch_it_uses(caplog):
+    # the -b default (64, FlexFlow's) fills in, not Keras' 32: the log says so, with the way to Keras' steps
+    import logging
+
+    m = _model()
+    with caplog.at_level(logging.INFO, logger="flexflow_keras"):
+        m.fit(X, Y, epochs=1, verbose=0)
+    assert "no batch_size given, so batches of 64 (the -b/--batch-size default; Keras' own default is 32" \
+        in caplog.text
+    caplog.clear()
+    with caplog.at_level(logging.INFO, logger="flexflow_keras"):
+        m.fit(X, Y, epochs=1, batch_size=16, verbose=0)
+    assert "no batch_size given" not in caplog.text
