@@ -90,16 +90,17 @@ def _dense_grad_row(t, p, g, dp, r, kind, ls, lo, hi, accumulate):
             v = gr * (dq - dot) / s
             dp[r, k] = dp[r, k] + v if accumulate else v
     elif kind == CCE_LOGITS:
+        # softmax(p) - t, as TensorFlow's softmax_cross_entropy_with_logits (Keras' TF backend): the exact
+        # gradient of the loss is softmax(p) * sum(t) - t, the same for targets that sum to 1, but tf.keras
+        # trains multi-hot targets with this one
         m = p[r, 0]
         for j in range(1, c):
             m = max(m, p[r, j])
         se = 0.0
-        st = 0.0
         for j in range(c):
             se += math.exp(p[r, j] - m)
-            st += t[r, j] * (1.0 - ls) + ls / cf
         for j in range(c):
-            v = gr * (math.exp(p[r, j] - m) / se * st - (t[r, j] * (1.0 - ls) + ls / cf))
+            v = gr * (math.exp(p[r, j] - m) / se - (t[r, j] * (1.0 - ls) + ls / cf))
             dp[r, j] = dp[r, j] + v if accumulate else v
     else:
         for j in range(c):

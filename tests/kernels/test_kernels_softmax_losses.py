@@ -121,3 +121,16 @@ def test_sparse_crossentropy(from_logits):
 def test_sparse_reports_bad_label():
     loss = np.empty(3)
     assert sparse_loss_forward_cpu(np.array([0, 5, 1]), _probs((3, 4)), loss, False) == 1
+
+
+def test_logits_crossentropy_gradient_is_tensorflows_for_multi_hot_targets():
+    # softmax(p) - t (TensorFlow's softmax_cross_entropy_with_logits), not the exact softmax(p) * sum(t) - t:
+    # tf.keras trains targets that do not sum to 1 with it
+    t = np.array([[1.0, 0.0, 1.0, 1.0], [0.0, 0.0, 0.0, 0.0], [0.3, 0.3, 0.3, 0.3]])
+    p = rng.standard_normal(t.shape)
+    g = rng.uniform(0.5, 1.5, 3)
+    for ls in (0.0, 0.1):
+        dp = np.empty_like(p)
+        loss_backward_cpu(CCE_LOGITS, t, p, g, dp, ls)
+        smoothed = t * (1 - ls) + ls / t.shape[1]
+        np.testing.assert_allclose(dp, g[:, None] * (ref.softmax(p) - smoothed), rtol=1e-12, atol=1e-14)

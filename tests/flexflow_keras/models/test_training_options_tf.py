@@ -154,3 +154,23 @@ def test_one_output_lists_of_loss_and_loss_weights_match_keras():
     theirs.train_on_batch(X, YR)
     for a, b in zip(ours.get_weights(), theirs.get_weights(), strict=True):
         np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)
+
+
+def test_multi_hot_targets_of_a_softmax_train_as_keras():
+    # categorical_crossentropy on a softmax with targets that do not sum to 1 (a multi-label misuse public
+    # scripts make): tf.keras backprops softmax - y through softmax_cross_entropy_with_logits
+    y = rng.integers(0, 2, (N, 4)).astype(np.float32)
+
+    def build(k):
+        inp = k.Input((5,))
+        return k.Model(inp, k.layers.Dense(4, activation="softmax")(inp))
+
+    ours, theirs = build(ff), build(keras)
+    ours.set_weights(theirs.get_weights())
+    ours.compile(optimizer=ff.optimizers.SGD(0.05), loss="categorical_crossentropy")
+    theirs.compile(optimizer=keras.optimizers.SGD(0.05), loss="categorical_crossentropy")  # traced, as scripts run
+    got = ours.fit(X, y, batch_size=8, epochs=2, shuffle=False, verbose=0).history["loss"]
+    want = theirs.fit(X, y, batch_size=8, epochs=2, shuffle=False, verbose=0).history["loss"]
+    np.testing.assert_allclose(got, want, rtol=1e-5)
+    for a, b in zip(ours.get_weights(), theirs.get_weights(), strict=True):
+        np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)
