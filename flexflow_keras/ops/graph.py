@@ -138,6 +138,38 @@ class Variable(TensorMath):
         return f"<Variable path={self.path!r} shape={self.shape} dtype={self.dtype}>"
 
 
+def _raw_tensorflow_call() -> str | None:
+    """When TensorFlow itself is converting a KerasTensor (a layer's call() used tf.matmul, tf.nn.relu, ...
+    with flexflow_keras imported beside TensorFlow), a message naming the script's line that called into
+    TensorFlow and the Keras call that replaces it ({tensor} left to fill); else None."""
+    import linecache
+    import re
+    import sys
+
+    frame, inside_tf = sys._getframe(2), False
+    while frame is not None:
+        module = frame.f_globals.get("__name__", "") or ""
+        if module == "tensorflow" or module.startswith("tensorflow."):
+            inside_tf = True
+        elif inside_tf:
+            break
+        frame = frame.f_back
+    if frame is None or not inside_tf:
+        return None
+    line = linecache.getline(frame.f_code.co_filename, frame.f_lineno).strip()
+    calls = re.findall(r"\btf\.([A-Za-z_][\w.]*)\s*\(", line)
+    hint = ""
+    if calls:
+        from flexflow_keras.raw_tf_hints import keras_spelling
+
+        spelled = keras_spelling(f"tf.{calls[0]}")
+        hint = f" (tf.{calls[0]} -> {spelled})" if spelled else ""
+    return (f"{frame.f_code.co_filename}:{frame.f_lineno} ({line!r}) gave {{tensor}} to TensorFlow itself: "
+            f"flexflow_keras tensors are not TensorFlow tensors, so raw TensorFlow functions cannot compute on "
+            f"them. Use keras.ops in layers and losses{hint}; TensorFlow's Keras API (tf.keras.*) maps onto "
+            f"flexflow_keras, its ops do not.")
+
+
 class KerasTensor(TensorMath):
     """A symbolic tensor: a spec, the node that produces it (None for a graph input) and its index."""
 
@@ -165,6 +197,9 @@ class KerasTensor(TensorMath):
         return f"<KerasTensor shape={self.shape}, dtype={self.dtype}, name={self.name}>"
 
     def __array__(self, dtype=None, copy=None):
+        raw_tf = _raw_tensorflow_call()
+        if raw_tf is not None:
+            raise GraphError(raw_tf.format(tensor=repr(self)))
         raise ValueError(f"{self!r} is symbolic: it holds a shape and a dtype, not numbers, so it cannot be "
                          f"converted to a NumPy array. Build a model from it and call model.predict(x), or "
                          f"use it only inside layers' call() and keras.ops functions.")

@@ -31,3 +31,27 @@ def test_stand_in_tensorflow_message_carries_the_spelling():
     text = str(info.value)
     assert text.startswith("tf.reduce_mean: raw TensorFlow is not supported")
     assert "(keras.ops.mean)" in text
+
+
+@pytest.mark.tf
+def test_a_layer_calling_tensorflow_itself_is_told_the_line_and_the_keras_call():
+    # flexflow_keras imported beside TensorFlow (no `python -m flexflow_keras`): TensorFlow converts the
+    # symbolic tensor, and the message must name the script's line and keras.ops, not TensorFlow's insides
+    tf = pytest.importorskip("tensorflow")
+    import flexflow_keras as keras
+    from flexflow_keras.errors import GraphError
+
+    class RawMatmul(keras.layers.Layer):
+        def build(self, shape):
+            self.w = self.add_weight(shape=(shape[-1], 2))
+
+        def call(self, x):
+            return tf.matmul(x, self.w)
+
+    with pytest.raises(GraphError, match=r"test_raw_tf_hints\.py:\d+ \('return tf\.matmul\(x, self\.w\)'\) gave "
+                                         r"<KerasTensor .*> to TensorFlow itself: .*\(tf\.matmul -> keras\.ops\.matmul\)"):
+        RawMatmul()(keras.Input((4,)))
+    with pytest.raises(ValueError, match="is symbolic"):  # anything else converting one keeps the plain message
+        import numpy as np
+
+        np.asarray(keras.Input((4,)))
