@@ -169,10 +169,11 @@ def test_resume_with_initial_epoch_is_bit_identical(tmp_path, shuffle):
 
 def test_a_checkpoint_path_with_the_wrong_suffix_is_one_clean_error(tmp_path):
     script = tmp_path / "ck.py"
-    script.write_text("import flexflow_keras as keras\nkeras.callbacks.ModelCheckpoint('best.h5')\n")
+    script.write_text("import flexflow_keras as keras\nkeras.callbacks.ModelCheckpoint('best.weights.h5')\n")
     proc = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, env=_env(tmp_path),
                           cwd=str(ROOT), timeout=120)
     assert proc.returncode == 1
     assert ("flexflow_keras: error: ModelCheckpoint saves the whole model (save_weights_only=False) in Keras 3's "
-            "format, so the filepath must end in `.keras`; received filepath='best.h5'") in proc.stderr
+            "format, so the filepath must end in `.keras` (or `.h5` for Keras' legacy HDF5 file); received "
+            "filepath='best.weights.h5'") in proc.stderr
     assert "save_weights_only=True" in proc.stderr and "Traceback" not in proc.stderr
