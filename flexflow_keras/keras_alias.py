@@ -46,6 +46,8 @@ def _raw_tf_message(call: str) -> str:
             f"{f' ({hint})' if hint else ''}, or run the script with TensorFlow itself.")
 
 
+_KERAS_SHORTCUTS = ("optimizers", "losses", "metrics", "initializers", "activations", "regularizers",
+                    "constraints")
 _DTYPES = ("bfloat16", "bool", "float16", "float32", "float64", "int8", "int16", "int32", "int64", "uint8",
            "string")
 
@@ -79,6 +81,8 @@ class _TensorFlow(types.ModuleType):
             raise AttributeError(name)
         if name == "keras":
             return importlib.import_module("flexflow_keras")
+        if name in _KERAS_SHORTCUTS:  # TensorFlow 2's tf.optimizers, tf.losses, ... are tf.keras' modules
+            return importlib.import_module(f"flexflow_keras.{name}")
         if name in _DTYPES:
             return name
         if name == "GradientTape":

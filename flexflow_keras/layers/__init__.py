@@ -162,3 +162,11 @@ from flexflow_keras.layers import keras2_paths as _keras2_paths  # noqa: E402
 
 _keras2_paths.install()  # Keras 2 module paths (keras.layers.noise, .merge, .core, ...)
 from flexflow_keras.layers import experimental  # noqa: E402,F401  tf.keras 2's layers.experimental (RandomFourierFeatures)
+from flexflow_keras.layers import unsupported as _unsupported  # noqa: E402
+
+
+def __getattr__(name: str):
+    # a Keras 3 layer flexflow_keras does not have: say so (layers/unsupported.py)
+    if name in _unsupported.UNSUPPORTED:
+        raise _unsupported.error(name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -11,6 +11,14 @@ import numpy as np
 from flexflow_keras.errors import DataError, ShapeError
 
 
+def _array(d) -> np.ndarray:
+    """One input or target as an array; a pandas Series is a column, (N, 1), as Keras 3's data adapters
+    make it (the TensorFlow regression tutorial fits on `df['Horsepower']`)."""
+    if type(d).__name__ == "Series" and type(d).__module__.startswith("pandas"):
+        return np.expand_dims(d.to_numpy(), -1)
+    return np.asarray(d)
+
+
 def to_list(data, names: Sequence[str], what: str) -> list[np.ndarray] | None:
     """`data` (array, list/tuple of arrays, or dict by name) as a list ordered like `names`."""
     if data is None:
@@ -20,15 +28,15 @@ def to_list(data, names: Sequence[str], what: str) -> list[np.ndarray] | None:
         if missing:
             raise DataError(f"{what} is a dict with keys {sorted(data)}, but the model's {what} names are "
                             f"{list(names)}; missing {missing}.")
-        return [np.asarray(data[n]) for n in names]
+        return [_array(data[n]) for n in names]
     if isinstance(data, (list, tuple)) and len(names) > 1:
         if len(data) != len(names):
             raise DataError(f"The model has {len(names)} {what}s {list(names)}, received a list of "
                             f"{len(data)} arrays.")
-        return [np.asarray(d) for d in data]
+        return [_array(d) for d in data]
     if isinstance(data, (list, tuple)) and len(data) == 1 and hasattr(data[0], "shape"):
-        return [np.asarray(data[0])]
-    return [np.asarray(data)]
+        return [_array(data[0])]
+    return [_array(data)]
 
 
 def check_inputs(xs: Sequence[np.ndarray], specs, names: Sequence[str]) -> None:

@@ -64,10 +64,28 @@ def message(exc: BaseException) -> str:
     return "\n".join(lines) + "\n"
 
 
+def _unsupported_layer(exc: BaseException) -> BaseException:
+    """`from keras.layers import TextVectorization`: Python turns the layer module's clear AttributeError
+    (layers/unsupported.py) into a bare "cannot import name"; give the clear one back."""
+    import re
+
+    if type(exc) is ImportError:
+        m = re.match(r"cannot import name '(\w+)' from 'flexflow_keras\.layers'", str(exc))
+        if m:
+            from flexflow_keras.layers import unsupported
+
+            if m.group(1) in unsupported.UNSUPPORTED:
+                return unsupported.error(m.group(1))
+    return exc
+
+
 def hook(exc_type, exc, tb, previous=sys.__excepthook__) -> None:
     """The excepthook: one clean block for user errors, the usual traceback for anything else."""
     if issubclass(exc_type, KeyboardInterrupt):
         _interrupted(exc_type, exc, tb, previous)
+    if exc is not None:
+        exc = _unsupported_layer(exc)
+        exc_type = type(exc)
     if exc is None or not is_user_error(exc):
         task_failures.report(exc_type, exc, tb, previous, _debug(), hook)  # a task's error: its cause
         return

@@ -35,6 +35,7 @@ SCRIPT = textwrap.dedent("""
     assert layers is flexflow_keras.layers and Dense is flexflow_keras.layers.Dense
     assert tf.float32 == "float32"
     assert Keras2Layer is flexflow_keras.layers.Layer and OldTfDense is Dense
+    assert tf.optimizers.Adam is flexflow_keras.optimizers.Adam and tf.losses is flexflow_keras.losses  # TF2 aliases
     if args.missing:
         import keras.no_such_module  # noqa: F401
     model = keras.Sequential([keras.Input((4,)), Dense(args.units, activation="softmax")])

@@ -208,3 +208,16 @@ def test_fit_without_batch_size_says_which_batch_it_uses(caplog):
     with caplog.at_level(logging.INFO, logger="flexflow_keras"):
         m.fit(X, Y, epochs=1, batch_size=16, verbose=0)
     assert "no batch_size given" not in caplog.text
+
+
+def test_a_pandas_series_is_a_column_as_in_keras():
+    # the TensorFlow regression tutorial fits on one DataFrame column: Keras makes a Series (N, 1)
+    pd = pytest.importorskip("pandas")
+    x = pd.Series(np.linspace(0, 1, 32, dtype=np.float32))
+    y = pd.Series(2 * np.linspace(0, 1, 32, dtype=np.float32))
+    m = keras.Sequential([L.Dense(1)])  # built from the data: the Series must arrive as (N, 1)
+    m.compile("sgd", "mse")
+    m.fit(x, y, epochs=1, batch_size=8, verbose=0)
+    assert m.layers[0].kernel.shape == (1, 1)
+    assert m.predict(x[:5], verbose=0).shape == (5, 1)
+    assert np.isfinite(m.evaluate(x, y, verbose=0))

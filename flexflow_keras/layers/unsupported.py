@@ -1,0 +1,44 @@
+"""Keras 3 layers that flexflow_keras does not have yet: asking for one (`keras.layers.TextVectorization`)
+is an `UnsupportedLayerError` that says so and what to do instead, not a bare AttributeError."""
+
+from __future__ import annotations
+
+from flexflow_keras.errors import FlexFlowKerasError
+
+
+class UnsupportedLayerError(FlexFlowKerasError, AttributeError):
+    """A Keras layer flexflow_keras does not implement (an AttributeError, so `hasattr` stays False)."""
+
+
+_TEXT = ("it turns strings into ids inside the model; do that before fit (e.g. a vocabulary dict and NumPy, "
+         "or Keras 3 itself for the preprocessing step) and feed integer ids to an Embedding layer")
+_THREE_D = "3-D convolutions, pooling, cropping, padding and upsampling are not implemented; the 1-D and 2-D ones are"
+_HINTS = {
+    **dict.fromkeys(("TextVectorization", "StringLookup", "IntegerLookup", "Hashing", "HashedCrossing",
+                     "Discretization"), _TEXT),
+    **dict.fromkeys(("Conv3D", "Convolution3D", "Conv3DTranspose", "Convolution3DTranspose", "MaxPooling3D",
+                     "MaxPool3D", "AveragePooling3D", "AvgPool3D", "GlobalAveragePooling3D", "GlobalAvgPool3D",
+                     "GlobalMaxPooling3D", "GlobalMaxPool3D", "Cropping3D", "UpSampling3D", "ZeroPadding3D",
+                     "ConvLSTM3D"), _THREE_D),
+    **dict.fromkeys(("JaxLayer", "FlaxLayer", "TorchModuleWrapper", "TFSMLayer"),
+                    "it wraps another framework's code, which flexflow_keras cannot run in its graph"),
+}
+# The rest of Keras 3.15's layers that flexflow_keras does not have.
+_OTHERS = ("AdaptiveAveragePooling1D", "AdaptiveAveragePooling2D", "AdaptiveAveragePooling3D",
+           "AdaptiveMaxPooling1D", "AdaptiveMaxPooling2D", "AdaptiveMaxPooling3D", "AugMix", "AutoContrast",
+           "ContrastLimitedAdaptiveHistogramEqualization", "ConvLSTM1D", "ConvLSTM2D", "Convolution1DTranspose",
+           "CutMix", "EinsumDense", "Equalization", "GroupNormalization", "MaxNumBoundingBoxes", "MelSpectrogram",
+           "MixUp", "Pipeline", "RMSNormalization", "RandAugment", "RandomColorDegeneration", "RandomColorJitter",
+           "RandomElasticTransform", "RandomErasing", "RandomGaussianBlur", "RandomGrayscale", "RandomHue",
+           "RandomInvert", "RandomPerspective", "RandomPosterization", "RandomSaturation", "RandomSharpness",
+           "RandomShear", "ReversibleEmbedding", "STFTSpectrogram", "Solarization", "SpectralNormalization",
+           "Wrapper")
+UNSUPPORTED = frozenset(_HINTS) | frozenset(_OTHERS)
+
+
+def error(name: str) -> UnsupportedLayerError:
+    """The error for `keras.layers.<name>`, a Keras layer flexflow_keras does not implement."""
+    why = _HINTS.get(name, "it is not implemented yet")
+    return UnsupportedLayerError(f"keras.layers.{name} is a Keras layer flexflow_keras does not have: {why}. "
+                                 f"Build the model from the layers flexflow_keras has (keras.layers.__all__), or "
+                                 f"run this script with Keras itself.")

@@ -1,0 +1,42 @@
+"""A Keras 3 layer flexflow_keras does not have is a clear error, as an attribute and as a command-line
+`from ... import` (which Python would turn into a bare "cannot import name")."""
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import flexflow_keras as keras
+from flexflow_keras.layers import unsupported
+
+ROOT = Path(__file__).resolve().parents[3]
+
+
+def test_the_list_holds_no_layer_we_have():
+    assert not [name for name in unsupported.UNSUPPORTED if name in keras.layers.__all__]
+
+
+def test_asking_for_one_says_so_and_what_to_do():
+    assert not hasattr(keras.layers, "TextVectorization") and hasattr(keras.layers, "Dense")
+    with pytest.raises(unsupported.UnsupportedLayerError, match=r"keras\.layers\.TextVectorization is a Keras layer "
+                                                              r"flexflow_keras does not have: .*Embedding"):
+        keras.layers.TextVectorization(max_tokens=100)
+    with pytest.raises(AttributeError, match="3-D convolutions"):
+        keras.layers.Conv3D(4, 3)
+    with pytest.raises(AttributeError, match="has no attribute 'NoSuchLayer'"):
+        keras.layers.NoSuchLayer  # noqa: B018
+
+
+@pytest.mark.parametrize("line", ["from flexflow_keras.layers import StringLookup",
+                                  "import flexflow_keras as keras\nkeras.layers.StringLookup()"])
+def test_on_the_command_line_it_is_one_clean_message(tmp_path, line):
+    script = tmp_path / "s.py"
+    script.write_text(line + "\n")
+    env = dict(os.environ, PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    proc = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, env=env, timeout=120)
+    assert proc.returncode == 1
+    assert "flexflow_keras: error: keras.layers.StringLookup is a Keras layer flexflow_keras does not have" \
+        in proc.stderr
+    assert "Traceback" not in proc.stderr
