@@ -222,8 +222,7 @@ class TensorBoard(Callback):
             for name, value in val.items():
                 if np.ndim(value) == 0:
                     vw.scalar(f"epoch_{name}", value, epoch)
-            self._evaluation(val)  # fit's validation does not go through on_test_end here
-            vw.flush()
+            vw.flush()  # the evaluation_*_vs_iterations scalars: on_test_end, which fit's validation calls
         if self.histogram_freq and epoch % self.histogram_freq == 0:
             for layer in self.model.layers:
                 for v in layer.weights:

@@ -419,8 +419,10 @@ class Trainer:
             feed.end_epoch(epoch, time.perf_counter() - t_epoch)
             epoch_logs = dict(logs)
             if val is not None and should_validate(epoch, validation_freq):
-                val_logs = (evaluate_stream(self, val, validation_steps) if is_stream(val) else
-                            self._evaluate_arrays(*val, validation_batch_size, validation_steps, callbacks=None))
+                # fit's own callbacks see the validation's test hooks, as in Keras 3 (the progress bar
+                # stays quiet in fit; TensorBoard writes its evaluation scalars)
+                val_logs = (evaluate_stream(self, val, validation_steps, callbacks=cbs) if is_stream(val) else
+                            self._evaluate_arrays(*val, validation_batch_size, validation_steps, callbacks=cbs))
                 epoch_logs.update({"val_" + k: v for k, v in val_logs.items()})
             cbs.on_epoch_end(epoch, epoch_logs)
             if self.stop_training:
@@ -485,8 +487,11 @@ class Trainer:
         sources = self._sources(xs, ys, sw, n)
         nsteps = math.ceil(n / batch_size) if steps is None else int(steps)
         verbose = 1 if verbose == "auto" else int(verbose)
-        cbs = callbacks_mod.CallbackList(callbacks, add_progbar=verbose != 0, model=self, verbose=verbose,
-                                         epochs=1, steps=nsteps)
+        if isinstance(callbacks, callbacks_mod.CallbackList):  # fit's, for its validation: used as they are
+            cbs = callbacks
+        else:
+            cbs = callbacks_mod.CallbackList(callbacks, add_progbar=verbose != 0, model=self, verbose=verbose,
+                                             epochs=1, steps=nsteps)
         running = RunningMeans(self._loss_names, self._metric_objects)
         cbs.on_test_begin()
         logs: dict = {}

@@ -394,8 +394,11 @@ def evaluate_stream(model, data, steps=None, callbacks=None, verbose=0) -> dict:
     from flexflow_keras.models.training_utils import RunningMeans
 
     nsteps = steps if steps is not None else (len(data) if hasattr(data, "__len__") else None)
-    cbs = callbacks_mod.CallbackList(callbacks, add_progbar=verbose != 0, model=model, verbose=verbose, epochs=1,
-                                     steps=nsteps)
+    if isinstance(callbacks, callbacks_mod.CallbackList):  # fit's, for its validation: used as they are
+        cbs = callbacks
+    else:
+        cbs = callbacks_mod.CallbackList(callbacks, add_progbar=verbose != 0, model=model, verbose=verbose,
+                                         epochs=1, steps=nsteps)
     running, logs = None, {}
     cbs.on_test_begin()
     for b, (bx, by, bsw) in enumerate(_stream_batches(data, True)):
