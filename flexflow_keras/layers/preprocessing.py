@@ -137,7 +137,8 @@ class Normalization(Layer):
 
     @property
     def mean(self) -> np.ndarray | None:
-        """The mean in Keras 3's broadcast shape (1 on the reduced axes), or None before build."""
+        """The mean in Keras 3's broadcast shape (1 on the reduced axes; `.numpy()` gives it as a plain
+        array), or None before build."""
         return self._stat_value("mean")
 
     @property
@@ -146,13 +147,16 @@ class Normalization(Layer):
         return self._stat_value("variance")
 
     def _stat_value(self, which: str) -> np.ndarray | None:
+        from flexflow_keras.models.custom_training import EagerTensor
+
         if self._bshape is None:
             return None
         if self.input_mean is not None:
             value = self._given(self.input_mean if which == "mean" else self.input_variance)
         else:
             value = (self.adapt_mean if which == "mean" else self.adapt_variance).numpy().reshape(self._bshape)
-        return np.asarray(value, dtype=self._dtype)
+        # an array that also answers .numpy(), as the TensorFlow tutorials' normalizer.mean.numpy() expects
+        return np.asarray(value, dtype=self._dtype).view(EagerTensor)
 
     def _given(self, value) -> np.ndarray:
         """A given mean/variance expanded to the broadcast shape (Keras aligns it with the last kept axes)."""

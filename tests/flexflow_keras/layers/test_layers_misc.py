@@ -332,3 +332,13 @@ def test_transformer_block_fits_one_epoch(data_parallel):
     assert np.isfinite(hist.history["loss"][0])
     assert all(not np.array_equal(b, w.numpy()) for b, w in zip(before, mha.weights, strict=True))
     assert model.predict(ids[:4], verbose=0).shape == (4, 2)
+
+
+def test_normalization_statistics_answer_numpy_as_tensorflow_tutorials_ask():
+    # the TensorFlow regression tutorial prints normalizer.mean.numpy()
+    norm = layers.Normalization()
+    data = np.arange(12, dtype=np.float32).reshape(4, 3)
+    norm.adapt(data)
+    np.testing.assert_allclose(norm.mean.numpy(), data.mean(axis=0, keepdims=True), rtol=1e-6)
+    np.testing.assert_allclose(norm.variance.numpy(), data.var(axis=0, keepdims=True), rtol=1e-6)
+    assert type(norm.mean.numpy()) is np.ndarray and norm.mean.shape == (1, 3)
