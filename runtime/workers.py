@@ -42,13 +42,19 @@ from collections import deque
 from queue import Empty, SimpleQueue
 
 from runtime import comm, fpenv, gpu, graph
-
-_STOP = object()  # a worker's queue sentinel: stop after draining
-_WAKE = object()  # a worker's queue token: look at the deferred points (a waiting thread left some)
 from runtime.cpuload import CpuLoad
 from runtime.machine import ProcKind
 
 log = logging.getLogger("runtime")
+
+_STOP = object()  # a worker's queue sentinel: stop after draining
+_WAKE = object()  # a worker's queue token: look at the deferred points (a waiting thread left some)
+
+
+def _deferred_kind(node) -> bool:
+    """Whether `node` waits until its processor's queue is empty (negative priority: an update)."""
+    task = getattr(node, "task", None)
+    return task is not None and task.priority < 0
 
 
 class ThreadingPolicy:
@@ -170,8 +176,7 @@ class ThreadedExecutor:
                 return
             busy[uid] = True
             with lock:
-                task = getattr(node, "task", None)
-                if task is not None and task.priority < 0:
+                if _deferred_kind(node):
                     deferred.append(node)
                 else:
                     self._run(run, proc, node)
@@ -249,11 +254,9 @@ class ThreadedExecutor:
             if node is _STOP:  # shutting down: the worker drains
                 q.put(node)
                 return None
-            task = getattr(node, "task", None)
-            if task is not None and task.priority < 0:
-                deferred.append(node)
-                continue
-            return node
+            if not _deferred_kind(node):
+                return node
+            deferred.append(node)
 
     def _help_run(self, node) -> None:
         tls = graph._tls

@@ -163,3 +163,11 @@ class CallbackList(Callback):
 
     def on_predict_end(self, logs=None):
         self._call("on_predict_end", logs=logs)
+
+
+def for_evaluation(callbacks, model, verbose: int, steps) -> CallbackList:
+    """The callbacks of an evaluation: fit's own CallbackList as it is (its validation: Keras 3 calls fit's
+    callbacks' test hooks, with fit's params), else a new list with a progress bar when `verbose`."""
+    if isinstance(callbacks, CallbackList):
+        return callbacks
+    return CallbackList(callbacks, add_progbar=verbose != 0, model=model, verbose=verbose, epochs=1, steps=steps)

@@ -213,7 +213,8 @@ def run_search(engine, sources, rows, seed: int, dp_only: bool = False) -> Searc
     what = "data-parallel degree" if dp_only else "strategy"
     asked = any(cfg.given(n) for n in ("search_budget", "search_alpha", "search_only", "export_strategy"))
     planned = None if asked else getattr(engine, "planned_steps", None)
-    run = getattr(engine, "planned_run", None) or f"a fit of {planned} steps"  # what `planned` counts
+    loop = engine.planned_run  # what `planned` counts when it is not a fit's steps (train_on_batch)
+    run = loop or f"a fit of {planned} steps"
     effort, probe_s = effort_for(engine, machine, sources, rows, seed, planned)
     if effort is not FULL and (cached := _cached(key + "-light")) is not None:  # a short fit's light check
         return _reuse(cached, machine, batch)
@@ -230,7 +231,7 @@ def run_search(engine, sources, rows, seed: int, dp_only: bool = False) -> Searc
         log.info("%s search skipped: measuring strategies would cost more than %d%% of %s (%.1f ms each), so "
                  "it trains with data parallelism, degree %d. A longer fit searches (its result is cached for later "
                  "runs); --search-budget N searches now.", what, round(MEASURE_SHARE * 100),
-                 getattr(engine, "planned_run", None) or f"this fit's {planned} steps", probe_s * 1e3, d)
+                 loop or f"this fit's {planned} steps", probe_s * 1e3, d)
         return SearchResult(strategy, probe_s, [], Row(strategy.source, strategy, probe_s, 0, True), 0.0, 0,
                             machine, batch, ["search skipped: a short fit"])
     log.info("%s search for %s, batch %d (budget %d, alpha %g%s)", what, machine.describe(), batch,

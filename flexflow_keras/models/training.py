@@ -331,6 +331,7 @@ class Trainer:
         engine.refresh_threads()  # kernel threads sized to the cores other processes leave free
         _interrupts.phase("the strategy search")
         engine.planned_steps = steps * max(epochs - int(initial_epoch), 1)  # what the search may cost (choice.py)
+        engine.planned_run = None  # a fit's steps (not a train_on_batch loop's guess)
         engine.prepare_strategy(sources, np.arange(min(batch_size, len(xs[0])), dtype=np.int64), 0)
         if _config.get().search_only:
             feed.close()
@@ -479,7 +480,7 @@ class Trainer:
         return values[0] if len(values) == 1 else values
 
     def _evaluate_arrays(self, xs, ys, sw, batch_size, steps, callbacks, verbose=0):
-        from flexflow_keras import callbacks as callbacks_mod
+        from flexflow_keras.callbacks import callback_list
 
         graph = self._graph_for(xs)
         engine = self._engine_for(graph, ys)
@@ -487,11 +488,7 @@ class Trainer:
         sources = self._sources(xs, ys, sw, n)
         nsteps = math.ceil(n / batch_size) if steps is None else int(steps)
         verbose = 1 if verbose == "auto" else int(verbose)
-        if isinstance(callbacks, callbacks_mod.CallbackList):  # fit's, for its validation: used as they are
-            cbs = callbacks
-        else:
-            cbs = callbacks_mod.CallbackList(callbacks, add_progbar=verbose != 0, model=self, verbose=verbose,
-                                             epochs=1, steps=nsteps)
+        cbs = callback_list.for_evaluation(callbacks, self, verbose, nsteps)
         running = RunningMeans(self._loss_names, self._metric_objects)
         cbs.on_test_begin()
         logs: dict = {}

@@ -390,15 +390,11 @@ def _one(arrays):
 
 def evaluate_stream(model, data, steps=None, callbacks=None, verbose=0) -> dict:
     """Loss and metrics of `model` over the batches of a dataset or iterable, batch by batch."""
-    from flexflow_keras import callbacks as callbacks_mod
+    from flexflow_keras.callbacks import callback_list
     from flexflow_keras.models.training_utils import RunningMeans
 
     nsteps = steps if steps is not None else (len(data) if hasattr(data, "__len__") else None)
-    if isinstance(callbacks, callbacks_mod.CallbackList):  # fit's, for its validation: used as they are
-        cbs = callbacks
-    else:
-        cbs = callbacks_mod.CallbackList(callbacks, add_progbar=verbose != 0, model=model, verbose=verbose,
-                                         epochs=1, steps=nsteps)
+    cbs = callback_list.for_evaluation(callbacks, model, verbose, nsteps)
     running, logs = None, {}
     cbs.on_test_begin()
     for b, (bx, by, bsw) in enumerate(_stream_batches(data, True)):

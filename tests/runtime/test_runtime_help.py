@@ -113,15 +113,21 @@ def early(log):
     log.append("forward")
 
 
+def _update_then_forward(rtm):
+    """Issue an update (negative priority) then a forward on the one processor and wait for the forward
+    only; returns (the order they ran in so far, the update's future)."""
+    log: list = []
+    update = rtm.launch(late, log)
+    rtm.launch(early, log).get()
+    return log, update
+
+
 def test_points_the_host_takes_keep_the_priority_order():
     # a negative-priority point waits behind the other ready points of its processor, whoever runs them
     with rt.Runtime(rt.Machine(cpus=1, utils=0), executor="threaded") as rtm:
         for _ in range(20):
-            log: list = []
-            a = rtm.launch(late, log)
-            b = rtm.launch(early, log)
-            b.get()
-            a.get()
+            log, update = _update_then_forward(rtm)
+            update.get()
             if log[0] == "forward":
                 return
     pytest.fail("the negative-priority point always ran first")
@@ -132,13 +138,11 @@ def test_a_point_the_host_deferred_is_run_by_its_worker_without_another_wait():
     # parked worker must run the update on its own (nobody waits for it)
     with rt.Runtime(rt.Machine(cpus=1, utils=0), executor="threaded") as rtm:
         for _ in range(20):
-            log: list = []
-            a = rtm.launch(late, log)
-            rtm.launch(early, log).get()
+            _, update = _update_then_forward(rtm)
             deadline = time.monotonic() + 5.0
-            while not a.done() and time.monotonic() < deadline:
+            while not update.done() and time.monotonic() < deadline:
                 time.sleep(0.001)
-            assert a.done(), "a deferred point was left in its queue"
+            assert update.done(), "a deferred point was left in its queue"
 
 
 class _Interrupter:
