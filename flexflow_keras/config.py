@@ -152,7 +152,8 @@ def _numbers(settings: dict[str, object]) -> None:
 def parse_args(argv: Sequence[str]) -> tuple[dict[str, object], list[str]]:
     """Split `argv` into (recognised settings, the remaining arguments for the script).
 
-    Accepts `-e 3`, `--epochs 3` and `--epochs=3`. Raises ConfigError for a flag missing its value or
+    Accepts `-e 3`, `--epochs 3`, `--epochs=3` and, as argparse does, a number glued to a one-letter
+    flag (`-b128`, `-e3`). Raises ConfigError for a flag missing its value or
     out of range, and for an unknown `-ll:*` / `-lg:*` flag (near misses of long flags are checked when
     the runtime is built, see `check_script_args`, once the script's argparse has declared its own).
     """
@@ -164,6 +165,8 @@ def parse_args(argv: Sequence[str]) -> tuple[dict[str, object], list[str]]:
     while i < len(argv):
         arg = argv[i]
         key, eq, inline = arg.partition("=")
+        if key not in _FLAGS and _glued_number(arg):  # `-b128` is `-b 128`, as argparse reads it
+            key, eq, inline = arg[:2], "=", arg[2:]
         if key in _FLAGS:
             fname, kind = _FLAGS[key]
             if kind == "bool":
@@ -236,6 +239,12 @@ def _env_settings() -> dict[str, object]:
                 f"Set e.g. {var}=4, or unset it."))
     _validate(out, lambda name: _VARS.get(name, name))
     return out
+
+
+def _glued_number(arg: str) -> bool:
+    """`-b128`: one of our one-letter number flags with its value glued on (not `-bs`, a script's own)."""
+    flag = _FLAGS.get(arg[:2]) if len(arg) > 2 and arg[0] == "-" and arg[1] != "-" else None
+    return flag is not None and flag[1] == "int" and arg[2:].isdigit()
 
 
 def _cli() -> tuple[dict[str, object], list[str]]:

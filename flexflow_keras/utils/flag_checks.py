@@ -5,7 +5,8 @@
 - `advise` logs a WARNING, once per process, for a setting that cannot help (more CPU processors than
   cores, GPU memory without GPUs), saying what happens instead.
 - `unknown_flag` finds the first argument that looks like one of our flags but is none: an unknown
-  `-ll:*` / `-lg:*` (the runtime's namespace), or a near miss of a long flag (`--epoch`). Arguments that
+  `-ll:*` / `-lg:*` (the runtime's namespace), a near miss of a long flag (`--epoch`), or one of our
+  one-letter flags with its letter repeated (`-bb`). Arguments that
   an `argparse.ArgumentParser` of this process declares are the script's, never ours: `watch_argparse`
   records every option string added to a parser (and the parsers), and the near-miss check runs when
   the runtime is first built (training, evaluation or prediction starts), after the script's parsing.
@@ -215,6 +216,9 @@ def unknown_flag(args: Sequence[str], known: Iterable[str], script: Iterable[str
             hint = f"did you mean {near[0]}?" if near else f"the runtime's flags are {', '.join(ours)}"
             return ConfigError(f"Unknown flag {key}: {hint} (-ll:* and -lg:* flags belong to the runtime; "
                                f"`--help` lists them all).")
+        if near_misses and len(key) > 2 and key[1] != "-" and set(key[1:]) == {key[1]} and key[:2] in known:
+            return ConfigError(f"Unknown flag {key}: did you mean {key[:2]}? (Neither flexflow_keras nor an "
+                               f"argparse parser of the script declares {key}; `--help` lists our flags.)")
         if near_misses and (key.startswith("--") or (len(key) > 2 and key[1].isalpha())):
             near = difflib.get_close_matches("--" + key.lstrip("-"), [k for k in known if k.startswith("--")],
                                              n=1, cutoff=0.8)

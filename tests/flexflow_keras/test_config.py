@@ -169,6 +169,12 @@ def test_unknown_runtime_flags_are_errors_with_the_closest_match(argv, needle):
     assert needle in str(err.value)
 
 
+def test_a_number_glued_to_a_one_letter_flag_is_its_value_as_in_argparse():
+    assert config.parse_args(["-b128", "-e3", "-p20", "x"]) == (
+        {"batch_size": 128, "epochs": 3, "print_freq": 20}, ["x"])
+    assert config.parse_args(["-bs", "8", "-dfoo"])[1] == ["-bs", "8", "-dfoo"]  # not numbers: the script's
+
+
 def test_long_flag_near_misses_are_left_to_the_script_until_the_runtime_is_built(monkeypatch):
     # parse time: --epoch may be the script's own argparse flag, declared later; so no error yet
     assert config.parse_args(["--epoch", "3"]) == ({}, ["--epoch", "3"])

@@ -35,7 +35,7 @@ def watched(monkeypatch):
 @pytest.mark.parametrize("arg, match", [
     ("--epoch", "--epochs"), ("--batchsize", "--batch-size"), ("--print_freq", "--print-freq"),
     ("--data-paralel-degree", "--data-parallel-degree"), ("--epochs3", "--epochs"), ("-epochs", "--epochs"),
-    ("--batch-size=9", None), ("--serch-budget=9", "--search-budget"),
+    ("--batch-size=9", None), ("--serch-budget=9", "--search-budget"), ("-bb", "-b"), ("-eee", "-e"),
 ])
 def test_near_misses_of_long_flags_name_the_closest(arg, match):
     err = flag_checks.unknown_flag([arg, "3"], config._FLAGS)
@@ -46,7 +46,7 @@ def test_near_misses_of_long_flags_name_the_closest(arg, match):
 
 
 @pytest.mark.parametrize("args", [["--lr", "0.1"], ["--name", "run1"], ["-v"], ["-3"], ["data.npz"],
-                                  ["--", "--epoch"]])
+                                  ["--", "--epoch"], ["-bs", "8"], ["-vv"]])
 def test_arguments_that_are_not_near_misses_pass(args):
     assert flag_checks.unknown_flag(args, config._FLAGS) is None
 
