@@ -76,14 +76,16 @@ class SumQueue:
             with self._lock:
                 if not e.complete and e.req.Test():
                     e.complete = True
+                if e.complete:
+                    self._advance()
+                    return
                 now = time.perf_counter()
                 if not flushed and now > flush_at:
                     while self._queue:
                         self._issue(self._queue.popleft())
                     flushed = True
-                self._advance()
-                if e.complete:
-                    return
+                if self._queue:  # something waits for room: note completions and issue it when it fits
+                    self._advance()
             if now > spin_end:
                 time.sleep(self.poll_s)
                 if now > next_probe and self.failure is not None:
