@@ -91,7 +91,8 @@ class FieldState:
 def _live(en, keep_done: bool) -> bool:
     # a completed user still matters if it is a failed writer (its dependents must not run) or while a
     # trace records (the record must see every edge)
-    return keep_done or not en.done or gpu_pending(en) or (en.error is not None and en.writes)
+    return (keep_done or not en.done or (en.gpu_event is not None and gpu_pending(en))
+            or (en.error is not None and en.writes))
 
 
 def register(fs: FieldState, sub, priv, node, preds: list, keep_done: bool, close) -> int:
@@ -167,7 +168,8 @@ def register_read(fs: FieldState, sub, node, preds: list, keep_done: bool) -> No
     readers.append((node, sub))
     if len(readers) > fs.rlimit and not keep_done:
         # drop completed readers; the limit doubles with what is still pending (amortised O(1))
-        readers = fs.readers = [e for e in readers if not e[0].done or e[0] is node or gpu_pending(e[0])]
+        readers = fs.readers = [e for e in readers if not e[0].done or e[0] is node
+                                or (e[0].gpu_event is not None and gpu_pending(e[0]))]
         fs.rlimit = max(32, 2 * len(readers))
 
 
@@ -178,6 +180,7 @@ def pending_users(states, out: list) -> None:
         for entries in (fs.users, fs.readers):
             for entry in entries:
                 en = entry[0]
-                if en is not last and (not en.done or gpu_pending(en) or (en.error is not None and en.writes)):
+                if en is not last and (not en.done or (en.gpu_event is not None and gpu_pending(en))
+                                       or (en.error is not None and en.writes)):
                     out.append(en)
                     last = en

@@ -251,14 +251,14 @@ class Physical:
         if mode != WRITE_ONLY:
             if whole:
                 p = valid[0][1]
-                if p is not None and (not p.done or gpu_pending(p)):
+                if p is not None and (not p.done or (p.gpu_event is not None and gpu_pending(p))):
                     preds.append(p)
             else:
                 missing = [box]
                 for piece in valid:
                     if box_overlaps(piece[0], box):
                         p = piece[1]
-                        if p is not None and (not p.done or gpu_pending(p)):
+                        if p is not None and (not p.done or (p.gpu_event is not None and gpu_pending(p))):
                             preds.append(p)
                         missing = boxes_subtract(missing, piece[0])
                 if missing:
@@ -293,7 +293,7 @@ class Physical:
                     self.stats.copies += 1
                     self.stats.copy_bytes += box_volume(inter) * fs.dtype.itemsize
                     p = piece[1]
-                    if p is not None and (not p.done or gpu_pending(p)):
+                    if p is not None and (not p.done or (p.gpu_event is not None and gpu_pending(p))):
                         preds.append(p)
                     src.pin(node)
                     if mode == READ:
