@@ -99,10 +99,18 @@ def wait(req, spin_s: float = _SPIN_S) -> None:
                     raise err
 
 
+def os_cores() -> int:
+    """The cores this process may run on (its CPU affinity where the OS tells it, else every core)."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
+
+
 def host_cores() -> int:
-    """The cores of this host that belong to this process: all of them, shared out among the MPI ranks
-    running on the same host."""
-    cores = os.cpu_count() or 1
+    """The cores of this host that belong to this process: those it may run on, shared out among the MPI
+    ranks running on the same host."""
+    cores = os_cores()
     local = _world.local_ranks if _world is not None else 1
     return max(1, cores // max(1, local))
 

@@ -170,8 +170,9 @@ class MachineModel:
     @classmethod
     def _this_node(cls, machine, cores: int | None = None) -> MachineModel:
         from runtime import MemKind, ProcKind
+        from runtime.comm import host_cores
 
-        cores = cores or os.cpu_count() or 1
+        cores = cores or host_cores()
         gpus = machine.processors(ProcKind.GPU)
         if gpus:
             devices, links, routes = [], [], {}

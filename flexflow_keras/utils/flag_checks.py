@@ -20,7 +20,6 @@ import difflib
 import functools
 import logging
 import math
-import os
 import weakref
 from collections.abc import Callable, Iterable, Sequence
 
@@ -66,10 +65,9 @@ def check_ranges(settings: dict[str, object], who: Callable[[str], str]) -> None
 
 def usable_cores() -> int:
     """The cores this process may run on (its affinity mask; the whole machine where there is none)."""
-    try:
-        return len(os.sched_getaffinity(0))
-    except (AttributeError, OSError):
-        return os.cpu_count() or 1
+    from runtime.comm import os_cores
+
+    return os_cores()
 
 
 _said: set[str] = set()

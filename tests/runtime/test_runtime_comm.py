@@ -31,6 +31,16 @@ def test_launched_size_reads_the_launchers_variables(monkeypatch):
     assert comm.launched_size() == 4
 
 
+def test_host_cores_are_the_cores_this_process_may_run_on(monkeypatch):
+    """`taskset -c 0 python train.py` (or a container's cpuset) leaves one core: the threading policy and
+    the search's machine model see one, not every core of the host."""
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0}, raising=False)
+    monkeypatch.setattr(os, "cpu_count", lambda: 8)
+    assert comm.os_cores() == 1 and comm.host_cores() == 1
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 1, 2}, raising=False)
+    assert comm.host_cores() == 3
+
+
 def test_a_single_process_has_no_world():
     assert comm.world() is None  # pytest is not started by mpiexec
     assert comm.host_cores() == (os.cpu_count() or 1)
