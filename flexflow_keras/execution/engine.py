@@ -201,7 +201,9 @@ class Engine:
     # --- steps ----------------------------------------------------------------------------------------------
     def train_step(self, sources, rows: np.ndarray, step: int, seed: int):
         """One training step on `rows` of `sources`. Returns (loss per output, metric stats, penalty)."""
-        return self.collect_train(self.issue_train(sources, rows, step, seed, wait=not overlap.enabled()))
+        got = self.collect_train(self.issue_train(sources, rows, step, seed, wait=not overlap.enabled()))
+        overlap.raise_device_failures(wait=True)  # a bad label a GPU kernel recorded (kernels/gpu/checks.py)
+        return got
 
     def issue_train(self, sources, rows: np.ndarray, step: int, seed: int, wait: bool = False):
         """Issue one training step; `collect_train` gives its results. Without `wait` the host returns as
@@ -249,7 +251,9 @@ class Engine:
         local = rows if mine is None else mine
         prog = self.program("eval", len(local), len(rows), mine is not None)
         fm, _ = prog.run(sources, local, 0, seed)
-        return self._collect(prog, fm)
+        got = self._collect(prog, fm)
+        overlap.raise_device_failures(wait=True)
+        return got
 
     def predict_step(self, sources, rows: np.ndarray) -> list[np.ndarray]:
         if self.strategy is None:
@@ -258,7 +262,9 @@ class Engine:
         local = rows if mine is None else mine
         prog = self.program("predict", len(local), len(rows), mine is not None)
         prog.run(sources, local, 0, 0)
-        return prog.outputs()
+        out = prog.outputs()
+        overlap.raise_device_failures(wait=True)
+        return out
 
     def _collect(self, prog: StepProgram, fm):
         n = len(prog.loss_outputs)

@@ -16,11 +16,15 @@ A step issued without waiting reports a failing task when its results are read: 
 then waits for the whole step and raises the first failure among its tasks in issue order (the root
 failure, with its task, point and processor), exactly what a waiting trace raises at its end; and
 `check_step` does the same for a failed task whose result the read does not depend on.
+
+A bad label or id found by a CUDA kernel does not fail its task: the kernel records it on the device
+(kernels/gpu/checks.py) and `raise_device_failures` raises it where values are read.
 """
 
 from __future__ import annotations
 
 import os
+import sys
 
 from runtime.futures import Future
 
@@ -51,3 +55,13 @@ def raise_first_failure(rtm, nodes) -> None:
     for f in futures:
         if f.exception() is not None:
             f.get()  # raises the task's error and marks it reported
+
+
+def raise_device_failures(wait: bool) -> None:
+    """Raise the first bad label, id or index a CUDA kernel recorded on its device (kernels/gpu/checks.py):
+    with `wait`, after reading every check (the end of an epoch, evaluate and predict steps); without, only
+    those whose copy to the host has landed (a progress update: the steps in flight keep running). Nothing
+    to do where no CUDA kernel has checked anything (the module is then not even imported)."""
+    checks = sys.modules.get("kernels.gpu.checks")
+    if checks is not None:
+        checks.raise_failures(wait)

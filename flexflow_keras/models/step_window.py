@@ -124,9 +124,11 @@ class StepWindow:
             self._read_oldest()
 
     def drain(self) -> None:
-        """Read every step issued so far (waits for them; a failed step raises its task's error)."""
+        """Read every step issued so far (waits for them; a failed step raises its task's error, a bad
+        label a GPU kernel recorded raises once its copy has reached the host)."""
         while self._pending:
             self._read_oldest()
+        _overlap.raise_device_failures(wait=False)
 
     def end_epoch(self) -> None:
         """`drain`, then wait for the whole last step: its optimizer updates are not read (their penalty
@@ -136,6 +138,7 @@ class StepWindow:
         nodes, self._last_nodes = self._last_nodes, None
         if nodes:
             _overlap.raise_first_failure(self.engine.rtm, nodes)
+        _overlap.raise_device_failures(wait=True)
 
     def _read_oldest(self) -> None:
         size, handle = self._pending.popleft()

@@ -19,6 +19,18 @@ def kernel(module, name: str, ctx):
     return getattr(module, f"{name}_{ctx.backend}")
 
 
+def deferred_check(ctx, op, describe) -> dict:
+    """Keyword arguments for a kernel that checks ids or indices. On CUDA: ``check=`` this op's
+    `kernels.gpu.checks.DeviceCheck`, so the kernel does not wait for the device to read the result; the
+    first failure is raised as ``describe(position, value)`` where the training loop reads values anyway
+    (see kernels/gpu/checks.py). On the CPU: none (the kernel returns the bad position at once)."""
+    if ctx.backend != "cuda":
+        return {}
+    from kernels.gpu import checks
+
+    return {"check": checks.check_for(("op", id(op)), describe)}
+
+
 def to_host(a) -> np.ndarray:
     """A NumPy copy (device arrays) or the array itself (host arrays)."""
     return a.copy_to_host() if hasattr(a, "copy_to_host") else np.asarray(a)

@@ -14,8 +14,8 @@ from typing import ClassVar
 
 import numpy as np
 
-from flexflow_keras.errors import ShapeError
-from flexflow_keras.ops._util import fmt, kernel, norm_axis, to_host
+from flexflow_keras.errors import DataError, ShapeError
+from flexflow_keras.ops._util import deferred_check, fmt, kernel, norm_axis, to_host
 from flexflow_keras.ops.base import Op
 from flexflow_keras.ops.graph import TensorSpec
 from kernels import array_ops as karr
@@ -33,11 +33,19 @@ def _batch_kept(who: str, x: TensorSpec, axis: int) -> None:
                          f"(NumPy) before fit().")
 
 
-def _bad_index(who: str, idx, bad: int, size: int) -> None:
+def _index_error(who: str, size: int):
+    def describe(pos, value) -> DataError:
+        return DataError(f"{who} received index {value} at flat position {pos}, outside [-{size}, {size}); fix "
+                          f"the indices or the axis.")
+    return describe
+
+
+def _gather_call(op, ctx, name: str, who: str, x, idx, axis: int, y) -> None:
+    size = x.shape[axis]
+    describe = _index_error(who, size)
+    bad = kernel(karr, name, ctx)(x, idx, axis, y, **deferred_check(ctx, op, describe))
     if bad >= 0:
-        value = to_host(idx).reshape(-1)[bad]
-        raise ValueError(f"{who} received index {value} at flat position {bad}, outside [-{size}, {size}); fix "
-                         f"the indices or the axis.")
+        raise describe(bad, to_host(idx).reshape(-1)[bad])
 
 
 @dataclass(frozen=True)
@@ -106,7 +114,7 @@ class GatherOp(Op):
     def forward(self, ctx, inputs, weights, outputs, saved, stats):
         x, idx = inputs
         axis = self.axis % len(x.shape)
-        _bad_index("take", idx, kernel(karr, "gather_forward", ctx)(x, idx, axis, outputs[0]), x.shape[axis])
+        _gather_call(self, ctx, "gather_forward", "take", x, idx, axis, outputs[0])
 
     def backward(self, ctx, inputs, weights, outputs, saved, stats, grad_outputs, grad_inputs, grad_weights):
         if grad_inputs[0] is not None:
@@ -140,8 +148,7 @@ class TakeAlongAxisOp(Op):
     def forward(self, ctx, inputs, weights, outputs, saved, stats):
         x, idx = inputs
         axis = self.axis % len(x.shape)
-        _bad_index("take_along_axis", idx, kernel(karr, "take_along_forward", ctx)(x, idx, axis, outputs[0]),
-                   x.shape[axis])
+        _gather_call(self, ctx, "take_along_forward", "take_along_axis", x, idx, axis, outputs[0])
 
     def backward(self, ctx, inputs, weights, outputs, saved, stats, grad_outputs, grad_inputs, grad_weights):
         if grad_inputs[0] is not None:

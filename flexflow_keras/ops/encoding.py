@@ -5,8 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar
 
-from flexflow_keras.errors import ShapeError
-from flexflow_keras.ops._util import fmt, kernel, to_host
+from flexflow_keras.errors import DataError, ShapeError
+from flexflow_keras.ops._util import deferred_check, fmt, kernel, to_host
 from flexflow_keras.ops.base import Op
 from flexflow_keras.ops.einsum_dense import lead_tile
 from flexflow_keras.ops.graph import TensorSpec
@@ -54,12 +54,17 @@ class CategoryEncodingOp(Op):
         ids = inputs[0]
         if self.mode == "one_hot":
             ids = ids.reshape(ids.size, 1)
-        bad = kernel(kenc, "category_encode", ctx)(ids, outputs[0], kenc.MODES[self.mode])
+        tokens = self.num_tokens
+
+        def describe(pos, value) -> DataError:
+            return DataError(f"CategoryEncoding received id {value!r} at flat position {pos} of the input, "
+                              f"outside [0, {tokens}). Set num_tokens larger than the largest id (or map the ids "
+                              f"first).")
+
+        bad = kernel(kenc, "category_encode", ctx)(ids, outputs[0], kenc.MODES[self.mode],
+                                                   **deferred_check(ctx, self, describe))
         if bad >= 0:
-            value = to_host(inputs[0]).reshape(-1)[bad]
-            raise ValueError(f"CategoryEncoding received id {value.item()!r} at flat position {bad} of the input, "
-                             f"outside [0, {self.num_tokens}). Set num_tokens larger than the largest id "
-                             f"(or map the ids first).")
+            raise describe(bad, to_host(inputs[0]).reshape(-1)[bad].item())
 
     def backward(self, ctx, inputs, weights, outputs, saved, stats, grad_outputs, grad_inputs, grad_weights):
         """Ids have no gradient."""

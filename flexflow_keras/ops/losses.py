@@ -13,9 +13,9 @@ from typing import ClassVar
 
 import numpy as np
 
-from flexflow_keras.errors import ShapeError
+from flexflow_keras.errors import DataError, ShapeError
 from flexflow_keras.ops import parallel as par
-from flexflow_keras.ops._util import fmt, kernel, to_host
+from flexflow_keras.ops._util import deferred_check, fmt, kernel, to_host
 from flexflow_keras.ops.base import Op
 from flexflow_keras.ops.graph import TensorSpec
 from kernels import losses as kloss
@@ -105,13 +105,17 @@ class LossOp(Op):
     def forward(self, ctx, inputs, weights, outputs, saved, stats):
         t, p = inputs
         if self.name == SPARSE:
-            bad = kernel(kloss, "sparse_loss_forward", ctx)(t, p, outputs[0], self.from_logits, self.epsilon)
+            classes = tuple(p.shape)[-1]
+
+            def describe(row, label) -> DataError:
+                return DataError(f"sparse_categorical_crossentropy received label {label} for sample row {row}, "
+                                  f"outside [0, {classes}): the model has {classes} classes. Make the last layer "
+                                  f"as wide as the number of classes, or fix the labels.")
+
+            bad = kernel(kloss, "sparse_loss_forward", ctx)(t, p, outputs[0], self.from_logits, self.epsilon,
+                                                            **deferred_check(ctx, self, describe))
             if bad >= 0:
-                label = to_host(t).reshape(-1)[bad]
-                raise ValueError(f"sparse_categorical_crossentropy received label {label} for sample row {bad}, "
-                                 f"outside [0, {tuple(p.shape)[-1]}): the model has {tuple(p.shape)[-1]} "
-                                 f"classes. Make the last layer as wide as the number of classes, or fix the "
-                                 f"labels.")
+                raise describe(bad, to_host(t).reshape(-1)[bad])
             return
         kernel(kloss, "loss_forward", ctx)(self._kind, self._true(ctx, t, p), p, outputs[0], self.label_smoothing,
                                            self.epsilon)

@@ -14,9 +14,9 @@ from typing import ClassVar
 
 import numpy as np
 
-from flexflow_keras.errors import ShapeError
+from flexflow_keras.errors import DataError, ShapeError
 from flexflow_keras.ops import parallel as par
-from flexflow_keras.ops._util import broadcast_shapes, fmt, kernel, norm_axis, to_host
+from flexflow_keras.ops._util import broadcast_shapes, deferred_check, fmt, kernel, norm_axis, to_host
 from flexflow_keras.ops.base import Op
 from flexflow_keras.ops.graph import TensorSpec
 from kernels import activations as kact
@@ -361,16 +361,21 @@ class EmbeddingOp(Op):
     def forward(self, ctx, inputs, weights, outputs, saved, stats):
         t = ctx.tile
         fn = kernel(kemb, "embedding_forward", ctx)
+        rows = int(weights[0].shape[0])
+        if t is not None and t.parts > 1:  # this piece holds rows [r0, r0 + its rows) of `rows`
+            r0, rows = t.get("rows")
+
+        def describe(pos, value) -> DataError:
+            return DataError(f"Embedding received id {value} at flat position {pos} of the input, outside "
+                              f"[0, {rows}). Set input_dim larger than the largest id, or fix the ids.")
+
+        check = deferred_check(ctx, self, describe)
         if t is not None and t.parts > 1:
-            r0, total = t.get("rows")
-            bad = fn(inputs[0], weights[0], outputs[0], row_offset=r0, total_rows=total, accumulate=True)
+            bad = fn(inputs[0], weights[0], outputs[0], row_offset=r0, total_rows=rows, accumulate=True, **check)
         else:
-            bad = fn(inputs[0], weights[0], outputs[0])
+            bad = fn(inputs[0], weights[0], outputs[0], **check)
         if bad >= 0:
-            value = to_host(inputs[0]).reshape(-1)[bad]
-            raise ValueError(f"Embedding received id {value} at flat position {bad} of the input, outside "
-                             f"[0, {weights[0].shape[0]}). Set input_dim larger than the largest id, or fix "
-                             f"the ids.")
+            raise describe(bad, to_host(inputs[0]).reshape(-1)[bad])
 
     def backward(self, ctx, inputs, weights, outputs, saved, stats, grad_outputs, grad_inputs, grad_weights):
         if grad_weights[0] is not None:

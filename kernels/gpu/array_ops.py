@@ -15,8 +15,8 @@ import numpy as np
 from numba import cuda, int64
 
 from kernels.gpu import flat, launch
+from kernels.gpu.checks import first_bad_now, fresh_buffer, note_bad
 from kernels.gpu.elementwise import broadcast_strides, contiguous_strides, offset, operand, strided_copy_cuda
-from kernels.gpu.launch import current_stream
 from kernels.gpu.reduce import sum_to_shape_cuda
 from kernels.reduce import kept_shape
 from kernels.softmax import axis_view
@@ -49,26 +49,27 @@ def _strided_add(dy, dx, shape, strides, start):
 
 @cuda.jit
 def _find_bad(idx, size, bad):
-    # bad[0] = the lowest flat position of an index outside [-size, size) (stays idx.size when none)
+    # the lowest flat position of an index outside [-size, size) goes to the check (kernels.gpu.checks)
     i = cuda.grid(1)
     if i < idx.size:
         v = int64(idx[i])
         if v < -size or v >= size:
-            cuda.atomic.min(bad, 0, i)
+            note_bad(bad, i)
 
 
 def _zero(y) -> None:
     launch(_fill, y.size, flat(y), 0)
 
 
-def _first_bad(idx, size: int) -> int:
-    bad = cuda.to_device(np.array([idx.size], np.int64))
+def _first_bad(idx, size: int, check) -> int:
+    """-1, or the flat position of the first index outside [-size, size) (read back at once); with a
+    `DeviceCheck` the position goes to it and -1 is returned without waiting for the device."""
+    bad = fresh_buffer() if check is None else check.buf
     launch(_find_bad, idx.size, flat(idx), size, bad)
-    stream = current_stream()
-    if stream is not None:  # the check (and whatever wrote idx) must have run before the read
-        stream.synchronize()
-    pos = int(bad.copy_to_host()[0])  # one 8-byte read: the op raises on a bad index before writing
-    return pos if pos < idx.size else -1
+    if check is not None:
+        check.record(flat(idx))
+        return -1
+    return first_bad_now(bad, idx.size)  # one 24-byte read: the op raises on a bad index before writing
 
 
 # --- static indexing ----------------------------------------------------------------------------------------
@@ -121,10 +122,11 @@ def _gather_dims(x_shape, idx, axis):
     return n, inner, idx.size
 
 
-def gather_forward_cuda(x, idx, axis: int, y) -> int:
-    """``y = take(x, idx, axis)``; returns the flat position of a bad index (nothing written) or -1."""
+def gather_forward_cuda(x, idx, axis: int, y, check=None) -> int:
+    """``y = take(x, idx, axis)``; returns the flat position of a bad index (nothing written) or -1 (with a
+    `DeviceCheck`: see `_first_bad`; a bad index then reads a wrapped position, never out of bounds)."""
     idx = operand(idx)
-    bad = _first_bad(idx, x.shape[axis])
+    bad = _first_bad(idx, x.shape[axis], check)
     if bad < 0:
         n, inner, m = _gather_dims(x.shape, idx, axis)
         launch(_gather, y.size, flat(x), flat(idx), flat(y), n, inner, m)
@@ -174,10 +176,11 @@ def _along_plan(x_shape, idx, axis):
     return shape, contiguous_strides(x_shape), broadcast_strides(tuple(idx.shape), shape)
 
 
-def take_along_forward_cuda(x, idx, axis: int, y) -> int:
-    """``y = take_along_axis(x, idx, axis)``; -1, or the flat position of a bad index (nothing written)."""
+def take_along_forward_cuda(x, idx, axis: int, y, check=None) -> int:
+    """``y = take_along_axis(x, idx, axis)``; -1, or the flat position of a bad index (nothing written; with
+    a `DeviceCheck`: see `_first_bad`)."""
     idx = operand(idx)
-    bad = _first_bad(idx, x.shape[axis])
+    bad = _first_bad(idx, x.shape[axis], check)
     if bad < 0:
         shape, sx, si = _along_plan(tuple(x.shape), idx, axis)
         launch(_take_along, y.size, flat(x), flat(idx), flat(y), shape, sx, si, axis, x.shape[axis])

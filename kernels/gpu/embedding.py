@@ -8,6 +8,7 @@ from numba import cuda
 
 from kernels.embedding import check_rows
 from kernels.gpu import empty, flat, launch, reshaped
+from kernels.gpu.checks import first_bad_now, fresh_buffer, note_bad
 from kernels.gpu.scalar_source import float32_constants
 
 
@@ -15,7 +16,7 @@ from kernels.gpu.scalar_source import float32_constants
 @float32_constants
 def _gather(ids, table, y, bad, row_offset, total_rows, accumulate):
     # y[r, j] (+)= table[ids[r] - row_offset, j] for this piece's ids, else 0 (or untouched when
-    # accumulating); bad[0] = the first row whose id is outside [0, total_rows)
+    # accumulating); the first row whose id is outside [0, total_rows) goes to the check (kernels.gpu.checks)
     i = cuda.grid(1)
     if i < y.size:
         d = table.shape[1]
@@ -23,7 +24,7 @@ def _gather(ids, table, y, bad, row_offset, total_rows, accumulate):
         j = i % d
         k = ids[r]
         if k < 0 or k >= total_rows:
-            cuda.atomic.min(bad, 0, r)
+            note_bad(bad, r)
         t = k - row_offset
         v = table[t, j] if t >= 0 and t < table.shape[0] else 0.0
         y[r, j] = y[r, j] + v if accumulate else v
@@ -65,17 +66,20 @@ def int_ids(ids):
 
 
 def embedding_forward_cuda(ids, table, y, *, row_offset: int = 0, total_rows: int | None = None,
-                           accumulate: bool = False) -> int:
+                           accumulate: bool = False, check=None) -> int:
     """``y = table[ids]`` on device arrays; returns the flat index of the first bad id or -1 (row pieces:
-    see `kernels.embedding.embedding_forward_cpu`)."""
+    see `kernels.embedding.embedding_forward_cpu`). With a `kernels.gpu.checks.DeviceCheck` the bad id
+    goes to it and -1 is returned without waiting for the device."""
     total = check_rows(table.shape[0], row_offset, total_rows, "embedding_forward_cuda")
     d = table.shape[1]
     n = ids.size
-    bad = cuda.to_device(np.array([n], np.int64))
-    launch(_gather, n * d, int_ids(ids), table, reshaped(y, n, d), bad, int(row_offset), total,
-           bool(accumulate))
-    first = int(bad.copy_to_host()[0])
-    return -1 if first >= n else first
+    bad = fresh_buffer() if check is None else check.buf
+    flat_ids = int_ids(ids)
+    launch(_gather, n * d, flat_ids, table, reshaped(y, n, d), bad, int(row_offset), total, bool(accumulate))
+    if check is not None:
+        check.record(flat_ids)
+        return -1
+    return first_bad_now(bad, n)
 
 
 def embedding_backward_cuda(ids, dy, dtable, accumulate: bool = False, *, row_offset: int = 0) -> None:

@@ -3,11 +3,11 @@ atomically adds (count) its slot; the first bad id's flat index is kept with an 
 
 from __future__ import annotations
 
-import numpy as np
 from numba import cuda
 
 from kernels.encoding import COUNT
 from kernels.gpu import flat, launch, reshaped
+from kernels.gpu.checks import first_bad_now, fresh_buffer, note_bad
 from kernels.gpu.embedding import _fill, int_ids
 
 
@@ -18,19 +18,23 @@ def _scatter(ids, y, width, mode, bad):
         r = i // width
         v = ids[i]
         if v < 0 or v >= y.shape[1]:
-            cuda.atomic.min(bad, 0, i)
+            note_bad(bad, i)
         elif mode == COUNT:
             cuda.atomic.add(y, (r, v), 1.0)
         else:
             y[r, v] = 1.0
 
 
-def category_encode_cuda(ids, y, mode: int) -> int:
-    """Device twin of `kernels.encoding.category_encode_cpu`."""
+def category_encode_cuda(ids, y, mode: int, check=None) -> int:
+    """Device twin of `kernels.encoding.category_encode_cpu` (with a `kernels.gpu.checks.DeviceCheck`: the
+    bad id goes to it and -1 is returned without waiting for the device)."""
     n = y.shape[y.ndim - 1]  # (the simulator's shapes refuse negative indices)
     width = ids.shape[ids.ndim - 1] if ids.ndim else 1
     launch(_fill, y.size, flat(y), 0.0)
-    bad = cuda.to_device(np.array([ids.size], np.int64))
-    launch(_scatter, ids.size, int_ids(ids), reshaped(y, y.size // n, n), width, int(mode), bad)
-    first = int(bad.copy_to_host()[0])
-    return -1 if first >= ids.size else first
+    bad = fresh_buffer() if check is None else check.buf
+    flat_ids = int_ids(ids)
+    launch(_scatter, ids.size, flat_ids, reshaped(y, y.size // n, n), width, int(mode), bad)
+    if check is not None:
+        check.record(flat_ids)
+        return -1
+    return first_bad_now(bad, ids.size)

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-import numpy as np
 from numba import cuda
 
 from kernels.gpu import launch, reshaped
+from kernels.gpu.checks import first_bad_now, fresh_buffer, note_bad
 from kernels.gpu.embedding import int_ids
 from kernels.gpu.scalar_source import device_function
 from kernels.losses import _dense_grad_row, _dense_row, _sparse_grad_row, _sparse_row, clip_bounds
@@ -35,7 +35,7 @@ def _sparse_forward(labels, p, loss, logits, lo, hi, bad):
     r = cuda.grid(1)
     if r < p.shape[0]:
         if not _sparse(labels, p, loss, r, logits, lo, hi):
-            cuda.atomic.min(bad, 0, r)
+            note_bad(bad, r)
 
 
 @cuda.jit
@@ -69,16 +69,21 @@ def loss_backward_cuda(kind: int, y_true, y_pred, g, dp, label_smoothing: float 
            label_smoothing, lo, hi, accumulate)
 
 
-def sparse_loss_forward_cuda(labels, y_pred, loss, from_logits: bool, epsilon: float = 1e-7) -> int:
-    """Sparse categorical crossentropy on device arrays; returns the first bad row or -1."""
+def sparse_loss_forward_cuda(labels, y_pred, loss, from_logits: bool, epsilon: float = 1e-7,
+                             check=None) -> int:
+    """Sparse categorical crossentropy on device arrays; returns the first bad row or -1 (with a
+    `kernels.gpu.checks.DeviceCheck`: the bad row goes to it, -1 without waiting for the device)."""
     c = tuple(y_pred.shape)[-1]
     lo, hi = clip_bounds(y_pred.dtype, epsilon)
     p = _rows(y_pred, c)
     rows = p.shape[0]
-    bad = cuda.to_device(np.array([rows], np.int64))
-    launch(_sparse_forward, rows, int_ids(labels), p, reshaped(loss, rows), from_logits, lo, hi, bad)
-    first = int(bad.copy_to_host()[0])
-    return -1 if first >= rows else first
+    bad = fresh_buffer() if check is None else check.buf
+    ids = int_ids(labels)
+    launch(_sparse_forward, rows, ids, p, reshaped(loss, rows), from_logits, lo, hi, bad)
+    if check is not None:
+        check.record(ids)
+        return -1
+    return first_bad_now(bad, rows)
 
 
 def sparse_loss_backward_cuda(labels, y_pred, g, dp, from_logits: bool, epsilon: float = 1e-7,

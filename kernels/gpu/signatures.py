@@ -43,6 +43,7 @@ KERNEL_MODULES = (
     "kernels.gpu.augment",
     "kernels.gpu.batchnorm",
     "kernels.gpu.channel_ops",
+    "kernels.gpu.checks",
     "kernels.gpu.conv1d",
     "kernels.gpu.depthwise_conv2d",
     "kernels.gpu.dropout",

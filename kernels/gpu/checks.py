@@ -1,0 +1,148 @@
+"""Bad-index checks that stay on the device until the host reads values anyway.
+
+Sparse crossentropy labels, Embedding and CategoryEncoding ids and gather / take_along_axis indices can be
+out of range. A CPU kernel returns the first bad position and the op raises at once. A CUDA kernel would
+have to read that position back from the device, and a device-to-host read inside a GPU task waits for
+the device: every training step would stop the pipeline once per such op.
+
+So a CUDA kernel given a `DeviceCheck` records the first bad index in the check's small device buffer
+(flat position, value, a flag) and returns at once; the kernels skip or wrap the bad index, so nothing is
+read or written out of bounds. The buffer is sticky: once the flag is set, later launches leave it alone,
+so the first failure survives until the host looks. Each launch also queues an asynchronous copy of the
+buffer into pinned host memory and an event on the same stream. The host looks where it reads values
+anyway: at a progress update it only peeks at copies whose event has passed (`raise_failures(wait=False)`:
+no waiting, so the steps in flight keep running), at the end of an epoch and after each evaluate or predict
+step it reads every buffer (`wait=True`). The op's message is raised there, naming the op, the position and
+the value. A kernel called without a check (standalone use, the kernel tests) reads the position back at
+once, as before.
+"""
+
+from __future__ import annotations
+
+import threading
+
+import numpy as np
+from numba import cuda, int64
+
+from kernels.gpu.launch import current_stream, launch
+
+POS, VALUE, FLAG = 0, 1, 2  # the buffer's slots (int64; a float id or label is kept truncated)
+_NONE = np.iinfo(np.int64).max
+_checks: dict = {}  # key -> DeviceCheck
+_lock = threading.Lock()
+
+
+@cuda.jit(device=True)
+def note_bad(bad, i):
+    """In a kernel: offer flat position `i` as the first bad one (ignored once a failure is recorded)."""
+    if bad[2] == 0:
+        cuda.atomic.min(bad, 0, i)
+
+
+@cuda.jit
+def _record(bad, ids):
+    # one thread, after the kernel that called note_bad: keep the value at the first bad position and
+    # set the flag, so later launches leave the buffer alone
+    if cuda.grid(1) == 0 and bad[2] == 0 and bad[0] < ids.size:
+        bad[1] = int64(ids[bad[0]])
+        bad[2] = 1
+
+
+def _fresh():
+    return np.array([_NONE, 0, 0], np.int64)
+
+
+class DeviceCheck:
+    """One op's sticky record of its first bad index on one device.
+
+    Args:
+        describe: (flat position, value) -> the exception to raise (the op's message).
+    """
+
+    def __init__(self, describe):
+        self.describe = describe
+        self.buf = cuda.to_device(_fresh())  # once per op and device (a synchronous copy)
+        self.stream = None  # the stream of the latest launch that wrote it
+        self._host = None  # pinned copy of buf, written on the stream after each launch
+        self._event = None  # passed when that copy has landed
+
+    def record(self, ids_flat) -> None:
+        """Queue the recording of the bad value after the checking kernel (same stream), then the copy of
+        the buffer to pinned host memory that `peek` reads."""
+        stream = self.stream = current_stream()
+        launch(_record, 1, self.buf, ids_flat)
+        if stream is None or hasattr(stream, "enqueue") or _simulated():
+            return  # the default stream, or the simulator (whose launches have run): `read` serves
+        if self._host is None:
+            self._host = cuda.pinned_array(3, np.int64)
+            self._event = cuda.event(timing=False)
+        self.buf.copy_to_host(self._host, stream=stream)
+        self._event.record(stream)
+
+    def peek(self) -> tuple[int, int] | None:
+        """(position, value) of a failure whose copy has already landed, else None (never waits on a real
+        GPU; in the simulator, where nothing runs asynchronously, the same as `read`)."""
+        if self._event is None:
+            return self.read() if _simulated() else None
+        if not self._event.query():
+            return None
+        host = self._host
+        return (int(host[POS]), int(host[VALUE])) if host[FLAG] else None
+
+    def read(self) -> tuple[int, int] | None:
+        """(position, value) of the recorded failure, or None; waits for the stream that wrote it."""
+        stream = self.stream
+        if stream is not None:
+            stream.synchronize()
+        host = self.buf.copy_to_host()
+        if host[FLAG] == 0:
+            return None
+        return int(host[POS]), int(host[VALUE])
+
+    def clear(self) -> None:
+        self.buf.copy_to_device(_fresh())
+        if self._host is not None:
+            self._host[:] = _fresh()
+
+
+def check_for(key, describe) -> DeviceCheck:
+    """The check of `key` (an op piece) on the current device, made on first use."""
+    full = (key, getattr(cuda.get_current_device(), "id", 0))  # (the simulator's device has no id)
+    with _lock:
+        check = _checks.get(full)
+        if check is None:
+            check = _checks[full] = DeviceCheck(describe)
+    return check
+
+
+def first_bad_now(bad, n: int) -> int:
+    """A check buffer's first bad position read back at once (kernels called without a DeviceCheck), -1
+    when none is below `n`."""
+    stream = current_stream()
+    if stream is not None:  # the check (and whatever wrote the ids) must have run before the read
+        stream.synchronize()
+    pos = bad.copy_to_host()[POS]
+    return int(pos) if pos < n else -1
+
+
+def fresh_buffer():
+    """A device check buffer for one immediate check (`first_bad_now`)."""
+    return cuda.to_device(_fresh())
+
+
+def raise_failures(wait: bool = True) -> None:
+    """Raise the first recorded failure of any check (and clear it, so a later run starts clean); without
+    `wait`, only failures whose copy to the host has landed (see the module docstring)."""
+    with _lock:
+        checks = list(_checks.values())
+    for check in checks:
+        got = check.read() if wait else check.peek()
+        if got is not None:
+            check.clear()
+            raise check.describe(*got)
+
+
+def _simulated() -> bool:
+    from numba import config
+
+    return bool(getattr(config, "ENABLE_CUDASIM", 0))
