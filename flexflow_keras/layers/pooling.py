@@ -133,7 +133,11 @@ class _GlobalPooling1D(_GlobalPooling):
         if self.data_format == "channels_first":  # (N, C, steps) -> (N, steps, C)
             x = ops.transpose(x, (0, 2, 1))
         steps, c = x.shape[1], x.shape[2]
-        y = ops.global_pool2d(ops.reshape(x, (-1, steps, 1, c)), self._mode)
+        if steps is None:  # variable-length sequences (Input(shape=(None,)) before an Embedding)
+            reduce = ops.mean if self._mode == "avg" else ops.max
+            y = reduce(x, axis=1)
+        else:
+            y = ops.global_pool2d(ops.reshape(x, (-1, steps, 1, c)), self._mode)
         if self.keepdims:
             y = ops.reshape(y, (-1, c, 1) if self.data_format == "channels_first" else (-1, 1, c))
         return y

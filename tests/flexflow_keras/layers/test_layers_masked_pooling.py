@@ -121,3 +121,25 @@ def test_lambda_mask_argument():
     assert seen == [x._keras_mask]
     got = models.Model(inp, layers.GlobalAveragePooling1D()(keep)).predict(IDS, verbose=0)
     np.testing.assert_allclose(got, _masked_mean(2.0 * emb.get_weights()[0][IDS], IDS != 0), rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("pool", ["GlobalAveragePooling1D", "GlobalMaxPooling1D"])
+def test_global_pooling_1d_over_variable_length_sequences(pool):
+    """Input(shape=(None,)) -> Embedding -> Conv1D -> global pooling (keras-io's text classification):
+    the steps are unknown when the graph is built; fit and predict take any length."""
+    inp = layers.Input((None,), dtype="int64")
+    emb = layers.Embedding(20, 3)
+    y = getattr(layers, pool)()(emb(inp))
+    keep = getattr(layers, pool)(keepdims=True)(emb(inp))
+    model = models.Model(inp, [y, keep])
+    reduce = np.mean if pool.startswith("GlobalAverage") else np.max
+    for length in (4, 7):
+        ids = np.random.default_rng(length).integers(0, 20, (3, length))
+        got, got_k = model.predict(ids, verbose=0)
+        want = reduce(emb.get_weights()[0][ids], axis=1)
+        np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-7)
+        np.testing.assert_allclose(got_k, want[:, None], rtol=1e-6, atol=1e-7)
+    head = models.Model(inp, layers.Dense(1, activation="sigmoid")(y))
+    head.compile(optimizer="adam", loss="binary_crossentropy")
+    hist = head.fit(np.ones((8, 5), "int64"), np.ones(8), batch_size=4, epochs=1, verbose=0)
+    assert np.isfinite(hist.history["loss"][0])
