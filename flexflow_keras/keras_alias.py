@@ -3,8 +3,9 @@
 `install()` puts a finder first on `sys.meta_path`: ``import keras.layers`` (or ``tensorflow.keras.layers``)
 imports ``flexflow_keras.layers`` and registers that same module object under the asked name, so
 `isinstance` checks and module state are shared. ``import tensorflow`` gives a stand-in module whose
-``keras`` attribute is flexflow_keras, and ``tf.GradientTape`` a tape that a traced ``train_step`` may
-enter (its gradient is the graph's); any other attribute (``tf.random.set_seed``, ...) and any other
+``keras`` attribute is flexflow_keras, ``tf.GradientTape`` a tape that a traced ``train_step`` may
+enter (its gradient is the graph's), and TensorFlow's activation functions (``tf.nn.relu``, ``tf.sigmoid``,
+``tf.math.tanh``, ...: scripts pass them as ``activation=``) are Keras' own; any other attribute (``tf.random.set_seed``, ...) and any other
 ``tensorflow.*`` module raise `RawTensorFlowError` naming the call: raw TensorFlow is
 not supported, only its Keras API. A ``keras.<path>`` flexflow_keras does not have is a
 ModuleNotFoundError naming both names.
@@ -72,6 +73,34 @@ class _RawTF(types.ModuleType):
         return f"<raw TensorFlow {self._path}: not supported under python -m flexflow_keras>"
 
 
+# TensorFlow's activation functions that are Keras' (same math, same positional arguments): scripts pass
+# them as a layer's ``activation=`` or call them in a layer's ``call``
+_TF_ACTIVATIONS = {
+    "nn": ("relu", "relu6", "elu", "selu", "gelu", "silu", "swish", "sigmoid", "tanh", "softmax", "softplus",
+           "softsign", "log_softmax", "leaky_relu"),
+    "math": ("sigmoid", "tanh", "softplus", "softsign"),
+    "": ("sigmoid", "tanh"),
+}
+
+
+def _tf_activation(namespace: str, name: str):
+    if name in _TF_ACTIVATIONS.get(namespace, ()):
+        from flexflow_keras import activations
+
+        return getattr(activations, name)
+    return None
+
+
+class _RawTFNamespace(_RawTF):
+    """``tf.nn`` / ``tf.math``: their activation functions are Keras' (`_TF_ACTIVATIONS`), the rest raw."""
+
+    def __getattr__(self, name: str):
+        if name.startswith("__"):
+            raise AttributeError(name)
+        found = _tf_activation(self._path.rsplit(".", 1)[-1], name)
+        return found if found is not None else _RawTF(f"{self._path}.{name}")
+
+
 class _TensorFlow(types.ModuleType):
     """The `tensorflow` module a script sees: `.keras` is flexflow_keras, dtypes are their names
     (`tf.float32` is ``"float32"``, which Keras accepts), everything else a `_RawTF` path."""
@@ -87,7 +116,14 @@ class _TensorFlow(types.ModuleType):
             return name
         if name == "GradientTape":
             return GradientTape
-        return _RawTF(f"{self.__name__.replace('tensorflow', 'tf', 1)}.{name}")
+        path = f"{self.__name__.replace('tensorflow', 'tf', 1)}.{name}"
+        if self.__name__ == "tensorflow":
+            if name in _TF_ACTIVATIONS and name:
+                return _RawTFNamespace(path)
+            found = _tf_activation("", name)
+            if found is not None:
+                return found
+        return _RawTF(path)
 
 
 class GradientTape:

@@ -24,6 +24,25 @@ def test_no_spelling_for_calls_without_an_equivalent():
     assert keras_spelling("tf.distribute.MirroredStrategy") is None
 
 
+def test_tensorflow_activation_functions_are_keras_ones():
+    """``Dense(64, activation=tf.nn.relu)``, ``tf.sigmoid(x)`` in a layer: TensorFlow's activation functions
+    are Keras' own (same math); the rest of tf.nn stays raw TensorFlow with its hint."""
+    import numpy as np
+
+    from flexflow_keras import activations, layers
+
+    tf = _TensorFlow("tensorflow")
+    assert tf.nn.relu is activations.relu and tf.nn.softmax is activations.softmax
+    assert tf.sigmoid is activations.sigmoid and tf.math.tanh is activations.tanh
+    dense = layers.Dense(2, activation=tf.nn.relu)
+    y = dense(np.array([[1.0, -2.0]], "float32"))
+    np.testing.assert_allclose(y, np.maximum(np.array([[1.0, -2.0]]) @ dense.get_weights()[0], 0), rtol=1e-6)
+    with pytest.raises(RawTensorFlowError, match=r"tf\.nn\.conv2d: raw TensorFlow"):
+        tf.nn.conv2d(None, None, 1, "SAME")
+    with pytest.raises(RawTensorFlowError, match=r"tf\.math\.exp: raw TensorFlow .*keras\.ops\.exp"):
+        tf.math.exp(1.0)
+
+
 def test_stand_in_tensorflow_message_carries_the_spelling():
     tf = _TensorFlow("tensorflow")
     with pytest.raises(RawTensorFlowError) as info:
