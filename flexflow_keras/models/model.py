@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import logging
 
-from flexflow_keras.errors import ShapeError
+from flexflow_keras.errors import GraphError, ShapeError
 from flexflow_keras.layers import call_memo
 from flexflow_keras.layers.base import Layer
 from flexflow_keras.layers.input_spec import InputSpec
@@ -205,13 +205,36 @@ class Model(ModelMetrics, Keras2TrainingMethods, Trainer, Layer):
     def _trace(self, specs: tuple[TensorSpec, ...]):
         from flexflow_keras.layers.input_layer import Input
 
+        forward = self
+        if type(self).call is Layer.call:
+            forward = self._wrapped_forward()
+
         names = [f"{self.name}_input"] if len(specs) == 1 else [f"{self.name}_input_{i}" for i in range(len(specs))]
         inputs = [Input(batch_shape=s.shape, dtype=s.dtype, name=n) for s, n in zip(specs, names, strict=False)]
         with call_memo.recording() as memo:  # for a train_step that calls a wrapped model (step_hooks)
-            outputs = self(inputs[0] if len(inputs) == 1 else list(inputs))
+            outputs = forward(inputs[0] if len(inputs) == 1 else list(inputs))
         self.__dict__.setdefault("_call_memos", {})[tuple(t.uid for t in inputs)] = memo
         graph = OpGraph(inputs, tree.flatten(outputs))
         return inputs, outputs, graph
+
+    def _wrapped_forward(self):
+        """The forward of a subclassed model without call(): the one model it wraps when its own train_step
+        predicts through it (Keras 2's trainer pattern: ``self.model = model``, ``y_pred = self.model(x)``
+        in train_step; Keras 3 trains such a model); anything else is a GraphError saying to add call()."""
+        wrapped = [(n, v) for n, v in vars(self).items() if isinstance(v, Layer) and not n.startswith("_")]
+        models = [(n, v) for n, v in wrapped if isinstance(v, Model)]
+        steps = any("train_step" in vars(c) for c in type(self).__mro__ if c is not Model and issubclass(c, Model))
+        if steps and len(models) == 1:
+            name, model = models[0]
+            log.info("Model '%s' has no call(): it trains, evaluates and predicts through self.%s ('%s'), the "
+                     "model its train_step wraps", self.name, name, model.name)
+            return model
+        attr = (models or wrapped or [("model", None)])[0][0]
+        why = f" (its train_step wraps {len(models)} models: which one predicts is not clear)" if steps and models else ""
+        raise GraphError(f"Model '{self.name}' ({type(self).__name__}) has no call() method: flexflow_keras builds "
+                         f"the graph it trains, evaluates and predicts with from call(){why}. Add `def call(self, "
+                         f"inputs, training=False): return self.{attr}(inputs, training=training)` or whatever "
+                         f"computes the outputs.")
 
     def _maybe_build(self, inputs) -> None:
         if self.built:

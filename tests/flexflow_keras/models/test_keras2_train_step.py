@@ -89,3 +89,35 @@ def test_compiled_metrics_and_compiled_loss_outside_a_step():
     model.compiled_metrics.update_state(Y[:2], np.full((2, 4), 0.25, "float32"))  # accepted, as in Keras 3
     loss = model.compiled_loss(Y[:2], np.full((2, 4), 0.25, "float32"))
     assert float(np.asarray(loss)) == pytest.approx(np.log(4.0), rel=1e-5)
+
+
+class TrainerWithoutCall(Trainer):
+    call = keras.layers.Layer.call  # keras-io's trainer pattern as often published: no call() at all
+
+
+def test_a_trainer_without_call_trains_through_the_model_it_wraps():
+    plain, wrapped = _inner(), _inner()
+    wrapped.set_weights(plain.get_weights())
+    trainer = TrainerWithoutCall(wrapped)
+    for m in (plain, trainer):
+        m.compile(keras.optimizers.SGD(0.1), loss="sparse_categorical_crossentropy", metrics=["accuracy"])
+    h_plain = plain.fit(X, Y, epochs=1, batch_size=16, shuffle=False, verbose=0).history
+    h_trainer = trainer.fit(X, Y, epochs=1, batch_size=16, shuffle=False, verbose=0).history
+    np.testing.assert_allclose(h_trainer["loss"], h_plain["loss"], rtol=1e-6)
+    np.testing.assert_allclose(trainer.predict(X[:5], verbose=0), plain.predict(X[:5], verbose=0), rtol=1e-6)
+
+
+def test_a_model_without_call_is_told_to_add_one():
+    from flexflow_keras.errors import GraphError
+
+    class NoCall(keras.Model):
+        def __init__(self):
+            super().__init__()
+            self.a, self.b = _inner(1), _inner(2)
+
+        def train_step(self, data):
+            return {}
+
+    with pytest.raises(GraphError, match=r"'no_call' \(NoCall\) has no call\(\) method: .* \(its train_step wraps 2 "
+                                         r"models: .*Add `def call\(self, inputs, training=False\): return self\.a"):
+        NoCall().predict(X[:2], verbose=0)
