@@ -3,7 +3,9 @@
 
 Everything goes to ``sys.stdout`` (looked up at each write, so redirection works) through one
 `ProgressWriter`, which knows whether a status line (the bar) is showing: a permanent line printed
-while the bar is up replaces it and the bar is drawn again below.
+while the bar is up replaces it and the bar is drawn again below. After
+``keras.utils.disable_interactive_logging()`` the lines go to the ``flexflow_keras`` logger instead (INFO),
+as Keras 3 sends them to absl logging, and no bar is drawn.
 
 Modes (verbose as in Keras):
 - 0: silent.
@@ -19,6 +21,7 @@ Modes (verbose as in Keras):
 
 from __future__ import annotations
 
+import logging
 import math
 import sys
 import time
@@ -37,12 +40,15 @@ class ProgressWriter:
         self._stream = stream
         self._status = ""  # the status line currently shown (terminal only)
         self._status_width = 0  # its width on screen (without ANSI escapes)
+        self._pending = ""  # the start of a line not yet logged (interactive logging off)
 
     @property
     def stream(self):
         return self._stream if self._stream is not None else sys.stdout
 
     def isatty(self) -> bool:
+        if not _interactive[0]:
+            return False
         isatty = getattr(self.stream, "isatty", None)
         try:
             return bool(isatty()) if isatty is not None else False
@@ -50,6 +56,12 @@ class ProgressWriter:
             return False
 
     def write(self, text: str) -> None:
+        if not _interactive[0]:
+            *lines, self._pending = (self._pending + text.replace("\r", "\n")).split("\n")
+            for line in lines:
+                if line.strip():
+                    logging.getLogger("flexflow_keras").info(line.rstrip())
+            return
         self.stream.write(text)
         self.stream.flush()
 
@@ -87,6 +99,23 @@ SLOW_STEP_SECONDS = 5.0
 def data_note(params) -> str:
     """' - data: synthetic' when fit's params say the training data is synthetic, else ''."""
     return f" - data: {params['data']}" if params and params.get("data") else ""
+
+
+_interactive = [True]
+
+
+def enable_interactive_logging() -> None:
+    """Progress output to stdout, with the in-place bar on a terminal (the default)."""
+    _interactive[0] = True
+
+
+def disable_interactive_logging() -> None:
+    """Progress output as log records of the ``flexflow_keras`` logger (INFO), one per line, no bar."""
+    _interactive[0] = False
+
+
+def is_interactive_logging_enabled() -> bool:
+    return _interactive[0]
 
 
 def default_writer() -> ProgressWriter:

@@ -1,8 +1,19 @@
 """`keras.utils`: the helpers training scripts call (`to_categorical`, `set_random_seed`, `normalize`,
 `pad_sequences`, `get_file`, `Progbar`, `plot_model`, `load_img` / `img_to_array`, the custom-object
-registry; Keras 2's `np_utils`)."""
+registry, `timeseries_dataset_from_array` / `split_dataset` on NumPy arrays; Keras 2's `np_utils`). The Keras 3
+utilities flexflow_keras lacks (`text_dataset_from_directory`, `FeatureSpace`, ...) are an `UnsupportedError`
+that says what to use instead."""
 
+from flexflow_keras.backend import clear_session, is_keras_tensor
+from flexflow_keras.errors import FlexFlowKerasError
 from flexflow_keras.preprocessing.image_utils import array_to_img, img_to_array, load_img, save_img
+from flexflow_keras.saving import get_registered_name, get_registered_object
+from flexflow_keras.utils.dataset_utils import (
+    pack_x_y_sample_weight,
+    split_dataset,
+    timeseries_dataset_from_array,
+    unpack_x_y_sample_weight,
+)
 from flexflow_keras.utils.files import get_file
 from flexflow_keras.utils.model_visualization import model_to_dot, plot_model
 from flexflow_keras.utils.numerical import normalize, to_categorical
@@ -24,15 +35,40 @@ def __getattr__(name: str):
         from flexflow_keras.callbacks.progress import Progbar
 
         return Progbar
+    if name in ("enable_interactive_logging", "disable_interactive_logging", "is_interactive_logging_enabled"):
+        from flexflow_keras.callbacks import progress
+
+        return getattr(progress, name)
     if name == "image_dataset_from_directory":  # loaded on first use (Pillow is imported only then)
         from flexflow_keras.data.dataset import image_dataset_from_directory
 
         return image_dataset_from_directory
+    if name in _UNSUPPORTED:
+        raise UnsupportedUtilityError(f"keras.utils.{name} is not available in flexflow_keras: {_UNSUPPORTED[name]}")
     raise AttributeError(f"module 'flexflow_keras.utils' has no attribute {name!r}")
 
 
+class UnsupportedUtilityError(FlexFlowKerasError, AttributeError):
+    """A Keras 3 utility flexflow_keras does not have (an AttributeError, so `hasattr` stays False)."""
+
+
+_STRINGS = ("it yields batches of strings for a TextVectorization layer, and flexflow_keras trains on numbers only: "
+            "read the files with Python, turn the text into integer ids (a vocabulary dict, or "
+            "keras.preprocessing.text.Tokenizer) and pass the arrays to fit")
+_UNSUPPORTED = {
+    "text_dataset_from_directory": _STRINGS,
+    "audio_dataset_from_directory": "decode the audio into NumPy arrays (e.g. with soundfile) and pass them to fit",
+    "FeatureSpace": "preprocess the structured features with NumPy (or pandas) and feed numeric arrays",
+    "bounding_boxes": "bounding-box utilities belong to detection pipelines flexflow_keras does not train",
+    "Config": "use a plain dict",
+    "legacy": "the Keras 2 utilities flexflow_keras has are in keras.utils itself",
+}
+
+
 __all__ = [
-    "Progbar", "PyDataset", "Sequence", "image_dataset_from_directory", "CustomObjectScope", "custom_object_scope",
+    "clear_session", "is_keras_tensor", "get_registered_name", "get_registered_object", "pack_x_y_sample_weight",
+    "split_dataset", "timeseries_dataset_from_array", "unpack_x_y_sample_weight", "enable_interactive_logging",
+    "disable_interactive_logging", "is_interactive_logging_enabled", "Progbar", "PyDataset", "Sequence", "image_dataset_from_directory", "CustomObjectScope", "custom_object_scope",
     "deserialize_keras_object", "get_custom_objects", "array_to_img", "get_file", "img_to_array", "load_img",
     "model_to_dot", "normalize", "pad_sequences", "plot_model", "save_img", "register_keras_serializable",
     "serialize_keras_object",

@@ -65,17 +65,27 @@ def message(exc: BaseException) -> str:
 
 
 def _unsupported_layer(exc: BaseException) -> BaseException:
-    """`from keras.layers import TextVectorization`: Python turns the layer module's clear AttributeError
-    (layers/unsupported.py) into a bare "cannot import name"; give the clear one back."""
+    """`from keras.layers import TextVectorization` (or `from keras.utils import text_dataset_from_directory`):
+    Python turns the module's clear AttributeError (layers/unsupported.py, utils/__init__.py) into a bare
+    "cannot import name"; give the clear one back."""
     import re
 
     if type(exc) is ImportError:
-        m = re.match(r"cannot import name '(\w+)' from 'flexflow_keras\.layers'", str(exc))
-        if m:
+        m = re.match(r"cannot import name '(\w+)' from 'flexflow_keras\.(layers|utils)'", str(exc))
+        if m and m.group(2) == "layers":
             from flexflow_keras.layers import unsupported
 
             if m.group(1) in unsupported.UNSUPPORTED:
                 return unsupported.error(m.group(1))
+        if m and m.group(2) == "utils":
+            import flexflow_keras.utils as utils
+
+            try:
+                getattr(utils, m.group(1))
+            except utils.UnsupportedUtilityError as clear:
+                return clear
+            except AttributeError:
+                pass
     return exc
 
 
