@@ -396,6 +396,9 @@ class FlexFlowLogger(Callback):
     def _batch_samples(self, batch, logs) -> int:
         if logs and "size" in logs:
             return int(logs["size"])
+        rows = getattr(self.model, "_batch_rows", None)  # what fit trained on (also past one pass of data)
+        if rows is not None:
+            return int(rows)
         bs = self.batch_size or (self.params or {}).get("batch_size") or 0
         if self.samples_per_epoch and bs:
             return int(max(0, min(bs, self.samples_per_epoch - batch * bs)))

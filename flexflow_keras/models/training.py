@@ -405,6 +405,7 @@ class Trainer:
                 feed.consumed(b, getattr(handle[0], "last_loader", None))
                 step_no += 1
                 samples += len(rows)
+                self._batch_rows = len(rows)  # the progress display's sample count (callbacks/progress.py)
                 window.push(len(rows), handle)
                 if demand.due(b):
                     window.drain()

@@ -152,3 +152,23 @@ def test_a_slow_step_line_is_printed_only_where_fit_read_its_logs(monkeypatch):
     assert logger.needs_batch_logs(1)
     logger.on_train_batch_end(1, {"loss": 0.5})
     assert out.getvalue().count("iter ") == 1 and "loss: 0.5000" in out.getvalue()
+
+
+def test_the_summary_counts_what_fit_trained_on_past_one_pass_of_the_data(capsys):
+    """steps_per_epoch beyond one pass of a repeating generator (ImageDataGenerator.flow): every step's
+    samples count, not one pass's (the summary said 300 samples for 3000)."""
+    import numpy as np
+
+    import flexflow_keras as keras
+
+    x, y = np.random.rand(300, 4).astype("float32"), np.random.randint(0, 3, 300)
+    model = keras.Sequential([keras.Input((4,)), keras.layers.Dense(3, activation="softmax")])
+    model.compile(optimizer="sgd", loss="sparse_categorical_crossentropy")
+
+    def batches():
+        while True:
+            for i in range(0, 300, 30):
+                yield x[i:i + 30], y[i:i + 30]
+
+    model.fit(batches(), steps_per_epoch=25, epochs=1, verbose=2)
+    assert "Training: 1 epoch(s), 25 iterations, 750 samples" in capsys.readouterr().out
