@@ -51,14 +51,20 @@ def _no_search(request):
     request.addfinalizer(keras.config.reset)
 
 
-def test_trainer_pattern_trains_as_plain_fit():
+def _fit_both(trainer_class, epochs: int):
+    """A plain model and `trainer_class` wrapping a twin of it (same weights), both fitted alike."""
     plain, wrapped = _inner(), _inner()
     wrapped.set_weights(plain.get_weights())
-    trainer = Trainer(wrapped)
+    trainer = trainer_class(wrapped)
+    hists = []
     for m in (plain, trainer):
         m.compile(keras.optimizers.SGD(0.1), loss="sparse_categorical_crossentropy", metrics=["accuracy"])
-    h_plain = plain.fit(X, Y, epochs=2, batch_size=16, shuffle=False, verbose=0).history
-    h_trainer = trainer.fit(X, Y, epochs=2, batch_size=16, shuffle=False, verbose=0).history
+        hists.append(m.fit(X, Y, epochs=epochs, batch_size=16, shuffle=False, verbose=0).history)
+    return plain, trainer, hists[0], hists[1]
+
+
+def test_trainer_pattern_trains_as_plain_fit():
+    plain, trainer, h_plain, h_trainer = _fit_both(Trainer, epochs=2)
     np.testing.assert_allclose(h_trainer["loss"], h_plain["loss"], rtol=1e-6)
     np.testing.assert_allclose(h_trainer["accuracy"], h_plain["accuracy"], rtol=1e-6)
     for a, b in zip(trainer.get_weights(), plain.get_weights(), strict=True):
@@ -96,13 +102,7 @@ class TrainerWithoutCall(Trainer):
 
 
 def test_a_trainer_without_call_trains_through_the_model_it_wraps():
-    plain, wrapped = _inner(), _inner()
-    wrapped.set_weights(plain.get_weights())
-    trainer = TrainerWithoutCall(wrapped)
-    for m in (plain, trainer):
-        m.compile(keras.optimizers.SGD(0.1), loss="sparse_categorical_crossentropy", metrics=["accuracy"])
-    h_plain = plain.fit(X, Y, epochs=1, batch_size=16, shuffle=False, verbose=0).history
-    h_trainer = trainer.fit(X, Y, epochs=1, batch_size=16, shuffle=False, verbose=0).history
+    plain, trainer, h_plain, h_trainer = _fit_both(TrainerWithoutCall, epochs=1)
     np.testing.assert_allclose(h_trainer["loss"], h_plain["loss"], rtol=1e-6)
     np.testing.assert_allclose(trainer.predict(X[:5], verbose=0), plain.predict(X[:5], verbose=0), rtol=1e-6)
 
