@@ -17,6 +17,7 @@ import numpy as np
 from flexflow_keras.errors import DataError, ShapeError
 from flexflow_keras.ops._util import deferred_check, fmt, kernel, norm_axis, to_host
 from flexflow_keras.ops.base import Op
+from flexflow_keras.ops.einsum_dense import lead_tile
 from flexflow_keras.ops.graph import TensorSpec
 from kernels import array_ops as karr
 
@@ -76,6 +77,14 @@ class IndexOp(Op):
                                  f"with ':' first (x[:, ...]), received {self.index}.")
             shape[0] = None
         return (TensorSpec(tuple(shape), x.dtype),)
+
+    def tile(self, shapes, out_box, part=0, parts=1):
+        """A piece of the batch reads the same rows of x, its other dims whole, and indexes them locally
+        (the index takes the batch dim whole: ':'). The default tile lines dims up from the right, which
+        an int in the index (x[:, 0] drops a dim) breaks."""
+        if not self.index or self.index[0] != (None, None, None) or not shapes.outputs[0]:
+            return super().tile(shapes, out_box, part, parts)
+        return lead_tile(shapes, out_box, 1)
 
     def forward(self, ctx, inputs, weights, outputs, saved, stats):
         kernel(karr, "index_forward", ctx)(inputs[0], self._key(), outputs[0])
