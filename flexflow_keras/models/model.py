@@ -6,7 +6,7 @@ with the data's shapes.
 
 The seam with the training loop (models/training.py) is `_op_graph`:
 
-    model._op_graph(input_specs=None) -> OpGraph
+    model._op_graph(input_specs=None, training=False) -> OpGraph
 
 returns the forward operator graph between the model's input tensors and its output tensors (in the
 order of `input_names` / `output_names`). Functional and built Sequential models have one graph and
@@ -17,7 +17,9 @@ state changes what its op records (setting a BatchNormalization's `trainable` gi
 uses the moving statistics; setting it back gives the first graph again). Adding or popping Sequential
 layers gives a new graph. Besides it, the loop uses `inputs`, `outputs`, `input_names`, `output_names`,
 `weights`, `trainable_weights`, `non_trainable_weights` and `name`, and the state `_init_model_state`
-sets (`compiled`, `optimizer`, `stop_training`, `history`, `_engine`, `_engine_key`).
+sets (`compiled`, `optimizer`, `stop_training`, `history`, `_engine`, `_engine_key`). With `training=True`
+it returns the graph fit trains: the same graph, except for a subclassed model whose call() takes other
+Python paths with training=True (see `Model._trace`).
 """
 
 from __future__ import annotations
@@ -30,7 +32,7 @@ from flexflow_keras.layers.base import Layer
 from flexflow_keras.layers.input_spec import InputSpec
 from flexflow_keras.models.keras2_methods import Keras2TrainingMethods
 from flexflow_keras.models.model_metrics import ModelMetrics
-from flexflow_keras.ops.graph import KerasTensor, OpGraph, TensorSpec
+from flexflow_keras.ops.graph import KerasTensor, OpGraph, TensorSpec, same_graph
 from flexflow_keras.utils import tree
 
 try:
@@ -182,18 +184,22 @@ class Model(ModelMetrics, Keras2TrainingMethods, Trainer, Layer):
         return shapes[0] if len(shapes) == 1 else shapes
 
     # --- the seam with the training loop ------------------------------------------------------------------
-    def _op_graph(self, input_specs=None) -> OpGraph:
-        """The forward OpGraph (see the module docstring for the contract)."""
+    def _op_graph(self, input_specs=None, training: bool = False) -> OpGraph:
+        """The forward OpGraph (see the module docstring for the contract); with `training`, the graph fit
+        trains (the same one unless call() branches on `training`: `_trace`)."""
         if input_specs is None:
             if self._last_trace is None:
                 raise ValueError(f"Model '{self.name}' has not been built yet, so its input shapes are unknown. "
                                  "Call it on data, call model.build(input_shape), or pass data to fit().")
-            return self._current(self._last_trace[2])
-        key = tuple(TensorSpec((None,) + tuple(s.shape[1:]), str(s.dtype)) for s in input_specs)
-        if key not in self._traces:
-            self._traces[key] = self._trace(key)
-        self._last_trace = self._traces[key]
-        return self._current(self._last_trace[2])
+        else:
+            key = tuple(TensorSpec((None,) + tuple(s.shape[1:]), str(s.dtype)) for s in input_specs)
+            if key not in self._traces:
+                self._traces[key] = self._trace(key)
+            self._last_trace = self._traces[key]
+        graph = self._last_trace[2]
+        if training:
+            graph = self.__dict__.get("_train_graphs", {}).get(id(graph), graph)
+        return self._current(graph)
 
     def _current(self, graph: OpGraph) -> OpGraph:
         """`graph` with every op matching its layer's current state (e.g. a BatchNormalization frozen
@@ -203,16 +209,35 @@ class Model(ModelMetrics, Keras2TrainingMethods, Trainer, Layer):
         return refresh_graph(graph, self._refreshed)
 
     def _trace(self, specs: tuple[TensorSpec, ...]):
-        from flexflow_keras.layers.input_layer import Input
-
+        """(inputs, outputs, graph) of call() on inputs of `specs`, in inference mode (training=False where
+        call() takes `training`), and the training graph beside it (`_train_graphs`): call() traced again
+        with training=True, as Keras' train_step calls it, so a Python branch on `training` (``if
+        training: x = self.dropout(x)``) is in the graph fit trains. Where both traces record the same
+        ops, the one graph serves fit, evaluate and predict (the ops switch mode at run time)."""
         forward = self
         if type(self).call is Layer.call:
             forward = self._wrapped_forward()
+        takes_training = "training" in getattr(forward, "_call_params", ())
+        trace = self._record(forward, specs, False if takes_training else None)
+        train_graph = trace[2]
+        if takes_training:
+            other = self._record(forward, specs, True)[2]
+            if not same_graph(other, trace[2]):
+                train_graph = other
+                log.info("Model '%s': call() records other ops with training=True than with training=False; fit "
+                         "trains (and validates, with Dropout off) on the training=True graph, evaluate and "
+                         "predict run the other", self.name)
+        self.__dict__.setdefault("_train_graphs", {})[id(trace[2])] = train_graph
+        return trace
+
+    def _record(self, forward, specs, training):
+        from flexflow_keras.layers.input_layer import Input
 
         names = [f"{self.name}_input"] if len(specs) == 1 else [f"{self.name}_input_{i}" for i in range(len(specs))]
         inputs = [Input(batch_shape=s.shape, dtype=s.dtype, name=n) for s, n in zip(specs, names, strict=False)]
+        kwargs = {} if training is None else {"training": training}
         with call_memo.recording() as memo:  # for a train_step that calls a wrapped model (step_hooks)
-            outputs = forward(inputs[0] if len(inputs) == 1 else list(inputs))
+            outputs = forward(inputs[0] if len(inputs) == 1 else list(inputs), **kwargs)
         self.__dict__.setdefault("_call_memos", {})[tuple(t.uid for t in inputs)] = memo
         graph = OpGraph(inputs, tree.flatten(outputs))
         return inputs, outputs, graph

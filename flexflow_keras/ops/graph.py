@@ -314,3 +314,39 @@ class OpGraph:
             for t in node.inputs:
                 out.setdefault(t.uid, []).append(node)
         return out
+
+
+def same_graph(a: OpGraph, b: OpGraph) -> bool:
+    """Whether two traces of one model recorded the same computation: the same ops (by value) wired the
+    same way between their inputs and outputs, on the same weights (constants made afresh by each trace
+    compare by value)."""
+    if len(a.inputs) != len(b.inputs) or len(a.outputs) != len(b.outputs) or len(a.nodes) != len(b.nodes):
+        return False
+
+    def where(graph: OpGraph):
+        pos = {t.uid: ("input", i) for i, t in enumerate(graph.inputs)}
+        for k, node in enumerate(graph.nodes):
+            for j, t in enumerate(node.outputs):
+                pos[t.uid] = (k, j)
+        return pos
+
+    pa, pb = where(a), where(b)
+    for na, nb in zip(a.nodes, b.nodes, strict=True):
+        try:
+            if type(na.op) is not type(nb.op) or bool(na.op != nb.op):
+                return False
+        except (TypeError, ValueError):  # attributes NumPy cannot compare as one truth value
+            return False
+        if tuple(pa.get(t.uid) for t in na.inputs) != tuple(pb.get(t.uid) for t in nb.inputs):
+            return False
+        if len(na.weights) != len(nb.weights) or not all(_same_weight(u, v) for u, v in
+                                                          zip(na.weights, nb.weights, strict=True)):
+            return False
+    return tuple(pa.get(t.uid) for t in a.outputs) == tuple(pb.get(t.uid) for t in b.outputs)
+
+
+def _same_weight(u: Variable, v: Variable) -> bool:
+    if u is v:
+        return True
+    return (not u.trainable and not v.trainable and u.shape == v.shape and u.dtype == v.dtype
+            and np.array_equal(u.value, v.value))
