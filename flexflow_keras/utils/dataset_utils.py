@@ -3,14 +3,15 @@ on NumPy arrays.
 
 Keras 3 returns `tf.data` datasets from the first two; flexflow_keras has no `tf.data`, so the windows come
 as a `PyDataset` of batches (which `fit`, `evaluate` and `predict` take, and which iterates as
-``for x, y in ds`` and ``ds.take(1)`` do in the keras-io examples), and a split as NumPy arrays of the same
-structure as its input (what `fit` takes).
+``for x, y in ds`` and ``ds.take(1)`` do in the keras-io examples; a batch's arrays answer ``.numpy()``), and a
+split as NumPy arrays of the same structure as its input (what `fit` takes).
 """
 
 from __future__ import annotations
 
 import numpy as np
 
+from flexflow_keras.data.dataset import _tensor
 from flexflow_keras.errors import DataError
 from flexflow_keras.utils.py_dataset import PyDataset
 
@@ -38,12 +39,12 @@ class TimeseriesDataset(PyDataset):
             starts = self.starts[index:index + 1]
         else:
             starts = self.starts[index * self.batch_size:(index + 1) * self.batch_size]
-        x = self.data[starts[:, None] + self.offsets[None, :]]
+        x = _tensor(self.data[starts[:, None] + self.offsets[None, :]])
         if self.batch_size is None:
             x = x[0]
         if self.targets is None:
             return x
-        y = self.targets[starts]
+        y = _tensor(self.targets[starts])
         return x, (y[0] if self.batch_size is None else y)
 
     def __iter__(self):

@@ -31,6 +31,8 @@ def test_timeseries_without_targets_batches_every_window():
     assert shapes == [(3, 4, 2), (3, 4, 2), (1, 4, 2)]  # 7 windows, as Keras 3
     first = ds.take(1)[0]
     np.testing.assert_array_equal(first[0], DATA[:4])
+    assert first.numpy().shape == (3, 4, 2)  # keras-io's weather example calls .numpy() on batches
+    assert keras.preprocessing.timeseries_dataset_from_array is keras.utils.timeseries_dataset_from_array
 
 
 def test_timeseries_shuffle_keeps_each_window_with_its_target():
