@@ -233,11 +233,15 @@ class Model(ModelMetrics, Keras2TrainingMethods, Trainer, Layer):
     def _record(self, forward, specs, training):
         from flexflow_keras.layers.input_layer import Input
 
-        names = [f"{self.name}_input"] if len(specs) == 1 else [f"{self.name}_input_{i}" for i in range(len(specs))]
+        structure = self.__dict__.get("_input_structure")  # the data's: a dict or list of inputs (training.py)
+        keys = structure[1] if structure and structure[0] == "dict" and len(structure[1]) == len(specs) else None
+        names = list(keys) if keys else ([f"{self.name}_input"] if len(specs) == 1 else
+                                         [f"{self.name}_input_{i}" for i in range(len(specs))])
         inputs = [Input(batch_shape=s.shape, dtype=s.dtype, name=n) for s, n in zip(specs, names, strict=False)]
         kwargs = {} if training is None else {"training": training}
+        given = dict(zip(keys, inputs, strict=True)) if keys else (inputs[0] if len(inputs) == 1 else list(inputs))
         with call_memo.recording() as memo:  # for a train_step that calls a wrapped model (step_hooks)
-            outputs = forward(inputs[0] if len(inputs) == 1 else list(inputs), **kwargs)
+            outputs = forward(given, **kwargs)
         self.__dict__.setdefault("_call_memos", {})[tuple(t.uid for t in inputs)] = memo
         graph = OpGraph(inputs, tree.flatten(outputs))
         return inputs, outputs, graph

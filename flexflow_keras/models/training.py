@@ -12,7 +12,7 @@ from __future__ import annotations
 import logging
 import math
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 
@@ -206,7 +206,7 @@ class Trainer:
 
     # --- data ----------------------------------------------------------------------------------------------
     def _prepare(self, x, y, sample_weight, need_labels=True, training=False):
-        xs = custom_training.adjust_input_rank(to_list(x, self._known_input_names(), "input"),
+        xs = custom_training.adjust_input_rank(to_list(x, self._known_input_names(x), "input"),
                                                getattr(self, "_inputs", ()))  # Keras 3's rank rule (i9-ops)
         graph = self._graph_for(xs, training)
         in_names = self._input_names_for(graph)
@@ -228,9 +228,23 @@ class Trainer:
                                       [t.shape for t in graph.outputs], n)
         return graph, xs, ys, sw, n
 
-    def _known_input_names(self) -> list[str]:
+    def _known_input_names(self, x=None) -> list[str]:
+        """The model's input names; for a subclassed model not traced yet, those the structure of the data
+        `x` gives (a dict's keys, a list of several arrays: one input each, handed to call() as a dict or
+        a list, as Keras hands them; models/model.py `_record`)."""
         names = list(getattr(self, "input_names", None) or [])
-        return names or ["input"]
+        if names:
+            return names
+        from flexflow_keras.models.model import Model
+
+        if type(self)._op_graph is Model._op_graph:  # subclassed: call() takes whatever structure it is given
+            if isinstance(x, Mapping) and len(x) > 1:
+                self._input_structure = ("dict", tuple(x))
+                return list(x)
+            if isinstance(x, (list, tuple)) and len(x) > 1 and all(getattr(a, "ndim", 0) >= 1 for a in x):
+                self._input_structure = ("list", len(x))
+                return [f"input_{i}" for i in range(len(x))]
+        return ["input"]
 
     def _validate_labels(self, graph, ys) -> None:
         from flexflow_keras import losses as losses_mod
