@@ -11,7 +11,6 @@ import importlib
 
 from flexflow_keras.preprocessing import sequence, text
 
-
 _FROM_UTILS = ("image_dataset_from_directory", "timeseries_dataset_from_array", "text_dataset_from_directory")
 
 
