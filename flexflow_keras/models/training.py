@@ -206,6 +206,10 @@ class Trainer:
 
     # --- data ----------------------------------------------------------------------------------------------
     def _prepare(self, x, y, sample_weight, need_labels=True, training=False):
+        struct = getattr(self, "_input_struct", None)
+        if isinstance(x, Mapping) and isinstance(struct, dict) and set(x) <= set(struct):
+            # Model({"a": Input(name="first"), ...}): data keyed as the model's inputs are (Keras 3)
+            x = {struct[k].name: v for k, v in x.items()}
         xs = custom_training.adjust_input_rank(to_list(x, self._known_input_names(x), "input"),
                                                getattr(self, "_inputs", ()))  # Keras 3's rank rule (i9-ops)
         graph = self._graph_for(xs, training)

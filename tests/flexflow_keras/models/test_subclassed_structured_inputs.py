@@ -1,6 +1,7 @@
 """A subclassed model fed several inputs as a list or a dict gets them in call() as that list or dict, as in
 Keras (they were packed into one array: a NumPy error, a wrong dict-key message, or a misleading slice
-error when the arrays had one shape); it trains as the functional model of the same layers does."""
+error when the arrays had one shape); it trains as the functional model of the same layers does. A
+functional model built on a dict of inputs takes data keyed as that dict."""
 
 import numpy as np
 import pytest
@@ -48,3 +49,18 @@ def test_a_list_of_same_shaped_arrays_is_two_inputs():
     model.compile(optimizer="sgd", loss="mse")
     model.fit([A, A], Y, batch_size=8, epochs=1, verbose=0)
     assert model.d.get_weights()[0].shape == (6, 1)
+
+
+def test_a_functional_model_built_on_a_dict_takes_data_by_its_keys():
+    """keras.Model({"a": Input(name="first"), ...}, out): data comes keyed as the model's dict (Keras 3),
+    not by the Input names; the names still work."""
+    first, second = keras.Input((3,), name="first"), keras.Input((2,), name="second")
+    dense = layers.Dense(1)
+    model = keras.Model({"a": first, "b": second}, dense(layers.concatenate([first, second])))
+    model.compile(optimizer="sgd", loss="mse")
+    model.fit({"a": A, "b": B}, Y, batch_size=8, epochs=1, verbose=0)
+    kernel, bias = dense.get_weights()
+    np.testing.assert_allclose(model.predict({"a": A, "b": B}, verbose=0), _reference(kernel, bias), rtol=1e-5,
+                               atol=1e-6)
+    np.testing.assert_allclose(model.predict({"first": A, "second": B}, verbose=0), _reference(kernel, bias),
+                               rtol=1e-5, atol=1e-6)
