@@ -127,8 +127,9 @@ class Trainer:
         # a one-output model's loss=["mse"] / loss_weights=[0.5] are per-output lists too (Keras takes them)
         per_output = len(names) > 1 or (what in ("loss", "loss_weights") and len(names) == 1
                                         and isinstance(arg, (list, tuple)) and len(arg) == 1)
-        if isinstance(arg, (list, tuple)) and per_output and (what != "metrics" or (
-                len(arg) == len(names) and all(isinstance(a, (list, tuple)) or a is None for a in arg))):
+        # metrics: a list as long as the outputs is one entry per output (Keras 3, whose tf.keras refuses a
+        # flat list of another length); a list of another length goes to every output (Keras 2)
+        if isinstance(arg, (list, tuple)) and per_output and (what != "metrics" or len(arg) == len(names)):
             if len(arg) != len(names):
                 raise ValueError(f"compile({what}=...) is a list of {len(arg)} entries but model '{self.name}' "
                                  f"has {len(names)} outputs {list(names)}.")

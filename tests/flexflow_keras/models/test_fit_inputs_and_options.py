@@ -221,3 +221,16 @@ def test_a_pandas_series_is_a_column_as_in_keras():
     assert m.layers[0].kernel.shape == (1, 1)
     assert m.predict(x[:5], verbose=0).shape == (5, 1)
     assert np.isfinite(m.evaluate(x, y, verbose=0))
+
+
+@pytest.mark.parametrize(("metrics", "keys"), [
+    (["mse", "acc"], ["a_loss", "a_mse", "b_acc", "b_loss", "loss"]),  # as long as the outputs: one each (Keras 3)
+    ([["mse", "mae"], "acc"], ["a_loss", "a_mae", "a_mse", "b_acc", "b_loss", "loss"]),
+    (["mse"], ["a_loss", "a_mse", "b_loss", "b_mse", "loss"]),  # another length: every output (Keras 2)
+])
+def test_a_metrics_list_on_two_outputs(metrics, keys):
+    i = keras.Input((3,))
+    model = keras.Model(i, [keras.layers.Dense(1, name="a")(i), keras.layers.Dense(1, name="b")(i)])
+    model.compile(optimizer="sgd", loss="mse", metrics=metrics)
+    hist = model.fit(np.ones((8, 3)), [np.ones((8, 1)), np.ones((8, 1))], epochs=1, verbose=0)
+    assert sorted(hist.history) == keys
