@@ -220,7 +220,7 @@ class Functional(GraphIOMixin, Model):
             names.append(hist.operation.name if hist is not None else t.name)
         return names
 
-    def _op_graph(self, input_specs=None, training: bool = False) -> OpGraph:  # one graph: `training` moot
+    def _op_graph(self, input_specs=None) -> OpGraph:
         if input_specs is not None:
             check_specs(self, input_specs, self._inputs)
             concrete = variable_dims.specialized(self, self._graph, self._inputs, input_specs)

@@ -6,7 +6,7 @@ with the data's shapes.
 
 The seam with the training loop (models/training.py) is `_op_graph`:
 
-    model._op_graph(input_specs=None, training=False) -> OpGraph
+    model._op_graph(input_specs=None) -> OpGraph
 
 returns the forward operator graph between the model's input tensors and its output tensors (in the
 order of `input_names` / `output_names`). Functional and built Sequential models have one graph and
@@ -17,9 +17,7 @@ state changes what its op records (setting a BatchNormalization's `trainable` gi
 uses the moving statistics; setting it back gives the first graph again). Adding or popping Sequential
 layers gives a new graph. Besides it, the loop uses `inputs`, `outputs`, `input_names`, `output_names`,
 `weights`, `trainable_weights`, `non_trainable_weights` and `name`, and the state `_init_model_state`
-sets (`compiled`, `optimizer`, `stop_training`, `history`, `_engine`, `_engine_key`). With `training=True`
-it returns the graph fit trains: the same graph, except for a subclassed model whose call() takes other
-Python paths with training=True (see `Model._trace`).
+sets (`compiled`, `optimizer`, `stop_training`, `history`, `_engine`, `_engine_key`).
 """
 
 from __future__ import annotations
@@ -32,7 +30,7 @@ from flexflow_keras.layers.base import Layer
 from flexflow_keras.layers.input_spec import InputSpec
 from flexflow_keras.models.keras2_methods import Keras2TrainingMethods
 from flexflow_keras.models.model_metrics import ModelMetrics
-from flexflow_keras.ops.graph import KerasTensor, OpGraph, TensorSpec, same_graph
+from flexflow_keras.ops.graph import INFERENCE_IDENTITY, KerasTensor, OpGraph, TensorSpec, same_graph
 from flexflow_keras.utils import tree
 
 try:
@@ -184,22 +182,18 @@ class Model(ModelMetrics, Keras2TrainingMethods, Trainer, Layer):
         return shapes[0] if len(shapes) == 1 else shapes
 
     # --- the seam with the training loop ------------------------------------------------------------------
-    def _op_graph(self, input_specs=None, training: bool = False) -> OpGraph:
-        """The forward OpGraph (see the module docstring for the contract); with `training`, the graph fit
-        trains (the same one unless call() branches on `training`: `_trace`)."""
+    def _op_graph(self, input_specs=None) -> OpGraph:
+        """The forward OpGraph (see the module docstring for the contract)."""
         if input_specs is None:
             if self._last_trace is None:
                 raise ValueError(f"Model '{self.name}' has not been built yet, so its input shapes are unknown. "
                                  "Call it on data, call model.build(input_shape), or pass data to fit().")
-        else:
-            key = tuple(TensorSpec((None,) + tuple(s.shape[1:]), str(s.dtype)) for s in input_specs)
-            if key not in self._traces:
-                self._traces[key] = self._trace(key)
-            self._last_trace = self._traces[key]
-        graph = self._last_trace[2]
-        if training:
-            graph = self.__dict__.get("_train_graphs", {}).get(id(graph), graph)
-        return self._current(graph)
+            return self._current(self._last_trace[2])
+        key = tuple(TensorSpec((None,) + tuple(s.shape[1:]), str(s.dtype)) for s in input_specs)
+        if key not in self._traces:
+            self._traces[key] = self._trace(key)
+        self._last_trace = self._traces[key]
+        return self._current(self._last_trace[2])
 
     def _current(self, graph: OpGraph) -> OpGraph:
         """`graph` with every op matching its layer's current state (e.g. a BatchNormalization frozen
@@ -209,25 +203,25 @@ class Model(ModelMetrics, Keras2TrainingMethods, Trainer, Layer):
         return refresh_graph(graph, self._refreshed)
 
     def _trace(self, specs: tuple[TensorSpec, ...]):
-        """(inputs, outputs, graph) of call() on inputs of `specs`, in inference mode (training=False where
-        call() takes `training`), and the training graph beside it (`_train_graphs`): call() traced again
-        with training=True, as Keras' train_step calls it, so a Python branch on `training` (``if
-        training: x = self.dropout(x)``) is in the graph fit trains. Where both traces record the same
-        ops, the one graph serves fit, evaluate and predict (the ops switch mode at run time)."""
+        """(inputs, outputs, graph) of call() on inputs of `specs`. A call() that takes `training` is traced
+        with training=True, as Keras' train_step calls it, so a Python branch on it (``if training: x =
+        self.dropout(x)``) is in the graph fit trains; evaluate and predict run the same graph with its
+        layers in inference mode (Dropout off, BatchNorm on its moving statistics), which is what Keras
+        computes unless the branch holds something else (a softmax only at inference): call() is traced
+        with training=False too, and a graph with other ops (beyond Dropout and the noise layers, which
+        pass their input through at inference) is a warning saying so."""
         forward = self
         if type(self).call is Layer.call:
             forward = self._wrapped_forward()
         takes_training = "training" in getattr(forward, "_call_params", ())
-        trace = self._record(forward, specs, False if takes_training else None)
-        train_graph = trace[2]
-        if takes_training:
-            other = self._record(forward, specs, True)[2]
-            if not same_graph(other, trace[2]):
-                train_graph = other
-                log.info("Model '%s': call() records other ops with training=True than with training=False; fit "
-                         "trains (and validates, with Dropout off) on the training=True graph, evaluate and "
-                         "predict run the other", self.name)
-        self.__dict__.setdefault("_train_graphs", {})[id(trace[2])] = train_graph
+        trace = self._record(forward, specs, True if takes_training else None)
+        if takes_training and not same_graph(trace[2], self._record(forward, specs, False)[2], INFERENCE_IDENTITY):
+            log.warning("Model '%s': call() records other ops with training=False than with training=True; "
+                        "flexflow_keras keeps one graph, the training=True one: fit trains it as Keras does, and "
+                        "evaluate and predict run it with its layers in inference mode (Dropout off, BatchNorm on "
+                        "moving statistics). Anything else the inference branch does (a final softmax, say) is "
+                        "not run: move it out of call(), or pass `training` to the layers instead of branching "
+                        "on it.", self.name)
         return trace
 
     def _record(self, forward, specs, training):

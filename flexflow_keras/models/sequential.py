@@ -160,7 +160,7 @@ class Sequential(Keras2SequentialMethods, GraphIOMixin, Model):
     def output_names(self) -> list[str]:
         return [self._seq_layers[-1].name] if self._outputs else []
 
-    def _op_graph(self, input_specs=None, training: bool = False) -> OpGraph:  # one graph: `training` moot
+    def _op_graph(self, input_specs=None) -> OpGraph:
         if self._graph is None:
             if not input_specs:
                 raise ValueError(f"Sequential model '{self.name}' has no input shape yet: add an Input first, pass "

@@ -104,16 +104,12 @@ class Trainer:
                                f" metrics=['accuracy']).")
 
     # --- graph and engine --------------------------------------------------------------------------------
-    def _graph_for(self, xs: Sequence[np.ndarray] | None, training: bool = False):
-        """The forward graph for inputs like `xs`; with `training`, the one fit trains (models/model.py).
-        Inside fit, validation takes that graph too (in inference mode), so it runs on fit's engine: a
-        model whose call() branches on `training` validates its training path with Dropout off."""
-        training = training or getattr(self, "_validating", False)
+    def _graph_for(self, xs: Sequence[np.ndarray] | None):
         specs = None
         if xs is not None:
             specs = [TensorSpec((None,) + tuple(x.shape[1:]), "float32" if x.dtype.kind == "f"
                                 else str(x.dtype)) for x in xs]
-        return self._op_graph(specs, training=training)
+        return self._op_graph(specs)
 
     def _per_output(self, arg, names, what):
         if arg is None:
@@ -206,14 +202,14 @@ class Trainer:
         return names
 
     # --- data ----------------------------------------------------------------------------------------------
-    def _prepare(self, x, y, sample_weight, need_labels=True, training=False):
+    def _prepare(self, x, y, sample_weight, need_labels=True):
         struct = getattr(self, "_input_struct", None)
         if isinstance(x, Mapping) and isinstance(struct, dict) and set(x) <= set(struct):
             # Model({"a": Input(name="first"), ...}): data keyed as the model's inputs are (Keras 3)
             x = {struct[k].name: v for k, v in x.items()}
         xs = custom_training.adjust_input_rank(to_list(x, self._known_input_names(x), "input"),
                                                getattr(self, "_inputs", ()))  # Keras 3's rank rule (i9-ops)
-        graph = self._graph_for(xs, training)
+        graph = self._graph_for(xs)
         in_names = self._input_names_for(graph)
         xs = custom_training.adjust_input_rank(to_list(x, in_names, "input"), graph.inputs)
         xs = [np.ascontiguousarray(a, dtype=np.float32) if a.dtype.kind in "fub" and
@@ -313,7 +309,7 @@ class Trainer:
                                  "validation_data= (e.g. image_dataset_from_directory(subset='both')).")
             feed, x, y, n_stream, what = stream_feed(x, get_runtime(), _config.get().cpus)
             feed.shuffle, feed.seed, feed.steps_per_epoch = shuffle, seed, steps_per_epoch  # for a PyDataset
-        graph, xs, ys, sw, n = self._prepare(x, y, sample_weight, training=True)
+        graph, xs, ys, sw, n = self._prepare(x, y, sample_weight)
         if feed is not None:
             n = n_stream
             log.info("data: %s (%d samples a pass)", what, n)
@@ -445,12 +441,8 @@ class Trainer:
             if val is not None and should_validate(epoch, validation_freq):
                 # fit's own callbacks see the validation's test hooks, as in Keras 3 (the progress bar
                 # stays quiet in fit; TensorBoard writes its evaluation scalars)
-                self._validating = True  # fit's graph, on fit's engine (see _graph_for)
-                try:
-                    val_logs = (evaluate_stream(self, val, validation_steps, callbacks=cbs) if is_stream(val) else
-                                self._evaluate_arrays(*val, validation_batch_size, validation_steps, callbacks=cbs))
-                finally:
-                    self._validating = False
+                val_logs = (evaluate_stream(self, val, validation_steps, callbacks=cbs) if is_stream(val) else
+                            self._evaluate_arrays(*val, validation_batch_size, validation_steps, callbacks=cbs))
                 epoch_logs.update({"val_" + k: v for k, v in val_logs.items()})
             cbs.on_epoch_end(epoch, epoch_logs)
             if self.stop_training:
@@ -577,7 +569,7 @@ class Trainer:
 
         `reset_metrics=False` (Keras 2) accumulates the results over consecutive calls."""
         self._require_compiled("train_on_batch")
-        graph, xs, ys, sw, n = self._prepare(x, y, sample_weight, training=True)
+        graph, xs, ys, sw, n = self._prepare(x, y, sample_weight)
         sw = self._class_weights(class_weight, ys, sw)
         engine = self._engine_for(graph, ys)
         if engine.strategy is None and engine.planned_steps is None:

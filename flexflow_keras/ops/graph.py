@@ -316,24 +316,36 @@ class OpGraph:
         return out
 
 
-def same_graph(a: OpGraph, b: OpGraph) -> bool:
-    """Whether two traces of one model recorded the same computation: the same ops (by value) wired the
-    same way between their inputs and outputs, on the same weights (constants made afresh by each trace
-    compare by value)."""
-    if len(a.inputs) != len(b.inputs) or len(a.outputs) != len(b.outputs) or len(a.nodes) != len(b.nodes):
-        return False
+# ops that pass their input through in inference mode (Dropout, the noise and augmentation layers)
+INFERENCE_IDENTITY = frozenset({"dropout", "gaussian_noise", "alpha_dropout", "image_affine", "image_value"})
 
-    def where(graph: OpGraph):
+
+def same_graph(a: OpGraph, b: OpGraph, skip: frozenset = frozenset()) -> bool:
+    """Whether two traces of one model recorded the same computation: the same ops (by value, seeds aside)
+    wired the same way between their inputs and outputs, on the same weights (constants made afresh by
+    each trace compare by value). Ops of a type in `skip` with one input and one output count as the
+    identity (`INFERENCE_IDENTITY`: a Dropout only one trace has changes nothing at inference)."""
+
+    def walk(graph: OpGraph):
         pos = {t.uid: ("input", i) for i, t in enumerate(graph.inputs)}
-        for k, node in enumerate(graph.nodes):
+        kept = []
+        for node in graph.nodes:
+            if node.op.type_name in skip and len(node.inputs) == 1 and len(node.outputs) == 1:
+                pos[node.outputs[0].uid] = pos.get(node.inputs[0].uid, ("outside", node.inputs[0].uid))
+                continue
             for j, t in enumerate(node.outputs):
-                pos[t.uid] = (k, j)
-        return pos
+                pos[t.uid] = (len(kept), j)
+            kept.append(node)
+        return pos, kept
 
-    pa, pb = where(a), where(b)
-    for na, nb in zip(a.nodes, b.nodes, strict=True):
+    if len(a.inputs) != len(b.inputs) or len(a.outputs) != len(b.outputs):
+        return False
+    (pa, ka), (pb, kb) = walk(a), walk(b)
+    if len(ka) != len(kb):
+        return False
+    for na, nb in zip(ka, kb, strict=True):
         try:
-            if type(na.op) is not type(nb.op) or bool(na.op != nb.op):
+            if type(na.op) is not type(nb.op) or bool(_unseeded(na.op) != _unseeded(nb.op)):
                 return False
         except (TypeError, ValueError):  # attributes NumPy cannot compare as one truth value
             return False
@@ -343,6 +355,17 @@ def same_graph(a: OpGraph, b: OpGraph) -> bool:
                                                           zip(na.weights, nb.weights, strict=True)):
             return False
     return tuple(pa.get(t.uid) for t in a.outputs) == tuple(pb.get(t.uid) for t in b.outputs)
+
+
+def _unseeded(op):
+    """`op` with its seed fields zeroed: a random op draws a new seed at each trace (keras.random with a
+    SeedGenerator), which is no other computation."""
+    import dataclasses
+
+    if not dataclasses.is_dataclass(op):
+        return op
+    seeds = {f.name: 0 for f in dataclasses.fields(op) if "seed" in f.name and f.init}
+    return dataclasses.replace(op, **seeds) if seeds else op
 
 
 def _same_weight(u: Variable, v: Variable) -> bool:

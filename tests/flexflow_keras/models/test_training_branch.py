@@ -1,6 +1,9 @@
-"""A subclassed model whose call() branches on `training` in Python trains the training=True path and
-evaluates and predicts the training=False one, as Keras' train_step and predict call it; a model whose
-call() records the same ops either way keeps one graph (one engine for fit, evaluate and predict)."""
+"""A subclassed model whose call() branches on `training` in Python is traced with training=True, as
+Keras' train_step calls it: a Dropout under ``if training:`` is in the graph fit trains (it was silently
+left out), and evaluate and predict run that graph with the Dropout off. A branch that does more than
+switch such layers (a softmax only at inference) cannot be one graph: that is a warning naming the model."""
+
+import logging
 
 import numpy as np
 
@@ -23,7 +26,7 @@ class DropoutWhenTraining(keras.Model):  # ``if training:`` around a layer: publ
         return self.o(x)
 
 
-class SoftmaxAtInference(keras.Model):  # logits for a from_logits loss, probabilities from predict
+class SoftmaxAtInference(keras.Model):
     def __init__(self):
         super().__init__()
         self.d = layers.Dense(3)
@@ -33,42 +36,46 @@ class SoftmaxAtInference(keras.Model):  # logits for a from_logits loss, probabi
         return z if training else keras.ops.softmax(z)
 
 
-class PassesTheFlag(DropoutWhenTraining):
-    def call(self, x, training=False):
-        return self.o(self.drop(self.d(x), training=training))
+class RandomEachTrace(DropoutWhenTraining):  # a new seed per trace is no other computation
+    def __init__(self):
+        super().__init__()
+        self.seeds = keras.random.SeedGenerator(3)
+
+    def call(self, x, training=None):
+        return self.o(keras.random.dropout(self.d(x), 0.5, seed=self.seeds))
 
 
-def _types(graph):
-    return [n.op.type_name for n in graph.nodes]
+def _types(model):
+    return [n.op.type_name for n in model._op_graph(None).nodes]
 
 
-def test_fit_trains_the_training_branch_and_predict_runs_the_other():
+def _fit(model, loss="mse", y=None):
+    model.compile(optimizer="sgd", loss=loss)
+    return model.fit(X, np.ones((64, 1)) if y is None else y, batch_size=16, epochs=1, verbose=0)
+
+
+def test_fit_trains_the_dropout_of_a_training_branch(caplog):
     model = DropoutWhenTraining()
-    model.compile(optimizer="sgd", loss="mse")
-    model.fit(X, np.ones((64, 1)), batch_size=16, epochs=1, verbose=0)
-    assert _types(model._op_graph(None, training=True)) == ["dense", "dropout", "dense"]
-    assert _types(model._op_graph(None)) == ["dense", "dense"]
-    # with 90% dropout in the trained graph, the training loss sees the dropout's noise
-    keras.utils.set_random_seed(3)
-    noisy = model.train_on_batch(X[:16], np.ones((16, 1)))
-    clean = model.test_on_batch(X[:16], np.ones((16, 1)))
-    assert not np.isclose(float(np.ravel(noisy)[0]), float(np.ravel(clean)[0]))
+    with caplog.at_level(logging.WARNING, logger="flexflow_keras"):
+        _fit(model)
+    assert _types(model) == ["dense", "dropout", "dense"]
+    assert not [r for r in caplog.records if "records other ops" in r.getMessage()]
+    # predict runs the graph with the Dropout off: the plain two Dense layers
+    (k1, b1), (k2, b2) = model.d.get_weights(), model.o.get_weights()
+    np.testing.assert_allclose(model.predict(X[:4], verbose=0), (X[:4] @ k1 + b1) @ k2 + b2, rtol=1e-5, atol=1e-6)
 
 
-def test_an_inference_only_softmax_is_trained_on_logits_and_predicted_as_probabilities():
+def test_an_inference_only_computation_is_a_warning(caplog):
     model = SoftmaxAtInference()
-    model.compile(optimizer="sgd", loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True))
-    hist = model.fit(X, rng.integers(0, 3, 64), batch_size=16, epochs=2, verbose=0, validation_split=0.25)
-    assert np.isfinite(hist.history["val_loss"]).all()
-    probs = model.predict(X[:5], verbose=0)
-    np.testing.assert_allclose(probs.sum(axis=1), 1.0, rtol=1e-5)
-    logits = X[:5] @ model.d.get_weights()[0] + model.d.get_weights()[1]
-    np.testing.assert_allclose(probs, np.exp(logits) / np.exp(logits).sum(1, keepdims=True), rtol=1e-5)
+    with caplog.at_level(logging.WARNING, logger="flexflow_keras"):
+        _fit(model, keras.losses.SparseCategoricalCrossentropy(from_logits=True), rng.integers(0, 3, 64))
+    assert _types(model) == ["dense"]  # fit trained the logits, as Keras' train_step does
+    warned = [r.getMessage() for r in caplog.records if "records other ops" in r.getMessage()]
+    assert len(warned) == 1 and "'softmax_at_inference'" in warned[0] and "a final softmax" in warned[0]
 
 
-def test_a_call_without_a_branch_keeps_one_graph():
-    model = PassesTheFlag()
-    model.compile(optimizer="sgd", loss="mse")
-    model.fit(X, np.ones((64, 1)), batch_size=16, epochs=1, verbose=0, validation_split=0.25)
-    assert model._op_graph(None, training=True) is model._op_graph(None)
-    assert _types(model._op_graph(None)) == ["dense", "dropout", "dense"]
+def test_random_ops_seeded_per_trace_are_not_a_branch(caplog):
+    model = RandomEachTrace()
+    with caplog.at_level(logging.WARNING, logger="flexflow_keras"):
+        _fit(model)
+    assert not [r for r in caplog.records if "records other ops" in r.getMessage()]
