@@ -292,6 +292,7 @@ class Trainer:
         from flexflow_keras import callbacks as callbacks_mod
 
         self._require_compiled("fit")
+        _overlap.clear_device_failures()  # what a run stopped by something else left on a GPU
         script_batch = batch_size
         batch_size = int(_config.resolve("batch_size", batch_size, "-b/--batch-size"))
         epochs = int(_config.resolve("epochs", epochs, "-e/--epochs"))
@@ -483,6 +484,7 @@ class Trainer:
                  callbacks=None, return_dict=False, **kwargs):
         """Loss and metrics in inference mode; a scalar, a list, or a dict with return_dict=True."""
         self._require_compiled("evaluate")
+        _overlap.clear_device_failures()
         batch_size = int(batch_size or 32)
         if x is None and y is None:
             x, y = self._default_data(8, batch_size, "test")
@@ -535,6 +537,7 @@ class Trainer:
         """Model outputs for `x` in inference mode (one array, or a list for several outputs)."""
         from flexflow_keras import callbacks as callbacks_mod
 
+        _overlap.clear_device_failures()
         batch_size = int(batch_size or 32)
         if is_stream(x):
             return predict_stream(self, x, steps, callbacks, 1 if verbose == "auto" else int(verbose))

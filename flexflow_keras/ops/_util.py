@@ -28,7 +28,7 @@ def deferred_check(ctx, op, describe) -> dict:
         return {}
     from kernels.gpu import checks
 
-    return {"check": checks.check_for(("op", id(op)), describe)}
+    return {"check": checks.check_for(("op", id(op)), describe, owner=op)}
 
 
 def to_host(a) -> np.ndarray:

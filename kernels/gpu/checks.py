@@ -12,14 +12,16 @@ so the first failure survives until the host looks. Each launch also queues an a
 buffer into pinned host memory and an event on the same stream. The host looks where it reads values
 anyway: at a progress update it only peeks at copies whose event has passed (`raise_failures(wait=False)`:
 no waiting, so the steps in flight keep running), at the end of an epoch and after each evaluate or predict
-step it reads every buffer (`wait=True`). The op's message is raised there, naming the op, the position and
+step it reads every buffer launched since it was last read clean (`wait=True`). The op's message is raised there, naming the op, the position and
 the value. A kernel called without a check (standalone use, the kernel tests) reads the position back at
 once, as before.
 """
 
 from __future__ import annotations
 
+import contextlib
 import threading
+import weakref
 
 import numpy as np
 from numba import cuda, int64
@@ -29,6 +31,7 @@ from kernels.gpu.launch import current_stream, launch
 POS, VALUE, FLAG = 0, 1, 2  # the buffer's slots (int64; a float id or label is kept truncated)
 _NONE = np.iinfo(np.int64).max
 _checks: dict = {}  # key -> DeviceCheck
+_recorded: set = set()  # checks launched since they were last read clean (the ones worth reading)
 _lock = threading.Lock()
 
 
@@ -59,8 +62,9 @@ class DeviceCheck:
         describe: (flat position, value) -> the exception to raise (the op's message).
     """
 
-    def __init__(self, describe):
+    def __init__(self, describe, device: int = 0):
         self.describe = describe
+        self.device = device
         self.buf = cuda.to_device(_fresh())  # once per op and device (a synchronous copy)
         self.stream = None  # the stream of the latest launch that wrote it
         self._host = None  # pinned copy of buf, written on the stream after each launch
@@ -71,6 +75,8 @@ class DeviceCheck:
         the buffer to pinned host memory that `peek` reads."""
         stream = self.stream = current_stream()
         launch(_record, 1, self.buf, ids_flat)
+        with _lock:
+            _recorded.add(self)
         if stream is None or hasattr(stream, "enqueue") or _simulated():
             return  # the default stream, or the simulator (whose launches have run): `read` serves
         if self._host is None:
@@ -91,28 +97,50 @@ class DeviceCheck:
 
     def read(self) -> tuple[int, int] | None:
         """(position, value) of the recorded failure, or None; waits for the stream that wrote it."""
-        stream = self.stream
-        if stream is not None:
-            stream.synchronize()
-        host = self.buf.copy_to_host()
+        with _on_device(self.device):
+            if self.stream is not None:
+                self.stream.synchronize()
+            host = self.buf.copy_to_host()
         if host[FLAG] == 0:
             return None
         return int(host[POS]), int(host[VALUE])
 
     def clear(self) -> None:
-        self.buf.copy_to_device(_fresh())
+        """Forget the recorded failure (after the copies still in flight have landed)."""
+        with _on_device(self.device):
+            if self.stream is not None:
+                self.stream.synchronize()
+            self.buf.copy_to_device(_fresh())
         if self._host is not None:
             self._host[:] = _fresh()
 
 
-def check_for(key, describe) -> DeviceCheck:
-    """The check of `key` (an op piece) on the current device, made on first use."""
-    full = (key, getattr(cuda.get_current_device(), "id", 0))  # (the simulator's device has no id)
+def check_for(key, describe, owner=None) -> DeviceCheck:
+    """The check of `key` on the current device, made on first use (and dropped when `owner`, the op it
+    belongs to, is collected); `describe` is refreshed at each call."""
+    device = getattr(cuda.get_current_device(), "id", 0)  # (the simulator's device has no id)
+    full = (key, device)
     with _lock:
         check = _checks.get(full)
         if check is None:
-            check = _checks[full] = DeviceCheck(describe)
+            check = _checks[full] = DeviceCheck(describe, device)
+            if owner is not None:
+                with contextlib.suppress(TypeError):  # an owner that takes no weak reference keeps its check
+                    weakref.finalize(owner, _drop, full)
+    check.describe = describe
     return check
+
+
+def _drop(full) -> None:
+    with _lock:
+        _checks.pop(full, None)
+
+
+def _on_device(device: int):
+    """The context of `device` for host reads and writes of a check (none in the simulator)."""
+    if _simulated():
+        return contextlib.nullcontext()
+    return cuda.gpus[device]
 
 
 def first_bad_now(bad, n: int) -> int:
@@ -131,15 +159,37 @@ def fresh_buffer():
 
 
 def raise_failures(wait: bool = True) -> None:
-    """Raise the first recorded failure of any check (and clear it, so a later run starts clean); without
-    `wait`, only failures whose copy to the host has landed (see the module docstring)."""
+    """Raise the first recorded failure of any check, after clearing every check that has one (two ops,
+    or one op on two GPUs, often fail in the same step: a later run must start clean); without `wait`,
+    only failures whose copy to the host has landed (see the module docstring)."""
     with _lock:
-        checks = list(_checks.values())
+        checks = list(_recorded)
+    found = []
     for check in checks:
         got = check.read() if wait else check.peek()
         if got is not None:
+            found.append((check, got))
+        elif wait:  # read clean after its last launch: nothing to look at until it runs again
+            with _lock:
+                _recorded.discard(check)
+    for check, _ in found:
+        check.clear()
+        with _lock:
+            _recorded.discard(check)
+    if found:
+        check, got = found[0]
+        raise check.describe(*got)
+
+
+def clear_all() -> None:
+    """Forget every recorded failure (the start of a fit, evaluate or predict: what an earlier run that
+    stopped for another reason left must not fail this one)."""
+    with _lock:
+        checks = list(_recorded)
+        _recorded.clear()
+    for check in checks:
+        if check.read() is not None:
             check.clear()
-            raise check.describe(*got)
 
 
 def _simulated() -> bool:

@@ -122,3 +122,37 @@ def test_predict_on_a_gpu_raises_a_bad_embedding_id(monkeypatch):
         assert model.predict(ids[:1], verbose=0).shape == (1, 1)  # cleared: the next call is clean
 
     _on_one_gpu(body)
+
+
+def test_two_failures_in_one_step_are_both_cleared(monkeypatch):
+    """Two Embeddings meeting bad ids in one predict: one error, and the next predict on good ids (of this
+    model or another) is clean; a predict reads only the checks launched since they were read clean."""
+    from flexflow_keras.errors import DataError
+
+    _no_read_back(monkeypatch)
+
+    def body(keras):
+        inp = keras.Input((3,), dtype="int32")
+        emb = [keras.layers.Embedding(5, 2)(inp) for _ in range(2)]
+        model = keras.Model(inp, keras.layers.Dense(1)(keras.layers.Flatten()(keras.layers.Add()(emb))))
+        with pytest.raises(DataError, match="Embedding received id 7"):
+            model.predict(np.array([[0, 1, 7]], np.int32), verbose=0)
+        assert model.predict(np.array([[0, 1, 2]], np.int32), verbose=0).shape == (1, 1)
+        other = keras.Sequential([keras.Input((2,), dtype="int32"), keras.layers.Embedding(4, 2),
+                                  keras.layers.Flatten()])
+        assert other.predict(np.array([[1, 3]], np.int32), verbose=0).shape == (1, 4)
+
+    _on_one_gpu(body)
+    assert not checks._recorded  # every check launched was read clean after its last launch
+
+
+def test_one_raise_clears_every_flagged_check():
+    first = checks.check_for(("test", "first"), lambda pos, value: ValueError(f"first {value}"))
+    second = checks.check_for(("test", "second"), lambda pos, value: ValueError(f"second {value}"))
+    checks.raise_failures()
+    CASES["sparse_loss"](np.array([0, 7]), first)
+    CASES["sparse_loss"](np.array([9, 0]), second)
+    with pytest.raises(ValueError, match="first 7|second 9"):
+        checks.raise_failures()
+    checks.raise_failures()  # the other one was cleared too
+    assert first.read() is None and second.read() is None
