@@ -166,8 +166,8 @@ def get(identifier) -> Callable:
         return fn
     if isinstance(identifier, dict):
         return deserialize(identifier)
-    if callable(identifier):
-        return identifier
+    if callable(identifier):  # (tf.nn.relu under python -m flexflow_keras: Keras' relu, keras_alias.py)
+        return getattr(identifier, "_keras_activation", identifier)
     raise ValueError(f"Could not interpret activation {identifier!r}; pass a name such as 'relu' or a "
                      "function.")
 

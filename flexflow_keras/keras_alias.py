@@ -84,11 +84,24 @@ _TF_ACTIVATIONS = {
 
 
 def _tf_activation(namespace: str, name: str):
-    if name in _TF_ACTIVATIONS.get(namespace, ()):
-        from flexflow_keras import activations
+    if name not in _TF_ACTIVATIONS.get(namespace, ()):
+        return None
+    from flexflow_keras import activations
 
-        return getattr(activations, name)
-    return None
+    fn = getattr(activations, name)
+
+    def call(x, *args, name=None, **kwargs):  # TensorFlow's keyword arguments, in Keras' words
+        if "alpha" in kwargs:  # tf.nn.leaky_relu(features, alpha=0.2)
+            kwargs["negative_slope"] = kwargs.pop("alpha")
+        if "axis" in kwargs and kwargs["axis"] is None:  # tf.nn.softmax(logits, axis=None): the last axis
+            kwargs["axis"] = -1
+        if kwargs.pop("beta", 1.0) != 1.0:
+            raise RawTensorFlowError(_raw_tf_message(f"tf.nn.{fn.__name__} with beta != 1"))
+        return fn(x, *args, **kwargs)
+
+    call.__name__ = call.__qualname__ = fn.__name__
+    call._keras_activation = fn  # activations.get: activation=tf.nn.relu is Keras' relu (fused, serialized)
+    return call
 
 
 class _RawTFNamespace(_RawTF):

@@ -109,9 +109,12 @@ def os_cores() -> int:
 
 def host_cores() -> int:
     """The cores of this host that belong to this process: those it may run on, shared out among the MPI
-    ranks running on the same host."""
+    ranks running on the same host when each may run on all of them (a launcher that binds each rank to
+    its own cores, `srun --cpus-per-task`, `mpirun --bind-to`, has shared them out already)."""
     cores = os_cores()
     local = _world.local_ranks if _world is not None else 1
+    if cores < (os.cpu_count() or cores):
+        return cores
     return max(1, cores // max(1, local))
 
 

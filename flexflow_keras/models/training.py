@@ -239,7 +239,7 @@ class Trainer:
         from flexflow_keras.models.model import Model
 
         if type(self)._op_graph is Model._op_graph:  # subclassed: call() takes whatever structure it is given
-            if isinstance(x, Mapping) and len(x) > 1:
+            if isinstance(x, Mapping) and len(x) >= 1:
                 self._input_structure = ("dict", tuple(x))
                 return list(x)
             if isinstance(x, (list, tuple)) and len(x) > 1 and all(getattr(a, "ndim", 0) >= 1 for a in x):

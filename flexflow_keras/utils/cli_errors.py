@@ -71,13 +71,13 @@ def _unsupported_layer(exc: BaseException) -> BaseException:
     import re
 
     if type(exc) is ImportError:
-        m = re.match(r"cannot import name '(\w+)' from 'flexflow_keras\.(layers|utils)'", str(exc))
+        m = re.match(r"cannot import name '(\w+)' from 'flexflow_keras\.(layers|utils|preprocessing)'", str(exc))
         if m and m.group(2) == "layers":
             from flexflow_keras.layers import unsupported
 
             if m.group(1) in unsupported.UNSUPPORTED:
                 return unsupported.error(m.group(1))
-        if m and m.group(2) == "utils":
+        if m and m.group(2) in ("utils", "preprocessing"):  # (preprocessing exports utils' dataset makers)
             import flexflow_keras.utils as utils
 
             try:

@@ -124,8 +124,8 @@ def _size(value, total: int, name: str, who: str) -> int | None:
 
 
 def split_dataset(dataset, left_size=None, right_size=None, shuffle=False, seed=None):
-    """Split arrays into a left and a right part (Keras 3's sizes: a fraction, rounded, or a count; the
-    other part is the rest; both None: half and half).
+    """Split arrays into a left part from the start and a right part from the end (Keras 3's sizes: a
+    fraction, rounded, or a count; the other part is the rest).
 
     Returns:
         (left, right), each of the input's structure: an array, or a tuple of arrays. Keras 3 returns
@@ -134,9 +134,10 @@ def split_dataset(dataset, left_size=None, right_size=None, shuffle=False, seed=
     who = "split_dataset"
     arrays, as_tuple = _structure(dataset, who)
     total = len(arrays[0])
+    if left_size is None and right_size is None:
+        raise DataError(f"{who}: give left_size, right_size or both (a fraction in (0, 1) or a number of "
+                        f"samples); received neither.")
     left, right = _size(left_size, total, "left_size", who), _size(right_size, total, "right_size", who)
-    if left is None and right is None:
-        left = int(np.round(0.5 * total))
     if left is None:
         left = total - right
     if right is None:
@@ -145,7 +146,7 @@ def split_dataset(dataset, left_size=None, right_size=None, shuffle=False, seed=
         raise DataError(f"{who}: left_size {left_size!r} and right_size {right_size!r} give {left} and {right} "
                         f"samples of {total}; both parts need at least one and together at most {total}.")
     order = np.random.default_rng(seed).permutation(total) if shuffle else np.arange(total)
-    lo, hi = order[:left], order[left:left + right]
+    lo, hi = order[:left], order[total - right:]  # the right part from the end, as Keras takes it
     parts = [tuple(a[lo] for a in arrays), tuple(a[hi] for a in arrays)]
     return tuple(p if as_tuple else p[0] for p in parts)
 

@@ -32,9 +32,13 @@ def test_tensorflow_activation_functions_are_keras_ones():
     from flexflow_keras import activations, layers
 
     tf = _TensorFlow("tensorflow")
-    assert tf.nn.relu is activations.relu and tf.nn.softmax is activations.softmax
-    assert tf.sigmoid is activations.sigmoid and tf.math.tanh is activations.tanh
+    assert activations.get(tf.nn.relu) is activations.relu and activations.get(tf.sigmoid) is activations.sigmoid
+    assert activations.get(tf.math.tanh) is activations.tanh and tf.nn.softmax.__name__ == "softmax"
+    x = np.array([[-1.0, 2.0]], "float32")
+    np.testing.assert_allclose(tf.nn.leaky_relu(x, alpha=0.1), [[-0.1, 2.0]], rtol=1e-6)  # TensorFlow's words
+    np.testing.assert_allclose(tf.nn.softmax(x, axis=None, name="p"), activations.softmax(x), rtol=1e-6)
     dense = layers.Dense(2, activation=tf.nn.relu)
+    assert dense.get_config()["activation"] == "relu"
     y = dense(np.array([[1.0, -2.0]], "float32"))
     np.testing.assert_allclose(y, np.maximum(np.array([[1.0, -2.0]]) @ dense.get_weights()[0], 0), rtol=1e-6)
     with pytest.raises(RawTensorFlowError, match=r"tf\.nn\.conv2d: raw TensorFlow"):

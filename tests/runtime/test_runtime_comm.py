@@ -41,9 +41,22 @@ def test_host_cores_are_the_cores_this_process_may_run_on(monkeypatch):
     assert comm.host_cores() == 3
 
 
+def test_ranks_bound_to_their_own_cores_are_not_shared_out_again(monkeypatch):
+    """Two ranks on an 8-core host: unbound, each gets 4; bound by the launcher to 4 each, still 4."""
+    class World:
+        local_ranks = 2
+
+    monkeypatch.setattr(comm, "_world", World())
+    monkeypatch.setattr(os, "cpu_count", lambda: 8)
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: set(range(8)), raising=False)
+    assert comm.host_cores() == 4
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {4, 5, 6, 7}, raising=False)
+    assert comm.host_cores() == 4
+
+
 def test_a_single_process_has_no_world():
     assert comm.world() is None  # pytest is not started by mpiexec
-    assert comm.host_cores() == (os.cpu_count() or 1)
+    assert comm.host_cores() == comm.os_cores()
 
 
 def test_launcher_and_mpi_disagreeing_on_the_rank_count_is_an_error():

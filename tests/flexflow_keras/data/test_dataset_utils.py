@@ -61,12 +61,13 @@ def test_timeseries_arguments_are_checked():
 
 @pytest.mark.parametrize(("n", "left", "right", "sizes"), [
     (10, 0.35, None, (4, 6)), (10, 0.25, None, (2, 8)), (9, 0.5, None, (4, 5)), (10, None, 0.25, (8, 2)),
-    (10, 3, None, (3, 7)), (10, None, 3, (7, 3)), (10, None, None, (5, 5)), (10, 2, 3, (2, 3)),
+    (10, 3, None, (3, 7)), (10, None, 3, (7, 3)), (10, 2, 3, (2, 3)),
 ])
 def test_split_sizes_round_as_keras(n, left, right, sizes):
     a, b = keras.utils.split_dataset(np.arange(n), left_size=left, right_size=right)
     assert (len(a), len(b)) == sizes  # Keras 3's counts on the same arguments (fractions rounded half to even)
     np.testing.assert_array_equal(a, np.arange(sizes[0]))
+    np.testing.assert_array_equal(b, np.arange(n - sizes[1], n))  # the right part from the end, as Keras
 
 
 def test_split_keeps_a_tuple_aligned_and_shuffles_with_a_seed():
@@ -79,6 +80,8 @@ def test_split_keeps_a_tuple_aligned_and_shuffles_with_a_seed():
         keras.utils.split_dataset((x, y[:5]), left_size=2)
     with pytest.raises(DataError, match="left_size must be a fraction in \\(0, 1\\) or a number of samples"):
         keras.utils.split_dataset(x, left_size=1.5)
+    with pytest.raises(DataError, match="give left_size, right_size or both"):
+        keras.utils.split_dataset(x)
 
 
 def test_pack_and_unpack_x_y_sample_weight():

@@ -64,3 +64,19 @@ def test_a_functional_model_built_on_a_dict_takes_data_by_its_keys():
                                atol=1e-6)
     np.testing.assert_allclose(model.predict({"first": A, "second": B}, verbose=0), _reference(kernel, bias),
                                rtol=1e-5, atol=1e-6)
+
+
+def test_a_one_key_dict_reaches_call_as_a_dict():
+    class OneKey(keras.Model):
+        def __init__(self):
+            super().__init__()
+            self.d = layers.Dense(1)
+
+        def call(self, inputs):
+            return self.d(inputs["a"])
+
+    model = OneKey()
+    model.compile(optimizer="sgd", loss="mse")
+    model.fit({"a": A}, Y, batch_size=8, epochs=1, verbose=0)
+    kernel, bias = model.d.get_weights()
+    np.testing.assert_allclose(model.predict({"a": A}, verbose=0), A @ kernel + bias, rtol=1e-5, atol=1e-6)
