@@ -94,6 +94,11 @@ class Engine:
         self.code_strategy: Strategy | None = strategy  # given in code (compile(strategy=...))
         self._strategy_serial = itertools.count()
         self._strategy_id = 0
+        self.attach()
+
+    def attach(self) -> None:
+        """Route the variables' reads and assignments to this engine (at its start, and for fit's engine
+        again after a validation at other input shapes had its own engine: models/training.py)."""
         for v in self.variables:
             v._sync_hook = self._pull
             v._on_assign = (lambda var: (lambda: self.weights.push(var)))(v)

@@ -397,6 +397,7 @@ class Trainer:
         step_no = int(getattr(self.optimizer, "iterations", 0))
         samples = 0
         epoch_logs: dict = {}
+        fit_key = self._engine_key  # fit's engine, to take back after another graph's ran (_reclaim)
         feed.final_epoch = epochs - 1
         # steps are issued without waiting and read where a value is needed (models/step_window.py)
         overlap = _overlap.enabled()
@@ -420,6 +421,7 @@ class Trainer:
                 _interrupts.at(epoch, b)
                 sources, rows = got
                 cbs.on_train_batch_begin(b)
+                self._reclaim(engine, fit_key)  # (a batch callback may have predicted at other shapes)
                 handle = engine.issue_train(sources, rows, step_no, seed, wait=not overlap)
                 feed.consumed(b, getattr(handle[0], "last_loader", None))
                 step_no += 1
@@ -444,12 +446,23 @@ class Trainer:
                 # stays quiet in fit; TensorBoard writes its evaluation scalars)
                 val_logs = (evaluate_stream(self, val, validation_steps, callbacks=cbs) if is_stream(val) else
                             self._evaluate_arrays(*val, validation_batch_size, validation_steps, callbacks=cbs))
+                self._reclaim(engine, fit_key)
                 epoch_logs.update({"val_" + k: v for k, v in val_logs.items()})
             cbs.on_epoch_end(epoch, epoch_logs)
+            self._reclaim(engine, fit_key)
             if self.stop_training:
                 break
         self._fit_samples = samples
         return epoch_logs
+
+    def _reclaim(self, engine, key) -> None:
+        """Make fit's `engine` the model's again after validation or a callback ran the model at other input
+        shapes (Input(shape=(None,)): another graph, another engine, which took the variables with fit's
+        values as they were then); fit's engine, its weights and optimizer slots, goes on."""
+        if self._engine is not engine:
+            self._detach_engine()
+            engine.attach()
+            self._engine, self._engine_key = engine, key
 
     def _class_weights(self, class_weight, ys, sw):
         if not class_weight:
