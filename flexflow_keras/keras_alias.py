@@ -14,6 +14,7 @@ ModuleNotFoundError naming both names.
 from __future__ import annotations
 
 import contextlib
+import functools
 import importlib
 import importlib.abc
 import importlib.machinery
@@ -83,6 +84,7 @@ _TF_ACTIVATIONS = {
 }
 
 
+@functools.cache  # one wrapper per name: tf.nn.relu is tf.nn.relu
 def _tf_activation(namespace: str, name: str):
     if name not in _TF_ACTIVATIONS.get(namespace, ()):
         return None

@@ -421,7 +421,8 @@ class Trainer:
                 _interrupts.at(epoch, b)
                 sources, rows = got
                 cbs.on_train_batch_begin(b)
-                self._reclaim(engine, fit_key)  # (a batch callback may have predicted at other shapes)
+                if self._engine is not engine:  # a callback ran the model at other shapes (_reclaim)
+                    self._reclaim(engine, fit_key)
                 handle = engine.issue_train(sources, rows, step_no, seed, wait=not overlap)
                 feed.consumed(b, getattr(handle[0], "last_loader", None))
                 step_no += 1
@@ -446,12 +447,11 @@ class Trainer:
                 # stays quiet in fit; TensorBoard writes its evaluation scalars)
                 val_logs = (evaluate_stream(self, val, validation_steps, callbacks=cbs) if is_stream(val) else
                             self._evaluate_arrays(*val, validation_batch_size, validation_steps, callbacks=cbs))
-                self._reclaim(engine, fit_key)
                 epoch_logs.update({"val_" + k: v for k, v in val_logs.items()})
             cbs.on_epoch_end(epoch, epoch_logs)
-            self._reclaim(engine, fit_key)
             if self.stop_training:
                 break
+        self._reclaim(engine, fit_key)  # after the last epoch (within one, the next step does it)
         self._fit_samples = samples
         return epoch_logs
 

@@ -15,7 +15,7 @@ import numpy as np
 from numba import cuda, int64
 
 from kernels.gpu import flat, launch
-from kernels.gpu.checks import first_bad_now, fresh_buffer, note_bad
+from kernels.gpu.checks import buffer, note_bad, result
 from kernels.gpu.elementwise import broadcast_strides, contiguous_strides, offset, operand, strided_copy_cuda
 from kernels.gpu.reduce import sum_to_shape_cuda
 from kernels.reduce import kept_shape
@@ -64,12 +64,9 @@ def _zero(y) -> None:
 def _first_bad(idx, size: int, check) -> int:
     """-1, or the flat position of the first index outside [-size, size) (read back at once); with a
     `DeviceCheck` the position goes to it and -1 is returned without waiting for the device."""
-    bad = fresh_buffer() if check is None else check.buf
+    bad = buffer(check)
     launch(_find_bad, idx.size, flat(idx), size, bad)
-    if check is not None:
-        check.record(flat(idx))
-        return -1
-    return first_bad_now(bad, idx.size)  # one 24-byte read: the op raises on a bad index before writing
+    return result(check, bad, flat(idx), idx.size)  # without a check the op raises before writing
 
 
 # --- static indexing ----------------------------------------------------------------------------------------

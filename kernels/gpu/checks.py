@@ -153,9 +153,18 @@ def first_bad_now(bad, n: int) -> int:
     return int(pos) if pos < n else -1
 
 
-def fresh_buffer():
-    """A device check buffer for one immediate check (`first_bad_now`)."""
-    return cuda.to_device(_fresh())
+def buffer(check: DeviceCheck | None):
+    """The buffer a checking kernel writes: `check`'s, or a fresh one for an immediate check."""
+    return cuda.to_device(_fresh()) if check is None else check.buf
+
+
+def result(check: DeviceCheck | None, bad, ids_flat, n: int) -> int:
+    """What a checking kernel returns after its launch: -1 with a `check` (its record queued behind the
+    launch, nothing read back), else the first bad position read back at once (`first_bad_now`)."""
+    if check is not None:
+        check.record(ids_flat)
+        return -1
+    return first_bad_now(bad, n)
 
 
 def raise_failures(wait: bool = True) -> None:

@@ -8,7 +8,7 @@ from numba import cuda
 
 from kernels.embedding import check_rows
 from kernels.gpu import empty, flat, launch, reshaped
-from kernels.gpu.checks import first_bad_now, fresh_buffer, note_bad
+from kernels.gpu.checks import buffer, note_bad, result
 from kernels.gpu.scalar_source import float32_constants
 
 
@@ -73,13 +73,9 @@ def embedding_forward_cuda(ids, table, y, *, row_offset: int = 0, total_rows: in
     total = check_rows(table.shape[0], row_offset, total_rows, "embedding_forward_cuda")
     d = table.shape[1]
     n = ids.size
-    bad = fresh_buffer() if check is None else check.buf
-    flat_ids = int_ids(ids)
+    bad, flat_ids = buffer(check), int_ids(ids)
     launch(_gather, n * d, flat_ids, table, reshaped(y, n, d), bad, int(row_offset), total, bool(accumulate))
-    if check is not None:
-        check.record(flat_ids)
-        return -1
-    return first_bad_now(bad, n)
+    return result(check, bad, flat_ids, n)
 
 
 def embedding_backward_cuda(ids, dy, dtable, accumulate: bool = False, *, row_offset: int = 0) -> None:

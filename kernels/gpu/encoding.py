@@ -7,7 +7,7 @@ from numba import cuda
 
 from kernels.encoding import COUNT
 from kernels.gpu import flat, launch, reshaped
-from kernels.gpu.checks import first_bad_now, fresh_buffer, note_bad
+from kernels.gpu.checks import buffer, note_bad, result
 from kernels.gpu.embedding import _fill, int_ids
 
 
@@ -31,10 +31,6 @@ def category_encode_cuda(ids, y, mode: int, check=None) -> int:
     n = y.shape[y.ndim - 1]  # (the simulator's shapes refuse negative indices)
     width = ids.shape[ids.ndim - 1] if ids.ndim else 1
     launch(_fill, y.size, flat(y), 0.0)
-    bad = fresh_buffer() if check is None else check.buf
-    flat_ids = int_ids(ids)
+    bad, flat_ids = buffer(check), int_ids(ids)
     launch(_scatter, ids.size, flat_ids, reshaped(y, y.size // n, n), width, int(mode), bad)
-    if check is not None:
-        check.record(flat_ids)
-        return -1
-    return first_bad_now(bad, ids.size)
+    return result(check, bad, flat_ids, ids.size)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from numba import cuda
 
 from kernels.gpu import launch, reshaped
-from kernels.gpu.checks import first_bad_now, fresh_buffer, note_bad
+from kernels.gpu.checks import buffer, note_bad, result
 from kernels.gpu.embedding import int_ids
 from kernels.gpu.scalar_source import device_function
 from kernels.losses import _dense_grad_row, _dense_row, _sparse_grad_row, _sparse_row, clip_bounds
@@ -77,13 +77,9 @@ def sparse_loss_forward_cuda(labels, y_pred, loss, from_logits: bool, epsilon: f
     lo, hi = clip_bounds(y_pred.dtype, epsilon)
     p = _rows(y_pred, c)
     rows = p.shape[0]
-    bad = fresh_buffer() if check is None else check.buf
-    ids = int_ids(labels)
+    bad, ids = buffer(check), int_ids(labels)
     launch(_sparse_forward, rows, ids, p, reshaped(loss, rows), from_logits, lo, hi, bad)
-    if check is not None:
-        check.record(ids)
-        return -1
-    return first_bad_now(bad, rows)
+    return result(check, bad, ids, rows)
 
 
 def sparse_loss_backward_cuda(labels, y_pred, g, dp, from_logits: bool, epsilon: float = 1e-7,
