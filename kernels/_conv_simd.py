@@ -178,22 +178,24 @@ def simd_gemm(trans_a, m, n, k, a, lda, b, ldb, accumulate, c, ldc):
     arrays, n a multiple of 16; op(A) is A (m x k, row stride lda) or A^T (A is k x m)."""
     rs_a, cs_a = (1, lda) if trans_a else (lda, 1)
     pa, pb, pc = a.ctypes.data, b.ctypes.data, c.ctypes.data
-    j = 0
-    while j < n:
-        nv = min(4, (n - j) // LANES)
-        # the reduction in chunks of KC rows of B (at most 64 KB of the panel), so that every block of rows
-        # of A reuses the chunk from cache instead of streaming the whole panel of B again; C holds the
-        # partial sums between chunks (stored and reloaded exactly: the same sums in the same order); the
-        # first chunk always runs, so k == 0 still sets C = 0 (or leaves it when accumulating)
-        p = 0
-        while True:
-            kk = min(KC, k - p)
+    # the reduction in chunks of KC rows of B, each chunk through every panel of columns before the next:
+    # a chunk of B (KC whole rows, 128 KB for 128 columns) is read once from memory, in order, and every
+    # block of rows of A reuses it from cache; C holds the partial sums between chunks (stored and
+    # reloaded exactly: the same sums in the same order). A Dense of 9216 -> 128 on 32 rows: 100 ->
+    # 120-130 GFLOP/s against panel by panel, where each panel read every row of B in part. The first
+    # chunk always runs, so k == 0 still sets C = 0 (or leaves it when accumulating).
+    p = 0
+    while True:
+        kk = min(KC, k - p)
+        j = 0
+        while j < n:
+            nv = min(4, (n - j) // LANES)
             _panel(nv, m, kk, pa + 4 * p * cs_a, rs_a, cs_a, pb + 4 * (p * ldb + j), ldb, pc + 4 * j, ldc,
                    accumulate or p > 0)
-            p += kk
-            if p >= k:
-                break
-        j += nv * LANES
+            j += nv * LANES
+        p += kk
+        if p >= k:
+            break
 
 
 @njit(nogil=True, cache=True)
