@@ -364,11 +364,16 @@ class Layer:
         training = kwargs.pop("training", None)
         if training is None:
             training = node_mod.current_training()
+        node_kwargs = kwargs
         if "mask" in kwargs and "mask" not in self._call_params:
             kwargs.pop("mask")
         elif "mask" in self._call_params and kwargs.get("mask") is None and \
                 getattr(inputs, "_keras_mask", None) is not None:
-            kwargs["mask"] = inputs._keras_mask  # Keras 3: a call taking `mask` gets the input's mask
+            # Keras 3: a call taking `mask` gets the input's mask. The layer graph does not record it (the
+            # mask's ops, an Embedding's `x != 0`, are no layers of the model, and a saved config rebuilds
+            # the mask by calling the layer that made it)
+            node_kwargs = dict(kwargs)
+            kwargs["mask"] = inputs._keras_mask
         leaves = tree.flatten([inputs, list(rest), list(kwargs.values())])
         symbolic = any(isinstance(x, KerasTensor) for x in leaves)
         if not symbolic and _in_symbolic_call() and any(isinstance(x, np.ndarray) for x in tree.flatten(inputs)):
@@ -398,7 +403,7 @@ class Layer:
                 marker = unique_id()
                 with symbolic_call():
                     outputs = self.call(inputs, *rest, **call_kwargs)
-                outputs = self._finish_symbolic(marker, inputs, rest, kwargs, outputs)
+                outputs = self._finish_symbolic(marker, inputs, rest, node_kwargs, outputs)
                 if mask_hooks.has_compute_mask(self):
                     mask_hooks.apply_compute_mask(self, inputs, kwargs.get("mask"), outputs)
                 elif self.supports_masking:

@@ -440,3 +440,27 @@ def test_tf_keras_files_with_what_we_lack_are_clear_errors(tmp_path, tf):
     other.save(tmp_path / "up.keras")
     with pytest.raises(DataError, match=r"up\.keras: unknown class 'UpSampling3D'.*does not implement it"):
         keras.models.load_model(tmp_path / "up.keras")
+
+
+@pytest.mark.parametrize("ext", ["keras", "h5"])
+@pytest.mark.parametrize("dtype", ["float32", "int32"])
+def test_functional_mask_zero_model_saves_and_masks_after_load(tmp_path, ext, dtype):
+    """An Embedding(mask_zero=True) feeding an LSTM in a functional model: the mask the LSTM receives
+    implicitly is no layer of the model (Keras records none), so the model saves (a ModelCheckpoint
+    callback too), and the loaded model masks the padding as the original did."""
+    inp = keras.Input((6,), dtype=dtype)
+    out = L.Dense(1, activation="sigmoid")(L.LSTM(4)(L.Embedding(20, 3, mask_zero=True)(inp)))
+    m = keras.Model(inp, out)
+    m.compile("adam", "binary_crossentropy")
+    x = rng.integers(1, 20, (16, 6))
+    x[:, 4:] = 0
+    m.fit(x, rng.integers(0, 2, 16), epochs=1, verbose=0,
+          callbacks=[keras.callbacks.ModelCheckpoint(str(tmp_path / f"ck.{ext}"))])
+    assert [type(layer).__name__ for layer in m.layers] == ["InputLayer", "Embedding", "LSTM", "Dense"]
+    m.save(tmp_path / f"m.{ext}")
+    m2 = keras.models.load_model(tmp_path / f"m.{ext}")
+    np.testing.assert_allclose(m2.predict(x, verbose=0), m.predict(x, verbose=0), rtol=0, atol=0)
+    shorter = keras.Sequential([keras.Input((4,), dtype=dtype), L.Embedding(20, 3), L.LSTM(4),
+                                L.Dense(1, activation="sigmoid")])
+    shorter.set_weights(m2.get_weights())  # the padded steps must not count
+    np.testing.assert_allclose(m2.predict(x, verbose=0), shorter.predict(x[:, :4], verbose=0), atol=1e-6)
