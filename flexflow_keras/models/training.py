@@ -324,7 +324,6 @@ class Trainer:
             feed.set_dtypes([a.dtype for a in xs] + [a.dtype for a in ys])
             if feed.labels is not None:
                 self._validate_labels(graph, feed.labels)  # every label, not only the first batch's
-        sw = self._class_weights(class_weight, ys, sw)
         self._validate_labels(graph, ys)
         _check_finite(xs, "x")
         _check_finite(ys, "y")
@@ -336,6 +335,7 @@ class Trainer:
             val = ([a[cut:] for a in xs], [a[cut:] for a in ys], sample_weights.take(sw, slice(cut, None)))
             xs, ys, sw = [a[:cut] for a in xs], [a[:cut] for a in ys], sample_weights.take(sw, slice(None, cut))
             n = cut
+        sw = self._class_weights(class_weight, ys, sw)  # the training part only: Keras' validation is unweighted
         engine = self._engine_for(graph, ys)
         sources = self._sources(xs, ys, sw, len(xs[0]))
         if feed is None:

@@ -104,6 +104,22 @@ def test_class_weight_fit_step_and_logs_match_keras():
         np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)
 
 
+def test_class_weight_leaves_the_validation_split_unweighted_as_keras():
+    ours, theirs = _classifier(ff), _classifier(keras)
+    theirs.set_weights(ours.get_weights())
+    kw = dict(loss="sparse_categorical_crossentropy", metrics=["accuracy"], weighted_metrics=["accuracy"])
+    ours.compile(optimizer=ff.optimizers.SGD(0.2), **kw)
+    theirs.compile(optimizer=keras.optimizers.SGD(0.2), run_eagerly=True, **kw)
+    cw = {0: 10.0, 1: 1.0, 2: 1.0}
+    fit = dict(batch_size=N, epochs=1, class_weight=cw, validation_split=0.25, shuffle=False, verbose=0)
+    h1, h2 = ours.fit(X, YC, **fit).history, theirs.fit(X, YC, **fit).history
+    assert set(h1) == set(h2)
+    for k in h1:
+        np.testing.assert_allclose(h1[k], h2[k], rtol=2e-5, atol=1e-6, err_msg=k)
+    cut = int(len(X) * 0.75)
+    np.testing.assert_allclose(h1["val_loss"], [ours.evaluate(X[cut:], YC[cut:], verbose=0)[0]], rtol=1e-5)
+
+
 def _temporal(lib):
     return lib.Sequential([lib.Input((4, 5)), lib.layers.Dense(3, activation="softmax")])
 
