@@ -21,5 +21,10 @@ class DataError(FlexFlowKerasError, ValueError):
     """Training data is missing, unreadable, or does not match the model."""
 
 
+class MissingFileError(DataError, FileNotFoundError):
+    """A model or weights file to load does not exist. Also a FileNotFoundError (an OSError), as tf.keras
+    raises for it: scripts resume with ``try: load_model(p) except OSError: build()``."""
+
+
 class StrategyError(FlexFlowKerasError, ValueError):
     """A parallelization strategy (or strategy file) does not fit the model or the machine."""

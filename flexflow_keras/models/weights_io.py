@@ -151,7 +151,7 @@ def load_weights(model, filepath, skip_mismatch: bool = False) -> None:
         ValueError: naming the layer, the file path inside the archive and the shapes, when the file
             does not match the model (unless `skip_mismatch`, which logs and skips those layers).
     """
-    from flexflow_keras.errors import DataError
+    from flexflow_keras.errors import DataError, MissingFileError
 
     path = os.fspath(filepath)
     if path.endswith(".keras"):
@@ -160,7 +160,7 @@ def load_weights(model, filepath, skip_mismatch: bool = False) -> None:
         load_weights_from_keras_file(model, path, skip_mismatch)
         return
     if not os.path.exists(path):
-        raise DataError(f"load_weights(): {path} does not exist. Check the path (a ModelCheckpoint filepath "
+        raise MissingFileError(f"load_weights(): {path} does not exist. Check the path (a ModelCheckpoint filepath "
                         "with {epoch} templates names one file per epoch).")
     if not model.built:
         raise ValueError(f"Model '{model.name}' has not been built, so its weights cannot be loaded yet. "

@@ -18,7 +18,7 @@ import json
 import os
 import zipfile
 
-from flexflow_keras.errors import DataError
+from flexflow_keras.errors import DataError, MissingFileError
 from flexflow_keras.saving.atomic import atomic_write
 from flexflow_keras.saving.errors import SavingError
 from flexflow_keras.saving.legacy_h5 import is_legacy_path, save_legacy_h5
@@ -186,7 +186,7 @@ def read_archive(path: str, who: str = "load_model()") -> tuple[dict, dict, dict
     from flexflow_keras.models.weights_io import read_groups
 
     if not os.path.exists(path):
-        raise DataError(f"{who}: {path} does not exist. Check the path (a ModelCheckpoint filepath with "
+        raise MissingFileError(f"{who}: {path} does not exist. Check the path (a ModelCheckpoint filepath with "
                         "{epoch} templates names one file per epoch).")
     if os.path.isdir(path):
         raise DataError(f"{who}: {path} is a directory; pass the .keras file inside it.")

@@ -19,7 +19,7 @@ import os
 
 import numpy as np
 
-from flexflow_keras.errors import DataError
+from flexflow_keras.errors import DataError, MissingFileError
 
 log = logging.getLogger("flexflow_keras")
 
@@ -99,7 +99,7 @@ def load_legacy_model(path: str, custom_objects=None, compile: bool = True):  # 
     from flexflow_keras.saving.keras_file import _compile_from_config
 
     if not os.path.exists(path):
-        raise DataError(f"load_model(): {path} does not exist. Check the path.")
+        raise MissingFileError(f"load_model(): {path} does not exist. Check the path.")
     try:
         f = h5py.File(path, "r")
     except OSError as e:

@@ -464,3 +464,13 @@ def test_functional_mask_zero_model_saves_and_masks_after_load(tmp_path, ext, dt
                                 L.Dense(1, activation="sigmoid")])
     shorter.set_weights(m2.get_weights())  # the padded steps must not count
     np.testing.assert_allclose(m2.predict(x, verbose=0), shorter.predict(x[:, :4], verbose=0), atol=1e-6)
+
+
+@pytest.mark.parametrize("name", ["missing.keras", "missing.h5", "missing.weights.h5"])
+def test_a_missing_file_is_an_oserror_as_in_tf_keras(tmp_path, name):
+    """`try: model = load_model(p) except OSError: build()`: resume scripts rely on it."""
+    model = cnn(keras)
+    load = model.load_weights if name.endswith(".weights.h5") else keras.models.load_model
+    with pytest.raises(OSError, match="does not exist") as info:
+        load(tmp_path / name)
+    assert isinstance(info.value, DataError)  # and one clean line on the command line
