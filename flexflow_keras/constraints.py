@@ -101,9 +101,11 @@ class MinMaxNorm(Constraint):
 
 
 max_norm, non_neg, unit_norm, min_max_norm = MaxNorm, NonNeg, UnitNorm, MinMaxNorm
+maxnorm, nonneg, unitnorm = MaxNorm, NonNeg, UnitNorm  # Keras 2's spellings (from keras.constraints import maxnorm)
 
 ALL_OBJECTS = {"MaxNorm": MaxNorm, "NonNeg": NonNeg, "UnitNorm": UnitNorm, "MinMaxNorm": MinMaxNorm,
                "max_norm": MaxNorm, "non_neg": NonNeg, "unit_norm": UnitNorm, "min_max_norm": MinMaxNorm,
+               "maxnorm": MaxNorm, "nonneg": NonNeg, "unitnorm": UnitNorm,
                "Constraint": Constraint}
 
 

@@ -18,6 +18,11 @@ from flexflow_keras.optimizers.nadam import Nadam
 from flexflow_keras.optimizers.rmsprop import RMSprop
 from flexflow_keras.optimizers.sgd import SGD
 
+# Keras 2's lowercase aliases (``keras.optimizers.adam(lr=0.001)``, ``from keras.optimizers import sgd``).
+# As package attributes they shadow the modules of the same names, as in Keras 2; those modules stay
+# importable by their full names (``flexflow_keras.optimizers.adam``).
+sgd, adam, rmsprop, adagrad, adadelta, adamax, nadam = SGD, Adam, RMSprop, Adagrad, Adadelta, Adamax, Nadam
+
 _BUILTIN = {cls.__name__.lower(): cls for cls in (SGD, Adam, AdamW, RMSprop, Adagrad, Adadelta, Adamax, Nadam,
                                                   Ftrl, Lion)}
 # Keras optimizers that exist in Keras 3 but not here: named in the error so the user knows why.

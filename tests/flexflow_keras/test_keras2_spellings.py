@@ -107,3 +107,20 @@ def test_predict_classes_and_proba_of_sequential():
     linear.set_weights([np.full((3, 2), 5.0, np.float32), np.zeros(2, np.float32)])
     with pytest.warns(UserWarning, match="invalid probability"):
         linear.predict_proba(x)
+
+
+def test_keras2_lowercase_optimizers_and_constraints():
+    """Keras 2.x scripts: ``optimizers.adamax(lr=...)``, ``from keras.optimizers import sgd``, ``maxnorm``."""
+    from flexflow_keras.constraints import maxnorm, nonneg, unitnorm
+    from flexflow_keras.optimizers import sgd
+
+    opt = keras.optimizers.adamax(lr=0.01)
+    assert type(opt) is keras.optimizers.Adamax and np.isclose(float(opt.learning_rate), 0.01)
+    assert sgd is keras.optimizers.SGD
+    for name in ("adam", "rmsprop", "adagrad", "adadelta", "nadam"):
+        assert isinstance(getattr(keras.optimizers, name)(), keras.optimizers.Optimizer)
+    assert isinstance(maxnorm(2), keras.constraints.MaxNorm)
+    assert (nonneg, unitnorm) == (keras.constraints.NonNeg, keras.constraints.UnitNorm)
+    dense = keras.layers.Dense(3, kernel_constraint="maxnorm")
+    assert isinstance(dense.kernel_constraint, keras.constraints.MaxNorm)
+    assert importlib.import_module("flexflow_keras.optimizers.adam").Adam is keras.optimizers.Adam

@@ -49,4 +49,4 @@ def test_constraints():
     assert isinstance(constraints.get("max_norm"), constraints.MaxNorm)
     assert constraints.get({"class_name": "MaxNorm", "config": {"max_value": 3}}).max_value == 3
     with pytest.raises(ValueError, match="Unknown constraint"):
-        constraints.get("maxnorm")
+        constraints.get("max_nrm")  # ("maxnorm" is Keras 2's spelling, kept)
