@@ -11,6 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from flexflow_keras import ops
+from flexflow_keras.errors import ShapeError
 from flexflow_keras.layers import _args
 from flexflow_keras.layers.base import Layer
 from flexflow_keras.layers.core import Activation, Dense, Dropout
@@ -109,8 +110,11 @@ class TimeDistributed(Layer):
             return _with_mask(self.layer(inputs, training=training), mask)
         steps = inputs.shape[1]
         if steps is None:
-            raise ValueError(f"{_args.who(self)} needs a known number of timesteps, received input shape "
-                             f"{tuple(inputs.shape)}.")
+            raise ShapeError(
+                f"{_args.who(self)} wraps {type(self.layer).__name__}, which flexflow_keras applies once per "
+                f"timestep, so it needs a known number of timesteps; received input shape "
+                f"{tuple(inputs.shape)}. Give the number in the input shape (e.g. input_shape=(4, 2, 1) for 4 "
+                f"subsequences of 2 steps, not (None, 2, 1)), and pad the sequences to that length.")
         outs = [self.layer(time_slice(inputs, t), training=training) for t in range(steps)]
         y = ops.concatenate([ops.expand_dims(o, 1) for o in outs], axis=1)
         return _with_mask(y, mask)

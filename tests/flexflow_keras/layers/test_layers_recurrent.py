@@ -214,3 +214,12 @@ def test_one_training_step_matches_tf(request):
     assert l_ours == pytest.approx(l_theirs, rel=1e-5)
     for a, b in zip(ours.get_weights(), theirs.get_weights(), strict=True):
         np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-5)
+
+
+def test_time_distributed_with_open_timesteps_says_how_to_fix_it():
+    """The CNN-LSTM tutorials' input_shape=(None, n_steps, n_features): one clean error naming the fix."""
+    from flexflow_keras.errors import ShapeError
+
+    with pytest.raises(ShapeError, match=r"wraps Conv1D.*\(None, None, 2, 1\).*input_shape=\(4, 2, 1\)"):
+        models.Sequential([layers.TimeDistributed(layers.Conv1D(8, 1), input_shape=(None, 2, 1)),
+                           layers.TimeDistributed(layers.Flatten()), layers.LSTM(4)])
