@@ -3,6 +3,10 @@
 When a crossentropy loss without `from_logits` reads the output of a softmax over the last axis, the
 loss is computed from the softmax's input with `from_logits=True` (what Keras' TensorFlow backend does
 through `_keras_logits`): the same value, better conditioned, and the softmax needs no backward pass.
+A binary crossentropy does the same on the input of a sigmoid or of a softmax, as that backend does:
+on a sigmoid, the same value without the clipping of the probabilities, whose gradient is zero once an
+output saturates (a classifier fed raw 0-255 pixels stopped learning); on a softmax, Keras' own number,
+the sigmoid crossentropy of the softmax's logits.
 
 An output that carries a Keras mask (`_keras_mask`: `Embedding(mask_zero=True)` or `Masking` through
 layers that keep it) weighs its per-sample loss as Keras 3 does: masked entries 0, the others
@@ -19,6 +23,7 @@ from flexflow_keras.ops import functional
 from flexflow_keras.ops.graph import KerasTensor, OpGraph, TensorSpec
 
 _CROSSENTROPY = {"CategoricalCrossentropy", "SparseCategoricalCrossentropy"}
+_BINARY = "BinaryCrossentropy"
 
 
 @dataclass
@@ -66,14 +71,18 @@ def _masked(values: KerasTensor, m: KerasTensor) -> KerasTensor:
 
 
 def _fused_logits(loss, y_pred: KerasTensor):
-    """(loss with from_logits=True, logits) when y_pred is a softmax over the last axis, else None."""
-    if type(loss).__name__ not in _CROSSENTROPY or getattr(loss, "from_logits", True):
+    """(loss with from_logits=True, logits) when y_pred is a softmax over the last axis (any crossentropy)
+    or a sigmoid (a binary crossentropy), else None."""
+    kind = type(loss).__name__
+    if kind not in _CROSSENTROPY | {_BINARY} or getattr(loss, "from_logits", True):
         return None
     node = y_pred.node
-    if node is None or getattr(node.op, "type_name", "") != "softmax":
-        return None
-    axis = getattr(node.op, "axis", -1)
-    if axis not in (-1, y_pred.ndim - 1):
+    op_type = getattr(getattr(node, "op", None), "type_name", "")
+    if op_type == "softmax":
+        if getattr(node.op, "axis", -1) not in (-1, y_pred.ndim - 1):
+            return None
+    elif not (kind == _BINARY and op_type == "activation" and node.op.activation == "sigmoid"
+              and not node.op.activation_params):
         return None
     config = dict(loss.get_config())
     config["from_logits"] = True
