@@ -66,6 +66,7 @@ from flexflow_keras.metrics.functions import (
     sparse_top_k_categorical_accuracy,
     top_k_categorical_accuracy,
 )
+from flexflow_keras.utils.naming import to_snake_case
 from flexflow_keras.metrics.regression import (
     BinaryCrossentropy,
     CategoricalCrossentropy,
@@ -120,7 +121,8 @@ def _wrap_callable(fn) -> Metric:
 
     if isinstance(fn, Loss):
         return MeanMetricWrapper(fn.per_sample, name=fn.name)
-    return MeanMetricWrapper(fn, name=getattr(fn, "__name__", "metric"))
+    # Keras 3 names a function metric by its name in snake case: myMAE logs as my_mae, a lambda as lambda
+    return MeanMetricWrapper(fn, name=to_snake_case(getattr(fn, "__name__", "metric")))
 
 
 def get(identifier):

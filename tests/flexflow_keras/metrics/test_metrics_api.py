@@ -3,6 +3,7 @@
 import numpy as np
 import pytest
 
+import flexflow_keras as keras
 from flexflow_keras import losses, metrics
 
 
@@ -92,3 +93,14 @@ def test_directions_and_config_round_trip():
         assert again.get_config() == m.get_config()
     with pytest.raises(ValueError, match="multi_label"):
         metrics.AUC(num_labels=3)  # only meaningful with multi_label=True
+
+
+def test_function_metrics_log_under_their_snake_case_names_as_keras3():
+    """metrics=[myMAE] logs my_mae (and val_my_mae, the key a callback's monitor= names), a lambda lambda."""
+    def myMAE(t, p):  # noqa: N802 (the spelling the public scripts use)
+        return keras.ops.mean(keras.ops.abs(t - p), axis=-1)
+
+    m = keras.Sequential([keras.Input((4,)), keras.layers.Dense(1)])
+    m.compile("sgd", "mse", metrics=[myMAE, lambda t, p: keras.ops.mean(t - p, axis=-1)])
+    h = m.fit(np.ones((8, 4)), np.ones((8, 1)), validation_split=0.5, verbose=0)
+    assert set(h.history) == {"loss", "my_mae", "lambda", "val_loss", "val_my_mae", "val_lambda"}
