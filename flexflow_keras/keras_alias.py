@@ -5,9 +5,10 @@ imports ``flexflow_keras.layers`` and registers that same module object under th
 `isinstance` checks and module state are shared. ``import tensorflow`` gives a stand-in module whose
 ``keras`` attribute is flexflow_keras, ``tf.GradientTape`` a tape that a traced ``train_step`` may
 enter (its gradient is the graph's), and TensorFlow's activation functions (``tf.nn.relu``, ``tf.sigmoid``,
-``tf.math.tanh``, ...: scripts pass them as ``activation=``) are Keras' own; any other attribute (``tf.random.set_seed``, ...) and any other
-``tensorflow.*`` module raise `RawTensorFlowError` naming the call: raw TensorFlow is
-not supported, only its Keras API. A ``keras.<path>`` flexflow_keras does not have is a
+``tf.math.tanh``, ...: scripts pass them as ``activation=``) are Keras' own; the setup calls and the
+math functions of `tf_compat` (``tf.random.set_seed``, ``tf.function``, ``tf.reduce_mean``, ...) run as
+their Keras equivalents; any other call and any other ``tensorflow.*`` module raise
+`RawTensorFlowError` naming the call: raw TensorFlow is not supported, only its Keras API. A ``keras.<path>`` flexflow_keras does not have is a
 ModuleNotFoundError naming both names.
 """
 
@@ -21,15 +22,14 @@ import importlib.machinery
 import sys
 import types
 
+from flexflow_keras import tf_compat
 from flexflow_keras.errors import FlexFlowKerasError
 from flexflow_keras.raw_tf_hints import keras_spelling
 
 _KERAS_PREFIXES = ("tensorflow.python.keras", "tensorflow.keras", "keras")
 # Raw TensorFlow calls with a Keras spelling to suggest.
 _HINTS = {
-    "random.set_seed": "keras.utils.set_random_seed(seed)",
     "data.Dataset": "NumPy arrays, a generator of (x, y) batches, or keras.utils.PyDataset",
-    "function": "nothing: flexflow_keras traces the training step itself; drop the decorator",
     "config": "the -ll:gpu / -ll:cpu command-line flags for devices",
     "constant": "numpy arrays or keras.ops functions",
     "convert_to_tensor": "numpy arrays or keras.ops.convert_to_tensor",
@@ -65,10 +65,20 @@ class _RawTF(types.ModuleType):
     def __getattr__(self, name: str):
         if name.startswith("__"):
             raise AttributeError(name)
-        return _RawTF(f"{self._path}.{name}")
+        path = f"{self._path}.{name}"
+        return tf_compat.CONSTANTS[path] if path in tf_compat.CONSTANTS else _RawTF(path)
 
     def __call__(self, *args, **kwargs):
-        raise RawTensorFlowError(_raw_tf_message(self._path))
+        fn = tf_compat.mapped_call(self._path)
+        if fn is None:
+            raise RawTensorFlowError(_raw_tf_message(self._path))
+        try:
+            return fn(*args, **kwargs)
+        except TypeError as e:  # an argument TensorFlow's function takes and the Keras one does not
+            spelled = keras_spelling(self._path) or f"{fn.__module__}.{fn.__name__}"
+            raise RawTensorFlowError(f"{self._path}: runs as {spelled} under `python -m flexflow_keras`, which "
+                                     f"did not accept these arguments ({e}). Call {spelled} with its own "
+                                     f"arguments, or run the script with TensorFlow itself.") from None
 
     def __repr__(self) -> str:
         return f"<raw TensorFlow {self._path}: not supported under python -m flexflow_keras>"

@@ -43,17 +43,62 @@ def test_tensorflow_activation_functions_are_keras_ones():
     np.testing.assert_allclose(y, np.maximum(np.array([[1.0, -2.0]]) @ dense.get_weights()[0], 0), rtol=1e-6)
     with pytest.raises(RawTensorFlowError, match=r"tf\.nn\.conv2d: raw TensorFlow"):
         tf.nn.conv2d(None, None, 1, "SAME")
-    with pytest.raises(RawTensorFlowError, match=r"tf\.math\.exp: raw TensorFlow .*keras\.ops\.exp"):
-        tf.math.exp(1.0)
+    with pytest.raises(RawTensorFlowError, match=r"tf\.math\.argmax: raw TensorFlow .*keras\.ops\.argmax"):
+        tf.math.argmax(x)  # TensorFlow's default axis is 0, Keras' None: not mapped
 
 
 def test_stand_in_tensorflow_message_carries_the_spelling():
     tf = _TensorFlow("tensorflow")
     with pytest.raises(RawTensorFlowError) as info:
-        tf.reduce_mean([1.0], axis=-1)
+        tf.split([1.0, 2.0], [1, 1])
     text = str(info.value)
-    assert text.startswith("tf.reduce_mean: raw TensorFlow is not supported")
-    assert "(keras.ops.mean)" in text
+    assert text.startswith("tf.split: raw TensorFlow is not supported")
+    assert "(keras.ops.split)" in text
+
+
+def test_setup_calls_and_keras_twin_math_run():
+    """The lines public scripts open with, and TensorFlow math with the same meaning in keras.ops."""
+    import logging
+
+    import numpy as np
+
+    from flexflow_keras import initializers
+    from flexflow_keras.utils import rng
+
+    tf = _TensorFlow("tensorflow")
+    np.random.seed(5)
+    tf.random.set_seed(42)
+    first = initializers.GlorotUniform()((3, 2))
+    assert np.random.randint(1 << 30) == np.random.RandomState(5).randint(1 << 30)  # NumPy's state untouched
+    tf.random.set_seed(42)
+    np.testing.assert_array_equal(initializers.GlorotUniform()((3, 2)), first)  # the framework's is seeded
+    assert rng.generator() is not None
+
+    def f(a):
+        return a + 1
+
+    assert tf.function(f) is f and tf.function(jit_compile=True)(f) is f and tf.function()(f) is f
+    assert tf.get_logger() is logging.getLogger("flexflow_keras")
+    level = tf.get_logger().level
+    try:
+        tf.compat.v1.logging.set_verbosity(tf.compat.v1.logging.ERROR)
+        assert tf.get_logger().level == logging.ERROR
+    finally:
+        tf.get_logger().setLevel(level)
+    assert tf.autograph.set_verbosity(0) is None
+    assert tf.config.list_physical_devices("GPU") == [] and len(tf.config.list_physical_devices("CPU")) == 1
+
+    x = np.array([[1.0, -2.0], [3.0, 4.0]], "float32")
+    np.testing.assert_allclose(tf.reduce_mean(x, axis=1, keepdims=True), [[-0.5], [3.5]])
+    np.testing.assert_allclose(tf.math.exp(x), np.exp(x), rtol=1e-6)
+    np.testing.assert_allclose(tf.where(tf.equal(x, 1.0), x, tf.zeros_like(x)), [[1, 0], [0, 0]])
+    np.testing.assert_allclose(tf.concat([x, x], 0).shape, (4, 2))
+    np.testing.assert_allclose(tf.math.squared_difference(x, 1.0), (x - 1) ** 2)
+    assert tf.cast(tf.constant([1, 2]), tf.float32).dtype == np.float32
+    with pytest.raises(RawTensorFlowError, match=r"tf\.matmul: runs as keras\.ops\.matmul .*transpose_b"):
+        tf.matmul(x, x, transpose_b=True)
+    with pytest.raises(RawTensorFlowError, match=r"tf\.where: .*one-argument form"):
+        tf.where(x > 0)
 
 
 @pytest.mark.tf
