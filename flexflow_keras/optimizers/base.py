@@ -50,6 +50,38 @@ def _auto_name(cls_name: str) -> str:
     return snake if n == 0 else f"{snake}_{n}"
 
 
+class LearningRateValue(float):
+    """What `Optimizer.learning_rate` (and Keras 2's `lr`) returns: the rate as a float that also answers
+    as Keras 3's learning-rate variable does, so scripts' ``opt.learning_rate.numpy()``,
+    ``opt.learning_rate.assign(1e-4)`` and Keras 2's ``K.set_value(model.optimizer.lr, 1e-4)`` work.
+    `assign` sets the optimizer's rate (this float keeps the value it was read with, as a read of a
+    variable does); pickled or copied, it is a plain float."""
+
+    def __new__(cls, value: float, optimizer: Optimizer):
+        obj = super().__new__(cls, value)
+        obj._optimizer = optimizer
+        return obj
+
+    def numpy(self) -> np.float32:
+        return np.float32(self)
+
+    @property
+    def dtype(self) -> str:
+        return "float32"
+
+    def assign(self, value) -> None:
+        self._optimizer.learning_rate = float(value)
+
+    def assign_add(self, delta) -> None:
+        self.assign(float(self._optimizer.learning_rate) + float(delta))
+
+    def assign_sub(self, delta) -> None:
+        self.assign(float(self._optimizer.learning_rate) - float(delta))
+
+    def __reduce__(self):
+        return float, (float(self),)
+
+
 def _as_float(owner: str, arg: str, value, allow_none: bool = True):
     if value is None and allow_none:
         return None
@@ -129,14 +161,15 @@ class Optimizer:
         return _as_float(type(self).__name__, "learning_rate", value, allow_none=False)
 
     @property
-    def learning_rate(self) -> float:
-        """The current learning rate (a schedule is evaluated at `iterations`)."""
+    def learning_rate(self) -> LearningRateValue:
+        """The current learning rate (a schedule is evaluated at `iterations`): a float that also has
+        Keras' variable methods (`LearningRateValue`)."""
         lr = self._learning_rate
         if isinstance(lr, schedules_module.LearningRateSchedule):
-            return float(lr(self._iterations))
-        if callable(lr):
-            return float(lr())
-        return lr
+            lr = lr(self._iterations)
+        elif callable(lr):
+            lr = lr()
+        return LearningRateValue(float(lr), self)
 
     @learning_rate.setter
     def learning_rate(self, value) -> None:

@@ -185,3 +185,28 @@ def test_eager_apply_gradients_on_variables():
     # m1 = -0.1, w1 = w0 - 0.1; m2 = -0.09 - 0.1 = -0.19, w2 = w1 - 0.19
     np.testing.assert_allclose(v.numpy(), np.array([1.0, 2.0, 3.0]) - 0.29, rtol=1e-6)
     assert opt.iterations == 2 and len(opt.variables) == 1
+
+
+def test_learning_rate_answers_as_keras_variable():
+    """Public scripts: ``opt.learning_rate.numpy()``, ``.assign(...)``, Keras 2's ``K.set_value(opt.lr, x)``
+    inside a callback, ``K.get_value``; the value stays a float (arithmetic, JSON, pickling)."""
+    import copy
+    import json
+    import pickle
+
+    from flexflow_keras import backend as K
+
+    opt = optimizers.Adam(1e-3)
+    assert opt.learning_rate.numpy() == np.float32(1e-3) and opt.learning_rate.dtype == "float32"
+    opt.learning_rate.assign(1e-4)
+    assert opt.learning_rate == pytest.approx(1e-4)
+    K.set_value(opt.lr, 5e-4)
+    assert K.get_value(opt.lr) == np.float32(5e-4) and opt.lr * 2 == pytest.approx(1e-3)
+    opt.learning_rate.assign_sub(1e-4)
+    assert float(opt.learning_rate) == pytest.approx(4e-4)
+    assert type(pickle.loads(pickle.dumps(opt.lr))) is float and type(copy.deepcopy(opt.lr)) is float
+    assert json.loads(json.dumps(opt.get_config()))["learning_rate"] == pytest.approx(4e-4)
+    scheduled = optimizers.SGD(schedules.ExponentialDecay(0.1, 10, 0.5))
+    assert scheduled.learning_rate.numpy() == np.float32(0.1)
+    with pytest.raises(TypeError, match="not settable"):
+        scheduled.learning_rate.assign(0.01)
