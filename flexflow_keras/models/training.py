@@ -448,6 +448,7 @@ class Trainer:
                 val_logs = (evaluate_stream(self, val, validation_steps, callbacks=cbs) if is_stream(val) else
                             self._evaluate_arrays(*val, validation_batch_size, validation_steps, callbacks=cbs))
                 epoch_logs.update({"val_" + k: v for k, v in val_logs.items()})
+            epoch_logs = dict(sorted(epoch_logs.items()))  # Keras 3's order (History, CSVLogger, the epoch line)
             cbs.on_epoch_end(epoch, epoch_logs)
             if self.stop_training:
                 break
