@@ -8,8 +8,8 @@ enter (its gradient is the graph's), and TensorFlow's activation functions (``tf
 ``tf.math.tanh``, ...: scripts pass them as ``activation=``) are Keras' own; the setup calls and the
 math functions of `tf_compat` (``tf.random.set_seed``, ``tf.function``, ``tf.reduce_mean``, ...) run as
 their Keras equivalents; any other call and any other ``tensorflow.*`` module raise
-`RawTensorFlowError` naming the call: raw TensorFlow is not supported, only its Keras API. A ``keras.<path>`` flexflow_keras does not have is a
-ModuleNotFoundError naming both names.
+`RawTensorFlowError` naming the call: raw TensorFlow is not supported, only its Keras API. A
+``keras.<path>`` flexflow_keras does not have is a ModuleNotFoundError naming both names.
 """
 
 from __future__ import annotations

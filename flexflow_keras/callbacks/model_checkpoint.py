@@ -17,7 +17,7 @@ import numpy as np
 
 from flexflow_keras.callbacks.monitor import MonitorCallback
 from flexflow_keras.callbacks.progress import default_writer
-from flexflow_keras.saving.errors import SavingError
+from flexflow_keras.saving.errors import FilepathKeyError, SavingError
 from flexflow_keras.saving.legacy_h5 import is_legacy_path
 
 log = logging.getLogger("flexflow_keras")
@@ -87,8 +87,10 @@ class ModelCheckpoint(MonitorCallback):
                 return self.filepath.format(epoch=epoch + 1, **logs)
             return self.filepath.format(epoch=epoch + 1, batch=batch + 1, **logs)
         except KeyError as e:
-            raise KeyError(f'Failed to format this callback filepath: "{self.filepath}". Reason: {e}. '
-                           f"Available keys: epoch, batch, {', '.join(logs)}.") from None
+            raise FilepathKeyError(f'Failed to format this callback filepath: "{self.filepath}". Reason: {e}. '
+                                   f"Available keys: epoch, batch, {', '.join(logs)}. Name one of them in the "
+                                   f"template (metrics=['accuracy'] logs accuracy and val_accuracy, not acc).") \
+                from None
 
     def _should_save(self, epoch, logs, filepath) -> bool:
         if not self.save_best_only:

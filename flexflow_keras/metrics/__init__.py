@@ -66,7 +66,6 @@ from flexflow_keras.metrics.functions import (
     sparse_top_k_categorical_accuracy,
     top_k_categorical_accuracy,
 )
-from flexflow_keras.utils.naming import to_snake_case
 from flexflow_keras.metrics.regression import (
     BinaryCrossentropy,
     CategoricalCrossentropy,
@@ -75,6 +74,7 @@ from flexflow_keras.metrics.regression import (
     RootMeanSquaredError,
     SparseCategoricalCrossentropy,
 )
+from flexflow_keras.utils.naming import to_snake_case
 
 mse = MSE = mean_squared_error
 mae = MAE = mean_absolute_error

@@ -13,3 +13,12 @@ class SavingError(FlexFlowKerasError, ValueError):
 class NotSerializableError(FlexFlowKerasError, NotImplementedError):
     """A model or layer that a `.keras` config cannot describe (no `get_config`, an op applied directly to
     symbolic tensors). A `NotImplementedError`, as Keras raises, and a framework error (one clean block)."""
+
+
+class FilepathKeyError(FlexFlowKerasError, KeyError):
+    """A ModelCheckpoint/BackupAndRestore filepath template naming a key the logs do not have. A `KeyError`,
+    as Keras raises, and a framework error (one clean block); its text is the message, without the quotes
+    a KeyError puts around it."""
+
+    def __str__(self) -> str:
+        return str(self.args[0]) if self.args else ""

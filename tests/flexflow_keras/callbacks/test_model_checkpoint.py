@@ -154,3 +154,15 @@ def test_a_legacy_h5_path_checkpoints_the_whole_compiled_model(tmp_path):
     assert back.compiled and type(back.optimizer).__name__ == "Adam"
     np.testing.assert_allclose(back.predict(X[32:], verbose=0), m.predict(X[32:], verbose=0), rtol=1e-6)
     assert set(back.evaluate(X[32:], Y[32:], verbose=0, return_dict=True)) == {"loss", "accuracy"}
+
+
+def test_a_template_key_the_logs_lack_is_a_keyerror_with_one_clean_message(tmp_path):
+    """'{val_acc}' where metrics=['accuracy'] logs val_accuracy: a KeyError as in Keras (scripts catch it)
+    and a framework error, whose text lists the keys there are, without a KeyError's quotes."""
+    from flexflow_keras.errors import FlexFlowKerasError
+
+    cb = callbacks.ModelCheckpoint(str(tmp_path / "w-{epoch:02d}-{val_acc:.2f}.keras"))
+    with pytest.raises(KeyError) as info:
+        fit(model(), [cb], epochs=1)
+    assert isinstance(info.value, FlexFlowKerasError)
+    assert str(info.value).startswith('Failed to format this callback filepath: "') and "val_accuracy" in str(info.value)
