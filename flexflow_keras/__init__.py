@@ -69,6 +69,7 @@ from flexflow_keras import (  # noqa: E402
     layers,
     losses,
     metrics,
+    mixed_precision,
     models,
     ops,
     optimizers,
@@ -84,7 +85,8 @@ from flexflow_keras.ops.strategy import ParallelConfig, Strategy  # noqa: E402
 
 __all__ = [
     "activations", "backend", "callbacks", "config", "datasets", "initializers", "layers", "losses",
-    "metrics", "models", "ops", "optimizers", "preprocessing", "random", "regularizers", "saving", "utils",
+    "metrics", "mixed_precision", "models", "ops", "optimizers", "preprocessing", "random", "regularizers",
+    "saving", "utils",
     "Input", "Model", "Sequential",
     "ParallelConfig", "Strategy",
 ]

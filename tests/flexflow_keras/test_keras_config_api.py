@@ -38,3 +38,20 @@ def test_numeric_settings_are_the_backend_ones():
     finally:
         keras.config.set_epsilon(old)
     assert keras.config.image_data_format() == "channels_last"
+
+
+def test_mixed_precision_policy_is_float32_or_a_clear_error():
+    """keras.mixed_precision.set_global_policy('mixed_float16') in a script: one clean error, never a
+    float32 run the script believes is mixed; 'float32' is accepted."""
+    import pytest
+
+    import flexflow_keras as keras
+    from flexflow_keras.errors import ConfigError
+
+    keras.mixed_precision.set_global_policy("float32")
+    assert keras.mixed_precision.global_policy().compute_dtype == "float32"
+    for name in ("mixed_float16", "mixed_bfloat16"):
+        with pytest.raises(ConfigError, match=f"policy '{name}': flexflow_keras computes .* float32 only"):
+            keras.mixed_precision.set_global_policy(name)
+    with pytest.raises(ConfigError, match="LossScaleOptimizer"):
+        keras.mixed_precision.LossScaleOptimizer(keras.optimizers.Adam())

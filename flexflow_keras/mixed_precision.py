@@ -1,0 +1,62 @@
+"""`keras.mixed_precision`: the dtype policy. flexflow_keras computes and keeps weights in float32, so the
+"float32" policy is the one there is; asking for float16 or bfloat16 compute (``"mixed_float16"``, the GPU
+speed-up scripts turn on) is a clear error, never a silent float32 run that the script believes is mixed.
+"""
+
+from __future__ import annotations
+
+from flexflow_keras.errors import ConfigError
+
+
+def _check(name) -> str:
+    name = getattr(name, "name", name)
+    if name != "float32":
+        raise ConfigError(
+            f"keras.mixed_precision policy {name!r}: flexflow_keras computes and keeps weights in float32 only "
+            f"(no float16 or bfloat16 kernels). Remove the set_global_policy/Policy call (or give 'float32'); "
+            f"the script then trains in float32.")
+    return name
+
+
+class DTypePolicy:
+    """The float32 policy: `name`, `compute_dtype` and `variable_dtype` are "float32"."""
+
+    def __init__(self, name="float32"):
+        self.name = _check(name)
+        self.compute_dtype = self.variable_dtype = "float32"
+
+    def __repr__(self) -> str:
+        return f'<DTypePolicy "{self.name}">'
+
+    def get_config(self) -> dict:
+        return {"name": self.name}
+
+    @classmethod
+    def from_config(cls, config):
+        return cls(**config)
+
+
+Policy = DTypePolicy  # Keras 2 / TensorFlow's name
+
+
+def set_global_policy(policy) -> None:
+    """Only "float32" (or its policy) is accepted; see the module docstring."""
+    _check(policy)
+
+
+def global_policy() -> DTypePolicy:
+    return DTypePolicy("float32")
+
+
+def set_dtype_policy(policy) -> None:
+    """Keras 3's `keras.config.set_dtype_policy` spelling of `set_global_policy`."""
+    _check(policy)
+
+
+def LossScaleOptimizer(inner_optimizer, *args, **kwargs):  # noqa: N802 (Keras' class name)
+    """Loss scaling serves float16 training, which flexflow_keras does not do: a clear error."""
+    raise ConfigError("keras.mixed_precision.LossScaleOptimizer: flexflow_keras trains in float32, where losses "
+                      "need no scaling. Pass the inner optimizer to compile() directly.")
+
+
+__all__ = ["DTypePolicy", "Policy", "set_global_policy", "global_policy", "LossScaleOptimizer"]
