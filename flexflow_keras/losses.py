@@ -24,6 +24,7 @@ import re
 import numpy as np
 
 from flexflow_keras.errors import DataError
+from flexflow_keras.ops.eager_tensor import eager
 from flexflow_keras.ops.graph import KerasTensor
 
 _REDUCTIONS = {"sum_over_batch_size", "sum", "none", "mean", "mean_with_sample_weight"}
@@ -241,12 +242,12 @@ class Loss:
         return self.call(y_true, y_pred)
 
     def __call__(self, y_true, y_pred, sample_weight=None):
-        """The reduced loss: eagerly a float32 scalar (unless reduction='none'); on KerasTensors the
+        """The reduced loss: eagerly a float32 scalar `EagerTensor` (unless reduction='none'); on KerasTensors the
         mean (or sum) of the per-sample losses as a KerasTensor."""
         if _symbolic(y_true, y_pred, sample_weight):
             return self._symbolic_reduce(y_true, y_pred, sample_weight)
-        return _reduce(self.per_sample(np.asarray(y_true), np.asarray(y_pred, np.float32)), sample_weight,
-                       self.reduction)
+        return eager(_reduce(self.per_sample(np.asarray(y_true), np.asarray(y_pred, np.float32)), sample_weight,
+                             self.reduction))
 
     def _symbolic_reduce(self, y_true, y_pred, sample_weight):
         from flexflow_keras import ops

@@ -512,7 +512,7 @@ def _as_constants(inputs):
 
 
 def _as_eager(outputs):
-    from flexflow_keras.models.custom_training import as_eager
+    from flexflow_keras.ops.eager_tensor import as_eager
 
     return as_eager(outputs)
 

@@ -147,7 +147,7 @@ class Normalization(Layer):
         return self._stat_value("variance")
 
     def _stat_value(self, which: str) -> np.ndarray | None:
-        from flexflow_keras.models.custom_training import EagerTensor
+        from flexflow_keras.ops.eager_tensor import EagerTensor
 
         if self._bshape is None:
             return None

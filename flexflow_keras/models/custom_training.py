@@ -9,7 +9,7 @@
   broadcast to one value per sample, so the batch mean the training loop takes is that scalar.
 - `adjust_input_rank` applies Keras 3's rule: data one dim short of an input whose last dim is 1 gets
   that dim; data with an extra trailing 1 loses it.
-- `EagerTensor`: what ``model(x)`` returns on arrays (an ndarray with ``.numpy()``, as tf.keras tensors).
+- `EagerTensor` (ops/eager_tensor.py): what ``model(x)`` returns on arrays (an ndarray with ``.numpy()``).
 """
 
 from __future__ import annotations
@@ -19,21 +19,9 @@ import numpy as np
 from flexflow_keras.errors import GraphError
 from flexflow_keras.losses import Loss
 from flexflow_keras.models import step_hooks
+from flexflow_keras.ops.eager_tensor import EagerTensor, as_eager  # noqa: F401 (re-exported)
 from flexflow_keras.ops.graph import KerasTensor, OpGraph
 from flexflow_keras.utils import tree
-
-
-class EagerTensor(np.ndarray):
-    """A NumPy array with tf.keras' tensor conveniences: ``.numpy()`` returns a plain ndarray copy."""
-
-    def numpy(self) -> np.ndarray:
-        """The value as a plain NumPy array."""
-        return np.array(self, copy=True).view(np.ndarray)
-
-
-def as_eager(outputs):
-    """`outputs` (a structure of arrays) with every ndarray viewed as an `EagerTensor`."""
-    return tree.map_structure(lambda a: a.view(EagerTensor) if type(a) is np.ndarray else a, outputs)
 
 
 # --- add_loss ----------------------------------------------------------------------------------------------

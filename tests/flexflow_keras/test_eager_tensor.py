@@ -1,0 +1,29 @@
+"""Eager results have tf.keras' ``.numpy()``: the lines of TensorFlow's beginner quickstart
+(``model(x).numpy()``, ``tf.nn.softmax(logits).numpy()``, ``loss_fn(y, logits).numpy()``) and loss tests
+written against tf.keras."""
+
+import numpy as np
+
+import flexflow_keras as keras
+from flexflow_keras.keras_alias import _TensorFlow
+from flexflow_keras.ops.eager_tensor import EagerTensor
+
+
+def test_eager_results_have_numpy():
+    rng = np.random.default_rng(0)
+    logits = rng.standard_normal((3, 10)).astype(np.float32)
+    y = np.array([1, 2, 3])
+    tf = _TensorFlow("tensorflow")
+    probs = tf.nn.softmax(logits).numpy()
+    assert type(probs) is np.ndarray and np.allclose(probs.sum(axis=1), 1.0, atol=1e-6)
+    loss = keras.losses.SparseCategoricalCrossentropy(from_logits=True)(y, logits)
+    assert isinstance(loss, EagerTensor) and loss.shape == () and isinstance(float(loss), float)
+    want = -np.log(probs[np.arange(3), y]).mean()
+    np.testing.assert_allclose(loss.numpy(), want, rtol=1e-5)
+    assert f"{loss:.3f}" == f"{want:.3f}"
+    mean = keras.ops.mean(keras.ops.exp(logits))
+    assert type(mean.numpy()) is np.ndarray and np.isclose(mean.numpy(), np.exp(logits).mean(), rtol=1e-5)
+    cce = keras.losses.CategoricalCrossentropy()(np.eye(3, dtype="f"), np.full((3, 3), 1 / 3, "f"))
+    np.testing.assert_allclose(cce.numpy(), np.log(3), rtol=1e-5)
+    model = keras.Sequential([keras.Input((10,)), keras.layers.Dense(2)])
+    assert model(logits).numpy().shape == (3, 2)
