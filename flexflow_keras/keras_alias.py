@@ -29,7 +29,8 @@ from flexflow_keras.raw_tf_hints import keras_spelling
 _KERAS_PREFIXES = ("tensorflow.python.keras", "tensorflow.keras", "keras")
 # Raw TensorFlow calls with a Keras spelling to suggest.
 _HINTS = {
-    "data.Dataset": "NumPy arrays, a generator of (x, y) batches, or keras.utils.PyDataset",
+    "data.Dataset": "Dataset.from_tensor_slices(...) runs; otherwise NumPy arrays, a generator of (x, y) batches, "
+                    "or keras.utils.PyDataset",
     "config": "the -ll:gpu / -ll:cpu command-line flags for devices",
     "constant": "numpy arrays or keras.ops functions",
     "convert_to_tensor": "numpy arrays or keras.ops.convert_to_tensor",

@@ -10,6 +10,8 @@ scripts whose Keras part runs (`tf.random.set_seed(42)` on their first line). Ma
   `tf.compat.v1.logging.set_verbosity` / `tf.autograph.set_verbosity` set its level or do nothing;
   `tf.config.list_physical_devices("GPU")` lists the GPUs `-ll:gpu` gives (so ``if gpus:`` branches
   behave), the CPU one CPU.
+- data: ``tf.data.Dataset.from_tensor_slices(...)`` and the chain tutorials give it (shuffle, batch, map,
+  take, skip, prefetch, cache; data/slices.py), and ``tf.data.AUTOTUNE``.
 - math: `tf.X`, `tf.math.X` for the names in `_SAME_OPS`, whose `keras.ops` function has the same
   arguments in the same order and the same meaning (`tf.reduce_mean(x, axis, keepdims)` is
   `keras.ops.mean`); `tf.where(cond, x, y)`; and `tf.random.normal` / `uniform`. A keyword TensorFlow has and Keras does not
@@ -99,8 +101,16 @@ CALLS = {
     "tf.config.list_logical_devices": _devices,
     "tf.squared_difference": _squared_difference, "tf.math.squared_difference": _squared_difference,
     "tf.where": _where,
+    "tf.data.Dataset.from_tensor_slices": lambda *a, **k: _slices().from_tensor_slices(*a, **k),
 }
 CONSTANTS = {f"tf.compat.v1.logging.{k}": v for k, v in _LOG_LEVELS.items()}
+CONSTANTS.update({"tf.data.AUTOTUNE": -1, "tf.data.experimental.AUTOTUNE": -1})
+
+
+def _slices():
+    from flexflow_keras.data.slices import SliceDataset
+
+    return SliceDataset
 
 
 def mapped_call(path: str):

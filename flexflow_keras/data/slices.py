@@ -1,0 +1,191 @@
+"""`tf.data.Dataset.from_tensor_slices(...)` as TensorFlow 2 tutorials chain it, for `python -m
+flexflow_keras` (tf_compat.py): ``from_tensor_slices((x, y)).shuffle(n).batch(32).map(f).prefetch(AUTOTUNE)``.
+
+`SliceDataset` keeps the arrays and the chain of stages, and is a `PyDataset` of the batches the chain
+gives, so `fit`, `evaluate` and `predict` load it as any PyDataset (and `for x, y in ds` iterates it):
+- ``shuffle(buffer_size, seed)``: a new order each pass (each `fit` epoch, each iteration), as TensorFlow's
+  default ``reshuffle_each_iteration=True``. The order is a full permutation: a `buffer_size` smaller than
+  the data mixes less in TensorFlow, here as much as a whole shuffle. `fit(shuffle=...)` does not reorder
+  it further (TensorFlow ignores it for a dataset too).
+- ``batch(n, drop_remainder)``; ``take``/``skip`` count elements before `batch`, batches after it;
+- ``map(fn)`` before `batch` calls fn on each element (one Python call per element), after it on each
+  batch; fn gets the element's parts as arguments, as TensorFlow calls it. Its math runs on arrays
+  (keras.ops, or the raw TensorFlow calls tf_compat maps).
+- ``prefetch``, ``cache``: the dataset itself (`fit` loads ahead through its own pipeline).
+- ``repeat()``: an error that says to drop it (fit passes over the data once per epoch); ``repeat(n)``
+  passes over it n times.
+Elements and batches answer ``.numpy()`` (`EagerTensor`).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from flexflow_keras.errors import DataError
+from flexflow_keras.ops.eager_tensor import EagerTensor
+from flexflow_keras.utils import tree
+from flexflow_keras.utils.py_dataset import PyDataset
+
+AUTOTUNE = -1
+
+
+def _as_array(a):
+    return np.asarray(a)
+
+
+class SliceDataset(PyDataset):
+    """The dataset of `from_tensor_slices` and its chain (see the module docstring)."""
+
+    def __init__(self, data, stages: tuple = ()):
+        super().__init__()
+        self._data = data
+        self._stages = tuple(stages)
+        self._pass = 0
+        self._plan_cache: tuple | None = None
+
+    @classmethod
+    def from_tensor_slices(cls, tensors, name=None) -> SliceDataset:
+        data = tree.map_structure(_as_array, tensors)
+        flat = tree.flatten(data)
+        if not flat:
+            raise DataError("tf.data.Dataset.from_tensor_slices received no arrays.")
+        lengths = {a.shape[0] if a.ndim else None for a in flat}
+        if None in lengths or len(lengths) != 1:
+            raise DataError(f"tf.data.Dataset.from_tensor_slices needs arrays with the same first dimension (the "
+                            f"elements); received shapes {[tuple(a.shape) for a in flat]}.")
+        if isinstance(data, list):
+            data = tuple(data)  # TensorFlow slices a list as a tuple of components
+        return cls(data)
+
+    # --- the chain ---------------------------------------------------------------------------------------
+    def _then(self, *stage) -> SliceDataset:
+        return SliceDataset(self._data, self._stages + (stage,))
+
+    def _batched(self) -> bool:
+        return any(s[0] == "batch" for s in self._stages)
+
+    def shuffle(self, buffer_size, seed=None, reshuffle_each_iteration=True, name=None) -> SliceDataset:
+        from flexflow_keras.utils import rng
+
+        # no seed: one drawn from the framework's generator, so tf.random.set_seed makes the orders repeat
+        return self._then("shuffle", rng.make_seed() if seed is None else int(seed), bool(reshuffle_each_iteration))
+
+    def batch(self, batch_size, drop_remainder=False, num_parallel_calls=None, deterministic=None,
+              name=None) -> SliceDataset:
+        if self._batched():
+            raise DataError("Dataset.batch() on a dataset that is already batched: flexflow_keras' tf.data "
+                            "stand-in batches once; remove one of the .batch() calls.")
+        if int(batch_size) < 1:
+            raise DataError(f"Dataset.batch(batch_size) must be at least 1, received {batch_size!r}.")
+        return self._then("batch", int(batch_size), bool(drop_remainder))
+
+    def map(self, map_func, num_parallel_calls=None, deterministic=None, name=None) -> SliceDataset:
+        return self._then("map", map_func)
+
+    def take(self, count) -> SliceDataset:
+        return self._then("take", int(count))
+
+    def skip(self, count) -> SliceDataset:
+        return self._then("skip", int(count))
+
+    def repeat(self, count=None, name=None) -> SliceDataset:
+        if count is None or int(count) < 0:
+            raise DataError("Dataset.repeat() without a count makes an endless dataset; under flexflow_keras fit "
+                            "passes over the data once per epoch by itself, so drop .repeat() (and "
+                            "steps_per_epoch), or give a count: .repeat(n).")
+        return self._then("repeat", int(count))
+
+    def prefetch(self, buffer_size=None, name=None) -> SliceDataset:
+        return self
+
+    def cache(self, filename="", name=None) -> SliceDataset:
+        return self
+
+    # --- one pass ----------------------------------------------------------------------------------------
+    def _plan(self):
+        """(groups of element indices, element maps, batch maps, batched) for the current pass."""
+        if self._plan_cache is not None and self._plan_cache[0] == self._pass:
+            return self._plan_cache[1]
+        n = tree.flatten(self._data)[0].shape[0]
+        idx: list | np.ndarray = np.arange(n)
+        elem_maps, batch_maps, batched = [], [], False
+        for k, stage in enumerate(self._stages):
+            kind = stage[0]
+            if kind == "shuffle":
+                seed, again = stage[1], stage[2]
+                order = np.random.default_rng([seed, k, self._pass if again else 0]).permutation(len(idx))
+                idx = [idx[i] for i in order] if batched else idx[order]
+            elif kind == "take":
+                idx = idx[:stage[1]] if stage[1] >= 0 else idx
+            elif kind == "skip":
+                idx = idx[stage[1]:]
+            elif kind == "repeat":
+                idx = list(idx) * stage[1] if batched else np.tile(idx, stage[1])
+            elif kind == "map":
+                (batch_maps if batched else elem_maps).append(stage[1])
+            elif kind == "batch":
+                size, drop = stage[1], stage[2]
+                end = len(idx) - len(idx) % size if drop else len(idx)
+                idx = [idx[i:i + size] for i in range(0, end, size)]
+                batched = True
+        plan = (idx, elem_maps, batch_maps, batched)
+        self._plan_cache = (self._pass, plan)
+        return plan
+
+    def __len__(self) -> int:
+        return len(self._plan()[0])
+
+    def cardinality(self) -> np.int64:
+        return np.int64(len(self))
+
+    def _element(self, i, elem_maps):
+        item = tree.map_structure(lambda a: a[i], self._data)
+        for fn in elem_maps:
+            item = _call(fn, item)
+        return item
+
+    def __getitem__(self, index):
+        groups, elem_maps, batch_maps, batched = self._plan()
+        if not batched:
+            return _tensors(self._element(groups[index], elem_maps))
+        rows = np.asarray(groups[index])
+        if elem_maps:
+            items = [tree.flatten(self._element(i, elem_maps)) for i in rows]
+            batch = tree.pack_as(self._element(rows[0], elem_maps),
+                                 [np.stack([np.asarray(item[j]) for item in items]) for j in range(len(items[0]))])
+        else:
+            batch = tree.map_structure(lambda a: a[rows], self._data)
+        for fn in batch_maps:
+            batch = _call(fn, batch)
+        return _tensors(batch)
+
+    def iterate(self, shuffle: bool = False, seed: int | None = None, hooks: bool = True):
+        """One pass in the dataset's own order (its `shuffle` stage decides, as for a tf.data dataset)."""
+        return super().iterate(False, seed, hooks)
+
+    def on_epoch_end(self) -> None:
+        self._pass += 1
+
+    def __iter__(self):
+        try:
+            for i in range(len(self)):
+                yield self[i]
+        finally:
+            self._pass += 1
+
+    def as_numpy_iterator(self):
+        for item in self:
+            yield tree.map_structure(np.asarray, item)
+
+    def __repr__(self) -> str:
+        stages = "".join(f".{s[0]}()" for s in self._stages)
+        return f"<SliceDataset from_tensor_slices(...){stages}: {len(self)} items>"
+
+
+def _call(fn, item):
+    """Call a map function as TensorFlow does: a tuple element's parts as separate arguments."""
+    return fn(*item) if isinstance(item, tuple) else fn(item)
+
+
+def _tensors(item):
+    return tree.map_structure(lambda a: np.asarray(a).view(EagerTensor), item)
