@@ -3,8 +3,7 @@
 Each function works on symbolic tensors (it records an op) and on NumPy arrays (it computes at once).
 Element-wise ones are `ops.activation(x, name, **params)`; `softmax`/`log_softmax` are their own ops.
 `get` resolves names, `serialize` gives the name back. Layers fuse an element-wise activation into
-their main op (`ops.dense(..., activation="relu")`) when `layer_fusable_name` says so (any of these but
-the sigmoid, which stays its own op so that a binary crossentropy can read its logits).
+their main op (`ops.dense(..., activation="relu")`) when `fusable_name` says it is one of these.
 """
 
 from __future__ import annotations
@@ -146,13 +145,6 @@ _FUSABLE = {fn: name for name, fn in _FUNCTIONS.items()
 def fusable_name(fn: Callable | None) -> str | None:
     """The op-level name of `fn` when it is a built-in element-wise activation (else None)."""
     return _FUSABLE.get(fn) if fn is not None else None
-
-
-def layer_fusable_name(fn: Callable | None) -> str | None:
-    """`fusable_name` for a layer's `activation=`, except that a sigmoid stays its own op, as a softmax
-    does: a binary crossentropy on the layer's output then reads the logits before it, as Keras'
-    TensorFlow backend does through `_keras_logits` (execution/training_graph.py)."""
-    return None if fn is sigmoid else fusable_name(fn)
 
 
 def get(identifier) -> Callable:

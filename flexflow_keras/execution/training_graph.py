@@ -6,7 +6,8 @@ through `_keras_logits`): the same value, better conditioned, and the softmax ne
 A binary crossentropy does the same on the input of a sigmoid or of a softmax, as that backend does:
 on a sigmoid, the same value without the clipping of the probabilities, whose gradient is zero once an
 output saturates (a classifier fed raw 0-255 pixels stopped learning); on a softmax, Keras' own number,
-the sigmoid crossentropy of the softmax's logits.
+the sigmoid crossentropy of the softmax's logits. A sigmoid fused into a Dense or convolution has no
+tensor of its logits: the training graph adds a copy of that op without the activation for the loss.
 
 An output that carries a Keras mask (`_keras_mask`: `Embedding(mask_zero=True)` or `Masking` through
 layers that keep it) weighs its per-sample loss as Keras 3 does: masked entries 0, the others
@@ -16,10 +17,12 @@ layers that keep it) weighs its per-sample loss as Keras 3 does: masked entries 
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 from flexflow_keras.ops import functional
+from flexflow_keras.ops.base import apply_op
 from flexflow_keras.ops.graph import KerasTensor, OpGraph, TensorSpec
 
 _CROSSENTROPY = {"CategoricalCrossentropy", "SparseCategoricalCrossentropy"}
@@ -81,12 +84,24 @@ def _fused_logits(loss, y_pred: KerasTensor):
     if op_type == "softmax":
         if getattr(node.op, "axis", -1) not in (-1, y_pred.ndim - 1):
             return None
-    elif not (kind == _BINARY and op_type == "activation" and node.op.activation == "sigmoid"
-              and not node.op.activation_params):
+    elif kind != _BINARY or getattr(node.op, "activation", None) != "sigmoid" or node.op.activation_params:
         return None
+    elif op_type != "activation":
+        # a layer's fused sigmoid (Dense, Conv2D, ...): the logits come from the same op without it, on
+        # the same inputs and weights. Its forward runs twice; the fused op stays the model's output (what
+        # predict and the metrics read, and what strategy files name), and the loss's gradient reaches
+        # the weights through the copy.
+        logits = apply_op(dataclasses.replace(node.op, activation="linear", activation_params=()),
+                          list(node.inputs), list(node.weights))
+        logits.node.derived_from = (node, "logits")  # named <op>/logits (ops/naming.py)
+        return _from_logits(loss), logits
+    return _from_logits(loss), node.inputs[0]
+
+
+def _from_logits(loss):
     config = dict(loss.get_config())
     config["from_logits"] = True
-    return type(loss).from_config(config), node.inputs[0]
+    return type(loss).from_config(config)
 
 
 def build_training_graph(model_inputs: Sequence[KerasTensor], model_outputs: Sequence[KerasTensor],

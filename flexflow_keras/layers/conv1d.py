@@ -97,7 +97,7 @@ class Conv1D(Layer):
         return steps_hint(shape)
 
     def call(self, inputs):
-        fused = activations.layer_fusable_name(self.activation)
+        fused = activations.fusable_name(self.activation)
         y = conv1d(steps_last(self, inputs), self.kernel, self.bias, strides=self.strides[0], padding=self.padding,
                    dilation_rate=self.dilation_rate[0], activation=fused)
         y = steps_back(self, y)

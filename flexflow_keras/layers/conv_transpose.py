@@ -88,7 +88,7 @@ class Conv2DTranspose(Layer):
         return image_hint(self, shape)
 
     def call(self, inputs):
-        fused = activations.layer_fusable_name(self.activation)
+        fused = activations.fusable_name(self.activation)
         y = conv2d_transpose(to_channels_last(self, inputs), self.kernel, self.bias, strides=self.strides,
                              padding=self.padding, output_padding=self.output_padding, activation=fused)
         y = from_channels_last(self, y)
@@ -131,7 +131,7 @@ class Conv1DTranspose(Conv2DTranspose):
         return steps_hint(shape)
 
     def call(self, inputs):
-        fused = activations.layer_fusable_name(self.activation)
+        fused = activations.fusable_name(self.activation)
         y = conv1d_transpose(steps_last(self, inputs), self.kernel, self.bias, strides=self.strides[0],
                              padding=self.padding, activation=fused,
                              output_padding=None if self.output_padding is None else self.output_padding[0])

@@ -105,7 +105,7 @@ class Conv2D(Layer):
     def call(self, inputs):
         x = to_channels_last(self, inputs)
         check_window_fits(self, x, self.kernel_size, f"the {self.kernel_size} kernel", "kernel")
-        fused = activations.layer_fusable_name(self.activation)
+        fused = activations.fusable_name(self.activation)
         y = ops.conv2d(x, self.kernel, self.bias, strides=self.strides, padding=self.padding,
                        activation=fused)
         y = from_channels_last(self, y)

@@ -99,7 +99,7 @@ class Dense(Layer):
         return flatten_hint(shape, self.kernel.shape[0]) if self.kernel is not None else ""
 
     def call(self, inputs):
-        fused = activations.layer_fusable_name(self.activation)  # ops.dense acts on the last axis of any rank
+        fused = activations.fusable_name(self.activation)  # ops.dense acts on the last axis of any rank
         y = ops.dense(inputs, self.kernel, self.bias, activation=fused)
         return y if fused is not None else apply_activation(y, self.activation)
 

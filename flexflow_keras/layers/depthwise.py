@@ -188,7 +188,7 @@ class SeparableConv2D(_DepthwiseBase):
 
     def call(self, inputs):
         x = self._depthwise(self._to_last(inputs), self.depthwise_kernel, None)
-        fused = activations.layer_fusable_name(self.activation)
+        fused = activations.fusable_name(self.activation)
         pointwise = ops.conv2d if self._rank == 2 else conv1d
         y = self._from_last(pointwise(x, self.pointwise_kernel, self.bias, activation=fused))
         return y if fused is not None else apply_activation(y, self.activation)

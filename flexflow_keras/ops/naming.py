@@ -4,7 +4,8 @@ A strategy file written for a script must fit it the next time it runs, so op na
 process-wide counters of graph objects. A layer that lowers to one op names it after itself (`dense_1`);
 a layer that lowers to several names them `<layer>/<op type>` (`dense_1/matmul`, `dense_1/add`, with a
 `_1`, `_2` suffix for repeats); ops recorded outside any layer (a loss, arithmetic between layers) are
-named by their type, numbered in topological order (`loss`, `loss_1`, `add`). A layer called several
+named by their type, numbered in topological order (`loss`, `loss_1`, `add`); a copy the training graph
+makes of a layer's op (`node.derived_from = (op node, role)`) is `<that op's name>/<role>` (`click/logits`). A layer called several
 times (shared weights) names the ops of its later calls `<layer>@1/...`, `<layer>@2/...`.
 """
 
@@ -46,6 +47,10 @@ def node_names(graph: OpGraph) -> dict[int, str]:
             names[node.uid] = _unique(f"{base}/{t}" + (f"_{k}" if k else ""), used)
     counts = Counter()
     for node in loose:
+        derived = getattr(node, "derived_from", None)  # a training-graph copy of a layer's op (its logits)
+        if derived is not None and derived[0].uid in names:
+            names[node.uid] = _unique(f"{names[derived[0].uid]}/{derived[1]}", used)
+            continue
         t = node.op.type_name
         k = counts[t]
         counts[t] += 1

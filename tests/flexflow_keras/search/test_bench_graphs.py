@@ -31,8 +31,8 @@ SMALL = {  # builder -> (kwargs, expected op count of the training graph)
     "inception": (dict(image=64, modules=2, scale=0.125, classes=10), 17 + 3 * 23 + 14 + 4),
     # fixed 8 (embedding, positions, add, pooling x2, dense, softmax, loss) + 22 per layer
     "transformer": (dict(layers=1, d_model=16, heads=2, seq=8, d_ff=32, vocab=50), 8 + 22),
-    # bottom, 8 x (embedding, flatten), concat, top_1, top_2, click and its sigmoid (its own op, so that
-    # the binary crossentropy reads its logits), loss
+    # bottom, 8 x (embedding, flatten), concat, top_1, top_2, click (with its fused sigmoid) and its copy
+    # without it (the binary crossentropy reads the logits), loss
     "dlrm": (dict(rows=100, dim=8), 23),
     "wide_mlp": (dict(width=32), 5),
 }
