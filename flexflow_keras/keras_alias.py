@@ -19,6 +19,7 @@ import functools
 import importlib
 import importlib.abc
 import importlib.machinery
+import inspect
 import sys
 import types
 
@@ -74,12 +75,15 @@ class _RawTF(types.ModuleType):
         if fn is None:
             raise RawTensorFlowError(_raw_tf_message(self._path))
         try:
-            return fn(*args, **kwargs)
+            inspect.signature(fn).bind(*args, **kwargs)
         except TypeError as e:  # an argument TensorFlow's function takes and the Keras one does not
             spelled = keras_spelling(self._path) or f"{fn.__module__}.{fn.__name__}"
             raise RawTensorFlowError(f"{self._path}: runs as {spelled} under `python -m flexflow_keras`, which "
-                                     f"did not accept these arguments ({e}). Call {spelled} with its own "
+                                     f"does not take these arguments ({e}). Call {spelled} with its own "
                                      f"arguments, or run the script with TensorFlow itself.") from None
+        except ValueError:  # no signature to check (a builtin): the call says what is wrong
+            pass
+        return fn(*args, **kwargs)
 
     def __repr__(self) -> str:
         return f"<raw TensorFlow {self._path}: not supported under python -m flexflow_keras>"

@@ -4,20 +4,25 @@ Public tf.keras scripts open with a few TensorFlow calls that have an exact mean
 TensorFlow math functions that are `keras.ops` functions under another module: refusing them stopped
 scripts whose Keras part runs (`tf.random.set_seed(42)` on their first line). Mapped:
 
-- setup calls: `tf.random.set_seed` seeds the framework's generator (initializers, dropout), as it
-  seeds TensorFlow's ops, and leaves Python's and NumPy's; `tf.function` returns the function (this
-  framework traces the training step itself); `tf.get_logger()` is flexflow_keras' logger, and
+- setup calls: `tf.random.set_seed` seeds the framework's generator (initializers, dropout, dataset
+  shuffles), as it seeds TensorFlow's ops, and leaves Python's and NumPy's; `tf.function` returns the
+  function (this framework traces the training step itself); `tf.get_logger()` is flexflow_keras'
+  logger (so ``setLevel("ERROR")`` quiets this framework's messages too), and
   `tf.compat.v1.logging.set_verbosity` / `tf.autograph.set_verbosity` set its level or do nothing;
   `tf.config.list_physical_devices("GPU")` lists the GPUs `-ll:gpu` gives (so ``if gpus:`` branches
-  behave), the CPU one CPU.
-- data: ``tf.data.Dataset.from_tensor_slices(...)`` and the chain tutorials give it (shuffle, batch, map,
-  take, skip, prefetch, cache; data/slices.py), and ``tf.data.AUTOTUNE``.
+  behave) and `set_memory_growth` does nothing (GPU memory is -ll:fsize's); choosing devices in code
+  (`set_visible_devices`) is an error that names the flags.
+- data: ``tf.data.Dataset.from_tensor_slices(...)`` and the chain tutorials give it (shuffle, batch,
+  map, take, skip, prefetch, cache; data/slices.py), and ``tf.data.AUTOTUNE``.
 - math: `tf.X`, `tf.math.X` for the names in `_SAME_OPS`, whose `keras.ops` function has the same
-  arguments in the same order and the same meaning (`tf.reduce_mean(x, axis, keepdims)` is
-  `keras.ops.mean`); `tf.where(cond, x, y)`; and `tf.random.normal` / `uniform`. A keyword TensorFlow has and Keras does not
+  arguments in the same order and the same meaning (`tf.reduce_sum(x, axis, keepdims)` is
+  `keras.ops.sum`); `tf.reduce_mean`, `tf.divide` and `tf.constant` with TensorFlow's dtypes (an integer
+  mean is an integer, integers divide in float64, a Python int is int32); `tf.where(cond, x, y)`;
+  `tf.random.normal` / `uniform`. An argument TensorFlow's function takes and Keras' does not
   (`tf.matmul(a, b, transpose_b=True)`) is a `RawTensorFlowError` naming the call. Names whose
-  TensorFlow meaning or argument order differs from Keras' (`tf.split`'s sizes against `keras.ops.split`'s
-  indices, `tf.argmax`'s and `tf.cumsum`'s default axis 0, `tf.one_hot`'s third argument) are not mapped: they stay refused, with the Keras spelling in the message.
+  TensorFlow meaning or argument order differs from Keras' (`tf.split`'s sizes against
+  `keras.ops.split`'s indices, `tf.argmax`'s and `tf.cumsum`'s default axis 0, `tf.one_hot`'s third
+  argument) are not mapped: they stay refused, with the Keras spelling in the message.
 """
 
 from __future__ import annotations
@@ -25,16 +30,19 @@ from __future__ import annotations
 import logging
 from collections import namedtuple
 
+import numpy as np
+
+from flexflow_keras.errors import ConfigError
+
 # TensorFlow name (under tf. and tf.math.) -> keras.ops name, for same arguments and same meaning
 _SAME_OPS = {name: name for name in (
-    "abs", "add", "subtract", "multiply", "divide", "maximum", "minimum", "pow", "square", "sqrt", "exp",
+    "abs", "add", "subtract", "multiply", "maximum", "minimum", "pow", "square", "sqrt", "exp",
     "log", "log1p", "sin", "cos", "tan", "sign", "floor", "ceil", "negative", "reciprocal", "erf",
     "equal", "not_equal", "greater", "greater_equal", "less", "less_equal", "logical_and", "logical_or",
     "logical_not", "cast", "reshape", "transpose", "expand_dims", "squeeze", "stack", "tile", "matmul",
     "einsum", "ones_like", "zeros_like", "zeros", "ones")}
-_SAME_OPS.update({"reduce_mean": "mean", "reduce_sum": "sum", "reduce_max": "max", "reduce_min": "min",
-                  "reduce_prod": "prod", "concat": "concatenate", "constant": "convert_to_tensor",
-                  "convert_to_tensor": "convert_to_tensor", "truediv": "divide", "pow": "power"})
+_SAME_OPS.update({"reduce_sum": "sum", "reduce_max": "max", "reduce_min": "min", "reduce_prod": "prod",
+                  "concat": "concatenate", "pow": "power"})
 _SAME_RANDOM = ("normal", "uniform")
 
 PhysicalDevice = namedtuple("PhysicalDevice", ["name", "device_type"])
@@ -43,9 +51,60 @@ _LOG_LEVELS = {"DEBUG": logging.DEBUG, "INFO": logging.INFO, "WARN": logging.WAR
 
 
 def _set_seed(seed) -> None:
+    """TensorFlow takes any integer, and None for an unseeded state."""
     from flexflow_keras.utils import rng
 
-    rng.set_framework_seed(seed)
+    if seed is not None and (isinstance(seed, bool) or not isinstance(seed, (int, np.integer))):
+        raise ConfigError(f"tf.random.set_seed expects an integer or None, received {seed!r}.")
+    rng.set_framework_seed(None if seed is None else int(seed) % (1 << 63))
+
+
+def _is_int(x) -> bool:
+    return np.dtype(getattr(x, "dtype", None) or np.asarray(x).dtype).kind in "iub"
+
+
+def _reduce_mean(input_tensor, axis=None, keepdims=False, name=None):
+    """TensorFlow's integer mean is an integer (the float mean truncated toward zero)."""
+    from flexflow_keras import ops
+
+    mean = ops.mean(input_tensor, axis=axis, keepdims=keepdims)
+    if _is_int(input_tensor):
+        return ops.cast(mean, str(getattr(input_tensor, "dtype", None) or np.asarray(input_tensor).dtype))
+    return mean
+
+
+def _divide(x, y, name=None):
+    """TensorFlow divides two integer tensors in float64 (float32 on symbolic tensors here)."""
+    from flexflow_keras import ops
+    from flexflow_keras.ops.graph import KerasTensor
+
+    if _is_int(x) and _is_int(y):
+        to = "float32" if isinstance(x, KerasTensor) or isinstance(y, KerasTensor) else "float64"
+        x, y = ops.cast(x, to), ops.cast(y, to)
+    return ops.divide(x, y)
+
+
+def _constant(value, dtype=None, shape=None, name=None):
+    """TensorFlow's dtypes: Python ints int32, Python floats float32, NumPy arrays their own."""
+    from flexflow_keras.ops.eager_tensor import eager
+
+    if dtype is None and not isinstance(value, np.ndarray):
+        kind = np.asarray(value).dtype.kind
+        dtype = {"i": "int32", "f": "float32"}.get(kind)
+    out = np.asarray(value, dtype=dtype)
+    if shape is not None:
+        out = np.broadcast_to(out, tuple(shape)).copy() if out.size == 1 else out.reshape(tuple(shape))
+    return eager(out)
+
+
+def _memory_growth(device, enable) -> None:
+    """GPU memory is the -ll:fsize flag's size, allocated as needed within it: nothing to set."""
+
+
+def _visible_devices(*args, **kwargs):
+    raise ConfigError("tf.config.set_visible_devices / set_logical_device_configuration: under flexflow_keras "
+                      "the devices are the -ll:gpu N and -ll:cpu N command-line flags (and -ll:fsize for GPU "
+                      "memory); remove the call and give the flags (e.g. -ll:gpu 1).")
 
 
 def _function(func=None, *args, **kwargs):
@@ -82,11 +141,9 @@ def _squared_difference(x, y):
     return ops.square(ops.subtract(x, y))
 
 
-def _where(condition, x=None, y=None):
-    """`tf.where(cond, x, y)`; the one-argument form (coordinates of the true entries) is not Keras'."""
-    if x is None or y is None:
-        raise TypeError("the one-argument form tf.where(condition) has no keras.ops equivalent here; give x "
-                        "and y (keras.ops.where(condition, x, y))")
+def _where(condition, x, y, name=None):
+    """`tf.where(cond, x, y)`; the one-argument form (coordinates of the true entries) is not mapped (its
+    missing x and y make the call a RawTensorFlowError naming keras.ops.where)."""
     from flexflow_keras import ops
 
     return ops.where(condition, x, y)
@@ -101,6 +158,12 @@ CALLS = {
     "tf.config.list_logical_devices": _devices,
     "tf.squared_difference": _squared_difference, "tf.math.squared_difference": _squared_difference,
     "tf.where": _where,
+    "tf.reduce_mean": _reduce_mean, "tf.math.reduce_mean": _reduce_mean,
+    "tf.divide": _divide, "tf.math.divide": _divide, "tf.truediv": _divide, "tf.math.truediv": _divide,
+    "tf.constant": _constant, "tf.convert_to_tensor": _constant,
+    "tf.config.experimental.set_memory_growth": _memory_growth,
+    "tf.config.set_visible_devices": _visible_devices, "tf.config.experimental.set_visible_devices": _visible_devices,
+    "tf.config.set_logical_device_configuration": _visible_devices,
     "tf.data.Dataset.from_tensor_slices": lambda *a, **k: _slices().from_tensor_slices(*a, **k),
 }
 CONSTANTS = {f"tf.compat.v1.logging.{k}": v for k, v in _LOG_LEVELS.items()}

@@ -35,13 +35,13 @@ def set_random_seed(seed: int) -> None:
     _generator = np.random.default_rng(seed)
 
 
-def set_framework_seed(seed: int) -> None:
-    """Seed only flexflow_keras' own generator (what `tf.random.set_seed` seeds under `python -m
-    flexflow_keras`: the framework's random ops, not Python's or NumPy's global state)."""
+def set_framework_seed(seed: int | None) -> None:
+    """Seed only flexflow_keras' own generator (initializers, dropout, shuffles), leaving Python's and
+    NumPy's global states; None: a fresh unseeded generator."""
     global _generator
-    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
-        raise ValueError(f"tf.random.set_seed expects a non-negative integer seed, received seed={seed!r}.")
-    _generator = np.random.default_rng(int(seed))
+    if seed is not None and (isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0):
+        raise ValueError(f"set_framework_seed expects a non-negative integer or None, received {seed!r}.")
+    _generator = np.random.default_rng(None if seed is None else int(seed))
 
 
 def generator() -> np.random.Generator:

@@ -97,8 +97,20 @@ def test_setup_calls_and_keras_twin_math_run():
     assert tf.cast(tf.constant([1, 2]), tf.float32).dtype == np.float32
     with pytest.raises(RawTensorFlowError, match=r"tf\.matmul: runs as keras\.ops\.matmul .*transpose_b"):
         tf.matmul(x, x, transpose_b=True)
-    with pytest.raises(RawTensorFlowError, match=r"tf\.where: .*one-argument form"):
-        tf.where(x > 0)
+    with pytest.raises(RawTensorFlowError, match=r"tf\.where: runs as keras\.ops\.where .*missing"):
+        tf.where(x > 0)  # the one-argument form: coordinates in TensorFlow, not mapped
+    # TensorFlow's dtypes and integer math
+    assert tf.reduce_mean(np.array([1, 2, 3, 4])) == 2 and tf.reduce_mean(np.array([1, 2, 3, 4])).dtype.kind == "i"
+    assert tf.divide(np.array([1, 2]), np.array([2, 2])).dtype == np.float64
+    assert tf.constant(3).dtype == np.int32 and tf.constant(3.0).dtype == np.float32
+    assert tf.constant(np.zeros(2)).dtype == np.float64 and tf.constant(0.5, shape=(2, 2)).shape == (2, 2)
+    tf.random.set_seed(None)  # TensorFlow takes None and any integer
+    tf.random.set_seed(-5)
+    tf.config.experimental.set_memory_growth(None, True)  # GPU memory is -ll:fsize's: nothing to set
+    from flexflow_keras.errors import ConfigError
+
+    with pytest.raises(ConfigError, match="-ll:gpu N"):
+        tf.config.set_visible_devices([], "GPU")
 
 
 @pytest.mark.tf
