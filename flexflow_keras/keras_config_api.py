@@ -1,5 +1,6 @@
 """The Keras 3 `keras.config` functions that are not run settings: traceback filtering and the numeric
-settings `keras.config` shares with `keras.backend` (floatx, epsilon, image data format).
+settings `keras.config` shares with `keras.backend` (floatx, epsilon, image data format), and the dtype
+policy (`set_dtype_policy`, `dtype_policy`: mixed_precision.py).
 
 `flexflow_keras.config` re-exports these so that `keras.config.disable_traceback_filtering()` and
 `keras.config.floatx()` work under `python -m flexflow_keras`. Traceback filtering maps onto the one-block
@@ -20,10 +21,11 @@ from flexflow_keras.backend import (
     set_floatx,
     set_image_data_format,
 )
+from flexflow_keras.mixed_precision import dtype_policy, set_dtype_policy
 
-__all__ = ["disable_traceback_filtering", "enable_traceback_filtering", "epsilon", "floatx",
-           "image_data_format", "is_traceback_filtering_enabled", "set_epsilon", "set_floatx",
-           "set_image_data_format"]
+__all__ = ["disable_traceback_filtering", "dtype_policy", "enable_traceback_filtering", "epsilon", "floatx",
+           "image_data_format", "is_traceback_filtering_enabled", "set_dtype_policy", "set_epsilon",
+           "set_floatx", "set_image_data_format"]
 
 _DEBUG_ENV = "FF_DEBUG"
 

@@ -12,14 +12,18 @@ def _check(name) -> str:
     name = getattr(name, "name", name)
     if name != "float32":
         raise ConfigError(
-            f"keras.mixed_precision policy {name!r}: flexflow_keras computes and keeps weights in float32 only "
-            f"(no float16 or bfloat16 kernels). Remove the set_global_policy/Policy call (or give 'float32'); "
-            f"the script then trains in float32.")
+            f"dtype policy {name!r}: flexflow_keras computes and keeps weights in float32 only (its kernels "
+            f"are float32). Remove the set_global_policy / set_dtype_policy / Policy call (or give "
+            f"'float32'); the script then trains in float32.")
     return name
 
 
 class DTypePolicy:
-    """The float32 policy: `name`, `compute_dtype` and `variable_dtype` are "float32"."""
+    """The float32 policy: `name`, `compute_dtype` and `variable_dtype` are "float32".
+
+    Args:
+        name: "float32" (another name is a ConfigError, see the module docstring).
+    """
 
     def __init__(self, name="float32"):
         self.name = _check(name)
@@ -45,18 +49,28 @@ def set_global_policy(policy) -> None:
 
 
 def global_policy() -> DTypePolicy:
+    """The policy layers use: float32."""
     return DTypePolicy("float32")
 
 
 def set_dtype_policy(policy) -> None:
-    """Keras 3's `keras.config.set_dtype_policy` spelling of `set_global_policy`."""
+    """Keras 3's `keras.config.set_dtype_policy`: `set_global_policy`."""
     _check(policy)
 
 
-def LossScaleOptimizer(inner_optimizer, *args, **kwargs):  # noqa: N802 (Keras' class name)
-    """Loss scaling serves float16 training, which flexflow_keras does not do: a clear error."""
-    raise ConfigError("keras.mixed_precision.LossScaleOptimizer: flexflow_keras trains in float32, where losses "
-                      "need no scaling. Pass the inner optimizer to compile() directly.")
+def dtype_policy() -> DTypePolicy:
+    """Keras 3's `keras.config.dtype_policy`: `global_policy`."""
+    return global_policy()
 
 
-__all__ = ["DTypePolicy", "Policy", "set_global_policy", "global_policy", "LossScaleOptimizer"]
+class LossScaleOptimizer:
+    """Loss scaling serves float16 training, which flexflow_keras does not do: constructing one is a clear
+    error (a class, so ``isinstance(opt, LossScaleOptimizer)`` checks still run, and are False)."""
+
+    def __new__(cls, inner_optimizer=None, *args, **kwargs):
+        raise ConfigError("keras.mixed_precision.LossScaleOptimizer: flexflow_keras trains in float32, where "
+                          "losses need no scaling. Pass the inner optimizer to compile() directly.")
+
+
+__all__ = ["DTypePolicy", "Policy", "set_global_policy", "global_policy", "set_dtype_policy", "dtype_policy",
+           "LossScaleOptimizer"]

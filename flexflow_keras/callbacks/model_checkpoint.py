@@ -87,9 +87,11 @@ class ModelCheckpoint(MonitorCallback):
                 return self.filepath.format(epoch=epoch + 1, **logs)
             return self.filepath.format(epoch=epoch + 1, batch=batch + 1, **logs)
         except KeyError as e:
+            keys = ["epoch"] + (["batch"] if batch is not None else []) + list(logs)
+            hint = (" (metrics=['accuracy'] logs accuracy and val_accuracy, not acc)"
+                    if str(e.args[0]).endswith("acc") else "")
             raise FilepathKeyError(f'Failed to format this callback filepath: "{self.filepath}". Reason: {e}. '
-                                   f"Available keys: epoch, batch, {', '.join(logs)}. Name one of them in the "
-                                   f"template (metrics=['accuracy'] logs accuracy and val_accuracy, not acc).") \
+                                   f"Available keys: {', '.join(keys)}. Name one of them in the template{hint}.") \
                 from None
 
     def _should_save(self, epoch, logs, filepath) -> bool:

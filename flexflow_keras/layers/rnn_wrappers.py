@@ -110,11 +110,12 @@ class TimeDistributed(Layer):
             return _with_mask(self.layer(inputs, training=training), mask)
         steps = inputs.shape[1]
         if steps is None:
+            step = tuple(inputs.shape[2:])
             raise ShapeError(
                 f"{_args.who(self)} wraps {type(self.layer).__name__}, which flexflow_keras applies once per "
                 f"timestep, so it needs a known number of timesteps; received input shape "
-                f"{tuple(inputs.shape)}. Give the number in the input shape (e.g. input_shape=(4, 2, 1) for 4 "
-                f"subsequences of 2 steps, not (None, 2, 1)), and pad the sequences to that length.")
+                f"{tuple(inputs.shape)}. Give the number in the input shape (input_shape={(4,) + step} for 4 "
+                f"steps, not {(None,) + step}), and pad the sequences to that length.")
         outs = [self.layer(time_slice(inputs, t), training=training) for t in range(steps)]
         y = ops.concatenate([ops.expand_dims(o, 1) for o in outs], axis=1)
         return _with_mask(y, mask)

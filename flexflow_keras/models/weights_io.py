@@ -161,7 +161,7 @@ def load_weights(model, filepath, skip_mismatch: bool = False) -> None:
         return
     if not os.path.exists(path):
         raise MissingFileError(f"load_weights(): {path} does not exist. Check the path (a ModelCheckpoint filepath "
-                        "with {epoch} templates names one file per epoch).")
+                               "with {epoch} templates names one file per epoch).")
     if not model.built:
         raise ValueError(f"Model '{model.name}' has not been built, so its weights cannot be loaded yet. "
                          "Build it first (call it on data or model.build(input_shape)).")

@@ -16,7 +16,7 @@ class NotSerializableError(FlexFlowKerasError, NotImplementedError):
 
 
 class FilepathKeyError(FlexFlowKerasError, KeyError):
-    """A ModelCheckpoint/BackupAndRestore filepath template naming a key the logs do not have. A `KeyError`,
+    """A ModelCheckpoint filepath template naming a key the logs do not have. A `KeyError`,
     as Keras raises, and a framework error (one clean block); its text is the message, without the quotes
     a KeyError puts around it."""
 

@@ -187,7 +187,7 @@ def read_archive(path: str, who: str = "load_model()") -> tuple[dict, dict, dict
 
     if not os.path.exists(path):
         raise MissingFileError(f"{who}: {path} does not exist. Check the path (a ModelCheckpoint filepath with "
-                        "{epoch} templates names one file per epoch).")
+                               "{epoch} templates names one file per epoch).")
     if os.path.isdir(path):
         raise DataError(f"{who}: {path} is a directory; pass the .keras file inside it.")
     if path.endswith(".weights.h5") or path.endswith(".npz"):

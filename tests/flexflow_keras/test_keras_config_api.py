@@ -53,5 +53,9 @@ def test_mixed_precision_policy_is_float32_or_a_clear_error():
     for name in ("mixed_float16", "mixed_bfloat16"):
         with pytest.raises(ConfigError, match=f"policy '{name}': flexflow_keras computes .* float32 only"):
             keras.mixed_precision.set_global_policy(name)
+        with pytest.raises(ConfigError, match=f"policy '{name}'"):
+            keras.config.set_dtype_policy(name)  # Keras 3's spelling
+    assert keras.config.dtype_policy().name == "float32"
     with pytest.raises(ConfigError, match="LossScaleOptimizer"):
         keras.mixed_precision.LossScaleOptimizer(keras.optimizers.Adam())
+    assert not isinstance(keras.optimizers.Adam(), keras.mixed_precision.LossScaleOptimizer)

@@ -138,7 +138,7 @@ def test_argument_errors_say_what_to_change(tmp_path):
         with pytest.raises(ValueError, match="Unrecognized save_freq"):
             callbacks.ModelCheckpoint("m.keras", save_freq=bad)
     m = model()
-    with pytest.raises(KeyError, match=r"Failed to format.*Available keys: epoch, batch, .*val_loss"):
+    with pytest.raises(KeyError, match=r"Failed to format.*Available keys: epoch, .*val_loss"):
         fit(m, [callbacks.ModelCheckpoint(str(tmp_path / "{nope}.keras"))], epochs=1)
     (tmp_path / "dir.keras").mkdir()
     with pytest.raises(IsADirectoryError, match="is an existing directory"):

@@ -223,3 +223,6 @@ def test_time_distributed_with_open_timesteps_says_how_to_fix_it():
     with pytest.raises(ShapeError, match=r"wraps Conv1D.*\(None, None, 2, 1\).*input_shape=\(4, 2, 1\)"):
         models.Sequential([layers.TimeDistributed(layers.Conv1D(8, 1), input_shape=(None, 2, 1)),
                            layers.TimeDistributed(layers.Flatten()), layers.LSTM(4)])
+    with pytest.raises(ShapeError, match=r"wraps Conv2D.*input_shape=\(4, 28, 28, 1\) for 4 steps, not "
+                                         r"\(None, 28, 28, 1\)"):
+        models.Sequential([layers.TimeDistributed(layers.Conv2D(8, 3), input_shape=(None, 28, 28, 1))])
