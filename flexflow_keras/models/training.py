@@ -170,6 +170,10 @@ class Trainer:
                         m.name = f"weighted_{m.name}"
                     if multi:
                         m.name = f"{name}_{m.name}"
+                    taken, base, k = {o.name for o in objs}, m.name, 0
+                    while m.name in taken:  # two lambda metrics log as lambda and lambda_1, as in Keras
+                        k += 1
+                        m.name = f"{base}_{k}"
                     objs.append(m)
             metric_objects.append(objs)
         if label_specs is not None and not loss_specs:

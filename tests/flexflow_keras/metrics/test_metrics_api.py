@@ -101,6 +101,9 @@ def test_function_metrics_log_under_their_snake_case_names_as_keras3():
         return keras.ops.mean(keras.ops.abs(t - p), axis=-1)
 
     m = keras.Sequential([keras.Input((4,)), keras.layers.Dense(1)])
-    m.compile("sgd", "mse", metrics=[myMAE, lambda t, p: keras.ops.mean(t - p, axis=-1)])
+    m.compile("sgd", "mse", metrics=[myMAE, lambda t, p: keras.ops.mean(t - p, axis=-1),
+                                     lambda t, p: keras.ops.mean(p - t, axis=-1)])
     h = m.fit(np.ones((8, 4)), np.ones((8, 1)), validation_split=0.5, verbose=0)
-    assert set(h.history) == {"loss", "my_mae", "lambda", "val_loss", "val_my_mae", "val_lambda"}
+    assert set(h.history) == {"loss", "my_mae", "lambda", "lambda_1", "val_loss", "val_my_mae", "val_lambda",
+                              "val_lambda_1"}  # the second lambda does not overwrite the first
+    np.testing.assert_allclose(h.history["lambda"], np.negative(h.history["lambda_1"]), rtol=1e-6)
