@@ -6,6 +6,9 @@ functional model lives at ``layers/<snake_case class name>[_k]`` (numbered by po
 layer's name, so files load into fresh instances), nested models recurse, and layers reachable from
 attributes of subclassed models or custom layers live under the attribute's name. A layer's weights are
 datasets ``<path>/vars/0``, ``1``, ... in the order trainable-then-non-trainable, as Keras writes them.
+A recurrent layer (SimpleRNN, LSTM, GRU) keeps its weights itself, where Keras 3 keeps them on its cell:
+they go to ``<path>/cell/vars`` (named ``lstm_cell``, ...), as Keras writes them, and ``<path>/vars`` is
+empty; files written before this, with them at ``<path>/vars``, still load.
 """
 
 from __future__ import annotations
@@ -67,10 +70,35 @@ def walk(model) -> list[tuple[str, object]]:
                             naming.to_snake_case(type(item).__name__), used)))
 
     visit(model, "")
-    return out
+    return [entry for p, layer in out for entry in ([(p, layer), (_join(p, "cell"), _CellView(layer))]
+                                                     if _recurrent(layer) else [(p, layer)])]
+
+
+def _recurrent(layer) -> bool:
+    from flexflow_keras.layers.recurrent import _Recurrent
+
+    return isinstance(layer, _Recurrent)
+
+
+class _CellView:
+    """A recurrent layer's weights where Keras 3 keeps them: on its cell (``<layer path>/cell``)."""
+
+    def __init__(self, layer):
+        self.layer = layer
+        self.name = naming.to_snake_case(type(layer).__name__) + "_cell"
+
+    @property
+    def _trainable_variables(self) -> list:
+        return self.layer._trainable_variables
+
+    @property
+    def _non_trainable_variables(self) -> list:
+        return self.layer._non_trainable_variables
 
 
 def _own_vars(layer) -> list:
+    if _recurrent(layer):
+        return []  # its cell's entry holds them
     return list(layer._trainable_variables) + list(layer._non_trainable_variables)
 
 
@@ -211,16 +239,22 @@ def _assign(model, groups: dict[str, dict[str, np.ndarray]], path: str, skip_mis
         own = _own_vars(layer)
         key = _join(p, "vars")
         stored = groups.get(key, {})
+        if not own and _recurrent(layer):
+            continue  # its weights are its cell's entry, next
+        if isinstance(layer, _CellView) and not stored:  # written with them at the layer's own path
+            key = _join(p.rsplit("/", 1)[0] if "/" in p else "", "vars")
+            stored = groups.get(key, {})
         problem = None
+        owner = getattr(layer, "layer", layer) if isinstance(layer, _CellView) else layer
         if len(stored) != len(own):
-            problem = (f"layer '{layer.name}' ({type(layer).__name__}) has {len(own)} weights but {path} has "
+            problem = (f"layer '{owner.name}' ({type(owner).__name__}) has {len(own)} weights but {path} has "
                        f"{len(stored)} at '{key}'")
         else:
             for i, v in enumerate(own):
                 arr = stored.get(str(i))
                 if arr is None or tuple(arr.shape) != v.shape:
                     got = None if arr is None else tuple(arr.shape)
-                    problem = (f"weight '{v.path}' of layer '{layer.name}' has shape {v.shape} but {path} has "
+                    problem = (f"weight '{v.path}' of layer '{owner.name}' has shape {v.shape} but {path} has "
                                f"{got} at '{key}/{i}'")
                     break
         if problem:

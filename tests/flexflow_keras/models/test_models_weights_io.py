@@ -3,6 +3,7 @@
 import numpy as np
 import pytest
 
+import flexflow_keras as keras
 from flexflow_keras import layers, models
 from flexflow_keras.errors import DataError
 
@@ -39,3 +40,29 @@ def test_errors(tmp_path):
     np.testing.assert_array_equal(other.layers[2].kernel.numpy().shape, (5, 2))
     with pytest.raises(ValueError, match="has not been built"):
         models.Sequential([layers.Dense(2)]).save_weights(tmp_path / "x.npz")
+
+
+def test_recurrent_weights_live_on_the_cell_and_old_files_still_load(tmp_path):
+    """Keras 3 keeps an LSTM's weights at <layer>/cell/vars; files flexflow_keras wrote before with them at
+    <layer>/vars still load."""
+    import h5py
+
+    def build():
+        return keras.Sequential([keras.Input((5, 3)), keras.layers.LSTM(4), keras.layers.Dense(1)])
+
+    m = build()
+    x = np.ones((2, 5, 3), np.float32)
+    m.save_weights(tmp_path / "new.weights.h5")
+    with h5py.File(tmp_path / "new.weights.h5", "r") as f:
+        assert f["layers/lstm/cell/vars"].attrs["name"] == "lstm_cell" and len(f["layers/lstm/cell/vars"]) == 3
+        assert len(f["layers/lstm/vars"]) == 0
+        with h5py.File(tmp_path / "old.weights.h5", "w") as old:  # the earlier layout
+            for name, group in (("layers/lstm/vars", f["layers/lstm/cell/vars"]), ("layers/dense/vars",
+                                                                                  f["layers/dense/vars"])):
+                for i in range(len(group)):
+                    old.create_dataset(f"{name}/{i}", data=group[str(i)][()])
+            old.create_group("vars")
+    for name in ("new", "old"):
+        fresh = build()
+        fresh.load_weights(tmp_path / f"{name}.weights.h5")
+        np.testing.assert_array_equal(fresh.predict(x, verbose=0), m.predict(x, verbose=0))

@@ -37,6 +37,12 @@ def two_input_model(k):
     return k.Model([a, b], L.Dense(2)(L.concatenate([inner(a), L.Dense(2)(b)])))
 
 
+def rnn_model(k):
+    L = k.layers
+    return k.Sequential([k.Input((5, 3)), L.Bidirectional(L.LSTM(4, return_sequences=True)),
+                         L.GRU(2, return_sequences=True), L.SimpleRNN(3), L.Dense(1)])
+
+
 def data_for(model):
     xs = []
     for t in model.inputs:
@@ -60,7 +66,7 @@ def test_weights_order_shapes_and_outputs_match(build):
     np.testing.assert_allclose(ours(x), np.asarray(theirs(x)), rtol=1e-5, atol=1e-5)
 
 
-@pytest.mark.parametrize("build", [cnn_model, two_input_model])
+@pytest.mark.parametrize("build", [cnn_model, two_input_model, rnn_model])
 def test_weights_files_interchange_with_tf_keras(build, tmp_path):
     theirs, ours = build(tf.keras), build(ff)
     theirs.save_weights(str(tmp_path / "theirs.weights.h5"))
