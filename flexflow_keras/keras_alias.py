@@ -196,7 +196,9 @@ class _AliasLoader(importlib.abc.Loader):
         if self.target is None:  # the stand-in tensorflow (or tensorflow.python)
             module = _TensorFlow(spec.name)
             module.__path__ = []  # a package, so `import tensorflow.keras` is asked of the finder
-            module.__version__ = f"flexflow_keras-{_version()}"
+            # a TensorFlow 2 version (scripts check `tf.__version__ >= 2` with packaging), whose local label
+            # says what it is: 2.16 is the first TensorFlow with Keras 3, whose API this maps onto
+            module.__version__ = f"2.16.0+flexflow.keras.{_version()}"
             return module
         try:
             return importlib.import_module(self.target)

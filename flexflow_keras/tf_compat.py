@@ -16,7 +16,8 @@ scripts whose Keras part runs (`tf.random.set_seed(42)` on their first line). Ma
   map, take, skip, prefetch, cache; data/slices.py), and ``tf.data.AUTOTUNE``.
 - math: `tf.X`, `tf.math.X` for the names in `_SAME_OPS`, whose `keras.ops` function has the same
   arguments in the same order and the same meaning (`tf.reduce_sum(x, axis, keepdims)` is
-  `keras.ops.sum`); `tf.reduce_mean`, `tf.divide` and `tf.constant` with TensorFlow's dtypes (an integer
+  `keras.ops.sum`); `tf.shape`, `tf.range` (TensorFlow's argument names); `tf.print` (to stderr, once
+  on symbolic tensors); `tf.compat.as_bytes` / `as_str`; `tf.reduce_mean`, `tf.divide` and `tf.constant` with TensorFlow's dtypes (an integer
   mean is an integer, integers divide in float64, a Python int is int32); `tf.where(cond, x, y)`;
   `tf.random.normal` / `uniform`. An argument TensorFlow's function takes and Keras' does not
   (`tf.matmul(a, b, transpose_b=True)`) is a `RawTensorFlowError` naming the call. Names whose
@@ -28,6 +29,7 @@ scripts whose Keras part runs (`tf.random.set_seed(42)` on their first line). Ma
 from __future__ import annotations
 
 import logging
+import sys
 from collections import namedtuple
 
 import numpy as np
@@ -40,7 +42,7 @@ _SAME_OPS = {name: name for name in (
     "log", "log1p", "sin", "cos", "tan", "sign", "floor", "ceil", "negative", "reciprocal", "erf",
     "equal", "not_equal", "greater", "greater_equal", "less", "less_equal", "logical_and", "logical_or",
     "logical_not", "cast", "reshape", "transpose", "expand_dims", "squeeze", "stack", "tile", "matmul",
-    "einsum", "ones_like", "zeros_like", "zeros", "ones")}
+    "einsum", "ones_like", "zeros_like", "zeros", "ones", "linspace")}
 _SAME_OPS.update({"reduce_sum": "sum", "reduce_max": "max", "reduce_min": "min", "reduce_prod": "prod",
                   "concat": "concatenate", "pow": "power"})
 _SAME_RANDOM = ("normal", "uniform")
@@ -95,6 +97,38 @@ def _constant(value, dtype=None, shape=None, name=None):
     if shape is not None:
         out = np.broadcast_to(out, tuple(shape)).copy() if out.size == 1 else out.reshape(tuple(shape))
     return eager(out)
+
+
+def _shape(input, out_type=None, name=None):  # noqa: A002 (TensorFlow's argument name)
+    """`tf.shape(x)`: an int32 array of an array's dims (TensorFlow gives a tensor, so ``tf.shape(x) * 2``
+    multiplies); Keras' `ops.shape` of a symbolic tensor (``tf.shape(x)[-1]`` reads a known dim, as the
+    keras-io examples do)."""
+    from flexflow_keras import ops
+    from flexflow_keras.ops.eager_tensor import eager
+    from flexflow_keras.ops.graph import KerasTensor
+
+    if isinstance(input, KerasTensor):
+        return ops.shape(input)
+    return eager(np.asarray(np.shape(input), out_type or "int32"))
+
+
+def _range(start, limit=None, delta=1, dtype=None, name=None):
+    """`tf.range(start, limit, delta)`: keras.ops.arange under TensorFlow's argument names."""
+    from flexflow_keras import ops
+
+    return ops.arange(start, limit, delta, dtype=dtype)
+
+
+def _print(*inputs, output_stream=None, sep=" ", end="\n", summarize=None, name=None) -> None:
+    """`tf.print`: the values to standard error, as TensorFlow's default stream. On symbolic tensors (in
+    a layer's call) it prints once, when the graph is recorded, where TensorFlow prints at every step."""
+    stream = output_stream if hasattr(output_stream, "write") else sys.stderr
+    text = sep.join(str(np.asarray(x)) if isinstance(x, np.ndarray) else str(x) for x in inputs)
+    stream.write(text + end)
+
+
+def _as_bytes(bytes_or_text, encoding="utf-8"):
+    return bytes_or_text.encode(encoding) if isinstance(bytes_or_text, str) else bytes(bytes_or_text)
 
 
 def _memory_growth(device, enable) -> None:
@@ -157,7 +191,9 @@ CALLS = {
     "tf.config.list_physical_devices": _devices, "tf.config.experimental.list_physical_devices": _devices,
     "tf.config.list_logical_devices": _devices,
     "tf.squared_difference": _squared_difference, "tf.math.squared_difference": _squared_difference,
-    "tf.where": _where,
+    "tf.where": _where, "tf.shape": _shape, "tf.range": _range, "tf.print": _print,
+    "tf.compat.as_bytes": _as_bytes, "tf.compat.as_str": lambda b, encoding="utf-8": (
+        b.decode(encoding) if isinstance(b, bytes) else str(b)),
     "tf.reduce_mean": _reduce_mean, "tf.math.reduce_mean": _reduce_mean,
     "tf.divide": _divide, "tf.math.divide": _divide, "tf.truediv": _divide, "tf.math.truediv": _divide,
     "tf.constant": _constant, "tf.convert_to_tensor": _constant,

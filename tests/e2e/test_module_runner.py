@@ -45,6 +45,9 @@ SCRIPT = textwrap.dedent("""
     y = to_categorical(rng.integers(0, args.units, 32), args.units)
     history = model.fit(x, y, epochs=5, batch_size=8, verbose=0)
     print("EPOCHS", len(history.history["loss"]), "UNITS", args.units)
+    from packaging.version import Version
+
+    assert Version(tf.__version__).release[0] == 2 and "flexflow" in tf.__version__  # notebooks check >= 2
     if args.raw:
         with tf.GradientTape() as tape:  # a tape may be entered (a traced train_step enters one) ...
             pass

@@ -111,6 +111,19 @@ def test_setup_calls_and_keras_twin_math_run():
 
     with pytest.raises(ConfigError, match="-ll:gpu N"):
         tf.config.set_visible_devices([], "GPU")
+    # shapes, ranges, printing: the keras-io examples' tf.shape(x)[-1] and tf.range(start=, limit=, delta=)
+    np.testing.assert_array_equal(tf.shape(x) * 2, [4, 4])  # an array, as TensorFlow's tensor
+    from flexflow_keras import Input
+
+    assert tf.shape(Input((20,)))[-1] == 20
+    np.testing.assert_array_equal(tf.range(start=0, limit=6, delta=2), [0, 2, 4])
+    np.testing.assert_allclose(tf.linspace(0.0, 1.0, 3), [0, 0.5, 1])
+    assert tf.compat.as_bytes("ab") == b"ab"
+    import io
+
+    out = io.StringIO()
+    tf.print("loss", np.float32(0.5), output_stream=out)
+    assert out.getvalue() == "loss 0.5\n"
 
 
 @pytest.mark.tf
