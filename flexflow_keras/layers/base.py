@@ -70,6 +70,8 @@ class Layer:
                              f"received name={name!r}.")
         self.name = name or naming.auto_name(type(self).__name__)
         self._name_given = name is not None
+        if isinstance(dtype, dict):  # Keras 3's serialized DTypePolicy, in a wrapped layer's saved config
+            dtype = (dtype.get("config") or {}).get("name") or None
         if dtype is not None and not isinstance(dtype, str):
             dtype = getattr(dtype, "name", None) or str(np.dtype(dtype))
         if dtype is not None and dtype.startswith("mixed"):

@@ -127,10 +127,8 @@ class TimeDistributed(Layer):
 
     @classmethod
     def from_config(cls, config):
-        from flexflow_keras.layers import deserialize
-
         config = dict(config)
-        return cls(deserialize(config.pop("layer")), **config)
+        return cls(_wrapped_layer(config.pop("layer")), **config)
 
 
 class Bidirectional(Layer):
@@ -221,9 +219,15 @@ class Bidirectional(Layer):
 
     @classmethod
     def from_config(cls, config):
-        from flexflow_keras.layers import deserialize
-
         config = dict(config)
-        layer = deserialize(config.pop("layer"))
+        layer = _wrapped_layer(config.pop("layer"))
         back = config.pop("backward_layer", None)
-        return cls(layer, backward_layer=deserialize(back) if back is not None else None, **config)
+        return cls(layer, backward_layer=_wrapped_layer(back) if back is not None else None, **config)
+
+
+def _wrapped_layer(config):
+    """The wrapped layer of a saved TimeDistributed / Bidirectional config, ours or tf.keras' (whose nested
+    configs carry Keras 3's extras: a DTypePolicy dict, initializer arguments Keras added later)."""
+    from flexflow_keras.saving.config_load import deserialize_layer
+
+    return deserialize_layer(config, where="a wrapped layer's config")

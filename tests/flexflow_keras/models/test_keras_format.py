@@ -56,6 +56,17 @@ def two_input_data(n=16):
     return [rng.integers(0, 20, (n, 6)).astype("int32"), rng.random((n, 3), dtype=np.float32)], rng.integers(0, 2, n)
 
 
+def recurrent(k):
+    """Wrapped and plain recurrent layers: their weights sit on cells, their nested configs in Keras 3."""
+    L = k.layers
+    return k.Sequential([k.Input((5, 3)), L.TimeDistributed(L.Dense(4)),
+                         L.Bidirectional(L.LSTM(4, return_sequences=True)), L.GRU(3), L.Dense(3, activation="softmax")])
+
+
+def recurrent_data(n=16):
+    return rng.random((n, 5, 3), dtype=np.float32), rng.integers(0, 3, n)
+
+
 def trained(build, data, optimizer="adam", **fit):
     model = build(keras)
     model.compile(optimizer=optimizer, loss="sparse_categorical_crossentropy", metrics=["accuracy"])
@@ -391,7 +402,8 @@ def _tf_optimizer_arrays(model):
     return [np.asarray(v) for v in model.optimizer.variables]
 
 
-INTERCHANGE = [(cnn, cnn_data, "adam"), (two_input, two_input_data, "adam"), (wide, wide_data, "rmsprop")]
+INTERCHANGE = [(cnn, cnn_data, "adam"), (two_input, two_input_data, "adam"), (wide, wide_data, "rmsprop"),
+               (recurrent, recurrent_data, "adam")]
 
 
 @pytest.mark.tf
