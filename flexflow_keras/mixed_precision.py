@@ -53,14 +53,7 @@ def global_policy() -> DTypePolicy:
     return DTypePolicy("float32")
 
 
-def set_dtype_policy(policy) -> None:
-    """Keras 3's `keras.config.set_dtype_policy`: `set_global_policy`."""
-    _check(policy)
-
-
-def dtype_policy() -> DTypePolicy:
-    """Keras 3's `keras.config.dtype_policy`: `global_policy`."""
-    return global_policy()
+set_dtype_policy, dtype_policy = set_global_policy, global_policy  # Keras 3's keras.config spellings
 
 
 class LossScaleOptimizer:

@@ -236,16 +236,16 @@ def _damaged(path: str, kind: str, error: Exception) -> str:
 def _assign(model, groups: dict[str, dict[str, np.ndarray]], path: str, skip_mismatch: bool) -> None:
     pending = []
     for p, layer in walk(model):
+        if _recurrent(layer):
+            continue  # its weights are its cell's entry, next
         own = _own_vars(layer)
         key = _join(p, "vars")
         stored = groups.get(key, {})
-        if not own and _recurrent(layer):
-            continue  # its weights are its cell's entry, next
-        if isinstance(layer, _CellView) and not stored:  # written with them at the layer's own path
-            key = _join(p.rsplit("/", 1)[0] if "/" in p else "", "vars")
+        owner = layer.layer if isinstance(layer, _CellView) else layer
+        if owner is not layer and not stored:  # written with them at the layer's own path
+            key = _join(p.rsplit("/", 1)[0], "vars")
             stored = groups.get(key, {})
         problem = None
-        owner = getattr(layer, "layer", layer) if isinstance(layer, _CellView) else layer
         if len(stored) != len(own):
             problem = (f"layer '{owner.name}' ({type(owner).__name__}) has {len(own)} weights but {path} has "
                        f"{len(stored)} at '{key}'")

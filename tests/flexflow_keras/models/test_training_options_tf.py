@@ -88,12 +88,18 @@ def _classifier(lib):
     return lib.Sequential([lib.Input((5,)), lib.layers.Dense(3, activation="softmax")])
 
 
-def test_class_weight_fit_step_and_logs_match_keras():
+def _compiled_classifiers():
+    """(ours, tf.keras') classifiers with the same weights, compiled alike (SGD, accuracy weighted too)."""
     ours, theirs = _classifier(ff), _classifier(keras)
     theirs.set_weights(ours.get_weights())
     kw = dict(loss="sparse_categorical_crossentropy", metrics=["accuracy"], weighted_metrics=["accuracy"])
     ours.compile(optimizer=ff.optimizers.SGD(0.2), **kw)
     theirs.compile(optimizer=keras.optimizers.SGD(0.2), run_eagerly=True, **kw)
+    return ours, theirs
+
+
+def test_class_weight_fit_step_and_logs_match_keras():
+    ours, theirs = _compiled_classifiers()
     cw = {0: 0.5, 1: 2.0, 2: 1.0}
     h1 = ours.fit(X, YC, batch_size=N, epochs=2, class_weight=cw, shuffle=False, verbose=0)
     h2 = theirs.fit(X, YC, batch_size=N, epochs=2, class_weight=cw, shuffle=False, verbose=0)
@@ -105,11 +111,7 @@ def test_class_weight_fit_step_and_logs_match_keras():
 
 
 def test_class_weight_leaves_the_validation_split_unweighted_as_keras():
-    ours, theirs = _classifier(ff), _classifier(keras)
-    theirs.set_weights(ours.get_weights())
-    kw = dict(loss="sparse_categorical_crossentropy", metrics=["accuracy"], weighted_metrics=["accuracy"])
-    ours.compile(optimizer=ff.optimizers.SGD(0.2), **kw)
-    theirs.compile(optimizer=keras.optimizers.SGD(0.2), run_eagerly=True, **kw)
+    ours, theirs = _compiled_classifiers()
     cw = {0: 10.0, 1: 1.0, 2: 1.0}
     fit = dict(batch_size=N, epochs=1, class_weight=cw, validation_split=0.25, shuffle=False, verbose=0)
     h1, h2 = ours.fit(X, YC, **fit).history, theirs.fit(X, YC, **fit).history
