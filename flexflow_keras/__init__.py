@@ -61,6 +61,7 @@ _distributed.start()  # under mpiexec: join the job (one node per rank); else no
 
 from flexflow_keras import (  # noqa: E402
     activations,
+    applications,
     backend,
     callbacks,
     config,  # noqa: E402
@@ -84,7 +85,7 @@ from flexflow_keras.models import Model, Sequential  # noqa: E402
 from flexflow_keras.ops.strategy import ParallelConfig, Strategy  # noqa: E402
 
 __all__ = [
-    "activations", "backend", "callbacks", "config", "datasets", "initializers", "layers", "losses",
+    "activations", "applications", "backend", "callbacks", "config", "datasets", "initializers", "layers", "losses",
     "metrics", "mixed_precision", "models", "ops", "optimizers", "preprocessing", "random", "regularizers",
     "saving", "utils",
     "Input", "Model", "Sequential",

@@ -28,12 +28,9 @@ log = logging.getLogger("flexflow_keras")
 
 def cache_dirs() -> list[str]:
     """The Keras dataset cache directories, in Keras' order ($KERAS_HOME, ~/.keras, /tmp/.keras)."""
-    dirs = []
-    if os.environ.get("KERAS_HOME"):
-        dirs.append(os.path.join(os.environ["KERAS_HOME"], "datasets"))
-    dirs.append(os.path.join(os.path.expanduser("~"), ".keras", "datasets"))
-    dirs.append(os.path.join("/tmp", ".keras", "datasets"))
-    return dirs
+    from flexflow_keras.utils.files import keras_cache_dirs
+
+    return keras_cache_dirs("datasets")
 
 
 def dataset_flag() -> str | None:

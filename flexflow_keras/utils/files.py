@@ -1,4 +1,5 @@
-"""`get_file`: find a file in the Keras cache (`~/.keras/<cache_subdir>/`). Nothing is downloaded."""
+"""`get_file`: find a file in the Keras cache (`~/.keras/<cache_subdir>/`), and the cache's folders in Keras'
+order. Nothing is downloaded."""
 
 from __future__ import annotations
 
@@ -33,3 +34,14 @@ def get_file(fname: str | None = None, origin: str | None = None, cache_subdir: 
     raise FileNotFoundError(f"get_file: {path} does not exist and flexflow_keras does not download files"
                             f"{f' (origin: {origin})' if origin else ''}. Copy the file there, or pass "
                             "its location with cache_dir=.")
+
+
+def keras_cache_dirs(subdir: str) -> list[str]:
+    """The Keras cache folders for `subdir` ("datasets", "models"), in Keras' order: $KERAS_HOME, ~/.keras,
+    /tmp/.keras."""
+    dirs = []
+    if os.environ.get("KERAS_HOME"):
+        dirs.append(os.path.join(os.environ["KERAS_HOME"], subdir))
+    dirs.append(os.path.join(os.path.expanduser("~"), ".keras", subdir))
+    dirs.append(os.path.join("/tmp", ".keras", subdir))
+    return dirs

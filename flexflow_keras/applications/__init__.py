@@ -1,0 +1,82 @@
+"""`keras.applications`: the classic ImageNet models, built as Keras builds them (the same layers, names
+and order, so Keras' weights files load), with their `preprocess_input` and `decode_predictions`.
+
+Every model function takes Keras' arguments:
+
+- include_top: whether to include the classifier; then the input has the model's default size
+  (224x224x3 for most) with ImageNet weights.
+- weights: None (random initialization), "imagenet" (read from the Keras cache, ``~/.keras/models``, under
+  Keras' file name; flexflow_keras never downloads, and a missing file is an error that says where to put
+  it) or the path of a weights file.
+- input_tensor: a symbolic tensor to use as the image input (e.g. the output of augmentation layers).
+- input_shape: (height, width, channels) when include_top is False or weights is not "imagenet"; each
+  model has a minimum size; None without the top: any size.
+- pooling: without the top, None (the last block's 4D output), "avg" or "max" (global pooling).
+- classes: the number of classes of the top (1000 with ImageNet weights).
+- classifier_activation: the top's activation (None or "softmax" with pretrained weights).
+- name: the model's name.
+
+Keras applications flexflow_keras does not build are an `UnsupportedError` naming those it has.
+"""
+
+from flexflow_keras.applications import (
+    densenet,
+    efficientnet,
+    imagenet_utils,
+    inception_v3,
+    mobilenet,
+    mobilenet_v2,
+    resnet,
+    resnet50,
+    resnet_v2,
+    vgg16,
+    vgg19,
+    xception,
+)
+from flexflow_keras.applications.densenet import DenseNet121, DenseNet169, DenseNet201
+from flexflow_keras.applications.efficientnet import (
+    EfficientNetB0,
+    EfficientNetB1,
+    EfficientNetB2,
+    EfficientNetB3,
+    EfficientNetB4,
+    EfficientNetB5,
+    EfficientNetB6,
+    EfficientNetB7,
+)
+from flexflow_keras.applications.inception_v3 import InceptionV3
+from flexflow_keras.applications.mobilenet import MobileNet
+from flexflow_keras.applications.mobilenet_v2 import MobileNetV2
+from flexflow_keras.applications.resnet import ResNet50, ResNet101, ResNet152
+from flexflow_keras.applications.resnet_v2 import ResNet50V2, ResNet101V2, ResNet152V2
+from flexflow_keras.applications.vgg16 import VGG16
+from flexflow_keras.applications.vgg19 import VGG19
+from flexflow_keras.applications.xception import Xception
+from flexflow_keras.errors import FlexFlowKerasError
+
+__all__ = [
+    "DenseNet121", "DenseNet169", "DenseNet201", "EfficientNetB0", "EfficientNetB1", "EfficientNetB2", "EfficientNetB3", "EfficientNetB4", "EfficientNetB5", "EfficientNetB6", "EfficientNetB7", "InceptionV3", "MobileNet", "MobileNetV2", "ResNet50", "ResNet101", "ResNet152", "ResNet50V2", "ResNet101V2", "ResNet152V2", "VGG16", "VGG19", "Xception",
+    "densenet", "efficientnet", "imagenet_utils", "inception_v3", "mobilenet", "mobilenet_v2", "resnet", "resnet50", "resnet_v2", "vgg16", "vgg19", "xception",
+]
+
+_NOT_BUILT = {
+    "ConvNeXtTiny": "convnext", "ConvNeXtSmall": "convnext", "ConvNeXtBase": "convnext", "ConvNeXtLarge": "convnext",
+    "ConvNeXtXLarge": "convnext", "EfficientNetV2B0": "efficientnet_v2", "EfficientNetV2B1": "efficientnet_v2",
+    "EfficientNetV2B2": "efficientnet_v2", "EfficientNetV2B3": "efficientnet_v2", "EfficientNetV2S": "efficientnet_v2",
+    "EfficientNetV2M": "efficientnet_v2", "EfficientNetV2L": "efficientnet_v2",
+    "InceptionResNetV2": "inception_resnet_v2", "MobileNetV3Small": "mobilenet_v3",
+    "MobileNetV3Large": "mobilenet_v3", "NASNetMobile": "nasnet", "NASNetLarge": "nasnet",
+}
+
+
+class UnsupportedApplicationError(FlexFlowKerasError, AttributeError):
+    """A Keras application flexflow_keras does not build (an AttributeError, so `hasattr` stays False)."""
+
+
+def __getattr__(name: str):
+    if name in _NOT_BUILT or name in set(_NOT_BUILT.values()):
+        raise UnsupportedApplicationError(
+            f"keras.applications.{name} is not built by flexflow_keras. It builds "
+            f"{', '.join(n for n in __all__ if n[0].isupper())}; use one of those (e.g. EfficientNetB0 or "
+            "MobileNetV2 for a small model, ResNet50 for a large one), or run this script with Keras itself.")
+    raise AttributeError(f"module 'flexflow_keras.applications' has no attribute {name!r}")
