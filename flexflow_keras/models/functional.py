@@ -71,6 +71,26 @@ class GraphIOMixin:
     def input_names(self) -> list[str]:
         return [t.name for t in self._inputs]
 
+    @property
+    def input(self):
+        """The model's symbolic input, as given to it (Keras' `model.input`: a tensor, list or dict)."""
+        return self._io_struct("_input_struct", self._inputs, "input")
+
+    @property
+    def output(self):
+        """The model's symbolic output, as given to it (Keras' `model.output`), e.g. to build a new model on
+        a trained one: ``Model(base.input, Dense(10)(base.output))``."""
+        return self._io_struct("_output_struct", self._outputs, "output")
+
+    def _io_struct(self, attr: str, flat: list, what: str):
+        if not flat:
+            raise AttributeError(f"Model '{self.name}' has no defined {what} yet: it was built without an Input. "
+                                 f"Start it with keras.Input(shape=...) (or call it on data once).")
+        struct = getattr(self, attr, None)
+        if struct is None:
+            return flat[0] if len(flat) == 1 else list(flat)
+        return struct[0] if isinstance(struct, list) and len(struct) == 1 else struct
+
 
 class Functional(GraphIOMixin, Model):
     """A model defined by its input and output tensors.

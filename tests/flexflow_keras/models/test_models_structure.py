@@ -292,3 +292,20 @@ def test_subclassed_model_used_as_a_layer():
     v = rng.standard_normal((2, 5)).astype("float32")
     head = outer.get_layer("head")
     np.testing.assert_allclose(outer(v), inner(v) @ head.kernel.numpy() + head.bias.numpy(), rtol=1e-5, atol=1e-6)
+
+
+def test_model_input_and_output_are_the_graphs_tensors():
+    """Keras' `model.input` / `model.output` (tensor, list or dict as given), the handles of the classic
+    recipes: a new head on `base.output`, Grad-CAM's Model(model.inputs, [layer.output, model.output])."""
+    seq = models.Sequential([layers.Input((4,)), layers.Dense(3, name="h"), layers.Dense(2)])
+    assert seq.input is seq.inputs[0] and seq.output is seq.outputs[0]
+    head = models.Model(seq.input, layers.Dense(5)(seq.output))
+    assert head.output_shape == (None, 5) and head.predict(np.ones((2, 4)), verbose=0).shape == (2, 5)
+    both = models.Model(seq.inputs, [seq.get_layer("h").output, seq.output])
+    assert [o.shape for o in both.predict(np.ones((2, 4)), verbose=0)] == [(2, 3), (2, 2)]
+    a, b = layers.Input((3,), name="a"), layers.Input((2,), name="b")
+    joined = layers.Concatenate()([a, b])
+    assert models.Model([a, b], [joined, joined]).input == [a, b]
+    assert models.Model({"a": a, "b": b}, joined).input == {"a": a, "b": b}
+    with pytest.raises(AttributeError, match="no defined output yet"):
+        models.Sequential([layers.Dense(2)]).output  # noqa: B018
