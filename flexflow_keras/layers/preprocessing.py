@@ -167,25 +167,36 @@ class Normalization(Layer):
         return np.broadcast_to(arr.reshape(expanded), self._bshape)
 
     def _stat(self, which: str, symbolic: bool):
-        """The mean or variance as a tensor of the broadcast shape without its leading batch 1."""
+        """The mean or variance: given ones in the broadcast shape without its leading batch 1, weights in
+        their own shape (the kept dims')."""
         per_sample = self._bshape[1:]
         if self.input_mean is not None:
             value = self._given(self.input_mean if which == "mean" else self.input_variance)
             arr = np.ascontiguousarray(value.reshape(per_sample), dtype=self._dtype)
             return F.constant(arr) if symbolic else arr
-        var = self.adapt_mean if which == "mean" else self.adapt_variance
-        t = F._tensor(var, symbolic)
-        if tuple(var.shape) == per_sample:
-            return t
-        return ops.reshape(t, per_sample)
+        # the weight has the kept dims' shape; it broadcasts against inputs whose kept axes come last (call()
+        # moves them there), so it is used as it is: a reshape would treat its first dim as a batch
+        return F._tensor(self.adapt_mean if which == "mean" else self.adapt_variance, symbolic)
+
+    def _kept_last(self) -> tuple[int, ...] | None:
+        """The permutation that moves the kept axes to the end (in order), or None when they are there."""
+        ndim = len(self._bshape)
+        if self.input_mean is not None or self._keep == tuple(range(ndim - len(self._keep), ndim)):
+            return None
+        return tuple(self._reduce) + tuple(self._keep)
 
     def call(self, inputs):
         symbolic = F._symbolic(inputs)
+        perm = self._kept_last()
+        if perm is not None:
+            inputs = ops.transpose(inputs, perm)
         mean, variance = self._stat("mean", symbolic), self._stat("variance", symbolic)
         denom = ops.maximum(ops.sqrt(variance), backend.epsilon())
         if self.invert:
-            return ops.add(mean, ops.multiply(inputs, denom))
-        return ops.divide(ops.subtract(inputs, mean), denom)
+            out = ops.add(mean, ops.multiply(inputs, denom))
+        else:
+            out = ops.divide(ops.subtract(inputs, mean), denom)
+        return out if perm is None else ops.transpose(out, tuple(int(i) for i in np.argsort(perm)))
 
     # --- adapt --------------------------------------------------------------------------------------------
     def adapt(self, data, batch_size=None, steps=None):

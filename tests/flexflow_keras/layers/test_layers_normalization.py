@@ -57,3 +57,22 @@ def test_normalization_argument_errors():
         layers.BatchNormalization(momentum=2)
     with pytest.raises(ValueError, match="trailing axes only"):
         layers.LayerNormalization(axis=1)(layers.Input((3, 4)))
+
+
+@pytest.mark.parametrize("shape, axis", [((8, 8, 3), -1), ((4, 6, 5), 1), ((4, 6, 5), (1, 2)), ((3, 4, 5), (1, 3))])
+def test_normalization_weights_on_images_and_inner_axes(shape, axis):
+    """An unadapted Normalization keeps its statistics as weights of the kept dims' shape (EfficientNet's
+    stem loads them from a file): on a 4D image or with inner kept axes they broadcast as in Keras."""
+    from flexflow_keras import Input, Model
+    from flexflow_keras.layers import Normalization
+
+    rng = np.random.default_rng(0)
+    inputs = Input(shape)
+    norm = Normalization(axis=axis)
+    model = Model(inputs, norm(inputs))
+    mean, var = rng.random(norm.weights[0].shape) + 0.5, rng.random(norm.weights[1].shape) + 0.5
+    norm.set_weights([mean, var, np.array(7)])
+    x = rng.random((2,) + shape).astype(np.float32)
+    bshape = tuple(s if d in norm._keep else 1 for d, s in enumerate((2,) + shape))
+    want = (x - mean.reshape(bshape)) / np.sqrt(var.reshape(bshape))
+    np.testing.assert_allclose(model.predict(x, verbose=0), want, rtol=1e-5, atol=1e-6)
