@@ -106,28 +106,9 @@ def model_input(input_tensor, input_shape):
         raise ValueError("keras.applications: `input_tensor` must be a symbolic tensor (keras.Input(...) or a "
                          f"layer's output). Received: {type(input_tensor).__name__}. Pass input_shape= for "
                          "arrays.")
+    from flexflow_keras.layers.node import get_source_inputs
+
     return input_tensor, get_source_inputs(input_tensor)
-
-
-def get_source_inputs(tensor) -> list:
-    """The Input tensors `tensor` is computed from (Keras' `keras.utils.get_source_inputs`)."""
-    seen, out, stack = set(), [], [tensor]
-    while stack:
-        t = stack.pop()
-        hist = getattr(t, "_keras_history", None)
-        if hist is None:
-            if id(t) not in seen:
-                seen.add(id(t))
-                out.append(t)
-            continue
-        node = hist.operation._inbound_nodes[hist.node_index]
-        if node.is_input:
-            if id(t) not in seen:
-                seen.add(id(t))
-                out.append(t)
-            continue
-        stack.extend(reversed(node.input_tensors))
-    return out
 
 
 def finish(x, img_input, sources, name: str, include_top: bool, pooling, classes: int, classifier_activation,

@@ -65,6 +65,27 @@ class Node:
         return f"<Node of {self.operation.name}: {len(self.input_tensors)} in, {len(self.output_tensors)} out>"
 
 
+def get_source_inputs(tensor) -> list:
+    """The Input tensors `tensor` is computed from (Keras' `keras.utils.get_source_inputs`)."""
+    seen, out, stack = set(), [], [tensor]
+    while stack:
+        t = stack.pop()
+        hist = getattr(t, "_keras_history", None)
+        if hist is None:
+            if id(t) not in seen:
+                seen.add(id(t))
+                out.append(t)
+            continue
+        node = hist.operation._inbound_nodes[hist.node_index]
+        if node.is_input:
+            if id(t) not in seen:
+                seen.add(id(t))
+                out.append(t)
+            continue
+        stack.extend(reversed(node.input_tensors))
+    return out
+
+
 class _CallContext(threading.local):
     def __init__(self):
         self.training: list[bool | None] = []

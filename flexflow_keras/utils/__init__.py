@@ -1,11 +1,12 @@
 """`keras.utils`: the helpers training scripts call (`to_categorical`, `set_random_seed`, `normalize`,
-`pad_sequences`, `get_file`, `Progbar`, `plot_model`, `load_img` / `img_to_array`, the custom-object
+`pad_sequences`, `get_file`, `get_source_inputs`, `Progbar`, `plot_model`, `load_img` / `img_to_array`, the custom-object
 registry, `timeseries_dataset_from_array` / `split_dataset` on NumPy arrays; Keras 2's `np_utils`). The Keras 3
 utilities flexflow_keras lacks (`text_dataset_from_directory`, `FeatureSpace`, ...) are an `UnsupportedError`
 that says what to use instead."""
 
 from flexflow_keras.backend import clear_session, is_keras_tensor
 from flexflow_keras.errors import FlexFlowKerasError
+from flexflow_keras.layers.node import get_source_inputs
 from flexflow_keras.preprocessing.image_utils import array_to_img, img_to_array, load_img, save_img
 from flexflow_keras.saving import get_registered_name, get_registered_object
 from flexflow_keras.utils.dataset_utils import (
@@ -66,7 +67,7 @@ _UNSUPPORTED = {
 
 
 __all__ = [
-    "clear_session", "is_keras_tensor", "get_registered_name", "get_registered_object", "pack_x_y_sample_weight",
+    "clear_session", "is_keras_tensor", "get_source_inputs", "get_registered_name", "get_registered_object", "pack_x_y_sample_weight",
     "split_dataset", "timeseries_dataset_from_array", "unpack_x_y_sample_weight", "enable_interactive_logging",
     "disable_interactive_logging", "is_interactive_logging_enabled", "Progbar", "PyDataset", "Sequence", "image_dataset_from_directory", "CustomObjectScope", "custom_object_scope",
     "deserialize_keras_object", "get_custom_objects", "array_to_img", "get_file", "img_to_array", "load_img",

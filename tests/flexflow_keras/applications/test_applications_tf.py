@@ -271,3 +271,11 @@ def test_the_classic_recipe_on_base_output_trains_as_tf_keras():
     h1 = ours.fit(x, y, epochs=2, batch_size=8, shuffle=False, verbose=0).history["loss"]
     h2 = theirs.fit(x, y, epochs=2, batch_size=8, shuffle=False, verbose=0).history["loss"]
     np.testing.assert_allclose(h1, h2, rtol=1e-4)
+
+
+def test_get_source_inputs_finds_the_inputs_behind_a_tensor():
+    a, b = ff.Input((3,)), ff.Input((3,))
+    joined = ff.layers.Add()([ff.layers.Dense(3)(a), b])
+    out = ff.layers.Dense(2)(ff.layers.Dense(2)(joined))
+    assert ff.utils.get_source_inputs(out) == [a, b]  # in the order of the graph's inputs, as Keras
+    assert ff.utils.get_source_inputs(a) == [a]
