@@ -239,7 +239,8 @@ def run_search(engine, sources, rows, seed: int, dp_only: bool = False) -> Searc
              "" if effort is FULL else f"; {effort.name} measurements for {run}")
     result = search_and_check(engine, problem, machine, sources, rows, seed, budget=cfg.search_budget,
                               alpha=cfg.search_alpha, seed=cfg.seed or 0, dp_only=dp_only, effort=effort)
-    log.info("strategy search compared:\n%s\nwinner's configs:\n%s", result.table(), result.strategy.describe())
+    log.info("strategy search compared:\n%s\nwinner's configs:\n%s", result.table(),
+             result.strategy.describe(max_lines=LOG_LINES))
     # a light check is cached apart: short fits reuse it, a fit long enough for the full check measures anew
     # under MPI rank 0 writes (its strategy is the one every rank trains with: distributed.agree_strategy);
     # no barrier: a rank may come here while another reused its cache or took the minimal path
@@ -289,7 +290,11 @@ def _store(key: str, strategy: Strategy) -> None:
         log.warning("could not cache the searched strategy: %s", e)
 
 
+# a strategy's log lists at most this many ops one by one (a 240-op EfficientNet would fill the screen)
+LOG_LINES = 24
+
+
 def log_strategy(engine) -> None:
     s = engine.strategy
     log.info("strategy: %s, on %d %s processor(s)\n%s", s.source, len(engine.processors),
-             engine.proc_kind.value, s.describe())
+             engine.proc_kind.value, s.describe(max_lines=LOG_LINES))

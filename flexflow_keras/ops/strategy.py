@@ -21,6 +21,7 @@ from __future__ import annotations
 import json
 import math
 import os
+from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
@@ -179,10 +180,37 @@ class Strategy:
             out[names[node.uid]] = data_parallel_config(node, n, n_devices)
         return cls(out, f"data parallelism, degree {n}")
 
-    def describe(self) -> str:
-        """One line per op: `name: degrees [..] on [..]`."""
-        width = max((len(k) for k, _ in self.configs), default=0)
-        return "\n".join(f"  {k:<{width}}  {v}" for k, v in self.configs)
+    def describe(self, max_lines: int | None = None) -> str:
+        """One line per op: `name: degrees [..] on [..]`. With `max_lines`, a longer strategy lists the ops
+        whose config differs from the most common one (at most `max_lines`) and counts the rest."""
+        rows = [(k, str(v)) for k, v in self.configs]
+        if max_lines is not None and len(rows) > max_lines:
+            kinds = {k: _kind(v) for k, v in self.configs}
+            common, n_common = Counter(kinds.values()).most_common(1)[0]
+            others = [(k, v) for k, v in rows if kinds[k] != common]
+            shown = others[:max_lines]
+            width = max((len(k) for k, _ in shown), default=0)
+            lines = [f"  {k:<{width}}  {v}" for k, v in shown]
+            if len(others) > len(shown):
+                lines.append(f"  ... and {len(others) - len(shown)} more ops with other configs")
+            lines.append(f"  {'the other ' if others else 'all '}{n_common} ops: {common} (--export-strategy FILE "
+                         "writes every op's config)")
+            return "\n".join(lines)
+        width = max((len(k) for k, _ in rows), default=0)
+        return "\n".join(f"  {k:<{width}}  {v}" for k, v in rows)
+
+
+def _kind(config: ParallelConfig) -> str:
+    """A config in words that ignore the op's rank: "not split, on [0]", "degrees [2, ...] on [0, 1]"."""
+    degrees = list(config.degrees)
+    while len(degrees) > 1 and degrees[-1] == 1:
+        degrees.pop()
+    devices = list(config.devices)
+    if degrees == [1] and config.reduce == 1:
+        return f"not split, on {devices}"
+    reduce = f", x{config.reduce} partial sums" if config.reduce > 1 else ""
+    shown = ", ".join(map(str, degrees)) + (", ..." if len(degrees) < len(config.degrees) else "")
+    return f"degrees [{shown}]{reduce} on {devices}"
 
 
 def devices_used(strategy: Strategy, n_devices: int | None = None) -> int:

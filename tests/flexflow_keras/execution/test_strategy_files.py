@@ -240,3 +240,20 @@ def test_command_line_misfit_file_is_one_clean_message(tmp_path):
                        capture_output=True, text=True, cwd=tmp_path, timeout=120)
     assert r.returncode == 2 and "Traceback" not in r.stderr
     assert "op 'fc'" in r.stderr and "degree 3" in r.stderr and "1 to 2" in r.stderr
+
+
+def test_a_long_strategy_logs_the_ops_that_differ_and_counts_the_rest():
+    """The strategy log of a 200-op model names the ops whose split differs from the most common one and
+    counts the rest, ignoring the ops' ranks; describe() without a limit still lists every op."""
+    configs = {f"conv{i}": ParallelConfig((2, 1, 1, 1), (0, 1)) for i in range(200)}
+    configs.update({f"pool{i}": ParallelConfig((2, 1), (0, 1)) for i in range(30)})
+    configs["dense"] = ParallelConfig((1, 2), (0, 1))
+    strategy = Strategy(configs, "test")
+    brief = strategy.describe(max_lines=24).splitlines()
+    assert brief[0].split() == ["dense", "[1,", "2]", "on", "[0,", "1]"]
+    assert brief[-1].startswith("  the other 230 ops: degrees [2, ...] on [0, 1]")
+    assert len(brief) == 2
+    assert len(strategy.describe().splitlines()) == 231
+    many = Strategy({f"op{i}": ParallelConfig((1, 1 + i % 2), tuple(range(1 + i % 2))) for i in range(100)}, "t")
+    lines = many.describe(max_lines=24).splitlines()
+    assert len(lines) == 26 and lines[24] == "  ... and 26 more ops with other configs"
