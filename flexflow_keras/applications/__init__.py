@@ -22,10 +22,13 @@ Keras applications flexflow_keras does not build are an `UnsupportedError` namin
 from flexflow_keras.applications import (
     densenet,
     efficientnet,
+    efficientnet_v2,
     imagenet_utils,
+    inception_resnet_v2,
     inception_v3,
     mobilenet,
     mobilenet_v2,
+    mobilenet_v3,
     resnet,
     resnet50,
     resnet_v2,
@@ -44,9 +47,20 @@ from flexflow_keras.applications.efficientnet import (
     EfficientNetB6,
     EfficientNetB7,
 )
+from flexflow_keras.applications.efficientnet_v2 import (
+    EfficientNetV2B0,
+    EfficientNetV2B1,
+    EfficientNetV2B2,
+    EfficientNetV2B3,
+    EfficientNetV2L,
+    EfficientNetV2M,
+    EfficientNetV2S,
+)
+from flexflow_keras.applications.inception_resnet_v2 import InceptionResNetV2
 from flexflow_keras.applications.inception_v3 import InceptionV3
 from flexflow_keras.applications.mobilenet import MobileNet
 from flexflow_keras.applications.mobilenet_v2 import MobileNetV2
+from flexflow_keras.applications.mobilenet_v3 import MobileNetV3Large, MobileNetV3Small
 from flexflow_keras.applications.resnet import ResNet50, ResNet101, ResNet152
 from flexflow_keras.applications.resnet_v2 import ResNet50V2, ResNet101V2, ResNet152V2
 from flexflow_keras.applications.vgg16 import VGG16
@@ -55,17 +69,14 @@ from flexflow_keras.applications.xception import Xception
 from flexflow_keras.errors import FlexFlowKerasError
 
 __all__ = [
-    "DenseNet121", "DenseNet169", "DenseNet201", "EfficientNetB0", "EfficientNetB1", "EfficientNetB2", "EfficientNetB3", "EfficientNetB4", "EfficientNetB5", "EfficientNetB6", "EfficientNetB7", "InceptionV3", "MobileNet", "MobileNetV2", "ResNet50", "ResNet101", "ResNet152", "ResNet50V2", "ResNet101V2", "ResNet152V2", "VGG16", "VGG19", "Xception",
-    "densenet", "efficientnet", "imagenet_utils", "inception_v3", "mobilenet", "mobilenet_v2", "resnet", "resnet50", "resnet_v2", "vgg16", "vgg19", "xception",
+    "DenseNet121", "DenseNet169", "DenseNet201", "EfficientNetB0", "EfficientNetB1", "EfficientNetB2", "EfficientNetB3", "EfficientNetB4", "EfficientNetB5", "EfficientNetB6", "EfficientNetB7", "EfficientNetV2B0", "EfficientNetV2B1", "EfficientNetV2B2", "EfficientNetV2B3", "EfficientNetV2S", "EfficientNetV2M", "EfficientNetV2L", "InceptionResNetV2", "InceptionV3", "MobileNet", "MobileNetV2", "MobileNetV3Small", "MobileNetV3Large", "ResNet50", "ResNet101", "ResNet152", "ResNet50V2", "ResNet101V2", "ResNet152V2", "VGG16", "VGG19", "Xception",
+    "densenet", "efficientnet", "efficientnet_v2", "imagenet_utils", "inception_resnet_v2", "inception_v3", "mobilenet", "mobilenet_v2", "mobilenet_v3", "resnet", "resnet50", "resnet_v2", "vgg16", "vgg19", "xception",
 ]
 
 _NOT_BUILT = {
     "ConvNeXtTiny": "convnext", "ConvNeXtSmall": "convnext", "ConvNeXtBase": "convnext", "ConvNeXtLarge": "convnext",
-    "ConvNeXtXLarge": "convnext", "EfficientNetV2B0": "efficientnet_v2", "EfficientNetV2B1": "efficientnet_v2",
-    "EfficientNetV2B2": "efficientnet_v2", "EfficientNetV2B3": "efficientnet_v2", "EfficientNetV2S": "efficientnet_v2",
-    "EfficientNetV2M": "efficientnet_v2", "EfficientNetV2L": "efficientnet_v2",
-    "InceptionResNetV2": "inception_resnet_v2", "MobileNetV3Small": "mobilenet_v3",
-    "MobileNetV3Large": "mobilenet_v3", "NASNetMobile": "nasnet", "NASNetLarge": "nasnet",
+    "ConvNeXtXLarge": "convnext",
+    "NASNetMobile": "nasnet", "NASNetLarge": "nasnet",
 }
 
 

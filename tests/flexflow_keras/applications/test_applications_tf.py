@@ -19,7 +19,7 @@ from flexflow_keras.errors import MissingFileError  # noqa: E402
 pytestmark = pytest.mark.tf
 
 MODELS = [n for n in ff.applications.__all__ if n[0].isupper()]
-MIN_SIZE = {"InceptionV3": 75, "Xception": 71}
+MIN_SIZE = {"InceptionV3": 75, "InceptionResNetV2": 75, "Xception": 71}
 
 
 def _describe(model):
@@ -69,6 +69,10 @@ def test_layers_names_and_order_are_keras(name):
     ("InceptionV3", dict(classifier_activation=None), 75),
     ("Xception", dict(include_top=False), 71),
     ("EfficientNetB0", dict(classifier_activation=None), 64),
+    ("EfficientNetV2B0", dict(classifier_activation=None), 64),
+    ("MobileNetV3Small", dict(classifier_activation=None), 64),
+    ("MobileNetV3Large", dict(include_top=False, alpha=0.75), 65),
+    ("InceptionResNetV2", dict(include_top=False, pooling="avg"), 75),
 ])
 def test_same_weights_give_keras_predictions(name, kwargs, size):
     _fresh()
@@ -199,7 +203,7 @@ def test_argument_errors():
     with pytest.raises(ValueError, match="pooling"):
         ff.applications.DenseNet121(weights=None, include_top=False, pooling="mean")
     with pytest.raises(ff.applications.UnsupportedApplicationError, match="MobileNetV2"):
-        ff.applications.MobileNetV3Small  # noqa: B018
+        ff.applications.NASNetMobile  # noqa: B018
     assert not hasattr(ff.applications, "NASNetLarge")
 
 
