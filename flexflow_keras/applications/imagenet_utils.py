@@ -12,6 +12,8 @@ import numpy as np
 
 from flexflow_keras import backend
 from flexflow_keras.applications import _common
+from flexflow_keras.layers.base import Layer
+from flexflow_keras.utils.serialization import register_keras_serializable
 
 CLASS_INDEX_ORIGIN = "https://storage.googleapis.com/download.tensorflow.org/data/imagenet_class_index.json"
 _CAFFE_MEAN_BGR = (103.939, 116.779, 123.68)
@@ -64,13 +66,31 @@ def preprocess_input(x, data_format=None, mode="caffe"):
 
 
 def _symbolic(x, mode: str):
-    from flexflow_keras import ops
-
-    if mode == "tf":
+    if mode == "tf":  # two element-wise ops, saved in a .keras file as Keras saves them
         return x / 127.5 - 1.0
-    if mode == "torch":
-        return (x / 255.0 - np.asarray(_TORCH_MEAN, np.float32)) / np.asarray(_TORCH_STD, np.float32)
-    return ops.take(x, np.array([2, 1, 0]), axis=-1) - np.asarray(_CAFFE_MEAN_BGR, np.float32)
+    return ImageNetPreprocessing(mode)(x)
+
+
+@register_keras_serializable(package="flexflow_keras")
+class ImageNetPreprocessing(Layer):
+    """`preprocess_input`'s 'caffe' or 'torch' mode inside a model, as one layer without weights (so a
+    model that preprocesses its input saves to a .keras file)."""
+
+    def __init__(self, mode: str = "caffe", **kwargs):
+        super().__init__(**kwargs)
+        if mode not in ("caffe", "torch"):
+            raise ValueError(f"ImageNetPreprocessing: mode must be 'caffe' or 'torch'. Received: mode={mode!r}")
+        self.mode = mode
+
+    def call(self, inputs):
+        from flexflow_keras import ops
+
+        if self.mode == "torch":
+            return (inputs / 255.0 - np.asarray(_TORCH_MEAN, np.float32)) / np.asarray(_TORCH_STD, np.float32)
+        return ops.take(inputs, np.array([2, 1, 0]), axis=-1) - np.asarray(_CAFFE_MEAN_BGR, np.float32)
+
+    def get_config(self):
+        return {**super().get_config(), "mode": self.mode}
 
 
 def decode_predictions(preds, top: int = 5):

@@ -154,6 +154,7 @@ def deserialize_functional(config: dict, custom_objects=None, where: str = "conf
     from flexflow_keras.layers.input_layer import InputLayer
     from flexflow_keras.models.model import Model
     from flexflow_keras.ops.graph import KerasTensor
+    from flexflow_keras.saving import op_nodes
     from flexflow_keras.utils import tree
 
     created: dict[str, object] = {}
@@ -163,7 +164,10 @@ def deserialize_functional(config: dict, custom_objects=None, where: str = "conf
         if input_tensors and entry.get("name") in input_tensors:
             outputs[(entry["name"], 0)] = [input_tensors[entry["name"]]]
             continue
-        layer = make_layer(entry) if make_layer else deserialize_layer(entry, custom_objects, where)
+        if op_nodes.is_op_entry(entry):
+            layer = op_nodes.op_callable(entry, where)
+        else:
+            layer = make_layer(entry) if make_layer else deserialize_layer(entry, custom_objects, where)
         lname = entry.get("name", layer.name)
         created[lname] = layer
         if isinstance(layer, InputLayer):

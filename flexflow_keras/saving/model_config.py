@@ -153,6 +153,7 @@ def _node_index(layer, node, network_nodes) -> int:
 
 def _serialize_functional(model) -> dict:
     from flexflow_keras.models.functional import OpLayer
+    from flexflow_keras.saving import op_nodes
 
     network = model._network_nodes
 
@@ -163,6 +164,9 @@ def _serialize_functional(model) -> dict:
                 "config": {"shape": _jsonable(t.shape), "dtype": t.dtype,
                            "keras_history": [hist.operation.name, _node_index(hist.operation, node, network),
                                              hist.tensor_index]}}
+
+    def op_tensor(t):
+        return tensor(t) if getattr(t, "_keras_history", None) is not None else None
 
     def args(value):
         from flexflow_keras.ops.graph import KerasTensor
@@ -178,6 +182,10 @@ def _serialize_functional(model) -> dict:
     layers = []
     for layer in model._operations:
         if isinstance(layer, OpLayer):
+            entry = op_nodes.describe(layer, op_tensor)
+            if entry is not None:
+                layers.append(entry)
+                continue
             raise NotSerializableError(
                 f"Model '{model.name}' applies the op {layer._display_class} directly to symbolic tensors "
                 f"(layer '{layer.name}'), which a .keras config cannot describe. Wrap it in a layer (e.g. "

@@ -283,3 +283,37 @@ def test_get_source_inputs_finds_the_inputs_behind_a_tensor():
     out = ff.layers.Dense(2)(ff.layers.Dense(2)(joined))
     assert ff.utils.get_source_inputs(out) == [a, b]  # in the order of the graph's inputs, as Keras
     assert ff.utils.get_source_inputs(a) == [a]
+
+
+@pytest.mark.parametrize("module", ["mobilenet_v2", "resnet50", "densenet"])
+def test_a_model_that_preprocesses_its_input_saves_and_loads(module, tmp_path):
+    """The TensorFlow tutorial's model: preprocess_input inside the model, then model.save (.keras and .h5)."""
+    inputs = ff.Input((32, 32, 3))
+    x = getattr(ff.applications, module).preprocess_input(inputs)
+    model = ff.Model(inputs, ff.layers.Dense(2)(ff.layers.GlobalAveragePooling2D()(x)))
+    x = (np.random.default_rng(14).random((2, 32, 32, 3)) * 255).astype(np.float32)
+    want = model.predict(x, verbose=0)
+    for name in ("m.keras", "m.h5"):
+        model.save(tmp_path / name)
+        np.testing.assert_array_equal(ff.models.load_model(tmp_path / name).predict(x, verbose=0), want)
+
+
+def test_ops_on_symbolic_tensors_save_as_keras_does(tmp_path):
+    """MobileNetV3's hard sigmoid is `ReLU(6)(x + 3.0) * (1 / 6)`: ops on symbolic tensors, which a .keras
+    config holds as Keras 3's op entries (Add, Multiply, ...). A file from Keras loads here, ours in Keras."""
+    _fresh()
+    x = (np.random.default_rng(15).random((2, 32, 32, 3)) * 255).astype(np.float32)
+    theirs = keras.applications.MobileNetV3Small(weights=None, input_shape=(32, 32, 3), classes=3)
+    theirs.save(tmp_path / "theirs.keras")
+    ours = ff.models.load_model(tmp_path / "theirs.keras")
+    np.testing.assert_allclose(ours.predict(x, verbose=0), theirs.predict(x, verbose=0), atol=1e-6)
+    inputs = ff.Input((4,))
+    h = 1.0 - ff.layers.Dense(3)(inputs) * 2.0
+    out = ff.ops.maximum(ff.layers.Dense(2)(h) / 3.0, ff.layers.Dense(2)(inputs)) + ff.layers.Dense(2)(inputs)
+    model = ff.Model(inputs, out)
+    model.save(tmp_path / "ours.keras")
+    xs = np.random.default_rng(16).random((3, 4)).astype(np.float32)
+    np.testing.assert_allclose(keras.models.load_model(tmp_path / "ours.keras").predict(xs, verbose=0),
+                               model.predict(xs, verbose=0), rtol=1e-5, atol=1e-6)
+    np.testing.assert_array_equal(ff.models.load_model(tmp_path / "ours.keras").predict(xs, verbose=0),
+                                  model.predict(xs, verbose=0))
