@@ -183,7 +183,9 @@ class GradientTape:
             "(`with tf.GradientTape() as tape: ...; tape.gradient(loss, model.trainable_weights)`) must become "
             "a train_step override of the model that calls self.compute_loss(...) (or Keras 2's "
             "self.compiled_loss(...)), or plain model.fit; flexflow_keras traces that step and computes the "
-            "gradient in its graph.")
+            "gradient in its graph. Gradients of an output with respect to inputs or activations (Grad-CAM, "
+            "saliency maps, adversarial examples) are not available: compute those with TensorFlow or JAX "
+            "from the weights (model.save_weights, then load them into the same model built with Keras).")
 
     jacobian = batch_jacobian = gradient
 

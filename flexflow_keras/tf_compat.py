@@ -13,7 +13,9 @@ scripts whose Keras part runs (`tf.random.set_seed(42)` on their first line). Ma
   behave) and `set_memory_growth` does nothing (GPU memory is -ll:fsize's); choosing devices in code
   (`set_visible_devices`) is an error that names the flags.
 - data: ``tf.data.Dataset.from_tensor_slices(...)`` and the chain tutorials give it (shuffle, batch,
-  map, take, skip, prefetch, cache; data/slices.py), and ``tf.data.AUTOTUNE``.
+  map, take, skip, prefetch, cache; data/slices.py), ``tf.data.AUTOTUNE``, and
+  ``tf.data.experimental.cardinality(ds)`` (the dataset's `cardinality()`, of any of our datasets).
+- `tf.test.gpu_device_name()` / `is_gpu_available()`: the `-ll:gpu` devices, as the device listing.
 - math: `tf.X`, `tf.math.X` for the names in `_SAME_OPS`, whose `keras.ops` function has the same
   arguments in the same order and the same meaning (`tf.reduce_sum(x, axis, keepdims)` is
   `keras.ops.sum`); `tf.shape`, `tf.range` (TensorFlow's argument names); `tf.print` (to stderr, once
@@ -183,6 +185,23 @@ def _where(condition, x, y, name=None):
     return ops.where(condition, x, y)
 
 
+
+def _cardinality(dataset):
+    """`tf.data.experimental.cardinality(ds)`: the dataset's own `cardinality()` (its number of batches)."""
+    if not hasattr(dataset, "cardinality"):
+        raise TypeError(f"tf.data.experimental.cardinality expects a dataset, received {type(dataset).__name__}.")
+    return dataset.cardinality()
+
+
+def _gpus() -> list:
+    return _devices("GPU")
+
+
+def _gpu_device_name() -> str:
+    """`tf.test.gpu_device_name()`: the first `-ll:gpu` device's name, or "" without GPUs (as TensorFlow)."""
+    return "/device:GPU:0" if _gpus() else ""
+
+
 CALLS = {
     "tf.random.set_seed": _set_seed, "tf.compat.v1.set_random_seed": _set_seed,
     "tf.function": _function,
@@ -201,9 +220,15 @@ CALLS = {
     "tf.config.set_visible_devices": _visible_devices, "tf.config.experimental.set_visible_devices": _visible_devices,
     "tf.config.set_logical_device_configuration": _visible_devices,
     "tf.data.Dataset.from_tensor_slices": lambda *a, **k: _slices().from_tensor_slices(*a, **k),
+    "tf.data.experimental.cardinality": _cardinality,
+    "tf.test.gpu_device_name": _gpu_device_name, "tf.test.is_gpu_available": lambda *a, **k: bool(_gpus()),
+    "tf.test.is_built_with_cuda": lambda: True,
 }
 CONSTANTS = {f"tf.compat.v1.logging.{k}": v for k, v in _LOG_LEVELS.items()}
-CONSTANTS.update({"tf.data.AUTOTUNE": -1, "tf.data.experimental.AUTOTUNE": -1})
+CONSTANTS.update({"tf.data.AUTOTUNE": -1, "tf.data.experimental.AUTOTUNE": -1,
+                  "tf.data.INFINITE_CARDINALITY": -1, "tf.data.experimental.INFINITE_CARDINALITY": -1,
+                  "tf.data.UNKNOWN_CARDINALITY": -2, "tf.data.experimental.UNKNOWN_CARDINALITY": -2})
+
 
 
 def _slices():

@@ -103,7 +103,9 @@ class ImageDataset:
 
     def cardinality(self) -> np.int64:
         """Number of batches (-1 when it repeats forever), as tf.data's cardinality()."""
-        return np.int64(-1 if self._repeat is None else len(self))
+        from flexflow_keras.ops.eager_tensor import eager
+
+        return eager(np.int64(-1 if self._repeat is None else len(self)))
 
     def describe(self) -> str:
         return (f"{self.source.describe()}; batches of {self.batch_size}, labels {self.label_mode}, "
@@ -155,8 +157,10 @@ class ImageDataset:
                 yield _tensor(x) if y is None else (_tensor(x), _tensor(y))
 
     def as_numpy_iterator(self):
-        for item in self:
-            yield tuple(np.asarray(a) for a in item) if isinstance(item, tuple) else np.asarray(item)
+        from flexflow_keras.data.numpy_iterator import NumpyIterator
+
+        return NumpyIterator(tuple(np.asarray(a) for a in item) if isinstance(item, tuple) else np.asarray(item)
+                             for item in self)
 
     def to_arrays(self):
         """(x, y or None): every batch of one pass, concatenated."""

@@ -136,7 +136,9 @@ class SliceDataset(PyDataset):
         return len(self._plan()[0])
 
     def cardinality(self) -> np.int64:
-        return np.int64(len(self))
+        from flexflow_keras.ops.eager_tensor import eager
+
+        return eager(np.int64(len(self)))
 
     def _element(self, i, elem_maps):
         item = tree.map_structure(lambda a: a[i], self._data)
@@ -174,8 +176,9 @@ class SliceDataset(PyDataset):
             self._pass += 1
 
     def as_numpy_iterator(self):
-        for item in self:
-            yield tree.map_structure(np.asarray, item)
+        from flexflow_keras.data.numpy_iterator import NumpyIterator
+
+        return NumpyIterator(tree.map_structure(np.asarray, item) for item in self)
 
     def __repr__(self) -> str:
         stages = "".join(f".{s[0]}()" for s in self._stages)

@@ -62,6 +62,9 @@ _LAZY = {"conv2d": "conv", "Conv2DOp": "conv", "pool2d": "pooling", "global_pool
          "Pool2DOp": "pooling", "GlobalPool2DOp": "pooling", "RecurrentOp": "recurrent"}
 
 
+from flexflow_keras.errors import FlexFlowKerasError  # noqa: E402
+
+
 def __getattr__(name: str):
     if name in _LAZY:
         import importlib
@@ -70,7 +73,25 @@ def __getattr__(name: str):
         value = getattr(module, name)
         globals()[name] = value
         return value
+    if name in ("numpy", "math", "core"):  # Keras 3's keras.ops.numpy.sum is keras.ops.sum; ours are flat
+        import sys
+
+        return sys.modules[__name__]
+    if name in _MISSING_SUBMODULES:
+        raise UnsupportedOpsError(f"keras.ops.{name} is not available in flexflow_keras: {_MISSING_SUBMODULES[name]}")
     raise AttributeError(f"module 'flexflow_keras.ops' has no attribute {name!r}")
+
+
+class UnsupportedOpsError(FlexFlowKerasError, AttributeError):
+    """A Keras 3 `keras.ops` submodule flexflow_keras does not have (an AttributeError, so hasattr is False)."""
+
+
+_MISSING_SUBMODULES = {
+    "image": "resize images with keras.layers.Resizing (inside the model or called on arrays), or with NumPy/"
+             "Pillow before fit; crop and augment with the keras.layers.Random* and CenterCrop layers",
+    "linalg": "its decompositions (qr, svd, cholesky, ...) have no kernels here; compute them with NumPy outside the model",
+    "fft": "Fourier transforms have no kernels here; compute them with NumPy before fit",
+}
 
 
 __all__ = [n for m in (_functional, _loss_functions, _numpy_api, _numpy_extra) for n in dir(m) if not n.startswith("_")

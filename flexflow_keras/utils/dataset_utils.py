@@ -55,10 +55,14 @@ class TimeseriesDataset(PyDataset):
         return [self[i] for i in range(min(int(count), len(self)))]
 
     def as_numpy_iterator(self):
-        return iter(self)
+        from flexflow_keras.data.numpy_iterator import NumpyIterator
+
+        return NumpyIterator(self)
 
     def cardinality(self) -> np.int64:
-        return np.int64(len(self))
+        from flexflow_keras.ops.eager_tensor import eager
+
+        return eager(np.int64(len(self)))
 
 
 def timeseries_dataset_from_array(data, targets, sequence_length, sequence_stride=1, sampling_rate=1,

@@ -79,3 +79,20 @@ def test_endless_repeat_and_mismatched_slices_are_clear_errors():
     assert len(tf_stand_in.data.Dataset.from_tensor_slices(Y).batch(5).repeat(2)) == 8
     with pytest.raises(DataError, match="same first dimension"):
         tf_stand_in.data.Dataset.from_tensor_slices((X, Y[:5]))
+
+
+def test_cardinality_and_the_numpy_iterator_as_the_tensorflow_tutorials_use_them():
+    """`tf.data.experimental.cardinality(ds)` (with .numpy(), //, %d), `ds.as_numpy_iterator().next()`,
+    and the GPU probes of `tf.test` answer from the -ll:gpu devices."""
+    ds = tf_stand_in.data.Dataset.from_tensor_slices((X, Y)).batch(6)
+    n = tf_stand_in.data.experimental.cardinality(ds)
+    assert n.numpy() == 4 and n // 2 == 2 and f"{int(n)}" == "4" and ds.take(n // 2).cardinality().numpy() == 2
+    it = ds.as_numpy_iterator()
+    first, second = it.next(), next(it)
+    np.testing.assert_array_equal(first[0], X[:6])
+    np.testing.assert_array_equal(second[1], Y[6:12])
+    folder = keras.utils.timeseries_dataset_from_array(X, None, sequence_length=4, batch_size=5)
+    assert folder.as_numpy_iterator().next().shape == (5, 4, 2)
+    assert tf_stand_in.test.gpu_device_name() == "" and tf_stand_in.test.is_gpu_available() is False
+    with pytest.raises(TypeError, match="expects a dataset"):
+        tf_stand_in.data.experimental.cardinality([1, 2])
