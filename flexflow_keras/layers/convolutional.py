@@ -57,7 +57,8 @@ class Conv2D(Layer):
         padding: ``"valid"`` or ``"same"`` (TensorFlow's placement of the extra row/column).
         data_format: ``"channels_last"`` (NHWC) or ``"channels_first"`` (NCHW); global default if None.
         dilation_rate: only 1 is supported.
-        groups: only 1 is supported.
+        groups: 1, or the input channels when filters equals them too (one group per channel: a depthwise
+            convolution with Keras' grouped kernel shape (kh, kw, 1, filters), as ConvNeXt uses).
         activation: name or function; element-wise ones are fused into the conv op.
         use_bias: whether to add a bias.
         kernel_initializer, bias_initializer, kernel_regularizer, bias_regularizer,
@@ -81,9 +82,10 @@ class Conv2D(Layer):
         self.dilation_rate = _args.int_tuple(self, "dilation_rate", dilation_rate, 2)
         if self.dilation_rate != (1, 1):
             raise ValueError(f"{_args.who(self)}: dilation_rate={dilation_rate!r} is not supported; only (1, 1).")
-        if groups != 1:
-            raise ValueError(f"{_args.who(self)}: groups={groups!r} is not supported; only 1.")
-        self.groups = 1
+        self.groups = _args.positive_int(self, "groups", groups)
+        if self.filters % self.groups:
+            raise ValueError(f"{_args.who(self)}: filters ({self.filters}) must be a multiple of groups "
+                             f"({self.groups}).")
         set_kernel_bias_args(self, activation, use_bias, kernel_initializer, bias_initializer, kernel_regularizer,
                              bias_regularizer, kernel_constraint, bias_constraint)
         self.input_spec = InputSpec(ndim=4)
@@ -96,7 +98,12 @@ class Conv2D(Layer):
         channels = input_shape[self._channel_axis()]
         if channels is None:
             raise ShapeError(f"{_args.who(self)} needs a known channels dim, received input shape {input_shape}.")
-        add_kernel_bias(self, self.kernel_size + (channels, self.filters), self.filters)
+        if self.groups != 1 and not channels == self.groups == self.filters:
+            raise ValueError(f"{_args.who(self)}: groups={self.groups} is supported when it equals both the input "
+                             f"channels and filters (one group per channel, a depthwise convolution, as in "
+                             f"ConvNeXt); received {channels} input channels and filters={self.filters}. Use "
+                             "groups=1, or DepthwiseConv2D followed by a 1x1 Conv2D.")
+        add_kernel_bias(self, self.kernel_size + (channels // self.groups, self.filters), self.filters)
         self.input_spec = InputSpec(ndim=4, axes={self._channel_axis(): channels})
 
     def _input_hint(self, index, shape, spec):
@@ -105,6 +112,11 @@ class Conv2D(Layer):
     def call(self, inputs):
         x = to_channels_last(self, inputs)
         check_window_fits(self, x, self.kernel_size, f"the {self.kernel_size} kernel", "kernel")
+        if self.groups != 1:  # one group per channel (build): the depthwise op reads the grouped kernel
+            from flexflow_keras.ops.depthwise import depthwise_conv2d
+
+            y = depthwise_conv2d(x, self.kernel, self.bias, self.strides, self.padding, grouped=True)
+            return apply_activation(from_channels_last(self, y), self.activation)
         fused = activations.fusable_name(self.activation)
         y = ops.conv2d(x, self.kernel, self.bias, strides=self.strides, padding=self.padding,
                        activation=fused)

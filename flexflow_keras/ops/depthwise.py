@@ -13,6 +13,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import ClassVar
 
+import numpy as np
+
 from flexflow_keras.errors import ShapeError
 from flexflow_keras.ops import parallel as par
 from flexflow_keras.ops.base import KernelContext, Op, apply_op
@@ -29,18 +31,38 @@ class DepthwiseConv2DOp(Op):
         strides: (sh, sw) positive ints.
         padding: "valid" or "same".
         dilation: (dh, dw) positive ints.
+        grouped: the kernel is a grouped Conv2D's with one group per channel, shape (kh, kw, 1, channels)
+            (depth_multiplier 1; the same values in the same order as (kh, kw, channels, 1)).
     """
 
     type_name: ClassVar[str] = "depthwise_conv2d"
     strides: tuple[int, int] = (1, 1)
     padding: str = "valid"
     dilation: tuple[int, int] = (1, 1)
+    grouped: bool = False
+
+    def _kshape(self, k) -> tuple:
+        """The kernel's shape in the depthwise layout (kh, kw, channels, depth_multiplier)."""
+        k = tuple(k)
+        return (k[0], k[1], k[3], 1) if self.grouped else k
+
+    def _kview(self, kernel):
+        """The kernel (or its gradient) as a depthwise-layout view that writes through: swapping the size-1
+        axis is a view of any NumPy tile; a device array (whole, contiguous) is reshaped."""
+        if not self.grouped:
+            return kernel
+        return np.swapaxes(kernel, 2, 3) if isinstance(kernel, np.ndarray) else kernel.reshape(
+            self._kshape(kernel.shape))
 
     def output_specs(self, inputs: Sequence[TensorSpec], weights: Sequence[TensorSpec]) -> tuple[TensorSpec, ...]:
         if len(inputs) != 1 or len(weights) not in (1, 2):
             raise ShapeError(f"depthwise_conv2d takes one input and weights (kernel[, bias]), received "
                              f"{len(inputs)} inputs and {len(weights)} weights.")
         x, k = inputs[0], weights[0]
+        if self.grouped and (k.ndim != 4 or k.shape[2] != 1):
+            raise ShapeError(f"depthwise_conv2d (grouped): a kernel of shape (kh, kw, 1, channels) was expected, "
+                             f"received {k.shape}.")
+        k = TensorSpec(self._kshape(k.shape), k.dtype) if self.grouped else k
         if x.ndim != 4:
             raise ShapeError(f"depthwise_conv2d expects a 4-D (batch, height, width, channels) input, received "
                              f"shape {x.shape}. Reshape it (e.g. Reshape((h, w, 1))) first.")
@@ -63,7 +85,7 @@ class DepthwiseConv2DOp(Op):
 
     # --- parallel rules: batch; height and width (halos); channels when depth_multiplier is 1 ---------
     def parallel_space(self, inputs, weights):
-        fixed = (3,) if weights[0].shape[3] != 1 else ()
+        fixed = (3,) if self._kshape(weights[0].shape)[3] != 1 else ()
         return par.space_except(self, inputs, weights, fixed, "with depth_multiplier > 1 an output channel "
                                 "tile does not map to one box of the kernel", kinds={3: par.PARAMETER})
 
@@ -71,7 +93,7 @@ class DepthwiseConv2DOp(Op):
         return tuple((kshape[d] - 1) * self.dilation[d] + 1 for d in range(2))
 
     def tile(self, shapes, out_box, part=0, parts=1):
-        x, k = shapes.inputs[0], shapes.weights[0]
+        x, k = shapes.inputs[0], self._kshape(shapes.weights[0])
         window = self._window(k)
         top = pads(x[1], window[0], self.strides[0], self.padding)[0]
         left = pads(x[2], window[1], self.strides[1], self.padding)[0]
@@ -79,7 +101,7 @@ class DepthwiseConv2DOp(Op):
         if k[3] != 1:  # the channels are whole (parallel_space); an input channel per k[3] outputs
             c0, c1 = 0, x[3]
         xbox, local = par.spatial_tile(x, shapes.outputs[0], out_box, window, self.strides, (top, left), (c0, c1))
-        ws = [((0, 0, c0, 0), (k[0], k[1], c1, k[3]))]
+        ws = [((0, 0, 0, c0), (k[0], k[1], 1, c1)) if self.grouped else ((0, 0, c0, 0), (k[0], k[1], c1, k[3]))]
         if len(shapes.weights) > 1:
             ws.append(((out_box[0][3],), (out_box[1][3],)))
         return par.Tile((xbox,), tuple(ws), (out_box,), local=(("padding", local),))
@@ -89,19 +111,20 @@ class DepthwiseConv2DOp(Op):
 
     def forward(self, ctx: KernelContext, inputs, weights, outputs, saved, stats) -> None:
         fn = _k.depthwise_conv2d_forward_cuda if ctx.backend == "cuda" else _k.depthwise_conv2d_forward_cpu
-        fn(inputs[0], weights[0], weights[1] if len(weights) > 1 else None, outputs[0], self.strides,
+        fn(inputs[0], self._kview(weights[0]), weights[1] if len(weights) > 1 else None, outputs[0], self.strides,
            self._padding(ctx), self.dilation)
 
     def backward(self, ctx: KernelContext, inputs, weights, outputs, saved, stats, grad_outputs, grad_inputs,
                  grad_weights) -> None:
         fn = _k.depthwise_conv2d_backward_cuda if ctx.backend == "cuda" else _k.depthwise_conv2d_backward_cpu
-        fn(inputs[0], weights[0], grad_outputs[0], grad_inputs[0], grad_weights[0],
+        grad_kernel = None if grad_weights[0] is None else self._kview(grad_weights[0])
+        fn(inputs[0], self._kview(weights[0]), grad_outputs[0], grad_inputs[0], grad_kernel,
            grad_weights[1] if len(grad_weights) > 1 else None, self.strides, self._padding(ctx), self.dilation,
            ctx.acc_input(0), ctx.acc_weight(0), ctx.acc_weight(1))
 
 
 def depthwise_conv2d(x, kernel, bias=None, strides=(1, 1), padding="valid", dilation_rate=(1, 1),
-                     name: str | None = None):
+                     name: str | None = None, grouped: bool = False):
     """Depthwise 2-D convolution of an NHWC tensor: each channel with its own depth_multiplier filters.
 
     Args:
@@ -112,6 +135,7 @@ def depthwise_conv2d(x, kernel, bias=None, strides=(1, 1), padding="valid", dila
         padding: "valid" or "same".
         dilation_rate: int or pair of positive ints.
         name: optional node name.
+        grouped: `kernel` is a grouped Conv2D's (kh, kw, 1, channels), one group per channel.
 
     Example:
         >>> depthwise_conv2d(np.zeros((2, 8, 8, 3), np.float32), np.ones((3, 3, 3, 2), np.float32)).shape
@@ -119,7 +143,7 @@ def depthwise_conv2d(x, kernel, bias=None, strides=(1, 1), padding="valid", dila
     """
     op = DepthwiseConv2DOp(strides=pair(strides, "depthwise_conv2d", "strides"),
                            padding=check_padding(padding, "depthwise_conv2d"),
-                           dilation=pair(dilation_rate, "depthwise_conv2d", "dilation_rate"))
+                           dilation=pair(dilation_rate, "depthwise_conv2d", "dilation_rate"), grouped=grouped)
     return apply_op(op, [x], [kernel] if bias is None else [kernel, bias], name=name)
 
 

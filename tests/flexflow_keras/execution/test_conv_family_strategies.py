@@ -1,4 +1,5 @@
 """Random legal strategies over a model chaining every convolution-family layer (Conv1D, Conv1DTranspose,
+a grouped Conv2D,
 Conv2DTranspose, DepthwiseConv1D/2D, SeparableConv1D/2D, UpSampling1D/2D, ZeroPadding1D/2D, Cropping1D/2D,
 Max/AveragePooling1D) compute the single-processor losses and weights: their parallel rules (sample, steps/height/width with
 halos, channel and filter splits) as the execution runs them, partial input gradients reduced."""
@@ -16,6 +17,7 @@ def conv_family():
     keras.utils.set_random_seed(3)
     inp = layers.Input((6, 5, 2))
     h = layers.ZeroPadding2D(((1, 0), (0, 1)))(inp)
+    h = layers.Conv2D(2, 3, padding="same", groups=2, activation="relu")(h)  # ConvNeXt's grouped kernel
     h = layers.DepthwiseConv2D(3, padding="same", activation="tanh")(h)
     h = layers.DepthwiseConv2D(2, depth_multiplier=2)(h)
     h = layers.SeparableConv2D(3, 2, padding="same")(h)

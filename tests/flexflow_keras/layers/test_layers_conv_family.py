@@ -280,3 +280,21 @@ def test_keras_files_interchange_with_tf_keras(tmp_path):  # (the warning is tf.
     tf_model.save(tmp_path / "theirs.keras")
     back = keras.models.load_model(tmp_path / "theirs.keras")
     np.testing.assert_allclose(back.predict(x, verbose=0), np.asarray(tf_model(x)), rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.parametrize("kwargs,out_shape", [
+    (dict(filters=3, kernel_size=3, groups=3), (None, 5, 6, 3)),
+    (dict(filters=3, kernel_size=7, groups=3, padding="same", activation="gelu"), (None, 7, 8, 3)),
+    (dict(filters=3, kernel_size=2, groups=3, strides=2, use_bias=False), (None, 3, 4, 3)),
+])
+def test_grouped_conv2d_one_group_per_channel(kwargs, out_shape, parity):
+    """Conv2D(groups=channels) as ConvNeXt uses it: Keras' kernel shape (kh, kw, 1, filters), run by the
+    depthwise op; other group counts are a clear error."""
+    layer, _, _ = run_layer_test(layers.Conv2D, kwargs, input_shape=(2, 7, 8, 3), expected_output_shape=out_shape,
+                                 expected_num_weights=1 + kwargs.get("use_bias", True), compare_tf=parity,
+                                 tf_layer="Conv2D", randomize_weights=True, atol=2e-5)
+    assert tuple(layer.kernel.shape)[2:] == (1, 3)
+    with pytest.raises(ValueError, match="groups=2 is supported when it equals both"):
+        layers.Conv2D(4, 3, groups=2)(np.zeros((1, 5, 5, 4), "float32"))
+    with pytest.raises(ValueError, match="multiple of groups"):
+        layers.Conv2D(3, 3, groups=2)
