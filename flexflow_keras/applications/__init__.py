@@ -20,6 +20,7 @@ Keras applications flexflow_keras does not build are an `UnsupportedError` namin
 """
 
 from flexflow_keras.applications import (
+    convnext,
     densenet,
     efficientnet,
     efficientnet_v2,
@@ -35,6 +36,13 @@ from flexflow_keras.applications import (
     vgg16,
     vgg19,
     xception,
+)
+from flexflow_keras.applications.convnext import (
+    ConvNeXtBase,
+    ConvNeXtLarge,
+    ConvNeXtSmall,
+    ConvNeXtTiny,
+    ConvNeXtXLarge,
 )
 from flexflow_keras.applications.densenet import DenseNet121, DenseNet169, DenseNet201
 from flexflow_keras.applications.efficientnet import (
@@ -69,13 +77,11 @@ from flexflow_keras.applications.xception import Xception
 from flexflow_keras.errors import FlexFlowKerasError
 
 __all__ = [
-    "DenseNet121", "DenseNet169", "DenseNet201", "EfficientNetB0", "EfficientNetB1", "EfficientNetB2", "EfficientNetB3", "EfficientNetB4", "EfficientNetB5", "EfficientNetB6", "EfficientNetB7", "EfficientNetV2B0", "EfficientNetV2B1", "EfficientNetV2B2", "EfficientNetV2B3", "EfficientNetV2S", "EfficientNetV2M", "EfficientNetV2L", "InceptionResNetV2", "InceptionV3", "MobileNet", "MobileNetV2", "MobileNetV3Small", "MobileNetV3Large", "ResNet50", "ResNet101", "ResNet152", "ResNet50V2", "ResNet101V2", "ResNet152V2", "VGG16", "VGG19", "Xception",
-    "densenet", "efficientnet", "efficientnet_v2", "imagenet_utils", "inception_resnet_v2", "inception_v3", "mobilenet", "mobilenet_v2", "mobilenet_v3", "resnet", "resnet50", "resnet_v2", "vgg16", "vgg19", "xception",
+    "ConvNeXtTiny", "ConvNeXtSmall", "ConvNeXtBase", "ConvNeXtLarge", "ConvNeXtXLarge", "DenseNet121", "DenseNet169", "DenseNet201", "EfficientNetB0", "EfficientNetB1", "EfficientNetB2", "EfficientNetB3", "EfficientNetB4", "EfficientNetB5", "EfficientNetB6", "EfficientNetB7", "EfficientNetV2B0", "EfficientNetV2B1", "EfficientNetV2B2", "EfficientNetV2B3", "EfficientNetV2S", "EfficientNetV2M", "EfficientNetV2L", "InceptionResNetV2", "InceptionV3", "MobileNet", "MobileNetV2", "MobileNetV3Small", "MobileNetV3Large", "ResNet50", "ResNet101", "ResNet152", "ResNet50V2", "ResNet101V2", "ResNet152V2", "VGG16", "VGG19", "Xception",
+    "convnext", "densenet", "efficientnet", "efficientnet_v2", "imagenet_utils", "inception_resnet_v2", "inception_v3", "mobilenet", "mobilenet_v2", "mobilenet_v3", "resnet", "resnet50", "resnet_v2", "vgg16", "vgg19", "xception",
 ]
 
 _NOT_BUILT = {
-    "ConvNeXtTiny": "convnext", "ConvNeXtSmall": "convnext", "ConvNeXtBase": "convnext", "ConvNeXtLarge": "convnext",
-    "ConvNeXtXLarge": "convnext",
     "NASNetMobile": "nasnet", "NASNetLarge": "nasnet",
 }
 
