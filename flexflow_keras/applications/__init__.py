@@ -16,7 +16,7 @@ Every model function takes Keras' arguments:
 - classifier_activation: the top's activation (None or "softmax" with pretrained weights).
 - name: the model's name.
 
-Keras applications flexflow_keras does not build are an `UnsupportedError` naming those it has.
+These are all of Keras 3's applications.
 """
 
 from flexflow_keras.applications import (
@@ -30,6 +30,7 @@ from flexflow_keras.applications import (
     mobilenet,
     mobilenet_v2,
     mobilenet_v3,
+    nasnet,
     resnet,
     resnet50,
     resnet_v2,
@@ -69,31 +70,14 @@ from flexflow_keras.applications.inception_v3 import InceptionV3
 from flexflow_keras.applications.mobilenet import MobileNet
 from flexflow_keras.applications.mobilenet_v2 import MobileNetV2
 from flexflow_keras.applications.mobilenet_v3 import MobileNetV3Large, MobileNetV3Small
+from flexflow_keras.applications.nasnet import NASNetLarge, NASNetMobile
 from flexflow_keras.applications.resnet import ResNet50, ResNet101, ResNet152
 from flexflow_keras.applications.resnet_v2 import ResNet50V2, ResNet101V2, ResNet152V2
 from flexflow_keras.applications.vgg16 import VGG16
 from flexflow_keras.applications.vgg19 import VGG19
 from flexflow_keras.applications.xception import Xception
-from flexflow_keras.errors import FlexFlowKerasError
 
 __all__ = [
-    "ConvNeXtTiny", "ConvNeXtSmall", "ConvNeXtBase", "ConvNeXtLarge", "ConvNeXtXLarge", "DenseNet121", "DenseNet169", "DenseNet201", "EfficientNetB0", "EfficientNetB1", "EfficientNetB2", "EfficientNetB3", "EfficientNetB4", "EfficientNetB5", "EfficientNetB6", "EfficientNetB7", "EfficientNetV2B0", "EfficientNetV2B1", "EfficientNetV2B2", "EfficientNetV2B3", "EfficientNetV2S", "EfficientNetV2M", "EfficientNetV2L", "InceptionResNetV2", "InceptionV3", "MobileNet", "MobileNetV2", "MobileNetV3Small", "MobileNetV3Large", "ResNet50", "ResNet101", "ResNet152", "ResNet50V2", "ResNet101V2", "ResNet152V2", "VGG16", "VGG19", "Xception",
-    "convnext", "densenet", "efficientnet", "efficientnet_v2", "imagenet_utils", "inception_resnet_v2", "inception_v3", "mobilenet", "mobilenet_v2", "mobilenet_v3", "resnet", "resnet50", "resnet_v2", "vgg16", "vgg19", "xception",
+    "ConvNeXtTiny", "ConvNeXtSmall", "ConvNeXtBase", "ConvNeXtLarge", "ConvNeXtXLarge", "DenseNet121", "DenseNet169", "DenseNet201", "EfficientNetB0", "EfficientNetB1", "EfficientNetB2", "EfficientNetB3", "EfficientNetB4", "EfficientNetB5", "EfficientNetB6", "EfficientNetB7", "EfficientNetV2B0", "EfficientNetV2B1", "EfficientNetV2B2", "EfficientNetV2B3", "EfficientNetV2S", "EfficientNetV2M", "EfficientNetV2L", "InceptionResNetV2", "InceptionV3", "MobileNet", "MobileNetV2", "MobileNetV3Small", "MobileNetV3Large", "NASNetMobile", "NASNetLarge", "ResNet50", "ResNet101", "ResNet152", "ResNet50V2", "ResNet101V2", "ResNet152V2", "VGG16", "VGG19", "Xception",
+    "convnext", "densenet", "efficientnet", "efficientnet_v2", "imagenet_utils", "inception_resnet_v2", "inception_v3", "mobilenet", "mobilenet_v2", "mobilenet_v3", "nasnet", "resnet", "resnet50", "resnet_v2", "vgg16", "vgg19", "xception",
 ]
-
-_NOT_BUILT = {
-    "NASNetMobile": "nasnet", "NASNetLarge": "nasnet",
-}
-
-
-class UnsupportedApplicationError(FlexFlowKerasError, AttributeError):
-    """A Keras application flexflow_keras does not build (an AttributeError, so `hasattr` stays False)."""
-
-
-def __getattr__(name: str):
-    if name in _NOT_BUILT or name in set(_NOT_BUILT.values()):
-        raise UnsupportedApplicationError(
-            f"keras.applications.{name} is not built by flexflow_keras. It builds "
-            f"{', '.join(n for n in __all__ if n[0].isupper())}; use one of those (e.g. EfficientNetB0 or "
-            "MobileNetV2 for a small model, ResNet50 for a large one), or run this script with Keras itself.")
-    raise AttributeError(f"module 'flexflow_keras.applications' has no attribute {name!r}")
