@@ -101,11 +101,57 @@ def test_many_chunks(monkeypatch):
     monkeypatch.setattr(K, "CHUNK_BYTES", 512)  # a few output lines per chunk
     monkeypatch.setattr(K, "WINOGRAD_TILES", 5)  # one or two tile rows per Winograd chunk
     monkeypatch.setattr(K, "WINOGRAD4_TILES", 3)
+    monkeypatch.setattr(K, "WINOGRAD4_BACKWARD_TILES", 3)
     monkeypatch.setattr(K, "WINOGRAD_SAMPLES", 2)
     for geometry in (GEOMETRIES[0], GEOMETRIES[1], GEOMETRIES[6], *WINOGRAD):
         _check(geometry)
     for geometry in WINOGRAD:
         _check(geometry, algorithm="winograd4")
+
+
+# The F(4x4, 3x3) backward (grad input as the forward's adjoint, tiles overlapping by two rows and columns,
+# each value stored where first written and added after): odd sizes, partial tiles on every edge, "same"
+# and explicit pads (asymmetric, and 3 or 4 on a side: tiles wholly in the padding), 1-3 samples.
+WINOGRAD4_BACKWARD = [
+    (3, 9, 11, 5, 3, 3, 7, (1, 1), "valid"),  # 7x9 output: last tile row and column cut
+    (2, 13, 10, 3, 3, 3, 6, (1, 1), "same"),
+    (2, 10, 9, 8, 3, 3, 16, (1, 1), ((2, 0), (1, 2))),
+    (3, 7, 8, 6, 3, 3, 5, (1, 1), ((3, 1), (0, 4))),
+    (1, 6, 6, 4, 3, 3, 4, (1, 1), "valid"),  # one 4x4 tile per sample
+]
+
+
+@pytest.mark.parametrize("geometry", WINOGRAD4_BACKWARD)
+@pytest.mark.parametrize("tiles", [1, 7, 1000])  # a tile row per chunk; chunks across samples; one chunk
+def test_winograd4_backward_matches_reference(monkeypatch, geometry, tiles):
+    monkeypatch.setattr(K, "WINOGRAD4_BACKWARD_TILES", tiles)
+    for activation in ("relu", "linear", "gelu"):
+        _check(geometry, activation=activation, algorithm="winograd4")
+    _check(geometry, algorithm="winograd4", use_bias=False)
+
+
+@pytest.mark.parametrize("geometry", WINOGRAD4_BACKWARD[1:3])
+def test_winograd4_backward_accumulates_and_writes_only_what_is_asked(monkeypatch, geometry):
+    monkeypatch.setattr(K, "WINOGRAD4_BACKWARD_TILES", 5)
+    n, h, w, c, kh, kw, co, strides, padding = geometry
+    rng = np.random.default_rng(5)
+    x, k, b = _data(rng, n, h, w, c, kh, kw, co)
+    out = np.empty(conv2d_reference(x, k, b, strides, padding).shape, np.float32)
+    conv2d_forward_cpu(x, k, b, out, strides, padding, "relu", algorithm="winograd4")
+    gy = rng.standard_normal(out.shape).astype(np.float32)
+    dx, dk, db = conv2d_backward_reference(x, k, b, gy, strides, padding, "relu")
+    base = [rng.standard_normal(a.shape).astype(np.float32) for a in (x, k, b)]
+    got = [a.copy() for a in base]
+    conv2d_backward_cpu(x, k, out, gy, *got, strides, padding, "relu", accumulate_x=True,
+                        accumulate_kernel=True, accumulate_bias=True, algorithm="winograd4")
+    names = ("grad_x", "grad_kernel", "grad_bias")
+    for what, g, want, b0 in zip(names, got, (dx, dk, db), base, strict=True):
+        _close(g, b0 + want, f"accumulated {what}")
+    for i, (what, want) in enumerate(zip(names, (dx, dk, db), strict=True)):
+        only = [None, None, None]
+        only[i] = np.full(base[i].shape, np.nan, np.float32)
+        conv2d_backward_cpu(x, k, out, gy, *only, strides, padding, "relu", algorithm="winograd4")
+        _close(only[i], want, f"{what} alone")
 
 
 @pytest.mark.parametrize("geometry", [GEOMETRIES[1], GEOMETRIES[2], WINOGRAD[0]])
