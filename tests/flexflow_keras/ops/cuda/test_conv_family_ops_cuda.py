@@ -27,6 +27,8 @@ CASES = [
      [f32(2, 3, 3, 2)], [f32(3, 3, 3, 2), f32(3)]),
     ("conv1d_transpose", Conv1DTransposeOp(strides=2, activation="relu"), [f32(2, 3, 2)], [f32(3, 2, 2), f32(2)]),
     ("depthwise", DepthwiseConv2DOp(padding="same", dilation=(1, 2)), [f32(2, 4, 5, 2)], [f32(2, 2, 2, 2), f32(4)]),
+    ("depthwise_grouped", DepthwiseConv2DOp(strides=(2, 1), padding="same", grouped=True), [f32(2, 5, 4, 3)],
+     [f32(3, 3, 1, 3), f32(3)]),  # Conv2D(groups=channels)'s kernel (kh, kw, 1, channels)
     ("depthwise1d", DepthwiseConv1DOp(strides=2, padding="same"), [f32(2, 5, 2)], [f32(3, 2, 2), f32(4)]),
     ("pad", Pad2DOp(pads=((1, -1), (0, 2))), [f32(2, 3, 3, 2)], []),
     ("resize1d", Resize2DOp(size=(1, 2), mode="bilinear"), [f32(2, 3, 2)], []),
