@@ -15,7 +15,9 @@ scripts whose Keras part runs (`tf.random.set_seed(42)` on their first line). Ma
 - data: ``tf.data.Dataset.from_tensor_slices(...)`` and the chain tutorials give it (shuffle, batch,
   map, take, skip, prefetch, cache; data/slices.py), ``tf.data.AUTOTUNE``, and
   ``tf.data.experimental.cardinality(ds)`` (the dataset's `cardinality()`, of any of our datasets).
-- `tf.test.gpu_device_name()` / `is_gpu_available()`: the `-ll:gpu` devices, as the device listing.
+- `tf.test.gpu_device_name()` / `is_gpu_available()`: the `-ll:gpu` devices, as the device listing;
+  `tf.test.is_built_with_cuda()` is True (every op here has a CUDA kernel; whether a GPU is there is
+  the two others' question).
 - math: `tf.X`, `tf.math.X` for the names in `_SAME_OPS`, whose `keras.ops` function has the same
   arguments in the same order and the same meaning (`tf.reduce_sum(x, axis, keepdims)` is
   `keras.ops.sum`); `tf.shape`, `tf.range` (TensorFlow's argument names); `tf.print` (to stderr, once
@@ -185,7 +187,6 @@ def _where(condition, x, y, name=None):
     return ops.where(condition, x, y)
 
 
-
 def _cardinality(dataset):
     """`tf.data.experimental.cardinality(ds)`: the dataset's own `cardinality()` (its number of batches)."""
     if not hasattr(dataset, "cardinality"):
@@ -228,7 +229,6 @@ CONSTANTS = {f"tf.compat.v1.logging.{k}": v for k, v in _LOG_LEVELS.items()}
 CONSTANTS.update({"tf.data.AUTOTUNE": -1, "tf.data.experimental.AUTOTUNE": -1,
                   "tf.data.INFINITE_CARDINALITY": -1, "tf.data.experimental.INFINITE_CARDINALITY": -1,
                   "tf.data.UNKNOWN_CARDINALITY": -2, "tf.data.experimental.UNKNOWN_CARDINALITY": -2})
-
 
 
 def _slices():

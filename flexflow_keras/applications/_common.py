@@ -22,7 +22,8 @@ log = logging.getLogger("flexflow_keras")
 WEIGHTS_BASE = "https://storage.googleapis.com/tensorflow/keras-applications/"
 
 
-def check_args(model: str, weights, include_top: bool, classes: int, pooling=None) -> None:
+def check_args(model: str, weights, include_top: bool, classes: int, pooling=None,
+               classifier_activation="softmax") -> None:
     """Keras' checks of the arguments shared by every application, with the model's name in front."""
     if not (weights in {"imagenet", None} or (isinstance(weights, (str, os.PathLike)) and os.path.exists(weights))):
         if isinstance(weights, (str, os.PathLike)) and str(weights) != "imagenet":
@@ -39,6 +40,8 @@ def check_args(model: str, weights, include_top: bool, classes: int, pooling=Non
                          "include_top=False and put your own classifier on top.")
     if pooling not in (None, "avg", "max"):
         raise ValueError(f"{model}(): `pooling` should be None, 'avg' or 'max'. Received: pooling={pooling!r}")
+    if include_top:
+        validate_activation(model, classifier_activation, weights)
     if backend.image_data_format() != "channels_last":
         raise ValueError(f"{model}(): flexflow_keras builds the applications in channels_last layout only; "
                          f"keras.config.image_data_format() is {backend.image_data_format()!r}. Call "
@@ -49,8 +52,7 @@ def validate_activation(model: str, classifier_activation, weights) -> None:
     """Pretrained classifiers allow only softmax or no activation (their weights were trained so)."""
     if weights is None:
         return
-    if classifier_activation not in (None, "softmax") and activations.get(classifier_activation) is not \
-            activations.get("softmax"):
+    if activations.get(classifier_activation) not in (activations.get("softmax"), activations.get(None)):
         raise ValueError(f"{model}(): only None and 'softmax' are allowed for `classifier_activation` when "
                          "using pretrained weights with include_top=True. Received: "
                          f"classifier_activation={classifier_activation!r}")
@@ -119,16 +121,13 @@ def finish(x, img_input, sources, name: str, include_top: bool, pooling, classes
     from flexflow_keras.models.functional import Model
 
     if include_top:
-        validate_activation(name, classifier_activation, weights)
         x = top(x)
     elif pooling == "avg":
         x = layers.GlobalAveragePooling2D(name=pool_names[0])(x)
     elif pooling == "max":
         x = layers.GlobalMaxPooling2D(name=pool_names[1])(x)
-    inputs = sources if sources is not None else img_input
-    if isinstance(inputs, list) and len(inputs) == 1:
-        inputs = inputs[0]
-    return Model(inputs, x, name=name)
+    # with input_tensor, the Inputs behind it as a list (model.input is then a list, as in Keras)
+    return Model(sources if sources is not None else img_input, x, name=name)
 
 
 def dense_top(classes: int, classifier_activation, pool_name: str | None = "avg_pool", **dense_kwargs):
@@ -174,7 +173,7 @@ def load_weights(model, who: str, weights, file_name: str | None = None, origin:
     except DataError:
         raise
     except ValueError as e:
-        raise ValueError(f"{who}: {path} does not fit this model: {e}") from None
+        raise ValueError(f"{who}: {path} does not fit this model: {e}") from e
 
 
 def entry(module: str, public: str, default_name: str, build, *build_args, doc: str = ""):
@@ -185,8 +184,15 @@ def entry(module: str, public: str, default_name: str, build, *build_args, doc: 
         return build(*build_args, include_top, weights, input_tensor, input_shape, pooling, classes,
                      classifier_activation, name)
 
+    return publish(application, module, public, doc)
+
+
+def publish(application, module: str, public: str, doc: str = "", extra: str = ""):
+    """`application` named `public` in `module`, with the docstring of the applications (`doc` after the
+    model's name, `extra` describing its own arguments)."""
     application.__name__ = application.__qualname__ = public
     application.__module__ = module
-    application.__doc__ = (f"{public} as Keras builds it (layer names and order included){doc}; the arguments are "
-                           "those of every application (see `flexflow_keras.applications`).")
+    application.__doc__ = (f"{public} as Keras builds it (layer names and order included){doc}; {extra}the "
+                           f"{'other ' if extra else ''}arguments are those of every application (see "
+                           "`flexflow_keras.applications`).")
     return application

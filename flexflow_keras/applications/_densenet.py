@@ -37,7 +37,7 @@ def build(depth: int, include_top, weights, input_tensor, input_shape, pooling, 
     from flexflow_keras import layers
 
     who = f"DenseNet{depth}"
-    _common.check_args(who, weights, include_top, classes, pooling)
+    _common.check_args(who, weights, include_top, classes, pooling, classifier_activation)
     shape = _common.input_shape_for(who, input_shape, 224, 32, include_top, weights)
     img_input, sources = _common.model_input(input_tensor, shape)
     x = layers.ZeroPadding2D(padding=((3, 3), (3, 3)))(img_input)

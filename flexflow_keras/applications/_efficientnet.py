@@ -73,7 +73,7 @@ def build(variant: int, include_top, weights, input_tensor, input_shape, pooling
 
     who = f"EfficientNetB{variant}"
     width, depth, default_size, dropout_rate = VARIANTS[variant]
-    _common.check_args(who, weights, include_top, classes, pooling)
+    _common.check_args(who, weights, include_top, classes, pooling, classifier_activation)
     shape = _common.input_shape_for(who, input_shape, default_size, 32, include_top, weights)
     img_input, sources = _common.model_input(input_tensor, shape)
 

@@ -30,12 +30,12 @@ def _rows(who: str, input_shape, input_tensor, weights, include_top, sizes: tupl
     """(the input shape, the size in the model's and weights file's names), by Keras' rules: the default
     size is the input's own square size when it is one of `sizes` (MobileNetV2 also reads it from
     `input_tensor`), else 224, which ImageNet weights fall back to, with a warning."""
-    if input_shape is None and input_tensor is not None and from_tensor:
-        input_shape = tuple(input_tensor.shape[1:])
+    probe = input_shape
+    if probe is None and input_tensor is not None and from_tensor:  # sets the default size only, as Keras
+        probe = tuple(input_tensor.shape[1:])
     default = 224
-    if input_shape is not None and len(input_shape) == 3 and input_shape[0] == input_shape[1] \
-            and input_shape[0] in sizes:
-        default = input_shape[0]
+    if probe is not None and len(probe) == 3 and probe[0] == probe[1] and probe[0] in sizes:
+        default = probe[0]
     shape = _common.input_shape_for(who, input_shape, default, 32, include_top, weights)
     rows = shape[0]
     if weights == "imagenet" and (rows != shape[1] or rows not in sizes):
@@ -51,7 +51,7 @@ def build_v1(alpha, depth_multiplier, dropout, include_top, weights, input_tenso
     from flexflow_keras import layers
 
     who = "MobileNet"
-    _common.check_args(who, weights, include_top, classes, pooling)
+    _common.check_args(who, weights, include_top, classes, pooling, classifier_activation)
     if weights == "imagenet":
         if depth_multiplier != 1:
             raise ValueError(f"{who}(): with weights='imagenet', depth_multiplier must be 1. Received: "
@@ -113,7 +113,7 @@ def build_v2(alpha, include_top, weights, input_tensor, input_shape, pooling, cl
     from flexflow_keras import layers
 
     who = "MobileNetV2"
-    _common.check_args(who, weights, include_top, classes, pooling)
+    _common.check_args(who, weights, include_top, classes, pooling, classifier_activation)
     if weights == "imagenet" and alpha not in _V2_ALPHAS:
         raise ValueError(f"{who}(): with weights='imagenet', alpha can be one of 0.35, 0.50, 0.75, 1.0, 1.3 or "
                          f"1.4. Received: alpha={alpha}")

@@ -71,7 +71,7 @@ def build(depth: int, v2: bool, include_top, weights, input_tensor, input_shape,
 
     model_name = f"resnet{depth}{'v2' if v2 else ''}"
     who = f"ResNet{depth}{'V2' if v2 else ''}"
-    _common.check_args(who, weights, include_top, classes, pooling)
+    _common.check_args(who, weights, include_top, classes, pooling, classifier_activation)
     shape = _common.input_shape_for(who, input_shape, 224, 32, include_top, weights)
     img_input, sources = _common.model_input(input_tensor, shape)
     x = layers.ZeroPadding2D(padding=((3, 3), (3, 3)), name="conv1_pad")(img_input)

@@ -11,7 +11,7 @@ def build(convs_per_block: tuple[int, ...], weights_file: str, include_top, weig
     from flexflow_keras import layers
 
     who = weights_file.upper()
-    _common.check_args(who, weights, include_top, classes, pooling)
+    _common.check_args(who, weights, include_top, classes, pooling, classifier_activation)
     shape = _common.input_shape_for(who, input_shape, 224, 32, include_top, weights)
     img_input, sources = _common.model_input(input_tensor, shape)
     x = img_input

@@ -93,7 +93,7 @@ def _build(variant: str, include_top, include_preprocessing, weights, input_tens
 
     who = f"ConvNeXt{variant.capitalize() if variant != 'xlarge' else 'XLarge'}"
     depths, dims = VARIANTS[variant]
-    _common.check_args(who, weights, include_top, classes, pooling)
+    _common.check_args(who, weights, include_top, classes, pooling, classifier_activation)
     shape = _common.input_shape_for(who, input_shape, 224, 32, include_top, weights)
     img_input, sources = _common.model_input(input_tensor, shape)
     x = img_input
@@ -144,11 +144,7 @@ def _entry(variant: str):
         return _build(variant, include_top, include_preprocessing, weights, input_tensor, input_shape, pooling,
                       classes, classifier_activation, name)
 
-    application.__name__ = application.__qualname__ = public
-    application.__doc__ = (f"{public} as Keras builds it (layer names and order included); "
-                           "`include_preprocessing` normalizes [0, 255] inputs in the model; the other arguments "
-                           "are those of every application (see `flexflow_keras.applications`).")
-    return application
+    return _common.publish(application, __name__, public, extra="`include_preprocessing` normalizes [0, 255] inputs in the model; ")
 
 
 ConvNeXtTiny = _entry("tiny")

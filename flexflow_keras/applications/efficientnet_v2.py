@@ -4,81 +4,32 @@ through unchanged."""
 
 from __future__ import annotations
 
-from flexflow_keras.applications import _efficientnet_v2
+from flexflow_keras.applications import _common, _efficientnet_v2
 from flexflow_keras.applications.imagenet_utils import decode_predictions
 
 __all__ = ["EfficientNetV2B0", "EfficientNetV2B1", "EfficientNetV2B2", "EfficientNetV2B3", "EfficientNetV2S", "EfficientNetV2M", "EfficientNetV2L",
            "decode_predictions", "preprocess_input"]
 
 
-def EfficientNetV2B0(include_top=True, weights="imagenet", input_tensor=None, input_shape=None,  # noqa: N802
-                     pooling=None, classes=1000, classifier_activation="softmax", include_preprocessing=True,
-                     name="efficientnetv2-b0"):
-    """EfficientNetV2B0 as Keras builds it (layer names and order included); `include_preprocessing`
-    rescales [0, 255] inputs in the model; the other arguments are those of every application (see
-    `flexflow_keras.applications`)."""
-    return _efficientnet_v2.build("b0", include_top, weights, input_tensor, input_shape, pooling, classes,
-                                  classifier_activation, include_preprocessing, name)
+def _entry(variant: str):
+    public = f"EfficientNetV2{variant.upper()}"
+
+    def application(include_top=True, weights="imagenet", input_tensor=None, input_shape=None, pooling=None,
+                    classes=1000, classifier_activation="softmax", include_preprocessing=True,
+                    name=f"efficientnetv2-{variant}"):
+        return _efficientnet_v2.build(variant, include_top, weights, input_tensor, input_shape, pooling, classes,
+                                      classifier_activation, include_preprocessing, name)
+
+    return _common.publish(application, __name__, public, extra="`include_preprocessing` rescales [0, 255] inputs in the model; ")
 
 
-def EfficientNetV2B1(include_top=True, weights="imagenet", input_tensor=None, input_shape=None,  # noqa: N802
-                     pooling=None, classes=1000, classifier_activation="softmax", include_preprocessing=True,
-                     name="efficientnetv2-b1"):
-    """EfficientNetV2B1 as Keras builds it (layer names and order included); `include_preprocessing`
-    rescales [0, 255] inputs in the model; the other arguments are those of every application (see
-    `flexflow_keras.applications`)."""
-    return _efficientnet_v2.build("b1", include_top, weights, input_tensor, input_shape, pooling, classes,
-                                  classifier_activation, include_preprocessing, name)
-
-
-def EfficientNetV2B2(include_top=True, weights="imagenet", input_tensor=None, input_shape=None,  # noqa: N802
-                     pooling=None, classes=1000, classifier_activation="softmax", include_preprocessing=True,
-                     name="efficientnetv2-b2"):
-    """EfficientNetV2B2 as Keras builds it (layer names and order included); `include_preprocessing`
-    rescales [0, 255] inputs in the model; the other arguments are those of every application (see
-    `flexflow_keras.applications`)."""
-    return _efficientnet_v2.build("b2", include_top, weights, input_tensor, input_shape, pooling, classes,
-                                  classifier_activation, include_preprocessing, name)
-
-
-def EfficientNetV2B3(include_top=True, weights="imagenet", input_tensor=None, input_shape=None,  # noqa: N802
-                     pooling=None, classes=1000, classifier_activation="softmax", include_preprocessing=True,
-                     name="efficientnetv2-b3"):
-    """EfficientNetV2B3 as Keras builds it (layer names and order included); `include_preprocessing`
-    rescales [0, 255] inputs in the model; the other arguments are those of every application (see
-    `flexflow_keras.applications`)."""
-    return _efficientnet_v2.build("b3", include_top, weights, input_tensor, input_shape, pooling, classes,
-                                  classifier_activation, include_preprocessing, name)
-
-
-def EfficientNetV2S(include_top=True, weights="imagenet", input_tensor=None, input_shape=None,  # noqa: N802
-                    pooling=None, classes=1000, classifier_activation="softmax", include_preprocessing=True,
-                    name="efficientnetv2-s"):
-    """EfficientNetV2S as Keras builds it (layer names and order included); `include_preprocessing`
-    rescales [0, 255] inputs in the model; the other arguments are those of every application (see
-    `flexflow_keras.applications`)."""
-    return _efficientnet_v2.build("s", include_top, weights, input_tensor, input_shape, pooling, classes,
-                                  classifier_activation, include_preprocessing, name)
-
-
-def EfficientNetV2M(include_top=True, weights="imagenet", input_tensor=None, input_shape=None,  # noqa: N802
-                    pooling=None, classes=1000, classifier_activation="softmax", include_preprocessing=True,
-                    name="efficientnetv2-m"):
-    """EfficientNetV2M as Keras builds it (layer names and order included); `include_preprocessing`
-    rescales [0, 255] inputs in the model; the other arguments are those of every application (see
-    `flexflow_keras.applications`)."""
-    return _efficientnet_v2.build("m", include_top, weights, input_tensor, input_shape, pooling, classes,
-                                  classifier_activation, include_preprocessing, name)
-
-
-def EfficientNetV2L(include_top=True, weights="imagenet", input_tensor=None, input_shape=None,  # noqa: N802
-                    pooling=None, classes=1000, classifier_activation="softmax", include_preprocessing=True,
-                    name="efficientnetv2-l"):
-    """EfficientNetV2L as Keras builds it (layer names and order included); `include_preprocessing`
-    rescales [0, 255] inputs in the model; the other arguments are those of every application (see
-    `flexflow_keras.applications`)."""
-    return _efficientnet_v2.build("l", include_top, weights, input_tensor, input_shape, pooling, classes,
-                                  classifier_activation, include_preprocessing, name)
+EfficientNetV2B0 = _entry("b0")
+EfficientNetV2B1 = _entry("b1")
+EfficientNetV2B2 = _entry("b2")
+EfficientNetV2B3 = _entry("b3")
+EfficientNetV2S = _entry("s")
+EfficientNetV2M = _entry("m")
+EfficientNetV2L = _entry("l")
 
 
 def preprocess_input(x, data_format=None):

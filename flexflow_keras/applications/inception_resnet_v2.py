@@ -64,7 +64,7 @@ def _build(include_top, weights, input_tensor, input_shape, pooling, classes, cl
     from flexflow_keras import layers
 
     who = "InceptionResNetV2"
-    _common.check_args(who, weights, include_top, classes, pooling)
+    _common.check_args(who, weights, include_top, classes, pooling, classifier_activation)
     shape = _common.input_shape_for(who, input_shape, 299, 75, include_top, weights)
     img_input, sources = _common.model_input(input_tensor, shape)
     x = _conv_bn(img_input, 32, 3, strides=2, padding="valid")

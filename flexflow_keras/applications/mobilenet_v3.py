@@ -84,7 +84,7 @@ def _build(model_type: str, plan, last_point_ch: int, input_shape, alpha, minima
     from flexflow_keras import layers
 
     who = f"MobileNetV3{model_type.capitalize()}"
-    _common.check_args(who, weights, include_top, classes, pooling)
+    _common.check_args(who, weights, include_top, classes, pooling, classifier_activation)
     if input_shape is None and input_tensor is not None:
         input_shape = (input_tensor.shape[2], input_tensor.shape[1], 3)
     input_shape = tuple(input_shape) if input_shape is not None else (None, None, 3)

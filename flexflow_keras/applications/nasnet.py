@@ -117,7 +117,7 @@ def _build(who: str, input_shape, penultimate_filters: int, num_blocks: int, ste
     from flexflow_keras import layers
 
     multiplier = 2
-    _common.check_args(who, weights, include_top, classes, pooling)
+    _common.check_args(who, weights, include_top, classes, pooling, classifier_activation)
     if isinstance(input_shape, tuple) and None in input_shape and weights == "imagenet":
         raise ValueError(f"{who}(): with ImageNet weights the input_shape must be static (no None entries). "
                          f"Received: input_shape={input_shape}")

@@ -35,7 +35,7 @@ def _build(include_top, weights, input_tensor, input_shape, pooling, classes, cl
     from flexflow_keras import layers
 
     who = "Xception"
-    _common.check_args(who, weights, include_top, classes, pooling)
+    _common.check_args(who, weights, include_top, classes, pooling, classifier_activation)
     shape = _common.input_shape_for(who, input_shape, 299, 71, include_top, weights)
     img_input, sources = _common.model_input(input_tensor, shape)
     x = layers.Conv2D(32, (3, 3), strides=(2, 2), use_bias=False, name="block1_conv1")(img_input)

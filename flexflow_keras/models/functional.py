@@ -41,7 +41,7 @@ class OpLayer(Layer):
 def _op_name(op_node) -> str:
     from flexflow_keras.utils import naming
 
-    return naming.uniquify(op_node.op.type_name)
+    return getattr(op_node, "given_name", None) or naming.uniquify(op_node.op.type_name)  # a given name as given
 
 
 _functional_classes: dict[type, type] = {}
@@ -73,7 +73,8 @@ class GraphIOMixin:
 
     @property
     def input(self):
-        """The model's symbolic input, as given to it (Keras' `model.input`: a tensor, list or dict)."""
+        """The model's symbolic input as given to it, as Keras 3's `model.input`: a tensor, or a list (also of
+        one tensor) or dict."""
         return self._io_struct("_input_struct", self._inputs, "input")
 
     @property
@@ -87,9 +88,9 @@ class GraphIOMixin:
             raise AttributeError(f"Model '{self.name}' has no defined {what} yet: it was built without an Input. "
                                  f"Start it with keras.Input(shape=...) (or call it on data once).")
         struct = getattr(self, attr, None)
-        if struct is None:
+        if struct is None:  # Sequential: one input and one output
             return flat[0] if len(flat) == 1 else list(flat)
-        return struct[0] if isinstance(struct, list) and len(struct) == 1 else struct
+        return struct
 
 
 class Functional(GraphIOMixin, Model):

@@ -250,6 +250,7 @@ class OpNode:
         self.weights = tuple(weights)
         self.uid = unique_id()
         self.name = name or f"{op.type_name}_{self.uid}"
+        self.given_name = name  # the caller's name= (a functional model's op layer takes it), or None
         specs = op.output_specs([t.spec for t in self.inputs], [w.spec for w in self.weights])
         self.outputs = tuple(KerasTensor(s.shape, s.dtype, node=self, index=i, name=f"{self.name}:{i}")
                              for i, s in enumerate(specs))

@@ -53,8 +53,8 @@ def op_callable(entry: dict, where: str):
                         "Rebuild the model in code and load its weights with model.load_weights().")
     fn = functions[name]
 
-    def apply(*args, **kwargs):
-        return fn(*args, **kwargs)
+    def apply(*args, **kwargs):  # under the saved name, so outputs and get_layer keep theirs
+        return fn(*args, name=entry.get("name"), **kwargs)
 
     apply.name = entry.get("name", name)
     return apply

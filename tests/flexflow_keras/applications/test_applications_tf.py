@@ -147,6 +147,8 @@ def test_missing_imagenet_file_says_where_to_put_it(keras_home):
         ff.applications.ResNet50(weights="imagenet", include_top=False, input_shape=(64, 64, 3))
     assert str(keras_home / "models") in str(e.value) and "never downloads" in str(e.value)
     assert isinstance(e.value, FileNotFoundError)
+    with pytest.raises(MissingFileError):  # a linear classifier passes Keras' check, then needs the file
+        ff.applications.ResNet50(weights="imagenet", classifier_activation="linear")
 
 
 def test_a_weights_path_loads_and_a_wrong_one_is_an_error(tmp_path):
@@ -216,8 +218,11 @@ def test_input_tensor_keeps_the_layers_before_it():
     inputs = ff.Input((32, 32, 3))
     x = ff.layers.Rescaling(1 / 255.0)(inputs)
     base = ff.applications.MobileNetV2(weights=None, include_top=False, input_tensor=x, alpha=0.35)
-    assert base.inputs[0] is inputs and base.layers[1].name.startswith("rescaling")
+    assert base.input == [inputs] and base.layers[1].name.startswith("rescaling")  # a list, as in Keras
     assert base.output.shape == (None, 1, 1, 1280)
+    # the tensor sets MobileNetV2's default size only: without the top the size in its name is open, as Keras'
+    assert base.name == "mobilenetv2_0.35_None"
+    assert ff.applications.MobileNetV2(weights=None, input_tensor=ff.Input((96, 96, 3))).name == "mobilenetv2_1.00_96"
 
 
 def test_frozen_pretrained_base_with_a_new_head_trains_as_tf_keras():
@@ -322,6 +327,10 @@ def test_ops_on_symbolic_tensors_save_as_keras_does(tmp_path):
                                model.predict(xs, verbose=0), rtol=1e-5, atol=1e-6)
     np.testing.assert_array_equal(ff.models.load_model(tmp_path / "ours.keras").predict(xs, verbose=0),
                                   model.predict(xs, verbose=0))
+    k_in = keras.Input((3,))  # an op as the output: its saved name stays the output's name
+    op_out = keras.Model(k_in, keras.layers.Dense(2)(k_in) * 2.0 + 1.0)
+    op_out.save(tmp_path / "op_out.keras")
+    assert ff.models.load_model(tmp_path / "op_out.keras").output_names == op_out.output_names  # 'add...'
 
 
 def test_stochastic_depth_drops_whole_samples_in_training_only():

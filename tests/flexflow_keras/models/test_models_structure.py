@@ -306,6 +306,8 @@ def test_model_input_and_output_are_the_graphs_tensors():
     a, b = layers.Input((3,), name="a"), layers.Input((2,), name="b")
     joined = layers.Concatenate()([a, b])
     assert models.Model([a, b], [joined, joined]).input == [a, b]
+    single = layers.Dense(2)(a)
+    assert models.Model([a], [single]).output == [single]  # a list of one stays a list, as Keras 3
     assert models.Model({"a": a, "b": b}, joined).input == {"a": a, "b": b}
     with pytest.raises(AttributeError, match="no defined output yet"):
         models.Sequential([layers.Dense(2)]).output  # noqa: B018
