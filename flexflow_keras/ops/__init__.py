@@ -14,6 +14,8 @@ Example:
 
 from __future__ import annotations
 
+import sys
+
 from flexflow_keras.ops import functional as _functional
 from flexflow_keras.ops import loss_functions as _loss_functions
 from flexflow_keras.ops import numpy_api as _numpy_api
@@ -41,7 +43,7 @@ from flexflow_keras.ops.math_ops import (
     UnaryOp,
     WhereOp,
 )
-from flexflow_keras.ops.nn import (
+from flexflow_keras.ops.nn_ops import (
     ActivationOp,
     DropoutOp,
     EmbeddingOp,
@@ -73,10 +75,6 @@ def __getattr__(name: str):
         value = getattr(module, name)
         globals()[name] = value
         return value
-    if name in ("numpy", "math", "core"):  # Keras 3's keras.ops.numpy.sum is keras.ops.sum; ours are flat
-        import sys
-
-        return sys.modules[__name__]
     if name in _MISSING_SUBMODULES:
         raise UnsupportedOpsError(f"keras.ops.{name} is not available in flexflow_keras: {_MISSING_SUBMODULES[name]}")
     raise AttributeError(f"module 'flexflow_keras.ops' has no attribute {name!r}")
@@ -102,3 +100,11 @@ __all__ = [n for m in (_functional, _loss_functions, _numpy_api, _numpy_extra) f
     "MaximumOp", "MinimumOp", "PowerOp", "ActivationOp", "DropoutOp", "EmbeddingOp", "LinearOp",
     "LogSoftmaxOp", "MatMulOp", "SoftmaxOp", "VariableOp", "BatchNormOp", "LayerNormOp", "ConcatOp",
     "ReshapeOp", "TransposeOp", *_LAZY]
+
+
+# Keras 3's submodules keras.ops.numpy / nn / math / core hold the functions that are flat here
+# (keras.ops.numpy.sum is keras.ops.sum): the same module under those names, for attributes and imports.
+for _sub in ("numpy", "nn", "math", "core"):
+    sys.modules[f"{__name__}.{_sub}"] = sys.modules[__name__]
+    globals()[_sub] = sys.modules[__name__]
+del _sub

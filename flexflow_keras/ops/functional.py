@@ -25,7 +25,7 @@ from flexflow_keras.ops.math_ops import (
     UnaryOp,
     WhereOp,
 )
-from flexflow_keras.ops.nn import (
+from flexflow_keras.ops.nn_ops import (
     ActivationOp,
     DropoutOp,
     EmbeddingOp,

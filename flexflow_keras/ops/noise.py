@@ -16,7 +16,7 @@ from flexflow_keras.errors import ShapeError
 from flexflow_keras.ops import parallel as par
 from flexflow_keras.ops._util import kernel
 from flexflow_keras.ops.base import Op
-from flexflow_keras.ops.nn import DropoutOp
+from flexflow_keras.ops.nn_ops import DropoutOp
 from kernels import dropout as kdrop
 from kernels import noise as knoise
 from kernels import shape as kshape

@@ -21,6 +21,8 @@ def describe(op_layer, tensor) -> dict | None:
     op = node.op
     if isinstance(op, ScalarOp) and op.fn in KERAS_CLASS:
         cls, scalar = KERAS_CLASS[op.fn], float(op.scalar)
+        if scalar.is_integer() and str(node.inputs[0].dtype).startswith(("int", "uint")):
+            scalar = int(scalar)  # `ids + 1` on integers stays integer when Keras rebuilds it
         x = tensor(node.inputs[0])
         args = [scalar, x] if op.reverse else [x, scalar]
     elif isinstance(op, BinaryOp) and op.type_name in KERAS_CLASS:

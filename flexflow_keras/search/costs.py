@@ -445,7 +445,7 @@ def _measure_overheads(procs: int) -> tuple[float, float, float, float, float, f
     interpreter lock serialises). The task costs are a task body's prologue as the execution writes it
     (a KernelContext, the contiguity checks of its arrays), the op dispatch a tiny element-wise op's call
     through `Op.forward` (Python work before and after its kernel)."""
-    from flexflow_keras.ops.nn import ActivationOp
+    from flexflow_keras.ops.nn_ops import ActivationOp
     from runtime import RO, WD, Machine, Partition, Region, Runtime, task
 
     def run(nargs: int) -> float:

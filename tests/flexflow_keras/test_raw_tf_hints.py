@@ -151,12 +151,16 @@ def test_a_layer_calling_tensorflow_itself_is_told_the_line_and_the_keras_call()
 
 
 def test_keras_ops_submodules():
-    """Keras 3's keras.ops.numpy / math / core spellings reach the same functions; keras.ops.image, which
+    """Keras 3's keras.ops.numpy / nn / math / core spellings reach the same functions; keras.ops.image, which
     flexflow_keras lacks, is one clear error (and hasattr stays False)."""
     from flexflow_keras import ops
     from flexflow_keras.errors import FlexFlowKerasError
 
     assert ops.numpy.sum is ops.sum and ops.math.exp is ops.exp and ops.core.cast is ops.cast
+    assert ops.nn.relu is ops.relu and ops.nn.softmax is ops.softmax
+    import flexflow_keras.ops.nn as knn  # the import spelling too (`import keras.ops.nn as nn`)
+
+    assert knn.sigmoid is ops.sigmoid
     with pytest.raises(FlexFlowKerasError, match="keras.layers.Resizing"):
         ops.image.resize  # noqa: B018
     assert not hasattr(ops, "image")

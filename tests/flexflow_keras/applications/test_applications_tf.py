@@ -327,6 +327,17 @@ def test_ops_on_symbolic_tensors_save_as_keras_does(tmp_path):
                                model.predict(xs, verbose=0), rtol=1e-5, atol=1e-6)
     np.testing.assert_array_equal(ff.models.load_model(tmp_path / "ours.keras").predict(xs, verbose=0),
                                   model.predict(xs, verbose=0))
+    ids = ff.Input((3,), dtype="int32")  # `ids + 1` on integers: the 1 is saved as an int, as Keras writes it
+    shifted = ff.Model(ids, ff.layers.Embedding(10, 2)(ids + 1))
+    shifted.save(tmp_path / "ids.keras")
+    import zipfile
+
+    layers_cfg = json.loads(zipfile.ZipFile(tmp_path / "ids.keras").read("config.json"))["config"]["layers"]
+    op_args = [e["inbound_nodes"][0]["args"] for e in layers_cfg if e["module"].startswith("keras.src.ops")]
+    assert len(op_args) == 1 and op_args[0][1] == 1 and isinstance(op_args[0][1], int)
+    idx = np.array([[1, 2, 8]])
+    np.testing.assert_allclose(keras.models.load_model(tmp_path / "ids.keras").predict(idx, verbose=0),
+                               shifted.predict(idx, verbose=0), atol=1e-7)
     k_in = keras.Input((3,))  # an op as the output: its saved name stays the output's name
     op_out = keras.Model(k_in, keras.layers.Dense(2)(k_in) * 2.0 + 1.0)
     op_out.save(tmp_path / "op_out.keras")
