@@ -10,22 +10,20 @@ __all__ = ["EfficientNetB0", "EfficientNetB1", "EfficientNetB2", "EfficientNetB3
            "preprocess_input"]
 
 
-EfficientNetB0 = _common.entry(__name__, "EfficientNetB0", "efficientnetb0", _efficientnet.build, 0,
-                               doc=" (input 224x224x3 by default)")
-EfficientNetB1 = _common.entry(__name__, "EfficientNetB1", "efficientnetb1", _efficientnet.build, 1,
-                               doc=" (input 240x240x3 by default)")
-EfficientNetB2 = _common.entry(__name__, "EfficientNetB2", "efficientnetb2", _efficientnet.build, 2,
-                               doc=" (input 260x260x3 by default)")
-EfficientNetB3 = _common.entry(__name__, "EfficientNetB3", "efficientnetb3", _efficientnet.build, 3,
-                               doc=" (input 300x300x3 by default)")
-EfficientNetB4 = _common.entry(__name__, "EfficientNetB4", "efficientnetb4", _efficientnet.build, 4,
-                               doc=" (input 380x380x3 by default)")
-EfficientNetB5 = _common.entry(__name__, "EfficientNetB5", "efficientnetb5", _efficientnet.build, 5,
-                               doc=" (input 456x456x3 by default)")
-EfficientNetB6 = _common.entry(__name__, "EfficientNetB6", "efficientnetb6", _efficientnet.build, 6,
-                               doc=" (input 528x528x3 by default)")
-EfficientNetB7 = _common.entry(__name__, "EfficientNetB7", "efficientnetb7", _efficientnet.build, 7,
-                               doc=" (input 600x600x3 by default)")
+def _entry(variant: int):
+    size = _efficientnet.VARIANTS[variant][2]
+    return _common.entry(__name__, f"EfficientNetB{variant}", f"efficientnetb{variant}", _efficientnet.build, variant,
+                         doc=f" (input {size}x{size}x3 by default)")
+
+
+EfficientNetB0 = _entry(0)
+EfficientNetB1 = _entry(1)
+EfficientNetB2 = _entry(2)
+EfficientNetB3 = _entry(3)
+EfficientNetB4 = _entry(4)
+EfficientNetB5 = _entry(5)
+EfficientNetB6 = _entry(6)
+EfficientNetB7 = _entry(7)
 
 
 def preprocess_input(x, data_format=None):
