@@ -83,11 +83,12 @@ from flexflow_keras import (  # noqa: E402
 from flexflow_keras.layers import Input  # noqa: E402
 from flexflow_keras.models import Model, Sequential  # noqa: E402
 from flexflow_keras.ops.strategy import ParallelConfig, Strategy  # noqa: E402
+from flexflow_keras.variables import Variable  # noqa: E402
 
 __all__ = [
     "activations", "applications", "backend", "callbacks", "config", "datasets", "initializers", "layers", "losses",
     "metrics", "mixed_precision", "models", "ops", "optimizers", "preprocessing", "random", "regularizers",
     "saving", "utils",
-    "Input", "Model", "Sequential",
+    "Input", "Model", "Sequential", "Variable",
     "ParallelConfig", "Strategy",
 ]

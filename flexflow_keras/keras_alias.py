@@ -3,8 +3,8 @@
 `install()` puts a finder first on `sys.meta_path`: ``import keras.layers`` (or ``tensorflow.keras.layers``)
 imports ``flexflow_keras.layers`` and registers that same module object under the asked name, so
 `isinstance` checks and module state are shared. ``import tensorflow`` gives a stand-in module whose
-``keras`` attribute is flexflow_keras, ``tf.GradientTape`` a tape that a traced ``train_step`` may
-enter (its gradient is the graph's), and TensorFlow's activation functions (``tf.nn.relu``, ``tf.sigmoid``,
+``keras`` attribute is flexflow_keras, ``tf.GradientTape`` the eager tape of ops/tape.py (in a traced
+``train_step`` it records nothing: the step's gradient is the graph's), and TensorFlow's activation functions (``tf.nn.relu``, ``tf.sigmoid``,
 ``tf.math.tanh``, ...: scripts pass them as ``activation=``) are Keras' own; the setup calls and the
 math functions of `tf_compat` (``tf.random.set_seed``, ``tf.function``, ``tf.reduce_mean``, ...) run as
 their Keras equivalents; any other call and any other ``tensorflow.*`` module raise
@@ -14,7 +14,6 @@ their Keras equivalents; any other call and any other ``tensorflow.*`` module ra
 
 from __future__ import annotations
 
-import contextlib
 import functools
 import importlib
 import importlib.abc
@@ -145,6 +144,8 @@ class _TensorFlow(types.ModuleType):
         if name in _DTYPES:
             return name
         if name == "GradientTape":
+            from flexflow_keras.ops.tape import GradientTape
+
             return GradientTape
         path = f"{self.__name__.replace('tensorflow', 'tf', 1)}.{name}"
         if self.__name__ == "tensorflow":
@@ -153,41 +154,9 @@ class _TensorFlow(types.ModuleType):
             found = _tf_activation("", name)
             if found is not None:
                 return found
+        if path in tf_compat.CONSTANTS:
+            return tf_compat.CONSTANTS[path]
         return _RawTF(path)
-
-
-class GradientTape:
-    """`tf.GradientTape` inside a Keras 2 style ``train_step``: entering it does nothing, since the step is
-    traced up to its ``compiled_loss``/``compute_loss`` call and the graph computes the gradient of that
-    loss itself (models/step_hooks.py); the tape's gradient is never asked for there. Asked for anywhere
-    else (an eager custom training loop), it is a `RawTensorFlowError` naming the alternatives."""
-
-    def __init__(self, persistent=False, watch_accessed_variables=True):
-        self.persistent, self.watch_accessed_variables = persistent, watch_accessed_variables
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        return False
-
-    def watch(self, tensor) -> None:
-        """Nothing to record: the traced step's gradient covers every trainable weight."""
-
-    def stop_recording(self):
-        return contextlib.nullcontext()
-
-    def gradient(self, target, sources, output_gradients=None, unconnected_gradients=None):
-        raise RawTensorFlowError(
-            "tf.GradientTape.gradient: flexflow_keras has no eager autodiff. A custom training loop "
-            "(`with tf.GradientTape() as tape: ...; tape.gradient(loss, model.trainable_weights)`) must become "
-            "a train_step override of the model that calls self.compute_loss(...) (or Keras 2's "
-            "self.compiled_loss(...)), or plain model.fit; flexflow_keras traces that step and computes the "
-            "gradient in its graph. Gradients of an output with respect to inputs or activations (Grad-CAM, "
-            "saliency maps, adversarial examples) are not available: compute those with TensorFlow or JAX "
-            "from the weights (model.save_weights, then load them into the same model built with Keras).")
-
-    jacobian = batch_jacobian = gradient
 
 
 class _AliasLoader(importlib.abc.Loader):

@@ -24,6 +24,7 @@ import re
 import numpy as np
 
 from flexflow_keras.errors import DataError
+from flexflow_keras.ops import tape as _tape
 from flexflow_keras.ops.eager_tensor import eager
 from flexflow_keras.ops.graph import KerasTensor
 
@@ -40,7 +41,9 @@ def _epsilon() -> float:
 
 
 def _symbolic(*xs) -> bool:
-    return any(isinstance(x, KerasTensor) for x in xs)
+    """Whether the loss composes ops: on KerasTensors, and on arrays while a GradientTape records them
+    (ops/tape.py; the ops' kernels are the ones training runs, in float32)."""
+    return any(isinstance(x, KerasTensor) for x in xs) or _tape.recording()
 
 
 def _loss_op(name: str, y_true, y_pred, **kwargs):
@@ -254,6 +257,9 @@ class Loss:
 
         values = self.per_sample(y_true, y_pred)
         if sample_weight is not None:
+            if self.reduction == "mean_with_sample_weight" and not any(
+                    isinstance(v, KerasTensor) for v in (y_true, y_pred, sample_weight)):
+                return ops.divide(ops.sum(ops.multiply(values, sample_weight)), float(np.sum(sample_weight)))
             if self.reduction == "mean_with_sample_weight":
                 raise ValueError(f"{type(self).__name__}(reduction='mean_with_sample_weight') on KerasTensors is "
                                  f"not supported; use 'sum_over_batch_size'.")

@@ -23,10 +23,12 @@ scripts whose Keras part runs (`tf.random.set_seed(42)` on their first line). Ma
   `keras.ops.sum`); `tf.shape`, `tf.range` (TensorFlow's argument names); `tf.print` (to stderr, once
   on symbolic tensors); `tf.compat.as_bytes` / `as_str`; `tf.reduce_mean`, `tf.divide` and `tf.constant` with TensorFlow's dtypes (an integer
   mean is an integer, integers divide in float64, a Python int is int32); `tf.where(cond, x, y)`;
+  `tf.argmax` / `tf.argmin` (TensorFlow's default axis 0, int64 indices); `tf.newaxis`;
+  `tf.Variable` (variables.py);
   `tf.random.normal` / `uniform`. An argument TensorFlow's function takes and Keras' does not
   (`tf.matmul(a, b, transpose_b=True)`) is a `RawTensorFlowError` naming the call. Names whose
   TensorFlow meaning or argument order differs from Keras' (`tf.split`'s sizes against
-  `keras.ops.split`'s indices, `tf.argmax`'s and `tf.cumsum`'s default axis 0, `tf.one_hot`'s third
+  `keras.ops.split`'s indices, `tf.cumsum`'s default axis 0, `tf.one_hot`'s third
   argument) are not mapped: they stay refused, with the Keras spelling in the message.
 """
 
@@ -187,6 +189,16 @@ def _where(condition, x, y, name=None):
     return ops.where(condition, x, y)
 
 
+def _arg_reduce(fn: str):
+    def arg(input, axis=None, output_type="int64", name=None):  # noqa: A002 (TensorFlow's argument names)
+        """TensorFlow's `tf.argmax`/`tf.argmin`: axis 0 when not given (Keras flattens), int64 indices."""
+        from flexflow_keras import ops
+
+        return ops.cast(getattr(ops, fn)(input, axis=0 if axis is None else int(axis)), str(output_type))
+    arg.__name__ = fn
+    return arg
+
+
 def _cardinality(dataset):
     """`tf.data.experimental.cardinality(ds)`: the dataset's own `cardinality()` (its number of batches)."""
     if not hasattr(dataset, "cardinality"):
@@ -211,6 +223,9 @@ CALLS = {
     "tf.config.list_physical_devices": _devices, "tf.config.experimental.list_physical_devices": _devices,
     "tf.config.list_logical_devices": _devices,
     "tf.squared_difference": _squared_difference, "tf.math.squared_difference": _squared_difference,
+    "tf.Variable": lambda *a, **k: _variable(*a, **k),
+    "tf.argmax": _arg_reduce("argmax"), "tf.math.argmax": _arg_reduce("argmax"),
+    "tf.argmin": _arg_reduce("argmin"), "tf.math.argmin": _arg_reduce("argmin"),
     "tf.where": _where, "tf.shape": _shape, "tf.range": _range, "tf.print": _print,
     "tf.compat.as_bytes": _as_bytes, "tf.compat.as_str": lambda b, encoding="utf-8": (
         b.decode(encoding) if isinstance(b, bytes) else str(b)),
@@ -226,9 +241,15 @@ CALLS = {
     "tf.test.is_built_with_cuda": lambda: True,
 }
 CONSTANTS = {f"tf.compat.v1.logging.{k}": v for k, v in _LOG_LEVELS.items()}
-CONSTANTS.update({"tf.data.AUTOTUNE": -1, "tf.data.experimental.AUTOTUNE": -1,
+CONSTANTS.update({"tf.newaxis": None, "tf.data.AUTOTUNE": -1, "tf.data.experimental.AUTOTUNE": -1,
                   "tf.data.INFINITE_CARDINALITY": -1, "tf.data.experimental.INFINITE_CARDINALITY": -1,
                   "tf.data.UNKNOWN_CARDINALITY": -2, "tf.data.experimental.UNKNOWN_CARDINALITY": -2})
+
+
+def _variable(*args, **kwargs):
+    from flexflow_keras.variables import tf_variable
+
+    return tf_variable(*args, **kwargs)
 
 
 def _slices():

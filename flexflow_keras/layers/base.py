@@ -23,6 +23,7 @@ from flexflow_keras.errors import ShapeError
 from flexflow_keras.layers import call_memo, mask_hooks
 from flexflow_keras.layers import node as node_mod
 from flexflow_keras.layers.input_spec import InputSpec, check_input_spec
+from flexflow_keras.ops import penalty, tape
 from flexflow_keras.ops.graph import KerasTensor, Variable, unique_id
 from flexflow_keras.utils import naming, tree
 
@@ -232,6 +233,9 @@ class Layer:
         symbolic = custom_training.current_symbolic_losses(self)
         if symbolic is not None:
             return symbolic
+        if tape.recording():  # penalties the tape differentiates (a custom loop's `loss += sum(model.losses)`)
+            return custom_training.eager_losses(self) + [penalty.penalty(v) for v in self.trainable_weights
+                                                         if v.regularizer is not None]
         return custom_training.eager_losses(self) + [float(v.regularizer(v.value)) for v in self.trainable_weights
                                                      if v.regularizer is not None]
 

@@ -10,6 +10,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from flexflow_keras.ops import tape
 from flexflow_keras.ops.base import apply_op
 from flexflow_keras.ops.graph import KerasTensor, OpGraph
 
@@ -20,7 +21,7 @@ def run_graph(graph: OpGraph, arrays: Sequence[np.ndarray], training: bool = Fal
         raise ValueError(f"The graph has {len(graph.inputs)} inputs, received {len(arrays)} arrays.")
     values: dict[int, np.ndarray] = {}
     for t, a in zip(graph.inputs, arrays, strict=False):
-        values[t.uid] = np.asarray(a, dtype=t.dtype) if np.asarray(a).dtype != np.dtype(t.dtype) else a
+        values[t.uid] = as_input(a, t.dtype)
     fresh = int(np.random.randint(1, 2**31 - 1))  # keras.random ops draw new values on every eager call
     for node in graph.nodes:
         ins = [values[t.uid] for t in node.inputs]
@@ -31,6 +32,19 @@ def run_graph(graph: OpGraph, arrays: Sequence[np.ndarray], training: bool = Fal
         for t, v in zip(node.outputs, outs, strict=False):
             values[t.uid] = v
     return [values[t.uid] for t in graph.outputs]
+
+
+def as_input(value, dtype: str):
+    """`value` as an array of `dtype`; a float conversion a GradientTape records is an op it sees (so
+    ``tape.watch(x)`` on float64 images reaches a float32 model)."""
+    arr = np.asarray(value)
+    if arr.dtype == np.dtype(dtype):
+        return value if isinstance(value, np.ndarray) else arr
+    if tape.recording() and arr.dtype.kind == "f" and np.dtype(dtype).kind == "f":
+        from flexflow_keras import ops
+
+        return ops.cast(value, dtype)
+    return np.asarray(arr, dtype=dtype)
 
 
 def fresh_tensor(t: KerasTensor) -> KerasTensor:

@@ -19,6 +19,7 @@ import numpy as np
 from flexflow_keras.errors import GraphError
 from flexflow_keras.losses import Loss
 from flexflow_keras.models import step_hooks
+from flexflow_keras.ops import tape
 from flexflow_keras.ops.eager_tensor import EagerTensor, as_eager  # noqa: F401 (re-exported)
 from flexflow_keras.ops.graph import KerasTensor, OpGraph
 from flexflow_keras.utils import tree
@@ -38,7 +39,47 @@ def add_loss(layer, losses) -> None:
                 item = ops.cast(item, "float32")
             layer.__dict__.setdefault("_symbolic_losses", []).append(item)
         elif item is not None:
-            layer.__dict__.setdefault("_eager_losses", []).append(float(np.sum(np.asarray(item))))
+            layer.__dict__.setdefault("_eager_losses", []).append(_eager_value(item))
+
+
+def _eager_value(item):
+    """An eagerly added loss: a float, or while a GradientTape records, the recorded sum (ops/tape.py)."""
+    from flexflow_keras import ops
+
+    if tape.recording() and isinstance(item, np.ndarray) and item.dtype.kind == "f":
+        return item if item.ndim == 0 else ops.sum(item)
+    return float(np.sum(np.asarray(item)))
+
+
+def run_eager(model, graph: OpGraph, arrays, training: bool) -> list:
+    """`graph`'s outputs for `arrays` (a model called on arrays); the loss tensors its layers added
+    (``self.add_loss(...)`` in a call()) are computed too, and become those layers' `losses`, as Keras."""
+    from flexflow_keras.layers.eager import run_graph
+
+    cache = model.__dict__.setdefault("_eager_loss_graphs", {})
+    if id(graph) not in cache:
+        by_layer = [(la, t) for la in _all_layers(model) for t in la.__dict__.get("_symbolic_losses", [])
+                    if _computed_by(graph, t)]
+        full = OpGraph(graph.inputs, list(graph.outputs) + [t for _, t in by_layer]) if by_layer else graph
+        if len(cache) > 8:
+            cache.clear()
+        cache[id(graph)] = (graph, full, [la for la, _ in by_layer])  # the graph held: its id stays its own
+    _, full, owners = cache[id(graph)]
+    values = run_graph(full, arrays, training=training)
+    n = len(graph.outputs)
+    for la in set(owners):
+        la.__dict__["_eager_losses"] = []
+    for la, v in zip(owners, values[n:], strict=True):
+        la.__dict__["_eager_losses"].append(_eager_value(v))
+    return values[:n]
+
+
+def _computed_by(graph: OpGraph, t: KerasTensor) -> bool:
+    try:
+        OpGraph(graph.inputs, [t])
+    except GraphError:
+        return False
+    return True
 
 
 def _all_layers(model) -> list:

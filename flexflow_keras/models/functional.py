@@ -14,10 +14,10 @@ import numpy as np
 
 from flexflow_keras.errors import GraphError
 from flexflow_keras.layers.base import Layer
-from flexflow_keras.layers.eager import clone_graph, run_graph
+from flexflow_keras.layers.eager import as_input, clone_graph
 from flexflow_keras.layers.input_layer import InputLayer
 from flexflow_keras.layers.node import Node
-from flexflow_keras.models import variable_dims
+from flexflow_keras.models import custom_training, variable_dims
 from flexflow_keras.models.model import Model
 from flexflow_keras.ops.base import apply_op
 from flexflow_keras.ops.graph import KerasTensor, OpGraph, TensorSpec
@@ -266,8 +266,8 @@ class Functional(GraphIOMixin, Model):
         if any(isinstance(x, KerasTensor) for x in flat):
             outs = clone_graph(self._graph, flat)
         else:
-            arrays = [np.asarray(x, dtype=t.dtype) for x, t in zip(flat, self._inputs, strict=False)]
-            outs = run_graph(self._current(self._graph), arrays, training=bool(training))
+            arrays = [as_input(x, t.dtype) for x, t in zip(flat, self._inputs, strict=False)]
+            outs = custom_training.run_eager(self, self._current(self._graph), arrays, bool(training))
         return tree.pack_as(self._output_struct, outs)
 
     def _convert_eager(self, inputs):

@@ -13,9 +13,9 @@ import numpy as np
 
 from flexflow_keras.layers import node as node_mod
 from flexflow_keras.layers.base import Layer
-from flexflow_keras.layers.eager import clone_graph, run_graph
+from flexflow_keras.layers.eager import as_input, clone_graph
 from flexflow_keras.layers.input_layer import InputLayer
-from flexflow_keras.models import variable_dims
+from flexflow_keras.models import custom_training, variable_dims
 from flexflow_keras.models.functional import GraphIOMixin, check_specs
 from flexflow_keras.models.keras2_methods import Keras2SequentialMethods
 from flexflow_keras.models.model import Model
@@ -189,8 +189,8 @@ class Sequential(Keras2SequentialMethods, GraphIOMixin, Model):
         flat = self._standardize_inputs(inputs, self._inputs)
         if isinstance(flat[0], KerasTensor):
             return clone_graph(self._graph, flat)[0]
-        arr = np.asarray(flat[0], dtype=self._inputs[0].dtype)
-        return run_graph(self._current(self._graph), [arr], training=bool(training))[0]
+        arr = as_input(flat[0], self._inputs[0].dtype)
+        return custom_training.run_eager(self, self._current(self._graph), [arr], bool(training))[0]
 
     def _convert_eager(self, inputs):
         return inputs

@@ -15,6 +15,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from flexflow_keras.ops import parallel as par
+from flexflow_keras.ops import tape
 from flexflow_keras.ops.eager_tensor import EagerTensor
 from flexflow_keras.ops.graph import KerasTensor, OpNode, TensorSpec, Variable
 
@@ -158,6 +159,8 @@ def apply_op(op: Op, inputs: Sequence, weights: Sequence[Variable] = (), name: s
             if isinstance(w, Variable) and not np.array_equal(old, new):
                 w.assign(new)
     outs = [o.view(EagerTensor) for o in outs]  # .numpy(), as tf.keras tensors (ops/eager_tensor.py)
+    if tape.recording():
+        tape.record(op, inputs, arrays, weights, wvals, outs, saved, stats, ctx, name)
     return outs[0] if len(outs) == 1 else tuple(outs)
 
 

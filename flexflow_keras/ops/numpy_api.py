@@ -14,6 +14,7 @@ import numpy as np
 
 from flexflow_keras.errors import ShapeError
 from flexflow_keras.ops import functional as F
+from flexflow_keras.ops import tape as _tape
 from flexflow_keras.ops.array_ops import (
     ArgReduceOp,
     BroadcastToOp,
@@ -26,6 +27,7 @@ from flexflow_keras.ops.array_ops import (
     TopKOp,
 )
 from flexflow_keras.ops.base import apply_op
+from flexflow_keras.ops.eager_tensor import eager
 from flexflow_keras.ops.graph import KerasTensor, Variable
 from flexflow_keras.ops.random_ops import BatchSizeOp, FillOp
 from kernels.reduce import normalize_axes
@@ -125,12 +127,12 @@ def eye(N, M=None, k=0, dtype=None):
 
 
 def convert_to_tensor(x, dtype=None, sparse=None, ragged=None):
-    """x as a tensor: KerasTensors as they are (cast to `dtype`), everything else a NumPy array
-    (Python floats become float32, as in Keras)."""
+    """x as a tensor: KerasTensors as they are (cast to `dtype`), everything else an `EagerTensor`
+    (Python floats become float32, as in Keras), which a GradientTape can watch."""
     if isinstance(x, KerasTensor):
         return x if dtype is None or np.dtype(dtype) == np.dtype(x.dtype) else F.cast(x, dtype)
     arr = np.asarray(x.value if isinstance(x, Variable) else x, dtype=dtype)
-    return arr.astype("float32") if dtype is None and arr.dtype == np.float64 else arr
+    return eager(arr.astype("float32") if dtype is None and arr.dtype == np.float64 else arr)
 
 
 def convert_to_numpy(x):
@@ -246,8 +248,26 @@ def _static_key(key, nd: int) -> tuple:
 def get_item(x, key):
     """``x[key]`` for ints, slices, None and ``...``; the batch dim of a symbolic x stays whole."""
     if not _sym(x):
+        if _tape.recording() and _basic(key):  # an eager index a GradientTape sees (ops/tape.py)
+            return apply_op(IndexOp(_static_key(_ints(key), np.ndim(x))), [np.asarray(x)])
         return np.asarray(x)[key]
     return apply_op(IndexOp(_static_key(key, x.ndim)), [x])
+
+
+def _ints(key):
+    """`key` with 0-d integer arrays (``tf.argmax(...)`` results) as ints."""
+    if isinstance(key, tuple):
+        return tuple(_ints(k) for k in key)
+    if isinstance(key, np.ndarray) and key.ndim == 0 and key.dtype.kind in "iu":
+        return int(key)
+    return key
+
+
+def _basic(key) -> bool:
+    """Whether `key` is a basic index (ints, slices, None, ...), which `IndexOp` runs."""
+    parts = _ints(key) if isinstance(key, tuple) else (_ints(key),)
+    return all(k is None or k is Ellipsis or isinstance(k, _slice | int | np.integer) and not isinstance(k, bool)
+               for k in parts)
 
 
 def slice(inputs, start_indices, shape):  # noqa: A001 - the Keras ops name

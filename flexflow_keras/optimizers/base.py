@@ -255,9 +255,13 @@ class Optimizer:
         """Subclasses: one fused update of variable `w` (step is 1-based)."""
         raise NotImplementedError(f"{type(self).__name__}._update")
 
-    def apply(self, backend: str, iteration: int, lr: float, weights: Sequence, grads: Sequence,
-              slots: Sequence[Sequence], names: Sequence[str] | None = None) -> None:
+    def apply(self, backend: str, iteration: int | None = None, lr: float | None = None, weights: Sequence = (),
+              grads: Sequence = (), slots: Sequence[Sequence] = (), names: Sequence[str] | None = None,
+              trainable_variables=None) -> None:
         """Update `weights` in place from `grads` (see the module docstring for the contract).
+
+        Called as Keras 3's ``optimizer.apply(grads, trainable_variables)`` (a custom training loop), it is
+        `apply_gradients` of those pairs.
 
         Args:
             backend: "cpu" (NumPy arrays) or "cuda" (numba device arrays).
@@ -267,6 +271,13 @@ class Optimizer:
             slots: per variable, its slot arrays in `slot_specs` order.
             names: optional variable names for `exclude_from_weight_decay`.
         """
+        if not isinstance(backend, str):  # Keras 3's apply(grads, trainable_variables)
+            variables = iteration if trainable_variables is None else trainable_variables
+            if variables is None:
+                raise ValueError(f"{type(self).__name__}.apply(grads, trainable_variables): give the variables "
+                                 f"the gradients are for (e.g. model.trainable_variables).")
+            self.apply_gradients(zip(backend, variables, strict=True))
+            return
         if backend not in ("cpu", "cuda"):
             raise ValueError(f"{type(self).__name__}.apply expects backend 'cpu' or 'cuda', received {backend!r}.")
         if not (len(weights) == len(grads) == len(slots)):
@@ -333,8 +344,12 @@ class Optimizer:
         for g, v in pairs:
             arr = v.value if hasattr(v, "value") else v
             arrays.append(arr)
-            grads.append(None if g is None else np.ascontiguousarray(g, dtype=arr.dtype))
+            grads.append(None if g is None else np.asarray(g, dtype=arr.dtype, order="C"))  # 0-d stays 0-d
             names.append(getattr(v, "path", getattr(v, "name", None)))
+        missing = [n for g, n in zip(grads, names, strict=True) if g is None]
+        if missing:  # TensorFlow's warning: a variable the loss does not depend on is left as it is
+            log.warning("Gradients do not exist for variables %s when minimizing the loss; they are not updated.",
+                        missing)
         lr = self.learning_rate_at(self._iterations)
         self.apply("cpu", self._iterations, lr, arrays, grads, [self._eager_slots[id(v)] for v in variables], names)
         for v in variables:

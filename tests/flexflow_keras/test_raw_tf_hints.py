@@ -43,8 +43,12 @@ def test_tensorflow_activation_functions_are_keras_ones():
     np.testing.assert_allclose(y, np.maximum(np.array([[1.0, -2.0]]) @ dense.get_weights()[0], 0), rtol=1e-6)
     with pytest.raises(RawTensorFlowError, match=r"tf\.nn\.conv2d: raw TensorFlow"):
         tf.nn.conv2d(None, None, 1, "SAME")
-    with pytest.raises(RawTensorFlowError, match=r"tf\.math\.argmax: raw TensorFlow .*keras\.ops\.argmax"):
-        tf.math.argmax(x)  # TensorFlow's default axis is 0, Keras' None: not mapped
+    m = np.array([[1.0, 5.0], [7.0, 2.0]], "float32")
+    arg = tf.math.argmax(m)  # TensorFlow's default axis 0 (Keras' is None, the flattened array), int64
+    assert arg.tolist() == [1, 0] and arg.dtype == np.int64 and tf.argmin(m, axis=1).tolist() == [0, 1]
+    assert tf.newaxis is None
+    with pytest.raises(RawTensorFlowError, match=r"tf\.math\.cumsum: raw TensorFlow .*keras\.ops\.cumsum"):
+        tf.math.cumsum(x)  # TensorFlow's default axis is 0, Keras' None: not mapped
 
 
 def test_stand_in_tensorflow_message_carries_the_spelling():

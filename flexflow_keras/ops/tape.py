@@ -1,0 +1,277 @@
+"""Eager gradients: `GradientTape` records the ops that run on arrays while it is open, and `gradient`
+runs each recorded op's own backward (the kernels training runs) in reverse order.
+
+This is `tf.GradientTape` for the scripts that compute gradients themselves: custom training loops
+(``tape.gradient(loss, model.trainable_weights)`` then ``optimizer.apply_gradients``), GANs with two
+tapes, gradients with respect to inputs (adversarial examples) or to activations (Grad-CAM). Every op that
+runs eagerly goes through `apply_op` (layers, models called on arrays, `keras.ops`, losses, the TensorFlow
+math that `tf_compat` maps), and arithmetic on `EagerTensor`s while a tape records is routed to those ops,
+so the tape sees the whole computation.
+
+A value is known by its buffer (address, shape, strides, dtype), not by its Python object, so
+``np.asarray(t)`` of a recorded tensor and a Variable's ``value`` are the same value to the tape. The tape
+holds every value it recorded until its gradient has been taken (a persistent tape: until it is dropped),
+so no buffer is reused while it is open.
+
+What TensorFlow does, this does: the gradient of a non-scalar target is that of its sum; a source the
+target does not depend on gets None (or zeros with ``unconnected_gradients="zero"``); a tensor computed
+before the tape opened is a source only once ``tape.watch(t)`` was called; a non-persistent tape gives
+one gradient.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from dataclasses import dataclass
+
+import numpy as np
+
+from flexflow_keras.errors import GraphError
+
+_ACTIVE: list[GradientTape] = []  # open tapes, innermost last
+
+
+@dataclass
+class _Entry:
+    op: object
+    in_keys: list  # per input: its buffer key
+    arrays: list  # the arrays the forward read
+    weight_keys: list
+    wvals: list
+    outs: list
+    saved: list
+    stats: list
+    ctx: object
+    name: str | None
+
+
+def key(value) -> tuple | None:
+    """The tape's name for an array value (a Variable's value buffer for a Variable); None for others."""
+    if hasattr(value, "value") and hasattr(value, "trainable"):  # a Variable
+        value = value.value
+    if not isinstance(value, np.ndarray):
+        return None
+    info = value.__array_interface__
+    return info["data"][0], value.shape, value.strides, value.dtype.str
+
+
+def recording() -> bool:
+    """Whether an open tape records (ops on arrays are then worth routing through `apply_op`)."""
+    return any(t._recording for t in _ACTIVE)
+
+
+def record(op, inputs, arrays, weights, wvals, outs, saved, stats, ctx, name) -> None:
+    """Called by `apply_op` after an eager forward: note it on every recording tape."""
+    tapes = [t for t in _ACTIVE if t._recording]
+    if not tapes:
+        return
+    entry = _Entry(op, [key(a) for a in arrays], list(arrays), [key(w) for w in wvals], list(wvals),
+                   [np.asarray(o) for o in outs], list(saved), list(stats), ctx, name)
+    for t in tapes:
+        t._entries.append(entry)
+
+
+def _floating(a) -> bool:
+    return isinstance(a, np.ndarray) and a.dtype.kind in "fc"
+
+
+class GradientTape:
+    """Record eager ops; ``gradient(target, sources)`` differentiates `target` with respect to `sources`.
+
+    Args:
+        persistent: allow more than one `gradient` call (the recording is kept until the tape is dropped).
+        watch_accessed_variables: with False, only what `watch` named is a source (TensorFlow's rule);
+            the default makes every Variable a source.
+    """
+
+    def __init__(self, persistent: bool = False, watch_accessed_variables: bool = True):
+        self.persistent = bool(persistent)
+        self.watch_accessed_variables = bool(watch_accessed_variables)
+        self._entries: list[_Entry] = []
+        self._watched: set = set()
+        self._keep: list = []  # watched values, held so their buffers stay theirs
+        self._recording = False
+        self._used = False
+
+    def __enter__(self):
+        self._recording = True
+        _ACTIVE.append(self)
+        return self
+
+    def __exit__(self, *exc):
+        self._recording = False
+        if self in _ACTIVE:
+            _ACTIVE.remove(self)
+        return False
+
+    def watch(self, tensor) -> None:
+        """Make `tensor` (an array, a Variable, or a list or dict of them) a source for `gradient`."""
+        from flexflow_keras.utils import tree
+
+        for t in tree.flatten(tensor):
+            k = key(t)
+            if k is None:
+                raise GraphError(f"GradientTape.watch: expected an array or a Variable, received "
+                                 f"{type(t).__name__}. Convert it first (keras.ops.convert_to_tensor or np.asarray) "
+                                 f"and pass the converted value to the model.")
+            self._watched.add(k)
+            self._keep.append(t)
+
+    @contextlib.contextmanager
+    def stop_recording(self):
+        """Ops run inside this block are not recorded."""
+        was, self._recording = self._recording, False
+        try:
+            yield
+        finally:
+            self._recording = was
+
+    def reset(self) -> None:
+        """Forget everything recorded so far."""
+        self._entries.clear()
+
+    def watched_variables(self) -> list:
+        """The Variables read by the recorded ops (weights of layers, values of ops)."""
+        seen = {}
+        for e in self._entries:
+            for w in e.wvals:
+                seen.setdefault(id(w), w)
+        return list(seen.values())
+
+    def gradient(self, target, sources, output_gradients=None, unconnected_gradients=None):
+        """d(sum of `target`)/d`source` for each source, in the structure of `sources`."""
+        from flexflow_keras.utils import tree
+
+        if self._used and not self.persistent:
+            raise GraphError("GradientTape.gradient can only be called once on a non-persistent tape. "
+                             "Create the tape with tf.GradientTape(persistent=True) to take several gradients "
+                             "from one recording.")
+        if unconnected_gradients not in (None, "none", "zero") and str(unconnected_gradients).lower() not in (
+                "unconnectedgradients.none", "unconnectedgradients.zero"):
+            raise GraphError(f"GradientTape.gradient: unconnected_gradients must be 'none' or 'zero', received "
+                             f"{unconnected_gradients!r}.")
+        zero_unconnected = "zero" in str(unconnected_gradients).lower()
+        targets = [t for t in tree.flatten(target) if t is not None]
+        seeds = tree.flatten(output_gradients) if output_gradients is not None else [None] * len(targets)
+        if len(seeds) != len(targets):
+            raise GraphError(f"GradientTape.gradient: {len(targets)} targets but {len(seeds)} output_gradients.")
+        grads: dict = {}
+        for t, s in zip(targets, seeds, strict=True):
+            arr = np.asarray(t)
+            if arr.dtype.kind not in "fc":
+                continue
+            g = np.ones_like(arr) if s is None else np.broadcast_to(np.asarray(s, arr.dtype), arr.shape)
+            k = key(arr)
+            grads[k] = grads[k] + g if k in grads else np.array(g)
+        flat_sources = tree.flatten(sources)
+        source_keys = [key(s) for s in flat_sources]
+        reach = self._sources(flat_sources, source_keys)
+        self._backward(grads, reach)
+        out = []
+        for s, k in zip(flat_sources, source_keys, strict=True):
+            g = grads.get(k) if k in reach else None
+            if g is None and zero_unconnected and k is not None:
+                g = np.zeros(np.shape(s.value if hasattr(s, "trainable") else s),
+                             dtype=np.asarray(s.value if hasattr(s, "trainable") else s).dtype)
+            out.append(None if g is None else _as_eager(g))
+        self._note_second_order([g for g in out if g is not None])
+        if not self.persistent:
+            self._used = True
+            self._entries = []
+        return tree.pack_as(sources, out)
+
+    def jacobian(self, *args, **kwargs):
+        raise GraphError("GradientTape.jacobian is not available in flexflow_keras; GradientTape.gradient is "
+                         "(the gradient of the sum of a target). Take one gradient per output element with a "
+                         "persistent tape if a full Jacobian is needed.")
+
+    batch_jacobian = jacobian
+
+    # --- internals -------------------------------------------------------------------------------------
+    def _note_second_order(self, grads: list) -> None:
+        """A gradient taken inside another open tape is a value that tape cannot differentiate (this tape
+        has no backward of a backward): note it there, so a target depending on it is an error, not a
+        silently missing term (WGAN-GP's gradient penalty)."""
+        outer = [t for t in _ACTIVE if t is not self and t._recording]
+        if not outer or not grads:
+            return
+        read = sorted({k for e in self._entries for k in e.in_keys + e.weight_keys if k is not None}
+                      | self._watched, key=str)
+        entry = _Entry(_SECOND_ORDER, read, [], [], [], [np.asarray(g) for g in grads], [], [], None, "gradient")
+        for t in outer:
+            t._entries.append(entry)
+
+    def _sources(self, flat_sources, source_keys) -> set:
+        """Keys of the sources the tape can differentiate, and every recorded value that depends on them."""
+        produced = {k for e in self._entries for k in map(key, e.outs)}
+        ok = set()
+        for s, k in zip(flat_sources, source_keys, strict=True):
+            if k is None:
+                raise GraphError(f"GradientTape.gradient: a source must be a Variable or an array, received "
+                                 f"{type(s).__name__}.")
+            is_var = hasattr(s, "trainable")
+            if k in self._watched or k in produced or (is_var and self.watch_accessed_variables):
+                ok.add(k)
+        reach = set(ok)
+        for e in self._entries:
+            if any(k in reach for k in e.in_keys) or any(k in reach for k in e.weight_keys):
+                reach.update(key(o) for o in e.outs)
+        return reach
+
+    def _backward(self, grads: dict, reach: set) -> None:
+        from flexflow_keras.ops.base import KernelContext
+
+        for e in reversed(self._entries):
+            out_keys = [key(o) for o in e.outs]
+            if not any(k in grads for k in out_keys):
+                continue
+            if e.op is _SECOND_ORDER:
+                raise GraphError("GradientTape.gradient: the target depends on a gradient taken inside this tape "
+                                 "(a gradient penalty, as in WGAN-GP); flexflow_keras does not differentiate "
+                                 "gradients (no second-order gradients). Leave the penalty out, or replace it with "
+                                 "weight clipping or a kernel_constraint.")
+            gouts = [grads[k] if k in grads else np.zeros(o.shape, o.dtype) for k, o in zip(out_keys, e.outs, strict=True)]
+            gouts = [np.asarray(g, dtype=o.dtype, order="C") for g, o in zip(gouts, e.outs, strict=True)]
+            gin = [np.zeros_like(a) if k in reach and _floating(a) and e.op.is_differentiable(i) else None
+                   for i, (k, a) in enumerate(zip(e.in_keys, e.arrays, strict=True))]
+            gw = [np.zeros_like(w) if k in reach and _floating(w) else None
+                  for k, w in zip(e.weight_keys, e.wvals, strict=True)]
+            if not any(g is not None for g in gin + gw):
+                continue
+            c = e.ctx
+            ctx = KernelContext(backend="cpu", training=c.training, step=c.step, seed=c.seed,
+                                global_batch=c.global_batch, accumulate_inputs=(False,) * len(gin),
+                                accumulate_weights=(False,) * len(gw))
+            op = e.op
+            try:
+                if op.two_stage_backward:
+                    op.backward_weights(ctx, e.arrays, e.wvals, e.outs, e.saved, e.stats, gouts, gw)
+                    op.backward_inputs(ctx, e.arrays, e.wvals, e.outs, e.saved, e.stats, gouts, gw, gin)
+                else:
+                    op.backward(ctx, e.arrays, e.wvals, e.outs, e.saved, e.stats, gouts, gin, gw)
+            except NotImplementedError as err:
+                raise GraphError(f"GradientTape.gradient: op '{e.name or op.type_name}' ({type(op).__name__}) "
+                                 f"has no gradient in flexflow_keras.") from err
+            for k, g in zip(e.in_keys + e.weight_keys, gin + gw, strict=True):
+                if g is not None:
+                    grads[k] = grads[k] + g if k in grads else g
+
+
+class _SecondOrderOp:
+    """Marks a gradient recorded by an outer tape (see `GradientTape._note_second_order`)."""
+
+    type_name = "gradient"
+    two_stage_backward = False
+
+    def is_differentiable(self, i: int) -> bool:
+        return True
+
+
+_SECOND_ORDER = _SecondOrderOp()
+
+
+def _as_eager(a):
+    from flexflow_keras.ops.eager_tensor import EagerTensor
+
+    return np.asarray(a).view(EagerTensor)
+

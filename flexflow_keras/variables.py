@@ -1,0 +1,63 @@
+"""`keras.Variable` (Keras 3's constructor) and `tf.Variable` (TensorFlow's), for the scripts that make
+their own weights: a linear regression written with ``W = tf.Variable(...)`` and a `GradientTape`, or a
+layer that assigns ``self.w = keras.Variable(...)``. Both are the framework's `Variable`
+(ops/graph.py): arithmetic on them runs as `keras.ops`, and a tape differentiates with respect to them."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from flexflow_keras.ops import graph
+
+
+class Variable(graph.Variable):
+    """Keras 3's ``keras.Variable(initializer, shape=None, dtype=None, trainable=True, name=None)``.
+
+    Args:
+        initializer: the initial value (an array or a number), or an initializer (a name such as
+            ``"glorot_uniform"``, or a callable ``(shape, dtype)``) together with `shape`.
+        shape: needed with an initializer; checked against an initial value.
+        dtype: default float32 for floating values, the value's own for integers and booleans.
+        trainable: whether optimizers and `GradientTape` treat it as a weight.
+        name: the variable's name.
+    """
+
+    def __init__(self, initializer, shape=None, dtype=None, trainable=True, autocast=True, aggregation="none",
+                 synchronization="auto", name=None):
+        from flexflow_keras import initializers
+
+        if isinstance(initializer, str) or (callable(initializer) and not isinstance(initializer, np.ndarray)):
+            if shape is None:
+                raise ValueError(f"keras.Variable: an initializer ({initializer!r}) needs a shape, e.g. "
+                                 f"keras.Variable(initializer='glorot_uniform', shape=(4, 2)).")
+            dtype = str(np.dtype(dtype or "float32"))
+            value = np.asarray(initializers.get(initializer)(tuple(shape), dtype))
+        else:
+            value = np.asarray(initializer.value if isinstance(initializer, graph.Variable) else initializer)
+            if dtype is None:
+                dtype = "float32" if value.dtype.kind == "f" else str(value.dtype)
+            if shape is not None and tuple(shape) != value.shape:
+                raise ValueError(f"keras.Variable: the initial value has shape {value.shape}, but shape={tuple(shape)} "
+                                 f"was given.")
+        super().__init__(name or "variable", value.shape, str(np.dtype(dtype)), initializer=value,
+                         trainable=trainable)
+
+
+def tf_variable(initial_value=None, trainable=None, validate_shape=True, caching_device=None, name=None,
+                variable_def=None, dtype=None, import_scope=None, constraint=None, synchronization=None,
+                aggregation=None, shape=None, experimental_enable_variable_lifting=True):
+    """TensorFlow's ``tf.Variable(initial_value, ...)``: the value's own dtype (a Python float is float32, a
+    NumPy float64 stays float64, as TensorFlow), or `dtype` when given."""
+    if initial_value is None:
+        raise ValueError("tf.Variable needs an initial_value.")
+    if callable(initial_value):
+        initial_value = initial_value()
+    value = np.asarray(initial_value.value if isinstance(initial_value, graph.Variable) else initial_value)
+    if dtype is None and isinstance(initial_value, float):
+        dtype = "float32"
+    elif dtype is None and isinstance(initial_value, int) and not isinstance(initial_value, bool):
+        dtype = "int32"
+    var = Variable(value, dtype=dtype or str(value.dtype), trainable=True if trainable is None else trainable,
+                   name=name)
+    var.constraint = constraint
+    return var

@@ -1,0 +1,210 @@
+"""GradientTape (ops/tape.py): eager gradients through the ops' own backward kernels, checked against
+central differences in float64, against the gradients `fit` trains with, and for TensorFlow's rules
+(watching, unconnected sources, persistence, stop_recording, immutable `+=`)."""
+
+import numpy as np
+import pytest
+
+import flexflow_keras as keras
+from flexflow_keras import layers, ops
+from flexflow_keras.errors import GraphError
+from flexflow_keras.ops.tape import GradientTape
+
+RNG = np.random.default_rng(0)
+
+
+def _numeric(f, x, eps=1e-3):
+    """Central differences of the scalar f() with respect to the array x (changed in place)."""
+    g = np.zeros(x.shape, np.float64)
+    for i in np.ndindex(x.shape):
+        old = x[i]
+        x[i] = old + eps
+        hi = float(f())
+        x[i] = old - eps
+        lo = float(f())
+        x[i] = old
+        g[i] = (hi - lo) / (2 * eps)
+    return g
+
+
+def _check_input_gradient(f, x, rtol=2e-2, atol=2e-3):
+    with GradientTape() as tape:
+        tape.watch(x)
+        y = f(x)
+    g = tape.gradient(y, x)
+    np.testing.assert_allclose(g, _numeric(lambda: np.sum(np.asarray(f(x), np.float64)), x), rtol=rtol, atol=atol)
+
+
+@pytest.mark.parametrize("name, f", [
+    ("arithmetic", lambda x: (x * x + 2.0 * x - x / 3.0) ** 2),
+    ("unary", lambda x: ops.tanh(x) + ops.exp(-x) + ops.sqrt(ops.abs(x) + 1.0)),
+    ("reduce", lambda x: ops.mean(ops.square(x), axis=1, keepdims=True) + ops.max(x, axis=0)[None]),
+    ("index", lambda x: x[:, 1] * x[0, 2] + x[1:, ::2].sum() * 0.0 + ops.sum(x[..., None, 0])),
+    ("matmul", lambda x: x @ np.arange(12, dtype="float32").reshape(4, 3) / 10.0),
+    ("softmax", lambda x: ops.log_softmax(x) * np.arange(4, dtype="float32")),
+])
+def test_input_gradients_match_differences(name, f):
+    _check_input_gradient(f, ops.convert_to_tensor(RNG.standard_normal((3, 4)).astype("float32")))
+
+
+def test_layer_gradients_match_differences():
+    conv = layers.Conv2D(3, 3, padding="same", activation="tanh")
+    bn = layers.BatchNormalization()
+    dense = layers.Dense(2)
+    x = RNG.standard_normal((2, 5, 5, 2)).astype("float32")
+
+    def f(v):
+        return dense(layers.Flatten()(bn(conv(v), training=True)))
+
+    f(x)
+    _check_input_gradient(f, x, rtol=5e-2, atol=5e-3)
+    kernel = conv.kernel
+    with GradientTape() as tape:
+        y = ops.sum(f(x))
+    g = tape.gradient(y, kernel)
+    np.testing.assert_allclose(g, _numeric(lambda: np.sum(np.asarray(f(x), np.float64)), kernel.value),
+                               rtol=5e-2, atol=5e-3)
+
+
+def _mlp(seed=0):
+    keras.utils.set_random_seed(seed)
+    inp = keras.Input((6,))
+    h = layers.Dense(8, activation="relu", kernel_regularizer=keras.regularizers.l2(0.01))(inp)
+    return keras.Model(inp, layers.Dense(3)(h))
+
+
+def test_a_custom_loop_trains_as_fit_does():
+    """The tape's gradients are those `fit` trains with: the same SGD steps give the same weights."""
+    x = RNG.standard_normal((32, 6)).astype("float32")
+    y = RNG.integers(0, 3, 32)
+    fitted, looped = _mlp(), _mlp()
+    looped.set_weights(fitted.get_weights())
+    fitted.compile(keras.optimizers.SGD(0.1), keras.losses.SparseCategoricalCrossentropy(from_logits=True))
+    fitted.fit(x, y, batch_size=8, epochs=2, shuffle=False, verbose=0)
+    opt = keras.optimizers.SGD(0.1)
+    loss_fn = keras.losses.SparseCategoricalCrossentropy(from_logits=True)
+    for _ in range(2):
+        for s in range(0, 32, 8):
+            with GradientTape() as tape:
+                loss = loss_fn(y[s:s + 8], looped(x[s:s + 8], training=True))
+                loss += sum(looped.losses)
+            grads = tape.gradient(loss, looped.trainable_weights)
+            opt.apply_gradients(zip(grads, looped.trainable_weights, strict=True))
+    for a, b in zip(fitted.get_weights(), looped.get_weights(), strict=True):
+        np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-6)
+
+
+def test_keras3_optimizer_apply_and_add_loss_in_a_model():
+    class Penalty(layers.Layer):
+        def call(self, inputs):
+            self.add_loss(0.5 * ops.sum(ops.square(inputs)))
+            return inputs
+
+    inp = keras.Input((3,))
+    model = keras.Model(inp, Penalty()(layers.Dense(2, use_bias=False)(inp)))
+    x = RNG.standard_normal((4, 3)).astype("float32")
+    with GradientTape() as tape:
+        model(x)
+        (loss,) = model.losses
+    (g,) = tape.gradient(loss, model.trainable_weights)
+    w = model.trainable_weights[0].value
+    np.testing.assert_allclose(g, x.T @ (x @ w), rtol=1e-5)  # d/dw 0.5 |xw|^2
+    before = w.copy()
+    keras.optimizers.SGD(1.0).apply([g], model.trainable_weights)
+    np.testing.assert_allclose(model.trainable_weights[0].value, before - g, rtol=1e-6)
+
+
+def test_dropout_gradient_uses_the_forward_mask():
+    x = np.ones((64, 16), "float32")
+    drop = layers.Dropout(0.5)
+    with GradientTape() as tape:
+        tape.watch(x)
+        y = drop(x, training=True)
+    g = tape.gradient(y, x)
+    np.testing.assert_array_equal(g, np.asarray(y))  # y = mask * 2 for x = 1: dy/dx is the same
+    assert 0 < np.count_nonzero(g) < g.size
+
+
+def test_tensorflow_rules_for_sources():
+    x = ops.convert_to_tensor(RNG.standard_normal((2, 3)).astype("float32"))
+    v = keras.Variable(np.ones((3, 1), "float32"))
+    unused = keras.Variable(np.ones(2, "float32"))
+    with GradientTape() as tape:
+        y = ops.sum(x @ v)
+    gx, gv, gu = tape.gradient(y, [x, v, unused])
+    assert gx is None and gu is None  # x was not watched; `unused` does not reach y
+    np.testing.assert_allclose(gv, x.sum(axis=0)[:, None], rtol=1e-6)
+    with pytest.raises(GraphError, match="non-persistent"):
+        tape.gradient(y, v)
+    with GradientTape(persistent=True) as tape:
+        tape.watch(x)
+        y = ops.sum(ops.square(x))
+        with tape.stop_recording():
+            z = ops.sum(ops.square(x))
+    np.testing.assert_allclose(tape.gradient(y, x), 2 * x, rtol=1e-6)
+    np.testing.assert_allclose(tape.gradient(y, {"a": x})["a"], 2 * x, rtol=1e-6)  # persistent: twice
+    assert tape.gradient(z, x) is None  # not recorded
+    assert tape.gradient(y, unused, unconnected_gradients="zero").tolist() == [0.0, 0.0]
+    with GradientTape(watch_accessed_variables=False) as tape:
+        y = ops.sum(x @ v)
+    assert tape.gradient(y, v) is None
+
+
+def test_in_place_add_under_a_tape_is_a_new_tensor_and_output_gradients_seed():
+    x = ops.convert_to_tensor([1.0, 2.0])
+    with GradientTape() as tape:
+        tape.watch(x)
+        loss = ops.sum(x * x)
+        first = loss
+        loss += ops.sum(3.0 * x)
+    assert float(first) == 5.0 and float(loss) == 14.0  # `+=` left the first tensor as it was
+    np.testing.assert_allclose(tape.gradient(loss, x), 2 * x + 3)
+    with GradientTape() as tape:
+        tape.watch(x)
+        y = x * x
+    np.testing.assert_allclose(tape.gradient(y, x, output_gradients=np.array([1.0, 10.0])), [2.0, 40.0])
+
+
+def test_two_tapes_record_the_same_ops_and_outside_a_tape_arithmetic_is_numpy():
+    x = ops.convert_to_tensor([3.0])
+    with GradientTape() as outer, GradientTape() as inner:
+        outer.watch(x)
+        inner.watch(x)
+        y = x * x
+    assert outer.gradient(y, x)[0] == 6.0 and inner.gradient(y, x)[0] == 6.0
+    e = ops.exp(np.zeros(2, "float32"))
+    assert type(e + 1).__name__ == "EagerTensor" and float((e + 1)[0]) == 2.0
+
+
+def test_gradient_argument_errors():
+    with GradientTape() as tape:
+        pass
+    with pytest.raises(GraphError, match="source must be a Variable or an array"):
+        tape.gradient(np.ones(()), ["x"])
+    with pytest.raises(GraphError, match="unconnected_gradients"):
+        GradientTape().gradient(np.ones(()), [np.ones(1)], unconnected_gradients="maybe")
+
+
+def test_a_gradient_penalty_is_refused_rather_than_left_out():
+    """WGAN-GP differentiates a gradient; there is no backward of a backward here, so the outer gradient
+    is an error, while a gradient taken inside another tape and not used by its target is fine."""
+    dense = layers.Dense(1)
+    x = ops.convert_to_tensor(RNG.standard_normal((4, 3)).astype("float32"))
+    dense(x)
+    with GradientTape() as outer:
+        with GradientTape() as inner:
+            inner.watch(x)
+            pred = dense(x)
+        grads = inner.gradient(pred, x)
+        penalty = ops.mean(ops.square(grads))
+        loss = ops.mean(dense(x)) + penalty
+        other = ops.mean(dense(x))
+    with pytest.raises(GraphError, match="second-order"):
+        outer.gradient(loss, dense.trainable_weights)
+    with GradientTape() as outer:
+        with GradientTape() as inner:
+            inner.watch(x)
+            pred = dense(x)
+        inner.gradient(pred, x)
+        other = ops.mean(dense(x))
+    assert all(g is not None for g in outer.gradient(other, dense.trainable_weights))
