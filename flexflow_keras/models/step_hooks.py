@@ -9,7 +9,8 @@ through a wrapped model, ``self.model(x)``, is the forward pass the graph record
 trainable weight, which is what the rest of such a step does. The Python after ``compute_loss`` (the
 ``tf.GradientTape`` gradient, the optimizer call, metric trackers) is not run; logs show the loss and the
 compiled metrics. A step that does anything else with its gradients (two optimizers, clipping, a
-variable subset), or never calls ``compute_loss``, is refused with a message naming what it calls.
+variable subset), or never calls ``compute_loss``, runs eagerly instead (models/eager_fit.py), and
+`eager_reason` says why.
 A ``test_step`` that calls ``compute_loss`` evaluates like the default one; a ``compute_metrics`` override
 runs on each shard's NumPy batch (`models/metrics_hook.py`).
 """
@@ -49,28 +50,40 @@ def _source(model, hook: str) -> str:
         return ""
 
 
+def eager_reason(model, hook: str = "train_step") -> str | None:
+    """Why `model`'s `hook` override cannot be traced into the step graph (fit then runs it eagerly,
+    models/eager_fit.py), or None when it is traced or not overridden.
+
+    Raises:
+        GraphError: for a step that no flexflow_keras path runs (PyTorch/JAX autodiff).
+    """
+    if not overrides(model, hook):
+        return None
+    src = _source(model, hook)
+    if f"super().{hook}" in src:
+        return None
+    if ".backward()" in src or "jax." in src:
+        raise GraphError(f"Model '{model.name}' overrides {hook}() with PyTorch/JAX autodiff; flexflow_keras runs "
+                         f"TensorFlow's GradientTape, or traces a step that calls self.compute_loss(). {_FIX}")
+    if not any(c in src for c in _LOSS_CALLS):
+        return "does not call self.compute_loss()"
+    if hook != "train_step":
+        return None
+    if src.count(".gradient(") + src.count("grad(") > 1 or src.count("apply_gradients(") + src.count(
+            "optimizer.apply(") > 1:
+        return "computes or applies more than one gradient"
+    if any(c in src for c in ("clip_by", "clipnorm", "clip_grad")):
+        return "transforms the gradients"
+    return None
+
+
 def check_hooks(model) -> None:
-    """Refuse the overrides this module cannot run (see the module docstring), naming the reason."""
-    if overrides(model, "test_step") and not any(c in _source(model, "test_step") for c in _LOSS_CALLS):
+    """Refuse a test_step that cannot be traced next to a traced train_step (validation in the step graph)."""
+    why = eager_reason(model, "test_step")
+    if why is not None:
         raise GraphError(f"Model '{model.name}' overrides test_step() without calling self.compute_loss(); "
-                         f"flexflow_keras evaluates the compiled loss and metrics in the step graph. {_FIX}")
-    if overrides(model, "train_step"):
-        src = _source(model, "train_step")
-        if "super().train_step" in src:
-            return
-        why = None
-        if not any(c in src for c in _LOSS_CALLS):
-            why = "it does not call self.compute_loss()"
-        elif src.count(".gradient(") + src.count("grad(") > 1 or src.count("apply_gradients(") + src.count(
-                "optimizer.apply(") > 1:
-            why = "it computes or applies more than one gradient"
-        elif any(c in src for c in ("clip_by", "clipnorm", "clip_grad")):
-            why = "it transforms the gradients (clip the gradient with compile(optimizer=Adam(clipnorm=...)))"
-        elif ".backward()" in src or "jax." in src:
-            why = "it uses PyTorch/JAX autodiff"
-        if why is not None:
-            raise GraphError(f"Model '{model.name}' overrides train_step() and {why}; flexflow_keras traces "
-                             f"one step as a graph. {_FIX}")
+                         f"flexflow_keras evaluates the compiled loss and metrics in the step graph next to a "
+                         f"traced train_step. {_FIX}")
 
 
 class _LossCaptured(Exception):

@@ -21,7 +21,7 @@ from flexflow_keras.data import provenance
 from flexflow_keras.errors import DataError
 from flexflow_keras.execution import overlap as _overlap
 from flexflow_keras.execution import simulator_notice
-from flexflow_keras.models import custom_training, sample_weights, step_hooks
+from flexflow_keras.models import custom_training, eager_fit, sample_weights, step_hooks
 from flexflow_keras.models.metrics_hook import ComputeMetricsHook
 from flexflow_keras.models.step_window import IN_FLIGHT, LogDemand, StepWindow, passive
 from flexflow_keras.models.training_feeds import (
@@ -296,6 +296,11 @@ class Trainer:
         from flexflow_keras import callbacks as callbacks_mod
 
         self._require_compiled("fit")
+        reason = step_hooks.eager_reason(self, "train_step")
+        if reason is not None:  # a step that computes its own gradients runs as written (eager_fit.py)
+            return eager_fit.fit(self, reason, x, y, batch_size, epochs, verbose, callbacks, validation_split,
+                                 validation_data, shuffle, class_weight, sample_weight, initial_epoch,
+                                 steps_per_epoch, validation_steps, validation_batch_size, validation_freq)
         _overlap.clear_device_failures()  # what a run stopped by something else left on a GPU
         script_batch = batch_size
         batch_size = int(_config.resolve("batch_size", batch_size, "-b/--batch-size"))
@@ -502,6 +507,8 @@ class Trainer:
                  callbacks=None, return_dict=False, **kwargs):
         """Loss and metrics in inference mode; a scalar, a list, or a dict with return_dict=True."""
         self._require_compiled("evaluate")
+        if step_hooks.eager_reason(self, "test_step") is not None:
+            return eager_fit.evaluate(self, x, y, batch_size, verbose, sample_weight, steps, return_dict)
         _overlap.clear_device_failures()
         batch_size = int(batch_size or 32)
         if x is None and y is None:
@@ -590,6 +597,8 @@ class Trainer:
 
         `reset_metrics=False` (Keras 2) accumulates the results over consecutive calls."""
         self._require_compiled("train_on_batch")
+        if step_hooks.eager_reason(self, "train_step") is not None:
+            return _result(eager_fit.train_on_batch(self, x, y, sample_weight, reset_metrics), return_dict)
         graph, xs, ys, sw, n = self._prepare(x, y, sample_weight)
         sw = self._class_weights(class_weight, ys, sw)
         engine = self._engine_for(graph, ys)

@@ -10,7 +10,7 @@ import pytest
 import flexflow_keras as keras
 from flexflow_keras import backend as K
 from flexflow_keras import layers, ops
-from flexflow_keras.errors import GraphError, ShapeError
+from flexflow_keras.errors import ShapeError
 
 rng = np.random.default_rng(0)
 X = rng.random((32, 4)).astype("float32")
@@ -170,20 +170,34 @@ def test_train_step_calling_super_after_changing_the_data():
     assert model.evaluate(X, Y, verbose=0) == pytest.approx(float(np.mean((2 * Y) ** 2)), rel=1e-4)
 
 
-def test_unsupported_step_overrides_are_refused_with_the_reason():
-    class Gan(keras.Model):
-        def train_step(self, data):
-            with _Tape() as tape:
-                loss = self.compute_loss(y=data[1], y_pred=self(data[0]))
-            self.optimizer.apply(tape.gradient(loss, self.d_vars), self.d_vars)
-            self.optimizer.apply(tape.gradient(loss, self.g_vars), self.g_vars)
+def test_a_step_with_two_gradients_runs_eagerly_as_written():
+    """Not traceable (two gradients), so fit runs it batch by batch (models/eager_fit.py); its eager
+    compute_loss and two applies over the two halves of the weights make one plain SGD step."""
+    from flexflow_keras.ops.tape import GradientTape
 
-    inp = keras.Input((4,))
-    model = Gan(inp, layers.Dense(1)(inp))
-    model.compile("sgd", "mse")
-    with pytest.raises(GraphError, match="more than one gradient"):
-        model.fit(X, Y, epochs=1, verbose=0)
-    assert model.predict(X[:2], verbose=0).shape == (2, 1)  # predict runs the graph as it is
+    class Two(keras.Model):
+        def train_step(self, data):
+            x, y = data
+            with GradientTape(persistent=True) as tape:
+                loss = self.compute_loss(x=x, y=y, y_pred=self(x, training=True))
+            first, second = self.trainable_variables[:2], self.trainable_variables[2:]
+            self.optimizer.apply(tape.gradient(loss, first), first)
+            self.optimizer.apply(tape.gradient(loss, second), second)
+            return {"loss": loss}
+
+    def build(cls):
+        keras.utils.set_random_seed(3)
+        inp = keras.Input((4,))
+        return cls(inp, layers.Dense(1)(layers.Dense(3, activation="tanh")(inp)))
+
+    two, plain = build(Two), build(keras.Model)
+    plain.set_weights(two.get_weights())
+    for m in (two, plain):
+        m.compile(keras.optimizers.SGD(0.05), "mse")
+        m.fit(X, Y, batch_size=8, epochs=2, shuffle=False, verbose=0)
+    for a, b in zip(two.get_weights(), plain.get_weights(), strict=True):
+        np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-6)
+    assert two.predict(X[:2], verbose=0).shape == (2, 1)  # predict runs the graph as it is
 
 
 def test_add_metric_is_refused_as_in_keras_3():

@@ -1,0 +1,210 @@
+"""`fit` and `evaluate` for a model whose ``train_step`` / ``test_step`` computes its own gradients (the
+keras.io VAE and GAN: two tapes, two optimizers, loss trackers, a model without ``call()``): the step is
+run as written, once per batch, on arrays, with `GradientTape` (ops/tape.py) giving its gradients.
+
+Such a step cannot be traced into one graph (models/step_hooks.py names why), so it runs on this
+process's CPU, without the strategy search; the log says so. What `fit` promises around it is kept:
+batches of `-b` samples (shuffled each epoch), `-e` epochs, the model's metrics reset at each epoch (as
+Keras does), callbacks and the progress bar given the step's returned logs, `History`, `stop_training`,
+validation through the model's ``test_step`` (``val_`` logs).
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+
+import numpy as np
+
+from flexflow_keras import config as _config
+from flexflow_keras.errors import DataError, GraphError
+from flexflow_keras.models import step_hooks
+from flexflow_keras.models.training_feeds import is_stream
+from flexflow_keras.ops.eager_tensor import EagerTensor, eager
+from flexflow_keras.utils import tree
+
+log = logging.getLogger("flexflow_keras")
+
+
+def _pack(x, y, sw):
+    """Keras' pack_x_y_sample_weight: x alone when there are no labels, else a tuple."""
+    if y is None and sw is None:
+        return x
+    return (x, y) if sw is None else (x, y, sw)
+
+
+def _as_eager(batch):
+    return tree.map_structure(lambda a: eager(np.asarray(a)) if isinstance(a, np.ndarray | list)
+                              and not isinstance(a, EagerTensor) else a, batch)
+
+
+class _Batches:
+    """The batches of one pass: slices of arrays (shuffled per epoch), or what a dataset yields."""
+
+    def __init__(self, x, y, sw, batch_size: int, shuffle: bool, seed: int, steps: int | None):
+        self.stream = is_stream(x)
+        self.x, self.y, self.sw = x, y, sw
+        self.batch_size, self.shuffle, self.steps = batch_size, shuffle, steps
+        self.rng = np.random.default_rng(seed)
+        self._iter = None
+        if self.stream:
+            if y is not None or sw is not None:
+                raise DataError("fit(dataset, y=...): a dataset yields its own labels; pass y only with arrays.")
+            self.n = None
+        else:
+            leaves = [np.asarray(a) for a in tree.flatten(x)]
+            if not leaves:
+                raise DataError("fit() of a custom train_step needs data: x as arrays or a dataset.")
+            self.n = len(leaves[0])
+            for a in leaves + [np.asarray(a) for a in tree.flatten(y) + tree.flatten(sw) if a is not None]:
+                if len(a) != self.n:
+                    raise DataError(f"fit(): x has {self.n} samples but another array has {len(a)}; every array "
+                                    f"needs one row per sample.")
+
+    def __len__(self) -> int:
+        if self.steps is not None:
+            return int(self.steps)
+        if self.n is not None:
+            return -(-self.n // self.batch_size)
+        if hasattr(self.x, "__len__"):
+            return len(self.x)
+        return 0  # unknown (a generator without steps_per_epoch): the progress bar counts as it goes
+
+    def epoch(self):
+        if not self.stream:
+            order = self.rng.permutation(self.n) if self.shuffle else np.arange(self.n)
+            for k, start in enumerate(range(0, self.n, self.batch_size)):
+                if self.steps is not None and k >= self.steps:
+                    return
+                idx = order[start:start + self.batch_size]
+
+                def take(a, idx=idx):
+                    return None if a is None else np.asarray(a)[idx]
+
+                yield _as_eager(_pack(tree.map_structure(take, self.x), tree.map_structure(take, self.y),
+                                      tree.map_structure(take, self.sw)))
+            return
+        if hasattr(self.x, "__getitem__") and hasattr(self.x, "__len__") and not hasattr(self.x, "batch"):
+            for k in range(len(self)):  # a PyDataset / Sequence: batch k is x[k]
+                yield _as_eager(self.x[k])
+            if hasattr(self.x, "on_epoch_end"):
+                self.x.on_epoch_end()
+            return
+        if self._iter is None or self.steps is None:
+            self._iter = iter(self.x)  # a dataset starts again each epoch; a generator continues
+        for k, batch in enumerate(self._iter):
+            yield _as_eager(batch)
+            if self.steps is not None and k + 1 >= self.steps:
+                return
+
+
+def _floats(logs) -> dict:
+    if logs is None:
+        return {}
+    if not isinstance(logs, dict):
+        raise GraphError(f"train_step() must return a dict of logs (e.g. {{'loss': loss}}), it returned "
+                         f"{type(logs).__name__}.")
+    out = {}
+    for k, v in logs.items():
+        value = v.result() if hasattr(v, "result") and hasattr(v, "update_state") else v
+        arr = np.asarray(value)
+        out[k] = float(arr) if arr.size == 1 else arr
+    return out
+
+
+def _reset(model) -> None:
+    for m in getattr(model, "metrics", None) or []:
+        if hasattr(m, "reset_state"):
+            m.reset_state()
+
+
+def fit(model, reason: str, x=None, y=None, batch_size=None, epochs=None, verbose="auto", callbacks=None,
+        validation_split=0.0, validation_data=None, shuffle=True, class_weight=None, sample_weight=None,
+        initial_epoch=0, steps_per_epoch=None, validation_steps=None, validation_batch_size=None,
+        validation_freq=1):
+    """`Model.fit` for an eager train_step (see the module docstring); returns the History."""
+    from flexflow_keras import callbacks as callbacks_mod
+
+    if class_weight is not None:
+        raise DataError(f"Model '{model.name}': class_weight is applied by the compiled loss; a train_step that "
+                        f"computes its own loss must weigh samples itself (pass sample_weight, which it receives "
+                        f"as the third element of `data`).")
+    if validation_split:
+        raise DataError(f"Model '{model.name}': validation_split with a custom train_step: pass "
+                        f"validation_data=(x_val, y_val) instead.")
+    batch_size = int(_config.resolve("batch_size", batch_size, "-b/--batch-size"))
+    epochs = int(_config.resolve("epochs", epochs, "-e/--epochs"))
+    if x is None:
+        raise DataError(f"Model '{model.name}'.fit(): a custom train_step trains on the data it is given; pass x "
+                        f"(arrays or a dataset), or -d DATASET.")
+    cfg_seed = _config.get().seed
+    seed = int(cfg_seed) if cfg_seed is not None else int(np.random.randint(0, 2**31 - 1))
+    batches = _Batches(x, y, sample_weight, batch_size, shuffle, seed, steps_per_epoch)
+    val = None
+    if validation_data is not None:
+        vx, vy, vsw = (tuple(validation_data) + (None, None))[:3] if isinstance(validation_data, tuple) else (
+            validation_data, None, None)
+        val = _Batches(vx, vy, vsw, validation_batch_size or batch_size, False, 0, validation_steps)
+    log.info("model '%s': its train_step() %s, so fit() runs it as written, one batch at a time on this "
+             "process's CPU, its gradients from GradientTape; the strategy search does not apply to it",
+             model.name, reason)
+    log.info("data: %s", f"arrays passed to fit(), {batches.n} samples" if batches.n is not None
+             else f"{type(x).__name__} passed to fit()")
+    verbose = 1 if verbose == "auto" else int(verbose)
+    steps = len(batches)
+    cbs = callbacks_mod.CallbackList(callbacks, add_history=True, add_progbar=verbose != 0, model=model,
+                                     verbose=verbose, epochs=epochs, steps=steps or None, samples=batches.n,
+                                     batch_size=batch_size)
+    model.stop_training = False
+    t0, samples, logs, epoch_logs = time.perf_counter(), 0, {}, {}
+    cbs.on_train_begin()
+    for epoch in range(int(initial_epoch), epochs):
+        _reset(model)
+        cbs.on_epoch_begin(epoch)
+        for step, data in enumerate(batches.epoch()):
+            cbs.on_train_batch_begin(step)
+            logs = _floats(model.train_step(data))
+            samples += len(tree.flatten(data)[0])
+            cbs.on_train_batch_end(step, logs)
+            if model.stop_training:
+                break
+        epoch_logs = dict(logs)
+        if val is not None and (epoch + 1) % int(validation_freq) == 0:
+            epoch_logs.update({f"val_{k}": v for k, v in _evaluate(model, val).items()})
+        cbs.on_epoch_end(epoch, epoch_logs)
+        if model.stop_training:
+            break
+    cbs.on_train_end(epoch_logs)
+    elapsed = time.perf_counter() - t0
+    log.info("fit: %d samples in %.2f s, %.1f samples/s", samples, elapsed, samples / max(elapsed, 1e-9))
+    return model.history
+
+
+def _evaluate(model, batches: _Batches) -> dict:
+    if not step_hooks.overrides(model, "test_step"):
+        raise GraphError(f"Model '{model.name}': validation of a custom train_step runs the model's test_step(); "
+                         f"define one (it returns a dict of logs, as train_step does), or leave out "
+                         f"validation_data.")
+    _reset(model)
+    logs = {}
+    for data in batches.epoch():
+        logs = _floats(model.test_step(data))
+    return logs
+
+
+def evaluate(model, x=None, y=None, batch_size=None, verbose="auto", sample_weight=None, steps=None,
+             return_dict=False):
+    """`Model.evaluate` for an eager test_step: its logs after the last batch."""
+    batch_size = int(_config.resolve("batch_size", batch_size, "-b/--batch-size"))
+    logs = _evaluate(model, _Batches(x, y, sample_weight, batch_size, False, 0, steps))
+    if return_dict:
+        return logs
+    values = list(logs.values())
+    return values[0] if len(values) == 1 else values
+
+
+def train_on_batch(model, x, y=None, sample_weight=None, reset_metrics=True) -> dict:
+    """`Model.train_on_batch` for an eager train_step: the step once on this batch, its logs."""
+    if reset_metrics:
+        _reset(model)
+    return _floats(model.train_step(_as_eager(_pack(x, y, sample_weight))))
