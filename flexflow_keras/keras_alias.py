@@ -147,6 +147,10 @@ class _TensorFlow(types.ModuleType):
             from flexflow_keras.ops.tape import GradientTape
 
             return GradientTape
+        if name == "Module" and self.__name__ == "tensorflow":
+            from flexflow_keras.variables import Module
+
+            return Module
         path = f"{self.__name__.replace('tensorflow', 'tf', 1)}.{name}"
         if self.__name__ == "tensorflow":
             if name in _TF_ACTIVATIONS and name:

@@ -19,7 +19,7 @@ _RENAMED = {
     "tf.math.reduce_mean": "keras.ops.mean",
     "tf.math.reduce_sum": "keras.ops.sum",
     "tf.nn.moments": "keras.ops.moments",
-    "tf.nn.sigmoid_cross_entropy_with_logits": "keras.losses.binary_crossentropy(..., from_logits=True)",
+    "tf.clip_by_value": "keras.ops.clip",
     "tf.random.categorical": "keras.random.categorical",
 }
 

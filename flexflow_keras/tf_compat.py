@@ -24,12 +24,13 @@ scripts whose Keras part runs (`tf.random.set_seed(42)` on their first line). Ma
   on symbolic tensors); `tf.compat.as_bytes` / `as_str`; `tf.reduce_mean`, `tf.divide` and `tf.constant` with TensorFlow's dtypes (an integer
   mean is an integer, integers divide in float64, a Python int is int32); `tf.where(cond, x, y)`;
   `tf.argmax` / `tf.argmin` (TensorFlow's default axis 0, int64 indices); `tf.newaxis`;
-  `tf.Variable` (variables.py);
+  `tf.Variable` and `tf.Module` (variables.py); `tf.GradientTape` (ops/tape.py) and
+  `tf.UnconnectedGradients`; `tf.one_hot` (on/off values), `tf.split` (sizes or a count),
+  `tf.repeat`, `tf.clip_by_value`, `tf.nn.sigmoid_cross_entropy_with_logits`;
   `tf.random.normal` / `uniform`. An argument TensorFlow's function takes and Keras' does not
   (`tf.matmul(a, b, transpose_b=True)`) is a `RawTensorFlowError` naming the call. Names whose
-  TensorFlow meaning or argument order differs from Keras' (`tf.split`'s sizes against
-  `keras.ops.split`'s indices, `tf.cumsum`'s default axis 0, `tf.one_hot`'s third
-  argument) are not mapped: they stay refused, with the Keras spelling in the message.
+  TensorFlow meaning or argument order differs from Keras' and that are not written out above
+  (`tf.cumsum`'s default axis 0) are not mapped: they stay refused, with the Keras spelling in the message.
 """
 
 from __future__ import annotations
@@ -50,7 +51,7 @@ _SAME_OPS = {name: name for name in (
     "logical_not", "cast", "reshape", "transpose", "expand_dims", "squeeze", "stack", "tile", "matmul",
     "einsum", "ones_like", "zeros_like", "zeros", "ones", "linspace")}
 _SAME_OPS.update({"reduce_sum": "sum", "reduce_max": "max", "reduce_min": "min", "reduce_prod": "prod",
-                  "concat": "concatenate", "pow": "power"})
+                  "concat": "concatenate", "pow": "power", "repeat": "repeat", "clip_by_value": "clip"})
 _SAME_RANDOM = ("normal", "uniform")
 
 PhysicalDevice = namedtuple("PhysicalDevice", ["name", "device_type"])
@@ -199,6 +200,38 @@ def _arg_reduce(fn: str):
     return arg
 
 
+def _one_hot(indices, depth, on_value=None, off_value=None, axis=None, dtype=None, name=None):
+    """`tf.one_hot`: `keras.ops.one_hot` with TensorFlow's on/off values (1 and 0 by default)."""
+    from flexflow_keras import ops
+
+    out = ops.one_hot(indices, int(depth), axis=-1 if axis is None else int(axis), dtype=dtype or "float32")
+    if on_value is None and off_value is None:
+        return out
+    on, off = (1.0 if on_value is None else float(on_value)), (0.0 if off_value is None else float(off_value))
+    return ops.add(ops.multiply(out, on - off), off)
+
+
+def _split(value, num_or_size_splits, axis=0, num=None, name=None):
+    """`tf.split`: a number of equal parts, or the parts' sizes (Keras' split takes the cut indices)."""
+    from flexflow_keras import ops
+
+    if isinstance(num_or_size_splits, int | np.integer):
+        return ops.split(value, int(num_or_size_splits), axis=axis)
+    sizes = [int(n) for n in np.asarray(num_or_size_splits).reshape(-1)]
+    if -1 in sizes:  # TensorFlow: one size may be -1, the rest of the dim
+        sizes[sizes.index(-1)] = np.shape(value)[axis] - (sum(sizes) + 1)
+    if sum(sizes) != np.shape(value)[axis]:
+        raise ValueError(f"tf.split: the sizes {sizes} add up to {sum(sizes)}, but axis {axis} has "
+                         f"{np.shape(value)[axis]} elements.")
+    return ops.split(value, [int(i) for i in np.cumsum(sizes)[:-1]], axis=axis)
+
+
+def _sigmoid_cross_entropy(labels=None, logits=None, name=None):
+    from flexflow_keras.ops.loss_functions import sigmoid_cross_entropy_with_logits
+
+    return sigmoid_cross_entropy_with_logits(labels, logits)
+
+
 def _cardinality(dataset):
     """`tf.data.experimental.cardinality(ds)`: the dataset's own `cardinality()` (its number of batches)."""
     if not hasattr(dataset, "cardinality"):
@@ -224,6 +257,8 @@ CALLS = {
     "tf.config.list_logical_devices": _devices,
     "tf.squared_difference": _squared_difference, "tf.math.squared_difference": _squared_difference,
     "tf.Variable": lambda *a, **k: _variable(*a, **k),
+    "tf.one_hot": _one_hot, "tf.split": _split,
+    "tf.nn.sigmoid_cross_entropy_with_logits": _sigmoid_cross_entropy,
     "tf.argmax": _arg_reduce("argmax"), "tf.math.argmax": _arg_reduce("argmax"),
     "tf.argmin": _arg_reduce("argmin"), "tf.math.argmin": _arg_reduce("argmin"),
     "tf.where": _where, "tf.shape": _shape, "tf.range": _range, "tf.print": _print,
@@ -241,7 +276,12 @@ CALLS = {
     "tf.test.is_built_with_cuda": lambda: True,
 }
 CONSTANTS = {f"tf.compat.v1.logging.{k}": v for k, v in _LOG_LEVELS.items()}
-CONSTANTS.update({"tf.newaxis": None, "tf.data.AUTOTUNE": -1, "tf.data.experimental.AUTOTUNE": -1,
+class _UnconnectedGradients:
+    NONE, ZERO = "none", "zero"
+
+
+CONSTANTS.update({"tf.UnconnectedGradients": _UnconnectedGradients, "tf.newaxis": None,
+                  "tf.data.AUTOTUNE": -1, "tf.data.experimental.AUTOTUNE": -1,
                   "tf.data.INFINITE_CARDINALITY": -1, "tf.data.experimental.INFINITE_CARDINALITY": -1,
                   "tf.data.UNKNOWN_CARDINALITY": -2, "tf.data.experimental.UNKNOWN_CARDINALITY": -2})
 

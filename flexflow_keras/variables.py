@@ -1,7 +1,8 @@
-"""`keras.Variable` (Keras 3's constructor) and `tf.Variable` (TensorFlow's), for the scripts that make
-their own weights: a linear regression written with ``W = tf.Variable(...)`` and a `GradientTape`, or a
-layer that assigns ``self.w = keras.Variable(...)``. Both are the framework's `Variable`
-(ops/graph.py): arithmetic on them runs as `keras.ops`, and a tape differentiates with respect to them."""
+"""`keras.Variable` (Keras 3's constructor), `tf.Variable` (TensorFlow's) and `tf.Module`, for the scripts
+that make their own weights: a linear regression written with ``W = tf.Variable(...)`` and a
+`GradientTape`, a ``tf.Module`` model (TensorFlow's basic training loops guide), or a layer that assigns
+``self.w = keras.Variable(...)``. The variables are the framework's `Variable` (ops/graph.py):
+arithmetic on them runs as `keras.ops`, and a tape differentiates with respect to them."""
 
 from __future__ import annotations
 
@@ -61,3 +62,65 @@ def tf_variable(initial_value=None, trainable=None, validate_shape=True, caching
                    name=name)
     var.constraint = constraint
     return var
+
+
+class Module:
+    """TensorFlow's ``tf.Module``: a named container whose `variables` are the Variables held by its
+    attributes (directly, in lists, tuples and dicts, in sub-modules and in Keras layers), in attribute
+    name order as TensorFlow lists them."""
+
+    def __init__(self, name=None):
+        import re
+
+        self._module_name = name or re.sub(r"(?<!^)(?=[A-Z])", "_", type(self).__name__).lower()
+
+    @property
+    def name(self) -> str:
+        return self._module_name
+
+    @property
+    def variables(self) -> list:
+        """Every Variable this module holds, once each."""
+        found: dict = {}
+        self._collect(self, found, set())
+        return list(found.values())
+
+    @property
+    def trainable_variables(self) -> list:
+        return [v for v in self.variables if v.trainable]
+
+    @property
+    def submodules(self) -> list:
+        return [v for _, v in sorted(vars(self).items()) if isinstance(v, Module)]
+
+    @property
+    def name_scope(self):
+        import contextlib
+
+        return contextlib.nullcontext()
+
+    @staticmethod
+    def with_name_scope(method):
+        """TensorFlow's decorator: names ops after the module; names play no part here."""
+        return method
+
+    @classmethod
+    def _collect(cls, value, found: dict, seen: set) -> None:
+        if id(value) in seen:
+            return
+        seen.add(id(value))
+        if isinstance(value, graph.Variable):
+            found.setdefault(id(value), value)
+        elif isinstance(value, Module):
+            for k, v in sorted(vars(value).items()):
+                if k != "_module_name":
+                    cls._collect(v, found, seen)
+        elif hasattr(value, "weights") and hasattr(value, "trainable_weights"):  # a Keras layer or model
+            for w in value.weights:
+                found.setdefault(id(w), w)
+        elif isinstance(value, list | tuple):
+            for v in value:
+                cls._collect(v, found, seen)
+        elif isinstance(value, dict):
+            for _, v in sorted(value.items(), key=lambda kv: str(kv[0])):
+                cls._collect(v, found, seen)

@@ -17,6 +17,10 @@ def normalize_axes(axis, ndim: int) -> tuple[int, ...]:
     if axis is None:
         return tuple(range(ndim))
     axes = (axis,) if isinstance(axis, int | np.integer) else tuple(axis)
+    bad = [int(a) for a in axes if not -max(ndim, 1) <= int(a) < max(ndim, 1)]
+    if bad:
+        raise ValueError(f"axis {bad[0]} is out of range for a tensor of rank {ndim} (valid: {-max(ndim, 1)} to "
+                         f"{max(ndim, 1) - 1}).")
     return tuple(sorted({int(a) % ndim for a in axes})) if ndim else ()
 
 

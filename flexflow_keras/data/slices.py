@@ -12,8 +12,9 @@ gives, so `fit`, `evaluate` and `predict` load it as any PyDataset (and `for x, 
   batch; fn gets the element's parts as arguments, as TensorFlow calls it. Its math runs on arrays
   (keras.ops, or the raw TensorFlow calls tf_compat maps).
 - ``prefetch``, ``cache``: the dataset itself (`fit` loads ahead through its own pipeline).
-- ``repeat()``: an error that says to drop it (fit passes over the data once per epoch); ``repeat(n)``
-  passes over it n times.
+- ``repeat(n)`` passes over the data n times; ``repeat()`` as many times as a later ``take(k)`` needs
+  (custom loops write ``ds.repeat().shuffle(..).batch(..)`` then ``ds.take(steps)``); without such a
+  take it is an error when read, which says to drop it for fit (fit passes once per epoch by itself).
 Elements and batches answer ``.numpy()`` (`EagerTensor`).
 """
 
@@ -89,11 +90,9 @@ class SliceDataset(PyDataset):
         return self._then("skip", int(count))
 
     def repeat(self, count=None, name=None) -> SliceDataset:
-        if count is None or int(count) < 0:
-            raise DataError("Dataset.repeat() without a count makes an endless dataset; under flexflow_keras fit "
-                            "passes over the data once per epoch by itself, so drop .repeat() (and "
-                            "steps_per_epoch), or give a count: .repeat(n).")
-        return self._then("repeat", int(count))
+        """`count` passes over the data; without a count, as many as a later ``take`` needs (an endless
+        dataset with no ``take`` after it is an error when it is read)."""
+        return self._then("repeat", -1 if count is None or int(count) < 0 else int(count))
 
     def prefetch(self, buffer_size=None, name=None) -> SliceDataset:
         return self
@@ -106,6 +105,25 @@ class SliceDataset(PyDataset):
         """(groups of element indices, element maps, batch maps, batched) for the current pass."""
         if self._plan_cache is not None and self._plan_cache[0] == self._pass:
             return self._plan_cache[1]
+        if not any(s[0] == "repeat" and s[1] < 0 for s in self._stages):
+            plan = self._plan_with(1)
+        else:  # an endless repeat: enough passes that a later take() is what ends the data
+            n = max(len(tree.flatten(self._data)[0]), 1)
+            reps, plan = 1, self._plan_with(1)
+            while True:
+                more = self._plan_with(reps * 2)
+                if len(more[0]) == len(plan[0]):
+                    break
+                reps, plan = reps * 2, more
+                if reps * n > 50_000_000:
+                    raise DataError("Dataset.repeat() without a count makes an endless dataset, and no take(n) "
+                                    "after it ends it: add .take(n), give a count (.repeat(n)), or drop .repeat() "
+                                    "for fit (it passes over the data once per epoch by itself).")
+        self._plan_cache = (self._pass, plan)
+        return plan
+
+    def _plan_with(self, endless: int):
+        """The plan with each endless repeat made `endless` passes."""
         n = tree.flatten(self._data)[0].shape[0]
         idx: list | np.ndarray = np.arange(n)
         elem_maps, batch_maps, batched = [], [], False
@@ -120,7 +138,8 @@ class SliceDataset(PyDataset):
             elif kind == "skip":
                 idx = idx[stage[1]:]
             elif kind == "repeat":
-                idx = list(idx) * stage[1] if batched else np.tile(idx, stage[1])
+                times = endless if stage[1] < 0 else stage[1]
+                idx = list(idx) * times if batched else np.tile(idx, times)
             elif kind == "map":
                 (batch_maps if batched else elem_maps).append(stage[1])
             elif kind == "batch":
@@ -128,9 +147,7 @@ class SliceDataset(PyDataset):
                 end = len(idx) - len(idx) % size if drop else len(idx)
                 idx = [idx[i:i + size] for i in range(0, end, size)]
                 batched = True
-        plan = (idx, elem_maps, batch_maps, batched)
-        self._plan_cache = (self._pass, plan)
-        return plan
+        return idx, elem_maps, batch_maps, batched
 
     def __len__(self) -> int:
         return len(self._plan()[0])

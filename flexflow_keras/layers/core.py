@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import inspect
 import logging
 import math
@@ -20,8 +21,8 @@ log = logging.getLogger("flexflow_keras")
 
 
 def apply_activation(x, fn):
-    """`fn(x)` unless `fn` is the identity."""
-    return x if fn is activations.linear else fn(x)
+    """`fn(x)` unless `fn` is the identity (None too: ``layer.activation = None`` after construction)."""
+    return x if fn is None or fn is activations.linear else fn(x)
 
 
 def set_kernel_bias_args(layer, activation, use_bias, kernel_initializer, bias_initializer, kernel_regularizer,
@@ -102,6 +103,23 @@ class Dense(Layer):
         fused = activations.fusable_name(self.activation)  # ops.dense acts on the last axis of any rank
         y = ops.dense(inputs, self.kernel, self.bias, activation=fused)
         return y if fused is not None else apply_activation(y, self.activation)
+
+    def _current_op(self, op):
+        """`op` (recorded by call()) following a later ``layer.activation = ...`` between element-wise
+        activations, linear and softmax (Grad-CAM sets the classifier's to None to read logits): the
+        activation fused into the matmul, or the softmax node after it, which becomes an identity."""
+        act = activations.get(self.activation) if self.activation is None or isinstance(
+            self.activation, str) else self.activation
+        fused = activations.fusable_name(act)
+        if op.type_name == "dense" and (fused is not None or act in (activations.linear, activations.softmax)):
+            want = fused or "linear"
+            if op.activation != want:
+                return dataclasses.replace(op, activation=want, activation_params=())
+        elif op.type_name == "softmax" and (fused is not None or act is activations.linear):
+            from flexflow_keras.ops.math_ops import UnaryOp
+
+            return UnaryOp("identity")
+        return op
 
     def get_config(self):
         return {**super().get_config(), "units": self.units, **kernel_bias_config(self)}

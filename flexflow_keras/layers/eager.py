@@ -13,6 +13,7 @@ import numpy as np
 from flexflow_keras.ops import tape
 from flexflow_keras.ops.base import apply_op
 from flexflow_keras.ops.graph import KerasTensor, OpGraph
+from flexflow_keras.utils import rng
 
 
 def run_graph(graph: OpGraph, arrays: Sequence[np.ndarray], training: bool = False) -> list[np.ndarray]:
@@ -22,7 +23,7 @@ def run_graph(graph: OpGraph, arrays: Sequence[np.ndarray], training: bool = Fal
     values: dict[int, np.ndarray] = {}
     for t, a in zip(graph.inputs, arrays, strict=False):
         values[t.uid] = as_input(a, t.dtype)
-    fresh = int(np.random.randint(1, 2**31 - 1))  # keras.random ops draw new values on every eager call
+    fresh = rng.make_seed() + 1  # keras.random ops draw new values on every eager call (NumPy's state untouched)
     for node in graph.nodes:
         ins = [values[t.uid] for t in node.inputs]
         seed = fresh if node.op.type_name == "random" else 0

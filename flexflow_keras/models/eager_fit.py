@@ -5,7 +5,7 @@ run as written, once per batch, on arrays, with `GradientTape` (ops/tape.py) giv
 Such a step cannot be traced into one graph (models/step_hooks.py names why), so it runs on this
 process's CPU, without the strategy search; the log says so. What `fit` promises around it is kept:
 batches of `-b` samples (shuffled each epoch), `-e` epochs, the model's metrics reset at each epoch (as
-Keras does), callbacks and the progress bar given the step's returned logs, `History`, `stop_training`,
+Keras does), callbacks, the progress bar and `-p`'s lines given the step's returned logs, `History`, `stop_training`,
 validation through the model's ``test_step`` (``val_`` logs).
 """
 
@@ -155,6 +155,8 @@ def fit(model, reason: str, x=None, y=None, batch_size=None, epochs=None, verbos
     cbs = callbacks_mod.CallbackList(callbacks, add_history=True, add_progbar=verbose != 0, model=model,
                                      verbose=verbose, epochs=epochs, steps=steps or None, samples=batches.n,
                                      batch_size=batch_size)
+    if verbose:
+        cbs.append_flexflow_logger(_config.get().print_freq, batch_size)  # -p's lines, as plain fit prints them
     model.stop_training = False
     t0, samples, logs, epoch_logs = time.perf_counter(), 0, {}, {}
     cbs.on_train_begin()
@@ -180,23 +182,36 @@ def fit(model, reason: str, x=None, y=None, batch_size=None, epochs=None, verbos
     return model.history
 
 
-def _evaluate(model, batches: _Batches) -> dict:
+def _evaluate(model, batches: _Batches, cbs=None) -> dict:
     if not step_hooks.overrides(model, "test_step"):
         raise GraphError(f"Model '{model.name}': validation of a custom train_step runs the model's test_step(); "
                          f"define one (it returns a dict of logs, as train_step does), or leave out "
                          f"validation_data.")
     _reset(model)
     logs = {}
-    for data in batches.epoch():
+    if cbs is not None:
+        cbs.on_test_begin()
+    for step, data in enumerate(batches.epoch()):
+        if cbs is not None:
+            cbs.on_test_batch_begin(step)
         logs = _floats(model.test_step(data))
+        if cbs is not None:
+            cbs.on_test_batch_end(step, logs)
+    if cbs is not None:
+        cbs.on_test_end(logs)
     return logs
 
 
 def evaluate(model, x=None, y=None, batch_size=None, verbose="auto", sample_weight=None, steps=None,
-             return_dict=False):
+             callbacks=None, return_dict=False):
     """`Model.evaluate` for an eager test_step: its logs after the last batch."""
-    batch_size = int(_config.resolve("batch_size", batch_size, "-b/--batch-size"))
-    logs = _evaluate(model, _Batches(x, y, sample_weight, batch_size, False, 0, steps))
+    from flexflow_keras import callbacks as callbacks_mod
+
+    batches = _Batches(x, y, sample_weight, int(batch_size or 32), False, 0, steps)
+    verbose = 1 if verbose == "auto" else int(verbose)
+    cbs = callbacks_mod.CallbackList(callbacks, add_progbar=verbose != 0, model=model, verbose=verbose, epochs=1,
+                                     steps=len(batches) or None)
+    logs = _evaluate(model, batches, cbs)
     if return_dict:
         return logs
     values = list(logs.values())

@@ -268,7 +268,10 @@ class Functional(GraphIOMixin, Model):
         else:
             arrays = [as_input(x, t.dtype) for x, t in zip(flat, self._inputs, strict=False)]
             outs = custom_training.run_eager(self, self._current(self._graph), arrays, bool(training))
-        return tree.pack_as(self._output_struct, outs)
+        result = tree.pack_as(self._output_struct, outs)
+        if isinstance(result, list | tuple) and len(result) == 1:  # Keras 3: Model(inp, [out])(x) is a tensor
+            return result[0]
+        return result
 
     def _convert_eager(self, inputs):
         return inputs  # converted per input dtype in call()

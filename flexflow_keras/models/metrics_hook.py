@@ -48,7 +48,7 @@ def held_metrics(model, compiled: list) -> list:
 def update_compiled(model, y, y_pred, sample_weight) -> dict:
     """The default ``Model.compute_metrics`` on NumPy values: update every compiled metric (per loss
     output; weighted metrics see the sample weights), then the current results."""
-    lists = model.__dict__.get("_ff_compiled_metric_lists") or []
+    lists = model.__dict__.get("_ff_compiled_metric_lists") or eager_compiled_lists(model, y, y_pred)
     several = len(lists) > 1
     ys = list(y) if several else [y]
     preds = list(y_pred) if several else [y_pred]
@@ -59,6 +59,27 @@ def update_compiled(model, y, y_pred, sample_weight) -> dict:
             m.update_state(yt, yp, sw) if weighted else m.update_state(yt, yp)
     loss = getattr(_SHARD, "loss", None)  # inside a step: this shard's batch loss, as Keras' "loss" entry
     return ({} if loss is None else {"loss": loss}) | model.get_metrics_result()
+
+
+def eager_compiled_lists(model, y, y_pred) -> list:
+    """The compiled metrics of a model whose own train_step runs eagerly (models/eager_fit.py), built at
+    its first ``compiled_metrics.update_state(y, y_pred)`` from those values ('accuracy' resolves
+    against the compiled loss and their shapes, as in fit); [] when compile() was given no metrics."""
+    from flexflow_keras import losses as losses_mod
+    from flexflow_keras import metrics as metrics_mod
+
+    idents = getattr(model, "_metrics_arg", None)
+    if not idents or getattr(model, "_metric_objects", None):
+        return getattr(model, "_metric_objects", None) or []
+    if isinstance(idents, dict) or isinstance(y_pred, list | tuple):
+        raise ValueError(f"Model '{model.name}': compiled_metrics.update_state in a train_step that runs eagerly "
+                         f"supports one output with a list of metrics; update the metric objects directly.")
+    loss = getattr(model, "_loss_arg", None)
+    loss = losses_mod.get(loss) if loss is not None and not isinstance(loss, list | dict) else None
+    lists = [[metrics_mod.resolve_metric(ident, loss, np.shape(y), np.shape(y_pred))
+              for ident in (idents if isinstance(idents, list | tuple) else [idents])]]
+    model.__dict__["_ff_compiled_metric_lists"] = lists
+    return lists
 
 
 class ComputeMetricsHook(Metric):

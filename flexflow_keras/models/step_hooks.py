@@ -130,8 +130,9 @@ def trace_step(model, hook: str, inputs, y_true, y_pred):
     if not isinstance(loss, KerasTensor):
         raise GraphError(f"Model '{model.name}': compute_loss() in {hook}() returned {type(loss).__name__}, not a "
                          f"tensor computed with keras.ops.")
-    log.info("model '%s': %s() is traced up to compute_loss(); that loss trains with the compiled optimizer over "
-             "every trainable weight", model.name, hook)
+    log.info("model '%s': %s() is traced up to compute_loss(); %s", model.name, hook,
+             "that loss trains with the compiled optimizer over every trainable weight" if hook == "train_step"
+             else "that loss is what evaluation reports")
     return loss
 
 

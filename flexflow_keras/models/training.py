@@ -508,7 +508,7 @@ class Trainer:
         """Loss and metrics in inference mode; a scalar, a list, or a dict with return_dict=True."""
         self._require_compiled("evaluate")
         if step_hooks.eager_reason(self, "test_step") is not None:
-            return eager_fit.evaluate(self, x, y, batch_size, verbose, sample_weight, steps, return_dict)
+            return eager_fit.evaluate(self, x, y, batch_size, verbose, sample_weight, steps, callbacks, return_dict)
         _overlap.clear_device_failures()
         batch_size = int(batch_size or 32)
         if x is None and y is None:

@@ -51,6 +51,8 @@ class EagerTensor(np.ndarray):
             return outs[0] if len(outs) == 1 else outs
         if isinstance(result, tuple):
             return tuple(r.view(EagerTensor) if type(r) is np.ndarray else r for r in result)
+        if method == "__call__" and isinstance(result, np.generic):
+            return eager(result)  # a tensor's arithmetic gives a tensor, 0-d ones too (``w * 3.0 + b``)
         return result.view(EagerTensor) if type(result) is np.ndarray else result
 
     def __getitem__(self, key):

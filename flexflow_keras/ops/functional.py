@@ -13,6 +13,7 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
+from flexflow_keras.ops import tape as _tape
 from flexflow_keras.ops.base import apply_op
 from flexflow_keras.ops.graph import KerasTensor, OpNode, Variable
 from flexflow_keras.ops.math_ops import (
@@ -90,9 +91,14 @@ def _tensor(v, symbolic: bool, dtype=None):
     if isinstance(v, KerasTensor):
         return v
     if isinstance(v, Variable):
-        return OpNode(VariableOp(), (), (v,)).outputs[0] if symbolic else v.value
+        if symbolic:
+            return OpNode(VariableOp(), (), (v,)).outputs[0]
+        _tape.read_variable(v)
+        return v.value
     if symbolic:
         return constant(v, dtype)
+    if dtype is None and type(v) in (float, int):  # Python numbers are weakly typed: float32 and int32, as Keras
+        return np.asarray(v, dtype=np.float32 if type(v) is float else np.int32)
     return np.asarray(v, dtype=dtype)
 
 

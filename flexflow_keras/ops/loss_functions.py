@@ -31,9 +31,26 @@ def sparse_categorical_crossentropy(target, output, from_logits: bool = False, a
     return loss("sparse_categorical_crossentropy", target, output, from_logits, 0.0, axis)
 
 
-def binary_crossentropy(target, output, from_logits: bool = False, label_smoothing: float = 0.0, axis: int = -1):
-    """Per-sample binary crossentropy, averaged over the last axis."""
-    return loss("binary_crossentropy", target, output, from_logits, label_smoothing, axis)
+def binary_crossentropy(target, output, from_logits: bool = False):
+    """Element-wise binary crossentropy, as Keras 3's ``keras.ops.binary_crossentropy`` (no reduction:
+    the losses' ``binary_crossentropy`` averages the last axis). Probabilities are clipped to
+    [1e-7, 1 - 1e-7]; logits use ``max(x, 0) - x * z + log(1 + exp(-|x|))``."""
+    from flexflow_keras import ops
+
+    if from_logits:
+        return sigmoid_cross_entropy_with_logits(target, output)
+    p = ops.clip(output, 1e-7, 1.0 - 1e-7)
+    return ops.negative(ops.add(ops.multiply(target, ops.log(p)),
+                                ops.multiply(ops.subtract(1.0, target), ops.log(ops.subtract(1.0, p)))))
+
+
+def sigmoid_cross_entropy_with_logits(labels, logits):
+    """TensorFlow's ``tf.nn.sigmoid_cross_entropy_with_logits(labels=z, logits=x)``, element-wise:
+    ``max(x, 0) - x * z + log(1 + exp(-|x|))``."""
+    from flexflow_keras import ops
+
+    return ops.add(ops.subtract(ops.relu(logits), ops.multiply(logits, labels)),
+                   ops.log1p(ops.exp(ops.negative(ops.abs(logits)))))
 
 
 def mean_squared_error(y_true, y_pred):

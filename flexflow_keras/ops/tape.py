@@ -45,9 +45,15 @@ class _Entry:
     name: str | None
 
 
+def _is_variable(value) -> bool:
+    from flexflow_keras.ops.graph import Variable
+
+    return isinstance(value, Variable)
+
+
 def key(value) -> tuple | None:
     """The tape's name for an array value (a Variable's value buffer for a Variable); None for others."""
-    if hasattr(value, "value") and hasattr(value, "trainable"):  # a Variable
+    if _is_variable(value):
         value = value.value
     if not isinstance(value, np.ndarray):
         return None
@@ -60,11 +66,23 @@ def recording() -> bool:
     return any(t._recording for t in _ACTIVE)
 
 
+def read_variable(variable) -> None:
+    """Called where an eager op reads a Variable's value (`keras.ops` on a Variable, a layer's weight):
+    the recording tapes list it in `watched_variables`."""
+    k = key(variable)
+    for t in _ACTIVE:
+        if t._recording:
+            t._variables.setdefault(k, variable)
+
+
 def record(op, inputs, arrays, weights, wvals, outs, saved, stats, ctx, name) -> None:
     """Called by `apply_op` after an eager forward: note it on every recording tape."""
     tapes = [t for t in _ACTIVE if t._recording]
     if not tapes:
         return
+    for w in weights:
+        if _is_variable(w):
+            read_variable(w)
     entry = _Entry(op, [key(a) for a in arrays], list(arrays), [key(w) for w in wvals], list(wvals),
                    [np.asarray(o) for o in outs], list(saved), list(stats), ctx, name)
     for t in tapes:
@@ -90,6 +108,7 @@ class GradientTape:
         self._entries: list[_Entry] = []
         self._watched: set = set()
         self._keep: list = []  # watched values, held so their buffers stay theirs
+        self._variables: dict = {}  # key -> Variable read while recording (`watched_variables`)
         self._recording = False
         self._used = False
 
@@ -116,6 +135,8 @@ class GradientTape:
                                  f"and pass the converted value to the model.")
             self._watched.add(k)
             self._keep.append(t)
+            if _is_variable(t):
+                self._variables.setdefault(k, t)
 
     @contextlib.contextmanager
     def stop_recording(self):
@@ -129,14 +150,12 @@ class GradientTape:
     def reset(self) -> None:
         """Forget everything recorded so far."""
         self._entries.clear()
+        self._variables.clear()
 
     def watched_variables(self) -> list:
-        """The Variables read by the recorded ops (weights of layers, values of ops)."""
-        seen = {}
-        for e in self._entries:
-            for w in e.wvals:
-                seen.setdefault(id(w), w)
-        return list(seen.values())
+        """The trainable Variables the recorded ops read (and the watched ones), in first-read order."""
+        return [v for k, v in self._variables.items()
+                if (v.trainable and self.watch_accessed_variables) or k in self._watched]
 
     def gradient(self, target, sources, output_gradients=None, unconnected_gradients=None):
         """d(sum of `target`)/d`source` for each source, in the structure of `sources`."""
@@ -157,7 +176,7 @@ class GradientTape:
             raise GraphError(f"GradientTape.gradient: {len(targets)} targets but {len(seeds)} output_gradients.")
         grads: dict = {}
         for t, s in zip(targets, seeds, strict=True):
-            arr = np.asarray(t)
+            arr = t.value if _is_variable(t) else np.asarray(t)
             if arr.dtype.kind not in "fc":
                 continue
             g = np.ones_like(arr) if s is None else np.broadcast_to(np.asarray(s, arr.dtype), arr.shape)
@@ -171,8 +190,8 @@ class GradientTape:
         for s, k in zip(flat_sources, source_keys, strict=True):
             g = grads.get(k) if k in reach else None
             if g is None and zero_unconnected and k is not None:
-                g = np.zeros(np.shape(s.value if hasattr(s, "trainable") else s),
-                             dtype=np.asarray(s.value if hasattr(s, "trainable") else s).dtype)
+                like = s.value if _is_variable(s) else np.asarray(s)
+                g = np.zeros(like.shape, like.dtype)
             out.append(None if g is None else _as_eager(g))
         self._note_second_order([g for g in out if g is not None])
         if not self.persistent:
@@ -192,7 +211,7 @@ class GradientTape:
         """A gradient taken inside another open tape is a value that tape cannot differentiate (this tape
         has no backward of a backward): note it there, so a target depending on it is an error, not a
         silently missing term (WGAN-GP's gradient penalty)."""
-        outer = [t for t in _ACTIVE if t is not self and t._recording]
+        outer = [t for t in _ACTIVE if t._recording]  # this tape too, when taken inside its own block
         if not outer or not grads:
             return
         read = sorted({k for e in self._entries for k in e.in_keys + e.weight_keys if k is not None}
@@ -209,8 +228,8 @@ class GradientTape:
             if k is None:
                 raise GraphError(f"GradientTape.gradient: a source must be a Variable or an array, received "
                                  f"{type(s).__name__}.")
-            is_var = hasattr(s, "trainable")
-            if k in self._watched or k in produced or (is_var and self.watch_accessed_variables):
+            auto = _is_variable(s) and s.trainable and self.watch_accessed_variables  # TensorFlow's rule
+            if k in self._watched or k in produced or auto:
                 ok.add(k)
         reach = set(ok)
         for e in self._entries:
@@ -227,7 +246,7 @@ class GradientTape:
                 continue
             if e.op is _SECOND_ORDER:
                 raise GraphError("GradientTape.gradient: the target depends on a gradient taken inside this tape "
-                                 "(a gradient penalty, as in WGAN-GP); flexflow_keras does not differentiate "
+                                 "(a gradient penalty as in WGAN-GP, or a second derivative); flexflow_keras does not differentiate "
                                  "gradients (no second-order gradients). Leave the penalty out, or replace it with "
                                  "weight clipping or a kernel_constraint.")
             gouts = [grads[k] if k in grads else np.zeros(o.shape, o.dtype) for k, o in zip(out_keys, e.outs, strict=True)]

@@ -54,10 +54,10 @@ def test_tensorflow_activation_functions_are_keras_ones():
 def test_stand_in_tensorflow_message_carries_the_spelling():
     tf = _TensorFlow("tensorflow")
     with pytest.raises(RawTensorFlowError) as info:
-        tf.split([1.0, 2.0], [1, 1])
+        tf.cumsum([1.0, 2.0])
     text = str(info.value)
-    assert text.startswith("tf.split: raw TensorFlow is not supported")
-    assert "(keras.ops.split)" in text
+    assert text.startswith("tf.cumsum: raw TensorFlow is not supported")
+    assert "(keras.ops.cumsum)" in text
 
 
 def test_setup_calls_and_keras_twin_math_run():
@@ -168,3 +168,36 @@ def test_keras_ops_submodules():
     with pytest.raises(FlexFlowKerasError, match="keras.layers.Resizing"):
         ops.image.resize  # noqa: B018
     assert not hasattr(ops, "image")
+
+
+def test_tensorflow_calls_custom_loops_use():
+    """tf.one_hot (on/off values), tf.split (sizes or a count), tf.repeat, tf.clip_by_value,
+    tf.nn.sigmoid_cross_entropy_with_logits, tf.UnconnectedGradients and a tf.Module model."""
+    import numpy as np
+
+    tf = _TensorFlow("tensorflow")
+    assert tf.one_hot([0, 2], 3).tolist() == [[1, 0, 0], [0, 0, 1]]
+    assert tf.one_hot([1], 2, on_value=5.0, off_value=-1.0).tolist() == [[-1.0, 5.0]]
+    x = np.arange(12, dtype="float32").reshape(2, 6)
+    parts = tf.split(x, [1, 3, -1], axis=1)
+    assert [p.shape for p in parts] == [(2, 1), (2, 3), (2, 2)] and parts[2].tolist() == [[4, 5], [10, 11]]
+    assert [p.shape for p in tf.split(x, 2, axis=0)] == [(1, 6), (1, 6)]
+    assert tf.repeat(np.array([1, 2]), 2).tolist() == [1, 1, 2, 2]
+    assert tf.clip_by_value(np.array([-2.0, 0.5, 3.0]), 0.0, 1.0).tolist() == [0.0, 0.5, 1.0]
+    z, logits = np.array([0.0, 1.0]), np.array([2.0, -1.0])
+    np.testing.assert_allclose(tf.nn.sigmoid_cross_entropy_with_logits(labels=z, logits=logits),
+                               np.log1p(np.exp(logits)) - logits * z, rtol=1e-6)
+    assert tf.UnconnectedGradients.ZERO == "zero"
+
+    class Linear(tf.Module):
+        def __init__(self, **kwargs):
+            super().__init__(**kwargs)
+            self.w = tf.Variable(5.0)
+            self.b = tf.Variable(0.0, trainable=False)
+
+        def __call__(self, v):
+            return self.w * v + self.b
+
+    model = Linear(name="linear")
+    assert model.name == "linear" and float(model(3.0).numpy()) == 15.0
+    assert len(model.variables) == 2 and len(model.trainable_variables) == 1

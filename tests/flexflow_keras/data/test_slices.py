@@ -74,8 +74,14 @@ def test_fit_evaluate_predict_on_a_sliced_dataset_match_arrays():
 
 
 def test_endless_repeat_and_mismatched_slices_are_clear_errors():
+    endless = tf_stand_in.data.Dataset.from_tensor_slices(Y).repeat()
     with pytest.raises(DataError, match=r"drop \.repeat\(\)"):
-        tf_stand_in.data.Dataset.from_tensor_slices(Y).repeat()
+        len(endless)
+    # a custom loop's `ds.repeat().shuffle(n).batch(b)` then `ds.take(steps)`: the take ends it
+    taken = endless.shuffle(7).batch(3).take(25)
+    batches = list(taken)
+    assert len(batches) == 25 and all(b.shape == (3,) for b in batches)
+    assert set(np.concatenate(batches).tolist()) <= set(np.asarray(Y).tolist())
     assert len(tf_stand_in.data.Dataset.from_tensor_slices(Y).batch(5).repeat(2)) == 8
     with pytest.raises(DataError, match="same first dimension"):
         tf_stand_in.data.Dataset.from_tensor_slices((X, Y[:5]))

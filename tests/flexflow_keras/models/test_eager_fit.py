@@ -153,3 +153,31 @@ def test_what_an_own_step_cannot_honour_is_named():
     gan.compile(keras.optimizers.SGD(), keras.optimizers.SGD(), keras.losses.BinaryCrossentropy())
     with pytest.raises(GraphError, match="test_step"):
         gan.fit(X, epochs=1, validation_data=(X,), verbose=0)
+
+
+def test_compiled_metrics_in_an_own_step_are_the_models_metrics():
+    """Keras 2's ``self.compiled_metrics.update_state(y, y_pred)`` then ``{m.name: m.result() for m in
+    self.metrics}`` (keras-io's knowledge distillation): compile()'s metrics, built from the first update."""
+
+    class Distiller(OwnStep):
+        @property
+        def metrics(self):
+            return super(OwnStep, self).metrics
+
+        def train_step(self, data):
+            x, y = data
+            with GradientTape() as tape:
+                pred = self(x, training=True)
+                loss = self.loss_fn(y, pred)
+            grads = tape.gradient(loss, self.trainable_weights)
+            self.optimizer.apply_gradients(zip(grads, self.trainable_weights, strict=True))
+            self.compiled_metrics.update_state(y, pred)
+            return {m.name: m.result() for m in self.metrics} | {"student_loss": loss}
+
+    model = Distiller()
+    model.compile(keras.optimizers.Adam(0.05), metrics=["accuracy"])
+    easy = (X[:, 0] > 0).astype("int32")
+    h = model.fit(X, easy, batch_size=8, epochs=4, verbose=0)
+    assert {"accuracy", "student_loss"} <= set(h.history)  # and the tracker it holds ("loss"), as Keras 3
+    assert h.history["accuracy"][-1] > 0.8
+    assert [m.name for m in model.metrics][0] == "accuracy"

@@ -156,7 +156,13 @@ def test_embedding_and_losses():
                                rtol=1e-7)
     np.testing.assert_allclose(ops.loss("mse", np.zeros((2, 3)), np.ones((2, 3))), [1.0, 1.0])
     np.testing.assert_allclose(ops.mean_absolute_error(np.zeros((2, 3)), -np.ones((2, 3))), [1.0, 1.0])
-    np.testing.assert_allclose(ops.binary_crossentropy(np.ones((1, 2)), np.full((1, 2), 0.5)), [np.log(2)])
+    np.testing.assert_allclose(ops.binary_crossentropy(np.ones((1, 2)), np.full((1, 2), 0.5)), [[np.log(2)] * 2],
+                               rtol=1e-6)  # element-wise, as Keras 3's ops
+    z, x = np.array([[0.0, 1.0, 1.0]]), np.array([[-3.0, 0.5, 40.0]])
+    exact = np.log1p(np.exp(x)) - x * z
+    np.testing.assert_allclose(ops.binary_crossentropy(z, x, from_logits=True), exact, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(ops.binary_crossentropy(z[:, :2], 1 / (1 + np.exp(-x[:, :2])), from_logits=False),
+                               exact[:, :2], rtol=1e-5)
     lt = ops.loss("categorical_crossentropy", sym(10), sym(10))
     assert lt.shape == (None,) and lt.node.op.differentiable_inputs == (False, True)
 

@@ -208,3 +208,49 @@ def test_a_gradient_penalty_is_refused_rather_than_left_out():
         inner.gradient(pred, x)
         other = ops.mean(dense(x))
     assert all(g is not None for g in outer.gradient(other, dense.trainable_weights))
+
+
+def test_variables_as_tensorflow_treats_them():
+    """Only trainable variables are watched by default; a variable target has gradient one; the tape lists
+    the variables it saw read; a second derivative from one persistent tape is refused, not None."""
+    x0 = keras.Variable(3.0, name="x0")
+    x1 = keras.Variable(3.0, name="x1", trainable=False)
+    with GradientTape() as tape:
+        y = x0 ** 2 + x1 ** 2
+    g0, g1 = tape.gradient(y, [x0, x1])
+    assert float(g0) == 6.0 and g1 is None
+    assert [v.name for v in tape.watched_variables()] == ["x0"]
+    with GradientTape() as tape:
+        result = x0
+    assert float(tape.gradient(result, x0)) == 1.0
+    t = ops.convert_to_tensor(2.0)
+    with GradientTape(persistent=True) as tape:
+        tape.watch(t)
+        z = t * t * t
+        dz = tape.gradient(z, t)
+    assert float(dz) == 12.0
+    with pytest.raises(GraphError, match="second derivative"):
+        tape.gradient(dz, t)
+    w, b = keras.Variable(5.0), keras.Variable(0.0)
+    out = w * 3.0 + b  # a 0-d tensor with a Variable stays a tensor, as in TensorFlow
+    assert type(out).__name__ == "EagerTensor" and out.numpy() == 15.0
+    assert np.asarray(ops.log(2.0)).dtype == np.float32  # Python numbers are float32, as Keras
+
+
+def test_a_classifier_whose_softmax_is_removed_gives_logits():
+    """Grad-CAM's ``model.layers[-1].activation = None`` on a built model: predict, calls and the tape then
+    see the logits, as in Keras."""
+    inp = keras.Input((4,))
+    model = keras.Model(inp, layers.Dense(3, activation="softmax")(inp))
+    x = RNG.standard_normal((2, 4)).astype("float32")
+    np.testing.assert_allclose(model.predict(x, verbose=0).sum(axis=1), [1.0, 1.0], rtol=1e-5)
+    model.layers[-1].activation = None
+    kernel, bias = model.layers[-1].get_weights()
+    np.testing.assert_allclose(model.predict(x, verbose=0), x @ kernel + bias, rtol=1e-5)
+    xt = ops.convert_to_tensor(x)
+    with GradientTape() as tape:
+        tape.watch(xt)
+        y = model(xt)[:, 0]
+    np.testing.assert_allclose(tape.gradient(y, xt), np.tile(kernel[:, 0], (2, 1)), rtol=1e-5)
+    model.layers[-1].activation = keras.activations.relu  # an element-wise one is fused again
+    np.testing.assert_allclose(model(x), np.maximum(x @ kernel + bias, 0), rtol=1e-5)

@@ -147,6 +147,13 @@ def test_grad_cam_and_fgsm_match_tensorflow():
     heat = [_gradcam(T, K, m, img) for (T, K), m in zip(SIDES, models, strict=True)]
     assert heat[1].shape == heat[0].shape == (12, 12)
     np.testing.assert_allclose(heat[1], heat[0], atol=1e-5)
+    for m in models:
+        m.layers[-1].activation = None  # keras-io: "Remove last layer's softmax", then the heatmap of logits
+    logit_heat = [_gradcam(T, K, m, img) for (T, K), m in zip(SIDES, models, strict=True)]
+    np.testing.assert_allclose(logit_heat[1], logit_heat[0], atol=1e-5)
+    assert np.abs(logit_heat[0] - heat[0]).max() > 1e-3  # the softmax is really gone
+    for m in models:
+        m.layers[-1].activation = (tk if m is models[0] else ff).activations.softmax
     label = np.eye(4, dtype="float32")[[2]]
     (g1, s1), (g2, s2) = [_fgsm(T, K, m, T.constant(img), label) for (T, K), m in zip(SIDES, models, strict=True)]
     np.testing.assert_allclose(g2, g1, rtol=1e-4, atol=1e-4 * np.abs(g1).max())
