@@ -26,7 +26,8 @@ scripts whose Keras part runs (`tf.random.set_seed(42)` on their first line). Ma
   `tf.argmax` / `tf.argmin` (TensorFlow's default axis 0, int64 indices); `tf.newaxis`;
   `tf.Variable` and `tf.Module` (variables.py); `tf.GradientTape` (ops/tape.py) and
   `tf.UnconnectedGradients`; `tf.one_hot` (on/off values), `tf.split` (sizes or a count),
-  `tf.repeat`, `tf.clip_by_value`, `tf.nn.sigmoid_cross_entropy_with_logits`;
+  `tf.repeat`, `tf.clip_by_value`, `tf.nn.sigmoid_cross_entropy_with_logits`; `tf.train.Checkpoint`,
+  `CheckpointManager` and `latest_checkpoint` (tf_checkpoint.py, this framework's own files);
   `tf.random.normal` / `uniform`. An argument TensorFlow's function takes and Keras' does not
   (`tf.matmul(a, b, transpose_b=True)`) is a `RawTensorFlowError` naming the call. Names whose
   TensorFlow meaning or argument order differs from Keras' and that are not written out above
@@ -258,6 +259,9 @@ CALLS = {
     "tf.squared_difference": _squared_difference, "tf.math.squared_difference": _squared_difference,
     "tf.Variable": lambda *a, **k: _variable(*a, **k),
     "tf.one_hot": _one_hot, "tf.split": _split,
+    "tf.train.Checkpoint": lambda *a, **k: _checkpoint("Checkpoint")(*a, **k),
+    "tf.train.CheckpointManager": lambda *a, **k: _checkpoint("CheckpointManager")(*a, **k),
+    "tf.train.latest_checkpoint": lambda *a, **k: _checkpoint("latest_checkpoint")(*a, **k),
     "tf.nn.sigmoid_cross_entropy_with_logits": _sigmoid_cross_entropy,
     "tf.argmax": _arg_reduce("argmax"), "tf.math.argmax": _arg_reduce("argmax"),
     "tf.argmin": _arg_reduce("argmin"), "tf.math.argmin": _arg_reduce("argmin"),
@@ -284,6 +288,12 @@ CONSTANTS.update({"tf.UnconnectedGradients": _UnconnectedGradients, "tf.newaxis"
                   "tf.data.AUTOTUNE": -1, "tf.data.experimental.AUTOTUNE": -1,
                   "tf.data.INFINITE_CARDINALITY": -1, "tf.data.experimental.INFINITE_CARDINALITY": -1,
                   "tf.data.UNKNOWN_CARDINALITY": -2, "tf.data.experimental.UNKNOWN_CARDINALITY": -2})
+
+
+def _checkpoint(name: str):
+    from flexflow_keras import tf_checkpoint
+
+    return getattr(tf_checkpoint, name)
 
 
 def _variable(*args, **kwargs):
