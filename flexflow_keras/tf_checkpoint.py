@@ -6,7 +6,8 @@ arguments (models and layers, optimizers, `tf.Variable`s, `tf.Module`s, other ch
 The file is this framework's (NumPy's npz), not TensorFlow's: a checkpoint written here is read here. The
 directory gets TensorFlow's ``checkpoint`` index file, so `latest_checkpoint(dir)` finds the newest
 save as TensorFlow's does. An optimizer is saved with its step count and the slots `apply_gradients`
-made (restored when it has made them for the same variables).
+made (restored into an optimizer that has not stepped yet when its first `apply_gradients` makes them, as
+TensorFlow defers them).
 """
 
 from __future__ import annotations
@@ -71,15 +72,17 @@ def _load(obj, path: str, data, where: str) -> None:
         obj.assign(take(path + "value", obj.value))
     elif isinstance(obj, Optimizer):
         obj._iterations = int(take(path + "iterations", None))
+        count = sum(1 for k in data.files if k.startswith(path + "slot_"))
+        saved = [np.array(data[f"{path}slot_{i}"]) for i in range(count)]
         slots = obj.variables
-        saved = sorted(k for k in data.files if k.startswith(path + "slot_"))
-        if slots and len(saved) == len(slots):
+        if slots and len(saved) != len(slots):
+            raise DataError(f"tf.train.Checkpoint.restore: optimizer {path.rstrip('/')!r} in {where} has {len(saved)} "
+                            f"slot arrays, the optimizer has {len(slots)}; it was saved for other variables.")
+        if slots:
             for i, a in enumerate(slots):
                 a[...] = take(f"{path}slot_{i}", a)
-        elif saved:
-            log.warning("tf.train.Checkpoint.restore: optimizer %r has not made its slots yet (they appear at its "
-                        "first apply_gradients); its step count is restored, its slots start afresh",
-                        path.rstrip("/"))
+        elif saved:  # TensorFlow's deferred restore: applied when apply_gradients makes the slots
+            obj._ff_pending_slots = saved
     elif isinstance(obj, Module):
         for i, v in enumerate(obj.variables):
             v.assign(take(f"{path}variable_{i}", v.value))

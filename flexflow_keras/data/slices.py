@@ -28,6 +28,9 @@ from flexflow_keras.utils import tree
 from flexflow_keras.utils.py_dataset import PyDataset
 
 AUTOTUNE = -1
+_ENDLESS = ("Dataset.repeat() without a count makes an endless dataset, and no take(n) after it ends it: add "
+            ".take(n), give a count (.repeat(n)), or drop .repeat() for fit (it passes over the data once per epoch "
+            "by itself).")
 
 
 def _as_array(a):
@@ -108,6 +111,9 @@ class SliceDataset(PyDataset):
         if not any(s[0] == "repeat" and s[1] < 0 for s in self._stages):
             plan = self._plan_with(1)
         else:  # an endless repeat: enough passes that a later take() is what ends the data
+            first = next(i for i, s in enumerate(self._stages) if s[0] == "repeat" and s[1] < 0)
+            if not any(s[0] == "take" and s[1] >= 0 for s in self._stages[first:]):
+                raise DataError(_ENDLESS)
             n = max(len(tree.flatten(self._data)[0]), 1)
             reps, plan = 1, self._plan_with(1)
             while True:
@@ -116,9 +122,7 @@ class SliceDataset(PyDataset):
                     break
                 reps, plan = reps * 2, more
                 if reps * n > 50_000_000:
-                    raise DataError("Dataset.repeat() without a count makes an endless dataset, and no take(n) "
-                                    "after it ends it: add .take(n), give a count (.repeat(n)), or drop .repeat() "
-                                    "for fit (it passes over the data once per epoch by itself).")
+                    raise DataError(_ENDLESS)
         self._plan_cache = (self._pass, plan)
         return plan
 

@@ -10,7 +10,7 @@ import math
 import numpy as np
 
 from flexflow_keras import activations, constraints, initializers, ops, regularizers
-from flexflow_keras.errors import ShapeError
+from flexflow_keras.errors import GraphError, ShapeError
 from flexflow_keras.layers import _args
 from flexflow_keras.layers.base import Layer
 from flexflow_keras.layers.input_spec import InputSpec, flatten_hint
@@ -18,6 +18,11 @@ from flexflow_keras.ops.graph import KerasTensor
 from flexflow_keras.utils import rng
 
 log = logging.getLogger("flexflow_keras")
+
+
+def _activation_fn(value):
+    """A layer's `activation` attribute as a function (None and names, as a script may assign them)."""
+    return activations.get(value) if value is None or isinstance(value, str) else value
 
 
 def apply_activation(x, fn):
@@ -100,26 +105,34 @@ class Dense(Layer):
         return flatten_hint(shape, self.kernel.shape[0]) if self.kernel is not None else ""
 
     def call(self, inputs):
-        fused = activations.fusable_name(self.activation)  # ops.dense acts on the last axis of any rank
+        act = _activation_fn(self.activation)
+        if isinstance(inputs, KerasTensor):
+            self.__dict__["_ff_recorded_activation"] = act  # what the recorded graph holds (_current_op)
+        fused = activations.fusable_name(act)  # ops.dense acts on the last axis of any rank
         y = ops.dense(inputs, self.kernel, self.bias, activation=fused)
-        return y if fused is not None else apply_activation(y, self.activation)
+        return y if fused is not None else apply_activation(y, act)
 
     def _current_op(self, op):
-        """`op` (recorded by call()) following a later ``layer.activation = ...`` between element-wise
-        activations, linear and softmax (Grad-CAM sets the classifier's to None to read logits): the
-        activation fused into the matmul, or the softmax node after it, which becomes an identity."""
-        act = activations.get(self.activation) if self.activation is None or isinstance(
-            self.activation, str) else self.activation
-        fused = activations.fusable_name(act)
-        if op.type_name == "dense" and (fused is not None or act in (activations.linear, activations.softmax)):
-            want = fused or "linear"
-            if op.activation != want:
-                return dataclasses.replace(op, activation=want, activation_params=())
-        elif op.type_name == "softmax" and (fused is not None or act is activations.linear):
+        """`op` (recorded by call()) following a later ``layer.activation = ...`` (Grad-CAM sets the
+        classifier's to None to read logits): between linear and element-wise activations, and from softmax
+        to those, the activation fused into the matmul changes and the softmax node after it becomes an
+        identity. A change one node cannot express (to softmax, to or from a custom function) is an error."""
+        act, recorded = _activation_fn(self.activation), self.__dict__.get("_ff_recorded_activation")
+        if recorded is None or act is recorded or op.type_name not in ("dense", "softmax"):
+            return op
+        simple = activations.fusable_name(act) is not None or act is activations.linear
+        if not simple or not (activations.fusable_name(recorded) is not None
+                              or recorded in (activations.linear, activations.softmax)):
+            raise GraphError(f"Dense '{self.name}': its activation was changed after the model was built, from "
+                             f"{getattr(recorded, '__name__', recorded)} to {getattr(act, '__name__', act)}; a built "
+                             f"Dense switches between linear and element-wise activations, and from softmax to "
+                             f"those. Build the model again with the new activation (or add an Activation layer).")
+        if op.type_name == "softmax":
             from flexflow_keras.ops.math_ops import UnaryOp
 
             return UnaryOp("identity")
-        return op
+        want = activations.fusable_name(act) or "linear"
+        return op if op.activation == want else dataclasses.replace(op, activation=want, activation_params=())
 
     def get_config(self):
         return {**super().get_config(), "units": self.units, **kernel_bias_config(self)}

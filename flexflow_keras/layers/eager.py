@@ -38,6 +38,11 @@ def run_graph(graph: OpGraph, arrays: Sequence[np.ndarray], training: bool = Fal
 def as_input(value, dtype: str):
     """`value` as an array of `dtype`; a float conversion a GradientTape records is an op it sees (so
     ``tape.watch(x)`` on float64 images reaches a float32 model)."""
+    from flexflow_keras.ops.graph import Variable
+
+    if isinstance(value, Variable):  # a model called on a tf.Variable (style transfer, DeepDream)
+        tape.read_variable(value)
+        value = value.value
     arr = np.asarray(value)
     if arr.dtype == np.dtype(dtype):
         return value if isinstance(value, np.ndarray) else arr

@@ -19,8 +19,9 @@ from flexflow_keras.layers.input_layer import InputLayer
 from flexflow_keras.layers.node import Node
 from flexflow_keras.models import custom_training, variable_dims
 from flexflow_keras.models.model import Model
+from flexflow_keras.ops import tape
 from flexflow_keras.ops.base import apply_op
-from flexflow_keras.ops.graph import KerasTensor, OpGraph, TensorSpec
+from flexflow_keras.ops.graph import KerasTensor, OpGraph, TensorSpec, Variable
 from flexflow_keras.utils import tree
 
 
@@ -91,6 +92,12 @@ class GraphIOMixin:
         if struct is None:  # Sequential: one input and one output
             return flat[0] if len(flat) == 1 else list(flat)
         return struct
+
+
+def _variable_value(v):
+    """A Variable given as a model's input (style transfer's image): its value, which a tape knows as it."""
+    tape.read_variable(v)
+    return v.value
 
 
 class Functional(GraphIOMixin, Model):
@@ -256,7 +263,8 @@ class Functional(GraphIOMixin, Model):
         if args and not any(isinstance(t, KerasTensor) for t in tree.flatten(args[0])):
             from flexflow_keras.models.custom_training import adjust_input_rank
 
-            flat = [np.asarray(a) if hasattr(a, "__array__") else a for a in tree.flatten(args[0])]
+            flat = [_variable_value(a) if isinstance(a, Variable) else np.asarray(a) if hasattr(a, "__array__")
+                    else a for a in tree.flatten(args[0])]
             if len(flat) == len(self._inputs):  # Keras 3's rank rule: (N, 28, 28) for Input((28, 28, 1))
                 args = (tree.pack_as(args[0], adjust_input_rank(flat, self._inputs)),) + args[1:]
         return super().__call__(*args, **kwargs)
@@ -269,8 +277,8 @@ class Functional(GraphIOMixin, Model):
             arrays = [as_input(x, t.dtype) for x, t in zip(flat, self._inputs, strict=False)]
             outs = custom_training.run_eager(self, self._current(self._graph), arrays, bool(training))
         result = tree.pack_as(self._output_struct, outs)
-        if isinstance(result, list | tuple) and len(result) == 1:  # Keras 3: Model(inp, [out])(x) is a tensor
-            return result[0]
+        if isinstance(result, list | tuple) and len(result) == 1 and not isinstance(outs[0], KerasTensor):
+            return result[0]  # Keras 3: Model(inp, [out])(x) on arrays is a tensor (a list on symbolic inputs)
         return result
 
     def _convert_eager(self, inputs):

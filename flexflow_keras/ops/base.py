@@ -150,6 +150,9 @@ def apply_op(op: Op, inputs: Sequence, weights: Sequence[Variable] = (), name: s
     if stats:
         op.forward_stats(ctx, arrays, wvals, stats)
     op.forward(ctx, arrays, wvals, outs, saved, stats)
+    eager_outs = [o.view(EagerTensor) for o in outs]  # .numpy(), as tf.keras tensors (ops/eager_tensor.py)
+    if tape.recording():  # before any state update below: the tape keeps the values the forward read
+        tape.record(op, inputs, arrays, weights, wvals, eager_outs, saved, stats, ctx, name)
     if stats and training:
         # An eager training call updates state as Keras does (BatchNorm's moving averages): on copies,
         # assigned back so an execution holding the authoritative values sees the change.
@@ -158,10 +161,7 @@ def apply_op(op: Op, inputs: Sequence, weights: Sequence[Variable] = (), name: s
         for w, old, new in zip(weights, wvals, state, strict=True):
             if isinstance(w, Variable) and not np.array_equal(old, new):
                 w.assign(new)
-    outs = [o.view(EagerTensor) for o in outs]  # .numpy(), as tf.keras tensors (ops/eager_tensor.py)
-    if tape.recording():
-        tape.record(op, inputs, arrays, weights, wvals, outs, saved, stats, ctx, name)
-    return outs[0] if len(outs) == 1 else tuple(outs)
+    return eager_outs[0] if len(eager_outs) == 1 else tuple(eager_outs)
 
 
 def _concrete(shape, batch: int) -> tuple[int, ...]:

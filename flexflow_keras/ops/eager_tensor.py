@@ -21,6 +21,58 @@ _UFUNC_OPS = {np.add: "add", np.subtract: "subtract", np.multiply: "multiply", n
               np.expm1: "expm1", np.reciprocal: "reciprocal"}
 
 
+_REDUCE_OPS = {np.add: "sum", np.maximum: "max", np.minimum: "min"}
+
+
+class _Unmapped(Exception):
+    """A NumPy function called with arguments its keras.ops twin does not take: NumPy's own runs."""
+
+
+def _plain(fn):
+    """`fn` for NumPy's call, refusing the arguments only NumPy has (dtype=, out=, where=)."""
+    def call(*args, **kwargs):
+        if any(kwargs.pop(k, None) is not None for k in ("dtype", "out")) or "where" in kwargs:
+            raise _Unmapped
+        return fn(*args, **kwargs)
+    return call
+
+
+def _function_ops() -> dict:
+    """NumPy function -> its keras.ops twin, for recorded tensors (built once)."""
+    global _FUNCTIONS
+    if _FUNCTIONS is None:
+        from flexflow_keras import ops
+
+        _FUNCTIONS = {
+            np.sum: _plain(lambda a, axis=None, keepdims=False: ops.sum(a, axis, keepdims)),
+            np.mean: _plain(lambda a, axis=None, keepdims=False: ops.mean(a, axis, keepdims)),
+            np.max: _plain(lambda a, axis=None, keepdims=False: ops.max(a, axis, keepdims)),
+            np.amax: _plain(lambda a, axis=None, keepdims=False: ops.max(a, axis, keepdims)),
+            np.min: _plain(lambda a, axis=None, keepdims=False: ops.min(a, axis, keepdims)),
+            np.amin: _plain(lambda a, axis=None, keepdims=False: ops.min(a, axis, keepdims)),
+            np.reshape: _plain(lambda a, shape=None, newshape=None, order="C": ops.reshape(
+                a, tuple(np.atleast_1d(shape if shape is not None else newshape)))),
+            np.transpose: _plain(lambda a, axes=None: ops.transpose(a, axes)),
+            np.squeeze: _plain(lambda a, axis=None: ops.squeeze(a, axis)),
+            np.expand_dims: _plain(lambda a, axis: ops.expand_dims(a, axis)),
+            np.concatenate: _plain(lambda arrays, axis=0: ops.concatenate(list(arrays), axis)),
+            np.stack: _plain(lambda arrays, axis=0: ops.stack(list(arrays), axis)),
+            np.dot: _plain(lambda a, b: ops.matmul(a, b)),
+            np.clip: _plain(lambda a, a_min, a_max: ops.clip(a, a_min, a_max)),
+            np.where: _plain(lambda cond, x, y: ops.where(cond, x, y)),
+        }
+    return _FUNCTIONS
+
+
+_FUNCTIONS: dict | None = None
+
+
+def _untracked(inputs, result, what: str) -> None:
+    from flexflow_keras.ops import tape
+
+    tape.note_untracked(inputs, result, what)
+
+
 def _recording() -> bool:
     from flexflow_keras.ops import tape
 
@@ -35,12 +87,17 @@ class EagerTensor(np.ndarray):
         return np.array(self, copy=True).view(np.ndarray)
 
     def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
+        recording = _recording()
         name = _UFUNC_OPS.get(ufunc)
-        if name is not None and method == "__call__" and not kwargs and _recording():
+        if name is not None and method == "__call__" and not kwargs and recording:
             from flexflow_keras import ops
 
             args = [float(a) if isinstance(a, float | int) and not isinstance(a, bool) else a for a in inputs]
             return getattr(ops, name)(*args)
+        if recording and method == "reduce" and ufunc in _REDUCE_OPS and set(kwargs) <= {"axis", "keepdims"}:
+            from flexflow_keras import ops
+
+            return getattr(ops, _REDUCE_OPS[ufunc])(inputs[0], kwargs.get("axis", 0), kwargs.get("keepdims", False))
         # NumPy's own ufunc, results viewed back as EagerTensors (scalars stay scalars, as before)
         plain = tuple(a.view(np.ndarray) if isinstance(a, EagerTensor) else a for a in inputs)
         outs = kwargs.get("out")
@@ -51,15 +108,69 @@ class EagerTensor(np.ndarray):
             return outs[0] if len(outs) == 1 else outs
         if isinstance(result, tuple):
             return tuple(r.view(EagerTensor) if type(r) is np.ndarray else r for r in result)
-        if method == "__call__" and isinstance(result, np.generic):
-            return eager(result)  # a tensor's arithmetic gives a tensor, 0-d ones too (``w * 3.0 + b``)
+        if recording:
+            _untracked(inputs, result, f"np.{ufunc.__name__}" + ("" if method == "__call__" else f".{method}"))
+        if isinstance(result, np.generic):
+            return eager(result)  # a tensor's arithmetic gives a tensor, 0-d ones too (``w * 3.0 + b``, x.mean())
         return result.view(EagerTensor) if type(result) is np.ndarray else result
+
+    def __array_function__(self, func, types, args, kwargs):
+        if not _recording():
+            return super().__array_function__(func, types, args, kwargs)
+        mapped = _function_ops().get(func)
+        if mapped is not None:
+            try:
+                return mapped(*args, **kwargs)
+            except _Unmapped:
+                pass
+        result = super().__array_function__(func, types, args, kwargs)
+        _untracked(tree.flatten(list(args)), result, f"np.{func.__name__}")
+        return result
+
+    # ndarray methods of the same meaning as keras.ops functions, recorded while a tape records
+    def sum(self, axis=None, dtype=None, out=None, keepdims=False, **kwargs):
+        if _recording() and dtype is None and out is None and not kwargs:
+            from flexflow_keras import ops
+
+            return ops.sum(self, axis, keepdims)
+        return super().sum(axis, dtype, out, keepdims, **kwargs)
+
+    def mean(self, axis=None, dtype=None, out=None, keepdims=False, **kwargs):
+        if _recording() and dtype is None and out is None and not kwargs:
+            from flexflow_keras import ops
+
+            return ops.mean(self, axis, keepdims)
+        return super().mean(axis, dtype, out, keepdims, **kwargs)
+
+    def reshape(self, *shape, **kwargs):
+        if _recording() and not kwargs:
+            from flexflow_keras import ops
+
+            target = shape[0] if len(shape) == 1 and not isinstance(shape[0], int | np.integer) else shape
+            return ops.reshape(self, tuple(int(d) for d in np.atleast_1d(target)) if np.ndim(target) else (int(target),))
+        return super().reshape(*shape, **kwargs)
+
+    def transpose(self, *axes):
+        if _recording():
+            from flexflow_keras import ops
+
+            perm = axes[0] if len(axes) == 1 and not isinstance(axes[0], int | np.integer) else axes
+            return ops.transpose(self, tuple(perm) if perm else None)
+        return super().transpose(*axes)
+
+    @property
+    def T(self):  # noqa: N802 - NumPy's name
+        return self.transpose() if _recording() else super().T
+
 
     def __getitem__(self, key):
         if _recording():
             from flexflow_keras.ops import numpy_api
 
-            return numpy_api.get_item(self, key)
+            result = numpy_api.get_item(self, key)
+            if not numpy_api._basic(key):  # advanced indexing runs as NumPy's: marked for the tape
+                _untracked([self], result, "indexing with an array")
+            return result
         return super().__getitem__(key)
 
     # TensorFlow's tensors are immutable: `loss += penalty` makes a new tensor, which the tape records

@@ -113,11 +113,12 @@ def einsum(subscripts: str, *operands):
         >>> einsum("ij,jk->ik", np.ones((2, 3)), np.ones((3, 4))).shape
         (2, 4)
     """
+    from flexflow_keras.ops import tape
     from flexflow_keras.ops.functional import _symbolic, _tensor
 
     sym = _symbolic(*operands)
     ts = [_tensor(o, sym) for o in operands]
-    if not sym:
+    if not sym and not tape.recording():  # NumPy's einsum; a recording GradientTape needs the op
         return np.einsum(subscripts, *[np.asarray(t) for t in ts])
     from flexflow_keras.ops.graph import KerasTensor
 

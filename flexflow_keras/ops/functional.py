@@ -426,7 +426,12 @@ def where(condition, x1, x2, name: str | None = None):
 
 # --- reductions and data movement ----------------------------------------------------------------
 def _reduce(fn: str, x, axis, keepdims: bool, name=None):
-    axes = normalize_axes(axis, _ndim(x))
+    try:
+        axes = normalize_axes(axis, _ndim(x))
+    except ValueError as e:
+        from flexflow_keras.errors import ShapeError
+
+        raise ShapeError(f"{fn}: {e}") from None
     return apply_op(ReduceOp(fn, axes, bool(keepdims)), [_tensor(x, _symbolic(x))], name=name)
 
 

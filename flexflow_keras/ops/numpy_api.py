@@ -191,9 +191,9 @@ def split(x, indices_or_sections, axis=0):
 def broadcast_to(x, shape, name=None):
     """x broadcast to `shape` (None or ops.shape(y)[0] for a symbolic batch)."""
     dims = tuple(None if isinstance(s, BatchDim) or s is None else int(s) for s in shape)
-    if not _sym(x):
+    if not _sym(x) and not _tape.recording():
         return np.broadcast_to(np.asarray(x), dims).copy()
-    return apply_op(BroadcastToOp(dims), [x], name=name)
+    return apply_op(BroadcastToOp(dims), [x if _sym(x) else np.asarray(x)], name=name)
 
 
 def tile(x, repeats):
@@ -215,7 +215,9 @@ def repeat(x, repeats, axis=None):
     if axis is None:
         if _sym(x):
             raise ShapeError("repeat(axis=None) flattens the batch into the data; give an axis >= 1.")
-        return np.repeat(np.asarray(x), repeats)
+        if not _tape.recording():
+            return np.repeat(np.asarray(x), repeats)
+        x, axis = F.reshape(x, (-1,)), 0
     return apply_op(RepeatOp(int(repeats), int(axis)), [_t(x, _sym(x))])
 
 
@@ -290,7 +292,9 @@ def take(x, indices, axis=None):
     if axis is None:
         if sym:
             raise ShapeError("take(axis=None) flattens the batch into the data; give an axis (e.g. 1).")
-        return np.take(np.asarray(x), np.asarray(indices))
+        if not _tape.recording():
+            return np.take(np.asarray(x), np.asarray(indices))
+        x, axis = F.reshape(x, (-1,)), 0
     idx = indices if isinstance(indices, KerasTensor) else np.asarray(indices)
     if not isinstance(idx, KerasTensor) and idx.dtype.kind not in "iu":
         idx = idx.astype(np.int32)

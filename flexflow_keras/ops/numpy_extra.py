@@ -12,6 +12,7 @@ import numpy as np
 from flexflow_keras.errors import ShapeError
 from flexflow_keras.ops import functional as F
 from flexflow_keras.ops import numpy_api as N
+from flexflow_keras.ops import tape as _tape
 from flexflow_keras.ops.array_ops import CumsumOp, ProdOp
 from flexflow_keras.ops.base import apply_op
 from kernels.reduce import normalize_axes
@@ -63,7 +64,7 @@ def logsumexp(x, axis=None, keepdims=False):
         return r
     nd = F._ndim(x)
     axes = normalize_axes(axis, nd)
-    return F.squeeze(r, axes) if _sym(x) else np.squeeze(r, axes)
+    return F.squeeze(r, axes) if _sym(x) or _tape.recording() else np.squeeze(r, axes)
 
 
 def norm(x, ord=None, axis=None, keepdims=False):  # noqa: A002 - the Keras argument name
@@ -130,7 +131,10 @@ def moments(x, axes, keepdims=False, synchronized=False):
 
 def _band(x, k: int, upper: bool):
     if not F._symbolic(x):
-        return np.triu(np.asarray(x), k) if upper else np.tril(np.asarray(x), k)
+        if not _tape.recording():
+            return np.triu(np.asarray(x), k) if upper else np.tril(np.asarray(x), k)
+        ones = np.ones(np.shape(x), np.asarray(x).dtype)  # a recording tape: the band as a mask it sees
+        return F.multiply(x, np.triu(ones, k) if upper else np.tril(ones, k))
     if x.ndim < 3:
         raise ShapeError(f"ops.{'triu' if upper else 'tril'} of a symbolic tensor {x.shape} masks its last two "
                          f"per-sample dims; it needs rank >= 3.")
@@ -169,11 +173,11 @@ def diag(x, k=0):
 
 def sort(x, axis=-1):
     """x sorted ascending along `axis` (symbolic: the last axis)."""
-    if not F._symbolic(x):
+    if not F._symbolic(x) and not (_tape.recording() and axis in (-1, np.ndim(x) - 1)):
         return np.sort(np.asarray(x), axis=axis)
-    if axis not in (-1, x.ndim - 1):
+    if axis not in (-1, F._ndim(x) - 1):
         raise ShapeError(f"ops.sort of a symbolic tensor sorts its last axis, received axis={axis}.")
-    return N.flip(N.top_k(x, x.shape[-1])[0], -1)
+    return N.flip(N.top_k(x, np.shape(x)[-1])[0], -1)
 
 
 def argsort(x, axis=-1):
@@ -225,10 +229,14 @@ def pad(x, pad_width, mode="constant", constant_values=None):
         if F._symbolic(x):
             raise ValueError(f"ops.pad of a symbolic tensor supports mode='constant', received mode={mode!r}.")
         return np.pad(np.asarray(x), pad_width, mode=mode)
-    if not F._symbolic(x):
+    if not F._symbolic(x) and not _tape.recording():
         return np.pad(np.asarray(x), pad_width, constant_values=value)
-    widths = [(int(w), int(w)) if np.ndim(w) == 0 else (int(w[0]), int(w[1])) for w in pad_width]
-    if len(widths) != x.ndim or widths[0] != (0, 0):
+    nd = F._ndim(x)
+    if np.ndim(pad_width) == 0 or np.shape(pad_width) in ((2,), (1, 2)):  # one width (pair) for every dim
+        pad_width = [np.asarray(pad_width).reshape(-1).tolist()] * nd
+    widths = [(int(w), int(w)) if np.ndim(w) == 0 or len(w) == 1 else (int(w[0]), int(w[1]))
+              for w in (np.asarray(w).reshape(-1) if np.ndim(w) else w for w in pad_width)]
+    if len(widths) != nd or (F._symbolic(x) and widths[0] != (0, 0)):
         raise ShapeError(f"ops.pad: a symbolic tensor {x.shape} needs one (before, after) pair per dim and none "
                          f"on the batch dim, received {pad_width}.")
     out = x
@@ -246,6 +254,8 @@ def pad(x, pad_width, mode="constant", constant_values=None):
 def outer(a, b):
     """The outer product of the flattened a and b (eager)."""
     _eager_only("outer", a, b)
+    if _tape.recording():
+        return F.multiply(F.reshape(a, (-1, 1)), F.reshape(b, (1, -1)))
     return np.outer(a, b)
 
 

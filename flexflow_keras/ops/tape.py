@@ -83,8 +83,33 @@ def record(op, inputs, arrays, weights, wvals, outs, saved, stats, ctx, name) ->
     for w in weights:
         if _is_variable(w):
             read_variable(w)
-    entry = _Entry(op, [key(a) for a in arrays], list(arrays), [key(w) for w in wvals], list(wvals),
-                   [np.asarray(o) for o in outs], list(saved), list(stats), ctx, name)
+    # A Variable's buffer changes in place later (assign, an optimizer step, BatchNorm's moving statistics):
+    # the entry keeps a copy of the values the forward read, under the Variable's own key.
+    variables = set().union(*(t._variables for t in tapes))
+    in_keys, w_keys = [key(a) for a in arrays], [key(w) for w in wvals]
+    arrays = [a.copy() if k in variables else a for k, a in zip(in_keys, arrays, strict=True)]
+    wvals = [w.copy() if k in variables else w for k, w in zip(w_keys, wvals, strict=True)]
+    entry = _Entry(op, in_keys, arrays, w_keys, wvals, [np.asarray(o) for o in outs], list(saved), list(stats),
+                   ctx, name)
+    for t in tapes:
+        t._entries.append(entry)
+
+
+def note_untracked(inputs, result, what: str) -> None:
+    """A NumPy computation on values while a tape records (``np.sinh(x)``, ``x[mask]``): its float results
+    are marked, so that a gradient depending on them is an error naming `what` rather than a silent zero
+    (a result no recorded value reaches is never asked about)."""
+    from flexflow_keras.utils import tree
+
+    tapes = [t for t in _ACTIVE if t._recording]
+    if not tapes:
+        return
+    in_keys = [key(a) for a in inputs if isinstance(a, np.ndarray)]
+    outs = [np.asarray(r) for r in tree.flatten(result) if isinstance(r, np.ndarray) and r.dtype.kind in "fc"]
+    outs = [o for o in outs if key(o) not in in_keys]  # a view that is the input itself is that input
+    if not in_keys or not outs:
+        return
+    entry = _Entry(_Untracked(what), in_keys, [], [], [], outs, [], [], None, what)
     for t in tapes:
         t._entries.append(entry)
 
@@ -244,7 +269,15 @@ class GradientTape:
             out_keys = [key(o) for o in e.outs]
             if not any(k in grads for k in out_keys):
                 continue
+            if isinstance(e.op, _Untracked) and any(np.any(grads[k]) for k in out_keys if k in grads):
+                raise GraphError(f"GradientTape.gradient: the target depends on {e.op.what} computed with NumPy on "
+                                 f"a tensor the tape records, which it cannot differentiate; use the keras.ops "
+                                 f"function of the same name (or ops.take / ops.where for indexing with arrays).")
+            if isinstance(e.op, _Untracked):
+                continue
             if e.op is _SECOND_ORDER:
+                if not any(np.any(grads[k]) for k in out_keys if k in grads):
+                    continue  # only zeros reach it (x + eps * sign(g), FGSM in adversarial training)
                 raise GraphError("GradientTape.gradient: the target depends on a gradient taken inside this tape "
                                  "(a gradient penalty as in WGAN-GP, or a second derivative); flexflow_keras does not differentiate "
                                  "gradients (no second-order gradients). Leave the penalty out, or replace it with "
@@ -287,6 +320,13 @@ class _SecondOrderOp:
 
 
 _SECOND_ORDER = _SecondOrderOp()
+
+
+class _Untracked(_SecondOrderOp):
+    """Marks NumPy results computed from recorded values (see `note_untracked`)."""
+
+    def __init__(self, what: str):
+        self.what = what
 
 
 def _as_eager(a):

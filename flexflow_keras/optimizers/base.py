@@ -323,12 +323,22 @@ class Optimizer:
 
     # --- eager use ----------------------------------------------------------------------------------
     def build(self, variables) -> None:
-        """Create slots for `variables` (flexflow_keras Variables) for `apply_gradients`."""
+        """Create slots for `variables` (flexflow_keras Variables) for `apply_gradients`; slots restored
+        from a checkpoint before they existed (tf_checkpoint.py) fill them."""
         for v in variables:
             if id(v) not in self._eager_slots:
                 shape, dtype = tuple(v.shape), v.dtype
                 self._eager_slots[id(v)] = [np.full(shape, init, dtype=dtype)
                                             for _, init in self.slot_specs(shape, dtype)]
+        pending = self.__dict__.pop("_ff_pending_slots", None)
+        if pending is not None:
+            slots = self.variables
+            if len(slots) != len(pending) or any(a.shape != b.shape for a, b in zip(slots, pending, strict=True)):
+                raise ValueError(f"{type(self).__name__}: the slots restored from a checkpoint ({len(pending)} "
+                                 f"arrays) do not fit the variables it now updates ({len(slots)} slot arrays); the "
+                                 f"checkpoint was saved for other variables.")
+            for a, b in zip(slots, pending, strict=True):
+                a[...] = b
 
     @property
     def variables(self) -> list[np.ndarray]:

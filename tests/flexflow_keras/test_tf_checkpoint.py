@@ -61,3 +61,18 @@ def test_restore_errors_name_the_problem(tmp_path):
         tf.train.Checkpoint(other=model).restore(path)
     with pytest.raises(MissingFileError, match="does not exist"):
         tf.train.Checkpoint(net=model).restore(str(tmp_path / "nope-3"))
+
+
+def test_restore_before_the_first_step_keeps_the_slots(tmp_path):
+    """The DCGAN tutorial restores into a fresh optimizer: its slots arrive at the first apply_gradients
+    (TensorFlow's deferred restore), so resumed training takes the step the uninterrupted one takes."""
+    model, opt = _trained(1)
+    path = tf.train.Checkpoint(m=model, o=opt).save(str(tmp_path / "c"))
+    grads = [np.full((3, 2), 0.5, "float32"), np.full(2, 0.5, "float32")]
+    fresh_model, _ = _trained(5)
+    fresh_opt = keras.optimizers.Adam(0.1)
+    tf.train.Checkpoint(m=fresh_model, o=fresh_opt).restore(path)
+    opt.apply_gradients(zip(grads, model.trainable_weights, strict=True))
+    fresh_opt.apply_gradients(zip(grads, fresh_model.trainable_weights, strict=True))
+    for a, b in zip(model.get_weights(), fresh_model.get_weights(), strict=True):
+        np.testing.assert_allclose(a, b, rtol=1e-6)

@@ -284,3 +284,12 @@ def test_a_sublayer_called_on_ops_arange_inside_call_trains():
     before = emb.pos_emb.get_weights()[0].copy()
     model.fit(rng.integers(0, 20, (32, 5)), rng.integers(0, 2, 32), epochs=1, batch_size=16, verbose=0)
     assert not np.allclose(before, emb.pos_emb.get_weights()[0])
+
+
+def test_a_model_of_a_one_element_output_list():
+    """Keras 3: called on arrays it returns the tensor; on symbolic inputs, the list."""
+    inp = keras.Input((4,))
+    enc = keras.Model(inp, [layers.Dense(2)(inp)])
+    assert enc(np.ones((3, 4), "float32")).shape == (3, 2)
+    out = enc(keras.Input((4,)))
+    assert isinstance(out, list) and len(out) == 1 and out[0].shape == (None, 2)

@@ -39,9 +39,21 @@ def _check_input_gradient(f, x, rtol=2e-2, atol=2e-3):
     ("arithmetic", lambda x: (x * x + 2.0 * x - x / 3.0) ** 2),
     ("unary", lambda x: ops.tanh(x) + ops.exp(-x) + ops.sqrt(ops.abs(x) + 1.0)),
     ("reduce", lambda x: ops.mean(ops.square(x), axis=1, keepdims=True) + ops.max(x, axis=0)[None]),
-    ("index", lambda x: x[:, 1] * x[0, 2] + x[1:, ::2].sum() * 0.0 + ops.sum(x[..., None, 0])),
+    ("index", lambda x: x[:, 1] * x[0, 2] + ops.sum(x[1:, ::-2]) + ops.sum(x[..., None, 0])),
     ("matmul", lambda x: x @ np.arange(12, dtype="float32").reshape(4, 3) / 10.0),
     ("softmax", lambda x: ops.log_softmax(x) * np.arange(4, dtype="float32")),
+    # keras.ops functions whose eager form is NumPy's, run as ops while a tape records
+    ("einsum", lambda x: ops.einsum("ij,kj->ik", x, x)),
+    ("logsumexp", lambda x: ops.logsumexp(x, axis=1)),
+    ("pad", lambda x: ops.pad(x * x, [[1, 0], [0, 2]]) * 2.0),
+    ("repeat", lambda x: ops.repeat(x * x, 2)),
+    ("broadcast_to", lambda x: ops.broadcast_to(x * x, (2, 3, 4))),
+    ("tril", lambda x: ops.tril(x * x, -1) + ops.triu(x, 1)),
+    ("sort", lambda x: ops.sort(x * np.arange(1, 5, dtype="float32")) * np.arange(4, dtype="float32")),
+    ("outer", lambda x: ops.outer(x[0], x[1])),
+    ("take", lambda x: ops.take(x * x, np.array([0, 5, 11]))),
+    # NumPy's own spellings on a recorded tensor
+    ("numpy", lambda x: (x * x).sum(axis=0) + np.mean(x ** 3, axis=0) + (x.T @ x).reshape(16)[:4] + np.max(x, 0)),
 ])
 def test_input_gradients_match_differences(name, f):
     _check_input_gradient(f, ops.convert_to_tensor(RNG.standard_normal((3, 4)).astype("float32")))
@@ -254,3 +266,65 @@ def test_a_classifier_whose_softmax_is_removed_gives_logits():
     np.testing.assert_allclose(tape.gradient(y, xt), np.tile(kernel[:, 0], (2, 1)), rtol=1e-5)
     model.layers[-1].activation = keras.activations.relu  # an element-wise one is fused again
     np.testing.assert_allclose(model(x), np.maximum(x @ kernel + bias, 0), rtol=1e-5)
+
+
+def test_values_changed_after_the_forward_do_not_change_its_gradient():
+    """A Variable updated in place between the forward and the gradient (assign, an optimizer step in a
+    two-tape GAN, BatchNorm's moving statistics): the tape differentiates the values the forward read."""
+    v = keras.Variable(2.0)
+    with GradientTape() as tape:
+        y = v * v
+    v.assign(5.0)
+    assert float(tape.gradient(y, v)) == 4.0
+    dense = layers.Dense(1, use_bias=False, kernel_initializer="ones")
+    x = ops.convert_to_tensor(np.ones((1, 1), "float32"))
+    with GradientTape(persistent=True) as tape:
+        tape.watch(x)
+        loss = ops.sum(ops.square(dense(x)))
+    kernel = dense.trainable_weights
+    keras.optimizers.SGD(1.0).apply_gradients(zip(tape.gradient(loss, kernel), kernel, strict=True))
+    assert float(np.asarray(dense.kernel.value).ravel()[0]) == -1.0
+    assert float(np.asarray(tape.gradient(loss, x)).ravel()[0]) == 2.0  # d(w x)^2/dx with w = 1, as recorded
+
+
+def test_a_model_called_on_a_variable_and_numpy_on_recorded_tensors():
+    """Style transfer's ``image = tf.Variable(...)``, ``model(image)``; NumPy that the tape cannot follow
+    is an error only when the target depends on it."""
+    inp = keras.Input((3,))
+    model = keras.Model(inp, layers.Dense(2)(inp))
+    seq = keras.Sequential([keras.Input((3,)), layers.Dense(2)])
+    image = keras.Variable(np.ones((1, 3), "float32"))
+    for net in (model, seq):
+        with GradientTape() as tape:
+            loss = ops.sum(net(image))
+        kernel = net.layers[-1].kernel.value
+        np.testing.assert_allclose(tape.gradient(loss, image), kernel.sum(axis=1)[None], rtol=1e-6)
+    x = ops.convert_to_tensor(RNG.standard_normal(3).astype("float32"))
+    with GradientTape(persistent=True) as tape:
+        tape.watch(x)
+        used = ops.sum(np.sinh(x)) + ops.sum(x)
+        unused = ops.sum(x * x) + float(np.sum(np.sinh(x)))
+    with pytest.raises(GraphError, match="np.sinh computed with NumPy"):
+        tape.gradient(used, x)
+    np.testing.assert_allclose(tape.gradient(unused, x), 2 * x, rtol=1e-6)
+
+
+def test_custom_regularizers_nested_fgsm_and_a_dense_activation_change_that_cannot_be_made():
+    inp = keras.Input((3,))
+    model = keras.Model(inp, layers.Dense(2, kernel_regularizer=lambda w: 0.5 * ops.sum(ops.square(w)))(inp))
+    with GradientTape() as tape:
+        (penalty,) = model.losses
+    np.testing.assert_allclose(tape.gradient(penalty, model.layers[-1].kernel), model.layers[-1].kernel.value)
+    # adversarial training: an FGSM tape inside the training tape; sign() passes no gradient back
+    x = ops.convert_to_tensor(RNG.standard_normal((2, 3)).astype("float32"))
+    with GradientTape() as outer:
+        with GradientTape() as inner:
+            inner.watch(x)
+            inner_loss = ops.sum(model(x))
+        x_adv = x + 0.1 * ops.sign(inner.gradient(inner_loss, x))
+        loss = ops.sum(ops.square(model(x_adv)))
+    assert all(g is not None for g in outer.gradient(loss, model.trainable_weights))
+    relu = keras.Model(inp, layers.Dense(2, activation="relu")(inp))
+    relu.layers[-1].activation = keras.activations.softmax
+    with pytest.raises(GraphError, match="from relu to softmax"):
+        relu.predict(np.ones((1, 3), "float32"), verbose=0)
