@@ -28,6 +28,7 @@ scripts whose Keras part runs (`tf.random.set_seed(42)` on their first line). Ma
   `tf.UnconnectedGradients`; `tf.one_hot` (on/off values), `tf.split` (sizes or a count),
   `tf.repeat`, `tf.clip_by_value`, `tf.nn.sigmoid_cross_entropy_with_logits`; `tf.train.Checkpoint`,
   `CheckpointManager` and `latest_checkpoint` (tf_checkpoint.py, this framework's own files);
+  `tf.summary.create_file_writer`, `scalar`, `histogram` (tf_summary.py, TensorBoard's event files);
   `tf.random.normal` / `uniform`. An argument TensorFlow's function takes and Keras' does not
   (`tf.matmul(a, b, transpose_b=True)`) is a `RawTensorFlowError` naming the call. Names whose
   TensorFlow meaning or argument order differs from Keras' and that are not written out above
@@ -259,6 +260,12 @@ CALLS = {
     "tf.squared_difference": _squared_difference, "tf.math.squared_difference": _squared_difference,
     "tf.Variable": lambda *a, **k: _variable(*a, **k),
     "tf.one_hot": _one_hot, "tf.split": _split,
+    "tf.summary.create_file_writer": lambda *a, **k: _summary("create_file_writer")(*a, **k),
+    "tf.summary.scalar": lambda *a, **k: _summary("scalar")(*a, **k),
+    "tf.summary.histogram": lambda *a, **k: _summary("histogram")(*a, **k),
+    "tf.summary.flush": lambda *a, **k: _summary("flush")(*a, **k),
+    "tf.summary.experimental.set_step": lambda *a, **k: _summary("set_step")(*a, **k),
+    "tf.summary.experimental.get_step": lambda *a, **k: _summary("get_step")(*a, **k),
     "tf.train.Checkpoint": lambda *a, **k: _checkpoint("Checkpoint")(*a, **k),
     "tf.train.CheckpointManager": lambda *a, **k: _checkpoint("CheckpointManager")(*a, **k),
     "tf.train.latest_checkpoint": lambda *a, **k: _checkpoint("latest_checkpoint")(*a, **k),
@@ -288,6 +295,12 @@ CONSTANTS.update({"tf.UnconnectedGradients": _UnconnectedGradients, "tf.newaxis"
                   "tf.data.AUTOTUNE": -1, "tf.data.experimental.AUTOTUNE": -1,
                   "tf.data.INFINITE_CARDINALITY": -1, "tf.data.experimental.INFINITE_CARDINALITY": -1,
                   "tf.data.UNKNOWN_CARDINALITY": -2, "tf.data.experimental.UNKNOWN_CARDINALITY": -2})
+
+
+def _summary(name: str):
+    from flexflow_keras import tf_summary
+
+    return getattr(tf_summary, name)
 
 
 def _checkpoint(name: str):
