@@ -85,6 +85,51 @@ def cosine_similarity(y_true, y_pred, axis=-1):
     return (-np.sum(tn * pn, axis=-1)).astype(np.float32)
 
 
+def huber(y_true, y_pred, delta=1.0):
+    """Per-sample Huber loss over the last axis: ``0.5 x²`` where ``|x| <= delta``, else
+    ``delta (|x| - 0.5 delta)``, for ``x = y_pred - y_true``."""
+    delta = float(delta)
+    if _symbolic(y_true, y_pred):
+        ops = _ops()
+        a = ops.abs(ops.subtract(y_pred, y_true))
+        q = ops.minimum(a, delta)
+        return ops.mean(ops.add(ops.multiply(ops.square(q), 0.5), ops.multiply(ops.subtract(a, q), delta)), axis=-1)
+    t, p = _align(np.asarray(y_true, np.float64), np.asarray(y_pred, np.float64))
+    a = np.abs(p - t)
+    return np.mean(np.where(a <= delta, 0.5 * a * a, delta * (a - 0.5 * delta)), axis=-1).astype(np.float32)
+
+
+def log_cosh(y_true, y_pred):
+    """Per-sample ``mean(log(cosh(y_pred - y_true)))`` over the last axis, as ``x + softplus(-2x) - log 2``."""
+    if _symbolic(y_true, y_pred):
+        ops = _ops()
+        x = ops.subtract(y_pred, y_true)
+        return ops.mean(ops.subtract(ops.add(x, ops.softplus(ops.multiply(x, -2.0))), float(np.log(2.0))), axis=-1)
+    t, p = _align(np.asarray(y_true, np.float64), np.asarray(y_pred, np.float64))
+    x = p - t
+    return np.mean(x + np.logaddexp(0.0, -2.0 * x) - np.log(2.0), axis=-1).astype(np.float32)
+
+
+class Huber(_Builtin):
+    """Huber loss. Args: delta (where the quadratic turns linear), reduction, name, dtype as `Loss`."""
+
+    _fn = staticmethod(huber)
+    label_kind = "regression"
+
+    def __init__(self, delta=1.0, reduction="sum_over_batch_size", name="huber_loss", dtype=None):
+        super().__init__(reduction=reduction, name=name, dtype=dtype, delta=delta)
+
+
+class LogCosh(_Builtin):
+    """Logarithm of the hyperbolic cosine of the error. Args: reduction, name, dtype as `Loss`."""
+
+    _fn = staticmethod(log_cosh)
+    label_kind = "regression"
+
+    def __init__(self, reduction="sum_over_batch_size", name="log_cosh", dtype=None):
+        super().__init__(reduction=reduction, name=name, dtype=dtype)
+
+
 class MeanAbsolutePercentageError(_Builtin):
     """Mean absolute percentage error. Args: reduction, name, dtype as `Loss`."""
 
@@ -128,11 +173,12 @@ msle = MSLE = mean_squared_logarithmic_error
 kld = KLD = kullback_leibler_divergence = kl_divergence
 cosine = cosine_proximity = cosine_similarity
 
-CLASSES = (MeanAbsolutePercentageError, MeanSquaredLogarithmicError, KLDivergence, CosineSimilarity)
-FUNCTIONS = {mean_absolute_percentage_error: MeanAbsolutePercentageError,
+CLASSES = (MeanAbsolutePercentageError, MeanSquaredLogarithmicError, KLDivergence, CosineSimilarity, Huber,
+           LogCosh)
+FUNCTIONS = {mean_absolute_percentage_error: MeanAbsolutePercentageError, huber: Huber, log_cosh: LogCosh,
              mean_squared_logarithmic_error: MeanSquaredLogarithmicError, kl_divergence: KLDivergence,
              cosine_similarity: CosineSimilarity}
 SHORT_NAMES = {"mape": MeanAbsolutePercentageError, "MAPE": MeanAbsolutePercentageError,
                "msle": MeanSquaredLogarithmicError, "MSLE": MeanSquaredLogarithmicError, "kld": KLDivergence,
                "KLD": KLDivergence, "kullback_leibler_divergence": KLDivergence, "cosine": CosineSimilarity,
-               "cosine_proximity": CosineSimilarity}
+               "cosine_proximity": CosineSimilarity, "logcosh": LogCosh}

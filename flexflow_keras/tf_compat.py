@@ -26,11 +26,13 @@ scripts whose Keras part runs (`tf.random.set_seed(42)` on their first line). Ma
   `tf.argmax` / `tf.argmin` (TensorFlow's default axis 0, int64 indices); `tf.newaxis`;
   `tf.Variable` and `tf.Module` (variables.py); `tf.GradientTape` (ops/tape.py) and
   `tf.UnconnectedGradients`; `tf.one_hot` (on/off values), `tf.split` (sizes or a count),
-  `tf.repeat`, `tf.clip_by_value`, `tf.nn.sigmoid_cross_entropy_with_logits`; `tf.train.Checkpoint`,
+  `tf.repeat`, `tf.clip_by_value`, `tf.nn.sigmoid_cross_entropy_with_logits`, `tf.stop_gradient`,
+  `tf.matmul` with its transpose flags, `tf.math.l2_normalize`, `tf.eye`, `tf.pad` (constant, reflect,
+  symmetric), `tf.random_normal_initializer`; `tf.train.Checkpoint`,
   `CheckpointManager` and `latest_checkpoint` (tf_checkpoint.py, this framework's own files);
   `tf.summary.create_file_writer`, `scalar`, `histogram` (tf_summary.py, TensorBoard's event files);
   `tf.random.normal` / `uniform`. An argument TensorFlow's function takes and Keras' does not
-  (`tf.matmul(a, b, transpose_b=True)`) is a `RawTensorFlowError` naming the call. Names whose
+  (an argument only TensorFlow's function has) is a `RawTensorFlowError` naming the call. Names whose
   TensorFlow meaning or argument order differs from Keras' and that are not written out above
   (`tf.cumsum`'s default axis 0) are not mapped: they stay refused, with the Keras spelling in the message.
 """
@@ -53,7 +55,8 @@ _SAME_OPS = {name: name for name in (
     "logical_not", "cast", "reshape", "transpose", "expand_dims", "squeeze", "stack", "tile", "matmul",
     "einsum", "ones_like", "zeros_like", "zeros", "ones", "linspace")}
 _SAME_OPS.update({"reduce_sum": "sum", "reduce_max": "max", "reduce_min": "min", "reduce_prod": "prod",
-                  "concat": "concatenate", "pow": "power", "repeat": "repeat", "clip_by_value": "clip"})
+                  "concat": "concatenate", "pow": "power", "repeat": "repeat", "clip_by_value": "clip",
+                  "stop_gradient": "stop_gradient"})
 _SAME_RANDOM = ("normal", "uniform")
 
 PhysicalDevice = namedtuple("PhysicalDevice", ["name", "device_type"])
@@ -234,6 +237,58 @@ def _sigmoid_cross_entropy(labels=None, logits=None, name=None):
     return sigmoid_cross_entropy_with_logits(labels, logits)
 
 
+def _matmul(a, b, transpose_a=False, transpose_b=False, adjoint_a=False, adjoint_b=False, a_is_sparse=False,
+            b_is_sparse=False, output_type=None, grad_a=False, grad_b=False, name=None):
+    """`tf.matmul` with its transpose flags (real tensors: adjoint is transpose)."""
+    from flexflow_keras import ops
+
+    def swap(x):
+        nd = len(np.shape(x))
+        return ops.transpose(x, tuple(range(nd - 2)) + (nd - 1, nd - 2))
+    return ops.matmul(swap(a) if transpose_a or adjoint_a else a, swap(b) if transpose_b or adjoint_b else b)
+
+
+def _l2_normalize(x, axis=None, epsilon=1e-12, name=None, dim=None):
+    """`tf.math.l2_normalize`: ``x / sqrt(max(sum(x**2, axis), epsilon))`` (axis None: all of x)."""
+    from flexflow_keras import ops
+
+    axis = dim if axis is None else axis
+    return ops.multiply(x, ops.rsqrt(ops.maximum(ops.sum(ops.square(x), axis=axis, keepdims=True), epsilon)))
+
+
+def _eye(num_rows, num_columns=None, batch_shape=None, dtype="float32", name=None):
+    from flexflow_keras import ops
+
+    out = ops.eye(int(num_rows), None if num_columns is None else int(num_columns), dtype=dtype)
+    if batch_shape:
+        out = ops.broadcast_to(out, tuple(int(b) for b in batch_shape) + tuple(np.shape(out)))
+    return out
+
+
+def _pad(tensor, paddings, mode="CONSTANT", constant_values=0, name=None):
+    from flexflow_keras import ops
+
+    return ops.pad(tensor, np.asarray(paddings).tolist(), mode=str(mode).lower(), constant_values=constant_values)
+
+
+def _expand_dims(input, axis, name=None):  # noqa: A002 (TensorFlow's argument name)
+    from flexflow_keras import ops
+
+    return ops.expand_dims(ops.convert_to_tensor(input) if np.ndim(input) == 0 else input, axis)
+
+
+def _tile(input, multiples, name=None):  # noqa: A002 (TensorFlow's argument names)
+    from flexflow_keras import ops
+
+    return ops.tile(input, multiples)
+
+
+def _random_normal_initializer(mean=0.0, stddev=0.05, seed=None):
+    from flexflow_keras import initializers
+
+    return initializers.RandomNormal(mean=mean, stddev=stddev, seed=seed)
+
+
 def _cardinality(dataset):
     """`tf.data.experimental.cardinality(ds)`: the dataset's own `cardinality()` (its number of batches)."""
     if not hasattr(dataset, "cardinality"):
@@ -259,7 +314,9 @@ CALLS = {
     "tf.config.list_logical_devices": _devices,
     "tf.squared_difference": _squared_difference, "tf.math.squared_difference": _squared_difference,
     "tf.Variable": lambda *a, **k: _variable(*a, **k),
-    "tf.one_hot": _one_hot, "tf.split": _split,
+    "tf.one_hot": _one_hot, "tf.split": _split, "tf.matmul": _matmul, "tf.linalg.matmul": _matmul,
+    "tf.math.l2_normalize": _l2_normalize, "tf.nn.l2_normalize": _l2_normalize, "tf.eye": _eye,
+    "tf.pad": _pad, "tf.expand_dims": _expand_dims, "tf.tile": _tile, "tf.random_normal_initializer": _random_normal_initializer,
     "tf.summary.create_file_writer": lambda *a, **k: _summary("create_file_writer")(*a, **k),
     "tf.summary.scalar": lambda *a, **k: _summary("scalar")(*a, **k),
     "tf.summary.histogram": lambda *a, **k: _summary("histogram")(*a, **k),

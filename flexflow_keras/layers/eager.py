@@ -26,7 +26,7 @@ def run_graph(graph: OpGraph, arrays: Sequence[np.ndarray], training: bool = Fal
     fresh = rng.make_seed() + 1  # keras.random ops draw new values on every eager call (NumPy's state untouched)
     for node in graph.nodes:
         ins = [values[t.uid] for t in node.inputs]
-        seed = fresh if node.op.type_name == "random" else 0
+        seed = fresh  # random ops, Dropout, noise and augmentation draw anew on every call (each with its own seed)
         outs = apply_op(node.op, ins, node.weights, name=node.name, training=training, seed=seed)
         if not isinstance(outs, tuple):
             outs = (outs,)

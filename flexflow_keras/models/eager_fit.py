@@ -166,7 +166,9 @@ def fit(model, reason: str, x=None, y=None, batch_size=None, epochs=None, verbos
         for step, data in enumerate(batches.epoch()):
             cbs.on_train_batch_begin(step)
             logs = _floats(model.train_step(data))
-            samples += len(tree.flatten(data)[0])
+            rows = len(tree.flatten(data)[0])
+            samples += rows
+            model._batch_rows = rows  # the progress lines count what was trained on
             cbs.on_train_batch_end(step, logs)
             if model.stop_training:
                 break

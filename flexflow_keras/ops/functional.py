@@ -471,9 +471,10 @@ def expand_dims(x, axis: int, name: str | None = None):
 
 def squeeze(x, axis=None, name: str | None = None):
     """Remove dims of size 1 (all of them, or `axis`)."""
-    shape = tuple(x.shape)
+    shape = tuple(np.shape(x)) if not isinstance(x, KerasTensor | Variable) else tuple(x.shape)
+    sym = isinstance(x, KerasTensor)
     axes = normalize_axes(axis, len(shape)) if axis is not None else tuple(
-        i for i, s in enumerate(shape) if s == 1 and i > 0)
+        i for i, s in enumerate(shape) if s == 1 and (i > 0 or not sym))  # a symbolic batch dim stays
     kept = [-1 if i == 0 and s is None else s for i, s in enumerate(shape) if i not in axes]
     return reshape(x, kept, name)
 

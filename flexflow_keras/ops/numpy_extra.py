@@ -225,9 +225,12 @@ def average(x, axis=None, weights=None):
 def pad(x, pad_width, mode="constant", constant_values=None):
     """Pad with a constant (default 0); a symbolic x may not be padded along its batch dim."""
     value = 0.0 if constant_values is None else float(constant_values)
+    if mode in ("reflect", "symmetric") and (F._symbolic(x) or _tape.recording()):
+        return _mirror_pad(x, pad_width, mode == "symmetric")
     if mode != "constant":
         if F._symbolic(x):
-            raise ValueError(f"ops.pad of a symbolic tensor supports mode='constant', received mode={mode!r}.")
+            raise ValueError(f"ops.pad of a symbolic tensor supports mode='constant', 'reflect' and 'symmetric', "
+                             f"received mode={mode!r}.")
         return np.pad(np.asarray(x), pad_width, mode=mode)
     if not F._symbolic(x) and not _tape.recording():
         return np.pad(np.asarray(x), pad_width, constant_values=value)
@@ -248,6 +251,36 @@ def pad(x, pad_width, mode="constant", constant_values=None):
                 shape[axis] = n
                 parts.append(N.full(tuple(shape), value, out.dtype) if n else None)
             out = F.concatenate([p for p in (parts[0], out, parts[1]) if p is not None], axis=axis)
+    return out
+
+
+def _mirror_pad(x, pad_width, symmetric: bool):
+    """Reflect (edge not repeated) or symmetric (edge repeated) padding from slices and a concatenation,
+    so a symbolic tensor (a CycleGAN's ReflectionPadding2D) and a recording tape can use it."""
+    nd = F._ndim(x)
+    widths = [(int(w), int(w)) if np.ndim(w) == 0 else (int(w[0]), int(w[1])) for w in pad_width]
+    if len(widths) != nd or (F._symbolic(x) and widths[0] != (0, 0)):
+        raise ShapeError(f"ops.pad: {nd} (before, after) pairs are needed (none on a symbolic batch dim), received "
+                         f"{pad_width}.")
+    out, shift = x, 0 if symmetric else 1
+    for axis, (lo, hi) in enumerate(widths):
+        if not lo and not hi:
+            continue
+        n = N.shape(out)[axis]
+        if max(lo, hi) > n - shift:
+            raise ShapeError(f"ops.pad: a {'symmetric' if symmetric else 'reflect'} padding of {max(lo, hi)} on an "
+                             f"axis of {n} needs at most {n - shift}.")
+
+        def part(start, stop, axis=axis, src=out):  # elements start, start - 1, ..., stop + 1 (stop < 0: the first)
+            key = [slice(None)] * nd
+            key[axis] = slice(start, stop if stop >= 0 else None, -1)
+            return N.get_item(src, tuple(key))
+
+        parts = [part(lo - 1 + shift, shift - 1)] if lo else []
+        parts.append(out)
+        if hi:
+            parts.append(part(n - 1 - shift, n - 1 - shift - hi))
+        out = F.concatenate(parts, axis=axis)
     return out
 
 

@@ -99,8 +99,8 @@ def test_setup_calls_and_keras_twin_math_run():
     np.testing.assert_allclose(tf.concat([x, x], 0).shape, (4, 2))
     np.testing.assert_allclose(tf.math.squared_difference(x, 1.0), (x - 1) ** 2)
     assert tf.cast(tf.constant([1, 2]), tf.float32).dtype == np.float32
-    with pytest.raises(RawTensorFlowError, match=r"tf\.matmul: runs as keras\.ops\.matmul .*transpose_b"):
-        tf.matmul(x, x, transpose_b=True)
+    with pytest.raises(RawTensorFlowError, match=r"tf\.ones_like: runs as keras\.ops\.ones_like .*optimize"):
+        tf.ones_like(x, optimize=True)  # an argument only TensorFlow's function has
     with pytest.raises(RawTensorFlowError, match=r"tf\.where: runs as keras\.ops\.where .*missing"):
         tf.where(x > 0)  # the one-argument form: coordinates in TensorFlow, not mapped
     # TensorFlow's dtypes and integer math
@@ -201,3 +201,25 @@ def test_tensorflow_calls_custom_loops_use():
     model = Linear(name="linear")
     assert model.name == "linear" and float(model(3.0).numpy()) == 15.0
     assert len(model.variables) == 2 and len(model.trainable_variables) == 1
+
+
+def test_more_tensorflow_calls_of_custom_loops():
+    """tf.matmul's transpose flags, l2_normalize, eye, pad modes, expand_dims of a number, stop_gradient,
+    random_normal_initializer (keras.io SimCLR, CycleGAN, pix2pix, actor-critic)."""
+    import numpy as np
+
+    tf = _TensorFlow("tensorflow")
+    a, b = np.arange(6.0).reshape(2, 3), np.arange(12.0).reshape(4, 3)
+    np.testing.assert_allclose(tf.matmul(a, b, transpose_b=True), a @ b.T)
+    c = np.arange(8.0).reshape(2, 4)
+    np.testing.assert_allclose(tf.matmul(c, a, transpose_a=True), c.T @ a)
+    np.testing.assert_allclose(tf.linalg.matmul(b, c, transpose_a=True, transpose_b=True), b.T @ c.T)
+    np.testing.assert_allclose(tf.math.l2_normalize(a, axis=1), a / np.linalg.norm(a, axis=1, keepdims=True),
+                               rtol=1e-6)
+    assert tf.eye(2, batch_shape=[3]).shape == (3, 2, 2) and tf.eye(3)[1].tolist() == [0, 1, 0]
+    np.testing.assert_array_equal(tf.pad(a, [[0, 0], [2, 1]], "REFLECT"), np.pad(a, [[0, 0], [2, 1]], "reflect"))
+    np.testing.assert_array_equal(tf.pad(a, [[1, 1], [0, 0]], constant_values=7), np.pad(a, 1, constant_values=7)[:, 1:-1])
+    assert tf.expand_dims(2.5, 0).shape == (1,) and tf.stop_gradient(a).tolist() == a.tolist()
+    assert tf.tile(a, multiples=[1, 2]).shape == (2, 6)
+    init = tf.random_normal_initializer(0.0, 0.02)
+    assert abs(float(np.std(init((200, 50), "float32"))) - 0.02) < 0.002

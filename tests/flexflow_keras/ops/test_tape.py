@@ -328,3 +328,32 @@ def test_custom_regularizers_nested_fgsm_and_a_dense_activation_change_that_cann
     relu.layers[-1].activation = keras.activations.softmax
     with pytest.raises(GraphError, match="from relu to softmax"):
         relu.predict(np.ones((1, 3), "float32"), verbose=0)
+
+
+def test_models_draw_new_randomness_per_call_and_numpy_squeeze():
+    """A model's Dropout and augmentation layers draw anew on every eager training call (SimCLR's two
+    views of one batch), the tape reusing each call's own draw; np.squeeze of a (1, n) result is (n,)."""
+    aug = keras.Sequential([keras.Input((6, 6, 1)), layers.RandomFlip("horizontal"), layers.Dropout(0.5)])
+    x = ops.convert_to_tensor(RNG.random((8, 6, 6, 1)).astype("float32"))
+    with GradientTape() as tape:
+        tape.watch(x)
+        a, b = aug(x, training=True), aug(x, training=True)
+        loss = ops.sum(a * 2.0) + ops.sum(b)
+    assert not np.array_equal(np.asarray(a), np.asarray(b))
+    g = tape.gradient(loss, x)
+    assert g.shape == x.shape and np.isfinite(g).all() and np.abs(g).max() > 0
+    probs = layers.Dense(2, activation="softmax")(np.ones((1, 3), "float32"))
+    with GradientTape():
+        assert np.squeeze(probs).shape == (2,) and ops.squeeze(probs).shape == (2,)
+
+
+def test_mirror_padding_symbolic_eager_and_under_a_tape():
+    x = np.arange(12, dtype="float32").reshape(3, 4)
+    for mode, widths in (("reflect", [[2, 1], [3, 2]]), ("symmetric", [[3, 1], [4, 0]])):
+        np.testing.assert_array_equal(ops.pad(x, widths, mode=mode), np.pad(x, widths, mode=mode))
+        _check_input_gradient(lambda v, w=widths, m=mode: ops.pad(v, w, mode=m) * np.arange(
+            np.pad(x, w).shape[1], dtype="float32"), ops.convert_to_tensor(x.copy()))
+    inp = keras.Input((5, 5, 2))
+    model = keras.Model(inp, ops.pad(inp, [[0, 0], [1, 2], [2, 1], [0, 0]], mode="reflect"))
+    z = RNG.random((2, 5, 5, 2)).astype("float32")
+    np.testing.assert_array_equal(model.predict(z, verbose=0), np.pad(z, [[0, 0], [1, 2], [2, 1], [0, 0]], "reflect"))
