@@ -82,7 +82,7 @@ def _load(obj, path: str, data, where: str) -> None:
             for i, a in enumerate(slots):
                 a[...] = take(f"{path}slot_{i}", a)
         elif saved:  # TensorFlow's deferred restore: applied when apply_gradients makes the slots
-            obj._ff_pending_slots = saved
+            obj._ff_checkpoint_slots = saved
     elif isinstance(obj, Module):
         for i, v in enumerate(obj.variables):
             v.assign(take(f"{path}variable_{i}", v.value))

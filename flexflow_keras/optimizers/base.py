@@ -185,9 +185,12 @@ class Optimizer:
     lr = learning_rate
 
     @property
-    def iterations(self) -> int:
-        """Updates applied so far (the training loop increments it after each `apply`)."""
-        return self._iterations
+    def iterations(self):
+        """Updates applied so far (the training loop increments it after each `apply`): a 0-d int64 tensor,
+        as Keras' variable (``int(opt.iterations)``, ``opt.iterations.numpy()``)."""
+        from flexflow_keras.ops.eager_tensor import eager
+
+        return eager(np.int64(self._iterations))
 
     @iterations.setter
     def iterations(self, value: int) -> None:
@@ -330,7 +333,7 @@ class Optimizer:
                 shape, dtype = tuple(v.shape), v.dtype
                 self._eager_slots[id(v)] = [np.full(shape, init, dtype=dtype)
                                             for _, init in self.slot_specs(shape, dtype)]
-        pending = self.__dict__.pop("_ff_pending_slots", None)
+        pending = self.__dict__.pop("_ff_checkpoint_slots", None)
         if pending is not None:
             slots = self.variables
             if len(slots) != len(pending) or any(a.shape != b.shape for a, b in zip(slots, pending, strict=True)):

@@ -76,3 +76,8 @@ def test_restore_before_the_first_step_keeps_the_slots(tmp_path):
     fresh_opt.apply_gradients(zip(grads, fresh_model.trainable_weights, strict=True))
     for a, b in zip(model.get_weights(), fresh_model.get_weights(), strict=True):
         np.testing.assert_allclose(a, b, rtol=1e-6)
+
+
+def test_optimizer_iterations_reads_as_keras_variable():
+    _, opt = _trained(1)
+    assert int(opt.iterations) == 1 and opt.iterations.numpy() == 1 and opt.iterations == 1
