@@ -66,6 +66,21 @@ def _align(y_true: np.ndarray, y_pred: np.ndarray):
     return y_true, y_pred
 
 
+def _same_rank(y_true, y_pred):
+    """`_align` on tensors (KerasTensors, or arrays while a tape records): Keras' LossFunctionWrapper.call
+    squeezes or expands a trailing size-1 dim before its function, so labels of shape (N,) meet an output
+    of shape (N, 1) element by element instead of broadcasting to (N, N)."""
+    from flexflow_keras import ops
+
+    t_shape = tuple(getattr(y_true, "shape", np.shape(y_true)))
+    p_shape = tuple(getattr(y_pred, "shape", np.shape(y_pred)))
+    if len(p_shape) == len(t_shape) + 1 and p_shape[-1] == 1:
+        return (ops.expand_dims(y_true, -1), y_pred) if len(t_shape) == 1 else (y_true, ops.squeeze(y_pred, -1))
+    if len(t_shape) == len(p_shape) + 1 and t_shape[-1] == 1:
+        return (y_true, ops.expand_dims(y_pred, -1)) if len(p_shape) == 1 else (ops.squeeze(y_true, -1), y_pred)
+    return y_true, y_pred
+
+
 # --- per-sample functions (eager NumPy; symbolic through ops.loss) ---------------------------------------
 
 def _logsumexp(z: np.ndarray) -> np.ndarray:
@@ -234,7 +249,7 @@ class Loss:
             raise ValueError(f"{type(self).__name__} got reduction={reduction!r}; expected one of "
                              f"{sorted(_REDUCTIONS)}.")
         self.name = name or _snake(type(self).__name__)
-        self.reduction = "none" if reduction is None else reduction
+        self.reduction = reduction  # None stays None, as in Keras' get_config
         self.dtype = dtype
 
     def call(self, y_true, y_pred):
@@ -307,6 +322,8 @@ class LossFunctionWrapper(Loss):
         self._fn_kwargs = kwargs
 
     def call(self, y_true, y_pred):
+        if _symbolic(y_true, y_pred):
+            y_true, y_pred = _same_rank(y_true, y_pred)
         return self.fn(y_true, y_pred, **self._fn_kwargs)
 
     def get_config(self) -> dict:
@@ -330,6 +347,8 @@ class _Builtin(LossFunctionWrapper):
             setattr(self, k, v)
 
     def call(self, y_true, y_pred):
+        if _symbolic(y_true, y_pred):
+            y_true, y_pred = _same_rank(y_true, y_pred)
         return type(self)._fn(y_true, y_pred, **self._fn_kwargs)
 
 
@@ -420,7 +439,19 @@ _NAMES.update({"mse": MeanSquaredError, "MSE": MeanSquaredError, "mae": MeanAbso
                "MAE": MeanAbsoluteError, "bce": BinaryCrossentropy, "BCE": BinaryCrossentropy})
 
 
+# Keras 3 losses flexflow_keras does not provide, and why (for get() and attribute access)
+_MISSING = {
+    "circle": "Circle loss compares every pair of samples of a batch and leaves out each sample's pair with "
+              "itself; a flexflow_keras training graph has no per-sample index to build that diagonal from",
+    "ctc": "CTC loss needs a connectionist-temporal-classification op, which flexflow_keras does not have",
+}
+
+
 def _unknown(identifier) -> DataError | ValueError:
+    reason = _MISSING.get(str(identifier).lower())
+    if reason is not None:
+        return ValueError(f"Loss {identifier!r} of Keras 3 is not implemented in flexflow_keras: {reason}. Choose "
+                          f"another loss (see keras.losses), or write one as a function of keras.ops.")
     valid = sorted(n for n in _NAMES if n.islower())
     return ValueError(f"Could not interpret loss identifier {identifier!r}. Valid losses: {', '.join(valid)} "
                       f"(or their class names, a Loss object, or a function loss(y_true, y_pred)).")
@@ -484,10 +515,21 @@ def deserialize(config: dict, custom_objects: dict | None = None) -> Loss:
     return cls.from_config(dict(config.get("config", {})))
 
 
-# The losses of losses_more.py (MAPE, MSLE, KLD, cosine similarity and their Keras 2 short names) and
-# losses_hinge.py (hinge, squared hinge, categorical hinge).
-from flexflow_keras.losses_hinge import CLASSES as _HINGE_CLASSES  # noqa: E402
-from flexflow_keras.losses_hinge import FUNCTIONS as _HINGE_FUNCTIONS  # noqa: E402
+# The losses of the losses_*.py modules: losses_more.py (MAPE, MSLE, KLD, cosine similarity, Huber, log-cosh
+# and their Keras 2 short names), losses_hinge.py (hinge, squared hinge, categorical hinge), losses_focal.py
+# (binary and categorical focal crossentropy), losses_probabilistic.py (Poisson, generalized crossentropy)
+# and losses_overlap.py (Dice, Tversky). Each lists its CLASSES and FUNCTIONS (and maybe SHORT_NAMES).
+from flexflow_keras import losses_focal as _focal  # noqa: E402
+from flexflow_keras import losses_hinge as _hinge  # noqa: E402
+from flexflow_keras import losses_more as _more  # noqa: E402
+from flexflow_keras import losses_overlap as _overlap  # noqa: E402
+from flexflow_keras import losses_probabilistic as _probabilistic  # noqa: E402
+from flexflow_keras.losses_focal import (  # noqa: E402
+    BinaryFocalCrossentropy,
+    CategoricalFocalCrossentropy,
+    binary_focal_crossentropy,
+    categorical_focal_crossentropy,
+)
 from flexflow_keras.losses_hinge import (  # noqa: E402
     CategoricalHinge,
     Hinge,
@@ -496,8 +538,6 @@ from flexflow_keras.losses_hinge import (  # noqa: E402
     hinge,
     squared_hinge,
 )
-from flexflow_keras.losses_more import CLASSES as _MORE_CLASSES  # noqa: E402
-from flexflow_keras.losses_more import FUNCTIONS as _MORE_FUNCTIONS  # noqa: E402
 from flexflow_keras.losses_more import (  # noqa: E402
     KLD,
     MAPE,
@@ -521,15 +561,19 @@ from flexflow_keras.losses_more import (  # noqa: E402
     mean_squared_logarithmic_error,
     msle,
 )
-from flexflow_keras.losses_more import SHORT_NAMES as _MORE_NAMES  # noqa: E402
+from flexflow_keras.losses_overlap import Dice, Tversky, dice, tversky  # noqa: E402
+from flexflow_keras.losses_probabilistic import (  # noqa: E402
+    CategoricalGeneralizedCrossEntropy,
+    Poisson,
+    categorical_generalized_cross_entropy,
+    poisson,
+)
 
-_MORE_CLASSES = _MORE_CLASSES + _HINGE_CLASSES
-_MORE_FUNCTIONS = {**_MORE_FUNCTIONS, **_HINGE_FUNCTIONS}
-_CLASSES.update({cls.__name__: cls for cls in _MORE_CLASSES})
-_FUNCTIONS.update(_MORE_FUNCTIONS)
-for _cls in _MORE_CLASSES:
-    _NAMES[_cls.__name__] = _NAMES[_snake(_cls.__name__)] = _cls
-_NAMES.update(_MORE_NAMES)
+for _module in (_more, _hinge, _focal, _probabilistic, _overlap):
+    for _cls in _module.CLASSES:
+        _CLASSES[_cls.__name__] = _NAMES[_cls.__name__] = _NAMES[_snake(_cls.__name__)] = _cls
+    _FUNCTIONS.update(_module.FUNCTIONS)
+    _NAMES.update(getattr(_module, "SHORT_NAMES", {}))
 
 __all__ = ["Loss", "LossFunctionWrapper", "CategoricalCrossentropy", "SparseCategoricalCrossentropy",
            "BinaryCrossentropy", "MeanSquaredError", "MeanAbsoluteError", "categorical_crossentropy",
@@ -539,4 +583,15 @@ __all__ = ["Loss", "LossFunctionWrapper", "CategoricalCrossentropy", "SparseCate
            "cosine", "cosine_proximity", "cosine_similarity", "kl_divergence", "kld", "KLD",
            "kullback_leibler_divergence", "mape", "MAPE", "mean_absolute_percentage_error",
            "mean_squared_logarithmic_error", "msle", "MSLE", "CategoricalHinge", "Hinge", "SquaredHinge",
-           "categorical_hinge", "hinge", "squared_hinge", "Huber", "LogCosh", "huber", "log_cosh"]
+           "categorical_hinge", "hinge", "squared_hinge", "Huber", "LogCosh", "huber", "log_cosh",
+           "BinaryFocalCrossentropy", "CategoricalFocalCrossentropy", "binary_focal_crossentropy",
+           "categorical_focal_crossentropy", "Poisson", "poisson", "CategoricalGeneralizedCrossEntropy",
+           "categorical_generalized_cross_entropy", "Dice", "dice", "Tversky", "tversky"]
+
+
+def __getattr__(name: str):
+    """A Keras 3 loss flexflow_keras lacks (`_MISSING`): an AttributeError saying so and why."""
+    reason = _MISSING.get(name.lower())
+    if reason is not None:
+        raise AttributeError(f"keras.losses.{name} is not implemented in flexflow_keras: {reason}.")
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

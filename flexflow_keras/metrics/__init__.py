@@ -16,10 +16,21 @@ import re
 
 from flexflow_keras.losses import (  # Keras exposes the loss functions as metrics too
     binary_crossentropy,
+    binary_focal_crossentropy,
     categorical_crossentropy,
+    categorical_focal_crossentropy,
+    categorical_hinge,
+    hinge,
+    huber,
+    kl_divergence,
+    log_cosh,
     mean_absolute_error,
+    mean_absolute_percentage_error,
     mean_squared_error,
+    mean_squared_logarithmic_error,
+    poisson,
     sparse_categorical_crossentropy,
+    squared_hinge,
 )
 from flexflow_keras.metrics import functions
 from flexflow_keras.metrics.accuracy import (
@@ -39,6 +50,18 @@ from flexflow_keras.metrics.confusion import (
     Recall,
     TrueNegatives,
     TruePositives,
+)
+from flexflow_keras.metrics.confusion_at import (
+    PrecisionAtRecall,
+    RecallAtPrecision,
+    SensitivityAtSpecificity,
+    SpecificityAtSensitivity,
+)
+from flexflow_keras.metrics.correlation import (
+    ConcordanceCorrelation,
+    PearsonCorrelation,
+    concordance_correlation,
+    pearson_correlation,
 )
 from flexflow_keras.metrics.extra import (
     BinaryIoU,
@@ -66,6 +89,7 @@ from flexflow_keras.metrics.functions import (
     sparse_top_k_categorical_accuracy,
     top_k_categorical_accuracy,
 )
+from flexflow_keras.metrics.r2_score import R2Score
 from flexflow_keras.metrics.regression import (
     BinaryCrossentropy,
     CategoricalCrossentropy,
@@ -85,7 +109,8 @@ _CLASSES = [Mean, Sum, MeanMetricWrapper, Accuracy, BinaryAccuracy, CategoricalA
             BinaryCrossentropy, Precision, Recall, AUC, TruePositives, FalsePositives, TrueNegatives,
             FalseNegatives, BinaryIoU, CategoricalHinge, CosineSimilarity, F1Score, FBetaScore, Hinge, IoU,
             KLDivergence, LogCoshError, MeanAbsolutePercentageError, MeanIoU, MeanSquaredLogarithmicError, OneHotIoU,
-            OneHotMeanIoU, Poisson, SquaredHinge]
+            OneHotMeanIoU, Poisson, SquaredHinge, R2Score, PearsonCorrelation, ConcordanceCorrelation,
+            PrecisionAtRecall, RecallAtPrecision, SensitivityAtSpecificity, SpecificityAtSensitivity]
 
 
 def _keras_snake(name: str) -> str:
@@ -104,8 +129,11 @@ _NAMES.update({"mse": MeanSquaredError, "MSE": MeanSquaredError, "mae": MeanAbso
                "msle": MeanSquaredLogarithmicError, "MSLE": MeanSquaredLogarithmicError, "kld": KLDivergence,
                "KLD": KLDivergence, "kl_divergence": KLDivergence, "logcosh": LogCoshError,
                "log_cosh": LogCoshError})
-# classes that need constructor arguments cannot be named by a string alone
-_NEED_ARGS = {IoU, MeanIoU, OneHotIoU, OneHotMeanIoU}
+# classes that need constructor arguments cannot be named by a string alone: an example of each
+_NEED_ARGS = {IoU: "num_classes=3, target_class_ids=[0]", MeanIoU: "num_classes=3", OneHotIoU:
+              "num_classes=3, target_class_ids=[0]", OneHotMeanIoU: "num_classes=3", PrecisionAtRecall: "recall=0.8",
+              RecallAtPrecision: "precision=0.8", SensitivityAtSpecificity: "specificity=0.8",
+              SpecificityAtSensitivity: "sensitivity=0.8"}
 _NO_ARGS_NEEDED = {name for name, cls in _NAMES.items() if cls not in (MeanMetricWrapper,) and cls not in _NEED_ARGS}
 
 
@@ -142,8 +170,8 @@ def get(identifier):
         if cls is None or cls is MeanMetricWrapper:
             raise _unknown(identifier)
         if cls in _NEED_ARGS:
-            raise ValueError(f"Metric {identifier!r} needs arguments (num_classes=...); pass an object, e.g. "
-                             f"metrics=[keras.metrics.{cls.__name__}(num_classes=3)].")
+            raise ValueError(f"Metric {identifier!r} needs constructor arguments; pass an object, e.g. "
+                             f"metrics=[keras.metrics.{cls.__name__}({_NEED_ARGS[cls]})].")
         return cls()
     if inspect.isclass(identifier) and issubclass(identifier, Metric):
         return identifier()
@@ -224,4 +252,7 @@ __all__ = [c.__name__ for c in _CLASSES] + [
     "Metric", "functions", "get", "resolve_metric", "serialize", "deserialize", "accuracy", "binary_accuracy",
     "categorical_accuracy", "sparse_categorical_accuracy", "top_k_categorical_accuracy",
     "sparse_top_k_categorical_accuracy", "mean_squared_error", "mean_absolute_error", "categorical_crossentropy",
-    "sparse_categorical_crossentropy", "binary_crossentropy", "mse", "mae"]
+    "sparse_categorical_crossentropy", "binary_crossentropy", "mse", "mae", "binary_focal_crossentropy",
+    "categorical_focal_crossentropy", "categorical_hinge", "hinge", "squared_hinge", "huber", "kl_divergence",
+    "log_cosh", "mean_absolute_percentage_error", "mean_squared_logarithmic_error", "poisson",
+    "pearson_correlation", "concordance_correlation"]
