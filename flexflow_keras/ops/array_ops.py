@@ -15,6 +15,7 @@ from typing import ClassVar
 import numpy as np
 
 from flexflow_keras.errors import DataError, ShapeError
+from flexflow_keras.ops import parallel as par
 from flexflow_keras.ops._util import deferred_check, fmt, kernel, norm_axis, to_host
 from flexflow_keras.ops.base import Op
 from flexflow_keras.ops.einsum_dense import lead_tile
@@ -344,6 +345,18 @@ class OneHotOp(Op):
         _batch_kept("one_hot", TensorSpec(tuple(shape) + (1,)), axis)
         shape.insert(axis, int(self.num_classes))
         return (TensorSpec(tuple(shape), self.dtype),)
+
+    def parallel_space(self, inputs, weights):
+        axis = norm_axis(self.axis, inputs[0].ndim + 1, "one_hot")
+        return par.space_except(self, inputs, weights, [axis], "the classes axis is written whole from each id")
+
+    def tile(self, shapes, out_box, part=0, parts=1):
+        """The ids of a piece are its output box without the classes axis (the default rule lines dims up
+        from the right, so an (N,) -> (N, C) piece read every id)."""
+        axis = self.axis % len(shapes.outputs[0])
+        lo, hi = out_box
+        ids = (lo[:axis] + lo[axis + 1:], hi[:axis] + hi[axis + 1:])
+        return par.Tile((ids,), (), (out_box,))
 
     def forward(self, ctx, inputs, weights, outputs, saved, stats):
         kernel(karr, "one_hot_forward", ctx)(inputs[0], self.num_classes, self.axis % (len(inputs[0].shape) + 1),
