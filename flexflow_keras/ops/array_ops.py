@@ -320,6 +320,27 @@ class ArgReduceOp(Op):
     def sample_dim(self):
         return None if self.axis == 0 else 0
 
+    def _kept(self, ndim: int) -> list[int]:
+        """Per output dim, the input dim it comes from (-1: the reduced dim kept with size 1)."""
+        axis = self.axis % ndim
+        return [-1 if d == axis else d for d in range(ndim)] if self.keepdims else [d for d in range(ndim)
+                                                                                   if d != axis]
+
+    def parallel_space(self, inputs, weights):
+        kept = self._kept(inputs[0].ndim)
+        return par.space_except(self, inputs, weights, [i for i, d in enumerate(kept) if d < 0],
+                                f"{self.fn} reads the whole axis it reduces")
+
+    def tile(self, shapes, out_box, part=0, parts=1):
+        """A piece reads its own rows and the whole reduced axis (the default rule lines dims up from the
+        right, so a (N, C) -> (N,) piece read the wrong rows)."""
+        x = shapes.inputs[0]
+        lo, hi = [0] * len(x), list(x)
+        for i, d in enumerate(self._kept(len(x))):
+            if d >= 0:
+                lo[d], hi[d] = out_box[0][i], out_box[1][i]
+        return par.Tile(((tuple(lo), tuple(hi)),), (), (out_box,))
+
     def forward(self, ctx, inputs, weights, outputs, saved, stats):
         kernel(karr, "arg_forward", ctx)(self.fn, inputs[0], self.axis % len(inputs[0].shape), outputs[0])
 

@@ -1,5 +1,5 @@
 """Ops whose output has another rank than their input (an int in a slice, reductions, squeeze, expand_dims,
-transpose, reshape, one_hot) split along the batch give the unsplit numbers: each piece must read its own rows of
+transpose, reshape, one_hot, argmax) split along the batch give the unsplit numbers: each piece must read its own rows of
 the input (x[:, 0] under data parallelism read every row: keras-io's collaborative filtering crashed)."""
 
 import numpy as np
@@ -19,6 +19,8 @@ CASES = {
     "transpose": lambda t: ops.transpose(t, (0, 2, 1)),
     "reshape": lambda t: ops.reshape(t, (-1, 12)),
     "one_hot": lambda t: ops.one_hot(ops.cast(t[:, 0, 0] * 3, "int32"), 3),  # (N,) ids -> (N, 3)
+    "argmax": lambda t: ops.cast(ops.argmax(t, axis=1), "float32"),  # (N, 4, 3) -> (N, 3)
+    "argmin_keepdims": lambda t: ops.cast(ops.argmin(t, axis=-1, keepdims=True), "float32"),
     "one_hot_axis1": lambda t: ops.one_hot(ops.cast(t[:, :, 0] * 3, "int32"), 3, axis=1),  # (N, 4) -> (N, 3, 4)
 }
 
