@@ -17,6 +17,11 @@ class ConfigError(FlexFlowKerasError, ValueError):
     """A command-line flag or configuration value is invalid."""
 
 
+class ArgumentError(FlexFlowKerasError, ValueError):
+    """A layer or other Keras object was constructed with an argument it does not take (a ValueError, as
+    Keras raises; a framework error, so the command line shows its message alone)."""
+
+
 class DataError(FlexFlowKerasError, ValueError):
     """Training data is missing, unreadable, or does not match the model."""
 

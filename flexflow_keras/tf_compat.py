@@ -31,6 +31,7 @@ scripts whose Keras part runs (`tf.random.set_seed(42)` on their first line). Ma
   symmetric), `tf.random_normal_initializer`; `tf.train.Checkpoint`,
   `CheckpointManager` and `latest_checkpoint` (tf_checkpoint.py, this framework's own files);
   `tf.summary.create_file_writer`, `scalar`, `histogram` (tf_summary.py, TensorBoard's event files);
+  `tf.strings.lower`, `regex_replace`, `split`, `reduce_join` and the rest of tf_strings.py's, on NumPy arrays;
   `tf.random.normal` / `uniform`. An argument TensorFlow's function takes and Keras' does not
   (an argument only TensorFlow's function has) is a `RawTensorFlowError` naming the call. Names whose
   TensorFlow meaning or argument order differs from Keras' and that are not written out above
@@ -389,6 +390,10 @@ def mapped_call(path: str):
             from flexflow_keras import ops
 
             return getattr(ops, name, None)
+    if len(parts) == 3 and parts[1] == "strings":
+        from flexflow_keras import tf_strings
+
+        return getattr(tf_strings, parts[2]) if parts[2] in tf_strings.NAMES else None
     if len(parts) == 3 and parts[1] == "random" and parts[2] in _SAME_RANDOM:
         from flexflow_keras import random
 

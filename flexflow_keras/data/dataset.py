@@ -28,7 +28,8 @@ class Tensor(np.ndarray):
     """A NumPy array that also answers `.numpy()` (scripts written for tf.data call it on elements)."""
 
     def numpy(self) -> np.ndarray:
-        return np.asarray(self)
+        out = np.asarray(self)
+        return out.item() if out.ndim == 0 and out.dtype.kind in "OS" else out  # one string: its bytes
 
     def __getitem__(self, key):
         out = super().__getitem__(key)  # a scalar (labels[i]) stays a 0-d Tensor, so labels[i].numpy() works

@@ -52,16 +52,18 @@ def _class_dirs(directory: str) -> list[str]:
                   if not d.startswith(".") and os.path.isdir(os.path.join(directory, d)))
 
 
-def _walk_images(folder: str, follow_links: bool) -> list[str]:
+def _walk_images(folder: str, follow_links: bool, extensions=IMAGE_EXTENSIONS) -> list[str]:
     found = []
     for root, _dirs, files in sorted(os.walk(folder, followlinks=follow_links), key=lambda w: w[0]):
-        found += [os.path.join(root, f) for f in sorted(files) if f.lower().endswith(IMAGE_EXTENSIONS)]
+        found += [os.path.join(root, f) for f in sorted(files) if f.lower().endswith(extensions)]
     return found
 
 
 def index_image_folder(directory, labels="inferred", class_names: Sequence[str] | None = None,
-                       follow_links: bool = False) -> tuple[list[str], np.ndarray | None, list[str] | None]:
-    """(file paths, int32 labels or None, class names) of an image folder, in Keras' order.
+                       follow_links: bool = False, extensions=IMAGE_EXTENSIONS,
+                       what: str = "image") -> tuple[list[str], np.ndarray | None, list[str] | None]:
+    """(file paths, int32 labels or None, class names) of an image folder, in Keras' order (`extensions`
+    and `what` make it a folder of other files: text_dataset_from_directory's .txt files).
 
     Args:
         directory: the folder; with labels="inferred" it holds one sub-folder per class.
@@ -76,9 +78,9 @@ def index_image_folder(directory, labels="inferred", class_names: Sequence[str] 
     """
     directory = os.fspath(directory)
     if not os.path.isdir(directory):
-        what = "is a file" if os.path.exists(directory) else "does not exist"
-        raise DataError(f"Image folder {directory!r} {what}; expected a directory with one sub-folder of "
-                        f"images per class.")
+        state = "is a file" if os.path.exists(directory) else "does not exist"
+        raise DataError(f"{what.capitalize()} folder {directory!r} {state}; expected a directory with one "
+                        f"sub-folder of {what} files per class.")
     if labels == "inferred":
         subdirs = _class_dirs(directory)
         if class_names is not None:
@@ -90,7 +92,7 @@ def index_image_folder(directory, labels="inferred", class_names: Sequence[str] 
         paths: list[str] = []
         ids: list[int] = []
         for k, sub in enumerate(subdirs):
-            files = _walk_images(os.path.join(directory, sub), follow_links)
+            files = _walk_images(os.path.join(directory, sub), follow_links, extensions)
             paths += files
             ids += [k] * len(files)
         names: list[str] | None = list(subdirs)
@@ -98,19 +100,19 @@ def index_image_folder(directory, labels="inferred", class_names: Sequence[str] 
     else:
         if class_names is not None:
             raise ValueError("class_names can only be given with labels='inferred'.")
-        paths = _walk_images(directory, follow_links)
+        paths = _walk_images(directory, follow_links, extensions)
         names, y = None, None
         if labels is not None:
             if len(labels) != len(paths):
-                raise ValueError(f"labels has {len(labels)} entries but {directory!r} holds {len(paths)} image "
+                raise ValueError(f"labels has {len(labels)} entries but {directory!r} holds {len(paths)} {what} "
                                  f"files; give one label per file, in the sorted order of the paths.")
             y = np.asarray(labels, np.int32)
             names = [str(c) for c in sorted(set(int(v) for v in y))]
     if not paths:
         listing = sorted(os.listdir(directory))[:8]
-        raise DataError(f"Image folder {directory!r} holds no image files ({', '.join(IMAGE_EXTENSIONS)}); found "
-                        f"{listing or 'nothing'}{' in class sub-folders ' + str(names) if names else ''}. Put the "
-                        f"images of each class in a sub-folder named after the class.")
+        raise DataError(f"{what.capitalize()} folder {directory!r} holds no {what} files ({', '.join(extensions)}); "
+                        f"found {listing or 'nothing'}{' in class sub-folders ' + str(names) if names else ''}. Put "
+                        f"the {what} files of each class in a sub-folder named after the class.")
     return paths, y, names
 
 

@@ -212,4 +212,13 @@ def _call(fn, item):
 
 
 def _tensors(item):
-    return tree.map_structure(lambda a: np.asarray(a).view(EagerTensor), item)
+    return tree.map_structure(_tensor, item)
+
+
+def _tensor(a):
+    a = np.asarray(a)
+    if a.dtype.kind in "OSU":  # text: an array with .numpy() (one string's .numpy() is its bytes, as TensorFlow's)
+        from flexflow_keras.data.dataset import Tensor
+
+        return a.view(Tensor)
+    return a.view(EagerTensor)

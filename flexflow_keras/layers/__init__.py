@@ -50,6 +50,7 @@ from flexflow_keras.layers.image_augmentation import (
     RandomZoom,
     Resizing,
 )
+from flexflow_keras.layers.index_lookup import IntegerLookup, StringLookup
 from flexflow_keras.layers.input_layer import Input, InputLayer
 from flexflow_keras.layers.input_spec import InputSpec
 from flexflow_keras.layers.merging import (
@@ -105,6 +106,7 @@ from flexflow_keras.layers.spatial_reshaping import (
     ZeroPadding1D,
     ZeroPadding2D,
 )
+from flexflow_keras.layers.text_vectorization import TextVectorization
 from flexflow_keras.utils.serialization import deserialize_keras_object, serialize_keras_object
 
 _CLASSES = [Activation, Add, Average, AveragePooling2D, BatchNormalization, Concatenate, Conv2D, Dense,
@@ -127,6 +129,7 @@ _CLASSES += [AdditiveAttention, Attention]
 _CLASSES += [GroupedQueryAttention]
 _CLASSES += [CenterCrop, RandomBrightness, RandomContrast, RandomCrop, RandomFlip, RandomRotation, RandomTranslation,
              RandomZoom, Resizing]
+_CLASSES += [IntegerLookup, StringLookup, TextVectorization]  # host preprocessing (layers/host_layer.py)
 ALL_OBJECTS = {cls.__name__: cls for cls in _CLASSES}
 
 

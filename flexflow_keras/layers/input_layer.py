@@ -7,7 +7,7 @@ import numpy as np
 from flexflow_keras import backend
 from flexflow_keras.layers.base import Layer
 from flexflow_keras.layers.node import Node
-from flexflow_keras.ops.graph import KerasTensor
+from flexflow_keras.ops.graph import STRING_DTYPES, KerasTensor
 
 
 def _check_shape(who: str, shape) -> tuple[int | None, ...]:
@@ -60,7 +60,10 @@ class InputLayer(Layer):
         if not batch_shape:
             raise ValueError(f"InputLayer '{self.name}' needs at least a batch dim; received an empty shape.")
         self._batch_shape = tuple(batch_shape)
-        self._dtype = str(np.dtype(dtype)) if dtype is not None else backend.floatx()
+        if dtype in STRING_DTYPES:  # text for TextVectorization / StringLookup (layers/host_prefix.py)
+            self._dtype = "string"
+        else:
+            self._dtype = str(np.dtype(dtype)) if dtype is not None else backend.floatx()
         self.optional = optional
         # The graph keeps the batch dim unknown so any batch size (and data-parallel shards) fit.
         tensor = input_tensor if input_tensor is not None else KerasTensor(

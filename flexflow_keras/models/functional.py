@@ -13,6 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from flexflow_keras.errors import GraphError
+from flexflow_keras.layers import host_prefix
 from flexflow_keras.layers.base import Layer
 from flexflow_keras.layers.eager import as_input, clone_graph
 from flexflow_keras.layers.input_layer import InputLayer
@@ -130,6 +131,9 @@ class Functional(GraphIOMixin, Model):
             raise ValueError(f"Model '{self.name}' needs at least one input and one output.")
         if len({t.uid for t in flat_in}) != len(flat_in):
             raise ValueError(f"Model '{self.name}' received the same input tensor twice.")
+        flat_in, self._host_prefix = host_prefix.split_inputs(self.name, flat_in)
+        if self._host_prefix is not None:  # string inputs read by host layers: the graph starts after them
+            self._input_struct = flat_in if len(flat_in) > 1 else flat_in[0]
         self._inputs, self._outputs = flat_in, flat_out
         self._graph = OpGraph(flat_in, flat_out)
         self._map_layer_graph()
@@ -258,6 +262,9 @@ class Functional(GraphIOMixin, Model):
 
     # --- calling ------------------------------------------------------------------------------------------
     def __call__(self, *args, **kwargs):
+        prefix = getattr(self, "_host_prefix", None)
+        if prefix is not None and args and not any(isinstance(t, KerasTensor) for t in tree.flatten(args[0])):
+            args = (prefix(args[0]),) + args[1:]  # strings through the model's host layers (layers/host_prefix.py)
         if args and isinstance(args[0], dict):  # order a dict of inputs by input name before the checks
             args = (self._standardize_inputs(args[0], self._inputs),) + args[1:]
         if args and not any(isinstance(t, KerasTensor) for t in tree.flatten(args[0])):

@@ -11,15 +11,17 @@ from __future__ import annotations
 
 import numpy as np
 
+from flexflow_keras.layers import host_prefix
 from flexflow_keras.layers import node as node_mod
 from flexflow_keras.layers.base import Layer
 from flexflow_keras.layers.eager import as_input, clone_graph
+from flexflow_keras.layers.host_layer import HostLayer
 from flexflow_keras.layers.input_layer import InputLayer
 from flexflow_keras.models import custom_training, variable_dims
 from flexflow_keras.models.functional import GraphIOMixin, check_specs
 from flexflow_keras.models.keras2_methods import Keras2SequentialMethods
 from flexflow_keras.models.model import Model
-from flexflow_keras.ops.graph import KerasTensor, OpGraph
+from flexflow_keras.ops.graph import STRING_DTYPES, KerasTensor, OpGraph
 from flexflow_keras.utils import tree
 
 
@@ -118,6 +120,8 @@ class Sequential(Keras2SequentialMethods, GraphIOMixin, Model):
         finally:
             node_mod.pop_scope()
         self._inputs, self._outputs = [self._input_layer._tensor], [x]
+        # leading TextVectorization / StringLookup run on the host, in front of the graph (layers/host_prefix.py)
+        self._inputs, self._host_prefix = host_prefix.split_inputs(self.name, self._inputs)
         self._graph = OpGraph(self._inputs, self._outputs)
         self._set_input_spec(self._inputs)
         self.built = True
@@ -138,8 +142,12 @@ class Sequential(Keras2SequentialMethods, GraphIOMixin, Model):
         if not self._seq_layers:
             raise ValueError(f"Sequential model '{self.name}' has no layers.")
         if self._input_layer is None:
-            # Integer data keeps its dtype only for a first layer that takes ids (Embedding).
-            if np.dtype(dtype).kind in "iub" and not self._seq_layers[0]._accepts_int_inputs:
+            # Integer data keeps its dtype only for a first layer that takes ids (Embedding); text is for a
+            # first host layer (TextVectorization), numbers too (IntegerLookup)
+            if dtype in STRING_DTYPES or np.dtype(dtype).kind in "OSU":
+                dtype = "string"
+            elif np.dtype(dtype).kind in "iub" and not self._seq_layers[0]._accepts_int_inputs \
+                    and not isinstance(self._seq_layers[0], HostLayer):
                 dtype = self._dtype
             object.__setattr__(self, "_input_layer", InputLayer(batch_shape=(None,) + tuple(shape[1:]), dtype=dtype))
         self._maybe_rebuild()
@@ -177,12 +185,29 @@ class Sequential(Keras2SequentialMethods, GraphIOMixin, Model):
         return self._current(self._graph)
 
     # --- calling ------------------------------------------------------------------------------------------
+    def _ensure_host_prefix(self, sample) -> None:
+        """Build on `sample` data (arrays, or a batch) when the first layer is a host layer and the model
+        has no input yet: the host prefix must exist before the data is converted for the graph."""
+        if self._graph is not None or not self._seq_layers or not isinstance(self._seq_layers[0], HostLayer):
+            return
+        x = np.asarray(tree.flatten(sample)[0])
+        self._ensure_built(x.shape if x.ndim else (None,), str(x.dtype))
+
+    def __call__(self, *args, **kwargs):
+        if args and not any(isinstance(t, KerasTensor) for t in tree.flatten(args[0])):
+            self._ensure_host_prefix(args[0])
+            prefix = getattr(self, "_host_prefix", None)
+            if prefix is not None:
+                args = (prefix(args[0]),) + args[1:]
+        return super().__call__(*args, **kwargs)
+
     def _maybe_build(self, inputs) -> None:
         x = tree.flatten(inputs)[0]
         if self._graph is None:
             dtype = str(np.asarray(x).dtype) if not isinstance(x, KerasTensor) else x.dtype
+            keep = dtype in STRING_DTYPES or np.dtype(dtype).kind in "iubOSU"
             self._ensure_built(tuple(np.shape(x) if not isinstance(x, KerasTensor) else x.shape),
-                               dtype if np.dtype(dtype).kind in "iub" else self._dtype)
+                               dtype if keep else self._dtype)
         self.built = True
 
     def call(self, inputs, training=None, mask=None):

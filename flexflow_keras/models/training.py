@@ -21,6 +21,7 @@ from flexflow_keras.data import provenance
 from flexflow_keras.errors import DataError
 from flexflow_keras.execution import overlap as _overlap
 from flexflow_keras.execution import simulator_notice
+from flexflow_keras.layers import host_prefix
 from flexflow_keras.models import custom_training, eager_fit, sample_weights, step_hooks
 from flexflow_keras.models.metrics_hook import ComputeMetricsHook
 from flexflow_keras.models.step_window import IN_FLIGHT, LogDemand, StepWindow, passive
@@ -296,6 +297,7 @@ class Trainer:
         from flexflow_keras import callbacks as callbacks_mod
 
         self._require_compiled("fit")
+        x, validation_data = host_prefix.wrap_data(self, x), host_prefix.wrap_validation(self, validation_data)
         reason = step_hooks.eager_reason(self, "train_step")
         if reason is not None:  # a step that computes its own gradients runs as written (eager_fit.py)
             return eager_fit.fit(self, reason, x, y, batch_size, epochs, verbose, callbacks, validation_split,
@@ -507,6 +509,7 @@ class Trainer:
                  callbacks=None, return_dict=False, **kwargs):
         """Loss and metrics in inference mode; a scalar, a list, or a dict with return_dict=True."""
         self._require_compiled("evaluate")
+        x = host_prefix.wrap_data(self, x)
         if step_hooks.eager_reason(self, "test_step") is not None:
             return eager_fit.evaluate(self, x, y, batch_size, verbose, sample_weight, steps, callbacks, return_dict)
         _overlap.clear_device_failures()
@@ -562,6 +565,7 @@ class Trainer:
         """Model outputs for `x` in inference mode (one array, or a list for several outputs)."""
         from flexflow_keras import callbacks as callbacks_mod
 
+        x = host_prefix.wrap_data(self, x)
         _overlap.clear_device_failures()
         batch_size = int(batch_size or 32)
         if is_stream(x):
@@ -597,6 +601,7 @@ class Trainer:
 
         `reset_metrics=False` (Keras 2) accumulates the results over consecutive calls."""
         self._require_compiled("train_on_batch")
+        x = host_prefix.wrap_data(self, x)
         if step_hooks.eager_reason(self, "train_step") is not None:
             return _result(eager_fit.train_on_batch(self, x, y, sample_weight, reset_metrics), return_dict)
         graph, xs, ys, sw, n = self._prepare(x, y, sample_weight)
@@ -619,6 +624,7 @@ class Trainer:
         """Loss (and metrics) of this batch in inference mode; `reset_metrics=False` (Keras 2)
         accumulates over consecutive calls."""
         self._require_compiled("test_on_batch")
+        x = host_prefix.wrap_data(self, x)
         graph, xs, ys, sw, n = self._prepare(x, y, sample_weight)
         engine = self._engine_for(graph, ys)
         losses, stats = engine.eval_step(self._sources(xs, ys, sw, n), np.arange(n, dtype=np.int64))

@@ -170,6 +170,9 @@ def _raw_tensorflow_call() -> str | None:
             f"flexflow_keras, its ops do not.")
 
 
+STRING_DTYPES = ("string", "str")  # an Input of text, read by host preprocessing layers (layers/host_prefix.py)
+
+
 class KerasTensor(TensorMath):
     """A symbolic tensor: a spec, the node that produces it (None for a graph input) and its index."""
 
@@ -178,7 +181,7 @@ class KerasTensor(TensorMath):
     def __init__(self, shape: Sequence[int | None], dtype: str = "float32", node: OpNode | None = None,
                  index: int = 0, name: str | None = None):
         self.shape = tuple(None if s is None else int(s) for s in shape)
-        self.dtype = str(np.dtype(dtype))
+        self.dtype = "string" if dtype in STRING_DTYPES else str(np.dtype(dtype))  # strings: host layers only
         self.node = node
         self.index = index
         self.uid = unique_id()

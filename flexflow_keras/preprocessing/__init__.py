@@ -3,7 +3,7 @@
 
 `image` is imported on first use (it needs Pillow for files and SciPy for affine transforms, as Keras 2
 did). Keras 3 also exports `image_dataset_from_directory`, `timeseries_dataset_from_array` and
-`text_dataset_from_directory` here: they are `keras.utils`' (the last one an error saying what to use)."""
+`text_dataset_from_directory` here: they are `keras.utils`'."""
 
 from __future__ import annotations
 

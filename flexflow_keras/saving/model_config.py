@@ -122,6 +122,13 @@ def serialize_model(model) -> dict:
     from flexflow_keras.models.functional import Functional
     from flexflow_keras.models.sequential import Sequential
 
+    prefix = getattr(model, "_host_prefix", None)
+    if prefix is not None:  # its graph starts at the host layers' outputs: saved as is, it would take ids
+        names = ", ".join(f"'{layer.name}'" for layer, _, _ in prefix.steps)
+        raise NotSerializableError(
+            f"Model '{model.name}' starts with host preprocessing ({names}), which flexflow_keras cannot save "
+            f"inside a model yet. Save the model that follows it (the one taking ids) and the preprocessing "
+            f"layer's config (layer.get_config(), which holds its vocabulary) separately.")
     if isinstance(model, Sequential) and type(model) is Sequential:
         return _serialize_sequential(model)
     if isinstance(model, Functional) and type(model) is Functional:

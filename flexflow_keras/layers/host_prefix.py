@@ -1,0 +1,184 @@
+"""Host preprocessing in front of a functional model: ``inputs = Input(shape=(1,), dtype="string");
+x = vectorize_layer(inputs); ...; Model(inputs, outputs)`` (keras.io's "end-to-end" text models).
+
+The graph the runtime trains holds numbers only, so a host layer (`layers/host_layer.py`) called on a
+symbolic tensor does not add ops: it returns a new graph input of its output's shape and dtype, and
+remembers which layer makes it from which tensor (`record`). When a functional model is built,
+`split_inputs` replaces the model's string inputs by those host outputs (the inputs of the graph) and
+returns a `HostPrefix`: the steps that turn the data the model is given (strings, in the structure of
+the inputs the script declared) into the graph's inputs. `fit`, `evaluate`, `predict`, the `*_on_batch`
+methods and an eager call run it on arrays at once and on datasets batch by batch (`wrap_data`), on the
+host, as Keras runs these layers outside the backend's graph.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from flexflow_keras.errors import DataError, GraphError
+from flexflow_keras.ops.graph import KerasTensor
+from flexflow_keras.utils.py_dataset import PyDataset
+
+
+def record(layer, src: KerasTensor) -> KerasTensor:
+    """`layer` (a host layer) called on the symbolic `src`: a new graph input that stands for its output."""
+    from flexflow_keras.layers.input_layer import Input
+
+    is_input = src.node is None and (src._keras_history is None or src._keras_history.operation._inbound_nodes[
+        src._keras_history.node_index].is_input)
+    if not is_input:
+        producer = src._keras_history.operation.name if src._keras_history is not None else "an op"
+        raise GraphError(f"{type(layer).__name__} '{layer.name}' runs on the host, before the model's graph: call it "
+                         f"on a model input (e.g. keras.Input(shape=(1,), dtype='string')), on arrays, or in the "
+                         f"dataset's map(); it cannot take the output of '{producer}'.")
+    shape = tuple(layer.compute_output_shape(src.shape))
+    calls = layer.__dict__.setdefault("_host_calls", 0)
+    out = Input(batch_shape=(None,) + shape[1:], dtype=layer.output_dtype(),
+                name=layer.name if calls == 0 else f"{layer.name}_{calls}")
+    layer._host_calls = calls + 1
+    layer.built = True
+    out._host_from = (layer, src)
+    src.__dict__.setdefault("_host_outputs", []).append(out)
+    return out
+
+
+class HostPrefix:
+    """The host steps from a model's declared inputs to its graph's inputs (see the module docstring)."""
+
+    def __init__(self, model_name: str, declared: list, steps: list, graph_inputs: list):
+        self.model_name = model_name
+        self.declared = declared
+        self.steps = steps
+        self.graph_inputs = graph_inputs
+
+    def __call__(self, x):
+        """`x` in the declared inputs' structure (one array, a list, or a dict by input name) -> the graph
+        inputs' arrays (one, or a list)."""
+        names = [t.name for t in self.declared]
+        if isinstance(x, KerasTensor) or any(isinstance(v, KerasTensor) for v in _leaves(x)):
+            raise GraphError(f"Model '{self.model_name}' starts with host preprocessing ("
+                             f"{', '.join(s[0].name for s in self.steps)}); call it on data, not on symbolic tensors.")
+        if isinstance(x, dict):
+            missing = [n for n in names if n not in x]
+            if missing:
+                raise DataError(f"Model '{self.model_name}' expects its inputs {names}; the dict lacks {missing}.")
+            given = [x[n] for n in names]
+        elif isinstance(x, (list, tuple)) and len(names) > 1:
+            if len(x) != len(names):
+                raise DataError(f"Model '{self.model_name}' expects {len(names)} inputs {names}, received {len(x)}.")
+            given = list(x)
+        else:
+            if len(names) != 1:
+                raise DataError(f"Model '{self.model_name}' expects {len(names)} inputs {names}, received one.")
+            given = [x]
+        values = {t.uid: _ranked(v, t) for t, v in zip(self.declared, given, strict=True)}
+        for layer, src, out in self.steps:
+            values[out.uid] = np.asarray(layer.host_call(values[src.uid]))
+        outs = [np.asarray(values[t.uid]) for t in self.graph_inputs]
+        return outs[0] if len(outs) == 1 else outs
+
+
+def _ranked(value, t: KerasTensor):
+    """Keras' rank rule: data of shape (N,) for an Input of shape (None, 1) is (N, 1)."""
+    arr = np.asarray(value, dtype=object) if isinstance(value, (str, bytes)) else np.asarray(value)
+    if arr.ndim == len(t.shape) - 1 and t.shape[-1] == 1:
+        arr = arr[..., None]
+    return arr
+
+
+def _leaves(x):
+    if isinstance(x, dict):
+        return list(x.values())
+    if isinstance(x, (list, tuple)):
+        return list(x)
+    return [x]
+
+
+def split_inputs(model_name: str, declared: list):
+    """(the graph's inputs, a HostPrefix or None) for a model declared with `declared` inputs: its number
+    inputs and every host output made from them (one the outputs do not use is an input the graph ignores)."""
+    steps = []
+
+    def walk(t):
+        for out in t.__dict__.get("_host_outputs", []):
+            steps.append((out._host_from[0], t, out))
+            walk(out)
+    for t in declared:
+        walk(t)
+    strings = [t for t in declared if t.dtype == "string"]
+    if not steps:
+        if strings:
+            raise GraphError(f"Model '{model_name}': input '{strings[0].name}' holds strings, which only host "
+                             f"preprocessing layers (TextVectorization, StringLookup) can read; call one on it, "
+                             f"or give the model numbers.")
+        return declared, None
+    graph_inputs = [t for t in declared if t.dtype != "string"] + [out for _, _, out in steps]
+    for t in strings:
+        if not any(src is t for _, src, _ in steps):
+            raise GraphError(f"Model '{model_name}': string input '{t.name}' is read by no host preprocessing layer; "
+                             f"call TextVectorization or StringLookup on it.")
+    return graph_inputs, HostPrefix(model_name, list(declared), steps, graph_inputs)
+
+
+def _map_batch(batch, prefix):
+    if isinstance(batch, tuple) and batch:
+        return (prefix(batch[0]),) + tuple(batch[1:])
+    return prefix(batch)
+
+
+def wrap_data(model, x):
+    """`x` as the graph takes it: arrays run through the model's host prefix now, datasets batch by batch."""
+    if x is None:
+        return x
+    stream = _is_stream(x)
+    ensure = getattr(model, "_ensure_host_prefix", None)  # a Sequential that starts with a host layer builds now
+    if ensure is not None and getattr(model, "_graph", None) is None:
+        sample = x[0] if isinstance(x, PyDataset) else (None if stream else x)
+        if sample is not None:
+            ensure(sample[0] if stream and isinstance(sample, tuple) else sample)
+    prefix = getattr(model, "_host_prefix", None)
+    if prefix is None:
+        return x
+    if not stream:
+        return prefix(x)
+    if isinstance(x, PyDataset):
+        return _MappedPyDataset(x, prefix)
+    return (_map_batch(b, prefix) for b in x)
+
+
+def _is_stream(x) -> bool:
+    return not isinstance(x, (np.ndarray, list, tuple, dict, str, bytes)) and not hasattr(x, "__array__") and (
+        hasattr(x, "__iter__") or hasattr(x, "__next__"))
+
+
+def wrap_validation(model, data):
+    """fit's `validation_data` ((x, y[, sample_weight]) or a dataset) with its inputs as the graph takes them."""
+    if getattr(model, "_host_prefix", None) is None or data is None:
+        return data
+    if isinstance(data, (tuple, list)):
+        return (wrap_data(model, data[0]),) + tuple(data[1:])
+    return wrap_data(model, data)
+
+
+class _MappedPyDataset(PyDataset):
+    """`inner`'s batches with their inputs through `prefix` (its length, order and epoch hooks)."""
+
+    def __init__(self, inner, prefix):
+        super().__init__()
+        self._inner, self._prefix = inner, prefix
+
+    def __getitem__(self, index):
+        return _map_batch(self._inner[index], self._prefix)
+
+    def __len__(self) -> int:
+        return len(self._inner)
+
+    def on_epoch_begin(self) -> None:
+        self._inner.on_epoch_begin()
+
+    def on_epoch_end(self) -> None:
+        self._inner.on_epoch_end()
+
+    def iterate(self, shuffle: bool = False, seed: int | None = None, hooks: bool = True):
+        for batch in self._inner.iterate(shuffle, seed, hooks):
+            yield _map_batch(batch, self._prefix)

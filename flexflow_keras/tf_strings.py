@@ -1,0 +1,190 @@
+"""`tf.strings` on NumPy arrays of strings, for `python -m flexflow_keras` (tf_compat.py): the functions
+text pipelines call in a TextVectorization `standardize`, a `Dataset.map` or a decoding step (keras.io's
+text classification, OCR and translation scripts).
+
+Each takes an array of str or bytes (or one string) and returns an array of the same shape whose
+strings are of the same kind: bytes in, bytes out (an object array, as TensorFlow's `.numpy()` gives),
+str in, str out. As TensorFlow: `lower`/`upper` change ASCII letters only unless ``encoding="utf-8"``;
+`regex_replace` uses Python's `re` (RE2's syntax for the patterns scripts write: classes, escapes,
+alternation); `split` without a separator splits on runs of ASCII white space; `length` counts bytes
+(``unit="UTF8_CHAR"``: characters); `reduce_join` joins along an axis (all of them for None).
+"""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+
+_ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
+_ASCII_UPPER = str.maketrans("abcdefghijklmnopqrstuvwxyz", "ABCDEFGHIJKLMNOPQRSTUVWXYZ")
+_WHITESPACE = re.compile(r"[ \t\n\r\v\f]+")
+
+
+def _array(x) -> np.ndarray:
+    if isinstance(x, (str, bytes)):
+        return np.asarray(x, dtype=object)
+    arr = np.asarray(x)
+    if arr.dtype.kind not in "USO":
+        raise TypeError(f"tf.strings expects strings, received an array of {arr.dtype}; convert numbers with "
+                        f"tf.strings.as_string first.")
+    return arr
+
+
+def _is_bytes(arr: np.ndarray) -> bool:
+    if arr.dtype.kind == "S":
+        return True
+    if arr.dtype.kind == "O":
+        first = next(iter(arr.reshape(-1).tolist()), None)
+        return isinstance(first, bytes)
+    return False
+
+
+def _text(v) -> str:
+    return v.decode("utf-8") if isinstance(v, bytes) else str(v)
+
+
+def _result(values: list, shape, as_bytes: bool):
+    from flexflow_keras.data.dataset import Tensor
+
+    if as_bytes:
+        out = np.empty(len(values), dtype=object)
+        out[:] = [v.encode("utf-8") for v in values]
+        return out.reshape(shape).view(Tensor)
+    return np.asarray(values, dtype=str).reshape(shape).view(Tensor)
+
+
+def _map(x, fn):
+    arr = _array(x)
+    values = [fn(_text(v)) for v in arr.reshape(-1).tolist()]
+    return _result(values, arr.shape, _is_bytes(arr) or isinstance(x, str))
+
+
+def lower(input, encoding="", name=None):  # noqa: A002 - TensorFlow's argument name
+    utf8 = str(encoding).lower().replace("-", "") == "utf8"
+    return _map(input, (lambda s: s.lower()) if utf8 else (lambda s: s.translate(_ASCII_LOWER)))
+
+
+def upper(input, encoding="", name=None):  # noqa: A002
+    utf8 = str(encoding).lower().replace("-", "") == "utf8"
+    return _map(input, (lambda s: s.upper()) if utf8 else (lambda s: s.translate(_ASCII_UPPER)))
+
+
+def regex_replace(input, pattern, rewrite, replace_global=True, name=None):  # noqa: A002
+    rx = re.compile(_text(pattern))
+    rewrite = re.sub(r"\\(\d)", r"\\g<\1>", _text(rewrite))  # RE2's \1 as Python's \g<1>
+    count = 0 if replace_global else 1
+    return _map(input, lambda s: rx.sub(rewrite, s, count=count))
+
+
+def regex_full_match(input, pattern, name=None):  # noqa: A002
+    from flexflow_keras.ops.eager_tensor import EagerTensor
+
+    rx = re.compile(_text(pattern))
+    arr = _array(input)
+    return np.asarray([rx.fullmatch(_text(v)) is not None for v in arr.reshape(-1).tolist()],
+                      bool).reshape(arr.shape).view(EagerTensor)
+
+
+def strip(input, name=None):  # noqa: A002
+    return _map(input, lambda s: s.strip(" \t\n\r\v\f"))
+
+
+def length(input, unit="BYTE", name=None):  # noqa: A002
+    from flexflow_keras.ops.eager_tensor import EagerTensor
+
+    arr = _array(input)
+    count = (lambda s: len(s)) if unit == "UTF8_CHAR" else (lambda s: len(s.encode("utf-8")))
+    return np.asarray([count(_text(v)) for v in arr.reshape(-1).tolist()], np.int32).reshape(arr.shape).view(
+        EagerTensor)
+
+
+def substr(input, pos, len, unit="BYTE", name=None):  # noqa: A002
+    def cut(s: str) -> str:
+        if unit == "UTF8_CHAR":
+            return s[pos:pos + len]
+        return s.encode("utf-8")[pos:pos + len].decode("utf-8", errors="ignore")
+    return _map(input, cut)
+
+
+def split(input, sep=None, maxsplit=-1, name=None):  # noqa: A002
+    """One string: an array of its pieces. An array of strings: a list of such arrays, one per string
+    (nested lists for more dimensions; TensorFlow gives a RaggedTensor)."""
+    arr = _array(input)
+    as_bytes = _is_bytes(arr) or isinstance(input, str)
+
+    def pieces(s: str) -> list:
+        if sep is not None:
+            return s.split(_text(sep), maxsplit)
+        parts = [p for p in _WHITESPACE.split(s) if p]
+        if 0 <= maxsplit < len(parts):
+            rest = _WHITESPACE.split(s.strip(" \t\n\r\v\f"), maxsplit)
+            return rest
+        return parts
+
+    def one(v):
+        p = pieces(_text(v))
+        return _result(p, (len(p),), as_bytes)
+
+    def nested(a: np.ndarray):
+        return one(a.item()) if a.ndim == 0 else [nested(r) for r in a]
+    return nested(arr)
+
+
+def join(inputs, separator="", name=None):
+    arrays = [_array(a) for a in inputs]
+    shape = np.broadcast_shapes(*(a.shape for a in arrays))
+    cols = [np.broadcast_to(a, shape).reshape(-1).tolist() for a in arrays]
+    values = [_text(separator).join(_text(c[i]) for c in cols) for i in range(int(np.prod(shape, dtype=np.int64)))]
+    return _result(values, shape, any(_is_bytes(a) for a in arrays) or any(isinstance(a, str) for a in inputs))
+
+
+def reduce_join(inputs, axis=None, keepdims=False, separator="", name=None):
+    arr = _array(inputs)
+    as_bytes = _is_bytes(arr) or isinstance(inputs, str)
+    text = np.vectorize(_text, otypes=[object])(arr) if arr.size else arr.astype(object)
+    sep = _text(separator)
+    if axis is None:
+        out = sep.join(text.reshape(-1).tolist())
+        return _result([out], (1,) * arr.ndim if keepdims else (), as_bytes)
+    moved = np.moveaxis(text, axis, -1)
+    flat = moved.reshape(-1, moved.shape[-1]) if moved.ndim else moved.reshape(1, 1)
+    values = [sep.join(row) for row in flat.tolist()]
+    shape = moved.shape[:-1]
+    out = _result(values, shape, as_bytes)
+    return np.expand_dims(out, axis) if keepdims else out
+
+
+def as_string(input, precision=-1, name=None):  # noqa: A002
+    arr = np.asarray(input)
+    if arr.dtype.kind == "f":
+        fmt = (lambda v: f"{v:.{precision}f}") if precision >= 0 else (lambda v: f"{v:f}")
+    else:
+        fmt = str
+    return _result([fmt(v) for v in arr.reshape(-1).tolist()], arr.shape, True)
+
+
+def to_number(string_tensor, out_type="float32", name=None):
+    from flexflow_keras.ops.eager_tensor import EagerTensor
+
+    arr = _array(string_tensor)
+    dtype = np.dtype(getattr(out_type, "name", out_type))
+    conv = float if dtype.kind == "f" else int
+    try:
+        values = [conv(_text(v).strip()) for v in arr.reshape(-1).tolist()]
+    except ValueError as e:
+        raise ValueError(f"tf.strings.to_number could not read a number: {e}.") from None
+    return np.asarray(values, dtype).reshape(arr.shape).view(EagerTensor)
+
+
+def unicode_split(input, input_encoding="UTF-8", errors="replace", name=None):  # noqa: A002
+    arr = _array(input)
+    as_bytes = _is_bytes(arr) or isinstance(input, str)
+    if arr.ndim == 0:
+        s = _text(arr.item())
+        return _result(list(s), (len(s),), as_bytes)
+    return [_result(list(_text(v)), (len(_text(v)),), as_bytes) for v in arr.reshape(-1).tolist()]
+
+
+NAMES = ("lower", "upper", "regex_replace", "regex_full_match", "strip", "length", "substr", "split", "join",
+         "reduce_join", "as_string", "to_number", "unicode_split")
