@@ -50,6 +50,7 @@ class HostPrefix:
         self.declared = declared
         self.steps = steps
         self.graph_inputs = graph_inputs
+        self.declared_struct = declared if len(declared) > 1 else declared[0]  # as the model was declared
 
     def __call__(self, x):
         """`x` in the declared inputs' structure (one array, a list, or a dict by input name) -> the graph

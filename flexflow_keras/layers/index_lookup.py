@@ -32,10 +32,8 @@ class IndexLookup(HostLayer):
 
     def __init__(self, max_tokens=None, num_oov_indices=1, mask_token=None, oov_token=None, vocabulary=None,
                  idf_weights=None, invert=False, output_mode="int", pad_to_max_tokens=False, sparse=False,
-                 **kwargs):
-        kwargs.pop("vocabulary_size", None)  # in Keras' saved configs; derived from the vocabulary
-        kwargs.pop("oov_method", None)
-        kwargs.pop("salt", None)
+                 vocabulary_size=None, oov_method=None, salt=None, **kwargs):
+        # vocabulary_size (derived from the vocabulary), oov_method and salt are in Keras' saved configs
         super().__init__(**kwargs)
         who = f"{type(self).__name__} '{self.name}'"
         if output_mode == "binary":  # Keras 2's name, which Keras 3 still takes

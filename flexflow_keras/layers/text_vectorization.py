@@ -52,9 +52,8 @@ class TextVectorization(HostLayer):
 
     def __init__(self, max_tokens=None, standardize="lower_and_strip_punctuation", split="whitespace", ngrams=None,
                  output_mode="int", output_sequence_length=None, pad_to_max_tokens=False, vocabulary=None,
-                 idf_weights=None, sparse=False, ragged=False, encoding="utf-8", **kwargs):
-        kwargs.pop("vocabulary_size", None)
-        super().__init__(**kwargs)
+                 idf_weights=None, sparse=False, ragged=False, encoding="utf-8", vocabulary_size=None, **kwargs):
+        super().__init__(**kwargs)  # vocabulary_size: in Keras' saved configs, derived from the vocabulary
         who = f"TextVectorization '{self.name}'"
         if output_mode == "binary":  # Keras 2's name, which Keras 3 still takes
             output_mode = "multi_hot"

@@ -133,6 +133,7 @@ class Functional(GraphIOMixin, Model):
             raise ValueError(f"Model '{self.name}' received the same input tensor twice.")
         flat_in, self._host_prefix = host_prefix.split_inputs(self.name, flat_in)
         if self._host_prefix is not None:  # string inputs read by host layers: the graph starts after them
+            self._host_prefix.declared_struct = self._input_struct
             self._input_struct = flat_in if len(flat_in) > 1 else flat_in[0]
         self._inputs, self._outputs = flat_in, flat_out
         self._graph = OpGraph(flat_in, flat_out)
@@ -219,7 +220,17 @@ class Functional(GraphIOMixin, Model):
 
     @property
     def layers(self) -> list[Layer]:
-        return [op for op in self._operations if not isinstance(op, OpLayer)]
+        ops = [op for op in self._operations if not isinstance(op, OpLayer)]
+        prefix = getattr(self, "_host_prefix", None)
+        if prefix is None:
+            return ops
+        # as Keras lists them: the declared inputs and the host layers, not the graph inputs standing for them
+        stand_ins = {id(out._keras_history.operation) for _, _, out in prefix.steps}
+        front = [t._keras_history.operation for t in prefix.declared]
+        for layer, _, _ in prefix.steps:
+            if all(layer is not f for f in front):
+                front.append(layer)
+        return front + [op for op in ops if id(op) not in stand_ins and all(op is not f for f in front)]
 
     @layers.setter
     def layers(self, _):

@@ -122,13 +122,6 @@ def serialize_model(model) -> dict:
     from flexflow_keras.models.functional import Functional
     from flexflow_keras.models.sequential import Sequential
 
-    prefix = getattr(model, "_host_prefix", None)
-    if prefix is not None:  # its graph starts at the host layers' outputs: saved as is, it would take ids
-        names = ", ".join(f"'{layer.name}'" for layer, _, _ in prefix.steps)
-        raise NotSerializableError(
-            f"Model '{model.name}' starts with host preprocessing ({names}), which flexflow_keras cannot save "
-            f"inside a model yet. Save the model that follows it (the one taking ids) and the preprocessing "
-            f"layer's config (layer.get_config(), which holds its vocabulary) separately.")
     if isinstance(model, Sequential) and type(model) is Sequential:
         return _serialize_sequential(model)
     if isinstance(model, Functional) and type(model) is Functional:
@@ -163,8 +156,20 @@ def _serialize_functional(model) -> dict:
     from flexflow_keras.saving import op_nodes
 
     network = model._network_nodes
+    prefix = getattr(model, "_host_prefix", None)
+    # host layers (layers/host_prefix.py): their outputs are graph inputs here, host layer calls in the config
+    host_calls: dict[int, tuple] = {}
+    for layer, src, out in (prefix.steps if prefix is not None else ()):
+        host_calls[out.uid] = (layer, src, sum(1 for v in host_calls.values() if v[0] is layer))
+
+    outside = {t.uid for t in prefix.declared} - {t.uid for t in model._inputs} if prefix is not None else set()
 
     def tensor(t) -> dict:
+        if t.uid in host_calls or t.uid in outside:  # a host layer's call, or a string input of the model
+            layer, index = (host_calls[t.uid][0], host_calls[t.uid][2]) if t.uid in host_calls else (
+                t._keras_history.operation, 0)
+            return {"class_name": "__keras_tensor__",
+                    "config": {"shape": _jsonable(t.shape), "dtype": t.dtype, "keras_history": [layer.name, index, 0]}}
         hist = t._keras_history
         node = hist.operation._inbound_nodes[hist.node_index]
         return {"class_name": "__keras_tensor__",
@@ -186,8 +191,10 @@ def _serialize_functional(model) -> dict:
             return {k: args(v) for k, v in value.items()}
         return _jsonable(value)
 
-    layers = []
+    layers = _host_entries(model, prefix, host_calls, tensor)
     for layer in model._operations:
+        if getattr(getattr(layer, "_tensor", None), "uid", None) in host_calls:
+            continue  # the InputLayer standing for a host layer's output (written as that layer's call above)
         if isinstance(layer, OpLayer):
             entry = op_nodes.describe(layer, op_tensor)
             if entry is not None:
@@ -209,11 +216,40 @@ def _serialize_functional(model) -> dict:
             return dict(zip(struct, triples, strict=True))
         return triples if isinstance(struct, list) else triples[0]
 
+    inputs = (model._input_struct, model._inputs) if prefix is None else (prefix.declared_struct, prefix.declared)
     config = {"name": model.name, "trainable": model.trainable, "layers": layers,
-              "input_layers": ends(model._input_struct, model._inputs),
+              "input_layers": ends(*inputs),
               "output_layers": ends(model._output_struct, model._outputs)}
     return {"module": "keras.src.models.functional", "class_name": "Functional", "config": config,
             "registered_name": "Functional", "build_config": {"input_shape": None}}
+
+
+def _host_entries(model, prefix, host_calls: dict, tensor) -> list:
+    """The config entries of a model's declared inputs that the graph does not take (strings) and of its
+    host layers, each with its calls (so loading calls them on the string inputs again)."""
+    if prefix is None:
+        return []
+    from flexflow_keras.layers.input_layer import InputLayer
+
+    graph_inputs = {t.uid for t in model._inputs}
+    entries = []
+    for t in prefix.declared:
+        if t.uid not in graph_inputs:
+            layer = t._keras_history.operation
+            entry = _envelope(layer, _jsonable(InputLayer.get_config(layer)), "keras.layers")
+            entry["name"] = layer.name
+            entry["inbound_nodes"] = []
+            entries.append(entry)
+    seen: dict[int, dict] = {}
+    for layer, src, _out in host_calls.values():
+        entry = seen.get(id(layer))
+        if entry is None:
+            entry = serialize_layer(layer)
+            entry["name"], entry["inbound_nodes"] = layer.name, []
+            seen[id(layer)] = entry
+            entries.append(entry)
+        entry["inbound_nodes"].append({"args": [tensor(src)], "kwargs": {}})
+    return entries
 
 
 def _serialize_subclassed(model) -> dict:

@@ -89,12 +89,8 @@ def test_end_to_end_model_on_strings(folder):
     assert hist["loss"][-1] < hist["loss"][0] and "val_accuracy" in hist
 
 
-def test_host_layers_refuse_what_they_cannot_take(tmp_path):
+def test_host_layers_refuse_what_they_cannot_take():
     vec = keras.layers.TextVectorization(vocabulary=["a"], output_sequence_length=2)
-    strings = keras.Input(shape=(1,), dtype="string")
-    model = keras.Model(strings, keras.layers.Dense(1)(vec(strings)))
-    with pytest.raises(NotImplementedError, match=r"\('text_vectorization.*'\).*cannot save"):
-        model.save(tmp_path / "m.keras")  # saved as is it would take ids, silently
     dense_out = keras.layers.Dense(2)(keras.Input((3,)))
     with pytest.raises(GraphError, match="runs on the host"):
         vec(dense_out)
@@ -103,6 +99,32 @@ def test_host_layers_refuse_what_they_cannot_take(tmp_path):
         keras.Model(strings, keras.layers.Dense(1)(keras.Input((3,))))
     with pytest.raises(DataError, match="takes strings"):
         vec(np.array([1, 2]))
+
+
+@pytest.mark.parametrize("kind", ["functional", "sequential"])
+def test_models_with_host_layers_save_and_load(tmp_path, kind):
+    """The file holds the string input and the host layers (vocabulary in their config), as Keras writes
+    them: loading gives a model that takes strings again (here and in tf.keras)."""
+    vec = keras.layers.TextVectorization(max_tokens=20, output_sequence_length=6)
+    vec.adapt(np.array(["a good film", "a bad film", "good good"]))
+    inner = keras.Sequential([keras.Input((6,), dtype="int64"), keras.layers.Embedding(20, 4),
+                              keras.layers.GlobalAveragePooling1D(), keras.layers.Dense(1)])
+    if kind == "functional":
+        strings = keras.Input(shape=(1,), dtype="string")
+        model = keras.Model(strings, inner(vec(strings)))
+        texts = np.array([["a good film"], ["bad"]])
+    else:
+        model = keras.Sequential([vec, inner, keras.layers.Activation("sigmoid")])
+        texts = np.array(["a good film", "bad"])
+    want = model.predict(texts, verbose=0)
+    model.save(tmp_path / "m.keras")
+    again = keras.models.load_model(tmp_path / "m.keras")
+    np.testing.assert_allclose(again.predict(texts, verbose=0), want, rtol=1e-6)
+    host = [la for la in again.layers if isinstance(la, keras.layers.TextVectorization)]
+    assert len(host) == 1 and host[0].get_vocabulary() == vec.get_vocabulary()
+    tf = pytest.importorskip("tensorflow")
+    theirs = pytest.importorskip("keras").models.load_model(tmp_path / "m.keras")
+    np.testing.assert_allclose(theirs.predict(tf.constant(texts), verbose=0), want, rtol=1e-5)
 
 
 def test_integer_lookup_in_front_of_a_model():
