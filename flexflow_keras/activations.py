@@ -120,6 +120,51 @@ def linear(x):
     return x
 
 
+def hard_shrink(x, threshold=0.5):
+    """x where ``|x| > threshold``, else 0."""
+    return ops.hard_shrink(x, threshold)
+
+
+def soft_shrink(x, threshold=0.5):
+    """x shrunk toward 0 by `threshold` (0 on [-threshold, threshold])."""
+    return ops.soft_shrink(x, threshold)
+
+
+def tanh_shrink(x):
+    """``x - tanh(x)``."""
+    return ops.tanh_shrink(x)
+
+
+def sparse_plus(x):
+    """0 for x <= -1, ``(x + 1)^2 / 4`` on (-1, 1), x from 1."""
+    return ops.sparse_plus(x)
+
+
+def squareplus(x, b=4):
+    """``(x + sqrt(x^2 + b)) / 2``."""
+    return ops.squareplus(x, b)
+
+
+def threshold(x, threshold, default_value):
+    """x where ``x > threshold``, else `default_value`."""
+    return ops.threshold(x, threshold, default_value)
+
+
+def sparse_sigmoid(x):
+    """0 for x <= -1, ``(x + 1) / 2`` on (-1, 1), 1 from 1."""
+    return ops.sparse_sigmoid(x)
+
+
+def glu(x, axis=-1):
+    """The gated linear unit: ``a * sigmoid(b)`` for the halves a, b of x along `axis`."""
+    return ops.glu(x, axis)
+
+
+def sparsemax(x, axis=-1):
+    """The projection of x onto the probability simplex along `axis` (a sparse softmax)."""
+    return ops.sparsemax(x, axis)
+
+
 def softmax(x, axis=-1):
     """``exp(x) / sum(exp(x))`` along `axis`."""
     return ops.softmax(x, axis=axis)
@@ -136,10 +181,13 @@ _FUNCTIONS: dict[str, Callable] = {
     "tanh": tanh, "hard_tanh": hard_tanh, "softplus": softplus, "softsign": softsign, "silu": silu,
     "swish": swish, "hard_silu": hard_silu, "hard_swish": hard_swish, "mish": mish,
     "exponential": exponential, "linear": linear, "softmax": softmax, "log_softmax": log_softmax,
+    "hard_shrink": hard_shrink, "soft_shrink": soft_shrink, "tanh_shrink": tanh_shrink, "sparse_plus": sparse_plus,
+    "squareplus": squareplus, "threshold": threshold, "sparse_sigmoid": sparse_sigmoid, "glu": glu,
+    "sparsemax": sparsemax,
 }
 # Element-wise activations with default parameters: a layer may fuse them into its main op.
 _FUSABLE = {fn: name for name, fn in _FUNCTIONS.items()
-            if name not in ("softmax", "log_softmax", "linear", "swish", "hard_swish")}
+            if name not in ("softmax", "log_softmax", "linear", "swish", "hard_swish", "threshold", "glu", "sparsemax")}
 
 
 def fusable_name(fn: Callable | None) -> str | None:

@@ -4,11 +4,19 @@ On the CPU these are NumPy ufuncs with ``out=`` (SIMD loops that a scalar Numba 
 Backward reduces the broadcast gradient back to each operand's shape (`sum_to_shape`). Gradient
 conventions follow TensorFlow: maximum sends the gradient to `a` where ``a >= b``, minimum where
 ``a <= b``; clip passes it on the closed interval; abs uses sign(x) (0 at 0).
+
+`NON_NUMPY_UNARY` holds the unary functions NumPy has no ufunc for (erf, erfinv): the same kernels and
+codes, named apart because NumPy cannot be their reference. Their scalar formulas (`erfinv_scalar`) are
+compiled by Numba for the CPU loop here and as CUDA device functions in `kernels.gpu.elementwise`.
 """
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
+
+from kernels._jit import cpu_jit, flat_in, flat_out
 
 ADD, SUBTRACT, MULTIPLY, DIVIDE, MAXIMUM, MINIMUM, POWER = range(7)
 BINARY = {"add": ADD, "subtract": SUBTRACT, "multiply": MULTIPLY, "divide": DIVIDE, "maximum": MAXIMUM,
@@ -17,14 +25,16 @@ _BINARY_UFUNC = {ADD: np.add, SUBTRACT: np.subtract, MULTIPLY: np.multiply, DIVI
                  MAXIMUM: np.maximum, MINIMUM: np.minimum, POWER: np.power}
 
 (NEGATIVE, SQUARE, SQRT, EXP, LOG, ABS, SIGN, RECIPROCAL, LOG1P, EXPM1, SIN, COS, FLOOR, CEIL, ROUND,
- RSQRT, CLIP, IDENTITY, STOP_GRADIENT) = range(19)
+ RSQRT, CLIP, IDENTITY, STOP_GRADIENT, ARCTAN, ERF, ERFINV) = range(22)
 UNARY = {"negative": NEGATIVE, "square": SQUARE, "sqrt": SQRT, "exp": EXP, "log": LOG, "abs": ABS,
          "sign": SIGN, "reciprocal": RECIPROCAL, "log1p": LOG1P, "expm1": EXPM1, "sin": SIN, "cos": COS,
          "floor": FLOOR, "ceil": CEIL, "round": ROUND, "rsqrt": RSQRT, "clip": CLIP, "identity": IDENTITY,
-         "stop_gradient": STOP_GRADIENT}
+         "stop_gradient": STOP_GRADIENT, "arctan": ARCTAN}
+NON_NUMPY_UNARY = {"erf": ERF, "erfinv": ERFINV}
 _UNARY_UFUNC = {NEGATIVE: np.negative, SQUARE: np.square, SQRT: np.sqrt, EXP: np.exp, LOG: np.log,
                 ABS: np.abs, SIGN: np.sign, RECIPROCAL: np.reciprocal, LOG1P: np.log1p, EXPM1: np.expm1,
-                SIN: np.sin, COS: np.cos, FLOOR: np.floor, CEIL: np.ceil, ROUND: np.rint}
+                SIN: np.sin, COS: np.cos, FLOOR: np.floor, CEIL: np.ceil, ROUND: np.rint, ARCTAN: np.arctan}
+_TWO_OVER_SQRT_PI = 1.1283791670955126
 ZERO_GRAD_UNARY = frozenset({SIGN, FLOOR, CEIL, ROUND, STOP_GRADIENT})
 
 COMPARE = {"equal": np.equal, "not_equal": np.not_equal, "greater": np.greater,
@@ -92,9 +102,65 @@ def binary_backward_cpu(code: int, a: np.ndarray, b: np.ndarray, y: np.ndarray, 
         _store(db, gb, accumulate[1])
 
 
+def erfinv_scalar(x):
+    """The inverse error function: Giles' single-precision polynomials ("Approximating the erfinv function",
+    2010) or, closer to +-1 than float32 resolves, the tail's asymptotic form, refined by two Halley steps on
+    erf (through erfc near +-1, where erf - x would cancel); float64 on the CPU, within 1e-15 relative."""
+    a = abs(x)
+    if not a < 1.0:
+        if a == 1.0:
+            return x / 0.0  # +-inf (the kernels compile with NumPy's error model)
+        return (x - x) / 0.0  # NaN for |x| > 1 and NaN
+    w = -math.log((1.0 - a) * (1.0 + a))
+    if w < 5.0:
+        w = w - 2.5
+        p = 2.81022636e-08
+        p = 3.43273939e-07 + p * w
+        p = -3.5233877e-06 + p * w
+        p = -4.39150654e-06 + p * w
+        p = 0.00021858087 + p * w
+        p = -0.00125372503 + p * w
+        p = -0.00417768164 + p * w
+        p = 0.246640727 + p * w
+        p = 1.50140941 + p * w
+        y = p * a
+    elif w < 16.0:
+        w = math.sqrt(w) - 3.0
+        p = -0.000200214257
+        p = 0.000100950558 + p * w
+        p = 0.00134934322 + p * w
+        p = -0.00367342844 + p * w
+        p = 0.00573950773 + p * w
+        p = -0.0076224613 + p * w
+        p = 0.00943887047 + p * w
+        p = 1.00167406 + p * w
+        p = 2.83297682 + p * w
+        y = p * a
+    else:  # 1 - a ~ exp(-y^2) / (y sqrt(pi)): solve y^2 = w - log(y sqrt(pi) / 2) by two fixed-point steps
+        y = math.sqrt(w)
+        y = math.sqrt(w - math.log(0.886226925452758 * y))
+        y = math.sqrt(w - math.log(0.886226925452758 * y))
+    for _ in range(2):
+        r = (1.0 - a) - math.erfc(y) if a > 0.5 else math.erf(y) - a  # erf(y) - a
+        y = y - r / (1.1283791670955126 * math.exp(-y * y) + y * r)
+    return math.copysign(y, x)
+
+
+_erfinv_cpu = cpu_jit(erfinv_scalar)
+
+
+@cpu_jit
+def _non_numpy_forward(code, x, y):
+    for i in range(x.size):
+        v = float(x[i])  # float64 arithmetic, rounded once at the store
+        y[i] = math.erf(v) if code == ERF else _erfinv_cpu(v)
+
+
 def unary_forward_cpu(code: int, x: np.ndarray, y: np.ndarray, lo: float = 0.0, hi: float = 0.0) -> None:
-    """``y = f(x)`` for a `UNARY` code (`lo`/`hi` are clip's bounds)."""
-    if code == CLIP:
+    """``y = f(x)`` for a `UNARY` or `NON_NUMPY_UNARY` code (`lo`/`hi` are clip's bounds)."""
+    if code in (ERF, ERFINV):
+        _non_numpy_forward(code, flat_in(x), flat_out(y, "unary_forward_cpu"))
+    elif code == CLIP:
         np.clip(x, lo, hi, out=y)
     elif code in (IDENTITY, STOP_GRADIENT):
         np.copyto(y, x)
@@ -136,6 +202,12 @@ def unary_backward_cpu(code: int, x: np.ndarray, y: np.ndarray, dy: np.ndarray, 
         g = -dy * np.sin(x)
     elif code == RSQRT:
         g = -0.5 * dy * y * y * y
+    elif code == ARCTAN:
+        g = dy / (1 + x * x)
+    elif code == ERF:
+        g = dy * _TWO_OVER_SQRT_PI * np.exp(-x * x)
+    elif code == ERFINV:
+        g = dy / _TWO_OVER_SQRT_PI * np.exp(y * y)
     elif code == CLIP:
         g = dy * ((x >= lo) & (x <= hi))
     else:

@@ -71,6 +71,7 @@ from flexflow_keras.layers.merging import (
 )
 from flexflow_keras.layers.misc_layers import Dot, Identity, PReLU, UnitNormalization, dot
 from flexflow_keras.layers.normalization import BatchNormalization, LayerNormalization
+from flexflow_keras.layers.normalization_group import GroupNormalization, RMSNormalization
 from flexflow_keras.layers.pooling import (
     AveragePooling2D,
     AvgPool2D,
@@ -129,6 +130,7 @@ _CLASSES += [AdditiveAttention, Attention]
 _CLASSES += [GroupedQueryAttention]
 _CLASSES += [CenterCrop, RandomBrightness, RandomContrast, RandomCrop, RandomFlip, RandomRotation, RandomTranslation,
              RandomZoom, Resizing]
+_CLASSES += [GroupNormalization, RMSNormalization]
 _CLASSES += [IntegerLookup, StringLookup, TextVectorization]  # host preprocessing (layers/host_layer.py)
 ALL_OBJECTS = {cls.__name__: cls for cls in _CLASSES}
 

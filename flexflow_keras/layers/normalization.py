@@ -164,17 +164,8 @@ class LayerNormalization(Layer):
             raise ValueError(f"{_args.who(self)} expects an int or a list of ints for axis, received "
                              f"axis={axis!r}.")
         self.axis = axis if isinstance(axis, int) else list(axis)
-        self.epsilon = float(epsilon)
-        if not self.epsilon > 0:
-            raise ValueError(f"{_args.who(self)} expects a positive epsilon, received epsilon={epsilon!r}.")
-        self.center, self.scale = bool(center), bool(scale)
-        self.beta_initializer = initializers.get(beta_initializer)
-        self.gamma_initializer = initializers.get(gamma_initializer)
-        self.beta_regularizer = regularizers.get(beta_regularizer)
-        self.gamma_regularizer = regularizers.get(gamma_regularizer)
-        self.beta_constraint = constraints.get(beta_constraint)
-        self.gamma_constraint = constraints.get(gamma_constraint)
-        self.gamma = self.beta = None
+        affine_arguments(self, epsilon, center, scale, beta_initializer, gamma_initializer, beta_regularizer,
+                         gamma_regularizer, beta_constraint, gamma_constraint)
 
     def _axes(self, ndim: int) -> tuple[int, ...]:
         axes = sorted(_args.axis(self, a, ndim) for a in ([self.axis] if isinstance(self.axis, int) else self.axis))
@@ -201,10 +192,32 @@ class LayerNormalization(Layer):
         return ops.layer_norm(inputs, self.gamma, self.beta, axis=axes, epsilon=self.epsilon)
 
     def get_config(self):
-        return {**super().get_config(), "axis": self.axis, "epsilon": self.epsilon, "center": self.center,
-                "scale": self.scale, "beta_initializer": initializers.serialize(self.beta_initializer),
-                "gamma_initializer": initializers.serialize(self.gamma_initializer),
-                "beta_regularizer": regularizers.serialize(self.beta_regularizer),
-                "gamma_regularizer": regularizers.serialize(self.gamma_regularizer),
-                "beta_constraint": constraints.serialize(self.beta_constraint),
-                "gamma_constraint": constraints.serialize(self.gamma_constraint)}
+        return {**super().get_config(), "axis": self.axis, **affine_config(self)}
+
+
+def affine_arguments(layer, epsilon, center, scale, beta_initializer, gamma_initializer, beta_regularizer,
+                     gamma_regularizer, beta_constraint, gamma_constraint) -> None:
+    """Check and store what the normalisation layers with a learnt shift and scale share (Layer- and
+    GroupNormalization): epsilon, center/scale and beta's and gamma's initializers, regularizers, constraints."""
+    layer.epsilon = float(epsilon)
+    if not layer.epsilon > 0:
+        raise ValueError(f"{_args.who(layer)} expects a positive epsilon, received epsilon={epsilon!r}.")
+    layer.center, layer.scale = bool(center), bool(scale)
+    layer.beta_initializer = initializers.get(beta_initializer)
+    layer.gamma_initializer = initializers.get(gamma_initializer)
+    layer.beta_regularizer = regularizers.get(beta_regularizer)
+    layer.gamma_regularizer = regularizers.get(gamma_regularizer)
+    layer.beta_constraint = constraints.get(beta_constraint)
+    layer.gamma_constraint = constraints.get(gamma_constraint)
+    layer.gamma = layer.beta = None
+
+
+def affine_config(layer) -> dict:
+    """`affine_arguments`' part of a layer's config, as Keras writes it."""
+    return {"epsilon": layer.epsilon, "center": layer.center, "scale": layer.scale,
+            "beta_initializer": initializers.serialize(layer.beta_initializer),
+            "gamma_initializer": initializers.serialize(layer.gamma_initializer),
+            "beta_regularizer": regularizers.serialize(layer.beta_regularizer),
+            "gamma_regularizer": regularizers.serialize(layer.gamma_regularizer),
+            "beta_constraint": constraints.serialize(layer.beta_constraint),
+            "gamma_constraint": constraints.serialize(layer.gamma_constraint)}

@@ -4,7 +4,8 @@
 (`Variable`, `KerasTensor`, `OpNode`, `OpGraph`). One frozen dataclass per operator lives in `nn`,
 `normalization`, `math_ops`, `shape_ops`, `losses` (and `conv`, `pooling`); `functional` holds the
 functions layers and custom code call (``ops.dense``, ``ops.add``, ``ops.mean``, ``ops.loss``, ...):
-symbolic on KerasTensors, eager on NumPy arrays.
+symbolic on KerasTensors, eager on NumPy arrays. The rest of Keras 3's `keras.ops` is composed from those in
+`numpy_api`, `numpy_extra`, `numpy_math`, `numpy_arrays`, `numpy_stats` and `nn_more` (dtypes: `dtype_rules`).
 
 Example:
     >>> from flexflow_keras import ops
@@ -18,8 +19,12 @@ import sys
 
 from flexflow_keras.ops import functional as _functional
 from flexflow_keras.ops import loss_functions as _loss_functions
+from flexflow_keras.ops import nn_more as _nn_more
 from flexflow_keras.ops import numpy_api as _numpy_api
+from flexflow_keras.ops import numpy_arrays as _numpy_arrays
 from flexflow_keras.ops import numpy_extra as _numpy_extra
+from flexflow_keras.ops import numpy_math as _numpy_math
+from flexflow_keras.ops import numpy_stats as _numpy_stats
 from flexflow_keras.ops.base import KernelContext, Op, apply_op, op_registry
 from flexflow_keras.ops.functional import *  # noqa: F403 - the functional API is this package's surface
 from flexflow_keras.ops.graph import KerasTensor, OpGraph, OpNode, TensorSpec, Variable
@@ -43,6 +48,7 @@ from flexflow_keras.ops.math_ops import (
     UnaryOp,
     WhereOp,
 )
+from flexflow_keras.ops.nn_more import *  # noqa: F403 - shrink activations, glu, sparsemax, rms/layer norm
 from flexflow_keras.ops.nn_ops import (
     ActivationOp,
     DropoutOp,
@@ -55,7 +61,10 @@ from flexflow_keras.ops.nn_ops import (
 )
 from flexflow_keras.ops.normalization import BatchNormOp, LayerNormOp
 from flexflow_keras.ops.numpy_api import *  # noqa: F403 - keras.ops' NumPy-like functions (i9-ops)
+from flexflow_keras.ops.numpy_arrays import *  # noqa: F403 - moveaxis, roll, stacks, diagonal, cumprod, ...
 from flexflow_keras.ops.numpy_extra import *  # noqa: F403 - and the rest (i9-ops)
+from flexflow_keras.ops.numpy_math import *  # noqa: F403 - element-wise math (tan, erf, hypot, isclose, ...)
+from flexflow_keras.ops.numpy_stats import *  # noqa: F403 - tensordot, quantiles, bincount, unique, ...
 from flexflow_keras.ops.shape_ops import ConcatOp, ReshapeOp, TransposeOp
 
 # Conv2D and pooling ops live in their own modules (another engineer's); loaded on first use so this
@@ -92,7 +101,8 @@ _MISSING_SUBMODULES = {
 }
 
 
-__all__ = [n for m in (_functional, _loss_functions, _numpy_api, _numpy_extra) for n in dir(m) if not n.startswith("_")
+_MODULES = (_functional, _loss_functions, _numpy_api, _numpy_extra, _numpy_math, _numpy_arrays, _numpy_stats, _nn_more)
+__all__ = [n for m in _MODULES for n in dir(m) if not n.startswith("_")
            and callable(getattr(m, n)) and getattr(getattr(m, n), "__module__", "") == m.__name__] + [
     "KernelContext", "Op", "apply_op", "op_registry", "KerasTensor", "OpGraph", "OpNode", "TensorSpec",
     "Variable", "LOSS_NAMES", "LossOp", "BinaryOp", "CastOp", "CompareOp", "ReduceOp", "ScalarOp",

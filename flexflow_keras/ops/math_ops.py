@@ -158,9 +158,12 @@ class ScalarOp(_Elementwise, Op):
         kernel(kew, "binary_backward", ctx)(kew.BINARY[self.fn], a, b, outputs[0], grad_outputs[0], ga, gb, accs)
 
 
+_UNARY_CODES = {**kew.UNARY, **kew.NON_NUMPY_UNARY}
+
+
 @dataclass(frozen=True)
 class UnaryOp(_Elementwise, Op):
-    """``y = fn(x)`` for a `kernels.elementwise.UNARY` name; `clip` uses `lo`/`hi`."""
+    """``y = fn(x)`` for a `kernels.elementwise.UNARY` (or `NON_NUMPY_UNARY`) name; `clip` uses `lo`/`hi`."""
 
     type_name: ClassVar[str] = "unary"
     fn: str = "identity"
@@ -168,22 +171,23 @@ class UnaryOp(_Elementwise, Op):
     hi: float = 0.0
 
     def __post_init__(self):
-        _check_name(self.fn, kew.UNARY, "unary op")
+        _check_name(self.fn, _UNARY_CODES, "unary op")
 
     def output_specs(self, inputs, weights):
         if len(inputs) != 1:
             raise ShapeError(f"{self.fn} takes 1 input, received {len(inputs)}.")
         x = inputs[0]
-        needs_float = self.fn in ("sqrt", "exp", "log", "reciprocal", "log1p", "expm1", "sin", "cos", "rsqrt")
+        needs_float = self.fn in ("sqrt", "exp", "log", "reciprocal", "log1p", "expm1", "sin", "cos", "rsqrt",
+                                  "arctan", "erf", "erfinv")
         dtype = "float32" if needs_float and not _is_float(x.dtype) else x.dtype
         return (TensorSpec(x.shape, dtype),)
 
     def forward(self, ctx, inputs, weights, outputs, saved, stats):
-        kernel(kew, "unary_forward", ctx)(kew.UNARY[self.fn], inputs[0], outputs[0], self.lo, self.hi)
+        kernel(kew, "unary_forward", ctx)(_UNARY_CODES[self.fn], inputs[0], outputs[0], self.lo, self.hi)
 
     def backward(self, ctx, inputs, weights, outputs, saved, stats, grad_outputs, grad_inputs, grad_weights):
         if grad_inputs[0] is not None:
-            kernel(kew, "unary_backward", ctx)(kew.UNARY[self.fn], inputs[0], outputs[0], grad_outputs[0],
+            kernel(kew, "unary_backward", ctx)(_UNARY_CODES[self.fn], inputs[0], outputs[0], grad_outputs[0],
                                                grad_inputs[0], self.lo, self.hi, ctx.acc_input(0))
 
 

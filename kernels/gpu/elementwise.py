@@ -14,10 +14,13 @@ from numba import cuda
 from kernels.elementwise import (
     ABS,
     ADD,
+    ARCTAN,
     CEIL,
     CLIP,
     COS,
     DIVIDE,
+    ERF,
+    ERFINV,
     EXP,
     EXPM1,
     FLOOR,
@@ -37,9 +40,12 @@ from kernels.elementwise import (
     SQUARE,
     SUBTRACT,
     ZERO_GRAD_UNARY,
+    erfinv_scalar,
 )
 from kernels.gpu import empty, flat, launch, to_device
-from kernels.gpu.scalar_source import float32_constants
+from kernels.gpu.scalar_source import device_function, float32_constants
+
+_erfinv = device_function(erfinv_scalar)  # the CPU's formula; float32 data stays in float32 instructions
 
 SCALE = 100  # v * lo: a GPU-internal unary code for scaled copies
 (EQUAL, NOT_EQUAL, GREATER, GREATER_EQUAL, LESS, LESS_EQUAL, LOGICAL_AND, LOGICAL_OR) = range(10, 18)
@@ -149,6 +155,12 @@ def unary_value(code, x, lo, hi):
         return r - 1.0 if r - x == 0.5 and r % 2.0 != 0.0 else r  # half to even, as np.rint
     if code == RSQRT:
         return 1.0 / math.sqrt(x)
+    if code == ARCTAN:
+        return math.atan(x)
+    if code == ERF:
+        return math.erf(x)
+    if code == ERFINV:
+        return _erfinv(x)
     if code == CLIP:
         return min(max(x, lo), hi)
     if code == SCALE:
@@ -183,6 +195,12 @@ def unary_partial(code, x, y, lo, hi):
         return -math.sin(x)
     if code == RSQRT:
         return -0.5 * y * y * y
+    if code == ARCTAN:
+        return 1.0 / (1.0 + x * x)
+    if code == ERF:
+        return 1.1283791670955126 * math.exp(-x * x)  # 2 / sqrt(pi)
+    if code == ERFINV:
+        return 0.886226925452758 * math.exp(y * y)  # sqrt(pi) / 2
     if code == CLIP:
         return 1.0 if lo <= x <= hi else 0.0
     return 1.0  # IDENTITY

@@ -33,6 +33,7 @@ REQUIRED = {
     "CategoryEncoding": {"num_tokens": 5, "output_mode": "one_hot"},
     "Dot": {"axes": 1},
     "GroupedQueryAttention": {"head_dim": 2, "num_query_heads": 2, "num_key_value_heads": 1},
+    "GroupNormalization": {"groups": 2},  # Keras' default 32 groups do not divide the small test inputs
 }
 # Layers wrapping another: the wrapped layer each needs (made fresh for every construction).
 WRAPPED = {"Bidirectional": lambda: layers.LSTM(2), "RNN": lambda: layers.LSTMCell(2),
