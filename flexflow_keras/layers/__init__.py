@@ -39,6 +39,8 @@ from flexflow_keras.layers.depthwise import (
     SeparableConvolution1D,
     SeparableConvolution2D,
 )
+from flexflow_keras.layers.discretization import Discretization
+from flexflow_keras.layers.hashing import HashedCrossing, Hashing
 from flexflow_keras.layers.image_augmentation import (
     CenterCrop,
     RandomBrightness,
@@ -132,6 +134,7 @@ _CLASSES += [CenterCrop, RandomBrightness, RandomContrast, RandomCrop, RandomFli
              RandomZoom, Resizing]
 _CLASSES += [GroupNormalization, RMSNormalization]
 _CLASSES += [IntegerLookup, StringLookup, TextVectorization]  # host preprocessing (layers/host_layer.py)
+_CLASSES += [Discretization, HashedCrossing, Hashing]  # host preprocessing
 ALL_OBJECTS = {cls.__name__: cls for cls in _CLASSES}
 
 

@@ -32,7 +32,8 @@ class HostLayer(Layer):
                 raise TypeError(f"Layer '{self.name}' was called without inputs.")
             args = (kwargs.pop("inputs"),)
         inputs = args[0]
-        if isinstance(inputs, KerasTensor):
+        if isinstance(inputs, KerasTensor) or (isinstance(inputs, (list, tuple)) and inputs and all(
+                isinstance(t, KerasTensor) for t in inputs)):  # a list: HashedCrossing's features
             from flexflow_keras.layers import host_prefix
 
             return host_prefix.record(self, inputs)

@@ -3,7 +3,7 @@ x = vectorize_layer(inputs); ...; Model(inputs, outputs)`` (keras.io's "end-to-e
 
 The graph the runtime trains holds numbers only, so a host layer (`layers/host_layer.py`) called on a
 symbolic tensor does not add ops: it returns a new graph input of its output's shape and dtype, and
-remembers which layer makes it from which tensor (`record`). When a functional model is built,
+remembers which layer makes it from which tensor or tensors (`record`). When a functional model is built,
 `split_inputs` replaces the model's string inputs by those host outputs (the inputs of the graph) and
 returns a `HostPrefix`: the steps that turn the data the model is given (strings, in the structure of
 the inputs the script declared) into the graph's inputs. `fit`, `evaluate`, `predict`, the `*_on_batch`
@@ -20,25 +20,35 @@ from flexflow_keras.ops.graph import KerasTensor
 from flexflow_keras.utils.py_dataset import PyDataset
 
 
-def record(layer, src: KerasTensor) -> KerasTensor:
-    """`layer` (a host layer) called on the symbolic `src`: a new graph input that stands for its output."""
+def _sources(src) -> tuple:
+    """A step's source tensors: one, or a tuple (a layer on a list of inputs, e.g. HashedCrossing)."""
+    return src if isinstance(src, tuple) else (src,)
+
+
+def record(layer, src) -> KerasTensor:
+    """`layer` (a host layer) called on the symbolic `src` (a tensor, or a list of them): a new graph input
+    that stands for its output."""
     from flexflow_keras.layers.input_layer import Input
 
-    is_input = src.node is None and (src._keras_history is None or src._keras_history.operation._inbound_nodes[
-        src._keras_history.node_index].is_input)
-    if not is_input:
-        producer = src._keras_history.operation.name if src._keras_history is not None else "an op"
-        raise GraphError(f"{type(layer).__name__} '{layer.name}' runs on the host, before the model's graph: call it "
-                         f"on a model input (e.g. keras.Input(shape=(1,), dtype='string')), on arrays, or in the "
-                         f"dataset's map(); it cannot take the output of '{producer}'.")
-    shape = tuple(layer.compute_output_shape(src.shape))
+    many = isinstance(src, (list, tuple))
+    if many:
+        src = tuple(src)
+    for t in _sources(src):
+        is_input = t.node is None and (t._keras_history is None or t._keras_history.operation._inbound_nodes[
+            t._keras_history.node_index].is_input)
+        if not is_input:
+            producer = t._keras_history.operation.name if t._keras_history is not None else "an op"
+            raise GraphError(f"{type(layer).__name__} '{layer.name}' runs on the host, before the model's graph: call "
+                             f"it on model inputs (e.g. keras.Input(shape=(1,), dtype='string')), on arrays, or in "
+                             f"the dataset's map(); it cannot take the output of '{producer}'.")
+    shape = tuple(layer.compute_output_shape([t.shape for t in src] if many else src.shape))
     calls = layer.__dict__.setdefault("_host_calls", 0)
     out = Input(batch_shape=(None,) + shape[1:], dtype=layer.output_dtype(),
                 name=layer.name if calls == 0 else f"{layer.name}_{calls}")
     layer._host_calls = calls + 1
     layer.built = True
     out._host_from = (layer, src)
-    src.__dict__.setdefault("_host_outputs", []).append(out)
+    _sources(src)[0].__dict__.setdefault("_host_outputs", []).append(out)  # split_inputs orders the steps
     return out
 
 
@@ -74,7 +84,8 @@ class HostPrefix:
             given = [x]
         values = {t.uid: _ranked(v, t) for t, v in zip(self.declared, given, strict=True)}
         for layer, src, out in self.steps:
-            values[out.uid] = np.asarray(layer.host_call(values[src.uid]))
+            given = tuple(values[s.uid] for s in src) if isinstance(src, tuple) else values[src.uid]
+            values[out.uid] = np.asarray(layer.host_call(given))
         outs = [np.asarray(values[t.uid]) for t in self.graph_inputs]
         return outs[0] if len(outs) == 1 else outs
 
@@ -102,7 +113,7 @@ def split_inputs(model_name: str, declared: list):
 
     def walk(t):
         for out in t.__dict__.get("_host_outputs", []):
-            steps.append((out._host_from[0], t, out))
+            steps.append((out._host_from[0], out._host_from[1], out))
             walk(out)
     for t in declared:
         walk(t)
@@ -113,12 +124,29 @@ def split_inputs(model_name: str, declared: list):
                              f"preprocessing layers (TextVectorization, StringLookup) can read; call one on it, "
                              f"or give the model numbers.")
         return declared, None
+    steps = _in_order(model_name, declared, steps)
     graph_inputs = [t for t in declared if t.dtype != "string"] + [out for _, _, out in steps]
     for t in strings:
-        if not any(src is t for _, src, _ in steps):
+        if not any(s is t for _, src, _ in steps for s in _sources(src)):
             raise GraphError(f"Model '{model_name}': string input '{t.name}' is read by no host preprocessing layer; "
                              f"call TextVectorization or StringLookup on it.")
     return graph_inputs, HostPrefix(model_name, list(declared), steps, graph_inputs)
+
+
+def _in_order(model_name: str, declared: list, steps: list) -> list:
+    """`steps` ordered so that each runs after those making its sources (which must be model inputs)."""
+    ready, ordered, pending = {t.uid for t in declared}, [], list(steps)
+    while pending:
+        runnable = [s for s in pending if all(t.uid in ready for t in _sources(s[1]))]
+        if not runnable:
+            layer, src, _ = pending[0]
+            missing = [t.name for t in _sources(src) if t.uid not in ready]
+            raise GraphError(f"Model '{model_name}': host layer '{layer.name}' reads {missing}, which are not inputs "
+                             f"of the model; pass them in Model(inputs=[...]).")
+        ordered += runnable
+        ready.update(out.uid for _, _, out in runnable)
+        pending = [s for s in pending if not any(s is r for r in runnable)]
+    return ordered
 
 
 def _map_batch(batch, prefix):

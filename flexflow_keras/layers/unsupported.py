@@ -10,14 +10,8 @@ class UnsupportedLayerError(FlexFlowKerasError, AttributeError):
     """A Keras layer flexflow_keras does not implement (an AttributeError, so `hasattr` stays False)."""
 
 
-_TEXT = ("it is a preprocessing step flexflow_keras does not implement; do it before fit with NumPy (np.digitize "
-         "for buckets) and feed the result to the model")
-_HASH = ("it buckets values with TensorFlow's FarmHash/SipHash, which flexflow_keras does not reproduce; use "
-         "StringLookup or IntegerLookup (a vocabulary), or hash before fit")
 _THREE_D = "3-D convolutions, pooling, cropping, padding and upsampling are not implemented; the 1-D and 2-D ones are"
 _HINTS = {
-    **dict.fromkeys(("Hashing", "HashedCrossing"), _HASH),
-    "Discretization": _TEXT,
     **dict.fromkeys(("Conv3D", "Convolution3D", "Conv3DTranspose", "Convolution3DTranspose", "MaxPooling3D",
                      "MaxPool3D", "AveragePooling3D", "AvgPool3D", "GlobalAveragePooling3D", "GlobalAvgPool3D",
                      "GlobalMaxPooling3D", "GlobalMaxPool3D", "Cropping3D", "UpSampling3D", "ZeroPadding3D",

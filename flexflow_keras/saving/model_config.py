@@ -248,7 +248,8 @@ def _host_entries(model, prefix, host_calls: dict, tensor) -> list:
             entry["name"], entry["inbound_nodes"] = layer.name, []
             seen[id(layer)] = entry
             entries.append(entry)
-        entry["inbound_nodes"].append({"args": [tensor(src)], "kwargs": {}})
+        arg = [tensor(s) for s in src] if isinstance(src, tuple) else tensor(src)  # a tuple: HashedCrossing's
+        entry["inbound_nodes"].append({"args": [arg], "kwargs": {}})
     return entries
 
 

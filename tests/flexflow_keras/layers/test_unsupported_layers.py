@@ -19,24 +19,24 @@ def test_the_list_holds_no_layer_we_have():
 
 
 def test_asking_for_one_says_so_and_what_to_do():
-    assert not hasattr(keras.layers, "Hashing") and hasattr(keras.layers, "Dense")
-    with pytest.raises(unsupported.UnsupportedLayerError, match=r"keras\.layers\.Hashing is a Keras layer "
-                                                              r"flexflow_keras does not have: .*StringLookup"):
-        keras.layers.Hashing(num_bins=100)
+    assert not hasattr(keras.layers, "TFSMLayer") and hasattr(keras.layers, "Dense")
+    with pytest.raises(unsupported.UnsupportedLayerError, match=r"keras\.layers\.TFSMLayer is a Keras layer "
+                                                              r"flexflow_keras does not have: .*another framework"):
+        keras.layers.TFSMLayer("saved_model_dir")
     with pytest.raises(AttributeError, match="3-D convolutions"):
         keras.layers.Conv3D(4, 3)
     with pytest.raises(AttributeError, match="has no attribute 'NoSuchLayer'"):
         keras.layers.NoSuchLayer  # noqa: B018
 
 
-@pytest.mark.parametrize("line", ["from flexflow_keras.layers import Hashing",
-                                  "import flexflow_keras as keras\nkeras.layers.Hashing()"])
+@pytest.mark.parametrize("line", ["from flexflow_keras.layers import TFSMLayer",
+                                  "import flexflow_keras as keras\nkeras.layers.TFSMLayer()"])
 def test_on_the_command_line_it_is_one_clean_message(tmp_path, line):
     script = tmp_path / "s.py"
     script.write_text(line + "\n")
     env = dict(os.environ, PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
     proc = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, env=env, timeout=120)
     assert proc.returncode == 1
-    assert "flexflow_keras: error: keras.layers.Hashing is a Keras layer flexflow_keras does not have" \
+    assert "flexflow_keras: error: keras.layers.TFSMLayer is a Keras layer flexflow_keras does not have" \
         in proc.stderr
     assert "Traceback" not in proc.stderr

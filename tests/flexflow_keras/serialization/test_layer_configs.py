@@ -34,6 +34,9 @@ REQUIRED = {
     "Dot": {"axes": 1},
     "GroupedQueryAttention": {"head_dim": 2, "num_query_heads": 2, "num_key_value_heads": 1},
     "GroupNormalization": {"groups": 2},  # Keras' default 32 groups do not divide the small test inputs
+    "Hashing": {"num_bins": 8, "mask_value": "", "salt": [3, 5]},
+    "HashedCrossing": {"num_bins": 8},
+    "Discretization": {"bin_boundaries": [0.0, 1.5]},
 }
 # Layers wrapping another: the wrapped layer each needs (made fresh for every construction).
 WRAPPED = {"Bidirectional": lambda: layers.LSTM(2), "RNN": lambda: layers.LSTMCell(2),
@@ -41,7 +44,8 @@ WRAPPED = {"Bidirectional": lambda: layers.LSTM(2), "RNN": lambda: layers.LSTMCe
 # Cells run inside RNN layers (they take states): no one-layer model applies them to a plain tensor.
 POSITIONAL = {"MultiHeadAttention", "GroupedQueryAttention"}  # called as layer(query, value), not on a list
 CELLS = {"SimpleRNNCell", "LSTMCell", "GRUCell", "StackedRNNCells"}
-HOST = {"IntegerLookup", "StringLookup", "TextVectorization"}  # layers/host_layer.py
+HOST = {"IntegerLookup", "StringLookup", "TextVectorization", "Discretization", "HashedCrossing",
+        "Hashing"}  # layers/host_layer.py
 _GUESS = {"units": 3, "filters": 2, "kernel_size": 3, "rate": 0.3, "pool_size": 2, "size": 2, "n": 2,
           "output_dim": 4, "input_dim": 10, "num_heads": 2, "key_dim": 2, "padding": 1, "cropping": 1,
           "stddev": 0.1, "scale": 2.0, "offset": 0.0, "num_tokens": 5, "depth_multiplier": 1, "axis": -1,
@@ -153,7 +157,8 @@ def test_model_json_round_trip_computes_the_same(cls):
         pytest.skip(f"{cls.__name__} is a cell: it runs inside an RNN layer (covered by RNN's case)")
     if cls.__name__ in HOST:
         pytest.skip(f"{cls.__name__} runs on the host in front of the graph and takes strings or ids; models "
-                    f"that start with it are saved and loaded in tests/flexflow_keras/layers/test_text_pipeline.py")
+                    f"that start with it are saved and loaded in tests/flexflow_keras/layers/test_text_pipeline.py "
+                    f"and test_hashing_discretization.py")
     model = _model_on_some_input(cls)
     text = model.to_json()
     again = ff.models.model_from_json(text)
