@@ -205,12 +205,39 @@ def target_of(fullname: str) -> str | None | bool:
     return False
 
 
+def _tf_namespace(fullname: str):
+    """`import tensorflow.data as tf_data` (keras.io's Keras 3 examples): the stand-in's `tf.data`, the
+    namespace `tf.data.X` calls go through (mapped or refused as attributes are), or None."""
+    import tensorflow  # the stand-in (the finder maps it)
+
+    found = tensorflow
+    for part in fullname.split(".")[1:]:
+        found = getattr(found, part, None)
+        if not isinstance(found, types.ModuleType):
+            return None
+    return found
+
+
+class _NamespaceLoader(importlib.abc.Loader):
+    def __init__(self, namespace):
+        self.namespace = namespace
+
+    def create_module(self, spec):
+        return self.namespace
+
+    def exec_module(self, module) -> None:
+        return None
+
+
 class _AliasFinder(importlib.abc.MetaPathFinder):
     def find_spec(self, fullname, path=None, target=None):
         mapped = target_of(fullname)
         if mapped is False:
             if fullname.startswith("tensorflow."):
-                raise RawTensorFlowError(_raw_tf_message("import " + fullname))
+                namespace = _tf_namespace(fullname)
+                if namespace is None:
+                    raise RawTensorFlowError(_raw_tf_message("import " + fullname))
+                return importlib.machinery.ModuleSpec(fullname, _NamespaceLoader(namespace))
             return None
         # The loader hands back the flexflow_keras module itself, whose own __path__ (if a package) then
         # serves the submodule imports that follow.

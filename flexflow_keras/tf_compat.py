@@ -13,7 +13,9 @@ scripts whose Keras part runs (`tf.random.set_seed(42)` on their first line). Ma
   behave) and `set_memory_growth` does nothing (GPU memory is -ll:fsize's); choosing devices in code
   (`set_visible_devices`) is an error that names the flags.
 - data: ``tf.data.Dataset.from_tensor_slices(...)`` and the chain tutorials give it (shuffle, batch,
-  map, take, skip, prefetch, cache; data/slices.py), ``tf.data.AUTOTUNE``, and
+  map, take, skip, prefetch, cache, padded_batch, filter, unbatch, concatenate, enumerate; data/slices.py),
+  ``tf.data.Dataset.zip`` / ``range`` / ``from_generator``, ``tf.data.TextLineDataset`` (data/derived.py),
+  ``tf.data.AUTOTUNE``, and
   ``tf.data.experimental.cardinality(ds)`` (the dataset's `cardinality()`, of any of our datasets).
 - `tf.test.gpu_device_name()` / `is_gpu_available()`: the `-ll:gpu` devices, as the device listing;
   `tf.test.is_built_with_cuda()` is True (every op here has a CUDA kernel; whether a GPU is there is
@@ -340,6 +342,10 @@ CALLS = {
     "tf.config.set_visible_devices": _visible_devices, "tf.config.experimental.set_visible_devices": _visible_devices,
     "tf.config.set_logical_device_configuration": _visible_devices,
     "tf.data.Dataset.from_tensor_slices": lambda *a, **k: _slices().from_tensor_slices(*a, **k),
+    "tf.data.Dataset.zip": lambda *a, **k: _slices().zip(*a, **k),
+    "tf.data.Dataset.range": lambda *a, **k: _slices().range(*a, **k),
+    "tf.data.Dataset.from_generator": lambda *a, **k: _slices().from_generator(*a, **k),
+    "tf.data.TextLineDataset": lambda *a, **k: _derived().text_line_dataset(*a, **k),
     "tf.data.experimental.cardinality": _cardinality,
     "tf.test.gpu_device_name": _gpu_device_name, "tf.test.is_gpu_available": lambda *a, **k: bool(_gpus()),
     "tf.test.is_built_with_cuda": lambda: True,
@@ -371,6 +377,12 @@ def _variable(*args, **kwargs):
     from flexflow_keras.variables import tf_variable
 
     return tf_variable(*args, **kwargs)
+
+
+def _derived():
+    from flexflow_keras.data import derived
+
+    return derived
 
 
 def _slices():

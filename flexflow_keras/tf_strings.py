@@ -2,9 +2,8 @@
 text pipelines call in a TextVectorization `standardize`, a `Dataset.map` or a decoding step (keras.io's
 text classification, OCR and translation scripts).
 
-Each takes an array of str or bytes (or one string) and returns an array of the same shape whose
-strings are of the same kind: bytes in, bytes out (an object array, as TensorFlow's `.numpy()` gives),
-str in, str out. As TensorFlow: `lower`/`upper` change ASCII letters only unless ``encoding="utf-8"``;
+Each takes an array of str or bytes (or one string, or a list) and returns an array of the same shape
+of bytes (an object array: what TensorFlow's `.numpy()` gives for strings). As TensorFlow: `lower`/`upper` change ASCII letters only unless ``encoding="utf-8"``;
 `regex_replace` uses Python's `re` (RE2's syntax for the patterns scripts write: classes, escapes,
 alternation); `split` without a separator splits on runs of ASCII white space; `length` counts bytes
 (``unit="UTF8_CHAR"``: characters); `reduce_join` joins along an axis (all of them for None).
@@ -31,33 +30,22 @@ def _array(x) -> np.ndarray:
     return arr
 
 
-def _is_bytes(arr: np.ndarray) -> bool:
-    if arr.dtype.kind == "S":
-        return True
-    if arr.dtype.kind == "O":
-        first = next(iter(arr.reshape(-1).tolist()), None)
-        return isinstance(first, bytes)
-    return False
-
-
 def _text(v) -> str:
     return v.decode("utf-8") if isinstance(v, bytes) else str(v)
 
 
-def _result(values: list, shape, as_bytes: bool):
+def _result(values: list, shape):
     from flexflow_keras.data.dataset import Tensor
 
-    if as_bytes:
-        out = np.empty(len(values), dtype=object)
-        out[:] = [v.encode("utf-8") for v in values]
-        return out.reshape(shape).view(Tensor)
-    return np.asarray(values, dtype=str).reshape(shape).view(Tensor)
+    out = np.empty(len(values), dtype=object)
+    out[:] = [v.encode("utf-8") for v in values]
+    return out.reshape(shape).view(Tensor)
 
 
 def _map(x, fn):
     arr = _array(x)
     values = [fn(_text(v)) for v in arr.reshape(-1).tolist()]
-    return _result(values, arr.shape, _is_bytes(arr) or isinstance(x, str))
+    return _result(values, arr.shape)
 
 
 def lower(input, encoding="", name=None):  # noqa: A002 - TensorFlow's argument name
@@ -111,7 +99,6 @@ def split(input, sep=None, maxsplit=-1, name=None):  # noqa: A002
     """One string: an array of its pieces. An array of strings: a list of such arrays, one per string
     (nested lists for more dimensions; TensorFlow gives a RaggedTensor)."""
     arr = _array(input)
-    as_bytes = _is_bytes(arr) or isinstance(input, str)
 
     def pieces(s: str) -> list:
         if sep is not None:
@@ -124,7 +111,7 @@ def split(input, sep=None, maxsplit=-1, name=None):  # noqa: A002
 
     def one(v):
         p = pieces(_text(v))
-        return _result(p, (len(p),), as_bytes)
+        return _result(p, (len(p),))
 
     def nested(a: np.ndarray):
         return one(a.item()) if a.ndim == 0 else [nested(r) for r in a]
@@ -136,22 +123,21 @@ def join(inputs, separator="", name=None):
     shape = np.broadcast_shapes(*(a.shape for a in arrays))
     cols = [np.broadcast_to(a, shape).reshape(-1).tolist() for a in arrays]
     values = [_text(separator).join(_text(c[i]) for c in cols) for i in range(int(np.prod(shape, dtype=np.int64)))]
-    return _result(values, shape, any(_is_bytes(a) for a in arrays) or any(isinstance(a, str) for a in inputs))
+    return _result(values, shape)
 
 
 def reduce_join(inputs, axis=None, keepdims=False, separator="", name=None):
     arr = _array(inputs)
-    as_bytes = _is_bytes(arr) or isinstance(inputs, str)
     text = np.vectorize(_text, otypes=[object])(arr) if arr.size else arr.astype(object)
     sep = _text(separator)
     if axis is None:
         out = sep.join(text.reshape(-1).tolist())
-        return _result([out], (1,) * arr.ndim if keepdims else (), as_bytes)
+        return _result([out], (1,) * arr.ndim if keepdims else ())
     moved = np.moveaxis(text, axis, -1)
     flat = moved.reshape(-1, moved.shape[-1]) if moved.ndim else moved.reshape(1, 1)
     values = [sep.join(row) for row in flat.tolist()]
     shape = moved.shape[:-1]
-    out = _result(values, shape, as_bytes)
+    out = _result(values, shape)
     return np.expand_dims(out, axis) if keepdims else out
 
 
@@ -161,7 +147,7 @@ def as_string(input, precision=-1, name=None):  # noqa: A002
         fmt = (lambda v: f"{v:.{precision}f}") if precision >= 0 else (lambda v: f"{v:f}")
     else:
         fmt = str
-    return _result([fmt(v) for v in arr.reshape(-1).tolist()], arr.shape, True)
+    return _result([fmt(v) for v in arr.reshape(-1).tolist()], arr.shape)
 
 
 def to_number(string_tensor, out_type="float32", name=None):
@@ -179,11 +165,10 @@ def to_number(string_tensor, out_type="float32", name=None):
 
 def unicode_split(input, input_encoding="UTF-8", errors="replace", name=None):  # noqa: A002
     arr = _array(input)
-    as_bytes = _is_bytes(arr) or isinstance(input, str)
     if arr.ndim == 0:
         s = _text(arr.item())
-        return _result(list(s), (len(s),), as_bytes)
-    return [_result(list(_text(v)), (len(_text(v)),), as_bytes) for v in arr.reshape(-1).tolist()]
+        return _result(list(s), (len(s),))
+    return [_result(list(_text(v)), (len(_text(v)),)) for v in arr.reshape(-1).tolist()]
 
 
 NAMES = ("lower", "upper", "regex_replace", "regex_full_match", "strip", "length", "substr", "split", "join",

@@ -3,6 +3,8 @@ flexflow_keras` (tf_compat.py): ``from_tensor_slices((x, y)).shuffle(n).batch(32
 
 `SliceDataset` keeps the arrays and the chain of stages, and is a `PyDataset` of the batches the chain
 gives, so `fit`, `evaluate` and `predict` load it as any PyDataset (and `for x, y in ds` iterates it):
+- the arguments: tuples and dicts are structures, anything else one tensor (a list too, as TensorFlow
+  reads it); text is held as bytes, as TensorFlow's string elements give it (``.numpy()`` is bytes);
 - ``shuffle(buffer_size, seed)``: a new order each pass (each `fit` epoch, each iteration), as TensorFlow's
   default ``reshuffle_each_iteration=True``. The order is a full permutation: a `buffer_size` smaller than
   the data mixes less in TensorFlow, here as much as a whole shuffle. `fit(shuffle=...)` does not reorder
@@ -11,6 +13,9 @@ gives, so `fit`, `evaluate` and `predict` load it as any PyDataset (and `for x, 
 - ``map(fn)`` before `batch` calls fn on each element (one Python call per element), after it on each
   batch; fn gets the element's parts as arguments, as TensorFlow calls it. Its math runs on arrays
   (keras.ops, or the raw TensorFlow calls tf_compat maps).
+- ``padded_batch``; ``concatenate``, ``filter``, ``unbatch``, ``enumerate``, ``shard``, ``Dataset.zip``,
+  ``Dataset.range``, ``Dataset.from_generator`` and ``TextLineDataset`` (data/derived.py); the other tf.data
+  methods are a clear error;
 - ``prefetch``, ``cache``: the dataset itself (`fit` loads ahead through its own pipeline).
 - ``repeat(n)`` passes over the data n times; ``repeat()`` as many times as a later ``take(k)`` needs
   (custom loops write ``ds.repeat().shuffle(..).batch(..)`` then ``ds.take(steps)``); without such a
@@ -28,13 +33,35 @@ from flexflow_keras.utils import tree
 from flexflow_keras.utils.py_dataset import PyDataset
 
 AUTOTUNE = -1
+_UNSUPPORTED_METHODS = ("flat_map", "interleave", "window", "group_by_window", "bucket_by_sequence_length", "scan",
+                        "rebatch", "snapshot", "sample_from_datasets", "choose_from_datasets", "ignore_errors",
+                        "save", "load", "random", "rejection_resample", "unique", "get_single_element",
+                        "with_options", "options")
 _ENDLESS = ("Dataset.repeat() without a count makes an endless dataset, and no take(n) after it ends it: add "
             ".take(n), give a count (.repeat(n)), or drop .repeat() for fit (it passes over the data once per epoch "
             "by itself).")
 
 
+def _components(x):
+    """`from_tensor_slices`' argument as TensorFlow reads it: tuples and dicts are structures, anything else
+    (a list included: ``[1, 2, 3]``, a list of strings) is one tensor."""
+    if isinstance(x, tuple):
+        return tuple(_components(v) for v in x)
+    if isinstance(x, dict):
+        return {k: _components(v) for k, v in x.items()}
+    return _as_array(x)
+
+
 def _as_array(a):
-    return np.asarray(a)
+    """An array; text as an object array of bytes (TensorFlow's strings: an element's `.numpy()` is bytes)."""
+    arr = np.asarray(a)
+    if arr.dtype.kind == "U" or (arr.dtype.kind == "O" and arr.size and isinstance(arr.flat[0], str)):
+        out = np.empty(arr.shape, dtype=object)
+        out.reshape(-1)[:] = [v.encode("utf-8") if isinstance(v, str) else v for v in arr.reshape(-1).tolist()]
+        return out
+    if arr.dtype.kind == "S":
+        return arr.astype(object)
+    return arr
 
 
 class SliceDataset(PyDataset):
@@ -49,7 +76,7 @@ class SliceDataset(PyDataset):
 
     @classmethod
     def from_tensor_slices(cls, tensors, name=None) -> SliceDataset:
-        data = tree.map_structure(_as_array, tensors)
+        data = _components(tensors)
         flat = tree.flatten(data)
         if not flat:
             raise DataError("tf.data.Dataset.from_tensor_slices received no arrays.")
@@ -57,16 +84,27 @@ class SliceDataset(PyDataset):
         if None in lengths or len(lengths) != 1:
             raise DataError(f"tf.data.Dataset.from_tensor_slices needs arrays with the same first dimension (the "
                             f"elements); received shapes {[tuple(a.shape) for a in flat]}.")
-        if isinstance(data, list):
-            data = tuple(data)  # TensorFlow slices a list as a tuple of components
         return cls(data)
 
     # --- the chain ---------------------------------------------------------------------------------------
     def _then(self, *stage) -> SliceDataset:
-        return SliceDataset(self._data, self._stages + (stage,))
+        new = object.__new__(type(self))
+        new.__dict__.update(self.__dict__)
+        new._stages, new._pass, new._plan_cache = self._stages + (stage,), 0, None
+        return new
+
+    # --- the base elements (data/derived.py's datasets make theirs from other datasets) --------------------
+    def _count(self) -> int:
+        return tree.flatten(self._data)[0].shape[0]
+
+    def _raw_element(self, i):
+        return tree.map_structure(lambda a: a[i], self._data)
+
+    def _raw_rows(self, rows):
+        return tree.map_structure(lambda a: a[rows], self._data)
 
     def _batched(self) -> bool:
-        return any(s[0] == "batch" for s in self._stages)
+        return any(s[0] in ("batch", "padded_batch") for s in self._stages)
 
     def shuffle(self, buffer_size, seed=None, reshuffle_each_iteration=True, name=None) -> SliceDataset:
         from flexflow_keras.utils import rng
@@ -85,6 +123,69 @@ class SliceDataset(PyDataset):
 
     def map(self, map_func, num_parallel_calls=None, deterministic=None, name=None) -> SliceDataset:
         return self._then("map", map_func)
+
+    def padded_batch(self, batch_size, padded_shapes=None, padding_values=None, drop_remainder=False,
+                     name=None) -> SliceDataset:
+        """Batches whose elements are padded to the longest of the batch (or to `padded_shapes`), with 0
+        (b"" for text) or `padding_values`."""
+        self.batch(batch_size)  # the same checks
+        return self._then("padded_batch", int(batch_size), bool(drop_remainder), padded_shapes, padding_values)
+
+    # data/derived.py: datasets made from other datasets' elements
+    def concatenate(self, dataset, name=None):
+        from flexflow_keras.data import derived
+
+        return derived.concatenate(self, dataset)
+
+    def filter(self, predicate, name=None):  # noqa: A003 - tf.data's name
+        from flexflow_keras.data import derived
+
+        return derived.filter_(self, predicate)
+
+    def unbatch(self, name=None):
+        from flexflow_keras.data import derived
+
+        return derived.unbatch(self)
+
+    def enumerate(self, start=0, name=None):  # noqa: A003 - tf.data's name
+        from flexflow_keras.data import derived
+
+        return derived.enumerate_(self, start)
+
+    def shard(self, num_shards, index, name=None):
+        from flexflow_keras.data import derived
+
+        return derived.shard(self, num_shards, index)
+
+    def apply(self, transformation_func):
+        return transformation_func(self)
+
+    @staticmethod
+    def zip(*datasets, name=None):  # noqa: A004 - tf.data's name
+        from flexflow_keras.data import derived
+
+        return derived.zip_(*datasets)
+
+    @staticmethod
+    def range(*args, dtype="int64", name=None):  # noqa: A003 - tf.data's name
+        from flexflow_keras.data import derived
+
+        return derived.range_(*args, dtype=dtype)
+
+    @staticmethod
+    def from_generator(generator, output_types=None, output_shapes=None, args=None, output_signature=None,
+                       name=None):
+        from flexflow_keras.data import derived
+
+        return derived.from_generator(generator, output_types, output_shapes, args, output_signature)
+
+    def __getattr__(self, name: str):
+        if name in _UNSUPPORTED_METHODS:
+            raise DataError(f"Dataset.{name}() is a tf.data method flexflow_keras' tf.data stand-in does not have "
+                            f"(it has map, batch, padded_batch, shuffle, take, skip, repeat, filter, unbatch, "
+                            f"concatenate, zip, enumerate, shard, prefetch, cache); rewrite that step with them "
+                            f"or on NumPy arrays.")
+        raise AttributeError(f"'{type(self).__name__}' object has no attribute {name!r}")
 
     def take(self, count) -> SliceDataset:
         return self._then("take", int(count))
@@ -114,7 +215,7 @@ class SliceDataset(PyDataset):
             first = next(i for i, s in enumerate(self._stages) if s[0] == "repeat" and s[1] < 0)
             if not any(s[0] == "take" and s[1] >= 0 for s in self._stages[first:]):
                 raise DataError(_ENDLESS)
-            n = max(len(tree.flatten(self._data)[0]), 1)
+            n = max(self._count(), 1)
             reps, plan = 1, self._plan_with(1)
             while True:
                 more = self._plan_with(reps * 2)
@@ -128,7 +229,7 @@ class SliceDataset(PyDataset):
 
     def _plan_with(self, endless: int):
         """The plan with each endless repeat made `endless` passes."""
-        n = tree.flatten(self._data)[0].shape[0]
+        n = self._count()
         idx: list | np.ndarray = np.arange(n)
         elem_maps, batch_maps, batched = [], [], False
         for k, stage in enumerate(self._stages):
@@ -146,7 +247,7 @@ class SliceDataset(PyDataset):
                 idx = list(idx) * times if batched else np.tile(idx, times)
             elif kind == "map":
                 (batch_maps if batched else elem_maps).append(stage[1])
-            elif kind == "batch":
+            elif kind in ("batch", "padded_batch"):
                 size, drop = stage[1], stage[2]
                 end = len(idx) - len(idx) % size if drop else len(idx)
                 idx = [idx[i:i + size] for i in range(0, end, size)]
@@ -162,22 +263,27 @@ class SliceDataset(PyDataset):
         return eager(np.int64(len(self)))
 
     def _element(self, i, elem_maps):
-        item = tree.map_structure(lambda a: a[i], self._data)
+        item = self._raw_element(i)
         for fn in elem_maps:
             item = _call(fn, item)
         return item
+
+    def _stackable(self) -> bool:
+        return True  # the base is arrays: a batch is their rows
 
     def __getitem__(self, index):
         groups, elem_maps, batch_maps, batched = self._plan()
         if not batched:
             return _tensors(self._element(groups[index], elem_maps))
         rows = np.asarray(groups[index])
-        if elem_maps:
-            items = [tree.flatten(self._element(i, elem_maps)) for i in rows]
-            batch = tree.pack_as(self._element(rows[0], elem_maps),
-                                 [np.stack([np.asarray(item[j]) for item in items]) for j in range(len(items[0]))])
+        padded = next((s for s in self._stages if s[0] == "padded_batch"), None)
+        if elem_maps or padded is not None or not self._stackable():
+            from flexflow_keras.data.derived import stack_elements
+
+            items = [self._element(i, elem_maps) for i in rows]
+            batch = stack_elements(items, padded)
         else:
-            batch = tree.map_structure(lambda a: a[rows], self._data)
+            batch = self._raw_rows(rows)
         for fn in batch_maps:
             batch = _call(fn, batch)
         return _tensors(batch)
@@ -199,11 +305,17 @@ class SliceDataset(PyDataset):
     def as_numpy_iterator(self):
         from flexflow_keras.data.numpy_iterator import NumpyIterator
 
-        return NumpyIterator(tree.map_structure(np.asarray, item) for item in self)
+        return NumpyIterator(tree.map_structure(_numpy, item) for item in self)
 
     def __repr__(self) -> str:
         stages = "".join(f".{s[0]}()" for s in self._stages)
         return f"<SliceDataset from_tensor_slices(...){stages}: {len(self)} items>"
+
+
+def _numpy(a):
+    """What `as_numpy_iterator` gives, as TensorFlow's: one string is bytes, anything else an array."""
+    a = np.asarray(a)
+    return a.item() if a.ndim == 0 and a.dtype.kind == "O" else a
 
 
 def _call(fn, item):
@@ -216,7 +328,11 @@ def _tensors(item):
 
 
 def _tensor(a):
+    if isinstance(a, (bytes, str)):  # one string: a 0-d object array of bytes
+        a = np.asarray(a.encode("utf-8") if isinstance(a, str) else a, dtype=object)
     a = np.asarray(a)
+    if a.dtype.kind == "S":
+        a = a.astype(object)
     if a.dtype.kind in "OSU":  # text: an array with .numpy() (one string's .numpy() is its bytes, as TensorFlow's)
         from flexflow_keras.data.dataset import Tensor
 

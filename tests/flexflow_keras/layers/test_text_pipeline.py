@@ -147,17 +147,17 @@ def test_tf_strings():
     out = tf_strings.regex_replace(tf_strings.lower(b), "<br />", " ")
     assert out.numpy().tolist() == [b"a b\xc3\x89", b"x"]  # bytes in, bytes out; ASCII-only lower
     assert tf_strings.lower("É", encoding="utf-8").numpy() == "é".encode()
-    assert tf_strings.regex_replace(np.array(["aaa"]), "a", "b", replace_global=False).tolist() == ["baa"]
+    assert tf_strings.regex_replace(np.array(["aaa"]), "a", "b", replace_global=False).tolist() == [b"baa"]
     assert tf_strings.regex_replace("ab", "(a)(b)", r"\2\1").numpy() == b"ba"
-    assert [p.tolist() for p in tf_strings.split(np.array(["a  b", " c "]))] == [["a", "b"], ["c"]]
-    assert tf_strings.reduce_join(np.array([["a", "b"], ["c", "d"]]), axis=-1, separator="-").tolist() == ["a-b",
-                                                                                                           "c-d"]
+    assert [p.tolist() for p in tf_strings.split(np.array(["a  b", " c "]))] == [[b"a", b"b"], [b"c"]]
+    assert tf_strings.reduce_join(np.array([["a", "b"], ["c", "d"]]), axis=-1, separator="-").tolist() == [b"a-b",
+                                                                                                           b"c-d"]
     assert tf_strings.length(np.array(["é", "ab"])).tolist() == [2, 2]
     assert tf_strings.length(np.array(["é"]), unit="UTF8_CHAR").tolist() == [1]
     np.testing.assert_array_equal(tf_strings.to_number(np.array(["1.5", " 2"])), [1.5, 2.0])
-    assert tf_strings.strip(np.array([" a\n"])).tolist() == ["a"]
-    assert tf_strings.substr(np.array(["hello"]), 1, 3).tolist() == ["ell"]
-    assert tf_strings.join([np.array(["a", "b"]), np.array(["x", "y"])], separator="/").tolist() == ["a/x", "b/y"]
+    assert tf_strings.strip(np.array([" a\n"])).tolist() == [b"a"]  # str in: bytes out, as TensorFlow's .numpy()
+    assert tf_strings.substr(np.array(["hello"]), 1, 3).tolist() == [b"ell"]
+    assert tf_strings.join([np.array(["a", "b"]), np.array(["x", "y"])], separator="/").tolist() == [b"a/x", b"b/y"]
     with pytest.raises(TypeError, match="expects strings"):
         tf_strings.lower(np.array([1.0]))
 

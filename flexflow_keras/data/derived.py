@@ -1,0 +1,203 @@
+"""The tf.data methods that make a dataset from other datasets' elements: `concatenate`, `filter`,
+`unbatch`, `enumerate`, `Dataset.zip`, `shard`, `padded_batch`'s stacking, and the sources `Dataset.range`,
+`Dataset.from_generator` and `TextLineDataset` (data/slices.py's `SliceDataset` chains them).
+
+A `DerivedDataset` is a `SliceDataset` whose base elements are a Python list made from its upstream
+datasets, again for every pass (so an upstream `shuffle` or random `map` draws anew each epoch, as in
+tf.data); its own chain (map, batch, shuffle, take, ...) then works as on arrays. Elements may differ in
+shape (lines split into words): `padded_batch` pads them, `batch` refuses them with a message.
+"""
+
+from __future__ import annotations
+
+import os
+
+import numpy as np
+
+from flexflow_keras.data.slices import SliceDataset, _as_array, _call
+from flexflow_keras.errors import DataError
+from flexflow_keras.utils import tree
+
+
+def _elements(dataset) -> list:
+    """The elements of one pass of a dataset (a batched one's batches split into their rows)."""
+    batched = isinstance(dataset, SliceDataset) and dataset._batched()
+    out = []
+    for item in dataset:
+        if not batched:
+            out.append(item)
+            continue
+        flat = tree.flatten(item)
+        n = len(np.asarray(flat[0]))
+        out += [tree.pack_as(item, [np.asarray(a)[i] for a in flat]) for i in range(n)]
+    return out
+
+
+class DerivedDataset(SliceDataset):
+    """A dataset whose base elements `make(pass_index)` builds (see the module docstring).
+
+    Args:
+        make: a callable giving the list of elements of a pass.
+        what: how `repr` names it.
+    """
+
+    def __init__(self, make, what: str):
+        super().__init__(None)
+        self._make, self._what = make, what
+        self._made: tuple[int, list] | None = None
+
+    def _base(self) -> list:
+        if self._made is None or self._made[0] != self._pass:
+            self._made = (self._pass, list(self._make(self._pass)))
+        return self._made[1]
+
+    def _count(self) -> int:
+        return len(self._base())
+
+    def _raw_element(self, i):
+        return self._base()[int(i)]
+
+    def _raw_rows(self, rows):
+        return stack_elements([self._base()[int(i)] for i in rows], None)
+
+    def _stackable(self) -> bool:
+        return False
+
+    def __repr__(self) -> str:
+        stages = "".join(f".{s[0]}()" for s in self._stages)
+        return f"<Dataset {self._what}{stages}>"
+
+
+def stack_elements(items: list, padded) -> object:
+    """Elements stacked into one batch; with a padded_batch stage ("padded_batch", size, drop, shapes,
+    values) each component is padded to its `padded_shapes` entry (None: the longest of the batch)."""
+    first = items[0]
+    leaves = [tree.flatten(it) for it in items]
+    n = len(leaves[0])
+    shapes = tree.flatten(padded[3]) if padded is not None and padded[3] is not None else [None] * n
+    values = padded[4] if padded is not None else None
+    values = tree.flatten(values) if isinstance(values, (tuple, list, dict)) else [values] * n
+    out = []
+    for j in range(n):
+        parts = [np.asarray(leaf[j]) for leaf in leaves]
+        if padded is None:
+            if len({p.shape for p in parts}) > 1:
+                raise DataError(f"Dataset.batch(): the elements have different shapes "
+                                f"{sorted({p.shape for p in parts})[:4]}; use padded_batch() to pad them, or make "
+                                f"them one length in map().")
+            out.append(np.stack(parts))
+            continue
+        out.append(_pad_stack(parts, shapes[j] if j < len(shapes) else None, values[j] if j < len(values) else None))
+    return tree.pack_as(first, out)
+
+
+def _pad_stack(parts: list, shape, value):
+    ndim = parts[0].ndim
+    if any(p.ndim != ndim for p in parts):
+        raise DataError(f"Dataset.padded_batch(): the elements' components have different ranks "
+                        f"{sorted({p.ndim for p in parts})}; padded_batch pads lengths, not ranks.")
+    target = [max(p.shape[d] for p in parts) for d in range(ndim)]
+    if shape is not None:
+        shape = [shape] if np.isscalar(shape) else list(shape)
+        for d, s in enumerate(shape):
+            if s is not None and int(s) >= 0:
+                if int(s) < target[d]:
+                    raise DataError(f"Dataset.padded_batch(): padded_shapes gives {int(s)} for dim {d}, but an "
+                                    f"element is {target[d]} long there; give None (the longest) or more.")
+                target[d] = int(s)
+    text = parts[0].dtype.kind in "OSU"
+    fill = (b"" if text else 0) if value is None else value
+    out = np.full([len(parts)] + target, fill, dtype=object if text else np.result_type(*parts))
+    for i, p in enumerate(parts):
+        out[(i,) + tuple(slice(0, s) for s in p.shape)] = p
+    return out
+
+
+# --- the methods SliceDataset gains ------------------------------------------------------------------------
+def concatenate(a, b) -> DerivedDataset:
+    return DerivedDataset(lambda _k: _elements(a) + _elements(b), "concatenate(...)")
+
+
+def filter_(dataset, predicate) -> DerivedDataset:
+    def make(_k):
+        return [item for item in _elements(dataset) if bool(np.asarray(_call(predicate, item)))]
+    return DerivedDataset(make, "filter(...)")
+
+
+def unbatch(dataset) -> DerivedDataset:
+    if not dataset._batched():
+        raise DataError("Dataset.unbatch() on a dataset that is not batched: its elements are already single.")
+    return DerivedDataset(lambda _k: _elements(dataset), "unbatch()")
+
+
+def enumerate_(dataset, start=0) -> DerivedDataset:
+    from flexflow_keras.ops.eager_tensor import eager
+
+    return DerivedDataset(lambda _k: [(eager(np.int64(start + i)), item) for i, item in enumerate(_elements(dataset))],
+                          "enumerate()")
+
+
+def shard(dataset, num_shards, index) -> DerivedDataset:
+    num_shards, index = int(num_shards), int(index)
+    if not 0 <= index < num_shards:
+        raise DataError(f"Dataset.shard(num_shards={num_shards}, index={index}): index must be in [0, num_shards).")
+    return DerivedDataset(lambda _k: _elements(dataset)[index::num_shards], f"shard({num_shards}, {index})")
+
+
+def zip_(*datasets) -> DerivedDataset:
+    """`tf.data.Dataset.zip((a, b))` or `zip(a, b)`: tuples (or dicts) of the datasets' elements, as long as
+    the shortest."""
+    struct = datasets[0] if len(datasets) == 1 and isinstance(datasets[0], (tuple, list, dict)) else datasets
+    if isinstance(struct, dict):
+        def make(_k):
+            cols = {k: _elements(v) for k, v in struct.items()}
+            n = min(len(c) for c in cols.values())
+            return [{k: c[i] for k, c in cols.items()} for i in range(n)]
+    else:
+        def make(_k):
+            cols = [_elements(v) for v in struct]
+            return list(zip(*cols, strict=False))  # as long as the shortest, as tf.data
+    return DerivedDataset(make, "zip(...)")
+
+
+def range_(*args, dtype="int64", name=None) -> DerivedDataset:
+    from flexflow_keras.ops.eager_tensor import eager
+
+    values = np.arange(*[int(a) for a in args]).astype(str(np.dtype(getattr(dtype, "name", dtype))))
+    return DerivedDataset(lambda _k: [eager(v) for v in values], f"range{tuple(args)}")
+
+
+def from_generator(generator, output_types=None, output_shapes=None, args=None, output_signature=None,
+                   name=None) -> DerivedDataset:
+    """Every element the generator yields (called again for every pass, as tf.data does)."""
+    if not callable(generator):
+        raise DataError("Dataset.from_generator takes the generator function (callable), not a generator object: "
+                        "pass `gen`, not `gen()`.")
+
+    def make(_k):
+        return [tree.map_structure(_as_array, item) if not isinstance(item, tuple) else
+                tuple(_as_array(v) if not isinstance(v, (tuple, dict)) else v for v in item)
+                for item in generator(*(args or ()))]
+    return DerivedDataset(make, f"from_generator({getattr(generator, '__name__', 'generator')})")
+
+
+def text_line_dataset(filenames, compression_type=None, buffer_size=None, num_parallel_reads=None,
+                      name=None) -> DerivedDataset:
+    """`tf.data.TextLineDataset`: the lines of the files (bytes, without their line ends), file by file."""
+    if compression_type not in (None, ""):
+        raise DataError(f"TextLineDataset(compression_type={compression_type!r}) is not supported; decompress the "
+                        f"files first.")
+    paths = [filenames] if isinstance(filenames, (str, bytes, os.PathLike)) else list(np.asarray(filenames).ravel())
+    paths = [p.decode() if isinstance(p, bytes) else os.fspath(p) for p in paths]
+    for p in paths:
+        if not os.path.isfile(p):
+            raise DataError(f"TextLineDataset: {p!r} {'is a directory' if os.path.isdir(p) else 'does not exist'}; "
+                            f"give text files.")
+
+    def make(_k):
+        lines = []
+        for p in paths:
+            with open(p, "rb") as f:
+                lines += [line.rstrip(b"\n").rstrip(b"\r") for line in f]
+        return [_as_array(np.asarray(line, dtype=object)) for line in lines]
+    return DerivedDataset(make, f"TextLineDataset({paths[0]!r}{', ...' if len(paths) > 1 else ''})")

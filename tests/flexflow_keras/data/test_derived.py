@@ -1,0 +1,102 @@
+"""tf.data's dataset-from-datasets methods (data/derived.py) and from_tensor_slices' reading of its argument,
+as TensorFlow gives them (the values in the comments are TensorFlow 2.21's)."""
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from flexflow_keras.data.slices import SliceDataset as D
+from flexflow_keras.errors import DataError
+
+ROOT = Path(__file__).resolve().parents[3]
+
+
+def _items(ds):
+    return list(ds.as_numpy_iterator())
+
+
+def test_lists_are_one_tensor_and_text_is_bytes():
+    assert [int(v) for v in _items(D.from_tensor_slices([1, 2, 3]))] == [1, 2, 3]
+    ds = D.from_tensor_slices((["a b", "c d", "e f"], ["x", "y", "z"])).batch(2)
+    assert [(e.shape, s.shape) for e, s in _items(ds)] == [((2,), (2,)), ((1,), (1,))]
+    x, _ = next(iter(D.from_tensor_slices((np.array(["hello world", "foo"]), np.array([0, 1])))))
+    assert x.numpy() == b"hello world"
+    assert _items(D.from_tensor_slices(np.array(["a", "b"])))[0] == b"a"
+
+
+def test_concatenate_filter_unbatch_enumerate_shard():
+    a = D.from_tensor_slices(np.arange(4))
+    b = D.from_tensor_slices(np.arange(10, 12))
+    assert [int(v) for v in _items(a.concatenate(b))] == [0, 1, 2, 3, 10, 11]
+    assert [int(v) for v in _items(a.filter(lambda x: x % 2 == 0))] == [0, 2]
+    assert [int(v) for v in _items(a.batch(3).unbatch())] == [0, 1, 2, 3]
+    assert [(int(i), int(v)) for i, v in _items(b.enumerate(start=5))] == [(5, 10), (6, 11)]
+    assert [int(v) for v in _items(a.shard(2, 1))] == [1, 3]
+    text = D.from_tensor_slices(np.array(["a b", "", "c"])).filter(lambda x: len(x.numpy()) > 0)
+    assert _items(text.batch(2).unbatch()) == [b"a b", b"c"]
+    with pytest.raises(DataError, match="not batched"):
+        a.unbatch()
+    with pytest.raises(DataError, match=r"Dataset.flat_map\(\) is a tf.data method"):
+        a.flat_map(lambda x: x)
+
+
+def test_zip_range_and_generators():
+    x = D.from_tensor_slices(np.arange(3))
+    y = D.range(10, 14)
+    assert [(int(p), int(q)) for p, q in _items(D.zip((x, y)))] == [(0, 10), (1, 11), (2, 12)]
+    assert [sorted(d) for d in _items(D.zip({"a": x, "b": y}))][0] == ["a", "b"]
+
+    def gen():
+        for n in range(1, 4):
+            yield np.arange(n), n
+    ds = D.from_generator(gen, output_signature=None).padded_batch(2)
+    batches = _items(ds)
+    np.testing.assert_array_equal(batches[0][0], [[0, 0], [0, 1]])
+    np.testing.assert_array_equal(batches[1][0], [[0, 1, 2]])
+    assert len(ds) == 2
+    with pytest.raises(DataError, match="not a generator object"):
+        D.from_generator(gen())
+
+
+def test_padded_batch_shapes_values_and_batch_refusing_ragged():
+    ds = D.from_generator(lambda: ((np.ones(n, "int64"), np.array([b"w"] * n, dtype=object)) for n in (1, 3)))
+    ids, words = _items(ds.padded_batch(2, padded_shapes=([4], [None]), padding_values=(-1, b"<pad>")))[0]
+    np.testing.assert_array_equal(ids, [[1, -1, -1, -1], [1, 1, 1, -1]])
+    assert words.tolist() == [[b"w", b"<pad>", b"<pad>"], [b"w", b"w", b"w"]]
+    with pytest.raises(DataError, match="use padded_batch"):
+        _items(ds.batch(2))
+    with pytest.raises(DataError, match="padded_shapes gives 2"):
+        _items(ds.padded_batch(2, padded_shapes=([2], [None])))
+
+
+def test_derived_datasets_draw_a_new_upstream_order_each_pass():
+    base = D.from_tensor_slices(np.arange(50)).shuffle(50, seed=3)
+    ds = base.concatenate(D.from_tensor_slices(np.arange(50, 52)))
+    first, second = [int(v) for v in _items(ds)], [int(v) for v in _items(ds)]
+    assert sorted(first) == sorted(second) == list(range(52)) and first != second
+
+
+def test_text_lines_parsed_and_padded_under_the_runner(tmp_path):
+    lines = tmp_path / "lines.txt"
+    lines.write_text("2\ta\tb\t1\t2\n3\tc\td\te\t3\t4\t5\n")
+    script = tmp_path / "s.py"
+    script.write_text(f"""
+import tensorflow.data as tf_data
+import tensorflow.strings as tf_strings
+ds = tf_data.TextLineDataset({str(lines)!r})
+def parse(record):
+    record = tf_strings.split(record, sep="\\t")
+    n = tf_strings.to_number(record[0], out_type="int32")
+    return record[1:n + 1], tf_strings.to_number(record[n + 1:], out_type="int64")
+for x, y in ds.map(parse).padded_batch(2):
+    print(x.numpy().tolist(), y.numpy().tolist())
+""")
+    env = dict(os.environ, PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    proc = subprocess.run([sys.executable, "-m", "flexflow_keras", str(script)], capture_output=True, text=True,
+                          env=env, timeout=120)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert proc.stdout.strip() == "[[b'a', b'b', b''], [b'c', b'd', b'e']] [[1, 2, 0], [3, 4, 5]]"
