@@ -255,6 +255,10 @@ def load_model(filepath, custom_objects: dict | None = None, compile: bool = Tru
 
         return load_legacy_model(path, custom_objects, compile)
     config, _metadata, groups = read_archive(path)
+    if config.get("class_name") == "FeatureSpace":  # FeatureSpace.save() writes a .keras file too
+        from flexflow_keras.utils.feature_space import load_feature_space
+
+        return load_feature_space(config, groups, path)
     model = deserialize_layer(config, custom_objects, where=path)
     if not model.built:
         raise DataError(f"load_model(): {path} describes model '{model.name}' ({config.get('class_name')}) "

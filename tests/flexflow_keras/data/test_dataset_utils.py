@@ -112,4 +112,4 @@ def test_a_missing_keras_utility_says_what_to_use():
     with pytest.raises(UnsupportedUtilityError, match="audio_dataset_from_directory is not available in "
                                                       "flexflow_keras: .*soundfile"):
         keras.utils.audio_dataset_from_directory("folder")
-    assert not hasattr(keras.utils, "FeatureSpace")
+    assert not hasattr(keras.utils, "bounding_boxes")
