@@ -215,8 +215,8 @@ class Trainer:
         xs = custom_training.adjust_input_rank(to_list(x, self._known_input_names(x), "input"),
                                                getattr(self, "_inputs", ()))  # Keras 3's rank rule (i9-ops)
         graph = self._graph_for(xs)
+        xs = self._input_arrays(x, graph)
         in_names = self._input_names_for(graph)
-        xs = custom_training.adjust_input_rank(to_list(x, in_names, "input"), graph.inputs)
         xs = [np.ascontiguousarray(a, dtype=np.float32) if a.dtype.kind in "fub" and
               graph.inputs[i].dtype.startswith("float") else np.ascontiguousarray(a, dtype=graph.inputs[i].dtype)
               for i, a in enumerate(xs)]
@@ -233,6 +233,14 @@ class Trainer:
         sw = sample_weights.normalize(sample_weight, self._output_names_for(graph),
                                       [t.shape for t in graph.outputs], n)
         return graph, xs, ys, sw, n
+
+    def _input_arrays(self, x, graph) -> list:
+        """`x` (an array, a list, or a dict by input name) as the list of `graph`'s input arrays, with Keras'
+        rank rule ((N,) data for an Input of shape (1,) is (N, 1))."""
+        struct = getattr(self, "_input_struct", None)
+        if isinstance(x, Mapping) and isinstance(struct, dict) and set(x) <= set(struct):
+            x = {struct[k].name: v for k, v in x.items()}
+        return custom_training.adjust_input_rank(to_list(x, self._input_names_for(graph), "input"), graph.inputs)
 
     def _known_input_names(self, x=None) -> list[str]:
         """The model's input names; for a subclassed model not traced yet, those the structure of the data
@@ -323,6 +331,7 @@ class Trainer:
             feed.shuffle, feed.seed, feed.steps_per_epoch = shuffle, seed, steps_per_epoch  # for a PyDataset
         graph, xs, ys, sw, n = self._prepare(x, y, sample_weight)
         if feed is not None:
+            feed.prepare_x = lambda bx, g=graph: self._input_arrays(bx, g)
             n = n_stream
             log.info("data: %s (%d samples a pass)", what, n)
         elif given:

@@ -161,6 +161,7 @@ class IterFeed:
         self.steps_per_epoch = None  # set by fit: a PyDataset's pass then continues across epochs (Keras 3)
         self._taken = 0  # batches of the PyDataset's current pass taken
         self._pass: int | None = None
+        self.prepare_x = None  # set by fit: a batch's inputs -> the step's input arrays
 
     def set_dtypes(self, dtypes) -> None:
         """The dtypes of the step's input and label regions, which every batch is cast to."""
@@ -207,6 +208,10 @@ class IterFeed:
                 return None
         self._taken += 1
         x, y, sw = unpack_batch(item)
+        if self.prepare_x is not None:  # the model's input order (a dict by name) and Keras' rank rule
+            x = self.prepare_x(x)
+        elif isinstance(x, dict):
+            x = list(x.values())
         self.wait_s += time.perf_counter() - t0
         n = len(x[0])
         sw = _batch_weights(sw, n)
@@ -259,11 +264,22 @@ def _arrays(a) -> list[np.ndarray]:
 
 
 def unpack_batch(item):
-    """(x arrays, y arrays, sample weight or None) of one (x, y[, sw]) batch (or x alone)."""
+    """(x arrays, y arrays, sample weight or None) of one (x, y[, sw]) batch (or x alone); x stays a dict
+    of arrays when the batch gives one (the model matches it to its inputs by name, as Keras)."""
     if isinstance(item, tuple) and len(item) in (2, 3):
-        x, y = _arrays(item[0]), _arrays(item[1])
+        x, y = _inputs(item[0]), _arrays(item[1])
         return x, y, (item[2] if len(item) == 3 else None)
-    return _arrays(item), [], None
+    return _inputs(item), [], None
+
+
+def _inputs(a):
+    return {k: np.asarray(v) for k, v in a.items()} if isinstance(a, dict) else _arrays(a)
+
+
+def batch_length(x) -> int:
+    """The samples in a batch's inputs (a list of arrays, or a dict of them)."""
+    first = next(iter(x.values())) if isinstance(x, dict) else x[0]
+    return len(first)
 
 
 def is_stream(x) -> bool:
@@ -302,8 +318,9 @@ def stream_feed(x, rtm, cpus: int, what: str = "fit()"):
             raise DataError(f"{what} received an empty PyDataset (len 0).")
         item = x[0]
         xs, ys, _ = unpack_batch(item)
-        return IterFeed(x, None), (xs if len(xs) > 1 else xs[0]), \
-            (ys if len(ys) > 1 else (ys[0] if ys else None)), len(xs[0]) * len(x), f"{type(x).__name__} (PyDataset)"
+        return IterFeed(x, None), _one_input(xs), \
+            (ys if len(ys) > 1 else (ys[0] if ys else None)), batch_length(xs) * len(x), \
+            f"{type(x).__name__} (PyDataset)"
     it = iter(x)
     try:
         item = next(it)
@@ -315,9 +332,13 @@ def stream_feed(x, rtm, cpus: int, what: str = "fit()"):
         feed._it, feed.reiterable = it, False
     else:  # a dataset: a fresh pass each epoch (the peeked batch was only for the shapes)
         feed = IterFeed(x, None)
-    n = len(xs[0]) * (len(x) if hasattr(x, "__len__") else 1)
-    return feed, (xs if len(xs) > 1 else xs[0]), (ys if len(ys) > 1 else (ys[0] if ys else None)), n, \
+    n = batch_length(xs) * (len(x) if hasattr(x, "__len__") else 1)
+    return feed, _one_input(xs), (ys if len(ys) > 1 else (ys[0] if ys else None)), n, \
         f"{type(x).__name__} of batches"
+
+
+def _one_input(xs):
+    return xs if isinstance(xs, dict) or len(xs) > 1 else xs[0]
 
 
 def folder_for_split(path: str, split: str) -> str:
@@ -385,6 +406,8 @@ def _stream_batches(data, labelled: bool):
 
 
 def _one(arrays):
+    if isinstance(arrays, dict):
+        return arrays
     return None if not arrays else (arrays if len(arrays) > 1 else arrays[0])
 
 

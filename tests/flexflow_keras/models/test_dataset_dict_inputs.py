@@ -1,0 +1,35 @@
+"""Datasets of dict features fed to a model of named Inputs, as keras.io's structured-data scripts build them
+(from_tensor_slices((dict(dataframe), labels)).batch(n)): matched by name whatever the dict's order, and
+(N,) columns taken by Inputs of shape (1,) (Keras' rank rule), in fit, evaluate and predict."""
+
+import numpy as np
+
+import flexflow_keras as keras
+from flexflow_keras import layers
+from flexflow_keras.data.slices import SliceDataset
+
+
+def _model():
+    age = keras.Input(shape=(1,), name="age")
+    sex = keras.Input(shape=(2,), name="sex")
+    model = keras.Model({"age": age, "sex": sex},
+                        layers.Dense(1, kernel_initializer="ones")(layers.concatenate([age, sex])))
+    model.compile(keras.optimizers.SGD(0.01), "mse")
+    return model
+
+
+def test_dict_batches_are_matched_by_name_and_ranked():
+    rng = np.random.default_rng(0)
+    data = {"sex": rng.random((16, 2)).astype("float32"), "age": rng.random(16).astype("float32")}  # (N,)
+    y = rng.random(16).astype("float32")
+    model = _model()
+    want_pred = model.predict({"age": data["age"][:, None], "sex": data["sex"]}, verbose=0)
+    want_loss = model.evaluate({"age": data["age"][:, None], "sex": data["sex"]}, y, verbose=0)
+    ds = SliceDataset.from_tensor_slices((data, y)).batch(4)
+    np.testing.assert_allclose(model.predict(ds, verbose=0), want_pred, rtol=1e-6)
+    assert abs(model.evaluate(ds, verbose=0) - want_loss) < 1e-6
+    hist = model.fit(ds, epochs=3, verbose=0).history["loss"]
+    twin = _model()
+    twin_hist = twin.fit({"age": data["age"][:, None], "sex": data["sex"]}, y, batch_size=4, epochs=3, verbose=0,
+                         shuffle=False).history["loss"]
+    np.testing.assert_allclose(hist, twin_hist, rtol=1e-5)
