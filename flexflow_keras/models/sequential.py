@@ -17,6 +17,7 @@ from flexflow_keras.layers.base import Layer
 from flexflow_keras.layers.eager import as_input, clone_graph
 from flexflow_keras.layers.host_layer import HostLayer
 from flexflow_keras.layers.input_layer import InputLayer
+from flexflow_keras.layers.input_spec import InputSpec
 from flexflow_keras.models import custom_training, variable_dims
 from flexflow_keras.models.functional import GraphIOMixin, check_specs
 from flexflow_keras.models.keras2_methods import Keras2SequentialMethods
@@ -45,6 +46,7 @@ class Sequential(Keras2SequentialMethods, GraphIOMixin, Model):
         self._init_model_state()
         object.__setattr__(self, "_seq_layers", [])
         object.__setattr__(self, "_input_layer", None)
+        object.__setattr__(self, "_implied_input", False)  # shape from build() or the first data, not an Input
         self._graph: OpGraph | None = None
         self._inputs: list[KerasTensor] = []
         self._outputs: list[KerasTensor] = []
@@ -134,6 +136,7 @@ class Sequential(Keras2SequentialMethods, GraphIOMixin, Model):
                                  "add an Input first, or give input_shape= to the first layer.")
             shape = tuple(input_shape[0]) if isinstance(input_shape, list) else tuple(input_shape)
             object.__setattr__(self, "_input_layer", InputLayer(batch_shape=(None,) + shape[1:]))
+            object.__setattr__(self, "_implied_input", True)
         self._maybe_rebuild()
 
     def _ensure_built(self, shape, dtype: str) -> None:
@@ -150,6 +153,7 @@ class Sequential(Keras2SequentialMethods, GraphIOMixin, Model):
                     and not isinstance(self._seq_layers[0], HostLayer):
                 dtype = self._dtype
             object.__setattr__(self, "_input_layer", InputLayer(batch_shape=(None,) + tuple(shape[1:]), dtype=dtype))
+            object.__setattr__(self, "_implied_input", True)
         self._maybe_rebuild()
 
     # --- structure ----------------------------------------------------------------------------------------
@@ -168,6 +172,25 @@ class Sequential(Keras2SequentialMethods, GraphIOMixin, Model):
     def output_names(self) -> list[str]:
         return [self._seq_layers[-1].name] if self._outputs else []
 
+    def _set_input_spec(self, inputs) -> None:
+        if not self._implied_input:
+            return super()._set_input_spec(inputs)
+        # built from data or build(): Keras runs the layers on other lengths too (a sequence model trained at
+        # one length predicts at another), so only the rank and the features are fixed
+        shape = tuple(inputs[0].shape)
+        self.input_spec = [InputSpec(ndim=len(shape), axes={-1: shape[-1]} if shape[-1] is not None else None)]
+
+    def _reshaped(self, shapes) -> OpGraph | None:
+        """The graph recorded again at other non-batch sizes (an implied input only; cached per shape)."""
+        want = (None,) + tuple(shapes[0][1:])
+        if not self._implied_input or tuple(self._inputs[0].shape) == want:
+            return None
+        cache = self.__dict__.setdefault("_reshaped_graphs", {})
+        if want not in cache:
+            new = KerasTensor(want, self._inputs[0].dtype, name=self._inputs[0].name)
+            cache[want] = OpGraph([new], clone_graph(self._graph, [new]))
+        return cache[want]
+
     def _op_graph(self, input_specs=None) -> OpGraph:
         if self._graph is None:
             if not input_specs:
@@ -178,6 +201,9 @@ class Sequential(Keras2SequentialMethods, GraphIOMixin, Model):
                                  f"{len(input_specs)}.")
             self._ensure_built(tuple(input_specs[0].shape), str(input_specs[0].dtype))
         elif input_specs is not None:
+            other = self._reshaped([tuple(s.shape) for s in input_specs]) if len(input_specs) == 1 else None
+            if other is not None:
+                return self._current(other)
             check_specs(self, input_specs, self._inputs)
             concrete = variable_dims.specialized(self, self._graph, self._inputs, input_specs)
             if concrete is not None:  # Input(shape=(None, ...)): the graph at the data's sample shape
@@ -215,7 +241,8 @@ class Sequential(Keras2SequentialMethods, GraphIOMixin, Model):
         if isinstance(flat[0], KerasTensor):
             return clone_graph(self._graph, flat)[0]
         arr = as_input(flat[0], self._inputs[0].dtype)
-        return custom_training.run_eager(self, self._current(self._graph), [arr], bool(training))[0]
+        graph = self._reshaped([np.shape(arr)]) or self._graph
+        return custom_training.run_eager(self, self._current(graph), [arr], bool(training))[0]
 
     def _convert_eager(self, inputs):
         return inputs
