@@ -184,7 +184,7 @@ class MultiHeadAttention(QueryValueCall, Layer):
         k = _flatten_positions(self._key_dense(key), s)  # (B, S, H, K)
         v = _flatten_positions(self._value_dense(value), s)  # (B, S, H, Vd)
         mask = self._mask(query, q_pos, s_pos, t, s, query_mask, value_mask, key_mask, attention_mask,
-                          use_causal_mask)
+                          use_causal_mask, value)
         ctx, probs = scaled_attention(q, k, v, mask, 1.0 / math.sqrt(float(self.key_dim)), self.dropout,
                                       self._seed, training)
         if len(q_pos) > 1:
@@ -211,10 +211,11 @@ class MultiHeadAttention(QueryValueCall, Layer):
         output = self._output_dense(ctx)
         return (output, probs) if return_scores else output
 
-    def _mask(self, query, q_pos, s_pos, t, s, query_mask, value_mask, key_mask, attention_mask, causal):
+    def _mask(self, query, q_pos, s_pos, t, s, query_mask, value_mask, key_mask, attention_mask, causal,
+              value=None):
         """The boolean attention mask broadcastable to (B, 1, T, S), or None."""
         return combined_mask(self, query, q_pos, s_pos, t, s, query_mask, value_mask, key_mask, attention_mask,
-                             causal)
+                             causal, value=value)
 
     def get_config(self):
         return {**super().get_config(), "num_heads": self.num_heads, "key_dim": self.key_dim,
@@ -249,16 +250,21 @@ def scaled_attention(q, k, v, mask, scale: float, dropout: float, seed: int, tra
 
 
 def combined_mask(layer, query, q_pos, s_pos, t, s, query_mask, value_mask, key_mask, attention_mask, causal,
-                  extra=None):
+                  extra=None, value=None):
     """`layer`'s boolean attention mask broadcastable to (B, 1, T, S), or None: the padding masks, the
     causal mask, `attention_mask` and `extra` (a (1, T, S) bool array) combined with logical and."""
     terms = [] if extra is None else [F.constant(extra) if F._symbolic(query) else extra]
     if query_mask is not None:
-        terms.append(ops.reshape(_flag(query_mask), (-1, t, 1)))
+        qm = _flag(query_mask)
+        terms.append(ops.reshape(qm, (-1, t, 1)) if t is not None else ops.expand_dims(qm, -1))
     for m in (value_mask, key_mask):
         if m is not None:
-            terms.append(ops.reshape(_flag(m), (-1, 1, s)))
-    if causal:
+            terms.append(ops.reshape(_flag(m), (-1, 1, s)) if s is not None else ops.expand_dims(_flag(m), 1))
+    if causal and (t is None or s is None):  # open lengths: i >= j over ranges of the query's and value's
+        n_q, n_s = ops.shape(query)[1], ops.shape(query if value is None else value)[1]
+        rows, cols = ops.reshape(ops.arange(0, n_q), (n_q, 1)), ops.reshape(ops.arange(0, n_s), (1, n_s))
+        terms.append(ops.reshape(ops.greater_equal(rows, cols), (1, n_q, n_s)))
+    elif causal:
         terms.append(F.constant(np.tril(np.ones((t, s), bool)).reshape(1, t, s))
                      if F._symbolic(query) else np.tril(np.ones((t, s), bool)).reshape(1, t, s))
     if attention_mask is not None:
@@ -275,12 +281,19 @@ def combined_mask(layer, query, q_pos, s_pos, t, s, query_mask, value_mask, key_
     for m in terms[1:]:
         mask = ops.logical_and(mask, m)
     shape = tuple(mask.shape)
+    if None in shape[1:]:
+        return ops.expand_dims(mask, 1)
     return ops.reshape(mask, ((-1,) if shape[0] is None or shape[0] != 1 else (1,)) + (1,) + shape[1:])
 
 
-def _size(dims) -> int:
+def _size(dims) -> int | None:
+    """The positions attended over; None for one axis of open length (Input(shape=(None, d)): the graph is
+    recorded again at each data length, models/variable_dims.py)."""
+    if len(dims) == 1 and dims[0] is None:
+        return None
     if any(d is None for d in dims):
-        raise ShapeError(f"MultiHeadAttention needs known sequence sizes, received positions {dims}.")
+        raise ShapeError(f"MultiHeadAttention needs known sizes when it attends over several axes, received "
+                         f"positions {dims}.")
     return math.prod(dims)
 
 

@@ -462,9 +462,17 @@ def reshape(x, shape: Sequence[int | None], name: str | None = None):
 
 
 def expand_dims(x, axis: int, name: str | None = None):
-    """Insert a dim of size 1 at `axis`."""
+    """Insert a dim of size 1 at `axis` (of ``ops.shape(y)[0]``: a shape vector, ops/dynamic_dims.py)."""
+    if getattr(x, "_is_dim", False):
+        from flexflow_keras.ops import dynamic_dims
+
+        return dynamic_dims.vector([x])
     shape = list(x.shape)
     axis = axis % (len(shape) + 1)
+    if isinstance(x, KerasTensor) and None in shape[1:]:  # open sizes: a reshape could not say which is which
+        from flexflow_keras.ops.dynamic_dims import InsertAxisOp
+
+        return apply_op(InsertAxisOp(axis), [x], name=name)
     shape.insert(axis, 1)
     return reshape(x, [-1 if i == 0 and s is None else s for i, s in enumerate(shape)], name)
 
@@ -487,7 +495,11 @@ def transpose(x, axes: Sequence[int] | None = None, name: str | None = None):
 
 
 def concatenate(xs: Sequence, axis: int = -1, name: str | None = None):
-    """Join tensors along `axis`."""
+    """Join tensors along `axis` (shape vectors of ``ops.shape(y)`` dims: a longer one, ops/dynamic_dims.py)."""
+    from flexflow_keras.ops import dynamic_dims
+
+    if any(isinstance(x, dynamic_dims.ShapeVector) for x in xs):
+        return dynamic_dims.vector(xs)
     sym = _symbolic(*xs)
     ts = [_tensor(x, sym) for x in xs]
     return apply_op(ConcatOp(axis % _ndim(ts[0])), ts, name=name)

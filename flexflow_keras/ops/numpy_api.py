@@ -13,6 +13,7 @@ import builtins
 import numpy as np
 
 from flexflow_keras.errors import ShapeError
+from flexflow_keras.ops import dynamic_dims as _dyn
 from flexflow_keras.ops import functional as F
 from flexflow_keras.ops import tape as _tape
 from flexflow_keras.ops.array_ops import (
@@ -44,6 +45,8 @@ _t = F._tensor
 
 class BatchDim:
     """The batch entry of ``ops.shape(x)`` for a symbolic x: unknown until run time, tied to x."""
+
+    _is_dim = True  # (ops/dynamic_dims.py: shapes, ranges and batch repeats built from unknown dims)
 
     def __init__(self, ref: KerasTensor):
         self.ref = ref
@@ -116,7 +119,10 @@ def zeros_like(x, dtype=None):
 
 
 def arange(start, stop=None, step=1, dtype=None):
-    """``np.arange`` (eager): int32 for integer arguments, float32 otherwise."""
+    """``np.arange`` (eager): int32 for integer arguments, float32 otherwise; over an open length of a symbolic
+    tensor (``ops.shape(x)[1]``) a tensor of that length (ops/dynamic_dims.py)."""
+    if _dyn.is_dim(start) or _dyn.is_dim(stop):
+        return _dyn.arange(start, stop, step, dtype)
     out = np.arange(start, stop, step) if stop is not None else np.arange(start)
     return out.astype(dtype or ("int32" if out.dtype.kind in "iu" else "float32"))
 
@@ -149,7 +155,7 @@ def is_tensor(x) -> bool:
 def shape(x) -> tuple:
     """x's shape; the batch of a symbolic tensor is a `BatchDim` (see the module docstring)."""
     if isinstance(x, KerasTensor):
-        return tuple(BatchDim(x) if s is None and i == 0 else s for i, s in enumerate(x.shape))
+        return tuple((BatchDim(x) if i == 0 else _dyn.SeqDim(x, i)) if s is None else s for i, s in enumerate(x.shape))
     return tuple(int(s) for s in np.shape(x))
 
 
@@ -157,13 +163,17 @@ def reshape(x, new_shape, name=None):
     """Reshape to `new_shape` (the whole shape, batch first; -1, None or ops.shape(x)[0] for the batch)."""
     if isinstance(new_shape, int | np.integer):
         new_shape = (int(new_shape),)
+    if isinstance(new_shape, _dyn.ShapeVector) or any(isinstance(s, _dyn.SeqDim) for s in new_shape):
+        return _dyn.reshape(x, tuple(new_shape))
     dims = [-1 if isinstance(s, BatchDim) else s for s in new_shape]
     return F.reshape(x, dims, name)
 
 
 def stack(xs, axis=0):
-    """Join tensors along a new `axis`."""
+    """Join tensors along a new `axis`; dims of ``ops.shape(x)`` make a shape vector."""
     xs = list(xs)
+    if any(_dyn.is_dim(x) or isinstance(x, _dyn.ShapeVector) for x in xs):
+        return _dyn.vector(xs)
     nd = F._ndim(xs[0]) + 1
     return F.concatenate([F.expand_dims(x, axis % nd) for x in xs], axis=axis % nd)
 
@@ -190,6 +200,8 @@ def split(x, indices_or_sections, axis=0):
 
 def broadcast_to(x, shape, name=None):
     """x broadcast to `shape` (None or ops.shape(y)[0] for a symbolic batch)."""
+    if _dyn.holds_dims(shape) and not (_sym(x) and tuple(x.shape)[:1] == (None,)):
+        return _dyn.broadcast_to(_t(x, True), shape)
     dims = tuple(None if isinstance(s, BatchDim) or s is None else int(s) for s in shape)
     if not _sym(x) and not _tape.recording():
         return np.broadcast_to(np.asarray(x), dims).copy()
@@ -197,7 +209,10 @@ def broadcast_to(x, shape, name=None):
 
 
 def tile(x, repeats):
-    """x repeated `repeats` times along each dim (NumPy's rule when the lengths differ)."""
+    """x repeated `repeats` times along each dim (NumPy's rule when the lengths differ); repeats holding
+    ``ops.shape(y)[0]`` repeat a leading 1 over y's batch (ops/dynamic_dims.py)."""
+    if _dyn.holds_dims(repeats) or (isinstance(repeats, np.ndarray) and repeats.dtype == object):
+        return _dyn.tile(_t(x, True), list(repeats))
     reps = (int(repeats),) if isinstance(repeats, int | np.integer) else tuple(int(r) for r in repeats)
     nd = F._ndim(x)
     if len(reps) > nd:
@@ -212,6 +227,8 @@ def tile(x, repeats):
 
 def repeat(x, repeats, axis=None):
     """Each element repeated `repeats` (an int) times along `axis` (None: the flattened x, eager only)."""
+    if isinstance(repeats, BatchDim):
+        return _dyn.repeat(_t(x, True), repeats, axis)
     if axis is None:
         if _sym(x):
             raise ShapeError("repeat(axis=None) flattens the batch into the data; give an axis >= 1.")
@@ -377,6 +394,9 @@ def cast(x, dtype, name=None):
     """``x`` converted to `dtype`; the batch size (``ops.shape(x)[0]``) becomes a 0-d tensor."""
     if isinstance(x, BatchDim):
         return F.cast(apply_op(BatchSizeOp(), [x.ref]), dtype, name)
+    if isinstance(x, _dyn.SeqDim):
+        ones = F.add(F.multiply(_dyn.arange(0, x, 1, "float32"), 0.0), 1.0)  # (n,) ones: n is their sum
+        return F.cast(F.sum(ones, axis=0), dtype, name)
     return F.cast(x, dtype, name)
 
 
