@@ -380,6 +380,11 @@ class Layer:
             # the mask by calling the layer that made it)
             node_kwargs = dict(kwargs)
             kwargs["mask"] = inputs._keras_mask
+        elif "mask" in self._call_params and kwargs.get("mask") is None and isinstance(inputs, (list, tuple)) \
+                and any(getattr(t, "_keras_mask", None) is not None for t in inputs):
+            # a list of inputs: the list of their masks (keras.io's TransformerDecoder([x, encoder_outputs]))
+            node_kwargs = dict(kwargs)
+            kwargs["mask"] = [getattr(t, "_keras_mask", None) for t in inputs]
         leaves = tree.flatten([inputs, list(rest), list(kwargs.values())])
         symbolic = any(isinstance(x, KerasTensor) for x in leaves)
         if not symbolic and _in_symbolic_call() and any(isinstance(x, np.ndarray) for x in tree.flatten(inputs)):
@@ -524,9 +529,11 @@ def _as_eager(outputs):
 
 
 def _pass_mask(inputs, outputs) -> None:
-    """Keras' default `compute_mask` of a masking-aware layer: the input's mask, when the output keeps its
-    leading (batch, time) dims and has no mask of its own."""
+    """Keras' default `compute_mask` of a masking-aware layer: the input's mask (of a list of inputs, the
+    first one's), when the output keeps its leading (batch, time) dims and has no mask of its own."""
     mask = getattr(inputs, "_keras_mask", None)
+    if mask is None and isinstance(inputs, (list, tuple)) and inputs:  # Keras 3: the first input's mask
+        mask = getattr(inputs[0], "_keras_mask", None)
     if (mask is not None and isinstance(outputs, KerasTensor) and getattr(outputs, "_keras_mask", None) is None
             and tuple(outputs.shape[:len(mask.shape)]) == tuple(mask.shape)):
         outputs._keras_mask = mask
