@@ -332,6 +332,7 @@ class Trainer:
         graph, xs, ys, sw, n = self._prepare(x, y, sample_weight)
         if feed is not None:
             feed.prepare_x = lambda bx, g=graph: self._input_arrays(bx, g)
+            feed._shapes = [tuple(a.shape[1:]) for a in xs]
             n = n_stream
             log.info("data: %s (%d samples a pass)", what, n)
         elif given:

@@ -33,3 +33,24 @@ def test_dict_batches_are_matched_by_name_and_ranked():
     twin_hist = twin.fit({"age": data["age"][:, None], "sex": data["sex"]}, y, batch_size=4, epochs=3, verbose=0,
                          shuffle=False).history["loss"]
     np.testing.assert_allclose(hist, twin_hist, rtol=1e-5)
+
+
+def test_batches_of_other_lengths_are_one_clear_error():
+    import pytest
+
+    from flexflow_keras.errors import DataError
+    from flexflow_keras.utils.py_dataset import PyDataset
+
+    class Ragged(PyDataset):  # padded per batch to its longest row, as TextVectorization without a length
+        def __len__(self):
+            return 3
+
+        def __getitem__(self, i):
+            x = np.ones((2, [5, 7, 6][i]), "int64")
+            return x, x
+
+    inp = keras.Input(shape=(None,), dtype="int64")
+    model = keras.Model(inp, layers.Dense(6, activation="softmax")(layers.Embedding(6, 4)(inp)))
+    model.compile("adam", "sparse_categorical_crossentropy")
+    with pytest.raises(DataError, match=r"per-sample shapes \[\([67],\)\]; the step is built for \[\(5,\)\].*pad"):
+        model.fit(Ragged(), epochs=1, verbose=0)
