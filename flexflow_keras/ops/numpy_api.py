@@ -270,7 +270,15 @@ def get_item(x, key):
         if _tape.recording() and _basic(key):  # an eager index a GradientTape sees (ops/tape.py)
             return apply_op(IndexOp(_static_key(_ints(key), np.ndim(x))), [np.asarray(x)])
         return np.asarray(x)[key]
-    return apply_op(IndexOp(_static_key(key, x.ndim)), [x])
+    static = _static_key(key, x.ndim)
+    if any(d is None for d in x.shape[1:]) and all(k is None or k == (None, None, None) for k in static):
+        # only new axes around open sizes (``mask[:, None, :]`` of a variable-length mask): no slicing needed
+        y = x
+        for pos, k in enumerate(static):
+            if k is None:
+                y = apply_op(_dyn.InsertAxisOp(pos), [y])
+        return y
+    return apply_op(IndexOp(static), [x])
 
 
 def _ints(key):
