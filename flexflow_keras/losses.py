@@ -23,7 +23,7 @@ import re
 
 import numpy as np
 
-from flexflow_keras.errors import DataError
+from flexflow_keras.errors import ArgumentError, DataError
 from flexflow_keras.ops import tape as _tape
 from flexflow_keras.ops.eager_tensor import eager
 from flexflow_keras.ops.graph import KerasTensor
@@ -127,8 +127,10 @@ def sparse_categorical_crossentropy(y_true, y_pred, from_logits=False, ignore_cl
     """
     if _symbolic(y_true, y_pred):
         if ignore_class is not None:
-            raise ValueError("sparse_categorical_crossentropy(ignore_class=...) is not supported in training "
-                             "by flexflow_keras; remove ignore_class or give those samples sample_weight 0.")
+            raise ArgumentError("sparse_categorical_crossentropy(ignore_class=...) on symbolic tensors: flexflow_keras "
+                                "masks the ignored entries when the loss is a compiled model's "
+                                "(compile(loss=keras.losses.SparseCategoricalCrossentropy(ignore_class=k))); as a "
+                                "function here, give those entries sample_weight 0 instead.")
         return _loss_op("sparse_categorical_crossentropy", y_true, y_pred, from_logits=from_logits)
     _last_axis_only("sparse_categorical_crossentropy", axis, y_pred)
     p = np.asarray(y_pred, np.float64)
@@ -293,7 +295,11 @@ class Loss:
         """
         from flexflow_keras.data.checks import check_labels
 
-        check_labels(self.label_kind, self.name, np.asarray(y_true), tuple(y_pred_shape), output_name,
+        y = np.asarray(y_true)
+        ignore = getattr(self, "_fn_kwargs", {}).get("ignore_class")
+        if ignore is not None:  # entries of the ignored class are never read as a class (e.g. -1 padding)
+            y = np.where(y == ignore, 0, y)
+        check_labels(self.label_kind, self.name, y, tuple(y_pred_shape), output_name,
                      getattr(self, "from_logits", False))
 
     def get_config(self) -> dict:

@@ -21,6 +21,8 @@ import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+import numpy as np
+
 from flexflow_keras.ops import functional
 from flexflow_keras.ops.base import apply_op
 from flexflow_keras.ops.graph import KerasTensor, OpGraph, TensorSpec
@@ -98,6 +100,19 @@ def _fused_logits(loss, y_pred: KerasTensor):
     return _from_logits(loss), node.inputs[0]
 
 
+def _ignored_class(loss, label):
+    """(loss without ignore_class, the bool mask of entries to keep or None, the labels it reads): a
+    SparseCategoricalCrossentropy(ignore_class=k) reads k as class 0 and its entries are masked out."""
+    ignore = getattr(loss, "_fn_kwargs", {}).get("ignore_class")
+    if ignore is None:
+        return loss, None, label
+    config = dict(loss.get_config())
+    config["ignore_class"] = None
+    valid = functional.not_equal(label, functional.cast(np.asarray(ignore), label.dtype))
+    read = functional.where(valid, label, functional.cast(np.asarray(0), label.dtype))
+    return type(loss).from_config(config), valid, read
+
+
 def _from_logits(loss):
     config = dict(loss.get_config())
     config["from_logits"] = True
@@ -117,16 +132,21 @@ def build_training_graph(model_inputs: Sequence[KerasTensor], model_outputs: Seq
                             name=f"label_{spec.output_index}")
         fused = _fused_logits(spec.loss, y_pred)
         loss, pred = fused if fused is not None else (spec.loss, y_pred)
-        out = loss.per_sample(label, pred)
+        loss, valid, read = _ignored_class(loss, label)
+        out = loss.per_sample(read, pred)
         if len(out.shape) == 0 and len(pred.shape) == 1:
             # an output of shape (batch,): Keras' losses reduce its last axis, the batch itself, to the
             # batch mean; the same number is the mean of per-sample losses over (batch, 1)
             out = loss.per_sample(functional.expand_dims(label, -1), functional.expand_dims(pred, -1))
         mask = getattr(y_pred, "_keras_mask", None)
-        if mask is not None:
-            name = output_names[spec.output_index] if output_names else y_pred.name
-            masks[spec.output_index] = _mask_like(mask, out, name)
-            out = _masked(out, masks[spec.output_index])
+        name = output_names[spec.output_index] if output_names else y_pred.name
+        if mask is not None or valid is not None:
+            m = None if mask is None else _mask_like(mask, out, name)
+            if valid is not None:  # ignore_class: its entries weigh 0, the mean is over the others (Keras 3)
+                v = _mask_like(valid, out, name)
+                m = v if m is None else functional.multiply(m, v)
+            masks[spec.output_index] = m
+            out = _masked(out, m)
         labels[spec.output_index] = label
         per_sample[spec.output_index] = out
     inputs = list(model_inputs) + [t for t in labels if t is not None]
