@@ -21,7 +21,8 @@ from flexflow_keras.ops.random_ops import RandomOp
 from kernels import array_ops as karr
 from kernels.dropout import mix64_int
 
-__all__ = ["SeedGenerator", "normal", "uniform", "randint", "truncated_normal", "dropout", "shuffle"]
+__all__ = ["SeedGenerator", "normal", "uniform", "randint", "truncated_normal", "dropout", "shuffle", "categorical",
+           "gamma", "beta", "binomial"]
 
 
 class SeedGenerator:
@@ -139,3 +140,46 @@ def shuffle(x, axis=0, seed=None):
     op_seed, _ = _op_seed(seed)
     order = apply_op(RandomOp("permutation", (1, n), (0.0, 0.0), "int32", op_seed), [])
     return numpy_api.take(x, numpy_api.reshape(order, (n,)), axis=axis)
+
+
+# --- eager draws (sampling in a Python loop: text generation, augmentation) --------------------------------
+def _generator(seed, who: str, *tensors) -> np.random.Generator:
+    if any(isinstance(t, KerasTensor) for t in tensors):
+        raise ShapeError(f"keras.random.{who} draws eagerly in flexflow_keras (on arrays, e.g. a model's predicted "
+                         f"logits in a sampling loop); inside a model, use random.uniform or random.normal.")
+    op_seed, fixed = _op_seed(seed)
+    return np.random.default_rng(op_seed if fixed else mix64_int(op_seed))
+
+
+def categorical(logits, num_samples, dtype="int32", seed=None):
+    """`num_samples` class ids per row of `logits` (batch, classes), drawn with the probabilities
+    softmax(logits) (Keras 3's keras.random.categorical; TensorFlow's tf.random.categorical)."""
+    rng = _generator(seed, "categorical", logits)
+    z = np.asarray(logits, np.float64)
+    if z.ndim != 2:
+        raise ShapeError(f"random.categorical expects logits of shape (batch, classes), received {z.shape}.")
+    p = np.exp(z - z.max(axis=1, keepdims=True))
+    cdf = np.cumsum(p / p.sum(axis=1, keepdims=True), axis=1)
+    u = rng.random((z.shape[0], int(num_samples)))
+    ids = np.minimum((u[:, :, None] > cdf[:, None, :]).sum(axis=2), z.shape[1] - 1)
+    return ids.astype(dtype)
+
+
+def gamma(shape, alpha, dtype=None, seed=None):
+    """Gamma-distributed values of shape `alpha` (scale 1)."""
+    return _generator(seed, "gamma", alpha).gamma(np.asarray(alpha, np.float64), size=tuple(shape)).astype(
+        dtype or "float32")
+
+
+def beta(shape, alpha, beta, dtype=None, seed=None):  # noqa: A002 - Keras' argument name
+    """Beta-distributed values."""
+    rng = _generator(seed, "beta", alpha, beta)
+    return rng.beta(np.asarray(alpha, np.float64), np.asarray(beta, np.float64), size=tuple(shape)).astype(
+        dtype or "float32")
+
+
+def binomial(shape, counts, probabilities, dtype=None, seed=None):
+    """Binomial counts of successes in `counts` trials of probability `probabilities`."""
+    rng = _generator(seed, "binomial", counts, probabilities)
+    return rng.binomial(np.asarray(counts, np.int64), np.asarray(probabilities, np.float64),
+                        size=tuple(shape)).astype(dtype or "float32")

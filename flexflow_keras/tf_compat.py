@@ -60,7 +60,7 @@ _SAME_OPS = {name: name for name in (
 _SAME_OPS.update({"reduce_sum": "sum", "reduce_max": "max", "reduce_min": "min", "reduce_prod": "prod",
                   "concat": "concatenate", "pow": "power", "repeat": "repeat", "clip_by_value": "clip",
                   "stop_gradient": "stop_gradient"})
-_SAME_RANDOM = ("normal", "uniform")
+_SAME_RANDOM = ("normal", "uniform", "categorical")
 
 PhysicalDevice = namedtuple("PhysicalDevice", ["name", "device_type"])
 _LOG_LEVELS = {"DEBUG": logging.DEBUG, "INFO": logging.INFO, "WARN": logging.WARNING, "WARNING": logging.WARNING,
