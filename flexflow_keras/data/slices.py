@@ -264,6 +264,8 @@ class SliceDataset(PyDataset):
 
     def _element(self, i, elem_maps):
         item = self._raw_element(i)
+        if elem_maps:  # a map function gets tensors, as tf.data gives them (a string: a StringTensor)
+            item = _tensors(item)
         for fn in elem_maps:
             item = _call(fn, item)
         return item
@@ -333,8 +335,8 @@ def _tensor(a):
     a = np.asarray(a)
     if a.dtype.kind == "S":
         a = a.astype(object)
-    if a.dtype.kind in "OSU":  # text: an array with .numpy() (one string's .numpy() is its bytes, as TensorFlow's)
-        from flexflow_keras.data.dataset import Tensor
+    if a.dtype.kind in "OSU":  # text: .numpy() (one string's is its bytes) and a dtype equal to "string"
+        from flexflow_keras.data.dataset import StringTensor
 
-        return a.view(Tensor)
+        return a.view(StringTensor)
     return a.view(EagerTensor)

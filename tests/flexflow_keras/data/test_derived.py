@@ -100,3 +100,17 @@ for x, y in ds.map(parse).padded_batch(2):
                           env=env, timeout=120)
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert proc.stdout.strip() == "[[b'a', b'b', b''], [b'c', b'd', b'e']] [[1, 2, 0], [3, 4, 5]]"
+
+
+def test_text_elements_have_a_string_dtype_in_map():
+    seen = {}
+
+    def look(features):
+        seen.update({k: v.dtype == "string" for k, v in features.items()})
+        return features
+    ds = D.from_tensor_slices({"thal": np.array(["fixed", "normal"]), "age": np.array([60, 50])}).map(look)
+    _items(ds)
+    assert seen == {"thal": True, "age": False}
+    batch = next(iter(D.from_tensor_slices(np.array(["a", "b"])).batch(2)))
+    assert batch.dtype == "string" and np.dtype(batch.dtype) == np.dtype(object) and batch.numpy().tolist() == [b"a",
+                                                                                                                b"b"]
