@@ -142,10 +142,10 @@ def build_training_graph(model_inputs: Sequence[KerasTensor], model_outputs: Seq
         name = output_names[spec.output_index] if output_names else y_pred.name
         if mask is not None or valid is not None:
             m = None if mask is None else _mask_like(mask, out, name)
-            if valid is not None:  # ignore_class: its entries weigh 0, the mean is over the others (Keras 3)
+            masks[spec.output_index] = m  # the metrics weigh by the output's mask only (Keras 3)
+            if valid is not None:  # ignore_class: its entries weigh 0 in the loss, the mean is over the others
                 v = _mask_like(valid, out, name)
                 m = v if m is None else functional.multiply(m, v)
-            masks[spec.output_index] = m
             out = _masked(out, m)
         labels[spec.output_index] = label
         per_sample[spec.output_index] = out

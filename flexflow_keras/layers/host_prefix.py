@@ -69,6 +69,9 @@ class HostPrefix:
         if isinstance(x, KerasTensor) or any(isinstance(v, KerasTensor) for v in _leaves(x)):
             raise GraphError(f"Model '{self.model_name}' starts with host preprocessing ("
                              f"{', '.join(s[0].name for s in self.steps)}); call it on data, not on symbolic tensors.")
+        struct = getattr(self, "declared_struct", None)
+        if isinstance(x, dict) and isinstance(struct, dict) and set(x) <= set(struct):
+            x = {struct[k].name: v for k, v in x.items()}  # keyed as the model's dict of Inputs (Keras 3)
         if isinstance(x, dict):
             missing = [n for n in names if n not in x]
             if missing:
@@ -106,9 +109,22 @@ def _leaves(x):
     return [x]
 
 
-def split_inputs(model_name: str, declared: list):
+def _used(outputs) -> set:
+    """The uids of the tensors the outputs are computed from (walking back through the ops)."""
+    seen, stack = set(), list(outputs)
+    while stack:
+        t = stack.pop()
+        if t.uid in seen:
+            continue
+        seen.add(t.uid)
+        if t.node is not None:
+            stack.extend(t.node.inputs)
+    return seen
+
+
+def split_inputs(model_name: str, declared: list, outputs=None):
     """(the graph's inputs, a HostPrefix or None) for a model declared with `declared` inputs: its number
-    inputs and every host output made from them (one the outputs do not use is an input the graph ignores)."""
+    inputs and the host outputs made from them that `outputs` read (all of them without `outputs`)."""
     steps = []
 
     def walk(t):
@@ -125,6 +141,15 @@ def split_inputs(model_name: str, declared: list):
                              f"or give the model numbers.")
         return declared, None
     steps = _in_order(model_name, declared, steps)
+    if outputs is not None:  # only the host calls the outputs read (a cell run twice, a Sequential rebuilt)
+        need, kept = _used(outputs), []
+        for step in reversed(steps):
+            if step[2].uid in need:
+                kept.append(step)
+                need.update(t.uid for t in _sources(step[1]))
+        steps = kept[::-1]
+        if not steps and not strings:
+            return declared, None
     graph_inputs = [t for t in declared if t.dtype != "string"] + [out for _, _, out in steps]
     for t in strings:
         if not any(s is t for _, src, _ in steps for s in _sources(src)):
@@ -172,7 +197,25 @@ def wrap_data(model, x):
         return prefix(x)
     if isinstance(x, PyDataset):
         return _MappedPyDataset(x, prefix)
-    return (_map_batch(b, prefix) for b in x)
+    if hasattr(x, "__next__"):  # an iterator: one pass, mapped as it goes
+        return (_map_batch(b, prefix) for b in x)
+    # a re-iterable: each pass (epoch) mapped anew, with the length it has
+    return (_MappedSized if hasattr(x, "__len__") else _MappedIterable)(x, prefix)
+
+
+class _MappedIterable:
+    """A re-iterable dataset whose batches' inputs go through `prefix` on every pass."""
+
+    def __init__(self, inner, prefix):
+        self._inner, self._prefix = inner, prefix
+
+    def __iter__(self):
+        return (_map_batch(b, self._prefix) for b in self._inner)
+
+
+class _MappedSized(_MappedIterable):
+    def __len__(self) -> int:
+        return len(self._inner)
 
 
 def _is_stream(x) -> bool:

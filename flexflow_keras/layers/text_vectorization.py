@@ -201,6 +201,8 @@ class TextVectorization(HostLayer):
             start += n
         if self.output_mode == "int":
             return dense[0] if arr.ndim == 0 else dense
+        if kept_shape is not None and arr.ndim == 1:  # no split: a 1-D input is one document (Keras)
+            return lookup._encode(dense.reshape(1, -1), rank_one_is_batch=True)[0]
         out = lookup._encode(dense, rank_one_is_batch=True)
         return out[0] if arr.ndim == 0 else out
 

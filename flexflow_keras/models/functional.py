@@ -131,7 +131,7 @@ class Functional(GraphIOMixin, Model):
             raise ValueError(f"Model '{self.name}' needs at least one input and one output.")
         if len({t.uid for t in flat_in}) != len(flat_in):
             raise ValueError(f"Model '{self.name}' received the same input tensor twice.")
-        flat_in, self._host_prefix = host_prefix.split_inputs(self.name, flat_in)
+        flat_in, self._host_prefix = host_prefix.split_inputs(self.name, flat_in, flat_out)
         if self._host_prefix is not None:  # string inputs read by host layers: the graph starts after them
             self._host_prefix.declared_struct = self._input_struct
             self._input_struct = flat_in if len(flat_in) > 1 else flat_in[0]

@@ -104,6 +104,8 @@ class Sequential(Keras2SequentialMethods, GraphIOMixin, Model):
     def _maybe_rebuild(self) -> None:
         self._traces.clear()
         self._last_trace = None
+        self.__dict__.pop("_reshaped_graphs", None)  # graphs recorded for other lengths: of the old stack
+        self.__dict__.pop("_specialized_graphs", None)
         if self._input_layer is not None and self._seq_layers:
             self._build_graph()
         else:
@@ -123,7 +125,7 @@ class Sequential(Keras2SequentialMethods, GraphIOMixin, Model):
             node_mod.pop_scope()
         self._inputs, self._outputs = [self._input_layer._tensor], [x]
         # leading TextVectorization / StringLookup run on the host, in front of the graph (layers/host_prefix.py)
-        self._inputs, self._host_prefix = host_prefix.split_inputs(self.name, self._inputs)
+        self._inputs, self._host_prefix = host_prefix.split_inputs(self.name, self._inputs, self._outputs)
         self._graph = OpGraph(self._inputs, self._outputs)
         self._set_input_spec(self._inputs)
         self.built = True

@@ -659,7 +659,9 @@ class Trainer:
                 m.reset_state()
 
     def predict_on_batch(self, x):
-        return self.predict(x, batch_size=len(to_list(x, self._known_input_names(), "input")[0]), verbose=0)
+        from flexflow_keras.utils import tree
+
+        return self.predict(x, batch_size=len(tree.flatten(x)[0]), verbose=0)
 
 
 def _as_list(arg) -> list:

@@ -114,11 +114,12 @@ class RangeOp(Op):
     def tile(self, shapes, out_box, part=0, parts=1):
         from flexflow_keras.ops import parallel as par
 
-        return par.Tile((par.whole(shapes.inputs[0]),), (), (out_box,))
+        ref = shapes.inputs[0]  # read for its shape only: one element, not the whole (sharded) tensor
+        return par.Tile((((0,) * len(ref), tuple(min(1, int(d)) for d in ref)),), (), (out_box,))
 
     def forward(self, ctx, inputs, weights, outputs, saved, stats):
-        n = tuple(inputs[0].shape)[self.axis]
-        write(outputs[0], np.arange(self.start, n, self.step, dtype=np.dtype(self.dtype)))
+        n = outputs[0].shape[0]  # the length, from the graph recorded at the data's shape
+        write(outputs[0], (self.start + self.step * np.arange(n)).astype(np.dtype(self.dtype)))
 
     def backward(self, ctx, inputs, weights, outputs, saved, stats, grad_outputs, grad_inputs, grad_weights):
         """A range has no gradient."""

@@ -259,6 +259,9 @@ def load_model(filepath, custom_objects: dict | None = None, compile: bool = Tru
         from flexflow_keras.utils.feature_space import load_feature_space
 
         return load_feature_space(config, groups, path)
+    from flexflow_keras.saving.host_assets import fill_vocabularies
+
+    fill_vocabularies(config, path)  # tf.keras' lookup vocabularies live in asset files
     model = deserialize_layer(config, custom_objects, where=path)
     if not model.built:
         raise DataError(f"load_model(): {path} describes model '{model.name}' ({config.get('class_name')}) "

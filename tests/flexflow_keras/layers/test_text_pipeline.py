@@ -256,3 +256,61 @@ def test_structured_data_with_lookups_on_named_inputs():
     p = model.predict({"thal": np.array(["fixed", "normal"]), "sex": np.array([0, 0]), "age": np.array([50.0, 50.0])},
                       verbose=0)
     assert p[0, 0] > 0.5 > p[1, 0]
+
+
+def test_host_models_on_reiterables_dict_keys_and_predict_on_batch():
+    lookup = keras.layers.StringLookup(vocabulary=["red", "blue"], output_mode="one_hot")
+    color, size = keras.Input((1,), dtype="string", name="color_in"), keras.Input((1,), name="size_in")
+    model = keras.Model({"color": color, "size": size},
+                        keras.layers.Dense(1)(keras.layers.concatenate([lookup(color), size])))
+    model.compile("sgd", "mse")
+    x = {"color": np.array([["red"], ["blue"], ["green"], ["red"]]), "size": np.ones((4, 1), "float32")}
+    want = model.predict(x, verbose=0)  # keyed as the model's dict, not by Input name
+    np.testing.assert_allclose(model.predict_on_batch(x), want, rtol=1e-6)
+
+    class Batches:  # re-iterable, not a PyDataset: one pass per epoch
+        def __iter__(self):
+            return iter([(x, np.zeros((4, 1), "float32"))] * 2)
+
+    assert len(model.fit(Batches(), epochs=3, steps_per_epoch=2, verbose=0).history["loss"]) == 3
+
+
+def test_text_vectorization_without_split_reads_a_1d_input_as_one_document():
+    vec = keras.layers.TextVectorization(standardize="lower", split=None, output_mode="multi_hot",
+                                         vocabulary=["a", "b", "c"])
+    np.testing.assert_array_equal(np.asarray(vec(np.array(["A", "c", "z"]))), [1, 1, 0, 1])
+
+
+def test_only_the_host_calls_a_model_reads_are_its_prefix():
+    vec = keras.layers.TextVectorization(vocabulary=["a", "b"], output_sequence_length=3)
+    model = keras.Sequential()
+    for layer in (keras.Input((1,), dtype="string"), vec, keras.layers.Embedding(4, 2),
+                  keras.layers.GlobalAveragePooling1D(), keras.layers.Dense(1)):
+        model.add(layer)  # each add rebuilds the stack and calls vec again
+    assert len(model._host_prefix.steps) == 1 and len(model._inputs) == 1
+    strings = keras.Input((1,), dtype="string")
+    vec(strings)  # a stale call (a notebook cell run twice)
+    m = keras.Model(strings, keras.layers.Dense(1)(vec(strings)))
+    assert len(m._host_prefix.steps) == 1
+    assert m.predict(np.array([["a b"]]), verbose=0).shape == (1, 1)
+
+
+def test_tf_keras_files_with_adapted_lookups_load_with_their_vocabularies(tmp_path):
+    """tf.keras writes an adapted layer's vocabulary as an asset file (the config says None)."""
+    tk = pytest.importorskip("keras")
+    tf = pytest.importorskip("tensorflow")
+    vec = tk.layers.TextVectorization(max_tokens=20, output_mode="multi_hot")
+    vec.adapt(["a good film", "a bad film", "good good"])
+    ids = tk.layers.StringLookup()
+    ids.adapt(["x", "y", "x"])
+    text, word = tk.Input(shape=(1,), dtype="string"), tk.Input(shape=(1,), dtype="string")
+    out = tk.layers.Dense(1)(vec(text))
+    theirs = tk.Model(text, out)
+    theirs.save(tmp_path / "t.keras")
+    tk.Model(word, ids(word)).save(tmp_path / "ids.keras")
+    ours = keras.models.load_model(tmp_path / "t.keras")
+    texts = np.array([["a good film"], ["bad bad"]])
+    np.testing.assert_allclose(ours.predict(texts, verbose=0), theirs.predict(tf.constant(texts), verbose=0),
+                               rtol=1e-5)
+    lookup = keras.models.load_model(tmp_path / "ids.keras")
+    np.testing.assert_array_equal(lookup.predict(np.array([["y"], ["x"], ["q"]]), verbose=0).ravel(), [2, 1, 0])

@@ -49,3 +49,11 @@ def test_an_explicit_input_keeps_its_shape():
     ffn = keras.Sequential([keras.Input((10, 4)), layers.Dense(3)])
     with pytest.raises(ValueError, match="incompatible|expects"):
         ffn(np.ones((2, 7, 4), "float32"))
+
+
+def test_adding_a_layer_forgets_the_graphs_recorded_for_other_lengths():
+    s = keras.Sequential([layers.Dense(2)])
+    s.predict(np.ones((4, 3, 5)), verbose=0)
+    s.predict(np.ones((4, 7, 5)), verbose=0)
+    s.add(layers.Dense(1))
+    assert s.predict(np.ones((4, 7, 5)), verbose=0).shape == (4, 7, 1)
