@@ -5,7 +5,8 @@
 A `DerivedDataset` is a `SliceDataset` whose base elements are a Python list made from its upstream
 datasets, again for every pass (so an upstream `shuffle` or random `map` draws anew each epoch, as in
 tf.data); its own chain (map, batch, shuffle, take, ...) then works as on arrays. Elements may differ in
-shape (lines split into words): `padded_batch` pads them, `batch` refuses them with a message.
+shape (lines split into words): `padded_batch` pads them, `batch` refuses them with a message. Made from
+batched datasets, its elements are their batches (only `unbatch` splits them into rows), as in tf.data.
 """
 
 from __future__ import annotations
@@ -19,9 +20,9 @@ from flexflow_keras.errors import DataError
 from flexflow_keras.utils import tree
 
 
-def _elements(dataset) -> list:
-    """The elements of one pass of a dataset (a batched one's batches split into their rows)."""
-    batched = isinstance(dataset, SliceDataset) and dataset._batched()
+def _elements(dataset, rows: bool = False) -> list:
+    """The elements of one pass of a dataset (a batched one's are its batches; with `rows`, their rows)."""
+    batched = rows and _is_batched(dataset)
     out = []
     for item in dataset:
         if not batched:
@@ -33,6 +34,10 @@ def _elements(dataset) -> list:
     return out
 
 
+def _is_batched(dataset) -> bool:
+    return isinstance(dataset, SliceDataset) and dataset._batched()
+
+
 class DerivedDataset(SliceDataset):
     """A dataset whose base elements `make(pass_index)` builds (see the module docstring).
 
@@ -41,10 +46,14 @@ class DerivedDataset(SliceDataset):
         what: how `repr` names it.
     """
 
-    def __init__(self, make, what: str):
+    def __init__(self, make, what: str, of_batches: bool = False):
         super().__init__(None)
         self._make, self._what = make, what
         self._made: tuple[int, list] | None = None
+        self._of_batches = of_batches  # its elements are batches (made from batched datasets)
+
+    def _batched(self) -> bool:
+        return self._of_batches or super()._batched()
 
     def _base(self) -> list:
         if self._made is None or self._made[0] != self._pass:
@@ -115,33 +124,34 @@ def _pad_stack(parts: list, shape, value):
 
 # --- the methods SliceDataset gains ------------------------------------------------------------------------
 def concatenate(a, b) -> DerivedDataset:
-    return DerivedDataset(lambda _k: _elements(a) + _elements(b), "concatenate(...)")
+    return DerivedDataset(lambda _k: _elements(a) + _elements(b), "concatenate(...)", _is_batched(a))
 
 
 def filter_(dataset, predicate) -> DerivedDataset:
     def make(_k):
         return [item for item in _elements(dataset) if bool(np.asarray(_call(predicate, item)))]
-    return DerivedDataset(make, "filter(...)")
+    return DerivedDataset(make, "filter(...)", _is_batched(dataset))
 
 
 def unbatch(dataset) -> DerivedDataset:
     if not dataset._batched():
         raise DataError("Dataset.unbatch() on a dataset that is not batched: its elements are already single.")
-    return DerivedDataset(lambda _k: _elements(dataset), "unbatch()")
+    return DerivedDataset(lambda _k: _elements(dataset, rows=True), "unbatch()")
 
 
 def enumerate_(dataset, start=0) -> DerivedDataset:
     from flexflow_keras.ops.eager_tensor import eager
 
     return DerivedDataset(lambda _k: [(eager(np.int64(start + i)), item) for i, item in enumerate(_elements(dataset))],
-                          "enumerate()")
+                          "enumerate()", _is_batched(dataset))
 
 
 def shard(dataset, num_shards, index) -> DerivedDataset:
     num_shards, index = int(num_shards), int(index)
     if not 0 <= index < num_shards:
         raise DataError(f"Dataset.shard(num_shards={num_shards}, index={index}): index must be in [0, num_shards).")
-    return DerivedDataset(lambda _k: _elements(dataset)[index::num_shards], f"shard({num_shards}, {index})")
+    return DerivedDataset(lambda _k: _elements(dataset)[index::num_shards], f"shard({num_shards}, {index})",
+                          _is_batched(dataset))
 
 
 def zip_(*datasets) -> DerivedDataset:
@@ -157,7 +167,8 @@ def zip_(*datasets) -> DerivedDataset:
         def make(_k):
             cols = [_elements(v) for v in struct]
             return list(zip(*cols, strict=False))  # as long as the shortest, as tf.data
-    return DerivedDataset(make, "zip(...)")
+    parts = struct.values() if isinstance(struct, dict) else struct
+    return DerivedDataset(make, "zip(...)", any(_is_batched(d) for d in parts))
 
 
 def range_(*args, dtype="int64", name=None) -> DerivedDataset:

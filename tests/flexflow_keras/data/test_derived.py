@@ -114,3 +114,13 @@ def test_text_elements_have_a_string_dtype_in_map():
     batch = next(iter(D.from_tensor_slices(np.array(["a", "b"])).batch(2)))
     assert batch.dtype == "string" and np.dtype(batch.dtype) == np.dtype(object) and batch.numpy().tolist() == [b"a",
                                                                                                                 b"b"]
+
+
+def test_batched_inputs_stay_batches():
+    a, b = D.range(6).batch(2), D.range(10, 14).batch(2)
+    both = _items(a.concatenate(b))
+    assert [x.tolist() for x in both] == [[0, 1], [2, 3], [4, 5], [10, 11], [12, 13]]
+    assert [x.tolist() for x in _items(a.filter(lambda x: x[0] > 0))] == [[2, 3], [4, 5]]
+    assert [int(v) for v in _items(a.concatenate(b).unbatch())] == [0, 1, 2, 3, 4, 5, 10, 11, 12, 13]
+    with pytest.raises(DataError, match="already batched"):
+        a.concatenate(b).batch(2)
