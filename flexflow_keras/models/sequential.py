@@ -180,17 +180,28 @@ class Sequential(Keras2SequentialMethods, GraphIOMixin, Model):
         # built from data or build(): Keras runs the layers on other lengths too (a sequence model trained at
         # one length predicts at another), so only the rank and the features are fixed
         shape = tuple(inputs[0].shape)
-        self.input_spec = [InputSpec(ndim=len(shape), axes={-1: shape[-1]} if shape[-1] is not None else None)]
+        ids = np.dtype(inputs[0].dtype).kind in "iu" if inputs[0].dtype != "string" else True
+        fixed = {-1: shape[-1]} if shape[-1] is not None and not ids else None  # ids: the last axis is the length
+        self.input_spec = [InputSpec(ndim=len(shape), axes=fixed)]
 
     def _reshaped(self, shapes) -> OpGraph | None:
         """The graph recorded again at other non-batch sizes (an implied input only; cached per shape)."""
         want = (None,) + tuple(shapes[0][1:])
         if not self._implied_input or tuple(self._inputs[0].shape) == want:
             return None
+        if getattr(self, "_host_prefix", None) is not None:
+            return None
         cache = self.__dict__.setdefault("_reshaped_graphs", {})
-        if want not in cache:
+        if want not in cache:  # the layers called again on the new shape (ops may hold the old sizes)
             new = KerasTensor(want, self._inputs[0].dtype, name=self._inputs[0].name)
-            cache[want] = OpGraph([new], clone_graph(self._graph, [new]))
+            x = new
+            node_mod.push_scope(self.name)
+            try:
+                for layer in self._seq_layers:
+                    x = layer(x)
+            finally:
+                node_mod.pop_scope()
+            cache[want] = OpGraph([new], [x])
         return cache[want]
 
     def _op_graph(self, input_specs=None) -> OpGraph:

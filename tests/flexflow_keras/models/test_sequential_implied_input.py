@@ -57,3 +57,14 @@ def test_adding_a_layer_forgets_the_graphs_recorded_for_other_lengths():
     s.predict(np.ones((4, 7, 5)), verbose=0)
     s.add(layers.Dense(1))
     assert s.predict(np.ones((4, 7, 5)), verbose=0).shape == (4, 7, 1)
+
+
+def test_an_embedding_stack_takes_other_sequence_lengths():
+    s = keras.Sequential([layers.Embedding(50, 4), layers.GlobalAveragePooling1D(), layers.Dense(1)])
+    s.compile("adam", "mse")
+    x = np.random.default_rng(0).integers(0, 50, (8, 20))
+    s.fit(x, np.zeros(8), epochs=1, verbose=0)
+    emb, (w, b) = s.get_weights()[0], s.get_weights()[1:]
+    want = emb[x[:, :8]].mean(axis=1) @ w + b
+    np.testing.assert_allclose(s.predict(x[:, :8], verbose=0), want, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(np.asarray(s(x[:, :8])), want, rtol=1e-5, atol=1e-6)
