@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from flexflow_keras.errors import ArgumentError
 from flexflow_keras.losses import _align, _Builtin, _epsilon, _symbolic
 
 
@@ -27,7 +28,7 @@ def _ops():
 
 def _check_axis(name: str, axis) -> int:
     if isinstance(axis, bool) or not isinstance(axis, (int, np.integer)):
-        raise ValueError(f"{name} expects an integer axis, received axis={axis!r} of type "
+        raise ArgumentError(f"{name} expects an integer axis, received axis={axis!r} of type "
                          f"{type(axis).__name__}; pass e.g. axis=-1.")
     return int(axis)
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from flexflow_keras.errors import ArgumentError
 from flexflow_keras.losses import _align, _Builtin, _epsilon, _symbolic
 from flexflow_keras.ops.graph import KerasTensor
 
@@ -32,7 +33,7 @@ def _axes(who: str, axis):
         return None
     items = tuple(axis) if isinstance(axis, (list, tuple)) else (axis,)
     if not items or any(isinstance(a, bool) or not isinstance(a, (int, np.integer)) for a in items):
-        raise ValueError(f"{who} expects axis to be None, an int or a tuple of ints (the dimensions summed over, "
+        raise ArgumentError(f"{who} expects axis to be None, an int or a tuple of ints (the dimensions summed over, "
                          f"e.g. (1, 2, 3) for one loss per image); received axis={axis!r}.")
     items = tuple(int(a) for a in items)
     return items[0] if isinstance(axis, (int, np.integer)) else items

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from flexflow_keras.errors import ArgumentError
 from flexflow_keras.losses import _align, _Builtin, _epsilon, _symbolic
 
 
@@ -42,7 +43,7 @@ def _check_q(who: str, q, below_one: bool) -> float:
     number = not isinstance(q, bool) and isinstance(q, (int, float, np.integer, np.floating))
     if not number or q <= 0 or (below_one and q >= 1):
         interval = "the open interval (0, 1)" if below_one else "q > 0"
-        raise ValueError(f"{who} expects q, the noise parameter, in {interval}; received q={q!r}. Values near 0 "
+        raise ArgumentError(f"{who} expects q, the noise parameter, in {interval}; received q={q!r}. Values near 0 "
                          f"behave like crossentropy, near 1 like mean absolute error; try q=0.5.")
     return float(q)
 

@@ -15,6 +15,8 @@ import re
 
 import numpy as np
 
+from flexflow_keras.errors import ArgumentError
+
 _ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
 _ASCII_UPPER = str.maketrans("abcdefghijklmnopqrstuvwxyz", "ABCDEFGHIJKLMNOPQRSTUVWXYZ")
 _WHITESPACE = re.compile(r"[ \t\n\r\v\f]+")
@@ -159,7 +161,7 @@ def to_number(string_tensor, out_type="float32", name=None):
     try:
         values = [conv(_text(v).strip()) for v in arr.reshape(-1).tolist()]
     except ValueError as e:
-        raise ValueError(f"tf.strings.to_number could not read a number: {e}.") from None
+        raise ArgumentError(f"tf.strings.to_number could not read a number: {e}.") from None
     return np.asarray(values, dtype).reshape(arr.shape).view(EagerTensor)
 
 

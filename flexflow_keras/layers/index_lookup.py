@@ -152,7 +152,7 @@ class IndexLookup(HostLayer):
         size = len(self._reserved()) + len(tokens)
         if self._called_width is not None and self.output_mode == "tf_idf" and not self.pad_to_max_tokens \
                 and size != self._called_width:
-            raise RuntimeError(f"{who}: with output_mode='tf_idf' and pad_to_max_tokens=False the vocabulary "
+            raise ArgumentError(f"{who}: with output_mode='tf_idf' and pad_to_max_tokens=False the vocabulary "
                                f"size cannot change after the layer was called (it was {self._called_width}, the "
                                f"new one is {size}); make a new layer.")
         self._vocab = list(tokens)

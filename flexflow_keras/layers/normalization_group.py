@@ -14,7 +14,7 @@ from __future__ import annotations
 import numpy as np
 
 from flexflow_keras import ops
-from flexflow_keras.errors import ShapeError
+from flexflow_keras.errors import ArgumentError, ShapeError
 from flexflow_keras.layers import _args
 from flexflow_keras.layers.base import Layer
 from flexflow_keras.layers.input_spec import InputSpec
@@ -23,7 +23,7 @@ from flexflow_keras.layers.normalization import affine_arguments, affine_config
 
 def _one_input(layer, input_shape) -> None:
     if input_shape and isinstance(input_shape[0], list | tuple):
-        raise ValueError(f"{_args.who(layer)} takes one tensor, received {len(input_shape)} (shapes "
+        raise ArgumentError(f"{_args.who(layer)} takes one tensor, received {len(input_shape)} (shapes "
                          f"{[tuple(s) for s in input_shape]}); call it on each tensor separately.")
 
 
@@ -55,11 +55,11 @@ class GroupNormalization(Layer):
                  gamma_initializer="ones", beta_regularizer=None, gamma_regularizer=None, beta_constraint=None,
                  gamma_constraint=None, **kwargs):
         if isinstance(groups, bool) or not isinstance(groups, int | np.integer) or (groups <= 0 and groups != -1):
-            raise ValueError(f"GroupNormalization expects a positive integer for groups (or -1 for instance "
+            raise ArgumentError(f"GroupNormalization expects a positive integer for groups (or -1 for instance "
                              f"normalization), received groups={groups!r}.")
         super().__init__(**kwargs)
         if isinstance(axis, bool) or not isinstance(axis, int | np.integer):
-            raise ValueError(f"{_args.who(self)} expects an integer channel axis, received axis={axis!r}.")
+            raise ArgumentError(f"{_args.who(self)} expects an integer channel axis, received axis={axis!r}.")
         self.groups, self.axis = int(groups), int(axis)
         affine_arguments(self, epsilon, center, scale, beta_initializer, gamma_initializer, beta_regularizer,
                          gamma_regularizer, beta_constraint, gamma_constraint)
@@ -74,7 +74,7 @@ class GroupNormalization(Layer):
         if self.groups == -1:
             self.groups = dim
         if dim < self.groups or dim % self.groups:
-            raise ValueError(f"{_args.who(self)}: groups={self.groups} must divide the {dim} channels of axis "
+            raise ArgumentError(f"{_args.who(self)}: groups={self.groups} must divide the {dim} channels of axis "
                              f"{self.axis} (input shape {tuple(input_shape)}); pick a divisor of {dim}, or -1.")
         self.input_spec = InputSpec(ndim=len(input_shape), axes={axis: dim})
         if self.scale:
@@ -155,7 +155,7 @@ class RMSNormalization(Layer):
         super().__init__(**kwargs)
         axes = list(axis) if isinstance(axis, list | tuple) else [axis]
         if not axes or any(isinstance(a, bool) or not isinstance(a, int | np.integer) for a in axes):
-            raise ValueError(f"{_args.who(self)} expects an int or a list of ints for axis, received "
+            raise ArgumentError(f"{_args.who(self)} expects an int or a list of ints for axis, received "
                              f"axis={axis!r}.")
         self.axis = int(axis) if isinstance(axis, int | np.integer) else [int(a) for a in axis]
         self.epsilon = float(epsilon)

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from flexflow_keras.errors import ArgumentError
 from flexflow_keras.losses import _align
 from flexflow_keras.metrics.base import Metric
 from flexflow_keras.metrics.confusion import _div, confusion_counts
@@ -61,10 +62,10 @@ class SensitivitySpecificityBase(Metric):
         who = type(self).__name__
         if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)) or \
                 not 0 <= value <= 1:
-            raise ValueError(f"{who} expects `{self._value_name}` in the range [0, 1], received "
+            raise ArgumentError(f"{who} expects `{self._value_name}` in the range [0, 1], received "
                              f"{self._value_name}={value!r}.")
         if isinstance(num_thresholds, bool) or not isinstance(num_thresholds, (int, np.integer)) or num_thresholds <= 0:
-            raise ValueError(f"{who} expects `num_thresholds` to be an integer > 0, received "
+            raise ArgumentError(f"{who} expects `num_thresholds` to be an integer > 0, received "
                              f"num_thresholds={num_thresholds!r}.")
         self.value = value
         self.num_thresholds = int(num_thresholds)
@@ -81,7 +82,7 @@ class SensitivitySpecificityBase(Metric):
 
     def batch_stats(self, y_true, y_pred, sample_weight=None) -> np.ndarray:
         if self.class_id is not None and np.ndim(y_pred) < 2:
-            raise ValueError(f"{type(self).__name__} '{self.name}' has class_id={self.class_id}, so y_pred must "
+            raise ArgumentError(f"{type(self).__name__} '{self.name}' has class_id={self.class_id}, so y_pred must "
                              f"have shape (num_samples, num_classes); received shape {np.shape(y_pred)}.")
         if self.num_thresholds == 1:
             return confusion_counts(y_true, y_pred, self.thresholds, sample_weight, class_id=self.class_id)

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from flexflow_keras.errors import ArgumentError
 from flexflow_keras.losses import _align
 from flexflow_keras.metrics.base import MeanMetricWrapper, mean_stats
 
@@ -104,7 +105,7 @@ class _Correlation(MeanMetricWrapper):
         if 0 not in ax:
             return mean_stats(self._fn(t, p, axis=ax), sample_weight)
         if sample_weight is not None:
-            raise ValueError(
+            raise ArgumentError(
                 f"{type(self).__name__} '{self.name}' with axis={self.axis!r} computes one value per batch "
                 f"across its samples, so per-sample weights have nothing to weigh (Keras 3 fails on them too). "
                 f"Drop sample_weight, or leave the batch axis out of `axis` (e.g. axis=-1, one value per sample).")

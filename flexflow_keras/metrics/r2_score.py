@@ -12,6 +12,7 @@ import warnings
 
 import numpy as np
 
+from flexflow_keras.errors import ArgumentError
 from flexflow_keras.losses import _align
 from flexflow_keras.metrics.extra import _Growable
 
@@ -40,10 +41,10 @@ class R2Score(_Growable):
 
     def __init__(self, class_aggregation="uniform_average", num_regressors=0, name="r2_score", dtype=None):
         if class_aggregation not in _AGGREGATIONS:
-            raise ValueError(f"R2Score expects class_aggregation to be one of {_AGGREGATIONS}, received "
+            raise ArgumentError(f"R2Score expects class_aggregation to be one of {_AGGREGATIONS}, received "
                              f"class_aggregation={class_aggregation!r}.")
         if isinstance(num_regressors, bool) or not isinstance(num_regressors, (int, np.integer)) or num_regressors < 0:
-            raise ValueError(f"R2Score expects num_regressors to be an integer >= 0 (the number of independent "
+            raise ArgumentError(f"R2Score expects num_regressors to be an integer >= 0 (the number of independent "
                              f"variables for the adjusted R², 0 for plain R²), received num_regressors="
                              f"{num_regressors!r}.")
         self.class_aggregation = class_aggregation
@@ -53,7 +54,7 @@ class R2Score(_Growable):
     def batch_stats(self, y_true, y_pred, sample_weight=None) -> np.ndarray:
         t, p = _align(np.asarray(y_true, np.float64), np.asarray(y_pred, np.float64))
         if t.ndim != 2 or p.ndim != 2:
-            raise ValueError(f"R2Score '{self.name}' expects 2D inputs of shape (batch_size, output_dim), received "
+            raise ArgumentError(f"R2Score '{self.name}' expects 2D inputs of shape (batch_size, output_dim), received "
                              f"y_true.shape={t.shape} and y_pred.shape={p.shape}. Reshape them, e.g. "
                              f"y.reshape(len(y), -1).")
         w = np.ones(1) if sample_weight is None else np.asarray(sample_weight, np.float64)

@@ -15,7 +15,7 @@ import builtins
 
 import numpy as np
 
-from flexflow_keras.errors import ShapeError
+from flexflow_keras.errors import ArgumentError, ShapeError
 from flexflow_keras.ops import functional as F
 from flexflow_keras.ops import numpy_api as N
 from flexflow_keras.ops.dtype_rules import as_dtype, dtype_of, operands, result_type
@@ -59,7 +59,7 @@ def moveaxis(x, source, destination):
     src = tuple(_axes("moveaxis", int(s), nd)[0] for s in np.atleast_1d(source))
     dst = tuple(_axes("moveaxis", int(d), nd)[0] for d in np.atleast_1d(destination))
     if len(src) != len(dst) or len(set(src)) != len(src) or len(set(dst)) != len(dst):
-        raise ValueError(f"ops.moveaxis needs as many distinct destination as source axes, received "
+        raise ArgumentError(f"ops.moveaxis needs as many distinct destination as source axes, received "
                          f"source={source!r} and destination={destination!r}.")
     order = [d for d in range(nd) if d not in src]
     for d, s in sorted(zip(dst, src, strict=True)):
@@ -97,7 +97,7 @@ def unstack(x, num=None, axis=0):
     _check_not_batch("unstack", x, (a,), "cannot split along")
     n = N.shape(x)[a]
     if num is not None and int(num) != n:
-        raise ValueError(f"ops.unstack: num={num} does not match the size {n} of axis {axis} of shape "
+        raise ArgumentError(f"ops.unstack: num={num} does not match the size {n} of axis {axis} of shape "
                          f"{tuple(N.shape(x))}.")
     return [N.get_item(x, _key(nd, a, i)) for i in range(n)]
 
@@ -106,7 +106,7 @@ def unstack(x, num=None, axis=0):
 def _common(who: str, xs) -> list:
     xs = list(xs)
     if not xs:
-        raise ValueError(f"ops.{who} needs at least one tensor, received an empty sequence.")
+        raise ArgumentError(f"ops.{who} needs at least one tensor, received an empty sequence.")
     _, _, ts = operands(*xs)
     return list(ts)
 
@@ -168,10 +168,10 @@ def diagonal(x, offset=0, axis1=0, axis2=1):
     x = _tensor(x)
     nd = F._ndim(x)
     if nd < 2:
-        raise ValueError(f"ops.diagonal needs at least 2 dims, received shape {tuple(N.shape(x))}.")
+        raise ArgumentError(f"ops.diagonal needs at least 2 dims, received shape {tuple(N.shape(x))}.")
     a1, a2 = _axes("diagonal", axis1, nd)[0], _axes("diagonal", axis2, nd)[0]
     if a1 == a2:
-        raise ValueError(f"ops.diagonal needs two different axes, received axis1={axis1}, axis2={axis2}.")
+        raise ArgumentError(f"ops.diagonal needs two different axes, received axis1={axis1}, axis2={axis2}.")
     _check_not_batch("diagonal", x, (a1, a2), "cannot take a diagonal over")
     y = moveaxis(x, (a1, a2), (-2, -1))
     shape = N.shape(y)
@@ -203,7 +203,7 @@ def fliplr(x):
     """Reverse axis 1 (x needs at least 2 dims)."""
     x = _tensor(x)
     if F._ndim(x) < 2:
-        raise ValueError(f"ops.fliplr needs at least 2 dims, received shape {tuple(N.shape(x))}.")
+        raise ArgumentError(f"ops.fliplr needs at least 2 dims, received shape {tuple(N.shape(x))}.")
     return N.flip(x, 1)
 
 
@@ -212,12 +212,12 @@ def rot90(array, k=1, axes=(0, 1)):
     x = _tensor(array)
     nd = F._ndim(x)
     if nd < 2:
-        raise ValueError(f"ops.rot90 needs at least 2 dims, received shape {tuple(N.shape(x))}.")
+        raise ArgumentError(f"ops.rot90 needs at least 2 dims, received shape {tuple(N.shape(x))}.")
     if len(axes) != 2:
-        raise ValueError(f"ops.rot90 needs two axes, received axes={axes!r}.")
+        raise ArgumentError(f"ops.rot90 needs two axes, received axes={axes!r}.")
     a0, a1 = _axes("rot90", axes[0], nd)[0], _axes("rot90", axes[1], nd)[0]
     if a0 == a1:
-        raise ValueError(f"ops.rot90 needs two different axes, received axes={axes!r}.")
+        raise ArgumentError(f"ops.rot90 needs two different axes, received axes={axes!r}.")
     _check_not_batch("rot90", x, (a0, a1), "cannot rotate over")
     k = int(k) % 4
     if k == 0:
@@ -258,10 +258,10 @@ def diff(a, n=1, axis=-1):
     """The `n`-th discrete difference along `axis` (bools: whether neighbours differ)."""
     x = _tensor(a)
     if int(n) < 0:
-        raise ValueError(f"ops.diff: the order n must be non-negative, received n={n}.")
+        raise ArgumentError(f"ops.diff: the order n must be non-negative, received n={n}.")
     nd = F._ndim(x)
     if nd == 0:
-        raise ValueError("ops.diff needs an input with at least one dim, received a scalar.")
+        raise ArgumentError("ops.diff needs an input with at least one dim, received a scalar.")
     ax = _axes("diff", axis, nd)[0]
     _check_not_batch("diff", x, (ax,), "cannot difference along")
     for _ in range(int(n)):
@@ -275,7 +275,7 @@ def select(condlist, choicelist, default=0):
     """Per element, the choice of the first true condition (`default` where none is)."""
     condlist, choicelist = list(condlist), list(choicelist)
     if len(condlist) != len(choicelist) or not condlist:
-        raise ValueError(f"ops.select needs one choice per condition (at least one), received {len(condlist)} "
+        raise ArgumentError(f"ops.select needs one choice per condition (at least one), received {len(condlist)} "
                          f"conditions and {len(choicelist)} choices.")
     sym = F._symbolic(*condlist, *choicelist, default)
     dtype = result_type(*choicelist, default)

@@ -15,7 +15,7 @@ import string
 
 import numpy as np
 
-from flexflow_keras.errors import ShapeError
+from flexflow_keras.errors import ArgumentError, ShapeError
 from flexflow_keras.ops import functional as F
 from flexflow_keras.ops import numpy_api as N
 from flexflow_keras.ops import numpy_extra as X
@@ -43,16 +43,16 @@ def tensordot(x1, x2, axes=2):
     na, nb = F._ndim(a), F._ndim(b)
     if isinstance(axes, int | np.integer):
         if not 0 <= axes <= min(na, nb):
-            raise ValueError(f"ops.tensordot: axes={axes} is out of range for shapes {tuple(N.shape(a))} and "
+            raise ArgumentError(f"ops.tensordot: axes={axes} is out of range for shapes {tuple(N.shape(a))} and "
                              f"{tuple(N.shape(b))}.")
         ca, cb = list(range(na - int(axes), na)), list(range(int(axes)))
     else:
         ca, cb = ([int(v)] if np.ndim(v) == 0 else [int(i) for i in v] for v in axes)
         ca, cb = [c % na for c in ca], [c % nb for c in cb]
         if len(ca) != len(cb):
-            raise ValueError(f"ops.tensordot: axes={axes!r} pairs {len(ca)} axes of x1 with {len(cb)} of x2.")
+            raise ArgumentError(f"ops.tensordot: axes={axes!r} pairs {len(ca)} axes of x1 with {len(cb)} of x2.")
     if na + nb - len(ca) > len(string.ascii_letters):
-        raise ValueError("ops.tensordot: too many dims.")
+        raise ArgumentError("ops.tensordot: too many dims.")
     letters = iter(string.ascii_letters)
     sa = [next(letters) for _ in range(na)]
     sb = [next(letters) for _ in range(nb)]
@@ -100,12 +100,12 @@ def quantile(x, q, axis=None, method="linear", keepdims=False):
         method: "linear" (interpolate), "lower", "higher", "midpoint" or "nearest".
     """
     if method not in _METHODS:
-        raise ValueError(f"ops.quantile: method must be one of {_METHODS}, received method={method!r}.")
+        raise ArgumentError(f"ops.quantile: method must be one of {_METHODS}, received method={method!r}.")
     if F._symbolic(q):
         raise ShapeError("ops.quantile: q must be a number or an array of numbers, not a symbolic tensor.")
     qs = np.asarray(q, np.float64)
     if qs.ndim > 1 or np.any((qs < 0) | (qs > 1)):
-        raise ValueError(f"ops.quantile: q must be a number or a 1-D list in [0, 1], received q={q!r}.")
+        raise ArgumentError(f"ops.quantile: q must be a number or a 1-D list in [0, 1], received q={q!r}.")
     sym = F._symbolic(x)
     x = as_dtype(x, result_type(x, floating=True), sym)
     nd = F._ndim(x)
@@ -175,9 +175,9 @@ def searchsorted(sorted_sequence, values, side="left"):
     _eager_only("searchsorted", sorted_sequence, values)
     seq = np.asarray(sorted_sequence)
     if seq.ndim != 1:
-        raise ValueError(f"ops.searchsorted needs a 1-D sorted sequence, received shape {seq.shape}.")
+        raise ArgumentError(f"ops.searchsorted needs a 1-D sorted sequence, received shape {seq.shape}.")
     if side not in ("left", "right"):
-        raise ValueError(f"ops.searchsorted: side must be 'left' or 'right', received side={side!r}.")
+        raise ArgumentError(f"ops.searchsorted: side must be 'left' or 'right', received side={side!r}.")
     out = np.searchsorted(seq, np.asarray(values), side=side)
     return np.asarray(out, "int32" if seq.shape[0] <= np.iinfo(np.int32).max else "int64")
 
@@ -186,12 +186,12 @@ def bincount(x, weights=None, minlength=0, sparse=False):
     """Counts (or summed `weights`) of each non-negative integer in x; a 2-D x counts each row."""
     _eager_only("bincount", x, weights)
     if sparse:
-        raise ValueError("ops.bincount(sparse=True) is not supported; use the dense result (sparse=False).")
+        raise ArgumentError("ops.bincount(sparse=True) is not supported; use the dense result (sparse=False).")
     ids = np.asarray(x).astype(np.int64)
     if ids.ndim not in (1, 2):
-        raise ValueError(f"ops.bincount takes a 1-D or 2-D x, received shape {ids.shape}.")
+        raise ArgumentError(f"ops.bincount takes a 1-D or 2-D x, received shape {ids.shape}.")
     if ids.size and ids.min() < 0:
-        raise ValueError(f"ops.bincount counts non-negative integers, received a minimum of {ids.min()}.")
+        raise ArgumentError(f"ops.bincount counts non-negative integers, received a minimum of {ids.min()}.")
     dtype = "int32" if weights is None else result_type(x, weights)
     w = None if weights is None else np.asarray(weights)
     length = max(int(minlength), int(ids.max()) + 1 if ids.size else 0)
