@@ -330,21 +330,8 @@ def image_dataset_from_directory(directory, labels="inferred", label_mode="int",
         raise ValueError(f"data_format {data_format!r} is not supported; images are channels_last.")
     if format != "tf":
         raise ValueError(f"format={format!r} is not supported; the dataset is flexflow_keras' own (format='tf').")
-    _check_split(validation_split, subset, shuffle, seed)
-    if labels is None or label_mode is None:
-        labels, label_mode = None, None
-    if seed is None:
-        seed = int(np.random.randint(1_000_000))
-    paths, ids, names = index_image_folder(directory, labels, class_names, follow_links)
-    if label_mode == "binary" and len(names or []) != 2:
-        raise ValueError(f"label_mode='binary' needs exactly 2 classes, found {len(names or [])}: {names}.")
-    if shuffle:  # once, with the seed, as Keras does before splitting
-        perm = np.arange(len(paths))
-        np.random.RandomState(seed).shuffle(perm)
-        paths = [paths[i] for i in perm]
-        ids = None if ids is None else ids[perm]
-    if verbose:
-        log.info("Found %d files%s.", len(paths), "" if names is None else f" belonging to {len(names)} classes")
+    paths, ids, names, label_mode, seed = index_folder(directory, labels, label_mode, class_names, follow_links,
+                                                       shuffle, seed, validation_split, subset, verbose)
     source = ImageFolderSource(paths, ids, names, tuple(image_size), COLOR_MODES[color_mode], interpolation,
                                crop_to_aspect_ratio, origin=f"image_dataset_from_directory({str(directory)!r})")
 
@@ -365,6 +352,32 @@ def image_dataset_from_directory(directory, labels="inferred", label_mode="int",
     if subset == "both":
         return part("training", shuffle), part("validation", False)
     return part(subset, shuffle)
+
+
+def index_folder(directory, labels, label_mode, class_names, follow_links, shuffle, seed, validation_split, subset,
+                 verbose, extensions=None, what: str = "image"):
+    """(paths, int labels or None, class names, label mode, seed) of a folder of class sub-folders, as Keras'
+    dataset makers index it: checked split arguments, a drawn seed when None, the files shuffled once with it
+    (before any split), and the count logged."""
+    from flexflow_keras.data.images import IMAGE_EXTENSIONS
+
+    _check_split(validation_split, subset, shuffle, seed)
+    if labels is None or label_mode is None:
+        labels, label_mode = None, None
+    if seed is None:
+        seed = int(np.random.randint(1_000_000))
+    paths, ids, names = index_image_folder(directory, labels, class_names, follow_links,
+                                           extensions or IMAGE_EXTENSIONS, what)
+    if label_mode == "binary" and len(names or []) != 2:
+        raise ValueError(f"label_mode='binary' needs exactly 2 classes, found {len(names or [])}: {names}.")
+    if shuffle:  # once, with the seed, as Keras does before splitting
+        perm = np.arange(len(paths))
+        np.random.RandomState(seed).shuffle(perm)
+        paths = [paths[i] for i in perm]
+        ids = None if ids is None else ids[perm]
+    if verbose:
+        log.info("Found %d files%s.", len(paths), "" if names is None else f" belonging to {len(names)} classes")
+    return paths, ids, names, label_mode, seed
 
 
 def _check_split(validation_split, subset, shuffle, seed) -> None:

@@ -17,8 +17,7 @@ import os
 
 import numpy as np
 
-from flexflow_keras.data.dataset import _check_split, encode_labels
-from flexflow_keras.data.images import index_image_folder
+from flexflow_keras.data.dataset import encode_labels, index_folder
 from flexflow_keras.errors import ArgumentError, DataError
 
 log = logging.getLogger("flexflow_keras")
@@ -69,21 +68,9 @@ def text_dataset_from_directory(directory, labels="inferred", label_mode="int", 
         raise ArgumentError(f"format={format!r} is not supported; the dataset is flexflow_keras' own (format='tf').")
     if batch_size is not None and int(batch_size) < 1:
         raise ArgumentError(f"batch_size must be a positive int or None, received {batch_size!r}.")
-    _check_split(validation_split, subset, shuffle, seed)
-    if labels is None or label_mode is None:
-        labels, label_mode = None, None
-    if seed is None:
-        seed = int(np.random.randint(1_000_000))
-    paths, ids, names = index_image_folder(directory, labels, class_names, follow_links, (".txt",), "text")
-    if label_mode == "binary" and len(names or []) != 2:
-        raise ArgumentError(f"label_mode='binary' needs exactly 2 classes, found {len(names or [])}: {names}.")
-    if shuffle:  # once, with the seed, as Keras does before splitting
-        perm = np.arange(len(paths))
-        np.random.RandomState(seed).shuffle(perm)
-        paths = [paths[i] for i in perm]
-        ids = None if ids is None else ids[perm]
-    if verbose:
-        log.info("Found %d files%s.", len(paths), "" if names is None else f" belonging to {len(names)} classes")
+    paths, ids, names, label_mode, seed = index_folder(directory, labels, label_mode, class_names, follow_links,
+                                                       shuffle, seed, validation_split, subset, verbose, (".txt",),
+                                                       "text")
 
     def make(rows: slice, which: str | None, shuffled: bool):
         sub_paths = paths[rows]

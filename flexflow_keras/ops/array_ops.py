@@ -334,12 +334,7 @@ class ArgReduceOp(Op):
     def tile(self, shapes, out_box, part=0, parts=1):
         """A piece reads its own rows and the whole reduced axis (the default rule lines dims up from the
         right, so a (N, C) -> (N,) piece read the wrong rows)."""
-        x = shapes.inputs[0]
-        lo, hi = [0] * len(x), list(x)
-        for i, d in enumerate(self._kept(len(x))):
-            if d >= 0:
-                lo[d], hi[d] = out_box[0][i], out_box[1][i]
-        return par.Tile(((tuple(lo), tuple(hi)),), (), (out_box,))
+        return par.reduction_tile(shapes, out_box, self._kept(len(shapes.inputs[0])))
 
     def forward(self, ctx, inputs, weights, outputs, saved, stats):
         kernel(karr, "arg_forward", ctx)(self.fn, inputs[0], self.axis % len(inputs[0].shape), outputs[0])

@@ -314,12 +314,7 @@ class ReduceOp(Op):
                                 f"{self.fn} reduces over this dim")
 
     def tile(self, shapes, out_box, part=0, parts=1):
-        x = shapes.inputs[0]
-        lo, hi = [0] * len(x), list(x)
-        for i, d in enumerate(self._kept(len(x))):
-            if d >= 0:
-                lo[d], hi[d] = out_box[0][i], out_box[1][i]
-        return par.Tile(((tuple(lo), tuple(hi)),), (), (out_box,))
+        return par.reduction_tile(shapes, out_box, self._kept(len(shapes.inputs[0])))
 
     def forward(self, ctx, inputs, weights, outputs, saved, stats):
         kernel(kred, "reduce_forward", ctx)(kred.REDUCE[self.fn], inputs[0], self.axes, outputs[0])

@@ -268,3 +268,14 @@ def space_except(op, inputs, weights, fixed: Sequence[int], why: str,
     extents = tuple(op.output_specs(inputs, weights)[0].shape)
     n = len(extents)
     return ParallelSpace(dims_by_extent(extents, why, kinds, [d % n for d in fixed]), extents)
+
+
+def reduction_tile(shapes: TileShapes, out_box: Box, kept: Sequence[int]) -> Tile:
+    """The tile of a reduction of input 0: `kept[i]` is the input dim output dim i comes from (-1 for a
+    reduced dim kept with size 1); a piece reads its own range of the kept dims and the reduced dims whole."""
+    x = shapes.inputs[0]
+    lo, hi = [0] * len(x), list(x)
+    for i, d in enumerate(kept):
+        if d >= 0:
+            lo[d], hi[d] = out_box[0][i], out_box[1][i]
+    return Tile(((tuple(lo), tuple(hi)),), (), (out_box,))
