@@ -456,7 +456,7 @@ _MISSING = {
 def _unknown(identifier) -> DataError | ValueError:
     reason = _MISSING.get(str(identifier).lower())
     if reason is not None:
-        return ValueError(f"Loss {identifier!r} of Keras 3 is not implemented in flexflow_keras: {reason}. Choose "
+        return ArgumentError(f"Loss {identifier!r} of Keras 3 is not implemented in flexflow_keras: {reason}. Choose "
                           f"another loss (see keras.losses), or write one as a function of keras.ops.")
     valid = sorted(n for n in _NAMES if n.islower())
     return ValueError(f"Could not interpret loss identifier {identifier!r}. Valid losses: {', '.join(valid)} "

@@ -13,7 +13,7 @@ from __future__ import annotations
 import dataclasses
 
 from flexflow_keras import constraints, initializers, ops, regularizers
-from flexflow_keras.errors import ShapeError
+from flexflow_keras.errors import ArgumentError, ShapeError
 from flexflow_keras.layers import _args
 from flexflow_keras.layers.base import Layer
 from flexflow_keras.layers.input_spec import InputSpec
@@ -201,7 +201,7 @@ def affine_arguments(layer, epsilon, center, scale, beta_initializer, gamma_init
     GroupNormalization): epsilon, center/scale and beta's and gamma's initializers, regularizers, constraints."""
     layer.epsilon = float(epsilon)
     if not layer.epsilon > 0:
-        raise ValueError(f"{_args.who(layer)} expects a positive epsilon, received epsilon={epsilon!r}.")
+        raise ArgumentError(f"{_args.who(layer)} expects a positive epsilon, received epsilon={epsilon!r}.")
     layer.center, layer.scale = bool(center), bool(scale)
     layer.beta_initializer = initializers.get(beta_initializer)
     layer.gamma_initializer = initializers.get(gamma_initializer)

@@ -17,6 +17,7 @@ from __future__ import annotations
 import numpy as np
 
 from flexflow_keras import activations, constraints, initializers, regularizers
+from flexflow_keras.errors import ArgumentError
 from flexflow_keras.layers import _args
 from flexflow_keras.layers.base import Layer
 from flexflow_keras.ops.graph import KerasTensor, Variable
@@ -76,6 +77,31 @@ class KeptStates:
             var.assign(np.zeros(var.shape, np.float32) if states is None else np.asarray(states[k], np.float32))
 
     reset_state = reset_states
+
+    def get_initial_state(self, batch_size):
+        """Keras 3: the zero states for `batch_size` samples, one (batch_size, size) tensor per state (h, or
+        h and c for an LSTM). `batch_size` may be ``ops.shape(x)[0]`` of a symbolic x, or (as tf.keras 2 took
+        it) a tensor whose batch it is."""
+        from flexflow_keras import ops
+        from flexflow_keras.ops.numpy_api import BatchDim
+
+        if hasattr(batch_size, "shape") and not isinstance(batch_size, int | np.integer):
+            batch_size = ops.shape(batch_size)[0]
+        if not isinstance(batch_size, BatchDim | int | np.integer):
+            raise ArgumentError(f"{_args.who(self)}.get_initial_state expects a batch size (an int, or "
+                                f"ops.shape(x)[0]), received {batch_size!r}.")
+        return [ops.zeros((batch_size, int(size)), "float32") for size in self._state_sizes()]
+
+    def _state_sizes(self) -> list:
+        """The size of each state the layer carries (RNN(cell): its cells' state sizes, in order)."""
+        cells = self._cells() if hasattr(self, "_cells") else None
+        if cells is not None:
+            sizes = []
+            for cell in cells:
+                size = cell.state_size
+                sizes += list(size) if isinstance(size, list | tuple) else [size]
+            return sizes
+        return [self.units] * (2 if self._cell == "lstm" else 1)
 
 
     def _keep(self, out: list, kept: list) -> None:

@@ -14,6 +14,7 @@ from __future__ import annotations
 import inspect
 import re
 
+from flexflow_keras.errors import ArgumentError
 from flexflow_keras.losses import (  # Keras exposes the loss functions as metrics too
     binary_crossentropy,
     binary_focal_crossentropy,
@@ -170,7 +171,7 @@ def get(identifier):
         if cls is None or cls is MeanMetricWrapper:
             raise _unknown(identifier)
         if cls in _NEED_ARGS:
-            raise ValueError(f"Metric {identifier!r} needs constructor arguments; pass an object, e.g. "
+            raise ArgumentError(f"Metric {identifier!r} needs constructor arguments; pass an object, e.g. "
                              f"metrics=[keras.metrics.{cls.__name__}({_NEED_ARGS[cls]})].")
         return cls()
     if inspect.isclass(identifier) and issubclass(identifier, Metric):
