@@ -37,11 +37,11 @@ def _text(v) -> str:
 
 
 def _result(values: list, shape):
-    from flexflow_keras.data.dataset import Tensor
+    from flexflow_keras.data.dataset import as_tensor
 
     out = np.empty(len(values), dtype=object)
     out[:] = [v.encode("utf-8") for v in values]
-    return out.reshape(shape).view(Tensor)
+    return as_tensor(out.reshape(shape))
 
 
 def _map(x, fn):

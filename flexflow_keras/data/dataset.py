@@ -77,6 +77,19 @@ class StringTensor(Tensor):
         return out if isinstance(out, np.ndarray) else np.asarray(out, dtype=object).view(StringTensor)
 
 
+def as_tensor(a):
+    """A value as tf.data's stand-in and eager host layers hand it out: text (str, bytes, or arrays of them) as
+    a `StringTensor` of bytes, numbers as an `EagerTensor`."""
+    from flexflow_keras.ops.eager_tensor import EagerTensor
+
+    if isinstance(a, (bytes, str)):  # one string: a 0-d object array of bytes
+        a = np.asarray(a.encode("utf-8") if isinstance(a, str) else a, dtype=object)
+    a = np.asarray(a)
+    if a.dtype.kind == "S":
+        a = a.astype(object)
+    return a.view(StringTensor) if a.dtype.kind in "OU" else a.view(EagerTensor)
+
+
 def _tensor(a) -> Tensor:
     return np.asarray(a).view(Tensor)
 

@@ -28,7 +28,6 @@ from __future__ import annotations
 import numpy as np
 
 from flexflow_keras.errors import DataError
-from flexflow_keras.ops.eager_tensor import EagerTensor
 from flexflow_keras.utils import tree
 from flexflow_keras.utils.py_dataset import PyDataset
 
@@ -330,13 +329,6 @@ def _tensors(item):
 
 
 def _tensor(a):
-    if isinstance(a, (bytes, str)):  # one string: a 0-d object array of bytes
-        a = np.asarray(a.encode("utf-8") if isinstance(a, str) else a, dtype=object)
-    a = np.asarray(a)
-    if a.dtype.kind == "S":
-        a = a.astype(object)
-    if a.dtype.kind in "OSU":  # text: .numpy() (one string's is its bytes) and a dtype equal to "string"
-        from flexflow_keras.data.dataset import StringTensor
+    from flexflow_keras.data.dataset import as_tensor
 
-        return a.view(StringTensor)
-    return a.view(EagerTensor)
+    return as_tensor(a)

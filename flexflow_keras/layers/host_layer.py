@@ -20,11 +20,11 @@ class HostLayer(Layer):
     """A layer whose `host_call(array) -> array` runs on NumPy (see the module docstring)."""
 
     def host_call(self, inputs):
-        raise NotImplementedError
+        raise NotImplementedError(f"{type(self).__name__} must implement host_call() (a base-class hook)")
 
     def output_dtype(self) -> str:
         """The dtype of `host_call`'s result ("string" for token arrays)."""
-        raise NotImplementedError
+        raise NotImplementedError(f"{type(self).__name__} must implement output_dtype() (a base-class hook)")
 
     def __call__(self, *args, **kwargs):
         if not args:
@@ -45,12 +45,10 @@ class HostLayer(Layer):
 
 
 def wrap_host_result(out):
-    """A host layer's NumPy result as the eager call returns it."""
-    from flexflow_keras.data.dataset import Tensor
-    from flexflow_keras.ops.eager_tensor import EagerTensor
+    """A host layer's NumPy result as the eager call returns it (data/dataset.py's `as_tensor`)."""
+    from flexflow_keras.data.dataset import as_tensor
 
-    out = np.asarray(out)
-    return out.view(Tensor) if out.dtype.kind in "OSU" else out.view(EagerTensor)
+    return as_tensor(out)
 
 
 def as_host_array(x, layer) -> np.ndarray:

@@ -78,11 +78,11 @@ class IndexLookup(HostLayer):
     # --- tokens -------------------------------------------------------------------------------------------
     def _token(self, value):
         """`value` as this lookup's token type."""
-        raise NotImplementedError
+        raise NotImplementedError(f"{type(self).__name__} must implement _token() (a base-class hook)")
 
     def _tokens(self, array: np.ndarray) -> np.ndarray:
         """An array of inputs as tokens (an object array of str for strings, int64 for integers)."""
-        raise NotImplementedError
+        raise NotImplementedError(f"{type(self).__name__} must implement _tokens() (a base-class hook)")
 
     def _reserved(self) -> list:
         """The tokens before the vocabulary: the mask (int mode) and the OOV token(s)."""
@@ -285,7 +285,7 @@ class IndexLookup(HostLayer):
         return self._token_array(out, ids.shape)
 
     def _token_array(self, tokens: list, shape) -> np.ndarray:
-        raise NotImplementedError
+        raise NotImplementedError(f"{type(self).__name__} must implement _token_array() (a base-class hook)")
 
     def compute_output_shape(self, input_shape):
         shape = tuple(input_shape)
