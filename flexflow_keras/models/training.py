@@ -335,6 +335,10 @@ class Trainer:
             feed._shapes = [tuple(a.shape[1:]) for a in xs]
             n = n_stream
             log.info("data: %s (%d samples a pass)", what, n)
+            if "batch_size" in _config.get().from_cli:  # a dataset's batches are its own: say the flag cannot act
+                log.warning("-b/--batch-size %d on the command line does not apply to this fit(): it received %s, "
+                            "whose batches are its own. Batch the dataset with that size (.batch(n), or the "
+                            "batch_size of the function that makes it) to use it.", batch_size, what)
         elif given:
             log.info("data: arrays passed to fit(), %d samples", n)
         if feed is not None:

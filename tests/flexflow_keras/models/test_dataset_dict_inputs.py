@@ -54,3 +54,23 @@ def test_batches_of_other_lengths_are_one_clear_error():
     model.compile("adam", "sparse_categorical_crossentropy")
     with pytest.raises(DataError, match=r"per-sample shapes \[\([67],\)\]; the step is built for \[\(5,\)\].*pad"):
         model.fit(Ragged(), epochs=1, verbose=0)
+
+
+def test_a_command_line_batch_size_says_it_cannot_resize_a_dataset(monkeypatch, caplog):
+    import logging
+    import sys
+
+    from flexflow_keras import config
+
+    monkeypatch.setattr(sys, "argv", ["train.py", "-b", "16"])
+    config.reset()
+    try:
+        model = _model()
+        ds = SliceDataset.from_tensor_slices(({"age": np.ones((8, 1), "float32"), "sex": np.ones((8, 2), "float32")},
+                                              np.zeros(8, "float32"))).batch(4)
+        with caplog.at_level(logging.WARNING, logger="flexflow_keras"):
+            model.fit(ds, epochs=1, verbose=0)
+        assert any("-b/--batch-size 16 on the command line does not apply" in r.getMessage() for r in caplog.records)
+    finally:
+        monkeypatch.setattr(sys, "argv", ["pytest"])
+        config.reset()
