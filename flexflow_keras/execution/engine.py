@@ -337,19 +337,20 @@ class Engine:
     def measure(self, strategy: Strategy, sources, rows: np.ndarray, seed: int, steps: int = 5,
                 warm_s: float = 0.2) -> float:
         """Median seconds of a training step under `strategy` (after untimed steps that record the
-        trace, place the data and let the step settle: at least 3 and `warm_s` seconds), measured with a
-        zero learning rate; the weights and optimizer slots are restored afterwards, and the previous
-        strategy is set again."""
+        trace, place the data and let the step settle: at least 3 and `warm_s` seconds), measured with the
+        next update's learning rate (a zero one divided by zero in Ftrl's update); the weights and optimizer
+        slots are restored afterwards, and the previous strategy is set again."""
         previous = self.strategy
         snapshot = self._snapshot()
         iteration0 = int(self.optimizer.iterations) if self.optimizer is not None else 0
+        lr = self.optimizer.learning_rate_at(iteration0) if self.optimizer is not None else 0.0
         self.set_strategy(strategy)
         prog = self.program("train", len(rows))
         times = []
 
         def one() -> float:
             t0 = time.perf_counter()
-            fm, pen = prog.run(sources, rows, 0, seed, iteration0, 0.0)
+            fm, pen = prog.run(sources, rows, 0, seed, iteration0, lr)
             if fm is not None:
                 fm.get()
             for f in pen:

@@ -64,3 +64,28 @@ def test_a_train_on_batch_loop_sizes_its_search_as_a_short_run(tmp_path, monkeyp
     assert f"a train_on_batch loop of unknown length, sized as {LOOP_STEPS} steps" in text
     assert "strategy search compared" not in text  # the full search's table
     assert model._engine.planned_steps == LOOP_STEPS
+
+
+
+def test_the_search_measures_every_optimizer_and_restores_the_weights(tmp_path, monkeypatch):
+    # the measured steps use the next update's learning rate: a zero one divided by zero in Ftrl's update,
+    # so fit with optimizer="ftrl" on two processors stopped in the search's measurements
+    import flexflow_keras as keras
+    from flexflow_keras import config
+
+    monkeypatch.setenv("FF_CACHE_DIR", str(tmp_path))  # nothing cached: fit measures
+    rng = np.random.default_rng(0)
+    x, y = rng.standard_normal((64, 8)).astype("float32"), rng.standard_normal((64, 4)).astype("float32")
+    for opt in ("ftrl", "adam"):
+        results = []
+        for degree in (None, 1):  # searched (measured) and forced (nothing measured)
+            config.set(cpus=2, data_parallel_degree=degree)
+            keras.utils.set_random_seed(2)
+            model = keras.Sequential([keras.Input((8,)), keras.layers.Dense(4)])
+            model.compile(opt, "mse")
+            hist = model.fit(x, y, batch_size=16, epochs=2, verbose=0, shuffle=False)
+            results.append((hist.history["loss"], model.get_weights()))
+        (l0, w0), (l1, w1) = results
+        np.testing.assert_allclose(l0, l1, rtol=1e-5, err_msg=opt)
+        for a, b in zip(w0, w1, strict=True):
+            np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6, err_msg=opt)
