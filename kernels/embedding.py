@@ -4,6 +4,10 @@ A table may be split by rows: a call then holds rows [row_offset, row_offset + t
 table of `total_rows` rows. Ids outside [0, total_rows) are errors (the forward reports the first one);
 ids of other pieces contribute zeros, and with ``accumulate=True`` the forward adds its rows into y, so
 the caller sums the partial lookups of all pieces. The backward scatters only this piece's ids.
+
+`embedding_backward_moment_cpu` scatters, per lookup, the square (or absolute value) of its gradient row:
+the sparse moment that Keras 3's TensorFlow optimizers read for a table (kernels/optimizers.py's
+`moment_args`).
 """
 
 from __future__ import annotations
@@ -47,6 +51,17 @@ def _scatter_add(ids, dy, dtable, row_offset):
         if 0 <= t < v:
             for j in range(d):
                 dtable[t, j] += dy[r, j]
+
+
+@cpu_jit
+def _scatter_moment(ids, dy, dmoment, row_offset, absolute):
+    v, d = dmoment.shape
+    for r in range(ids.size):
+        t = ids[r] - row_offset
+        if 0 <= t < v:
+            for j in range(d):
+                x = dy[r, j]
+                dmoment[t, j] += abs(x) if absolute else x * x
 
 
 def _ids(ids: np.ndarray) -> np.ndarray:
@@ -93,6 +108,19 @@ def embedding_backward_cpu(ids: np.ndarray, dy: np.ndarray, dtable: np.ndarray, 
     if not accumulate:
         dtable[...] = 0
     _scatter_add(_ids(ids), np.ascontiguousarray(dy).reshape(-1, dtable.shape[1]), dtable, int(row_offset))
+
+
+def embedding_backward_moment_cpu(ids: np.ndarray, dy: np.ndarray, dmoment: np.ndarray, accumulate: bool = False,
+                                  *, row_offset: int = 0, power: int = 2) -> None:
+    """``dmoment[ids[r] - row_offset] += dy[r]**2`` (``power`` 1: ``|dy[r]|``), zeroed first unless
+    `accumulate`, for this piece's ids, as `embedding_backward_cpu` scatters the gradient: a row looked up
+    k times gets the sum of its k squared gradients, not the square of their sum."""
+    if power not in (1, 2):
+        raise ValueError(f"embedding_backward_moment_cpu: power must be 1 or 2, received {power!r}.")
+    if not accumulate:
+        dmoment[...] = 0
+    _scatter_moment(_ids(ids), np.ascontiguousarray(dy).reshape(-1, dmoment.shape[1]), dmoment, int(row_offset),
+                    power == 1)
 
 
 def __getattr__(name: str):

@@ -72,6 +72,22 @@ def _prepared_grad(gi, gscale, cv):
 prepared_grad = njit(inline="always")(_prepared_grad)
 
 
+def moment_args(g, q, gscale: float, flat, power: int = 2) -> tuple:
+    """(q, use_q, qs): the arguments with which an update reads a sparse gradient's moment.
+
+    A weight whose gradient comes only from embedding lookups gets, beside its gradient G (the sum of
+    the looked-up rows' gradients), q: the sum over lookups of each one's squared gradient (``power``
+    2; Adamax's 1: of its absolute value). Keras 3's TensorFlow backend squares an `IndexedSlices`
+    gradient per lookup before summing duplicates, so Adam's second moment reads q where a dense
+    gradient gives G². With q None, `g` stands in as a placeholder and use_q is False. `qs` is
+    `gscale` to that power (q holds unscaled gradients; no clipvalue applies to q: the optimizer
+    gives no q when it clips)."""
+    t = np.dtype(g.dtype).type
+    if q is None:
+        return flat(g), False, t(1)
+    return flat(q), True, t(float(gscale) ** power)
+
+
 # --------------------------------------------------------------------------------------------------
 # SGD
 
@@ -118,11 +134,11 @@ def sgd_update_cpu(w, g, m, lr, momentum=0.0, nesterov=False, gscale=1.0, clipva
 # Adam
 
 @njit(nogil=True, cache=True, error_model="numpy")
-def _adam(w, g, m, v, alpha, one_m_b1, one_m_b2, eps, gscale, cv, wd):
+def _adam(w, g, m, v, alpha, one_m_b1, one_m_b2, eps, gscale, cv, wd, q, use_q, qs):
     for i in range(w.size):
         gi = prepared_grad(g[i], gscale, cv)
         mi = m[i] + (gi - m[i]) * one_m_b1
-        vi = v[i] + (gi * gi - v[i]) * one_m_b2
+        vi = v[i] + ((q[i] * qs if use_q else gi * gi) - v[i]) * one_m_b2
         m[i] = mi
         v[i] = vi
         wi = w[i] - w[i] * wd
@@ -130,11 +146,11 @@ def _adam(w, g, m, v, alpha, one_m_b1, one_m_b2, eps, gscale, cv, wd):
 
 
 @njit(nogil=True, cache=True, error_model="numpy")
-def _adam_amsgrad(w, g, m, v, vhat, alpha, one_m_b1, one_m_b2, eps, gscale, cv, wd):
+def _adam_amsgrad(w, g, m, v, vhat, alpha, one_m_b1, one_m_b2, eps, gscale, cv, wd, q, use_q, qs):
     for i in range(w.size):
         gi = prepared_grad(g[i], gscale, cv)
         mi = m[i] + (gi - m[i]) * one_m_b1
-        vi = v[i] + (gi * gi - v[i]) * one_m_b2
+        vi = v[i] + ((q[i] * qs if use_q else gi * gi) - v[i]) * one_m_b2
         m[i] = mi
         v[i] = vi
         vh = max(vhat[i], vi)
@@ -154,7 +170,7 @@ def adam_coefficients(lr: float, beta_1: float, beta_2: float, step: int, dtype)
 
 
 def adam_update_cpu(w, g, m, v, vhat, lr, beta_1, beta_2, epsilon, step, gscale=1.0, clipvalue=0.0,
-                    wd_lr=0.0):
+                    wd_lr=0.0, q=None):
     """Adam step in place (Keras 3's form, epsilon outside the square root).
 
     ``m += (g-m)(1-b1); v += (g²-v)(1-b2); w -= m·alpha/(sqrt(v)+eps)`` with
@@ -165,11 +181,12 @@ def adam_update_cpu(w, g, m, v, vhat, lr, beta_1, beta_2, epsilon, step, gscale=
         vhat: AMSGrad slot or None.
         lr, beta_1, beta_2, epsilon: hyperparameters; step: 1-based update count.
         gscale, clipvalue, wd_lr: see the module docstring.
+        q: the sparse second moment (see `moment_args`) or None.
     """
-    _check_same(w, g, m, v, vhat)
+    _check_same(w, g, m, v, vhat, q)
     t = w.dtype.type
     alpha, c1, c2 = adam_coefficients(lr, beta_1, beta_2, step, w.dtype)
-    args = (alpha, c1, c2, t(epsilon), t(gscale), t(clipvalue), t(wd_lr))
+    args = (alpha, c1, c2, t(epsilon), t(gscale), t(clipvalue), t(wd_lr)) + moment_args(g, q, gscale, _flat)
     if vhat is None:
         _adam(_flat(w), _flat(g), _flat(m), _flat(v), *args)
     else:
@@ -180,10 +197,11 @@ def adam_update_cpu(w, g, m, v, vhat, lr, beta_1, beta_2, epsilon, step, gscale=
 # RMSprop
 
 @njit(nogil=True, cache=True, error_model="numpy")
-def _rmsprop(w, g, vel, mom_buf, avg, lr, rho, one_m_rho, mom, eps, centered, use_mom, gscale, cv, wd):
+def _rmsprop(w, g, vel, mom_buf, avg, lr, rho, one_m_rho, mom, eps, centered, use_mom, gscale, cv, wd, q, use_q,
+             qs):
     for i in range(w.size):
         gi = prepared_grad(g[i], gscale, cv)
-        vi = rho * vel[i] + one_m_rho * (gi * gi)
+        vi = rho * vel[i] + one_m_rho * (q[i] * qs if use_q else gi * gi)
         vel[i] = vi
         if centered:
             ai = rho * avg[i] + one_m_rho * gi
@@ -202,7 +220,7 @@ def _rmsprop(w, g, vel, mom_buf, avg, lr, rho, one_m_rho, mom, eps, centered, us
 
 
 def rmsprop_update_cpu(w, g, velocity, momentum_buf, average_grad, lr, rho, momentum, epsilon,
-                       gscale=1.0, clipvalue=0.0, wd_lr=0.0):
+                       gscale=1.0, clipvalue=0.0, wd_lr=0.0, q=None):
     """RMSprop step in place (Keras 3: epsilon inside the square root).
 
     ``vel = rho·vel + (1-rho)·g²``; centered: ``avg = rho·avg + (1-rho)·g``, denominator
@@ -215,41 +233,44 @@ def rmsprop_update_cpu(w, g, velocity, momentum_buf, average_grad, lr, rho, mome
         average_grad: centered slot or None.
         lr, rho, momentum, epsilon: hyperparameters.
         gscale, clipvalue, wd_lr: see the module docstring.
+        q: the sparse second moment (see `moment_args`) or None.
     """
-    _check_same(w, g, velocity, momentum_buf, average_grad)
+    _check_same(w, g, velocity, momentum_buf, average_grad, q)
     t = w.dtype.type
     use_mom = momentum_buf is not None and momentum > 0
     centered = average_grad is not None
     dummy = np.zeros(1, w.dtype)
     _rmsprop(_flat(w), _flat(g), _flat(velocity), _flat(momentum_buf) if use_mom else dummy,
              _flat(average_grad) if centered else dummy, t(lr), t(rho), t(1.0 - rho), t(momentum),
-             t(epsilon), centered, use_mom, t(gscale), t(clipvalue), t(wd_lr))
+             t(epsilon), centered, use_mom, t(gscale), t(clipvalue), t(wd_lr), *moment_args(g, q, gscale, _flat))
 
 
 # --------------------------------------------------------------------------------------------------
 # Adagrad
 
 @njit(nogil=True, cache=True, error_model="numpy")
-def _adagrad(w, g, acc, lr, eps, gscale, cv, wd):
+def _adagrad(w, g, acc, lr, eps, gscale, cv, wd, q, use_q, qs):
     for i in range(w.size):
         gi = prepared_grad(g[i], gscale, cv)
-        ai = acc[i] + gi * gi
+        ai = acc[i] + (q[i] * qs if use_q else gi * gi)
         acc[i] = ai
         wi = w[i] - w[i] * wd
         w[i] = wi - (lr * gi) / np.sqrt(ai + eps)
 
 
-def adagrad_update_cpu(w, g, accumulator, lr, epsilon, gscale=1.0, clipvalue=0.0, wd_lr=0.0):
+def adagrad_update_cpu(w, g, accumulator, lr, epsilon, gscale=1.0, clipvalue=0.0, wd_lr=0.0, q=None):
     """Adagrad step in place: ``acc += g²; w -= lr·g/sqrt(acc + eps)`` (Keras 3).
 
     Args:
         w, g, accumulator: weight, gradient and the accumulator slot.
         lr, epsilon: hyperparameters.
         gscale, clipvalue, wd_lr: see the module docstring.
+        q: the sparse second moment (see `moment_args`) or None.
     """
-    _check_same(w, g, accumulator)
+    _check_same(w, g, accumulator, q)
     t = w.dtype.type
-    _adagrad(_flat(w), _flat(g), _flat(accumulator), t(lr), t(epsilon), t(gscale), t(clipvalue), t(wd_lr))
+    _adagrad(_flat(w), _flat(g), _flat(accumulator), t(lr), t(epsilon), t(gscale), t(clipvalue), t(wd_lr),
+             *moment_args(g, q, gscale, _flat))
 
 
 # --------------------------------------------------------------------------------------------------
@@ -323,12 +344,12 @@ def _build_cuda_kernels() -> None:
                 w[i] = wi - gi * lr
 
     @cuda.jit
-    def adam(w, g, m, v, vhat, amsgrad, alpha, c1, c2, eps, gscale, cv, wd):
+    def adam(w, g, m, v, vhat, amsgrad, alpha, c1, c2, eps, gscale, cv, wd, q, use_q, qs):
         i = cuda.grid(1)
         if i < w.size:
             gi = prep(g[i], gscale, cv)
             mi = m[i] + (gi - m[i]) * c1
-            vi = v[i] + (gi * gi - v[i]) * c2
+            vi = v[i] + ((q[i] * qs if use_q else gi * gi) - v[i]) * c2
             m[i] = mi
             v[i] = vi
             if amsgrad:
@@ -338,11 +359,12 @@ def _build_cuda_kernels() -> None:
             w[i] = wi - (mi * alpha) / (math.sqrt(vi) + eps)
 
     @cuda.jit
-    def rmsprop(w, g, vel, mom_buf, avg, lr, rho, one_m_rho, mom, eps, centered, use_mom, gscale, cv, wd):
+    def rmsprop(w, g, vel, mom_buf, avg, lr, rho, one_m_rho, mom, eps, centered, use_mom, gscale, cv, wd, q, use_q,
+                qs):
         i = cuda.grid(1)
         if i < w.size:
             gi = prep(g[i], gscale, cv)
-            vi = rho * vel[i] + one_m_rho * (gi * gi)
+            vi = rho * vel[i] + one_m_rho * (q[i] * qs if use_q else gi * gi)
             vel[i] = vi
             if centered:
                 ai = rho * avg[i] + one_m_rho * gi
@@ -360,11 +382,11 @@ def _build_cuda_kernels() -> None:
                 w[i] = wi - inc
 
     @cuda.jit
-    def adagrad(w, g, acc, lr, eps, gscale, cv, wd):
+    def adagrad(w, g, acc, lr, eps, gscale, cv, wd, q, use_q, qs):
         i = cuda.grid(1)
         if i < w.size:
             gi = prep(g[i], gscale, cv)
-            ai = acc[i] + gi * gi
+            ai = acc[i] + (q[i] * qs if use_q else gi * gi)
             acc[i] = ai
             wi = w[i] - w[i] * wd
             w[i] = wi - (lr * gi) / math.sqrt(ai + eps)
@@ -428,21 +450,22 @@ def sgd_update_cuda(w, g, m, lr, momentum=0.0, nesterov=False, gscale=1.0, clipv
 
 
 def adam_update_cuda(w, g, m, v, vhat, lr, beta_1, beta_2, epsilon, step, gscale=1.0, clipvalue=0.0,
-                     wd_lr=0.0):
+                     wd_lr=0.0, q=None):
     """CUDA variant of `adam_update_cpu` on device arrays."""
-    _check_same(w, g, m, v, vhat)
+    _check_same(w, g, m, v, vhat, q)
     t = np.dtype(w.dtype).type
     alpha, c1, c2 = adam_coefficients(lr, beta_1, beta_2, step, w.dtype)
     blocks, threads = launch_1d(w.size)
     _launch(_cuda()["adam"], blocks, threads, _dflat(w), _dflat(g), _dflat(m), _dflat(v),
                                      _dflat(vhat) if vhat is not None else _dummy_like(w), vhat is not None,
-                                     alpha, c1, c2, t(epsilon), t(gscale), t(clipvalue), t(wd_lr))
+                                     alpha, c1, c2, t(epsilon), t(gscale), t(clipvalue), t(wd_lr),
+                                     *moment_args(g, q, gscale, _dflat))
 
 
 def rmsprop_update_cuda(w, g, velocity, momentum_buf, average_grad, lr, rho, momentum, epsilon,
-                        gscale=1.0, clipvalue=0.0, wd_lr=0.0):
+                        gscale=1.0, clipvalue=0.0, wd_lr=0.0, q=None):
     """CUDA variant of `rmsprop_update_cpu` on device arrays."""
-    _check_same(w, g, velocity, momentum_buf, average_grad)
+    _check_same(w, g, velocity, momentum_buf, average_grad, q)
     t = np.dtype(w.dtype).type
     use_mom = momentum_buf is not None and momentum > 0
     centered = average_grad is not None
@@ -450,16 +473,16 @@ def rmsprop_update_cuda(w, g, velocity, momentum_buf, average_grad, lr, rho, mom
     _launch(_cuda()["rmsprop"], blocks, threads,
         _dflat(w), _dflat(g), _dflat(velocity), _dflat(momentum_buf) if use_mom else _dummy_like(w),
         _dflat(average_grad) if centered else _dummy_like(w), t(lr), t(rho), t(1.0 - rho), t(momentum),
-        t(epsilon), centered, use_mom, t(gscale), t(clipvalue), t(wd_lr))
+        t(epsilon), centered, use_mom, t(gscale), t(clipvalue), t(wd_lr), *moment_args(g, q, gscale, _dflat))
 
 
-def adagrad_update_cuda(w, g, accumulator, lr, epsilon, gscale=1.0, clipvalue=0.0, wd_lr=0.0):
+def adagrad_update_cuda(w, g, accumulator, lr, epsilon, gscale=1.0, clipvalue=0.0, wd_lr=0.0, q=None):
     """CUDA variant of `adagrad_update_cpu` on device arrays."""
-    _check_same(w, g, accumulator)
+    _check_same(w, g, accumulator, q)
     t = np.dtype(w.dtype).type
     blocks, threads = launch_1d(w.size)
     _launch(_cuda()["adagrad"], blocks, threads, _dflat(w), _dflat(g), _dflat(accumulator), t(lr), t(epsilon),
-                                        t(gscale), t(clipvalue), t(wd_lr))
+                                        t(gscale), t(clipvalue), t(wd_lr), *moment_args(g, q, gscale, _dflat))
 
 
 # --------------------------------------------------------------------------------------------------

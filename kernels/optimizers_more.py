@@ -22,6 +22,7 @@ from kernels.optimizers import (
     _import_cuda,
     _prepared_grad,
     launch_1d,
+    moment_args,
     prepared_grad,
 )
 
@@ -30,35 +31,37 @@ from kernels.optimizers import (
 
 
 @njit(nogil=True, cache=True, error_model="numpy")
-def _adadelta(w, g, acc_g, acc_d, lr, rho, one_m_rho, eps, gscale, cv, wd):
+def _adadelta(w, g, acc_g, acc_d, lr, rho, one_m_rho, eps, gscale, cv, wd, q, use_q, qs):
     for i in range(w.size):
         gi = prepared_grad(g[i], gscale, cv)
-        ag = rho * acc_g[i] + one_m_rho * (gi * gi)
+        ag = rho * acc_g[i] + one_m_rho * (q[i] * qs if use_q else gi * gi)
         acc_g[i] = ag
         delta = -(np.sqrt(acc_d[i] + eps) * gi) / np.sqrt(ag + eps)
-        acc_d[i] = rho * acc_d[i] + one_m_rho * (delta * delta)
+        # per lookup, delta's square is (acc_d + eps) / (ag + eps) times its squared gradient
+        d2 = ((acc_d[i] + eps) * (q[i] * qs)) / (ag + eps) if use_q else delta * delta
+        acc_d[i] = rho * acc_d[i] + one_m_rho * d2
         wi = w[i] - w[i] * wd
         w[i] = wi + lr * delta
 
 
 @njit(nogil=True, cache=True, error_model="numpy")
-def _adamax(w, g, m, u, lr, one_m_b1, b2, denom_scale, eps, gscale, cv, wd):
+def _adamax(w, g, m, u, lr, one_m_b1, b2, denom_scale, eps, gscale, cv, wd, q, use_q, qs):
     for i in range(w.size):
         gi = prepared_grad(g[i], gscale, cv)
         mi = m[i] + (gi - m[i]) * one_m_b1
         m[i] = mi
-        ui = max(b2 * u[i], abs(gi))
+        ui = max(b2 * u[i], q[i] * qs if use_q else abs(gi))
         u[i] = ui
         wi = w[i] - w[i] * wd
         w[i] = wi - (lr * mi) / (denom_scale * (ui + eps))
 
 
 @njit(nogil=True, cache=True, error_model="numpy")
-def _nadam(w, g, m, v, lr, one_m_b1, one_m_b2, c_m, c_g, inv_bc2, eps, gscale, cv, wd):
+def _nadam(w, g, m, v, lr, one_m_b1, one_m_b2, c_m, c_g, inv_bc2, eps, gscale, cv, wd, q, use_q, qs):
     for i in range(w.size):
         gi = prepared_grad(g[i], gscale, cv)
         mi = m[i] + (gi - m[i]) * one_m_b1
-        vi = v[i] + (gi * gi - v[i]) * one_m_b2
+        vi = v[i] + ((q[i] * qs if use_q else gi * gi) - v[i]) * one_m_b2
         m[i] = mi
         v[i] = vi
         m_hat = c_m * mi + c_g * gi
@@ -67,12 +70,12 @@ def _nadam(w, g, m, v, lr, one_m_b1, one_m_b2, c_m, c_g, inv_bc2, eps, gscale, c
 
 
 @njit(nogil=True, cache=True, error_model="numpy")
-def _ftrl(w, g, acc, lin, lr, neg_power, l1, two_l2, two_shrink, gscale, cv, wd):
+def _ftrl(w, g, acc, lin, lr, neg_power, l1, two_l2, two_shrink, gscale, cv, wd, q, use_q, qs):
     for i in range(w.size):
         gi = prepared_grad(g[i], gscale, cv)
         wi = w[i] - w[i] * wd
         a = acc[i]
-        na = a + gi * gi
+        na = a + (q[i] * qs if use_q else gi * gi)
         pn = na ** neg_power
         li = lin[i] + (gi + two_shrink * wi) - ((pn - a ** neg_power) / lr) * wi
         lin[i] = li
@@ -91,7 +94,7 @@ def _lion(w, g, m, lr, b1, one_m_b1, b2, one_m_b2, gscale, cv, wd):
 
 
 def adadelta_update_cpu(w, g, accumulated_grad, accumulated_delta, lr, rho, epsilon, gscale=1.0, clipvalue=0.0,
-                        wd_lr=0.0):
+                        wd_lr=0.0, q=None):
     """Adadelta step in place (Keras 3): ``ag = rho·ag + (1-rho)·g²; d = -sqrt(ad+eps)·g/sqrt(ag+eps);
     ad = rho·ad + (1-rho)·d²; w += lr·d``.
 
@@ -100,10 +103,10 @@ def adadelta_update_cpu(w, g, accumulated_grad, accumulated_delta, lr, rho, epsi
         lr, rho, epsilon: hyperparameters.
         gscale, clipvalue, wd_lr: see kernels/optimizers.py.
     """
-    _check_same(w, g, accumulated_grad, accumulated_delta)
+    _check_same(w, g, accumulated_grad, accumulated_delta, q)
     t = w.dtype.type
     _adadelta(_flat(w), _flat(g), _flat(accumulated_grad), _flat(accumulated_delta), t(lr), t(rho), t(1.0 - rho),
-              t(epsilon), t(gscale), t(clipvalue), t(wd_lr))
+              t(epsilon), t(gscale), t(clipvalue), t(wd_lr), *moment_args(g, q, gscale, _flat))
 
 
 def adamax_denominator_scale(beta_1: float, step: int, dtype):
@@ -112,7 +115,8 @@ def adamax_denominator_scale(beta_1: float, step: int, dtype):
     return t(t(1) - t(beta_1) ** t(step))
 
 
-def adamax_update_cpu(w, g, m, u, lr, beta_1, beta_2, epsilon, step, gscale=1.0, clipvalue=0.0, wd_lr=0.0):
+def adamax_update_cpu(w, g, m, u, lr, beta_1, beta_2, epsilon, step, gscale=1.0, clipvalue=0.0, wd_lr=0.0,
+                      q=None):
     """Adamax step in place (Keras 3): ``m += (g-m)(1-b1); u = max(b2·u, |g|); w -= lr·m/((1-b1^t)(u+eps))``.
 
     Args:
@@ -120,10 +124,11 @@ def adamax_update_cpu(w, g, m, u, lr, beta_1, beta_2, epsilon, step, gscale=1.0,
         lr, beta_1, beta_2, epsilon: hyperparameters; step: 1-based update count.
         gscale, clipvalue, wd_lr: see kernels/optimizers.py.
     """
-    _check_same(w, g, m, u)
+    _check_same(w, g, m, u, q)
     t = w.dtype.type
     _adamax(_flat(w), _flat(g), _flat(m), _flat(u), t(lr), t(1.0 - beta_1), t(beta_2),
-            adamax_denominator_scale(beta_1, step, w.dtype), t(epsilon), t(gscale), t(clipvalue), t(wd_lr))
+            adamax_denominator_scale(beta_1, step, w.dtype), t(epsilon), t(gscale), t(clipvalue), t(wd_lr),
+            *moment_args(g, q, gscale, _flat, power=1))
 
 
 def nadam_coefficients(beta_1: float, beta_2: float, step: int, u_product: float, dtype) -> tuple:
@@ -144,7 +149,7 @@ def nadam_coefficients(beta_1: float, beta_2: float, step: int, u_product: float
 
 
 def nadam_update_cpu(w, g, m, v, lr, beta_1, beta_2, epsilon, step, u_product, gscale=1.0, clipvalue=0.0,
-                     wd_lr=0.0):
+                     wd_lr=0.0, q=None):
     """Nadam step in place (Keras 3): Adam's moments with Nesterov's look-ahead through the momentum
     schedule (see `nadam_coefficients`), ``w -= lr·m_hat/(sqrt(v/(1-b2^t)) + eps)``.
 
@@ -154,11 +159,11 @@ def nadam_update_cpu(w, g, m, v, lr, beta_1, beta_2, epsilon, step, u_product, g
         u_product: the momentum schedule's product up to `step`.
         gscale, clipvalue, wd_lr: see kernels/optimizers.py.
     """
-    _check_same(w, g, m, v)
+    _check_same(w, g, m, v, q)
     t = w.dtype.type
     c_m, c_g, inv_bc2 = nadam_coefficients(beta_1, beta_2, step, u_product, w.dtype)
     _nadam(_flat(w), _flat(g), _flat(m), _flat(v), t(lr), t(1.0 - beta_1), t(1.0 - beta_2), c_m, c_g, inv_bc2,
-           t(epsilon), t(gscale), t(clipvalue), t(wd_lr))
+           t(epsilon), t(gscale), t(clipvalue), t(wd_lr), *moment_args(g, q, gscale, _flat))
 
 
 def _ftrl_scalars(t, lr, learning_rate_power, l1, l2, l2_shrinkage, beta):
@@ -167,7 +172,7 @@ def _ftrl_scalars(t, lr, learning_rate_power, l1, l2, l2_shrinkage, beta):
 
 
 def ftrl_update_cpu(w, g, accumulator, linear, lr, learning_rate_power, l1, l2, l2_shrinkage, beta,
-                    gscale=1.0, clipvalue=0.0, wd_lr=0.0):
+                    gscale=1.0, clipvalue=0.0, wd_lr=0.0, q=None):
     """FTRL-proximal step in place (Keras 3's form).
 
     ``n' = n + g²; z += g + 2·l2_shrinkage·w - (n'^-p - n^-p)/lr·w; w = (clip(z, -l1, l1) - z) /
@@ -178,10 +183,11 @@ def ftrl_update_cpu(w, g, accumulator, linear, lr, learning_rate_power, l1, l2, 
         lr, learning_rate_power, l1, l2, l2_shrinkage, beta: hyperparameters.
         gscale, clipvalue, wd_lr: see kernels/optimizers.py.
     """
-    _check_same(w, g, accumulator, linear)
+    _check_same(w, g, accumulator, linear, q)
     t = w.dtype.type
     _ftrl(_flat(w), _flat(g), _flat(accumulator), _flat(linear),
-          *_ftrl_scalars(t, lr, learning_rate_power, l1, l2, l2_shrinkage, beta), t(gscale), t(clipvalue), t(wd_lr))
+          *_ftrl_scalars(t, lr, learning_rate_power, l1, l2, l2_shrinkage, beta), t(gscale), t(clipvalue), t(wd_lr),
+          *moment_args(g, q, gscale, _flat))
 
 
 def lion_update_cpu(w, g, m, lr, beta_1, beta_2, gscale=1.0, clipvalue=0.0, wd_lr=0.0):
@@ -214,49 +220,50 @@ def _build() -> dict:
     prep = cuda.jit(device=True)(_prepared_grad)
 
     @cuda.jit
-    def adadelta(w, g, acc_g, acc_d, lr, rho, one_m_rho, eps, gscale, cv, wd):
+    def adadelta(w, g, acc_g, acc_d, lr, rho, one_m_rho, eps, gscale, cv, wd, q, use_q, qs):
         i = cuda.grid(1)
         if i < w.size:
             gi = prep(g[i], gscale, cv)
-            ag = rho * acc_g[i] + one_m_rho * (gi * gi)
+            ag = rho * acc_g[i] + one_m_rho * (q[i] * qs if use_q else gi * gi)
             acc_g[i] = ag
             delta = -(math.sqrt(acc_d[i] + eps) * gi) / math.sqrt(ag + eps)
-            acc_d[i] = rho * acc_d[i] + one_m_rho * (delta * delta)
+            d2 = ((acc_d[i] + eps) * (q[i] * qs)) / (ag + eps) if use_q else delta * delta
+            acc_d[i] = rho * acc_d[i] + one_m_rho * d2
             wi = w[i] - w[i] * wd
             w[i] = wi + lr * delta
 
     @cuda.jit
-    def adamax(w, g, m, u, lr, one_m_b1, b2, denom_scale, eps, gscale, cv, wd):
+    def adamax(w, g, m, u, lr, one_m_b1, b2, denom_scale, eps, gscale, cv, wd, q, use_q, qs):
         i = cuda.grid(1)
         if i < w.size:
             gi = prep(g[i], gscale, cv)
             mi = m[i] + (gi - m[i]) * one_m_b1
             m[i] = mi
-            ui = max(b2 * u[i], abs(gi))
+            ui = max(b2 * u[i], q[i] * qs if use_q else abs(gi))
             u[i] = ui
             wi = w[i] - w[i] * wd
             w[i] = wi - (lr * mi) / (denom_scale * (ui + eps))
 
     @cuda.jit
-    def nadam(w, g, m, v, lr, one_m_b1, one_m_b2, c_m, c_g, inv_bc2, eps, gscale, cv, wd):
+    def nadam(w, g, m, v, lr, one_m_b1, one_m_b2, c_m, c_g, inv_bc2, eps, gscale, cv, wd, q, use_q, qs):
         i = cuda.grid(1)
         if i < w.size:
             gi = prep(g[i], gscale, cv)
             mi = m[i] + (gi - m[i]) * one_m_b1
-            vi = v[i] + (gi * gi - v[i]) * one_m_b2
+            vi = v[i] + ((q[i] * qs if use_q else gi * gi) - v[i]) * one_m_b2
             m[i] = mi
             v[i] = vi
             wi = w[i] - w[i] * wd
             w[i] = wi - ((c_m * mi + c_g * gi) * lr) / (math.sqrt(vi * inv_bc2) + eps)
 
     @cuda.jit
-    def ftrl(w, g, acc, lin, lr, neg_power, l1, two_l2, two_shrink, gscale, cv, wd):
+    def ftrl(w, g, acc, lin, lr, neg_power, l1, two_l2, two_shrink, gscale, cv, wd, q, use_q, qs):
         i = cuda.grid(1)
         if i < w.size:
             gi = prep(g[i], gscale, cv)
             wi = w[i] - w[i] * wd
             a = acc[i]
-            na = a + gi * gi
+            na = a + (q[i] * qs if use_q else gi * gi)
             pn = na ** neg_power
             li = lin[i] + (gi + two_shrink * wi) - ((pn - a ** neg_power) / lr) * wi
             lin[i] = li
@@ -292,40 +299,42 @@ def cuda_kernels() -> dict[str, object]:
 
 
 def adadelta_update_cuda(w, g, accumulated_grad, accumulated_delta, lr, rho, epsilon, gscale=1.0, clipvalue=0.0,
-                         wd_lr=0.0):
+                         wd_lr=0.0, q=None):
     """CUDA variant of `adadelta_update_cpu` on device arrays."""
-    _check_same(w, g, accumulated_grad, accumulated_delta)
+    _check_same(w, g, accumulated_grad, accumulated_delta, q)
     t = np.dtype(w.dtype).type
     _launch("adadelta", w, _dflat(w), _dflat(g), _dflat(accumulated_grad), _dflat(accumulated_delta), t(lr), t(rho),
-            t(1.0 - rho), t(epsilon), t(gscale), t(clipvalue), t(wd_lr))
+            t(1.0 - rho), t(epsilon), t(gscale), t(clipvalue), t(wd_lr), *moment_args(g, q, gscale, _dflat))
 
 
-def adamax_update_cuda(w, g, m, u, lr, beta_1, beta_2, epsilon, step, gscale=1.0, clipvalue=0.0, wd_lr=0.0):
+def adamax_update_cuda(w, g, m, u, lr, beta_1, beta_2, epsilon, step, gscale=1.0, clipvalue=0.0, wd_lr=0.0,
+                       q=None):
     """CUDA variant of `adamax_update_cpu` on device arrays."""
-    _check_same(w, g, m, u)
+    _check_same(w, g, m, u, q)
     t = np.dtype(w.dtype).type
     _launch("adamax", w, _dflat(w), _dflat(g), _dflat(m), _dflat(u), t(lr), t(1.0 - beta_1), t(beta_2),
-            adamax_denominator_scale(beta_1, step, w.dtype), t(epsilon), t(gscale), t(clipvalue), t(wd_lr))
+            adamax_denominator_scale(beta_1, step, w.dtype), t(epsilon), t(gscale), t(clipvalue), t(wd_lr),
+            *moment_args(g, q, gscale, _dflat, power=1))
 
 
 def nadam_update_cuda(w, g, m, v, lr, beta_1, beta_2, epsilon, step, u_product, gscale=1.0, clipvalue=0.0,
-                      wd_lr=0.0):
+                      wd_lr=0.0, q=None):
     """CUDA variant of `nadam_update_cpu` on device arrays."""
-    _check_same(w, g, m, v)
+    _check_same(w, g, m, v, q)
     t = np.dtype(w.dtype).type
     c_m, c_g, inv_bc2 = nadam_coefficients(beta_1, beta_2, step, u_product, w.dtype)
     _launch("nadam", w, _dflat(w), _dflat(g), _dflat(m), _dflat(v), t(lr), t(1.0 - beta_1), t(1.0 - beta_2), c_m,
-            c_g, inv_bc2, t(epsilon), t(gscale), t(clipvalue), t(wd_lr))
+            c_g, inv_bc2, t(epsilon), t(gscale), t(clipvalue), t(wd_lr), *moment_args(g, q, gscale, _dflat))
 
 
 def ftrl_update_cuda(w, g, accumulator, linear, lr, learning_rate_power, l1, l2, l2_shrinkage, beta,
-                     gscale=1.0, clipvalue=0.0, wd_lr=0.0):
+                     gscale=1.0, clipvalue=0.0, wd_lr=0.0, q=None):
     """CUDA variant of `ftrl_update_cpu` on device arrays."""
-    _check_same(w, g, accumulator, linear)
+    _check_same(w, g, accumulator, linear, q)
     t = np.dtype(w.dtype).type
     _launch("ftrl", w, _dflat(w), _dflat(g), _dflat(accumulator), _dflat(linear),
             *_ftrl_scalars(t, lr, learning_rate_power, l1, l2, l2_shrinkage, beta), t(gscale), t(clipvalue),
-            t(wd_lr))
+            t(wd_lr), *moment_args(g, q, gscale, _dflat))
 
 
 def lion_update_cuda(w, g, m, lr, beta_1, beta_2, gscale=1.0, clipvalue=0.0, wd_lr=0.0):

@@ -5,6 +5,8 @@ signature it launched is in kernels/gpu/launch_signatures.json (the list the PTX
 """
 
 import os
+import subprocess
+import sys
 from pathlib import Path
 
 from kernels.gpu import signatures
@@ -37,3 +39,20 @@ def check_launch_log(log: Path) -> None:
     assert not missing, ("kernel launches with signatures missing from kernels/gpu/launch_signatures.json "
                          "(rerun with FF_UPDATE_CUDA_SIGNATURES=1 and commit the file):\n"
                          + "\n".join(f"  {n}{s}" for n, s in missing[:20]))
+
+
+def run_simulated(script: str, tmp_path: Path, timeout: int = 300) -> str:
+    """Run `script` (with the recorder's prelude) in a subprocess under the CUDA simulator (unless
+    NUMBA_ENABLE_CUDASIM=0 asks for a real GPU), with the repository on the path; fail with its output
+    when it fails, check its launches' signatures, and return its stdout."""
+    log = tmp_path / "launches.jsonl"
+    env = with_launch_log(dict(os.environ), log)
+    env.setdefault("NUMBA_ENABLE_CUDASIM", "1")
+    root = str(Path(__file__).resolve().parents[1])
+    env["PYTHONPATH"] = root + os.pathsep + env.get("PYTHONPATH", "")
+    env["FF_LOG_LEVEL"] = "WARNING"
+    proc = subprocess.run([sys.executable, "-c", RECORD_PRELUDE + script], env=env, capture_output=True, text=True,
+                          timeout=timeout, cwd=root)
+    assert proc.returncode == 0, f"CUDA kernel check failed:\n{proc.stdout}\n{proc.stderr[-4000:]}"
+    check_launch_log(log)
+    return proc.stdout

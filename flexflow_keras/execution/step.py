@@ -20,7 +20,7 @@ import dataclasses
 
 import numpy as np
 
-from flexflow_keras.execution import distributed, grad_parts, updates
+from flexflow_keras.execution import distributed, grad_parts, sparse_moments, updates
 from flexflow_keras.execution import tasks as T
 from flexflow_keras.execution.layout import NodeLayout
 from flexflow_keras.execution.store import BatchStore, arg_for, is_batched
@@ -112,6 +112,8 @@ class StepProgram:
         self.updates: dict[int, list] = {}  # backward entry index -> update launches after it
         self._last_writer: dict[int, int] = {}  # variable uid -> last backward entry writing its grad
         self._stage_one: dict[int, int] = {}  # variable uid -> the two-stage backward entry computing it
+        # variable uid -> power of the per-lookup moment its update reads (execution/sparse_moments.py)
+        self.moments: dict[int, int] = sparse_moments.powers(e) if training else {}
         if training:
             self._prepare_backward()
             updates.prepare_updates(self)
@@ -207,6 +209,7 @@ class StepProgram:
                 if p is not None:
                     gi_args.append(arg)
             gw, gw_args, gw_parts, sums, gw_read = [], [], [], [], []  # gw_read: stage two reads the sums
+            moments, m_args = [], []  # (j, privilege, power) and regions of per-lookup moments
             for j, (w, m) in enumerate(zip(node.weights, gp.weight_modes[node.uid], strict=True)):
                 gw_parts.append(False)
                 if m is None:
@@ -214,7 +217,13 @@ class StepProgram:
                     continue
                 region = e.weights.scratch_grad(w) if m == "scratch" else e.weights.grad[w.uid]
                 arg = lay.arg(region, "weights", j)
-                if grad_parts.eligible(self, lay, arg, m, w):
+                power = self.moments.get(w.uid) if m in ("write", "add") and not node.op.two_stage_backward else None
+                if power is not None:  # the moment follows the gradient's layout, privilege and zeroing
+                    mregion = sparse_moments.region(e, w)
+                    marg = lay.arg(mregion, "weights", j)
+                    moments.append((j, self._grad_priv(lay, marg, m, mregion, fills), power))
+                    m_args.append(marg)
+                elif grad_parts.eligible(self, lay, arg, m, w):
                     gw_parts[j] = True
                     gw.append(WD)
                     gw_args.append(grad_parts.part_arg(self, lay, w))
@@ -234,7 +243,8 @@ class StepProgram:
                 if t.uid not in s.grads:
                     e.rtm.fill(s.grad(t), 0.0)  # an output nobody differentiates: zero gradient
                 base.append(lay.arg(s.grads[t.uid], "outputs", i))
-            key = (node.uid, len(saved), len(stats), tuple(map(repr, gin)), tuple(map(repr, gw)), gw_parts)
+            key = (node.uid, len(saved), len(stats), tuple(map(repr, gin)), tuple(map(repr, gw)), gw_parts,
+                   tuple((j, repr(p), power) for j, p, power in moments))
             if node.op.two_stage_backward:
                 t1 = e.cached(("bw_w",) + key, T.backward_task, node, lay.name, len(saved), len(stats), gin, gw,
                               "weights", gw_parts)
@@ -249,8 +259,8 @@ class StepProgram:
                 self.backward.append((lay, t2, base + gw_read + gi_args))
             else:
                 t = e.cached(("bw",) + key, T.backward_task, node, lay.name, len(saved), len(stats), gin, gw,
-                             "both", gw_parts)
-                self.backward.append((lay, t, base + gi_args + gw_args))
+                             "both", gw_parts, tuple(moments))
+                self.backward.append((lay, t, base + gi_args + gw_args + m_args))
                 if sums:
                     self.part_sums[len(self.backward) - 1] = sums
             for w, m in zip(node.weights, gp.weight_modes[node.uid], strict=True):

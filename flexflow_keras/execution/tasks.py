@@ -149,10 +149,13 @@ def state_update_task(node: OpNode, label: str, n_stats: int, state_mask: Sequen
 
 
 def backward_task(node: OpNode, label: str, n_saved: int, n_stats: int, grad_in_privs: Sequence,
-                  grad_w_privs: Sequence, stage_name: str = "both", grad_w_parts: Sequence = ()):
+                  grad_w_privs: Sequence, stage_name: str = "both", grad_w_parts: Sequence = (),
+                  moments: Sequence = ()):
     """Backward of one piece of `node`. `grad_in_privs[i]`/`grad_w_privs[j]` is WD (overwrite), RW or SUM
     (accumulate), or None (no gradient wanted). `stage_name` is "both", "weights" or "inputs". Weight j
-    with `grad_w_parts[j]` true is written into this point's part (a (1, *shape) piece; grad_parts.py)."""
+    with `grad_w_parts[j]` true is written into this point's part (a (1, *shape) piece; grad_parts.py).
+    `moments`: (j, privilege, power) of each weight whose gradient's per-lookup moment the op also writes
+    (execution/sparse_moments.py; stage "both"), its regions last."""
     op = node.op
     n_in, n_w, n_out = len(node.inputs), len(node.weights), len(node.outputs)
     gi_idx = [i for i, p in enumerate(grad_in_privs) if p is not None]
@@ -166,6 +169,9 @@ def backward_task(node: OpNode, label: str, n_saved: int, n_stats: int, grad_in_
         privs += [grad_w_privs[j] for j in gw_idx]
     else:
         privs += [grad_in_privs[i] for i in gi_idx] + [grad_w_privs[j] for j in gw_idx]
+    if moments and stage_name != "both":
+        raise ValueError(f"{label}: a two-stage backward cannot write per-lookup moments.")
+    privs += [p for _, p, _ in moments]
     nreg = len(privs)
     codes = _codes(privs)
     counts = (n_in, n_w, n_out, n_saved, n_stats, n_out)
@@ -194,8 +200,12 @@ def backward_task(node: OpNode, label: str, n_saved: int, n_stats: int, grad_in_
                     gw[j] = rest[len(gi_idx) + k]
             for j in parts:
                 gw[j] = gw[j][0]
+            extra = {}
+            if moments:
+                got = arrays[nreg - len(moments):nreg]
+                extra["moments"] = {j: (a, power, p is not WD) for (j, p, power), a in zip(moments, got, strict=True)}
             ctx = _ctx(backend, tiles[point], training=True, step=step, seed=seed, global_batch=global_batch,
-                       accumulate_inputs=acc_in, accumulate_weights=acc_w)
+                       accumulate_inputs=acc_in, accumulate_weights=acc_w, extra=extra)
             if stage_name == "weights":
                 op.backward_weights(ctx, ins, ws, outs, saved, stats, gouts, gw)
             elif stage_name == "inputs":
@@ -209,12 +219,14 @@ def backward_task(node: OpNode, label: str, n_saved: int, n_stats: int, grad_in_
     return _make_task(f"{label}.backward{suffix}", privs, make)
 
 
-def update_task(optimizer, variables, n_slots: Sequence[int], regularized: bool):
-    """One optimizer step over `variables`: RW values and slots, RO (RW with regularizers) gradients.
+def update_task(optimizer, variables, n_slots: Sequence[int], regularized: bool, moments: Sequence[bool] = ()):
+    """One optimizer step over `variables`: RW values and slots, RO (RW with regularizers) gradients, then
+    RO the per-lookup moments of the variables whose `moments[i]` is true (execution/sparse_moments.py).
     Returns the regularization penalty (0.0 without regularizers)."""
     n = len(variables)
     gpriv = RW if regularized else RO
-    privs = [RW] * n + [gpriv] * n + [RW] * sum(n_slots)
+    n_mom = sum(bool(m) for m in moments)
+    privs = [RW] * n + [gpriv] * n + [RW] * sum(n_slots) + [RO] * n_mom
     nreg = len(privs)
     regs = [v.regularizer for v in variables]
     names = [v.path for v in variables]
@@ -226,7 +238,9 @@ def update_task(optimizer, variables, n_slots: Sequence[int], regularized: bool)
             regions, (iteration, lr) = args[:nreg], args[nreg:]
             regions, back = stage(regions, codes) if backend == "cpu" else (regions, None)
             ws, gs = list(regions[:n]), list(regions[n:2 * n])
-            flat = regions[2 * n:]
+            flat = regions[2 * n:nreg - n_mom]
+            got = iter(regions[nreg - n_mom:])
+            moment_list = [next(got) if m else None for m in moments] if n_mom else None
             slots, k = [], 0
             for c in n_slots:
                 slots.append(list(flat[k:k + c]))
@@ -242,7 +256,7 @@ def update_task(optimizer, variables, n_slots: Sequence[int], regularized: bool)
                             g += extra
                         else:
                             g.copy_to_device(g.copy_to_host() + extra)
-            optimizer.apply(backend, iteration, lr, ws, gs, slots, names=names)
+            optimizer.apply(backend, iteration, lr, ws, gs, slots, names=names, moments=moment_list)
             for w, c in zip(ws, cons, strict=True):
                 if c is not None:
                     host = w if backend == "cpu" else w.copy_to_host()

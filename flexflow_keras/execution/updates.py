@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import math
 
-from flexflow_keras.execution import distributed
+from flexflow_keras.execution import distributed, sparse_moments
 from flexflow_keras.execution import tasks as T
 from flexflow_keras.execution.layout import NodeLayout
 from flexflow_keras.execution.store import arg_for
@@ -80,6 +80,7 @@ def prepare_updates(prog) -> None:
         args = [e.weights.value[v.uid] for v in vs] + [e.weights.grad[v.uid] for v in vs]
         for v in vs:
             args += e.weights.slots[v.uid]
+        args += [sparse_moments.region(e, v) for v in vs if v.uid in prog.moments]
         after = max(prog._last_writer[v.uid] for v in vs)
         prog.updates.setdefault(after, []).append((utask, (1,), args, (items[0][1],)))
 
@@ -121,6 +122,11 @@ def prepare_rank_sums(prog) -> None:
             continue
         prog.mpi_starts.setdefault(prog._last_writer[v.uid], []).append((start, region, proc))
         prog.mpi_finish.append((finish, region, proc))
+        if v.uid in prog.moments:  # the per-lookup moment is summed over the ranks as the gradient is
+            mstart, mfinish = distributed.reduce_tasks(e, ("moment", v.uid), f"moment_{v.name}")
+            mregion = sparse_moments.region(e, v)
+            prog.mpi_starts[prog._last_writer[v.uid]].append((mstart, mregion, proc))
+            prog.mpi_finish.append((mfinish, mregion, proc))
     moved = [u for i in sorted(prog.updates) for u in prog.updates[i]]
     prog.updates = {last: moved} if moved else {}
 
@@ -129,8 +135,9 @@ def update_task(prog, vs):
     e = prog.engine
     n_slots = tuple(len(e.weights.slots[v.uid]) for v in vs)
     regularized = any(v.regularizer is not None for v in vs)
-    return e.cached(("update", tuple(v.uid for v in vs), n_slots, regularized),
-                    T.update_task, e.optimizer, vs, n_slots, regularized)
+    moments = tuple(v.uid in prog.moments for v in vs)
+    return e.cached(("update", tuple(v.uid for v in vs), n_slots, regularized, moments),
+                    T.update_task, e.optimizer, vs, n_slots, regularized, moments)
 
 
 def _own_pieces(lay: NodeLayout, j: int):
@@ -152,5 +159,7 @@ def _tiled_update(prog, v, boxes, procs) -> None:
 
     args = [part(e.weights.value[v.uid]), part(e.weights.grad[v.uid])]
     args += [part(r) for r in e.weights.slots[v.uid]]
+    if v.uid in prog.moments:
+        args.append(part(sparse_moments.region(e, v)))
     prog.updates.setdefault(prog._last_writer[v.uid], []).append(
         (update_task(prog, [v]), dom, args, tuple(procs)))

@@ -337,6 +337,9 @@ class EmbeddingOp(Op):
 
     type_name: ClassVar[str] = "embedding"
     differentiable_inputs: ClassVar[tuple[bool, ...]] = (False,)
+    # its table's gradient is a sum of looked-up rows (TensorFlow's IndexedSlices): the step may also ask
+    # backward for the per-lookup moment (execution/sparse_moments.py)
+    sparse_weight_gradient: ClassVar[bool] = True
 
     def output_specs(self, inputs, weights):
         _one_input("embedding", inputs, (1,), weights)
@@ -381,10 +384,12 @@ class EmbeddingOp(Op):
         if grad_weights[0] is not None:
             t = ctx.tile
             fn = kernel(kemb, "embedding_backward", ctx)
-            if t is not None and t.parts > 1:  # this piece holds rows [r0, r0 + rows) of the table
-                fn(inputs[0], grad_outputs[0], grad_weights[0], ctx.acc_weight(0), row_offset=t.get("rows")[0])
-            else:
-                fn(inputs[0], grad_outputs[0], grad_weights[0], ctx.acc_weight(0))
+            r0 = t.get("rows")[0] if t is not None and t.parts > 1 else 0  # this piece's first table row
+            fn(inputs[0], grad_outputs[0], grad_weights[0], ctx.acc_weight(0), row_offset=r0)
+            moment = ctx.moment(0)
+            if moment is not None:  # (array, power, accumulate): the optimizer's per-lookup moment
+                kernel(kemb, "embedding_backward_moment", ctx)(inputs[0], grad_outputs[0], moment[0], moment[2],
+                                                               row_offset=r0, power=moment[1])
 
 
 @dataclass(frozen=True)

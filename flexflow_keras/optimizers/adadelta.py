@@ -21,6 +21,7 @@ class Adadelta(Optimizer):
     """
 
     family = "adadelta"
+    sparse_moment = 2
 
     def __init__(self, learning_rate=0.001, rho=0.95, epsilon=1e-7, **kwargs):
         super().__init__(learning_rate=learning_rate, **kwargs)
@@ -33,9 +34,9 @@ class Adadelta(Optimizer):
     def _slot_specs(self):
         return [("accumulated_grad", 0.0), ("accumulated_delta_var", 0.0)]
 
-    def _update(self, backend, step, lr, w, g, slots, gscale, clipvalue, wd_lr):
+    def _update(self, backend, step, lr, w, g, slots, gscale, clipvalue, wd_lr, q=None):
         update_kernel(backend, "adadelta")(w, g, slots[0], slots[1], lr, self.rho, self.epsilon, gscale, clipvalue,
-                                           wd_lr)
+                                           wd_lr, q=q)
 
     def get_config(self):
         config = super().get_config()

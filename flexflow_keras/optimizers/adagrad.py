@@ -21,6 +21,7 @@ class Adagrad(Optimizer):
     """
 
     family = "adagrad"
+    sparse_moment = 2
 
     def __init__(self, learning_rate=0.001, initial_accumulator_value=0.1, epsilon=1e-7, **kwargs):
         super().__init__(learning_rate=learning_rate, **kwargs)
@@ -33,8 +34,8 @@ class Adagrad(Optimizer):
     def _slot_specs(self):
         return [("accumulator", self.initial_accumulator_value)]
 
-    def _update(self, backend, step, lr, w, g, slots, gscale, clipvalue, wd_lr):
-        _kernels(backend).update("adagrad")(w, g, slots[0], lr, self.epsilon, gscale, clipvalue, wd_lr)
+    def _update(self, backend, step, lr, w, g, slots, gscale, clipvalue, wd_lr, q=None):
+        _kernels(backend).update("adagrad")(w, g, slots[0], lr, self.epsilon, gscale, clipvalue, wd_lr, q=q)
 
     def get_config(self):
         config = super().get_config()

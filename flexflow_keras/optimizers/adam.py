@@ -26,6 +26,7 @@ class Adam(Optimizer):
     """
 
     family = "adam"
+    sparse_moment = 2
 
     def __init__(self, learning_rate=0.001, beta_1=0.9, beta_2=0.999, epsilon=1e-7, amsgrad=False, **kwargs):
         super().__init__(learning_rate=learning_rate, **kwargs)
@@ -43,10 +44,10 @@ class Adam(Optimizer):
             specs.append(("velocity_hat", 0.0))
         return specs
 
-    def _update(self, backend, step, lr, w, g, slots, gscale, clipvalue, wd_lr):
+    def _update(self, backend, step, lr, w, g, slots, gscale, clipvalue, wd_lr, q=None):
         vhat = slots[2] if self.amsgrad else None
         _kernels(backend).update("adam")(w, g, slots[0], slots[1], vhat, lr, self.beta_1, self.beta_2,
-                                         self.epsilon, step, gscale, clipvalue, wd_lr)
+                                         self.epsilon, step, gscale, clipvalue, wd_lr, q=q)
 
     def get_config(self):
         config = super().get_config()

@@ -22,6 +22,7 @@ class Adamax(Optimizer):
     """
 
     family = "adamax"
+    sparse_moment = 1
 
     def __init__(self, learning_rate=0.001, beta_1=0.9, beta_2=0.999, epsilon=1e-7, **kwargs):
         super().__init__(learning_rate=learning_rate, **kwargs)
@@ -35,9 +36,9 @@ class Adamax(Optimizer):
     def _slot_specs(self):
         return [("momentum", 0.0), ("norm", 0.0)]
 
-    def _update(self, backend, step, lr, w, g, slots, gscale, clipvalue, wd_lr):
+    def _update(self, backend, step, lr, w, g, slots, gscale, clipvalue, wd_lr, q=None):
         update_kernel(backend, "adamax")(w, g, slots[0], slots[1], lr, self.beta_1, self.beta_2, self.epsilon, step,
-                                         gscale, clipvalue, wd_lr)
+                                         gscale, clipvalue, wd_lr, q=q)
 
     def get_config(self):
         config = super().get_config()

@@ -31,6 +31,7 @@ class Ftrl(Optimizer):
     """
 
     family = "ftrl"
+    sparse_moment = 2
 
     def __init__(self, learning_rate=0.001, learning_rate_power=-0.5, initial_accumulator_value=0.1,
                  l1_regularization_strength=0.0, l2_regularization_strength=0.0,
@@ -51,10 +52,11 @@ class Ftrl(Optimizer):
     def _slot_specs(self):
         return [("accumulator", self.initial_accumulator_value), ("linear", 0.0)]
 
-    def _update(self, backend, step, lr, w, g, slots, gscale, clipvalue, wd_lr):
+    def _update(self, backend, step, lr, w, g, slots, gscale, clipvalue, wd_lr, q=None):
         update_kernel(backend, "ftrl")(w, g, slots[0], slots[1], lr, self.learning_rate_power,
                                        self.l1_regularization_strength, self.l2_regularization_strength,
-                                       self.l2_shrinkage_regularization_strength, self.beta, gscale, clipvalue, wd_lr)
+                                       self.l2_shrinkage_regularization_strength, self.beta, gscale, clipvalue, wd_lr,
+                                       q=q)
 
     def get_config(self):
         config = super().get_config()

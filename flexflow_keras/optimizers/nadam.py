@@ -23,6 +23,7 @@ class Nadam(Optimizer):
     """
 
     family = "nadam"
+    sparse_moment = 2
 
     def __init__(self, learning_rate=0.001, beta_1=0.9, beta_2=0.999, epsilon=1e-7, **kwargs):
         super().__init__(learning_rate=learning_rate, **kwargs)
@@ -44,9 +45,9 @@ class Nadam(Optimizer):
             self._u_products.append(self._u_products[-1] * self.beta_1 * (1.0 - 0.5 * 0.96 ** k))
         return self._u_products[step]
 
-    def _update(self, backend, step, lr, w, g, slots, gscale, clipvalue, wd_lr):
+    def _update(self, backend, step, lr, w, g, slots, gscale, clipvalue, wd_lr, q=None):
         update_kernel(backend, "nadam")(w, g, slots[0], slots[1], lr, self.beta_1, self.beta_2, self.epsilon, step,
-                                        self.u_product(step), gscale, clipvalue, wd_lr)
+                                        self.u_product(step), gscale, clipvalue, wd_lr, q=q)
 
     def get_config(self):
         config = super().get_config()

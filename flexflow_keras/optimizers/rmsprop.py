@@ -26,6 +26,7 @@ class RMSprop(Optimizer):
     """
 
     family = "rmsprop"
+    sparse_moment = 2
 
     def __init__(self, learning_rate=0.001, rho=0.9, momentum=0.0, epsilon=1e-7, centered=False, **kwargs):
         super().__init__(learning_rate=learning_rate, **kwargs)
@@ -45,14 +46,14 @@ class RMSprop(Optimizer):
             specs.append(("average_gradient", 0.0))
         return specs
 
-    def _update(self, backend, step, lr, w, g, slots, gscale, clipvalue, wd_lr):
+    def _update(self, backend, step, lr, w, g, slots, gscale, clipvalue, wd_lr, q=None):
         k = 1
         mom = None
         if self.momentum > 0:
             mom, k = slots[1], 2
         avg = slots[k] if self.centered else None
         _kernels(backend).update("rmsprop")(w, g, slots[0], mom, avg, lr, self.rho, self.momentum,
-                                            self.epsilon, gscale, clipvalue, wd_lr)
+                                            self.epsilon, gscale, clipvalue, wd_lr, q=q)
 
     def get_config(self):
         config = super().get_config()

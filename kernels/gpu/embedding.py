@@ -42,6 +42,18 @@ def _scatter_add(ids, dy, dtable, row_offset):
 
 
 @cuda.jit
+def _scatter_moment(ids, dy, dmoment, row_offset, absolute):
+    i = cuda.grid(1)
+    if i < dy.size:
+        d = dmoment.shape[1]
+        r = i // d
+        t = ids[r] - row_offset
+        if t >= 0 and t < dmoment.shape[0]:
+            x = dy[r, i % d]
+            cuda.atomic.add(dmoment, (t, i % d), abs(x) if absolute else x * x)
+
+
+@cuda.jit
 def _to_int(src, dst):
     i = cuda.grid(1)
     if i < src.size:
@@ -86,3 +98,15 @@ def embedding_backward_cuda(ids, dy, dtable, accumulate: bool = False, *, row_of
     d = dtable.shape[1]
     n = ids.size
     launch(_scatter_add, n * d, int_ids(ids), reshaped(dy, n, d), dtable, int(row_offset))
+
+
+def embedding_backward_moment_cuda(ids, dy, dmoment, accumulate: bool = False, *, row_offset: int = 0,
+                                   power: int = 2) -> None:
+    """`kernels.embedding.embedding_backward_moment_cpu` on device arrays (atomic adds)."""
+    if power not in (1, 2):
+        raise ValueError(f"embedding_backward_moment_cuda: power must be 1 or 2, received {power!r}.")
+    if not accumulate:
+        launch(_fill, dmoment.size, flat(dmoment), 0.0)
+    d = dmoment.shape[1]
+    n = ids.size
+    launch(_scatter_moment, n * d, int_ids(ids), reshaped(dy, n, d), dmoment, int(row_offset), power == 1)

@@ -1,6 +1,6 @@
 """A small training script the MPI tests run under `mpiexec -n 2` and as one process.
 
-    python mpi_worker.py --models mlp,cnn,mp --dp N --out FILE [--fail raise|kill] [flexflow flags]
+    python mpi_worker.py --models mlp,cnn,mp,emb --dp N --out FILE [--fail raise|kill] [flexflow flags]
 
 Per model (the MLPs with a Dropout layer, whose masks must follow the global sample index; the CNN with
 BatchNormalization, whose batch statistics and two-stage backward need the whole batch's sums), trains a few steps on fixed data with fixed initial weights and writes (rank 0) the per-step
@@ -56,6 +56,9 @@ def build(kind):
         return keras.Sequential([keras.Input(shape=(20,)), layers.Dense(16, activation="relu", name="d1"),
                                  layers.Dropout(0.25, name="drop"), layers.Dense(16, activation="relu", name="d2"),
                                  layers.Dense(3, activation="softmax", name="d3")])
+    if kind == "emb":  # Adam reads the table's per-lookup moment, summed over the ranks as the gradient is
+        return keras.Sequential([keras.Input(shape=(6,), dtype="int32"), layers.Embedding(12, 4, name="e"),
+                                 layers.GlobalAveragePooling1D(), layers.Dense(3, activation="softmax", name="d2")])
     if kind == "mlp":
         return keras.Sequential([keras.Input(shape=(20,)), layers.Dense(16, activation="relu", name="d1"),
                                  layers.Dropout(0.25, name="drop"), layers.Dense(3, activation="softmax", name="d2")])
@@ -70,8 +73,10 @@ def train(kind, args):
     rs = np.random.RandomState(0)
     n = 64
     x = rs.rand(n, 8, 8, 1).astype("float32") if kind in ("cnn", "spancnn") else rs.rand(n, 20).astype("float32")
+    if kind == "emb":  # tokens 0-2 repeat within every batch
+        x = np.concatenate([rs.randint(0, 3, (n, 3)), rs.randint(0, 12, (n, 3))], axis=1).astype("int32")
     y = rs.randint(0, 3, n)
-    model = build({"cnn": "cnn", "span": "mlp3", "spancnn": "cnn"}.get(kind, "mlp"))
+    model = build({"cnn": "cnn", "span": "mlp3", "spancnn": "cnn", "emb": "emb"}.get(kind, "mlp"))
     extra = {}
     if kind == "mp":  # within each node: d1's output channels over its two processors
         extra = {"strategy": keras.Strategy({"d1": keras.ParallelConfig((1, 2), (0, 1))})}
@@ -83,7 +88,8 @@ def train(kind, args):
                                              "bn": keras.ParallelConfig((2, 1, 1, 1), (0, 1)),
                                              "d2/dense": keras.ParallelConfig((1, 1), (1,)),
                                              "d2/softmax": keras.ParallelConfig((1, 1), (1,))})}
-    model.compile(optimizer=keras.optimizers.SGD(0.5), loss="sparse_categorical_crossentropy",
+    opt = keras.optimizers.Adam(0.05) if kind == "emb" else keras.optimizers.SGD(0.5)
+    model.compile(optimizer=opt, loss="sparse_categorical_crossentropy",
                   metrics=["accuracy"], **extra)
     rec = Losses()
     cbs = [rec] + ([Fail(args.fail)] if args.fail in ("raise", "kill") else [])

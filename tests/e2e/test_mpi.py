@@ -1,7 +1,8 @@
 """MPI between nodes (issue 12): `mpiexec -n 2` on this machine against one process.
 
-The worker (tests/e2e/mpi_worker.py) trains an MLP and a CNN data parallel across the ranks, the MLP with
-a model-parallel first Dense layer within each rank, and a three-layer MLP whose strategy places pieces
+The worker (tests/e2e/mpi_worker.py) trains an MLP, a CNN and an embedding model under Adam (whose table's
+per-lookup moment is summed over the ranks) data parallel across the ranks, the MLP with a model-parallel
+first Dense layer within each rank, and a three-layer MLP whose strategy places pieces
 on both ranks (data parallel and output channels split across them), on fixed data and weights; one
 process with two processors and two ranks must give the same losses, evaluate results and predictions
 within 1e-5, the same weights on both ranks, and both ranks must read
@@ -57,7 +58,7 @@ def _mpi(n, *args):
 def runs(tmp_path_factory):
     d = tmp_path_factory.mktemp("mpi")
     one, two = str(d / "one.json"), str(d / "two.json")
-    flags = ["--models", "mlp,cnn,mp", "--seed", "3", "-ll:cpu", "2"]
+    flags = ["--models", "mlp,cnn,mp,emb", "--seed", "3", "-ll:cpu", "2"]
     p1, _ = _run([sys.executable, WORKER, *flags, "--dp", "2", "--out", one])
     assert p1.returncode == 0, p1.stderr[-3000:]
     p2, _ = _run(_mpi(2, *flags, "--dp", "1", "--out", two))
@@ -79,7 +80,7 @@ def span_runs(tmp_path_factory):
     return json.loads(Path(one).read_text()), json.loads(Path(two).read_text()), p2
 
 
-@pytest.mark.parametrize("kind", ["mlp", "cnn", "mp", "span", "spancnn"])
+@pytest.mark.parametrize("kind", ["mlp", "cnn", "mp", "emb", "span", "spancnn"])
 def test_two_ranks_match_one_process(runs, span_runs, kind):
     one, two, _ = span_runs if kind.startswith("span") else runs
     a, b = one[kind], two[kind]

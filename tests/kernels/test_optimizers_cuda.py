@@ -4,13 +4,9 @@ The simulator must be chosen before numba.cuda is first imported, so the checks 
 with NUMBA_ENABLE_CUDASIM=1 (a run with a real GPU can set the variable to 0 to use the device).
 """
 
-import os
-import subprocess
-import sys
 import textwrap
 
-import pytest
-from cuda_launch_log import RECORD_PRELUDE, check_launch_log, with_launch_log  # tests/cuda_launch_log.py
+from cuda_launch_log import run_simulated  # tests/cuda_launch_log.py
 
 _SCRIPT = textwrap.dedent("""
     import numpy as np
@@ -90,14 +86,5 @@ _SCRIPT = textwrap.dedent("""
 
 
 def test_cuda_kernels_match_cpu_under_simulator(tmp_path):
-    log = tmp_path / 'launches.jsonl'
-    env = with_launch_log(dict(os.environ), log)
-    env.setdefault("NUMBA_ENABLE_CUDASIM", "1")
-    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-    env["PYTHONPATH"] = root + os.pathsep + env.get("PYTHONPATH", "")
-    proc = subprocess.run([sys.executable, "-c", RECORD_PRELUDE + _SCRIPT], env=env, capture_output=True, text=True, timeout=300,
-                          cwd=root)
-    if proc.returncode != 0:
-        pytest.fail(f"CUDA kernel check failed:\n{proc.stdout}\n{proc.stderr[-4000:]}")
-    assert proc.stdout.count("ok") == 9, proc.stdout
-    check_launch_log(log)
+    out = run_simulated(_SCRIPT, tmp_path)
+    assert out.count("ok") == 9, out

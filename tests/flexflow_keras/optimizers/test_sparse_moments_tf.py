@@ -1,0 +1,120 @@
+"""Embedding tables' sparse gradients as Keras 3's TensorFlow backend updates them (per-lookup moments).
+
+TensorFlow hands an embedding table's gradient to the optimizer as `IndexedSlices`, one row per lookup;
+the optimizers square (Adamax: take the absolute value of) those rows before summing a token's lookups.
+Here the step computes that moment beside the summed gradient (execution/sparse_moments.py) and the
+updates read it (`Optimizer.apply(moments=...)`). These tests compare against TensorFlow itself: the
+optimizers on the same IndexedSlices, and whole `fit` runs of an embedding model at degrees 1 and 2.
+"""
+
+import sys
+
+import numpy as np
+import pytest
+
+tf = pytest.importorskip("tensorflow")
+keras = tf.keras
+
+import flexflow_keras as ff  # noqa: E402
+from flexflow_keras import config, optimizers  # noqa: E402
+
+pytestmark = pytest.mark.tf
+
+V, D = 7, 3
+CASES = [
+    ("Adam", dict(learning_rate=0.01)),
+    ("Adam", dict(learning_rate=0.01, amsgrad=True)),
+    ("AdamW", dict(learning_rate=0.01)),
+    ("RMSprop", dict(learning_rate=0.01)),
+    ("RMSprop", dict(learning_rate=0.01, momentum=0.5, centered=True)),
+    ("Adagrad", dict(learning_rate=0.05)),
+    ("Nadam", dict(learning_rate=0.01)),
+    ("Adamax", dict(learning_rate=0.01)),
+    ("Adadelta", dict(learning_rate=0.5)),
+    ("Ftrl", dict(learning_rate=0.05, l1_regularization_strength=0.001)),
+]
+
+
+def _lookups(rng, steps):
+    """Per step: ids with repeats (tokens 0-2 are frequent) and one gradient row per lookup."""
+    out = []
+    for _ in range(steps):
+        ids = np.concatenate([rng.integers(0, 3, 6), rng.integers(0, V, 4)])
+        out.append((ids, rng.standard_normal((ids.size, D)).astype(np.float32) * 0.5))
+    return out
+
+
+@pytest.mark.parametrize("name,kwargs", CASES, ids=[f"{n}-{sorted(k)}" for n, k in CASES])
+def test_optimizer_reads_the_per_lookup_moment_as_tensorflow(name, kwargs):
+    rng = np.random.default_rng(3)
+    w0 = rng.standard_normal((V, D)).astype(np.float32)
+    steps = _lookups(rng, 5)
+    t_opt = getattr(keras.optimizers, name)(**kwargs)
+    var = tf.Variable(w0)
+    for ids, rows in steps:
+        t_opt.apply_gradients([(tf.IndexedSlices(tf.constant(rows), tf.constant(ids), tf.constant([V, D])), var)])
+    opt = getattr(optimizers, name)(**kwargs)
+    assert opt.sparse_moment_power == (1 if name == "Adamax" else 2)
+    w = w0.copy()
+    slots = [np.full(w.shape, init, w.dtype) for _, init in opt.slot_specs(w.shape, w.dtype)]
+    for ids, rows in steps:
+        g = np.zeros((V, D), np.float32)
+        q = np.zeros((V, D), np.float32)
+        np.add.at(g, ids, rows)
+        np.add.at(q, ids, np.abs(rows) if name == "Adamax" else rows * rows)
+        opt.apply("cpu", opt.iterations, opt.learning_rate_at(opt.iterations), [w], [g], [slots], moments=[q])
+        opt.iterations += 1
+    np.testing.assert_allclose(w, var.numpy(), rtol=1e-5, atol=1e-6)
+    # the dense formula (the square of the sum) is measurably different here: the test can fail
+    dense = getattr(optimizers, name)(**kwargs)
+    wd = w0.copy()
+    dslots = [np.full(w.shape, init, w.dtype) for _, init in dense.slot_specs(w.shape, w.dtype)]
+    for ids, rows in steps:
+        g = np.zeros((V, D), np.float32)
+        np.add.at(g, ids, rows)
+        dense.apply("cpu", dense.iterations, dense.learning_rate_at(dense.iterations), [wd], [g], [dslots])
+        dense.iterations += 1
+    assert np.abs(wd - var.numpy()).max() > 1e-4
+
+
+@pytest.mark.parametrize("kwargs", [dict(clipnorm=1.0), dict(global_clipnorm=1.0), dict(clipvalue=0.1),
+                                    dict(gradient_accumulation_steps=2)])
+def test_clipping_and_accumulation_read_the_summed_gradient(kwargs):
+    assert optimizers.Adam(**kwargs).sparse_moment_power is None
+    assert optimizers.SGD().sparse_moment_power is None and optimizers.Lion().sparse_moment_power is None
+
+
+@pytest.fixture
+def fresh_config(monkeypatch):
+    monkeypatch.setattr(sys, "argv", ["pytest"])
+    config.reset()
+    yield
+    config.reset()
+
+
+def _model(k, T, regularizer=None):
+    return k.Sequential([k.Input((T,), dtype="int32"),
+                         k.layers.Embedding(40, 6, embeddings_regularizer=regularizer),
+                         k.layers.GlobalAveragePooling1D(), k.layers.Dense(3, activation="softmax")])
+
+
+@pytest.mark.parametrize("opt,degree,reg", [("adam", 1, False), ("adam", 2, False), ("rmsprop", 2, False),
+                                            ("adamax", 1, False), ("adam", 2, True)])
+def test_fit_trains_an_embedding_model_as_tensorflow(opt, degree, reg, fresh_config):
+    rng = np.random.default_rng(5)
+    T, N = 10, 96
+    ids = rng.integers(0, 40, (N, T)).astype("int32")
+    ids[:, :4] = rng.integers(0, 4, (N, 4))  # frequent tokens: looked up several times per batch
+    y = rng.integers(0, 3, N)
+    reg_t = keras.regularizers.L2(0.01) if reg else None
+    reg_f = ff.regularizers.L2(0.01) if reg else None
+    mt, mf = _model(keras, T, reg_t), _model(ff, T, reg_f)
+    mf.set_weights(mt.get_weights())
+    mt.compile(keras.optimizers.get(opt), "sparse_categorical_crossentropy")
+    mf.compile(ff.optimizers.get(opt), "sparse_categorical_crossentropy")
+    config.set(cpus=2, data_parallel_degree=degree)
+    hf = mf.fit(ids, y, batch_size=32, epochs=3, verbose=0, shuffle=False)
+    ht = mt.fit(ids, y, batch_size=32, epochs=3, verbose=0, shuffle=False)
+    np.testing.assert_allclose(hf.history["loss"], ht.history["loss"], rtol=2e-5)
+    for a, b in zip(mf.get_weights(), mt.get_weights(), strict=True):
+        np.testing.assert_allclose(a, b, rtol=1e-4, atol=2e-6)
