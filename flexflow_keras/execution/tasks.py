@@ -203,7 +203,7 @@ def backward_task(node: OpNode, label: str, n_saved: int, n_stats: int, grad_in_
             extra = {}
             if moments:
                 got = arrays[nreg - len(moments):nreg]
-                extra["moments"] = {j: (a, power, p is not WD) for (j, p, power), a in zip(moments, got, strict=True)}
+                extra["moments"] = {j: ((a, power, p is not WD),) for (j, p, power), a in zip(moments, got, strict=True)}
             ctx = _ctx(backend, tiles[point], training=True, step=step, seed=seed, global_batch=global_batch,
                        accumulate_inputs=acc_in, accumulate_weights=acc_w, extra=extra)
             if stage_name == "weights":

@@ -43,10 +43,11 @@ class KernelContext:
     def acc_weight(self, j: int) -> bool:
         return self.accumulate_weights[j] if j < len(self.accumulate_weights) else False
 
-    def moment(self, j: int):
-        """(array, power, accumulate) where the step asks weight j's backward for its gradient's per-lookup
-        moment (execution/sparse_moments.py), else None."""
-        return self.extra.get("moments", {}).get(j)
+    def moments(self, j: int) -> tuple:
+        """The (array, power, accumulate) triples in which the caller asks weight j's backward for its
+        gradient's per-lookup moments (execution/sparse_moments.py; a GradientTape asks for powers 1 and 2);
+        empty when none is asked for."""
+        return tuple(self.extra.get("moments", {}).get(j, ()))
 
 
 @dataclass(frozen=True)

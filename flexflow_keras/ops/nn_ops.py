@@ -386,10 +386,9 @@ class EmbeddingOp(Op):
             fn = kernel(kemb, "embedding_backward", ctx)
             r0 = t.get("rows")[0] if t is not None and t.parts > 1 else 0  # this piece's first table row
             fn(inputs[0], grad_outputs[0], grad_weights[0], ctx.acc_weight(0), row_offset=r0)
-            moment = ctx.moment(0)
-            if moment is not None:  # (array, power, accumulate): the optimizer's per-lookup moment
-                kernel(kemb, "embedding_backward_moment", ctx)(inputs[0], grad_outputs[0], moment[0], moment[2],
-                                                               row_offset=r0, power=moment[1])
+            for q, power, acc in ctx.moments(0):  # the optimizer's per-lookup moment
+                kernel(kemb, "embedding_backward_moment", ctx)(inputs[0], grad_outputs[0], q, acc, row_offset=r0,
+                                                               power=power)
 
 
 @dataclass(frozen=True)

@@ -210,14 +210,20 @@ class GradientTape:
         flat_sources = tree.flatten(sources)
         source_keys = [key(s) for s in flat_sources]
         reach = self._sources(flat_sources, source_keys)
-        self._backward(grads, reach)
+        seeded = set(grads)
+        moments = self._backward(grads, reach)
         out = []
         for s, k in zip(flat_sources, source_keys, strict=True):
             g = grads.get(k) if k in reach else None
             if g is None and zero_unconnected and k is not None:
                 like = s.value if _is_variable(s) else np.asarray(s)
                 g = np.zeros(like.shape, like.dtype)
-            out.append(None if g is None else _as_eager(g))
+            g = None if g is None else _as_eager(g)
+            if g is not None and moments.get(k) and k not in seeded:
+                # a table only lookups read: TensorFlow's IndexedSlices, which optimizer.apply_gradients
+                # reads per lookup (execution/sparse_moments.py); arithmetic on g gives a plain tensor
+                g._ff_moments = moments[k]
+            out.append(g)
         self._note_second_order([g for g in out if g is not None])
         if not self.persistent:
             self._used = True
@@ -262,9 +268,14 @@ class GradientTape:
                 reach.update(key(o) for o in e.outs)
         return reach
 
-    def _backward(self, grads: dict, reach: set) -> None:
+    def _backward(self, grads: dict, reach: set) -> dict:
+        """Run the recorded ops' backward into `grads`; returns, per key of a weight whose gradient only
+        lookups wrote (an Embedding's table), its per-lookup moments {power: array} for powers 1 and 2
+        (see `Optimizer.sparse_moment_power`)."""
         from flexflow_keras.ops.base import KernelContext
 
+        moments: dict = {}
+        dense: set = set()  # keys that some other op's gradient reached
         for e in reversed(self._entries):
             out_keys = [key(o) for o in e.outs]
             if not any(k in grads for k in out_keys):
@@ -291,9 +302,21 @@ class GradientTape:
             if not any(g is not None for g in gin + gw):
                 continue
             c = e.ctx
+            asked: dict = {}
+            sparse = getattr(e.op, "sparse_weight_gradient", False)
+            for j, (k, g) in enumerate(zip(e.weight_keys, gw, strict=True)):
+                if g is not None and sparse and j == 0 and k not in dense:
+                    asked[k] = {1: np.zeros_like(g), 2: np.zeros_like(g)}
+                elif g is not None:
+                    dense.add(k)
+                    moments.pop(k, None)
+            dense.update(k for k, g in zip(e.in_keys, gin, strict=True) if g is not None)
+            extra = {}
+            for m in asked.values():  # weight 0 only: at most one
+                extra["moments"] = {0: tuple((q, power, False) for power, q in m.items())}
             ctx = KernelContext(backend="cpu", training=c.training, step=c.step, seed=c.seed,
                                 global_batch=c.global_batch, accumulate_inputs=(False,) * len(gin),
-                                accumulate_weights=(False,) * len(gw))
+                                accumulate_weights=(False,) * len(gw), extra=extra)
             op = e.op
             try:
                 if op.two_stage_backward:
@@ -307,6 +330,12 @@ class GradientTape:
             for k, g in zip(e.in_keys + e.weight_keys, gin + gw, strict=True):
                 if g is not None:
                     grads[k] = grads[k] + g if k in grads else g
+            for k, m in asked.items():
+                if k in moments:
+                    moments[k] = {power: moments[k][power] + q for power, q in m.items()}
+                else:
+                    moments[k] = m
+        return {k: m for k, m in moments.items() if k not in dense}
 
 
 class _SecondOrderOp:

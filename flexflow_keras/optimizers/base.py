@@ -387,10 +387,15 @@ class Optimizer:
         pairs = list(grads_and_vars)
         variables = [v for _, v in pairs]
         self.build(variables)
-        arrays, grads, names = [], [], []
+        arrays, grads, names, moments = [], [], [], []
+        power = self.sparse_moment_power
         for g, v in pairs:
             arr = v.value if hasattr(v, "value") else v
             arrays.append(arr)
+            # a GradientTape's gradient of a table only lookups read carries their per-lookup moments
+            # (TensorFlow's IndexedSlices; see `sparse_moment_power`)
+            q = getattr(g, "_ff_moments", {}).get(power) if power is not None else None
+            moments.append(None if q is None or q.shape != arr.shape else np.asarray(q, dtype=arr.dtype))
             grads.append(None if g is None else np.asarray(g, dtype=arr.dtype, order="C"))  # 0-d stays 0-d
             names.append(getattr(v, "path", getattr(v, "name", None)))
         missing = [n for g, n in zip(grads, names, strict=True) if g is None]
@@ -398,7 +403,8 @@ class Optimizer:
             log.warning("Gradients do not exist for variables %s when minimizing the loss; they are not updated.",
                         missing)
         lr = self.learning_rate_at(self._iterations)
-        self.apply("cpu", self._iterations, lr, arrays, grads, [self._eager_slots[id(v)] for v in variables], names)
+        self.apply("cpu", self._iterations, lr, arrays, grads, [self._eager_slots[id(v)] for v in variables], names,
+                   moments=moments if any(q is not None for q in moments) else None)
         for v in variables:
             if hasattr(v, "_on_assign"):
                 v._on_assign()

@@ -118,3 +118,41 @@ def test_fit_trains_an_embedding_model_as_tensorflow(opt, degree, reg, fresh_con
     np.testing.assert_allclose(hf.history["loss"], ht.history["loss"], rtol=2e-5)
     for a, b in zip(mf.get_weights(), mt.get_weights(), strict=True):
         np.testing.assert_allclose(a, b, rtol=1e-4, atol=2e-6)
+
+
+@pytest.mark.parametrize("name,tied", [("Adam", False), ("Adamax", False), ("RMSprop", False), ("Adam", True)])
+def test_custom_training_loop_updates_a_table_as_tensorflow(name, tied):
+    # tape.gradient hands a table only lookups read to apply_gradients with its per-lookup moments; a table
+    # another term also reads (tied) gets TensorFlow's densified gradient, squared after the sum
+    from flexflow_keras import ops
+    from flexflow_keras.ops.tape import GradientTape
+
+    rng = np.random.default_rng(0)
+    ids = rng.integers(0, 20, (16, 6)).astype("int32")
+    ids[:, :3] = rng.integers(0, 3, (16, 3))
+    y = rng.integers(0, 3, 16)
+
+    def build(k):
+        return k.Sequential([k.Input((6,), dtype="int32"), k.layers.Embedding(20, 4), k.layers.GlobalAveragePooling1D(),
+                             k.layers.Dense(3)])
+
+    mt, mf = build(keras), build(ff)
+    mf.set_weights(mt.get_weights())
+    ot, of = getattr(keras.optimizers, name)(0.05), getattr(optimizers, name)(0.05)
+    lt = keras.losses.SparseCategoricalCrossentropy(from_logits=True)
+    lf = ff.losses.SparseCategoricalCrossentropy(from_logits=True)
+    for _ in range(4):
+        with tf.GradientTape() as tape:
+            loss = lt(y, mt(ids, training=True))
+            if tied:
+                loss += 0.01 * tf.reduce_sum(tf.square(mt.layers[0].embeddings))
+        ot.apply_gradients(zip(tape.gradient(loss, mt.trainable_weights), mt.trainable_weights, strict=True))
+        with GradientTape() as tape:
+            loss = lf(y, mf(ids, training=True))
+            if tied:
+                loss += 0.01 * ops.sum(ops.square(mf.layers[0].embeddings))
+        grads = tape.gradient(loss, mf.trainable_weights)
+        assert hasattr(grads[0], "_ff_moments") != tied and not hasattr(grads[1], "_ff_moments")
+        of.apply_gradients(zip(grads, mf.trainable_weights, strict=True))
+    for a, b in zip(mf.get_weights(), mt.get_weights(), strict=True):
+        np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-6)
