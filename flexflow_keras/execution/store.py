@@ -50,7 +50,8 @@ class WeightStore:
             self.grad[v.uid] = Region(v.shape, np.dtype(v.dtype), name=f"g:{v.path}", exact_pieces=True)
             regions = []
             for slot_name, init in (optimizer.slot_specs(v.shape, v.dtype) if optimizer else []):
-                s = Region(v.shape, np.dtype(v.dtype), name=f"{slot_name}:{v.path}", exact_pieces=True)
+                s = Region(optimizer.slot_shape(slot_name, v.shape), np.dtype(v.dtype), name=f"{slot_name}:{v.path}",
+                           exact_pieces=True)
                 rtm.fill(s, float(init))
                 regions.append(s)
             self.slots[v.uid] = regions

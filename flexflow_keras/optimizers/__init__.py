@@ -1,4 +1,5 @@
-"""`keras.optimizers`: SGD, Adam, AdamW, RMSprop, Adagrad, Adadelta, Adamax, Nadam, Ftrl, Lion, learning-rate `schedules`, and `get`.
+"""`keras.optimizers`: SGD, Adam, AdamW, RMSprop, Adagrad, Adadelta, Adamax, Nadam, Ftrl, Lion, Lamb, Adafactor,
+learning-rate `schedules`, and `get`.
 
 See `optimizers/base.py` for the contract with the training loop (`slot_specs`, `apply`,
 `learning_rate_at`, `iterations`).
@@ -6,13 +7,16 @@ See `optimizers/base.py` for the contract with the training loop (`slot_specs`, 
 
 from __future__ import annotations
 
+from flexflow_keras.errors import FlexFlowKerasError
 from flexflow_keras.optimizers import schedules
 from flexflow_keras.optimizers.adadelta import Adadelta
+from flexflow_keras.optimizers.adafactor import Adafactor
 from flexflow_keras.optimizers.adagrad import Adagrad
 from flexflow_keras.optimizers.adam import Adam, AdamW
 from flexflow_keras.optimizers.adamax import Adamax
 from flexflow_keras.optimizers.base import Optimizer
 from flexflow_keras.optimizers.ftrl import Ftrl
+from flexflow_keras.optimizers.lamb import Lamb
 from flexflow_keras.optimizers.lion import Lion
 from flexflow_keras.optimizers.nadam import Nadam
 from flexflow_keras.optimizers.rmsprop import RMSprop
@@ -24,9 +28,9 @@ from flexflow_keras.optimizers.sgd import SGD
 sgd, adam, rmsprop, adagrad, adadelta, adamax, nadam = SGD, Adam, RMSprop, Adagrad, Adadelta, Adamax, Nadam
 
 _BUILTIN = {cls.__name__.lower(): cls for cls in (SGD, Adam, AdamW, RMSprop, Adagrad, Adadelta, Adamax, Nadam,
-                                                  Ftrl, Lion)}
+                                                  Ftrl, Lion, Lamb, Adafactor)}
 # Keras optimizers that exist in Keras 3 but not here: named in the error so the user knows why.
-_KERAS_ONLY = ("adafactor", "muon", "lamb")
+_KERAS_ONLY = ("muon", "schedulefreeadamw", "multioptimizer")
 
 
 def serialize(optimizer: Optimizer) -> dict:
@@ -76,6 +80,24 @@ def get(identifier) -> Optimizer | None:
     raise ValueError(_unknown(identifier))
 
 
+class UnsupportedOptimizerError(FlexFlowKerasError, AttributeError):
+    """A Keras 3 optimizer class flexflow_keras does not implement (an AttributeError: `hasattr` stays False)."""
+
+
+_KERAS_ONLY_CLASSES = {"Muon": "muon", "ScheduleFreeAdamW": "schedulefreeadamw", "MultiOptimizer": "multioptimizer",
+                       "OptimizerMap": "multioptimizer"}
+
+
+def __getattr__(name: str):
+    # keras.optimizers.Muon and the like: say that flexflow_keras lacks them, not a bare AttributeError
+    if name in _KERAS_ONLY_CLASSES:
+        raise UnsupportedOptimizerError(f"keras.optimizers.{name} is a Keras optimizer flexflow_keras does not have. "
+                                        f"Use one of {', '.join(sorted(c.__name__ for c in set(_BUILTIN.values())))}, "
+                                        f"or run this script with Keras itself.")
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
 __all__ = ["Optimizer", "SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "Adadelta", "Adamax", "Nadam", "Ftrl", "Lion",
+           "Lamb", "Adafactor",
            "schedules", "get", "serialize",
            "deserialize"]

@@ -4,7 +4,8 @@ weight decay, gradient accumulation, and the update entry point the training loo
 Contract with the training loop (flexflow_keras/models/training.py, docs/contracts.md):
 
 - ``opt.slot_specs(shape, dtype) -> list[(slot_name, initial_value)]``: the optimizer state per variable;
-  every slot has the variable's shape and dtype and starts filled with ``initial_value``.
+  every slot has the variable's dtype, the shape ``opt.slot_shape(slot_name, shape)`` (the variable's own,
+  except Adafactor's factored r and c) and starts filled with ``initial_value``.
 - ``opt.learning_rate_at(iteration) -> float``: the learning rate of the update that follows
   `iteration` updates (a schedule evaluated at `iteration`, or the constant, with Keras 2's `decay`).
 - ``opt.apply(backend, iteration, lr, weights, grads, slots, names=None)``: update one group of
@@ -268,6 +269,15 @@ class Optimizer:
         """Subclasses: the optimizer's own slots."""
         return []
 
+    def keras_state_variables(self) -> list[np.ndarray]:
+        """The optimizer's own state variables that Keras saves after the slots (Nadam: its momentum
+        schedule's product); here they follow from `iterations`, so loading reads them from it."""
+        return []
+
+    def slot_shape(self, slot_name: str, shape: Sequence[int]) -> tuple[int, ...]:
+        """The shape of slot `slot_name` of a variable of `shape`: the variable's own (Adafactor factors)."""
+        return tuple(shape)
+
     def slot_specs(self, shape: Sequence[int], dtype="float32") -> list[tuple[str, float]]:
         """The slots a variable of `shape`/`dtype` needs, as (name, initial value), in `apply`'s order."""
         specs = list(self._slot_specs())
@@ -365,8 +375,8 @@ class Optimizer:
         for v in variables:
             if id(v) not in self._eager_slots:
                 shape, dtype = tuple(v.shape), v.dtype
-                self._eager_slots[id(v)] = [np.full(shape, init, dtype=dtype)
-                                            for _, init in self.slot_specs(shape, dtype)]
+                self._eager_slots[id(v)] = [np.full(self.slot_shape(name, shape), init, dtype=dtype)
+                                            for name, init in self.slot_specs(shape, dtype)]
         pending = self.__dict__.pop("_ff_checkpoint_slots", None)
         if pending is not None:
             slots = self.variables

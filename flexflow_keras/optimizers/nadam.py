@@ -4,6 +4,8 @@ recomputed from the step, so it follows `iterations` (a restored optimizer conti
 
 from __future__ import annotations
 
+import numpy as np
+
 from flexflow_keras.optimizers._more_kernels import update_kernel
 from flexflow_keras.optimizers.base import Optimizer
 
@@ -37,6 +39,12 @@ class Nadam(Optimizer):
 
     def _slot_specs(self):
         return [("momentum", 0.0), ("velocity", 0.0)]
+
+    def keras_state_variables(self):
+        loaded = self.__dict__.get("_ff_keras_state")  # read from a file at this many iterations: as read
+        if loaded is not None and loaded[0] == self._iterations:
+            return list(loaded[1])
+        return [np.asarray(self.u_product(self._iterations), dtype=np.float32)]
 
     def u_product(self, step: int) -> float:
         """The product of ``beta_1·(1 - 0.5·0.96^k)`` for k = 1..step (memoized)."""

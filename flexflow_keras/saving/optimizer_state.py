@@ -3,8 +3,10 @@
 Keras numbers them: ``0`` iterations (int64), ``1`` the learning rate (float32; absent for a schedule or
 a callable), then, when gradient accumulation is on, one accumulator per trainable variable, then each
 group of slots the optimizer creates, per trainable variable in the model's order. A group is one slot
-name, except Adam's (momentum, velocity), which Keras interleaves per variable. An optimizer that never
-took a step has only the first two.
+name, or the names Keras creates in one call and so interleaves per variable (Adam's momentum and velocity,
+Nadam's, Adadelta's, Adamax's, Ftrl's and Lamb's pairs, Adafactor's r, c and velocity, whose r and c have
+shapes of their own), then the optimizer's own state variables (Nadam's momentum-schedule product). An
+optimizer that never took a step has only the first two.
 
 During training the slots live in the engine's regions (execution/store.py); a loaded model keeps them
 as pending (`PendingSlots`) until its first engine is made, which `restore_pending_slots` fills.
@@ -20,7 +22,10 @@ import numpy as np
 from flexflow_keras.optimizers import schedules
 
 log = logging.getLogger("flexflow_keras")
-_INTERLEAVED = {"adam": ("momentum", "velocity")}
+_INTERLEAVED = {"adam": ("momentum", "velocity"), "nadam": ("momentum", "velocity"),
+                "adadelta": ("accumulated_grad", "accumulated_delta_var"), "adamax": ("momentum", "norm"),
+                "ftrl": ("accumulator", "linear"), "lamb": ("momentum", "velocity"),
+                "adafactor": ("r", "c", "velocity")}
 _ACCUMULATOR = "gradient_accumulator"
 
 
@@ -51,6 +56,15 @@ def _groups(opt) -> list[tuple[str, ...]]:
     return groups
 
 
+def _names(opt, v) -> list[str]:
+    return [n for n, _ in opt.slot_specs(tuple(v.shape), "float32")]
+
+
+def _layout(opt, variables) -> list[tuple]:
+    """(variable, slot name) of every slot array in Keras' order (see the module docstring)."""
+    return [(v, name) for group in _groups(opt) for v in variables for name in group]
+
+
 def current_slots(model) -> dict[int, list[np.ndarray]] | None:
     """The optimizer's slot arrays per trainable variable uid, or None before any engine or load."""
     opt = model.optimizer
@@ -72,13 +86,10 @@ def optimizer_variables(model) -> list[np.ndarray]:
     slots = current_slots(model)
     if slots is None:
         return out
-    names = [n for n, _ in opt.slot_specs((1,), "float32")]
     trainable = [v for v in model.trainable_weights if v.uid in slots]
-    for group in _groups(opt):
-        for v in trainable:
-            for name in group:
-                out.append(np.asarray(slots[v.uid][names.index(name)]))
-    return out
+    for v, name in _layout(opt, trainable):
+        out.append(np.asarray(slots[v.uid][_names(opt, v).index(name)]))
+    return out + list(opt.keras_state_variables())
 
 
 def set_optimizer_variables(model, arrays: list[np.ndarray], path: str) -> None:
@@ -89,35 +100,33 @@ def set_optimizer_variables(model, arrays: list[np.ndarray], path: str) -> None:
     (it was changed during training), so an unchanged rate keeps its exact Python value.
     """
     opt = model.optimizer
-    names = [n for n, _ in opt.slot_specs((1,), "float32")]
     head = 2 if _has_lr_variable(opt) else 1
     trainable = list(model.trainable_weights)
-    full = head + len(names) * len(trainable)
+    layout = _layout(opt, trainable)
+    full = head + len(layout) + len(opt.keras_state_variables())  # that state follows from the iterations
     if len(arrays) not in (head, full):
         log.warning("load_model: skipping the optimizer state in %s: optimizer '%s' has %d variables for this "
                     "model, the file has %d. Training continues from fresh optimizer slots.", path, opt.name,
                     full, len(arrays))
         return
     opt.iterations = int(np.asarray(arrays[0]))
+    if len(arrays) == full and full > head + len(layout):  # the state after the slots, kept as read
+        opt._ff_keras_state = (int(opt.iterations), [np.asarray(a) for a in arrays[head + len(layout):]])
     if head == 2:
         stored = np.float32(np.asarray(arrays[1]))
         if np.float32(opt._learning_rate) != stored:
             opt._learning_rate = float(stored)
     if len(arrays) == head:
         return
-    slots: dict[int, list] = {v.uid: [None] * len(names) for v in trainable}
-    k = head
-    for group in _groups(opt):
-        for v in trainable:
-            for name in group:
-                arr = np.asarray(arrays[k])
-                if tuple(arr.shape) != tuple(v.shape):
-                    log.warning("load_model: skipping the optimizer state in %s: slot %s of weight '%s' has "
-                                "shape %s in the file, the weight has %s.", path, name, v.path, arr.shape,
-                                v.shape)
-                    return
-                slots[v.uid][names.index(name)] = arr.astype(v.dtype, copy=False)
-                k += 1
+    slots: dict[int, list] = {v.uid: [None] * len(_names(opt, v)) for v in trainable}
+    for k, (v, name) in enumerate(layout, start=head):
+        arr = np.asarray(arrays[k])
+        want = tuple(opt.slot_shape(name, v.shape))
+        if tuple(arr.shape) != want:
+            log.warning("load_model: skipping the optimizer state in %s: slot %s of weight '%s' has shape %s in "
+                        "the file, expected %s.", path, name, v.path, arr.shape, want)
+            return
+        slots[v.uid][_names(opt, v).index(name)] = arr.astype(v.dtype, copy=False)
     opt._ff_pending_slots = PendingSlots(int(opt.iterations), slots)
     engine = getattr(model, "_engine", None)
     if engine is not None and engine.optimizer is opt:

@@ -16,7 +16,8 @@ kernel's arguments, rebuild the file from scratch so stale signatures go:
     FF_UPDATE_CUDA_SIGNATURES=1 python -m pytest tests/kernels/test_kernels_cuda_sim.py \\
         tests/runtime/test_runtime_gpu_sim.py tests/kernels/test_conv2d_cuda.py \\
         tests/kernels/test_pool2d_cuda.py tests/kernels/test_optimizers_cuda.py \\
-        tests/kernels/test_optimizers_more_cuda.py tests/flexflow_keras/ops/test_ops_cuda_sim.py
+        tests/kernels/test_optimizers_more_cuda.py tests/kernels/test_sparse_moments_cuda.py \\
+        tests/flexflow_keras/ops/test_ops_cuda_sim.py
 
 The PTX test (tests/kernels/test_cuda_ptx.py) compiles every kernel for every recorded signature (and
 the float32 twin of each all-float64 one).
@@ -65,6 +66,7 @@ KERNEL_MODULES = (
     "kernels.gpu.spatial",
     "kernels.optimizers",
     "kernels.optimizers_more",
+    "kernels.optimizers_norms",
     "runtime.gpu_kernels",
 )
 

@@ -1,4 +1,4 @@
-"""The CUDA kernels of Adadelta, Adamax, Nadam, Ftrl and Lion under the Numba CUDA simulator, through the
+"""The CUDA kernels of Adadelta, Adamax, Nadam, Ftrl, Lion, Lamb and Adafactor under the Numba CUDA simulator, through the
 optimizer classes on backend "cuda", compared with the CPU kernels on tiny shapes (in a subprocess: the
 simulator must be chosen before numba.cuda is first imported)."""
 
@@ -11,7 +11,7 @@ _SCRIPT = textwrap.dedent("""
     from numba import cuda
     from flexflow_keras import optimizers
 
-    shape = (5, 3)
+    shapes = [(5, 3), (4,), (2, 3, 4)]  # Adafactor factors the last two axes of a rank >= 2 variable
     makers = {
         "adadelta": lambda: optimizers.Adadelta(1.0, clipvalue=0.5),
         "adamax": lambda: optimizers.Adamax(0.01, weight_decay=0.05),
@@ -19,20 +19,23 @@ _SCRIPT = textwrap.dedent("""
         "ftrl": lambda: optimizers.Ftrl(0.1, l1_regularization_strength=0.05, l2_regularization_strength=0.01,
                                         l2_shrinkage_regularization_strength=0.02, beta=0.1),
         "lion": lambda: optimizers.Lion(0.01, weight_decay=0.01),
+        "lamb": lambda: optimizers.Lamb(0.01, weight_decay=0.05, clipvalue=0.5),
+        "adafactor": lambda: optimizers.Adafactor(0.05, weight_decay=0.02, clip_threshold=0.5),
     }
     for name, make in makers.items():
         results = []
         for backend in ("cpu", "cuda"):
             opt = make()
             w_rng = np.random.default_rng(8)
-            w = [w_rng.standard_normal(shape).astype(np.float32) for _ in range(2)]
-            slots = [[np.full(a.shape, v, np.float32) for _, v in opt.slot_specs(a.shape)] for a in w]
+            w = [w_rng.standard_normal(shape).astype(np.float32) for shape in shapes]
+            slots = [[np.full(opt.slot_shape(n, a.shape), v, np.float32) for n, v in opt.slot_specs(a.shape)]
+                     for a in w]
             if backend == "cuda":
                 w = [cuda.to_device(a) for a in w]
                 slots = [[cuda.to_device(s) for s in ss] for ss in slots]
             g_rng = np.random.default_rng(9)
             for it in range(3):
-                gs = [g_rng.standard_normal(shape).astype(np.float32) for _ in w]
+                gs = [g_rng.standard_normal(a.shape).astype(np.float32) for a in w]
                 if backend == "cuda":
                     gs = [cuda.to_device(g) for g in gs]
                 opt.apply(backend, it, opt.learning_rate_at(it), w, gs, slots)
@@ -45,4 +48,4 @@ _SCRIPT = textwrap.dedent("""
 
 def test_more_optimizer_cuda_kernels_match_cpu_under_simulator(tmp_path):
     out = run_simulated(_SCRIPT, tmp_path)
-    assert out.count("ok") == 5, out
+    assert out.count("ok") == 7, out

@@ -39,13 +39,15 @@ _SCRIPT = textwrap.dedent("""
         "adamax": lambda: optimizers.Adamax(0.01),
         "adadelta": lambda: optimizers.Adadelta(1.0),
         "ftrl": lambda: optimizers.Ftrl(0.1, l1_regularization_strength=0.05),
+        "lamb": lambda: optimizers.Lamb(0.01),
+        "adafactor": lambda: optimizers.Adafactor(0.05),
     }
     for name, make in makers.items():
         results = []
         for backend in ("cpu", "cuda"):
             opt = make()
             w = np.random.default_rng(8).standard_normal(shape).astype(np.float32)
-            slots = [np.full(shape, v, np.float32) for _, v in opt.slot_specs(shape)]
+            slots = [np.full(opt.slot_shape(n, shape), v, np.float32) for n, v in opt.slot_specs(shape)]
             if backend == "cuda":
                 w, slots = cuda.to_device(w), [cuda.to_device(s) for s in slots]
             g_rng = np.random.default_rng(9)
@@ -63,4 +65,4 @@ _SCRIPT = textwrap.dedent("""
 
 def test_moment_cuda_kernels_match_cpu_under_simulator(tmp_path):
     out = run_simulated(_SCRIPT, tmp_path)
-    assert out.count("ok") == 9, out
+    assert out.count("ok") == 11, out

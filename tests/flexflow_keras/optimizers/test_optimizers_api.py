@@ -98,10 +98,13 @@ def test_get_strings_dicts_objects_and_errors():
     assert optimizers.get(None) is None
     d = optimizers.get({"class_name": "SGD", "config": {"learning_rate": 0.2, "momentum": 0.5}})
     assert (d.learning_rate, d.momentum) == (0.2, 0.5)
-    with pytest.raises(ValueError, match="Valid optimizers: adadelta, adagrad, adam, adamax, adamw, ftrl, lion, nadam, rmsprop, sgd"):
+    with pytest.raises(ValueError, match="Valid optimizers: adadelta, adafactor, adagrad, adam, adamax, adamw, ftrl, "
+                                         "lamb, lion, nadam, rmsprop, sgd"):
         optimizers.get("adamm")
     with pytest.raises(ValueError, match="not implemented by flexflow_keras"):
-        optimizers.get("adafactor")
+        optimizers.get("muon")
+    assert isinstance(optimizers.get("adafactor"), optimizers.Adafactor)
+    assert isinstance(optimizers.get({"class_name": "Lamb", "config": {"learning_rate": 0.2}}), optimizers.Lamb)
 
 
 def test_config_round_trip_with_schedule():

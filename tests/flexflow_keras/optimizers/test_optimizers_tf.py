@@ -25,6 +25,11 @@ CASES = [
     ("Adagrad", dict(learning_rate=0.05)),
     ("Adam", dict(learning_rate=0.01, gradient_accumulation_steps=2)),
     ("SGD", dict(learning_rate=0.1, momentum=0.9, loss_scale_factor=4.0)),
+    ("Lamb", dict(learning_rate=0.01)),
+    ("Lamb", dict(learning_rate=0.01, weight_decay=0.05, clipnorm=0.5)),
+    ("Adafactor", dict()),
+    ("Adafactor", dict(learning_rate=0.05, clip_threshold=0.5, weight_decay=0.02, clipvalue=0.3)),
+    ("Adafactor", dict(learning_rate=0.05, beta_2_decay=-0.5, epsilon_2=0.01, global_clipnorm=1.0)),
 ]
 
 
@@ -39,7 +44,8 @@ def _run_tf(name, kwargs, w0, grads):
 def _run_ours(name, kwargs, w0, grads):
     opt = getattr(optimizers, name)(**kwargs)
     ws = [w.copy() for w in w0]
-    slots = [[np.full(w.shape, init, w.dtype) for _, init in opt.slot_specs(w.shape, w.dtype)] for w in ws]
+    slots = [[np.full(opt.slot_shape(name, w.shape), init, w.dtype) for name, init in opt.slot_specs(w.shape, w.dtype)]
+             for w in ws]
     for step_grads in grads:
         lr = opt.learning_rate_at(opt.iterations)
         opt.apply("cpu", opt.iterations, lr, ws, [g.copy() for g in step_grads], slots)
@@ -88,3 +94,38 @@ def test_schedule_values_match_tf_keras(make):
     ours, theirs = make(optimizers.schedules), make(keras.optimizers.schedules)
     for step in range(12):
         assert ours(step) == pytest.approx(float(theirs(step)), rel=1e-6, abs=1e-9), step
+
+
+@pytest.mark.parametrize("name", ["Lamb", "Adafactor"])
+@pytest.mark.parametrize("degree", [1, 2])
+def test_fit_with_whole_variable_optimizers_matches_tf_keras(name, degree, monkeypatch):
+    # their updates read whole-variable norms and Adafactor's factored slots have shapes of their own: the
+    # step updates each variable in one task, wherever its gradient was computed
+    import sys
+
+    import flexflow_keras as ff
+    from flexflow_keras import config
+
+    monkeypatch.setattr(sys, "argv", ["pytest"])
+    config.reset()
+    config.set(cpus=2, data_parallel_degree=degree)
+    try:
+        rng = np.random.default_rng(4)
+        x = rng.standard_normal((64, 6, 6, 2)).astype("float32")
+        y = rng.integers(0, 3, 64)
+
+        def build(k):
+            return k.Sequential([k.Input((6, 6, 2)), k.layers.Conv2D(4, 3, activation="relu"), k.layers.Flatten(),
+                                 k.layers.Dense(3, activation="softmax")])
+
+        theirs, ours = build(keras), build(ff)
+        ours.set_weights(theirs.get_weights())
+        theirs.compile(getattr(keras.optimizers, name)(learning_rate=0.02), "sparse_categorical_crossentropy")
+        ours.compile(getattr(optimizers, name)(learning_rate=0.02), "sparse_categorical_crossentropy")
+        ht = theirs.fit(x, y, batch_size=16, epochs=2, verbose=0, shuffle=False)
+        hf = ours.fit(x, y, batch_size=16, epochs=2, verbose=0, shuffle=False)
+        np.testing.assert_allclose(hf.history["loss"], ht.history["loss"], rtol=1e-5)
+        for a, b in zip(ours.get_weights(), theirs.get_weights(), strict=True):
+            np.testing.assert_allclose(a, b, rtol=1e-4, atol=2e-6)
+    finally:
+        config.reset()

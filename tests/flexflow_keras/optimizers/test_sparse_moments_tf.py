@@ -32,6 +32,8 @@ CASES = [
     ("Adamax", dict(learning_rate=0.01)),
     ("Adadelta", dict(learning_rate=0.5)),
     ("Ftrl", dict(learning_rate=0.05, l1_regularization_strength=0.001)),
+    ("Lamb", dict(learning_rate=0.01)),
+    ("Adafactor", dict(learning_rate=0.05)),
 ]
 
 
@@ -56,7 +58,7 @@ def test_optimizer_reads_the_per_lookup_moment_as_tensorflow(name, kwargs):
     opt = getattr(optimizers, name)(**kwargs)
     assert opt.sparse_moment_power == (1 if name == "Adamax" else 2)
     w = w0.copy()
-    slots = [np.full(w.shape, init, w.dtype) for _, init in opt.slot_specs(w.shape, w.dtype)]
+    slots = [np.full(opt.slot_shape(n, w.shape), init, w.dtype) for n, init in opt.slot_specs(w.shape, w.dtype)]
     for ids, rows in steps:
         g = np.zeros((V, D), np.float32)
         q = np.zeros((V, D), np.float32)
@@ -68,7 +70,7 @@ def test_optimizer_reads_the_per_lookup_moment_as_tensorflow(name, kwargs):
     # the dense formula (the square of the sum) is measurably different here: the test can fail
     dense = getattr(optimizers, name)(**kwargs)
     wd = w0.copy()
-    dslots = [np.full(w.shape, init, w.dtype) for _, init in dense.slot_specs(w.shape, w.dtype)]
+    dslots = [np.full(dense.slot_shape(n, w.shape), init, w.dtype) for n, init in dense.slot_specs(w.shape, w.dtype)]
     for ids, rows in steps:
         g = np.zeros((V, D), np.float32)
         np.add.at(g, ids, rows)
