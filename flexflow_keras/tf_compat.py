@@ -14,6 +14,7 @@ scripts whose Keras part runs (`tf.random.set_seed(42)` on their first line). Ma
   (`set_visible_devices`) is an error that names the flags.
 - data: ``tf.data.Dataset.from_tensor_slices(...)`` and the chain tutorials give it (shuffle, batch,
   map, take, skip, prefetch, cache, padded_batch, filter, unbatch, concatenate, enumerate; data/slices.py),
+  ``tf.data.Dataset.list_files`` (a glob's paths, shuffled unless ``shuffle=False``),
   ``tf.data.Dataset.zip`` / ``range`` / ``from_generator``, ``tf.data.TextLineDataset`` (data/derived.py),
   ``tf.data.AUTOTUNE``, and
   ``tf.data.experimental.cardinality(ds)`` (the dataset's `cardinality()`, of any of our datasets).
@@ -34,6 +35,8 @@ scripts whose Keras part runs (`tf.random.set_seed(42)` on their first line). Ma
   `CheckpointManager` and `latest_checkpoint` (tf_checkpoint.py, this framework's own files);
   `tf.summary.create_file_writer`, `scalar`, `histogram` (tf_summary.py, TensorBoard's event files);
   `tf.strings.lower`, `regex_replace`, `split`, `reduce_join` and the rest of tf_strings.py's, on NumPy arrays;
+  `tf.io.read_file`, the `decode_*` functions and `tf.image`'s resizing, dtype conversion, flips, crops and
+  colour adjustments (tf_image.py), on NumPy arrays, for image pipelines in a `Dataset.map`;
   `tf.random.normal` / `uniform`. An argument TensorFlow's function takes and Keras' does not
   (an argument only TensorFlow's function has) is a `RawTensorFlowError` naming the call. Names whose
   TensorFlow meaning or argument order differs from Keras' and that are not written out above
@@ -345,6 +348,7 @@ CALLS = {
     "tf.data.Dataset.zip": lambda *a, **k: _slices().zip(*a, **k),
     "tf.data.Dataset.range": lambda *a, **k: _slices().range(*a, **k),
     "tf.data.Dataset.from_generator": lambda *a, **k: _slices().from_generator(*a, **k),
+    "tf.data.Dataset.list_files": lambda *a, **k: _slices().list_files(*a, **k),
     "tf.data.TextLineDataset": lambda *a, **k: _derived().text_line_dataset(*a, **k),
     "tf.data.experimental.cardinality": _cardinality,
     "tf.test.gpu_device_name": _gpu_device_name, "tf.test.is_gpu_available": lambda *a, **k: bool(_gpus()),
@@ -406,6 +410,11 @@ def mapped_call(path: str):
         from flexflow_keras import tf_strings
 
         return getattr(tf_strings, parts[2]) if parts[2] in tf_strings.NAMES else None
+    if len(parts) == 3 and parts[1] in ("io", "image"):
+        from flexflow_keras import tf_image
+
+        names = tf_image.IO_NAMES if parts[1] == "io" else tf_image.IMAGE_NAMES
+        return getattr(tf_image, parts[2]) if parts[2] in names else None
     if len(parts) == 3 and parts[1] == "random" and parts[2] in _SAME_RANDOM:
         from flexflow_keras import random
 

@@ -76,6 +76,32 @@ class StringTensor(Tensor):
         out = np.ndarray.__getitem__(self, key)
         return out if isinstance(out, np.ndarray) else np.asarray(out, dtype=object).view(StringTensor)
 
+    def __eq__(self, other):
+        # as TensorFlow compares strings: str and bytes alike (``parts[-2] == class_names``, the TensorFlow
+        # image-loading tutorial's label, compares a path part with a NumPy array of str)
+        from flexflow_keras.ops.eager_tensor import EagerTensor
+
+        return np.equal(self.view(np.ndarray), _as_bytes(other)).view(EagerTensor)
+
+    def __ne__(self, other):
+        from flexflow_keras.ops.eager_tensor import EagerTensor
+
+        return np.not_equal(self.view(np.ndarray), _as_bytes(other)).view(EagerTensor)
+
+    __hash__ = None
+
+
+def _as_bytes(x):
+    """`x` with its text as bytes (what a StringTensor holds), for comparisons."""
+    if isinstance(x, str):
+        return x.encode("utf-8")
+    a = np.asarray(x)
+    if a.dtype.kind in "US" or (a.dtype.kind == "O" and any(isinstance(v, str) for v in a.reshape(-1).tolist())):
+        out = np.empty(a.shape, dtype=object)
+        out.reshape(-1)[:] = [v.encode("utf-8") if isinstance(v, str) else v for v in a.reshape(-1).tolist()]
+        return out
+    return a
+
 
 def as_tensor(a):
     """A value as tf.data's stand-in and eager host layers hand it out: text (str, bytes, or arrays of them) as

@@ -13,6 +13,7 @@ gives, so `fit`, `evaluate` and `predict` load it as any PyDataset (and `for x, 
 - ``map(fn)`` before `batch` calls fn on each element (one Python call per element), after it on each
   batch; fn gets the element's parts as arguments, as TensorFlow calls it. Its math runs on arrays
   (keras.ops, or the raw TensorFlow calls tf_compat maps).
+- ``Dataset.list_files(pattern)``: the matching paths, sorted, shuffled each pass unless ``shuffle=False``;
 - ``padded_batch``; ``concatenate``, ``filter``, ``unbatch``, ``enumerate``, ``shard``, ``Dataset.zip``,
   ``Dataset.range``, ``Dataset.from_generator`` and ``TextLineDataset`` (data/derived.py); the other tf.data
   methods are a clear error;
@@ -170,6 +171,22 @@ class SliceDataset(PyDataset):
         from flexflow_keras.data import derived
 
         return derived.range_(*args, dtype=dtype)
+
+    @staticmethod
+    def list_files(file_pattern, shuffle=None, seed=None, name=None) -> SliceDataset:
+        """The paths matching a glob pattern (or any of a list of them), sorted, then shuffled each pass unless
+        ``shuffle=False``, as tf.data's; no match is an error naming the pattern."""
+        import glob
+
+        patterns = [file_pattern] if isinstance(file_pattern, (str, bytes)) else list(np.asarray(file_pattern).reshape(-1))
+        patterns = [p.decode("utf-8") if isinstance(p, bytes) else str(p) for p in patterns]
+        files = sorted({f for p in patterns for f in glob.glob(p)})
+        if not files:
+            raise DataError(f"tf.data.Dataset.list_files: no files matched pattern {', '.join(map(repr, patterns))}. "
+                            f"Check the folder and the wildcard (list_files does not recurse into sub-folders "
+                            f"beyond what the pattern names).")
+        ds = SliceDataset.from_tensor_slices(files)
+        return ds if shuffle is False else ds.shuffle(len(files), seed=seed)
 
     @staticmethod
     def from_generator(generator, output_types=None, output_shapes=None, args=None, output_signature=None,

@@ -1,0 +1,415 @@
+"""`tf.io` file reading and `tf.image` on NumPy arrays, for `python -m flexflow_keras` (tf_compat.py): what a
+`Dataset.map` of an image pipeline calls (the TensorFlow tutorials that load images from paths, pix2pix,
+captioning and segmentation scripts): ``tf.io.read_file`` -> ``tf.io.decode_jpeg`` / ``decode_png`` /
+``decode_image`` -> ``tf.image.resize`` / ``convert_image_dtype`` / flips and crops.
+
+As TensorFlow computes them, on the host:
+- decoding goes through Pillow (installed with the ``keras2`` extra; a clear error without it): PNGs, GIFs
+  and BMPs losslessly (palettes expanded, 16-bit PNGs with ``dtype=tf.uint16`` or shifted to 8 bits), GIF
+  frames as a 4-D array (``expand_animations``); ``channels`` converts as TensorFlow's libraries do (a JPEG's
+  1 is its Y channel, a PNG's its ITU-R 601 luma in libpng's fixed point, within 1 level; 3: RGB; 4: with
+  alpha; 0/None: the file's own). JPEGs decode with libjpeg's accurate integer IDCT: TensorFlow's
+  ``dct_method="INTEGER_ACCURATE"`` exactly; its default fast IDCT differs by a few levels per pixel (so do
+  the image folder loaders', which decode as here);
+- `resize`: "bilinear" and "nearest" with half-pixel centres and no antialiasing (kernels/augment.py, the
+  image loaders' resize: equal to TensorFlow's to float32 rounding); bilinear gives float32, nearest keeps
+  the dtype; `preserve_aspect_ratio`; other methods and ``antialias=True`` are a clear error;
+- `convert_image_dtype` scales between integer ranges and [0, 1] floats (float to int: ``x * (max + 0.5)``
+  truncated, as TensorFlow);
+- flips, `rot90`, crops and pads, `rgb_to_grayscale` (TensorFlow's luma weights), brightness and contrast,
+  `per_image_standardization`; the `random_*` ones draw from this framework's generator (`tf.random.
+  set_seed` seeds it), so their draws are not TensorFlow's.
+
+Each takes an image (H, W, C) or a batch (N, H, W, C) and returns an `EagerTensor`; `read_file` returns
+the file's bytes as TensorFlow's scalar string does (`.numpy()` is bytes).
+"""
+
+from __future__ import annotations
+
+import io
+import math
+
+import numpy as np
+
+from flexflow_keras.errors import ArgumentError, DataError
+
+_LUMA = np.array([0.2989, 0.5870, 0.1140], np.float32)  # TensorFlow's rgb_to_grayscale weights
+
+
+def _out(a):
+    from flexflow_keras.data.dataset import as_tensor
+
+    return as_tensor(np.asarray(a))
+
+
+def _dtype(dtype) -> np.dtype:
+    if isinstance(dtype, str) or isinstance(dtype, np.dtype) or isinstance(dtype, type):
+        return np.dtype(dtype)
+    raise ArgumentError(f"tf.image / tf.io: expected a dtype (tf.float32, tf.uint8, ...), received {dtype!r}.")
+
+
+def _bytes(contents, who: str) -> bytes:
+    a = np.asarray(contents, dtype=object) if isinstance(contents, (bytes, str)) else np.asarray(contents)
+    if a.ndim != 0:
+        raise ArgumentError(f"tf.{who} expects one file's contents (a scalar string), received an array of shape "
+                            f"{a.shape}; decode inside Dataset.map before batch(), one image at a time.")
+    v = a.item()
+    if isinstance(v, str):
+        v = v.encode("latin-1")
+    if not isinstance(v, bytes):
+        raise ArgumentError(f"tf.{who} expects the bytes of an image file (tf.io.read_file's result), received "
+                            f"{type(v).__name__}.")
+    return v
+
+
+def _path(filename, who: str) -> str:
+    a = np.asarray(filename, dtype=object) if isinstance(filename, (bytes, str)) else np.asarray(filename)
+    if a.ndim != 0:
+        raise ArgumentError(f"tf.{who} reads one file: expected a scalar path, received an array of shape {a.shape}.")
+    v = a.item()
+    return v.decode("utf-8") if isinstance(v, bytes) else str(v)
+
+
+def read_file(filename, name=None):
+    """The whole file's bytes (a 0-d string tensor, as TensorFlow's)."""
+    path = _path(filename, "io.read_file")
+    try:
+        with open(path, "rb") as f:
+            return _out(np.asarray(f.read(), dtype=object))
+    except OSError as e:
+        raise DataError(f"tf.io.read_file({path!r}): {e.strerror or e}. Check the path (a list_files pattern or "
+                        f"the paths given to from_tensor_slices).") from None
+
+
+def write_file(filename, contents, name=None) -> None:
+    """Write `contents` (bytes) to `filename`."""
+    with open(_path(filename, "io.write_file"), "wb") as f:
+        f.write(_bytes(contents, "io.write_file"))
+
+
+def _pillow():
+    try:
+        from PIL import Image
+    except ImportError:
+        raise ArgumentError("tf.io.decode_* needs Pillow to decode image files: pip install pillow (or "
+                            "pip install 'flexflow_keras[keras2]').") from None
+    return Image
+
+
+_MODES = {1: "L", 3: "RGB"}
+
+
+def _frame(img, channels: int | None, dtype) -> np.ndarray:
+    if img.format == "JPEG" and channels in (1, 3) and img.mode != _MODES[channels]:
+        img.draft(_MODES[channels], img.size)  # libjpeg converts, as TensorFlow's decoder (1: the Y channel)
+    if img.mode == "P":
+        img = img.convert("RGBA" if "transparency" in img.info else "RGB")
+    elif img.mode in ("CMYK", "YCbCr", "LAB", "HSV"):
+        img = img.convert("RGB")
+    elif img.mode == "1":
+        img = img.convert("L")
+    a = np.asarray(img)
+    if a.ndim == 2:
+        a = a[:, :, None]
+    if a.dtype.itemsize == 2 or a.dtype.kind == "i":  # a 16-bit file
+        a = a.astype(np.uint16)
+        if dtype == np.uint8:
+            a = (a >> 8).astype(np.uint8)  # TensorFlow's decode_png(dtype=uint8) of a 16-bit file
+    elif dtype == np.uint16:
+        a = a.astype(np.uint16) * np.uint16(257)
+    if channels not in (None, 0):
+        if channels not in (1, 2, 3, 4):
+            raise ArgumentError(f"tf.io.decode_*: channels must be 0, 1, 2, 3 or 4, received {channels}.")
+        a = _channels(a, int(channels))
+    return np.ascontiguousarray(a)
+
+
+def _channels(a: np.ndarray, want: int) -> np.ndarray:
+    """Pixels (H, W, c) with `want` channels, as libpng / libjpeg convert them for TensorFlow."""
+    have = a.shape[2]
+    if have == want:
+        return a
+    top = np.iinfo(a.dtype).max
+    color = a[:, :, :3] if have >= 3 else a[:, :, :1]
+    alpha = a[:, :, have - 1:] if have in (2, 4) else np.full(a.shape[:2] + (1,), top, a.dtype)
+    if want in (1, 2):
+        if color.shape[2] == 3:  # ITU-R 601 luma in libpng's fixed point (15 bits, truncated)
+            c = color.astype(np.int64)
+            y = (9798 * c[:, :, 0] + 19235 * c[:, :, 1] + 3735 * c[:, :, 2]) >> 15
+            color = y[:, :, None].astype(a.dtype)
+        return color if want == 1 else np.concatenate([color, alpha], axis=2)
+    rgb = color if color.shape[2] == 3 else np.repeat(color, 3, axis=2)
+    return rgb if want == 3 else np.concatenate([rgb, alpha], axis=2)
+
+
+def _decode(contents, who: str, channels, dtype="uint8", animations: bool = False):
+    data = _bytes(contents, who)
+    Image = _pillow()
+    try:
+        img = Image.open(io.BytesIO(data))
+        frames = []
+        n = getattr(img, "n_frames", 1)
+        want = _dtype(dtype)
+        store = np.uint16 if want == np.uint16 else np.uint8
+        for k in range(n if animations else 1):
+            img.seek(k)
+            frames.append(_frame(img, channels, store))
+    except (OSError, ValueError, SyntaxError) as e:
+        raise DataError(f"tf.{who}: cannot decode the image ({type(e).__name__}: {e}). Check that the file is a "
+                        f"valid image of the format this decoder reads.") from None
+    out = np.stack(frames) if animations and (getattr(img, "format", "") == "GIF") else frames[0]
+    if want.kind == "f":
+        out = convert_image_dtype(out, want)
+    return _out(out)
+
+
+def decode_jpeg(contents, channels=0, ratio=1, fancy_upscaling=True, try_recover_truncated=False,
+                acceptable_fraction=1, dct_method="", name=None):
+    """A JPEG's pixels, uint8 (H, W, channels)."""
+    if ratio != 1:
+        raise ArgumentError("tf.io.decode_jpeg(ratio=...) is not supported by flexflow_keras; decode at full size "
+                            "and tf.image.resize.")
+    return _decode(contents, "io.decode_jpeg", channels)
+
+
+def decode_png(contents, channels=0, dtype="uint8", name=None):
+    """A PNG's pixels, uint8 or uint16 (H, W, channels)."""
+    return _decode(contents, "io.decode_png", channels, dtype)
+
+
+def decode_bmp(contents, channels=0, name=None):
+    return _decode(contents, "io.decode_bmp", channels)
+
+
+def decode_gif(contents, name=None):
+    """Every frame of a GIF, uint8 (frames, H, W, 3)."""
+    out = np.asarray(_decode(contents, "io.decode_gif", 3, animations=True))
+    return _out(out if out.ndim == 4 else out[None])
+
+
+def decode_image(contents, channels=None, dtype="uint8", name=None, expand_animations=True):
+    """Any of JPEG, PNG, GIF and BMP (a GIF's frames 4-D with `expand_animations`), in `dtype` (a float
+    dtype scales to [0, 1] as `convert_image_dtype`)."""
+    return _decode(contents, "io.decode_image", channels, dtype, animations=expand_animations)
+
+
+def convert_image_dtype(image, dtype, saturate=False, name=None):
+    """Between integer ranges and [0, 1] floats, with TensorFlow's arithmetic: int to float ``cast(x) *
+    (1 / max)``; float to int ``x * (max + 0.5)`` truncated (clipped first with `saturate`); int to int by
+    the ratio of the ranges ``(max + 1)``."""
+    a = np.asarray(image)
+    want = _dtype(dtype)
+    if a.dtype == want:
+        return _out(a)
+    if a.dtype.kind in "ui" and want.kind == "f":
+        return _out(a.astype(want) * want.type(1.0 / np.iinfo(a.dtype).max))
+    if a.dtype.kind == "f" and want.kind in "ui":
+        info = np.iinfo(want)
+        scaled = a * a.dtype.type(info.max + 0.5)
+        if saturate:
+            scaled = np.clip(scaled, info.min, info.max)
+        return _out(scaled.astype(want))
+    if a.dtype.kind in "ui" and want.kind in "ui":
+        top_in, top_out = int(np.iinfo(a.dtype).max) + 1, int(np.iinfo(want).max) + 1
+        if top_in > top_out:
+            return _out((a // (top_in // top_out)).astype(want))
+        return _out(a.astype(want) * want.type(top_out // top_in))
+    return _out(a.astype(want))
+
+
+def _images(image, who: str):
+    a = np.asarray(image)
+    if a.ndim not in (3, 4):
+        raise ArgumentError(f"tf.image.{who} expects an image (height, width, channels) or a batch of them, "
+                            f"received shape {a.shape}.")
+    return a, a.ndim == 3
+
+
+def _size(size, who: str) -> tuple[int, int]:
+    s = [int(v) for v in np.asarray(size).reshape(-1)]
+    if len(s) != 2 or min(s) < 1:
+        raise ArgumentError(f"tf.image.{who} expects size [new_height, new_width] of positive ints, received {size!r}.")
+    return s[0], s[1]
+
+
+def resize(images, size, method="bilinear", preserve_aspect_ratio=False, antialias=False, name=None):
+    """Bilinear (float32) or nearest (the input's dtype), as tf.image.resize computes them."""
+    from kernels.augment import resize_image_cpu
+
+    method = str(getattr(method, "value", method)).lower()
+    if method not in ("bilinear", "nearest") or antialias:
+        raise ArgumentError(f"tf.image.resize(method={method!r}, antialias={antialias}) is not supported by "
+                            f"flexflow_keras; 'bilinear' and 'nearest' without antialiasing are.")
+    a, single = _images(images, "resize")
+    batch = a[None] if single else a
+    h, w = _size(size, "resize")
+    if preserve_aspect_ratio:
+        scale = min(h / batch.shape[1], w / batch.shape[2])
+        h, w = max(1, int(round(batch.shape[1] * scale))), max(1, int(round(batch.shape[2] * scale)))
+    out = np.empty((batch.shape[0], h, w, batch.shape[3]), np.float32)
+    for k in range(batch.shape[0]):
+        resize_image_cpu(np.ascontiguousarray(batch[k]), out[k], method == "bilinear")
+    if method == "nearest":
+        out = out.astype(a.dtype)
+    return _out(out[0] if single else out)
+
+
+def _along(image, who: str, fn):
+    a, single = _images(image, who)
+    out = fn(a[None] if single else a)
+    return _out(out[0] if single else out)
+
+
+def flip_left_right(image):
+    return _along(image, "flip_left_right", lambda b: b[:, :, ::-1].copy())
+
+
+def flip_up_down(image):
+    return _along(image, "flip_up_down", lambda b: b[:, ::-1].copy())
+
+
+def rot90(image, k=1, name=None):
+    return _along(image, "rot90", lambda b: np.rot90(b, int(k), axes=(1, 2)).copy())
+
+
+def _rng(seed):
+    from flexflow_keras.utils import rng
+
+    return np.random.default_rng(int(seed)) if seed is not None else rng.generator()
+
+
+def _random_flip(image, seed, axis: int, who: str):
+    gen = _rng(seed)
+
+    def flip(b):
+        keep = gen.random(b.shape[0]) >= 0.5
+        return np.where(keep[:, None, None, None], b, np.flip(b, axis))
+    return _along(image, who, flip)
+
+
+def random_flip_left_right(image, seed=None):
+    return _random_flip(image, seed, 2, "random_flip_left_right")
+
+
+def random_flip_up_down(image, seed=None):
+    return _random_flip(image, seed, 1, "random_flip_up_down")
+
+
+def crop_to_bounding_box(image, offset_height, offset_width, target_height, target_width):
+    def crop(b):
+        oy, ox, th, tw = int(offset_height), int(offset_width), int(target_height), int(target_width)
+        if oy < 0 or ox < 0 or oy + th > b.shape[1] or ox + tw > b.shape[2]:
+            raise ArgumentError(f"tf.image.crop_to_bounding_box: the box at ({oy}, {ox}) of {th}x{tw} does not fit "
+                                f"an image of {b.shape[1]}x{b.shape[2]}.")
+        return b[:, oy:oy + th, ox:ox + tw].copy()
+    return _along(image, "crop_to_bounding_box", crop)
+
+
+def pad_to_bounding_box(image, offset_height, offset_width, target_height, target_width):
+    def pad(b):
+        oy, ox = int(offset_height), int(offset_width)
+        below, right = int(target_height) - oy - b.shape[1], int(target_width) - ox - b.shape[2]
+        if min(oy, ox, below, right) < 0:
+            raise ArgumentError(f"tf.image.pad_to_bounding_box: an image of {b.shape[1]}x{b.shape[2]} at ({oy}, {ox}) "
+                                f"does not fit {target_height}x{target_width}.")
+        return np.pad(b, ((0, 0), (oy, below), (ox, right), (0, 0)))
+    return _along(image, "pad_to_bounding_box", pad)
+
+
+def resize_with_crop_or_pad(image, target_height, target_width):
+    """Centre-crop and/or zero-pad to the target size, as TensorFlow."""
+    def fit(b):
+        th, tw = int(target_height), int(target_width)
+        h, w = b.shape[1], b.shape[2]
+        cy, cx = max(0, (h - th) // 2), max(0, (w - tw) // 2)
+        b = b[:, cy:cy + min(h, th), cx:cx + min(w, tw)]
+        py, px = max(0, (th - h) // 2), max(0, (tw - w) // 2)
+        return np.pad(b, ((0, 0), (py, th - b.shape[1] - py), (px, tw - b.shape[2] - px), (0, 0)))
+    return _along(image, "resize_with_crop_or_pad", fit)
+
+
+def central_crop(image, central_fraction):
+    f = float(central_fraction)
+    if not 0.0 < f <= 1.0:
+        raise ArgumentError(f"tf.image.central_crop: central_fraction must be in (0, 1], received {central_fraction}.")
+
+    def crop(b):
+        h, w = b.shape[1], b.shape[2]
+        oy, ox = int((h - h * f) / 2), int((w - w * f) / 2)
+        return b[:, oy:h - oy, ox:w - ox].copy()
+    return _along(image, "central_crop", crop)
+
+
+def random_crop(value, size, seed=None, name=None):
+    """A crop of `size` (every dim of value, as TensorFlow's) at a random offset."""
+    a = np.asarray(value)
+    size = [int(s) for s in np.asarray(size).reshape(-1)]
+    if len(size) != a.ndim or any(s > d or s < 0 for s, d in zip(size, a.shape, strict=True)):
+        raise ArgumentError(f"tf.image.random_crop: size {size} must give every dim of the value's shape {a.shape} "
+                            f"and fit in it.")
+    gen = _rng(seed)
+    offs = [int(gen.integers(0, d - s + 1)) for s, d in zip(size, a.shape, strict=True)]
+    return _out(a[tuple(slice(o, o + s) for o, s in zip(offs, size, strict=True))].copy())
+
+
+def rgb_to_grayscale(images, name=None):
+    a = np.asarray(images)
+    if a.shape[-1] != 3:
+        raise ArgumentError(f"tf.image.rgb_to_grayscale expects 3 channels last, received shape {a.shape}.")
+    f = convert_image_dtype(a, np.float32)
+    gray = np.asarray(f) @ _LUMA
+    return convert_image_dtype(gray[..., None].astype(np.float32), a.dtype)
+
+
+def grayscale_to_rgb(images, name=None):
+    a = np.asarray(images)
+    if a.shape[-1] != 1:
+        raise ArgumentError(f"tf.image.grayscale_to_rgb expects 1 channel last, received shape {a.shape}.")
+    return _out(np.repeat(a, 3, axis=-1))
+
+
+def _as_float(image):
+    a = np.asarray(image)
+    return a, np.asarray(convert_image_dtype(a, np.float32)) if a.dtype.kind != "f" else a
+
+
+def adjust_brightness(image, delta):
+    a, f = _as_float(image)
+    return convert_image_dtype((f + np.float32(delta)).astype(f.dtype), a.dtype, saturate=True)
+
+
+def random_brightness(image, max_delta, seed=None):
+    if max_delta < 0:
+        raise ArgumentError(f"tf.image.random_brightness: max_delta must be non-negative, received {max_delta}.")
+    return adjust_brightness(image, float(_rng(seed).uniform(-max_delta, max_delta)))
+
+
+def adjust_contrast(images, contrast_factor):
+    a, f = _as_float(images)
+    mean = f.mean(axis=(-3, -2), keepdims=True)
+    out = (f - mean) * np.float32(contrast_factor) + mean
+    return convert_image_dtype(out.astype(f.dtype), a.dtype, saturate=True)
+
+
+def random_contrast(image, lower, upper, seed=None):
+    if not 0 <= lower < upper:
+        raise ArgumentError(f"tf.image.random_contrast expects 0 <= lower < upper, received {lower} and {upper}.")
+    return adjust_contrast(image, float(_rng(seed).uniform(lower, upper)))
+
+
+def per_image_standardization(image):
+    """(x - mean) / max(stddev, 1/sqrt(elements)) per image, float32."""
+    a = np.asarray(image).astype(np.float32)
+    axes = tuple(range(a.ndim - 3, a.ndim))
+    n = math.prod(a.shape[-3:])
+    mean = a.mean(axis=axes, keepdims=True)
+    std = np.maximum(a.std(axis=axes, keepdims=True), np.float32(1.0 / math.sqrt(n)))
+    return _out((a - mean) / std)
+
+
+IO_NAMES = ("read_file", "write_file", "decode_jpeg", "decode_png", "decode_bmp", "decode_gif", "decode_image")
+IMAGE_NAMES = ("decode_jpeg", "decode_png", "decode_bmp", "decode_gif", "decode_image", "convert_image_dtype", "resize",
+               "flip_left_right", "flip_up_down", "rot90", "random_flip_left_right", "random_flip_up_down",
+               "crop_to_bounding_box", "pad_to_bounding_box", "resize_with_crop_or_pad", "central_crop", "random_crop",
+               "rgb_to_grayscale", "grayscale_to_rgb", "adjust_brightness", "random_brightness", "adjust_contrast",
+               "random_contrast", "per_image_standardization")
