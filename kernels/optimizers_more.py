@@ -1,5 +1,5 @@
-"""Fused update kernels of the less common optimizers: Adadelta, Adamax, Nadam, Ftrl and Lion (Keras 3's
-formulas), CPU (Numba, in place on NumPy arrays) and CUDA (one thread per element, compiled on first
+"""Fused update kernels of the less common optimizers: Adadelta, Adamax, Nadam, Ftrl, Lion and Schedule-Free
+AdamW (Keras 3's formulas), CPU (Numba, in place on NumPy arrays) and CUDA (one thread per element, compiled on first
 use).
 
 They follow kernels/optimizers.py exactly: the gradient is scaled by `gscale` and value-clipped by
@@ -82,6 +82,19 @@ def _ftrl(w, g, acc, lin, lr, neg_power, l1, two_l2, two_shrink, gscale, cv, wd,
         quadratic = pn / lr + two_l2
         w[i] = (min(max(li, -l1), l1) - li) / quadratic
         acc[i] = na
+
+
+@njit(nogil=True, cache=True, error_model="numpy")
+def _schedule_free(w, g, z, v, lr, b1, one_m_b1, one_m_b2, bc2, eps, avg, keep, gscale, cv, wd, q, use_q, qs):
+    for i in range(w.size):
+        gi = prepared_grad(g[i], gscale, cv)
+        y = w[i] - w[i] * wd
+        vi = v[i] + ((q[i] * qs if use_q else gi * gi) - v[i]) * one_m_b2
+        v[i] = vi
+        zi = z[i] - (lr * gi) / (np.sqrt(vi / bc2) + eps)
+        z[i] = zi
+        x_new = keep * ((y - one_m_b1 * zi) / b1) + avg * zi  # the updated z, as TensorFlow reads it
+        w[i] = one_m_b1 * zi + b1 * x_new
 
 
 @njit(nogil=True, cache=True, error_model="numpy")
@@ -190,6 +203,39 @@ def ftrl_update_cpu(w, g, accumulator, linear, lr, learning_rate_power, l1, l2, 
           *moment_args(g, q, gscale, _flat))
 
 
+def schedule_free_scalars(lr, beta_1, beta_2, epsilon, step, warmup_steps, dtype) -> tuple:
+    """(lr after warmup, beta_1, 1-beta_1, 1-beta_2, 1-beta_2^step, epsilon, 1/step, 1-1/step) in `dtype`, as
+    Keras computes them."""
+    t = np.dtype(dtype).type
+    s = t(step)
+    lr = t(lr)
+    if warmup_steps > 0:
+        lr = t(lr * min(s / t(warmup_steps), t(1)))
+    avg = t(t(1) / s)
+    return (lr, t(beta_1), t(1.0 - beta_1), t(1.0 - beta_2), t(t(1) - t(beta_2) ** s), t(epsilon), avg, t(t(1) - avg))
+
+
+def schedule_free_adamw_update_cpu(w, g, z, v, lr, beta_1, beta_2, epsilon, step, warmup_steps=0, gscale=1.0,
+                                   clipvalue=0.0, wd_lr=0.0, q=None):
+    """Schedule-Free AdamW step in place (Keras 3 on TensorFlow): the weight is ``y``, the momentum slot ``z``
+    (it starts as the weight). ``v += (g²-v)(1-b2)``, ``z -= lr·g / (sqrt(v/(1-b2^t)) + eps)``, ``x = (1 - 1/t)·
+    (y - (1-b1)·z) / b1 + z/t``, ``y = (1-b1)·z + b1·x``; the rate warms up linearly over `warmup_steps`.
+    Keras recovers the average from ``momentum.value``, which on TensorFlow reads the variable after the
+    step's own update of z: the updated z is used there too, as TensorFlow computes it (JAX would read the
+    old one).
+
+    Args:
+        w, g, z, v: weight, gradient, momentum and velocity slots.
+        lr, beta_1, beta_2, epsilon, warmup_steps: hyperparameters; step: 1-based update count.
+        gscale, clipvalue, wd_lr: see kernels/optimizers.py. q: see `moment_args`.
+    """
+    _check_same(w, g, z, v, q)
+    t = w.dtype.type
+    _schedule_free(_flat(w), _flat(g), _flat(z), _flat(v),
+                   *schedule_free_scalars(lr, beta_1, beta_2, epsilon, step, warmup_steps, w.dtype), t(gscale),
+                   t(clipvalue), t(wd_lr), *moment_args(g, q, gscale, _flat))
+
+
 def lion_update_cpu(w, g, m, lr, beta_1, beta_2, gscale=1.0, clipvalue=0.0, wd_lr=0.0):
     """Lion step in place (Keras 3): ``w -= lr·sign(b1·m + (1-b1)·g); m = b2·m + (1-b2)·g``.
 
@@ -282,7 +328,21 @@ def _build() -> dict:
             w[i] = wi - lr * s
             m[i] = m[i] * b2 + gi * one_m_b2
 
-    _cuda_kernels.update(adadelta=adadelta, adamax=adamax, nadam=nadam, ftrl=ftrl, lion=lion)
+    @cuda.jit
+    def schedule_free(w, g, z, v, lr, b1, one_m_b1, one_m_b2, bc2, eps, avg, keep, gscale, cv, wd, q, use_q, qs):
+        i = cuda.grid(1)
+        if i < w.size:
+            gi = prep(g[i], gscale, cv)
+            y = w[i] - w[i] * wd
+            vi = v[i] + ((q[i] * qs if use_q else gi * gi) - v[i]) * one_m_b2
+            v[i] = vi
+            zi = z[i] - (lr * gi) / (math.sqrt(vi / bc2) + eps)
+            z[i] = zi
+            x_new = keep * ((y - one_m_b1 * zi) / b1) + avg * zi
+            w[i] = one_m_b1 * zi + b1 * x_new
+
+    _cuda_kernels.update(adadelta=adadelta, adamax=adamax, nadam=nadam, ftrl=ftrl, lion=lion,
+                         schedule_free=schedule_free)
     return _cuda_kernels
 
 
@@ -343,3 +403,13 @@ def lion_update_cuda(w, g, m, lr, beta_1, beta_2, gscale=1.0, clipvalue=0.0, wd_
     t = np.dtype(w.dtype).type
     _launch("lion", w, _dflat(w), _dflat(g), _dflat(m), t(lr), t(beta_1), t(1.0 - beta_1), t(beta_2),
             t(1.0 - beta_2), t(gscale), t(clipvalue), t(wd_lr))
+
+
+def schedule_free_adamw_update_cuda(w, g, z, v, lr, beta_1, beta_2, epsilon, step, warmup_steps=0, gscale=1.0,
+                                    clipvalue=0.0, wd_lr=0.0, q=None):
+    """CUDA variant of `schedule_free_adamw_update_cpu` on device arrays."""
+    _check_same(w, g, z, v, q)
+    t = np.dtype(w.dtype).type
+    _launch("schedule_free", w, _dflat(w), _dflat(g), _dflat(z), _dflat(v),
+            *schedule_free_scalars(lr, beta_1, beta_2, epsilon, step, warmup_steps, w.dtype), t(gscale), t(clipvalue),
+            t(wd_lr), *moment_args(g, q, gscale, _dflat))

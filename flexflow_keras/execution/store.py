@@ -52,7 +52,10 @@ class WeightStore:
             for slot_name, init in (optimizer.slot_specs(v.shape, v.dtype) if optimizer else []):
                 s = Region(optimizer.slot_shape(slot_name, v.shape), np.dtype(v.dtype), name=f"{slot_name}:{v.path}",
                            exact_pieces=True)
-                rtm.fill(s, float(init))
+                if init is None:  # the variable's own value (Schedule-Free AdamW's z)
+                    rtm.write(s, v._value)
+                else:
+                    rtm.fill(s, float(init))
                 regions.append(s)
             self.slots[v.uid] = regions
 

@@ -1,5 +1,5 @@
 """`keras.optimizers`: SGD, Adam, AdamW, RMSprop, Adagrad, Adadelta, Adamax, Nadam, Ftrl, Lion, Lamb, Adafactor,
-learning-rate `schedules`, and `get`.
+ScheduleFreeAdamW, learning-rate `schedules`, and `get`.
 
 See `optimizers/base.py` for the contract with the training loop (`slot_specs`, `apply`,
 `learning_rate_at`, `iterations`).
@@ -20,6 +20,7 @@ from flexflow_keras.optimizers.lamb import Lamb
 from flexflow_keras.optimizers.lion import Lion
 from flexflow_keras.optimizers.nadam import Nadam
 from flexflow_keras.optimizers.rmsprop import RMSprop
+from flexflow_keras.optimizers.schedule_free import ScheduleFreeAdamW
 from flexflow_keras.optimizers.sgd import SGD
 
 # Keras 2's lowercase aliases (``keras.optimizers.adam(lr=0.001)``, ``from keras.optimizers import sgd``).
@@ -28,9 +29,9 @@ from flexflow_keras.optimizers.sgd import SGD
 sgd, adam, rmsprop, adagrad, adadelta, adamax, nadam = SGD, Adam, RMSprop, Adagrad, Adadelta, Adamax, Nadam
 
 _BUILTIN = {cls.__name__.lower(): cls for cls in (SGD, Adam, AdamW, RMSprop, Adagrad, Adadelta, Adamax, Nadam,
-                                                  Ftrl, Lion, Lamb, Adafactor)}
+                                                  Ftrl, Lion, Lamb, Adafactor, ScheduleFreeAdamW)}
 # Keras optimizers that exist in Keras 3 but not here: named in the error so the user knows why.
-_KERAS_ONLY = ("muon", "schedulefreeadamw", "multioptimizer")
+_KERAS_ONLY = ("muon", "multioptimizer")
 
 
 def serialize(optimizer: Optimizer) -> dict:
@@ -84,8 +85,7 @@ class UnsupportedOptimizerError(FlexFlowKerasError, AttributeError):
     """A Keras 3 optimizer class flexflow_keras does not implement (an AttributeError: `hasattr` stays False)."""
 
 
-_KERAS_ONLY_CLASSES = {"Muon": "muon", "ScheduleFreeAdamW": "schedulefreeadamw", "MultiOptimizer": "multioptimizer",
-                       "OptimizerMap": "multioptimizer"}
+_KERAS_ONLY_CLASSES = {"Muon": "muon", "MultiOptimizer": "multioptimizer", "OptimizerMap": "multioptimizer"}
 
 
 def __getattr__(name: str):
@@ -98,6 +98,6 @@ def __getattr__(name: str):
 
 
 __all__ = ["Optimizer", "SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "Adadelta", "Adamax", "Nadam", "Ftrl", "Lion",
-           "Lamb", "Adafactor",
+           "Lamb", "Adafactor", "ScheduleFreeAdamW",
            "schedules", "get", "serialize",
            "deserialize"]

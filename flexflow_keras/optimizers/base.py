@@ -5,7 +5,8 @@ Contract with the training loop (flexflow_keras/models/training.py, docs/contrac
 
 - ``opt.slot_specs(shape, dtype) -> list[(slot_name, initial_value)]``: the optimizer state per variable;
   every slot has the variable's dtype, the shape ``opt.slot_shape(slot_name, shape)`` (the variable's own,
-  except Adafactor's factored r and c) and starts filled with ``initial_value``.
+  except Adafactor's factored r and c) and starts filled with ``initial_value`` (None: a copy of the
+  variable's value when the slot is made, as Schedule-Free AdamW's momentum).
 - ``opt.learning_rate_at(iteration) -> float``: the learning rate of the update that follows
   `iteration` updates (a schedule evaluated at `iteration`, or the constant, with Keras 2's `decay`).
 - ``opt.apply(backend, iteration, lr, weights, grads, slots, names=None)``: update one group of
@@ -375,7 +376,9 @@ class Optimizer:
         for v in variables:
             if id(v) not in self._eager_slots:
                 shape, dtype = tuple(v.shape), v.dtype
-                self._eager_slots[id(v)] = [np.full(self.slot_shape(name, shape), init, dtype=dtype)
+                value = v.value if hasattr(v, "value") else v
+                self._eager_slots[id(v)] = [np.array(value, dtype=dtype) if init is None else
+                                            np.full(self.slot_shape(name, shape), init, dtype=dtype)
                                             for name, init in self.slot_specs(shape, dtype)]
         pending = self.__dict__.pop("_ff_checkpoint_slots", None)
         if pending is not None:

@@ -25,7 +25,7 @@ log = logging.getLogger("flexflow_keras")
 _INTERLEAVED = {"adam": ("momentum", "velocity"), "nadam": ("momentum", "velocity"),
                 "adadelta": ("accumulated_grad", "accumulated_delta_var"), "adamax": ("momentum", "norm"),
                 "ftrl": ("accumulator", "linear"), "lamb": ("momentum", "velocity"),
-                "adafactor": ("r", "c", "velocity")}
+                "adafactor": ("r", "c", "velocity"), "schedule_free_adamw": ("momentum", "velocity")}
 _ACCUMULATOR = "gradient_accumulator"
 
 

@@ -337,7 +337,8 @@ class CostModel:
         rng = np.random.default_rng(0)
         w = rng.standard_normal(shape).astype(dtype)
         g = rng.standard_normal(shape).astype(dtype) * 1e-3
-        slots = [np.full(opt.slot_shape(name, shape), init, dtype) for name, init in opt.slot_specs(tuple(shape), dtype)]
+        slots = [w.copy() if init is None else np.full(opt.slot_shape(name, shape), init, dtype)
+                 for name, init in opt.slot_specs(tuple(shape), dtype)]
         with _blas_threads(threads):
             return _time(lambda: opt.apply("cpu", 0, 1e-3, [w], [g], [slots]), cold=self.cold)
 

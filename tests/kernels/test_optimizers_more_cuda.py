@@ -21,6 +21,7 @@ _SCRIPT = textwrap.dedent("""
         "lion": lambda: optimizers.Lion(0.01, weight_decay=0.01),
         "lamb": lambda: optimizers.Lamb(0.01, weight_decay=0.05, clipvalue=0.5),
         "adafactor": lambda: optimizers.Adafactor(0.05, weight_decay=0.02, clip_threshold=0.5),
+        "schedule_free": lambda: optimizers.ScheduleFreeAdamW(0.01, warmup_steps=2, weight_decay=0.01),
     }
     for name, make in makers.items():
         results = []
@@ -28,8 +29,8 @@ _SCRIPT = textwrap.dedent("""
             opt = make()
             w_rng = np.random.default_rng(8)
             w = [w_rng.standard_normal(shape).astype(np.float32) for shape in shapes]
-            slots = [[np.full(opt.slot_shape(n, a.shape), v, np.float32) for n, v in opt.slot_specs(a.shape)]
-                     for a in w]
+            slots = [[a.copy() if v is None else np.full(opt.slot_shape(n, a.shape), v, np.float32)
+                      for n, v in opt.slot_specs(a.shape)] for a in w]
             if backend == "cuda":
                 w = [cuda.to_device(a) for a in w]
                 slots = [[cuda.to_device(s) for s in ss] for ss in slots]
@@ -48,4 +49,4 @@ _SCRIPT = textwrap.dedent("""
 
 def test_more_optimizer_cuda_kernels_match_cpu_under_simulator(tmp_path):
     out = run_simulated(_SCRIPT, tmp_path)
-    assert out.count("ok") == 7, out
+    assert out.count("ok") == 8, out

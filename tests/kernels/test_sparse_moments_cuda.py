@@ -41,13 +41,15 @@ _SCRIPT = textwrap.dedent("""
         "ftrl": lambda: optimizers.Ftrl(0.1, l1_regularization_strength=0.05),
         "lamb": lambda: optimizers.Lamb(0.01),
         "adafactor": lambda: optimizers.Adafactor(0.05),
+        "schedule_free": lambda: optimizers.ScheduleFreeAdamW(0.01),
     }
     for name, make in makers.items():
         results = []
         for backend in ("cpu", "cuda"):
             opt = make()
             w = np.random.default_rng(8).standard_normal(shape).astype(np.float32)
-            slots = [np.full(opt.slot_shape(n, shape), v, np.float32) for n, v in opt.slot_specs(shape)]
+            slots = [w.copy() if v is None else np.full(opt.slot_shape(n, shape), v, np.float32)
+                     for n, v in opt.slot_specs(shape)]
             if backend == "cuda":
                 w, slots = cuda.to_device(w), [cuda.to_device(s) for s in slots]
             g_rng = np.random.default_rng(9)
@@ -65,4 +67,4 @@ _SCRIPT = textwrap.dedent("""
 
 def test_moment_cuda_kernels_match_cpu_under_simulator(tmp_path):
     out = run_simulated(_SCRIPT, tmp_path)
-    assert out.count("ok") == 11, out
+    assert out.count("ok") == 12, out

@@ -405,15 +405,16 @@ def _tf_optimizer_arrays(model):
 INTERCHANGE = [(cnn, cnn_data, "adam"), (two_input, two_input_data, "adam"), (wide, wide_data, "rmsprop"),
                (recurrent, recurrent_data, "adam"), (cnn, cnn_data, "nadam"), (cnn, cnn_data, "adadelta"),
                (cnn, cnn_data, "adamax"), (cnn, cnn_data, "ftrl"), (cnn, cnn_data, "lamb"),
-               (cnn, cnn_data, "adafactor")]
+               (cnn, cnn_data, "adafactor"), (cnn, cnn_data, "schedulefreeadamw")]
 
 
 @pytest.mark.tf
 @pytest.mark.parametrize("build,data,optimizer", INTERCHANGE)
 def test_tf_keras_file_loads_here(tmp_path, tf, build, data, optimizer):
     theirs = build(tf.keras)
-    if optimizer == "lamb":  # Keras 3's get() does not know it by name
-        optimizer = tf.keras.optimizers.Lamb()
+    if optimizer in ("lamb", "schedulefreeadamw"):  # Keras 3's get() does not know them by name
+        optimizer = {"lamb": tf.keras.optimizers.Lamb, "schedulefreeadamw": tf.keras.optimizers.ScheduleFreeAdamW}[
+            optimizer]()
     theirs.compile(optimizer=optimizer, loss="sparse_categorical_crossentropy", metrics=["accuracy"])
     x, y = data()
     theirs.fit(x, y, batch_size=8, epochs=1, verbose=0)

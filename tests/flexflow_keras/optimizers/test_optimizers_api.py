@@ -99,7 +99,7 @@ def test_get_strings_dicts_objects_and_errors():
     d = optimizers.get({"class_name": "SGD", "config": {"learning_rate": 0.2, "momentum": 0.5}})
     assert (d.learning_rate, d.momentum) == (0.2, 0.5)
     with pytest.raises(ValueError, match="Valid optimizers: adadelta, adafactor, adagrad, adam, adamax, adamw, ftrl, "
-                                         "lamb, lion, nadam, rmsprop, sgd"):
+                                         "lamb, lion, nadam, rmsprop, schedulefreeadamw, sgd"):
         optimizers.get("adamm")
     with pytest.raises(ValueError, match="not implemented by flexflow_keras"):
         optimizers.get("muon")

@@ -30,6 +30,8 @@ CASES = [
     ("Adafactor", dict()),
     ("Adafactor", dict(learning_rate=0.05, clip_threshold=0.5, weight_decay=0.02, clipvalue=0.3)),
     ("Adafactor", dict(learning_rate=0.05, beta_2_decay=-0.5, epsilon_2=0.01, global_clipnorm=1.0)),
+    ("ScheduleFreeAdamW", dict()),
+    ("ScheduleFreeAdamW", dict(learning_rate=0.01, warmup_steps=3, weight_decay=0.01, clipvalue=0.5)),
 ]
 
 
@@ -44,8 +46,8 @@ def _run_tf(name, kwargs, w0, grads):
 def _run_ours(name, kwargs, w0, grads):
     opt = getattr(optimizers, name)(**kwargs)
     ws = [w.copy() for w in w0]
-    slots = [[np.full(opt.slot_shape(name, w.shape), init, w.dtype) for name, init in opt.slot_specs(w.shape, w.dtype)]
-             for w in ws]
+    slots = [[w.copy() if init is None else np.full(opt.slot_shape(name, w.shape), init, w.dtype)
+              for name, init in opt.slot_specs(w.shape, w.dtype)] for w in ws]
     for step_grads in grads:
         lr = opt.learning_rate_at(opt.iterations)
         opt.apply("cpu", opt.iterations, lr, ws, [g.copy() for g in step_grads], slots)
@@ -125,6 +127,40 @@ def test_fit_with_whole_variable_optimizers_matches_tf_keras(name, degree, monke
         ht = theirs.fit(x, y, batch_size=16, epochs=2, verbose=0, shuffle=False)
         hf = ours.fit(x, y, batch_size=16, epochs=2, verbose=0, shuffle=False)
         np.testing.assert_allclose(hf.history["loss"], ht.history["loss"], rtol=1e-5)
+        for a, b in zip(ours.get_weights(), theirs.get_weights(), strict=True):
+            np.testing.assert_allclose(a, b, rtol=1e-4, atol=2e-6)
+    finally:
+        config.reset()
+
+
+def test_schedule_free_fit_starts_z_at_the_weights_as_keras_apply_gradients_does(monkeypatch):
+    # Keras 3.15's build copies each weight into z (as the reference implementation); its compiled fit loses
+    # that copy (z starts at 0 and the first step resets every weight to about +-lr), its apply_gradients
+    # keeps it. Ours trains from the copy in fit too: the same weights as a TensorFlow GradientTape loop.
+    import sys
+
+    import flexflow_keras as ff
+    from flexflow_keras import config
+
+    monkeypatch.setattr(sys, "argv", ["pytest"])
+    config.reset()
+    config.set(cpus=2, data_parallel_degree=2)
+    try:
+        rng = np.random.default_rng(4)
+        x = rng.standard_normal((32, 5)).astype("float32")
+        y = rng.standard_normal((32, 2)).astype("float32")
+        theirs = keras.Sequential([keras.Input((5,)), keras.layers.Dense(4, activation="tanh"), keras.layers.Dense(2)])
+        ours = ff.Sequential([ff.Input((5,)), ff.layers.Dense(4, activation="tanh"), ff.layers.Dense(2)])
+        ours.set_weights(theirs.get_weights())
+        t_opt = keras.optimizers.ScheduleFreeAdamW(learning_rate=0.02, warmup_steps=2)
+        for _ in range(2):
+            for k in range(0, 32, 8):
+                with tf.GradientTape() as tape:
+                    loss = tf.reduce_mean(tf.square(theirs(x[k:k + 8]) - y[k:k + 8]))
+                grads = tape.gradient(loss, theirs.trainable_variables)
+                t_opt.apply_gradients(zip(grads, theirs.trainable_variables, strict=True))
+        ours.compile(optimizers.ScheduleFreeAdamW(learning_rate=0.02, warmup_steps=2), "mse")
+        ours.fit(x, y, batch_size=8, epochs=2, verbose=0, shuffle=False)
         for a, b in zip(ours.get_weights(), theirs.get_weights(), strict=True):
             np.testing.assert_allclose(a, b, rtol=1e-4, atol=2e-6)
     finally:

@@ -34,6 +34,7 @@ CASES = [
     ("Ftrl", dict(learning_rate=0.05, l1_regularization_strength=0.001)),
     ("Lamb", dict(learning_rate=0.01)),
     ("Adafactor", dict(learning_rate=0.05)),
+    ("ScheduleFreeAdamW", dict(learning_rate=0.01)),
 ]
 
 
@@ -58,7 +59,8 @@ def test_optimizer_reads_the_per_lookup_moment_as_tensorflow(name, kwargs):
     opt = getattr(optimizers, name)(**kwargs)
     assert opt.sparse_moment_power == (1 if name == "Adamax" else 2)
     w = w0.copy()
-    slots = [np.full(opt.slot_shape(n, w.shape), init, w.dtype) for n, init in opt.slot_specs(w.shape, w.dtype)]
+    slots = [w.copy() if init is None else np.full(opt.slot_shape(n, w.shape), init, w.dtype)
+             for n, init in opt.slot_specs(w.shape, w.dtype)]
     for ids, rows in steps:
         g = np.zeros((V, D), np.float32)
         q = np.zeros((V, D), np.float32)
@@ -70,7 +72,8 @@ def test_optimizer_reads_the_per_lookup_moment_as_tensorflow(name, kwargs):
     # the dense formula (the square of the sum) is measurably different here: the test can fail
     dense = getattr(optimizers, name)(**kwargs)
     wd = w0.copy()
-    dslots = [np.full(dense.slot_shape(n, w.shape), init, w.dtype) for n, init in dense.slot_specs(w.shape, w.dtype)]
+    dslots = [wd.copy() if init is None else np.full(dense.slot_shape(n, w.shape), init, w.dtype)
+              for n, init in dense.slot_specs(w.shape, w.dtype)]
     for ids, rows in steps:
         g = np.zeros((V, D), np.float32)
         np.add.at(g, ids, rows)
