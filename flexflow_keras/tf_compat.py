@@ -359,7 +359,15 @@ class _UnconnectedGradients:
     NONE, ZERO = "none", "zero"
 
 
+class _ResizeMethod:
+    """`tf.image.ResizeMethod`: the names tf.image.resize takes (tf_image.py computes bilinear and nearest)."""
+
+    BILINEAR, NEAREST_NEIGHBOR, BICUBIC, AREA = "bilinear", "nearest", "bicubic", "area"
+    LANCZOS3, LANCZOS5, GAUSSIAN, MITCHELLCUBIC = "lanczos3", "lanczos5", "gaussian", "mitchellcubic"
+
+
 CONSTANTS.update({"tf.UnconnectedGradients": _UnconnectedGradients, "tf.newaxis": None,
+                  "tf.image.ResizeMethod": _ResizeMethod,
                   "tf.data.AUTOTUNE": -1, "tf.data.experimental.AUTOTUNE": -1,
                   "tf.data.INFINITE_CARDINALITY": -1, "tf.data.experimental.INFINITE_CARDINALITY": -1,
                   "tf.data.UNKNOWN_CARDINALITY": -2, "tf.data.experimental.UNKNOWN_CARDINALITY": -2})

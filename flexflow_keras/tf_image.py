@@ -246,12 +246,28 @@ def resize(images, size, method="bilinear", preserve_aspect_ratio=False, antiali
     if preserve_aspect_ratio:
         scale = min(h / batch.shape[1], w / batch.shape[2])
         h, w = max(1, int(round(batch.shape[1] * scale))), max(1, int(round(batch.shape[2] * scale)))
+    if method == "nearest":  # the source pixels themselves, in their dtype: the kernel's choice of rows and columns
+        rows = _nearest_index(batch.shape[1], h, w, axis=0)
+        cols = _nearest_index(batch.shape[2], h, w, axis=1)
+        out = batch[:, rows][:, :, cols]
+        return _out(out[0] if single else out)
     out = np.empty((batch.shape[0], h, w, batch.shape[3]), np.float32)
     for k in range(batch.shape[0]):
-        resize_image_cpu(np.ascontiguousarray(batch[k]), out[k], method == "bilinear")
-    if method == "nearest":
-        out = out.astype(a.dtype)
+        resize_image_cpu(np.ascontiguousarray(batch[k]), out[k], True)
     return _out(out[0] if single else out)
+
+
+def _nearest_index(size: int, h: int, w: int, axis: int) -> np.ndarray:
+    """The source index along `axis` (0: rows, 1: columns) of each output pixel of a nearest resize to
+    (h, w), read from the resize kernel itself on an image of indices (exact: small integers)."""
+    from kernels.augment import resize_image_cpu
+
+    idx = np.arange(size, dtype=np.float32)
+    src = (idx[:, None] if axis == 0 else idx[None, :])[:, :, None]
+    src = np.ascontiguousarray(np.broadcast_to(src, (size, 1, 1) if axis == 0 else (1, size, 1)))
+    out = np.empty((h, 1, 1) if axis == 0 else (1, w, 1), np.float32)
+    resize_image_cpu(src, out, False)
+    return out.reshape(-1).astype(np.int64)
 
 
 def _along(image, who: str, fn):

@@ -72,6 +72,16 @@ def _prepared_grad(gi, gscale, cv):
 prepared_grad = njit(inline="always")(_prepared_grad)
 
 
+def _squared_grad(gi, qi, use_q, qs):
+    """The squared gradient an update accumulates: ``qi * qs`` (an embedding table's per-lookup moment,
+    `moment_args`) when `use_q`, else ``gi * gi``. Compiled for the CPU kernels (`squared_grad`) and, from
+    the same source, as a device function for the CUDA ones."""
+    return qi * qs if use_q else gi * gi
+
+
+squared_grad = njit(inline="always")(_squared_grad)
+
+
 def moment_args(g, q, gscale: float, flat, power: int = 2) -> tuple:
     """(q, use_q, qs): the arguments with which an update reads a sparse gradient's moment.
 
@@ -138,7 +148,7 @@ def _adam(w, g, m, v, alpha, one_m_b1, one_m_b2, eps, gscale, cv, wd, q, use_q, 
     for i in range(w.size):
         gi = prepared_grad(g[i], gscale, cv)
         mi = m[i] + (gi - m[i]) * one_m_b1
-        vi = v[i] + ((q[i] * qs if use_q else gi * gi) - v[i]) * one_m_b2
+        vi = v[i] + (squared_grad(gi, q[i], use_q, qs) - v[i]) * one_m_b2
         m[i] = mi
         v[i] = vi
         wi = w[i] - w[i] * wd
@@ -150,7 +160,7 @@ def _adam_amsgrad(w, g, m, v, vhat, alpha, one_m_b1, one_m_b2, eps, gscale, cv, 
     for i in range(w.size):
         gi = prepared_grad(g[i], gscale, cv)
         mi = m[i] + (gi - m[i]) * one_m_b1
-        vi = v[i] + ((q[i] * qs if use_q else gi * gi) - v[i]) * one_m_b2
+        vi = v[i] + (squared_grad(gi, q[i], use_q, qs) - v[i]) * one_m_b2
         m[i] = mi
         v[i] = vi
         vh = max(vhat[i], vi)
@@ -201,7 +211,7 @@ def _rmsprop(w, g, vel, mom_buf, avg, lr, rho, one_m_rho, mom, eps, centered, us
              qs):
     for i in range(w.size):
         gi = prepared_grad(g[i], gscale, cv)
-        vi = rho * vel[i] + one_m_rho * (q[i] * qs if use_q else gi * gi)
+        vi = rho * vel[i] + one_m_rho * squared_grad(gi, q[i], use_q, qs)
         vel[i] = vi
         if centered:
             ai = rho * avg[i] + one_m_rho * gi
@@ -252,7 +262,7 @@ def rmsprop_update_cpu(w, g, velocity, momentum_buf, average_grad, lr, rho, mome
 def _adagrad(w, g, acc, lr, eps, gscale, cv, wd, q, use_q, qs):
     for i in range(w.size):
         gi = prepared_grad(g[i], gscale, cv)
-        ai = acc[i] + (q[i] * qs if use_q else gi * gi)
+        ai = acc[i] + squared_grad(gi, q[i], use_q, qs)
         acc[i] = ai
         wi = w[i] - w[i] * wd
         w[i] = wi - (lr * gi) / np.sqrt(ai + eps)
@@ -326,6 +336,7 @@ def _build_cuda_kernels() -> None:
     _import_cuda()
 
     prep = cuda.jit(device=True)(_prepared_grad)
+    sq = cuda.jit(device=True)(_squared_grad)
 
     @cuda.jit
     def sgd(w, g, m, use_m, lr, mom, nesterov, gscale, cv, wd):
@@ -349,7 +360,7 @@ def _build_cuda_kernels() -> None:
         if i < w.size:
             gi = prep(g[i], gscale, cv)
             mi = m[i] + (gi - m[i]) * c1
-            vi = v[i] + ((q[i] * qs if use_q else gi * gi) - v[i]) * c2
+            vi = v[i] + (sq(gi, q[i], use_q, qs) - v[i]) * c2
             m[i] = mi
             v[i] = vi
             if amsgrad:
@@ -364,7 +375,7 @@ def _build_cuda_kernels() -> None:
         i = cuda.grid(1)
         if i < w.size:
             gi = prep(g[i], gscale, cv)
-            vi = rho * vel[i] + one_m_rho * (q[i] * qs if use_q else gi * gi)
+            vi = rho * vel[i] + one_m_rho * sq(gi, q[i], use_q, qs)
             vel[i] = vi
             if centered:
                 ai = rho * avg[i] + one_m_rho * gi
@@ -386,7 +397,7 @@ def _build_cuda_kernels() -> None:
         i = cuda.grid(1)
         if i < w.size:
             gi = prep(g[i], gscale, cv)
-            ai = acc[i] + (q[i] * qs if use_q else gi * gi)
+            ai = acc[i] + sq(gi, q[i], use_q, qs)
             acc[i] = ai
             wi = w[i] - w[i] * wd
             w[i] = wi - (lr * gi) / math.sqrt(ai + eps)

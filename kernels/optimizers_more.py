@@ -21,9 +21,11 @@ from kernels.optimizers import (
     _flat,
     _import_cuda,
     _prepared_grad,
+    _squared_grad,
     launch_1d,
     moment_args,
     prepared_grad,
+    squared_grad,
 )
 
 # --------------------------------------------------------------------------------------------------
@@ -34,7 +36,7 @@ from kernels.optimizers import (
 def _adadelta(w, g, acc_g, acc_d, lr, rho, one_m_rho, eps, gscale, cv, wd, q, use_q, qs):
     for i in range(w.size):
         gi = prepared_grad(g[i], gscale, cv)
-        ag = rho * acc_g[i] + one_m_rho * (q[i] * qs if use_q else gi * gi)
+        ag = rho * acc_g[i] + one_m_rho * squared_grad(gi, q[i], use_q, qs)
         acc_g[i] = ag
         delta = -(np.sqrt(acc_d[i] + eps) * gi) / np.sqrt(ag + eps)
         # per lookup, delta's square is (acc_d + eps) / (ag + eps) times its squared gradient
@@ -61,7 +63,7 @@ def _nadam(w, g, m, v, lr, one_m_b1, one_m_b2, c_m, c_g, inv_bc2, eps, gscale, c
     for i in range(w.size):
         gi = prepared_grad(g[i], gscale, cv)
         mi = m[i] + (gi - m[i]) * one_m_b1
-        vi = v[i] + ((q[i] * qs if use_q else gi * gi) - v[i]) * one_m_b2
+        vi = v[i] + (squared_grad(gi, q[i], use_q, qs) - v[i]) * one_m_b2
         m[i] = mi
         v[i] = vi
         m_hat = c_m * mi + c_g * gi
@@ -75,7 +77,7 @@ def _ftrl(w, g, acc, lin, lr, neg_power, l1, two_l2, two_shrink, gscale, cv, wd,
         gi = prepared_grad(g[i], gscale, cv)
         wi = w[i] - w[i] * wd
         a = acc[i]
-        na = a + (q[i] * qs if use_q else gi * gi)
+        na = a + squared_grad(gi, q[i], use_q, qs)
         pn = na ** neg_power
         li = lin[i] + (gi + two_shrink * wi) - ((pn - a ** neg_power) / lr) * wi
         lin[i] = li
@@ -89,7 +91,7 @@ def _schedule_free(w, g, z, v, lr, b1, one_m_b1, one_m_b2, bc2, eps, avg, keep, 
     for i in range(w.size):
         gi = prepared_grad(g[i], gscale, cv)
         y = w[i] - w[i] * wd
-        vi = v[i] + ((q[i] * qs if use_q else gi * gi) - v[i]) * one_m_b2
+        vi = v[i] + (squared_grad(gi, q[i], use_q, qs) - v[i]) * one_m_b2
         v[i] = vi
         zi = z[i] - (lr * gi) / (np.sqrt(vi / bc2) + eps)
         z[i] = zi
@@ -264,13 +266,14 @@ def _build() -> dict:
     cuda = _import_cuda()
 
     prep = cuda.jit(device=True)(_prepared_grad)
+    sq = cuda.jit(device=True)(_squared_grad)
 
     @cuda.jit
     def adadelta(w, g, acc_g, acc_d, lr, rho, one_m_rho, eps, gscale, cv, wd, q, use_q, qs):
         i = cuda.grid(1)
         if i < w.size:
             gi = prep(g[i], gscale, cv)
-            ag = rho * acc_g[i] + one_m_rho * (q[i] * qs if use_q else gi * gi)
+            ag = rho * acc_g[i] + one_m_rho * sq(gi, q[i], use_q, qs)
             acc_g[i] = ag
             delta = -(math.sqrt(acc_d[i] + eps) * gi) / math.sqrt(ag + eps)
             d2 = ((acc_d[i] + eps) * (q[i] * qs)) / (ag + eps) if use_q else delta * delta
@@ -296,7 +299,7 @@ def _build() -> dict:
         if i < w.size:
             gi = prep(g[i], gscale, cv)
             mi = m[i] + (gi - m[i]) * one_m_b1
-            vi = v[i] + ((q[i] * qs if use_q else gi * gi) - v[i]) * one_m_b2
+            vi = v[i] + (sq(gi, q[i], use_q, qs) - v[i]) * one_m_b2
             m[i] = mi
             v[i] = vi
             wi = w[i] - w[i] * wd
@@ -309,7 +312,7 @@ def _build() -> dict:
             gi = prep(g[i], gscale, cv)
             wi = w[i] - w[i] * wd
             a = acc[i]
-            na = a + (q[i] * qs if use_q else gi * gi)
+            na = a + sq(gi, q[i], use_q, qs)
             pn = na ** neg_power
             li = lin[i] + (gi + two_shrink * wi) - ((pn - a ** neg_power) / lr) * wi
             lin[i] = li
@@ -334,7 +337,7 @@ def _build() -> dict:
         if i < w.size:
             gi = prep(g[i], gscale, cv)
             y = w[i] - w[i] * wd
-            vi = v[i] + ((q[i] * qs if use_q else gi * gi) - v[i]) * one_m_b2
+            vi = v[i] + (sq(gi, q[i], use_q, qs) - v[i]) * one_m_b2
             v[i] = vi
             zi = z[i] - (lr * gi) / (math.sqrt(vi / bc2) + eps)
             z[i] = zi

@@ -27,9 +27,11 @@ from kernels.optimizers import (
     _flat,
     _import_cuda,
     _prepared_grad,
+    _squared_grad,
     launch_1d,
     moment_args,
     prepared_grad,
+    squared_grad,
 )
 
 _THREADS = 256
@@ -45,7 +47,7 @@ def _lamb_moments(w, g, m, v, one_m_b1, one_m_b2, bc1, bc2, eps, gscale, cv, wd,
     for i in range(w.size):
         gi = prepared_grad(g[i], gscale, cv)
         mi = m[i] + (gi - m[i]) * one_m_b1
-        vi = v[i] + ((q[i] * qs if use_q else gi * gi) - v[i]) * one_m_b2
+        vi = v[i] + (squared_grad(gi, q[i], use_q, qs) - v[i]) * one_m_b2
         m[i] = mi
         v[i] = vi
         wi = w[i] - w[i] * wd
@@ -172,6 +174,7 @@ def _build() -> dict:
         return _cuda_kernels
     cuda = _import_cuda()
     prep = cuda.jit(device=True)(_prepared_grad)
+    sq = cuda.jit(device=True)(_squared_grad)
 
     @cuda.jit(device=True)
     def block_add(tile, value, out, k):
@@ -189,6 +192,12 @@ def _build() -> dict:
             cuda.atomic.add(out, k, tile[0])
 
     @cuda.jit
+    def zero_sums(sums):
+        i = cuda.grid(1)
+        if i < sums.size:
+            sums[i] = 0.0
+
+    @cuda.jit
     def lamb_moments(w, g, m, v, c1, c2, bc1, bc2, eps, gscale, cv, wd, q, use_q, qs, sums):
         tile = cuda.shared.array(_THREADS, dtype=np.float64)
         i = cuda.grid(1)
@@ -197,7 +206,7 @@ def _build() -> dict:
         if i < w.size:
             gi = prep(g[i], gscale, cv)
             mi = m[i] + (gi - m[i]) * c1
-            vi = v[i] + ((q[i] * qs if use_q else gi * gi) - v[i]) * c2
+            vi = v[i] + (sq(gi, q[i], use_q, qs) - v[i]) * c2
             m[i] = mi
             v[i] = vi
             wi = w[i] - w[i] * wd
@@ -239,7 +248,7 @@ def _build() -> dict:
             acc = g.dtype.type(0)
             for j in range(cols):
                 gi = prep(g[base + j], gscale, cv)
-                acc += (q[base + j] * qs if use_q else gi * gi) + eps1
+                acc += sq(gi, q[base + j], use_q, qs) + eps1
             one = r.dtype.type(1)
             r[k] = bt * r[k] + (one - bt) * (acc / r.dtype.type(cols))
 
@@ -254,7 +263,7 @@ def _build() -> dict:
             for i in range(rows):
                 e = (b * rows + i) * cols + j
                 gi = prep(g[e], gscale, cv)
-                acc += (q[e] * qs if use_q else gi * gi) + eps1
+                acc += sq(gi, q[e], use_q, qs) + eps1
             one = c.dtype.type(1)
             c[k] = bt * c[k] + (one - bt) * (acc / c.dtype.type(rows))
 
@@ -276,7 +285,7 @@ def _build() -> dict:
         s = 0.0
         if i < v.size:
             gi = prep(g[i], gscale, cv)
-            gsq = q[i] * qs if use_q else gi * gi
+            gsq = sq(gi, q[i], use_q, qs)
             if factored:
                 row = i // cols
                 b = row // rows
@@ -297,7 +306,7 @@ def _build() -> dict:
             gi = prep(g[i], gscale, cv)
             w[i] = w[i] - alpha * ((gi / math.sqrt(v[i])) / denom)
 
-    _cuda_kernels.update(lamb_moments=lamb_moments, lamb_apply=lamb_apply, decay_sumsq=decay_sumsq,
+    _cuda_kernels.update(zero_sums=zero_sums, lamb_moments=lamb_moments, lamb_apply=lamb_apply, decay_sumsq=decay_sumsq,
                          factored_rows=factored_rows, factored_cols=factored_cols, row_means=row_means,
                          second_moment=second_moment, adafactor_apply=adafactor_apply)
     return _cuda_kernels
@@ -316,8 +325,13 @@ def _launch(name: str, n: int, *args) -> None:
 
 
 def _sums(w):
-    """A zeroed float64 pair on the device for one update's sums of squares."""
-    return _import_cuda().to_device(np.zeros(2, np.float64))
+    """The variable's float64 pair on the device for an update's sums of squares (made once per weight array,
+    as kernels.gpu.memo keeps such buffers), zeroed on the stream."""
+    from kernels.gpu import per_array
+
+    sums = per_array(w, "norm_sums", lambda: _import_cuda().device_array(2, dtype=np.float64))
+    _launch("zero_sums", 2, sums)
+    return sums
 
 
 def lamb_update_cuda(w, g, m, v, lr, beta_1, beta_2, epsilon, step, gscale=1.0, clipvalue=0.0, wd_lr=0.0,
@@ -348,7 +362,9 @@ def adafactor_update_cuda(w, g, r, c, v, lr, step, beta_2_decay=-0.8, epsilon_1=
     if shapes is not None:
         (b, rows), (_, cols) = shapes
         rf, cf = _dflat(r), _dflat(c)
-        means = _import_cuda().device_array(b, dtype=w.dtype)
+        from kernels.gpu import per_array
+
+        means = per_array(w, "adafactor_means", lambda: _import_cuda().device_array(b, dtype=w.dtype))
         _launch("factored_rows", b * rows, gf, rf, bt, t(epsilon_1), *pre, *qa, rows, cols)
         _launch("factored_cols", b * cols, gf, cf, bt, t(epsilon_1), *pre, *qa, rows, cols)
         _launch("row_means", b, rf, means, rows)

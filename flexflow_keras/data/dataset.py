@@ -92,10 +92,12 @@ class StringTensor(Tensor):
 
 
 def _as_bytes(x):
-    """`x` with its text as bytes (what a StringTensor holds), for comparisons."""
+    """`x` with its text as bytes (what a StringTensor holds): for comparisons and `as_tensor`."""
     if isinstance(x, str):
         return x.encode("utf-8")
     a = np.asarray(x)
+    if a.dtype.kind == "S":
+        return a.astype(object)
     if a.dtype.kind in "US" or (a.dtype.kind == "O" and any(isinstance(v, str) for v in a.reshape(-1).tolist())):
         out = np.empty(a.shape, dtype=object)
         out.reshape(-1)[:] = [v.encode("utf-8") if isinstance(v, str) else v for v in a.reshape(-1).tolist()]
@@ -111,9 +113,9 @@ def as_tensor(a):
     if isinstance(a, (bytes, str)):  # one string: a 0-d object array of bytes
         a = np.asarray(a.encode("utf-8") if isinstance(a, str) else a, dtype=object)
     a = np.asarray(a)
-    if a.dtype.kind == "S":
-        a = a.astype(object)
-    return a.view(StringTensor) if a.dtype.kind in "OU" else a.view(EagerTensor)
+    if a.dtype.kind in "US" or (a.dtype.kind == "O" and any(isinstance(v, str) for v in a.reshape(-1)[:1].tolist())):
+        a = _as_bytes(a)
+    return a.view(StringTensor) if a.dtype.kind == "O" else a.view(EagerTensor)
 
 
 def _tensor(a) -> Tensor:

@@ -302,6 +302,8 @@ class SliceDataset(PyDataset):
             batch = stack_elements(items, padded)
         else:
             batch = self._raw_rows(rows)
+        if batch_maps:  # tensors too, as for an element map (a batch of strings: a StringTensor)
+            batch = _tensors(batch)
         for fn in batch_maps:
             batch = _call(fn, batch)
         return _tensors(batch)

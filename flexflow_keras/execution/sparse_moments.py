@@ -4,19 +4,19 @@ Keras 3's TensorFlow backend hands a table's gradient to the optimizer as `Index
 lookup) and squares those rows before it sums the rows of a token looked up more than once, so Adam's
 second moment grows by the sum of the squared gradients of a token's lookups, where the square of their
 sum (the dense gradient's square) grows it by more and slows training (RMSprop, Adagrad, Nadam,
-Adadelta and Ftrl alike; Adamax takes absolute values). See `Optimizer.sparse_moment_power`.
+Adadelta, Ftrl, Lamb, Adafactor and Schedule-Free AdamW alike; Adamax takes absolute values). See
+`Optimizer.sparse_moment_power`.
 
-Which weights: a trainable table that only Embedding lookups read (`sparse_weight_gradient` ops), without
-a regularizer (its dense gradient joins TensorFlow's sum), under an optimizer whose update has such a
-moment. Each backward piece scatters its lookups' moment into a region of the table's shape, with the
-gradient's layout, privilege and zeroing (pieces that share the table sum their moments as they sum
-their gradients), MPI ranks sum it as they sum the gradient, and the update reads it (execution/
-updates.py). Strategies that span MPI nodes keep the dense formula.
+Which weights: a trainable table that only Embedding lookups read (`sparse_weight_gradient` ops with a
+one-stage backward), without a regularizer (its dense gradient joins TensorFlow's sum), under an
+optimizer whose update has such a moment. Each backward piece scatters its lookups' moment into a region
+of the table's shape (`WeightStore.moment`), with the gradient's layout, privilege and zeroing (pieces that
+share the table sum their moments as they sum their gradients), MPI ranks sum it as they sum the gradient
+(and a strategy spanning the ranks moves and sums it as any reduction), and the update reads it
+(execution/updates.py).
 """
 
 from __future__ import annotations
-
-from runtime import Region
 
 
 def powers(engine) -> dict[int, int]:
@@ -24,24 +24,14 @@ def powers(engine) -> dict[int, int]:
     opt = engine.optimizer
     power = getattr(opt, "sparse_moment_power", None) if opt is not None else None
     out: dict[int, int] = {}
-    if power is not None and engine.spanning is None:
+    if power is not None:
         lookups_only: dict[int, bool] = {}
         variables = {}
         for node in engine.tgraph.graph.nodes:
             for j, w in enumerate(node.weights):
-                ok = j == 0 and getattr(node.op, "sparse_weight_gradient", False)
+                ok = j == 0 and getattr(node.op, "sparse_weight_gradient", False) and not node.op.two_stage_backward
                 lookups_only[w.uid] = lookups_only.get(w.uid, True) and ok
                 variables[w.uid] = w
         out = {uid: power for uid, ok in lookups_only.items()
                if ok and uid in engine.trainable_uids and getattr(variables[uid], "regularizer", None) is None}
     return out
-
-
-def region(engine, v) -> Region:
-    """The moment region of variable `v` (the table's shape and dtype), created on first use."""
-    regions = engine.__dict__.setdefault("_sparse_moment_regions", {})
-    r = regions.get(v.uid)
-    if r is None:
-        r = regions[v.uid] = Region(tuple(v.shape), engine.weights.grad[v.uid].dtype, name=f"moment:{v.path}",
-                                    exact_pieces=True)
-    return r

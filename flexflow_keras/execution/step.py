@@ -219,7 +219,7 @@ class StepProgram:
                 arg = lay.arg(region, "weights", j)
                 power = self.moments.get(w.uid) if m in ("write", "add") and not node.op.two_stage_backward else None
                 if power is not None:  # the moment follows the gradient's layout, privilege and zeroing
-                    mregion = sparse_moments.region(e, w)
+                    mregion = e.weights.moment(w)
                     marg = lay.arg(mregion, "weights", j)
                     moments.append((j, self._grad_priv(lay, marg, m, mregion, fills), power))
                     m_args.append(marg)

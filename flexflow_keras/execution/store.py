@@ -41,6 +41,7 @@ class WeightStore:
         self.grad: dict[int, Region] = {}
         self.slots: dict[int, list[Region]] = {}
         self.parts: dict[tuple[int, int], Region] = {}  # (uid, points) -> gradient parts (grad_parts.py)
+        self.moments: dict[int, Region] = {}  # uid -> per-lookup moment of a table's gradient (sparse_moments.py)
         self.trainable = [v for v in self.variables if v.uid in trainable_uids]
         for v in self.variables:
             r = Region(v.shape, np.dtype(v.dtype), name=f"w:{v.path}", exact_pieces=True)
@@ -64,6 +65,13 @@ class WeightStore:
         r = self.grad.get(v.uid)
         if r is None:
             r = self.grad[v.uid] = Region(v.shape, np.dtype(v.dtype), name=f"g:{v.path}")
+        return r
+
+    def moment(self, v: Variable) -> Region:
+        """The per-lookup moment region of a table's gradient (execution/sparse_moments.py), made on first use."""
+        r = self.moments.get(v.uid)
+        if r is None:
+            r = self.moments[v.uid] = Region(v.shape, np.dtype(v.dtype), name=f"moment:{v.path}", exact_pieces=True)
         return r
 
     def grad_parts(self, v: Variable, n: int) -> Region:

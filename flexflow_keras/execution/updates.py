@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import math
 
-from flexflow_keras.execution import distributed, sparse_moments
+from flexflow_keras.execution import distributed
 from flexflow_keras.execution import tasks as T
 from flexflow_keras.execution.layout import NodeLayout
 from flexflow_keras.execution.store import arg_for
@@ -80,7 +80,7 @@ def prepare_updates(prog) -> None:
         args = [e.weights.value[v.uid] for v in vs] + [e.weights.grad[v.uid] for v in vs]
         for v in vs:
             args += e.weights.slots[v.uid]
-        args += [sparse_moments.region(e, v) for v in vs if v.uid in prog.moments]
+        args += [e.weights.moment(v) for v in vs if v.uid in prog.moments]
         after = max(prog._last_writer[v.uid] for v in vs)
         prog.updates.setdefault(after, []).append((utask, (1,), args, (items[0][1],)))
 
@@ -124,7 +124,7 @@ def prepare_rank_sums(prog) -> None:
         prog.mpi_finish.append((finish, region, proc))
         if v.uid in prog.moments:  # the per-lookup moment is summed over the ranks as the gradient is
             mstart, mfinish = distributed.reduce_tasks(e, ("moment", v.uid), f"moment_{v.name}")
-            mregion = sparse_moments.region(e, v)
+            mregion = e.weights.moment(v)
             prog.mpi_starts[prog._last_writer[v.uid]].append((mstart, mregion, proc))
             prog.mpi_finish.append((mfinish, mregion, proc))
     moved = [u for i in sorted(prog.updates) for u in prog.updates[i]]
@@ -160,6 +160,6 @@ def _tiled_update(prog, v, boxes, procs) -> None:
     args = [part(e.weights.value[v.uid]), part(e.weights.grad[v.uid])]
     args += [part(r) for r in e.weights.slots[v.uid]]
     if v.uid in prog.moments:
-        args.append(part(sparse_moments.region(e, v)))
+        args.append(part(e.weights.moment(v)))
     prog.updates.setdefault(prog._last_writer[v.uid], []).append(
         (update_task(prog, [v]), dom, args, tuple(procs)))

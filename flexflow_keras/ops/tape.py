@@ -211,7 +211,7 @@ class GradientTape:
         source_keys = [key(s) for s in flat_sources]
         reach = self._sources(flat_sources, source_keys)
         seeded = set(grads)
-        moments = self._backward(grads, reach)
+        lookups = self._backward(grads, reach)
         out = []
         for s, k in zip(flat_sources, source_keys, strict=True):
             g = grads.get(k) if k in reach else None
@@ -219,10 +219,10 @@ class GradientTape:
                 like = s.value if _is_variable(s) else np.asarray(s)
                 g = np.zeros(like.shape, like.dtype)
             g = None if g is None else _as_eager(g)
-            if g is not None and moments.get(k) and k not in seeded:
+            if g is not None and lookups.get(k) and k not in seeded:
                 # a table only lookups read: TensorFlow's IndexedSlices, which optimizer.apply_gradients
                 # reads per lookup (execution/sparse_moments.py); arithmetic on g gives a plain tensor
-                g._ff_moments = moments[k]
+                g._ff_lookups = SparseRows(lookups[k], g)
             out.append(g)
         self._note_second_order([g for g in out if g is not None])
         if not self.persistent:
@@ -270,11 +270,10 @@ class GradientTape:
 
     def _backward(self, grads: dict, reach: set) -> dict:
         """Run the recorded ops' backward into `grads`; returns, per key of a weight whose gradient only
-        lookups wrote (an Embedding's table), its per-lookup moments {power: array} for powers 1 and 2
-        (see `Optimizer.sparse_moment_power`)."""
+        lookups wrote (an Embedding's table), the (ids, gradient rows) of those lookups."""
         from flexflow_keras.ops.base import KernelContext
 
-        moments: dict = {}
+        lookups: dict = {}
         dense: set = set()  # keys that some other op's gradient reached
         for e in reversed(self._entries):
             out_keys = [key(o) for o in e.outs]
@@ -302,21 +301,17 @@ class GradientTape:
             if not any(g is not None for g in gin + gw):
                 continue
             c = e.ctx
-            asked: dict = {}
             sparse = getattr(e.op, "sparse_weight_gradient", False)
             for j, (k, g) in enumerate(zip(e.weight_keys, gw, strict=True)):
-                if g is not None and sparse and j == 0 and k not in dense:
-                    asked[k] = {1: np.zeros_like(g), 2: np.zeros_like(g)}
+                if g is not None and sparse and j == 0 and k not in dense:  # ids and gradient rows, kept
+                    lookups.setdefault(k, []).append((np.asarray(e.arrays[0]), gouts[0]))
                 elif g is not None:
                     dense.add(k)
-                    moments.pop(k, None)
+                    lookups.pop(k, None)
             dense.update(k for k, g in zip(e.in_keys, gin, strict=True) if g is not None)
-            extra = {}
-            for m in asked.values():  # weight 0 only: at most one
-                extra["moments"] = {0: tuple((q, power, False) for power, q in m.items())}
             ctx = KernelContext(backend="cpu", training=c.training, step=c.step, seed=c.seed,
                                 global_batch=c.global_batch, accumulate_inputs=(False,) * len(gin),
-                                accumulate_weights=(False,) * len(gw), extra=extra)
+                                accumulate_weights=(False,) * len(gw))
             op = e.op
             try:
                 if op.two_stage_backward:
@@ -330,12 +325,37 @@ class GradientTape:
             for k, g in zip(e.in_keys + e.weight_keys, gin + gw, strict=True):
                 if g is not None:
                     grads[k] = grads[k] + g if k in grads else g
-            for k, m in asked.items():
-                if k in moments:
-                    moments[k] = {power: moments[k][power] + q for power, q in m.items()}
-                else:
-                    moments[k] = m
-        return {k: m for k, m in moments.items() if k not in dense}
+        return {k: rows for k, rows in lookups.items() if k not in dense}
+
+
+class SparseRows:
+    """The lookups behind a table's gradient from `GradientTape.gradient` (TensorFlow's IndexedSlices): what
+    an optimizer that squares the gradient per lookup reads (`Optimizer.sparse_moment_power`). The moment is
+    computed only when asked, and only for the gradient as the tape returned it: a sample of its values is
+    kept, and a gradient changed in place since (``g *= 0.5``) gets None (the update then squares the sum)."""
+
+    _SAMPLES = 4096
+
+    def __init__(self, pairs: list, grad):
+        self.pairs = pairs
+        self.sample = self._sample(grad)
+
+    @classmethod
+    def _sample(cls, grad) -> np.ndarray:
+        flat = np.asarray(grad).reshape(-1)
+        return flat[::max(1, flat.size // cls._SAMPLES)].copy()
+
+    def moment(self, grad, power: int, dtype):
+        """The sum over lookups of each one's gradient row squared (``power`` 1: absolute), or None when
+        `grad` is no longer the gradient these lookups summed to."""
+        from kernels.embedding import embedding_backward_moment_cpu
+
+        if not np.array_equal(self._sample(grad), self.sample):
+            return None
+        q = np.zeros(np.shape(grad), dtype)
+        for ids, rows in self.pairs:
+            embedding_backward_moment_cpu(ids, np.asarray(rows, dtype), q, True, power=power)
+        return q
 
 
 class _SecondOrderOp:

@@ -9,12 +9,13 @@ Contract with the training loop (flexflow_keras/models/training.py, docs/contrac
   variable's value when the slot is made, as Schedule-Free AdamW's momentum).
 - ``opt.learning_rate_at(iteration) -> float``: the learning rate of the update that follows
   `iteration` updates (a schedule evaluated at `iteration`, or the constant, with Keras 2's `decay`).
-- ``opt.apply(backend, iteration, lr, weights, grads, slots, names=None)``: update one group of
+- ``opt.apply(backend, iteration, lr, weights, grads, slots, names=None, moments=None)``: update one group of
   variables in place. `weights`/`grads` are lists of arrays (NumPy for backend ``"cpu"``, numba device
   arrays for ``"cuda"``), `slots[i]` is the list of variable i's slot arrays in `slot_specs` order,
   `iteration` is the 0-based count of updates already applied (Keras' ``iterations`` before its
   increment), `lr` the float from `learning_rate_at(iteration)`. `names` (optional) are the variables'
-  names, used by `exclude_from_weight_decay`. ``global_clipnorm`` is computed over the variables of one
+  names, used by `exclude_from_weight_decay`. `moments` (optional) gives, per variable, an embedding
+  table's per-lookup moment or None (see `sparse_moment_power`). ``global_clipnorm`` is computed over the variables of one
   call, so when it is set (`needs_all_variables` is True) the loop passes every variable in one call.
   The loop applies each variable's `constraint` after `apply` and then increments `opt.iterations`.
 - ``opt.learning_rate`` (get/set; a schedule makes it read-only, as in Keras), ``opt.iterations``,
@@ -22,8 +23,9 @@ Contract with the training loop (flexflow_keras/models/training.py, docs/contrac
 
 Per update, as Keras 3: gradients are divided by `loss_scale_factor`, clipped (`clipnorm` per variable,
 `global_clipnorm` over the group, or `clipvalue`), decoupled weight decay ``w -= w*weight_decay*lr``
-is applied, then the optimizer's own update. All of it is one fused kernel per variable
-(kernels/optimizers.py). Keras 2 spellings are accepted: ``lr=`` for ``learning_rate=`` and ``decay=``,
+is applied, then the optimizer's own update: one fused kernel per variable for the element-wise
+optimizers (kernels/optimizers.py, optimizers_more.py), two passes for Lamb's norms and NumPy reductions
+for Adafactor's factored moments (kernels/optimizers_norms.py). Keras 2 spellings are accepted: ``lr=`` for ``learning_rate=`` and ``decay=``,
 which, as Keras 2 did, scales the learning rate by ``1 / (1 + decay * iterations)`` (Keras 3 ignores
 it with a warning; honouring it keeps Keras 2 scripts training as written).
 
@@ -220,8 +222,8 @@ class Optimizer:
         Keras 3's TensorFlow backend hands an embedding table's gradient to the optimizer as
         `IndexedSlices`, one row per lookup, and squares them before summing the rows looked up more than
         once: Adam's second moment then grows by the sum of the squared gradients of a token's lookups,
-        where a dense gradient gives the square of their sum (RMSprop, Adagrad, Nadam, Adadelta and Ftrl
-        alike; Adamax sums absolute values). A text model trains measurably faster that way, so the step
+        where a dense gradient gives the square of their sum (RMSprop, Adagrad, Nadam, Adadelta, Ftrl, Lamb,
+        Adafactor and Schedule-Free AdamW alike; Adamax sums absolute values). A text model trains measurably faster that way, so the step
         computes that moment beside the gradient. Clipping (clipnorm, global_clipnorm, clipvalue) and
         gradient accumulation read the summed gradient here (TensorFlow clips the lookups' rows and
         accumulates them densely): then the update reads the square of the sum, as for any weight."""
@@ -405,10 +407,11 @@ class Optimizer:
         for g, v in pairs:
             arr = v.value if hasattr(v, "value") else v
             arrays.append(arr)
-            # a GradientTape's gradient of a table only lookups read carries their per-lookup moments
-            # (TensorFlow's IndexedSlices; see `sparse_moment_power`)
-            q = getattr(g, "_ff_moments", {}).get(power) if power is not None else None
-            moments.append(None if q is None or q.shape != arr.shape else np.asarray(q, dtype=arr.dtype))
+            # a GradientTape's gradient of a table only lookups read carries them (TensorFlow's
+            # IndexedSlices; see `sparse_moment_power` and ops/tape.py's SparseRows)
+            rows = getattr(g, "_ff_lookups", None) if power is not None else None
+            q = rows.moment(g, power, arr.dtype) if rows is not None else None
+            moments.append(q if q is not None and q.shape == arr.shape else None)
             grads.append(None if g is None else np.asarray(g, dtype=arr.dtype, order="C"))  # 0-d stays 0-d
             names.append(getattr(v, "path", getattr(v, "name", None)))
         missing = [n for g, n in zip(grads, names, strict=True) if g is None]

@@ -124,7 +124,9 @@ def set_optimizer_variables(model, arrays: list[np.ndarray], path: str) -> None:
         want = tuple(opt.slot_shape(name, v.shape))
         if tuple(arr.shape) != want:
             log.warning("load_model: skipping the optimizer state in %s: slot %s of weight '%s' has shape %s in "
-                        "the file, expected %s.", path, name, v.path, arr.shape, want)
+                        "the file, expected %s (a file flexflow_keras wrote before it ordered Nadam's, Adadelta's, "
+                        "Adamax's and Ftrl's slots as Keras does is read this way too). Training continues from "
+                        "fresh optimizer slots.", path, name, v.path, arr.shape, want)
             return
         slots[v.uid][_names(opt, v).index(name)] = arr.astype(v.dtype, copy=False)
     opt._ff_pending_slots = PendingSlots(int(opt.iterations), slots)

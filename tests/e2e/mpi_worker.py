@@ -73,22 +73,26 @@ def train(kind, args):
     rs = np.random.RandomState(0)
     n = 64
     x = rs.rand(n, 8, 8, 1).astype("float32") if kind in ("cnn", "spancnn") else rs.rand(n, 20).astype("float32")
-    if kind == "emb":  # tokens 0-2 repeat within every batch
+    if kind in ("emb", "spanemb"):  # tokens 0-2 repeat within every batch
         x = np.concatenate([rs.randint(0, 3, (n, 3)), rs.randint(0, 12, (n, 3))], axis=1).astype("int32")
     y = rs.randint(0, 3, n)
-    model = build({"cnn": "cnn", "span": "mlp3", "spancnn": "cnn", "emb": "emb"}.get(kind, "mlp"))
+    model = build({"cnn": "cnn", "span": "mlp3", "spancnn": "cnn", "emb": "emb", "spanemb": "emb"}.get(kind, "mlp"))
     extra = {}
     if kind == "mp":  # within each node: d1's output channels over its two processors
         extra = {"strategy": keras.Strategy({"d1": keras.ParallelConfig((1, 2), (0, 1))})}
     elif kind == "span":  # across the nodes (devices 0 and 1 are processor 0 of ranks 0 and 1 under MPI)
         extra = {"strategy": keras.Strategy({"d1": keras.ParallelConfig((2, 1), (0, 1)),
                                              "d2": keras.ParallelConfig((1, 2), (0, 1))})}
+    elif kind == "spanemb":  # the lookups split across the nodes: their table moments summed across them
+        extra = {"strategy": keras.Strategy({"e": keras.ParallelConfig((2, 1, 1), (0, 1)),
+                                             "d2/dense": keras.ParallelConfig((1, 1), (1,)),
+                                             "d2/softmax": keras.ParallelConfig((1, 1), (1,))})}
     elif kind == "spancnn":  # the convolution and BatchNorm's statistics split across the nodes, the head on rank 1
         extra = {"strategy": keras.Strategy({"c1": keras.ParallelConfig((2, 1, 1, 1), (0, 1)),
                                              "bn": keras.ParallelConfig((2, 1, 1, 1), (0, 1)),
                                              "d2/dense": keras.ParallelConfig((1, 1), (1,)),
                                              "d2/softmax": keras.ParallelConfig((1, 1), (1,))})}
-    opt = keras.optimizers.Adam(0.05) if kind == "emb" else keras.optimizers.SGD(0.5)
+    opt = keras.optimizers.Adam(0.05) if kind in ("emb", "spanemb") else keras.optimizers.SGD(0.5)
     model.compile(optimizer=opt, loss="sparse_categorical_crossentropy",
                   metrics=["accuracy"], **extra)
     rec = Losses()

@@ -72,7 +72,7 @@ def span_runs(tmp_path_factory):
     then processor 0 of each of two ranks."""
     d = tmp_path_factory.mktemp("mpi_span")
     one, two = str(d / "one.json"), str(d / "two.json")
-    flags = ["--models", "span,spancnn", "--seed", "3", "--dp", "1"]
+    flags = ["--models", "span,spancnn,spanemb", "--seed", "3", "--dp", "1"]
     p1, _ = _run([sys.executable, WORKER, *flags, "-ll:cpu", "2", "--out", one])
     assert p1.returncode == 0, p1.stderr[-3000:]
     p2, _ = _run(_mpi(2, *flags, "-ll:cpu", "1", "--out", two))
@@ -80,7 +80,7 @@ def span_runs(tmp_path_factory):
     return json.loads(Path(one).read_text()), json.loads(Path(two).read_text()), p2
 
 
-@pytest.mark.parametrize("kind", ["mlp", "cnn", "mp", "emb", "span", "spancnn"])
+@pytest.mark.parametrize("kind", ["mlp", "cnn", "mp", "emb", "span", "spancnn", "spanemb"])
 def test_two_ranks_match_one_process(runs, span_runs, kind):
     one, two, _ = span_runs if kind.startswith("span") else runs
     a, b = one[kind], two[kind]

@@ -175,3 +175,20 @@ def test_the_image_loading_tutorial_trains_under_the_runner(files, tmp_path):
                           timeout=300, env=env, cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert "labels [0, 0, 0, 0, 1, 1, 1, 1]" in proc.stdout and "trained" in proc.stdout
+
+
+def test_batched_maps_and_str_arrays_compare_text_as_tensorflow():
+    from flexflow_keras.data.dataset import as_tensor
+
+    np.testing.assert_array_equal(as_tensor(np.array(["cat", "dog"])) == "cat", [True, False])
+    np.testing.assert_array_equal(as_tensor(np.array(["cat", "dog"], dtype=object)) != "dog", [True, False])
+    ds = SliceDataset.from_tensor_slices({"thal": ["fixed", "normal"]}).batch(2).map(lambda d: d["thal"] == "fixed")
+    np.testing.assert_array_equal(next(iter(ds)), [True, False])
+
+
+def test_nearest_resize_copies_values_exactly_and_resize_method_names_work():
+    from flexflow_keras.tf_compat import CONSTANTS
+
+    a = np.array([[16777217, 3], [5, 7]], np.int32)[:, :, None]
+    out = np.asarray(T.resize(a, [3, 5], method=CONSTANTS["tf.image.ResizeMethod"].NEAREST_NEIGHBOR))
+    assert out.dtype == np.int32 and out[0, 0, 0] == 16777217 and set(out.reshape(-1)) == {16777217, 3, 5, 7}

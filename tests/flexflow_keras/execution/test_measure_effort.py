@@ -66,7 +66,6 @@ def test_a_train_on_batch_loop_sizes_its_search_as_a_short_run(tmp_path, monkeyp
     assert model._engine.planned_steps == LOOP_STEPS
 
 
-
 def test_the_search_measures_every_optimizer_and_restores_the_weights(tmp_path, monkeypatch):
     # the measured steps use the next update's learning rate: a zero one divided by zero in Ftrl's update,
     # so fit with optimizer="ftrl" on two processors stopped in the search's measurements

@@ -157,7 +157,25 @@ def test_custom_training_loop_updates_a_table_as_tensorflow(name, tied):
             if tied:
                 loss += 0.01 * ops.sum(ops.square(mf.layers[0].embeddings))
         grads = tape.gradient(loss, mf.trainable_weights)
-        assert hasattr(grads[0], "_ff_moments") != tied and not hasattr(grads[1], "_ff_moments")
+        assert hasattr(grads[0], "_ff_lookups") != tied and not hasattr(grads[1], "_ff_lookups")
         of.apply_gradients(zip(grads, mf.trainable_weights, strict=True))
     for a, b in zip(mf.get_weights(), mt.get_weights(), strict=True):
         np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-6)
+
+
+def test_a_table_gradient_changed_in_place_reads_the_square_of_its_sum():
+    # the lookups' moment belongs to the gradient the tape returned: scaled in place, it no longer does
+    from flexflow_keras.ops.tape import GradientTape
+
+    layer = ff.layers.Embedding(6, 2)
+    ids = np.array([[1, 1, 2]])
+    with GradientTape() as tape:
+        loss = ff.ops.sum(ff.ops.square(layer(ids)))
+    (g,) = tape.gradient(loss, layer.trainable_weights)
+    rows = g._ff_lookups
+    table = np.asarray(layer.embeddings)
+    want = np.zeros((6, 2), np.float32)
+    np.add.at(want, [1, 1, 2], (2 * table[[1, 1, 2]]) ** 2)
+    np.testing.assert_allclose(rows.moment(g, 2, np.float32), want, rtol=1e-6)
+    g *= 0.5
+    assert rows.moment(g, 2, np.float32) is None
