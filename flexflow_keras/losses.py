@@ -19,6 +19,8 @@ Contract with the training loop (docs/contracts.md):
 
 from __future__ import annotations
 
+import functools
+import inspect
 import re
 
 import numpy as np
@@ -593,6 +595,30 @@ __all__ = ["Loss", "LossFunctionWrapper", "CategoricalCrossentropy", "SparseCate
            "BinaryFocalCrossentropy", "CategoricalFocalCrossentropy", "binary_focal_crossentropy",
            "categorical_focal_crossentropy", "Poisson", "poisson", "CategoricalGeneralizedCrossEntropy",
            "categorical_generalized_cross_entropy", "Dice", "dice", "Tversky", "tversky"]
+
+
+def _eager_function(fn):
+    """`fn` (a loss function of arrays) returning a tensor that answers ``.numpy()``, as Keras' loss
+    functions return tensors (``keras.losses.mean_squared_error(y, p).numpy()``)."""
+
+    @functools.wraps(fn)
+    def wrapped(*args, **kwargs):
+        from flexflow_keras.ops.eager_tensor import EagerTensor
+
+        out = fn(*args, **kwargs)
+        return out.view(EagerTensor) if type(out) is np.ndarray else out
+
+    return wrapped
+
+
+_wrapped_once: dict = {}  # one wrapper per function: aliases (mse, mean_squared_error) stay one object
+for _name in __all__:
+    _fn = globals().get(_name)
+    if inspect.isfunction(_fn) and _name[:1].islower() and _name not in ("get", "resolve", "serialize", "deserialize"):
+        _wrapped = _wrapped_once.get(_fn) or _wrapped_once.setdefault(_fn, _eager_function(_fn))
+        globals()[_name] = _wrapped
+        if _fn in _FUNCTIONS:
+            _FUNCTIONS[_wrapped] = _FUNCTIONS[_fn]
 
 
 def __getattr__(name: str):

@@ -29,7 +29,9 @@ scripts whose Keras part runs (`tf.random.set_seed(42)` on their first line). Ma
   `tf.argmax` / `tf.argmin` (TensorFlow's default axis 0, int64 indices); `tf.newaxis`;
   `tf.Variable` and `tf.Module` (variables.py); `tf.GradientTape` (ops/tape.py) and
   `tf.UnconnectedGradients`; `tf.one_hot` (on/off values), `tf.split` (sizes or a count),
-  `tf.repeat`, `tf.clip_by_value`, `tf.nn.sigmoid_cross_entropy_with_logits`, `tf.stop_gradient`,
+  `tf.repeat`, `tf.clip_by_value` (TensorFlow's argument names), `tf.add_n`, `tf.linalg.einsum`,
+  `tf.nn.conv2d` / `conv1d` / `convolution` (keras.ops.conv; ops/conv_api.py), `tf.image.ResizeMethod`,
+  `tf.nn.sigmoid_cross_entropy_with_logits`, `tf.stop_gradient`,
   `tf.matmul` with its transpose flags, `tf.math.l2_normalize`, `tf.eye`, `tf.pad` (constant, reflect,
   symmetric), `tf.random_normal_initializer`; `tf.train.Checkpoint`,
   `CheckpointManager` and `latest_checkpoint` (tf_checkpoint.py, this framework's own files);
@@ -61,7 +63,7 @@ _SAME_OPS = {name: name for name in (
     "logical_not", "cast", "reshape", "transpose", "expand_dims", "squeeze", "stack", "tile", "matmul",
     "einsum", "ones_like", "zeros_like", "zeros", "ones", "linspace")}
 _SAME_OPS.update({"reduce_sum": "sum", "reduce_max": "max", "reduce_min": "min", "reduce_prod": "prod",
-                  "concat": "concatenate", "pow": "power", "repeat": "repeat", "clip_by_value": "clip",
+                  "concat": "concatenate", "pow": "power", "repeat": "repeat",
                   "stop_gradient": "stop_gradient"})
 _SAME_RANDOM = ("normal", "uniform", "categorical")
 
@@ -353,6 +355,11 @@ CALLS = {
     "tf.data.experimental.cardinality": _cardinality,
     "tf.test.gpu_device_name": _gpu_device_name, "tf.test.is_gpu_available": lambda *a, **k: bool(_gpus()),
     "tf.test.is_built_with_cuda": lambda: True,
+    "tf.nn.conv2d": lambda *a, **k: _ops_fn("tf_conv")(*a, **k), "tf.nn.conv1d": lambda *a, **k: _ops_fn("tf_conv")(*a, **k),
+    "tf.nn.convolution": lambda *a, **k: _ops_fn("tf_conv")(*a, **k),
+    "tf.linalg.einsum": lambda *a, **k: _ops_fn("einsum")(*a, **k),
+    "tf.add_n": lambda inputs, name=None: _add_n(inputs), "tf.math.add_n": lambda inputs, name=None: _add_n(inputs),
+    "tf.clip_by_value": lambda *a, **k: _clip_by_value(*a, **k),
 }
 CONSTANTS = {f"tf.compat.v1.logging.{k}": v for k, v in _LOG_LEVELS.items()}
 class _UnconnectedGradients:
@@ -371,6 +378,33 @@ CONSTANTS.update({"tf.UnconnectedGradients": _UnconnectedGradients, "tf.newaxis"
                   "tf.data.AUTOTUNE": -1, "tf.data.experimental.AUTOTUNE": -1,
                   "tf.data.INFINITE_CARDINALITY": -1, "tf.data.experimental.INFINITE_CARDINALITY": -1,
                   "tf.data.UNKNOWN_CARDINALITY": -2, "tf.data.experimental.UNKNOWN_CARDINALITY": -2})
+
+
+def _ops_fn(name: str):
+    from flexflow_keras import ops
+    from flexflow_keras.ops import conv_api
+
+    return getattr(conv_api, name, None) or getattr(ops, name)
+
+
+def _add_n(inputs):
+    """`tf.add_n`: the sum of a list of tensors of one shape."""
+    from flexflow_keras import ops
+
+    inputs = list(inputs)
+    if not inputs:
+        raise ConfigError("tf.add_n needs at least one tensor.")
+    out = inputs[0]
+    for t in inputs[1:]:
+        out = ops.add(out, t)
+    return out
+
+
+def _clip_by_value(t, clip_value_min, clip_value_max, name=None):
+    """`tf.clip_by_value` with TensorFlow's argument names."""
+    from flexflow_keras import ops
+
+    return ops.clip(t, clip_value_min, clip_value_max)
 
 
 def _summary(name: str):

@@ -57,6 +57,38 @@ def _eager_only(update_state):
     return wrapped
 
 
+class MetricValue(float):
+    """A metric's result: a Python float that also answers ``.numpy()`` (a float32), as the scalar tensor
+    Keras' `result()` returns does (``metric.result().numpy()``, ``metric(y, p).numpy()``); pickled or
+    copied, it is a plain float."""
+
+    def numpy(self) -> np.float32:
+        return np.float32(self)
+
+    @property
+    def dtype(self) -> str:
+        return "float32"
+
+    def __reduce__(self):
+        return float, (float(self),)
+
+
+def _value(v):
+    """`v` as `MetricValue` when it is a plain (or NumPy) float; anything else as it is."""
+    if isinstance(v, float) and not isinstance(v, MetricValue):
+        return MetricValue(v)
+    return v
+
+
+def _valued(result):
+    @functools.wraps(result)
+    def wrapped(self):
+        return _value(result(self))
+
+    wrapped._ff_valued = True
+    return wrapped
+
+
 class Metric:
     """Base class of every metric.
 
@@ -76,6 +108,9 @@ class Metric:
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
+        result = cls.__dict__.get("result")
+        if result is not None and not getattr(result, "_ff_valued", False):  # a float answers .numpy()
+            cls.result = _valued(result)
         if "update_state" in cls.__dict__:  # every override refuses symbolic tensors with one clear message
             cls.update_state = _eager_only(cls.__dict__["update_state"])
             if not cls.__module__.startswith("flexflow_keras.") and "batch_stats" not in cls.__dict__:

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import inspect
 import logging
+import re
 
 from flexflow_keras.errors import GraphError
 from flexflow_keras.layers import call_memo
@@ -33,7 +34,9 @@ _FIX = ("Put the custom loss in a compute_loss(self, x, y, y_pred, sample_weight
 
 
 # How a step computes its loss: Keras 3's compute_loss, or Keras 2's compiled_loss (a Keras 3 shim for it)
-_LOSS_CALLS = ("compute_loss(", "compiled_loss(")
+# Keras' own loss entry points, called on the model (`self.compute_loss(`, `super().compute_loss(`): a helper
+# of the script's own (`self._compute_loss(data)`, keras.io's siamese network) is not one of them
+_LOSS_CALLS = re.compile(r"(?<![\w])(?:self|super\(\)|model)\s*\.\s*(?:compute_loss|compiled_loss)\s*\(")
 
 
 def overrides(model, name: str) -> bool:
@@ -65,7 +68,7 @@ def eager_reason(model, hook: str = "train_step") -> str | None:
     if ".backward()" in src or "jax." in src:
         raise GraphError(f"Model '{model.name}' overrides {hook}() with PyTorch/JAX autodiff; flexflow_keras runs "
                          f"TensorFlow's GradientTape, or traces a step that calls self.compute_loss(). {_FIX}")
-    if not any(c in src for c in _LOSS_CALLS):
+    if not _LOSS_CALLS.search(src):
         return "does not call self.compute_loss()"
     if hook != "train_step":
         return None

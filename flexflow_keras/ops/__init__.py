@@ -112,6 +112,14 @@ __all__ = [n for m in _MODULES for n in dir(m) if not n.startswith("_")
     "ReshapeOp", "TransposeOp", *_LAZY]
 
 
+# Keras 3's convolution functions. Two of them share their names with submodules of this package (conv.py,
+# conv_transpose.py): those are imported first, so the functions below stay the package's attributes.
+from flexflow_keras.ops import conv as _conv_module  # noqa: E402,F401
+from flexflow_keras.ops import conv_transpose as _conv_transpose_module  # noqa: E402,F401
+from flexflow_keras.ops.conv_api import conv, conv_transpose, depthwise_conv, separable_conv  # noqa: E402
+
+__all__ += ["conv", "conv_transpose", "depthwise_conv", "separable_conv"]
+
 # Keras 3's submodules keras.ops.numpy / nn / math / core hold the functions that are flat here
 # (keras.ops.numpy.sum is keras.ops.sum): the same module under those names, for attributes and imports.
 for _sub in ("numpy", "nn", "math", "core"):

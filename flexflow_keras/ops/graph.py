@@ -102,6 +102,13 @@ class Variable(TensorMath):
         self._value[...] = arr.astype(self.dtype, copy=False)
         self._on_assign()
 
+    def __getitem__(self, key):
+        # a weight sliced as TensorFlow's variables are (``image[:, 1:, :, :]`` on a tf.Variable image): the
+        # slice of its value, which an open GradientTape records against the variable
+        from flexflow_keras import ops
+
+        return ops.get_item(self, key)
+
     def __float__(self) -> float:
         return float(self.value)
 

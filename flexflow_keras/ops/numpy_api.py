@@ -268,7 +268,8 @@ def get_item(x, key):
     """``x[key]`` for ints, slices, None and ``...``; the batch dim of a symbolic x stays whole."""
     if not _sym(x):
         if _tape.recording() and _basic(key):  # an eager index a GradientTape sees (ops/tape.py)
-            return apply_op(IndexOp(_static_key(_ints(key), np.ndim(x))), [np.asarray(x)])
+            value = x.value if _tape._is_variable(x) else np.asarray(x)  # a variable's own buffer: its key
+            return apply_op(IndexOp(_static_key(_ints(key), np.ndim(value))), [value])
         return np.asarray(x)[key]
     static = _static_key(key, x.ndim)
     if any(d is None for d in x.shape[1:]) and all(k is None or k == (None, None, None) for k in static):

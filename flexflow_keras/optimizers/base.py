@@ -404,8 +404,13 @@ class Optimizer:
         self.build(variables)
         arrays, grads, names, moments = [], [], [], []
         power = self.sparse_moment_power
+        strided = []  # (the variable's own array, the contiguous copy the kernels update), copied back after
         for g, v in pairs:
             arr = v.value if hasattr(v, "value") else v
+            if isinstance(arr, np.ndarray) and not arr.flags.c_contiguous:  # an RNN's kernel kept transposed
+                work = np.ascontiguousarray(arr)
+                strided.append((arr, work))
+                arr = work
             arrays.append(arr)
             # a GradientTape's gradient of a table only lookups read carries them (TensorFlow's
             # IndexedSlices; see `sparse_moment_power` and ops/tape.py's SparseRows)
@@ -421,6 +426,8 @@ class Optimizer:
         lr = self.learning_rate_at(self._iterations)
         self.apply("cpu", self._iterations, lr, arrays, grads, [self._eager_slots[id(v)] for v in variables], names,
                    moments=moments if any(q is not None for q in moments) else None)
+        for arr, work in strided:
+            arr[...] = work
         for v in variables:
             if hasattr(v, "_on_assign"):
                 v._on_assign()

@@ -181,3 +181,56 @@ def test_compiled_metrics_in_an_own_step_are_the_models_metrics():
     assert {"accuracy", "student_loss"} <= set(h.history)  # and the tracker it holds ("loss"), as Keras 3
     assert h.history["accuracy"][-1] > 0.8
     assert [m.name for m in model.metrics][0] == "accuracy"
+
+
+def test_a_train_step_with_its_own_compute_loss_helper_runs_eagerly():
+    # keras.io's siamese network: train_step calls self._compute_loss(data) on the whole (a, p, n) tuple; it is
+    # not Keras' compute_loss, so the step is not traced on the first input alone
+    a, b, c = layers.Input((4,)), layers.Input((4,)), layers.Input((4,))
+    dense = layers.Dense(2)
+    net = keras.Model([a, b, c], layers.Add()([dense(a), dense(b), dense(c)]))
+
+    class Siamese(keras.Model):
+        def __init__(self, net):
+            super().__init__()
+            self.net = net
+            self.tracker = keras.metrics.Mean(name="loss")
+
+        def call(self, inputs):
+            return self.net(inputs)
+
+        def _compute_loss(self, data):
+            return ops.mean(ops.square(self.net(data)))
+
+        def train_step(self, data):
+            with GradientTape() as tape:
+                loss = self._compute_loss(data)
+            grads = tape.gradient(loss, self.net.trainable_weights)
+            self.optimizer.apply_gradients(zip(grads, self.net.trainable_weights, strict=True))
+            self.tracker.update_state(loss)
+            return {"loss": self.tracker.result()}
+
+    x = np.random.default_rng(0).random((8, 4)).astype("float32")
+    model = Siamese(net)
+    model.compile(optimizer="adam")
+    before = [w.copy() for w in net.get_weights()]
+    model.fit(_triples(x), epochs=1, verbose=0)
+    assert any(not np.array_equal(p, q) for p, q in zip(before, net.get_weights(), strict=True))
+
+
+def _triples(x):
+    from flexflow_keras.data.slices import SliceDataset
+
+    return SliceDataset.from_tensor_slices((x, x, x)).batch(4)
+
+
+@pytest.mark.parametrize("rnn", ["LSTM", "GRU"])
+def test_apply_gradients_updates_recurrent_kernels_kept_transposed(rnn):
+    model = keras.Sequential([keras.Input((3, 5)), getattr(layers, rnn)(4), layers.Dense(1)])
+    x = np.random.default_rng(1).random((2, 3, 5)).astype("float32")
+    before = [w.copy() for w in model.get_weights()]
+    with GradientTape() as tape:
+        loss = ops.mean(model(x))
+    grads = tape.gradient(loss, model.trainable_variables)
+    keras.optimizers.Adam(0.1).apply_gradients(zip(grads, model.trainable_variables, strict=True))
+    assert all(not np.array_equal(p, q) for p, q in zip(before, model.get_weights(), strict=True))

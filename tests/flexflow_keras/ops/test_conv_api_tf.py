@@ -1,0 +1,63 @@
+"""Keras 3's keras.ops.conv / conv_transpose / depthwise_conv / separable_conv, and the raw TensorFlow calls
+the runner maps onto them and onto other ops (tf.nn.conv2d, tf.linalg.einsum, tf.add_n, tf.clip_by_value),
+against TensorFlow."""
+
+import numpy as np
+import pytest
+
+from flexflow_keras import ops
+from flexflow_keras.errors import ArgumentError
+from flexflow_keras.tf_compat import mapped_call
+
+tf = pytest.importorskip("tensorflow")
+keras = tf.keras
+pytestmark = pytest.mark.tf
+
+rng = np.random.default_rng(0)
+
+
+def _close(ours, theirs):
+    np.testing.assert_allclose(np.asarray(ours), np.asarray(theirs), rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.parametrize("rank", [1, 2])
+@pytest.mark.parametrize("strides,padding,dilation", [(1, "valid", 1), (2, "same", 1), (1, "same", 2)])
+def test_conv_family_matches_keras(rank, strides, padding, dilation):
+    spatial = (9,) * rank
+    x = rng.standard_normal((2, *spatial, 3)).astype("float32")
+    k = rng.standard_normal((3,) * rank + (3, 4)).astype("float32")
+    if rank == 2 and dilation > 1:  # a dilated 2-D convolution has no kernel here: a clear error
+        with pytest.raises(ValueError, match="dilation_rate"):
+            ops.conv(x, k, strides, padding, None, dilation)
+        return
+    _close(ops.conv(x, k, strides, padding, None, dilation), keras.ops.conv(x, k, strides, padding, None, dilation))
+    dk = rng.standard_normal((3,) * rank + (3, 2)).astype("float32")
+    _close(ops.depthwise_conv(x, dk, strides, padding, None, dilation),
+           keras.ops.depthwise_conv(x, dk, strides, padding, None, dilation))
+    pk = rng.standard_normal((1,) * rank + (6, 5)).astype("float32")
+    _close(ops.separable_conv(x, dk, pk, strides, padding, None, dilation),
+           keras.ops.separable_conv(x, dk, pk, strides, padding, None, dilation))
+    if dilation == 1:
+        tk = rng.standard_normal((3,) * rank + (4, 3)).astype("float32")
+        _close(ops.conv_transpose(x, tk, strides, padding), keras.ops.conv_transpose(x, tk, strides, padding))
+    first = np.moveaxis(x, -1, 1)
+    _close(ops.conv(first, k, strides, padding, "channels_first", dilation),
+           keras.ops.conv(first, k, strides, padding, "channels_first", dilation) if rank == 2 else
+           np.moveaxis(np.asarray(keras.ops.conv(x, k, strides, padding, None, dilation)), -1, 1))
+
+
+def test_three_d_convolutions_are_a_clear_error():
+    with pytest.raises(ArgumentError, match="3-D convolutions"):
+        ops.conv(np.zeros((1, 4, 4, 4, 1), "float32"), np.zeros((2, 2, 2, 1, 1), "float32"))
+
+
+def test_raw_tensorflow_calls_map_onto_the_ops():
+    x = rng.standard_normal((1, 8, 8, 3)).astype("float32")
+    k = rng.standard_normal((3, 3, 3, 2)).astype("float32")
+    for strides, padding in (([1, 1, 1, 1], "SAME"), (2, "VALID")):
+        _close(mapped_call("tf.nn.conv2d")(x, k, strides=strides, padding=padding),
+               tf.nn.conv2d(x, k, strides=strides, padding=padding))
+    _close(mapped_call("tf.linalg.einsum")("bijc,bijd->bcd", x, x), tf.linalg.einsum("bijc,bijd->bcd", x, x))
+    _close(mapped_call("tf.add_n")([x, x, 2 * x]), tf.add_n([x, x, 2 * x]))
+    _close(mapped_call("tf.clip_by_value")(x, clip_value_min=-0.5, clip_value_max=0.3),
+           tf.clip_by_value(x, clip_value_min=-0.5, clip_value_max=0.3))
