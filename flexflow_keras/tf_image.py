@@ -16,9 +16,12 @@ As TensorFlow computes them, on the host:
   the dtype; `preserve_aspect_ratio`; other methods and ``antialias=True`` are a clear error;
 - `convert_image_dtype` scales between integer ranges and [0, 1] floats (float to int: ``x * (max + 0.5)``
   truncated, as TensorFlow);
-- flips, `rot90`, crops and pads, `rgb_to_grayscale` (TensorFlow's luma weights), brightness and contrast,
-  `per_image_standardization`; the `random_*` ones draw from this framework's generator (`tf.random.
-  set_seed` seeds it), so their draws are not TensorFlow's.
+- flips, `rot90`, crops and pads (`resize_with_pad` too), `rgb_to_grayscale` (TensorFlow's luma weights),
+  HSV conversions, brightness, contrast, gamma, saturation and hue, `per_image_standardization`; the
+  `random_*` ones draw from this framework's generator (`tf.random.set_seed` seeds it) and the
+  `stateless_random_*` ones from their seed, so their draws are not TensorFlow's;
+- `total_variation` runs as keras.ops, so a GradientTape differentiates it (a style-transfer loss on a
+  tf.Variable image).
 
 Each takes an image (H, W, C) or a batch (N, H, W, C) and returns an `EagerTensor`; `read_file` returns
 the file's bytes as TensorFlow's scalar string does (`.numpy()` is bytes).
@@ -423,9 +426,152 @@ def per_image_standardization(image):
     return _out((a - mean) / std)
 
 
+def adjust_gamma(image, gamma=1, gain=1):
+    """``gain * x ** gamma`` on the image as [0, 1] floats (float16/32 images as they are), back in its dtype."""
+    a, f = _as_float(image)
+    if gamma < 0:
+        raise ArgumentError(f"tf.image.adjust_gamma: gamma must be non-negative, received {gamma}.")
+    out = (np.float32(gain) * f ** np.float32(gamma)).astype(f.dtype)
+    return _out(out) if a.dtype.kind == "f" else convert_image_dtype(out, a.dtype, saturate=True)
+
+
+def rgb_to_hsv(images, name=None):
+    """RGB floats in [0, 1] to HSV (hue in [0, 1)), as TensorFlow's."""
+    a = np.asarray(images)
+    if a.shape[-1] != 3 or a.dtype.kind != "f":
+        raise ArgumentError(f"tf.image.rgb_to_hsv expects float RGB images (3 channels last), received {a.dtype} "
+                            f"{a.shape}; convert_image_dtype first.")
+    r, g, b = a[..., 0], a[..., 1], a[..., 2]
+    v = a.max(axis=-1)
+    rng = v - a.min(axis=-1)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        s = np.where(v > 0, rng / v, 0)
+        norm = 1.0 / (6.0 * rng)
+        h = np.where(r == v, norm * (g - b), np.where(g == v, norm * (b - r) + 2.0 / 6, norm * (r - g) + 4.0 / 6))
+    h = np.where(rng > 0, h, 0)
+    h = np.where(h < 0, h + 1, h)
+    return _out(np.stack([h, s, v], axis=-1).astype(a.dtype))
+
+
+def hsv_to_rgb(images, name=None):
+    """HSV (hue in [0, 1)) to RGB floats, as TensorFlow's."""
+    a = np.asarray(images)
+    h, s, v = a[..., 0], a[..., 1], a[..., 2]
+    dh = h * 6
+    dr = np.clip(np.abs(dh - 3) - 1, 0, 1)
+    dg = np.clip(2 - np.abs(dh - 2), 0, 1)
+    db = np.clip(2 - np.abs(dh - 4), 0, 1)
+    one_minus_s = 1 - s
+    return _out(np.stack([v * (one_minus_s + s * c) for c in (dr, dg, db)], axis=-1).astype(a.dtype))
+
+
+def _through_hsv(image, fn):
+    a, f = _as_float(image)
+    hsv = np.asarray(rgb_to_hsv(f)).copy()
+    fn(hsv)
+    rgb = np.asarray(hsv_to_rgb(hsv))
+    return _out(rgb) if a.dtype.kind == "f" else convert_image_dtype(rgb, a.dtype, saturate=True)
+
+
+def adjust_saturation(image, saturation_factor, name=None):
+    def scale(hsv):
+        hsv[..., 1] = np.clip(hsv[..., 1] * np.float32(saturation_factor), 0, 1)
+    return _through_hsv(image, scale)
+
+
+def adjust_hue(image, delta, name=None):
+    if not -1 <= delta <= 1:
+        raise ArgumentError(f"tf.image.adjust_hue: delta must be in [-1, 1], received {delta}.")
+
+    def turn(hsv):
+        hsv[..., 0] = np.mod(hsv[..., 0] + np.float32(delta), 1.0)
+    return _through_hsv(image, turn)
+
+
+def random_saturation(image, lower, upper, seed=None):
+    if not 0 <= lower < upper:
+        raise ArgumentError(f"tf.image.random_saturation expects 0 <= lower < upper, received {lower} and {upper}.")
+    return adjust_saturation(image, float(_rng(seed).uniform(lower, upper)))
+
+
+def random_hue(image, max_delta, seed=None):
+    if not 0 <= max_delta <= 0.5:
+        raise ArgumentError(f"tf.image.random_hue: max_delta must be in [0, 0.5], received {max_delta}.")
+    return adjust_hue(image, float(_rng(seed).uniform(-max_delta, max_delta)))
+
+
+def resize_with_pad(image, target_height, target_width, method="bilinear", antialias=False):
+    """Resized to fit inside the target keeping the aspect ratio, then zero-padded around it, as TensorFlow."""
+    a, single = _images(image, "resize_with_pad")
+    h, w = a.shape[-3], a.shape[-2]
+    th, tw = int(target_height), int(target_width)
+    ratio = max(np.float32(w) / np.float32(tw), np.float32(h) / np.float32(th))
+    rh_f, rw_f = np.float32(h) / ratio, np.float32(w) / ratio
+    resized = resize(a, [int(np.floor(rh_f)), int(np.floor(rw_f))], method, False, antialias)
+    oy, ox = max(0, int((np.float32(th) - rh_f) / 2)), max(0, int((np.float32(tw) - rw_f) / 2))
+    return pad_to_bounding_box(resized, oy, ox, th, tw)
+
+
+def _stateless(seed):
+    s = [int(v) for v in np.asarray(seed).reshape(-1)]
+    if len(s) != 2:
+        raise ArgumentError(f"tf.image.stateless_random_*: seed must be a shape [2] tensor, received {seed!r}.")
+    return (s[0] & 0xFFFFFFFF) << 32 | (s[1] & 0xFFFFFFFF)
+
+
+def stateless_random_flip_left_right(image, seed):
+    return random_flip_left_right(image, _stateless(seed))
+
+
+def stateless_random_flip_up_down(image, seed):
+    return random_flip_up_down(image, _stateless(seed))
+
+
+def stateless_random_brightness(image, max_delta, seed):
+    return random_brightness(image, max_delta, _stateless(seed))
+
+
+def stateless_random_contrast(image, lower, upper, seed):
+    return random_contrast(image, lower, upper, _stateless(seed))
+
+
+def stateless_random_saturation(image, lower, upper, seed):
+    return random_saturation(image, lower, upper, _stateless(seed))
+
+
+def stateless_random_hue(image, max_delta, seed):
+    return random_hue(image, max_delta, _stateless(seed))
+
+
+def stateless_random_crop(value, size, seed, name=None):
+    return random_crop(value, size, _stateless(seed))
+
+
+def total_variation(images, name=None):
+    """The sum of absolute differences of neighbouring pixels (per image for a batch), as keras.ops, so a
+    GradientTape differentiates it (the style-transfer tutorial's regularizer on a tf.Variable image)."""
+    from flexflow_keras import ops
+
+    nd = len(images.shape)
+    if nd not in (3, 4):
+        raise ArgumentError(f"tf.image.total_variation expects an image or a batch of them, received shape "
+                            f"{tuple(images.shape)}.")
+    if nd == 3:
+        dh = images[1:, :, :] - images[:-1, :, :]
+        dw = images[:, 1:, :] - images[:, :-1, :]
+        return ops.sum(ops.abs(dh)) + ops.sum(ops.abs(dw))
+    dh = images[:, 1:, :, :] - images[:, :-1, :, :]
+    dw = images[:, :, 1:, :] - images[:, :, :-1, :]
+    return ops.sum(ops.abs(dh), axis=(1, 2, 3)) + ops.sum(ops.abs(dw), axis=(1, 2, 3))
+
+
 IO_NAMES = ("read_file", "write_file", "decode_jpeg", "decode_png", "decode_bmp", "decode_gif", "decode_image")
 IMAGE_NAMES = ("decode_jpeg", "decode_png", "decode_bmp", "decode_gif", "decode_image", "convert_image_dtype", "resize",
                "flip_left_right", "flip_up_down", "rot90", "random_flip_left_right", "random_flip_up_down",
                "crop_to_bounding_box", "pad_to_bounding_box", "resize_with_crop_or_pad", "central_crop", "random_crop",
                "rgb_to_grayscale", "grayscale_to_rgb", "adjust_brightness", "random_brightness", "adjust_contrast",
-               "random_contrast", "per_image_standardization")
+               "random_contrast", "per_image_standardization", "adjust_gamma", "rgb_to_hsv", "hsv_to_rgb",
+               "adjust_saturation", "adjust_hue", "random_saturation", "random_hue", "resize_with_pad",
+               "stateless_random_flip_left_right", "stateless_random_flip_up_down", "stateless_random_brightness",
+               "stateless_random_contrast", "stateless_random_saturation", "stateless_random_hue",
+               "stateless_random_crop", "total_variation")

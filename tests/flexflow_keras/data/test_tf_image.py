@@ -192,3 +192,43 @@ def test_nearest_resize_copies_values_exactly_and_resize_method_names_work():
     a = np.array([[16777217, 3], [5, 7]], np.int32)[:, :, None]
     out = np.asarray(T.resize(a, [3, 5], method=CONSTANTS["tf.image.ResizeMethod"].NEAREST_NEIGHBOR))
     assert out.dtype == np.int32 and out[0, 0, 0] == 16777217 and set(out.reshape(-1)) == {16777217, 3, 5, 7}
+
+
+@pytest.mark.tf
+def test_colour_and_padding_ops_match_tensorflow(files):
+    tf = pytest.importorskip("tensorflow")
+    img = np.asarray(T.decode_png(T.read_file(str(files["png"]))))
+    timg = tf.constant(img)
+    f = np.asarray(T.convert_image_dtype(img, "float32"))
+    tf_f = tf.image.convert_image_dtype(timg, tf.float32)
+
+    def close(ours, theirs, atol):
+        ours, theirs = np.asarray(ours), np.asarray(theirs)
+        assert ours.dtype == theirs.dtype and ours.shape == theirs.shape
+        np.testing.assert_allclose(ours.astype(np.float64), theirs.astype(np.float64), atol=atol)
+
+    close(T.rgb_to_hsv(f), tf.image.rgb_to_hsv(tf_f), 1e-5)
+    close(T.hsv_to_rgb(T.rgb_to_hsv(f)), tf.image.hsv_to_rgb(tf.image.rgb_to_hsv(tf_f)), 1e-5)
+    close(T.adjust_saturation(f, 0.4), tf.image.adjust_saturation(tf_f, 0.4), 1e-4)
+    close(T.adjust_hue(f, 0.2), tf.image.adjust_hue(tf_f, 0.2), 1e-4)
+    close(T.adjust_saturation(img, 1.5), tf.image.adjust_saturation(timg, 1.5), 1.0)
+    close(T.adjust_gamma(img, 0.7, 1.1), tf.image.adjust_gamma(timg, 0.7, 1.1), 1.0)
+    close(T.adjust_gamma(f, 2.0), tf.image.adjust_gamma(tf_f, 2.0), 1e-6)
+    for th, tw in ((50, 50), (20, 60), (64, 16)):
+        close(T.resize_with_pad(img, th, tw), tf.image.resize_with_pad(timg, th, tw), 2e-3)
+    close(T.total_variation(f), tf.image.total_variation(tf_f), 1e-2)
+    close(T.total_variation(f[None].repeat(2, 0)), tf.image.total_variation(tf.stack([tf_f, tf_f])), 1e-2)
+    a = np.asarray(T.stateless_random_flip_left_right(np.stack([img] * 8), seed=(1, 2)))
+    b = np.asarray(T.stateless_random_flip_left_right(np.stack([img] * 8), seed=(1, 2)))
+    np.testing.assert_array_equal(a, b)  # the same seed, the same draws
+
+
+def test_total_variation_is_differentiated_on_a_variable():
+    from flexflow_keras.ops.tape import GradientTape
+    from flexflow_keras.variables import tf_variable
+
+    v = tf_variable(np.array([[[0.0], [1.0]], [[3.0], [3.0]]], "float32"))
+    with GradientTape() as tape:
+        loss = T.total_variation(v)
+    np.testing.assert_allclose(float(np.asarray(loss)), 1 + 0 + 3 + 2)
+    np.testing.assert_allclose(np.asarray(tape.gradient(loss, v))[..., 0], [[-2, 0], [1, 1]])
