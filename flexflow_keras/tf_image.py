@@ -20,8 +20,9 @@ As TensorFlow computes them, on the host:
   HSV conversions, brightness, contrast, gamma, saturation and hue, `per_image_standardization`; the
   `random_*` ones draw from this framework's generator (`tf.random.set_seed` seeds it) and the
   `stateless_random_*` ones from their seed, so their draws are not TensorFlow's;
-- `total_variation` runs as keras.ops, so a GradientTape differentiates it (a style-transfer loss on a
-  tf.Variable image).
+- `total_variation` and `sobel_edges` run as keras.ops, so a GradientTape differentiates them (a
+  style-transfer loss on a tf.Variable image); `adjust_jpeg_quality` / `random_jpeg_quality` re-encode with
+  Pillow's JPEG encoder (TensorFlow's is libjpeg's: the artefacts are alike, not equal).
 
 Each takes an image (H, W, C) or a batch (N, H, W, C) and returns an `EagerTensor`; `read_file` returns
 the file's bytes as TensorFlow's scalar string does (`.numpy()` is bytes).
@@ -565,6 +566,46 @@ def total_variation(images, name=None):
     return ops.sum(ops.abs(dh), axis=(1, 2, 3)) + ops.sum(ops.abs(dw), axis=(1, 2, 3))
 
 
+def sobel_edges(image):
+    """Sobel gradients of each channel, (N, H, W, C, 2) with the vertical (dy) then horizontal (dx) response,
+    on reflect-padded images, as TensorFlow's; composed of keras.ops, so a GradientTape differentiates it."""
+    from flexflow_keras import ops
+
+    if len(image.shape) != 4:
+        raise ArgumentError(f"tf.image.sobel_edges expects a batch (N, H, W, C), received shape {tuple(image.shape)}.")
+    c = int(image.shape[-1])
+    x = ops.pad(image, [[0, 0], [1, 1], [1, 1], [0, 0]], mode="reflect")
+    dy = np.array([[-1, -2, -1], [0, 0, 0], [1, 2, 1]], np.float32)
+    kernels = [np.ascontiguousarray(np.broadcast_to(k[:, :, None, None], (3, 3, c, 1))) for k in (dy, dy.T)]
+    return ops.stack([ops.depthwise_conv(x, k) for k in kernels], axis=-1)
+
+
+def adjust_jpeg_quality(image, jpeg_quality, dct_method="", name=None):
+    """The image after a JPEG round trip at `jpeg_quality` (0-100), in its dtype (Pillow's encoder)."""
+    a, single = _images(image, "adjust_jpeg_quality")
+    Image = _pillow()
+    q = int(jpeg_quality)
+    if not 0 <= q <= 100:
+        raise ArgumentError(f"tf.image.adjust_jpeg_quality: jpeg_quality must be in [0, 100], received {q}.")
+    u8 = np.asarray(convert_image_dtype(a, np.uint8, saturate=True))
+    batch = u8[None] if single else u8
+    out = []
+    for img in batch:
+        buf = io.BytesIO()
+        Image.fromarray(img[:, :, 0] if img.shape[2] == 1 else img).save(buf, format="JPEG", quality=q)
+        out.append(_frame(Image.open(io.BytesIO(buf.getvalue())), img.shape[2], np.uint8))
+    res = np.stack(out)
+    res = res[0] if single else res
+    return convert_image_dtype(res, a.dtype)
+
+
+def random_jpeg_quality(image, min_jpeg_quality, max_jpeg_quality, seed=None):
+    if not 0 <= min_jpeg_quality < max_jpeg_quality <= 100:
+        raise ArgumentError(f"tf.image.random_jpeg_quality expects 0 <= min < max <= 100, received "
+                            f"{min_jpeg_quality} and {max_jpeg_quality}.")
+    return adjust_jpeg_quality(image, int(_rng(seed).integers(min_jpeg_quality, max_jpeg_quality)))
+
+
 IO_NAMES = ("read_file", "write_file", "decode_jpeg", "decode_png", "decode_bmp", "decode_gif", "decode_image")
 IMAGE_NAMES = ("decode_jpeg", "decode_png", "decode_bmp", "decode_gif", "decode_image", "convert_image_dtype", "resize",
                "flip_left_right", "flip_up_down", "rot90", "random_flip_left_right", "random_flip_up_down",
@@ -574,4 +615,5 @@ IMAGE_NAMES = ("decode_jpeg", "decode_png", "decode_bmp", "decode_gif", "decode_
                "adjust_saturation", "adjust_hue", "random_saturation", "random_hue", "resize_with_pad",
                "stateless_random_flip_left_right", "stateless_random_flip_up_down", "stateless_random_brightness",
                "stateless_random_contrast", "stateless_random_saturation", "stateless_random_hue",
-               "stateless_random_crop", "total_variation")
+               "stateless_random_crop", "total_variation", "sobel_edges", "adjust_jpeg_quality",
+               "random_jpeg_quality")

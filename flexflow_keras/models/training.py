@@ -456,7 +456,7 @@ class Trainer:
                 window.push(len(rows), handle)
                 if demand.due(b):
                     window.drain()
-                    logs = running.logs()
+                    logs = dict(sorted(running.logs().items()))  # Keras 3's order, as the epoch's logs
                 else:
                     window.trim()  # logs: the last read's, for callbacks that only count batches
                 cbs.on_train_batch_end(b, logs)
@@ -464,7 +464,7 @@ class Trainer:
                     break
             window.end_epoch()
             if window.read:
-                logs = running.logs()
+                logs = dict(sorted(running.logs().items()))
             feed.end_epoch(epoch, time.perf_counter() - t_epoch)
             epoch_logs = dict(logs)
             if val is not None and should_validate(epoch, validation_freq):

@@ -50,3 +50,21 @@ def test_slices_of_a_variable_are_differentiated():
     with GradientTape() as tape:
         loss = keras.ops.sum(keras.ops.square(v[:, 1:] - v[:, :-1]))
     np.testing.assert_allclose(np.asarray(tape.gradient(loss, v)), [[-2, 0, 2], [-2, 0, 2]])
+
+
+def test_batch_logs_are_in_keras_order_as_the_epoch_logs():
+    seen = []
+
+    class Keys(keras.callbacks.Callback):
+        def on_train_batch_end(self, batch, logs=None):
+            seen.append(list(logs))
+
+        def on_epoch_end(self, epoch, logs=None):
+            seen.append(list(logs))
+
+    rng = np.random.default_rng(0)
+    model = keras.Sequential([keras.Input((4,)), keras.layers.Dense(2, activation="softmax")])
+    model.compile("adam", "sparse_categorical_crossentropy", metrics=["accuracy"])
+    model.fit(rng.random((16, 4)).astype("float32"), rng.integers(0, 2, 16), batch_size=8, verbose=0,
+              callbacks=[Keys()])
+    assert seen == [["accuracy", "loss"]] * 3

@@ -232,3 +232,16 @@ def test_total_variation_is_differentiated_on_a_variable():
         loss = T.total_variation(v)
     np.testing.assert_allclose(float(np.asarray(loss)), 1 + 0 + 3 + 2)
     np.testing.assert_allclose(np.asarray(tape.gradient(loss, v))[..., 0], [[-2, 0], [1, 1]])
+
+
+@pytest.mark.tf
+def test_sobel_edges_and_jpeg_quality(files):
+    tf = pytest.importorskip("tensorflow")
+    img = np.asarray(T.decode_png(T.read_file(str(files["png"]))))
+    f = np.asarray(T.convert_image_dtype(img, "float32"))[None]
+    np.testing.assert_allclose(np.asarray(T.sobel_edges(f)), tf.image.sobel_edges(tf.constant(f)).numpy(), atol=1e-5)
+    out = np.asarray(T.adjust_jpeg_quality(img, 50))
+    theirs = tf.image.adjust_jpeg_quality(tf.constant(img), 50).numpy()
+    ours_err, their_err = np.abs(out.astype(int) - img).mean(), np.abs(theirs.astype(int) - img).mean()
+    assert out.dtype == np.uint8 and out.shape == img.shape and 0.5 * their_err < ours_err < 2 * their_err
+    assert np.asarray(T.random_jpeg_quality(f[0], 40, 90, seed=1)).dtype == np.float32

@@ -148,7 +148,7 @@ def test_print_frequency_lines_show_the_values_of_the_synchronous_loop(monkeypat
                 if ln.startswith("iter ")]
 
     got = lines(True)
-    assert len(got) == 6 and got[0].startswith("iter 3/20 (epoch 1/2, step 3/10) - loss:")
+    assert len(got) == 6 and got[0].startswith("iter 3/20 (epoch 1/2, step 3/10) - accuracy:")
     assert got == lines(False)
 
 
