@@ -65,13 +65,24 @@ def message(exc: BaseException) -> str:
 
 
 def _unsupported_layer(exc: BaseException) -> BaseException:
-    """`from keras.layers import TextVectorization` (or `from keras.utils import text_dataset_from_directory`):
+    """`from keras.layers import TextVectorization` (or `from keras.utils import text_dataset_from_directory`,
+    `from keras.optimizers import Muon`):
     Python turns the module's clear AttributeError (layers/unsupported.py, utils/__init__.py) into a bare
     "cannot import name"; give the clear one back."""
     import re
 
     if type(exc) is ImportError:
-        m = re.match(r"cannot import name '(\w+)' from 'flexflow_keras\.(layers|utils|preprocessing)'", str(exc))
+        m = re.match(r"cannot import name '(\w+)' from 'flexflow_keras\.(layers|utils|preprocessing|optimizers)'",
+                     str(exc))
+        if m and m.group(2) == "optimizers":  # keras.optimizers.Muon and the other Keras optimizers we lack
+            import flexflow_keras.optimizers as optimizers
+
+            try:
+                getattr(optimizers, m.group(1))
+            except optimizers.UnsupportedOptimizerError as clear:
+                return clear
+            except AttributeError:
+                pass
         if m and m.group(2) == "layers":
             from flexflow_keras.layers import unsupported
 
