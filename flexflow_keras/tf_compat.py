@@ -360,6 +360,7 @@ CALLS = {
     "tf.linalg.einsum": lambda *a, **k: _ops_fn("einsum")(*a, **k),
     "tf.add_n": lambda inputs, name=None: _add_n(inputs), "tf.math.add_n": lambda inputs, name=None: _add_n(inputs),
     "tf.clip_by_value": lambda *a, **k: _clip_by_value(*a, **k),
+    "tf.random.gamma": lambda *a, **k: _tf_gamma(*a, **k),
 }
 CONSTANTS = {f"tf.compat.v1.logging.{k}": v for k, v in _LOG_LEVELS.items()}
 class _UnconnectedGradients:
@@ -398,6 +399,25 @@ def _add_n(inputs):
     for t in inputs[1:]:
         out = ops.add(out, t)
     return out
+
+
+def _tf_gamma(shape, alpha, beta=None, dtype="float32", seed=None, name=None):
+    """`tf.random.gamma`: samples of shape ``shape + broadcast(alpha, beta).shape``; beta is a rate (TensorFlow's
+    inverse scale), drawn from this framework's generator (`tf.random.set_seed` seeds it)."""
+    from flexflow_keras import random
+
+    alpha = np.asarray(alpha, np.float64)
+    rate = np.ones_like(alpha) if beta is None else np.asarray(beta, np.float64)
+    alpha, rate = np.broadcast_arrays(alpha, rate)
+    full = tuple(int(s) for s in np.asarray(shape).reshape(-1)) + alpha.shape
+    draws = np.asarray(random.gamma(full, np.broadcast_to(alpha, full), dtype="float64", seed=seed))
+    return _random_result(draws / np.broadcast_to(rate, full), dtype)
+
+
+def _random_result(values, dtype):
+    from flexflow_keras.ops.eager_tensor import eager
+
+    return eager(np.asarray(values).astype(str(dtype)))
 
 
 def _clip_by_value(t, clip_value_min, clip_value_max, name=None):

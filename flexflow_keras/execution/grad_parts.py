@@ -42,27 +42,29 @@ def eligible(prog, lay, arg, mode, w) -> bool:
             and prog.engine.spanning is None and not prog.across_ranks)
 
 
-def part_arg(prog, lay, w):
+def part_arg(prog, lay, w, moment: bool = False):
     """The backward launch's argument: point k writes part k of the parts region (its piece (1, *shape),
-    which the backward task views as the weight's shape)."""
-    parts = prog.engine.weights.grad_parts(w, lay.n)
+    which the backward task views as the weight's shape); `moment`: the parts of the table's per-lookup
+    moment (execution/sparse_moments.py), summed the same way."""
+    parts = prog.engine.weights.grad_parts(w, lay.n, moment)
     shape = tuple(w.shape)
     boxes = [((k,) + (0,) * len(shape), (k + 1,) + shape) for k in range(lay.n)]
     return arg_for(prog.store.parts, parts, boxes, lay.colors, lay.domain)
 
 
-def sum_launch(prog, lay, w):
-    """(task, domain, args, processors) of the launch that writes `w`'s gradient as the sum of its parts:
-    one point per tile of the first axis (at most one per processor of `lay`)."""
+def sum_launch(prog, lay, w, moment: bool = False):
+    """(task, domain, args, processors) of the launch that writes `w`'s gradient (or its moment) as the sum of
+    its parts: one point per tile of the first axis (at most one per processor of `lay`)."""
     e = prog.engine
-    parts = e.weights.grad_parts(w, lay.n)
+    parts = e.weights.grad_parts(w, lay.n, moment)
     shape = tuple(w.shape)
     tiles = min(lay.n, shape[0])
     boxes = par.tile_boxes(shape, (tiles,) + (1,) * (len(shape) - 1))
     colors = [(k,) for k in range(tiles)]
     part_boxes = [((0,) + lo, (lay.n,) + hi) for lo, hi in boxes]
+    target = e.weights.moment(w) if moment else e.weights.grad[w.uid]
     args = (arg_for(prog.store.parts, parts, part_boxes, colors, (tiles,)),
-            arg_for(prog.store.parts, e.weights.grad[w.uid], boxes, colors, (tiles,)))
+            arg_for(prog.store.parts, target, boxes, colors, (tiles,)))
     task = e.cached(("parts_sum",), T.parts_sum_task)
     procs = tuple(lay.placement[k] for k in range(tiles))
     prog.part_tiles[w.uid] = (boxes, procs)

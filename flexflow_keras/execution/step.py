@@ -218,18 +218,22 @@ class StepProgram:
                 region = e.weights.scratch_grad(w) if m == "scratch" else e.weights.grad[w.uid]
                 arg = lay.arg(region, "weights", j)
                 power = self.moments.get(w.uid) if m in ("write", "add") and not node.op.two_stage_backward else None
-                if power is not None:  # the moment follows the gradient's layout, privilege and zeroing
-                    mregion = e.weights.moment(w)
-                    marg = lay.arg(mregion, "weights", j)
-                    moments.append((j, self._grad_priv(lay, marg, m, mregion, fills), power))
-                    m_args.append(marg)
-                elif grad_parts.eligible(self, lay, arg, m, w):
+                if grad_parts.eligible(self, lay, arg, m, w):
                     gw_parts[j] = True
                     gw.append(WD)
                     gw_args.append(grad_parts.part_arg(self, lay, w))
                     gw_read.append(arg)
                     sums.append(grad_parts.sum_launch(self, lay, w))
+                    if power is not None:  # the moment in parts too, summed in the same tiles
+                        moments.append((j, WD, power, True))
+                        m_args.append(grad_parts.part_arg(self, lay, w, moment=True))
+                        sums.append(grad_parts.sum_launch(self, lay, w, moment=True))
                     continue
+                if power is not None:  # the moment follows the gradient's layout, privilege and zeroing
+                    mregion = e.weights.moment(w)
+                    marg = lay.arg(mregion, "weights", j)
+                    moments.append((j, self._grad_priv(lay, marg, m, mregion, fills), power, False))
+                    m_args.append(marg)
                 gw.append(self._grad_priv(lay, arg, m, region, fills))
                 gw_args.append(arg)
                 gw_read.append(arg)
@@ -244,7 +248,7 @@ class StepProgram:
                     e.rtm.fill(s.grad(t), 0.0)  # an output nobody differentiates: zero gradient
                 base.append(lay.arg(s.grads[t.uid], "outputs", i))
             key = (node.uid, len(saved), len(stats), tuple(map(repr, gin)), tuple(map(repr, gw)), gw_parts,
-                   tuple((j, repr(p), power) for j, p, power in moments))
+                   tuple((j, repr(p), power, in_parts) for j, p, power, in_parts in moments))
             if node.op.two_stage_backward:
                 t1 = e.cached(("bw_w",) + key, T.backward_task, node, lay.name, len(saved), len(stats), gin, gw,
                               "weights", gw_parts)

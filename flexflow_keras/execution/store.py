@@ -40,7 +40,7 @@ class WeightStore:
         self.value: dict[int, Region] = {}
         self.grad: dict[int, Region] = {}
         self.slots: dict[int, list[Region]] = {}
-        self.parts: dict[tuple[int, int], Region] = {}  # (uid, points) -> gradient parts (grad_parts.py)
+        self.parts: dict[tuple, Region] = {}  # (uid, points[, "moment"]) -> gradient parts (grad_parts.py)
         self.moments: dict[int, Region] = {}  # uid -> per-lookup moment of a table's gradient (sparse_moments.py)
         self.trainable = [v for v in self.variables if v.uid in trainable_uids]
         for v in self.variables:
@@ -74,12 +74,15 @@ class WeightStore:
             r = self.moments[v.uid] = Region(v.shape, np.dtype(v.dtype), name=f"moment:{v.path}", exact_pieces=True)
         return r
 
-    def grad_parts(self, v: Variable, n: int) -> Region:
-        """The (n, *shape) region of a gradient written as one part per point (execution/grad_parts.py).
-        Tasks see views of its one array: the summing tiles cut across the parts."""
-        r = self.parts.get((v.uid, n))
+    def grad_parts(self, v: Variable, n: int, moment: bool = False) -> Region:
+        """The (n, *shape) region of a gradient (or of a table's per-lookup moment) written as one part per
+        point (execution/grad_parts.py). Tasks see views of its one array: the summing tiles cut across the
+        parts."""
+        key = (v.uid, n, "moment") if moment else (v.uid, n)
+        r = self.parts.get(key)
         if r is None:
-            r = self.parts[(v.uid, n)] = Region((n,) + tuple(v.shape), np.dtype(v.dtype), name=f"gp{n}:{v.path}")
+            name = f"{'mp' if moment else 'gp'}{n}:{v.path}"
+            r = self.parts[key] = Region((n,) + tuple(v.shape), np.dtype(v.dtype), name=name)
         return r
 
     def pull(self, v: Variable) -> None:

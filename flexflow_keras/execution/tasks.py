@@ -154,8 +154,8 @@ def backward_task(node: OpNode, label: str, n_saved: int, n_stats: int, grad_in_
     """Backward of one piece of `node`. `grad_in_privs[i]`/`grad_w_privs[j]` is WD (overwrite), RW or SUM
     (accumulate), or None (no gradient wanted). `stage_name` is "both", "weights" or "inputs". Weight j
     with `grad_w_parts[j]` true is written into this point's part (a (1, *shape) piece; grad_parts.py).
-    `moments`: (j, privilege, power) of each weight whose gradient's per-lookup moment the op also writes
-    (execution/sparse_moments.py; stage "both"), its regions last."""
+    `moments`: (j, privilege, power, in parts) of each weight whose gradient's per-lookup moment the op also
+    writes (execution/sparse_moments.py; stage "both"), its regions last; in parts as its gradient's are."""
     op = node.op
     n_in, n_w, n_out = len(node.inputs), len(node.weights), len(node.outputs)
     gi_idx = [i for i, p in enumerate(grad_in_privs) if p is not None]
@@ -171,7 +171,7 @@ def backward_task(node: OpNode, label: str, n_saved: int, n_stats: int, grad_in_
         privs += [grad_in_privs[i] for i in gi_idx] + [grad_w_privs[j] for j in gw_idx]
     if moments and stage_name != "both":
         raise ValueError(f"{label}: a two-stage backward cannot write per-lookup moments.")
-    privs += [p for _, p, _ in moments]
+    privs += [m[1] for m in moments]
     nreg = len(privs)
     codes = _codes(privs)
     counts = (n_in, n_w, n_out, n_saved, n_stats, n_out)
@@ -203,7 +203,8 @@ def backward_task(node: OpNode, label: str, n_saved: int, n_stats: int, grad_in_
             extra = {}
             if moments:
                 got = arrays[nreg - len(moments):nreg]
-                extra["moments"] = {j: ((a, power, p is not WD),) for (j, p, power), a in zip(moments, got, strict=True)}
+                extra["moments"] = {j: ((a[0] if in_parts else a, power, p is not WD),)
+                                    for (j, p, power, in_parts), a in zip(moments, got, strict=True)}
             ctx = _ctx(backend, tiles[point], training=True, step=step, seed=seed, global_batch=global_batch,
                        accumulate_inputs=acc_in, accumulate_weights=acc_w, extra=extra)
             if stage_name == "weights":

@@ -359,7 +359,12 @@ identity = _make_unary("identity")
 
 
 def clip(x, x_min, x_max, name: str | None = None):
-    """Clip to [x_min, x_max] (the gradient passes on the closed interval)."""
+    """Clip to [x_min, x_max] (the gradient passes on the closed interval); integers stay integers."""
+    if not _symbolic(x) and np.asarray(x).dtype.kind in "iub" and not _tape.recording():
+        from flexflow_keras.ops.eager_tensor import eager
+
+        a = np.asarray(x)
+        return eager(np.clip(a, x_min, x_max).astype(a.dtype))
     return _unary("clip", x, x_min, x_max, name)
 
 

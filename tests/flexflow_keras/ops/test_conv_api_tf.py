@@ -61,3 +61,15 @@ def test_raw_tensorflow_calls_map_onto_the_ops():
     _close(mapped_call("tf.add_n")([x, x, 2 * x]), tf.add_n([x, x, 2 * x]))
     _close(mapped_call("tf.clip_by_value")(x, clip_value_min=-0.5, clip_value_max=0.3),
            tf.clip_by_value(x, clip_value_min=-0.5, clip_value_max=0.3))
+
+
+def test_tf_random_gamma_shapes_and_integer_clipping():
+    gamma = mapped_call("tf.random.gamma")
+    assert np.asarray(gamma(shape=[4], alpha=0.2)).shape == (4,)
+    assert np.asarray(gamma(shape=[1], alpha=[0.25])).shape == (1, 1)  # shape + alpha's shape, as TensorFlow
+    draws = np.asarray(gamma(shape=[20000], alpha=2.0, beta=4.0))
+    assert draws.dtype == np.float32 and abs(draws.mean() - 0.5) < 0.02  # beta is a rate: mean alpha / beta
+    x = np.array([-3, 5, 40], np.int32)
+    out = np.asarray(ops.clip(x, 0, 32))
+    assert out.dtype == np.int32 and out.tolist() == [0, 5, 32]
+    assert np.asarray(mapped_call("tf.clip_by_value")(x[0] - 40, 0, 32)).tolist() == 0
