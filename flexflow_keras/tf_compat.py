@@ -38,7 +38,7 @@ scripts whose Keras part runs (`tf.random.set_seed(42)` on their first line). Ma
   `tf.summary.create_file_writer`, `scalar`, `histogram` (tf_summary.py, TensorBoard's event files);
   `tf.strings.lower`, `regex_replace`, `split`, `reduce_join` and the rest of tf_strings.py's, on NumPy arrays;
   `tf.io.read_file`, the `decode_*` functions and `tf.image`'s resizing, dtype conversion, flips, crops and
-  colour adjustments (tf_image.py), on NumPy arrays, for image pipelines in a `Dataset.map`;
+  colour adjustments (tf_io.py, tf_image.py), on NumPy arrays, for image pipelines in a `Dataset.map`;
   `tf.random.normal` / `uniform`. An argument TensorFlow's function takes and Keras' does not
   (an argument only TensorFlow's function has) is a `RawTensorFlowError` naming the call. Names whose
   TensorFlow meaning or argument order differs from Keras' and that are not written out above
@@ -473,10 +473,11 @@ def mapped_call(path: str):
 
         return getattr(tf_strings, parts[2]) if parts[2] in tf_strings.NAMES else None
     if len(parts) == 3 and parts[1] in ("io", "image"):
-        from flexflow_keras import tf_image
+        from flexflow_keras import tf_image, tf_io
 
-        names = tf_image.IO_NAMES if parts[1] == "io" else tf_image.IMAGE_NAMES
-        return getattr(tf_image, parts[2]) if parts[2] in names else None
+        if parts[2] in (tf_io.IO_NAMES if parts[1] == "io" else tf_io.DECODE_NAMES):
+            return getattr(tf_io, parts[2])
+        return getattr(tf_image, parts[2]) if parts[1] == "image" and parts[2] in tf_image.IMAGE_NAMES else None
     if len(parts) == 3 and parts[1] == "random" and parts[2] in _SAME_RANDOM:
         from flexflow_keras import random
 

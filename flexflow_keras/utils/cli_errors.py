@@ -66,34 +66,19 @@ def message(exc: BaseException) -> str:
 
 def _unsupported_layer(exc: BaseException) -> BaseException:
     """`from keras.layers import TextVectorization` (or `from keras.utils import text_dataset_from_directory`,
-    `from keras.optimizers import Muon`):
-    Python turns the module's clear AttributeError (layers/unsupported.py, utils/__init__.py) into a bare
-    "cannot import name"; give the clear one back."""
+    `from keras.optimizers import Muon`): Python turns the module's clear AttributeError (layers/unsupported.py,
+    utils/__init__.py, optimizers/__init__.py) into a bare "cannot import name"; give the clear one back."""
+    import importlib
     import re
 
     if type(exc) is ImportError:
-        m = re.match(r"cannot import name '(\w+)' from 'flexflow_keras\.(layers|utils|preprocessing|optimizers)'",
+        m = re.match(r"cannot import name '(\w+)' from '(flexflow_keras\.(?:layers|utils|preprocessing|optimizers))'",
                      str(exc))
-        if m and m.group(2) == "optimizers":  # keras.optimizers.Muon and the other Keras optimizers we lack
-            import flexflow_keras.optimizers as optimizers
-
+        if m:  # (keras.preprocessing exports utils' dataset makers: utils says what it lacks)
+            module = "flexflow_keras.utils" if m.group(2).endswith("preprocessing") else m.group(2)
             try:
-                getattr(optimizers, m.group(1))
-            except optimizers.UnsupportedOptimizerError as clear:
-                return clear
-            except AttributeError:
-                pass
-        if m and m.group(2) == "layers":
-            from flexflow_keras.layers import unsupported
-
-            if m.group(1) in unsupported.UNSUPPORTED:
-                return unsupported.error(m.group(1))
-        if m and m.group(2) in ("utils", "preprocessing"):  # (preprocessing exports utils' dataset makers)
-            import flexflow_keras.utils as utils
-
-            try:
-                getattr(utils, m.group(1))
-            except utils.UnsupportedUtilityError as clear:
+                getattr(importlib.import_module(module), m.group(1))
+            except FlexFlowKerasError as clear:  # the module's own message for a Keras name it lacks
                 return clear
             except AttributeError:
                 pass

@@ -1,4 +1,4 @@
-"""tf.io / tf.image on the host (flexflow_keras/tf_image.py) against TensorFlow itself, on generated files,
+"""tf.io / tf.image on the host (flexflow_keras/tf_io.py, tf_image.py) against TensorFlow itself, on generated files,
 and the TensorFlow image-loading tutorial's pipeline under `python -m flexflow_keras`."""
 
 import os
@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 from flexflow_keras import tf_image as T
+from flexflow_keras import tf_io as IO
 from flexflow_keras.data.slices import SliceDataset
 from flexflow_keras.errors import ArgumentError, DataError
 
@@ -36,15 +37,15 @@ def files(tmp_path_factory):
 
 
 def test_read_file_gives_the_bytes_and_missing_files_are_clear(files, tmp_path):
-    b = T.read_file(str(files["png"]))
+    b = IO.read_file(str(files["png"]))
     assert np.asarray(b).shape == ()
     assert np.asarray(b).item() == files["png"].read_bytes()
     with pytest.raises(DataError, match="read_file.*nope.png"):
-        T.read_file(str(tmp_path / "nope.png"))
+        IO.read_file(str(tmp_path / "nope.png"))
     with pytest.raises(DataError, match="cannot decode"):
-        T.decode_png(np.asarray(b"not an image", dtype=object))
+        IO.decode_png(np.asarray(b"not an image", dtype=object))
     with pytest.raises(ArgumentError, match="one file's contents"):
-        T.decode_image(np.asarray([b"a", b"b"], dtype=object))
+        IO.decode_image(np.asarray([b"a", b"b"], dtype=object))
 
 
 def test_string_tensors_compare_with_str_arrays():
@@ -84,26 +85,26 @@ def test_decoding_and_image_ops_match_tensorflow(files):
 
     for key in ("png", "gray", "pal", "gif", "g16", "bmp", "rgba"):
         b = tf.io.read_file(str(files[key]))
-        ours = T.read_file(str(files[key]))
+        ours = IO.read_file(str(files[key]))
         for ch in (0, 1, 3, 4):
             if key in ("gif", "bmp") and ch in (1, 4):
                 continue
             luma = 1.0 if ch == 1 and key in ("png", "pal", "rgba") else 0.0  # libpng's gamma path: within 1
-            same(T.decode_image(ours, channels=ch, expand_animations=False),
+            same(IO.decode_image(ours, channels=ch, expand_animations=False),
                  tf.io.decode_image(b, channels=ch, expand_animations=False), luma, f"{key}:{ch}")
         if key.endswith("png") or key in ("gray", "pal", "g16", "rgba"):
-            same(T.decode_png(ours, dtype="uint16"), tf.io.decode_png(b, dtype=tf.uint16), 0.0, f"{key}:16")
+            same(IO.decode_png(ours, dtype="uint16"), tf.io.decode_png(b, dtype=tf.uint16), 0.0, f"{key}:16")
     gif = tf.io.read_file(str(files["gif"]))
-    same(T.decode_gif(T.read_file(str(files["gif"]))), tf.io.decode_gif(gif), 0.0, "gif frames")
-    same(T.decode_image(T.read_file(str(files["gif"]))), tf.io.decode_image(gif), 0.0, "gif animations")
-    jpg, ours_jpg = tf.io.read_file(str(files["jpg"])), T.read_file(str(files["jpg"]))
+    same(IO.decode_gif(IO.read_file(str(files["gif"]))), tf.io.decode_gif(gif), 0.0, "gif frames")
+    same(IO.decode_image(IO.read_file(str(files["gif"]))), tf.io.decode_image(gif), 0.0, "gif animations")
+    jpg, ours_jpg = tf.io.read_file(str(files["jpg"])), IO.read_file(str(files["jpg"]))
     for ch in (0, 1, 3):
-        same(T.decode_jpeg(ours_jpg, channels=ch), tf.io.decode_jpeg(jpg, channels=ch, dct_method="INTEGER_ACCURATE"),
+        same(IO.decode_jpeg(ours_jpg, channels=ch), tf.io.decode_jpeg(jpg, channels=ch, dct_method="INTEGER_ACCURATE"),
              0.0, f"jpeg:{ch}")
-    same(T.decode_image(ours_jpg, dtype="float32"), tf.io.decode_image(jpg, dtype=tf.float32, channels=3,
+    same(IO.decode_image(ours_jpg, dtype="float32"), tf.io.decode_image(jpg, dtype=tf.float32, channels=3,
                                                                         expand_animations=False), 8 / 255, "jpeg f32")
 
-    img = np.asarray(T.decode_png(T.read_file(str(files["png"]))))
+    img = np.asarray(IO.decode_png(IO.read_file(str(files["png"]))))
     timg = tf.constant(img)
     f = np.asarray(T.convert_image_dtype(img, "float32"))
     tf_f = tf.image.convert_image_dtype(timg, tf.float32)
@@ -197,7 +198,7 @@ def test_nearest_resize_copies_values_exactly_and_resize_method_names_work():
 @pytest.mark.tf
 def test_colour_and_padding_ops_match_tensorflow(files):
     tf = pytest.importorskip("tensorflow")
-    img = np.asarray(T.decode_png(T.read_file(str(files["png"]))))
+    img = np.asarray(IO.decode_png(IO.read_file(str(files["png"]))))
     timg = tf.constant(img)
     f = np.asarray(T.convert_image_dtype(img, "float32"))
     tf_f = tf.image.convert_image_dtype(timg, tf.float32)
@@ -237,7 +238,7 @@ def test_total_variation_is_differentiated_on_a_variable():
 @pytest.mark.tf
 def test_sobel_edges_and_jpeg_quality(files):
     tf = pytest.importorskip("tensorflow")
-    img = np.asarray(T.decode_png(T.read_file(str(files["png"]))))
+    img = np.asarray(IO.decode_png(IO.read_file(str(files["png"]))))
     f = np.asarray(T.convert_image_dtype(img, "float32"))[None]
     np.testing.assert_allclose(np.asarray(T.sobel_edges(f)), tf.image.sobel_edges(tf.constant(f)).numpy(), atol=1e-5)
     out = np.asarray(T.adjust_jpeg_quality(img, 50))
