@@ -17,37 +17,47 @@ def _padded(x: np.ndarray, pt: int, pb: int, pl: int, pr: int, value: float = 0.
     return np.pad(x, ((0, 0), (pt, pb), (pl, pr), (0, 0)), constant_values=value)
 
 
-def _pre_activation(x, kernel, bias, strides, padding):
+def _window(kernel_shape, dilation):
+    """The (dilated) window a (kh, kw, ...) kernel spans: (k - 1) * d + 1 per dim."""
+    return tuple((k - 1) * d + 1 for k, d in zip(kernel_shape[:2], dilation, strict=True))
+
+
+def _pre_activation(x, kernel, bias, strides, padding, dilation=(1, 1)):
     x = np.asarray(x, np.float64)
     k = np.asarray(kernel, np.float64)
     n, h, w, _ = x.shape
     kh_, kw_, _, co = k.shape
     sh, sw = strides
-    oh, ow, pt, pb, pl, pr = window_geometry(h, w, (kh_, kw_), strides, padding)
+    dh, dw = dilation
+    oh, ow, pt, pb, pl, pr = window_geometry(h, w, _window(k.shape, dilation), strides, padding)
     xp = _padded(x, pt, pb, pl, pr)
     z = np.zeros((n, oh, ow, co))
     for i in range(kh_):
         for j in range(kw_):
-            z += xp[:, i:i + sh * oh:sh, j:j + sw * ow:sw, :] @ k[i, j]
+            z += xp[:, i * dh:i * dh + sh * oh:sh, j * dw:j * dw + sw * ow:sw, :] @ k[i, j]
     if bias is not None:
         z += np.asarray(bias, np.float64)
     return z
 
 
-def conv2d_reference(x, kernel, bias=None, strides=(1, 1), padding="valid", activation="linear"):
-    """y = activation(conv2d(x, kernel) + bias), NHWC, kernel (kh, kw, cin, cout), float64."""
-    return _ref.activation(activation or "linear", _pre_activation(x, kernel, bias, strides, padding))
+def conv2d_reference(x, kernel, bias=None, strides=(1, 1), padding="valid", activation="linear",
+                     dilation=(1, 1)):
+    """y = activation(conv2d(x, kernel) + bias), NHWC, kernel (kh, kw, cin, cout), float64; tap (i, j) of
+    the kernel reads input offset (i * dilation[0], j * dilation[1]) of the window."""
+    return _ref.activation(activation or "linear", _pre_activation(x, kernel, bias, strides, padding, dilation))
 
 
-def conv2d_backward_reference(x, kernel, bias, grad_y, strides=(1, 1), padding="valid", activation="linear"):
+def conv2d_backward_reference(x, kernel, bias, grad_y, strides=(1, 1), padding="valid", activation="linear",
+                              dilation=(1, 1)):
     """(grad_x, grad_kernel, grad_bias) of `conv2d_reference` in float64."""
     x = np.asarray(x, np.float64)
     k = np.asarray(kernel, np.float64)
     n, h, w, _ = x.shape
     kh_, kw_, _, _ = k.shape
     sh, sw = strides
-    oh, ow, pt, pb, pl, pr = window_geometry(h, w, (kh_, kw_), strides, padding)
-    z = _pre_activation(x, kernel, bias, strides, padding)
+    dh, dw = dilation
+    oh, ow, pt, pb, pl, pr = window_geometry(h, w, _window(k.shape, dilation), strides, padding)
+    z = _pre_activation(x, kernel, bias, strides, padding, dilation)
     name = activation or "linear"
     dz = np.asarray(grad_y, np.float64) if name == "linear" else _ref.activation_grad(name, z, grad_y)
     xp = _padded(x, pt, pb, pl, pr)
@@ -55,9 +65,9 @@ def conv2d_backward_reference(x, kernel, bias, grad_y, strides=(1, 1), padding="
     dk = np.zeros_like(k)
     for i in range(kh_):
         for j in range(kw_):
-            xs = xp[:, i:i + sh * oh:sh, j:j + sw * ow:sw, :]
-            dk[i, j] = np.einsum("nhwc,nhwo->co", xs, dz)
-            dxp[:, i:i + sh * oh:sh, j:j + sw * ow:sw, :] += dz @ k[i, j].T
+            rows, cols = slice(i * dh, i * dh + sh * oh, sh), slice(j * dw, j * dw + sw * ow, sw)
+            dk[i, j] = np.einsum("nhwc,nhwo->co", xp[:, rows, cols, :], dz)
+            dxp[:, rows, cols, :] += dz @ k[i, j].T
     dx = dxp[:, pt:pt + h, pl:pl + w, :]
     return dx, dk, dz.sum(axis=(0, 1, 2))
 

@@ -13,6 +13,7 @@ from flexflow_keras.layers.core import (
     set_kernel_bias_args,
 )
 from flexflow_keras.layers.input_spec import InputSpec
+from flexflow_keras.ops.conv import check_strides_with_dilation
 
 _TO_LAST = (0, 2, 3, 1)
 _TO_FIRST = (0, 3, 1, 2)
@@ -56,7 +57,8 @@ class Conv2D(Layer):
         strides: int or (sy, sx).
         padding: ``"valid"`` or ``"same"`` (TensorFlow's placement of the extra row/column).
         data_format: ``"channels_last"`` (NHWC) or ``"channels_first"`` (NCHW); global default if None.
-        dilation_rate: only 1 is supported.
+        dilation_rate: int or (dy, dx): an atrous convolution whose kernel taps are dilation_rate pixels
+            apart (a 3x3 kernel at rate 6 spans 13x13 pixels with 9 weights); above 1, strides must be 1.
         groups: 1, or the input channels when filters equals them too (one group per channel: a depthwise
             convolution with Keras' grouped kernel shape (kh, kw, 1, filters), as ConvNeXt uses).
         activation: name or function; element-wise ones are fused into the conv op.
@@ -80,8 +82,7 @@ class Conv2D(Layer):
         self.padding = _args.padding(self, padding)
         self.data_format = backend.standardize_data_format(data_format, _args.who(self))
         self.dilation_rate = _args.int_tuple(self, "dilation_rate", dilation_rate, 2)
-        if self.dilation_rate != (1, 1):
-            raise ValueError(f"{_args.who(self)}: dilation_rate={dilation_rate!r} is not supported; only (1, 1).")
+        check_strides_with_dilation(_args.who(self), self.strides, self.dilation_rate)
         self.groups = _args.positive_int(self, "groups", groups)
         if self.filters % self.groups:
             raise ValueError(f"{_args.who(self)}: filters ({self.filters}) must be a multiple of groups "
@@ -111,15 +112,21 @@ class Conv2D(Layer):
 
     def call(self, inputs):
         x = to_channels_last(self, inputs)
-        check_window_fits(self, x, self.kernel_size, f"the {self.kernel_size} kernel", "kernel")
+        if self.dilation_rate == (1, 1):
+            check_window_fits(self, x, self.kernel_size, f"the {self.kernel_size} kernel", "kernel")
+        else:
+            window = tuple((k - 1) * d + 1 for k, d in zip(self.kernel_size, self.dilation_rate, strict=True))
+            check_window_fits(self, x, window, f"the {self.kernel_size} kernel dilated by {self.dilation_rate} "
+                              f"(spanning {window})", "kernel or dilation_rate")
         if self.groups != 1:  # one group per channel (build): the depthwise op reads the grouped kernel
             from flexflow_keras.ops.depthwise import depthwise_conv2d
 
-            y = depthwise_conv2d(x, self.kernel, self.bias, self.strides, self.padding, grouped=True)
+            y = depthwise_conv2d(x, self.kernel, self.bias, self.strides, self.padding, self.dilation_rate,
+                                 grouped=True)
             return apply_activation(from_channels_last(self, y), self.activation)
         fused = activations.fusable_name(self.activation)
         y = ops.conv2d(x, self.kernel, self.bias, strides=self.strides, padding=self.padding,
-                       activation=fused)
+                       activation=fused, dilation_rate=self.dilation_rate)
         y = from_channels_last(self, y)
         return y if fused is not None else apply_activation(y, self.activation)
 

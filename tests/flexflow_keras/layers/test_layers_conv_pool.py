@@ -43,8 +43,13 @@ def test_conv2d_errors():
         layers.Conv2D(4, 3, name="c")(layers.Input((28, 28)))
     with pytest.raises(ValueError, match=r"Conv2D 'c2' expects padding 'valid' or 'same', received padding='full'"):
         layers.Conv2D(4, 3, padding="full", name="c2")
-    with pytest.raises(ValueError, match="dilation_rate"):
-        layers.Conv2D(4, 3, dilation_rate=2)
+    with pytest.raises(ValueError, match=r"Conv2D 'c3': `strides > 1` not supported in conjunction with "
+                                         r"`dilation_rate > 1` \(as in Keras\)\. Received: strides=\(2, 1\) and "
+                                         r"dilation_rate=\(1, 2\)\. Use strides=1"):
+        layers.Conv2D(4, 3, strides=(2, 1), dilation_rate=(1, 2), name="c3")
+    with pytest.raises(ShapeError, match=r"the \(3, 3\) kernel dilated by \(2, 2\) \(spanning \(5, 5\)\) is "
+                                         r"larger than the 4x4 input"):
+        layers.Conv2D(4, 3, dilation_rate=2)(layers.Input((4, 4, 1)))
     with pytest.raises(ShapeError, match="larger than the 2x2 input"):
         layers.Conv2D(4, 3)(layers.Input((2, 2, 1)))
     conv = layers.Conv2D(4, 3)

@@ -112,8 +112,11 @@ def test_registered_and_hashable():
     (lambda: conv2d(KerasTensor((None, 2, 28, 1)), Variable("k", (3, 3, 1, 2))), ShapeError, "padding='same'"),
     (lambda: conv2d(KerasTensor((None, 8, 8, 1)), Variable("k", (3, 3, 1, 2)), Variable("b", (3,))),
      ShapeError, "bias of shape"),
-    (lambda: conv2d(KerasTensor((None, 8, 8, 1)), Variable("k", (3, 3, 1, 2)), dilation_rate=2), ValueError,
-     "dilation_rate"),
+    (lambda: conv2d(KerasTensor((None, 8, 8, 1)), Variable("k", (3, 3, 1, 2)), strides=2, dilation_rate=2),
+     ValueError, r"conv2d: `strides > 1` not supported in conjunction with `dilation_rate > 1` .*strides=\(2, 2\) "
+                 r"and dilation_rate=\(2, 2\)\. Use strides=1"),
+    (lambda: conv2d(KerasTensor((None, 8, 8, 1)), Variable("k", (3, 3, 1, 2)), dilation_rate=4), ShapeError,
+     r"smaller than the kernel's \(dilated by \(4, 4\)\) 9 with padding='valid'"),
     (lambda: conv2d(KerasTensor((None, 8, 8, 1)), Variable("k", (3, 3, 1, 2)), padding="full"), ValueError,
      "padding"),
     (lambda: conv2d(KerasTensor((None, 8, 8, 1)), Variable("k", (3, 3, 1, 2)), strides=(1, 0)), ValueError,

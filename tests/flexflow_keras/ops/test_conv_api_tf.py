@@ -26,10 +26,6 @@ def test_conv_family_matches_keras(rank, strides, padding, dilation):
     spatial = (9,) * rank
     x = rng.standard_normal((2, *spatial, 3)).astype("float32")
     k = rng.standard_normal((3,) * rank + (3, 4)).astype("float32")
-    if rank == 2 and dilation > 1:  # a dilated 2-D convolution has no kernel here: a clear error
-        with pytest.raises(ValueError, match="dilation_rate"):
-            ops.conv(x, k, strides, padding, None, dilation)
-        return
     _close(ops.conv(x, k, strides, padding, None, dilation), keras.ops.conv(x, k, strides, padding, None, dilation))
     dk = rng.standard_normal((3,) * rank + (3, 2)).astype("float32")
     _close(ops.depthwise_conv(x, dk, strides, padding, None, dilation),
@@ -57,6 +53,11 @@ def test_raw_tensorflow_calls_map_onto_the_ops():
     for strides, padding in (([1, 1, 1, 1], "SAME"), (2, "VALID")):
         _close(mapped_call("tf.nn.conv2d")(x, k, strides=strides, padding=padding),
                tf.nn.conv2d(x, k, strides=strides, padding=padding))
+    for dilations, padding in (([1, 2, 3, 1], "SAME"), (2, "VALID")):  # atrous: taps dilations apart
+        _close(mapped_call("tf.nn.conv2d")(x, k, strides=1, padding=padding, dilations=dilations),
+               tf.nn.conv2d(x, k, strides=1, padding=padding, dilations=dilations))
+    for rate, padding in ((2, "SAME"), (3, "VALID")):
+        _close(mapped_call("tf.nn.atrous_conv2d")(x, k, rate, padding), tf.nn.atrous_conv2d(x, k, rate, padding))
     _close(mapped_call("tf.linalg.einsum")("bijc,bijd->bcd", x, x), tf.linalg.einsum("bijc,bijd->bcd", x, x))
     _close(mapped_call("tf.add_n")([x, x, 2 * x]), tf.add_n([x, x, 2 * x]))
     _close(mapped_call("tf.clip_by_value")(x, clip_value_min=-0.5, clip_value_max=0.3),

@@ -5,6 +5,7 @@ import numpy as np
 import pytest
 from test_ops_cuda import _run, _specs
 
+from flexflow_keras.ops.conv import Conv2DOp
 from flexflow_keras.ops.conv1d import Conv1DOp, Pool1DOp
 from flexflow_keras.ops.conv_transpose import Conv1DTransposeOp, Conv2DTransposeOp
 from flexflow_keras.ops.depthwise import DepthwiseConv1DOp, DepthwiseConv2DOp
@@ -30,6 +31,9 @@ CASES = [
     ("depthwise_grouped", DepthwiseConv2DOp(strides=(2, 1), padding="same", grouped=True), [f32(2, 5, 4, 3)],
      [f32(3, 3, 1, 3), f32(3)]),  # Conv2D(groups=channels)'s kernel (kh, kw, 1, channels)
     ("depthwise1d", DepthwiseConv1DOp(strides=2, padding="same"), [f32(2, 5, 2)], [f32(3, 2, 2), f32(4)]),
+    ("conv2d_dilated_gelu", Conv2DOp(padding="same", activation="gelu", dilation=(2, 3)), [f32(2, 5, 6, 2)],
+     [f32(3, 3, 2, 3), f32(3)]),  # the sub-grid gather / scatter around the conv2d CUDA kernels
+    ("conv2d_dilated_relu", Conv2DOp(activation="relu", dilation=(2, 1)), [f32(2, 6, 4, 2)], [f32(2, 2, 2, 2)]),
     ("pad", Pad2DOp(pads=((1, -1), (0, 2))), [f32(2, 3, 3, 2)], []),
     ("resize1d", Resize2DOp(size=(1, 2), mode="bilinear"), [f32(2, 3, 2)], []),
 ]
