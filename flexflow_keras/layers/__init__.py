@@ -40,6 +40,7 @@ from flexflow_keras.layers.depthwise import (
     SeparableConvolution2D,
 )
 from flexflow_keras.layers.discretization import Discretization
+from flexflow_keras.layers.einsum_dense import EinsumDense
 from flexflow_keras.layers.hashing import HashedCrossing, Hashing
 from flexflow_keras.layers.image_augmentation import (
     CenterCrop,
@@ -135,6 +136,7 @@ _CLASSES += [CenterCrop, RandomBrightness, RandomContrast, RandomCrop, RandomFli
 _CLASSES += [GroupNormalization, RMSNormalization]
 _CLASSES += [IntegerLookup, StringLookup, TextVectorization]  # host preprocessing (layers/host_layer.py)
 _CLASSES += [Discretization, HashedCrossing, Hashing]  # host preprocessing
+_CLASSES += [EinsumDense]
 ALL_OBJECTS = {cls.__name__: cls for cls in _CLASSES}
 
 

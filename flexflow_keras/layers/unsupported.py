@@ -23,7 +23,7 @@ _HINTS = {
 _OTHERS = ("AdaptiveAveragePooling1D", "AdaptiveAveragePooling2D", "AdaptiveAveragePooling3D",
            "AdaptiveMaxPooling1D", "AdaptiveMaxPooling2D", "AdaptiveMaxPooling3D", "AugMix", "AutoContrast",
            "ContrastLimitedAdaptiveHistogramEqualization", "ConvLSTM1D", "ConvLSTM2D", "Convolution1DTranspose",
-           "CutMix", "EinsumDense", "Equalization", "MaxNumBoundingBoxes", "MelSpectrogram",
+           "CutMix", "Equalization", "MaxNumBoundingBoxes", "MelSpectrogram",
            "MixUp", "Pipeline", "RandAugment", "RandomColorDegeneration", "RandomColorJitter",
            "RandomElasticTransform", "RandomErasing", "RandomGaussianBlur", "RandomGrayscale", "RandomHue",
            "RandomInvert", "RandomPerspective", "RandomPosterization", "RandomSaturation", "RandomSharpness",

@@ -94,8 +94,6 @@ class UnsupportedOpsError(FlexFlowKerasError, AttributeError):
 
 
 _MISSING_SUBMODULES = {
-    "image": "resize images with keras.layers.Resizing (inside the model or called on arrays), or with NumPy/"
-             "Pillow before fit; crop and augment with the keras.layers.Random* and CenterCrop layers",
     "linalg": "its decompositions (qr, svd, cholesky, ...) have no kernels here; compute them with NumPy outside the model",
     "fft": "Fourier transforms have no kernels here; compute them with NumPy before fit",
 }
@@ -119,6 +117,8 @@ from flexflow_keras.ops import conv_transpose as _conv_transpose_module  # noqa:
 from flexflow_keras.ops.conv_api import conv, conv_transpose, depthwise_conv, separable_conv  # noqa: E402
 
 __all__ += ["conv", "conv_transpose", "depthwise_conv", "separable_conv"]
+
+from flexflow_keras.ops import image  # noqa: E402,F401  keras.ops.image (extract_patches, resize, ...)
 
 # Keras 3's submodules keras.ops.numpy / nn / math / core hold the functions that are flat here
 # (keras.ops.numpy.sum is keras.ops.sum): the same module under those names, for attributes and imports.

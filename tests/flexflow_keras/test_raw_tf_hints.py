@@ -155,8 +155,8 @@ def test_a_layer_calling_tensorflow_itself_is_told_the_line_and_the_keras_call()
 
 
 def test_keras_ops_submodules():
-    """Keras 3's keras.ops.numpy / nn / math / core spellings reach the same functions; keras.ops.image, which
-    flexflow_keras lacks, is one clear error (and hasattr stays False)."""
+    """Keras 3's keras.ops.numpy / nn / math / core spellings reach the same functions; keras.ops.linalg, which
+    flexflow_keras lacks, is one clear error (and hasattr stays False); keras.ops.image is there."""
     from flexflow_keras import ops
     from flexflow_keras.errors import FlexFlowKerasError
 
@@ -165,9 +165,9 @@ def test_keras_ops_submodules():
     import flexflow_keras.ops.nn as knn  # the import spelling too (`import keras.ops.nn as nn`)
 
     assert knn.sigmoid is ops.sigmoid
-    with pytest.raises(FlexFlowKerasError, match="keras.layers.Resizing"):
-        ops.image.resize  # noqa: B018
-    assert not hasattr(ops, "image")
+    with pytest.raises(FlexFlowKerasError, match=r"keras\.ops\.linalg is not available.*NumPy"):
+        ops.linalg.qr  # noqa: B018
+    assert not hasattr(ops, "linalg") and callable(ops.image.extract_patches)
 
 
 def test_tensorflow_calls_custom_loops_use():

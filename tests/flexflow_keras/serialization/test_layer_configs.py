@@ -37,6 +37,7 @@ REQUIRED = {
     "Hashing": {"num_bins": 8, "mask_value": "", "salt": [3, 5]},
     "HashedCrossing": {"num_bins": 8},
     "Discretization": {"bin_boundaries": [0.0, 1.5]},
+    "EinsumDense": {"equation": "...b,bc->...c", "output_shape": 3, "bias_axes": "c", "activation": "relu"},
 }
 # Layers wrapping another: the wrapped layer each needs (made fresh for every construction).
 WRAPPED = {"Bidirectional": lambda: layers.LSTM(2), "RNN": lambda: layers.LSTMCell(2),
