@@ -111,6 +111,23 @@ from flexflow_keras.layers.spatial_reshaping import (
     ZeroPadding2D,
 )
 from flexflow_keras.layers.text_vectorization import TextVectorization
+from flexflow_keras.layers.volumetric import (
+    AveragePooling3D,
+    AvgPool3D,
+    Conv3D,
+    Conv3DTranspose,
+    Convolution3D,
+    Convolution3DTranspose,
+    Cropping3D,
+    GlobalAveragePooling3D,
+    GlobalAvgPool3D,
+    GlobalMaxPool3D,
+    GlobalMaxPooling3D,
+    MaxPool3D,
+    MaxPooling3D,
+    UpSampling3D,
+    ZeroPadding3D,
+)
 from flexflow_keras.utils.serialization import deserialize_keras_object, serialize_keras_object
 
 _CLASSES = [Activation, Add, Average, AveragePooling2D, BatchNormalization, Concatenate, Conv2D, Dense,
@@ -137,6 +154,8 @@ _CLASSES += [GroupNormalization, RMSNormalization]
 _CLASSES += [IntegerLookup, StringLookup, TextVectorization]  # host preprocessing (layers/host_layer.py)
 _CLASSES += [Discretization, HashedCrossing, Hashing]  # host preprocessing
 _CLASSES += [EinsumDense]
+_CLASSES += [AveragePooling3D, Conv3D, Conv3DTranspose, Cropping3D, GlobalAveragePooling3D, GlobalMaxPooling3D, MaxPooling3D,
+             UpSampling3D, ZeroPadding3D]
 ALL_OBJECTS = {cls.__name__: cls for cls in _CLASSES}
 
 
@@ -166,6 +185,7 @@ __all__ = [cls.__name__ for cls in _CLASSES] + [
     "average", "concatenate", "deserialize", "maximum", "minimum", "multiply", "serialize", "subtract",
 ]
 __all__ += ["dot"]  # i9-misc-layers
+__all__ += ["AvgPool3D", "Convolution3D", "Convolution3DTranspose", "GlobalAvgPool3D", "GlobalMaxPool3D", "MaxPool3D"]
 __all__ += ["GroupQueryAttention"]  # the name Keras 3 exports for GroupedQueryAttention
 
 from flexflow_keras.layers import keras2_paths as _keras2_paths  # noqa: E402

@@ -10,12 +10,10 @@ class UnsupportedLayerError(FlexFlowKerasError, AttributeError):
     """A Keras layer flexflow_keras does not implement (an AttributeError, so `hasattr` stays False)."""
 
 
-_THREE_D = "3-D convolutions, pooling, cropping, padding and upsampling are not implemented; the 1-D and 2-D ones are"
+_THREE_D = ("3-D convolutional LSTMs are not implemented; Conv3D, Conv3DTranspose, the 3-D poolings, cropping, "
+            "padding and upsampling are")
 _HINTS = {
-    **dict.fromkeys(("Conv3D", "Convolution3D", "Conv3DTranspose", "Convolution3DTranspose", "MaxPooling3D",
-                     "MaxPool3D", "AveragePooling3D", "AvgPool3D", "GlobalAveragePooling3D", "GlobalAvgPool3D",
-                     "GlobalMaxPooling3D", "GlobalMaxPool3D", "Cropping3D", "UpSampling3D", "ZeroPadding3D",
-                     "ConvLSTM3D"), _THREE_D),
+    "ConvLSTM3D": _THREE_D,
     **dict.fromkeys(("JaxLayer", "FlaxLayer", "TorchModuleWrapper", "TFSMLayer"),
                     "it wraps another framework's code, which flexflow_keras cannot run in its graph"),
 }

@@ -22,11 +22,12 @@ _FAMILY = {"dense": "gemm", "matmul": "gemm", "conv2d": "conv", "embedding": "ga
            "layer_norm": "norm", "softmax": "norm", "log_softmax": "norm", "loss": "norm", "einsum_dense": "gemm"}
 # The other convolutions: multiply-adds per element of their output (or, transposed, of their input) from
 # the weight box's dims: conv1d (taps, cin, co), depthwise (kh, kw, c, m) / (taps, c, m), transposed
-# (kh, kw, f, c) / (taps, f, c).
-_CONV_MACS = {"conv1d": lambda w: w[0] * w[1], "depthwise_conv2d": lambda w: w[0] * w[1],
+# (kh, kw, f, c) / (taps, f, c), conv3d (kd, kh, kw, cin, co), conv3d_transpose (kd, kh, kw, f, c).
+_CONV_MACS = {"conv1d": lambda w: w[0] * w[1], "conv3d": lambda w: w[0] * w[1] * w[2] * w[3],
+              "conv3d_transpose": lambda w: w[0] * w[1] * w[2] * w[3], "depthwise_conv2d": lambda w: w[0] * w[1],
               "depthwise_conv1d": lambda w: w[0], "conv2d_transpose": lambda w: w[0] * w[1] * w[2],
               "conv1d_transpose": lambda w: w[0] * w[1]}
-_TRANSPOSED = ("conv2d_transpose", "conv1d_transpose")
+_TRANSPOSED = ("conv2d_transpose", "conv1d_transpose", "conv3d_transpose")
 _FAMILY.update(dict.fromkeys(_CONV_MACS, "conv"))
 
 
