@@ -30,7 +30,8 @@ scripts whose Keras part runs (`tf.random.set_seed(42)` on their first line). Ma
   `tf.Variable` and `tf.Module` (variables.py); `tf.GradientTape` (ops/tape.py) and
   `tf.UnconnectedGradients`; `tf.one_hot` (on/off values), `tf.split` (sizes or a count),
   `tf.repeat`, `tf.clip_by_value` (TensorFlow's argument names), `tf.add_n`, `tf.linalg.einsum`,
-  `tf.nn.conv2d` / `conv1d` / `convolution` / `atrous_conv2d` (keras.ops.conv; ops/conv_api.py),
+  `tf.nn.conv1d` / `conv2d` / `conv3d` / `convolution` / `atrous_conv2d` (keras.ops.conv), `tf.nn.max_pool` /
+  `avg_pool` and their 1d/2d/3d forms (keras.ops.max_pool / average_pool; ops/conv_api.py),
   `tf.image.ResizeMethod`,
   `tf.nn.sigmoid_cross_entropy_with_logits`, `tf.stop_gradient`,
   `tf.matmul` with its transpose flags, `tf.math.l2_normalize`, `tf.eye`, `tf.pad` (constant, reflect,
@@ -358,6 +359,9 @@ CALLS = {
     "tf.test.is_built_with_cuda": lambda: True,
     "tf.nn.conv2d": lambda *a, **k: _ops_fn("tf_conv")(*a, **k), "tf.nn.conv1d": lambda *a, **k: _ops_fn("tf_conv")(*a, **k),
     "tf.nn.convolution": lambda *a, **k: _ops_fn("tf_conv")(*a, **k),
+    "tf.nn.conv3d": lambda *a, **k: _ops_fn("tf_conv")(*a, **k),
+    **{f"tf.nn.{mode}_pool{d}": (lambda *a, _mode=mode, **k: _ops_fn("tf_pool")(_mode)(*a, **k))
+       for mode in ("max", "avg") for d in ("", "1d", "2d", "3d")},
     "tf.nn.atrous_conv2d": lambda value, filters, rate, padding, name=None: _ops_fn("tf_conv")(
         value, filters, 1, padding, dilations=rate),
     "tf.linalg.einsum": lambda *a, **k: _ops_fn("einsum")(*a, **k),

@@ -114,9 +114,16 @@ __all__ = [n for m in _MODULES for n in dir(m) if not n.startswith("_")
 # conv_transpose.py): those are imported first, so the functions below stay the package's attributes.
 from flexflow_keras.ops import conv as _conv_module  # noqa: E402,F401
 from flexflow_keras.ops import conv_transpose as _conv_transpose_module  # noqa: E402,F401
-from flexflow_keras.ops.conv_api import conv, conv_transpose, depthwise_conv, separable_conv  # noqa: E402
+from flexflow_keras.ops.conv_api import (  # noqa: E402
+    average_pool,
+    conv,
+    conv_transpose,
+    depthwise_conv,
+    max_pool,
+    separable_conv,
+)
 
-__all__ += ["conv", "conv_transpose", "depthwise_conv", "separable_conv"]
+__all__ += ["average_pool", "conv", "conv_transpose", "depthwise_conv", "max_pool", "separable_conv"]
 
 from flexflow_keras.ops import image  # noqa: E402,F401  keras.ops.image (extract_patches, resize, ...)
 

@@ -1,4 +1,5 @@
-"""Keras 3's keras.ops.conv / conv_transpose / depthwise_conv / separable_conv, and the raw TensorFlow calls
+"""Keras 3's keras.ops.conv / conv_transpose / depthwise_conv / separable_conv (1-D to 3-D), max_pool and
+average_pool, and the raw TensorFlow calls
 the runner maps onto them and onto other ops (tf.nn.conv2d, tf.linalg.einsum, tf.add_n, tf.clip_by_value),
 against TensorFlow."""
 
@@ -42,9 +43,50 @@ def test_conv_family_matches_keras(rank, strides, padding, dilation):
            np.moveaxis(np.asarray(keras.ops.conv(x, k, strides, padding, None, dilation)), -1, 1))
 
 
-def test_three_d_convolutions_are_a_clear_error():
-    with pytest.raises(ArgumentError, match="3-D convolutions"):
-        ops.conv(np.zeros((1, 4, 4, 4, 1), "float32"), np.zeros((2, 2, 2, 1, 1), "float32"))
+@pytest.mark.parametrize("strides,padding,dilation", [(1, "valid", 1), ((2, 1, 2), "same", 1),
+                                                      (1, "same", (2, 1, 1))])
+def test_three_d_convolutions_match_keras(strides, padding, dilation):
+    x = rng.standard_normal((2, 6, 7, 5, 3)).astype("float32")
+    k = rng.standard_normal((3, 2, 3, 3, 4)).astype("float32")
+    _close(ops.conv(x, k, strides, padding, None, dilation), keras.ops.conv(x, k, strides, padding, None, dilation))
+    first = np.moveaxis(x, -1, 1)
+    _close(ops.conv(first, k, strides, padding, "channels_first", dilation),
+           np.moveaxis(np.asarray(keras.ops.conv(x, k, strides, padding, None, dilation)), -1, 1))
+    if dilation == 1:
+        tk = rng.standard_normal((3, 2, 3, 4, 3)).astype("float32")
+        _close(ops.conv_transpose(x, tk, strides, padding), keras.ops.conv_transpose(x, tk, strides, padding))
+
+
+def test_three_d_depthwise_convolutions_are_a_clear_error():
+    with pytest.raises(ArgumentError, match="3-D depthwise and separable convolutions are not implemented"):
+        ops.depthwise_conv(np.zeros((1, 4, 4, 4, 1), "float32"), np.zeros((2, 2, 2, 1, 1), "float32"))
+
+
+@pytest.mark.parametrize("rank", [1, 2, 3])
+@pytest.mark.parametrize("pool_size,strides,padding", [(2, None, "valid"), (3, 2, "same"), (2, 1, "valid")])
+def test_max_and_average_pool_match_keras(rank, pool_size, strides, padding):
+    x = np.round(rng.standard_normal((2, *(7,) * rank, 3)) * 2).astype("float32") / 2
+    for ours, theirs in ((ops.max_pool, keras.ops.max_pool), (ops.average_pool, keras.ops.average_pool)):
+        _close(ours(x, pool_size, strides, padding), theirs(x, pool_size, strides, padding))
+        first = np.moveaxis(x, -1, 1)
+        _close(ours(first, pool_size, strides, padding, "channels_first"),
+               np.moveaxis(np.asarray(theirs(x, pool_size, strides, padding)), -1, 1))
+    with pytest.raises(ArgumentError, match="padding must be 'valid' or 'same'"):
+        ops.max_pool(x, 2, padding="causal")
+
+
+def test_pooling_ops_train_inside_a_model():
+    import flexflow_keras as ff
+
+    ff.utils.set_random_seed(1)
+    inp = ff.Input((6, 6, 4, 2))
+    h = ff.layers.Conv3D(3, 2, padding="same")(inp)
+    h = ff.layers.Lambda(lambda t: ff.ops.average_pool(ff.ops.max_pool(t, 2, padding="same"), (1, 3, 2)))(h)
+    model = ff.Model(inp, ff.layers.Dense(1)(ff.layers.Flatten()(h)))
+    model.compile("adam", "mse")
+    x = rng.standard_normal((8, 6, 6, 4, 2)).astype("float32")
+    losses = model.fit(x, x.sum(axis=(1, 2, 3, 4))[:, None] / 10, epochs=3, batch_size=4, verbose=0).history["loss"]
+    assert losses[-1] < losses[0]
 
 
 def test_raw_tensorflow_calls_map_onto_the_ops():
@@ -58,6 +100,16 @@ def test_raw_tensorflow_calls_map_onto_the_ops():
                tf.nn.conv2d(x, k, strides=1, padding=padding, dilations=dilations))
     for rate, padding in ((2, "SAME"), (3, "VALID")):
         _close(mapped_call("tf.nn.atrous_conv2d")(x, k, rate, padding), tf.nn.atrous_conv2d(x, k, rate, padding))
+    v = rng.standard_normal((2, 5, 6, 7, 3)).astype("float32")
+    k3 = rng.standard_normal((2, 3, 2, 3, 4)).astype("float32")
+    _close(mapped_call("tf.nn.conv3d")(v, k3, strides=[1, 1, 2, 1, 1], padding="SAME"),
+           tf.nn.conv3d(v, k3, strides=[1, 1, 2, 1, 1], padding="SAME"))
+    for name, a, ksize, strides in (("max_pool2d", x, 2, 2), ("avg_pool2d", x, [1, 3, 3, 1], [1, 2, 1, 1]),
+                                    ("max_pool3d", v, [1, 2, 2, 2, 1], [1, 2, 2, 2, 1]), ("avg_pool3d", v, 2, 1),
+                                    ("max_pool", v, 3, 2), ("avg_pool1d", x[0], 2, 2)):
+        for padding in ("SAME", "VALID"):
+            _close(mapped_call(f"tf.nn.{name}")(a, ksize, strides, padding),
+                   getattr(tf.nn, name)(a, ksize, strides, padding))
     _close(mapped_call("tf.linalg.einsum")("bijc,bijd->bcd", x, x), tf.linalg.einsum("bijc,bijd->bcd", x, x))
     _close(mapped_call("tf.add_n")([x, x, 2 * x]), tf.add_n([x, x, 2 * x]))
     _close(mapped_call("tf.clip_by_value")(x, clip_value_min=-0.5, clip_value_max=0.3),
