@@ -129,6 +129,19 @@ def test_a_single_valued_range_matches_keras_3(name, kwargs, how):
         np.testing.assert_array_equal(inference, x if name != "RandomCrop" else ours)
 
 
+@pytest.mark.tf
+@pytest.mark.parametrize("size", [(9, 12), (15, 20), (3, 20), (12, 4)])
+def test_nearest_resizing_picks_tensorflows_pixels_where_the_source_is_a_tie(size):
+    """6 -> 9: (j + 0.5) * 6 / 9 is an integer for j = 1, 4, 7; TensorFlow's float32 product floors to it,
+    a float64 line rounds to the pixel before."""
+    k = tf_keras()
+    if k is None:
+        pytest.skip("TensorFlow is not installed")
+    x = np.random.default_rng(3).standard_normal((2, 6, 8, 3)).astype("float32")
+    ours = np.asarray(layers.Resizing(*size, interpolation="nearest")(x))
+    np.testing.assert_array_equal(ours, np.asarray(k.layers.Resizing(*size, interpolation="nearest")(x)))
+
+
 def test_random_crop_takes_a_window_per_image_in_training_and_the_aspect_window_in_inference():
     x = np.random.default_rng(9).standard_normal((32, 9, 11, 2)).astype("float32")
     y = np.asarray(layers.RandomCrop(5, 7, seed=2)(x))
