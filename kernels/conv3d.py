@@ -5,8 +5,9 @@ Convolution folds the depth taps into the channels. The input is gathered into
 
     xg[n * OD + od, h, w, kd * C + c] = x[n, od * SD + kd * DD - PF, h, w, c]   (zero outside the depth)
 
-and the kernel permuted to (KH, KW, KD * C, C_out); one 2-D convolution (`kernels.conv2d`: its im2col /
-Winograd choice, fused bias and activation, saved pre-activation) over the N * OD slices then computes the
+and the kernel permuted to (KH, KW, KD * C, C_out); one 2-D convolution (`kernels.conv2d`, through
+`kernels.conv2d_dilated` for a height or width dilation: its im2col / Winograd choice, fused bias and
+activation, saved pre-activation) over the N * OD slices then computes the
 whole output, since it sums over (kh, kw, kd, c) exactly as the 3-D convolution does. The backward runs the
 2-D backward on the same gathered input and gathers the gradient back over the taps (no atomics). The
 gathered input costs KD times the input's memory; it is a per-thread workspace on the CPU and a buffer
@@ -28,7 +29,7 @@ import threading
 
 import numpy as np
 
-from kernels import conv2d as _conv
+from kernels import conv2d_dilated as _dil
 from kernels import pool2d as _pool
 from kernels._conv_geometry import check_padding, out_size, pads
 from kernels._jit import cpu_jit, store
@@ -64,23 +65,18 @@ def _depth(d: int, window: int, stride: int, padding) -> tuple[int, int]:
 
 
 def conv3d_geometry(x_shape, kernel_shape, strides, padding, dilation=(1, 1, 1), who="conv3d"):
-    """(od, front pad, (oh, ow)) of a 3-D convolution; raises ValueError naming `who` on a bad shape.
-
-    Only the depth may be dilated here (the 2-D kernels run undilated over height and width).
-    """
+    """(od, front pad, (oh, ow)) of a 3-D convolution; raises ValueError naming `who` on a bad shape."""
     if len(x_shape) != 5 or len(kernel_shape) != 5:
         raise ValueError(f"{who} expects a 5-D (N, D, H, W, C) input and a 5-D (KD, KH, KW, C, CO) kernel, "
                          f"received {tuple(x_shape)} and {tuple(kernel_shape)}.")
     if x_shape[4] != kernel_shape[3]:
         raise ValueError(f"{who}: the input has {x_shape[4]} channels but the kernel {tuple(kernel_shape)} "
                          f"expects {kernel_shape[3]}.")
-    if tuple(dilation[1:]) != (1, 1):
-        raise ValueError(f"{who} dilates only the depth, received dilation {tuple(dilation)}.")
     padding = check_padding(padding, who)
     window = (kernel_shape[0] - 1) * dilation[0] + 1
     od, pf = _depth(int(x_shape[1]), window, strides[0], padding)
-    oh = out_size(int(x_shape[2]), kernel_shape[1], strides[1], padding)
-    ow = out_size(int(x_shape[3]), kernel_shape[2], strides[2], padding)
+    oh = out_size(int(x_shape[2]), (kernel_shape[1] - 1) * dilation[1] + 1, strides[1], padding)
+    ow = out_size(int(x_shape[3]), (kernel_shape[2] - 1) * dilation[2] + 1, strides[2], padding)
     if min(od, oh, ow) <= 0:
         raise ValueError(f"{who}: the kernel {tuple(kernel_shape[:3])} (dilation {tuple(dilation)}) does not fit "
                          f"the input {tuple(x_shape)} with padding={padding!r}.")
@@ -188,8 +184,8 @@ def conv3d_forward_cpu(x, kernel, bias, out, strides=(1, 1, 1), padding="valid",
     n, kd, c = x.shape[0], kernel.shape[0], x.shape[4]
     xg = _workspace("xg", (n * od, x.shape[2], x.shape[3], kd * c), x.dtype)
     _gather(x, strides[0], dilation[0], pf, od, xg)
-    _conv.conv2d_forward_cpu(xg, _folded_kernel(kernel, x.dtype), bias, _rows(out, od), strides[1:], padding,
-                             activation, pre_activation=_rows(pre_activation, od))
+    _dil.conv2d_dilated_forward_cpu(xg, _folded_kernel(kernel, x.dtype), bias, _rows(out, od), strides[1:], padding,
+                                    activation, _rows(pre_activation, od), dilation[1:])
 
 
 def conv3d_backward_cpu(x, kernel, out, grad_out, grad_x=None, grad_kernel=None, grad_bias=None,
@@ -208,9 +204,10 @@ def conv3d_backward_cpu(x, kernel, out, grad_out, grad_x=None, grad_kernel=None,
         _gather(x, strides[0], dilation[0], pf, od, xg)
     gxg = None if grad_x is None else _workspace("gxg", xg.shape, dt)
     gk = None if grad_kernel is None else _workspace("gk", (kh, kw, kd * c, co), dt)
-    _conv.conv2d_backward_cpu(xg, _folded_kernel(kernel, dt), _rows(out, od),
-                              _rows(np.ascontiguousarray(grad_out), od), gxg, gk, grad_bias, strides[1:], padding,
-                              activation, _rows(pre_activation, od), accumulate_bias=accumulate_bias)
+    _dil.conv2d_dilated_backward_cpu(xg, _folded_kernel(kernel, dt), _rows(out, od),
+                                     _rows(np.ascontiguousarray(grad_out), od), gxg, gk, grad_bias, strides[1:],
+                                     padding, activation, _rows(pre_activation, od), accumulate_bias=accumulate_bias,
+                                     dilation=dilation[1:])
     if grad_x is not None:
         _scatter(gxg, strides[0], dilation[0], pf, od, accumulate_x, grad_x)
     if grad_kernel is not None:
@@ -226,8 +223,9 @@ def conv3d_forward_cuda(x, kernel, bias, out, strides=(1, 1, 1), padding="valid"
     strides, dilation = triple(strides, who, "strides"), triple(dilation, who, "dilation")
     od, pf, _ = conv3d_geometry(x.shape, kernel.shape, strides, padding, dilation, who)
     xg = _gpu.gathered(x, kernel.shape[0], strides[0], dilation[0], pf, od)
-    _conv.conv2d_forward_cuda(xg, _gpu.folded(kernel), bias, _gpu.rows(out, od), strides[1:], padding, activation,
-                              pre_activation=None if pre_activation is None else _gpu.rows(pre_activation, od))
+    _dil.conv2d_dilated_forward_cuda(xg, _gpu.folded(kernel), bias, _gpu.rows(out, od), strides[1:], padding,
+                                     activation, None if pre_activation is None else _gpu.rows(pre_activation, od),
+                                     dilation[1:])
 
 
 def conv3d_backward_cuda(x, kernel, out, grad_out, grad_x=None, grad_kernel=None, grad_bias=None,
@@ -247,10 +245,10 @@ def conv3d_backward_cuda(x, kernel, out, grad_out, grad_x=None, grad_kernel=None
         kd, kh, kw, c, co = (int(s) for s in kernel.shape)
         gk = _gpu.scratch(grad_kernel, "gk", (kh, kw, kd * c, co), grad_kernel.dtype)
     # a linear backward never reads `out`, but the 2-D one wants an array there
-    _conv.conv2d_backward_cuda(xg, _gpu.folded(kernel), _gpu.rows(grad_out if out is None else out, od),
-                               _gpu.rows(grad_out, od), gxg, gk, grad_bias, strides[1:], padding, activation,
-                               None if pre_activation is None else _gpu.rows(pre_activation, od),
-                               accumulate_bias=accumulate_bias)
+    _dil.conv2d_dilated_backward_cuda(xg, _gpu.folded(kernel), _gpu.rows(grad_out if out is None else out, od),
+                                      _gpu.rows(grad_out, od), gxg, gk, grad_bias, strides[1:], padding, activation,
+                                      None if pre_activation is None else _gpu.rows(pre_activation, od),
+                                      accumulate_bias=accumulate_bias, dilation=dilation[1:])
     if grad_x is not None:
         _gpu.scatter(gxg, strides[0], dilation[0], pf, od, accumulate_x, grad_x)
     if grad_kernel is not None:

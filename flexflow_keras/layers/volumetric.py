@@ -75,7 +75,7 @@ class Conv3D(_Volume):
         strides: int or 3 ints.
         padding: ``"valid"`` or ``"same"``.
         data_format: ``"channels_last"`` (batch, depth, height, width, channels) or ``"channels_first"``.
-        dilation_rate: int or 3 ints; only the depth's may exceed 1 here (with strides 1, as in Keras).
+        dilation_rate: int or 3 ints (with strides 1, as in Keras).
         groups: only 1 is supported.
         activation: name or function; element-wise ones are fused into the conv op.
         use_bias: whether to add a bias.
@@ -102,9 +102,6 @@ class Conv3D(_Volume):
         if max(self.strides) > 1 and max(self.dilation_rate) > 1:
             raise ValueError(f"{_args.who(self)}: strides={self.strides} above 1 cannot be combined with "
                              f"dilation_rate={self.dilation_rate} above 1 (as in Keras); set one of them to 1.")
-        if self.dilation_rate[1:] != (1, 1):
-            raise ValueError(f"{_args.who(self)}: dilation_rate={self.dilation_rate} is supported above 1 along "
-                             f"the depth only; use a larger kernel_size for height and width.")
         if groups != 1:
             raise ValueError(f"{_args.who(self)}: groups={groups!r} is not supported; only 1.")
         self.groups = 1

@@ -1,5 +1,5 @@
-"""3-D window ops over (batch, depth, height, width, channels) tensors: `Conv3DOp` (strides, depth
-dilation, padding valid/same, bias and a fused activation), `Conv3DTransposeOp` (strides, padding,
+"""3-D window ops over (batch, depth, height, width, channels) tensors: `Conv3DOp` (strides, dilation,
+padding valid/same, bias and a fused activation), `Conv3DTransposeOp` (strides, padding,
 output_padding, bias) and `Pool3DOp` (max / average), with their functional forms `conv3d`,
 `conv3d_transpose` and `pool3d`.
 
@@ -63,7 +63,7 @@ class Conv3DOp(Op):
     Attributes:
         strides: (sd, sh, sw) positive ints.
         padding: "valid" or "same".
-        dilation: (dd, 1, 1): the depth may be dilated.
+        dilation: (dd, dh, dw) positive ints (with strides 1 where above 1, as in Keras).
         activation: a `kernels.activations` name.
         activation_params: that activation's parameters as sorted (name, value) pairs.
     """
@@ -263,7 +263,7 @@ def conv3d(x, kernel, bias=None, strides=1, padding="valid", dilation_rate=1, ac
         bias: (filters,) or None.
         strides: int or 3 positive ints.
         padding: "valid" or "same" (TensorFlow's split).
-        dilation_rate: int or 3 ints; only the depth's may exceed 1.
+        dilation_rate: int or 3 ints.
         activation: None or a Keras activation name (fused), or a callable applied after.
         name: optional node name.
 
@@ -272,9 +272,9 @@ def conv3d(x, kernel, bias=None, strides=1, padding="valid", dilation_rate=1, ac
         (2, 4, 6, 6, 4)
     """
     dilation = _k.triple(dilation_rate, "conv3d", "dilation_rate")
-    if dilation[1:] != (1, 1):
-        raise ValueError(f"conv3d supports dilation_rate above 1 along the depth only, received "
-                         f"dilation_rate={dilation_rate!r}; use a larger kernel for height and width.")
+    if max(dilation[1:]) > 1 and max(_k.triple(strides, "conv3d", "strides")[1:]) > 1:
+        raise ValueError(f"conv3d: strides={strides!r} above 1 along height or width cannot be combined with "
+                         f"dilation_rate={dilation_rate!r} above 1 there (as in Keras); set one of them to 1.")
     fused = activation if activation is None or isinstance(activation, str) else None
     if fused is not None and fused not in _acts.ACTIVATION_NAMES:
         fused = None

@@ -3,9 +3,10 @@
 A user error raised by a script run from a shell prints one block, `flexflow_keras: error: <message>`
 (the message names the flag or call to change), and exits with status 2 for usage errors (flags,
 configuration, strategy files, a machine the flags ask for that this host cannot give) and 1 for the
-others. User errors are ours (`FlexFlowKerasError`: DataError, ShapeError, ...) and the runtime's
+others. User errors are ours (`FlexFlowKerasError`: DataError, ShapeError, ...), the runtime's
 (`runtime.errors.RuntimeSystemError`; the runtime cannot import flexflow_keras, so its base class is named
-here); a runtime `TaskError` counts when its root cause is one of them (otherwise it is a bug in a task
+here), and the ValueError / TypeError / NotImplementedError that our argument checks raise with a message,
+as Keras raises them for a bad layer argument; a runtime `TaskError` counts when its root cause is one of them (otherwise it is a bug in a task
 body or a callback, and its traceback is what helps). The traceback is shown with `--debug` on the
 command line or `FF_DEBUG=1`, with the same exit status. In notebooks and under pytest the exception
 propagates as usual (the hook is not installed there). `install` also sets up the argparse side of the
@@ -39,9 +40,31 @@ def root_cause(exc: BaseException) -> BaseException:
     return exc
 
 
+_OURS = tuple(os.path.dirname(os.path.abspath(m.__file__)) + os.sep
+              for m in (sys.modules["flexflow_keras"], sys.modules["runtime"], sys.modules["kernels"]))
+
+
+def _raised_by_us(exc: BaseException) -> bool:
+    """Whether `exc` (a ValueError, TypeError, ... as Keras raises for a bad argument) comes from a `raise`
+    statement of this package, the runtime or the kernels, with a message: a check that names what to fix,
+    not a bug (an error Python raises inside our code, or a bare re-raise, keeps its traceback)."""
+    import linecache
+
+    tb = exc.__traceback__
+    if tb is None or not str(exc):
+        return False
+    while tb.tb_next is not None:
+        tb = tb.tb_next
+    path = os.path.abspath(tb.tb_frame.f_code.co_filename)
+    line = linecache.getline(path, tb.tb_lineno).strip()
+    return path.startswith(_OURS) and line.startswith("raise ") and not line.startswith("raise exc")
+
+
 def is_user_error(exc: BaseException) -> bool:
     """Whether `exc` is a user error that one clean block explains (see the module docstring)."""
-    return isinstance(root_cause(exc), USER_ERRORS)
+    cause = root_cause(exc)
+    return isinstance(cause, USER_ERRORS) or (isinstance(cause, (ValueError, TypeError, NotImplementedError))
+                                              and _raised_by_us(cause))
 
 
 def exit_code(exc: BaseException) -> int:

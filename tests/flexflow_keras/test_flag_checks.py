@@ -139,6 +139,33 @@ def test_a_task_failing_on_a_user_error_is_clean_and_a_bug_is_not():
     assert not cli_errors.is_user_error(ValueError("not ours"))
 
 
+def _caught(fn):
+    try:
+        fn()
+    except Exception as exc:  # noqa: BLE001 - the test inspects whatever it raised
+        return exc
+    raise AssertionError("nothing raised")
+
+
+def test_an_argument_check_of_ours_is_clean_and_other_value_errors_are_not():
+    """A layer's ValueError for a bad argument (Keras' type) comes from a `raise` of ours: one clean block.
+    A ValueError raised by the script, or a TypeError Python raises inside our code, keeps its traceback."""
+    from flexflow_keras import layers
+
+    ours = _caught(lambda: layers.Conv3D(2, 3, strides=2, dilation_rate=2))
+    assert type(ours) is ValueError and cli_errors.is_user_error(ours)
+    assert "cannot be combined with dilation_rate" in cli_errors.message(ours)
+
+    def script():
+        raise ValueError("the script's own check")
+
+    assert not cli_errors.is_user_error(_caught(script))
+    from kernels._conv_geometry import out_size
+
+    inside = _caught(lambda: out_size(None, 3, 1, "valid"))  # Python's TypeError in a kernel helper: a bug
+    assert type(inside) is TypeError and not cli_errors.is_user_error(inside)
+
+
 def test_usage_errors_point_at_help():
     text = cli_errors.message(ConfigError("-e/--epochs must be ..."))
     assert text.startswith("flexflow_keras: error: -e/--epochs") and "--help" in text and "--debug" in text

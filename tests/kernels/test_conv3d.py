@@ -1,5 +1,5 @@
 """kernels.conv3d on the CPU against the float64 references of kernels/_conv3d_reference.py: convolution
-(strides, same/valid, depth dilation, fused activations with and without a saved pre-activation, overwrite
+(strides, same/valid, dilations, fused activations with and without a saved pre-activation, overwrite
 and accumulate) and max/average pooling (ties included), forward and backward."""
 
 import numpy as np
@@ -26,7 +26,9 @@ def run_backward(fn, shapes, accumulate):
 CONV = [((2, 5, 6, 7, 3), (3, 3, 2, 3, 4), (1, 1, 1), "valid", (1, 1, 1)),
         ((2, 5, 6, 7, 3), (3, 2, 3, 3, 4), (2, 2, 1), "same", (1, 1, 1)),
         ((1, 7, 4, 5, 2), (2, 3, 3, 2, 5), (1, 2, 2), "same", (2, 1, 1)),
-        ((3, 4, 5, 4, 1), (1, 1, 1, 1, 2), (3, 1, 2), "valid", (1, 1, 1))]
+        ((3, 4, 5, 4, 1), (1, 1, 1, 1, 2), (3, 1, 2), "valid", (1, 1, 1)),
+        ((2, 5, 7, 8, 2), (2, 3, 2, 2, 3), (1, 1, 1), "same", (2, 2, 3)),
+        ((1, 6, 7, 6, 2), (3, 2, 3, 2, 2), (1, 1, 1), "valid", (1, 3, 2))]
 
 
 @pytest.mark.parametrize("xs,ks,strides,padding,dilation", CONV)
@@ -51,7 +53,7 @@ def test_conv3d_fused_activation(act):
     x, k, b = rand(2, 4, 5, 5, 2), rand(2, 3, 3, 2, 3), rand(3)
     z = R.conv3d_reference(x, k, b, (1, 1, 1), "same")
     out = np.empty(z.shape, np.float32)
-    pre = np.empty(z.shape, np.float32) if C3._conv.needs_pre_activation(act) else None
+    pre = np.empty(z.shape, np.float32) if C3._dil._conv.needs_pre_activation(act) else None
     C3.conv3d_forward_cpu(x, k, b, out, 1, "same", 1, act, pre)
     np.testing.assert_allclose(out, REF.activation(act, z), rtol=1e-4, atol=1e-5)
     gy = rand(*z.shape)

@@ -17,7 +17,7 @@ def volume_cnn():
     keras.backend.clear_session()
     keras.utils.set_random_seed(5)
     inp = layers.Input((4, 5, 6, 2))
-    h = layers.Conv3D(4, 3, padding="same", activation="relu")(inp)
+    h = layers.Conv3D(4, 3, padding="same", dilation_rate=(1, 2, 1), activation="relu")(inp)
     h = layers.MaxPooling3D(2, padding="same")(h)
     h = layers.BatchNormalization()(h)
     h = layers.Conv3D(6, (2, 1, 2), strides=(1, 1, 2), activation="gelu")(h)

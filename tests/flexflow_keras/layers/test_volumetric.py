@@ -16,6 +16,9 @@ SHAPE = (2, 6, 7, 8, 3)
     (dict(filters=4, kernel_size=3), (None, 4, 5, 6, 4)),
     (dict(filters=3, kernel_size=(2, 3, 2), strides=(2, 1, 3), padding="same", activation="relu"), (None, 3, 7, 3, 3)),
     (dict(filters=2, kernel_size=(3, 1, 2), dilation_rate=(2, 1, 1), activation="gelu"), (None, 2, 7, 7, 2)),
+    (dict(filters=3, kernel_size=(2, 3, 3), dilation_rate=(1, 2, 3), padding="same", activation="relu"),
+     (None, 6, 7, 8, 3)),
+    (dict(filters=2, kernel_size=3, dilation_rate=(1, 3, 2)), (None, 4, 1, 4, 2)),
     (dict(filters=2, kernel_size=2, strides=2, use_bias=False, activation="softmax"), (None, 3, 3, 4, 2)),
 ])
 def test_conv3d(kwargs, out_shape, parity):
@@ -88,8 +91,6 @@ def test_aliases_and_errors():
     assert layers.AvgPool3D is layers.AveragePooling3D and layers.GlobalAvgPool3D is layers.GlobalAveragePooling3D
     with pytest.raises(ValueError, match=r"strides=\(2, 2, 2\) above 1 cannot be combined with dilation_rate"):
         layers.Conv3D(2, 3, strides=2, dilation_rate=2)
-    with pytest.raises(ValueError, match="along the depth only"):
-        layers.Conv3D(2, 3, dilation_rate=(1, 2, 2))
     with pytest.raises(ShapeError, match=r"larger than the input's depth 2 .* Use padding='same'"):
         layers.Conv3D(2, 3)(np.zeros((1, 2, 5, 5, 1), "float32"))
     with pytest.raises(ValueError, match=r"Reshape\(\(4, 5, 6, 1\)\)"):

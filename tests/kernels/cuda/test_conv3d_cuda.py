@@ -22,7 +22,8 @@ def dev(a):
 
 
 @pytest.mark.parametrize("strides,padding,dilation,act,accumulate", [((1, 2, 1), "same", (2, 1, 1), "relu", False),
-                                                                    ((2, 1, 1), "valid", (1, 1, 1), "gelu", True)])
+                                                                    ((2, 1, 1), "valid", (1, 1, 1), "gelu", True),
+                                                                    ((1, 1, 1), "same", (1, 2, 2), "tanh", True)])
 def test_conv3d_cuda(strides, padding, dilation, act, accumulate):
     x, k, b = rand(2, 5, 4, 3, 2), rand(2, 2, 2, 2, 3), rand(3)
     want_z = R.conv3d_reference(x, k, b, strides, padding, dilation)
