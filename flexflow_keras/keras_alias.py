@@ -234,7 +234,8 @@ class _AliasFinder(importlib.abc.MetaPathFinder):
         mapped = target_of(fullname)
         if mapped is False:
             if fullname.startswith("tensorflow."):
-                namespace = _tf_namespace(fullname)
+                # TensorFlow's internals (`tensorflow.python.types.core`, `tensorflow.python.framework.ops`)
+                namespace = None if fullname.startswith("tensorflow.python.") else _tf_namespace(fullname)
                 if namespace is None:
                     raise RawTensorFlowError(_raw_tf_message("import " + fullname))
                 return importlib.machinery.ModuleSpec(fullname, _NamespaceLoader(namespace))

@@ -33,6 +33,7 @@ scripts whose Keras part runs (`tf.random.set_seed(42)` on their first line). Ma
   `tf.nn.conv1d` / `conv2d` / `conv3d` / `convolution` / `atrous_conv2d` (keras.ops.conv), `tf.nn.max_pool` /
   `avg_pool` and their 1d/2d/3d forms (keras.ops.max_pool / average_pool; ops/conv_api.py),
   `tf.image.ResizeMethod`,
+  `tf.numpy_function` / `tf.py_function` (on values: in a dataset's map or on arrays),
   `tf.nn.sigmoid_cross_entropy_with_logits`, `tf.stop_gradient`,
   `tf.matmul` with its transpose flags, `tf.math.l2_normalize`, `tf.eye`, `tf.pad` (constant, reflect,
   symmetric), `tf.random_normal_initializer`; `tf.train.Checkpoint`,
@@ -55,7 +56,7 @@ from collections import namedtuple
 
 import numpy as np
 
-from flexflow_keras.errors import ConfigError
+from flexflow_keras.errors import ArgumentError, ConfigError
 
 # TensorFlow name (under tf. and tf.math.) -> keras.ops name, for same arguments and same meaning
 _SAME_OPS = {name: name for name in (
@@ -119,6 +120,29 @@ def _constant(value, dtype=None, shape=None, name=None):
     if shape is not None:
         out = np.broadcast_to(out, tuple(shape)).copy() if out.size == 1 else out.reshape(tuple(shape))
     return eager(out)
+
+
+def _host_function(who: str, as_tensors: bool):
+    """`tf.numpy_function(func, inp, Tout)` / `tf.py_function`: `func` runs in Python on the values of `inp`
+    (NumPy arrays; tensors with .numpy() for py_function), its results cast to `Tout`. Here a dataset's `map`
+    runs on host arrays, as these calls do in TensorFlow; a model's symbolic tensors have no values to give."""
+
+    def call(func, inp, Tout, stateful=True, name=None):  # noqa: N803 - TensorFlow's argument name
+        from flexflow_keras.ops.eager_tensor import eager
+        from flexflow_keras.ops.graph import KerasTensor
+
+        args = list(inp) if isinstance(inp, (list, tuple)) else [inp]
+        if any(isinstance(a, KerasTensor) for a in args):
+            raise ArgumentError(f"{who} runs a Python function on values; inside a model the tensors are "
+                                     f"symbolic. Call it in a tf.data map or on arrays, or write the computation "
+                                     f"with keras.ops in a layer.")
+        values = [eager(np.asarray(a)) if as_tensors else np.asarray(a) for a in args]
+        out = func(*values)
+        if isinstance(Tout, (list, tuple)):
+            return [eager(np.asarray(o, dtype=np.dtype(getattr(t, "name", t)))) for o, t in zip(out, Tout, strict=True)]
+        return eager(np.asarray(out, dtype=np.dtype(getattr(Tout, "name", Tout))))
+
+    return call
 
 
 def _shape(input, out_type=None, name=None):  # noqa: A002 (TensorFlow's argument name)
@@ -368,6 +392,8 @@ CALLS = {
     "tf.add_n": lambda inputs, name=None: _add_n(inputs), "tf.math.add_n": lambda inputs, name=None: _add_n(inputs),
     "tf.clip_by_value": lambda *a, **k: _clip_by_value(*a, **k),
     "tf.random.gamma": lambda *a, **k: _tf_gamma(*a, **k),
+    "tf.numpy_function": _host_function("tf.numpy_function", False),
+    "tf.py_function": _host_function("tf.py_function", True),
 }
 CONSTANTS = {f"tf.compat.v1.logging.{k}": v for k, v in _LOG_LEVELS.items()}
 class _UnconnectedGradients:

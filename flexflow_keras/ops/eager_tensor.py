@@ -83,8 +83,10 @@ class EagerTensor(np.ndarray):
     """A NumPy array with tf.keras' tensor conveniences: ``.numpy()`` returns a plain ndarray copy."""
 
     def numpy(self) -> np.ndarray:
-        """The value as a plain NumPy array (0-d for a scalar, as a TensorFlow scalar's numpy() is one)."""
-        return np.array(self, copy=True).view(np.ndarray)
+        """The value as a plain NumPy array; a NumPy scalar (np.float32, ...) for a 0-d tensor, as a
+        TensorFlow scalar's numpy() is."""
+        value = np.array(self, copy=True).view(np.ndarray)
+        return value[()] if value.ndim == 0 else value
 
     def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
         recording = _recording()
@@ -171,7 +173,20 @@ class EagerTensor(np.ndarray):
             if not numpy_api._basic(key):  # advanced indexing runs as NumPy's: marked for the tape
                 _untracked([self], result, "indexing with an array")
             return result
-        return super().__getitem__(key)
+        item = super().__getitem__(key)
+        return eager(item) if isinstance(item, np.generic) else item  # a 0-d tensor, as TensorFlow's ys[0]
+
+    def __hash__(self):
+        # a 0-d tensor hashes as its value, so the items of ``set(np.unique(labels))`` work as NumPy's scalars do
+        if self.ndim == 0:
+            return hash(self.item())
+        raise TypeError(f"unhashable type: 'EagerTensor' of shape {self.shape}")
+
+    def __iter__(self):
+        # the items of a batch are tensors, 0-d ones too (``for x, y in zip(images, labels): y.numpy()``)
+        if self.ndim == 1:
+            return (eager(v) for v in self.view(np.ndarray))
+        return super().__iter__()
 
     # TensorFlow's tensors are immutable: `loss += penalty` makes a new tensor, which the tape records
     def __iadd__(self, other):

@@ -3,6 +3,7 @@
 written against tf.keras."""
 
 import numpy as np
+import pytest
 
 import flexflow_keras as keras
 from flexflow_keras.keras_alias import _TensorFlow
@@ -22,8 +23,23 @@ def test_eager_results_have_numpy():
     np.testing.assert_allclose(loss.numpy(), want, rtol=1e-5)
     assert f"{loss:.3f}" == f"{want:.3f}"
     mean = keras.ops.mean(keras.ops.exp(logits))
-    assert type(mean.numpy()) is np.ndarray and np.isclose(mean.numpy(), np.exp(logits).mean(), rtol=1e-5)
+    assert type(mean.numpy()) is np.float32 and np.isclose(mean.numpy(), np.exp(logits).mean(), rtol=1e-5)  # as TF
     cce = keras.losses.CategoricalCrossentropy()(np.eye(3, dtype="f"), np.full((3, 3), 1 / 3, "f"))
     np.testing.assert_allclose(cce.numpy(), np.log(3), rtol=1e-5)
     model = keras.Sequential([keras.Input((10,)), keras.layers.Dense(2)])
     assert model(logits).numpy().shape == (3, 2)
+
+
+def test_the_items_of_a_batch_are_tensors_with_numpy():
+    """keras.io's ViViT: ``for x, y in zip(images, labels): y.numpy()`` on a batch from a dataset."""
+    labels = keras.ops.convert_to_tensor(np.array([1.0, 0.0, 2.0], "float32"))
+    images = keras.ops.convert_to_tensor(np.ones((3, 2), "float32"))
+    assert isinstance(labels, EagerTensor)
+    for x, y in zip(images, labels, strict=True):
+        assert isinstance(x, EagerTensor) and x.numpy().shape == (2,)
+        assert isinstance(y, EagerTensor) and type(y.numpy()) is np.float32
+    assert type(labels[2].numpy()) is np.float32 and labels[2].numpy() == 2.0
+    assert [int(v) for v in labels] == [1, 0, 2]
+    assert set(np.unique(labels)) == {0.0, 1.0, 2.0} and {labels[0]: "one"}[1.0] == "one"  # 0-d ones hash
+    with pytest.raises(TypeError, match="unhashable"):
+        hash(images)

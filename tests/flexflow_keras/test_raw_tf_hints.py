@@ -223,3 +223,42 @@ def test_more_tensorflow_calls_of_custom_loops():
     assert tf.tile(a, multiples=[1, 2]).shape == (2, 6)
     init = tf.random_normal_initializer(0.0, 0.02)
     assert abs(float(np.std(init((200, 50), "float32"))) - 0.02) < 0.002
+
+
+def test_numpy_function_and_py_function_run_on_values_in_a_dataset_map():
+    """keras.io's 3-D CT example wraps a SciPy rotation in tf.numpy_function inside Dataset.map."""
+    import numpy as np
+
+    import flexflow_keras as keras
+    from flexflow_keras.errors import ArgumentError
+
+    tf = _TensorFlow("tensorflow")
+
+    def flip(v):
+        assert type(v) is np.ndarray
+        return v[::-1] * 2
+
+    def count(v):
+        return v.numpy().sum(), v.shape[0]
+
+    x = np.arange(24, dtype="float32").reshape(4, 6)
+    ds = tf.data.Dataset.from_tensor_slices(x).map(lambda v: tf.numpy_function(flip, [v], tf.float32)).batch(2)
+    got = np.concatenate([np.asarray(b) for b in ds])
+    np.testing.assert_array_equal(got, x[:, ::-1] * 2)
+    assert got.dtype == np.float32
+    total, n = tf.py_function(count, [x[0]], [tf.float64, tf.int32])
+    assert float(total) == 15.0 and total.dtype == np.float64 and int(n) == 6 and n.dtype == np.int32
+    with pytest.raises(ArgumentError, match="tf.numpy_function runs a Python function on values"):
+        tf.numpy_function(flip, [keras.Input((3,))], tf.float32)
+
+
+def test_importing_tensorflows_internals_is_the_raw_tensorflow_message(tmp_path):
+    import subprocess
+    import sys
+
+    script = tmp_path / "internals.py"
+    script.write_text("from tensorflow.python.types.core import Tensor\n")
+    proc = subprocess.run([sys.executable, "-m", "flexflow_keras", str(script)], capture_output=True, text=True,
+                          timeout=120)
+    assert proc.returncode == 1 and "Traceback" not in proc.stderr
+    assert "import tensorflow.python.types: raw TensorFlow is not supported" in proc.stderr
