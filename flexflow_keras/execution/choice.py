@@ -228,10 +228,11 @@ def run_search(engine, sources, rows, seed: int, dp_only: bool = False) -> Searc
     if effort is None:
         d = engine.default_degree()
         strategy = engine.data_parallel(d).with_source(f"data parallelism, degree {d} (a short fit: no search)")
-        log.info("%s search skipped: measuring strategies would cost more than %d%% of %s (%.1f ms each), so "
-                 "it trains with data parallelism, degree %d. A longer fit searches (its result is cached for later "
-                 "runs); --search-budget N searches now.", what, round(MEASURE_SHARE * 100),
-                 loop or f"this fit's {planned} steps", probe_s * 1e3, d)
+        each = "" if probe_s is None else f" ({probe_s * 1e3:.1f} ms each)"
+        log.info("%s search skipped: measuring strategies would cost more than %d%% of %s%s, so it trains with "
+                 "data parallelism, degree %d. A longer fit searches (its result is cached for later runs); "
+                 "--search-budget N searches now.", what, round(MEASURE_SHARE * 100),
+                 loop or f"this fit's {planned} steps", each, d)
         return SearchResult(strategy, probe_s, [], Row(strategy.source, strategy, probe_s, 0, True), 0.0, 0,
                             machine, batch, ["search skipped: a short fit"])
     log.info("%s search for %s, batch %d (budget %d, alpha %g%s)", what, machine.describe(), batch,

@@ -29,6 +29,8 @@ STEPS = 9
 ROUNDS = 2
 # The measured phase may cost at most this share of the training it chooses for (a fit's planned steps).
 MEASURE_SHARE = 0.10
+# The probe that sizes the measured phase: 3 untimed steps and 1 timed (effort_for).
+PROBE_STEPS = 4
 
 
 @dataclass(frozen=True)
@@ -62,9 +64,11 @@ def effort_for(engine, machine: MachineModel, sources, rows, seed: int, planned_
     """(effort, the probe's dp x1 step seconds or None): FULL when its cost is at most MEASURE_SHARE of
     `planned_steps` steps (or when they are unknown), else LIGHT, else MINIMAL when that fits, else None:
     the fit is too short for measuring to pay back. The probe is one step of data parallelism x1 after 3
-    untimed."""
+    untimed (PROBE_STEPS); a fit too short to pay even for the probe (under 20 steps) is not probed."""
     if planned_steps is None or not machine.present or machine.n < 2:
         return FULL, None
+    if PROBE_STEPS > 2 * MEASURE_SHARE * planned_steps:  # the probe alone would cost more than any tier may
+        return None, None
     t1 = engine.measure(engine.data_parallel(1), sources, rows, seed, steps=1, warm_s=0.0)
     budget = MEASURE_SHARE * planned_steps * t1
     n_dp = int(math.log2(min(machine.n, len(rows)))) + 1  # the degrees 1, 2, 4, ... measured
@@ -72,7 +76,8 @@ def effort_for(engine, machine: MachineModel, sources, rows, seed: int, planned_
         if effort.cost(t1, n_dp + 1 + effort.others) <= budget:
             return effort, t1
     # MINIMAL may take twice the share: a degree that leads by its margin repays its steps within the fit
-    return (MINIMAL, t1) if MINIMAL.cost(t1, n_dp - 1) <= 2 * budget else (None, t1)
+    # (with one sample a step there is no other degree to measure)
+    return (MINIMAL, t1) if n_dp > 1 and MINIMAL.cost(t1, n_dp - 1) <= 2 * budget else (None, t1)
 
 
 def minimal_choice(engine, machine: MachineModel, sources, rows, seed: int, t1: float):

@@ -33,8 +33,12 @@ def test_the_tier_follows_the_planned_steps():
     assert M.effort_for(engine, _Machine(), None, ROWS, 0, 100_000)[0] is M.FULL
     assert M.effort_for(engine, _Machine(), None, ROWS, 0, 1_000)[0] is M.LIGHT
     assert M.effort_for(engine, _Machine(), None, ROWS, 0, 100)[0] is M.MINIMAL
-    assert M.effort_for(engine, _Machine(), None, ROWS, 0, 4) == (None, 0.01)
+    assert M.effort_for(engine, _Machine(), None, ROWS, 0, 25) == (None, 0.01)
     assert engine.measured == [(1, 1)] * 4  # one probe step of x1 each time
+    # a fit too short to pay for the probe's 4 steps is not probed (a 2-step fit of a 3-D U-Net took 3x)
+    assert M.effort_for(engine, _Machine(), None, ROWS, 0, 19) == (None, None) and len(engine.measured) == 4
+    # one sample a step: no other data-parallel degree for the minimal check to measure
+    assert M.effort_for(engine, _Machine(), None, ROWS[:1], 0, 100) == (None, 0.01)
 
 
 def test_the_minimal_check_needs_a_clear_lead():
