@@ -13,6 +13,7 @@ from flexflow_keras.layers.conv1d import (
     MaxPool1D,
     MaxPooling1D,
 )
+from flexflow_keras.layers.conv_lstm import ConvLSTM1D, ConvLSTM2D, ConvLSTM3D
 from flexflow_keras.layers.conv_transpose import (
     Conv1DTranspose,
     Conv2DTranspose,
@@ -156,6 +157,7 @@ _CLASSES += [Discretization, HashedCrossing, Hashing]  # host preprocessing
 _CLASSES += [EinsumDense]
 _CLASSES += [AveragePooling3D, Conv3D, Conv3DTranspose, Cropping3D, GlobalAveragePooling3D, GlobalMaxPooling3D, MaxPooling3D,
              UpSampling3D, ZeroPadding3D]
+_CLASSES += [ConvLSTM1D, ConvLSTM2D, ConvLSTM3D]
 ALL_OBJECTS = {cls.__name__: cls for cls in _CLASSES}
 
 

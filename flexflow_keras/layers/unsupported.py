@@ -10,17 +10,14 @@ class UnsupportedLayerError(FlexFlowKerasError, AttributeError):
     """A Keras layer flexflow_keras does not implement (an AttributeError, so `hasattr` stays False)."""
 
 
-_THREE_D = ("3-D convolutional LSTMs are not implemented; Conv3D, Conv3DTranspose, the 3-D poolings, cropping, "
-            "padding and upsampling are")
 _HINTS = {
-    "ConvLSTM3D": _THREE_D,
     **dict.fromkeys(("JaxLayer", "FlaxLayer", "TorchModuleWrapper", "TFSMLayer"),
                     "it wraps another framework's code, which flexflow_keras cannot run in its graph"),
 }
 # The rest of Keras 3.15's layers that flexflow_keras does not have.
 _OTHERS = ("AdaptiveAveragePooling1D", "AdaptiveAveragePooling2D", "AdaptiveAveragePooling3D",
            "AdaptiveMaxPooling1D", "AdaptiveMaxPooling2D", "AdaptiveMaxPooling3D", "AugMix", "AutoContrast",
-           "ContrastLimitedAdaptiveHistogramEqualization", "ConvLSTM1D", "ConvLSTM2D", "Convolution1DTranspose",
+           "ContrastLimitedAdaptiveHistogramEqualization", "Convolution1DTranspose",
            "CutMix", "Equalization", "MaxNumBoundingBoxes", "MelSpectrogram",
            "MixUp", "Pipeline", "RandAugment", "RandomColorDegeneration", "RandomColorJitter",
            "RandomElasticTransform", "RandomErasing", "RandomGaussianBlur", "RandomGrayscale", "RandomHue",

@@ -6,7 +6,7 @@ functional model lives at ``layers/<snake_case class name>[_k]`` (numbered by po
 layer's name, so files load into fresh instances), nested models recurse, and layers reachable from
 attributes of subclassed models or custom layers live under the attribute's name. A layer's weights are
 datasets ``<path>/vars/0``, ``1``, ... in the order trainable-then-non-trainable, as Keras writes them.
-A recurrent layer (SimpleRNN, LSTM, GRU) keeps its weights itself, where Keras 3 keeps them on its cell:
+A recurrent layer (SimpleRNN, LSTM, GRU, the ConvLSTMs) keeps its weights itself, where Keras 3 keeps them on its cell:
 they go to ``<path>/cell/vars`` (named ``lstm_cell``, ...), as Keras writes them, and ``<path>/vars`` is
 empty; files written before this, with them at ``<path>/vars``, still load.
 """
@@ -77,7 +77,7 @@ def walk(model) -> list[tuple[str, object]]:
 def _recurrent(layer) -> bool:
     from flexflow_keras.layers.recurrent import _Recurrent
 
-    return isinstance(layer, _Recurrent)
+    return isinstance(layer, _Recurrent) or bool(getattr(type(layer), "_weights_on_cell", None))
 
 
 class _CellView:
@@ -85,7 +85,7 @@ class _CellView:
 
     def __init__(self, layer):
         self.layer = layer
-        self.name = naming.to_snake_case(type(layer).__name__) + "_cell"
+        self.name = getattr(type(layer), "_weights_on_cell", None) or naming.to_snake_case(type(layer).__name__) + "_cell"
 
     @property
     def _trainable_variables(self) -> list:

@@ -48,6 +48,7 @@ KERNEL_MODULES = (
     "kernels.gpu.conv1d",
     "kernels.gpu.conv2d_dilated",
     "kernels.gpu.conv3d",
+    "kernels.gpu.conv_lstm",
     "kernels.gpu.depthwise_conv2d",
     "kernels.gpu.dropout",
     "kernels.gpu.elementwise",
