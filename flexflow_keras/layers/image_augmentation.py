@@ -317,6 +317,26 @@ class Resizing(_ToSize):
     def _op(self):
         return self._resize("resize", self.interpolation, self.crop_to_aspect_ratio)
 
+    def call(self, inputs, training=True):
+        if self.interpolation != "nearest":
+            return super().call(inputs, training)
+        # nearest: two gathers of the pixels TensorFlow picks (float32 floor((j + 0.5) * in / out)), which no
+        # affine line through the resampler reproduces for every size pair
+        from flexflow_keras.ops.image import _nearest
+
+        cf = self.data_format == "channels_first"
+        if F._symbolic(inputs):
+            if len(inputs.shape) != 4:
+                raise ValueError(f"{_args.who(self)} expects a batch of images (batch, height, width, channels) "
+                                 f"in a model, received shape {tuple(inputs.shape)}.")
+            return _nearest(inputs, (self.height, self.width), cf, self.crop_to_aspect_ratio)
+        x = np.asarray(inputs, np.float32)
+        if x.ndim not in (3, 4):
+            raise ValueError(f"{_args.who(self)} expects images of rank 3 or 4, received shape {x.shape}.")
+        out = np.asarray(_nearest(x if x.ndim == 4 else x[None], (self.height, self.width), cf,
+                                  self.crop_to_aspect_ratio))
+        return out if x.ndim == 4 else out[0]
+
     def get_config(self):
         config = {**super().get_config(), "interpolation": self.interpolation,
                   "crop_to_aspect_ratio": self.crop_to_aspect_ratio}

@@ -249,25 +249,11 @@ class ImageValueOp(_ImageOp):
             inputs[0] if x is None else x, dy, p, dx, lo, hi, acc))
 
 
-def _bilinear_line(n_in: int, n_out: int) -> tuple[float, float]:
-    """(scale, offset) of tf.image.resize's source coordinate ``(j + 0.5) * in / out - 0.5``."""
+def _line(n_in: int, n_out: int) -> tuple[float, float]:
+    """(scale, offset) of tf.image.resize's source coordinate ``(j + 0.5) * in / out - 0.5`` (Resizing's
+    nearest runs as gathers instead: layers/image_augmentation.py)."""
     s = n_in / n_out
     return s, 0.5 * s - 0.5
-
-
-def _nearest_line(n_in: int, n_out: int) -> tuple[float, float]:
-    """(scale, offset) of a line whose rounding (half away from zero, clamped to the input) picks the source
-    pixels TensorFlow's nearest resize picks: ``floor((j + 0.5) * (in / out))`` computed in float32. The
-    same line in float64 rounds the other way where that product is an integer (3 of 9 outputs of a 6 -> 9
-    resize), so the offset is the middle of the range that reproduces every output's pick."""
-    s32 = np.float32(n_in) / np.float32(n_out)
-    pick = np.minimum(np.floor((np.arange(n_out, dtype=np.float32) + np.float32(0.5)) * s32), n_in - 1)
-    s, j = float(s32), np.arange(n_out, dtype=np.float64)
-    lo = np.where(pick > 0, pick - 0.5 - s * j, -np.inf).max()  # rounds up to at least pick
-    hi = np.where(pick < n_in - 1, pick + 0.5 - s * j, np.inf).min()  # and below pick + 1 (the edges clamp)
-    if not np.isfinite(lo) or not np.isfinite(hi) or hi - lo < 1e-3:  # (never met; the plain line then)
-        return _bilinear_line(n_in, n_out)
-    return s, (lo + hi) / 2
 
 
 def aspect_window(height: int, width: int, size) -> tuple[int, int, int, int]:
@@ -337,8 +323,7 @@ class ImageResizeOp(_ImageOp):
         window = (aspect_window(height, width, self.size) if self.kind != "resize" or self.crop_to_aspect_ratio
                   else (0, 0, height, width))
         bilinear = self.interpolation == "bilinear" or self.kind != "resize"
-        line = _bilinear_line if bilinear else _nearest_line
-        (m[:, 4], m[:, 5]), (m[:, 0], m[:, 2]) = line(window[2], th), line(window[3], tw)
+        (m[:, 4], m[:, 5]), (m[:, 0], m[:, 2]) = _line(window[2], th), _line(window[3], tw)
         return m, bilinear, window
 
     def forward(self, ctx, inputs, weights, outputs, saved, stats):

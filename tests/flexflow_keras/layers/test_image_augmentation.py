@@ -142,6 +142,20 @@ def test_nearest_resizing_picks_tensorflows_pixels_where_the_source_is_a_tie(siz
     np.testing.assert_array_equal(ours, np.asarray(k.layers.Resizing(*size, interpolation="nearest")(x)))
 
 
+@pytest.mark.tf
+def test_nearest_resizing_picks_tensorflows_pixels_for_every_size_pair():
+    """A sweep of input and output sizes against tf.image.resize (52 -> 22, 70 -> 15, 4 -> 82 once
+    differed in a row: no affine line reproduces TensorFlow's float32 picks for every pair)."""
+    tf = pytest.importorskip("tensorflow")
+    rng = np.random.default_rng(4)
+    for h in (*range(1, 75, 3), 52, 70):
+        x = rng.standard_normal((1, h, 4, 1)).astype("float32")
+        for out in (*range(1, 100, 7), 22, 15, 57, 82, 94):
+            ours = np.asarray(layers.Resizing(out, 3, interpolation="nearest")(x))
+            np.testing.assert_array_equal(ours, tf.image.resize(x, (out, 3), method="nearest").numpy(),
+                                          err_msg=f"{h} -> {out}")
+
+
 def test_random_crop_takes_a_window_per_image_in_training_and_the_aspect_window_in_inference():
     x = np.random.default_rng(9).standard_normal((32, 9, 11, 2)).astype("float32")
     y = np.asarray(layers.RandomCrop(5, 7, seed=2)(x))
