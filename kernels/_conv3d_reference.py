@@ -85,22 +85,20 @@ def pool3d_reference(x, pool_size, strides, padding="valid", mode="max"):
 
 
 def pool3d_backward_reference(x, grad_out, pool_size, strides, padding="valid", mode="max"):
-    """The gradient of `pool3d_reference` with respect to x."""
+    """The gradient of `pool3d_reference` with respect to x, as TensorFlow takes it: a max window's gradient
+    goes to every element equal to its maximum."""
     x, gy = np.asarray(x, np.float64), np.asarray(grad_out, np.float64)
     geo = _geometry(x.shape, pool_size, strides, padding)
-    _, win = pool3d_reference(x, pool_size, strides, padding, mode)
     gx = np.zeros_like(x)
-    n, _, _, _, c = x.shape
     for o in itertools.product(*(range(g[0]) for g in geo)):
         g = gy[(slice(None), *o)]
-        if mode == "max":
-            for b in range(n):
-                for ch in range(c):
-                    d, h, w = np.unravel_index(win[(b, *o, ch)], x.shape[1:4])
-                    gx[b, d, h, w, ch] += g[b, ch]
+        cells = [i for t in itertools.product(*(range(p) for p in pool_size))
+                 if (i := _taps(x.shape, o, t, geo, strides, (1, 1, 1))) is not None]
+        if mode == "max":  # TensorFlow's MaxPool3DGrad: every element equal to the maximum gets it
+            top = np.max([x[(slice(None), *i)] for i in cells], axis=0)
+            for i in cells:
+                gx[(slice(None), *i)] += np.where(x[(slice(None), *i)] == top, g, 0.0)
         else:
-            cells = [i for t in itertools.product(*(range(p) for p in pool_size))
-                     if (i := _taps(x.shape, o, t, geo, strides, (1, 1, 1))) is not None]
             for i in cells:
                 gx[(slice(None), *i)] += g / len(cells)
     return gx

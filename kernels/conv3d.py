@@ -10,7 +10,7 @@ and the kernel permuted to (KH, KW, KD * C, C_out); one 2-D convolution (`kernel
 activation, saved pre-activation) over the N * OD slices then computes the
 whole output, since it sums over (kh, kw, kd, c) exactly as the 3-D convolution does. The backward runs the
 2-D backward on the same gathered input and gathers the gradient back over the taps (no atomics). The
-gathered input costs KD times the input's memory; it is a per-thread workspace on the CPU and a buffer
+gathered input costs KD times the input's memory; it is one of conv2d's per-thread workspaces on the CPU and a buffer
 kept on the input's device array on CUDA.
 
 A transposed convolution (kernel (KD, KH, KW, filters, C_in)) is the input-gradient of the convolution of
@@ -18,17 +18,18 @@ its output's shape by the same kernel, so its forward is that convolution's back
 convolution's forward (and kernel gradient); the bias is added after, any activation is a separate op.
 
 Pooling is separable: the 2-D pool over (height, width) of every depth slice, then a pool over depth of
-that result viewed as (N, D, OH * OW, C) with a (PD, 1) window. Max pooling is separable exactly, and its
-ties go to the first element in (d, h, w) order, as TensorFlow's; average pooling too, "same" included,
-since TensorFlow divides by the count of valid elements, a product of the per-dim counts.
+that result viewed as (N, D, OH * OW, C) with a (PD, 1) window. Max pooling is separable exactly; average
+pooling too, "same" included, since TensorFlow divides by the count of valid elements, a product of the
+per-dim counts. The max pooling's gradient goes to every element of a window equal to its maximum, as
+TensorFlow's MaxPool3DGrad sends it (its 2-D one picks one; windows of zeros after a ReLU tie often), so
+it is a pass of its own over x, the output and its gradient; the average's runs the two 2-D backwards.
 """
 
 from __future__ import annotations
 
-import threading
-
 import numpy as np
 
+from kernels import conv2d as _conv2d
 from kernels import conv2d_dilated as _dil
 from kernels import pool2d as _pool
 from kernels._conv_geometry import check_padding, out_size, pads
@@ -133,24 +134,10 @@ def _scatter(gxg, sd, dd, pf, od_n, accumulate, gx):
                                 gx[n, d, h, w, ch] += gxg[r, h, w, kd * c + ch]
 
 
-_local = threading.local()
-
-
 def _workspace(name: str, shape, dtype) -> np.ndarray:
-    """A per-thread scratch array (shards of one op run concurrently on several CPU processors)."""
-    cache = getattr(_local, "cache", None)
-    if cache is None:
-        cache = _local.cache = {}
-    key = (name, tuple(shape), np.dtype(dtype).str)
-    a = cache.get(key)
-    if a is None:
-        a = cache[key] = np.empty(shape, dtype)
-    return a
-
-
-def release_workspaces() -> None:
-    """Drop this thread's scratch arrays."""
-    _local.cache = {}
+    """A per-thread scratch array: conv2d's workspaces (shards of one op run concurrently on several CPU
+    processors), grown as needed and freed with theirs (`kernels.conv2d.release_workspaces`)."""
+    return _conv2d._workspace("conv3d_" + name, shape, dtype)
 
 
 def _folded_kernel(kernel, dt):
@@ -352,19 +339,55 @@ def pool3d_forward_cpu(x, out, mid, pool_size, strides=None, padding="valid", mo
     _pool.pool2d_forward_cpu(mid.reshape(mv), out.reshape(ov), (pool_size[0], 1), (strides[0], 1), dpad, mode, a2)
 
 
-def pool3d_backward_cpu(x, grad_out, grad_x, mid, pool_size, strides=None, padding="valid", mode="max",
+@cpu_jit
+def _max_backward(x, y, dy, pd, ph, pw, sd, sh, sw, fd, fh, fw, accumulate, gx):
+    # gx (+)= dy at every element of a window equal to its maximum
+    n_n, d_n, h_n, w_n, c_n = x.shape
+    od_n, oh_n, ow_n = y.shape[1], y.shape[2], y.shape[3]
+    if not accumulate:
+        gx[:] = 0.0
+    for n in range(n_n):
+        for od in range(od_n):
+            for oh in range(oh_n):
+                for ow in range(ow_n):
+                    for kd in range(pd):
+                        d = od * sd + kd - fd
+                        if d < 0 or d >= d_n:
+                            continue
+                        for kh in range(ph):
+                            h = oh * sh + kh - fh
+                            if h < 0 or h >= h_n:
+                                continue
+                            for kw in range(pw):
+                                w = ow * sw + kw - fw
+                                if w < 0 or w >= w_n:
+                                    continue
+                                for c in range(c_n):
+                                    if x[n, d, h, w, c] == y[n, od, oh, ow, c]:
+                                        gx[n, d, h, w, c] += dy[n, od, oh, ow, c]
+
+
+def _front_pads(x_shape, pool_size, strides, padding) -> tuple[int, int, int]:
+    return tuple(pads(int(x_shape[1 + i]), pool_size[i], strides[i], padding)[0] for i in range(3))
+
+
+def pool3d_backward_cpu(x, out, grad_out, grad_x, mid, pool_size, strides=None, padding="valid", mode="max",
                         argmax=None, accumulate=False) -> None:
-    """Gradient of `pool3d_forward_cpu` with respect to x (`mid` and `argmax` from the forward)."""
+    """Gradient of `pool3d_forward_cpu` with respect to x (`out`, `mid` and `argmax` from the forward; the
+    max pooling's reads x and `out`, the average's `mid`)."""
     who = "pool3d_backward_cpu"
     pool_size, strides, padding, od, dpad, oh, ow = _pool_args(x.shape, pool_size, strides or pool_size,
                                                                padding, who)
+    if mode == "max":
+        _max_backward(np.ascontiguousarray(x), np.ascontiguousarray(out), np.ascontiguousarray(grad_out),
+                      *pool_size, *strides, *_front_pads(x.shape, pool_size, strides, padding), accumulate, grad_x)
+        return
     xs, ms, mv, ov = _pool_views(x.shape, od, oh, ow)
-    a1, a2 = (None, None) if argmax is None else (argmax[0].reshape(ms), argmax[1].reshape(ov))
     gmid = _workspace("gmid", mv, mid.dtype)
     _pool.pool2d_backward_cpu(mid.reshape(mv), np.ascontiguousarray(grad_out).reshape(ov), gmid,
-                              (pool_size[0], 1), (strides[0], 1), dpad, mode, a2)
+                              (pool_size[0], 1), (strides[0], 1), dpad, mode)
     _pool.pool2d_backward_cpu(np.ascontiguousarray(x).reshape(xs), gmid.reshape(ms), grad_x.reshape(xs),
-                              pool_size[1:], strides[1:], padding, mode, a1, accumulate)
+                              pool_size[1:], strides[1:], padding, mode, None, accumulate)
 
 
 def pool3d_forward_cuda(x, out, mid, pool_size, strides=None, padding="valid", mode="max", argmax=None) -> None:
@@ -381,7 +404,7 @@ def pool3d_forward_cuda(x, out, mid, pool_size, strides=None, padding="valid", m
                               mode, a2)
 
 
-def pool3d_backward_cuda(x, grad_out, grad_x, mid, pool_size, strides=None, padding="valid", mode="max",
+def pool3d_backward_cuda(x, out, grad_out, grad_x, mid, pool_size, strides=None, padding="valid", mode="max",
                          argmax=None, accumulate=False) -> None:
     """The CUDA variant of `pool3d_backward_cpu` (same arguments, numba device arrays)."""
     from kernels.gpu import conv3d as _gpu
@@ -390,10 +413,13 @@ def pool3d_backward_cuda(x, grad_out, grad_x, mid, pool_size, strides=None, padd
     who = "pool3d_backward_cuda"
     pool_size, strides, padding, od, dpad, oh, ow = _pool_args(x.shape, pool_size, strides or pool_size,
                                                                padding, who)
+    if mode == "max":
+        _gpu.max_pool_backward(x, out, grad_out, pool_size, strides, _front_pads(x.shape, pool_size, strides, padding),
+                               accumulate, grad_x)
+        return
     xs, ms, mv, ov = _pool_views(x.shape, od, oh, ow)
-    a1, a2 = (None, None) if argmax is None else (reshaped(argmax[0], *ms), reshaped(argmax[1], *ov))
     gmid = _gpu.scratch(mid, "gmid", mv, mid.dtype)
     _pool.pool2d_backward_cuda(reshaped(mid, *mv), reshaped(grad_out, *ov), gmid, (pool_size[0], 1),
-                               (strides[0], 1), dpad, mode, a2)
+                               (strides[0], 1), dpad, mode)
     _pool.pool2d_backward_cuda(reshaped(x, *xs), reshaped(gmid, *ms), reshaped(grad_x, *xs), pool_size[1:],
-                               strides[1:], padding, mode, a1, accumulate)
+                               strides[1:], padding, mode, None, accumulate)

@@ -194,7 +194,8 @@ class Pool3DOp(Op):
     """Max or average pooling over depth, height and width; one 5-D input, no weights.
 
     Saved buffers: the pool over (height, width) of every depth slice, and for "max" the int32 winners of
-    both stages (read by the backward).
+    both stages (the 2-D kernels' forward writes them; the 3-D max gradient, TensorFlow's, goes to every
+    element equal to its window's maximum and reads the input and output instead).
 
     Attributes:
         pool_size: (pd, ph, pw) window.
@@ -249,8 +250,8 @@ class Pool3DOp(Op):
         if grad_inputs[0] is None:
             return
         fn = _k.pool3d_backward_cuda if ctx.backend == "cuda" else _k.pool3d_backward_cpu
-        fn(inputs[0], grad_outputs[0], grad_inputs[0], saved[0], self.pool_size, self.strides, self.padding,
-           self.mode, self._argmax(saved), ctx.acc_input(0))
+        fn(inputs[0], outputs[0], grad_outputs[0], grad_inputs[0], saved[0], self.pool_size, self.strides,
+           self.padding, self.mode, self._argmax(saved), ctx.acc_input(0))
 
 
 def conv3d(x, kernel, bias=None, strides=1, padding="valid", dilation_rate=1, activation=None,

@@ -1,5 +1,5 @@
 """CUDA helpers of `kernels.conv3d`: the depth gather of the input into (N * OD, H, W, KD * C), its transpose
-for the gradient, and the kernel folded to (KH, KW, KD * C, CO) and back. Buffers are kept on the device
+for the gradient, the kernel folded to (KH, KW, KD * C, CO) and back, and the max pooling's gradient. Buffers are kept on the device
 array they derive from (`kernels.gpu.memo`), so a step allocates nothing."""
 
 from __future__ import annotations
@@ -72,6 +72,33 @@ def _unfold(k4, accumulate, k5):
         kd = t // (co * c_n * kw_n * kh_n)
         v = k4[kh, kw, kd * c_n + c, o]
         k5[kd, kh, kw, c, o] = k5[kd, kh, kw, c, o] + v if accumulate else v
+
+
+@cuda.jit
+def _max_backward(x, y, dy, pd, ph, pw, sd, sh, sw, fd, fh, fw, accumulate, gx):
+    # one thread per element of x: dy summed over the windows that hold it and whose maximum it equals
+    t = cuda.grid(1)
+    if t < x.size:
+        _, d_n, h_n, w_n, c_n = x.shape
+        od_n, oh_n, ow_n = y.shape[1], y.shape[2], y.shape[3]
+        c = t % c_n
+        w = (t // c_n) % w_n
+        h = (t // (c_n * w_n)) % h_n
+        d = (t // (c_n * w_n * h_n)) % d_n
+        n = t // (c_n * w_n * h_n * d_n)
+        v = x[n, d, h, w, c]
+        acc = gx.dtype.type(0)  # typed zero: float32 stays float32
+        for od in range(max(0, (d + fd - pd) // sd + 1), min(od_n - 1, (d + fd) // sd) + 1):
+            for oh in range(max(0, (h + fh - ph) // sh + 1), min(oh_n - 1, (h + fh) // sh) + 1):
+                for ow in range(max(0, (w + fw - pw) // sw + 1), min(ow_n - 1, (w + fw) // sw) + 1):
+                    if y[n, od, oh, ow, c] == v:
+                        acc += dy[n, od, oh, ow, c]
+        gx[n, d, h, w, c] = gx[n, d, h, w, c] + acc if accumulate else acc
+
+
+def max_pool_backward(x, out, grad_out, pool_size, strides, front, accumulate: bool, grad_x) -> None:
+    """``grad_x (+)=`` the 3-D max pooling's gradient, sent to every element equal to its window's maximum."""
+    launch(_max_backward, grad_x.size, x, out, grad_out, *pool_size, *strides, *front, accumulate, grad_x)
 
 
 def scratch(a, name: str, shape, dtype):

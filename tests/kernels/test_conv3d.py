@@ -101,7 +101,7 @@ def test_pool3d_matches_reference(xs, size, strides, padding, mode, accumulate):
     C3.pool3d_forward_cpu(x, out, mid, size, strides, padding, mode, arg)
     np.testing.assert_allclose(out, want, rtol=1e-5, atol=1e-6)
     gy = rand(*want.shape)
-    (gx,) = run_backward(lambda g, acc: C3.pool3d_backward_cpu(x, gy, g[0], mid, size, strides, padding, mode,
+    (gx,) = run_backward(lambda g, acc: C3.pool3d_backward_cpu(x, out, gy, g[0], mid, size, strides, padding, mode,
                                                                arg, acc), [x.shape], accumulate)
     np.testing.assert_allclose(gx, R.pool3d_backward_reference(x, gy, size, strides, padding, mode),
                                rtol=1e-5, atol=1e-5)

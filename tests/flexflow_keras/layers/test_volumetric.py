@@ -159,3 +159,29 @@ def test_keras_files_interchange_with_tf_keras(tmp_path):
     tf_model.save(tmp_path / "theirs.keras")
     back = keras.models.load_model(tmp_path / "theirs.keras")
     np.testing.assert_allclose(back.predict(x, verbose=0), np.asarray(tf_model(x)), rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.tf
+@pytest.mark.parametrize("padding", ["valid", "same"])
+def test_max_pooling3d_gradient_goes_to_every_tied_maximum_as_tensorflow(padding):
+    """TensorFlow's MaxPool3DGrad sends a window's gradient to each element equal to its maximum (its 2-D
+    gradient picks one); windows of equal values are common (zeros, quantized images)."""
+    tf = pytest.importorskip("tensorflow")
+    from kernels import conv3d as C3
+
+    x = np.round(np.random.default_rng(5).standard_normal((2, 4, 5, 5, 2))).astype("float32")
+    xt = tf.constant(x)
+    with tf.GradientTape() as tape:
+        tape.watch(xt)
+        y = tf.nn.max_pool3d(xt, (2, 3, 2), (2, 1, 2), padding.upper())
+        dy = np.random.default_rng(6).standard_normal(y.shape).astype("float32")
+        loss = tf.reduce_sum(y * dy)
+    want = tape.gradient(loss, xt).numpy()
+    out = np.empty(y.shape, np.float32)
+    mid = np.empty((2, 4, *y.shape[2:4], 2), np.float32)
+    C3.pool3d_forward_cpu(x, out, mid, (2, 3, 2), (2, 1, 2), padding, "max",
+                          (np.empty(mid.shape, np.int32), np.empty(out.shape, np.int32)))
+    np.testing.assert_array_equal(out, y.numpy())
+    got = np.empty(x.shape, np.float32)
+    C3.pool3d_backward_cpu(x, out, dy, got, mid, (2, 3, 2), (2, 1, 2), padding, "max")
+    np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-6)

@@ -58,7 +58,7 @@ def test_pool3d_cuda(mode, padding, accumulate):
     np.testing.assert_allclose(out.copy_to_host(), want, rtol=1e-5, atol=1e-6)
     gy = rand(*want.shape)
     gx = dev(np.full(x.shape, 1.0 if accumulate else np.nan, np.float32))
-    C3.pool3d_backward_cuda(dev(x), dev(gy), gx, mid, size, strides, padding, mode, arg, accumulate)
+    C3.pool3d_backward_cuda(dev(x), out, dev(gy), gx, mid, size, strides, padding, mode, arg, accumulate)
     np.testing.assert_allclose(gx.copy_to_host() - (1.0 if accumulate else 0.0),
                                R.pool3d_backward_reference(x, gy, size, strides, padding, mode), rtol=1e-5, atol=1e-5)
 
