@@ -138,11 +138,29 @@ def _host_function(who: str, as_tensors: bool):
                                      f"with keras.ops in a layer.")
         values = [eager(np.asarray(a)) if as_tensors else np.asarray(a) for a in args]
         out = func(*values)
-        if isinstance(Tout, (list, tuple)):
-            return [eager(np.asarray(o, dtype=np.dtype(getattr(t, "name", t)))) for o, t in zip(out, Tout, strict=True)]
-        return eager(np.asarray(out, dtype=np.dtype(getattr(Tout, "name", Tout))))
+        if not isinstance(Tout, (list, tuple)):
+            return _as_tout(out, Tout, who)
+        outs = list(out) if isinstance(out, (list, tuple)) else [out]
+        if len(outs) != len(Tout):
+            raise ArgumentError(f"{who}: the function returned {len(outs)} value(s) for Tout={list(Tout)!r} "
+                                f"({len(Tout)} dtypes); return one value per dtype.")
+        return [_as_tout(o, t, who) for o, t in zip(outs, Tout, strict=True)]
 
     return call
+
+
+def _as_tout(value, dtype, who: str):
+    """A host function's result as a tensor of the dtype it declared (tf.string: bytes or str as they are)."""
+    from flexflow_keras.ops.eager_tensor import eager
+
+    name = str(getattr(dtype, "name", dtype))
+    if name in ("string", "str", "object"):
+        return np.asarray(value, dtype=object)
+    try:
+        return eager(np.asarray(value, dtype=np.dtype(name)))
+    except TypeError as e:
+        raise ArgumentError(f"{who}: Tout={dtype!r} is not a dtype flexflow_keras knows ({e}); use a NumPy "
+                            f"dtype name such as tf.float32 or tf.int64.") from None
 
 
 def _shape(input, out_type=None, name=None):  # noqa: A002 (TensorFlow's argument name)

@@ -276,7 +276,6 @@ def conv2d_dilated_forward_cuda(x, kernel, bias, out, strides=(1, 1), padding="v
         _conv.conv2d_forward_cuda(x, kernel, bias, out, strides, padding, activation, pre_activation)
         return
     from kernels.gpu import conv2d_dilated as _gpu
-    from kernels.gpu import empty
 
     act = _conv.fused_activation(activation)
     _check_device_shape(who, "out", out, g.out_shape)
@@ -284,8 +283,8 @@ def conv2d_dilated_forward_cuda(x, kernel, bias, out, strides=(1, 1), padding="v
         raise ValueError(f"{who}: the gradient of activation {act} needs the pre-activation; pass a "
                          f"pre_activation buffer shaped like out.")
     xs = _gpu.gather(x, g.dh, g.dw, g.pt, g.pl, g.stack_x)
-    ys = empty(g.stack_y, out.dtype)
-    pres = None if pre_activation is None else empty(g.stack_y, out.dtype)
+    ys = _gpu.stack(out, "y", g.stack_y, out.dtype)
+    pres = None if pre_activation is None else _gpu.stack(pre_activation, "pre", g.stack_y, out.dtype)
     _conv.conv2d_forward_cuda(xs, kernel, bias, ys, (1, 1), "valid", act, pres)
     _gpu.scatter(ys, g.dh, g.dw, 0, 0, False, out)
     if pre_activation is not None:
@@ -304,7 +303,6 @@ def conv2d_dilated_backward_cuda(x, kernel, out, grad_out, grad_x=None, grad_ker
                                    activation, pre_activation, accumulate_x, accumulate_kernel, accumulate_bias)
         return
     from kernels.gpu import conv2d_dilated as _gpu
-    from kernels.gpu import empty
 
     act = _conv.fused_activation(activation)
     _check_device_shape(who, "grad_out", grad_out, g.out_shape)
@@ -316,7 +314,7 @@ def conv2d_dilated_backward_cuda(x, kernel, out, grad_out, grad_x=None, grad_ker
     # a linear activation reads no forward output (the CUDA backward only wants an array there)
     ys = _gpu.gather(out, g.dh, g.dw, 0, 0, g.stack_y) if act.code != _acts.LINEAR else dys
     pres = _gpu.gather(pre_activation, g.dh, g.dw, 0, 0, g.stack_y) if needs_pre else None
-    dxs = empty(g.stack_x, x.dtype) if grad_x is not None else None
+    dxs = _gpu.stack(grad_x, "dx", g.stack_x, x.dtype) if grad_x is not None else None
     _conv.conv2d_backward_cuda(xs, kernel, ys, dys, dxs, grad_kernel, grad_bias, (1, 1), "valid", act, pres,
                                False, accumulate_kernel, accumulate_bias)
     if grad_x is not None:

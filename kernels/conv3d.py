@@ -47,7 +47,7 @@ def triple(value, who: str, arg: str) -> tuple[int, int, int]:
     Raises:
         ValueError: naming `who` and `arg` when the value is not one or three positive integers.
     """
-    if isinstance(value, int) and not isinstance(value, bool):
+    if isinstance(value, (int, np.integer)) and not isinstance(value, bool):
         vals = (value,) * 3
     else:
         try:
@@ -161,7 +161,7 @@ def conv3d_forward_cpu(x, kernel, bias, out, strides=(1, 1, 1), padding="valid",
         out: (N, OD, OH, OW, CO) C-contiguous output of x's dtype, written.
         strides: int or 3 ints.
         padding: "valid" or "same" (TensorFlow's split).
-        dilation: 3 ints; only the depth's may exceed 1.
+        dilation: int or 3 ints (with strides 1 along height and width where those dilate).
         activation, pre_activation: as for `conv2d_forward_cpu` (the pre-activation shaped like `out`).
     """
     who = "conv3d_forward_cpu"

@@ -2,7 +2,7 @@
 (batch, time, *spatial, channels), one `ConvLSTMOp` each (ops/conv_lstm.py). Keras' arguments, weights
 (kernel, recurrent_kernel, bias; saved where Keras keeps them, on the layer's cell), the forget gate's bias
 at one (`unit_forget_bias`), channels_first through transposes. Dropout on the inputs or the state, a
-stateful layer and an initial state are clear errors (not built yet).
+stateful layer, an initial state and a mask are clear errors (not built yet).
 """
 
 from __future__ import annotations
@@ -114,6 +114,9 @@ class _ConvLSTM(Layer):
     def call(self, inputs, mask=None, training=None, initial_state=None):
         from flexflow_keras import ops
 
+        if mask is not None or getattr(inputs, "_keras_mask", None) is not None:
+            raise ValueError(f"{_args.who(self)}: a mask (from Masking or an argument) is not implemented by "
+                             f"flexflow_keras's ConvLSTM yet; feed sequences of one length without a mask.")
         if initial_state is not None:
             raise ValueError(f"{_args.who(self)}: initial_state is not implemented by flexflow_keras's ConvLSTM yet; "
                              f"it starts from zero states, as Keras does without it.")

@@ -125,27 +125,35 @@ def average_pool(inputs, pool_size, strides=None, padding="valid", data_format=N
 
 
 def tf_conv(input, filters, strides, padding, data_format=None, dilations=None, name=None):  # noqa: A002
-    """TensorFlow's ``tf.nn.conv2d`` / ``conv1d`` / ``convolution`` (channels last; strides and dilations as
-    an int, the spatial values, or TensorFlow's full-rank lists whose batch and channel entries are 1)."""
+    """TensorFlow's ``tf.nn.conv2d`` / ``conv1d`` / ``conv3d`` / ``convolution`` (NWC/NHWC/NDHWC or channels
+    first; strides and dilations as TensorFlow takes them: `_tf_spatial`)."""
     n = len(np.shape(input)) - 2 if not hasattr(input, "shape") else len(input.shape) - 2
+    fmt = _tf_format(data_format)
 
     def spatial(v, what):
-        if v is None:
-            return 1
-        if np.ndim(v) == 0:
-            return int(v)
-        v = [int(s) for s in v]
-        if len(v) == n + 2:
-            if v[0] != 1 or v[-1] != 1:
-                raise ArgumentError(f"tf.nn.conv{n}d: {what} {v} moves along the batch or channels; only the spatial "
-                                    f"entries may differ from 1.")
-            v = v[1:-1]
-        return v
+        return 1 if v is None else _tf_spatial(v, n, fmt, f"tf.nn.conv{n}d", what)
+
     if isinstance(padding, (list, tuple)):
         raise ArgumentError("tf.nn.conv2d with explicit paddings is not supported by flexflow_keras; pad with tf.pad "
                             "and use padding='VALID'.")
-    return conv(input, filters, spatial(strides, "strides"), str(padding).lower(), _tf_format(data_format),
-                spatial(dilations, "dilations"))
+    return conv(input, filters, spatial(strides, "strides"), str(padding).lower(), fmt, spatial(dilations, "dilations"))
+
+
+def _tf_spatial(v, n: int, fmt, who: str, what: str):
+    """TensorFlow's window argument: an int, one value for every spatial dim, the spatial values, or the
+    full-rank list (batch and channel entries 1, where `fmt` puts them)."""
+    if np.ndim(v) == 0:
+        return int(v)
+    v = [int(s) for s in v]
+    if len(v) == 1:
+        return v[0]
+    if len(v) == n + 2:
+        outer = (v[0], v[1]) if fmt == "channels_first" else (v[0], v[-1])
+        if outer != (1, 1):
+            raise ArgumentError(f"{who}: {what} {v} moves along the batch or channels; only the spatial entries "
+                                f"may differ from 1.")
+        return v[2:] if fmt == "channels_first" else v[1:-1]
+    return v
 
 
 def _tf_format(data_format):
@@ -161,21 +169,9 @@ def tf_pool(mode: str):
 
     def pool(input, ksize, strides, padding, data_format=None, name=None):  # noqa: A002
         n = len(input.shape) - 2
-        who = f"tf.nn.{mode}_pool{n}d"
-
-        def spatial(v, what):
-            if np.ndim(v) == 0:
-                return int(v)
-            v = [int(s) for s in v]
-            if len(v) == n + 2:
-                if v[0] != 1 or v[-1] != 1:
-                    raise ArgumentError(f"{who}: {what} {v} moves along the batch or channels; only the spatial "
-                                        f"entries may differ from 1.")
-                v = v[1:-1]
-            return v
-
+        fmt, who = _tf_format(data_format), f"tf.nn.{mode}_pool{n}d"
         fn = max_pool if mode == "max" else average_pool
-        return fn(input, spatial(ksize, "ksize"), spatial(strides, "strides"), str(padding).lower(),
-                  _tf_format(data_format))
+        return fn(input, _tf_spatial(ksize, n, fmt, who, "ksize"), _tf_spatial(strides, n, fmt, who, "strides"),
+                  str(padding).lower(), fmt)
 
     return pool

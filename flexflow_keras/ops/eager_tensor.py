@@ -174,18 +174,12 @@ class EagerTensor(np.ndarray):
                 _untracked([self], result, "indexing with an array")
             return result
         item = super().__getitem__(key)
-        return eager(item) if isinstance(item, np.generic) else item  # a 0-d tensor, as TensorFlow's ys[0]
-
-    def __hash__(self):
-        # a 0-d tensor hashes as its value, so the items of ``set(np.unique(labels))`` work as NumPy's scalars do
-        if self.ndim == 0:
-            return hash(self.item())
-        raise TypeError(f"unhashable type: 'EagerTensor' of shape {self.shape}")
+        return eager_scalar(item) if isinstance(item, np.generic) else item  # ys[0].numpy(), as TensorFlow's
 
     def __iter__(self):
-        # the items of a batch are tensors, 0-d ones too (``for x, y in zip(images, labels): y.numpy()``)
+        # the items of a batch answer .numpy() too (``for x, y in zip(images, labels): y.numpy()``)
         if self.ndim == 1:
-            return (eager(v) for v in self.view(np.ndarray))
+            return (eager_scalar(v) for v in self.view(np.ndarray))
         return super().__iter__()
 
     # TensorFlow's tensors are immutable: `loss += penalty` makes a new tensor, which the tape records
@@ -200,6 +194,32 @@ class EagerTensor(np.ndarray):
 
     def __itruediv__(self, other):
         return self / other if _recording() else super().__itruediv__(other)
+
+
+_SCALARS: dict = {}
+
+
+def _scalar_class(t: type) -> type:
+    """`t` (np.float32, np.int64, ...) with TensorFlow's ``.numpy()``; `t` itself where NumPy refuses a
+    subclass (np.bool_)."""
+    cls = _SCALARS.get(t)
+    if cls is None:
+        cls = type(t.__name__, (t,), {"numpy": lambda self, _t=t: _t(self),  # the plain NumPy scalar
+                                      "__reduce__": lambda self, _t=t: (_t, (_t(self),)),  # pickles as that
+                                      "__doc__": f"A {t.__name__} item of a tensor: .numpy() gives the value."})
+        if not hasattr(cls(0), "numpy"):
+            cls = t
+        _SCALARS[t] = cls
+    return cls
+
+
+def eager_scalar(value):
+    """An item of a tensor (``labels[0]``, ``for y in labels``): the NumPy scalar it is, as a subclass of
+    its type with TensorFlow's ``.numpy()``, so it stays an int / float to every NumPy and Python check
+    (``range``, shapes, ``isinstance(v, np.integer)``, dict keys) while scripts written for TensorFlow's 0-d
+    tensors call ``.numpy()`` on it."""
+    cls = _scalar_class(type(value))
+    return value if cls is type(value) else cls(value)
 
 
 def eager(value):

@@ -28,7 +28,7 @@ _CONV_MACS = {"conv1d": lambda w: w[0] * w[1], "conv3d": lambda w: w[0] * w[1] *
               "depthwise_conv1d": lambda w: w[0], "conv2d_transpose": lambda w: w[0] * w[1] * w[2],
               "conv1d_transpose": lambda w: w[0] * w[1]}
 _TRANSPOSED = ("conv2d_transpose", "conv1d_transpose", "conv3d_transpose")
-_FAMILY.update(dict.fromkeys(_CONV_MACS, "conv"))
+_FAMILY.update(dict.fromkeys((*_CONV_MACS, "conv_lstm"), "conv"))
 
 
 def family(node) -> str:
@@ -64,6 +64,13 @@ def work(node, tile: Tile) -> tuple[float, float, float, float, str]:
     if t in _CONV_MACS:
         w = [h - lo for lo, h in zip(*tile.weights[0], strict=True)]
         flops = 2.0 * (ins[0] if t in _TRANSPOSED else out) * _CONV_MACS[t](w)
+        fwd_b = 4.0 * (elems_io + sum(ws))
+        return flops, 2 * flops, fwd_b, 2 * fwd_b, fam
+    if t == "conv_lstm":
+        # every frame position of every step: 4F gate outputs, each a window over the input's and h's channels
+        z = tile.saved[0]
+        positions = volume(z) / max(1, z[1][-1] - z[0][-1])
+        flops = 2.0 * positions * (ws[0] + ws[1])
         fwd_b = 4.0 * (elems_io + sum(ws))
         return flops, 2 * flops, fwd_b, 2 * fwd_b, fam
     if t == "embedding":

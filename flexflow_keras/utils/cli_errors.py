@@ -40,14 +40,14 @@ def root_cause(exc: BaseException) -> BaseException:
     return exc
 
 
-_OURS = tuple(os.path.dirname(os.path.abspath(m.__file__)) + os.sep
-              for m in (sys.modules["flexflow_keras"], sys.modules["runtime"], sys.modules["kernels"]))
+_OURS = os.path.dirname(os.path.abspath(sys.modules["flexflow_keras"].__file__)) + os.sep
 
 
 def _raised_by_us(exc: BaseException) -> bool:
     """Whether `exc` (a ValueError, TypeError, ... as Keras raises for a bad argument) comes from a `raise`
-    statement of this package, the runtime or the kernels, with a message: a check that names what to fix,
-    not a bug (an error Python raises inside our code, or a bare re-raise, keeps its traceback)."""
+    statement of this package with a message: a check of the user's arguments that names what to fix. An
+    error Python raises inside our code, a bare re-raise, and a kernel's or the runtime's own check (a task
+    body's failure: a bug of ours) keep their traceback."""
     import linecache
 
     tb = exc.__traceback__
@@ -63,8 +63,9 @@ def _raised_by_us(exc: BaseException) -> bool:
 def is_user_error(exc: BaseException) -> bool:
     """Whether `exc` is a user error that one clean block explains (see the module docstring)."""
     cause = root_cause(exc)
-    return isinstance(cause, USER_ERRORS) or (isinstance(cause, (ValueError, TypeError, NotImplementedError))
-                                              and _raised_by_us(cause))
+    return isinstance(cause, USER_ERRORS) or (cause is exc and isinstance(exc, (ValueError, TypeError,
+                                                                                NotImplementedError))
+                                              and _raised_by_us(exc))
 
 
 def exit_code(exc: BaseException) -> int:

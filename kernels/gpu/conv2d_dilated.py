@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from numba import cuda
 
-from kernels.gpu import empty, launch
+from kernels.gpu import empty, launch, per_array
 
 
 @cuda.jit
@@ -56,10 +56,17 @@ def _scatter(src, dh, dw, off_h, off_w, accumulate, dst):
             dst[n, i, k, ch] = 0
 
 
+def stack(a, name: str, shape, dtype):
+    """A device buffer of `shape` kept on the device array `a` (`kernels.gpu.memo`): the runtime hands a task
+    the same arrays at every step, so a step allocates nothing."""
+    shape = tuple(int(v) for v in shape)
+    return per_array(a, ("dilated", name, shape), lambda: empty(shape, dtype))
+
+
 def gather(src, dh: int, dw: int, off_h: int, off_w: int, shape):
-    """A new device array of `shape` (dh * dw * N, HS, WS, C): the sub-grids of `src` padded by (off_h,
-    off_w) at the top/left, stacked along the batch."""
-    dst = empty(shape, src.dtype)
+    """A device array of `shape` (dh * dw * N, HS, WS, C), kept on `src`: the sub-grids of `src` padded by
+    (off_h, off_w) at the top/left, stacked along the batch."""
+    dst = stack(src, f"gather{dh}x{dw}+{off_h},{off_w}", shape, src.dtype)
     launch(_gather, dst.size, src, dh, dw, off_h, off_w, dst)
     return dst
 

@@ -37,9 +37,15 @@ def test_the_items_of_a_batch_are_tensors_with_numpy():
     assert isinstance(labels, EagerTensor)
     for x, y in zip(images, labels, strict=True):
         assert isinstance(x, EagerTensor) and x.numpy().shape == (2,)
-        assert isinstance(y, EagerTensor) and type(y.numpy()) is np.float32
+        assert isinstance(y, np.float32) and type(y.numpy()) is np.float32
     assert type(labels[2].numpy()) is np.float32 and labels[2].numpy() == 2.0
     assert [int(v) for v in labels] == [1, 0, 2]
-    assert set(np.unique(labels)) == {0.0, 1.0, 2.0} and {labels[0]: "one"}[1.0] == "one"  # 0-d ones hash
+    assert set(np.unique(labels)) == {0.0, 1.0, 2.0} and {labels[0]: "one"}[1.0] == "one"
+    # an item stays the NumPy scalar it is: shapes, range, integer checks and pickling as before
+    ids = keras.ops.convert_to_tensor(np.array([3, 4], "int64"))
+    assert isinstance(ids[0], np.integer) and list(range(ids[0])) == [0, 1, 2] and ids[1].numpy() == 4
+    import pickle
+
+    assert type(pickle.loads(pickle.dumps(ids[0]))) is np.int64
     with pytest.raises(TypeError, match="unhashable"):
         hash(images)

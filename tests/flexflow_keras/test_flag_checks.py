@@ -3,6 +3,7 @@
 import argparse
 import sys
 
+import numpy as np
 import pytest
 
 from flexflow_keras import config, flags_help
@@ -161,9 +162,15 @@ def test_an_argument_check_of_ours_is_clean_and_other_value_errors_are_not():
 
     assert not cli_errors.is_user_error(_caught(script))
     from kernels._conv_geometry import out_size
+    from kernels.conv3d import conv3d_forward_cpu
 
     inside = _caught(lambda: out_size(None, 3, 1, "valid"))  # Python's TypeError in a kernel helper: a bug
     assert type(inside) is TypeError and not cli_errors.is_user_error(inside)
+    kernel_check = _caught(lambda: conv3d_forward_cpu(np.zeros((1, 2, 2, 2, 1), "float32"),  # a kernel's own
+                                                      np.zeros((3, 3, 3, 1, 1), "float32"), None,  # check: ours
+                                                      np.zeros((1, 1, 1, 1, 1), "float32")))  # to fix
+    assert type(kernel_check) is ValueError and not cli_errors.is_user_error(kernel_check)
+    assert not cli_errors.is_user_error(_task_error(ours))  # a task body's ValueError: a bug of ours
 
 
 def test_usage_errors_point_at_help():

@@ -248,6 +248,12 @@ def test_numpy_function_and_py_function_run_on_values_in_a_dataset_map():
     assert got.dtype == np.float32
     total, n = tf.py_function(count, [x[0]], [tf.float64, tf.int32])
     assert float(total) == 15.0 and total.dtype == np.float64 and int(n) == 6 and n.dtype == np.int32
+    (one,) = tf.numpy_function(lambda v: v * 2, [x[0]], [tf.float32])  # a list of one dtype, one array back
+    np.testing.assert_array_equal(one, x[0] * 2)
+    words = tf.numpy_function(lambda v: np.array([b"a", b"bc"]), [x[0]], tf.string)
+    assert list(words) == [b"a", b"bc"]
+    with pytest.raises(ArgumentError, match="returned 1 value.* one value per dtype"):
+        tf.py_function(lambda v: v, [x[0]], [tf.float32, tf.float32])
     with pytest.raises(ArgumentError, match="tf.numpy_function runs a Python function on values"):
         tf.numpy_function(flip, [keras.Input((3,))], tf.float32)
 

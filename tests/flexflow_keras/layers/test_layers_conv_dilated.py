@@ -27,10 +27,18 @@ def test_dilated_conv2d(kwargs, input_shape, out_shape, parity):
     assert layer.get_config()["dilation_rate"] == tuple(np.broadcast_to(kwargs["dilation_rate"], 2))
 
 
-def test_dilated_conv2d_channels_first(parity):
-    run_layer_test(layers.Conv2D, dict(filters=2, kernel_size=3, dilation_rate=(2, 1), padding="same",
-                                       data_format="channels_first"),
-                   input_shape=(2, 3, 7, 6), expected_output_shape=(None, 2, 7, 6), expected_num_weights=2)
+def test_dilated_conv2d_channels_first():
+    """channels_first is the channels_last result transposed (TensorFlow's CPU has no NCHW convolution to
+    compare with)."""
+    layer, out, data = run_layer_test(layers.Conv2D, dict(filters=2, kernel_size=3, dilation_rate=(2, 1),
+                                                          padding="same", data_format="channels_first"),
+                                      input_shape=(2, 3, 7, 6), expected_output_shape=(None, 2, 7, 6),
+                                      expected_num_weights=2)
+    last = layers.Conv2D(2, 3, dilation_rate=(2, 1), padding="same")
+    x = np.moveaxis(data[0], 1, -1)
+    last(x)
+    last.set_weights(layer.get_weights())
+    np.testing.assert_allclose(np.moveaxis(np.asarray(last(x)), -1, 1), out, rtol=1e-5, atol=1e-5)
 
 
 def aspp(k, shape=(12, 11, 3)):

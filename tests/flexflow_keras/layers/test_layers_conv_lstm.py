@@ -108,5 +108,7 @@ def test_what_is_not_built_is_a_clear_error():
         layers.ConvLSTM2D(2, 3, stateful=True)
     with pytest.raises(ValueError, match="initial_state is not implemented"):
         layers.ConvLSTM2D(2, 3)(np.zeros((1, 2, 4, 4, 1), "float32"), initial_state=[None, None])
+    with pytest.raises(ValueError, match="a mask .* is not implemented"):
+        layers.ConvLSTM2D(2, 3)(np.zeros((1, 2, 4, 4, 1), "float32"), mask=np.ones((1, 2), bool))
     with pytest.raises(ValueError, match="strides=.* cannot be combined with dilation_rate"):
         layers.ConvLSTM2D(2, 3, strides=2, dilation_rate=2)

@@ -110,6 +110,12 @@ def test_raw_tensorflow_calls_map_onto_the_ops():
         for padding in ("SAME", "VALID"):
             _close(mapped_call(f"tf.nn.{name}")(a, ksize, strides, padding),
                    getattr(tf.nn, name)(a, ksize, strides, padding))
+    first = np.moveaxis(x, -1, 1)  # channels first: TensorFlow's CPU pools only NHWC, so its result transposed
+    _close(mapped_call("tf.nn.max_pool2d")(first, [1, 1, 2, 2], [1, 1, 2, 2], "VALID", data_format="NCHW"),
+           np.moveaxis(tf.nn.max_pool2d(x, 2, 2, "VALID").numpy(), -1, 1))
+    _close(mapped_call("tf.nn.avg_pool2d")(x, [3], [2], "SAME"), tf.nn.avg_pool2d(x, [3], [2], "SAME"))
+    _close(mapped_call("tf.nn.conv2d")(first, k, [1, 1, 2, 1], "SAME", data_format="NCHW"),
+           np.moveaxis(tf.nn.conv2d(x, k, [1, 2, 1, 1], "SAME").numpy(), -1, 1))
     _close(mapped_call("tf.linalg.einsum")("bijc,bijd->bcd", x, x), tf.linalg.einsum("bijc,bijd->bcd", x, x))
     _close(mapped_call("tf.add_n")([x, x, 2 * x]), tf.add_n([x, x, 2 * x]))
     _close(mapped_call("tf.clip_by_value")(x, clip_value_min=-0.5, clip_value_max=0.3),

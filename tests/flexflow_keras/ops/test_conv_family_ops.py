@@ -204,3 +204,14 @@ def test_roofline_counts_the_multiply_adds():
         2 * (2 * 3 * 3 * 4) * 3 * 3 * 5
     assert flops(Conv1DTransposeOp(strides=2), (2, 3, 4), (3, 5, 4), (2, 7, 5)) == 2 * (2 * 3 * 4) * 3 * 5
     assert flops(DepthwiseConv1DOp(), (2, 9, 3), (3, 3, 2), (2, 7, 6)) == 2 * (2 * 7 * 6) * 3
+    from flexflow_keras.ops.conv3d import Conv3DOp, Conv3DTransposeOp
+    from flexflow_keras.ops.conv_lstm import ConvLSTMOp
+
+    assert flops(Conv3DOp(), (2, 5, 6, 6, 3), (2, 3, 3, 3, 4), (2, 4, 4, 4, 4)) == 2 * (2 * 4 * 4 * 4 * 4) * 2 * 9 * 3
+    assert flops(Conv3DTransposeOp(), (2, 3, 3, 3, 4), (2, 2, 2, 5, 4), (2, 4, 4, 4, 5)) == \
+        2 * (2 * 3 * 3 * 3 * 4) * 8 * 5
+    # a ConvLSTM step: 4F gate outputs per position, each over the input's C and h's F channels
+    lstm = par.Tile((par.whole((2, 5, 6, 6, 3)),), (par.whole((3, 3, 3, 8)), par.whole((3, 3, 2, 8))),
+                    (par.whole((2, 6, 6, 2)),) * 3, (par.whole((2, 5, 6, 6, 8)),) + (par.whole((2, 5, 6, 6, 2)),) * 2)
+    fwd, bwd, _, _, fam = roofline.work(SimpleNamespace(op=ConvLSTMOp(padding="same")), lstm)
+    assert fam == "conv" and bwd == 2 * fwd and fwd == 2 * (2 * 5 * 6 * 6) * 8 * 9 * (3 + 2)
