@@ -109,12 +109,8 @@ class ConvGeometry(NamedTuple):
         return self.kh * self.kw * self.c
 
 
-def conv_geometry(x_shape, kernel_shape, strides=(1, 1), padding="valid", who="conv2d") -> ConvGeometry:
-    """Validate shapes and arguments and return the call's sizes.
-
-    Raises:
-        ValueError: naming `who`, when a shape or argument is invalid.
-    """
+def check_shapes(x_shape, kernel_shape, who: str) -> tuple[int, ...]:
+    """(n, h, w, c, kh, kw, co) of an NHWC input and a (kh, kw, c, co) kernel; ValueError naming `who`."""
     if len(x_shape) != 4:
         raise ValueError(f"{who} expects an NHWC input of rank 4, received shape {tuple(x_shape)}.")
     if len(kernel_shape) != 4:
@@ -125,6 +121,16 @@ def conv_geometry(x_shape, kernel_shape, strides=(1, 1), padding="valid", who="c
     if kc != c:
         raise ValueError(f"{who}: the input has {c} channels (shape {tuple(x_shape)}) but the kernel expects "
                          f"{kc} (kernel shape {tuple(kernel_shape)}).")
+    return n, h, w, c, kh, kw, co
+
+
+def conv_geometry(x_shape, kernel_shape, strides=(1, 1), padding="valid", who="conv2d") -> ConvGeometry:
+    """Validate shapes and arguments and return the call's sizes.
+
+    Raises:
+        ValueError: naming `who`, when a shape or argument is invalid.
+    """
+    n, h, w, c, kh, kw, co = check_shapes(x_shape, kernel_shape, who)
     sh, sw = pair(strides, who, "strides")
     padding = check_window_padding(padding, who)
     oh, ow, pt, _, pl, _ = window_geometry(h, w, (kh, kw), (sh, sw), padding)

@@ -88,16 +88,7 @@ def dilated_geometry(x_shape, kernel_shape, strides=(1, 1), padding="valid", dil
         ValueError: naming `who`, when a shape or argument is invalid, or strides and dilation both
             differ from 1.
     """
-    if len(x_shape) != 4:
-        raise ValueError(f"{who} expects an NHWC input of rank 4, received shape {tuple(x_shape)}.")
-    if len(kernel_shape) != 4:
-        raise ValueError(f"{who} expects a kernel of shape (kh, kw, in_channels, out_channels), received "
-                         f"shape {tuple(kernel_shape)}.")
-    n, h, w, c = (int(s) for s in x_shape)
-    kh, kw, kc, co = (int(s) for s in kernel_shape)
-    if kc != c:
-        raise ValueError(f"{who}: the input has {c} channels (shape {tuple(x_shape)}) but the kernel expects "
-                         f"{kc} (kernel shape {tuple(kernel_shape)}).")
+    n, h, w, c, kh, kw, co = _conv.check_shapes(x_shape, kernel_shape, who)
     dh, dw = pair(dilation, who, "dilation")
     sh, sw = pair(strides, who, "strides")
     if (sh, sw) != (1, 1) and (dh, dw) != (1, 1):
