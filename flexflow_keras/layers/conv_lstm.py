@@ -14,6 +14,7 @@ from flexflow_keras.errors import ShapeError
 from flexflow_keras.layers import _args
 from flexflow_keras.layers.base import Layer
 from flexflow_keras.layers.input_spec import InputSpec
+from flexflow_keras.layers.recurrent import recurrent_config
 from flexflow_keras.ops.conv_lstm import conv_lstm
 
 
@@ -135,22 +136,8 @@ class _ConvLSTM(Layer):
     def get_config(self):
         return {**super().get_config(), "filters": self.filters, "kernel_size": self.kernel_size,
                 "strides": self.strides, "padding": self.padding, "data_format": self.data_format,
-                "dilation_rate": self.dilation_rate, "activation": activations.serialize(self.activation),
-                "recurrent_activation": activations.serialize(self.recurrent_activation),
-                "use_bias": self.use_bias,
-                "kernel_initializer": initializers.serialize(self.kernel_initializer),
-                "recurrent_initializer": initializers.serialize(self.recurrent_initializer),
-                "bias_initializer": initializers.serialize(self.bias_initializer),
-                "unit_forget_bias": self.unit_forget_bias,
-                "kernel_regularizer": regularizers.serialize(self.kernel_regularizer),
-                "recurrent_regularizer": regularizers.serialize(self.recurrent_regularizer),
-                "bias_regularizer": regularizers.serialize(self.bias_regularizer),
-                "kernel_constraint": constraints.serialize(self.kernel_constraint),
-                "recurrent_constraint": constraints.serialize(self.recurrent_constraint),
-                "bias_constraint": constraints.serialize(self.bias_constraint),
-                "dropout": self.dropout, "recurrent_dropout": self.recurrent_dropout, "seed": self.seed,
-                "return_sequences": self.return_sequences, "return_state": self.return_state,
-                "go_backwards": self.go_backwards, "stateful": self.stateful}
+                "dilation_rate": self.dilation_rate, **recurrent_config(self),
+                "unit_forget_bias": self.unit_forget_bias}
 
 
 class ConvLSTM1D(_ConvLSTM):

@@ -232,23 +232,28 @@ class _Recurrent(KeptStates, Layer):
         return out
 
     def get_config(self):
-        return {**super().get_config(), "units": self.units,
-                "activation": activations.serialize(self.activation),
-                "recurrent_activation": activations.serialize(self.recurrent_activation),
-                "use_bias": self.use_bias,
-                "kernel_initializer": initializers.serialize(self.kernel_initializer),
-                "recurrent_initializer": initializers.serialize(self.recurrent_initializer),
-                "bias_initializer": initializers.serialize(self.bias_initializer),
-                "kernel_regularizer": regularizers.serialize(self.kernel_regularizer),
-                "recurrent_regularizer": regularizers.serialize(self.recurrent_regularizer),
-                "bias_regularizer": regularizers.serialize(self.bias_regularizer),
-                "kernel_constraint": constraints.serialize(self.kernel_constraint),
-                "recurrent_constraint": constraints.serialize(self.recurrent_constraint),
-                "bias_constraint": constraints.serialize(self.bias_constraint),
-                "dropout": self.dropout, "recurrent_dropout": self.recurrent_dropout, "seed": self.seed,
-                "return_sequences": self.return_sequences, "return_state": self.return_state,
-                "go_backwards": self.go_backwards, "stateful": self.stateful, "unroll": self.unroll,
+        return {**super().get_config(), "units": self.units, **recurrent_config(self), "unroll": self.unroll,
                 "zero_output_for_mask": self.zero_output_for_mask}
+
+
+def recurrent_config(layer) -> dict:
+    """The config entries every recurrent layer shares (LSTM, GRU, SimpleRNN, the ConvLSTMs): activations,
+    the kernel / recurrent kernel / bias arguments, dropouts and the sequence options, serialized."""
+    return {"activation": activations.serialize(layer.activation),
+            "recurrent_activation": activations.serialize(layer.recurrent_activation),
+            "use_bias": layer.use_bias,
+            "kernel_initializer": initializers.serialize(layer.kernel_initializer),
+            "recurrent_initializer": initializers.serialize(layer.recurrent_initializer),
+            "bias_initializer": initializers.serialize(layer.bias_initializer),
+            "kernel_regularizer": regularizers.serialize(layer.kernel_regularizer),
+            "recurrent_regularizer": regularizers.serialize(layer.recurrent_regularizer),
+            "bias_regularizer": regularizers.serialize(layer.bias_regularizer),
+            "kernel_constraint": constraints.serialize(layer.kernel_constraint),
+            "recurrent_constraint": constraints.serialize(layer.recurrent_constraint),
+            "bias_constraint": constraints.serialize(layer.bias_constraint),
+            "dropout": layer.dropout, "recurrent_dropout": layer.recurrent_dropout, "seed": layer.seed,
+            "return_sequences": layer.return_sequences, "return_state": layer.return_state,
+            "go_backwards": layer.go_backwards, "stateful": layer.stateful}
 
 
 class SimpleRNN(_Recurrent):

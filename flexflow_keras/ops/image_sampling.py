@@ -99,7 +99,8 @@ def map_coordinates(inputs, coordinates, order, fill_mode="constant", fill_value
         raise ValueError(f"{who}: Invalid value for argument `fill_mode`. Expected one of {set(_MAP_FILL)}. "
                          f"Received: fill_mode={fill_mode}")
     if order not in (0, 1):
-        raise NotImplementedError(f"{who}: map_coordinates currently requires order<=1, received order={order}.")
+        raise ValueError(f"{who}: order must be 0 (nearest) or 1 (linear), as Keras 3 takes it, received "
+                         f"order={order!r}.")
     wdtype = coords.dtype if coords.dtype.kind == "f" else np.dtype(np.float32)
     per_axis = []
     for c, size in zip(coords, x.shape, strict=True):
