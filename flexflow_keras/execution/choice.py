@@ -42,6 +42,7 @@ from flexflow_keras.execution.measured import (
     minimal_choice,
     search_and_check,
 )
+from flexflow_keras.execution.trial import DegreeTrial, trial_degree
 from flexflow_keras.ops.strategy import Strategy, read_strategy_file, write_strategy_file
 from flexflow_keras.search.costs import cache_dir, kernels_id
 from flexflow_keras.search.driver import Problem, Row, SearchResult
@@ -227,12 +228,18 @@ def run_search(engine, sources, rows, seed: int, dp_only: bool = False) -> Searc
                             machine, batch, [line])
     if effort is None:
         d = engine.default_degree()
-        strategy = engine.data_parallel(d).with_source(f"data parallelism, degree {d} (a short fit: no search)")
         each = "" if probe_s is None else f" ({probe_s * 1e3:.1f} ms each)"
-        log.info("%s search skipped: measuring strategies would cost more than %d%% of %s%s, so it trains with "
-                 "data parallelism, degree %d. A longer fit searches (its result is cached for later runs); "
-                 "--search-budget N searches now.", what, round(MEASURE_SHARE * 100),
-                 loop or f"this fit's {planned} steps", each, d)
+        tried = trial_degree(engine, batch, planned) if d == 1 and machine.present else 1
+        if tried > 1:  # its first steps train at degree 1 and `tried` and keep the faster (execution/trial.py)
+            engine.trial = DegreeTrial(engine, tried, batch, lambda s, _line: _store_light(key, s))
+            how = f"its first steps train at degrees 1 and {tried} and it keeps the faster"
+            strategy = engine.data_parallel(1).with_source("data parallelism, degree 1 (a short fit's first steps)")
+        else:
+            how = f"it trains with data parallelism, degree {d}"
+            strategy = engine.data_parallel(d).with_source(f"data parallelism, degree {d} (a short fit: no search)")
+        log.info("%s search skipped: measuring strategies would cost more than %d%% of %s%s, so %s. A longer "
+                 "fit searches (its result is cached for later runs); --search-budget N searches now.", what,
+                 round(MEASURE_SHARE * 100), loop or f"this fit's {planned} steps", each, how)
         return SearchResult(strategy, probe_s, [], Row(strategy.source, strategy, probe_s, 0, True), 0.0, 0,
                             machine, batch, ["search skipped: a short fit"])
     log.info("%s search for %s, batch %d (budget %d, alpha %g%s)", what, machine.describe(), batch,
@@ -245,10 +252,23 @@ def run_search(engine, sources, rows, seed: int, dp_only: bool = False) -> Searc
     # a light check is cached apart: short fits reuse it, a fit long enough for the full check measures anew
     # under MPI rank 0 writes (its strategy is the one every rank trains with: distributed.agree_strategy);
     # no barrier: a rank may come here while another reused its cache or took the minimal path
+    if effort is FULL:
+        _store_rank0(key, result.strategy)
+    else:
+        _store_light(key, result.strategy)
+    return result
+
+
+def _store_light(key: str, strategy: Strategy) -> None:
+    """A short fit's choice (a light or minimal check, a trial of its first steps): short fits reuse it,
+    a fit long enough for the full check measures anew."""
+    _store_rank0(key + "-light", strategy)
+
+
+def _store_rank0(key: str, strategy: Strategy) -> None:
     w = distributed.world()
     if w is None or w.rank == 0:
-        _store(key if effort is FULL else key + "-light", result.strategy)
-    return result
+        _store(key, strategy)
 
 
 def _reuse(cached: Strategy, machine: MachineModel, batch: int) -> SearchResult:
@@ -259,7 +279,8 @@ def _reuse(cached: Strategy, machine: MachineModel, batch: int) -> SearchResult:
 
 def _cache_key(engine, problem: Problem, machine: MachineModel, cfg, dp_only: bool) -> str:
     names = engine.node_names
-    parts = [machine.signature(), kernels_id(), str(problem.batch), repr(getattr(problem.optimizer, "get_config", dict)()),
+    opt = {k: v for k, v in getattr(problem.optimizer, "get_config", dict)().items() if k != "name"}  # not its name
+    parts = [machine.signature(), kernels_id(), str(problem.batch), repr(opt),
              f"{cfg.search_budget}/{cfg.search_alpha}/{cfg.seed or 0}/{SEARCH_VERSION}/{dp_only}"]
     for n in problem.graph.nodes:
         parts.append(f"{names[n.uid]}:{n.op!r}:{[t.shape for t in n.inputs]}:{[w.shape for w in n.weights]}:"

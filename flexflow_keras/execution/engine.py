@@ -90,6 +90,7 @@ class Engine:
         self._dirty = False
         self.strategy: Strategy | None = None
         self.planned_steps: int | None = None  # set by fit: the steps it will train (bounds the search cost)
+        self.trial = None  # a short fit's degree trial over its first steps (execution/trial.py)
         self.planned_run: str | None = None  # what those steps are, for the search's log (None: a fit)
         self.code_strategy: Strategy | None = strategy  # given in code (compile(strategy=...))
         self._strategy_serial = itertools.count()
@@ -216,15 +217,22 @@ class Engine:
         processors run this one; the runtime orders the steps by their privileges. `wait=True`: the
         step's tasks have finished when this returns (a failure raises here)."""
         self.prepare_strategy(sources, rows, seed)  # first: whether it spans the nodes decides the shard
+        trial = self.trial
+        if trial is not None:  # a short fit's first steps, each timed under the degree it tries
+            trial.before()
+            wait = True
         mine = None if self.spanning else distributed.shard_rows(rows)  # under MPI: this rank's shard of the global batch
         local = rows if mine is None else mine
         opt = self.optimizer
         iteration = int(opt.iterations)
         lr = float(opt.learning_rate_at(iteration))
+        t0 = time.perf_counter()
         prog = self.program("train", len(local), len(rows), mine is not None)
         fm, pen = prog.run(sources, local, step, seed, iteration, lr, wait=wait)
         opt.iterations = iteration + 1
         self._dirty = True
+        if trial is not None:
+            trial.after(len(rows), time.perf_counter() - t0)
         return prog, fm, pen, prog.last_nodes
 
     def prepare_strategy(self, sources, rows: np.ndarray, seed: int) -> Strategy:

@@ -34,7 +34,6 @@ For eager use outside `fit`, `apply_gradients(zip(grads, variables))` keeps slot
 
 from __future__ import annotations
 
-import itertools
 import logging
 import math
 import re
@@ -43,15 +42,14 @@ from collections.abc import Sequence
 import numpy as np
 
 from flexflow_keras.optimizers import schedules as schedules_module
+from flexflow_keras.utils import naming
 
 log = logging.getLogger("flexflow_keras")
-_name_counters: dict[str, itertools.count] = {}
 
 
 def _auto_name(cls_name: str) -> str:
-    snake = re.sub(r"(?<!^)(?=[A-Z])", "_", cls_name).lower()
-    n = next(_name_counters.setdefault(snake, itertools.count()))
-    return snake if n == 0 else f"{snake}_{n}"
+    """`adam`, then `adam_1`, ...: Keras 3's object names, which `clear_session()` starts again."""
+    return naming.uniquify(re.sub(r"(?<!^)(?=[A-Z])", "_", cls_name).lower())
 
 
 class LearningRateValue(float):

@@ -213,3 +213,13 @@ def test_learning_rate_answers_as_keras_variable():
     assert scheduled.learning_rate.numpy() == np.float32(0.1)
     with pytest.raises(TypeError, match="not settable"):
         scheduled.learning_rate.assign(0.01)
+
+
+def test_default_names_count_up_and_clear_session_starts_them_again():
+    # Keras 3: adam, adam_1, ... and clear_session() forgets them (the strategy cache once keyed on them)
+    import flexflow_keras as keras
+
+    keras.backend.clear_session()
+    names = [keras.optimizers.Adam().name, keras.optimizers.Adam().name]
+    keras.backend.clear_session()
+    assert names + [keras.optimizers.Adam().name] == ["adam", "adam_1", "adam"]
