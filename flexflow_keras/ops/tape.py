@@ -17,6 +17,14 @@ What TensorFlow does, this does: the gradient of a non-scalar target is that of 
 target does not depend on gets None (or zeros with ``unconnected_gradients="zero"``); a tensor computed
 before the tape opened is a source only once ``tape.watch(t)`` was called; a non-persistent tape gives
 one gradient.
+
+Gradients of gradients (WGAN-GP's gradient penalty, a PINN's d2u/dx2): when `gradient` runs while another
+tape records (an outer one, or this one, persistent, still inside its block), each op's backward runs as
+ops (its rule in ops/backward_ops.py: Dense's ``dy @ W.T``, Conv2D's transposed convolution, tanh's
+``dy * (1 - y**2)``, ...), which the recording tapes record like any other; a Variable's copy kept by an
+entry is known to them by the Variable's key (`_ALIASES`). Otherwise (the ordinary case) the kernels run, as
+before. An op without a rule gets its kernels' gradient, marked on the recording tapes, so only a target that
+depends on its second derivative is an error naming the layer and the op, never a silently missing term.
 """
 
 from __future__ import annotations
@@ -29,6 +37,7 @@ import numpy as np
 from flexflow_keras.errors import GraphError
 
 _ACTIVE: list[GradientTape] = []  # open tapes, innermost last
+_ALIASES: dict = {}  # while a gradient runs as ops: key of a Variable's kept copy -> the Variable's key
 
 
 @dataclass
@@ -43,6 +52,7 @@ class _Entry:
     stats: list
     ctx: object
     name: str | None
+    layer: str | None = None  # the layer whose weights the op read (for errors), from a weight's path
 
 
 def _is_variable(value) -> bool:
@@ -89,8 +99,11 @@ def record(op, inputs, arrays, weights, wvals, outs, saved, stats, ctx, name) ->
     in_keys, w_keys = [key(a) for a in arrays], [key(w) for w in wvals]
     arrays = [a.copy() if k in variables else a for k, a in zip(in_keys, arrays, strict=True)]
     wvals = [w.copy() if k in variables else w for k, w in zip(w_keys, wvals, strict=True)]
+    if _ALIASES:  # a backward-as-ops reads a Variable's kept copy: it is the Variable to the tapes
+        in_keys, w_keys = [_ALIASES.get(k, k) for k in in_keys], [_ALIASES.get(k, k) for k in w_keys]
+    paths = [w.path for w in weights if _is_variable(w) and "/" in str(w.path)]
     entry = _Entry(op, in_keys, arrays, w_keys, wvals, [np.asarray(o) for o in outs], list(saved), list(stats),
-                   ctx, name)
+                   ctx, name, paths[0].rsplit("/", 1)[0] if paths else None)
     for t in tapes:
         t._entries.append(entry)
 
@@ -199,19 +212,25 @@ class GradientTape:
         seeds = tree.flatten(output_gradients) if output_gradients is not None else [None] * len(targets)
         if len(seeds) != len(targets):
             raise GraphError(f"GradientTape.gradient: {len(targets)} targets but {len(seeds)} output_gradients.")
+        # Another open tape (or this one, persistent, still recording) records this gradient: it runs as
+        # differentiable ops (ops/backward_ops.py) so that tape can differentiate it; otherwise the kernels.
+        as_ops = any(t._recording and (t is not self or self.persistent) for t in _ACTIVE)
         grads: dict = {}
         for t, s in zip(targets, seeds, strict=True):
             arr = t.value if _is_variable(t) else np.asarray(t)
             if arr.dtype.kind not in "fc":
                 continue
-            g = np.ones_like(arr) if s is None else np.broadcast_to(np.asarray(s, arr.dtype), arr.shape)
+            if as_ops and s is not None and np.shape(s) == arr.shape and np.asarray(s).dtype == arr.dtype:
+                g = np.asarray(s)  # a recorded seed stays itself (a vector-Jacobian product's vector)
+            else:
+                g = np.ones_like(arr) if s is None else np.array(np.broadcast_to(np.asarray(s, arr.dtype), arr.shape))
             k = key(arr)
-            grads[k] = grads[k] + g if k in grads else np.array(g)
+            grads[k] = _accumulate(grads[k], g, as_ops) if k in grads else g
         flat_sources = tree.flatten(sources)
         source_keys = [key(s) for s in flat_sources]
         reach = self._sources(flat_sources, source_keys)
         seeded = set(grads)
-        lookups = self._backward(grads, reach)
+        lookups = self._backward(grads, reach, as_ops)
         out = []
         for s, k in zip(flat_sources, source_keys, strict=True):
             g = grads.get(k) if k in reach else None
@@ -224,7 +243,6 @@ class GradientTape:
                 # reads per lookup (execution/sparse_moments.py); arithmetic on g gives a plain tensor
                 g._ff_lookups = SparseRows(lookups[k], g)
             out.append(g)
-        self._note_second_order([g for g in out if g is not None])
         if not self.persistent:
             self._used = True
             self._entries = []
@@ -238,19 +256,6 @@ class GradientTape:
     batch_jacobian = jacobian
 
     # --- internals -------------------------------------------------------------------------------------
-    def _note_second_order(self, grads: list) -> None:
-        """A gradient taken inside another open tape is a value that tape cannot differentiate (this tape
-        has no backward of a backward): note it there, so a target depending on it is an error, not a
-        silently missing term (WGAN-GP's gradient penalty)."""
-        outer = [t for t in _ACTIVE if t._recording]  # this tape too, when taken inside its own block
-        if not outer or not grads:
-            return
-        read = sorted({k for e in self._entries for k in e.in_keys + e.weight_keys if k is not None}
-                      | self._watched, key=str)
-        entry = _Entry(_SECOND_ORDER, read, [], [], [], [np.asarray(g) for g in grads], [], [], None, "gradient")
-        for t in outer:
-            t._entries.append(entry)
-
     def _sources(self, flat_sources, source_keys) -> set:
         """Keys of the sources the tape can differentiate, and every recorded value that depends on them."""
         produced = {k for e in self._entries for k in map(key, e.outs)}
@@ -268,64 +273,125 @@ class GradientTape:
                 reach.update(key(o) for o in e.outs)
         return reach
 
-    def _backward(self, grads: dict, reach: set) -> dict:
-        """Run the recorded ops' backward into `grads`; returns, per key of a weight whose gradient only
-        lookups wrote (an Embedding's table), the (ids, gradient rows) of those lookups."""
-        from flexflow_keras.ops.base import KernelContext
-
+    def _backward(self, grads: dict, reach: set, as_ops: bool = False) -> dict:
+        """Run the recorded ops' backward into `grads` (with `as_ops`, as recorded ops where the op has a
+        rule); returns, per key of a weight whose gradient only lookups wrote (an Embedding's table), the
+        (ids, gradient rows) of those lookups."""
         lookups: dict = {}
         dense: set = set()  # keys that some other op's gradient reached
-        for e in reversed(self._entries):
-            out_keys = [key(o) for o in e.outs]
-            if not any(k in grads for k in out_keys):
-                continue
-            if isinstance(e.op, _Untracked) and any(np.any(grads[k]) for k in out_keys if k in grads):
-                raise GraphError(f"GradientTape.gradient: the target depends on {e.op.what} computed with NumPy on "
-                                 f"a tensor the tape records, which it cannot differentiate; use the keras.ops "
-                                 f"function of the same name (or ops.take / ops.where for indexing with arrays).")
-            if isinstance(e.op, _Untracked):
-                continue
-            if e.op is _SECOND_ORDER:
-                if not any(np.any(grads[k]) for k in out_keys if k in grads):
+        entries = list(self._entries)  # a persistent tape may record this very backward
+        if as_ops:
+            _ALIASES.update({key(a): k for e in entries for a, k in zip(e.arrays + e.wvals, e.in_keys + e.weight_keys,
+                                                                        strict=True) if key(a) != k})
+        try:
+            for e in reversed(entries):
+                out_keys = [key(o) for o in e.outs]
+                if not any(k in grads for k in out_keys):
+                    continue
+                if isinstance(e.op, _SecondOrderOp):
+                    if any(np.any(grads[k]) for k in out_keys if k in grads):
+                        raise GraphError(e.op.message())
                     continue  # only zeros reach it (x + eps * sign(g), FGSM in adversarial training)
-                raise GraphError("GradientTape.gradient: the target depends on a gradient taken inside this tape "
-                                 "(a gradient penalty as in WGAN-GP, or a second derivative); flexflow_keras does not differentiate "
-                                 "gradients (no second-order gradients). Leave the penalty out, or replace it with "
-                                 "weight clipping or a kernel_constraint.")
-            gouts = [grads[k] if k in grads else np.zeros(o.shape, o.dtype) for k, o in zip(out_keys, e.outs, strict=True)]
-            gouts = [np.asarray(g, dtype=o.dtype, order="C") for g, o in zip(gouts, e.outs, strict=True)]
-            gin = [np.zeros_like(a) if k in reach and _floating(a) and e.op.is_differentiable(i) else None
-                   for i, (k, a) in enumerate(zip(e.in_keys, e.arrays, strict=True))]
-            gw = [np.zeros_like(w) if k in reach and _floating(w) else None
-                  for k, w in zip(e.weight_keys, e.wvals, strict=True)]
-            if not any(g is not None for g in gin + gw):
-                continue
-            c = e.ctx
-            sparse = getattr(e.op, "sparse_weight_gradient", False)
-            for j, (k, g) in enumerate(zip(e.weight_keys, gw, strict=True)):
-                if g is not None and sparse and j == 0 and k not in dense:  # ids and gradient rows, kept
-                    lookups.setdefault(k, []).append((np.asarray(e.arrays[0]), gouts[0]))
-                elif g is not None:
-                    dense.add(k)
-                    lookups.pop(k, None)
-            dense.update(k for k, g in zip(e.in_keys, gin, strict=True) if g is not None)
-            ctx = KernelContext(backend="cpu", training=c.training, step=c.step, seed=c.seed,
-                                global_batch=c.global_batch, accumulate_inputs=(False,) * len(gin),
-                                accumulate_weights=(False,) * len(gw))
-            op = e.op
-            try:
-                if op.two_stage_backward:
-                    op.backward_weights(ctx, e.arrays, e.wvals, e.outs, e.saved, e.stats, gouts, gw)
-                    op.backward_inputs(ctx, e.arrays, e.wvals, e.outs, e.saved, e.stats, gouts, gw, gin)
+                gouts = [grads[k] if k in grads else np.zeros(o.shape, o.dtype)
+                         for k, o in zip(out_keys, e.outs, strict=True)]
+                if as_ops:
+                    gouts = [g if np.asarray(g).dtype == o.dtype else _cast(g, o.dtype)
+                             for g, o in zip(gouts, e.outs, strict=True)]
                 else:
-                    op.backward(ctx, e.arrays, e.wvals, e.outs, e.saved, e.stats, gouts, gin, gw)
-            except NotImplementedError as err:
-                raise GraphError(f"GradientTape.gradient: op '{e.name or op.type_name}' ({type(op).__name__}) "
-                                 f"has no gradient in flexflow_keras.") from err
-            for k, g in zip(e.in_keys + e.weight_keys, gin + gw, strict=True):
-                if g is not None:
-                    grads[k] = grads[k] + g if k in grads else g
+                    gouts = [np.asarray(g, dtype=o.dtype, order="C") for g, o in zip(gouts, e.outs, strict=True)]
+                need_in = [k in reach and _floating(a) and e.op.is_differentiable(i)
+                           for i, (k, a) in enumerate(zip(e.in_keys, e.arrays, strict=True))]
+                need_w = [k in reach and _floating(w) for k, w in zip(e.weight_keys, e.wvals, strict=True)]
+                if not any(need_in + need_w):
+                    continue
+                sparse = getattr(e.op, "sparse_weight_gradient", False)
+                for j, (k, need) in enumerate(zip(e.weight_keys, need_w, strict=True)):
+                    if need and sparse and j == 0 and k not in dense:  # ids and gradient rows, kept
+                        lookups.setdefault(k, []).append((np.asarray(e.arrays[0]), gouts[0]))
+                    elif need:
+                        dense.add(k)
+                        lookups.pop(k, None)
+                dense.update(k for k, need in zip(e.in_keys, need_in, strict=True) if need)
+                gin, gw = self._op_backward(e, gouts, need_in, need_w, as_ops)
+                for k, g, a in zip(e.in_keys + e.weight_keys, gin + gw, e.arrays + e.wvals, strict=True):
+                    if g is not None:
+                        if as_ops and np.asarray(g).dtype != a.dtype:
+                            g = _cast(g, a.dtype)
+                        grads[k] = _accumulate(grads[k], g, as_ops) if k in grads else g
+        finally:
+            if as_ops:
+                _ALIASES.clear()
         return {k: rows for k, rows in lookups.items() if k not in dense}
+
+    @staticmethod
+    def _op_backward(e: _Entry, gouts: list, need_in: list, need_w: list, as_ops: bool) -> tuple[list, list]:
+        """One recorded op's input and weight gradients (None where not wanted): its rule's ops with `as_ops`
+        (ops/backward_ops.py), else its kernels; an op without a rule gets its kernels' gradients marked on
+        the recording tapes, so a target that depends on them is an error naming the op."""
+        from flexflow_keras.ops import backward_ops
+
+        rule = backward_ops.rule_for(e.op) if as_ops else None
+        if rule is not None:
+            try:
+                gin, gw = rule(backward_ops.Args(e.op, e.arrays, e.wvals, e.outs, e.saved, gouts, need_in, need_w,
+                                                 bool(e.ctx.training)))
+            except backward_ops.NotTwiceDifferentiable as err:
+                why = str(err)
+            else:
+                gin = [g if need else None for g, need in zip(list(gin) + [None] * len(need_in), need_in, strict=False)]
+                gw = [g if need else None for g, need in zip(list(gw) + [None] * len(need_w), need_w, strict=False)]
+                return gin, gw
+        else:
+            why = ""
+        gin, gw = _kernel_backward(e, gouts, need_in, need_w)
+        if as_ops:
+            made = [np.asarray(g) for g in gin + gw if g is not None]
+            read = [k for k in e.in_keys + e.weight_keys if k is not None] + [key(np.asarray(g)) for g in gouts]
+            mark = _Entry(_NotTwiceDifferentiable(e.layer or e.name, e.op, why), read, [], [], [], made, [], [],
+                          None, e.name)
+            for t in _ACTIVE:
+                if t._recording:
+                    t._entries.append(mark)
+        return gin, gw
+
+
+def _kernel_backward(e: _Entry, gouts: list, need_in: list, need_w: list) -> tuple[list, list]:
+    """An entry's gradients from its op's own backward kernels (the training step's)."""
+    from flexflow_keras.ops.base import KernelContext
+
+    gin = [np.zeros_like(a) if need else None for a, need in zip(e.arrays, need_in, strict=True)]
+    gw = [np.zeros_like(w) if need else None for w, need in zip(e.wvals, need_w, strict=True)]
+    gouts = [np.asarray(g, dtype=o.dtype, order="C") for g, o in zip(gouts, e.outs, strict=True)]
+    c, op = e.ctx, e.op
+    ctx = KernelContext(backend="cpu", training=c.training, step=c.step, seed=c.seed, global_batch=c.global_batch,
+                        accumulate_inputs=(False,) * len(gin), accumulate_weights=(False,) * len(gw))
+    try:
+        if op.two_stage_backward:
+            op.backward_weights(ctx, e.arrays, e.wvals, e.outs, e.saved, e.stats, gouts, gw)
+            op.backward_inputs(ctx, e.arrays, e.wvals, e.outs, e.saved, e.stats, gouts, gw, gin)
+        else:
+            op.backward(ctx, e.arrays, e.wvals, e.outs, e.saved, e.stats, gouts, gin, gw)
+    except NotImplementedError as err:
+        raise GraphError(f"GradientTape.gradient: op '{e.name or op.type_name}' ({type(op).__name__}) "
+                         f"has no gradient in flexflow_keras.") from err
+    return gin, gw
+
+
+def _accumulate(a, b, as_ops: bool):
+    """a + b: a recorded add while the gradient runs as ops."""
+    if not as_ops:
+        return a + b
+    from flexflow_keras.ops.base import apply_op
+    from flexflow_keras.ops.math_ops import AddOp
+
+    return apply_op(AddOp(), [a, b])
+
+
+def _cast(g, dtype):
+    from flexflow_keras.ops.base import apply_op
+    from flexflow_keras.ops.math_ops import CastOp
+
+    return apply_op(CastOp(str(np.dtype(dtype))), [g])
 
 
 class SparseRows:
@@ -359,7 +425,9 @@ class SparseRows:
 
 
 class _SecondOrderOp:
-    """Marks a gradient recorded by an outer tape (see `GradientTape._note_second_order`)."""
+    """Base of the marks a tape records for values it cannot differentiate (a gradient through an op with
+    no backward as ops, a NumPy computation): a gradient that reaches one with a non-zero value is an
+    error (`message`)."""
 
     type_name = "gradient"
     two_stage_backward = False
@@ -367,8 +435,24 @@ class _SecondOrderOp:
     def is_differentiable(self, i: int) -> bool:
         return True
 
+    def message(self) -> str:
+        raise NotImplementedError
 
-_SECOND_ORDER = _SecondOrderOp()
+
+class _NotTwiceDifferentiable(_SecondOrderOp):
+    """Marks a gradient that an op's kernels computed while a tape recorded (see `GradientTape._op_backward`)."""
+
+    def __init__(self, name: str | None, op, why: str = ""):
+        self.name, self.op, self.why = name, op, why
+
+    def message(self) -> str:
+        what = f"'{self.name or self.op.type_name}' ({type(self.op).__name__}, op type '{self.op.type_name}')"
+        why = f" ({self.why})" if self.why else ""
+        return (f"GradientTape.gradient: the target depends on a gradient through {what} taken while this tape "
+                f"recorded (a gradient penalty as in WGAN-GP, or a second derivative); second-order gradients "
+                f"through {self.op.type_name}{why} are not supported in flexflow_keras. Differentiate a "
+                f"model without this op twice, or leave the penalty out (weight clipping or a kernel_constraint "
+                f"instead of WGAN-GP's penalty).")
 
 
 class _Untracked(_SecondOrderOp):
@@ -376,6 +460,11 @@ class _Untracked(_SecondOrderOp):
 
     def __init__(self, what: str):
         self.what = what
+
+    def message(self) -> str:
+        return (f"GradientTape.gradient: the target depends on {self.what} computed with NumPy on a tensor the "
+                f"tape records, which it cannot differentiate; use the keras.ops function of the same name (or "
+                f"ops.take / ops.where for indexing with arrays).")
 
 
 def _as_eager(a):
