@@ -25,6 +25,7 @@ ops (its rule in ops/backward_ops.py: Dense's ``dy @ W.T``, Conv2D's transposed 
 entry is known to them by the Variable's key (`_ALIASES`). Otherwise (the ordinary case) the kernels run, as
 before. An op without a rule gets its kernels' gradient, marked on the recording tapes, so only a target that
 depends on its second derivative is an error naming the layer and the op, never a silently missing term.
+`jacobian` and `batch_jacobian` take one gradient per target element from the kept recording.
 """
 
 from __future__ import annotations
@@ -149,6 +150,7 @@ class GradientTape:
         self._variables: dict = {}  # key -> Variable read while recording (`watched_variables`)
         self._recording = False
         self._used = False
+        self._looping = False  # a jacobian's gradients: the recording is kept until the last
 
     def __enter__(self):
         self._recording = True
@@ -243,17 +245,70 @@ class GradientTape:
                 # reads per lookup (execution/sparse_moments.py); arithmetic on g gives a plain tensor
                 g._ff_lookups = SparseRows(lookups[k], g)
             out.append(g)
-        if not self.persistent:
+        if not self.persistent and not self._looping:
             self._used = True
             self._entries = []
         return tree.pack_as(sources, out)
 
-    def jacobian(self, *args, **kwargs):
-        raise GraphError("GradientTape.jacobian is not available in flexflow_keras; GradientTape.gradient is "
-                         "(the gradient of the sum of a target). Take one gradient per output element with a "
-                         "persistent tape if a full Jacobian is needed.")
+    def jacobian(self, target, sources, unconnected_gradients=None, parallel_iterations=None,
+                 experimental_use_pfor=True):
+        """d`target`/d`source` for each source: shape ``target.shape + source.shape``, one gradient per element
+        of `target` (a loop, not TensorFlow's vectorised pfor; the result is a value, not itself recorded).
 
-    batch_jacobian = jacobian
+        Example:
+            >>> with GradientTape() as tape:
+            ...     tape.watch(x)
+            ...     y = x * x
+            >>> tape.jacobian(y, x)  # diag(2 x) for a vector x
+        """
+        return self._jacobian(target, sources, unconnected_gradients, batch=False)
+
+    def batch_jacobian(self, target, source, unconnected_gradients=None, parallel_iterations=None,
+                       experimental_use_pfor=True):
+        """Per sample, d`target`[i]/d`source`[i]: shape ``(batch,) + target.shape[1:] + source.shape[1:]``,
+        one gradient per element of a sample's target (samples must not depend on each other, as in
+        TensorFlow)."""
+        return self._jacobian(target, source, unconnected_gradients, batch=True)
+
+    def _jacobian(self, target, sources, unconnected_gradients, batch: bool):
+        from flexflow_keras.utils import tree
+
+        if self._used and not self.persistent:
+            self.gradient(target, sources)  # the same error as a second gradient
+        t = target.value if _is_variable(target) else np.asarray(target)
+        flat = tree.flatten(sources)
+        shapes = [np.shape(s.value if _is_variable(s) else s) for s in flat]
+        if batch and (t.ndim < 1 or any(len(sh) < 1 or sh[0] != t.shape[0] for sh in shapes)):
+            raise GraphError(f"GradientTape.batch_jacobian: the target and the source need the same first (batch) "
+                             f"dim, received target shape {t.shape} and source shape(s) {shapes}.")
+        n = int(np.prod(t.shape[1:] if batch else t.shape, dtype=np.int64))
+        rows = []
+        self._looping = True
+        try:
+            for i in range(n):
+                seed = np.zeros(t.shape, t.dtype)
+                if batch:
+                    seed.reshape(t.shape[0], -1)[:, i] = 1
+                else:
+                    seed.reshape(-1)[i] = 1
+                rows.append(self.gradient(target, flat, output_gradients=seed,
+                                          unconnected_gradients=unconnected_gradients))
+        finally:
+            self._looping = False
+        if not self.persistent:
+            self._used = True
+            self._entries = []
+        out = []
+        for j, shape in enumerate(shapes):
+            if n and any(r[j] is None for r in rows):
+                out.append(None)
+            elif batch:
+                stacked = np.stack([np.asarray(r[j]) for r in rows], axis=1) if n else np.zeros((t.shape[0], 0) + shape[1:], t.dtype)
+                out.append(_as_eager(stacked.reshape(t.shape + shape[1:])))
+            else:
+                stacked = np.stack([np.asarray(r[j]) for r in rows]) if n else np.zeros((0,) + shape, t.dtype)
+                out.append(_as_eager(stacked.reshape(t.shape + shape)))
+        return tree.pack_as(sources, out)
 
     # --- internals -------------------------------------------------------------------------------------
     def _sources(self, flat_sources, source_keys) -> set:

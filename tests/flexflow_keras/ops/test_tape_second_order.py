@@ -151,3 +151,23 @@ def test_wgan_gp_train_step_matches_tensorflow():
     alphas = [rng.standard_normal((4, 1, 1, 1)).astype("float32") for _ in range(3)]
     runs = [_wgan_steps(T, K, g, d, reals, noises, alphas) for (T, K), (g, d) in zip(SIDES, nets, strict=True)]
     np.testing.assert_allclose(runs[1], runs[0], rtol=1e-3, atol=1e-4)
+
+
+def test_jacobian_and_batch_jacobian_match_tensorflow():
+    """One gradient per target element: the Jacobian of a small MLP's outputs with respect to its inputs
+    and its kernel, and the per-sample Jacobian (a PINN's gradient of u with respect to (x, t) per point)."""
+    models = [_pinn(K) for _, K in SIDES]
+    _copy(models[0], models[1])
+    xt = np.random.default_rng(3).uniform(-1, 1, (4, 2)).astype("float32")
+    results = []
+    for (T, _), model in zip(SIDES, models, strict=True):
+        x = T.convert_to_tensor(xt)
+        with T.GradientTape(persistent=True) as tape:
+            tape.watch(x)
+            u = model([x[:, 0:1], x[:, 1:2]]) * x  # (4, 2): each row depends on its own sample only
+        jx, jk = tape.jacobian(u, [x, model.layers[-1].kernel])
+        bj = tape.batch_jacobian(u, x)
+        results.append([np.asarray(jx), np.asarray(jk), np.asarray(bj)])
+    for a, b in zip(*results, strict=True):
+        assert a.shape == b.shape
+        np.testing.assert_allclose(b, a, rtol=1e-5, atol=1e-6)
