@@ -1,12 +1,17 @@
 """The tf.data methods that make a dataset from other datasets' elements: `concatenate`, `filter`,
-`unbatch`, `enumerate`, `Dataset.zip`, `shard`, `padded_batch`'s stacking, and the sources `Dataset.range`,
-`Dataset.from_generator` and `TextLineDataset` (data/slices.py's `SliceDataset` chains them).
+`unbatch`, `enumerate`, `Dataset.zip`, `shard`, `window`, `flat_map`, `padded_batch`'s stacking, and the
+sources `Dataset.range`, `Dataset.from_generator` and `TextLineDataset` (data/slices.py's `SliceDataset`
+chains them).
 
 A `DerivedDataset` is a `SliceDataset` whose base elements are a Python list made from its upstream
 datasets, again for every pass (so an upstream `shuffle` or random `map` draws anew each epoch, as in
 tf.data); its own chain (map, batch, shuffle, take, ...) then works as on arrays. Elements may differ in
 shape (lines split into words): `padded_batch` pads them, `batch` refuses them with a message. Made from
 batched datasets, its elements are their batches (only `unbatch` splits them into rows), as in tf.data.
+
+`window` gives a dataset whose elements are datasets (a tuple or dict element: a tuple or dict of them, one
+per component, as tf.data), for the time-series idiom ``ds.window(n + 1, shift=1, drop_remainder=True)
+.flat_map(lambda w: w.batch(n + 1))``; `flat_map` concatenates the datasets its function returns.
 """
 
 from __future__ import annotations
@@ -122,6 +127,25 @@ def _pad_stack(parts: list, shape, value):
     return out
 
 
+class WindowDataset(DerivedDataset):
+    """`Dataset.window`'s result: its elements are datasets, handed to `map` / `flat_map` functions and to
+    iteration as they are (not as tensors)."""
+
+    def _element(self, i, elem_maps):
+        item = self._raw_element(i)
+        for fn in elem_maps:
+            item = _call(fn, item)
+        return item
+
+    def __getitem__(self, index):
+        groups, elem_maps, _batch_maps, batched = self._plan()
+        if batched:
+            raise DataError("Dataset.window(...).batch(): the elements of a window dataset are datasets, which do "
+                            "not stack; turn each window into a tensor first, e.g. "
+                            ".flat_map(lambda w: w.batch(window_size)).batch(batch_size).")
+        return self._element(groups[index], elem_maps)
+
+
 # --- the methods SliceDataset gains ------------------------------------------------------------------------
 def concatenate(a, b) -> DerivedDataset:
     return DerivedDataset(lambda _k: _elements(a) + _elements(b), "concatenate(...)", _is_batched(a))
@@ -152,6 +176,61 @@ def shard(dataset, num_shards, index) -> DerivedDataset:
         raise DataError(f"Dataset.shard(num_shards={num_shards}, index={index}): index must be in [0, num_shards).")
     return DerivedDataset(lambda _k: _elements(dataset)[index::num_shards], f"shard({num_shards}, {index})",
                           _is_batched(dataset))
+
+
+def window(dataset, size, shift=None, stride=1, drop_remainder=False) -> WindowDataset:
+    """`Dataset.window(size, shift, stride, drop_remainder)`: a window starts every `shift` elements (default
+    `size`) and holds `size` elements taken every `stride`-th; without `drop_remainder` the windows near the
+    end are shorter, down to one element, as tf.data's."""
+    values = {"size": size, "shift": size if shift is None else shift, "stride": stride}
+    for arg, v in values.items():
+        if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or int(v) < 1:
+            raise DataError(f"Dataset.window expects a positive integer for {arg}, received {arg}={v!r}.")
+    size, shift, stride = (int(v) for v in values.values())
+    span = (size - 1) * stride + 1
+
+    def make(_k):
+        items = _elements(dataset)
+        out = []
+        for start in range(0, len(items), shift):
+            picks = items[start:start + span:stride]
+            if drop_remainder and len(picks) < size:
+                break  # every later window is shorter still
+            out.append(_window_of(picks))
+        return out
+    return WindowDataset(make, f"window({size}, shift={shift}, stride={stride})")
+
+
+def _window_of(picks: list):
+    """One window: the picked elements' components, each as a dataset of its values (the element's structure)."""
+    leaves = [tree.flatten(p) for p in picks]
+    columns = [SliceDataset.from_tensor_slices(_column([leaf[j] for leaf in leaves]))
+               for j in range(len(leaves[0]))]
+    return tree.pack_as(picks[0], columns)
+
+
+def _column(values: list) -> np.ndarray:
+    arrays = [np.asarray(v) for v in values]
+    if len({a.shape for a in arrays}) > 1:
+        raise DataError(f"Dataset.window(): the elements in a window have different shapes "
+                        f"{sorted({a.shape for a in arrays})[:4]}; window elements of one shape (window before "
+                        f"batch, or pad them in map()).")
+    return _as_array(np.stack(arrays))
+
+
+def flat_map(dataset, map_func) -> DerivedDataset:
+    """`Dataset.flat_map(fn)`: the elements of the datasets `fn` returns for each element, one after another."""
+    def make(_k):
+        out = []
+        for item in _elements(dataset):
+            produced = _call(map_func, item)
+            if not isinstance(produced, SliceDataset):
+                raise DataError(f"Dataset.flat_map: the function must return a dataset (e.g. w.batch(n) for a "
+                                f"window, tf.data.Dataset.from_tensor_slices(...)), received "
+                                f"{type(produced).__name__}. To transform elements one to one, use map().")
+            out += _elements(produced)
+        return out
+    return DerivedDataset(make, "flat_map(...)")
 
 
 def zip_(*datasets) -> DerivedDataset:

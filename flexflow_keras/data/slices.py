@@ -14,7 +14,8 @@ gives, so `fit`, `evaluate` and `predict` load it as any PyDataset (and `for x, 
   batch; fn gets the element's parts as arguments, as TensorFlow calls it. Its math runs on arrays
   (keras.ops, or the raw TensorFlow calls tf_compat maps).
 - ``Dataset.list_files(pattern)``: the matching paths, sorted, shuffled each pass unless ``shuffle=False``;
-- ``padded_batch``; ``concatenate``, ``filter``, ``unbatch``, ``enumerate``, ``shard``, ``Dataset.zip``,
+- ``padded_batch``; ``concatenate``, ``filter``, ``unbatch``, ``enumerate``, ``shard``, ``window`` and
+  ``flat_map`` (``ds.window(n + 1, shift=1, drop_remainder=True).flat_map(lambda w: w.batch(n + 1))``), ``Dataset.zip``,
   ``Dataset.range``, ``Dataset.from_generator`` and ``TextLineDataset`` (data/derived.py); the other tf.data
   methods are a clear error;
 - ``prefetch``, ``cache``: the dataset itself (`fit` loads ahead through its own pipeline).
@@ -33,7 +34,7 @@ from flexflow_keras.utils import tree
 from flexflow_keras.utils.py_dataset import PyDataset
 
 AUTOTUNE = -1
-_UNSUPPORTED_METHODS = ("flat_map", "interleave", "window", "group_by_window", "bucket_by_sequence_length", "scan",
+_UNSUPPORTED_METHODS = ("interleave", "group_by_window", "bucket_by_sequence_length", "scan",
                         "rebatch", "snapshot", "sample_from_datasets", "choose_from_datasets", "ignore_errors",
                         "save", "load", "random", "rejection_resample", "unique", "get_single_element",
                         "with_options", "options")
@@ -157,6 +158,16 @@ class SliceDataset(PyDataset):
 
         return derived.shard(self, num_shards, index)
 
+    def window(self, size, shift=None, stride=1, drop_remainder=False, name=None):
+        from flexflow_keras.data import derived
+
+        return derived.window(self, size, shift, stride, drop_remainder)
+
+    def flat_map(self, map_func, name=None):
+        from flexflow_keras.data import derived
+
+        return derived.flat_map(self, map_func)
+
     def apply(self, transformation_func):
         return transformation_func(self)
 
@@ -199,7 +210,7 @@ class SliceDataset(PyDataset):
         if name in _UNSUPPORTED_METHODS:
             raise DataError(f"Dataset.{name}() is a tf.data method flexflow_keras' tf.data stand-in does not have "
                             f"(it has map, batch, padded_batch, shuffle, take, skip, repeat, filter, unbatch, "
-                            f"concatenate, zip, enumerate, shard, prefetch, cache); rewrite that step with them "
+                            f"concatenate, zip, enumerate, shard, window, flat_map, prefetch, cache); rewrite that step with them "
                             f"or on NumPy arrays.")
         raise AttributeError(f"'{type(self).__name__}' object has no attribute {name!r}")
 

@@ -40,8 +40,8 @@ def test_concatenate_filter_unbatch_enumerate_shard():
     assert _items(text.batch(2).unbatch()) == [b"a b", b"c"]
     with pytest.raises(DataError, match="not batched"):
         a.unbatch()
-    with pytest.raises(DataError, match=r"Dataset.flat_map\(\) is a tf.data method"):
-        a.flat_map(lambda x: x)
+    with pytest.raises(DataError, match=r"Dataset.interleave\(\) is a tf.data method"):
+        a.interleave(lambda x: x)
 
 
 def test_zip_range_and_generators():
@@ -124,3 +124,36 @@ def test_batched_inputs_stay_batches():
     assert [int(v) for v in _items(a.concatenate(b).unbatch())] == [0, 1, 2, 3, 4, 5, 10, 11, 12, 13]
     with pytest.raises(DataError, match="already batched"):
         a.concatenate(b).batch(2)
+
+
+def test_window_and_flat_map_as_tensorflow():
+    # TensorFlow 2.21: range(7).window(3, 2) -> [0 1 2] [2 3 4] [4 5 6] [6]
+    assert [[int(v) for v in w] for w in D.range(7).window(3, 2)] == [[0, 1, 2], [2, 3, 4], [4, 5, 6], [6]]
+    assert [[int(v) for v in w] for w in D.range(7).window(3, shift=1, stride=2)] == [
+        [0, 2, 4], [1, 3, 5], [2, 4, 6], [3, 5], [4, 6], [5], [6]]
+    assert [[int(v) for v in w] for w in D.range(7).window(3, shift=2, drop_remainder=True)] == [
+        [0, 1, 2], [2, 3, 4], [4, 5, 6]]
+    pairs = D.from_tensor_slices((np.arange(5), np.arange(5) * 10)).window(2, 2)
+    zipped = _items(pairs.flat_map(lambda a, b: D.zip((a.batch(2), b.batch(2)))))
+    assert [(a.tolist(), b.tolist()) for a, b in zipped] == [([0, 1], [0, 10]), ([2, 3], [20, 30]), ([4], [40])]
+    keyed = D.from_tensor_slices({"a": np.arange(3)}).window(2).flat_map(lambda d: d["a"].batch(2))
+    assert [a.tolist() for a in _items(keyed)] == [[0, 1], [2]]
+    with pytest.raises(DataError, match="positive integer for shift"):
+        D.range(3).window(2, shift=0)
+    with pytest.raises(DataError, match="must return a dataset"):
+        _items(D.range(3).flat_map(lambda x: x))
+
+
+def test_windowed_series_trains_as_the_time_series_courses_build_it():
+    """window(n + 1, shift=1, drop_remainder=True).flat_map(batch).map(split).shuffle().batch(): what
+    fit reads is every window once, features (batch, n) and the next value as the label."""
+    series = np.arange(40, dtype=np.float32)
+    ds = (D.from_tensor_slices(series).window(6, shift=1, drop_remainder=True)
+          .flat_map(lambda w: w.batch(6)).map(lambda w: (w[:-1], w[-1])).shuffle(100, seed=1).batch(8))
+    batches = _items(ds)
+    assert len(ds) == 5 and [x.shape for x, _ in batches][:1] == [(8, 5)]
+    x = np.concatenate([b[0] for b in batches])
+    y = np.concatenate([b[1] for b in batches])
+    assert sorted(y.tolist()) == list(range(5, 40)) and np.array_equal(x[:, -1] + 1, y)
+    with pytest.raises(DataError, match="flat_map"):
+        _items(D.range(5).window(2).batch(2))
