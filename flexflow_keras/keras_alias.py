@@ -52,7 +52,7 @@ def _raw_tf_message(call: str) -> str:
 _KERAS_SHORTCUTS = ("optimizers", "losses", "metrics", "initializers", "activations", "regularizers",
                     "constraints")
 _DTYPES = ("bfloat16", "bool", "float16", "float32", "float64", "int8", "int16", "int32", "int64", "uint8",
-           "uint16", "uint32", "uint64", "string")
+           "uint16", "uint32", "uint64", "string", "complex64", "complex128")
 
 
 class _RawTF(types.ModuleType):

@@ -29,7 +29,8 @@ scripts whose Keras part runs (`tf.random.set_seed(42)` on their first line). Ma
   `tf.argmax` / `tf.argmin` (TensorFlow's default axis 0, int64 indices); `tf.newaxis`;
   `tf.Variable` and `tf.Module` (variables.py); `tf.GradientTape` (ops/tape.py) and
   `tf.UnconnectedGradients`; `tf.one_hot` (on/off values), `tf.split` (sizes or a count),
-  `tf.repeat`, `tf.clip_by_value` (TensorFlow's argument names), `tf.add_n`, `tf.linalg.einsum`,
+  `tf.repeat`, `tf.clip_by_value` (TensorFlow's argument names), `tf.gather` (keras.ops.take on axis 0 by
+  default), `tf.math.reduce_std` / `reduce_variance`, `tf.add_n`, `tf.linalg.einsum`,
   `tf.nn.conv1d` / `conv2d` / `conv3d` / `convolution` / `atrous_conv2d` (keras.ops.conv), `tf.nn.max_pool` /
   `avg_pool` and their 1d/2d/3d forms (keras.ops.max_pool / average_pool; ops/conv_api.py),
   `tf.image.ResizeMethod`,
@@ -42,6 +43,8 @@ scripts whose Keras part runs (`tf.random.set_seed(42)` on their first line). Ma
   `tf.strings.lower`, `regex_replace`, `split`, `reduce_join` and the rest of tf_strings.py's, on NumPy arrays;
   `tf.io.read_file`, the `decode_*` functions and `tf.image`'s resizing, dtype conversion, flips, crops and
   colour adjustments (tf_io.py, tf_image.py), on NumPy arrays, for image pipelines in a `Dataset.map`;
+  `tf.audio.decode_wav`, `tf.signal`'s Fourier transforms, frames, windows, `stft` and mel matrix,
+  `tf.complex` and complex `tf.abs` (tf_signal.py), on NumPy arrays, for audio pipelines;
   `tf.random.normal` / `uniform`. An argument TensorFlow's function takes and Keras' does not
   (an argument only TensorFlow's function has) is a `RawTensorFlowError` naming the call. Names whose
   TensorFlow meaning or argument order differs from Keras' and that are not written out above
@@ -66,6 +69,7 @@ _SAME_OPS = {name: name for name in (
     "logical_not", "cast", "reshape", "transpose", "expand_dims", "squeeze", "stack", "tile", "matmul",
     "einsum", "ones_like", "zeros_like", "zeros", "ones", "linspace")}
 _SAME_OPS.update({"reduce_sum": "sum", "reduce_max": "max", "reduce_min": "min", "reduce_prod": "prod",
+                  "reduce_std": "std", "reduce_variance": "var",
                   "concat": "concatenate", "pow": "power", "repeat": "repeat",
                   "stop_gradient": "stop_gradient"})
 _SAME_RANDOM = ("normal", "uniform", "categorical")
@@ -352,6 +356,17 @@ def _gpus() -> list:
     return _devices("GPU")
 
 
+def _gather(params, indices, validate_indices=None, axis=None, batch_dims=0, name=None):
+    """`tf.gather`: keras.ops.take along `axis` (TensorFlow's default axis 0, not a flattened take)."""
+    if int(batch_dims) != 0:
+        raise ArgumentError(f"tf.gather(batch_dims={batch_dims}) is not mapped under python -m flexflow_keras (only "
+                            f"batch_dims=0, keras.ops.take); gather per sample with keras.ops.take_along_axis, or "
+                            f"run the script with TensorFlow itself.")
+    from flexflow_keras import ops
+
+    return ops.take(params, indices, axis=0 if axis is None else int(axis))
+
+
 def _gpu_device_name() -> str:
     """`tf.test.gpu_device_name()`: the first `-ll:gpu` device's name, or "" without GPUs (as TensorFlow)."""
     return "/device:GPU:0" if _gpus() else ""
@@ -409,6 +424,7 @@ CALLS = {
     "tf.linalg.einsum": lambda *a, **k: _ops_fn("einsum")(*a, **k),
     "tf.add_n": lambda inputs, name=None: _add_n(inputs), "tf.math.add_n": lambda inputs, name=None: _add_n(inputs),
     "tf.clip_by_value": lambda *a, **k: _clip_by_value(*a, **k),
+    "tf.gather": _gather, "tf.compat.v1.gather": _gather,
     "tf.random.gamma": lambda *a, **k: _tf_gamma(*a, **k),
     "tf.numpy_function": _host_function("tf.numpy_function", False),
     "tf.py_function": _host_function("tf.py_function", True),
@@ -513,7 +529,16 @@ def mapped_call(path: str):
     if path in CALLS:
         return CALLS[path]
     parts = path.split(".")
+    if len(parts) == 3 and parts[1] in ("signal", "audio"):
+        from flexflow_keras import tf_signal
+
+        names = tf_signal.SIGNAL_NAMES if parts[1] == "signal" else tf_signal.AUDIO_NAMES
+        return getattr(tf_signal, parts[2]) if parts[2] in names else None
     if len(parts) == 2 or (len(parts) == 3 and parts[1] == "math"):
+        from flexflow_keras import tf_signal
+
+        if parts[-1] in tf_signal.MATH_NAMES:  # complex numbers; tf.abs of a complex tensor is its magnitude
+            return tf_signal.MATH_NAMES[parts[-1]]
         name = _SAME_OPS.get(parts[-1])
         if name is not None:
             from flexflow_keras import ops
