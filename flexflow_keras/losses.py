@@ -606,6 +606,8 @@ def _eager_function(fn):
         from flexflow_keras.ops.eager_tensor import EagerTensor
 
         out = fn(*args, **kwargs)
+        if isinstance(out, np.generic):  # a 1-D y_true / y_pred gives one per-sample value: a 0-d tensor
+            out = np.asarray(out)
         return out.view(EagerTensor) if type(out) is np.ndarray else out
 
     return wrapped
