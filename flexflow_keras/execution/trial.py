@@ -84,9 +84,12 @@ def trial_degree(engine, batch: int, planned: int | None) -> int:
     """The degree a short fit of `planned` steps at `batch` samples tries against degree 1, or 1 where
     no trial runs: fewer than MIN_STEPS steps, processors other than CPUs (GPUs default to all of them),
     MPI (every rank must train with one strategy: distributed.agree_strategy), a single free core or
-    processor, one sample a step."""
+    processor, one sample a step, an output of shape (batch,) (Keras' losses and metrics reduce its last
+    axis, the batch itself: each piece counts as one entry, so an epoch of steps at two degrees would
+    weigh its batches unequally)."""
     cfg = _config.get()
     if (planned is None or planned < MIN_STEPS or engine.proc_kind is not ProcKind.CPU or cfg.gpus
-            or cfg.data_parallel_degree or distributed.world() is not None):
+            or cfg.data_parallel_degree or distributed.world() is not None
+            or any(len(t.shape) < 2 for t in engine.tgraph.model_outputs)):
         return 1
     return max(1, min(len(engine.processors), batch, engine.rtm.policy.free))

@@ -72,6 +72,9 @@ def test_no_trial_where_it_cannot_help(monkeypatch):
     class E:
         proc_kind, processors = ProcKind.CPU, [0, 1, 2, 3]
 
+        class tgraph:
+            model_outputs = [np.zeros((2, 3))]
+
         class rtm:
             class policy:
                 free = 2
@@ -79,6 +82,9 @@ def test_no_trial_where_it_cannot_help(monkeypatch):
     config.set(data_parallel_degree=None)
     assert T.trial_degree(E, 32, 10) == 2  # the free cores, not the 4 processors
     assert T.trial_degree(E, 32, T.MIN_STEPS - 1) == 1  # too short to decide and still gain
+    E.tgraph.model_outputs = [np.zeros(2)]
+    assert T.trial_degree(E, 32, 10) == 1  # an output of shape (batch,): its metrics count pieces
+    E.tgraph.model_outputs = [np.zeros((2, 3))]
     assert T.trial_degree(E, 1, 10) == 1  # one sample a step
     E.rtm.policy.free = 1
     assert T.trial_degree(E, 32, 10) == 1  # another process holds the other core
