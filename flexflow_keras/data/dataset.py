@@ -88,7 +88,19 @@ class StringTensor(Tensor):
 
         return np.not_equal(self.view(np.ndarray), _as_bytes(other)).view(EagerTensor)
 
+    def __add__(self, other):
+        return _join(self, other)
+
+    def __radd__(self, other):  # ``wavs_path + file_name``: a str before a string tensor, as tf.strings' add
+        return _join(other, self)
+
     __hash__ = None
+
+
+def _join(a, b) -> StringTensor:
+    """`a + b` of string tensors, str or bytes: element-wise concatenation (TensorFlow's string add)."""
+    out = np.add(np.asarray(_as_bytes(a), dtype=object), np.asarray(_as_bytes(b), dtype=object))
+    return np.asarray(out, dtype=object).view(StringTensor)
 
 
 def _as_bytes(x):
