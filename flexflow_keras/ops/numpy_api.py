@@ -60,12 +60,26 @@ class BatchDim:
                         "Python code that needs a number.")
 
 
+def _as_batch_dim(s):
+    """`s` itself, or the `BatchDim` a 0-d tensor holds when it is the batch size cast to a number
+    (``tf.cast(tf.shape(y_true)[0], "int64")``, as keras.io's CTC losses write it before ``tf.ones``)."""
+    from flexflow_keras.ops.math_ops import CastOp
+
+    node = s.node if isinstance(s, KerasTensor) and s.ndim == 0 else None
+    while node is not None and isinstance(node.op, CastOp) and np.dtype(node.op.dtype).kind in "iuf":
+        node = node.inputs[0].node if node.inputs[0].ndim == 0 else None
+    if node is not None and isinstance(node.op, BatchSizeOp):
+        return BatchDim(node.inputs[0])
+    return s
+
+
 def _shape_and_ref(shape, who: str):
     """(shape with None for the batch, the reference tensor or None)."""
-    if isinstance(shape, int | np.integer | BatchDim):
+    if isinstance(shape, int | np.integer | BatchDim | KerasTensor):
         shape = (shape,)
     ref, out = None, []
     for i, s in enumerate(tuple(shape)):
+        s = _as_batch_dim(s)
         if isinstance(s, BatchDim):
             if i != 0:
                 raise ShapeError(f"{who}: the batch size (ops.shape(x)[0]) can only be the first dim of a shape, "
@@ -74,6 +88,9 @@ def _shape_and_ref(shape, who: str):
             out.append(None)
         elif s is None:
             raise ShapeError(f"{who}: shape {tuple(shape)} has an unknown dim; use ops.shape(x)[0] for the batch.")
+        elif isinstance(s, KerasTensor):
+            raise ShapeError(f"{who}: shape entry {i} is a symbolic tensor computed in the model ({s.name}); a "
+                             f"shape takes numbers, or the batch size ops.shape(x)[0] (cast or not) first.")
         else:
             out.append(int(s))
     return tuple(out), ref

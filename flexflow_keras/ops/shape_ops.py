@@ -56,6 +56,11 @@ class ReshapeOp(Op):
                                  f"(-1,) + {tuple(target[1:]) or '(...)'}.")
             per = known_size(x.shape[1:])
             rest = target[1:]
+            if per is None:  # an open dim (Input((None, 193))): -1 stays open until the data's length is known
+                if sum(1 for t in rest if t == -1) > 1:
+                    raise ShapeError(f"reshape: at most one -1 is allowed in the target shape {self.shape}.")
+                # models/variable_dims.py records the graph again on the data's shape, where the sizes are checked
+                return (TensorSpec((None,) + tuple(None if t == -1 else t for t in rest), x.dtype),)
             block = int(np.prod([t for t in rest if t != -1], dtype=np.int64))
             fits = per is not None and (per % block == 0 if -1 in rest and block else block == per)
             if not fits:
