@@ -153,4 +153,8 @@ def __getattr__(name: str):
         raise AttributeError(f"keras.backend.{name} is TensorFlow-graph machinery that flexflow_keras does not "
                              f"provide: models train through compile()/fit(); put custom maths in layers, "
                              f"losses or a compute_loss() override using keras.ops.")
+    if name in ("ctc_batch_cost", "ctc_decode", "ctc_label_dense_to_sparse"):
+        from flexflow_keras.ops import _CTC, UnsupportedOpsError
+
+        raise UnsupportedOpsError(f"keras.backend.{name} is not available in flexflow_keras: {_CTC}.")
     raise AttributeError(f"module 'flexflow_keras.backend' has no attribute {name!r}")

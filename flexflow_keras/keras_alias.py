@@ -29,6 +29,9 @@ from flexflow_keras.raw_tf_hints import keras_spelling
 _KERAS_PREFIXES = ("tensorflow.python.keras", "tensorflow.keras", "keras")
 # Raw TensorFlow calls with a Keras spelling to suggest.
 _HINTS = {
+    "nn.ctc_loss": "none: flexflow_keras has no CTC op yet, nor keras.ops.ctc_loss",
+    "nn.ctc_greedy_decoder": "none: flexflow_keras has no CTC decoding yet",
+    "nn.ctc_beam_search_decoder": "none: flexflow_keras has no CTC decoding yet",
     "data.Dataset": "Dataset.from_tensor_slices(...) runs; otherwise NumPy arrays, a generator of (x, y) batches, "
                     "or keras.utils.PyDataset",
     "config": "the -ll:gpu / -ll:cpu command-line flags for devices",

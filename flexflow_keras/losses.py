@@ -451,7 +451,8 @@ _NAMES.update({"mse": MeanSquaredError, "MSE": MeanSquaredError, "mae": MeanAbso
 _MISSING = {
     "circle": "Circle loss compares every pair of samples of a batch and leaves out each sample's pair with "
               "itself; a flexflow_keras training graph has no per-sample index to build that diagonal from",
-    "ctc": "CTC loss needs a connectionist-temporal-classification op, which flexflow_keras does not have",
+    "ctc": "CTC loss needs a connectionist-temporal-classification op, which flexflow_keras does not have "
+           "(nor keras.ops.ctc_loss / keras.backend.ctc_batch_cost); train a CTC model with TensorFlow itself",
 }
 
 

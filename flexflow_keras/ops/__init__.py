@@ -93,9 +93,15 @@ class UnsupportedOpsError(FlexFlowKerasError, AttributeError):
     """A Keras 3 `keras.ops` submodule flexflow_keras does not have (an AttributeError, so hasattr is False)."""
 
 
+_CTC = ("connectionist temporal classification (CTC: a loss summed over every alignment of the labels to the "
+        "frames, by a forward-backward pass, and its decoding) has no op or kernels in flexflow_keras yet. "
+        "Train a CTC model with TensorFlow itself, or train on frame-aligned labels with "
+        "sparse_categorical_crossentropy")
 _MISSING_SUBMODULES = {
     "linalg": "its decompositions (qr, svd, cholesky, ...) have no kernels here; compute them with NumPy outside the model",
     "fft": "Fourier transforms have no kernels here; compute them with NumPy before fit",
+    "ctc_loss": _CTC,
+    "ctc_decode": _CTC,
 }
 
 
