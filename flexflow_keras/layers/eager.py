@@ -63,19 +63,31 @@ def fresh_tensor(t: KerasTensor) -> KerasTensor:
 def clone_graph(graph: OpGraph, new_inputs: Sequence[KerasTensor], replace: dict | None = None) -> list[KerasTensor]:
     """Record `graph`'s nodes again on `new_inputs` (same ops, same weights); returns the new outputs.
 
-    This is how a model used as a layer applies itself to new symbolic tensors. `replace` maps a node's
-    uid to the op to record instead of its own.
+    This is how a model used as a layer applies itself to new symbolic tensors, and how a model on
+    `Input(shape=(None, ...))` gets its graph at the data's shapes. An output's Keras mask is recorded
+    again with it (the losses and metrics weigh by it). `replace` maps a node's uid to the op to record
+    instead of its own.
     """
     from flexflow_keras.ops.graph import OpNode
 
     replace = replace or {}
     mapping: dict[int, KerasTensor] = {t.uid: n for t, n in zip(graph.inputs, new_inputs, strict=True)}
-    for node in graph.nodes:
-        ins = [mapping[t.uid] for t in node.inputs]
-        new = OpNode(replace.get(node.uid, node.op), ins, node.weights)
-        new.layer = getattr(node, "layer", None)
-        for old_t, new_t in zip(node.outputs, new.outputs, strict=False):
-            mapping[old_t.uid] = new_t
+
+    def record(nodes) -> None:
+        for node in nodes:
+            if node.outputs and all(o.uid in mapping for o in node.outputs):
+                continue  # already recorded (a mask's nodes shared with the outputs')
+            new = OpNode(replace.get(node.uid, node.op), [mapping[t.uid] for t in node.inputs], node.weights)
+            new.layer = getattr(node, "layer", None)
+            mapping.update({o.uid: n for o, n in zip(node.outputs, new.outputs, strict=False)})
+
+    record(graph.nodes)
+    for t in graph.outputs:
+        mask = getattr(t, "_keras_mask", None)
+        if isinstance(mask, KerasTensor) and getattr(mapping[t.uid], "_keras_mask", None) is None:
+            if mask.uid not in mapping:
+                record(OpGraph(graph.inputs, [mask]).nodes)
+            mapping[t.uid]._keras_mask = mapping[mask.uid]
     return [mapping[t.uid] for t in graph.outputs]
 
 
