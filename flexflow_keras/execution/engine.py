@@ -10,6 +10,7 @@ and pushes host assignments (`set_weights`) into the regions.
 
 from __future__ import annotations
 
+import copy
 import gc
 import itertools
 import logging
@@ -19,6 +20,7 @@ from collections.abc import Callable, Sequence
 import numpy as np
 
 from flexflow_keras import config as _config
+from flexflow_keras.errors import GraphError, StrategyError
 from flexflow_keras.execution import choice, distributed, overlap, spanning
 from flexflow_keras.execution.context import get_runtime
 from flexflow_keras.execution.step import StepProgram
@@ -64,6 +66,8 @@ class Engine:
                  optimizer, metric_objects: Sequence[Sequence], strategy=None):
         self.rtm = get_runtime()
         self.name = f"engine{next(_serial)}"  # trace names are per engine: the runtime is shared
+        self.root = self  # the engine whose weights this one trains (another for a shape variant: `variant`)
+        self._variants = itertools.count(1)
         self.tgraph = tgraph
         self.optimizer = optimizer
         self.metric_objects = [list(m) for m in metric_objects]
@@ -104,7 +108,65 @@ class Engine:
             v._sync_hook = self._pull
             v._on_assign = (lambda var: (lambda: self.weights.push(var)))(v)
 
+    def variant(self, tgraph: TrainingGraph) -> Engine:
+        """An engine for the same model at other input shapes (a dataset whose batches change length,
+        models/shape_variants.py): it shares this engine's weights, optimizer slots, metrics and strategy,
+        and has its own graph, tasks, activation regions and programs.
+
+        Raises:
+            GraphError: the graph at these shapes has variables the first one did not.
+        """
+        root = self.root
+        extra = [v.name for v in tgraph.graph.variables if v.uid not in root.weights.value]
+        if extra:
+            raise GraphError(f"The model's graph at these input shapes holds values its first graph did not "
+                             f"({', '.join(extra[:4])}), so it cannot share that graph's weights. Give every "
+                             f"batch one shape (pad the dataset to one length).")
+        v = copy.copy(root)
+        v.name = f"{root.name}.v{next(root._variants)}"
+        v.tgraph = tgraph
+        v.grad_plan = plan_gradients(tgraph.graph, {t.uid for t in tgraph.per_sample_losses if t is not None},
+                                     root.trainable_uids)
+        v.predict_nodes = OpGraph(tgraph.model_inputs, tgraph.model_outputs).nodes
+        v.node_names = node_names(tgraph.graph)
+        v._tasks, v._stores, v._programs = {}, {}, {}
+        v.strategy, v.spanning, v.layout_procs, v.trial = None, None, root.processors, None
+        v._strategy_serial = itertools.count()
+        v._adopted = None
+        return v
+
+    def adopt_root_strategy(self) -> None:
+        """A shape variant trains under its root's strategy (set again when the root's changed: a short
+        fit's degree trial); ops it names that do not fit these shapes run data parallel at the degree the
+        strategy uses."""
+        root = self.root
+        if self is root or self._adopted is root.strategy or root.strategy is None:
+            return
+        degree = devices_used(root.strategy, len(self.processors))
+        try:
+            self.set_strategy(root.strategy, degree)
+        except StrategyError:
+            self.set_strategy(self.data_parallel(degree).with_source(f"{root.strategy.source}, as data parallelism"))
+        self._adopted = root.strategy
+
+    def release(self) -> None:
+        """Drop this shape variant's programs, traces and activation regions (the weights stay its root's)."""
+        for prog in self._programs.values():
+            self.rtm.forget_trace(prog.trace_name)
+        self._programs.clear()
+        self._drop_stores()
+        self.strategy, self._adopted = None, None
+
     # --- weights ------------------------------------------------------------------------------------------
+    @property
+    def _dirty(self) -> bool:
+        """Whether a step changed the weights since the host last read them (shared with shape variants)."""
+        return self.root._weights_changed
+
+    @_dirty.setter
+    def _dirty(self, value: bool) -> None:
+        self.root._weights_changed = value
+
     def _pull(self, _v: Variable) -> None:
         if self._dirty:
             self._dirty = False

@@ -290,7 +290,7 @@ class StepProgram:
         fm, pen = None, []
         training = self.mode == "train"
         if self.state_copies:
-            self.engine._dirty = True  # the kept states change in every mode: host reads sync them
+            self.engine._dirty = True  # the kept states change in every mode: host reads sync them (the root's)
         sp = self.engine.spanning  # a strategy across nodes: launches every rank runs are announced to it
         with rtm.trace(self.trace_name, wait=wait) as scope:
             # kept: a loader pipeline refills the ring slot `sources` came from only after this read

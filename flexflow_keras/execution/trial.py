@@ -60,6 +60,12 @@ class DegreeTrial:
         if td and (min(td) <= (1.0 - MARGIN) * t1[0] or self.at == len(self.plan)):
             self._decide(t1[0], td)
 
+    def cancel(self, why: str) -> None:
+        """Stop the trial undecided (its timings would mix with other steps'): degree 1 from here on."""
+        self.engine.trial = None
+        self.engine.set_strategy(self._strategy(1).with_source(f"data parallelism, degree 1 (a short fit: {why})"))
+        log.info("short fit: %s, so its steps cannot be compared; the data-parallel degree stays 1", why)
+
     def _decide(self, t1: float, td: list[float]) -> None:
         engine = self.engine
         engine.trial = None

@@ -24,9 +24,11 @@ from flexflow_keras.execution import simulator_notice
 from flexflow_keras.layers import host_prefix
 from flexflow_keras.models import custom_training, eager_fit, sample_weights, step_hooks
 from flexflow_keras.models.metrics_hook import ComputeMetricsHook
+from flexflow_keras.models.shape_variants import ShapeVariants
 from flexflow_keras.models.step_window import IN_FLIGHT, LogDemand, StepWindow, passive
 from flexflow_keras.models.training_feeds import (
     ArrayFeed,
+    IterFeed,
     evaluate_stream,
     is_stream,
     predict_stream,
@@ -92,6 +94,9 @@ class Trainer:
         self.stop_training = False
 
     def _detach_engine(self) -> None:
+        variants = self.__dict__.pop("_shape_variants", None)
+        if variants is not None:
+            variants.release()
         engine = getattr(self, "_engine", None)
         if engine is not None:
             engine.detach()
@@ -133,35 +138,63 @@ class Trainer:
             return list(arg)
         return [arg] * len(names)
 
-    def _engine_for(self, graph, ys: Sequence[np.ndarray] | None):
+    def _loss_specs(self, graph, label_specs):
+        """(output names, a LossSpec per output that has a loss) of `graph` with labels of `label_specs`
+        (None: predict, no losses)."""
         from flexflow_keras import losses as losses_mod
-        from flexflow_keras import metrics as metrics_mod
-        from flexflow_keras.execution import Engine, LossSpec, build_training_graph
+        from flexflow_keras.execution import LossSpec
 
         out_names = self._output_names_for(graph)
-        label_specs = None
-        if ys is not None:
-            label_specs = tuple(TensorSpec((None,) + tuple(y.shape[1:]), str(y.dtype)) for y in ys)
+        loss_args = self._per_output(getattr(self, "_loss_arg", None), out_names, "loss")
+        loss_args = custom_training.training_losses(self, graph, loss_args, label_specs is not None)  # i9-ops
+        weights = self._per_output(getattr(self, "_loss_weights_arg", None), out_names, "loss_weights")
+        specs = []
+        for i in range(len(out_names)):
+            if label_specs is not None and loss_args[i] is not None:
+                w = 1.0 if weights[i] is None else float(weights[i])
+                specs.append(LossSpec(i, losses_mod.get(loss_args[i]), w, label_specs[i]))
+        if label_specs is not None and not specs:
+            raise ValueError(f"Model '{self.name}' was compiled without a loss; pass loss= to compile() "
+                             f"to train or evaluate it.")
+        return out_names, specs
+
+    @staticmethod
+    def _label_specs(ys):
+        if ys is None:
+            return None
+        return tuple(TensorSpec((None,) + tuple(y.shape[1:]), str(y.dtype)) for y in ys)
+
+    def _training_graph(self, graph, ys):
+        """The training graph of `graph` (the model at some input shapes) with labels like `ys`: what an
+        engine runs, and what fit's step graph for batches of other shapes is (models/shape_variants.py)."""
+        from flexflow_keras.execution import build_training_graph
+
+        out_names, loss_specs = self._loss_specs(graph, self._label_specs(ys))
+        return build_training_graph(graph.inputs, graph.outputs, loss_specs, out_names)
+
+    def _engine_for(self, graph, ys: Sequence[np.ndarray] | None):
+        from flexflow_keras import metrics as metrics_mod
+        from flexflow_keras.execution import Engine, build_training_graph
+
+        label_specs = self._label_specs(ys)
         key = (id(graph), label_specs)
         if self._engine is not None and self._engine_key == key:
             return self._engine
         self._detach_engine()
-        loss_specs, metric_objects, self._loss_names, self._loss_weights = [], [], [], []
-        loss_args = self._per_output(getattr(self, "_loss_arg", None), out_names, "loss")
-        loss_args = custom_training.training_losses(self, graph, loss_args, label_specs is not None)  # i9-ops
-        weights = self._per_output(getattr(self, "_loss_weights_arg", None), out_names, "loss_weights")
+        out_names, loss_specs = self._loss_specs(graph, label_specs)
+        metric_objects, self._loss_names, self._loss_weights = [], [], []
         metric_args = self._per_output(getattr(self, "_metrics_arg", None), out_names, "metrics")
         weighted_args = self._per_output(getattr(self, "_weighted_metrics_arg", None), out_names,
                                          "weighted_metrics")
         multi = len(out_names) > 1
+        by_output = {spec.output_index: spec for spec in loss_specs}
         for i, name in enumerate(out_names):
             objs = []
-            if label_specs is not None and loss_args[i] is not None:
-                loss = losses_mod.get(loss_args[i])
-                w = 1.0 if weights[i] is None else float(weights[i])
-                loss_specs.append(LossSpec(i, loss, w, label_specs[i]))
+            spec = by_output.get(i)
+            if spec is not None:
+                loss = spec.loss
                 self._loss_names.append(name)
-                self._loss_weights.append(w)
+                self._loss_weights.append(spec.weight)
                 y_pred_shape = graph.outputs[i].shape
                 plain = _as_list(metric_args[i])
                 for j, ident in enumerate(plain + _as_list(weighted_args[i])):
@@ -177,9 +210,6 @@ class Trainer:
                         m.name = f"{base}_{k}"
                     objs.append(m)
             metric_objects.append(objs)
-        if label_specs is not None and not loss_specs:
-            raise ValueError(f"Model '{self.name}' was compiled without a loss; pass loss= to compile() "
-                             f"to train or evaluate it.")
         tgraph = build_training_graph(graph.inputs, graph.outputs, loss_specs, out_names)
         if loss_specs and step_hooks.overrides(self, "compute_metrics"):  # one metric object runs the override
             hook = ComputeMetricsHook(self, [metric_objects[s.output_index] for s in loss_specs])
@@ -332,7 +362,6 @@ class Trainer:
         graph, xs, ys, sw, n = self._prepare(x, y, sample_weight)
         if feed is not None:
             feed.prepare_x = lambda bx, g=graph: self._input_arrays(bx, g)
-            feed._shapes = [tuple(a.shape[1:]) for a in xs]
             n = n_stream
             log.info("data: %s (%d samples a pass)", what, n)
             if "batch_size" in _config.get().from_cli:  # a dataset's batches are its own: say the flag cannot act
@@ -399,11 +428,16 @@ class Trainer:
         cbs.on_train_begin()
         resumed, self._initial_epoch = getattr(self, "_initial_epoch", None), None  # set by BackupAndRestore
         initial_epoch = int(resumed or initial_epoch)
+        # a dataset's batches may change shape (padded per batch): one step graph per shape
+        variants = ShapeVariants(self, engine, len(graph.inputs)) if isinstance(feed, IterFeed) else None
         try:
             epoch_logs = self._epochs(engine, feed, cbs, running, pipelined, val, initial_epoch, epochs, steps,
-                                      seed, validation_freq, validation_batch_size or batch_size, validation_steps)
+                                      seed, validation_freq, validation_batch_size or batch_size, validation_steps,
+                                      variants)
         finally:
             feed.close()
+            if variants is not None:
+                variants.release()
         _interrupts.phase(None)  # not in `finally`: a Ctrl-C's message still names the epoch and step
         elapsed = time.perf_counter() - t_start
         samples = self._fit_samples
@@ -415,8 +449,9 @@ class Trainer:
         return self.history
 
     def _epochs(self, engine, feed, cbs, running, pipelined, val, initial_epoch, epochs, steps, seed,
-                validation_freq, validation_batch_size, validation_steps):
-        """The epoch loop of fit; returns the last epoch's logs."""
+                validation_freq, validation_batch_size, validation_steps, variants=None):
+        """The epoch loop of fit; returns the last epoch's logs. `variants`: the engines of a dataset's
+        batches of other shapes (models/shape_variants.py)."""
         # Per-step randomness (dropout) follows the optimizer's step count, so a fit resumed from a
         # checkpoint (initial_epoch=k, same seed) draws what the uninterrupted fit drew at that step.
         step_no = int(getattr(self.optimizer, "iterations", 0))
@@ -448,7 +483,8 @@ class Trainer:
                 cbs.on_train_batch_begin(b)
                 if self._engine is not engine:  # a callback ran the model at other shapes (_reclaim)
                     self._reclaim(engine, fit_key)
-                handle = engine.issue_train(sources, rows, step_no, seed, wait=not overlap)
+                step_engine = engine if variants is None else variants.engine_for(sources)
+                handle = step_engine.issue_train(sources, rows, step_no, seed, wait=not overlap)
                 feed.consumed(b, getattr(handle[0], "last_loader", None))
                 step_no += 1
                 samples += len(rows)
@@ -620,7 +656,8 @@ class Trainer:
             return _result(eager_fit.train_on_batch(self, x, y, sample_weight, reset_metrics), return_dict)
         graph, xs, ys, sw, n = self._prepare(x, y, sample_weight)
         sw = self._class_weights(class_weight, ys, sw)
-        engine = self._engine_for(graph, ys)
+        engine = self._batch_engine(graph, xs, ys)
+        sources = self._sources(xs, ys, sw, n)  # after the engine: it names the outputs with losses
         if engine.strategy is None and engine.planned_steps is None:
             # a loop of unknown length (a GAN's alternating models, a custom schedule): its first call
             # must not spend minutes measuring strategies a fit of thousands of steps would repay
@@ -628,8 +665,7 @@ class Trainer:
             engine.planned_run = f"a train_on_batch loop of unknown length, sized as {LOOP_STEPS} steps"
         step = getattr(self, "_batch_step", 0)
         self._batch_step = step + 1
-        losses, stats, penalty = engine.train_step(self._sources(xs, ys, sw, n), np.arange(n, dtype=np.int64),
-                                                   step, 1234)
+        losses, stats, penalty = engine.train_step(sources, np.arange(n, dtype=np.int64), step, 1234)
         running = self._batch_means("train", reset_metrics)
         running.add(n, losses, self._loss_weights, penalty, stats)
         return _result(running.logs(), return_dict)
@@ -640,11 +676,24 @@ class Trainer:
         self._require_compiled("test_on_batch")
         x = host_prefix.wrap_data(self, x)
         graph, xs, ys, sw, n = self._prepare(x, y, sample_weight)
-        engine = self._engine_for(graph, ys)
+        engine = self._batch_engine(graph, xs, ys)
         losses, stats = engine.eval_step(self._sources(xs, ys, sw, n), np.arange(n, dtype=np.int64))
         running = self._batch_means("test", reset_metrics)
         running.add(n, losses, self._loss_weights, self._penalty(), stats)
         return _result(running.logs(), return_dict)
+
+    def _batch_engine(self, graph, xs, ys):
+        """The engine of a train_on_batch / test_on_batch call: the model's, or, for a batch of other
+        shapes than the model's training engine (a loop over batches padded to their own lengths), a
+        variant of it that shares its weights and optimizer slots (models/shape_variants.py)."""
+        root = self._engine
+        if (root is None or self._engine_key == (id(graph), self._label_specs(ys)) or not ys
+                or not any(t is not None for t in root.tgraph.per_sample_losses)):
+            return self._engine_for(graph, ys)
+        variants = self.__dict__.get("_shape_variants")
+        if variants is None or variants.root is not root:
+            variants = self._shape_variants = ShapeVariants(self, root, len(graph.inputs))
+        return variants.engine_for(tuple(xs) + tuple(ys) + (None,))  # the shapes of inputs and labels
 
     def _batch_means(self, kind: str, reset: bool) -> RunningMeans:
         """The running means of the *_on_batch calls: fresh when `reset`, else the previous call's."""

@@ -162,7 +162,6 @@ class IterFeed:
         self._taken = 0  # batches of the PyDataset's current pass taken
         self._pass: int | None = None
         self.prepare_x = None  # set by fit: a batch's inputs -> the step's input arrays
-        self._shapes = None  # the inputs' per-sample shapes the step is built for
 
     def set_dtypes(self, dtypes) -> None:
         """The dtypes of the step's input and label regions, which every batch is cast to."""
@@ -214,7 +213,6 @@ class IterFeed:
         elif isinstance(x, dict):
             x = list(x.values())
         self.wait_s += time.perf_counter() - t0
-        self._check_shapes(x)
         n = len(x[0])
         sw = _batch_weights(sw, n)
         if self._weigh is not None and y:
@@ -224,20 +222,6 @@ class IterFeed:
 
                 sw = scale(sw, extra)
         return _cast(tuple(x) + tuple(y), self.dtypes) + (sw,), np.arange(n, dtype=np.int64)
-
-    def _check_shapes(self, x) -> None:
-        """Every batch's inputs must have the per-sample shapes the step was built for (`shapes`, set by fit
-        from the batch it looked at first): a dataset padded per batch to its longest row would otherwise
-        crash the loader."""
-        shapes = [tuple(np.shape(a)[1:]) for a in x]
-        if self._shapes is None:
-            self._shapes = shapes
-        elif shapes != self._shapes:
-            raise DataError(f"fit(): a batch has per-sample shapes {shapes}; the step is built for {self._shapes}. "
-                            f"flexflow_keras trains a dataset's batches with one step built for one shape, so "
-                            f"they must share their lengths: pad to one length (TextVectorization("
-                            f"output_sequence_length=N), padded_batch(n, padded_shapes=...), "
-                            f"keras.utils.pad_sequences(maxlen=N)), or fit arrays of that length.")
 
     def consumed(self, b: int, loader) -> None:
         pass

@@ -1,0 +1,83 @@
+"""fit's step graphs for batches of other shapes: a dataset padded per batch to its longest sequence
+(`padded_batch` without shapes, `TextVectorization` without `output_sequence_length`, a generator of
+varying lengths) trains one step graph per shape, as tf.keras traces one function per shape.
+
+The first batch's shapes train on fit's engine. A batch of other shapes gets a variant of it
+(`Engine.variant`): the model's graph at those shapes, with the same weights, optimizer slots, metrics and
+strategy, and its own activation regions and recorded step. At most `KEEP` variants keep their regions;
+the least recently used one lets them go (a new length records its step again, as a first step does).
+Where the model cannot take the new shape (a fixed `Input` length), the error is the model's own.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections import OrderedDict
+
+import numpy as np
+
+log = logging.getLogger("flexflow_keras")
+
+# variants that keep their activation regions and recorded steps (an epoch of bucketed lengths reuses them)
+KEEP = 8
+
+
+class ShapeVariants:
+    """fit's engine per batch shapes. `n_inputs`: how many of a batch's sources are model inputs (the
+    labels follow, then the sample weights)."""
+
+    def __init__(self, model, engine, n_inputs: int):
+        self.model, self.root, self.n_inputs = model, engine, n_inputs
+        self.root_key = self.root_key_of(engine)
+        self.variants: OrderedDict[tuple, object] = OrderedDict()
+        self.made = 0
+
+    @staticmethod
+    def _key(sources) -> tuple:
+        return tuple(tuple(np.shape(a)[1:]) for a in sources[:-1])
+
+    @staticmethod
+    def root_key_of(engine) -> tuple:
+        """The per-sample shapes of `engine`'s inputs and labels, as `_key` gives them for its batches."""
+        tg = engine.tgraph
+        return tuple(tuple(t.shape[1:]) for t in tg.model_inputs) + tuple(
+            tuple(t.shape[1:]) for t in tg.labels if t is not None)
+
+    def engine_for(self, sources):
+        """The engine that trains a batch of these `sources` (fit's own for the first shapes)."""
+        key = self._key(sources)
+        if key == self.root_key:
+            return self.root
+        v = self.variants.get(key)
+        if v is None:
+            v = self._make(key, sources)
+        else:
+            self.variants.move_to_end(key)
+        v.adopt_root_strategy()
+        return v
+
+    def _make(self, key: tuple, sources):
+        model = self.model
+        xs, ys = list(sources[:self.n_inputs]), list(sources[self.n_inputs:-1])
+        graph = model._graph_for(xs)
+        v = self.root.variant(model._training_graph(graph, ys))
+        self.made += 1
+        if self.made == 1:
+            if self.root.trial is not None:  # a short fit's degree trial times fit's own steps only
+                self.root.trial.cancel("its batches come in several shapes")
+            log.info("fit(): a batch of per-sample shapes %s, after %s: it trains on a step graph of its own "
+                     "(one per shape, sharing the weights, as tf.keras traces one per shape); a dataset "
+                     "padded to one length records one step", list(key), list(self.root_key))
+        else:
+            log.debug("fit(): a step graph for per-sample shapes %s (%d so far)", list(key), self.made)
+        self.variants[key] = v
+        while len(self.variants) > KEEP:
+            _, old = self.variants.popitem(last=False)
+            old.release()
+        return v
+
+    def release(self) -> None:
+        """Let every variant's regions and recorded steps go (the end of fit)."""
+        for v in self.variants.values():
+            v.release()
+        self.variants.clear()
