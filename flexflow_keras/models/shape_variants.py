@@ -23,28 +23,31 @@ KEEP = 8
 
 
 class ShapeVariants:
-    """fit's engine per batch shapes. `n_inputs`: how many of a batch's sources are model inputs (the
-    labels follow, then the sample weights)."""
+    """The engines of a model's batches by shape: `root` (the model's engine) for its own shapes, variants
+    of it for others. `n_inputs`: how many of a batch's sources are model inputs; with `labels` the labels
+    follow (training and evaluation), without them the sources are the inputs only (predict). The sample
+    weights come last either way."""
 
-    def __init__(self, model, engine, n_inputs: int):
-        self.model, self.root, self.n_inputs = model, engine, n_inputs
-        self.root_key = self.root_key_of(engine)
+    def __init__(self, model, engine, n_inputs: int, labels: bool = True):
+        self.model, self.root, self.n_inputs, self.labels = model, engine, n_inputs, labels
+        tg = engine.tgraph
+        self.root_key = tuple((tuple(t.shape[1:]), t.dtype) for t in tg.model_inputs) + (tuple(
+            (tuple(t.shape[1:]), t.dtype) for t in tg.labels if t is not None) if labels else ())
         self.variants: OrderedDict[tuple, object] = OrderedDict()
         self.made = 0
 
-    @staticmethod
-    def _key(sources) -> tuple:
-        return tuple(tuple(np.shape(a)[1:]) for a in sources[:-1])
-
-    @staticmethod
-    def root_key_of(engine) -> tuple:
-        """The per-sample shapes of `engine`'s inputs and labels, as `_key` gives them for its batches."""
-        tg = engine.tgraph
-        return tuple(tuple(t.shape[1:]) for t in tg.model_inputs) + tuple(
-            tuple(t.shape[1:]) for t in tg.labels if t is not None)
+    def _key(self, sources) -> tuple:
+        """Per source: its per-sample shape and the dtype its graph tensor gets (inputs: floats are
+        float32, as `_graph_for` makes them; labels: their own)."""
+        out = []
+        for k, a in enumerate(sources[:-1]):
+            dtype = np.asarray(a).dtype if not hasattr(a, "dtype") else np.dtype(a.dtype)
+            name = "float32" if k < self.n_inputs and dtype.kind == "f" else str(dtype)
+            out.append((tuple(np.shape(a)[1:]), name))
+        return tuple(out)
 
     def engine_for(self, sources):
-        """The engine that trains a batch of these `sources` (fit's own for the first shapes)."""
+        """The engine for a batch of these `sources` (the root's for its own shapes)."""
         key = self._key(sources)
         if key == self.root_key:
             return self.root
@@ -58,18 +61,19 @@ class ShapeVariants:
 
     def _make(self, key: tuple, sources):
         model = self.model
-        xs, ys = list(sources[:self.n_inputs]), list(sources[self.n_inputs:-1])
+        xs = list(sources[:self.n_inputs])
+        ys = list(sources[self.n_inputs:-1]) if self.labels else None
         graph = model._graph_for(xs)
         v = self.root.variant(model._training_graph(graph, ys))
         self.made += 1
         if self.made == 1:
             if self.root.trial is not None:  # a short fit's degree trial times fit's own steps only
                 self.root.trial.cancel("its batches come in several shapes")
-            log.info("fit(): a batch of per-sample shapes %s, after %s: it trains on a step graph of its own "
-                     "(one per shape, sharing the weights, as tf.keras traces one per shape); a dataset "
-                     "padded to one length records one step", list(key), list(self.root_key))
+            log.info("a batch of per-sample shapes %s, after %s: it runs on a step graph of its own (one per "
+                     "shape, sharing the weights, as tf.keras traces one per shape); a dataset padded to one "
+                     "length records one step", [k[0] for k in key], [k[0] for k in self.root_key])
         else:
-            log.debug("fit(): a step graph for per-sample shapes %s (%d so far)", list(key), self.made)
+            log.debug("a step graph for per-sample shapes %s (%d so far)", [k[0] for k in key], self.made)
         self.variants[key] = v
         while len(self.variants) > KEEP:
             _, old = self.variants.popitem(last=False)

@@ -94,9 +94,10 @@ class Trainer:
         self.stop_training = False
 
     def _detach_engine(self) -> None:
-        variants = self.__dict__.pop("_shape_variants", None)
-        if variants is not None:
-            variants.release()
+        for attr in ("_shape_variants", "_predict_variants"):
+            variants = self.__dict__.pop(attr, None)
+            if variants is not None:
+                variants.release()
         engine = getattr(self, "_engine", None)
         if engine is not None:
             engine.detach()
@@ -429,15 +430,13 @@ class Trainer:
         resumed, self._initial_epoch = getattr(self, "_initial_epoch", None), None  # set by BackupAndRestore
         initial_epoch = int(resumed or initial_epoch)
         # a dataset's batches may change shape (padded per batch): one step graph per shape
-        variants = ShapeVariants(self, engine, len(graph.inputs)) if isinstance(feed, IterFeed) else None
+        variants = self._variants(engine, len(graph.inputs)) if isinstance(feed, IterFeed) else None
         try:
             epoch_logs = self._epochs(engine, feed, cbs, running, pipelined, val, initial_epoch, epochs, steps,
                                       seed, validation_freq, validation_batch_size or batch_size, validation_steps,
                                       variants)
         finally:
             feed.close()
-            if variants is not None:
-                variants.release()
         _interrupts.phase(None)  # not in `finally`: a Ctrl-C's message still names the epoch and step
         elapsed = time.perf_counter() - t_start
         samples = self._fit_samples
@@ -582,7 +581,7 @@ class Trainer:
         from flexflow_keras.callbacks import callback_list
 
         graph = self._graph_for(xs)
-        engine = self._engine_for(graph, ys)
+        engine = self._batch_engine(graph, xs, ys)
         n = len(xs[0])
         sources = self._sources(xs, ys, sw, n)
         nsteps = math.ceil(n / batch_size) if steps is None else int(steps)
@@ -622,9 +621,7 @@ class Trainer:
             return predict_stream(self, x, steps, callbacks, 1 if verbose == "auto" else int(verbose))
         graph, xs, _, _, n = self._prepare(x, None, None, need_labels=False)
         check_not_empty(n, "predict")
-        engine = self._engine if self._engine_key and self._engine_key[0] == id(graph) else None
-        if engine is None:
-            engine = self._engine_for(graph, None)
+        engine = self._batch_engine(graph, xs, None)
         sources = tuple(xs)
         nsteps = math.ceil(n / batch_size) if steps is None else int(steps)
         verbose = 1 if verbose == "auto" else int(verbose)
@@ -683,17 +680,29 @@ class Trainer:
         return _result(running.logs(), return_dict)
 
     def _batch_engine(self, graph, xs, ys):
-        """The engine of a train_on_batch / test_on_batch call: the model's, or, for a batch of other
-        shapes than the model's training engine (a loop over batches padded to their own lengths), a
-        variant of it that shares its weights and optimizer slots (models/shape_variants.py)."""
-        root = self._engine
-        if (root is None or self._engine_key == (id(graph), self._label_specs(ys)) or not ys
-                or not any(t is not None for t in root.tgraph.per_sample_losses)):
+        """The engine for a batch of inputs `xs` and labels `ys` (None: predict) outside fit's loop
+        (train_on_batch, test_on_batch, evaluate, predict): the model's engine for its shapes; for other
+        shapes, a variant of the model's training engine that shares its weights and optimizer slots
+        (models/shape_variants.py), so a loop over batches padded to their own lengths, or an evaluation
+        at another length between two fits, keeps Adam's moments; else a new engine."""
+        root, key = self._engine, self._engine_key
+        if root is not None and key[0] == id(graph) and (ys is None or key[1] == self._label_specs(ys)):
+            return root
+        if root is None or (ys is not None and not ys) or not any(
+                t is not None for t in root.tgraph.per_sample_losses):
             return self._engine_for(graph, ys)
-        variants = self.__dict__.get("_shape_variants")
+        return self._variants(root, len(graph.inputs), ys is not None).engine_for(tuple(xs) + tuple(ys or ()) + (None,))
+
+    def _variants(self, root, n_inputs: int, labels: bool = True) -> ShapeVariants:
+        """The shape variants of the model's engine `root`, with labels (fit, evaluate) or without (predict)."""
+        attr = "_shape_variants" if labels else "_predict_variants"
+        variants = self.__dict__.get(attr)
         if variants is None or variants.root is not root:
-            variants = self._shape_variants = ShapeVariants(self, root, len(graph.inputs))
-        return variants.engine_for(tuple(xs) + tuple(ys) + (None,))  # the shapes of inputs and labels
+            if variants is not None:
+                variants.release()
+            variants = ShapeVariants(self, root, n_inputs, labels)
+            setattr(self, attr, variants)
+        return variants
 
     def _batch_means(self, kind: str, reset: bool) -> RunningMeans:
         """The running means of the *_on_batch calls: fresh when `reset`, else the previous call's."""

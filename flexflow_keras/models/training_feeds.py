@@ -425,7 +425,7 @@ def evaluate_stream(model, data, steps=None, callbacks=None, verbose=0) -> dict:
             break
         graph, xs, ys, sw, n = model._prepare(_one(bx), _one(by), bsw)
         model._validate_labels(graph, ys)
-        engine = model._engine_for(graph, ys)
+        engine = model._batch_engine(graph, xs, ys)
         if running is None:
             running = RunningMeans(model._loss_names, model._metric_objects)
         cbs.on_test_batch_begin(b)
@@ -452,8 +452,7 @@ def predict_stream(model, data, steps=None, callbacks=None, verbose=0):
         if nsteps is not None and b >= nsteps:  # a Sequence that also iterates endlessly stops at len()
             break
         graph, xs, _, _, n = model._prepare(_one(bx), None, None, need_labels=False)
-        engine = model._engine if model._engine_key and model._engine_key[0] == id(graph) else None
-        engine = engine or model._engine_for(graph, None)
+        engine = model._batch_engine(graph, xs, None)
         cbs.on_predict_batch_begin(b)
         outs = engine.predict_step(tuple(xs), np.arange(n, dtype=np.int64))
         chunks.append(outs)

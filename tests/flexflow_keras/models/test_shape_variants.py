@@ -118,5 +118,13 @@ def test_a_tagger_on_batches_of_varying_length_trains_as_tf_keras():
                     validation_data=_dataset(tf.keras, batches)).history
     for key in ("loss", "accuracy", "val_loss", "val_accuracy"):
         np.testing.assert_allclose(h0[key], h1[key], rtol=1e-4, err_msg=key)
+    # an evaluation and a prediction at other lengths between two fits: the second fit goes on from the
+    # first one's optimizer state (a new engine per length started Adam's moments again)
+    np.testing.assert_allclose(ours.evaluate(_dataset(keras, batches[1:3]), verbose=0),
+                               theirs.evaluate(_dataset(tf.keras, batches[1:3]), verbose=0), rtol=1e-4)
+    x5 = batches[4][0]
+    np.testing.assert_allclose(ours.predict(x5, verbose=0), theirs.predict(x5, verbose=0), rtol=1e-4, atol=1e-5)
+    ours.train_on_batch(*batches[5])
+    theirs.train_on_batch(*batches[5])
     for a, b in zip(ours.get_weights(), theirs.get_weights(), strict=True):
         np.testing.assert_allclose(a, b, rtol=1e-3, atol=1e-5)
