@@ -153,8 +153,14 @@ def __getattr__(name: str):
         raise AttributeError(f"keras.backend.{name} is TensorFlow-graph machinery that flexflow_keras does not "
                              f"provide: models train through compile()/fit(); put custom maths in layers, "
                              f"losses or a compute_loss() override using keras.ops.")
-    if name in ("ctc_batch_cost", "ctc_decode", "ctc_label_dense_to_sparse"):
-        from flexflow_keras.ops import _CTC, UnsupportedOpsError
+    if name in ("ctc_batch_cost", "ctc_decode"):  # Keras 2's CTC functions (ops/ctc.py)
+        from flexflow_keras.ops import ctc
 
-        raise UnsupportedOpsError(f"keras.backend.{name} is not available in flexflow_keras: {_CTC}.")
+        return ctc.ctc_batch_cost if name == "ctc_batch_cost" else ctc.backend_ctc_decode
+    if name == "ctc_label_dense_to_sparse":
+        from flexflow_keras.ops import UnsupportedOpsError
+
+        raise UnsupportedOpsError("keras.backend.ctc_label_dense_to_sparse makes a tf.SparseTensor, which "
+                                  "flexflow_keras does not have: pass the dense padded labels and their lengths "
+                                  "to keras.backend.ctc_batch_cost or keras.ops.ctc_loss.")
     raise AttributeError(f"module 'flexflow_keras.backend' has no attribute {name!r}")

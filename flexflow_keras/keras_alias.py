@@ -29,9 +29,11 @@ from flexflow_keras.raw_tf_hints import keras_spelling
 _KERAS_PREFIXES = ("tensorflow.python.keras", "tensorflow.keras", "keras")
 # Raw TensorFlow calls with a Keras spelling to suggest.
 _HINTS = {
-    "nn.ctc_loss": "none: flexflow_keras has no CTC op yet, nor keras.ops.ctc_loss",
-    "nn.ctc_greedy_decoder": "none: flexflow_keras has no CTC decoding yet",
-    "nn.ctc_beam_search_decoder": "none: flexflow_keras has no CTC decoding yet",
+    "nn.ctc_loss": "keras.ops.ctc_loss, whose logits are batch-major (batch, frames, classes), or "
+                   "keras.backend.ctc_batch_cost on probabilities",
+    "nn.ctc_greedy_decoder": "keras.ops.ctc_decode (greedy, batch-major logits)",
+    "nn.ctc_beam_search_decoder": "none: beam-search CTC decoding is not implemented; keras.ops.ctc_decode decodes "
+                                  "greedily",
     "data.Dataset": "Dataset.from_tensor_slices(...) runs; otherwise NumPy arrays, a generator of (x, y) batches, "
                     "or keras.utils.PyDataset",
     "config": "the -ll:gpu / -ll:cpu command-line flags for devices",

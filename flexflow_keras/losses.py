@@ -451,8 +451,6 @@ _NAMES.update({"mse": MeanSquaredError, "MSE": MeanSquaredError, "mae": MeanAbso
 _MISSING = {
     "circle": "Circle loss compares every pair of samples of a batch and leaves out each sample's pair with "
               "itself; a flexflow_keras training graph has no per-sample index to build that diagonal from",
-    "ctc": "CTC loss needs a connectionist-temporal-classification op, which flexflow_keras does not have "
-           "(nor keras.ops.ctc_loss / keras.backend.ctc_batch_cost); train a CTC model with TensorFlow itself",
 }
 
 
@@ -527,12 +525,15 @@ def deserialize(config: dict, custom_objects: dict | None = None) -> Loss:
 # The losses of the losses_*.py modules: losses_more.py (MAPE, MSLE, KLD, cosine similarity, Huber, log-cosh
 # and their Keras 2 short names), losses_hinge.py (hinge, squared hinge, categorical hinge), losses_focal.py
 # (binary and categorical focal crossentropy), losses_probabilistic.py (Poisson, generalized crossentropy)
-# and losses_overlap.py (Dice, Tversky). Each lists its CLASSES and FUNCTIONS (and maybe SHORT_NAMES).
+# losses_overlap.py (Dice, Tversky) and losses_ctc.py (CTC). Each lists its CLASSES and FUNCTIONS (and maybe
+# SHORT_NAMES).
+from flexflow_keras import losses_ctc as _ctc  # noqa: E402
 from flexflow_keras import losses_focal as _focal  # noqa: E402
 from flexflow_keras import losses_hinge as _hinge  # noqa: E402
 from flexflow_keras import losses_more as _more  # noqa: E402
 from flexflow_keras import losses_overlap as _overlap  # noqa: E402
 from flexflow_keras import losses_probabilistic as _probabilistic  # noqa: E402
+from flexflow_keras.losses_ctc import CTC, ctc  # noqa: E402
 from flexflow_keras.losses_focal import (  # noqa: E402
     BinaryFocalCrossentropy,
     CategoricalFocalCrossentropy,
@@ -578,7 +579,7 @@ from flexflow_keras.losses_probabilistic import (  # noqa: E402
     poisson,
 )
 
-for _module in (_more, _hinge, _focal, _probabilistic, _overlap):
+for _module in (_more, _hinge, _focal, _probabilistic, _overlap, _ctc):
     for _cls in _module.CLASSES:
         _CLASSES[_cls.__name__] = _NAMES[_cls.__name__] = _NAMES[_snake(_cls.__name__)] = _cls
     _FUNCTIONS.update(_module.FUNCTIONS)
@@ -595,7 +596,7 @@ __all__ = ["Loss", "LossFunctionWrapper", "CategoricalCrossentropy", "SparseCate
            "categorical_hinge", "hinge", "squared_hinge", "Huber", "LogCosh", "huber", "log_cosh",
            "BinaryFocalCrossentropy", "CategoricalFocalCrossentropy", "binary_focal_crossentropy",
            "categorical_focal_crossentropy", "Poisson", "poisson", "CategoricalGeneralizedCrossEntropy",
-           "categorical_generalized_cross_entropy", "Dice", "dice", "Tversky", "tversky"]
+           "categorical_generalized_cross_entropy", "Dice", "dice", "Tversky", "tversky", "CTC", "ctc"]
 
 
 def _eager_function(fn):

@@ -93,15 +93,9 @@ class UnsupportedOpsError(FlexFlowKerasError, AttributeError):
     """A Keras 3 `keras.ops` submodule flexflow_keras does not have (an AttributeError, so hasattr is False)."""
 
 
-_CTC = ("connectionist temporal classification (CTC: a loss summed over every alignment of the labels to the "
-        "frames, by a forward-backward pass, and its decoding) has no op or kernels in flexflow_keras yet. "
-        "Train a CTC model with TensorFlow itself, or train on frame-aligned labels with "
-        "sparse_categorical_crossentropy")
 _MISSING_SUBMODULES = {
     "linalg": "its decompositions (qr, svd, cholesky, ...) have no kernels here; compute them with NumPy outside the model",
     "fft": "Fourier transforms have no kernels here; compute them with NumPy before fit",
-    "ctc_loss": _CTC,
-    "ctc_decode": _CTC,
 }
 
 
@@ -132,6 +126,9 @@ from flexflow_keras.ops.conv_api import (  # noqa: E402
 __all__ += ["average_pool", "conv", "conv_transpose", "depthwise_conv", "max_pool", "separable_conv"]
 
 from flexflow_keras.ops import image  # noqa: E402,F401  keras.ops.image (extract_patches, resize, ...)
+from flexflow_keras.ops.ctc import ctc_decode, ctc_loss  # noqa: E402  (kernels/ctc.py)
+
+__all__ += ["ctc_decode", "ctc_loss"]
 
 # Keras 3's submodules keras.ops.numpy / nn / math / core hold the functions that are flat here
 # (keras.ops.numpy.sum is keras.ops.sum): the same module under those names, for attributes and imports.

@@ -46,6 +46,7 @@ KERNEL_MODULES = (
     "kernels.gpu.channel_ops",
     "kernels.gpu.checks",
     "kernels.gpu.conv1d",
+    "kernels.gpu.ctc",
     "kernels.gpu.conv2d_dilated",
     "kernels.gpu.conv3d",
     "kernels.gpu.conv_lstm",
