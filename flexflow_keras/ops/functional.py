@@ -269,9 +269,20 @@ def _is_number(v) -> bool:
     return isinstance(v, int | float | np.number) and not isinstance(v, bool)
 
 
+def _same_dtype_scalar(v, other) -> bool:
+    """A 0-d array next to a symbolic tensor of its dtype (``tf.cast(tf.shape(y)[1], "int64") * ones``): an
+    attribute, as a number is, rather than a constant recorded in the graph (the same result: no promotion)."""
+    return (type(v) is not bool and isinstance(v, np.ndarray) and v.ndim == 0 and v.dtype.kind in "iuf"
+            and isinstance(other, KerasTensor) and np.dtype(other.dtype) == v.dtype)
+
+
 def _binary(fn: str, a, b, name=None):
     # A Python number next to a tensor is an attribute (weakly typed: float32 stays float32, as Keras).
     sym = _symbolic(a, b)
+    if _same_dtype_scalar(b, a):
+        b = b.item()
+    elif _same_dtype_scalar(a, b):
+        a = a.item()
     if _is_number(b) and not _is_number(a):
         return apply_op(ScalarOp(fn, float(b), False), [_tensor(a, sym)], name=name)
     if _is_number(a) and not _is_number(b):
