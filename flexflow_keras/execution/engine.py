@@ -123,6 +123,7 @@ class Engine:
                              f"({', '.join(extra[:4])}), so it cannot share that graph's weights. Give every "
                              f"batch one shape (pad the dataset to one length).")
         v = copy.copy(root)
+        v.__dict__.pop("_reducers", None)  # under MPI: its own reducers' communicators (freed by `release`)
         v.name = f"{root.name}.v{next(root._variants)}"
         v.tgraph = tgraph
         v.grad_plan = plan_gradients(tgraph.graph, {t.uid for t in tgraph.per_sample_losses if t is not None},
@@ -156,6 +157,7 @@ class Engine:
         self._programs.clear()
         self._drop_stores()
         self.strategy, self._adopted = None, None
+        distributed.release(self)  # collective: every rank evicts the same variants in the same order
 
     # --- weights ------------------------------------------------------------------------------------------
     @property

@@ -79,6 +79,8 @@ def clone_graph(graph: OpGraph, new_inputs: Sequence[KerasTensor], replace: dict
                 continue  # already recorded (a mask's nodes shared with the outputs')
             new = OpNode(replace.get(node.uid, node.op), [mapping[t.uid] for t in node.inputs], node.weights)
             new.layer = getattr(node, "layer", None)
+            if hasattr(node, "kept_states"):  # a stateful RNN's states: every graph of the model carries them on
+                new.kept_states = node.kept_states
             mapping.update({o.uid: n for o, n in zip(node.outputs, new.outputs, strict=False)})
 
     record(graph.nodes)

@@ -181,6 +181,7 @@ class Trainer:
         key = (id(graph), label_specs)
         if self._engine is not None and self._engine_key == key:
             return self._engine
+        carried = self._trained_slots()
         self._detach_engine()
         out_names, loss_specs = self._loss_specs(graph, label_specs)
         metric_objects, self._loss_names, self._loss_weights = [], [], []
@@ -222,8 +223,19 @@ class Trainer:
         from flexflow_keras.saving.optimizer_state import restore_pending_slots
 
         restore_pending_slots(engine)  # slots of a model loaded from a .keras file
+        if carried:
+            engine.weights.write_slots({uid: a for uid, a in carried.items() if uid in engine.weights.slots})
         self._engine, self._engine_key = engine, key
         return engine
+
+    def _trained_slots(self):
+        """The optimizer slots of the engine about to be replaced (another graph: a fit at another length,
+        an engine made for predict) once the optimizer has stepped, so the new engine goes on from them as
+        Keras' one optimizer state does; None otherwise."""
+        old, opt = self._engine, getattr(self, "optimizer", None)
+        if old is None or opt is None or old.optimizer is not opt or int(getattr(opt, "iterations", 0)) == 0:
+            return None
+        return old.weights.read_slots()
 
     def _output_names_for(self, graph) -> list[str]:
         names = list(getattr(self, "output_names", None) or [])
@@ -437,6 +449,8 @@ class Trainer:
                                       variants)
         finally:
             feed.close()
+            if engine.trial is not None:  # stopped (a callback, too few full batches) before its trial decided
+                engine.trial.cancel("the fit ended before its first steps decided")
         _interrupts.phase(None)  # not in `finally`: a Ctrl-C's message still names the epoch and step
         elapsed = time.perf_counter() - t_start
         samples = self._fit_samples

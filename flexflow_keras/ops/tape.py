@@ -298,6 +298,8 @@ class GradientTape:
         if not self.persistent:
             self._used = True
             self._entries = []
+        if n and any(t._recording and (t is not self or self.persistent) for t in _ACTIVE):
+            return tree.pack_as(sources, self._recorded_jacobians(rows, t.shape, shapes, batch))
         out = []
         for j, shape in enumerate(shapes):
             if n and any(r[j] is None for r in rows):
@@ -309,6 +311,22 @@ class GradientTape:
                 stacked = np.stack([np.asarray(r[j]) for r in rows]) if n else np.zeros((0,) + shape, t.dtype)
                 out.append(_as_eager(stacked.reshape(t.shape + shape)))
         return tree.pack_as(sources, out)
+
+    @staticmethod
+    def _recorded_jacobians(rows, t_shape, shapes, batch: bool) -> list:
+        """The Jacobians assembled from their rows (gradients written as recorded ops, another tape being
+        open) by recorded stack and reshape, so that tape differentiates through them (a loss on a
+        Jacobian, as physics-informed training takes)."""
+        from flexflow_keras.ops import numpy_api as ops
+
+        out = []
+        for j, shape in enumerate(shapes):
+            if any(r[j] is None for r in rows):
+                out.append(None)
+                continue
+            stacked = ops.stack([r[j] for r in rows], axis=1 if batch else 0)
+            out.append(ops.reshape(stacked, tuple(t_shape) + tuple(shape[1:] if batch else shape)))
+        return out
 
     # --- internals -------------------------------------------------------------------------------------
     def _sources(self, flat_sources, source_keys) -> set:

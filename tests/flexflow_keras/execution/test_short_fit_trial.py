@@ -127,3 +127,24 @@ def test_a_short_fit_trains_through_its_trial(tmp_path, monkeypatch, caplog):
     with caplog.at_level(logging.INFO, logger="flexflow_keras"):
         fit(None)  # the same command again: the cached choice, no trial
     assert "reusing the result cached" in caplog.text and "short fit:" not in caplog.text
+
+
+def test_a_fit_stopped_during_its_trial_ends_it(tmp_path, monkeypatch):
+    # an undecided trial outlived its fit: later steps kept waiting for each other under it
+    import flexflow_keras as keras
+    from flexflow_keras import config
+    from flexflow_keras.execution import choice
+
+    monkeypatch.setenv("FF_CACHE_DIR", str(tmp_path))
+    monkeypatch.setattr(choice, "trial_degree", lambda engine, batch, planned: 2)
+    config.set(cpus=2, data_parallel_degree=None)
+    model = keras.Sequential([keras.Input((4,)), keras.layers.Dense(2)])
+    model.compile("sgd", "mse")
+
+    class Stop(keras.callbacks.Callback):
+        def on_train_batch_end(self, batch, logs=None):
+            self.model.stop_training = True
+
+    x, y = np.ones((64, 4), "float32"), np.zeros((64, 2), "float32")
+    model.fit(x, y, batch_size=8, epochs=1, verbose=0, callbacks=[Stop()])
+    assert model._engine.trial is None and model._engine.strategy == model._engine.data_parallel(1)

@@ -128,3 +128,34 @@ def test_a_tagger_on_batches_of_varying_length_trains_as_tf_keras():
     theirs.train_on_batch(*batches[5])
     for a, b in zip(ours.get_weights(), theirs.get_weights(), strict=True):
         np.testing.assert_allclose(a, b, rtol=1e-3, atol=1e-5)
+
+
+def test_a_second_fit_at_another_length_goes_on_from_the_optimizer_state():
+    # fit's engine for another first length is a new one: it takes the old engine's slots (Keras keeps
+    # one optimizer state); the reference pads the second fit's batch to the first length (one engine)
+    batches = _batches()
+    first, second = batches[0], batches[1]
+    padded = (np.pad(second[0], ((0, 0), (0, first[0].shape[1] - second[0].shape[1]))), second[1])
+    weights = []
+    for data in (second, padded):
+        keras.utils.set_random_seed(0)
+        m = _pooled(keras)
+        m.fit(*first, batch_size=4, epochs=2, verbose=0, shuffle=False)
+        m.fit(*data, batch_size=4, epochs=1, verbose=0, shuffle=False)
+        weights.append(m.get_weights())
+    for a, b in zip(*weights, strict=True):
+        np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-7)
+
+
+def test_a_stateful_rnn_on_an_open_length_keeps_its_states():
+    # the graph at the data's length carries the layer's kept states (they started at zero every batch)
+    x = np.random.default_rng(1).standard_normal((4, 5, 3)).astype("float32")
+    y = np.random.default_rng(2).standard_normal((4, 2)).astype("float32")
+    losses = []
+    for length in (5, None):
+        keras.utils.set_random_seed(0)
+        inp = keras.Input(batch_shape=(4, length, 3))
+        m = keras.Model(inp, keras.layers.Dense(2)(keras.layers.GRU(4, stateful=True)(inp)))
+        m.compile("sgd", "mse")
+        losses.append([m.train_on_batch(x, y) for _ in range(3)])
+    np.testing.assert_allclose(losses[0], losses[1], rtol=1e-6)

@@ -171,3 +171,29 @@ def test_jacobian_and_batch_jacobian_match_tensorflow():
     for a, b in zip(*results, strict=True):
         assert a.shape == b.shape
         np.testing.assert_allclose(b, a, rtol=1e-5, atol=1e-6)
+
+
+def test_a_loss_on_a_jacobian_differentiates_through_it():
+    # a physics-informed loss on batch_jacobian / jacobian inside an outer tape: the outer gradient with
+    # respect to the weights (the Jacobian was a plain value, so every weight's gradient was None)
+    models = [_pinn(K) for _, K in SIDES]
+    _copy(models[0], models[1])
+    xt = np.random.default_rng(4).uniform(-1, 1, (3, 2)).astype("float32")
+    results = []
+    for (T, _), model in zip(SIDES, models, strict=True):
+        x = T.convert_to_tensor(xt)
+        grads = []
+        for kind in ("batch_jacobian", "jacobian"):
+            with T.GradientTape() as outer:
+                with T.GradientTape(persistent=True) as inner:
+                    inner.watch(x)
+                    u = model([x[:, 0:1], x[:, 1:2]])
+                jac = getattr(inner, kind)(u, x)
+                loss = T.reduce_sum(jac * jac)
+            grads += [None if g is None else np.asarray(g) for g in outer.gradient(loss, model.trainable_variables)]
+        results.append(grads)
+    assert sum(g is not None for g in results[0]) >= 12  # the last bias does not reach a Jacobian: None
+    for a, b in zip(*results, strict=True):
+        assert (a is None) == (b is None)
+        if a is not None:
+            np.testing.assert_allclose(b, a, rtol=1e-4, atol=1e-6)
