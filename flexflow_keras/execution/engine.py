@@ -114,14 +114,17 @@ class Engine:
         and has its own graph, tasks, activation regions and programs.
 
         Raises:
-            GraphError: the graph at these shapes has variables the first one did not.
+            GraphError: the graph at these shapes has trainable variables the first one did not.
         """
         root = self.root
-        extra = [v.name for v in tgraph.graph.variables if v.uid not in root.weights.value]
-        if extra:
-            raise GraphError(f"The model's graph at these input shapes holds values its first graph did not "
-                             f"({', '.join(extra[:4])}), so it cannot share that graph's weights. Give every "
+        extra = [v for v in tgraph.graph.variables if v.uid not in root.weights.value]
+        trained = [v.name for v in extra if v.trainable]
+        if trained:
+            raise GraphError(f"The model's graph at these input shapes holds weights its first graph did not "
+                             f"({', '.join(trained[:4])}), so it cannot share that graph's weights. Give every "
                              f"batch one shape (pad the dataset to one length).")
+        for v in extra:  # constants recorded again at these shapes (a loss's array)
+            root.weights.add_constant(v)
         v = copy.copy(root)
         v.__dict__.pop("_reducers", None)  # under MPI: its own reducers' communicators (freed by `release`)
         v.name = f"{root.name}.v{next(root._variants)}"

@@ -60,6 +60,14 @@ class WeightStore:
                 regions.append(s)
             self.slots[v.uid] = regions
 
+    def add_constant(self, v: Variable) -> None:
+        """The value region of a variable only a graph at other input shapes holds (a constant a loss or
+        layer makes when it is recorded again there): read by that graph's ops, never trained."""
+        if v.uid not in self.value:
+            r = Region(v.shape, np.dtype(v.dtype), name=f"w:{v.path}", exact_pieces=True)
+            self.rtm.write(r, v._value)
+            self.value[v.uid] = r
+
     def scratch_grad(self, v: Variable) -> Region:
         """A gradient buffer for a frozen variable that an op's backward still needs to compute."""
         r = self.grad.get(v.uid)

@@ -34,6 +34,7 @@ class ShapeVariants:
         self.root_key = tuple((tuple(t.shape[1:]), t.dtype) for t in tg.model_inputs) + (tuple(
             (tuple(t.shape[1:]), t.dtype) for t in tg.labels if t is not None) if labels else ())
         self.variants: OrderedDict[tuple, object] = OrderedDict()
+        self.tgraphs: dict[tuple, object] = {}  # kept past an eviction: a remade variant reuses its constants
         self.made = 0
 
     def _key(self, sources) -> tuple:
@@ -63,8 +64,10 @@ class ShapeVariants:
         model = self.model
         xs = list(sources[:self.n_inputs])
         ys = list(sources[self.n_inputs:-1]) if self.labels else None
-        graph = model._graph_for(xs)
-        v = self.root.variant(model._training_graph(graph, ys))
+        tgraph = self.tgraphs.get(key)
+        if tgraph is None:
+            tgraph = self.tgraphs[key] = model._training_graph(model._graph_for(xs), ys)
+        v = self.root.variant(tgraph)
         self.made += 1
         if self.made == 1:
             if self.root.trial is not None:  # a short fit's degree trial times fit's own steps only

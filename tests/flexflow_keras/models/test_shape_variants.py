@@ -159,3 +159,26 @@ def test_a_stateful_rnn_on_an_open_length_keeps_its_states():
         m.compile("sgd", "mse")
         losses.append([m.train_on_batch(x, y) for _ in range(3)])
     np.testing.assert_allclose(losses[0], losses[1], rtol=1e-6)
+
+
+def test_a_loss_with_an_array_constant_trains_at_every_length():
+    # the loss is recorded again per length with a new constant for its array: a variant gives it a
+    # region of its own (it was "holds values its first graph did not")
+    tf = pytest.importorskip("tensorflow")
+    rng = np.random.default_rng(5)
+    batches = [(rng.standard_normal((2, n, 3)).astype("float32"), rng.standard_normal((2, n, 4)).astype("float32"))
+               for n in (3, 4, 3, 5)]
+    w = np.array([1.0, 2.0, 3.0, 4.0], "float32")
+
+    def build(k, ops):
+        inp = k.Input((None, 3))
+        m = k.Model(inp, k.layers.Dense(4)(inp))
+        m.compile(k.optimizers.SGD(0.1), loss=lambda t, p: ops.mean(ops.square(p - t) * w, axis=-1))
+        return m
+
+    keras.utils.set_random_seed(0)
+    ours, theirs = build(keras, keras.ops), build(tf.keras, tf.keras.ops)
+    theirs.set_weights(ours.get_weights())
+    h0 = ours.fit(_dataset(keras, batches), epochs=2, verbose=0, shuffle=False).history["loss"]
+    h1 = theirs.fit(_dataset(tf.keras, batches), epochs=2, verbose=0, shuffle=False).history["loss"]
+    np.testing.assert_allclose(h0, h1, rtol=1e-5)
