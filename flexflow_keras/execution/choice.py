@@ -231,7 +231,7 @@ def run_search(engine, sources, rows, seed: int, dp_only: bool = False) -> Searc
         each = "" if probe_s is None else f" ({probe_s * 1e3:.1f} ms each)"
         tried = trial_degree(engine, batch, planned) if d == 1 and machine.present else 1
         if tried > 1:  # its first steps train at degree 1 and `tried` and keep the faster (execution/trial.py)
-            engine.trial = DegreeTrial(engine, tried, batch, lambda s, _line: _store_light(key, s))
+            engine.trial = DegreeTrial(engine, tried, batch, lambda s, _line: _store_light(key, s), planned)
             how = f"its first steps train at degrees 1 and {tried} and it keeps the faster"
             strategy = engine.data_parallel(1).with_source("data parallelism, degree 1 (a short fit's first steps)")
         else:

@@ -5,7 +5,8 @@ would train at degree 1 and leave the other cores idle, which halves the speed o
 model. Instead its first real steps decide, and every one of them trains (data parallelism of any degree
 computes the same update, up to rounding):
 - step 1 at degree 1, untimed: it records the step's trace and loads the kernels;
-- step 2 at degree 1, timed;
+- step 2 at degree 1, timed; when the remaining steps take under `MIN_REMAINING_S` at that speed,
+  the trial ends there at degree 1 (a small model's short fit: nothing to gain);
 - step 3 at degree D (every core other processes leave free, at most the processors and the batch),
   timed although it records its own trace, so its figure is an upper bound;
 - only when that figure is not already clearly faster, step 4 at degree D, timed warm.
@@ -31,14 +32,19 @@ log = logging.getLogger("flexflow_keras")
 MARGIN = 0.15
 # the fewest planned steps worth a trial: it decides by its 4th step at the latest
 MIN_STEPS = 6
+# the least time the steps after the first two must take at degree 1 for degree D to be tried: below it,
+# at most about half of it could be gained, against the cost of recording and placing another strategy
+# (and a short fit of a small model keeps degree 1's numbers to the bit, as a resumed run's checkpoint test
+# expects of an uninterrupted run)
+MIN_REMAINING_S = 1.0
 
 
 class DegreeTrial:
     """The plan of a trial between degree 1 and `degree` at `batch` samples a step; `done(strategy, line)`
     gets the strategy chosen and the log line that says why."""
 
-    def __init__(self, engine, degree: int, batch: int, done: Callable[[object, str], None]):
-        self.engine, self.degree, self.batch, self.done = engine, degree, batch, done
+    def __init__(self, engine, degree: int, batch: int, done: Callable[[object, str], None], planned: int = 1 << 30):
+        self.engine, self.degree, self.batch, self.done, self.planned = engine, degree, batch, done, planned
         self.plan = [(1, False), (1, True), (degree, True), (degree, True)]  # (degree, timed) per step
         self.at = 0
         self.times: dict[int, list[float]] = {1: [], degree: []}
@@ -57,6 +63,9 @@ class DegreeTrial:
             self.times[d].append(seconds)
         self.at += 1
         t1, td = self.times[1], self.times[self.degree]
+        if t1 and not td and (self.planned - self.at) * t1[0] < MIN_REMAINING_S:
+            self._keep_one(t1[0])
+            return
         if td and (min(td) <= (1.0 - MARGIN) * t1[0] or self.at == len(self.plan)):
             self._decide(t1[0], td)
 
@@ -65,6 +74,17 @@ class DegreeTrial:
         self.engine.trial = None
         self.engine.set_strategy(self._strategy(1).with_source(f"data parallelism, degree 1 (a short fit: {why})"))
         log.info("short fit: %s, so its steps cannot be compared; the data-parallel degree stays 1", why)
+
+    def _keep_one(self, t1: float) -> None:
+        """Degree 1 without trying D: the fit's remaining steps are too short to gain from it."""
+        engine = self.engine
+        engine.trial = None
+        left = self.planned - self.at
+        line = (f"data parallelism x1 {t1 * 1e3:.1f} ms a step: its {left} remaining steps take about "
+                f"{left * t1:.2f} s, too little to gain from trying degree {self.degree}: degree 1")
+        engine.strategy = engine.strategy.with_source("data parallelism, degree 1 (a short fit of short steps)")
+        log.info("short fit: %s", line)
+        self.done(engine.strategy, line)
 
     def _decide(self, t1: float, td: list[float]) -> None:
         engine = self.engine

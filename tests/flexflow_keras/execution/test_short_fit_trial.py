@@ -29,10 +29,10 @@ class _Strategy:
         return _Strategy(self.degree, source)
 
 
-def _run(times, batches=None):
+def _run(times, batches=None, planned=100):
     """Drive a trial of degrees 1 and 2 at batch 32 with `times` per step; (engine, choices)."""
     engine, choices = _Engine(), []
-    engine.trial = tr = T.DegreeTrial(engine, 2, 32, lambda s, line: choices.append((s.degree, line)))
+    engine.trial = tr = T.DegreeTrial(engine, 2, 32, lambda s, line: choices.append((s.degree, line)), planned)
     for k, t in enumerate(times):
         if engine.trial is None:
             break
@@ -57,6 +57,14 @@ def test_a_degree_that_is_not_clearly_faster_goes_back_to_one():
     engine, choices = _run([0.5, 0.100, 0.095, 0.090])  # 10% is within the margin
     assert [c[0] for c in choices] == [1] and "is not 15% faster" in choices[0][1]
     assert engine.set[-1] == 1 and engine.trial is None
+
+
+def test_short_steps_keep_degree_one_without_trying():
+    # 8 steps of 10 ms: the 6 after the first two take 0.06 s, too little to gain from degree 2 (and a small
+    # model's short fit keeps degree 1's numbers to the bit)
+    engine, choices = _run([0.5, 0.010, 0.001, 0.001], planned=8)
+    assert [c[0] for c in choices] == [1] and "too little to gain" in choices[0][1]
+    assert engine.set == [1, 1] and engine.trial is None
 
 
 def test_partial_batches_are_not_timed():
@@ -101,6 +109,7 @@ def test_a_short_fit_trains_through_its_trial(tmp_path, monkeypatch, caplog):
 
     monkeypatch.setenv("FF_CACHE_DIR", str(tmp_path))
     monkeypatch.setattr(choice, "trial_degree", lambda engine, batch, planned: 2)  # whatever the load here
+    monkeypatch.setattr(T, "MIN_REMAINING_S", 0.0)  # its steps are short: try degree 2 all the same
     rng = np.random.default_rng(0)
     x, y = rng.standard_normal((112, 6, 6, 2)).astype("float32"), rng.integers(0, 3, 112)
 
