@@ -237,6 +237,7 @@ def run_search(engine, sources, rows, seed: int, dp_only: bool = False) -> Searc
         else:
             how = f"it trains with data parallelism, degree {d}"
             strategy = engine.data_parallel(d).with_source(f"data parallelism, degree {d} (a short fit: no search)")
+            engine.provisional = True  # nothing measured: a later, longer fit chooses again (Engine.provisional)
         log.info("%s search skipped: measuring strategies would cost more than %d%% of %s%s, so %s. A longer "
                  "fit searches (its result is cached for later runs); --search-budget N searches now.", what,
                  round(MEASURE_SHARE * 100), loop or f"this fit's {planned} steps", each, how)

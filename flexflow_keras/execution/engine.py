@@ -95,6 +95,9 @@ class Engine:
         self.strategy: Strategy | None = None
         self.planned_steps: int | None = None  # set by fit: the steps it will train (bounds the search cost)
         self.trial = None  # a short fit's degree trial over its first steps (execution/trial.py)
+        # the strategy was set without measuring anything (a fit too short for a search or a trial): the
+        # next fit chooses again (a warm-up fit of 2 steps must not decide for the long fit after it)
+        self.provisional = False
         self.planned_run: str | None = None  # what those steps are, for the search's log (None: a fit)
         self.code_strategy: Strategy | None = strategy  # given in code (compile(strategy=...))
         self._strategy_serial = itertools.count()
@@ -302,10 +305,12 @@ class Engine:
             trial.after(len(rows), time.perf_counter() - t0)
         return prog, fm, pen, prog.last_nodes
 
-    def prepare_strategy(self, sources, rows: np.ndarray, seed: int) -> Strategy:
-        """Choose the training strategy now if none is set (see execution/choice.py); `rows` is the global
-        batch (under MPI the choice plans this rank's shard of it)."""
-        if self.strategy is None:
+    def prepare_strategy(self, sources, rows: np.ndarray, seed: int, again: bool = False) -> Strategy:
+        """Choose the training strategy now if none is set (see execution/choice.py), or with `again` (a
+        fit's start) if the one set was provisional; `rows` is the global batch (under MPI the choice plans
+        this rank's shard of it)."""
+        if self.strategy is None or (again and self.provisional):
+            self.provisional = False  # (a choice of the same strategy keeps its programs and regions)
             choice.choose(self, self.code_strategy, sources, rows, seed)
             distributed.agree_strategy(self)
         return self.strategy

@@ -418,7 +418,7 @@ class Trainer:
         _interrupts.phase("the strategy search")
         engine.planned_steps = steps * max(epochs - int(initial_epoch), 1)  # what the search may cost (choice.py)
         engine.planned_run = None  # a fit's steps (not a train_on_batch loop's guess)
-        engine.prepare_strategy(sources, np.arange(min(batch_size, len(xs[0])), dtype=np.int64), 0)
+        engine.prepare_strategy(sources, np.arange(min(batch_size, len(xs[0])), dtype=np.int64), 0, again=True)
         if _config.get().search_only:
             feed.close()
             log.info("--search-only: the strategy is chosen%s; not training",

@@ -157,3 +157,24 @@ def test_a_fit_stopped_during_its_trial_ends_it(tmp_path, monkeypatch):
     x, y = np.ones((64, 4), "float32"), np.zeros((64, 2), "float32")
     model.fit(x, y, batch_size=8, epochs=1, verbose=0, callbacks=[Stop()])
     assert model._engine.trial is None and model._engine.strategy == model._engine.data_parallel(1)
+
+
+def test_a_warm_up_fit_does_not_decide_for_the_longer_fit_after_it(tmp_path, monkeypatch, caplog):
+    # a 2-step fit measures nothing (degree 1, provisional); the next fit chooses again, here by its trial
+    import flexflow_keras as keras
+    from flexflow_keras import config
+    from flexflow_keras.execution import choice
+
+    monkeypatch.setenv("FF_CACHE_DIR", str(tmp_path))
+    monkeypatch.setattr(choice, "trial_degree", lambda engine, batch, planned: 2 if planned >= T.MIN_STEPS else 1)
+    monkeypatch.setattr(T, "MIN_REMAINING_S", 0.0)
+    config.set(cpus=2, data_parallel_degree=None)
+    model = keras.Sequential([keras.Input((4,)), keras.layers.Dense(2)])
+    model.compile("sgd", "mse")
+    x, y = np.ones((64, 4), "float32"), np.zeros((64, 2), "float32")
+    model.fit(x[:16], y[:16], batch_size=8, epochs=1, verbose=0)
+    assert model._engine.provisional and "no search" in model._engine.strategy.source
+    with caplog.at_level(logging.INFO, logger="flexflow_keras"):
+        model.fit(x, y, batch_size=8, epochs=1, verbose=0)
+    assert "short fit: data parallelism x1" in caplog.text and not model._engine.provisional
+    assert "chosen by a short fit's first steps" in model._engine.strategy.source
