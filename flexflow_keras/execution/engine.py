@@ -296,7 +296,7 @@ class Engine:
         opt = self.optimizer
         iteration = int(opt.iterations)
         lr = float(opt.learning_rate_at(iteration))
-        t0 = time.perf_counter()
+        t0 = time.perf_counter() if trial is not None else 0.0  # (timed only while a trial runs)
         prog = self.program("train", len(local), len(rows), mine is not None)
         fm, pen = prog.run(sources, local, step, seed, iteration, lr, wait=wait)
         opt.iterations = iteration + 1
