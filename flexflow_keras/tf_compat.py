@@ -16,7 +16,10 @@ scripts whose Keras part runs (`tf.random.set_seed(42)` on their first line). Ma
   map, take, skip, prefetch, cache, padded_batch, filter, unbatch, concatenate, enumerate; data/slices.py),
   ``tf.data.Dataset.list_files`` (a glob's paths, shuffled unless ``shuffle=False``),
   ``tf.data.Dataset.zip`` / ``range`` / ``from_generator``, ``tf.data.TextLineDataset`` (data/derived.py),
-  ``tf.data.AUTOTUNE``, and
+  ``tf.data.Dataset.sample_from_datasets`` / ``choose_from_datasets`` (data/grouping.py; also under
+  tf.data.experimental), tf.data.experimental's ``bucket_by_sequence_length``, ``group_by_window``, ``scan``,
+  ``unique``, ``ignore_errors`` (for ``ds.apply(...)``) and ``get_single_element``, ``tf.data.Options`` and
+  ``tf.data.experimental.AutoShardPolicy`` & co (data/options.py), ``tf.data.AUTOTUNE``, and
   ``tf.data.experimental.cardinality(ds)`` (the dataset's `cardinality()`, of any of our datasets).
 - `tf.test.gpu_device_name()` / `is_gpu_available()`: the `-ll:gpu` devices, as the device listing;
   `tf.test.is_built_with_cuda()` is True (every op here has a CUDA kernel; whether a GPU is there is
@@ -59,6 +62,7 @@ from collections import namedtuple
 
 import numpy as np
 
+from flexflow_keras.data import options as _data_options
 from flexflow_keras.errors import ArgumentError, ConfigError
 
 # TensorFlow name (under tf. and tf.math.) -> keras.ops name, for same arguments and same meaning
@@ -412,6 +416,12 @@ CALLS = {
     "tf.data.Dataset.list_files": lambda *a, **k: _slices().list_files(*a, **k),
     "tf.data.TextLineDataset": lambda *a, **k: _derived().text_line_dataset(*a, **k),
     "tf.data.experimental.cardinality": _cardinality,
+    **{f"tf.data.{space}.{name}": (lambda *a, _name=name, **k: getattr(_slices(), _name)(*a, **k))
+       for space in ("Dataset", "experimental") for name in ("sample_from_datasets", "choose_from_datasets")},
+    # tf.data.experimental's transformations, for ds.apply(...)
+    **{f"tf.data.experimental.{name}": (lambda *a, _name=name, **k: lambda ds: getattr(ds, _name)(*a, **k))
+       for name in ("bucket_by_sequence_length", "group_by_window", "scan", "unique", "ignore_errors")},
+    "tf.data.experimental.get_single_element": lambda dataset: dataset.get_single_element(),
     "tf.test.gpu_device_name": _gpu_device_name, "tf.test.is_gpu_available": lambda *a, **k: bool(_gpus()),
     "tf.test.is_built_with_cuda": lambda: True,
     "tf.nn.conv2d": lambda *a, **k: _ops_fn("tf_conv")(*a, **k), "tf.nn.conv1d": lambda *a, **k: _ops_fn("tf_conv")(*a, **k),
@@ -446,6 +456,10 @@ CONSTANTS.update({"tf.UnconnectedGradients": _UnconnectedGradients, "tf.newaxis"
                   "tf.data.AUTOTUNE": -1, "tf.data.experimental.AUTOTUNE": -1,
                   "tf.data.INFINITE_CARDINALITY": -1, "tf.data.experimental.INFINITE_CARDINALITY": -1,
                   "tf.data.UNKNOWN_CARDINALITY": -2, "tf.data.experimental.UNKNOWN_CARDINALITY": -2})
+CONSTANTS.update({"tf.data.Options": _data_options.Options, "tf.data.ThreadingOptions": _data_options.ThreadingOptions,
+                  **{f"tf.data.experimental.{name}": getattr(_data_options, name) for name in (
+                      "AutoShardPolicy", "ExternalStatePolicy", "AutotuneAlgorithm", "AutotuneOptions",
+                      "DistributeOptions", "OptimizationOptions", "ThreadingOptions")}})
 
 
 def _ops_fn(name: str):

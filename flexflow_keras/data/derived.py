@@ -1,7 +1,9 @@
 """The tf.data methods that make a dataset from other datasets' elements: `concatenate`, `filter`,
-`unbatch`, `enumerate`, `Dataset.zip`, `shard`, `window`, `flat_map`, `padded_batch`'s stacking, and the
-sources `Dataset.range`, `Dataset.from_generator` and `TextLineDataset` (data/slices.py's `SliceDataset`
-chains them).
+`unbatch`, `enumerate`, `Dataset.zip`, `shard`, `window`, `flat_map`, `interleave`, `scan`, `rebatch`,
+`unique`, `ignore_errors`, `padded_batch`'s stacking, and the sources `Dataset.range`,
+`Dataset.from_generator` and `TextLineDataset` (data/slices.py's `SliceDataset` chains them; the grouping
+and sampling ones, `group_by_window`, `bucket_by_sequence_length`, `sample_from_datasets` and
+`choose_from_datasets`, are data/grouping.py's).
 
 A `DerivedDataset` is a `SliceDataset` whose base elements are a Python list made from its upstream
 datasets, again for every pass (so an upstream `shuffle` or random `map` draws anew each epoch, as in
@@ -11,7 +13,8 @@ batched datasets, its elements are their batches (only `unbatch` splits them int
 
 `window` gives a dataset whose elements are datasets (a tuple or dict element: a tuple or dict of them, one
 per component, as tf.data), for the time-series idiom ``ds.window(n + 1, shift=1, drop_remainder=True)
-.flat_map(lambda w: w.batch(n + 1))``; `flat_map` concatenates the datasets its function returns.
+.flat_map(lambda w: w.batch(n + 1))``; `flat_map` concatenates the datasets its function returns, `interleave` cycles through them as tf.data
+does (`cycle_length` open at once, `block_length` elements from each in turn).
 """
 
 from __future__ import annotations
@@ -223,14 +226,162 @@ def flat_map(dataset, map_func) -> DerivedDataset:
     def make(_k):
         out = []
         for item in _elements(dataset):
-            produced = _call(map_func, item)
-            if not isinstance(produced, SliceDataset):
-                raise DataError(f"Dataset.flat_map: the function must return a dataset (e.g. w.batch(n) for a "
-                                f"window, tf.data.Dataset.from_tensor_slices(...)), received "
-                                f"{type(produced).__name__}. To transform elements one to one, use map().")
-            out += _elements(produced)
+            out += _elements(_produced("flat_map", map_func, item))
         return out
     return DerivedDataset(make, "flat_map(...)")
+
+
+def _produced(method: str, map_func, item) -> SliceDataset:
+    produced = _call(map_func, item)
+    if not isinstance(produced, SliceDataset):
+        raise DataError(f"Dataset.{method}: the function must return a dataset (e.g. w.batch(n) for a window, "
+                        f"tf.data.Dataset.from_tensor_slices(...)), received {type(produced).__name__}. To "
+                        f"transform elements one to one, use map().")
+    return produced
+
+
+def _positive(method: str, arg: str, value) -> int:
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or int(value) < 1:
+        raise DataError(f"Dataset.{method} expects a positive integer for {arg}, received {arg}={value!r}.")
+    return int(value)
+
+
+def _cycle_length(cycle_length, num_parallel_calls) -> int:
+    """tf.data's cycle length: the given one, or for None / AUTOTUNE TensorFlow's choice from the number of
+    schedulable CPU cores (interleave: all of them; with num_parallel_calls=n: min(n, cores); with
+    num_parallel_calls=AUTOTUNE: ceil(cores / 3))."""
+    if cycle_length is not None and int(cycle_length) != -1:
+        return _positive("interleave", "cycle_length", cycle_length)
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+    if num_parallel_calls is None:
+        return cores
+    if int(num_parallel_calls) != -1:
+        return min(_positive("interleave", "num_parallel_calls", num_parallel_calls), cores)
+    return -(-cores // 3)
+
+
+_END = object()
+
+
+def interleave(dataset, map_func, cycle_length=None, block_length=1, num_parallel_calls=None) -> DerivedDataset:
+    """`Dataset.interleave`: `cycle_length` of the datasets `map_func` returns are open at once; each gives
+    `block_length` elements in turn, and one that ends is replaced by the next input's, in tf.data's
+    deterministic order (with num_parallel_calls or deterministic=False too: the calls run one after another
+    here). `_cycle_length` says what a cycle_length of None or AUTOTUNE is."""
+    cycle = _cycle_length(cycle_length, num_parallel_calls)
+    block = _positive("interleave", "block_length", block_length)
+
+    def make(_k):
+        inputs, out = iter(_elements(dataset)), []
+        slots: list[list | None] = [None] * cycle
+        index = in_block = opened = 0
+        ended = False
+        while not ended or opened:
+            slot = slots[index]
+            if slot is None and not ended:  # open the next input's dataset in this slot
+                item = next(inputs, _END)
+                if item is _END:
+                    ended = True
+                else:
+                    slots[index] = _elements(_produced("interleave", map_func, item))[::-1]
+                    opened += 1
+                continue
+            if slot:  # its next element; the block ends after block_length of them
+                out.append(slot.pop())
+                in_block += 1
+                if in_block < block:
+                    continue
+            elif slot is not None:  # this one has ended (found on the call after its last element, as tf.data)
+                slots[index] = None
+                opened -= 1
+            index, in_block = (index + 1) % cycle, 0
+        return out
+    return DerivedDataset(make, f"interleave(cycle_length={cycle}, block_length={block})")
+
+
+def scan(dataset, initial_state, scan_func) -> DerivedDataset:
+    """`Dataset.scan`: ``scan_func(state, element)`` returns ``(new_state, output)``; the outputs are the elements."""
+    from flexflow_keras.data.slices import _tensors
+
+    def make(_k):
+        state, out = _tensors(initial_state), []
+        for item in _elements(dataset):
+            result = scan_func(state, item)
+            if not isinstance(result, (tuple, list)) or len(result) != 2:
+                raise DataError(f"Dataset.scan: scan_func must return a pair (new_state, output_element), received "
+                                f"{type(result).__name__} {result!r:.60}; return `state, output`.")
+            state, output = _tensors(result[0]), result[1]
+            out.append(output)
+        return out
+    return DerivedDataset(make, "scan(...)", _is_batched(dataset))
+
+
+def rebatch(dataset, batch_size, drop_remainder=False) -> DerivedDataset:
+    """`Dataset.rebatch(n)`: the rows of the elements (batches) in batches of n, as ``unbatch().batch(n)``; a
+    list of sizes is cycled through."""
+    sizes = [_positive("rebatch", "batch_size", b) for b in np.asarray(batch_size).reshape(-1).tolist()]
+    if not sizes:
+        raise DataError("Dataset.rebatch received an empty list of batch sizes; give one size or a list of them.")
+
+    def make(_k):
+        rows = []
+        for item in _elements(dataset):
+            flat = [np.asarray(a) for a in tree.flatten(item)]
+            if any(a.ndim == 0 for a in flat):
+                raise DataError("Dataset.rebatch needs elements with a batch dimension, received scalar elements; "
+                                "batch the dataset first (.batch(n).rebatch(m)), or use .batch(m).")
+            rows += [tree.pack_as(item, [a[i] for a in flat]) for i in range(len(flat[0]))]
+        out, start, k = [], 0, 0
+        while start < len(rows):
+            size = sizes[k % len(sizes)]
+            if drop_remainder and start + size > len(rows):
+                break
+            out.append(stack_elements(rows[start:start + size], None))
+            start, k = start + size, k + 1
+        return out
+    return DerivedDataset(make, f"rebatch({batch_size})", of_batches=True)
+
+
+def unique(dataset) -> DerivedDataset:
+    """`Dataset.unique()`: each distinct element once, in the order first seen (one int or string component)."""
+    def make(_k):
+        seen, out = set(), []
+        for item in _elements(dataset):
+            if isinstance(item, (tuple, dict)):
+                raise DataError("Dataset.unique() supports elements of one component (an int or string tensor), "
+                                "received a tuple or dict element; map it to the one component first.")
+            a = np.asarray(item)
+            if a.dtype.kind not in "iuOSU":
+                raise DataError(f"Dataset.unique() supports int32, int64 and string elements, received {a.dtype}; "
+                                f"cast the elements first (map(lambda x: tf.cast(x, 'int64'))).")
+            key = (a.shape, tuple(a.reshape(-1).tolist()))
+            if key not in seen:
+                seen.add(key)
+                out.append(item)
+        return out
+    return DerivedDataset(make, "unique()", _is_batched(dataset))
+
+
+def ignore_errors(dataset, log_warning=False) -> DerivedDataset:
+    """`Dataset.ignore_errors()`: the elements (batches, if batched) whose making raised (a map function's
+    error) are dropped, the others kept in order. Errors in making the whole pass (a filter, a flat_map) are
+    not per element and still raise."""
+    import logging
+
+    def make(_k):
+        out = []
+        try:
+            for i in range(len(dataset)):
+                try:
+                    out.append(dataset[i])
+                except Exception as e:  # noqa: BLE001 - tf.data drops an element on any error its making raised
+                    if log_warning:
+                        logging.getLogger("flexflow_keras").warning("Dataset.ignore_errors: dropped element %d: %s: %s",
+                                                                    i, type(e).__name__, e)
+        finally:
+            dataset._pass += 1  # one pass read, as iterating it counts
+        return out
+    return DerivedDataset(make, "ignore_errors()", _is_batched(dataset))
 
 
 def zip_(*datasets) -> DerivedDataset:

@@ -15,9 +15,13 @@ gives, so `fit`, `evaluate` and `predict` load it as any PyDataset (and `for x, 
   (keras.ops, or the raw TensorFlow calls tf_compat maps).
 - ``Dataset.list_files(pattern)``: the matching paths, sorted, shuffled each pass unless ``shuffle=False``;
 - ``padded_batch``; ``concatenate``, ``filter``, ``unbatch``, ``enumerate``, ``shard``, ``window`` and
-  ``flat_map`` (``ds.window(n + 1, shift=1, drop_remainder=True).flat_map(lambda w: w.batch(n + 1))``), ``Dataset.zip``,
-  ``Dataset.range``, ``Dataset.from_generator`` and ``TextLineDataset`` (data/derived.py); the other tf.data
-  methods are a clear error;
+  ``flat_map`` (``ds.window(n + 1, shift=1, drop_remainder=True).flat_map(lambda w: w.batch(n + 1))``),
+  ``interleave``, ``scan``, ``rebatch``, ``unique``, ``ignore_errors``, ``Dataset.zip``, ``Dataset.range``,
+  ``Dataset.from_generator`` and ``TextLineDataset`` (data/derived.py); ``group_by_window``,
+  ``bucket_by_sequence_length``, ``Dataset.sample_from_datasets`` and ``choose_from_datasets``
+  (data/grouping.py); ``get_single_element``; ``with_options`` / ``options()`` keep a ``tf.data.Options``
+  that changes nothing here (data/options.py); the other tf.data methods (snapshot, save, load, random,
+  rejection_resample) are a clear error;
 - ``prefetch``, ``cache``: the dataset itself (`fit` loads ahead through its own pipeline).
 - ``repeat(n)`` passes over the data n times; ``repeat()`` as many times as a later ``take(k)`` needs
   (custom loops write ``ds.repeat().shuffle(..).batch(..)`` then ``ds.take(steps)``); without such a
@@ -34,10 +38,7 @@ from flexflow_keras.utils import tree
 from flexflow_keras.utils.py_dataset import PyDataset
 
 AUTOTUNE = -1
-_UNSUPPORTED_METHODS = ("interleave", "group_by_window", "bucket_by_sequence_length", "scan",
-                        "rebatch", "snapshot", "sample_from_datasets", "choose_from_datasets", "ignore_errors",
-                        "save", "load", "random", "rejection_resample", "unique", "get_single_element",
-                        "with_options", "options")
+_UNSUPPORTED_METHODS = ("snapshot", "save", "load", "random", "rejection_resample")
 _ENDLESS = ("Dataset.repeat() without a count makes an endless dataset, and no take(n) after it ends it: add "
             ".take(n), give a count (.repeat(n)), or drop .repeat() for fit (it passes over the data once per epoch "
             "by itself).")
@@ -74,6 +75,7 @@ class SliceDataset(PyDataset):
         self._stages = tuple(stages)
         self._pass = 0
         self._plan_cache: tuple | None = None
+        self._options = None  # tf.data.Options given to with_options (data/options.py)
 
     @classmethod
     def from_tensor_slices(cls, tensors, name=None) -> SliceDataset:
@@ -168,8 +170,94 @@ class SliceDataset(PyDataset):
 
         return derived.flat_map(self, map_func)
 
+    def interleave(self, map_func, cycle_length=None, block_length=1, num_parallel_calls=None, deterministic=None,
+                   name=None):
+        from flexflow_keras.data import derived
+
+        return derived.interleave(self, map_func, cycle_length, block_length, num_parallel_calls)
+
+    def scan(self, initial_state, scan_func, name=None):
+        from flexflow_keras.data import derived
+
+        return derived.scan(self, initial_state, scan_func)
+
+    def rebatch(self, batch_size, drop_remainder=False, name=None):
+        from flexflow_keras.data import derived
+
+        return derived.rebatch(self, batch_size, drop_remainder)
+
+    def unique(self, name=None):
+        from flexflow_keras.data import derived
+
+        return derived.unique(self)
+
+    def ignore_errors(self, log_warning=False, name=None):
+        from flexflow_keras.data import derived
+
+        return derived.ignore_errors(self, log_warning)
+
+    # data/grouping.py
+    def group_by_window(self, key_func, reduce_func, window_size=None, window_size_func=None, name=None):
+        from flexflow_keras.data import grouping
+
+        return grouping.group_by_window(self, key_func, reduce_func, window_size, window_size_func)
+
+    def bucket_by_sequence_length(self, element_length_func, bucket_boundaries, bucket_batch_sizes,
+                                  padded_shapes=None, padding_values=None, pad_to_bucket_boundary=False,
+                                  no_padding=False, drop_remainder=False, name=None):
+        from flexflow_keras.data import grouping
+
+        return grouping.bucket_by_sequence_length(self, element_length_func, bucket_boundaries, bucket_batch_sizes,
+                                                  padded_shapes, padding_values, pad_to_bucket_boundary,
+                                                  no_padding, drop_remainder)
+
+    @staticmethod
+    def sample_from_datasets(datasets, weights=None, seed=None, stop_on_empty_dataset=False,
+                             rerandomize_each_iteration=None):
+        from flexflow_keras.data import grouping
+
+        return grouping.sample_from_datasets(datasets, weights, seed, stop_on_empty_dataset,
+                                             rerandomize_each_iteration)
+
+    @staticmethod
+    def choose_from_datasets(datasets, choice_dataset, stop_on_empty_dataset=True):
+        from flexflow_keras.data import grouping
+
+        return grouping.choose_from_datasets(datasets, choice_dataset, stop_on_empty_dataset)
+
     def apply(self, transformation_func):
         return transformation_func(self)
+
+    def get_single_element(self, name=None):
+        """The dataset's one element (a batched dataset's one batch); another count is an error."""
+        n = len(self)
+        if n != 1:
+            raise DataError(f"Dataset.get_single_element() needs a dataset of exactly one element, this one has {n}"
+                            f"{' (it was empty)' if n == 0 else ''}; take(1) keeps the first, or batch the "
+                            f"dataset into one batch first.")
+        (item,) = list(self)
+        return item
+
+    def with_options(self, options, name=None) -> SliceDataset:
+        """The dataset with `options` (a tf.data.Options) merged over its own, kept for `options()`; a single
+        process pipeline has nothing they change (data/options.py)."""
+        from flexflow_keras.data.options import Options
+
+        if not isinstance(options, Options):
+            raise DataError(f"Dataset.with_options expects a tf.data.Options, received {type(options).__name__}; "
+                            f"make one with tf.data.Options() and set its fields.")
+        new = object.__new__(type(self))
+        new.__dict__.update(self.__dict__)
+        new._options = self.options().merge(options)
+        return new
+
+    def options(self):
+        """The tf.data.Options set with `with_options` (a new default Options when none was)."""
+        import copy
+
+        from flexflow_keras.data.options import Options
+
+        return copy.deepcopy(self._options) if self._options is not None else Options()
 
     @staticmethod
     def zip(*datasets, name=None):  # noqa: A004 - tf.data's name
@@ -209,9 +297,11 @@ class SliceDataset(PyDataset):
     def __getattr__(self, name: str):
         if name in _UNSUPPORTED_METHODS:
             raise DataError(f"Dataset.{name}() is a tf.data method flexflow_keras' tf.data stand-in does not have "
-                            f"(it has map, batch, padded_batch, shuffle, take, skip, repeat, filter, unbatch, "
-                            f"concatenate, zip, enumerate, shard, window, flat_map, prefetch, cache); rewrite that step with them "
-                            f"or on NumPy arrays.")
+                            f"(it has map, batch, padded_batch, rebatch, shuffle, take, skip, repeat, filter, unbatch, "
+                            f"concatenate, zip, enumerate, shard, window, flat_map, interleave, scan, unique, "
+                            f"group_by_window, bucket_by_sequence_length, sample_from_datasets, "
+                            f"choose_from_datasets, ignore_errors, get_single_element, with_options, prefetch, "
+                            f"cache); rewrite that step with them or on NumPy arrays.")
         raise AttributeError(f"'{type(self).__name__}' object has no attribute {name!r}")
 
     def take(self, count) -> SliceDataset:
