@@ -98,8 +98,9 @@ class StepProgram:
         by_output = {spec.output_index: float(spec.weight) for spec in tg.loss_specs}
         self.loss_weights = tuple(by_output.get(i, 1.0) for i in self.loss_outputs)
         self.seed_scales = tuple(w / n for w, n in zip(self.loss_weights, self.numels, strict=True))
-        self.loader = e.cached(("loader", len(self.x_args), len(self.y_args), with_labels),
-                               T.loader_task, len(self.x_args), len(self.y_args), with_labels)
+        label_at = tuple(len(self.x_args) + i for i in self.loss_outputs) if with_labels else ()
+        self.loader = e.cached(("loader", len(self.x_args), label_at, with_labels),
+                               T.loader_task, len(self.x_args), label_at, with_labels)
         self.loader_args = [*self.x_args, *self.y_args,
                             *([self._batch_arg(r, d) for r in seeds] if with_labels else [])]
         self.forward = [self._forward_entry(n, training) for n in nodes]

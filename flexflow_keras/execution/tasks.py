@@ -307,9 +307,12 @@ def parts_sum_task():
     return _make_task("gradient.sum", [RO, WD], make, gpu=False, priority=-1)
 
 
-def loader_task(n_x: int, n_y: int, with_seeds: bool):
+def loader_task(n_x: int, label_at: tuple[int, ...], with_seeds: bool):
     """Gather one batch's rows from the sources into the input, label (and seed) pieces of a shard; the
-    shard's rows of the batch come from `ranges[point]`."""
+    shard's rows of the batch come from `ranges[point]`. The sources are the inputs, then one label array
+    per model output, then the sample weights; `label_at` picks the labels of the outputs with a loss (an
+    output without one has a label source nobody reads: Keras' `loss=[..., None]`)."""
+    n_y = len(label_at)
     privs = [WD] * (n_x + n_y + (n_y if with_seeds else 0))
     nreg = len(privs)
 
@@ -317,10 +320,11 @@ def loader_task(n_x: int, n_y: int, with_seeds: bool):
         regions, (sources, rows, scales, ranges, point) = args[:nreg], args[nreg:]
         lo, hi = ranges[point]
         mine = rows[lo:hi]
-        for dst, src in zip(regions[:n_x + n_y], sources[:n_x + n_y], strict=True):
+        for k, dst in enumerate(regions[:n_x + n_y]):
+            src = sources[k] if k < n_x else sources[label_at[k - n_x]]
             np.take(src, mine, axis=0, out=dst, mode="clip")  # rows are valid: "raise" buffers `out` (3x slower)
         if with_seeds:
-            weights = sources[n_x + n_y]  # one array for every loss, or a tuple with one per loss
+            weights = sources[-1]  # one array for every loss, or a tuple with one per loss
             for k, seed in enumerate(regions[n_x + n_y:n_x + 2 * n_y]):
                 sw = (weights[k] if isinstance(weights, tuple) else weights)[mine]
                 seed[...] = (sw * scales[k]).reshape(sw.shape + (1,) * (seed.ndim - sw.ndim))

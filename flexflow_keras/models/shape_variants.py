@@ -33,6 +33,9 @@ class ShapeVariants:
         tg = engine.tgraph
         self.root_key = tuple((tuple(t.shape[1:]), t.dtype) for t in tg.model_inputs) + (tuple(
             (tuple(t.shape[1:]), t.dtype) for t in tg.labels if t is not None) if labels else ())
+        # the label sources a step reads: those of the outputs with a loss (Keras' `loss=[..., None]`)
+        self.read = tuple(range(n_inputs)) + (tuple(n_inputs + i for i, t in enumerate(tg.labels) if t is not None)
+                                              if labels else ())
         self.variants: OrderedDict[tuple, object] = OrderedDict()
         self.tgraphs: dict[tuple, object] = {}  # kept past an eviction: a remade variant reuses its constants
         self.made = 0
@@ -41,7 +44,8 @@ class ShapeVariants:
         """Per source: its per-sample shape and the dtype its graph tensor gets (inputs: floats are
         float32, as `_graph_for` makes them; labels: their own)."""
         out = []
-        for k, a in enumerate(sources[:-1]):
+        for k in self.read:
+            a = sources[k]
             dtype = np.asarray(a).dtype if not hasattr(a, "dtype") else np.dtype(a.dtype)
             name = "float32" if k < self.n_inputs and dtype.kind == "f" else str(dtype)
             out.append((tuple(np.shape(a)[1:]), name))

@@ -40,6 +40,7 @@ from flexflow_keras.models.training_utils import (
     check_lengths,
     check_not_empty,
     label_array,
+    labels_per_output,
     should_validate,
     to_list,
     validation_cut,
@@ -271,11 +272,17 @@ class Trainer:
                 y = [custom_training.placeholder_labels(len(xs[0])) for _ in graph.outputs]
             if y is None:
                 raise DataError(f"Model '{self.name}' needs labels y to compute its loss; received y=None.")
-            ys = [label_array(a) for a in to_list(y, self._output_names_for(graph), "output")]
+            ys = self._labels(y, graph, len(xs[0]))
         n = check_lengths(xs, ys, None)
         sw = sample_weights.normalize(sample_weight, self._output_names_for(graph),
                                       [t.shape for t in graph.outputs], n)
         return graph, xs, ys, sw, n
+
+    def _labels(self, y, graph, n: int) -> list[np.ndarray]:
+        """`y` (an array, a list, or a dict by output name) as one label array per output of `graph`."""
+        names = self._output_names_for(graph)
+        y = labels_per_output(y, names, self._per_output(getattr(self, "_loss_arg", None), names, "loss"), n)
+        return [label_array(a) for a in to_list(y, names, "output")]
 
     def _input_arrays(self, x, graph) -> list:
         """`x` (an array, a list, or a dict by input name) as the list of `graph`'s input arrays, with Keras'
@@ -375,6 +382,7 @@ class Trainer:
         graph, xs, ys, sw, n = self._prepare(x, y, sample_weight)
         if feed is not None:
             feed.prepare_x = lambda bx, g=graph: self._input_arrays(bx, g)
+            feed.prepare_y = lambda by, bn, g=graph: self._labels(by, g, bn) if by is not None else []
             n = n_stream
             log.info("data: %s (%d samples a pass)", what, n)
             if "batch_size" in _config.get().from_cli:  # a dataset's batches are its own: say the flag cannot act

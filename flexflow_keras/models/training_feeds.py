@@ -162,6 +162,7 @@ class IterFeed:
         self._taken = 0  # batches of the PyDataset's current pass taken
         self._pass: int | None = None
         self.prepare_x = None  # set by fit: a batch's inputs -> the step's input arrays
+        self.prepare_y = None  # set by fit: a batch's labels and length -> one label array per output
 
     def set_dtypes(self, dtypes) -> None:
         """The dtypes of the step's input and label regions, which every batch is cast to."""
@@ -212,8 +213,9 @@ class IterFeed:
             x = self.prepare_x(x)
         elif isinstance(x, dict):
             x = list(x.values())
-        self.wait_s += time.perf_counter() - t0
         n = len(x[0])
+        y = self.prepare_y(y, n) if self.prepare_y is not None else _arrays(y)
+        self.wait_s += time.perf_counter() - t0
         sw = _batch_weights(sw, n)
         if self._weigh is not None and y:
             extra = self._weigh(y)
@@ -264,10 +266,11 @@ def _arrays(a) -> list[np.ndarray]:
 
 
 def unpack_batch(item):
-    """(x arrays, y arrays, sample weight or None) of one (x, y[, sw]) batch (or x alone); x stays a dict
-    of arrays when the batch gives one (the model matches it to its inputs by name, as Keras)."""
+    """(x arrays, y arrays, sample weight or None) of one (x, y[, sw]) batch (or x alone); x and y stay
+    dicts of arrays when the batch gives them (the model matches them to its inputs and outputs by name,
+    as Keras)."""
     if isinstance(item, tuple) and len(item) in (2, 3):
-        x, y = _inputs(item[0]), _arrays(item[1])
+        x, y = _inputs(item[0]), _inputs(item[1])
         return x, y, (item[2] if len(item) == 3 else None)
     return _inputs(item), [], None
 
@@ -319,7 +322,7 @@ def stream_feed(x, rtm, cpus: int, what: str = "fit()"):
         item = x[0]
         xs, ys, _ = unpack_batch(item)
         return IterFeed(x, None), _one_input(xs), \
-            (ys if len(ys) > 1 else (ys[0] if ys else None)), batch_length(xs) * len(x), \
+            _one(ys), batch_length(xs) * len(x), \
             f"{type(x).__name__} (PyDataset)"
     it = iter(x)
     try:
@@ -333,7 +336,7 @@ def stream_feed(x, rtm, cpus: int, what: str = "fit()"):
     else:  # a dataset: a fresh pass each epoch (the peeked batch was only for the shapes)
         feed = IterFeed(x, None)
     n = batch_length(xs) * (len(x) if hasattr(x, "__len__") else 1)
-    return feed, _one_input(xs), (ys if len(ys) > 1 else (ys[0] if ys else None)), n, \
+    return feed, _one_input(xs), _one(ys), n, \
         f"{type(x).__name__} of batches"
 
 

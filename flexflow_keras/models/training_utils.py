@@ -39,6 +39,31 @@ def to_list(data, names: Sequence[str], what: str) -> list[np.ndarray] | None:
     return [_array(data)]
 
 
+def labels_per_output(y, names: Sequence[str], losses: Sequence, n: int):
+    """`y` with one entry per output, as Keras 3 takes the labels of a model whose `compile(loss=...)` has
+    `None` for some outputs: a list of every output's labels (None where there is no loss), a list of the
+    losses' labels only, one array when one output has a loss, or a dict without the outputs that have
+    none. The outputs without a loss get zero labels that no op reads."""
+    with_loss = [i for i, loss in enumerate(losses) if loss is not None]
+    if len(names) < 2 or not with_loss or len(with_loss) == len(names):
+        return y
+    filler = np.zeros((n, 1), np.float32)
+    if isinstance(y, Mapping):
+        return {**{names[i]: filler for i in range(len(names)) if i not in with_loss},
+                **{k: v for k, v in y.items() if v is not None}}
+    if isinstance(y, (list, tuple)):
+        if len(y) == len(names):
+            return [filler if a is None and i not in with_loss else a for i, a in enumerate(y)]
+        if len(y) != len(with_loss):
+            return y  # to_list says what was expected
+        by_loss = dict(zip(with_loss, y, strict=True))
+    else:
+        if len(with_loss) != 1:
+            return y
+        by_loss = {with_loss[0]: y}
+    return [by_loss.get(i, filler) for i in range(len(names))]
+
+
 def check_inputs(xs: Sequence[np.ndarray], specs, names: Sequence[str]) -> None:
     """Every input array matches its model input's per-sample shape; all have the same length."""
     n = None
