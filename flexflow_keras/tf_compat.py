@@ -410,6 +410,7 @@ CALLS = {
     "tf.config.set_visible_devices": _visible_devices, "tf.config.experimental.set_visible_devices": _visible_devices,
     "tf.config.set_logical_device_configuration": _visible_devices,
     "tf.data.Dataset.from_tensor_slices": lambda *a, **k: _slices().from_tensor_slices(*a, **k),
+    "tf.data.Dataset.from_tensors": lambda *a, **k: _slices().from_tensors(*a, **k),
     "tf.data.Dataset.zip": lambda *a, **k: _slices().zip(*a, **k),
     "tf.data.Dataset.range": lambda *a, **k: _slices().range(*a, **k),
     "tf.data.Dataset.from_generator": lambda *a, **k: _slices().from_generator(*a, **k),

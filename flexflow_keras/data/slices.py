@@ -89,6 +89,14 @@ class SliceDataset(PyDataset):
                             f"elements); received shapes {[tuple(a.shape) for a in flat]}.")
         return cls(data)
 
+    @classmethod
+    def from_tensors(cls, tensors, name=None) -> SliceDataset:
+        """`tf.data.Dataset.from_tensors`: one element, the whole of `tensors`."""
+        data = _components(tensors)
+        if not tree.flatten(data):
+            raise DataError("tf.data.Dataset.from_tensors received no arrays.")
+        return cls(tree.map_structure(lambda a: np.asarray(a)[None], data))
+
     # --- the chain ---------------------------------------------------------------------------------------
     def _then(self, *stage) -> SliceDataset:
         new = object.__new__(type(self))

@@ -74,6 +74,9 @@ def test_interleave_of_tuples_and_files_as_tensorflow(tf, tmp_path):
         return Dataset.from_tensor_slices(paths).interleave(lambda p: text_lines(p).skip(1), cycle_length=2,
                                                             block_length=2)
     assert len(_same(tf, lines)) == 9
+    _same(tf, lambda Dataset, _n: Dataset.range(3).interleave(lambda i: Dataset.from_tensors(i).repeat(2),
+                                                              cycle_length=2))
+    _same(tf, lambda Dataset, _n: Dataset.from_tensors(({"a": [1.0, 2.0]}, 3)))
 
 
 @pytest.mark.tf
