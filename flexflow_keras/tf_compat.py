@@ -20,7 +20,8 @@ scripts whose Keras part runs (`tf.random.set_seed(42)` on their first line). Ma
   tf.data.experimental), tf.data.experimental's ``bucket_by_sequence_length``, ``group_by_window``, ``scan``,
   ``unique``, ``ignore_errors`` (for ``ds.apply(...)``) and ``get_single_element``, ``tf.data.Options`` and
   ``tf.data.experimental.AutoShardPolicy`` & co (data/options.py), ``tf.data.AUTOTUNE``, and
-  ``tf.data.experimental.cardinality(ds)`` (the dataset's `cardinality()`, of any of our datasets).
+  ``tf.data.experimental.cardinality(ds)`` (the dataset's `cardinality()`, of any of our datasets),
+  ``tf.data.experimental.make_csv_dataset`` and ``CsvDataset`` (data/csv_dataset.py).
 - `tf.test.gpu_device_name()` / `is_gpu_available()`: the `-ll:gpu` devices, as the device listing;
   `tf.test.is_built_with_cuda()` is True (every op here has a CUDA kernel; whether a GPU is there is
   the two others' question).
@@ -417,6 +418,8 @@ CALLS = {
     "tf.data.Dataset.list_files": lambda *a, **k: _slices().list_files(*a, **k),
     "tf.data.TextLineDataset": lambda *a, **k: _derived().text_line_dataset(*a, **k),
     "tf.data.experimental.cardinality": _cardinality,
+    "tf.data.experimental.make_csv_dataset": lambda *a, **k: _csv().make_csv_dataset(*a, **k),
+    "tf.data.experimental.CsvDataset": lambda *a, **k: _csv().csv_dataset(*a, **k),
     **{f"tf.data.{space}.{name}": (lambda *a, _name=name, **k: getattr(_slices(), _name)(*a, **k))
        for space in ("Dataset", "experimental") for name in ("sample_from_datasets", "choose_from_datasets")},
     # tf.data.experimental's transformations, for ds.apply(...)
@@ -531,6 +534,12 @@ def _derived():
     from flexflow_keras.data import derived
 
     return derived
+
+
+def _csv():
+    from flexflow_keras.data import csv_dataset
+
+    return csv_dataset
 
 
 def _slices():
