@@ -28,19 +28,23 @@ def _sources(src) -> tuple:
 def record(layer, src) -> KerasTensor:
     """`layer` (a host layer) called on the symbolic `src` (a tensor, or a list of them): a new graph input
     that stands for its output."""
+    from flexflow_keras.layers.host_shape_step import hoist, is_model_input
     from flexflow_keras.layers.input_layer import Input
 
     many = isinstance(src, (list, tuple))
     if many:
         src = tuple(src)
+    hoisted = []
     for t in _sources(src):
-        is_input = t.node is None and (t._keras_history is None or t._keras_history.operation._inbound_nodes[
-            t._keras_history.node_index].is_input)
-        if not is_input:
+        h = t if is_model_input(t) else hoist(t)  # shape ops (expand_dims, reshape) on an input: host steps
+        hoisted.append(h)
+        if h is None:
             producer = t._keras_history.operation.name if t._keras_history is not None else "an op"
             raise GraphError(f"{type(layer).__name__} '{layer.name}' runs on the host, before the model's graph: call "
                              f"it on model inputs (e.g. keras.Input(shape=(1,), dtype='string')), on arrays, or in "
-                             f"the dataset's map(); it cannot take the output of '{producer}'.")
+                             f"the dataset's map(); it cannot take the output of '{producer}' (only reshape, "
+                             f"expand_dims, squeeze and transpose of an input may come before it).")
+    src = tuple(hoisted) if many else hoisted[0]
     shape = tuple(layer.compute_output_shape([t.shape for t in src] if many else src.shape))
     calls = layer.__dict__.setdefault("_host_calls", 0)
     out = Input(batch_shape=(None,) + shape[1:], dtype=layer.output_dtype(),
@@ -141,8 +145,10 @@ def split_inputs(model_name: str, declared: list, outputs=None):
                              f"or give the model numbers.")
         return declared, None
     steps = _in_order(model_name, declared, steps)
+    direct = None
     if outputs is not None:  # only the host calls the outputs read (a cell run twice, a Sequential rebuilt)
         need, kept = _used(outputs), []
+        direct = set(need)  # the host outputs the graph reads (not only other host steps)
         for step in reversed(steps):
             if step[2].uid in need:
                 kept.append(step)
@@ -150,7 +156,8 @@ def split_inputs(model_name: str, declared: list, outputs=None):
         steps = kept[::-1]
         if not steps and not strings:
             return declared, None
-    graph_inputs = [t for t in declared if t.dtype != "string"] + [out for _, _, out in steps]
+    graph_inputs = [t for t in declared if t.dtype != "string"] + [
+        out for _, _, out in steps if (out.uid in direct if direct is not None else out.dtype != "string")]
     for t in strings:
         if not any(s is t for _, src, _ in steps for s in _sources(src)):
             raise GraphError(f"Model '{model_name}': string input '{t.name}' is read by no host preprocessing layer; "
