@@ -79,30 +79,39 @@ class Engine:
             v for v in tgraph.graph.variables if v.uid not in given]
         distributed.agree_weights(self.variables)  # under MPI: rank 0's initial values everywhere
         self.weights = WeightStore(self.rtm, self.variables, self.trainable_uids, optimizer)
-        seeds = {t.uid for t in tgraph.per_sample_losses if t is not None}
-        self.grad_plan = plan_gradients(tgraph.graph, seeds, self.trainable_uids)
-        self.predict_nodes = OpGraph(tgraph.model_inputs, tgraph.model_outputs).nodes
-        self.node_names = node_names(tgraph.graph)
         machine = self.rtm.machine
         self.proc_kind = ProcKind.GPU if machine.processors(ProcKind.GPU) else ProcKind.CPU
         self.processors = machine.processors(self.proc_kind)
-        self.layout_procs = self.processors  # every node's processors when the strategy spans nodes
-        self.spanning: spanning.Spanning | None = None
-        self._tasks: dict[tuple, object] = {}
-        self._stores: dict[int, BatchStore] = {}
-        self._programs: dict[tuple[str, int], StepProgram] = {}
+        self._shape_state(tgraph)
         self._dirty = False
-        self.strategy: Strategy | None = None
         self.planned_steps: int | None = None  # set by fit: the steps it will train (bounds the search cost)
-        self.trial = None  # a short fit's degree trial over its first steps (execution/trial.py)
         # the strategy was set without measuring anything (a fit too short for a search or a trial): the
         # next fit chooses again (a warm-up fit of 2 steps must not decide for the long fit after it)
         self.provisional = False
         self.planned_run: str | None = None  # what those steps are, for the search's log (None: a fit)
         self.code_strategy: Strategy | None = strategy  # given in code (compile(strategy=...))
+        self.attach()
+
+    def _shape_state(self, tgraph: TrainingGraph) -> None:
+        """Everything an engine holds for its own input shapes: the graph, its gradient plan, tasks,
+        activation regions, recorded steps and strategy. A shape variant (`variant`) sets it anew and
+        shares the rest (weights, optimizer slots, metrics, processors) with its root: state added to an
+        engine belongs here unless variants are to share it."""
+        self.tgraph = tgraph
+        seeds = {t.uid for t in tgraph.per_sample_losses if t is not None}
+        self.grad_plan = plan_gradients(tgraph.graph, seeds, self.root.trainable_uids)
+        self.predict_nodes = OpGraph(tgraph.model_inputs, tgraph.model_outputs).nodes
+        self.node_names = node_names(tgraph.graph)
+        self.layout_procs = self.processors  # every node's processors when the strategy spans nodes
+        self.spanning: spanning.Spanning | None = None
+        self._tasks: dict[tuple, object] = {}
+        self._stores: dict[int, BatchStore] = {}
+        self._programs: dict[tuple[str, int], StepProgram] = {}
+        self.strategy: Strategy | None = None
         self._strategy_serial = itertools.count()
         self._strategy_id = 0
-        self.attach()
+        self._adopted = None  # the root's strategy this variant last took (adopt_root_strategy)
+        self.trial = None  # a short fit's degree trial over its first steps (execution/trial.py)
 
     def attach(self) -> None:
         """Route the variables' reads and assignments to this engine (at its start, and for fit's engine
@@ -131,15 +140,7 @@ class Engine:
         v = copy.copy(root)
         v.__dict__.pop("_reducers", None)  # under MPI: its own reducers' communicators (freed by `release`)
         v.name = f"{root.name}.v{next(root._variants)}"
-        v.tgraph = tgraph
-        v.grad_plan = plan_gradients(tgraph.graph, {t.uid for t in tgraph.per_sample_losses if t is not None},
-                                     root.trainable_uids)
-        v.predict_nodes = OpGraph(tgraph.model_inputs, tgraph.model_outputs).nodes
-        v.node_names = node_names(tgraph.graph)
-        v._tasks, v._stores, v._programs = {}, {}, {}
-        v.strategy, v.spanning, v.layout_procs, v.trial = None, None, root.processors, None
-        v._strategy_serial = itertools.count()
-        v._adopted = None
+        v._shape_state(tgraph)
         return v
 
     def adopt_root_strategy(self) -> None:
