@@ -79,6 +79,11 @@ class Variable(TensorMath):
     def spec(self) -> TensorSpec:
         return TensorSpec(self.shape, self.dtype)
 
+    @property
+    def ndim(self) -> int:
+        """The number of dims (Keras' `Variable.ndim`)."""
+        return len(self.shape)
+
     def numpy(self) -> np.ndarray:
         """A copy of the current value (synchronised from the runtime if training has touched it)."""
         if self._sync_hook is not None:

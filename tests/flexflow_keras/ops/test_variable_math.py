@@ -58,3 +58,23 @@ def test_eager_operators_compute_on_the_value():
     np.testing.assert_allclose(np.asarray(-v), [-1.0, -2.0, -3.0])
     with pytest.raises(TypeError):
         v + "a"
+
+
+def test_softmax_of_a_weight_in_call_reads_its_ndim():
+    """keras.io's neural decision tree: ``keras.activations.softmax(self.pi)`` on a [leaves, classes] weight."""
+
+    class Leaves(keras.layers.Layer):
+        def build(self, input_shape):
+            self.pi = self.add_weight(shape=(4, 3), initializer="random_normal", name="pi")
+
+        def call(self, x):
+            return keras.ops.matmul(x, keras.activations.softmax(self.pi))
+
+    layer = Leaves()
+    inp = keras.Input((4,))
+    model = keras.Model(inp, layer(inp))
+    assert layer.pi.ndim == 2
+    x = np.random.default_rng(0).random((2, 4)).astype("float32")
+    pi = layer.pi.numpy()
+    want = x @ (np.exp(pi) / np.exp(pi).sum(-1, keepdims=True))
+    np.testing.assert_allclose(model.predict(x, verbose=0), want, rtol=1e-5)
