@@ -9,8 +9,10 @@ not data parallelism, and every data-parallel degree are measured too. Each meas
 are measured in 2 interleaved rounds and keep their better round, so a passing disturbance does not
 decide. The measured fastest trains, with two margins: a higher data-parallel degree only when measured
 at least 3% faster than every lower one, and a strategy other than data parallelism only when measured
-at least 3% faster than the best data parallelism measured. So a misprediction costs a few steps, never
-a slower training.
+at least 3% faster than the best data parallelism measured. Either lead must also exceed how far the two
+figures' own rounds lie apart (their spread): on a machine whose steps vary by 5% from round to round, a
+3% lead is noise, and the choice would take turns from run to run. So a misprediction costs a few steps,
+never a slower training, and the same command on the same machine makes the same choice.
 """
 
 from __future__ import annotations
@@ -103,29 +105,35 @@ def minimal_choice(engine, machine: MachineModel, sources, rows, seed: int, t1: 
 
 
 def measure_all(engine, strategies, sources, rows, seed: int, known: dict | None = None,
-                effort: Effort = FULL) -> dict:
+                effort: Effort = FULL, spread: dict | None = None) -> dict:
     """{strategy: seconds per step}: the better of `effort.rounds` interleaved measurements of each
-    (strategies already in `known` keep their figure)."""
+    (strategies already in `known` keep their figure). With several rounds, `spread` gets each one's
+    relative spread between its rounds ((worst - best) / best): how far its figure can move by itself."""
     out = dict(known or {})
     todo = [s for s in strategies if s not in out]
     best: dict = {}
+    worst: dict = {}
     for _ in range(effort.rounds):
         for s in todo:
             t = engine.measure(s, sources, rows, seed, steps=effort.steps, warm_s=effort.warm_s)
             best[s] = min(best.get(s, t), t)
+            worst[s] = max(worst.get(s, t), t)
     out.update(best)
+    if spread is not None and effort.rounds > 1:
+        spread.update({s: (worst[s] - best[s]) / best[s] for s in best if best[s] > 0})
     return out
 
 
-def anchors(engine, machine: MachineModel, sources, rows, seed: int, effort: Effort = FULL):
+def anchors(engine, machine: MachineModel, sources, rows, seed: int, effort: Effort = FULL,
+            spread: dict | None = None):
     """(dp x1, its step s, dp on every processor, its step s) on this machine; None for another machine
-    or a single processor."""
+    or a single processor. `spread` gets their rounds' spreads (measure_all)."""
     if not machine.present or machine.n < 2:
         return None
     one = engine.data_parallel(1)
     n = min(machine.n, len(rows))
     every = engine.data_parallel(n)
-    times = measure_all(engine, [one, every], sources, rows, seed, effort=effort)
+    times = measure_all(engine, [one, every], sources, rows, seed, effort=effort, spread=spread)
     t1, tn = times[one], times[every]
     log.info("calibration steps: data parallelism x1 %.2f ms, x%d %.2f ms", t1 * 1e3, n, tn * 1e3)
     return one, t1, every, tn
@@ -136,7 +144,8 @@ def search_and_check(engine, problem, machine: MachineModel, sources, rows, data
     """The search (calibrated on measured steps when `machine` is this one), its choice checked by
     measurement (steps on `rows` of `sources`, dropout seed `data_seed`) with `effort`. Keyword arguments
     go to `search`."""
-    anc = anchors(engine, machine, sources, rows, data_seed, effort)
+    spread: dict = {}
+    anc = anchors(engine, machine, sources, rows, data_seed, effort, spread)
     try:
         result = search(problem, machine, anchors=anc, margin=margin, **kw)
     finally:
@@ -144,14 +153,17 @@ def search_and_check(engine, problem, machine: MachineModel, sources, rows, data
     if anc is None:
         return result
     measured = {anc[0]: anc[1], anc[2]: anc[3]}
-    return check(engine, result, measured, sources, rows, data_seed, margin, effort)
+    return check(engine, result, measured, sources, rows, data_seed, margin, effort, spread)
 
 
 def check(engine, result: SearchResult, measured: dict, sources, rows, seed: int, margin: float,
-          effort: Effort = FULL) -> SearchResult:
+          effort: Effort = FULL, spread: dict | None = None) -> SearchResult:
     """Measure the predicted winner, the three fastest predicted non-data-parallel strategies and every
-    data-parallel degree; keep the measured fastest (a non-data-parallel one only when `margin` faster
-    than the best data parallelism)."""
+    data-parallel degree; keep the measured fastest (a higher data-parallel degree only when `margin`
+    faster than every lower one, a non-data-parallel strategy only when `margin` faster than the best
+    data parallelism; the lead must also exceed the spread of both figures' rounds, so two strategies
+    whose difference is within the machine's noise do not take turns from run to run)."""
+    spread = {} if spread is None else spread
     margin = max(margin, effort.margin)
     fitting = sorted((r for r in result.rows if r.fits), key=lambda r: r.step_time)
     dps = [r for r in fitting if r.label.startswith("data parallel")]
@@ -161,14 +173,15 @@ def check(engine, result: SearchResult, measured: dict, sources, rows, seed: int
         if r is not None and all(r.strategy != w.strategy for w in wanted):
             wanted.append(r)
     by_strategy = {r.strategy: r for r in result.rows}
-    measured = measure_all(engine, [r.strategy for r in wanted], sources, rows, seed, measured, effort)
+    measured = measure_all(engine, [r.strategy for r in wanted], sources, rows, seed, measured, effort, spread)
     dp_meas = {s: t for s, t in measured.items() if s.source.startswith("data parallel")}
     by_degree = sorted(dp_meas, key=lambda s: devices_used(s, result.machine.n))
-    best_dp = lowest_clearly_fastest(by_degree, dp_meas.get, margin)  # a higher degree only when clearly faster
+    best_dp = lowest_clearly_fastest(by_degree, dp_meas.get, margin, spread.get)  # higher: only when clearly faster
     best = min(measured, key=measured.get)
     if best in dp_meas:
         best = best_dp
-    if best not in dp_meas and measured[best] > (1.0 - margin) * dp_meas[best_dp]:
+    lead = margin + spread.get(best, 0.0) + spread.get(best_dp, 0.0)
+    if best not in dp_meas and measured[best] > (1.0 - lead) * dp_meas[best_dp]:
         best = best_dp
     lines = ["measured check (ms/step, predicted -> measured)" + (
         ":" if effort is FULL else f", {effort.name} (1 round of {effort.steps} steps: a short fit):")]
@@ -176,7 +189,8 @@ def check(engine, result: SearchResult, measured: dict, sources, rows, seed: int
         row = by_strategy.get(s)
         label = row.label if row is not None else s.source
         pred = f"{row.step_time * 1e3:9.3f}" if row is not None else "        ?"
-        lines.append(f"  {label[:58]:58} {pred} -> {t * 1e3:9.3f}" + (" <- chosen" if s == best else ""))
+        noise = f" (rounds {spread[s]:4.0%} apart)" if s in spread else ""
+        lines.append(f"  {label[:58]:58} {pred} -> {t * 1e3:9.3f}{noise}" + (" <- chosen" if s == best else ""))
     if best != result.strategy:
         lines.append(f"  the measured fastest replaces the predicted winner ({result.strategy.source})")
     chosen_row = by_strategy.get(best)

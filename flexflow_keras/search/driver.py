@@ -190,13 +190,17 @@ def _footprint(problem: Problem) -> int:
     return total
 
 
-def lowest_clearly_fastest(items, time_of, margin: float = MARGIN):
+def lowest_clearly_fastest(items, time_of, margin: float = MARGIN, noise_of=None):
     """Of `items` in increasing order of degree, the lowest whose time no higher one beats by `margin`:
     a higher degree wins only when `margin` faster than every lower one, so a noisy figure cannot move
-    the choice to a degree that is barely (or not really) faster."""
+    the choice to a degree that is barely (or not really) faster. `noise_of(item)`, when given, is the
+    relative spread of an item's repeated measurements: the lead must also exceed both items' spreads."""
+    def noise(item) -> float:
+        return 0.0 if noise_of is None else float(noise_of(item) or 0.0)
+
     best = items[0]
     for i, item in enumerate(items[1:], 1):
-        if all(time_of(item) < (1.0 - margin) * time_of(lower) for lower in items[:i]):
+        if all(time_of(item) < (1.0 - margin - noise(item) - noise(lower)) * time_of(lower) for lower in items[:i]):
             best = item
     return best
 

@@ -84,6 +84,38 @@ def test_a_higher_degree_wins_only_when_clearly_faster_than_every_lower(times, w
     assert lowest_clearly_fastest(list(range(len(times))), lambda i: times[i]) == want
 
 
+@pytest.mark.parametrize("spreads, want", [
+    ([0.0, 0.0, 0.0], 2),  # 10% and 20% leads, no noise: x4
+    ([0.0, 0.06, 0.06], 1),  # x4's 11% lead over x2 is within 3% + both rounds' 6% spreads: x2 stays
+    ([0.0, 0.04, 0.3], 1),  # a noisy x4 needs a lead beyond its own noise
+    ([0.05, 0.05, 0.0], 2),
+])
+def test_a_lead_within_the_rounds_spread_does_not_move_the_degree(spreads, want):
+    from flexflow_keras.search.driver import lowest_clearly_fastest
+
+    times = [10.0, 9.0, 8.0]
+    assert lowest_clearly_fastest([0, 1, 2], lambda i: times[i], noise_of=lambda i: spreads[i]) == want
+
+
+def test_measure_all_reports_the_spread_of_its_rounds():
+    from flexflow_keras.execution.measured import FULL, LIGHT, measure_all
+
+    class Engine:
+        def __init__(self):
+            self.figures = {"a": [1.0, 1.1], "b": [2.0, 2.0]}
+
+        def measure(self, s, *_args, **_kw):
+            return self.figures[s].pop(0)
+
+    spread: dict = {}
+    times = measure_all(Engine(), ["a", "b"], None, None, 0, effort=FULL, spread=spread)
+    assert times == {"a": 1.0, "b": 2.0}
+    assert spread == pytest.approx({"a": 0.1, "b": 0.0})
+    spread.clear()
+    measure_all(Engine(), ["a"], None, None, 0, effort=LIGHT, spread=spread)
+    assert spread == {}  # one round: no spread to tell
+
+
 def test_three_percent_rule(tmp_path):
     p, m = problem("mlp"), machine(2)
     r = search(p, m, budget=300, costs=costs(m, tmp_path), margin=10.0)  # nothing is 1000% faster
