@@ -31,9 +31,6 @@ _KERAS_PREFIXES = ("tensorflow.python.keras", "tensorflow.keras", "keras")
 _HINTS = {
     "nn.ctc_loss": "keras.ops.ctc_loss, whose logits are batch-major (batch, frames, classes), or "
                    "keras.backend.ctc_batch_cost on probabilities",
-    "nn.ctc_greedy_decoder": "keras.ops.ctc_decode (greedy, batch-major logits)",
-    "nn.ctc_beam_search_decoder": "none: beam-search CTC decoding is not implemented; keras.ops.ctc_decode decodes "
-                                  "greedily",
     "data.Dataset": "Dataset.from_tensor_slices(...) runs; otherwise NumPy arrays, a generator of (x, y) batches, "
                     "or keras.utils.PyDataset",
     "config": "the -ll:gpu / -ll:cpu command-line flags for devices",

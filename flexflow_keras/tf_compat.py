@@ -40,6 +40,8 @@ scripts whose Keras part runs (`tf.random.set_seed(42)` on their first line). Ma
   `tf.image.ResizeMethod`,
   `tf.numpy_function` / `tf.py_function` (on values: in a dataset's map or on arrays),
   `tf.nn.sigmoid_cross_entropy_with_logits`, `tf.stop_gradient`,
+  `tf.nn.ctc_beam_search_decoder` (and tf.compat.v1's, which merges repeats) and `tf.nn.ctc_greedy_decoder` on
+  arrays (ops/ctc_beam.py), whose sparse paths `tf.sparse.to_dense` densifies,
   `tf.matmul` with its transpose flags, `tf.math.l2_normalize`, `tf.eye`, `tf.pad` (constant, reflect,
   symmetric), `tf.random_normal_initializer`; `tf.train.Checkpoint`,
   `CheckpointManager` and `latest_checkpoint` (tf_checkpoint.py, this framework's own files);
@@ -442,6 +444,12 @@ CALLS = {
     "tf.random.gamma": lambda *a, **k: _tf_gamma(*a, **k),
     "tf.numpy_function": _host_function("tf.numpy_function", False),
     "tf.py_function": _host_function("tf.py_function", True),
+    "tf.nn.ctc_beam_search_decoder": lambda *a, **k: _ctc_beam().ctc_beam_search_decoder(*a, **k),
+    "tf.compat.v1.nn.ctc_beam_search_decoder": lambda *a, **k: _ctc_beam().ctc_beam_search_decoder_v1(*a, **k),
+    **{f"tf.{space}nn.ctc_greedy_decoder": (lambda *a, **k: _ctc_beam().greedy_decoder(*a, **k))
+       for space in ("", "compat.v1.")},
+    **{f"tf.{space}sparse.to_dense": (lambda *a, **k: _ctc_beam().sparse_to_dense(*a, **k))
+       for space in ("", "compat.v1.")},
 }
 CONSTANTS = {f"tf.compat.v1.logging.{k}": v for k, v in _LOG_LEVELS.items()}
 class _UnconnectedGradients:
@@ -471,6 +479,12 @@ def _ops_fn(name: str):
     from flexflow_keras.ops import conv_api
 
     return getattr(conv_api, name, None) or getattr(ops, name)
+
+
+def _ctc_beam():
+    from flexflow_keras.ops import ctc_beam
+
+    return ctc_beam
 
 
 def _add_n(inputs):

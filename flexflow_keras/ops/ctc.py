@@ -6,9 +6,12 @@ and the Keras functions on it, with TensorFlow's conventions:
 - ``keras.backend.ctc_batch_cost(y_true, y_pred, input_length, label_length)`` (Keras 2's, kept by tf.keras):
   `y_pred` holds softmax probabilities, whose ``log(p + 1e-7)`` are the logits, the blank is the last class;
   lengths are (batch, 1); the loss is (batch, 1).
-- ``ctc_decode`` (``keras.ops.ctc_decode`` / ``keras.backend.ctc_decode``): greedy decoding on arrays (the
-  best class per frame, repeats merged, blanks dropped), as TensorFlow's greedy decoder; beam search is not
-  implemented and says so.
+- ``ctc_decode`` (``keras.ops.ctc_decode`` / ``keras.backend.ctc_decode``) on arrays, after predict: greedy
+  (the best class per frame, repeats merged, blanks dropped), as TensorFlow's greedy decoder, or TensorFlow's
+  prefix beam search (ops/ctc_beam.py). keras.ops' beam search moves the `mask_index` class last (TensorFlow's
+  blank), decodes with tf.nn.ctc_beam_search_decoder's conventions (repeated labels kept as scored: Keras 3's
+  `merge_repeated` does not reach it) and maps the ids back; keras.backend's (Keras 2's) decodes
+  ``log(p + 1e-7)`` of probabilities, the blank last, with tf.compat.v1's (repeated labels merged).
 
 A sample whose labels cannot be aligned to its frames (more labels, with the blanks that repeated ones need,
 than frames) has an infinite loss and no gradient beyond the softmax's, as tf.compat.v1.nn.ctc_loss (which
@@ -23,6 +26,7 @@ from typing import ClassVar
 import numpy as np
 
 from flexflow_keras.errors import ArgumentError, DataError, ShapeError
+from flexflow_keras.ops import ctc_beam
 from flexflow_keras.ops import parallel as par
 from flexflow_keras.ops._util import deferred_check, fmt, kernel, to_host
 from flexflow_keras.ops.base import Op, apply_op
@@ -133,62 +137,97 @@ def ctc_batch_cost(y_true, y_pred, input_length, label_length):
     return ops.expand_dims(loss, -1)
 
 
-def _greedy(y_pred, input_length, blank: int, of_probs: bool, dtype):
+def _predictions(who: str, y_pred, input_length, of_probs: bool):
+    """(scores (batch, frames, classes) float64, lengths (batch,) int64) of predictions; `of_probs` takes
+    ``log(p + 1e-7)`` of probabilities, as Keras 2's."""
+    if isinstance(y_pred, KerasTensor):
+        raise ArgumentError(f"{who} decodes predictions (arrays, e.g. model.predict's), not a model's symbolic "
+                            f"tensor; decode after predict().")
+    scores = np.asarray(y_pred, dtype=np.float64)
+    if scores.ndim != 3:
+        raise ArgumentError(f"{who} expects predictions of shape (batch, frames, classes), received "
+                            f"{scores.shape}.")
+    lengths = np.asarray(input_length).reshape(-1)
+    if lengths.shape != (scores.shape[0],):
+        raise ArgumentError(f"{who} expects one length per sample ({scores.shape[0]}), received input_length of "
+                            f"shape {np.shape(input_length)}.")
+    lengths = lengths.astype(np.int64)
+    return (np.log(scores + 1e-7) if of_probs else scores), lengths
+
+
+def _dense(paths: list[list[int]], frames: int, dtype) -> np.ndarray:
+    """Paths as rows (batch, frames) padded with -1, as Keras densifies TensorFlow's sparse paths."""
+    dense = np.full((len(paths), frames), -1, dtype=dtype)
+    for i, path in enumerate(paths):
+        dense[i, :len(path)] = path
+    return dense
+
+
+def _greedy(who: str, y_pred, input_length, blank: int, of_probs: bool, merge_repeated: bool, dtype):
     """TensorFlow's greedy decoder on arrays: (decoded (batch, frames) padded with -1, the negative sum of each
-    frame's best input (batch, 1)); `of_probs` takes ``log(p + 1e-7)`` of probabilities first, as Keras 2's."""
+    frame's best input (batch, 1))."""
     from flexflow_keras.ops.eager_tensor import EagerTensor
 
-    if isinstance(y_pred, KerasTensor):
-        raise ArgumentError("ctc_decode decodes predictions (arrays, e.g. model.predict's), not a model's symbolic "
-                            "tensor; decode after predict().")
-    scores_in = np.asarray(y_pred, dtype=np.float64)
-    if scores_in.ndim != 3:
-        raise ArgumentError(f"ctc_decode expects predictions of shape (batch, frames, classes), received "
-                            f"{scores_in.shape}.")
-    n, frames, classes = scores_in.shape
-    lengths = np.asarray(input_length).reshape(-1).astype(np.int64)
-    if lengths.shape != (n,):
-        raise ArgumentError(f"ctc_decode expects one length per sample ({n}), received input_length of shape "
-                            f"{np.shape(input_length)}.")
-    if of_probs:
-        scores_in = np.log(scores_in + 1e-7)
-    blank %= classes
-    dense = np.full((n, frames), -1, dtype=dtype)
-    scores = np.zeros((n, 1), dtype=np.float32)
-    for i in range(n):
-        frame_scores = scores_in[i, :max(0, min(int(lengths[i]), frames))]
-        path = frame_scores.argmax(-1)
-        keep = [int(c) for j, c in enumerate(path) if c != blank and (j == 0 or c != path[j - 1])]
-        dense[i, :len(keep)] = keep
-        scores[i, 0] = -frame_scores.max(-1).sum()
-    return dense.view(EagerTensor), scores.view(EagerTensor)
-
-
-def _no_beam(who: str):
-    raise ArgumentError(f"{who}: beam-search CTC decoding is not implemented in flexflow_keras; decode greedily "
-                        f"(greedy=True / strategy='greedy'), which takes the best class per frame.")
+    scores, lengths = _predictions(who, y_pred, input_length, of_probs)
+    lengths = np.clip(lengths, 0, scores.shape[1])  # greedy decoding reads the frames there are
+    paths, neg = ctc_beam.greedy_paths(scores, lengths, blank % scores.shape[2], merge_repeated)
+    return _dense(paths, scores.shape[1], dtype).view(EagerTensor), neg.astype(np.float32).view(EagerTensor)
 
 
 def ctc_decode(inputs, sequence_lengths, strategy="greedy", beam_width=100, top_paths=1, merge_repeated=True,
                mask_index=0):
-    """Keras 3's `keras.ops.ctc_decode` (greedy) of logits: (decoded int32 (1, batch, frames) padded with -1,
-    scores (batch, 1)), the blank being `mask_index`."""
-    if strategy != "greedy":
-        _no_beam(f"keras.ops.ctc_decode(strategy={strategy!r})")
-    if not merge_repeated:
-        raise ArgumentError("keras.ops.ctc_decode(merge_repeated=False) is not implemented; greedy decoding here "
-                            "merges repeated classes, as TensorFlow's default.")
-    dense, scores = _greedy(inputs, sequence_lengths, int(mask_index), False, np.int32)
-    return dense[None], scores
+    """Keras 3's `keras.ops.ctc_decode` of logits (batch, frames, classes), the blank being `mask_index`.
+
+    Returns (decoded int32 (top_paths, batch, frames) padded with -1, scores): greedy, one path and the negative
+    sum of each frame's best logit (batch, 1); "beam_search", TensorFlow's beam search (repeated labels kept,
+    whatever `merge_repeated`, as Keras 3 on TensorFlow) and each path's log probability (batch, top_paths).
+
+    Example:
+        >>> decoded, scores = keras.ops.ctc_decode(logits, lengths, strategy="beam_search", beam_width=10)
+        >>> decoded[0]  # the best path of each sample, padded with -1
+    """
+    from flexflow_keras.ops.eager_tensor import EagerTensor
+
+    who = f"keras.ops.ctc_decode(strategy={strategy!r})"
+    if strategy == "greedy":
+        dense, scores = _greedy(who, inputs, sequence_lengths, int(mask_index), False, bool(merge_repeated),
+                                np.int32)
+        return dense[None], scores
+    if strategy != "beam_search":
+        raise ArgumentError(f"keras.ops.ctc_decode expects strategy 'greedy' or 'beam_search', received "
+                            f"strategy={strategy!r}.")
+    scores, lengths = _predictions(who, inputs, sequence_lengths, False)
+    classes = scores.shape[2]
+    blank = None if mask_index is None else int(mask_index)
+    if blank is not None:
+        if not -classes <= blank < classes:
+            raise ArgumentError(f"{who} expects mask_index in [{-classes}, {classes}) for {classes} classes, "
+                                f"received mask_index={mask_index}.")
+        blank %= classes
+        scores = np.concatenate([np.delete(scores, blank, axis=2), scores[..., blank:blank + 1]], axis=2)
+    paths, log_probs = ctc_beam.beam_search(scores, lengths, beam_width, top_paths, False, who)
+    decoded = np.stack([_dense(p, scores.shape[1], np.int32) for p in paths])
+    if blank is not None:  # the ids after the moved blank move back up
+        decoded = np.where(decoded >= blank, decoded + 1, decoded)
+    return decoded.view(EagerTensor), log_probs.astype(np.float32).view(EagerTensor)
 
 
 def backend_ctc_decode(y_pred, input_length, greedy=True, beam_width=100, top_paths=1):
-    """Keras 2's `keras.backend.ctc_decode` (greedy) of probabilities: ([decoded int64 (batch, frames) padded
-    with -1], negative log probabilities (batch, 1)), the blank being the last class."""
-    if not greedy:
-        _no_beam("keras.backend.ctc_decode(greedy=False)")
-    dense, scores = _greedy(y_pred, input_length, -1, True, np.int64)
-    return [dense], scores
+    """Keras 2's `keras.backend.ctc_decode` of softmax probabilities (batch, frames, classes), the blank being the
+    last class: ([decoded int64 (batch, frames) padded with -1, one per path], scores). Greedy: one path and the
+    negative sum of each frame's best ``log(p + 1e-7)`` (batch, 1); beam search (``greedy=False``): TensorFlow's
+    with tf.compat.v1's merged repeats, and each path's log probability (batch, top_paths).
+    """
+    from flexflow_keras.ops.eager_tensor import EagerTensor
+
+    who = f"keras.backend.ctc_decode(greedy={greedy!r})"
+    if greedy:
+        dense, scores = _greedy(who, y_pred, input_length, -1, True, True, np.int64)
+        return [dense], scores
+    scores, lengths = _predictions(who, y_pred, input_length, True)
+    paths, log_probs = ctc_beam.beam_search(scores, lengths, beam_width, top_paths, True, who)
+    return ([_dense(p, scores.shape[1], np.int64).view(EagerTensor) for p in paths],
+            log_probs.astype(np.float32).view(EagerTensor))
 
 
 __all__ = ["CTCLossOp", "ctc_batch_cost", "ctc_decode", "ctc_loss"]
