@@ -20,8 +20,16 @@ _FLOATS = ("float16", "bfloat16", "float32", "float64")
 
 
 def backend() -> str:
-    """The name of the numeric backend (`"flexflow"`)."""
-    return "flexflow"
+    """The name of the numeric backend: `"flexflow"`, and `"tensorflow"` under `python -m flexflow_keras`.
+
+    Under the runner a script's `tensorflow` is the stand-in whose `tf.*` names are mapped (keras_alias.py),
+    so a backend-agnostic script's ``if keras.backend.backend() == "tensorflow":`` branch is the one that
+    runs (keras.io's examples pick their `tf.matmul` & co by it; their jax and torch branches import those
+    packages, and with "flexflow" no branch ran and a layer returned None).
+    """
+    from flexflow_keras import keras_alias
+
+    return "tensorflow" if keras_alias.installed() else "flexflow"
 
 
 def image_data_format() -> str:

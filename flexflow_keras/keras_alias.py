@@ -247,6 +247,12 @@ class _AliasFinder(importlib.abc.MetaPathFinder):
         return importlib.machinery.ModuleSpec(fullname, _AliasLoader(mapped))
 
 
+def installed() -> bool:
+    """Whether `install` has run: imports of keras / tensorflow go to flexflow_keras (`python -m
+    flexflow_keras`)."""
+    return any(isinstance(f, _AliasFinder) for f in sys.meta_path)
+
+
 def install() -> None:
     """Map keras / tensorflow.keras / tf.keras onto flexflow_keras for imports from now on."""
     if any(isinstance(f, _AliasFinder) for f in sys.meta_path):
@@ -256,4 +262,4 @@ def install() -> None:
     sys.meta_path.insert(0, _AliasFinder())
 
 
-__all__ = ["RawTensorFlowError", "install", "target_of"]
+__all__ = ["RawTensorFlowError", "install", "installed", "target_of"]

@@ -1,5 +1,5 @@
 """The Keras 3 `keras.config` functions that are not run settings: traceback filtering and the numeric
-settings `keras.config` shares with `keras.backend` (floatx, epsilon, image data format), and the dtype
+settings `keras.config` shares with `keras.backend` (backend, floatx, epsilon, image data format), and the dtype
 policy (`set_dtype_policy`, `dtype_policy`: mixed_precision.py).
 
 `flexflow_keras.config` re-exports these so that `keras.config.disable_traceback_filtering()` and
@@ -14,6 +14,7 @@ import os
 import sys
 
 from flexflow_keras.backend import (
+    backend,
     epsilon,
     floatx,
     image_data_format,
@@ -23,7 +24,7 @@ from flexflow_keras.backend import (
 )
 from flexflow_keras.mixed_precision import dtype_policy, set_dtype_policy
 
-__all__ = ["disable_traceback_filtering", "dtype_policy", "enable_traceback_filtering", "epsilon", "floatx",
+__all__ = ["backend", "disable_traceback_filtering", "dtype_policy", "enable_traceback_filtering", "epsilon", "floatx",
            "image_data_format", "is_traceback_filtering_enabled", "set_dtype_policy", "set_epsilon",
            "set_floatx", "set_image_data_format"]
 

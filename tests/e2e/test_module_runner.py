@@ -34,6 +34,7 @@ SCRIPT = textwrap.dedent("""
     assert keras is flexflow_keras and plain_keras is flexflow_keras and tf.keras is flexflow_keras
     assert layers is flexflow_keras.layers and Dense is flexflow_keras.layers.Dense
     assert tf.float32 == "float32"
+    assert keras.backend.backend() == keras.config.backend() == "tensorflow"  # backend-agnostic scripts' tf branch
     assert Keras2Layer is flexflow_keras.layers.Layer and OldTfDense is Dense
     assert tf.optimizers.Adam is flexflow_keras.optimizers.Adam and tf.losses is flexflow_keras.losses  # TF2 aliases
     if args.missing:

@@ -102,3 +102,12 @@ def test_progbar_is_exported():
     from flexflow_keras.utils import Progbar
 
     assert Progbar(10).target == 10
+
+
+def test_backend_name_is_tensorflow_under_the_runner(monkeypatch):
+    """A backend-agnostic script picks its tf.* branch by it (keras.io's GRN/VSN example)."""
+    from flexflow_keras import config, keras_alias
+
+    assert backend.backend() == config.backend() == "flexflow"
+    monkeypatch.setattr(keras_alias, "installed", lambda: True)
+    assert backend.backend() == config.backend() == "tensorflow"
