@@ -161,7 +161,10 @@ def unary_forward_cpu(code: int, x: np.ndarray, y: np.ndarray, lo: float = 0.0, 
     if code in (ERF, ERFINV):
         _non_numpy_forward(code, flat_in(x), flat_out(y, "unary_forward_cpu"))
     elif code == CLIP:
-        np.clip(x, lo, hi, out=y)
+        if y.dtype.kind in "iu":  # integer data (ids clipped before an Embedding): NumPy clips in float64
+            np.copyto(y, np.clip(x, lo, hi), casting="unsafe")
+        else:
+            np.clip(x, lo, hi, out=y)
     elif code in (IDENTITY, STOP_GRADIENT):
         np.copyto(y, x)
     elif code == RSQRT:

@@ -417,13 +417,28 @@ def einsum(subscripts, *operands):
 
 
 def cast(x, dtype, name=None):
-    """``x`` converted to `dtype`; the batch size (``ops.shape(x)[0]``) becomes a 0-d tensor."""
+    """``x`` converted to `dtype`; the batch size (``ops.shape(x)[0]``) becomes a 0-d tensor. To "string",
+    string data is returned as it is (TensorFlow's `tf.cast` of strings to strings); numbers are refused,
+    as TensorFlow refuses them."""
+    if str(dtype) == "string":
+        return _cast_to_string(x)
     if isinstance(x, BatchDim):
         return F.cast(apply_op(BatchSizeOp(), [x.ref]), dtype, name)
     if isinstance(x, _dyn.SeqDim):
         ones = F.add(F.multiply(_dyn.arange(0, x, 1, "float32"), 0.0), 1.0)  # (n,) ones: n is their sum
         return F.cast(F.sum(ones, axis=0), dtype, name)
     return F.cast(x, dtype, name)
+
+
+def _cast_to_string(x):
+    numeric = isinstance(x, (KerasTensor, Variable, BatchDim, _dyn.SeqDim))
+    if getattr(x, "dtype", None) == "string" or (not numeric and np.asarray(x).dtype.kind in "OSU"):
+        return x
+    from flexflow_keras.errors import ArgumentError
+
+    raise ArgumentError(f"cast(x, 'string') received {getattr(x, 'dtype', type(x).__name__)} data; TensorFlow "
+                        f"casts only strings to 'string' (it returns them as they are). Convert numbers with "
+                        f"tf.strings.as_string(x), or keep them numeric.")
 
 
 def logical_not(x):
