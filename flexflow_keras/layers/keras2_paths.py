@@ -1,6 +1,6 @@
 """Keras 2's layer module paths: `keras.layers.noise`, `.merge`, `.convolutional`, `.recurrent`, `.core`,
 `.embeddings`, `.normalization`, `.pooling`, `.advanced_activations`, `.wrappers`, `.local`,
-`.convolutional_recurrent`, `.cudnn_recurrent`.
+`.convolutional_recurrent`, `.cudnn_recurrent`, and `.experimental.preprocessing`.
 
 Every name is looked up lazily in `flexflow_keras.layers` when it is first asked for, so layers added
 there later appear under the old paths without touching this file. The paths that are also real
@@ -21,6 +21,7 @@ import types
 from flexflow_keras.errors import FlexFlowKerasError
 
 PACKAGE = "flexflow_keras.layers"
+EXPERIMENTAL_PREPROCESSING = f"{PACKAGE}.experimental.preprocessing"  # tf.keras 2.3-2.5's preprocessing layers
 KERAS2_MODULES = ("advanced_activations", "convolutional", "convolutional_recurrent", "core", "cudnn_recurrent",
                   "embeddings", "local", "merge", "noise", "normalization", "pooling", "recurrent", "wrappers")
 
@@ -31,7 +32,7 @@ class MissingLayerError(FlexFlowKerasError, ImportError):
 
 def module_getattr(module_name: str):
     """A module-level ``__getattr__`` for `module_name` that finds names in `flexflow_keras.layers`."""
-    short = module_name.rsplit(".", 1)[-1]
+    short = module_name[len(PACKAGE) + 1:] if module_name.startswith(PACKAGE + ".") else module_name
 
     def __getattr__(name: str):
         if name.startswith("__"):
@@ -71,7 +72,7 @@ class _Finder(importlib.abc.MetaPathFinder):
 
     def find_spec(self, fullname, path=None, target=None):
         pkg, _, short = fullname.rpartition(".")
-        if pkg != PACKAGE or short not in KERAS2_MODULES:
+        if fullname != EXPERIMENTAL_PREPROCESSING and (pkg != PACKAGE or short not in KERAS2_MODULES):
             return None
         return importlib.machinery.ModuleSpec(fullname, _Loader(), origin="keras2-path")
 

@@ -124,3 +124,17 @@ def test_keras2_lowercase_optimizers_and_constraints():
     dense = keras.layers.Dense(3, kernel_constraint="maxnorm")
     assert isinstance(dense.kernel_constraint, keras.constraints.MaxNorm)
     assert importlib.import_module("flexflow_keras.optimizers.adam").Adam is keras.optimizers.Adam
+
+
+def test_experimental_preprocessing_path_of_tf_2_3_to_2_5():
+    """``from tensorflow.keras.layers.experimental.preprocessing import StringLookup`` (keras.io's movielens
+    transformer); attribute access reaches the same layers, and a missing one names the path."""
+    from flexflow_keras.layers.experimental import preprocessing
+    from flexflow_keras.layers.experimental.preprocessing import Normalization, StringLookup
+
+    assert StringLookup is keras.layers.StringLookup and Normalization is keras.layers.Normalization
+    assert keras.layers.experimental.preprocessing.TextVectorization is keras.layers.TextVectorization
+    assert preprocessing is keras.layers.experimental.preprocessing
+    assert keras.layers.experimental.RandomFourierFeatures.__name__ == "RandomFourierFeatures"
+    with pytest.raises(ImportError, match=r"keras.layers.experimental.preprocessing\) is not implemented"):
+        from flexflow_keras.layers.experimental.preprocessing import NoSuchLayer  # noqa: F401
