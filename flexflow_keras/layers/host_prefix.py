@@ -138,11 +138,7 @@ def split_inputs(model_name: str, declared: list, outputs=None):
     for t in declared:
         walk(t)
     strings = [t for t in declared if t.dtype == "string"]
-    if not steps:
-        if strings:
-            raise GraphError(f"Model '{model_name}': input '{strings[0].name}' holds strings, which only host "
-                             f"preprocessing layers (TextVectorization, StringLookup) can read; call one on it, "
-                             f"or give the model numbers.")
+    if not steps and not strings:
         return declared, None
     steps = _in_order(model_name, declared, steps)
     direct = None
@@ -159,9 +155,11 @@ def split_inputs(model_name: str, declared: list, outputs=None):
     graph_inputs = [t for t in declared if t.dtype != "string"] + [
         out for _, _, out in steps if (out.uid in direct if direct is not None else out.dtype != "string")]
     for t in strings:
-        if not any(s is t for _, src, _ in steps for s in _sources(src)):
-            raise GraphError(f"Model '{model_name}': string input '{t.name}' is read by no host preprocessing layer; "
-                             f"call TextVectorization or StringLookup on it.")
+        read = any(s is t for _, src, _ in steps for s in _sources(src))
+        if not read and (direct is None or t.uid in direct or not graph_inputs):  # else unused: left unread
+            raise GraphError(f"Model '{model_name}': input '{t.name}' holds strings, which only host preprocessing "
+                             f"layers (TextVectorization, StringLookup) can read; call one on it, or give the "
+                             f"model numbers.")
     return graph_inputs, HostPrefix(model_name, list(declared), steps, graph_inputs)
 
 

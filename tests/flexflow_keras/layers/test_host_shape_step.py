@@ -49,3 +49,18 @@ def test_a_computed_tensor_is_still_refused():
     n = keras.Input(shape=(1,), dtype="float32")
     with pytest.raises(GraphError, match=r"IntegerLookup .* cannot take the output of .*only reshape, expand_dims"):
         keras.layers.IntegerLookup(vocabulary=[1, 2])(n * 2.0)
+
+
+def test_string_inputs_the_outputs_do_not_read_are_left_unread():
+    """keras.io's movielens transformer declares user features it may leave out of the model."""
+    s = keras.Input(shape=(1,), dtype="string", name="unused")
+    ids = keras.Input(shape=(1,), dtype="string", name="ids")
+    n = keras.Input(shape=(2,), name="n")
+    looked = keras.layers.StringLookup(vocabulary=VOCAB, num_oov_indices=0)(ids)
+    x = keras.layers.concatenate([keras.ops.cast(looked, "float32"), n])
+    model = keras.Model({"unused": s, "ids": ids, "n": n}, keras.layers.Dense(1)(x))
+    data = {"unused": np.array([["zz"], ["yy"]], dtype=object), "ids": np.array([["a"], ["c"]], dtype=object),
+            "n": np.ones((2, 2), "float32")}
+    assert model.predict(data, verbose=0).shape == (2, 1)
+    with pytest.raises(GraphError, match="holds strings"):  # a model none of whose inputs is used
+        keras.Model(s, keras.layers.Dense(1)(keras.Input((3,))))
