@@ -382,6 +382,11 @@ class SliceDataset(PyDataset):
     def __len__(self) -> int:
         return len(self._plan()[0])
 
+    def is_endless(self) -> bool:
+        """Whether a repeat() without a count is not ended by a later take()."""
+        first = next((i for i, s in enumerate(self._stages) if s[0] == "repeat" and s[1] < 0), None)
+        return first is not None and not any(s[0] == "take" and s[1] >= 0 for s in self._stages[first:])
+
     def cardinality(self) -> np.int64:
         from flexflow_keras.ops.eager_tensor import eager
 
@@ -460,3 +465,19 @@ def _tensor(a):
     from flexflow_keras.data.dataset import as_tensor
 
     return as_tensor(a)
+
+
+def bounded(x, steps, who: str, epochs: int | None = None):
+    """An endless dataset (``repeat()`` without a count; ``make_csv_dataset(num_epochs=None)``) as `fit`,
+    `evaluate` and `predict` read it with `steps` (steps_per_epoch, validation_steps, steps): its first
+    `steps` batches, a dataset read from the start each time (validation, evaluate, predict); with `epochs`,
+    one iterator over its first ``steps * epochs`` batches that each epoch continues, as tf.data's iterator
+    over an endless dataset does in Keras' fit. Anything else is returned as it is."""
+    if not isinstance(x, SliceDataset) or not x.is_endless():
+        return x
+    if not steps:
+        raise DataError(f"{who} received an endless dataset (repeat() without a count) and no "
+                        f"{'steps_per_epoch' if epochs is not None else 'steps'}; give it, or end the dataset "
+                        f"(repeat(n), take(n)).")
+    return x.take(int(steps)) if epochs is None else iter(x.take(int(steps) * int(epochs)))
+

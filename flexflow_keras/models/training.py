@@ -18,6 +18,7 @@ import numpy as np
 
 from flexflow_keras import config as _config
 from flexflow_keras.data import provenance
+from flexflow_keras.data.slices import bounded
 from flexflow_keras.errors import DataError
 from flexflow_keras.execution import overlap as _overlap
 from flexflow_keras.execution import simulator_notice
@@ -355,6 +356,8 @@ class Trainer:
         from flexflow_keras import callbacks as callbacks_mod
 
         self._require_compiled("fit")
+        x = bounded(x, steps_per_epoch, "fit()", int(_config.resolve("epochs", epochs, "-e/--epochs")))
+        validation_data = bounded(validation_data, validation_steps, "fit(validation_data=...)")
         x, validation_data = host_prefix.wrap_data(self, x), host_prefix.wrap_validation(self, validation_data)
         reason = step_hooks.eager_reason(self, "train_step")
         if reason is not None:  # a step that computes its own gradients runs as written (eager_fit.py)
@@ -580,7 +583,7 @@ class Trainer:
                  callbacks=None, return_dict=False, **kwargs):
         """Loss and metrics in inference mode; a scalar, a list, or a dict with return_dict=True."""
         self._require_compiled("evaluate")
-        x = host_prefix.wrap_data(self, x)
+        x = host_prefix.wrap_data(self, bounded(x, steps, "evaluate()"))
         if step_hooks.eager_reason(self, "test_step") is not None:
             return eager_fit.evaluate(self, x, y, batch_size, verbose, sample_weight, steps, callbacks, return_dict)
         _overlap.clear_device_failures()
@@ -636,7 +639,7 @@ class Trainer:
         """Model outputs for `x` in inference mode (one array, or a list for several outputs)."""
         from flexflow_keras import callbacks as callbacks_mod
 
-        x = host_prefix.wrap_data(self, x)
+        x = host_prefix.wrap_data(self, bounded(x, steps, "predict()"))
         _overlap.clear_device_failures()
         batch_size = int(batch_size or 32)
         if is_stream(x):

@@ -146,3 +146,24 @@ def test_seed_flag_alone_makes_the_shuffled_order_repeatable(data):
     for wa, wb in zip(a, b, strict=True):
         np.testing.assert_array_equal(wa, wb)
     assert any(not np.array_equal(wa, wc) for wa, wc in zip(a, c, strict=True))
+
+
+def test_endless_dataset_with_steps_per_epoch_continues_across_epochs():
+    """``ds.repeat()`` (make_csv_dataset(num_epochs=None)) with steps_per_epoch: each epoch reads the next
+    batches of the one stream, as tf.data's iterator; evaluate/predict read `steps` batches."""
+    from flexflow_keras.data.slices import SliceDataset, bounded
+
+    x = np.arange(30, dtype="float32").reshape(10, 3)
+    y = (np.arange(10) % 2).astype(np.int64)
+    ds = SliceDataset.from_tensor_slices((x, y)).repeat().batch(4)
+    assert ds.is_endless() and not ds.take(3).is_endless()
+    stream = bounded(ds, 2, "fit()", epochs=3)
+    firsts = [np.asarray(next(stream)[0])[0, 0] for _ in range(6)]
+    assert firsts == [0.0, 12.0, 24.0, 6.0, 18.0, 0.0]  # 4-row batches run on across the data's end
+    model = _model(shape=(3,), classes=2)
+    history = model.fit(ds, epochs=3, steps_per_epoch=2, validation_data=ds, validation_steps=1, verbose=0)
+    assert len(history.history["loss"]) == 3 and len(history.history["val_loss"]) == 3
+    assert np.isfinite(model.evaluate(ds, steps=2, verbose=0)[0])
+    assert model.predict(ds, steps=2, verbose=0).shape == (8, 2)
+    with pytest.raises(DataError, match="endless dataset .* no steps_per_epoch"):
+        model.fit(ds, epochs=1, verbose=0)
