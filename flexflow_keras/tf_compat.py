@@ -30,7 +30,8 @@ scripts whose Keras part runs (`tf.random.set_seed(42)` on their first line). Ma
   `keras.ops.sum`); `tf.shape`, `tf.range` (TensorFlow's argument names); `tf.print` (to stderr, once
   on symbolic tensors); `tf.compat.as_bytes` / `as_str`; `tf.reduce_mean`, `tf.divide` and `tf.constant` with TensorFlow's dtypes (an integer
   mean is an integer, integers divide in float64, a Python int is int32); `tf.where(cond, x, y)`;
-  `tf.argmax` / `tf.argmin` (TensorFlow's default axis 0, int64 indices); `tf.newaxis`;
+  `tf.argmax` / `tf.argmin` (TensorFlow's default axis 0, int64 indices); `tf.newaxis`; `tf.dtypes.X` (as `tf.X`);
+  `tf.unstack`;
   `tf.Variable` and `tf.Module` (variables.py); `tf.GradientTape` (ops/tape.py) and
   `tf.UnconnectedGradients`; `tf.one_hot` (on/off values), `tf.split` (sizes or a count),
   `tf.repeat`, `tf.clip_by_value` (TensorFlow's argument names), `tf.gather` (keras.ops.take on axis 0 by
@@ -74,7 +75,7 @@ _SAME_OPS = {name: name for name in (
     "log", "log1p", "sin", "cos", "tan", "sign", "floor", "ceil", "negative", "reciprocal", "erf",
     "equal", "not_equal", "greater", "greater_equal", "less", "less_equal", "logical_and", "logical_or",
     "logical_not", "cast", "reshape", "transpose", "expand_dims", "squeeze", "stack", "tile", "matmul",
-    "einsum", "ones_like", "zeros_like", "zeros", "ones", "linspace")}
+    "einsum", "ones_like", "zeros_like", "zeros", "ones", "linspace", "unstack")}
 _SAME_OPS.update({"reduce_sum": "sum", "reduce_max": "max", "reduce_min": "min", "reduce_prod": "prod",
                   "reduce_std": "std", "reduce_variance": "var",
                   "concat": "concatenate", "pow": "power", "repeat": "repeat",
@@ -463,6 +464,9 @@ class _ResizeMethod:
     LANCZOS3, LANCZOS5, GAUSSIAN, MITCHELLCUBIC = "lanczos3", "lanczos5", "gaussian", "mitchellcubic"
 
 
+CONSTANTS.update({f"tf.dtypes.{name}": name for name in (  # tf.dtypes.float32 is tf.float32: its name
+    "bfloat16", "bool", "float16", "float32", "float64", "int8", "int16", "int32", "int64", "uint8", "uint16",
+    "uint32", "uint64", "string", "complex64", "complex128")})
 CONSTANTS.update({"tf.UnconnectedGradients": _UnconnectedGradients, "tf.newaxis": None,
                   "tf.image.ResizeMethod": _ResizeMethod,
                   "tf.data.AUTOTUNE": -1, "tf.data.experimental.AUTOTUNE": -1,

@@ -5,7 +5,8 @@ text classification, OCR and translation scripts).
 Each takes an array of str or bytes (or one string, or a list) and returns an array of the same shape
 of bytes (an object array: what TensorFlow's `.numpy()` gives for strings). As TensorFlow: `lower`/`upper` change ASCII letters only unless ``encoding="utf-8"``;
 `regex_replace` uses Python's `re` (RE2's syntax for the patterns scripts write: classes, escapes,
-alternation); `split` without a separator splits on runs of ASCII white space; `length` counts bytes
+alternation); `split` without a separator splits on runs of ASCII white space, and of an array gives a
+`RaggedTensor` (tf_ragged.py) that `to_number`, the element-wise functions and ``.to_tensor()`` take; `length` counts bytes
 (``unit="UTF8_CHAR"``: characters); `reduce_join` joins along an axis (all of them for None).
 """
 
@@ -16,6 +17,7 @@ import re
 import numpy as np
 
 from flexflow_keras.errors import ArgumentError
+from flexflow_keras.tf_ragged import RaggedTensor
 
 _ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
 _ASCII_UPPER = str.maketrans("abcdefghijklmnopqrstuvwxyz", "ABCDEFGHIJKLMNOPQRSTUVWXYZ")
@@ -45,6 +47,8 @@ def _result(values: list, shape):
 
 
 def _map(x, fn):
+    if isinstance(x, RaggedTensor):  # tf.strings.split's rows: the same rows, mapped
+        return x.map_values(lambda row: np.asarray(_map(row, fn)))
     arr = _array(x)
     values = [fn(_text(v)) for v in arr.reshape(-1).tolist()]
     return _result(values, arr.shape)
@@ -98,8 +102,8 @@ def substr(input, pos, len, unit="BYTE", name=None):  # noqa: A002
 
 
 def split(input, sep=None, maxsplit=-1, name=None):  # noqa: A002
-    """One string: an array of its pieces. An array of strings: a list of such arrays, one per string
-    (nested lists for more dimensions; TensorFlow gives a RaggedTensor)."""
+    """One string: an array of its pieces. An array of strings: a `RaggedTensor` (tf_ragged.py) of such
+    rows, one per string, as TensorFlow gives (nested for more dimensions)."""
     arr = _array(input)
 
     def pieces(s: str) -> list:
@@ -115,9 +119,11 @@ def split(input, sep=None, maxsplit=-1, name=None):  # noqa: A002
         p = pieces(_text(v))
         return _result(p, (len(p),))
 
-    def nested(a: np.ndarray):
-        return one(a.item()) if a.ndim == 0 else [nested(r) for r in a]
-    return nested(arr)
+    if arr.ndim == 0:
+        return one(arr.item())
+    if arr.ndim == 1:
+        return RaggedTensor([np.asarray(one(v)) for v in arr.tolist()], "string")
+    return RaggedTensor([split(row, sep, maxsplit) for row in arr], "string")
 
 
 def join(inputs, separator="", name=None):
@@ -155,6 +161,8 @@ def as_string(input, precision=-1, name=None):  # noqa: A002
 def to_number(string_tensor, out_type="float32", name=None):
     from flexflow_keras.ops.eager_tensor import EagerTensor
 
+    if isinstance(string_tensor, RaggedTensor):
+        return string_tensor.map_values(lambda row: np.asarray(to_number(row, out_type)))
     arr = _array(string_tensor)
     dtype = np.dtype(getattr(out_type, "name", out_type))
     conv = float if dtype.kind == "f" else int
