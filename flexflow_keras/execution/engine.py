@@ -38,6 +38,9 @@ log = logging.getLogger("flexflow_keras")
 # before the next strategy allocates its own; smaller ones are left to the collector.
 COLLECT_BYTES = 64 * 2**20
 _serial = itertools.count()
+# Engine.measure's untimed steps go on until the last three lie within this ratio, at most MAX_WARM steps
+SETTLED = 1.15
+MAX_WARM = 8
 
 
 def _set_blas_threads(n: int) -> None:
@@ -439,11 +442,15 @@ class Engine:
             return time.perf_counter() - t0
 
         try:
-            # untimed: at least 3 steps and 0.2 s (small models' steps settle only after a few dozen)
-            warm, k = 0.0, 0
-            while k < 3 or warm < warm_s:
-                warm += one()
-                k += 1
+            # untimed: at least 3 steps and 0.2 s (small models' steps settle only after a few dozen), and
+            # until the last 3 lie within SETTLED of each other (at most MAX_WARM): after a change of degree
+            # the first steps run slowly (the MNIST CNN at x2: 25-35 ms for 5 steps, then 13 ms), and timing
+            # them chose x1 for a short fit where x2 trains 1.7x faster
+            warm, recent = 0.0, []
+            while len(recent) < 3 or warm < warm_s or (
+                    max(recent[-3:]) > SETTLED * min(recent[-3:]) and len(recent) < MAX_WARM):
+                recent.append(one())
+                warm += recent[-1]
             times = [one() for _ in range(steps)]
         finally:
             self._restore(snapshot)
