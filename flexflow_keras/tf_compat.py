@@ -353,6 +353,15 @@ def _random_normal_initializer(mean=0.0, stddev=0.05, seed=None):
     return initializers.RandomNormal(mean=mean, stddev=stddev, seed=seed)
 
 
+def _tensor_spec(shape, dtype):
+    """`tf.TensorSpec(shape, dtype)`, as `Dataset.from_generator(output_signature=...)` takes it (the stand-in
+    reads the elements' own shapes; the spec documents them)."""
+    from flexflow_keras.ops.graph import TensorSpec
+
+    dims = () if shape is None else tuple(None if d is None else int(d) for d in shape)
+    return TensorSpec(dims, str(getattr(dtype, "name", dtype)))
+
+
 def _cardinality(dataset):
     """`tf.data.experimental.cardinality(ds)`: the dataset's own `cardinality()` (its number of batches)."""
     if not hasattr(dataset, "cardinality"):
@@ -415,6 +424,7 @@ CALLS = {
     "tf.config.set_logical_device_configuration": _visible_devices,
     "tf.data.Dataset.from_tensor_slices": lambda *a, **k: _slices().from_tensor_slices(*a, **k),
     "tf.data.Dataset.from_tensors": lambda *a, **k: _slices().from_tensors(*a, **k),
+    "tf.TensorSpec": lambda shape=None, dtype="float32", name=None: _tensor_spec(shape, dtype),
     "tf.data.Dataset.zip": lambda *a, **k: _slices().zip(*a, **k),
     "tf.data.Dataset.range": lambda *a, **k: _slices().range(*a, **k),
     "tf.data.Dataset.from_generator": lambda *a, **k: _slices().from_generator(*a, **k),

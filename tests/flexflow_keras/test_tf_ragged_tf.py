@@ -44,3 +44,11 @@ def test_unstack_runs_under_the_runner():
     x = np.arange(12, dtype="float32").reshape(2, 3, 2)
     for got, want in zip(FFTF.unstack(x, axis=1), tf.unstack(x, axis=1), strict=True):
         np.testing.assert_array_equal(np.asarray(got), want.numpy())
+
+
+def test_from_generator_takes_tensor_specs_under_the_runner():
+    seqs = [np.arange(n, dtype="int64") for n in (3, 5, 2)]
+    sig = (FFTF.TensorSpec((None,), FFTF.int64), FFTF.TensorSpec((), FFTF.float32))
+    assert sig[0].shape == (None,) and sig[0].dtype == "int64"
+    ds = FFTF.data.Dataset.from_generator(lambda: ((s, np.float32(len(s))) for s in seqs), output_signature=sig)
+    assert [(list(x), float(y)) for x, y in ds.as_numpy_iterator()] == [(list(s), float(len(s))) for s in seqs]
