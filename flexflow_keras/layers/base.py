@@ -361,11 +361,23 @@ class Layer:
                                   "too). Pass the metric to compile(metrics=[...]), or add the quantity as a "
                                   "model output and track it with a metric.")
 
+    def _pop_first_call_arg(self, kwargs: dict):
+        """The inputs of a call given only keywords: the value of call()'s first parameter, as Keras 3
+        binds them (``layer(logits=x, targets=y)`` for ``call(self, logits, targets=None)``)."""
+        params = [p for p in inspect.signature(self.call).parameters.values()
+                  if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)]
+        first = params[0].name if params else "inputs"
+        if first in kwargs:
+            return kwargs.pop(first)
+        if "inputs" in kwargs:
+            return kwargs.pop("inputs")
+        raise TypeError(f"Layer '{self.name}' was called without inputs: expected them as the first "
+                        f"argument (or the keyword '{first}', call()'s first parameter); received only "
+                        f"the keywords {sorted(kwargs)}. Pass the inputs first: {self.name}(x, ...).")
+
     def __call__(self, *args, **kwargs):
         if not args:
-            if "inputs" not in kwargs:
-                raise TypeError(f"Layer '{self.name}' was called without inputs.")
-            args = (kwargs.pop("inputs"),)
+            args = (self._pop_first_call_arg(kwargs),)
         inputs, rest = args[0], args[1:]
         training = kwargs.pop("training", None)
         if training is None:

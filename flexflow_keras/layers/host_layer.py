@@ -28,9 +28,7 @@ class HostLayer(Layer):
 
     def __call__(self, *args, **kwargs):
         if not args:
-            if "inputs" not in kwargs:
-                raise TypeError(f"Layer '{self.name}' was called without inputs.")
-            args = (kwargs.pop("inputs"),)
+            args = (self._pop_first_call_arg(kwargs),)
         inputs = args[0]
         if isinstance(inputs, KerasTensor) or (isinstance(inputs, (list, tuple)) and inputs and all(
                 isinstance(t, KerasTensor) for t in inputs)):  # a list: HashedCrossing's features
