@@ -1,12 +1,14 @@
 """Suite-wide test setup: CUDA test folders (`tests/**/cuda/`) run under NUMBA_ENABLE_CUDASIM=1 (their
 sim driver tests start them in a subprocess, since numba reads the variable at import) or on a real GPU;
-otherwise they skip. The strategy search's caches go to a temporary folder of the session."""
+otherwise they skip. The strategy search's caches go to a temporary folder of the session. Tests marked
+``background`` have their long subprocess started when collection ends (tests/background_runs.py)."""
 
 import atexit
 import os
 import shutil
 import tempfile
 
+import background_runs  # tests/background_runs.py
 import pytest
 
 # The search's cost and strategy caches live in a folder of this test session, never in ~/.cache.
@@ -39,3 +41,19 @@ def pytest_collection_modifyitems(config, items):
     for item in items:
         if "/cuda/" in str(item.fspath).replace(os.sep, "/"):
             item.add_marker(skip)
+
+
+def pytest_collection_finish(session):
+    """Start the selected background tests' subprocesses, in collection order, beside the main process."""
+    if session.config.option.collectonly:
+        return
+    commands = []
+    for item in session.items:
+        marker = item.get_closest_marker("background")
+        if marker is not None and item.get_closest_marker("skip") is None:
+            commands.append(marker.args[0])
+    background_runs.start(commands)
+
+
+def pytest_sessionfinish(session):
+    background_runs.stop_all()

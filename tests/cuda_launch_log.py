@@ -9,6 +9,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import background_runs  # tests/background_runs.py
+
 from kernels.gpu import signatures
 
 # A script run with ``python -c`` (no conftest) starts with this line to record its launches.
@@ -41,18 +43,36 @@ def check_launch_log(log: Path) -> None:
                          + "\n".join(f"  {n}{s}" for n, s in missing[:20]))
 
 
-def run_simulated(script: str, tmp_path: Path, timeout: int = 300) -> str:
-    """Run `script` (with the recorder's prelude) in a subprocess under the CUDA simulator (unless
-    NUMBA_ENABLE_CUDASIM=0 asks for a real GPU), with the repository on the path; fail with its output
-    when it fails, check its launches' signatures, and return its stdout."""
-    log = tmp_path / "launches.jsonl"
-    env = with_launch_log(dict(os.environ), log)
+def _simulated_spec(script: str, work: Path, timeout: int) -> dict:
+    env = with_launch_log(dict(os.environ), work / "launches.jsonl")
     env.setdefault("NUMBA_ENABLE_CUDASIM", "1")
     root = str(Path(__file__).resolve().parents[1])
     env["PYTHONPATH"] = root + os.pathsep + env.get("PYTHONPATH", "")
     env["FF_LOG_LEVEL"] = "WARNING"
-    proc = subprocess.run([sys.executable, "-c", RECORD_PRELUDE + script], env=env, capture_output=True, text=True,
-                          timeout=timeout, cwd=root)
+    return dict(args=[sys.executable, "-c", RECORD_PRELUDE + script], env=env, cwd=root, timeout=timeout)
+
+
+def _checked(proc: subprocess.CompletedProcess, work: Path) -> str:
     assert proc.returncode == 0, f"CUDA kernel check failed:\n{proc.stdout}\n{proc.stderr[-4000:]}"
-    check_launch_log(log)
+    check_launch_log(work / "launches.jsonl")
     return proc.stdout
+
+
+def run_simulated(script: str, tmp_path: Path, timeout: int = 300) -> str:
+    """Run `script` (with the recorder's prelude) in a subprocess under the CUDA simulator (unless
+    NUMBA_ENABLE_CUDASIM=0 asks for a real GPU), with the repository on the path; fail with its output
+    when it fails, check its launches' signatures, and return its stdout."""
+    spec = _simulated_spec(script, tmp_path, timeout)
+    proc = subprocess.run(spec.pop("args"), capture_output=True, text=True, **spec)
+    return _checked(proc, tmp_path)
+
+
+def simulated_command(script: str, timeout: int = 300) -> background_runs.Command:
+    """`run_simulated` as a background command (tests/background_runs.py): mark the test with
+    ``@pytest.mark.background(cmd)`` and read its stdout with ``simulated_stdout(cmd)``."""
+    return background_runs.Command(lambda work: _simulated_spec(script, work, timeout))
+
+
+def simulated_stdout(command: background_runs.Command) -> str:
+    """The background command's stdout, after the checks of `run_simulated`."""
+    return _checked(*command.result())

@@ -13,6 +13,7 @@ import sys
 import zipfile
 from pathlib import Path, PurePosixPath
 
+import background_runs  # tests/background_runs.py
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -184,10 +185,14 @@ def test_readme_shows_both_images():
                      r"-ll:gpu 4 .*-d /data/dataset", readme)
 
 
-def test_the_wheel_pip_installs_carries_the_machine_files(tmp_path):
-    proc = subprocess.run([sys.executable, "-m", "pip", "wheel", str(ROOT), "--no-deps", "--no-build-isolation",
-                           "-q", "-w", str(tmp_path)], capture_output=True, text=True, timeout=300,
-                          cwd=str(tmp_path))
+WHEEL = background_runs.Command(lambda work: dict(
+    args=[sys.executable, "-m", "pip", "wheel", str(ROOT), "--no-deps", "--no-build-isolation", "-q", "-w", str(work)],
+    cwd=str(work), timeout=300))
+
+
+@pytest.mark.background(WHEEL)
+def test_the_wheel_pip_installs_carries_the_machine_files():
+    proc, tmp_path = WHEEL.result()
     if proc.returncode != 0 and "No module named" in proc.stderr:
         pytest.skip(f"the build backend is not installed here: {proc.stderr.strip().splitlines()[-1]}")
     assert proc.returncode == 0, proc.stderr[-3000:]

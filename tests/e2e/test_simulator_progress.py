@@ -6,21 +6,29 @@ import re
 import subprocess
 import sys
 
+import background_runs  # tests/background_runs.py
 import pytest
 from test_interrupt import TINY_MLP as INTERRUPT_MLP
 
 TINY_MLP = INTERRUPT_MLP + 'print("done")\n'  # the same model as the Ctrl-C tests
 
 
-def test_tiny_mlp_on_the_simulator_shows_steps_and_names_the_simulator(tmp_path):
-    script = tmp_path / "tiny_mlp.py"
+def _spec(work):
+    script = work / "tiny_mlp.py"
     script.write_text(TINY_MLP)
-    env = dict(os.environ, NUMBA_ENABLE_CUDASIM="1", HOME=str(tmp_path), FF_LOG_LEVEL="INFO",
-               FF_CACHE_DIR=str(tmp_path / "cache"), PYTHONUNBUFFERED="1")
+    env = dict(os.environ, NUMBA_ENABLE_CUDASIM="1", HOME=str(work), FF_LOG_LEVEL="INFO",
+               FF_CACHE_DIR=str(work / "cache"), PYTHONUNBUFFERED="1")
+    # 8 steps take about 15 s here (2 loaded cores); the bound only catches a hang
+    return dict(args=[sys.executable, str(script), "-ll:gpu", "1", "-p", "1"], timeout=300, env=env, cwd=str(work))
+
+
+SIMULATED = background_runs.Command(_spec)
+
+
+@pytest.mark.background(SIMULATED)
+def test_tiny_mlp_on_the_simulator_shows_steps_and_names_the_simulator():
     try:
-        # 8 steps take about 15 s here (2 loaded cores); the bound only catches a hang
-        proc = subprocess.run([sys.executable, str(script), "-ll:gpu", "1", "-p", "1"], capture_output=True,
-                              text=True, timeout=300, env=env, cwd=str(tmp_path))
+        proc, _ = SIMULATED.result()
     except subprocess.TimeoutExpired as e:
         pytest.fail(f"8 steps of a tiny MLP on the simulator did not finish in 300 s:\n{e.stdout}")
     out = proc.stdout + proc.stderr

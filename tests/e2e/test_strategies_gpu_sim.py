@@ -4,9 +4,11 @@ of the one-processor CPU run."""
 
 import json
 import os
-import subprocess
 import sys
 import textwrap
+
+import background_runs  # tests/background_runs.py
+import pytest
 
 HERE = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "flexflow_keras", "execution")
 
@@ -31,10 +33,14 @@ SCRIPT = textwrap.dedent("""
 """)
 
 
+SIMULATED = background_runs.Command(lambda work: dict(
+    args=[sys.executable, "-c", SCRIPT, HERE], timeout=900,
+    env=dict(os.environ, NUMBA_ENABLE_CUDASIM="1", FF_LOG_LEVEL="WARNING")))
+
+
+@pytest.mark.background(SIMULATED)
 def test_random_strategies_on_the_simulated_gpu_match_the_cpu():
-    env = dict(os.environ, NUMBA_ENABLE_CUDASIM="1", FF_LOG_LEVEL="WARNING")
-    proc = subprocess.run([sys.executable, "-c", SCRIPT, HERE], capture_output=True, text=True, timeout=900,
-                          env=env)
+    proc, _ = SIMULATED.result()
     assert proc.returncode == 0, proc.stderr[-3000:]
     results = json.loads(proc.stdout.strip().splitlines()[-1])
     for key, r in results.items():

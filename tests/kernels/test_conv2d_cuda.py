@@ -5,10 +5,11 @@ with NUMBA_ENABLE_CUDASIM=1 (on a machine with a GPU, set FF_CUDA_DEVICE=1 to ru
 """
 
 import os
-import subprocess
 import sys
 import textwrap
 
+import background_runs  # tests/background_runs.py
+import pytest
 from cuda_launch_log import RECORD_PRELUDE, check_launch_log, with_launch_log  # tests/cuda_launch_log.py
 
 _SCRIPT = textwrap.dedent("""
@@ -47,14 +48,21 @@ _SCRIPT = textwrap.dedent("""
 """)
 
 
-def test_conv2d_cuda_kernels_match_reference(tmp_path):
-    log = tmp_path / 'launches.jsonl'
-    env = with_launch_log(dict(os.environ), log)
+def _spec(work):
+    env = with_launch_log(dict(os.environ), work / "launches.jsonl")
     env["NUMBA_ENABLE_CUDASIM"] = "0" if env.get("FF_CUDA_DEVICE") == "1" else "1"
     root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     env["PYTHONPATH"] = root + os.pathsep + env.get("PYTHONPATH", "")
-    proc = subprocess.run([sys.executable, "-c", RECORD_PRELUDE + _SCRIPT], env=env, capture_output=True, text=True,
-                          timeout=600)
+    return dict(args=[sys.executable, "-c", RECORD_PRELUDE + _SCRIPT], env=env, timeout=600)
+
+
+SIMULATED = background_runs.Command(_spec)
+
+
+@pytest.mark.background(SIMULATED)
+def test_conv2d_cuda_kernels_match_reference():
+    proc, work = SIMULATED.result()
+    log = work / "launches.jsonl"
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert proc.stdout.count("ok") == 4
     check_launch_log(log)

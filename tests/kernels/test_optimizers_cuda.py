@@ -6,7 +6,8 @@ with NUMBA_ENABLE_CUDASIM=1 (a run with a real GPU can set the variable to 0 to 
 
 import textwrap
 
-from cuda_launch_log import run_simulated  # tests/cuda_launch_log.py
+import pytest
+from cuda_launch_log import simulated_command, simulated_stdout  # tests/cuda_launch_log.py
 
 _SCRIPT = textwrap.dedent("""
     import numpy as np
@@ -85,6 +86,10 @@ _SCRIPT = textwrap.dedent("""
 """)
 
 
-def test_cuda_kernels_match_cpu_under_simulator(tmp_path):
-    out = run_simulated(_SCRIPT, tmp_path)
+SIMULATED = simulated_command(_SCRIPT)
+
+
+@pytest.mark.background(SIMULATED)
+def test_cuda_kernels_match_cpu_under_simulator():
+    out = simulated_stdout(SIMULATED)
     assert out.count("ok") == 9, out

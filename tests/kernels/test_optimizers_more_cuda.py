@@ -4,7 +4,8 @@ simulator must be chosen before numba.cuda is first imported)."""
 
 import textwrap
 
-from cuda_launch_log import run_simulated  # tests/cuda_launch_log.py
+import pytest
+from cuda_launch_log import simulated_command, simulated_stdout  # tests/cuda_launch_log.py
 
 _SCRIPT = textwrap.dedent("""
     import numpy as np
@@ -47,6 +48,10 @@ _SCRIPT = textwrap.dedent("""
 """)
 
 
-def test_more_optimizer_cuda_kernels_match_cpu_under_simulator(tmp_path):
-    out = run_simulated(_SCRIPT, tmp_path)
+SIMULATED = simulated_command(_SCRIPT)
+
+
+@pytest.mark.background(SIMULATED)
+def test_more_optimizer_cuda_kernels_match_cpu_under_simulator():
+    out = simulated_stdout(SIMULATED)
     assert out.count("ok") == 8, out

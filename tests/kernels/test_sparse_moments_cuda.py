@@ -4,7 +4,8 @@ embedding's scatter of squared / absolute gradient rows, and every optimizer upd
 
 import textwrap
 
-from cuda_launch_log import run_simulated  # tests/cuda_launch_log.py
+import pytest
+from cuda_launch_log import simulated_command, simulated_stdout  # tests/cuda_launch_log.py
 
 _SCRIPT = textwrap.dedent("""
     import numpy as np
@@ -65,6 +66,10 @@ _SCRIPT = textwrap.dedent("""
 """)
 
 
-def test_moment_cuda_kernels_match_cpu_under_simulator(tmp_path):
-    out = run_simulated(_SCRIPT, tmp_path)
+SIMULATED = simulated_command(_SCRIPT)
+
+
+@pytest.mark.background(SIMULATED)
+def test_moment_cuda_kernels_match_cpu_under_simulator():
+    out = simulated_stdout(SIMULATED)
     assert out.count("ok") == 12, out
