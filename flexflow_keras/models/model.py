@@ -227,7 +227,7 @@ class Model(ModelMetrics, Keras2TrainingMethods, Trainer, Layer):
     def _record(self, forward, specs, training):
         from flexflow_keras.layers.input_layer import Input
 
-        structure = self.__dict__.get("_input_structure")  # the data's: a dict or list of inputs (training.py)
+        structure = self.__dict__.get("_input_structure")  # the data's: a dict or list of inputs (models/training_data.py)
         keys = structure[1] if structure and structure[0] == "dict" and len(structure[1]) == len(specs) else None
         names = list(keys) if keys else ([f"{self.name}_input"] if len(specs) == 1 else
                                          [f"{self.name}_input_{i}" for i in range(len(specs))])

@@ -1,0 +1,155 @@
+"""The model's data as the arrays its engine reads (`TrainingData`, a mixin of `Trainer`).
+
+It owns turning what fit/evaluate/predict and the `*_on_batch` calls receive (an array, a list, a dict by
+input or output name, with sample weights and class weights) into one contiguous array per input and
+per output of the model's graph, checked against the model before anything runs (shapes and dtypes,
+labels against each loss); the step's sources (inputs + labels + the loss outputs' sample weights);
+`validation_data`; and the data fit and evaluate use when given none (the `-d` dataset, else synthetic
+data, always logged).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping
+
+import numpy as np
+
+from flexflow_keras import config as _config
+from flexflow_keras.errors import DataError
+from flexflow_keras.models import custom_training, sample_weights
+from flexflow_keras.models.training_feeds import folder_dataset, folder_for_split, is_stream
+from flexflow_keras.models.training_utils import (
+    check_inputs,
+    check_lengths,
+    label_array,
+    labels_per_output,
+    to_list,
+)
+
+log = logging.getLogger("flexflow_keras")
+
+
+class TrainingData:
+    """The data of the training calls as the model's input and label arrays (mixed into `Trainer`)."""
+
+    def _prepare(self, x, y, sample_weight, need_labels=True):
+        struct = getattr(self, "_input_struct", None)
+        if isinstance(x, Mapping) and isinstance(struct, dict) and set(x) <= set(struct):
+            # Model({"a": Input(name="first"), ...}): data keyed as the model's inputs are (Keras 3)
+            x = {struct[k].name: v for k, v in x.items()}
+        xs = custom_training.adjust_input_rank(to_list(x, self._known_input_names(x), "input"),
+                                               getattr(self, "_inputs", ()))  # Keras 3's rank rule (i9-ops)
+        graph = self._graph_for(xs)
+        xs = self._input_arrays(x, graph)
+        in_names = self._input_names_for(graph)
+        xs = [np.ascontiguousarray(a, dtype=np.float32) if a.dtype.kind in "fub" and
+              graph.inputs[i].dtype.startswith("float") else np.ascontiguousarray(a, dtype=graph.inputs[i].dtype)
+              for i, a in enumerate(xs)]
+        check_inputs(xs, [t.spec for t in graph.inputs], in_names)
+        ys = None
+        if need_labels:
+            if y is None and custom_training.labels_optional(self, graph, self._per_output(
+                    getattr(self, "_loss_arg", None), self._output_names_for(graph), "loss")):
+                y = [custom_training.placeholder_labels(len(xs[0])) for _ in graph.outputs]
+            if y is None:
+                raise DataError(f"Model '{self.name}' needs labels y to compute its loss; received y=None.")
+            ys = self._labels(y, graph, len(xs[0]))
+        n = check_lengths(xs, ys, None)
+        sw = sample_weights.normalize(sample_weight, self._output_names_for(graph),
+                                      [t.shape for t in graph.outputs], n)
+        return graph, xs, ys, sw, n
+
+    def _labels(self, y, graph, n: int) -> list[np.ndarray]:
+        """`y` (an array, a list, or a dict by output name) as one label array per output of `graph`."""
+        names = self._output_names_for(graph)
+        y = labels_per_output(y, names, self._per_output(getattr(self, "_loss_arg", None), names, "loss"), n)
+        return [label_array(a) for a in to_list(y, names, "output")]
+
+    def _input_arrays(self, x, graph) -> list:
+        """`x` (an array, a list, or a dict by input name) as the list of `graph`'s input arrays, with Keras'
+        rank rule ((N,) data for an Input of shape (1,) is (N, 1))."""
+        struct = getattr(self, "_input_struct", None)
+        if isinstance(x, Mapping) and isinstance(struct, dict) and set(x) <= set(struct):
+            x = {struct[k].name: v for k, v in x.items()}
+        return custom_training.adjust_input_rank(to_list(x, self._input_names_for(graph), "input"), graph.inputs)
+
+    def _known_input_names(self, x=None) -> list[str]:
+        """The model's input names; for a subclassed model not traced yet, those the structure of the data
+        `x` gives (a dict's keys, a list of several arrays: one input each, handed to call() as a dict or
+        a list, as Keras hands them; models/model.py `_record`)."""
+        names = list(getattr(self, "input_names", None) or [])
+        if names:
+            return names
+        from flexflow_keras.models.model import Model
+
+        if type(self)._op_graph is Model._op_graph:  # subclassed: call() takes whatever structure it is given
+            if isinstance(x, Mapping) and len(x) >= 1:
+                self._input_structure = ("dict", tuple(x))
+                return list(x)
+            if isinstance(x, (list, tuple)) and len(x) > 1 and all(getattr(a, "ndim", 0) >= 1 for a in x):
+                self._input_structure = ("list", len(x))
+                return [f"input_{i}" for i in range(len(x))]
+        return ["input"]
+
+    def _validate_labels(self, graph, ys) -> None:
+        from flexflow_keras import losses as losses_mod
+
+        out_names = self._output_names_for(graph)
+        loss_args = self._per_output(getattr(self, "_loss_arg", None), out_names, "loss")
+        for i, (y, spec) in enumerate(zip(ys, graph.outputs, strict=True)):
+            if loss_args[i] is not None:
+                losses_mod.get(loss_args[i]).validate(y, spec.shape, out_names[i])
+
+    def _default_data(self, n_batches_hint: int, batch_size: int, split: str = "train"):
+        """The -d dataset when given (its `split`, shaped for the model), else synthetic data shaped for the
+        model (always logged)."""
+        from flexflow_keras import losses as losses_mod
+        from flexflow_keras.data import SyntheticSource
+        from flexflow_keras.data.formats import detect, flag_source
+        from flexflow_keras.data.formats.detect import check_exists
+
+        cfg = _config.get()
+        graph = self._graph_for(None)
+        out_names = self._output_names_for(graph)
+        loss_args = self._per_output(getattr(self, "_loss_arg", None), out_names, "loss")
+        losses = [None if a is None else losses_mod.get(a) for a in loss_args]
+        found = detect(check_exists(cfg.dataset)) if cfg.dataset else None
+        if found is not None and found.kind == "image-folder":  # decoded by the loaders, not held in memory
+            return folder_dataset(self, folder_for_split(found.target, split), batch_size), None
+        if cfg.dataset:
+            source = flag_source(cfg.dataset, [t.spec for t in graph.inputs], [t.spec for t in graph.outputs],
+                                 losses, split, self._input_names_for(graph))
+        else:
+            source = SyntheticSource([t.spec for t in graph.inputs], [t.spec for t in graph.outputs],
+                                     n_batches_hint * batch_size, loss=losses, seed=cfg.seed or 0)
+        log.info("data: %s", source.describe())
+        return source.x, source.y
+
+    def _class_weights(self, class_weight, ys, sw):
+        if not class_weight:
+            return sw
+        if len(ys) != 1:
+            raise ValueError("class_weight is only supported for models with a single output; use "
+                             "sample_weight for several outputs.")
+        y = ys[0]
+        classes = np.argmax(y, axis=-1) if (y.ndim > 1 and y.shape[-1] > 1) else y.reshape(len(y), -1)[:, 0]
+        w = np.array([float(class_weight.get(int(c), 1.0)) for c in classes.astype(np.int64)], np.float32)
+        return sample_weights.scale(sw, w)
+
+    def _unpack_validation(self, data):
+        if is_stream(data):
+            return data  # evaluated batch by batch at the end of each epoch
+        if not isinstance(data, (tuple, list)) or len(data) not in (2, 3):
+            raise ValueError("validation_data must be a tuple (x_val, y_val) or (x_val, y_val, "
+                             f"val_sample_weight); received {type(data).__name__} of length "
+                             f"{len(data) if hasattr(data, '__len__') else '?'}.")
+        _, xs, ys, sw, _ = self._prepare(data[0], data[1], data[2] if len(data) == 3 else None)
+        return xs, ys, sw
+
+    def _sources(self, xs, ys, sw, n):
+        loss_outputs: list[int] = []
+        if isinstance(sw, tuple):  # one weight array per output: the loader wants those of the losses
+            out_names = self._output_names_for(self._graph_for(xs))
+            loss_outputs = [out_names.index(k) for k in getattr(self, "_loss_names", [])]
+        return tuple(xs) + tuple(ys) + (sample_weights.for_losses(sw, n, loss_outputs),)

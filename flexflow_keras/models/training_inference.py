@@ -1,0 +1,116 @@
+"""`evaluate` and `predict` over arrays (`Inference`, a mixin of `Trainer`).
+
+Each goes through its data batch by batch in inference mode, on the model's engine or a shape variant of
+it (`Trainer._batch_engine`), with the callbacks' test or predict hooks. A dataset or generator is read
+through models/training_feeds.py (`evaluate_stream`, `predict_stream`), which comes back here for each
+batch. A model whose `test_step` runs eagerly evaluates through models/eager_fit.py.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from flexflow_keras.data.slices import bounded
+from flexflow_keras.execution import overlap as _overlap
+from flexflow_keras.layers import host_prefix
+from flexflow_keras.models import eager_fit, step_hooks
+from flexflow_keras.models.training_feeds import evaluate_stream, is_stream, predict_stream
+from flexflow_keras.models.training_utils import RunningMeans, check_not_empty
+
+
+class Inference:
+    """`evaluate` and `predict` for models (mixed into `Trainer`)."""
+
+    def evaluate(self, x=None, y=None, batch_size=None, verbose="auto", sample_weight=None, steps=None,
+                 callbacks=None, return_dict=False, **kwargs):
+        """Loss and metrics in inference mode; a scalar, a list, or a dict with return_dict=True."""
+        self._require_compiled("evaluate")
+        x = host_prefix.wrap_data(self, bounded(x, steps, "evaluate()"))
+        if step_hooks.eager_reason(self, "test_step") is not None:
+            return eager_fit.evaluate(self, x, y, batch_size, verbose, sample_weight, steps, callbacks, return_dict)
+        _overlap.clear_device_failures()
+        batch_size = int(batch_size or 32)
+        if x is None and y is None:
+            x, y = self._default_data(8, batch_size, "test")
+        if is_stream(x):
+            logs = evaluate_stream(self, x, steps, callbacks, 1 if verbose == "auto" else int(verbose))
+            return logs_result(logs, return_dict)
+        graph, xs, ys, sw, n = self._prepare(x, y, sample_weight)
+        check_not_empty(n, "evaluate")
+        self._validate_labels(graph, ys)
+        logs = self._evaluate_arrays(xs, ys, sw, batch_size, steps, callbacks, verbose=verbose)
+        return logs_result(logs, return_dict)
+
+    def _evaluate_arrays(self, xs, ys, sw, batch_size, steps, callbacks, verbose=0):
+        from flexflow_keras.callbacks import callback_list
+
+        graph = self._graph_for(xs)
+        engine = self._batch_engine(graph, xs, ys)
+        n = len(xs[0])
+        sources = self._sources(xs, ys, sw, n)
+        nsteps = math.ceil(n / batch_size) if steps is None else int(steps)
+        verbose = 1 if verbose == "auto" else int(verbose)
+        cbs = callback_list.for_evaluation(callbacks, self, verbose, nsteps)
+        running = RunningMeans(self._loss_names, self._metric_objects)
+        cbs.on_test_begin()
+        logs: dict = {}
+        for b in range(nsteps):
+            rows = np.arange(b * batch_size, min(n, (b + 1) * batch_size), dtype=np.int64)
+            if len(rows) == 0:
+                break
+            cbs.on_test_batch_begin(b)
+            losses, stats = engine.eval_step(sources, rows)
+            penalty = self._penalty()
+            running.add(len(rows), losses, self._loss_weights, penalty, stats)
+            logs = running.logs()
+            cbs.on_test_batch_end(b, logs)
+        cbs.on_test_end(logs)
+        return logs
+
+    def _penalty(self) -> float:
+        total = 0.0
+        for v in self.trainable_weights:
+            if v.regularizer is not None:
+                total += float(v.regularizer.penalty(v.value))
+        return total
+
+    def predict(self, x, batch_size=None, verbose="auto", steps=None, callbacks=None):
+        """Model outputs for `x` in inference mode (one array, or a list for several outputs)."""
+        from flexflow_keras import callbacks as callbacks_mod
+
+        x = host_prefix.wrap_data(self, bounded(x, steps, "predict()"))
+        _overlap.clear_device_failures()
+        batch_size = int(batch_size or 32)
+        if is_stream(x):
+            return predict_stream(self, x, steps, callbacks, 1 if verbose == "auto" else int(verbose))
+        graph, xs, _, _, n = self._prepare(x, None, None, need_labels=False)
+        check_not_empty(n, "predict")
+        engine = self._batch_engine(graph, xs, None)
+        sources = tuple(xs)
+        nsteps = math.ceil(n / batch_size) if steps is None else int(steps)
+        verbose = 1 if verbose == "auto" else int(verbose)
+        cbs = callbacks_mod.CallbackList(callbacks, add_progbar=verbose != 0, model=self, verbose=verbose,
+                                         epochs=1, steps=nsteps)
+        cbs.on_predict_begin()
+        chunks: list[list[np.ndarray]] = []
+        for b in range(nsteps):
+            rows = np.arange(b * batch_size, min(n, (b + 1) * batch_size), dtype=np.int64)
+            if len(rows) == 0:
+                break
+            cbs.on_predict_batch_begin(b)
+            outs = engine.predict_step(sources, rows)
+            chunks.append(outs)
+            cbs.on_predict_batch_end(b, {"outputs": outs})
+        cbs.on_predict_end()
+        results = [np.concatenate([c[i] for c in chunks], axis=0) for i in range(len(graph.outputs))]
+        return results[0] if len(results) == 1 else results
+
+
+def logs_result(logs: dict, return_dict: bool):
+    """Logs as Keras returns them: the dict with `return_dict`, else one value as a scalar, several as a list."""
+    if return_dict:
+        return logs
+    values = list(logs.values())
+    return values[0] if len(values) == 1 else values
