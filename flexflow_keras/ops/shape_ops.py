@@ -75,7 +75,10 @@ class ReshapeOp(Op):
     def tile(self, shapes, out_box, part=0, parts=1):
         x = shapes.inputs[0]
         lo, hi = out_box
-        if len(x) and lo[1:] == (0,) * (len(lo) - 1) and tuple(hi[1:]) == tuple(shapes.outputs[0][1:]):
+        # a split of the leading dim alone reads the same rows, when that dim is the input's leading dim too
+        # (the batch; not a weight's (5,) reshaped to (1, 1, 1, 5))
+        if len(x) and x[0] == shapes.outputs[0][0] and lo[1:] == (0,) * (len(lo) - 1) and \
+                tuple(hi[1:]) == tuple(shapes.outputs[0][1:]):
             return par.Tile(((lo[:1] + (0,) * (len(x) - 1), hi[:1] + tuple(x[1:])),), (), (out_box,))
         return par.Tile((par.whole(x),), (), (out_box,))
 
