@@ -140,6 +140,10 @@ def apply_op(op: Op, inputs: Sequence, weights: Sequence[Variable] = (), name: s
     Constants mixed with KerasTensors must already be wrapped by the caller (see ops.constant).
     Returns a single output when the op has one, else a tuple.
     """
+    if _is_symbolic(weights):  # a kernel computed in call(): the weights become inputs
+        from flexflow_keras.ops.weights_as_inputs import as_inputs
+
+        op, inputs, weights, name = as_inputs(op, inputs, weights, name)
     if _is_symbolic(inputs):
         node = OpNode(op, inputs, weights, name=name)
         return node.outputs[0] if len(node.outputs) == 1 else node.outputs

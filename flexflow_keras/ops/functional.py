@@ -103,8 +103,9 @@ def _tensor(v, symbolic: bool, dtype=None):
 
 
 def _weight(w):
-    """A weight argument: Variables as they are; arrays become constant Variables when needed."""
-    if w is None or isinstance(w, Variable):
+    """A weight argument: Variables (and tensors computed in call(): ops/weights_as_inputs.py) as they are;
+    arrays become constant Variables when needed."""
+    if w is None or isinstance(w, Variable | KerasTensor):
         return w
     return Variable("constant", np.shape(w), str(np.asarray(w).dtype), initializer=np.asarray(w), trainable=False)
 
