@@ -40,7 +40,7 @@ scripts whose Keras part runs (`tf.random.set_seed(42)` on their first line). Ma
   `avg_pool` and their 1d/2d/3d forms (keras.ops.max_pool / average_pool; ops/conv_api.py),
   `tf.image.ResizeMethod`,
   `tf.numpy_function` / `tf.py_function` (on values: in a dataset's map or on arrays),
-  `tf.nn.sigmoid_cross_entropy_with_logits`, `tf.stop_gradient`,
+  `tf.nn.sigmoid_cross_entropy_with_logits`, `tf.stop_gradient`, `tf.nn.moments` (keras.ops.moments),
   `tf.nn.ctc_beam_search_decoder` (and tf.compat.v1's, which merges repeats) and `tf.nn.ctc_greedy_decoder` on
   arrays (ops/ctc_beam.py), whose sparse paths `tf.sparse.to_dense` densifies,
   `tf.matmul` with its transpose flags, `tf.math.l2_normalize`, `tf.eye`, `tf.pad` (constant, reflect,
@@ -301,6 +301,14 @@ def _sigmoid_cross_entropy(labels=None, logits=None, name=None):
     return sigmoid_cross_entropy_with_logits(labels, logits)
 
 
+def _moments(x, axes, shift=None, keepdims=False, name=None):
+    """`tf.nn.moments`: (mean, variance) over `axes` (keras.ops.moments); `shift` only steadies
+    TensorFlow's arithmetic and is ignored, as TensorFlow 2's own implementation does."""
+    from flexflow_keras import ops
+
+    return ops.moments(x, [int(a) for a in np.atleast_1d(axes)], keepdims=bool(keepdims))
+
+
 def _matmul(a, b, transpose_a=False, transpose_b=False, adjoint_a=False, adjoint_b=False, a_is_sparse=False,
             b_is_sparse=False, output_type=None, grad_a=False, grad_b=False, name=None):
     """`tf.matmul` with its transpose flags (real tensors: adjoint is transpose)."""
@@ -411,6 +419,7 @@ CALLS = {
     "tf.train.CheckpointManager": lambda *a, **k: _checkpoint("CheckpointManager")(*a, **k),
     "tf.train.latest_checkpoint": lambda *a, **k: _checkpoint("latest_checkpoint")(*a, **k),
     "tf.nn.sigmoid_cross_entropy_with_logits": _sigmoid_cross_entropy,
+    "tf.nn.moments": _moments,
     "tf.argmax": _arg_reduce("argmax"), "tf.math.argmax": _arg_reduce("argmax"),
     "tf.argmin": _arg_reduce("argmin"), "tf.math.argmin": _arg_reduce("argmin"),
     "tf.where": _where, "tf.shape": _shape, "tf.range": _range, "tf.print": _print,

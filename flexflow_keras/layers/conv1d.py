@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from flexflow_keras import activations, backend, ops
 from flexflow_keras.errors import ShapeError
-from flexflow_keras.layers import _args
+from flexflow_keras.layers import _args, conv_op
 from flexflow_keras.layers.base import Layer
 from flexflow_keras.layers.core import (
     add_kernel_bias,
@@ -95,6 +95,11 @@ class Conv1D(Layer):
 
     def _input_hint(self, index, shape, spec):
         return steps_hint(shape)
+
+    def convolution_op(self, inputs, kernel):
+        """The convolution alone (no bias, no activation), as Keras 3's; Conv1D's own call() does not read
+        it, as Keras 3's does not (see layers/conv_op.py)."""
+        return conv_op.convolution_op(self, inputs, kernel)
 
     def call(self, inputs):
         fused = activations.fusable_name(self.activation)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from flexflow_keras import activations, backend, ops
 from flexflow_keras.errors import ShapeError
-from flexflow_keras.layers import _args
+from flexflow_keras.layers import _args, conv_op
 from flexflow_keras.layers.base import Layer
 from flexflow_keras.layers.core import (
     add_kernel_bias,
@@ -110,7 +110,14 @@ class Conv2D(Layer):
     def _input_hint(self, index, shape, spec):
         return image_hint(self, shape)
 
+    def convolution_op(self, inputs, kernel):
+        """The convolution alone (no bias, no activation), as Keras 3's: a subclass may override it (see
+        layers/conv_op.py) or call it on a changed kernel."""
+        return conv_op.convolution_op(self, inputs, kernel)
+
     def call(self, inputs):
+        if conv_op.overridden(self, Conv2D):
+            return conv_op.call_through_hook(self, inputs)
         x = to_channels_last(self, inputs)
         if self.dilation_rate == (1, 1):
             check_window_fits(self, x, self.kernel_size, f"the {self.kernel_size} kernel", "kernel")

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from flexflow_keras import activations, backend, ops
 from flexflow_keras.errors import ShapeError
-from flexflow_keras.layers import _args
+from flexflow_keras.layers import _args, conv_op
 from flexflow_keras.layers.base import Layer
 from flexflow_keras.layers.core import (
     add_kernel_bias,
@@ -119,7 +119,13 @@ class Conv3D(_Volume):
         add_kernel_bias(self, self.kernel_size + (channels, self.filters), self.filters)
         self.input_spec = InputSpec(ndim=5, axes={self._channel_axis(): channels})
 
+    def convolution_op(self, inputs, kernel):
+        """The convolution alone (no bias, no activation), as Keras 3's (see layers/conv_op.py)."""
+        return conv_op.convolution_op(self, inputs, kernel)
+
     def call(self, inputs):
+        if conv_op.overridden(self, Conv3D):
+            return conv_op.call_through_hook(self, inputs)
         x = self._last(inputs)
         window = tuple((k - 1) * d + 1 for k, d in zip(self.kernel_size, self.dilation_rate, strict=True))
         self._check_window(x, window, f"the {self.kernel_size} kernel", "kernel")
