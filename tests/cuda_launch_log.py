@@ -45,7 +45,8 @@ def check_launch_log(log: Path) -> None:
 
 def _simulated_spec(script: str, work: Path, timeout: int) -> dict:
     env = with_launch_log(dict(os.environ), work / "launches.jsonl")
-    env.setdefault("NUMBA_ENABLE_CUDASIM", "1")
+    # FF_CUDA_DEVICE=1 (or NUMBA_ENABLE_CUDASIM=0) runs the script on a real GPU
+    env["NUMBA_ENABLE_CUDASIM"] = "0" if env.get("FF_CUDA_DEVICE") == "1" else env.get("NUMBA_ENABLE_CUDASIM", "1")
     root = str(Path(__file__).resolve().parents[1])
     env["PYTHONPATH"] = root + os.pathsep + env.get("PYTHONPATH", "")
     env["FF_LOG_LEVEL"] = "WARNING"
@@ -76,3 +77,28 @@ def simulated_command(script: str, timeout: int = 300) -> background_runs.Comman
 def simulated_stdout(command: background_runs.Command) -> str:
     """The background command's stdout, after the checks of `run_simulated`."""
     return _checked(*command.result())
+
+
+def simulated_pytest(target: Path, timeout: int = 900) -> background_runs.Command:
+    """A child pytest of `target` (a CUDA test folder or file) under the simulator, as a background
+    command: mark the test with ``@pytest.mark.background(cmd)`` and check it with
+    ``check_simulated_pytest(cmd)``."""
+    root = Path(__file__).resolve().parents[1]
+
+    def spec(work: Path) -> dict:
+        env = dict(os.environ, NUMBA_ENABLE_CUDASIM="1",
+                   PYTHONPATH=str(root) + os.pathsep + os.environ.get("PYTHONPATH", ""))
+        return dict(args=[sys.executable, "-m", "pytest", "-q", "-x", "-p", "no:cacheprovider",
+                          "-W", "ignore::RuntimeWarning", str(target)],
+                    cwd=root, timeout=timeout, env=with_launch_log(env, work / "launches.jsonl"))
+
+    return background_runs.Command(spec)
+
+
+def check_simulated_pytest(command: background_runs.Command) -> None:
+    """The child pytest passed, skipped nothing, and launched only registered kernel signatures."""
+    proc, work = command.result()
+    out = proc.stdout + proc.stderr
+    assert proc.returncode == 0, f"the CUDA simulator tests failed:\n{proc.stdout[-6000:]}\n{proc.stderr[-3000:]}"
+    assert " passed" in proc.stdout and "skipped" not in proc.stdout.splitlines()[-1], out[-2000:]
+    check_launch_log(work / "launches.jsonl")

@@ -3,13 +3,10 @@
 Runs in a subprocess with NUMBA_ENABLE_CUDASIM=1 (FF_CUDA_DEVICE=1 runs it on a real GPU instead).
 """
 
-import os
-import sys
 import textwrap
 
-import background_runs  # tests/background_runs.py
 import pytest
-from cuda_launch_log import RECORD_PRELUDE, check_launch_log, with_launch_log  # tests/cuda_launch_log.py
+from cuda_launch_log import simulated_command, simulated_stdout  # tests/cuda_launch_log.py
 
 _SCRIPT = textwrap.dedent("""
     import numpy as np
@@ -50,21 +47,9 @@ _SCRIPT = textwrap.dedent("""
 """)
 
 
-def _spec(work):
-    env = with_launch_log(dict(os.environ), work / "launches.jsonl")
-    env["NUMBA_ENABLE_CUDASIM"] = "0" if env.get("FF_CUDA_DEVICE") == "1" else "1"
-    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-    env["PYTHONPATH"] = root + os.pathsep + env.get("PYTHONPATH", "")
-    return dict(args=[sys.executable, "-c", RECORD_PRELUDE + _SCRIPT], env=env, timeout=600)
-
-
-SIMULATED = background_runs.Command(_spec)
+SIMULATED = simulated_command(_SCRIPT, timeout=600)
 
 
 @pytest.mark.background(SIMULATED)
 def test_pool_cuda_kernels_match_reference():
-    proc, work = SIMULATED.result()
-    log = work / "launches.jsonl"
-    assert proc.returncode == 0, proc.stdout + proc.stderr
-    assert proc.stdout.count("ok") == 6
-    check_launch_log(log)
+    assert simulated_stdout(SIMULATED).count("ok") == 6
