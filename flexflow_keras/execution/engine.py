@@ -118,7 +118,7 @@ class Engine:
 
     def attach(self) -> None:
         """Route the variables' reads and assignments to this engine (at its start, and for fit's engine
-        again after a validation at other input shapes had its own engine: models/training.py)."""
+        again after a validation at other input shapes had its own engine: models/training_fit.py)."""
         for v in self.variables:
             v._sync_hook = self._pull
             v._on_assign = (lambda var: (lambda: self.weights.push(var)))(v)
