@@ -97,6 +97,18 @@ class HostPrefix:
         return outs[0] if len(outs) == 1 else outs
 
 
+    def symbolic(self, flat: list) -> list:
+        """The graph inputs for the symbolic tensors `flat` (one per declared input): each host step called
+        again on them, so the model being built records the steps in its own prefix (a
+        ``Sequential([StringLookup(...), Embedding(...)])`` called on a string Input, as keras.io's
+        recommendation examples build their encoders)."""
+        values = {t.uid: v for t, v in zip(self.declared, flat, strict=True)}
+        for layer, src, out in self.steps:
+            given = [values[s.uid] for s in src] if isinstance(src, tuple) else values[src.uid]
+            values[out.uid] = layer(given)
+        return [values[t.uid] for t in self.graph_inputs]
+
+
 def _ranked(value, t: KerasTensor):
     """Keras' rank rule: data of shape (N,) for an Input of shape (None, 1) is (N, 1)."""
     arr = np.asarray(value, dtype=object) if isinstance(value, (str, bytes)) else np.asarray(value)

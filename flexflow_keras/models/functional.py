@@ -288,7 +288,12 @@ class Functional(GraphIOMixin, Model):
         return super().__call__(*args, **kwargs)
 
     def call(self, inputs, training=None, mask=None):
-        flat = self._standardize_inputs(inputs, self._inputs)
+        prefix = getattr(self, "_host_prefix", None)
+        if prefix is not None and any(isinstance(t, KerasTensor) for t in tree.flatten(inputs)):
+            # symbolic strings: the calling model records this model's host steps (layers/host_prefix.py)
+            flat = prefix.symbolic(self._standardize_inputs(inputs, prefix.declared))
+        else:
+            flat = self._standardize_inputs(inputs, self._inputs)
         if any(isinstance(x, KerasTensor) for x in flat):
             outs = clone_graph(self._graph, flat)
         else:

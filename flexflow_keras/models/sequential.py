@@ -250,6 +250,9 @@ class Sequential(Keras2SequentialMethods, GraphIOMixin, Model):
         self.built = True
 
     def call(self, inputs, training=None, mask=None):
+        prefix = getattr(self, "_host_prefix", None)
+        if prefix is not None and any(isinstance(t, KerasTensor) for t in tree.flatten(inputs)):
+            return clone_graph(self._graph, prefix.symbolic(self._standardize_inputs(inputs, prefix.declared)))[0]
         flat = self._standardize_inputs(inputs, self._inputs)
         if isinstance(flat[0], KerasTensor):
             return clone_graph(self._graph, flat)[0]
