@@ -31,7 +31,7 @@ scripts whose Keras part runs (`tf.random.set_seed(42)` on their first line). Ma
   on symbolic tensors); `tf.compat.as_bytes` / `as_str`; `tf.reduce_mean`, `tf.divide` and `tf.constant` with TensorFlow's dtypes (an integer
   mean is an integer, integers divide in float64, a Python int is int32); `tf.where(cond, x, y)`;
   `tf.argmax` / `tf.argmin` (TensorFlow's default axis 0, int64 indices); `tf.newaxis`; `tf.dtypes.X` (as `tf.X`);
-  `tf.unstack`;
+  `tf.unstack`; `tf.math.floordiv` / `floormod` / `mod` (keras.ops.floor_divide / mod: integers stay integers);
   `tf.Variable` and `tf.Module` (variables.py); `tf.GradientTape` (ops/tape.py) and
   `tf.UnconnectedGradients`; `tf.one_hot` (on/off values), `tf.split` (sizes or a count),
   `tf.repeat`, `tf.clip_by_value` (TensorFlow's argument names), `tf.gather` (keras.ops.take on axis 0 by
@@ -79,7 +79,7 @@ _SAME_OPS = {name: name for name in (
 _SAME_OPS.update({"reduce_sum": "sum", "reduce_max": "max", "reduce_min": "min", "reduce_prod": "prod",
                   "reduce_std": "std", "reduce_variance": "var",
                   "concat": "concatenate", "pow": "power", "repeat": "repeat",
-                  "stop_gradient": "stop_gradient"})
+                  "stop_gradient": "stop_gradient", "floordiv": "floor_divide", "floormod": "mod", "mod": "mod"})
 _SAME_RANDOM = ("normal", "uniform", "categorical")
 
 PhysicalDevice = namedtuple("PhysicalDevice", ["name", "device_type"])

@@ -201,12 +201,16 @@ def isfinite(x):
 
 
 def floor_divide(a, b):
-    """``floor(a / b)``."""
-    return F.floor(F.divide(a, b))
+    """``floor(a / b)``; integers give integers of their result dtype, as Keras (int64 ids // 50 is int64)."""
+    from flexflow_keras.ops.dtype_rules import result_type
+
+    q = F.floor(F.divide(a, b))
+    dtype = result_type(a, b)
+    return F.cast(q, dtype) if np.dtype(dtype).kind in "iu" else q
 
 
 def mod(a, b):
-    """``a - floor(a / b) * b`` (the sign of b, as NumPy)."""
+    """``a - floor(a / b) * b`` (the sign of b, as NumPy); integers give integers, as floor_divide."""
     return F.subtract(a, F.multiply(floor_divide(a, b), b))
 
 
