@@ -36,6 +36,42 @@ def _is_array_like(x) -> bool:
     return isinstance(x, (np.ndarray, np.generic, int, float, bool)) or hasattr(x, "__array__")
 
 
+
+class _TrackedList(list):
+    """A list attribute of a layer: layers appended, inserted or assigned into it later become the owner's
+    sublayers then (``self.blocks = []`` in __init__, then ``self.blocks.append(Dense(8))``), so their
+    weights join the owner's in that order, as with Keras 3's TrackedList."""
+
+    __slots__ = ("_owner",)
+
+    def __init__(self, items, owner):
+        super().__init__(items)
+        self._owner = owner
+
+    def append(self, item):
+        super().append(item)
+        self._owner._track_layers(item)
+
+    def extend(self, items):
+        items = list(items)
+        super().extend(items)
+        self._owner._track_layers(items)
+
+    def insert(self, index, item):
+        super().insert(index, item)
+        self._owner._track_layers(item)
+
+    def __iadd__(self, items):
+        self.extend(items)
+        return self
+
+    def __setitem__(self, index, item):
+        super().__setitem__(index, item)
+        self._owner._track_layers(list(item) if isinstance(index, slice) else item)
+
+    def __reduce_ex__(self, protocol):  # copies and pickles are plain lists (no owner to call back)
+        return (list, (list(self),))
+
 class Layer:
     """Base class of layers.
 
@@ -112,10 +148,17 @@ class Layer:
     def __setattr__(self, name, value):
         layers = self.__dict__.get("_layers")
         if layers is not None and name not in ("_layers", "_inbound_nodes") and not name.startswith("__"):
-            for item in tree.flatten(value) if isinstance(value, (list, tuple, dict)) else [value]:
-                if isinstance(item, Layer) and item is not self and all(item is not x for x in layers):
-                    layers.append(item)
+            if type(value) is list:  # layers appended later are tracked too, as Keras 3's TrackedList
+                value = _TrackedList(value, self)
+            self._track_layers(value)
         object.__setattr__(self, name, value)
+
+    def _track_layers(self, value) -> None:
+        """Own the layers in `value` (a layer, or a list, tuple or dict holding some), in first-seen order."""
+        layers = self.__dict__["_layers"]
+        for item in tree.flatten(value) if isinstance(value, (list, tuple, dict)) else [value]:
+            if isinstance(item, Layer) and item is not self and all(item is not x for x in layers):
+                layers.append(item)
 
     def _sublayers(self) -> list[Layer]:
         """Directly owned layers, in the order their weights appear in `weights`."""
