@@ -185,6 +185,12 @@ def _raw_tensorflow_call() -> str | None:
 STRING_DTYPES = ("string", "str")  # an Input of text, read by host preprocessing layers (layers/host_prefix.py)
 
 
+def _in_symbolic_call() -> bool:
+    from flexflow_keras.ops.functional import _symbolic_calls
+
+    return _symbolic_calls[0] > 0
+
+
 class KerasTensor(TensorMath):
     """A symbolic tensor: a spec, the node that produces it (None for a graph input) and its index."""
 
@@ -224,6 +230,21 @@ class KerasTensor(TensorMath):
         from flexflow_keras import ops
 
         return ops.get_item(self, key)
+
+    def __eq__(self, o):
+        # Keras 3 hands a layer's call() the backend's tensors, whose == is element-wise
+        # (``tf.cast(ids == block, "float32")``, keras.io's mixed-dimension embedding); elsewhere, and against
+        # another KerasTensor (``t in inputs``), a KerasTensor compares by identity, as Keras' own.
+        if not isinstance(o, KerasTensor) and _in_symbolic_call():
+            return self._binary(o, "equal")
+        return self is o
+
+    def __ne__(self, o):
+        if not isinstance(o, KerasTensor) and _in_symbolic_call():
+            return self._binary(o, "not_equal")
+        return self is not o
+
+    __hash__ = object.__hash__
 
     def __lt__(self, o):
         return self._binary(o, "less")

@@ -1,0 +1,33 @@
+"""Inside a layer's call(), ``x == value`` and ``x != value`` are element-wise, as on the backend tensors
+Keras 3 hands call() (keras.io's mixed-dimension embedding: ``tf.cast(ids == block, "float32")`` was the
+constant False and zeroed the embeddings); outside a call, and between two KerasTensors, a KerasTensor
+compares by identity, as Keras'."""
+
+import numpy as np
+
+import flexflow_keras as keras
+from flexflow_keras import config, ops
+
+
+class Masks(keras.layers.Layer):
+    def call(self, ids):
+        eq = ops.cast(ids == 2, "float32")
+        ne = ops.cast(ids != 2, "float32")
+        assert ids in [ids] and not (ids == ops.add(ids, 0))  # another KerasTensor: identity
+        return ops.stack([eq, ne], axis=-1)
+
+
+def test_comparisons_in_call_are_element_wise(request):
+    request.addfinalizer(config.reset)
+    config.set(data_parallel_degree=1)
+    inp = keras.Input((3,), dtype="int32")
+    model = keras.Model(inp, Masks()(inp))
+    ids = np.array([[1, 2, 3], [2, 2, 0]], "int32")
+    out = model.predict(ids, verbose=0)
+    np.testing.assert_array_equal(out[..., 0], ids == 2)
+    np.testing.assert_array_equal(out[..., 1], ids != 2)
+
+
+def test_outside_a_call_identity():
+    a = keras.Input((3,))
+    assert (a == 1) is False and (a != 1) is True and a == a and {a: 1}[a] == 1
