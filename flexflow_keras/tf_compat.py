@@ -31,7 +31,8 @@ scripts whose Keras part runs (`tf.random.set_seed(42)` on their first line). Ma
   on symbolic tensors); `tf.compat.as_bytes` / `as_str`; `tf.reduce_mean`, `tf.divide` and `tf.constant` with TensorFlow's dtypes (an integer
   mean is an integer, integers divide in float64, a Python int is int32); `tf.where(cond, x, y)`;
   `tf.argmax` / `tf.argmin` (TensorFlow's default axis 0, int64 indices); `tf.newaxis`; `tf.dtypes.X` (as `tf.X`);
-  `tf.unstack`; `tf.math.floordiv` / `floormod` / `mod` (keras.ops.floor_divide / mod: integers stay integers);
+  `tf.unstack`; `tf.lookup.StaticHashTable` with `KeyValueTensorInitializer` (tf_lookup.py: on the host);
+  `tf.math.floordiv` / `floormod` / `mod` (keras.ops.floor_divide / mod: integers stay integers);
   `tf.Variable` and `tf.Module` (variables.py); `tf.GradientTape` (ops/tape.py) and
   `tf.UnconnectedGradients`; `tf.one_hot` (on/off values), `tf.split` (sizes or a count),
   `tf.repeat`, `tf.clip_by_value` (TensorFlow's argument names), `tf.gather` (keras.ops.take on axis 0 by
@@ -420,6 +421,8 @@ CALLS = {
     "tf.train.latest_checkpoint": lambda *a, **k: _checkpoint("latest_checkpoint")(*a, **k),
     "tf.nn.sigmoid_cross_entropy_with_logits": _sigmoid_cross_entropy,
     "tf.nn.moments": _moments,
+    "tf.lookup.StaticHashTable": lambda *a, **k: _lookup().StaticHashTable(*a, **k),
+    "tf.lookup.KeyValueTensorInitializer": lambda *a, **k: _lookup().KeyValueTensorInitializer(*a, **k),
     "tf.argmax": _arg_reduce("argmax"), "tf.math.argmax": _arg_reduce("argmax"),
     "tf.argmin": _arg_reduce("argmin"), "tf.math.argmin": _arg_reduce("argmin"),
     "tf.where": _where, "tf.shape": _shape, "tf.range": _range, "tf.print": _print,
@@ -502,6 +505,12 @@ def _ops_fn(name: str):
     from flexflow_keras.ops import conv_api
 
     return getattr(conv_api, name, None) or getattr(ops, name)
+
+
+def _lookup():
+    from flexflow_keras import tf_lookup
+
+    return tf_lookup
 
 
 def _ctc_beam():

@@ -73,3 +73,27 @@ def hoist(t: KerasTensor) -> KerasTensor | None:
     out = host_prefix.record(step, src)
     t._hoisted = out
     return out
+
+
+class ShapeStandIn(HostLayer):
+    """Zeros (float32) in the shape of a string input: what the graph reads for ``ops.shape(strings)``
+    (``tf.zeros((tf.shape(inputs)[0], 64))`` in a layer's call on a string Input, keras.io's mixed-dimension
+    embedding), since the graph holds no strings."""
+
+    def output_dtype(self) -> str:
+        return "float32"
+
+    def compute_output_shape(self, input_shape):
+        return tuple(input_shape)
+
+    def host_call(self, inputs):
+        return np.zeros(np.shape(inputs), np.float32)
+
+
+def numeric_stand_in(t: KerasTensor) -> KerasTensor:
+    """A string tensor's `ShapeStandIn` output (one per tensor), for the graph to read its shape from."""
+    done = t.__dict__.get("_shape_stand_in")
+    if done is None:
+        done = ShapeStandIn(name=f"shape_of_{t.name.split(':')[0]}")(t)
+        t.__dict__["_shape_stand_in"] = done
+    return done

@@ -171,6 +171,10 @@ def is_tensor(x) -> bool:
 # --- shapes ------------------------------------------------------------------------------------------------
 def shape(x) -> tuple:
     """x's shape; the batch of a symbolic tensor is a `BatchDim` (see the module docstring)."""
+    if isinstance(x, KerasTensor) and x.dtype == "string":  # the graph reads a string input's shape from
+        from flexflow_keras.layers.host_shape_step import numeric_stand_in  # numbers made on the host
+
+        x = numeric_stand_in(x)
     if isinstance(x, KerasTensor):
         return tuple((BatchDim(x) if i == 0 else _dyn.SeqDim(x, i)) if s is None else s for i, s in enumerate(x.shape))
     return tuple(int(s) for s in np.shape(x))
