@@ -452,6 +452,8 @@ class Engine:
                 recent.append(one())
                 warm += recent[-1]
             times = [one() for _ in range(steps)]
+            log.debug("measured %s: untimed %s, timed %s ms", strategy.source,
+                      " ".join(f"{t * 1e3:.1f}" for t in recent), " ".join(f"{t * 1e3:.1f}" for t in times))
         finally:
             self._restore(snapshot)
             if previous is not None:
