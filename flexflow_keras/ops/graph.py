@@ -185,6 +185,14 @@ def _raw_tensorflow_call() -> str | None:
 STRING_DTYPES = ("string", "str")  # an Input of text, read by host preprocessing layers (layers/host_prefix.py)
 
 
+def _elementwise_operand(o) -> bool:
+    """A number or array: what `KerasTensor == o` compares element by element inside call(). None, strings
+    and other objects compare by identity there too (``x == None`` or ``x in names`` in a layer's code)."""
+    if isinstance(o, np.ndarray):
+        return o.dtype.kind in "biuf"
+    return isinstance(o, (int, float, np.number))
+
+
 def _in_symbolic_call() -> bool:
     from flexflow_keras.ops.functional import _symbolic_calls
 
@@ -235,12 +243,12 @@ class KerasTensor(TensorMath):
         # Keras 3 hands a layer's call() the backend's tensors, whose == is element-wise
         # (``tf.cast(ids == block, "float32")``, keras.io's mixed-dimension embedding); elsewhere, and against
         # another KerasTensor (``t in inputs``), a KerasTensor compares by identity, as Keras' own.
-        if not isinstance(o, KerasTensor) and _in_symbolic_call():
+        if _elementwise_operand(o) and _in_symbolic_call():
             return self._binary(o, "equal")
         return self is o
 
     def __ne__(self, o):
-        if not isinstance(o, KerasTensor) and _in_symbolic_call():
+        if _elementwise_operand(o) and _in_symbolic_call():
             return self._binary(o, "not_equal")
         return self is not o
 

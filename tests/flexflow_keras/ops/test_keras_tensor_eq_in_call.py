@@ -31,3 +31,18 @@ def test_comparisons_in_call_are_element_wise(request):
 def test_outside_a_call_identity():
     a = keras.Input((3,))
     assert (a == 1) is False and (a != 1) is True and a == a and {a: 1}[a] == 1
+
+
+def test_none_and_strings_compare_by_identity_inside_call():
+    seen = {}
+
+    class Probe(keras.layers.Layer):
+        def call(self, x):
+            seen["none"] = x == None  # noqa: E711 - what a layer's own code may write
+            seen["name"] = x != "ids"
+            seen["member"] = x in ["a", None]
+            return x
+
+    inp = keras.Input(shape=(3,))
+    keras.Model(inp, Probe()(inp))
+    assert seen == {"none": False, "name": True, "member": False}
