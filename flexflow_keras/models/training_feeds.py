@@ -313,7 +313,7 @@ def stream_feed(x, rtm, cpus: int, what: str = "fit()"):
         labels = _dataset_labels(x)
         feed = PipelineFeed(x, labels, rtm, cpus)
         n = sum(len(r) for r in rows)
-        return feed, np.asarray(first[0]), np.asarray(first[1]), n, x.describe()
+        return feed, np.asarray(first[0]), np.asarray(first[1]), n, f"{x.describe()} ({n} samples a pass)"
     from flexflow_keras.utils.py_dataset import PyDataset
 
     if isinstance(x, PyDataset):  # peek by index: a pass would call on_epoch_begin/end
@@ -321,9 +321,9 @@ def stream_feed(x, rtm, cpus: int, what: str = "fit()"):
             raise DataError(f"{what} received an empty PyDataset (len 0).")
         item = x[0]
         xs, ys, _ = unpack_batch(item)
-        return IterFeed(x, None), _one_input(xs), \
-            _one(ys), batch_length(xs) * len(x), \
-            f"{type(x).__name__} (PyDataset)"
+        b = batch_length(xs)
+        return IterFeed(x, None), _one_input(xs), _one(ys), b * len(x), \
+            f"{type(x).__name__} (PyDataset, {_batches(len(x), b)})"
     it = iter(x)
     try:
         item = next(it)
@@ -335,9 +335,16 @@ def stream_feed(x, rtm, cpus: int, what: str = "fit()"):
         feed._it, feed.reiterable = it, False
     else:  # a dataset: a fresh pass each epoch (the peeked batch was only for the shapes)
         feed = IterFeed(x, None)
-    n = batch_length(xs) * (len(x) if hasattr(x, "__len__") else 1)
-    return feed, _one_input(xs), _one(ys), n, \
-        f"{type(x).__name__} of batches"
+    b = batch_length(xs)
+    n = b * (len(x) if hasattr(x, "__len__") else 1)
+    count = _batches(len(x), b) if hasattr(x, "__len__") else f"batches of {b}, their number unknown"
+    return feed, _one_input(xs), _one(ys), n, f"{type(x).__name__} of batches ({count})"
+
+
+def _batches(n_batches: int, first: int) -> str:
+    """What a pass of batches holds, as far as it is known before reading it: the batches' count and the
+    first one's size (the last one may be smaller)."""
+    return f"{n_batches} batch{'es' if n_batches != 1 else ''} a pass, the first of {first} samples"
 
 
 def _one_input(xs):
@@ -463,5 +470,4 @@ def predict_stream(model, data, steps=None, callbacks=None, verbose=0):
     cbs.on_predict_end()
     if not chunks:
         raise DataError("predict() received an empty dataset or generator.")
-    results = [np.concatenate([c[i] for c in chunks], axis=0) for i in range(len(chunks[0]))]
-    return results[0] if len(results) == 1 else results
+    return model._pack_outputs([np.concatenate([c[i] for c in chunks], axis=0) for i in range(len(chunks[0]))])

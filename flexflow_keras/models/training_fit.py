@@ -78,7 +78,7 @@ class FitLoop:
             feed.prepare_x = lambda bx, g=graph: self._input_arrays(bx, g)
             feed.prepare_y = lambda by, bn, g=graph: self._labels(by, g, bn) if by is not None else []
             n = n_stream
-            log.info("data: %s (%d samples a pass)", what, n)
+            log.info("data: %s", what)
             if "batch_size" in _config.get().from_cli:  # a dataset's batches are its own: say the flag cannot act
                 log.warning("-b/--batch-size %d on the command line does not apply to this fit(): it received %s, "
                             "whose batches are its own. Batch the dataset with that size (.batch(n), or the "
