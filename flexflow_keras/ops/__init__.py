@@ -25,6 +25,7 @@ from flexflow_keras.ops import numpy_arrays as _numpy_arrays
 from flexflow_keras.ops import numpy_extra as _numpy_extra
 from flexflow_keras.ops import numpy_math as _numpy_math
 from flexflow_keras.ops import numpy_stats as _numpy_stats
+from flexflow_keras.ops import segment as _segment
 from flexflow_keras.ops.base import KernelContext, Op, apply_op, op_registry
 from flexflow_keras.ops.functional import *  # noqa: F403 - the functional API is this package's surface
 from flexflow_keras.ops.graph import KerasTensor, OpGraph, OpNode, TensorSpec, Variable
@@ -65,6 +66,7 @@ from flexflow_keras.ops.numpy_arrays import *  # noqa: F403 - moveaxis, roll, st
 from flexflow_keras.ops.numpy_extra import *  # noqa: F403 - and the rest (i9-ops)
 from flexflow_keras.ops.numpy_math import *  # noqa: F403 - element-wise math (tan, erf, hypot, isclose, ...)
 from flexflow_keras.ops.numpy_stats import *  # noqa: F403 - tensordot, quantiles, bincount, unique, ...
+from flexflow_keras.ops.segment import *  # noqa: F403 - segment_sum / max / min / prod (graph networks)
 from flexflow_keras.ops.shape_ops import ConcatOp, ReshapeOp, TransposeOp
 
 # Conv2D and pooling ops live in their own modules (another engineer's); loaded on first use so this
@@ -99,7 +101,8 @@ _MISSING_SUBMODULES = {
 }
 
 
-_MODULES = (_functional, _loss_functions, _numpy_api, _numpy_extra, _numpy_math, _numpy_arrays, _numpy_stats, _nn_more)
+_MODULES = (_functional, _loss_functions, _numpy_api, _numpy_extra, _numpy_math, _numpy_arrays, _numpy_stats, _nn_more,
+            _segment)
 __all__ = [n for m in _MODULES for n in dir(m) if not n.startswith("_")
            and callable(getattr(m, n)) and getattr(getattr(m, n), "__module__", "") == m.__name__] + [
     "KernelContext", "Op", "apply_op", "op_registry", "KerasTensor", "OpGraph", "OpNode", "TensorSpec",

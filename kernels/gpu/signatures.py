@@ -65,6 +65,7 @@ KERNEL_MODULES = (
     "kernels.gpu.recurrent",
     "kernels.gpu.reduce",
     "kernels.gpu.rows",
+    "kernels.gpu.segment",
     "kernels.gpu.shape",
     "kernels.gpu.softmax",
     "kernels.gpu.spatial",
