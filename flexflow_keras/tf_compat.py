@@ -33,6 +33,8 @@ scripts whose Keras part runs (`tf.random.set_seed(42)` on their first line). Ma
   `tf.argmax` / `tf.argmin` (TensorFlow's default axis 0, int64 indices); `tf.newaxis`; `tf.dtypes.X` (as `tf.X`);
   `tf.unstack`; `tf.lookup.StaticHashTable` with `KeyValueTensorInitializer` (tf_lookup.py: on the host);
   `tf.math.floordiv` / `floormod` / `mod` (keras.ops.floor_divide / mod: integers stay integers);
+  `tf.math.unsorted_segment_*` and `tf.math.segment_*` (tf_segment.py: keras.ops.segment_*'s op with
+  TensorFlow's rules for empty segments, negative ids and sorted ids);
   `tf.Variable` and `tf.Module` (variables.py); `tf.GradientTape` (ops/tape.py) and
   `tf.UnconnectedGradients`; `tf.one_hot` (on/off values), `tf.split` (sizes or a count),
   `tf.repeat`, `tf.clip_by_value` (TensorFlow's argument names), `tf.gather` (keras.ops.take on axis 0 by
@@ -604,6 +606,10 @@ def mapped_call(path: str):
 
         names = tf_signal.SIGNAL_NAMES if parts[1] == "signal" else tf_signal.AUDIO_NAMES
         return getattr(tf_signal, parts[2]) if parts[2] in names else None
+    if len(parts) == 3 and parts[1] == "math" and "segment_" in parts[2]:
+        from flexflow_keras import tf_segment
+
+        return tf_segment.CALLS.get(path)
     if len(parts) == 2 or (len(parts) == 3 and parts[1] == "math"):
         from flexflow_keras import tf_signal
 
