@@ -85,10 +85,18 @@ from flexflow_keras.models import Model, Sequential  # noqa: E402
 from flexflow_keras.ops.strategy import ParallelConfig, Strategy  # noqa: E402
 from flexflow_keras.variables import Variable  # noqa: E402
 
+
+def version() -> str:
+    """This package's version, as `keras.version()` gives Keras'. Under ``python -m flexflow_keras`` the
+    script imports us as keras, and the version is that of the Keras API we follow, with ours as its
+    local label ("3.15.1+flexflow.0.1.0"): scripts that branch on Keras 3 take their Keras 3 path."""
+    return __version__
+
+
 __all__ = [
     "activations", "applications", "backend", "callbacks", "config", "datasets", "initializers", "layers", "losses",
     "metrics", "mixed_precision", "models", "ops", "optimizers", "preprocessing", "random", "regularizers",
     "saving", "utils",
-    "Input", "Model", "Sequential", "Variable",
+    "Input", "Model", "Sequential", "Variable", "version",
     "ParallelConfig", "Strategy",
 ]

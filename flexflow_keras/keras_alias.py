@@ -191,9 +191,13 @@ class _AliasLoader(importlib.abc.Loader):
 
 
 def _version() -> str:
+    """Our own version (install() replaces flexflow_keras.__version__ by a Keras one under the runner)."""
     import flexflow_keras
 
-    return flexflow_keras.__version__
+    return _OWN_VERSION or flexflow_keras.__version__
+
+
+_OWN_VERSION: str | None = None
 
 
 def target_of(fullname: str) -> str | None | bool:
@@ -260,6 +264,14 @@ def install() -> None:
     for name in [n for n in sys.modules if target_of(n) is not False]:
         del sys.modules[name]  # a real keras/tensorflow imported before us would shadow the mapping
     sys.meta_path.insert(0, _AliasFinder())
+    # the script imports us as keras: `keras.__version__` / `keras.version()` give the Keras API we follow
+    # (saved files say the same), ours as the local label, so `Version(keras.__version__).major >= 3` holds
+    global _OWN_VERSION
+    import flexflow_keras
+    from flexflow_keras.saving.keras_file import KERAS_VERSION
+
+    _OWN_VERSION = flexflow_keras.__version__
+    flexflow_keras.__version__ = f"{KERAS_VERSION}+flexflow.{_OWN_VERSION}"
 
 
 __all__ = ["RawTensorFlowError", "install", "installed", "target_of"]

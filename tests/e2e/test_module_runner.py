@@ -49,6 +49,10 @@ SCRIPT = textwrap.dedent("""
     from packaging.version import Version
 
     assert Version(tf.__version__).release[0] == 2 and "flexflow" in tf.__version__  # notebooks check >= 2
+    # scripts branch on Keras 3 (Version(keras.__version__).major >= 3): the Keras API we follow, ours as label
+    assert keras.__version__ == tf.keras.__version__ == keras.version() == plain_keras.version()
+    assert Version(keras.__version__).major == 3 and Version(keras.__version__).local.startswith("flexflow")
+    assert tf.__version__.endswith(Version(keras.__version__).local.split(".", 1)[1])  # ours, in both labels
     if args.raw:
         with tf.GradientTape() as tape:  # a tape may be entered (a traced train_step enters one) ...
             pass
