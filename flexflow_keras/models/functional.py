@@ -85,6 +85,14 @@ class GraphIOMixin:
         a trained one: ``Model(base.input, Dense(10)(base.output))``."""
         return self._io_struct("_output_struct", self._outputs, "output")
 
+    def _pack_outputs(self, flat: list):
+        """The model's outputs as given to it (Keras 3 unpacks a list of one: Model(x, [y]) predicts an array)."""
+        struct = getattr(self, "_output_struct", None)
+        if struct is None or len(tree.flatten(struct)) != len(flat):
+            return flat[0] if len(flat) == 1 else flat
+        packed = tree.pack_as(struct, flat)
+        return packed[0] if isinstance(packed, list | tuple) and len(packed) == 1 else packed
+
     def _io_struct(self, attr: str, flat: list, what: str):
         if not flat:
             raise AttributeError(f"Model '{self.name}' has no defined {what} yet: it was built without an Input. "

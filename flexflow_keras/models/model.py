@@ -181,6 +181,14 @@ class Model(ModelMetrics, Keras2TrainingMethods, Trainer, Layer):
         shapes = [t.shape for t in self.outputs]
         return shapes[0] if len(shapes) == 1 else shapes
 
+    def _pack_outputs(self, flat: list):
+        """Arrays of the graph's outputs in the structure call() returns, as Keras 3's predict gives them (a
+        dict of outputs as a dict, nested lists as nested lists); one output is one array."""
+        structure = self._last_trace[1] if self._last_trace else None
+        if structure is None or len(tree.flatten(structure)) != len(flat):
+            return flat[0] if len(flat) == 1 else flat
+        return tree.pack_as(structure, flat)
+
     # --- the seam with the training loop ------------------------------------------------------------------
     def _op_graph(self, input_specs=None) -> OpGraph:
         """The forward OpGraph (see the module docstring for the contract)."""

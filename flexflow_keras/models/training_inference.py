@@ -77,7 +77,8 @@ class Inference:
         return total
 
     def predict(self, x, batch_size=None, verbose="auto", steps=None, callbacks=None):
-        """Model outputs for `x` in inference mode (one array, or a list for several outputs)."""
+        """Model outputs for `x` in inference mode: one array, or several in the structure of the model's outputs
+        (a list, a dict, nested lists), as Keras 3's predict."""
         from flexflow_keras import callbacks as callbacks_mod
 
         x = host_prefix.wrap_data(self, bounded(x, steps, "predict()"))
@@ -104,8 +105,7 @@ class Inference:
             chunks.append(outs)
             cbs.on_predict_batch_end(b, {"outputs": outs})
         cbs.on_predict_end()
-        results = [np.concatenate([c[i] for c in chunks], axis=0) for i in range(len(graph.outputs))]
-        return results[0] if len(results) == 1 else results
+        return self._pack_outputs([np.concatenate([c[i] for c in chunks], axis=0) for i in range(len(graph.outputs))])
 
 
 def logs_result(logs: dict, return_dict: bool):
