@@ -30,7 +30,8 @@ scripts whose Keras part runs (`tf.random.set_seed(42)` on their first line). Ma
   `keras.ops.sum`); `tf.shape`, `tf.range` (TensorFlow's argument names); `tf.print` (to stderr, once
   on symbolic tensors); `tf.compat.as_bytes` / `as_str`; `tf.reduce_mean`, `tf.divide` and `tf.constant` with TensorFlow's dtypes (an integer
   mean is an integer, integers divide in float64, a Python int is int32); `tf.where(cond, x, y)`;
-  `tf.argmax` / `tf.argmin` (TensorFlow's default axis 0, int64 indices); `tf.newaxis`; `tf.dtypes.X` (as `tf.X`);
+  `tf.argmax` / `tf.argmin` (TensorFlow's default axis 0, int64 indices);
+  `tf.math.top_k` / `tf.nn.top_k` (k=1 by default, a TopKV2 tuple); `tf.newaxis`; `tf.dtypes.X` (as `tf.X`);
   `tf.unstack`; `tf.lookup.StaticHashTable` with `KeyValueTensorInitializer` (tf_lookup.py: on the host);
   `tf.math.floordiv` / `floormod` / `mod` (keras.ops.floor_divide / mod: integers stay integers);
   `tf.math.unsorted_segment_*` and `tf.math.segment_*` (tf_segment.py: keras.ops.segment_*'s op with
@@ -55,7 +56,8 @@ scripts whose Keras part runs (`tf.random.set_seed(42)` on their first line). Ma
   colour adjustments (tf_io.py, tf_image.py), on NumPy arrays, for image pipelines in a `Dataset.map`;
   `tf.audio.decode_wav`, `tf.signal`'s Fourier transforms, frames, windows, `stft` and mel matrix,
   `tf.complex` and complex `tf.abs` (tf_signal.py), on NumPy arrays, for audio pipelines;
-  `tf.random.normal` / `uniform`. An argument TensorFlow's function takes and Keras' does not
+  `tf.random.normal` / `uniform`; `tf.identity`; `tf.image.extract_patches` (keras.ops.image's patches under
+  TensorFlow's [1, h, w, 1] arguments). An argument TensorFlow's function takes and Keras' does not
   (an argument only TensorFlow's function has) is a `RawTensorFlowError` naming the call. Names whose
   TensorFlow meaning or argument order differs from Keras' and that are not written out above
   (`tf.cumsum`'s default axis 0) are not mapped: they stay refused, with the Keras spelling in the message.
@@ -395,9 +397,54 @@ def _gather(params, indices, validate_indices=None, axis=None, batch_dims=0, nam
     return ops.take(params, indices, axis=0 if axis is None else int(axis))
 
 
+def _identity(input, name=None):  # noqa: A002 (TensorFlow's argument name)
+    """`tf.identity(x)`: a tensor equal to x (a node of its own on a symbolic tensor; gradients pass through)."""
+    from flexflow_keras import ops
+
+    return ops.copy(input)
+
+
+def _extract_patches(images, sizes, strides, rates, padding, name=None):
+    """`tf.image.extract_patches`: TensorFlow's 4-element `sizes` / `strides` / `rates` ([1, h, w, 1]) and
+    "SAME" / "VALID" padding; each patch a vector ordered (row, column, channel), as keras.ops.image's (which
+    also computes strides and rates above 1 together, as TensorFlow does)."""
+    from flexflow_keras.ops import image
+
+    def pair(arg, value):
+        vals = [int(v) for v in np.asarray(value).reshape(-1)]
+        if len(vals) != 4 or vals[0] != 1 or vals[3] != 1 or min(vals) < 1:
+            raise ArgumentError(f"tf.image.extract_patches expects {arg} as [1, rows, cols, 1] of positive "
+                                f"integers, received {arg}={value!r}.")
+        return tuple(vals[1:3])
+
+    pad = str(padding).lower()
+    if pad not in ("same", "valid"):
+        raise ArgumentError(f"tf.image.extract_patches expects padding 'SAME' or 'VALID', received {padding!r}.")
+    if len(getattr(images, "shape", np.shape(images))) != 4:
+        raise ArgumentError(f"tf.image.extract_patches expects a 4-D batch of images (N, H, W, C), received shape "
+                            f"{tuple(getattr(images, 'shape', np.shape(images)))}.")
+    p, s, d = pair("sizes", sizes), pair("strides", strides), pair("rates", rates)
+    return image._patches_nhwc("extract_patches", image._images("extract_patches", images), p, s, d, pad)
+
+
 def _gpu_device_name() -> str:
     """`tf.test.gpu_device_name()`: the first `-ll:gpu` device's name, or "" without GPUs (as TensorFlow)."""
     return "/device:GPU:0" if _gpus() else ""
+
+
+TopKV2 = namedtuple("TopKV2", ["values", "indices"])
+
+
+def _top_k(input, k=1, sorted=True, index_type="int32", name=None):  # noqa: A002 (TensorFlow's argument names)
+    """`tf.math.top_k` / `tf.nn.top_k`: keras.ops.top_k under TensorFlow's defaults (k=1) and result, a
+    ``TopKV2(values, indices)`` tuple whose indices have `index_type` (int32 unless int64 is asked)."""
+    from flexflow_keras import ops
+
+    index_type = str(np.dtype(getattr(index_type, "name", index_type)))
+    if index_type not in ("int16", "int32", "int64"):
+        raise ArgumentError(f"tf.math.top_k: index_type must be int16, int32 or int64, received {index_type!r}.")
+    values, indices = ops.top_k(input, k, sorted=sorted)
+    return TopKV2(values, indices if index_type == "int32" else ops.cast(indices, index_type))
 
 
 CALLS = {
@@ -465,7 +512,9 @@ CALLS = {
     "tf.linalg.einsum": lambda *a, **k: _ops_fn("einsum")(*a, **k),
     "tf.add_n": lambda inputs, name=None: _add_n(inputs), "tf.math.add_n": lambda inputs, name=None: _add_n(inputs),
     "tf.clip_by_value": lambda *a, **k: _clip_by_value(*a, **k),
+    "tf.math.top_k": _top_k, "tf.nn.top_k": _top_k,
     "tf.gather": _gather, "tf.compat.v1.gather": _gather,
+    "tf.identity": _identity, "tf.image.extract_patches": _extract_patches,
     "tf.random.gamma": lambda *a, **k: _tf_gamma(*a, **k),
     "tf.numpy_function": _host_function("tf.numpy_function", False),
     "tf.py_function": _host_function("tf.py_function", True),
