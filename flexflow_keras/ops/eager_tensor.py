@@ -218,6 +218,8 @@ def eager_scalar(value):
     its type with TensorFlow's ``.numpy()``, so it stays an int / float to every NumPy and Python check
     (``range``, shapes, ``isinstance(v, np.integer)``, dict keys) while scripts written for TensorFlow's 0-d
     tensors call ``.numpy()`` on it."""
+    if not isinstance(value, np.generic):  # an object array's item (a BatchDim, a Python int) is itself
+        return value
     cls = _scalar_class(type(value))
     return value if cls is type(value) else cls(value)
 
