@@ -115,6 +115,7 @@ class Engine:
         self._strategy_id = 0
         self._adopted = None  # the root's strategy this variant last took (adopt_root_strategy)
         self.trial = None  # a short fit's degree trial over its first steps (execution/trial.py)
+        self.warm_steps = 3  # untimed steps the last measure() needed before its step settled
 
     def attach(self) -> None:
         """Route the variables' reads and assignments to this engine (at its start, and for fit's engine
@@ -452,6 +453,7 @@ class Engine:
                 recent.append(one())
                 warm += recent[-1]
             times = [one() for _ in range(steps)]
+            self.warm_steps = len(recent)  # what settling took: the effort tiers' cost estimate reads it
             log.debug("measured %s: untimed %s, timed %s ms", strategy.source,
                       " ".join(f"{t * 1e3:.1f}" for t in recent), " ".join(f"{t * 1e3:.1f}" for t in times))
         finally:

@@ -48,9 +48,10 @@ class Effort:
     name: str = "full"
     margin: float = 0.0  # the least margin a choice other than the lowest data parallelism needs
 
-    def cost(self, step_s: float, strategies: int) -> float:
-        """Seconds to measure `strategies` strategies whose steps take about `step_s`."""
-        return strategies * self.rounds * (max(3 * step_s, self.warm_s) + self.steps * step_s)
+    def cost(self, step_s: float, strategies: int, warm_steps: int = 3) -> float:
+        """Seconds to measure `strategies` strategies whose steps take about `step_s`, each after
+        `warm_steps` untimed steps (at least 3: what the probe needed to settle, Engine.measure)."""
+        return strategies * self.rounds * (max(max(3, warm_steps) * step_s, self.warm_s) + self.steps * step_s)
 
 
 FULL = Effort()
@@ -72,14 +73,15 @@ def effort_for(engine, machine: MachineModel, sources, rows, seed: int, planned_
     if PROBE_STEPS > 2 * MEASURE_SHARE * planned_steps:  # the probe alone would cost more than any tier may
         return None, None
     t1 = engine.measure(engine.data_parallel(1), sources, rows, seed, steps=1, warm_s=0.0)
+    warm = getattr(engine, "warm_steps", 3)  # the other strategies' steps settle about as the probe's did
     budget = MEASURE_SHARE * planned_steps * t1
     n_dp = int(math.log2(min(machine.n, len(rows)))) + 1  # the degrees 1, 2, 4, ... measured
     for effort in (FULL, LIGHT):
-        if effort.cost(t1, n_dp + 1 + effort.others) <= budget:
+        if effort.cost(t1, n_dp + 1 + effort.others, warm) <= budget:
             return effort, t1
     # MINIMAL may take twice the share: a degree that leads by its margin repays its steps within the fit
     # (with one sample a step there is no other degree to measure)
-    return (MINIMAL, t1) if n_dp > 1 and MINIMAL.cost(t1, n_dp - 1) <= 2 * budget else (None, t1)
+    return (MINIMAL, t1) if n_dp > 1 and MINIMAL.cost(t1, n_dp - 1, warm) <= 2 * budget else (None, t1)
 
 
 def minimal_choice(engine, machine: MachineModel, sources, rows, seed: int, t1: float):

@@ -41,6 +41,17 @@ def test_the_tier_follows_the_planned_steps():
     assert M.effort_for(engine, _Machine(), None, ROWS[:1], 0, 100) == (None, 0.01)
 
 
+def test_the_cost_counts_the_untimed_steps_the_probe_needed():
+    # after a change of degree a step settles in 4-8 steps, not 3 (Engine.measure): a tier whose
+    # measurements fit the budget at 3 untimed steps may not at 8
+    quick, slow = _Engine({1: 0.01, 2: 0.01, 4: 0.01}), _Engine({1: 0.01, 2: 0.01, 4: 0.01})
+    slow.warm_steps = 8
+    planned = 500  # budget 50 steps: LIGHT (5 strategies of 3 timed steps) costs 30 at 3 untimed steps, 55 at 8
+    assert M.effort_for(quick, _Machine(), None, ROWS, 0, planned)[0] is M.LIGHT
+    assert M.effort_for(slow, _Machine(), None, ROWS, 0, planned)[0] is M.MINIMAL
+    assert M.Effort().cost(0.01, 1, 1) == M.Effort().cost(0.01, 1, 3)  # never fewer than 3
+
+
 def test_the_minimal_check_needs_a_clear_lead():
     engine = _Engine({1: 0.100, 2: 0.080, 4: 0.090})
     best, degree, line = M.minimal_choice(engine, _Machine(), None, ROWS, 0, 0.100)
