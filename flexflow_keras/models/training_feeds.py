@@ -321,9 +321,11 @@ def stream_feed(x, rtm, cpus: int, what: str = "fit()"):
             raise DataError(f"{what} received an empty PyDataset (len 0).")
         item = x[0]
         xs, ys, _ = unpack_batch(item)
+        from flexflow_keras.data.slices import SliceDataset
+
         b = batch_length(xs)
-        return IterFeed(x, None), _one_input(xs), _one(ys), b * len(x), \
-            f"{type(x).__name__} (PyDataset, {_batches(len(x), b)})"
+        kind = "tf.data Dataset" if isinstance(x, SliceDataset) else f"{type(x).__name__} (PyDataset)"
+        return IterFeed(x, None), _one_input(xs), _one(ys), b * len(x), f"{kind}, {_batches(len(x), b)}"
     it = iter(x)
     try:
         item = next(it)
