@@ -364,13 +364,18 @@ class Layer:
             self._build_input_shape = shapes
 
     def _convert_eager(self, inputs):
+        # A call() written outside this package composes ops itself and gets integer arrays as they are, as
+        # Keras 3 casts only floats (keras.io's GNN hands its layer (nodes, int edges, weights)); built-in
+        # layers not marked `_accepts_int_inputs` take their integer data as floats.
+        keep_ints = self._accepts_int_inputs or not type(self).call.__module__.startswith("flexflow_keras.")
+
         def convert(x):
             if x is None or isinstance(x, (KerasTensor, Variable, str)) or not _is_array_like(x):
                 return x
             arr = np.asarray(x)
             if arr.dtype.kind == "f":
                 return arr.astype(self._dtype, copy=False) if self.autocast else arr
-            if arr.dtype.kind in "iub" and not self._accepts_int_inputs:
+            if arr.dtype.kind in "iub" and not keep_ints:
                 return arr.astype(self._dtype)
             return arr
 
