@@ -95,14 +95,22 @@ def clone_graph(graph: OpGraph, new_inputs: Sequence[KerasTensor], replace: dict
 
 def refresh_graph(graph: OpGraph, cache: dict) -> OpGraph:
     """`graph`, or a copy whose ops follow their layers' current state (a BatchNormalization frozen after
-    the graph was recorded); copies are cached in `cache` so the same state gives the same object."""
+    the graph was recorded) and know whether another node has their weights (`with_shared_weights`: a
+    BatchNormalization called twice); copies are cached in `cache` so the same state gives the same object."""
     changes = []
+    uses: dict[int, int] = {}
     for node in graph.nodes:
+        for uid in {w.uid for w in node.weights}:
+            uses[uid] = uses.get(uid, 0) + 1
+    for node in graph.nodes:
+        op = node.op
         fix = getattr(getattr(node, "layer", None), "_current_op", None)
         if fix is not None:
-            op = fix(node.op)
-            if op != node.op:
-                changes.append((node.uid, op))
+            op = fix(op)
+        if hasattr(op, "with_shared_weights"):  # a layer called twice: its ops' gradient buffers are summed
+            op = op.with_shared_weights(any(uses[w.uid] > 1 for w in node.weights))
+        if op != node.op:
+            changes.append((node.uid, op))
     if not changes:
         return graph
     key = (id(graph), tuple(changes))

@@ -10,6 +10,11 @@ BatchNormOp in training, per data-parallel step (see docs/contracts.md section 3
    buffers of weights 0 and 1 (reduced with ``+``), and `backward_inputs` reads the reduced sums.
 In inference (or `training=False`) it normalises with the moving statistics.
 
+A layer called on several tensors in one model (a siamese tower's BatchNormalization) records one node per
+call, all with the same gamma and beta: their gradient buffers sum every call's dgamma and dbeta, so stage two
+of the node whose buffers another node wrote first would read the total. Such a node (`shared_weights`, set
+by `with_shared_weights` from the graph) keeps its batch and spatial dims whole and computes its own sums.
+
 With a mask (Keras 3: a (batch, ...) mask over every axis but the channels, the last axis), the batch
 statistics are over the unmasked positions only (``sum(m*x) / (n + 1e-7)``, n the unmasked count, as
 Keras' masked moments); every position is normalised, and the input gradient of a masked position has no
@@ -22,6 +27,7 @@ needs the reduced dgamma and dbeta in every case, so their gradient buffers are 
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from typing import ClassVar
 
@@ -61,6 +67,7 @@ class BatchNormOp(Op):
     scale: bool = True
     training: bool | None = None
     has_mask: bool = False
+    shared_weights: bool = False  # another node of the graph has these weights (see the module docstring)
 
     def output_specs(self, inputs, weights):
         n_in = 1 + int(self.has_mask)
@@ -97,8 +104,17 @@ class BatchNormOp(Op):
         return (TensorSpec((2, c), "float64"), TensorSpec((c,), "float64"))
 
     # --- parallel rules: batch and spatial dims (batch-wide statistics), channels (parameter) ----------
+    def with_shared_weights(self, shared: bool) -> BatchNormOp:
+        """This op for a node whose weights another node of the graph also has (or no longer has)."""
+        return self if shared == self.shared_weights else dataclasses.replace(self, shared_weights=shared)
+
     def parallel_space(self, inputs, weights):
-        axis = norm_axis(self.axis, inputs[0].ndim, "batch_norm")
+        nd = inputs[0].ndim
+        axis = norm_axis(self.axis, nd, "batch_norm")
+        if self.shared_weights:
+            return par.space_except(self, inputs, weights, [d for d in range(nd) if d != axis],
+                                    "a BatchNormalization called on several tensors computes each call's weight "
+                                    "gradient sums from its whole batch", kinds={axis: par.PARAMETER})
         return par.space_except(self, inputs, weights, (), "", kinds={axis: par.PARAMETER})
 
     def tile(self, shapes, out_box, part=0, parts=1):
@@ -169,7 +185,15 @@ class BatchNormOp(Op):
         db = grad_weights[1] if len(grad_weights) > 1 else None
         mean, var = self._moments(ctx, weights, stats)
         count = self._n(stats) if training else 1.0
-        if training and (dg is None or db is None):
+        if training and self.shared_weights:
+            # the buffers may also hold another node's sums (a layer called twice): this node's own, from its batch
+            if float(to_host(stats[1])[0]) != self._count(inputs):
+                raise FlexFlowKerasError(
+                    "batch_norm backward_inputs: a node sharing its gamma and beta with another node (a "
+                    "BatchNormalization called twice) had its batch split, so its own dgamma and dbeta are not in "
+                    "one piece; its parallel rules keep the batch and spatial dims whole.")
+            dg, db = self._local_sums(ctx, x, grad_outputs[0], mean, var)
+        elif training and (dg is None or db is None):
             if float(to_host(stats[1])[0]) != self._count(inputs):
                 raise FlexFlowKerasError(
                     "batch_norm backward_inputs needs the whole batch's dgamma and dbeta, but the execution "
