@@ -14,8 +14,8 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from flexflow_keras.ops import assign_in_call, tape
 from flexflow_keras.ops import parallel as par
-from flexflow_keras.ops import tape
 from flexflow_keras.ops.eager_tensor import EagerTensor
 from flexflow_keras.ops.graph import KerasTensor, OpNode, TensorSpec, Variable
 
@@ -140,6 +140,7 @@ def apply_op(op: Op, inputs: Sequence, weights: Sequence[Variable] = (), name: s
     Constants mixed with KerasTensors must already be wrapped by the caller (see ops.constant).
     Returns a single output when the op has one, else a tuple.
     """
+    weights = assign_in_call.substitute(weights)  # a weight assigned in this call: w.assign(w * mask)
     if _is_symbolic(weights):  # a kernel computed in call(): the weights become inputs
         from flexflow_keras.ops.weights_as_inputs import as_inputs
 

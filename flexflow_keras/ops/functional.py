@@ -13,6 +13,7 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
+from flexflow_keras.ops import assign_in_call
 from flexflow_keras.ops import tape as _tape
 from flexflow_keras.ops.base import apply_op
 from flexflow_keras.ops.graph import KerasTensor, OpNode, Variable
@@ -56,6 +57,8 @@ class symbolic_call:
 
     def __exit__(self, *exc):
         _symbolic_calls[0] -= 1
+        if _symbolic_calls[0] == 0:
+            assign_in_call.clear()
 
 
 def _symbolic(*values) -> bool:
@@ -92,7 +95,8 @@ def _tensor(v, symbolic: bool, dtype=None):
         return v
     if isinstance(v, Variable):
         if symbolic:
-            return OpNode(VariableOp(), (), (v,)).outputs[0]
+            assigned = assign_in_call.read(v)  # assigned in this call: w.assign(w * mask)
+            return assigned if assigned is not None else OpNode(VariableOp(), (), (v,)).outputs[0]
         _tape.read_variable(v)
         return v.value
     if symbolic:

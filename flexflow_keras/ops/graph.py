@@ -97,7 +97,13 @@ class Variable(TensorMath):
         return self._value
 
     def assign(self, value) -> None:
-        """Set the value; the shape must match exactly."""
+        """Set the value; the shape must match exactly. Inside a layer's call, a symbolic value is taken in
+        the masked-weight form ``w.assign(w * mask)`` (ops/assign_in_call.py)."""
+        if isinstance(value, KerasTensor):
+            from flexflow_keras.ops import assign_in_call
+
+            assign_in_call.assign(self, value)
+            return
         arr = np.asarray(value)
         if arr.shape != self.shape:
             raise ValueError(f"Variable '{self.path}' has shape {self.shape}, cannot assign a value of "
@@ -122,13 +128,21 @@ class Variable(TensorMath):
 
     def assign_add(self, value) -> Variable:
         """Keras: add `value` (broadcast to this variable's shape) to the value."""
+        self._refuse_symbolic("assign_add", value)
         self.assign(np.broadcast_to(self.value + np.asarray(value, self.dtype), self.shape))
         return self
 
     def assign_sub(self, value) -> Variable:
         """Keras: subtract `value` (broadcast to this variable's shape) from the value."""
+        self._refuse_symbolic("assign_sub", value)
         self.assign(np.broadcast_to(self.value - np.asarray(value, self.dtype), self.shape))
         return self
+
+    def _refuse_symbolic(self, method: str, value) -> None:
+        if isinstance(value, KerasTensor):  # a running value kept across steps (a counter updated in call())
+            raise GraphError(f"Variable '{self.path}'.{method}({value!r}): a weight cannot be updated from symbolic "
+                             f"tensors in a layer's call() (a value kept across training steps is not supported "
+                             f"there); update it in a callback or in a custom train_step on its results.")
 
     def _on_assign(self) -> None:
         """Hook replaced by the execution layer to push host writes into its regions."""
