@@ -95,7 +95,7 @@ class _RawTF(types.ModuleType):
 _TF_ACTIVATIONS = {
     "nn": ("relu", "relu6", "elu", "selu", "gelu", "silu", "swish", "sigmoid", "tanh", "softmax", "softplus",
            "softsign", "log_softmax", "leaky_relu"),
-    "math": ("sigmoid", "tanh", "softplus", "softsign"),
+    "math": ("sigmoid", "tanh", "softplus", "softsign", "softmax", "log_softmax"),
     "": ("sigmoid", "tanh"),
 }
 
@@ -115,6 +115,10 @@ def _tf_activation(namespace: str, name: str):
             kwargs["axis"] = -1
         if kwargs.pop("beta", 1.0) != 1.0:
             raise RawTensorFlowError(_raw_tf_message(f"tf.nn.{fn.__name__} with beta != 1"))
+        if isinstance(x, list | tuple):  # TensorFlow converts a list of tensors to one, stacked on a new axis 0
+            from flexflow_keras import ops
+
+            x = ops.stack(list(x), axis=0)
         return fn(x, *args, **kwargs)
 
     call.__name__ = call.__qualname__ = fn.__name__

@@ -56,7 +56,7 @@ scripts whose Keras part runs (`tf.random.set_seed(42)` on their first line). Ma
   colour adjustments (tf_io.py, tf_image.py), on NumPy arrays, for image pipelines in a `Dataset.map`;
   `tf.audio.decode_wav`, `tf.signal`'s Fourier transforms, frames, windows, `stft` and mel matrix,
   `tf.complex` and complex `tf.abs` (tf_signal.py), on NumPy arrays, for audio pipelines;
-  `tf.random.normal` / `uniform`; `tf.identity`; `tf.image.extract_patches` (keras.ops.image's patches under
+  `tf.random.normal` / `uniform`; `tf.identity`; `tf.tensordot` (keras.ops.tensordot); `tf.image.extract_patches` (keras.ops.image's patches under
   TensorFlow's [1, h, w, 1] arguments). An argument TensorFlow's function takes and Keras' does not
   (an argument only TensorFlow's function has) is a `RawTensorFlowError` naming the call. Names whose
   TensorFlow meaning or argument order differs from Keras' and that are not written out above
@@ -515,6 +515,8 @@ CALLS = {
     "tf.math.top_k": _top_k, "tf.nn.top_k": _top_k,
     "tf.gather": _gather, "tf.compat.v1.gather": _gather,
     "tf.identity": _identity, "tf.image.extract_patches": _extract_patches,
+    "tf.tensordot": lambda a, b, axes, name=None: _ops_fn("tensordot")(a, b, axes),
+    "tf.linalg.tensordot": lambda a, b, axes, name=None: _ops_fn("tensordot")(a, b, axes),
     "tf.random.gamma": lambda *a, **k: _tf_gamma(*a, **k),
     "tf.numpy_function": _host_function("tf.numpy_function", False),
     "tf.py_function": _host_function("tf.py_function", True),

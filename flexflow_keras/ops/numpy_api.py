@@ -196,6 +196,12 @@ def stack(xs, axis=0):
     if any(_dyn.is_dim(x) or isinstance(x, _dyn.ShapeVector) for x in xs):
         return _dyn.vector(xs)
     nd = F._ndim(xs[0]) + 1
+    if axis % nd == 0 and builtins.any(isinstance(x, KerasTensor) and x.shape and x.shape[0] is None for x in xs):
+        raise ShapeError(f"stack: {len(xs)} symbolic tensors of shape {tuple(xs[0].shape)} stacked on axis 0 would "
+                         f"put the new axis before the batch dim; flexflow_keras keeps the batch first in every "
+                         f"tensor of a model (a list of tensors given to a TensorFlow function, such as "
+                         f"tf.math.softmax([a, b], axis=0), is stacked on axis 0). Stack on axis=1 and index "
+                         f"[:, i] instead (keras.ops.stack(xs, axis=1)).")
     return F.concatenate([F.expand_dims(x, axis % nd) for x in xs], axis=axis % nd)
 
 
