@@ -103,7 +103,8 @@ _MISSING_SUBMODULES = {
 
 _MODULES = (_functional, _loss_functions, _numpy_api, _numpy_extra, _numpy_math, _numpy_arrays, _numpy_stats, _nn_more,
             _segment)
-__all__ = [n for m in _MODULES for n in dir(m) if not n.startswith("_")
+# a module's own __all__ where it has one (ops/segment.py's segment_reduce is the runner's, not keras.ops')
+__all__ = [n for m in _MODULES for n in getattr(m, "__all__", dir(m)) if not n.startswith("_")
            and callable(getattr(m, n)) and getattr(getattr(m, n), "__module__", "") == m.__name__] + [
     "KernelContext", "Op", "apply_op", "op_registry", "KerasTensor", "OpGraph", "OpNode", "TensorSpec",
     "Variable", "LOSS_NAMES", "LossOp", "BinaryOp", "CastOp", "CompareOp", "ReduceOp", "ScalarOp",
