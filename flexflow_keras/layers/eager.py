@@ -57,7 +57,7 @@ def fresh_tensor(t: KerasTensor) -> KerasTensor:
     """A new tensor equal to `t`, produced by a node of its own (for layers whose call is an identity)."""
     from flexflow_keras import ops
 
-    return ops.identity(t)
+    return ops.copy(t)
 
 
 def clone_graph(graph: OpGraph, new_inputs: Sequence[KerasTensor], replace: dict | None = None) -> list[KerasTensor]:

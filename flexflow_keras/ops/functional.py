@@ -371,7 +371,8 @@ floor = _make_unary("floor")
 ceil = _make_unary("ceil")
 round = _make_unary("round")  # noqa: A001
 rsqrt = _make_unary("rsqrt")
-identity = _make_unary("identity")
+# a node of its own equal to x (ops.copy, tf.identity); keras.ops.identity(n) is the identity matrix (numpy_api)
+_identity = _make_unary("identity")
 
 
 def clip(x, x_min, x_max, name: str | None = None):

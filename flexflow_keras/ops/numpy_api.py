@@ -33,7 +33,7 @@ from flexflow_keras.ops.graph import KerasTensor, Variable
 from flexflow_keras.ops.random_ops import BatchSizeOp, FillOp
 from kernels.reduce import normalize_axes
 
-__all__ = ["BatchDim", "full", "ones", "zeros", "full_like", "ones_like", "zeros_like", "arange", "eye",
+__all__ = ["BatchDim", "full", "ones", "zeros", "full_like", "ones_like", "zeros_like", "arange", "eye", "identity",
            "convert_to_tensor", "convert_to_numpy", "is_tensor", "shape", "reshape", "stack", "split",
            "broadcast_to", "tile", "repeat", "swapaxes", "get_item", "slice", "flip", "take", "gather",
            "take_along_axis", "argmax", "argmin", "one_hot", "top_k", "in_top_k", "dot", "einsum", "cast", "logical_not"]
@@ -147,6 +147,11 @@ def arange(start, stop=None, step=1, dtype=None):
 def eye(N, M=None, k=0, dtype=None):
     """An identity-like matrix (eager)."""
     return np.eye(N, M, k, dtype=dtype or "float32")
+
+
+def identity(n, dtype=None):
+    """The n x n identity matrix, as Keras 3's `keras.ops.identity` (eager; float32 unless `dtype`)."""
+    return np.identity(n, dtype=dtype or "float32")
 
 
 def convert_to_tensor(x, dtype=None, sparse=None, ragged=None):

@@ -287,7 +287,7 @@ def select(condlist, choicelist, default=0):
 
 def copy(x):
     """A copy of x."""
-    return F.identity(_tensor(x))
+    return F._identity(_tensor(x))
 
 
 def array(x, dtype=None):

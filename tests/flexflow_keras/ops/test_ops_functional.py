@@ -172,7 +172,8 @@ def test_constant_stop_gradient_identity_and_lazy_conv():
     assert c.shape == (2,) and c.dtype == "float32" and c.node.op.sample_dim() is None
     x = sym(2)
     assert not ops.stop_gradient(x).node.op.is_differentiable(0)
-    assert ops.identity(x).node.op.fn == "identity"
+    assert ops.copy(x).node.op.fn == "identity"  # a node of its own; keras.ops.identity(n) is Keras' matrix
+    assert np.array_equal(ops.identity(3), np.eye(3, dtype="float32")) and ops.identity(2, "int32").dtype == "int32"
     assert callable(ops.conv2d) and callable(ops.pool2d) and callable(ops.global_pool2d)
     registry = ops.op_registry()
     for name in ("dense", "matmul", "activation", "softmax", "log_softmax", "dropout", "embedding", "batch_norm",
