@@ -28,3 +28,8 @@ def test_segment_cuda_float32_sorted_rule_and_bad_id():
 
     y = cuda.to_device(np.zeros((2, 3)))
     assert segment_forward_cuda("sum", cuda.to_device(X[:3]), cuda.to_device(np.array([0, 1, 2])), y) == 2
+
+
+def test_segment_cuda_mean_of_integer_data_is_float64():
+    # integer data is averaged in float64, as TensorFlow's unsorted_segment_mean (a cast kernel first)
+    check_cuda(SegmentReduceOp("mean", 6), [rng.integers(-5, 5, (13, 3)), IDS], grad=False)
