@@ -5,7 +5,8 @@ The simulator predicts; on the machine that will train, a few real steps keep it
 search, data parallelism on one processor and on all of them is measured (the calibration anchors,
 search/calibrate.py). After it, the predicted winner, the three strategies predicted fastest that are
 not data parallelism, and every data-parallel degree are measured too. Each measurement: untimed steps
-(at least 3 and 0.2 s, and until the last 3 lie within 15% of each other, at most 8), then the median of 9, at a zero learning rate, the weights restored; strategies
+(at least 3 and 0.2 s, and until the last 3 lie within 15% of each other, at most 8), then the median of 9
+(and of those last 3, when they settled), at a zero learning rate, the weights restored; strategies
 are measured in 2 interleaved rounds and keep their better round, so a passing disturbance does not
 decide. The measured fastest trains, with two margins: a higher data-parallel degree only when measured
 at least 3% faster than every lower one, and a strategy other than data parallelism only when measured
