@@ -161,7 +161,12 @@ class Variable(TensorMath):
         return value if dtype is None else value.astype(dtype, copy=False)
 
     def __repr__(self) -> str:
-        return f"<Variable path={self.path!r} shape={self.shape} dtype={self.dtype}>"
+        """Keras 3's form: ``<Variable path=dense/kernel, shape=(4, 3), dtype=float32, value=[[...]]>``."""
+        try:
+            value_str = f", value={self.numpy()}"
+        except Exception:  # a runtime that can no longer sync the value: the repr still prints
+            value_str = ""
+        return f"<Variable path={self.path}, shape={self.shape}, dtype={self.dtype}{value_str}>"
 
 
 def _raw_tensorflow_call() -> str | None:
