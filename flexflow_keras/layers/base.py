@@ -24,6 +24,7 @@ from flexflow_keras.layers import call_memo, mask_hooks
 from flexflow_keras.layers import node as node_mod
 from flexflow_keras.layers.input_spec import InputSpec, check_input_spec
 from flexflow_keras.ops import penalty, tape
+from flexflow_keras.ops.eager_tensor import eager
 from flexflow_keras.ops.graph import KerasTensor, Variable, unique_id
 from flexflow_keras.utils import naming, tree
 
@@ -279,8 +280,9 @@ class Layer:
         if tape.recording():  # penalties the tape differentiates (a custom loop's `loss += sum(model.losses)`)
             return custom_training.eager_losses(self) + [penalty.penalty(v) for v in self.trainable_weights
                                                          if v.regularizer is not None]
-        return custom_training.eager_losses(self) + [float(v.regularizer(v.value)) for v in self.trainable_weights
-                                                     if v.regularizer is not None]
+        # 0-d tensors of the weight's dtype, as Keras 3's (scripts call .numpy() / .shape on them)
+        return custom_training.eager_losses(self) + [eager(np.asarray(v.regularizer(v.value), dtype=v.dtype))
+                                                     for v in self.trainable_weights if v.regularizer is not None]
 
     def get_weights(self) -> list[np.ndarray]:
         """Copies of the values of `weights`, in order."""
