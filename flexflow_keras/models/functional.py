@@ -128,7 +128,7 @@ class Functional(GraphIOMixin, Model):
             self._input_struct = dict(inputs)
         else:
             self._input_struct = list(inputs) if isinstance(inputs, (list, tuple)) else inputs
-        self._output_struct = outputs if not isinstance(outputs, tuple) else list(outputs)
+        self._output_struct = outputs  # a tuple stays one: Keras 3's call and predict give a tuple back
         flat_in, flat_out = tree.flatten(inputs), tree.flatten(outputs)
         for what, flat in (("inputs", flat_in), ("outputs", flat_out)):
             for x in flat:

@@ -214,7 +214,7 @@ def _serialize_functional(model) -> dict:
         triples = [tensor(t)["config"]["keras_history"] for t in flat]
         if isinstance(struct, dict):
             return dict(zip(struct, triples, strict=True))
-        return triples if isinstance(struct, list) else triples[0]
+        return triples if isinstance(struct, list | tuple) else triples[0]
 
     inputs = (model._input_struct, model._inputs) if prefix is None else (prefix.declared_struct, prefix.declared)
     config = {"name": model.name, "trainable": model.trainable, "layers": layers,
