@@ -466,8 +466,9 @@ class Engine:
                 warm += recent[-1]
             times = [one() for _ in range(steps)]
             self.warm_steps = len(recent)  # what settling took: the effort tiers' cost estimate reads it
-            log.debug("measured %s: untimed %s, timed %s ms", strategy.source,
-                      " ".join(f"{t * 1e3:.1f}" for t in recent), " ".join(f"{t * 1e3:.1f}" for t in times))
+            if log.isEnabledFor(logging.DEBUG):  # the step lists are formatted only when the line shows
+                log.debug("measured %s: untimed %s, timed %s ms", strategy.source,
+                          " ".join(f"{t * 1e3:.1f}" for t in recent), " ".join(f"{t * 1e3:.1f}" for t in times))
         finally:
             self._restore(snapshot)
             if previous is not None:
