@@ -29,7 +29,8 @@ class InputLayer(Layer):
 
     Args:
         shape: per-sample shape (without the batch dim).
-        batch_size: fixed batch size (recorded; the graph keeps the batch dim unknown).
+        batch_size: fixed batch size: shapes show it (``x.shape[0] == 16``) while the graph keeps the batch
+            open, so fit and predict take other batch sizes as Keras 3 on TensorFlow does (ops/graph.py).
         dtype: the input's dtype (``backend.floatx()`` by default; ``"int32"`` for token ids).
         batch_shape: full shape including the batch dim, instead of `shape`.
         name: the layer's and the tensor's name.
@@ -69,7 +70,7 @@ class InputLayer(Layer):
         tensor = input_tensor if input_tensor is not None else KerasTensor(
             (None,) + self._batch_shape[1:], self._dtype, name=self.name)
         if input_tensor is None:
-            tensor._static_batch = self._batch_shape[0]  # a declared batch size (stateful RNNs need it)
+            tensor._static_batch = self._batch_shape[0]  # shown by .shape; stateful RNNs size their states by it
         self.built = True
         self._build_input_shape = self._batch_shape
         Node(self, (), {}, tensor)

@@ -30,7 +30,14 @@ from flexflow_keras.layers.base import Layer
 from flexflow_keras.layers.input_spec import InputSpec
 from flexflow_keras.models.keras2_methods import Keras2TrainingMethods
 from flexflow_keras.models.model_metrics import ModelMetrics
-from flexflow_keras.ops.graph import INFERENCE_IDENTITY, KerasTensor, OpGraph, TensorSpec, same_graph
+from flexflow_keras.ops.graph import (
+    INFERENCE_IDENTITY,
+    KerasTensor,
+    OpGraph,
+    TensorSpec,
+    same_graph,
+    user_shape,
+)
 from flexflow_keras.utils import tree
 
 try:
@@ -173,12 +180,12 @@ class Model(ModelMetrics, Keras2TrainingMethods, Trainer, Layer):
 
     @property
     def input_shape(self):
-        shapes = [t.shape for t in self.inputs]
+        shapes = [user_shape(t) for t in self.inputs]
         return shapes[0] if len(shapes) == 1 else shapes
 
     @property
     def output_shape(self):
-        shapes = [t.shape for t in self.outputs]
+        shapes = [user_shape(t) for t in self.outputs]
         return shapes[0] if len(shapes) == 1 else shapes
 
     def _pack_outputs(self, flat: list):

@@ -15,6 +15,8 @@ import sys
 
 import numpy as np
 
+from flexflow_keras.ops.graph import user_shape
+
 
 def readable_size(nbytes: float) -> str:
     """``1.55 MB`` style sizes, as Keras prints them."""
@@ -109,7 +111,7 @@ def layer_output_shape(layer) -> str:
     """The output shape of the layer's last call ("?" when it was never called)."""
     if layer._inbound_nodes:
         outs = layer._inbound_nodes[-1].output_tensors
-        shapes = [format_shape(t.shape) for t in outs]
+        shapes = [format_shape(user_shape(t)) for t in outs]  # with the batch an Input declared, as Keras 3
         return shapes[0] if len(shapes) == 1 else "[" + ", ".join(shapes) + "]"
     if getattr(layer, "_build_input_shape", None) is not None and layer.built:
         try:

@@ -8,6 +8,7 @@ training the execution layer holds the authoritative copies in runtime regions a
 from __future__ import annotations
 
 import itertools
+import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
@@ -218,14 +219,60 @@ def _in_symbolic_call() -> bool:
     return _symbolic_calls[0] > 0
 
 
+class StaticBatch(int):
+    """The batch size declared by ``Input(batch_shape=(16, ...))``, as user code reads it from ``x.shape[0]``.
+
+    It is the int 16 (it prints, compares and computes as 16, as in Keras 3) and remembers its tensor, so a
+    shape built from it (``ops.zeros((x.shape[0], units))``, keras.io's functional API guide) follows the
+    batch actually fed, and each data-parallel shard of it, instead of fixing 16 rows into the graph.
+    Arithmetic on it gives plain ints; copies and pickles are plain ints.
+    """
+
+    ref: KerasTensor | None
+
+    def __new__(cls, value: int, ref: KerasTensor | None = None):
+        obj = super().__new__(cls, value)
+        obj.ref = ref
+        return obj
+
+    def __reduce__(self):
+        return int, (int(self),)
+
+
+_LIBRARY_MODULES = ("flexflow_keras", "runtime", "kernels")
+
+
+def _read_by_library(depth: int) -> bool:
+    """Whether the code `depth` frames up (the reader of a KerasTensor's shape) is this library's own."""
+    module = sys._getframe(depth).f_globals.get("__name__", "") or ""
+    return module.split(".", 1)[0] in _LIBRARY_MODULES
+
+
+def user_shape(t) -> tuple:
+    """`t`'s shape as Keras 3 shows it: with the batch size its Input declared, when it declared one."""
+    shape = t._shape if isinstance(t, KerasTensor) else tuple(t.shape)
+    batch = getattr(t, "_static_batch", None)
+    if batch is None or not shape or shape[0] is not None:
+        return shape
+    return (StaticBatch(batch, t),) + shape[1:]
+
+
 class KerasTensor(TensorMath):
-    """A symbolic tensor: a spec, the node that produces it (None for a graph input) and its index."""
+    """A symbolic tensor: a spec, the node that produces it (None for a graph input) and its index.
+
+    The graph keeps the batch dim open (None) so that any batch size, and every data-parallel shard of it,
+    fits the same graph (execution/store.py's `is_batched`). A batch size declared on the Input
+    (``Input(batch_shape=(16, 10, 5))``) rides along as `_static_batch`, passed from inputs to the outputs of
+    every op, and `shape` shows it to user code as Keras 3 does (``x.shape == (16, 10, 5)``, a `StaticBatch`);
+    the library's own code reads the graph's shape (None first), which `spec` also gives.
+    """
 
     __array_priority__ = 100  # so `ndarray + KerasTensor` defers to our operators
+    _static_batch: int | None = None  # the batch size an Input declared, carried to the tensors computed from it
 
     def __init__(self, shape: Sequence[int | None], dtype: str = "float32", node: OpNode | None = None,
                  index: int = 0, name: str | None = None):
-        self.shape = tuple(None if s is None else int(s) for s in shape)
+        self._shape = tuple(None if s is None else int(s) for s in shape)
         self.dtype = "string" if dtype in STRING_DTYPES else str(np.dtype(dtype))  # strings: host layers only
         self.node = node
         self.index = index
@@ -234,15 +281,27 @@ class KerasTensor(TensorMath):
         self._keras_history = None  # (layer, node_index, tensor_index), set by Layer.__call__
 
     @property
+    def shape(self) -> tuple:
+        """The shape: the graph's (None for the batch) to the library, with a declared batch to user code."""
+        shape = self._shape
+        if self._static_batch is None or not shape or shape[0] is not None or _read_by_library(2):
+            return shape
+        return user_shape(self)
+
+    @shape.setter
+    def shape(self, value: Sequence[int | None]) -> None:
+        self._shape = tuple(None if s is None else int(s) for s in value)
+
+    @property
     def spec(self) -> TensorSpec:
-        return TensorSpec(self.shape, self.dtype)
+        return TensorSpec(self._shape, self.dtype)
 
     @property
     def ndim(self) -> int:
-        return len(self.shape)
+        return len(self._shape)
 
     def __repr__(self) -> str:
-        return f"<KerasTensor shape={self.shape}, dtype={self.dtype}, name={self.name}>"
+        return f"<KerasTensor shape={user_shape(self)}, dtype={self.dtype}, name={self.name}>"
 
     def __array__(self, dtype=None, copy=None):
         raw_tf = _raw_tensorflow_call()
@@ -317,6 +376,11 @@ class OpNode:
         specs = op.output_specs([t.spec for t in self.inputs], [w.spec for w in self.weights])
         self.outputs = tuple(KerasTensor(s.shape, s.dtype, node=self, index=i, name=f"{self.name}:{i}")
                              for i, s in enumerate(specs))
+        batch = next((t._static_batch for t in self.inputs if getattr(t, "_static_batch", None) is not None), None)
+        if batch is not None:  # a batch an Input declared reaches every tensor that keeps the batch dim
+            for t in self.outputs:
+                if t._shape and t._shape[0] is None:
+                    t._static_batch = batch
 
     def __repr__(self) -> str:
         return f"<OpNode {self.name} {self.op!r}>"

@@ -9,6 +9,7 @@ takes its batch from x at run time, and ``ops.cast(ops.shape(x)[0], "float32")``
 from __future__ import annotations
 
 import builtins
+import math
 
 import numpy as np
 
@@ -29,7 +30,7 @@ from flexflow_keras.ops.array_ops import (
 )
 from flexflow_keras.ops.base import apply_op
 from flexflow_keras.ops.eager_tensor import eager
-from flexflow_keras.ops.graph import KerasTensor, Variable
+from flexflow_keras.ops.graph import KerasTensor, StaticBatch, Variable
 from flexflow_keras.ops.random_ops import BatchSizeOp, FillOp
 from kernels.reduce import normalize_axes
 
@@ -65,6 +66,8 @@ def _as_batch_dim(s):
     (``tf.cast(tf.shape(y_true)[0], "int64")``, as keras.io's CTC losses write it before ``tf.ones``)."""
     from flexflow_keras.ops.math_ops import CastOp
 
+    if isinstance(s, StaticBatch):  # x.shape[0] of an Input(batch_shape=(16, ...)): the batch, as ops.shape(x)[0]
+        return BatchDim(s.ref) if s.ref is not None else int(s)
     node = s.node if isinstance(s, KerasTensor) and s.ndim == 0 else None
     while node is not None and isinstance(node.op, CastOp) and np.dtype(node.op.dtype).kind in "iuf":
         node = node.inputs[0].node if node.inputs[0].ndim == 0 else None
@@ -79,7 +82,7 @@ def _shape_and_ref(shape, who: str):
         shape = (shape,)
     ref, out = None, []
     for i, s in enumerate(tuple(shape)):
-        s = _as_batch_dim(s)
+        s = _as_batch_dim(s) if i == 0 else _as_batch_dim(s) if not isinstance(s, StaticBatch) else int(s)
         if isinstance(s, BatchDim):
             if i != 0:
                 raise ShapeError(f"{who}: the batch size (ops.shape(x)[0]) can only be the first dim of a shape, "
@@ -192,7 +195,19 @@ def reshape(x, new_shape, name=None):
     if isinstance(new_shape, _dyn.ShapeVector) or any(isinstance(s, _dyn.SeqDim) for s in new_shape):
         return _dyn.reshape(x, tuple(new_shape))
     dims = [-1 if isinstance(s, BatchDim) else s for s in new_shape]
+    if dims and isinstance(dims[0], StaticBatch) and _sym(x) and x.spec.shape[:1] == (None,):
+        dims = _declared_batch_reshape(x, dims)
     return F.reshape(x, dims, name)
+
+
+def _declared_batch_reshape(x, dims: list) -> list:
+    """``ops.reshape(x, (x.shape[0], -1))`` where x.shape[0] is a declared batch (16): the graph's open batch
+    first, and the other -1 (if any) from x's per-sample size, so every batch size fits as the graph does."""
+    rest = list(dims[1:])
+    if -1 in rest and None not in x.spec.shape[1:]:
+        known = math.prod(int(s) for s in rest if s != -1)
+        rest[rest.index(-1)] = math.prod(x.spec.shape[1:]) // max(known, 1)
+    return [-1] + rest
 
 
 def stack(xs, axis=0):
@@ -232,6 +247,8 @@ def split(x, indices_or_sections, axis=0):
 
 def broadcast_to(x, shape, name=None):
     """x broadcast to `shape` (None or ops.shape(y)[0] for a symbolic batch)."""
+    if isinstance(shape, tuple | list) and shape and isinstance(shape[0], StaticBatch):
+        shape = (_as_batch_dim(shape[0]),) + tuple(shape[1:])  # a declared batch: the batch fed, as ops.shape
     if _dyn.holds_dims(shape) and not (_sym(x) and tuple(x.shape)[:1] == (None,)):
         return _dyn.broadcast_to(_t(x, True), shape)
     dims = tuple(None if isinstance(s, BatchDim) or s is None else int(s) for s in shape)
