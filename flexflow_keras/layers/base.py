@@ -20,7 +20,7 @@ import numpy as np
 
 from flexflow_keras import backend, constraints, initializers, regularizers
 from flexflow_keras.errors import ShapeError
-from flexflow_keras.layers import call_memo, mask_hooks
+from flexflow_keras.layers import call_memo, mask_hooks, tf_graph_call
 from flexflow_keras.layers import node as node_mod
 from flexflow_keras.layers.input_spec import InputSpec, check_input_spec
 from flexflow_keras.ops import penalty, tape
@@ -429,6 +429,8 @@ class Layer:
         if not args:
             args = (self._pop_first_call_arg(kwargs),)
         inputs, rest = args[0], args[1:]
+        if tf_graph_call.holds_graph_tensor(inputs):  # inside a tf.data map (keras.io's transfer learning guide)
+            return tf_graph_call.call(self, inputs, rest, kwargs)
         training = kwargs.pop("training", None)
         if training is None:
             training = node_mod.current_training()
