@@ -2,15 +2,20 @@
 
 A node per layer (name, class, optionally shapes, dtype, activation, trainable), an edge per connection
 recorded when the layers were called. Drawing an image needs the `pydot` package and Graphviz's `dot`
-program; without them `PlotModelError` (an ImportError) says what to install. A ``.dot`` file is
-written by pydot alone.
+program; without them `PlotModelError` (an ImportError) says what to install, except that plot_model in
+IPython logs it and returns None, as Keras 3 does (a notebook goes on). A ``.dot`` file is written by pydot
+alone (Keras 3 asks for Graphviz there too).
 """
 
 from __future__ import annotations
 
+import logging
 import os
+import sys
 
 from flexflow_keras.errors import FlexFlowKerasError
+
+log = logging.getLogger("flexflow_keras")
 
 _PYDOT = "pydot (pip install pydot)"
 _GRAPHVIZ = "Graphviz's `dot` program (apt-get install graphviz, brew install graphviz, or https://graphviz.org/download/)"
@@ -79,6 +84,7 @@ def model_to_dot(model, show_shapes=False, show_dtype=False, show_layer_names=Tr
         dpi: the image resolution.
         subgraph: return a `pydot.Cluster` rather than a `pydot.Dot`.
     """
+    _check_built(model, "model_to_dot")
     pydot = _pydot()
     if rankdir not in ("TB", "LR"):
         raise ValueError(f"model_to_dot expects rankdir 'TB' or 'LR', received rankdir={rankdir!r}.")
@@ -116,23 +122,39 @@ def plot_model(model, to_file="model.png", show_shapes=False, show_dtype=False, 
             show_trainable: as `model_to_dot`.
 
     Raises:
-        PlotModelError: pydot, or (for an image) Graphviz's dot, is not installed.
+        ValueError: the model is not built yet.
+        PlotModelError: pydot, or (for an image) Graphviz's dot, is not installed. In IPython (a notebook), as
+            Keras 3, the message is logged and plot_model returns None instead, so a notebook runs on.
     """
-    dot = model_to_dot(model, show_shapes=show_shapes, show_dtype=show_dtype, show_layer_names=show_layer_names,
-                       rankdir=rankdir, expand_nested=expand_nested, dpi=dpi,
-                       show_layer_activations=show_layer_activations, show_trainable=show_trainable)
+    _check_built(model, "plot_model")
     to_file = str(to_file)
-    extension = os.path.splitext(to_file)[1][1:].lower() or "png"
-    if extension == "dot":
-        dot.write(to_file, format="raw")
-        return None
     try:
-        dot.write(to_file, format=extension)
-    except FileNotFoundError:  # pydot runs `dot`; it is not on PATH
-        raise PlotModelError(f"plot_model(to_file={to_file!r}) needs {_GRAPHVIZ} to draw a .{extension} image; "
-                             f"it is not on PATH. Install it, or pass a to_file ending in .dot (written without "
-                             f"Graphviz).") from None
+        dot = model_to_dot(model, show_shapes=show_shapes, show_dtype=show_dtype, show_layer_names=show_layer_names,
+                           rankdir=rankdir, expand_nested=expand_nested, dpi=dpi,
+                           show_layer_activations=show_layer_activations, show_trainable=show_trainable)
+        extension = os.path.splitext(to_file)[1][1:].lower() or "png"
+        if extension == "dot":
+            dot.write(to_file, format="raw")
+            return None
+        try:
+            dot.write(to_file, format=extension)
+        except FileNotFoundError:  # pydot runs `dot`; it is not on PATH
+            raise PlotModelError(f"plot_model(to_file={to_file!r}) needs {_GRAPHVIZ} to draw a .{extension} "
+                                 f"image; it is not on PATH. Install it, or pass a to_file ending in .dot "
+                                 f"(written without Graphviz).") from None
+    except PlotModelError as e:
+        if "IPython.core.magics.namespace" not in sys.modules:  # IPython's namespace magics: a notebook or shell
+            raise
+        log.warning("%s", e)
+        return None
     return None
+
+
+def _check_built(model, who: str) -> None:
+    if not getattr(model, "built", True):
+        raise ValueError(f"{who}: model '{model.name}' has not been built yet, so it has no layer graph to draw. "
+                         f"Build it first: give it an Input (keras.Input(shape=...)), call model.build(input_shape) "
+                         f"or call it on a batch of data.")
 
 
 __all__ = ["PlotModelError", "model_to_dot", "plot_model"]
