@@ -3,13 +3,19 @@ iteration count to a float learning rate, with Keras 3's formulas.
 
 Schedules are plain Python objects evaluated on the host once per step (the training loop passes the
 result to `Optimizer.apply`), so they run in float64; Keras evaluates them in float32, which differs in
-the last bits only.
+the last bits only. Called on an array of steps (tutorials plot ``schedule(np.linspace(0, 1e5))``), a
+built-in schedule answers with a float32 tensor of the rates, one per step, as Keras' does.
 """
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Sequence
+
+import numpy as np
+
+from flexflow_keras.ops.eager_tensor import eager
 
 _SCHEDULES: dict[str, type[LearningRateSchedule]] = {}
 
@@ -34,6 +40,18 @@ class LearningRateSchedule:
     def __repr__(self) -> str:
         args = ", ".join(f"{k}={v!r}" for k, v in self.get_config().items())
         return f"{type(self).__name__}({args})"
+
+
+def _per_step(call):
+    """`call` (a scalar formula) also evaluated on an array of steps, giving a float32 tensor of rates."""
+    @functools.wraps(call)
+    def evaluate(self, step):
+        if np.ndim(step) == 0:
+            return call(self, step)
+        steps = np.asarray(step, dtype=np.float64)
+        rates = np.array([call(self, s) for s in steps.ravel()], dtype=np.float32)
+        return eager(rates.reshape(steps.shape))
+    return evaluate
 
 
 def _positive_steps(name: str, decay_steps) -> None:
@@ -81,6 +99,7 @@ class ExponentialDecay(_RateDecayMixin, LearningRateSchedule):
     def __init__(self, initial_learning_rate, decay_steps, decay_rate, staircase=False, name="ExponentialDecay"):
         self._init_rate_decay("ExponentialDecay", initial_learning_rate, decay_steps, decay_rate, staircase, name)
 
+    @_per_step
     def __call__(self, step) -> float:
         return float(self.initial_learning_rate) * float(self.decay_rate) ** self._progress(step)
 
@@ -105,6 +124,7 @@ class PiecewiseConstantDecay(LearningRateSchedule):
         self.values = list(values)
         self.name = name
 
+    @_per_step
     def __call__(self, step) -> float:
         for b, v in zip(self.boundaries, self.values, strict=False):
             if step <= b:
@@ -134,6 +154,7 @@ class PolynomialDecay(LearningRateSchedule):
         self.cycle = cycle
         self.name = name
 
+    @_per_step
     def __call__(self, step) -> float:
         step = float(step)
         decay_steps = float(self.decay_steps)
@@ -162,6 +183,7 @@ class InverseTimeDecay(_RateDecayMixin, LearningRateSchedule):
     def __init__(self, initial_learning_rate, decay_steps, decay_rate, staircase=False, name="InverseTimeDecay"):
         self._init_rate_decay("InverseTimeDecay", initial_learning_rate, decay_steps, decay_rate, staircase, name)
 
+    @_per_step
     def __call__(self, step) -> float:
         return float(self.initial_learning_rate) / (1.0 + self.decay_rate * self._progress(step))
 
@@ -192,6 +214,7 @@ class CosineDecay(LearningRateSchedule):
         cosine = 0.5 * (1.0 + math.cos(math.pi * step / self.decay_steps))
         return from_lr * ((1 - self.alpha) * cosine + self.alpha)
 
+    @_per_step
     def __call__(self, step) -> float:
         step = float(step)
         lr0 = float(self.initial_learning_rate)
@@ -230,6 +253,7 @@ class CosineDecayRestarts(LearningRateSchedule):
         self.alpha = alpha
         self.name = name
 
+    @_per_step
     def __call__(self, step) -> float:
         completed = float(step) / self.first_decay_steps
         if self._t_mul == 1.0:

@@ -98,6 +98,24 @@ def test_schedule_values_match_tf_keras(make):
         assert ours(step) == pytest.approx(float(theirs(step)), rel=1e-6, abs=1e-9), step
 
 
+@pytest.mark.parametrize("make", [
+    lambda m: m.ExponentialDecay(0.1, 3, 0.7, staircase=True),
+    lambda m: m.PiecewiseConstantDecay([2, 5], [0.1, 0.05, 0.01]),
+    lambda m: m.PolynomialDecay(0.1, 4, 0.001, cycle=True),
+    lambda m: m.InverseTimeDecay(0.001, 20, 1),
+    lambda m: m.CosineDecay(0.1, 6, alpha=0.1),
+    lambda m: m.CosineDecayRestarts(0.1, 3, t_mul=2.0, m_mul=0.8, alpha=0.05),
+])
+def test_schedule_on_an_array_of_steps_gives_a_float32_tensor_as_tf_keras(make):
+    # TensorFlow's overfit tutorial plots ``lr_schedule(np.linspace(0, 100000))``
+    steps = np.linspace(0, 11, 23).reshape(23, 1)
+    ours, theirs = make(optimizers.schedules), make(keras.optimizers.schedules)
+    got, want = ours(steps), np.asarray(theirs(steps))
+    assert got.shape == want.shape == (23, 1)
+    assert got.dtype == np.float32
+    np.testing.assert_allclose(got.numpy(), want, rtol=1e-5, atol=1e-8)
+
+
 @pytest.mark.parametrize("name", ["Lamb", "Adafactor"])
 @pytest.mark.parametrize("degree", [1, 2])
 def test_fit_with_whole_variable_optimizers_matches_tf_keras(name, degree, monkeypatch):
