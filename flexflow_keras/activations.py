@@ -220,18 +220,23 @@ def get(identifier) -> Callable:
                      "function.")
 
 
-def serialize(fn: Callable) -> str:
-    """The name of an activation function (built-ins by their Keras name)."""
+def serialize(fn: Callable) -> str | dict:
+    """A built-in activation's Keras name; a user function (or activation object) as Keras 3 writes it
+    (`keras.saving.serialize_keras_object`: ``{"module", "class_name": "function", "config":
+    "package>name", ...}`` for a registered function)."""
     for name, f in _FUNCTIONS.items():
         if f is fn:
             return name
-    if hasattr(fn, "get_config"):
-        return {"class_name": type(fn).__name__, "config": fn.get_config()}
-    return getattr(fn, "__name__", repr(fn))
+    from flexflow_keras.utils.serialization import serialize_keras_object
+
+    try:
+        return serialize_keras_object(fn)
+    except TypeError:  # a callable without a name or config (a functools.partial): described, not rebuilt
+        return getattr(fn, "__name__", repr(fn))
 
 
 def deserialize(config, custom_objects=None) -> Callable:
     """The activation for `serialize`'s output."""
     from flexflow_keras.utils.serialization import deserialize_keras_object
 
-    return deserialize_keras_object(config, _FUNCTIONS, custom_objects, kind="activation")
+    return deserialize_keras_object(config, custom_objects, module_objects=_FUNCTIONS, kind="activation")

@@ -162,13 +162,18 @@ ALL_OBJECTS = {cls.__name__: cls for cls in _CLASSES}
 
 
 def serialize(layer) -> dict:
-    """A layer as Keras 3 writes it: ``{"module", "class_name", "config", "registered_name"}`` for built-in
-    layers (``module`` "keras.layers", so tf.keras finds them in nested configs: TimeDistributed, RNN
-    cells, Bidirectional); ``{"class_name", "config", ...}`` as registered for user classes."""
-    out = serialize_keras_object(layer)
-    if isinstance(out, dict) and ALL_OBJECTS.get(out.get("class_name")) is type(layer) and "module" not in out:
-        out = {"module": "keras.layers", **out, "registered_name": None}
-    return out
+    """A layer as Keras 3 writes it: ``{"module", "class_name", "config", "registered_name"}`` (``module``
+    "keras.layers" for built-in layers, so tf.keras finds them in nested configs: TimeDistributed, RNN
+    cells, Bidirectional; the defining module and ``"package>Name"`` for registered user classes), with
+    ``build_config`` once built."""
+    return serialize_keras_object(layer)
+
+
+def serialize_wrapped(layer) -> dict:
+    """`serialize` for a layer inside a built-in layer's config (an RNN cell, a wrapped layer), without
+    ``build_config``: the wrapper builds (or copies) it when it is called, so reloaded configs compare
+    equal."""
+    return {k: v for k, v in serialize(layer).items() if k != "build_config"}
 
 
 def deserialize(config, custom_objects=None):
@@ -177,7 +182,7 @@ def deserialize(config, custom_objects=None):
 
     objects = dict(ALL_OBJECTS)
     objects.update({"Sequential": models.Sequential, "Functional": models.Model, "Model": models.Model})
-    return deserialize_keras_object(config, objects, custom_objects, kind="layer")
+    return deserialize_keras_object(config, custom_objects, module_objects=objects, kind="layer")
 
 
 __all__ = [cls.__name__ for cls in _CLASSES] + [

@@ -110,7 +110,7 @@ class StackedRNNCells(Layer):
                                  f"{c!r}.")
 
     def get_config(self):
-        from flexflow_keras.layers import serialize
+        from flexflow_keras.layers import serialize_wrapped as serialize
 
         return {**super().get_config(), "cells": [serialize(c) for c in self.cells]}
 
@@ -198,7 +198,7 @@ class RNN(KeptStates, Layer):
         return [x] + finals if self.return_state else x
 
     def get_config(self):
-        from flexflow_keras.layers import serialize
+        from flexflow_keras.layers import serialize_wrapped as serialize
 
         return {**super().get_config(), "cell": serialize(self.cell), "return_sequences": self.return_sequences,
                 "return_state": self.return_state, "go_backwards": self.go_backwards, "stateful": self.stateful,

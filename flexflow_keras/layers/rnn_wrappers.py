@@ -121,7 +121,7 @@ class TimeDistributed(Layer):
         return _with_mask(y, mask)
 
     def get_config(self):
-        from flexflow_keras.layers import serialize
+        from flexflow_keras.layers import serialize_wrapped as serialize
 
         return {**super().get_config(), "layer": serialize(self.layer)}
 
@@ -212,7 +212,7 @@ class Bidirectional(Layer):
         return y
 
     def get_config(self):
-        from flexflow_keras.layers import serialize
+        from flexflow_keras.layers import serialize_wrapped as serialize
 
         return {**super().get_config(), "layer": serialize(self.forward_layer), "merge_mode": self.merge_mode,
                 "backward_layer": serialize(self.backward_layer)}

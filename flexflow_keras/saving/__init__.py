@@ -39,10 +39,13 @@ def load_weights(model, filepath, skip_mismatch=False, **kwargs) -> None:
 
 
 def get_registered_name(obj) -> str:
-    """The name `obj`'s class (or function) is registered under (its plain name when unregistered)."""
-    from flexflow_keras.saving.model_config import registered_name
+    """The name `obj` (a class or function; an instance means its class) is registered under
+    (``"package>Name"``; its plain name when unregistered)."""
+    import types
 
-    return registered_name(obj if isinstance(obj, type) else type(obj))
+    from flexflow_keras.utils.serialization import get_registered_name as registered
+
+    return registered(obj if isinstance(obj, (type, types.FunctionType)) else type(obj))
 
 
 def get_registered_object(name: str, custom_objects=None, module_objects=None):

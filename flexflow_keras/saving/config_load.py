@@ -46,12 +46,7 @@ def _ours(cls, config: dict, where: str) -> dict:
     dtype = config.get("dtype")
     if isinstance(dtype, dict):
         config["dtype"] = (dtype.get("config") or {}).get("name", "float32")
-    for key, value in list(config.items()):
-        if isinstance(value, dict) and "class_name" in value:
-            inner = dict(value.get("config") or {})
-            for k in [k for k, v in inner.items() if k in _NEUTRAL and v == _NEUTRAL[k]]:
-                inner.pop(k)
-            config[key] = {"class_name": value["class_name"], "config": inner}
+    config = _nested_neutral(config)
     accepted = _accepted(cls) if not cls.__dict__.get("from_config") else None
     if accepted is None:
         return config
@@ -63,6 +58,31 @@ def _ours(cls, config: dict, where: str) -> dict:
                         f"option flexflow_keras does not support. Rebuild the model without it in Keras and "
                         f"save it again.")
     return config
+
+
+def _nested_neutral(config: dict) -> dict:
+    """Objects nested in a layer config (initializers, ...) without Keras-only options at neutral values."""
+    config = dict(config)
+    for key, value in list(config.items()):
+        if isinstance(value, dict) and "class_name" in value and isinstance(value.get("config") or {}, dict):
+            inner = dict(value.get("config") or {})
+            for k in [k for k, v in inner.items() if k in _NEUTRAL and v == _NEUTRAL[k]]:
+                inner.pop(k)
+            # module and registered_name stay: a registered user object is found by "package>Name"
+            config[key] = {**{k: value[k] for k in ("module", "registered_name") if k in value},
+                           "class_name": value["class_name"], "config": inner}
+    return config
+
+
+def drop_neutral(cls, config: dict) -> dict:
+    """`config` without the Keras-only options (its own and its nested objects') that sit at their neutral
+    value (``quantization_config=None``, ...) and `cls` does not take; other options are left for the
+    constructor to judge."""
+    config = _nested_neutral(config)
+    accepted = _accepted(cls) if not cls.__dict__.get("from_config") else None
+    if accepted is None:
+        return config
+    return {k: v for k, v in config.items() if k in accepted or k not in _NEUTRAL or _NEUTRAL[k] != v}
 
 
 def _resolve(entry: dict, custom_objects: dict | None, where: str):
@@ -124,11 +144,16 @@ def deserialize_layer(entry: dict, custom_objects: dict | None = None, where: st
             except TypeError as e:
                 raise DataError(f"{where}: {cls.__name__}.from_config() failed: {e}. Make get_config() return "
                                 f"every constructor argument (or define from_config).") from None
-    build = entry.get("build_config") or {}
-    shape = build.get("input_shape")
-    if shape is not None and not layer.built and hasattr(layer, "_op_graph"):
-        layer.build(tuple(shape) if shape and not isinstance(shape[0], list) else [tuple(s) for s in shape])
+    apply_build_config(layer, entry.get("build_config"))
     return layer
+
+
+def apply_build_config(layer, build_config: dict | None, models_only: bool = True) -> None:
+    """Build `layer` for the ``input_shape`` of Keras' ``build_config`` (nothing when it is built already).
+    Inside a model config only models are built here (a layer is built when the rebuilt graph calls it)."""
+    shape = (build_config or {}).get("input_shape")
+    if shape is not None and not layer.built and (hasattr(layer, "_op_graph") or not models_only):
+        layer.build(tuple(shape) if shape and not isinstance(shape[0], list) else [tuple(s) for s in shape])
 
 
 def _deserialize_sequential(config: dict, custom_objects, where: str):

@@ -16,7 +16,7 @@ from __future__ import annotations
 import inspect
 
 from flexflow_keras.saving.errors import NotSerializableError, SavingError
-from flexflow_keras.utils import serialization
+from flexflow_keras.utils import keras_format, serialization
 
 _NESTED_MODULES = {"_initializer": "keras.initializers", "_regularizer": "keras.regularizers",
                    "_constraint": "keras.constraints"}
@@ -36,10 +36,7 @@ def _jsonable(value):
 
 def registered_name(cls) -> str:
     """``"package>Name"`` of a registered class, else its class name (as Keras writes it)."""
-    for key, obj in serialization.get_custom_objects().items():
-        if obj is cls and ">" in key:
-            return key
-    return cls.__name__
+    return serialization.get_registered_name(cls)
 
 
 def _builtin_layer(cls) -> bool:
@@ -50,9 +47,9 @@ def _builtin_layer(cls) -> bool:
 
 def _envelope(obj, config: dict, module: str) -> dict:
     cls = type(obj)
-    builtin = cls.__module__.startswith("flexflow_keras.")
-    return {"module": module if builtin else cls.__module__, "class_name": cls.__name__,
-            "config": config, "registered_name": None if builtin else registered_name(cls)}
+    if cls.__module__.startswith("flexflow_keras."):
+        return {"module": module, "class_name": cls.__name__, "config": config, "registered_name": None}
+    return keras_format.envelope(cls, config)
 
 
 def _keras_nested(config: dict) -> dict:
@@ -87,7 +84,7 @@ def serialize_layer(layer) -> dict:
     if "seed" in config and config["seed"] is None and isinstance(getattr(layer, "_seed", None), int):
         # the seed drawn for seed=None: random masks after a reload continue the same stream
         config["seed"] = layer._seed
-    out = _envelope(layer, _jsonable(_keras_nested(config)), "keras.layers")
+    out = _envelope(layer, _jsonable(_keras_nested(keras_format.serialize_dict(config))), "keras.layers")
     shape = getattr(layer, "_build_input_shape", None)
     if layer.built and shape is not None and type(layer).__name__ != "InputLayer":
         out["build_config"] = {"input_shape": _jsonable(shape)}
@@ -265,7 +262,8 @@ def _serialize_subclassed(model) -> dict:
             f"(and `from_config` if they are not plain values) and register the class with "
             f"@keras.saving.register_keras_serializable(), or save only the weights with "
             f"model.save_weights('model.weights.h5').")
-    out = _envelope(model, _jsonable(_keras_nested(dict(model.get_config()))), cls.__module__)
+    out = _envelope(model, _jsonable(_keras_nested(keras_format.serialize_dict(dict(model.get_config())))),
+                    cls.__module__)
     specs = list(getattr(model, "_traces", {}) or [])
     if specs:
         shapes = [list(s.shape) for s in specs[-1]]

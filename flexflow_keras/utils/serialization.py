@@ -1,4 +1,5 @@
-"""Custom-object registry and the `{"class_name", "config"}` form used by `get_config`/`from_config`.
+"""Custom-object registry, custom-object scopes, and the `serialize_keras_object` /
+`deserialize_keras_object` entry points (Keras 3's format, written and read by utils/keras_format.py).
 
 Built-in classes are looked up by the module that deserializes them (initializers, layers, ...); user
 classes registered with `register_keras_serializable` or passed in `custom_objects` are found here.
@@ -12,6 +13,7 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 _GLOBAL: dict[str, Any] = {}
+_NAMES: dict[Any, str] = {}  # object -> "package>name" (kept when get_custom_objects() is cleared, as Keras)
 _scopes = threading.local()
 
 
@@ -31,9 +33,19 @@ def register_keras_serializable(package: str = "Custom", name: str | None = None
         key = name or obj.__name__
         _GLOBAL[f"{package}>{key}"] = obj
         _GLOBAL.setdefault(key, obj)
+        _NAMES[obj] = f"{package}>{key}"
         return obj
 
     return decorator
+
+
+def get_registered_name(obj) -> str:
+    """The ``"package>name"`` `obj` (a class or function) is registered under, else its `__name__`."""
+    try:
+        found = _NAMES.get(obj)
+    except TypeError:  # an unhashable object
+        found = None
+    return found if found is not None else getattr(obj, "__name__", type(obj).__name__)
 
 
 @contextlib.contextmanager
@@ -93,48 +105,42 @@ def named_instance(name: str, module_objects: dict[str, Any]) -> Any | None:
 
 
 def serialize_keras_object(obj) -> Any:
-    """`{"class_name", "config"}` for objects with `get_config`, the name for functions, else as is."""
-    if obj is None or isinstance(obj, (str, int, float, bool)):
-        return obj
-    if hasattr(obj, "get_config"):
-        return {"class_name": type(obj).__name__, "config": obj.get_config()}
-    if callable(obj) and hasattr(obj, "__name__"):
-        return obj.__name__
-    return obj
-
-
-def deserialize_keras_object(config, module_objects: dict[str, Any] | None = None,
-                             custom_objects: dict[str, Any] | None = None, kind: str = "object") -> Any:
-    """Rebuild what `serialize_keras_object` produced.
+    """`obj` as Keras 3 writes it: ``{"module", "class_name", "config", "registered_name"}`` (plus
+    ``build_config`` / ``compile_config`` for built layers and compiled models), nested objects likewise.
 
     Args:
-        config: a name, or a dict with ``class_name`` and ``config`` (Keras' ``module`` key is ignored).
-        module_objects: the built-in names of the caller's module.
-        custom_objects: extra names.
+        obj: a Keras object (layer, model, initializer, regularizer, optimizer, ...), a function, or plain
+            values, lists and dicts of them.
+
+    Example:
+        >>> keras.saving.serialize_keras_object(keras.regularizers.L1(0.005))
+        {'module': 'keras.regularizers', 'class_name': 'L1', 'config': {'l1': 0.005}, 'registered_name': None}
+    """
+    from flexflow_keras.utils import keras_format
+
+    return keras_format.serialize(obj)
+
+
+def deserialize_keras_object(config, custom_objects: dict[str, Any] | None = None, safe_mode: bool = True, *,
+                             module_objects: dict[str, Any] | None = None, kind: str = "object",
+                             **kwargs) -> Any:
+    """Rebuild what `serialize_keras_object` produced, or a short ``{"class_name", "config"}`` config
+    (Keras 2, tf.keras and earlier flexflow_keras files).
+
+    Args:
+        config: a serialized object, a name, or a list / dict of them.
+        custom_objects: ``{"Name": class_or_function}`` for user objects that are not registered.
+        safe_mode: refuse serialized lambdas.
+        module_objects: the built-in names of the caller's kind; with them an unknown name is an error.
         kind: what is being deserialized, for the error message ("initializer", "layer", ...).
     """
-    if config is None:
-        return None
-    if isinstance(config, dict):
-        if "class_name" not in config:
-            raise ValueError(f"Cannot deserialize {kind} from {config!r}: expected a dict with "
-                             "'class_name' and 'config'.")
-        name = config["class_name"]
-        cls = lookup(name, custom_objects) or (module_objects or {}).get(name)
-        if cls is None:
-            raise ValueError(f"Unknown {kind} '{name}'. Register it with "
-                             "@utils.register_keras_serializable() or pass custom_objects={'"
-                             f"{name}': {name}}}.")
-        inner = config.get("config", {}) or {}
-        if hasattr(cls, "from_config"):
-            return cls.from_config(inner)
-        return cls(**inner)
-    if isinstance(config, str):
-        obj = lookup(config, custom_objects) or (module_objects or {}).get(config)
-        if obj is None:
-            raise ValueError(f"Unknown {kind} '{config}'.")
-        return obj
-    return config
+    from flexflow_keras.utils import keras_format
+
+    kind = kwargs.pop("printable_module_name", kind)  # Keras 2's name for it
+    if kwargs:
+        raise TypeError(f"deserialize_keras_object() got unexpected keyword arguments {sorted(kwargs)}; it "
+                        "takes config, custom_objects, safe_mode and module_objects.")
+    return keras_format.deserialize(config, custom_objects, safe_mode, module_objects=module_objects, kind=kind)
 
 
 def deserialize_instance(config, module_objects: dict[str, Any], custom_objects: dict[str, Any] | None = None,
@@ -147,4 +153,4 @@ def deserialize_instance(config, module_objects: dict[str, Any], custom_objects:
         custom_objects: extra names.
         kind: what is being deserialized, for the error message ("initializer", "constraint", ...).
     """
-    return instantiate(deserialize_keras_object(config, module_objects, custom_objects, kind=kind))
+    return instantiate(deserialize_keras_object(config, custom_objects, module_objects=module_objects, kind=kind))

@@ -30,7 +30,8 @@ def test_regularizer_get_and_config():
     assert isinstance(regularizers.get("l2"), regularizers.L2) and regularizers.get("l2").l2 == 0.01
     r = regularizers.get({"class_name": "L1L2", "config": {"l1": 0.2, "l2": 0.3}})
     assert (r.l1, r.l2) == (0.2, 0.3)
-    assert regularizers.serialize(regularizers.l2(1e-4)) == {"class_name": "L2", "config": {"l2": 1e-4}}
+    assert regularizers.serialize(regularizers.l2(1e-4)) == {"module": "keras.regularizers", "class_name": "L2",
+                                                             "config": {"l2": 1e-4}, "registered_name": None}
     with pytest.raises(ValueError, match="Unknown regularizer 'l3'"):
         regularizers.get("l3")
     with pytest.raises(ValueError, match="non-negative finite l2"):
