@@ -72,7 +72,7 @@ from collections import namedtuple
 import numpy as np
 
 from flexflow_keras.data import options as _data_options
-from flexflow_keras.errors import ArgumentError, ConfigError
+from flexflow_keras.errors import ArgumentError, ConfigError, FlexFlowKerasError
 
 # TensorFlow name (under tf. and tf.math.) -> keras.ops name, for same arguments and same meaning
 _SAME_OPS = {name: name for name in (
@@ -83,7 +83,7 @@ _SAME_OPS = {name: name for name in (
     "einsum", "ones_like", "zeros_like", "zeros", "ones", "linspace", "unstack")}
 _SAME_OPS.update({"reduce_sum": "sum", "reduce_max": "max", "reduce_min": "min", "reduce_prod": "prod",
                   "reduce_std": "std", "reduce_variance": "var",
-                  "concat": "concatenate", "pow": "power", "repeat": "repeat",
+                  "pow": "power", "repeat": "repeat",
                   "stop_gradient": "stop_gradient", "floordiv": "floor_divide", "floormod": "mod", "mod": "mod"})
 _SAME_RANDOM = ("normal", "uniform", "categorical")
 
@@ -124,6 +124,56 @@ def _divide(x, y, name=None):
         to = "float32" if isinstance(x, KerasTensor) or isinstance(y, KerasTensor) else "float64"
         x, y = ops.cast(x, to), ops.cast(y, to)
     return ops.divide(x, y)
+
+
+class InvalidArgumentError(FlexFlowKerasError, ValueError):
+    """`tf.errors.InvalidArgumentError`: an op received arguments it cannot compute on (tensors of two dtypes)."""
+
+
+_TF_DTYPE_NAMES = {"float32": "float", "float64": "double", "float16": "half", "int32": "int32", "int64": "int64",
+                   "bool": "bool", "uint8": "uint8", "int8": "int8", "int16": "int16", "complex64": "complex64"}
+
+
+def _tensor_dtype(x):
+    """The dtype of one of our tensors (eager, symbolic, a variable), or None for other values (lists, NumPy
+    arrays, numbers), which TensorFlow converts to the tensors' dtype."""
+    from flexflow_keras.ops.eager_tensor import EagerTensor
+    from flexflow_keras.ops.graph import KerasTensor, Variable
+
+    return np.dtype(x.dtype) if isinstance(x, EagerTensor | KerasTensor | Variable) else None
+
+
+def _converted_dtype(value) -> np.dtype:
+    """The dtype TensorFlow gives a value it converts: a NumPy array's own; Python floats float32, ints int32."""
+    if isinstance(value, np.ndarray | np.generic):
+        return np.dtype(value.dtype)
+    kind = np.asarray(value).dtype
+    return {"f": np.dtype("float32"), "i": np.dtype("int32")}.get(kind.kind, kind)
+
+
+def _concat(values, axis, name="concat"):
+    """`tf.concat(values, axis)`: TensorFlow's dtypes, not NumPy's promotion. Every tensor must have the first
+    tensor's dtype (float32 with float64 is TensorFlow's InvalidArgumentError, naming the input); lists and NumPy
+    arrays are converted to it; with no tensor, to the first value's dtype (Python floats as float32)."""
+    from flexflow_keras import ops
+    from flexflow_keras.ops import dynamic_dims
+
+    values = list(values)
+    dtypes = [_tensor_dtype(v) for v in values]
+    if dynamic_dims.holds_dims(values) or any(d is not None and d.kind == "O" for d in dtypes):
+        return ops.concatenate(values, axis=axis)  # a shape vector holding the batch size (ops/dynamic_dims.py)
+    target = next((d for d in dtypes if d is not None), None)
+    for i, d in enumerate(dtypes):
+        if d is not None and d != target:
+            raise InvalidArgumentError(
+                f"cannot compute ConcatV2 as input #{i}(zero-based) was expected to be a "
+                f"{_TF_DTYPE_NAMES.get(target.name, target.name)} tensor but is a "
+                f"{_TF_DTYPE_NAMES.get(d.name, d.name)} tensor [Op:ConcatV2] name: {name}. tf.concat takes tensors "
+                f"of one dtype: cast them first, e.g. tf.cast(x, {target.name!r}).")
+    if target is None and values:
+        target = _converted_dtype(values[0])
+    values = [v if d is not None else np.asarray(v).astype(target) for v, d in zip(values, dtypes, strict=True)]
+    return ops.concatenate(values, axis=axis)
 
 
 def _constant(value, dtype=None, shape=None, name=None):
@@ -518,6 +568,7 @@ CALLS = {
     "tf.tensordot": lambda a, b, axes, name=None: _ops_fn("tensordot")(a, b, axes),
     "tf.linalg.tensordot": lambda a, b, axes, name=None: _ops_fn("tensordot")(a, b, axes),
     "tf.random.gamma": lambda *a, **k: _tf_gamma(*a, **k),
+    "tf.concat": _concat,
     "tf.numpy_function": _host_function("tf.numpy_function", False),
     "tf.py_function": _host_function("tf.py_function", True),
     "tf.nn.ctc_beam_search_decoder": lambda *a, **k: _ctc_beam().ctc_beam_search_decoder(*a, **k),
@@ -542,7 +593,8 @@ class _ResizeMethod:
 CONSTANTS.update({f"tf.dtypes.{name}": name for name in (  # tf.dtypes.float32 is tf.float32: its name
     "bfloat16", "bool", "float16", "float32", "float64", "int8", "int16", "int32", "int64", "uint8", "uint16",
     "uint32", "uint64", "string", "complex64", "complex128")})
-CONSTANTS.update({"tf.UnconnectedGradients": _UnconnectedGradients, "tf.newaxis": None,
+CONSTANTS.update({"tf.errors.InvalidArgumentError": InvalidArgumentError,
+                  "tf.UnconnectedGradients": _UnconnectedGradients, "tf.newaxis": None,
                   "tf.image.ResizeMethod": _ResizeMethod,
                   "tf.data.AUTOTUNE": -1, "tf.data.experimental.AUTOTUNE": -1,
                   "tf.data.INFINITE_CARDINALITY": -1, "tf.data.experimental.INFINITE_CARDINALITY": -1,
