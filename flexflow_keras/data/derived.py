@@ -46,26 +46,64 @@ def _is_batched(dataset) -> bool:
     return isinstance(dataset, SliceDataset) and dataset._batched()
 
 
+def _is_endless(dataset) -> bool:
+    return isinstance(dataset, SliceDataset) and dataset.is_endless()
+
+
+def _first_elements(dataset, count: int, pass_index: int) -> list:
+    """The first `count` elements of an endless dataset's pass `pass_index` (the same for every count)."""
+    if count <= 0:
+        return []
+    head = dataset.take(count)
+    head._pass = pass_index
+    if not head._stackable():
+        return _elements(head)
+    groups, elem_maps, _, batched = head._plan()
+    if batched or elem_maps:
+        return _elements(head)
+    # rows of arrays, read at once (an element at a time costs ~25 us; an oversampled fit reads 100,000s)
+    block = head._raw_rows(np.asarray(groups, dtype=np.int64))
+    flat = tree.flatten(block)
+    return [tree.pack_as(block, [a[i] for a in flat]) for i in range(len(groups))]
+
+
 class DerivedDataset(SliceDataset):
     """A dataset whose base elements `make(pass_index)` builds (see the module docstring).
 
     Args:
-        make: a callable giving the list of elements of a pass.
+        make: a callable giving the list of elements of a pass; with `endless_unit`,
+            ``make(pass_index, count)`` giving the first `count` elements of an endless pass.
         what: how `repr` names it.
+        of_batches: its elements are batches (made from batched datasets).
+        endless_unit: made from endless datasets, its base never ends: `_plan` asks for as many units of
+            elements as a later ``take`` needs (the first elements of a pass stay the same as it grows).
     """
 
-    def __init__(self, make, what: str, of_batches: bool = False):
+    def __init__(self, make, what: str, of_batches: bool = False, endless_unit: int | None = None):
         super().__init__(None)
         self._make, self._what = make, what
-        self._made: tuple[int, list] | None = None
-        self._of_batches = of_batches  # its elements are batches (made from batched datasets)
+        self._made: tuple | None = None
+        self._of_batches = of_batches
+        self._unit = endless_unit
+        self._size = endless_unit  # the elements an endless base makes now (_count_for sets it)
 
     def _batched(self) -> bool:
         return self._of_batches or super()._batched()
 
+    def _endless_base(self) -> bool:
+        return self._unit is not None
+
+    def _count_for(self, endless: int) -> int:
+        if self._unit is None:
+            return self._count()
+        self._size = self._unit * int(endless)
+        return self._size  # an endless base holds as many as asked: made only when read
+
     def _base(self) -> list:
-        if self._made is None or self._made[0] != self._pass:
-            self._made = (self._pass, list(self._make(self._pass)))
+        key = (self._pass, self._size)
+        if self._made is None or self._made[0] != key:
+            made = self._make(self._pass) if self._unit is None else self._make(self._pass, self._size)
+            self._made = (key, list(made))
         return self._made[1]
 
     def _count(self) -> int:

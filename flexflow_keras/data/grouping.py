@@ -13,7 +13,9 @@ elements, so an upstream shuffle draws anew each epoch.
   With `pad_to_bucket_boundary` the dims TensorFlow knows as None are padded to the bucket's boundary - 1;
   here those are the dims whose size varies over the pass (this stand-in keeps no static shapes).
 - `sample_from_datasets` draws each element's dataset by `weights` (a dataset that ran out is no longer
-  drawn, or with `stop_on_empty_dataset` ends the result). Its draws are NumPy's from the seed, not
+  drawn, or with `stop_on_empty_dataset` ends the result). Made from an endless dataset (``repeat()``, the
+  tutorials' oversampling ``sample_from_datasets([pos_ds.repeat(), neg_ds.repeat()])``) it is endless too:
+  a later ``take`` (fit's steps_per_epoch) decides how many elements are drawn. Its draws are NumPy's from the seed, not
   TensorFlow's: the proportions match TensorFlow, the order does not. Without a seed one is drawn from the
   framework's generator (`tf.random.set_seed` repeats it); each pass draws the same order unless
   `rerandomize_each_iteration=True`, as TensorFlow's.
@@ -29,7 +31,9 @@ import numpy as np
 from flexflow_keras.data.derived import (
     DerivedDataset,
     _elements,
+    _first_elements,
     _is_batched,
+    _is_endless,
     _pad_stack,
     _positive,
     _produced,
@@ -180,6 +184,9 @@ def _padded_batch(members: list, padded_shapes, padding_values, filler, varying:
     return tree.pack_as(first, out)
 
 
+_ENDLESS_UNIT = 1024  # elements an endless sample_from_datasets draws at a time
+
+
 def _weights(weights, n: int) -> np.ndarray:
     if weights is None:
         return np.full(n, 1.0 / n)
@@ -213,23 +220,47 @@ def sample_from_datasets(datasets, weights=None, seed=None, stop_on_empty_datase
     seed = rng.make_seed() if seed is None else int(seed)
     again = bool(rerandomize_each_iteration)
 
-    def make(k):
-        cols = [_elements(d) for d in kept]
-        draws = iter(np.random.default_rng([seed, k if again else 0]).random(sum(map(len, cols)) + 1).tolist())
-        pos, out, cum = [0] * len(cols), [], None
-        while any(p < len(c) for p, c in zip(pos, cols, strict=True)):
+    endless = [_is_endless(d) for d in kept]
+    # endless when no dataset ends it: all are endless, or one is and an ended one is just no longer drawn
+    unit = _ENDLESS_UNIT if all(endless) or (any(endless) and not stop_on_empty_dataset) else None
+
+    def choose(lengths: list, count: int | None, k: int) -> list:
+        """The dataset of each of (at most) `count` elements; a length of None never runs out."""
+        draws = _draws(np.random.default_rng([seed, k if again else 0]))
+        count = np.inf if count is None else count
+        pos, order, cum = [0] * len(lengths), [], None
+        has = [n is None or n > 0 for n in lengths]
+        while len(order) < count and any(has):
             if cum is None:  # the cumulative weights of the datasets that can be drawn
-                live = w if stop_on_empty_dataset else w * [p < len(c) for p, c in zip(pos, cols, strict=True)]
+                live = w if stop_on_empty_dataset else w * has
                 cum = (np.cumsum(live) / live.sum()).tolist()
-            i = min(bisect.bisect_right(cum, next(draws)), len(cols) - 1)
-            if pos[i] >= len(cols[i]):  # only with stop_on_empty_dataset: the drawn dataset has ended
+            i = min(bisect.bisect_right(cum, next(draws)), len(lengths) - 1)
+            if not has[i]:  # only with stop_on_empty_dataset: the drawn dataset has ended
                 break
+            order.append(i)
+            pos[i] += 1
+            if lengths[i] is not None and pos[i] == lengths[i]:
+                has[i], cum = False, None
+        return order
+
+    def make(k, count=None):
+        cols = [None if e else _elements(d) for d, e in zip(kept, endless, strict=True)]
+        lengths = [None if c is None else len(c) for c in cols]
+        order = choose(lengths, count, k)
+        cols = [_first_elements(d, order.count(i), k) if c is None else c
+                for i, (d, c) in enumerate(zip(kept, cols, strict=True))]
+        pos, out = [0] * len(cols), []
+        for i in order:
             out.append(cols[i][pos[i]])
             pos[i] += 1
-            if pos[i] == len(cols[i]):
-                cum = None
         return out
-    return DerivedDataset(make, "sample_from_datasets(...)", any(_is_batched(d) for d in kept))
+    return DerivedDataset(make, "sample_from_datasets(...)", any(_is_batched(d) for d in kept), endless_unit=unit)
+
+
+def _draws(generator):
+    """Uniform draws from `generator`, in chunks (the same numbers as one ``random(n)`` call)."""
+    while True:
+        yield from generator.random(4096).tolist()
 
 
 def choose_from_datasets(datasets, choice_dataset, stop_on_empty_dataset=True) -> DerivedDataset:

@@ -26,6 +26,8 @@ gives, so `fit`, `evaluate` and `predict` load it as any PyDataset (and `for x, 
 - ``repeat(n)`` passes over the data n times; ``repeat()`` as many times as a later ``take(k)`` needs
   (custom loops write ``ds.repeat().shuffle(..).batch(..)`` then ``ds.take(steps)``); without such a
   take it is an error when read, which says to drop it for fit (fit passes once per epoch by itself).
+  A dataset made from endless ones (``Dataset.sample_from_datasets([pos.repeat(), neg.repeat()])``, the
+  oversampling idiom) is endless in the same way: its base grows as a later ``take`` needs.
 Elements and batches answer ``.numpy()`` (`EagerTensor`).
 """
 
@@ -116,6 +118,21 @@ class SliceDataset(PyDataset):
 
     def _batched(self) -> bool:
         return any(s[0] in ("batch", "padded_batch") for s in self._stages)
+
+    def _endless_base(self) -> bool:
+        """Whether the base elements never end (data/derived.py's datasets made from endless ones)."""
+        return False
+
+    def _count_for(self, endless: int) -> int:
+        """The number of base elements when each endless repeat makes `endless` passes; an endless base
+        grows with `endless` too."""
+        return self._count()
+
+    def _endless_start(self) -> int | None:
+        """The stage from which the data has no end (0 for an endless base), or None when it ends."""
+        if self._endless_base():
+            return 0
+        return next((i for i, s in enumerate(self._stages) if s[0] == "repeat" and s[1] < 0), None)
 
     def shuffle(self, buffer_size, seed=None, reshuffle_each_iteration=True, name=None) -> SliceDataset:
         from flexflow_keras.utils import rng
@@ -334,17 +351,17 @@ class SliceDataset(PyDataset):
         """(groups of element indices, element maps, batch maps, batched) for the current pass."""
         if self._plan_cache is not None and self._plan_cache[0] == self._pass:
             return self._plan_cache[1]
-        if not any(s[0] == "repeat" and s[1] < 0 for s in self._stages):
+        first = self._endless_start()
+        if first is None:
             plan = self._plan_with(1)
         else:  # an endless repeat: enough passes that a later take() is what ends the data
-            first = next(i for i, s in enumerate(self._stages) if s[0] == "repeat" and s[1] < 0)
             if not any(s[0] == "take" and s[1] >= 0 for s in self._stages[first:]):
                 raise DataError(_ENDLESS)
-            n = max(self._count(), 1)
+            n = max(self._count_for(1), 1)
             reps, plan = 1, self._plan_with(1)
             while True:
                 more = self._plan_with(reps * 2)
-                if len(more[0]) == len(plan[0]):
+                if _planned(more) == _planned(plan):  # more data gives no more: a take() ends it
                     break
                 reps, plan = reps * 2, more
                 if reps * n > 50_000_000:
@@ -354,7 +371,7 @@ class SliceDataset(PyDataset):
 
     def _plan_with(self, endless: int):
         """The plan with each endless repeat made `endless` passes."""
-        n = self._count()
+        n = self._count_for(endless)
         idx: list | np.ndarray = np.arange(n)
         elem_maps, batch_maps, batched = [], [], False
         for k, stage in enumerate(self._stages):
@@ -383,8 +400,8 @@ class SliceDataset(PyDataset):
         return len(self._plan()[0])
 
     def is_endless(self) -> bool:
-        """Whether a repeat() without a count is not ended by a later take()."""
-        first = next((i for i, s in enumerate(self._stages) if s[0] == "repeat" and s[1] < 0), None)
+        """Whether a repeat() without a count (or an endless base) is not ended by a later take()."""
+        first = self._endless_start()
         return first is not None and not any(s[0] == "take" and s[1] >= 0 for s in self._stages[first:])
 
     def cardinality(self) -> np.int64:
@@ -444,6 +461,12 @@ class SliceDataset(PyDataset):
     def __repr__(self) -> str:
         stages = "".join(f".{s[0]}()" for s in self._stages)
         return f"<SliceDataset from_tensor_slices(...){stages}: {len(self)} items>"
+
+
+def _planned(plan) -> int:
+    """The number of elements a plan reads (a partial last batch counts what it holds)."""
+    groups, batched = plan[0], plan[3]
+    return sum(len(g) for g in groups) if batched else len(groups)
 
 
 def _numpy(a):

@@ -165,6 +165,39 @@ def test_sample_from_datasets_draws_by_weight_and_keeps_each_datasets_order():
     assert [int(v) for v in _items(D.sample_from_datasets([a, b], weights=[0, 1], seed=1))] == list(range(1000, 1100))
 
 
+def test_sample_from_endless_datasets_oversamples_as_the_imbalanced_data_tutorial():
+    """TensorFlow's imbalanced-data tutorial balances 1% positives: ``sample_from_datasets([pos_ds, neg_ds],
+    [0.5, 0.5])`` of ``shuffle().repeat()`` datasets, batched, then fit with steps_per_epoch (it was an
+    "endless dataset" error)."""
+    import flexflow_keras as keras
+
+    rng = np.random.default_rng(0)
+    x, y = rng.normal(size=(400, 3)).astype("float32"), (np.arange(400) < 8).astype(np.int64)
+    pos = D.from_tensor_slices((x[y == 1], y[y == 1])).shuffle(100).repeat()
+    neg = D.from_tensor_slices((x[y == 0], y[y == 0])).shuffle(1000).repeat()
+    resampled = D.sample_from_datasets([pos, neg], weights=[0.5, 0.5], seed=4).batch(256).prefetch(2)
+    assert resampled.is_endless()
+    with pytest.raises(DataError, match="endless"):
+        len(resampled)
+    batches = list(resampled.take(6))
+    assert [b[0].shape for b in batches] == [(256, 3)] * 6
+    labels = np.concatenate([np.asarray(b[1]) for b in batches])
+    assert 0.45 < labels.mean() < 0.55  # 8 positives of 400, drawn half the time
+    assert {tuple(r) for r in np.concatenate([np.asarray(b[0]) for b in batches])[labels == 1]} <= \
+        {tuple(r) for r in x[:8]}
+    again = list(resampled.take(6))  # the first elements stay the same however many a take asks for
+    np.testing.assert_array_equal(np.asarray(again[0][1]), np.asarray(batches[0][1]))
+    keras.utils.set_random_seed(0)
+    model = keras.Sequential([keras.Input((3,)), keras.layers.Dense(1, activation="sigmoid")])
+    model.compile("adam", "binary_crossentropy", metrics=[keras.metrics.Recall(name="recall")])
+    history = model.fit(resampled, epochs=2, steps_per_epoch=3, validation_data=D.from_tensor_slices((x, y)).batch(64),
+                        verbose=0)
+    assert len(history.history["loss"]) == 2 and np.isfinite(history.history["val_loss"]).all()
+    # with one dataset ending it (stop_on_empty_dataset) the result ends too
+    stopped = D.sample_from_datasets([pos, D.range(5)], seed=1, stop_on_empty_dataset=True)
+    assert not stopped.is_endless() and 5 <= len(list(stopped)) < 100
+
+
 @pytest.mark.tf
 def test_options_are_kept_as_tensorflow_names_them(tf):
     from flexflow_keras.data.options import AutoShardPolicy, Options

@@ -87,6 +87,14 @@ def test_endless_repeat_and_mismatched_slices_are_clear_errors():
         tf_stand_in.data.Dataset.from_tensor_slices((X, Y[:5]))
 
 
+def test_endless_repeat_batched_past_the_data_gives_full_batches_as_tensorflow():
+    # 10 elements, batches of 32: a batch runs on across the data's end (each was cut at one pass of the data)
+    ds = tf_stand_in.data.Dataset.from_tensor_slices(np.arange(10)).repeat().batch(32).take(2)
+    batches = [np.asarray(b) for b in ds]
+    assert [b.shape for b in batches] == [(32,), (32,)]
+    np.testing.assert_array_equal(np.concatenate(batches), np.tile(np.arange(10), 7)[:64])
+
+
 def test_cardinality_and_the_numpy_iterator_as_the_tensorflow_tutorials_use_them():
     """`tf.data.experimental.cardinality(ds)` (with .numpy(), //, %d), `ds.as_numpy_iterator().next()`,
     and the GPU probes of `tf.test` answer from the -ll:gpu devices."""
