@@ -15,6 +15,7 @@ import numpy as np
 from flexflow_keras.errors import ShapeError
 from flexflow_keras.ops import functional as F
 from flexflow_keras.ops.base import apply_op
+from flexflow_keras.ops.eager_tensor import eager
 from flexflow_keras.ops.graph import KerasTensor
 from flexflow_keras.ops.numpy_api import BatchDim, _shape_and_ref
 from flexflow_keras.ops.random_ops import RandomOp
@@ -77,7 +78,7 @@ def _draw(dist: str, shape, params, dtype, seed, ref: KerasTensor | None = None)
         out = np.empty(dims, dtype)
         key = op_seed if fixed else mix64_int(op_seed)
         karr.random_forward_cpu(dist, key, 0, tuple(float(p) for p in params), out)
-        return out
+        return eager(out)
     return apply_op(RandomOp(dist, dims, tuple(float(p) for p in params), dtype, op_seed, fixed), [ref])
 
 
@@ -131,7 +132,7 @@ def shuffle(x, axis=0, seed=None):
         op_seed, fixed = _op_seed(seed)
         karr.random_forward_cpu("permutation", op_seed if fixed else mix64_int(op_seed), 0, (0.0, 0.0),
                                 order.reshape(1, -1))
-        return np.take(arr, order, axis=axis)
+        return eager(np.take(arr, order, axis=axis))
     nd = x.ndim
     if axis % nd == 0:
         raise ShapeError("random.shuffle along axis 0 of a symbolic tensor would mix samples across the batch; "
@@ -162,24 +163,24 @@ def categorical(logits, num_samples, dtype="int32", seed=None):
     cdf = np.cumsum(p / p.sum(axis=1, keepdims=True), axis=1)
     u = rng.random((z.shape[0], int(num_samples)))
     ids = np.minimum((u[:, :, None] > cdf[:, None, :]).sum(axis=2), z.shape[1] - 1)
-    return ids.astype(dtype)
+    return eager(ids.astype(dtype))
 
 
 def gamma(shape, alpha, dtype=None, seed=None):
     """Gamma-distributed values of shape `alpha` (scale 1)."""
-    return _generator(seed, "gamma", alpha).gamma(np.asarray(alpha, np.float64), size=tuple(shape)).astype(
-        dtype or "float32")
+    return eager(_generator(seed, "gamma", alpha).gamma(np.asarray(alpha, np.float64), size=tuple(shape)).astype(
+        dtype or "float32"))
 
 
 def beta(shape, alpha, beta, dtype=None, seed=None):  # noqa: A002 - Keras' argument name
     """Beta-distributed values."""
     rng = _generator(seed, "beta", alpha, beta)
-    return rng.beta(np.asarray(alpha, np.float64), np.asarray(beta, np.float64), size=tuple(shape)).astype(
-        dtype or "float32")
+    return eager(rng.beta(np.asarray(alpha, np.float64), np.asarray(beta, np.float64), size=tuple(shape)).astype(
+        dtype or "float32"))
 
 
 def binomial(shape, counts, probabilities, dtype=None, seed=None):
     """Binomial counts of successes in `counts` trials of probability `probabilities`."""
     rng = _generator(seed, "binomial", counts, probabilities)
-    return rng.binomial(np.asarray(counts, np.int64), np.asarray(probabilities, np.float64),
-                        size=tuple(shape)).astype(dtype or "float32")
+    return eager(rng.binomial(np.asarray(counts, np.int64), np.asarray(probabilities, np.float64),
+                              size=tuple(shape)).astype(dtype or "float32"))

@@ -15,6 +15,7 @@ Example:
 
 from __future__ import annotations
 
+import inspect as _inspect
 import sys
 
 from flexflow_keras.ops import functional as _functional
@@ -27,6 +28,7 @@ from flexflow_keras.ops import numpy_math as _numpy_math
 from flexflow_keras.ops import numpy_stats as _numpy_stats
 from flexflow_keras.ops import segment as _segment
 from flexflow_keras.ops.base import KernelContext, Op, apply_op, op_registry
+from flexflow_keras.ops.eager_tensor import eager_results as _eager_results
 from flexflow_keras.ops.functional import *  # noqa: F403 - the functional API is this package's surface
 from flexflow_keras.ops.graph import KerasTensor, OpGraph, OpNode, TensorSpec, Variable
 from flexflow_keras.ops.loss_functions import *  # noqa: F403 - the per-sample loss functions
@@ -84,6 +86,7 @@ def __getattr__(name: str):
 
         module = importlib.import_module(f"flexflow_keras.ops.{_LAZY[name]}")
         value = getattr(module, name)
+        value = _eager_results(value) if _inspect.isfunction(value) else value
         globals()[name] = value
         return value
     if name in _MISSING_SUBMODULES:
@@ -133,6 +136,16 @@ from flexflow_keras.ops import image  # noqa: E402,F401  keras.ops.image (extrac
 from flexflow_keras.ops.ctc import ctc_decode, ctc_loss  # noqa: E402  (kernels/ctc.py)
 
 __all__ += ["ctc_decode", "ctc_loss"]
+
+# Every public function's eager result is an EagerTensor (``.numpy()``), on every path: the modules above
+# compute on plain ndarrays (which internal callers keep), and their public names here give tensors, as
+# Keras 3's TensorFlow backend does. Four answer with Python values in Keras too: a shape tuple, a dim count,
+# a bool, and convert_to_numpy's NumPy array. (ops.constant is a graph constant: a KerasTensor.)
+_NOT_TENSORS = {"shape", "ndim", "is_tensor", "convert_to_numpy", "apply_op", "op_registry"}
+for _name in __all__:
+    if _name not in _NOT_TENSORS and _inspect.isfunction(globals().get(_name)):
+        globals()[_name] = _eager_results(globals()[_name])
+del _name
 
 # Keras 3's submodules keras.ops.numpy / nn / math / core hold the functions that are flat here
 # (keras.ops.numpy.sum is keras.ops.sum): the same module under those names, for attributes and imports.

@@ -9,6 +9,8 @@ While a `GradientTape` records (ops/tape.py), arithmetic on it (``a + b``, ``2 *
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 from flexflow_keras.utils import tree
@@ -236,3 +238,34 @@ def eager(value):
 def as_eager(outputs):
     """`outputs` (a structure of arrays) with every ndarray viewed as an `EagerTensor`."""
     return tree.map_structure(lambda a: a.view(EagerTensor) if type(a) is np.ndarray else a, outputs)
+
+
+def eager_leaves(result):
+    """`result` with each ndarray and NumPy scalar in it (in tuples and lists too, as ``ops.split`` and
+    ``ops.unique`` give) an `EagerTensor`; KerasTensors, Python numbers and other values as they are. A string
+    scalar (``tf.strings`` on one string) becomes `eager_scalar`'s: still a hashable str / bytes."""
+    if type(result) is np.ndarray or (isinstance(result, np.generic) and result.dtype.kind not in "USO"):
+        return eager(result)
+    if isinstance(result, np.generic):
+        return eager_scalar(result)
+    if isinstance(result, list):
+        return [eager_leaves(r) for r in result]
+    if isinstance(result, tuple):
+        items = [eager_leaves(r) for r in result]
+        return type(result)(*items) if hasattr(result, "_fields") else type(result)(items)
+    return result
+
+
+def eager_results(fn):
+    """`fn` returning `eager_leaves` of its result: the public `keras.ops` functions and TensorFlow's mapped
+    calls go through it, so an eager call answers ``.numpy()`` on every path (``ops.ones``, ``ops.arange``,
+    ``ops.split``'s parts), as Keras 3's TensorFlow tensors do."""
+    if getattr(fn, "_eager_results", False):
+        return fn
+
+    @functools.wraps(fn)
+    def call(*args, **kwargs):
+        return eager_leaves(fn(*args, **kwargs))
+
+    call._eager_results = True
+    return call

@@ -26,10 +26,11 @@ from flexflow_keras import backend
 from flexflow_keras import ops as K
 from flexflow_keras.errors import ShapeError
 from flexflow_keras.ops import functional as F
+from flexflow_keras.ops import image_sampling as _sampling
 from flexflow_keras.ops.augment import ImageResizeOp, aspect_window
 from flexflow_keras.ops.base import apply_op
+from flexflow_keras.ops.eager_tensor import eager_results
 from flexflow_keras.ops.graph import KerasTensor, Variable
-from flexflow_keras.ops.image_sampling import affine_transform, map_coordinates
 from kernels.augment import INTERPOLATIONS
 
 _LUMA = (0.2989, 0.5870, 0.1140)  # TensorFlow's rgb_to_grayscale weights
@@ -369,6 +370,10 @@ def hsv_to_rgb(images, data_format=None):
     planes = [K.multiply(value, K.add(one_minus_s, K.multiply(saturation, dc))) for dc in (dr, dg, db)]
     return K.concatenate(planes, axis=axis)
 
+
+# computed on NumPy arrays (ops/image_sampling.py); their results are tensors, as the functions above give
+affine_transform = eager_results(_sampling.affine_transform)
+map_coordinates = eager_results(_sampling.map_coordinates)
 
 __all__ = ["affine_transform", "crop_images", "extract_patches", "extract_patches_3d", "hsv_to_rgb",
            "map_coordinates", "pad_images", "resize", "rgb_to_grayscale", "rgb_to_hsv"]

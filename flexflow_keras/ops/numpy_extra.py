@@ -118,10 +118,11 @@ def ndim(x) -> int:
     return len(N.shape(x))
 
 
-def size(x) -> int:
-    """The number of elements (eager; a symbolic tensor's size depends on the batch)."""
+def size(x):
+    """The number of elements, an int32 scalar tensor as Keras' (eager; a symbolic tensor's size depends on
+    the batch)."""
     _eager_only("size", x)
-    return int(np.size(x))
+    return np.int32(np.size(x))
 
 
 def moments(x, axes, keepdims=False, synchronized=False):
