@@ -1,68 +1,45 @@
 """`keras.utils.timeseries_dataset_from_array`, `split_dataset` and the (x, y, sample_weight) packing helpers,
 on NumPy arrays.
 
-Keras 3 returns `tf.data` datasets from the first two; flexflow_keras has no `tf.data`, so the windows come
-as a `PyDataset` of batches (which `fit`, `evaluate` and `predict` take, and which iterates as
-``for x, y in ds`` and ``ds.take(1)`` do in the keras-io examples; a batch's arrays answer ``.numpy()``), and a
-split as NumPy arrays of the same structure as its input (what `fit` takes).
+Keras 3 returns `tf.data` datasets from the first two. The windows come as flexflow_keras' tf.data stand-in
+(data/slices.py), a dataset of windows then batched, so the chains scripts add work: ``ds.map(split_window)``
+(TensorFlow's time-series tutorial), ``prefetch``, ``cache``, ``unbatch``, ``take``; `fit`, `evaluate` and
+`predict` take it, and a batch's arrays answer ``.numpy()``. A window is read from the series when its batch
+is, so no copy of every window is held. A split comes as NumPy arrays of the same structure as its input
+(what `fit` takes).
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from flexflow_keras.data.dataset import _tensor
+from flexflow_keras.data.slices import SliceDataset
 from flexflow_keras.errors import DataError
-from flexflow_keras.utils.py_dataset import PyDataset
 
 
-class TimeseriesDataset(PyDataset):
-    """Batches of sliding windows over `data` (and the target of each window's first step); see
-    `timeseries_dataset_from_array`."""
+class TimeseriesDataset(SliceDataset):
+    """The sliding windows over `data` (with the target of each window's first step) as a tf.data stand-in
+    dataset, one element a window; see `timeseries_dataset_from_array`, which batches it."""
 
-    def __init__(self, data, targets, starts: np.ndarray, offsets: np.ndarray, batch_size: int | None):
-        super().__init__()
-        self.data, self.targets = data, targets
-        self.starts, self.offsets = starts, offsets
-        self.batch_size = batch_size
+    def __init__(self, data, targets, starts: np.ndarray, offsets: np.ndarray):
+        super().__init__(None)
+        self._series, self._targets = data, targets
+        self._starts, self._offsets = starts, offsets
 
-    def __len__(self) -> int:
-        if self.batch_size is None:
-            return len(self.starts)
-        return -(-len(self.starts) // self.batch_size)
+    def _count(self) -> int:
+        return len(self._starts)
 
-    def __getitem__(self, index):
-        if not -len(self) <= index < len(self):
-            raise IndexError(f"batch {index} of a timeseries dataset of {len(self)} batches")
-        index %= len(self)
-        if self.batch_size is None:
-            starts = self.starts[index:index + 1]
-        else:
-            starts = self.starts[index * self.batch_size:(index + 1) * self.batch_size]
-        x = _tensor(self.data[starts[:, None] + self.offsets[None, :]])
-        if self.batch_size is None:
-            x = x[0]
-        if self.targets is None:
-            return x
-        y = _tensor(self.targets[starts])
-        return x, (y[0] if self.batch_size is None else y)
+    def _raw_rows(self, rows):
+        starts = self._starts[np.asarray(rows, dtype=np.int64)]
+        x = self._series[starts[..., None] + self._offsets]
+        return x if self._targets is None else (x, self._targets[starts])
 
-    def __iter__(self):
-        return (self[i] for i in range(len(self)))
+    def _raw_element(self, i):
+        return self._raw_rows(int(i))
 
-    def take(self, count: int) -> list:
-        """The first `count` batches (``for batch in ds.take(1)``, as with tf.data)."""
-        return [self[i] for i in range(min(int(count), len(self)))]
-
-    def as_numpy_iterator(self):
-        from flexflow_keras.data.numpy_iterator import NumpyIterator
-
-        return NumpyIterator(self)
-
-    def cardinality(self) -> np.int64:
-        from flexflow_keras.ops.eager_tensor import eager
-
-        return eager(np.int64(len(self)))
+    def __repr__(self) -> str:
+        stages = "".join(f".{s[0]}()" for s in self._stages)
+        return f"<Dataset timeseries_dataset_from_array(...){stages}>"
 
 
 def timeseries_dataset_from_array(data, targets, sequence_length, sequence_stride=1, sampling_rate=1,
@@ -75,7 +52,7 @@ def timeseries_dataset_from_array(data, targets, sequence_length, sequence_strid
     with `seed`. `batch_size` None gives single windows.
 
     Returns:
-        A `TimeseriesDataset` (a `keras.utils.PyDataset` of (x, y) batches).
+        A tf.data stand-in dataset (data/slices.py) of (x, y) batches, or of x batches without targets.
     """
     who = "timeseries_dataset_from_array"
     data = np.asarray(data)
@@ -98,7 +75,8 @@ def timeseries_dataset_from_array(data, targets, sequence_length, sequence_strid
     if shuffle:
         np.random.default_rng(seed).shuffle(starts)
     offsets = np.arange(sequence_length, dtype=np.int64) * sampling_rate
-    return TimeseriesDataset(data, targets, starts + start, offsets, None if batch_size is None else int(batch_size))
+    windows = TimeseriesDataset(data, targets, starts + start, offsets)
+    return windows if batch_size is None else windows.batch(int(batch_size))
 
 
 def _structure(dataset, who: str):

@@ -52,6 +52,31 @@ def test_a_timeseries_dataset_trains():
     assert model.predict(ds, verbose=0).shape == (len(series) - 5 - 4, 1)
 
 
+def test_timeseries_windows_chain_as_a_tf_data_dataset_as_the_time_series_tutorial():
+    """TensorFlow's time-series tutorial maps its windows (``ds.map(self.split_window)``); the dataset was a
+    PyDataset without map. The batches equal tf.keras' on the same series (no shuffle)."""
+    tf = pytest.importorskip("tensorflow")
+    series = np.arange(60, dtype=np.float32).reshape(20, 3)
+
+    def split(features, stack):
+        return features[:, :4, :], stack([features[:, 4:, 1]], axis=-1)
+
+    theirs = tf.keras.utils.timeseries_dataset_from_array(series, None, sequence_length=6, batch_size=4)
+    theirs = theirs.map(lambda w: split(w, tf.stack))
+    ours = keras.utils.timeseries_dataset_from_array(series, None, sequence_length=6, batch_size=4)
+    ours = ours.map(lambda w: split(w, np.stack)).prefetch(2).cache()
+    pairs = list(zip(ours, theirs, strict=True))
+    assert len(pairs) == 4  # 15 windows in batches of 4
+    for (x, y), (tx, ty) in pairs:
+        np.testing.assert_array_equal(x.numpy(), tx.numpy())
+        np.testing.assert_array_equal(y.numpy(), ty.numpy())
+    assert [b[0].shape for b in ours.unbatch().batch(5)] == [(5, 4, 3)] * 3
+    model = keras.Sequential([keras.Input((4, 3)), keras.layers.Flatten(), keras.layers.Dense(2),
+                              keras.layers.Reshape((2, 1))])
+    model.compile(optimizer="adam", loss="mse")
+    assert np.isfinite(model.fit(ours, epochs=1, verbose=0).history["loss"]).all()
+
+
 def test_timeseries_arguments_are_checked():
     with pytest.raises(DataError, match="sequence_length must be a positive integer"):
         keras.utils.timeseries_dataset_from_array(DATA, None, sequence_length=0)
