@@ -404,6 +404,23 @@ class SliceDataset(PyDataset):
         first = self._endless_start()
         return first is not None and not any(s[0] == "take" and s[1] >= 0 for s in self._stages[first:])
 
+    @property
+    def element_spec(self):
+        """The element's structure of `TensorSpec`s (shape and dtype; a batch's first dim None), read from the
+        first element, as tutorials print ``ds.element_spec``. A dim that varies between elements (padded
+        batches) shows the first element's size, where tf.data shows None."""
+        from flexflow_keras.ops.graph import TensorSpec
+
+        if len(self) == 0:
+            raise DataError("Dataset.element_spec is read from the first element here, and this dataset is empty.")
+        batched = self._batched()
+
+        def spec(a):
+            a = np.asarray(a)
+            shape = (None,) + tuple(a.shape[1:]) if batched and a.ndim else tuple(a.shape)
+            return TensorSpec(shape, "string" if a.dtype.kind in "OSU" else a.dtype.name)
+        return tree.map_structure(spec, self[0])
+
     def cardinality(self) -> np.int64:
         from flexflow_keras.ops.eager_tensor import eager
 

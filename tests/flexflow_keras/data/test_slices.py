@@ -8,6 +8,7 @@ import pytest
 import flexflow_keras as keras
 from flexflow_keras.errors import DataError
 from flexflow_keras.keras_alias import _TensorFlow
+from flexflow_keras.utils import tree
 
 tf_stand_in = _TensorFlow("tensorflow")
 X = np.arange(40, dtype=np.float32).reshape(20, 2)
@@ -93,6 +94,21 @@ def test_endless_repeat_batched_past_the_data_gives_full_batches_as_tensorflow()
     batches = [np.asarray(b) for b in ds]
     assert [b.shape for b in batches] == [(32,), (32,)]
     np.testing.assert_array_equal(np.concatenate(batches), np.tile(np.arange(10), 7)[:64])
+
+
+def test_element_spec_gives_the_shapes_and_dtypes_tensorflow_gives():
+    # TensorFlow's time-series tutorial prints ``w2.train.element_spec``
+    tf = pytest.importorskip("tensorflow")
+    x, text = np.zeros((5, 3), "float32"), np.array(["a", "bc", "d", "e", "f"])
+    for build in (lambda D: D.from_tensor_slices((x, text)),
+                  lambda D: D.from_tensor_slices({"x": x, "n": np.arange(5)}).batch(2),
+                  lambda D: D.from_tensor_slices(x).map(lambda v: v[:2] * 2)):
+        ours, theirs = build(tf_stand_in.data.Dataset).element_spec, build(tf.data.Dataset).element_spec
+        flat_ours, flat_theirs = tree.flatten(ours), tf.nest.flatten(theirs)
+        assert sorted((s.shape, s.dtype) for s in flat_ours) == \
+            sorted((tuple(t.shape), t.dtype.name) for t in flat_theirs)
+    with pytest.raises(DataError, match="empty"):
+        tf_stand_in.data.Dataset.from_tensor_slices(x).take(0).element_spec  # noqa: B018
 
 
 def test_cardinality_and_the_numpy_iterator_as_the_tensorflow_tutorials_use_them():
