@@ -330,8 +330,8 @@ class ProgbarLogger(Callback):
     def _finalize(self, logs):
         if self.progbar is None or not self.verbose:
             return
-        if self.target is None:
-            self.progbar.target = self.seen
+        if self.target is None:  # data of unknown length: the next epochs' bars count to this one's steps (Keras)
+            self.target = self.progbar.target = self.seen
         if self._in_fit:
             self.progbar.suffix = self.data_note
         self.progbar.update(self.progbar.target or self.seen, logs or {}, finalize=True)
