@@ -19,7 +19,7 @@ import numpy as np
 from flexflow_keras import config as _config
 from flexflow_keras.errors import DataError, GraphError
 from flexflow_keras.models import step_hooks
-from flexflow_keras.models.training_feeds import is_stream
+from flexflow_keras.models.training_feeds import is_stream, known_length
 from flexflow_keras.ops.eager_tensor import EagerTensor, eager
 from flexflow_keras.utils import tree
 
@@ -66,9 +66,7 @@ class _Batches:
             return int(self.steps)
         if self.n is not None:
             return -(-self.n // self.batch_size)
-        if hasattr(self.x, "__len__"):
-            return len(self.x)
-        return 0  # unknown (a generator without steps_per_epoch): the progress bar counts as it goes
+        return known_length(self.x) or 0  # 0: unknown (a generator, a filtered dataset): the bar counts
 
     def epoch(self):
         if not self.stream:

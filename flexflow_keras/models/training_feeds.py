@@ -7,9 +7,14 @@ weight]) batches (a generator, a tf.data dataset), drawn on the program thread. 
 `predict_stream` go through a dataset batch by batch (an image folder through the loader pipeline too),
 so validating on a large folder never holds it in memory.
 
-Interface: `start_epoch(epoch)`; `ready(b)` (never blocks: the loop collects the step in flight before
-waiting for data that is not ready, so waits measure stalls); `take(b)` -> (sources, rows) or None at
-the end of the data; `consumed(b, loader_futures)`; `end_epoch(epoch, seconds)`; `close()`.
+Interface: `num_batches` (a pass's batches; None when unknown: the epoch ends where the data does);
+`start_epoch(epoch)`; `ready(b)` (never blocks: the loop collects the step in flight before waiting for
+data that is not ready, so waits measure stalls); `take(b)` -> (sources, rows) or None at the end of the
+data; `consumed(b, loader_futures)`; `end_epoch(epoch, seconds)`; `exhausted` (a one-shot iterator has
+nothing more: fit stops after the epoch); `close()`.
+
+Data of unknown length (Keras 3's epoch iterator): a tf.data dataset whose cardinality is unknown (a
+generator, a filter) or infinite, a Python generator, a PyDataset whose `num_batches` is None.
 """
 
 from __future__ import annotations
@@ -54,6 +59,10 @@ class ArrayFeed:
     def __len__(self) -> int:
         return math.ceil(self.n / self.batch_size)
 
+    @property
+    def num_batches(self) -> int:
+        return len(self)
+
     def start_epoch(self, epoch: int) -> None:
         if not self.continuing:
             self.order = epoch_order(self.n, self.seed, epoch, self.shuffle, self.batch_size)
@@ -85,6 +94,8 @@ class ArrayFeed:
     def end_epoch(self, epoch: int, seconds: float) -> None:
         pass
 
+    exhausted = False
+
     def close(self) -> None:
         pass
 
@@ -110,6 +121,10 @@ class PipelineFeed:
 
     def __len__(self) -> int:
         return len(self.dataset.batch_rows(0))
+
+    @property
+    def num_batches(self) -> int:
+        return len(self)
 
     def start_epoch(self, epoch: int) -> None:
         if self._preloaded != epoch:
@@ -141,12 +156,19 @@ class PipelineFeed:
             self.pipeline.start_epoch(self.dataset.batch_rows(epoch + 1))
             self._preloaded = epoch + 1
 
+    exhausted = False
+
     def close(self) -> None:
         self.pipeline.close()
 
 
 class IterFeed:
-    """Batches drawn from an iterable each step; the time spent drawing counts as waiting for data."""
+    """Batches drawn from an iterable each step; the time spent drawing counts as waiting for data.
+
+    As Keras 3's epoch iterator: without `steps_per_epoch` each epoch is a new pass that ends where the data
+    does (`num_batches` None: the first pass counts them); with it the pass continues across epochs, an
+    epoch that runs out of data ends early (warned once), and the next epoch starts a new pass. A one-shot
+    iterator (a Python generator) cannot start one: once it has nothing more, `exhausted` ends the fit."""
 
     def __init__(self, data, first):
         self.data, self._first = data, first
@@ -154,13 +176,20 @@ class IterFeed:
         self.wait_s = 0.0
         self.history: list = []
         self.reiterable = not hasattr(data, "__next__")
+        self.num_batches = known_length(data)
         self.labels = None  # known only batch by batch
         self._weigh = None
         self.dtypes = None
         self.shuffle, self.seed = False, 0  # set by fit; used by a PyDataset (batch order per epoch)
-        self.steps_per_epoch = None  # set by fit: a PyDataset's pass then continues across epochs (Keras 3)
-        self._taken = 0  # batches of the PyDataset's current pass taken
-        self._pass: int | None = None
+        self.steps_per_epoch = None  # set by fit: the pass then continues across epochs (Keras 3)
+        self.final_epoch: int | None = None  # set by fit: no look-ahead past it
+        self.exhausted = False  # a one-shot iterator has nothing more
+        self._taken = 0  # batches of the current pass taken
+        self._ended = False  # the current pass has run out
+        self._fresh = False  # the current pass was started this epoch and nothing is taken from it yet
+        self._cut: int | None = None  # the steps of an epoch the data cut short
+        self._warned = False
+        self._pass: int | None = None  # a PyDataset's passes
         self.prepare_x = None  # set by fit: a batch's inputs -> the step's input arrays
         self.prepare_y = None  # set by fit: a batch's labels and length -> one label array per output
 
@@ -172,26 +201,28 @@ class IterFeed:
         """Weights for each batch: `class_weights(labels)` times the batch's own sample weights."""
         self._weigh = class_weights
 
-    def __len__(self) -> int:
-        try:
-            return len(self.data)
-        except TypeError:
-            raise DataError("fit() got a generator or iterator without a length; pass steps_per_epoch.") from None
-
-    def start_epoch(self, epoch: int) -> None:
+    def _is_pydataset(self) -> bool:
         from flexflow_keras.utils.py_dataset import PyDataset
 
-        if isinstance(self.data, PyDataset):
-            n = len(self.data)
-            if self._it is None or self.steps_per_epoch is None or self._taken >= n:
-                if self._it is not None:
-                    self._it.close()
-                self._pass = epoch if self._pass is None else self._pass + 1
-                self._it, self._taken = self.data.iterate(bool(self.shuffle), self.seed + self._pass, hooks=False), 0
+        return isinstance(self.data, PyDataset)
+
+    def start_epoch(self, epoch: int) -> None:
+        pass_over = self._ended or (self.num_batches is not None and self._taken >= self.num_batches)
+        if self._it is None or (self.reiterable and (self.steps_per_epoch is None or pass_over)):
+            self._new_pass(epoch)
+        if self._is_pydataset():
             self.data.on_epoch_begin()
-        elif self._it is None or self.reiterable:
-            self._it = iter(self.data)
         self.wait_s = 0.0
+
+    def _new_pass(self, epoch: int) -> None:
+        if self._it is not None and self.reiterable and hasattr(self._it, "close"):
+            self._it.close()
+        if self._is_pydataset():
+            self._pass = epoch if self._pass is None else self._pass + 1
+            self._it = self.data.iterate(bool(self.shuffle), self.seed + self._pass, hooks=False)
+        else:
+            self._it = iter(self.data)
+        self._taken, self._ended, self._fresh = 0, False, True
 
     def ready(self, b: int) -> bool:
         return False
@@ -200,14 +231,14 @@ class IterFeed:
         t0 = time.perf_counter()
         if self._first is not None:
             item, self._first = self._first, None
-        elif self._pass is not None and self._taken >= len(self.data):  # a PyDataset's pass is over
-            return None
+        elif self.num_batches is not None and self._taken >= self.num_batches:  # the pass is over
+            return self._ran_out(b)
         else:
             try:
                 item = next(self._it)
             except StopIteration:
-                return None
-        self._taken += 1
+                return self._ran_out(b)
+        self._taken, self._fresh = self._taken + 1, False
         x, y, sw = unpack_batch(item)
         if self.prepare_x is not None:  # the model's input order (a dict by name) and Keras' rank rule
             x = self.prepare_x(x)
@@ -225,21 +256,73 @@ class IterFeed:
                 sw = scale(sw, extra)
         return _cast(tuple(x) + tuple(y), self.dtypes) + (sw,), np.arange(n, dtype=np.int64)
 
+    def _ran_out(self, b: int):
+        """None: the data ended at batch `b` of the epoch. Without steps_per_epoch that is the epoch's end.
+        With it, a pass that ended exactly at the last epoch's end gives way to a new one (the epoch does
+        not go empty), and a pass that ends within an epoch cuts it short, as Keras 3 does (`end_epoch`
+        warns)."""
+        self._ended = True
+        if not self.reiterable:
+            self.exhausted = True
+        if self.steps_per_epoch is None:
+            return None
+        if b == 0 and self.reiterable and not self._fresh:
+            self._new_pass(0)
+            return self.take(b)
+        self._cut = b
+        return None
+
     def consumed(self, b: int, loader) -> None:
         pass
 
     def end_epoch(self, epoch: int, seconds: float) -> None:
         self.history.append((epoch, self.wait_s, seconds))
-        if self._pass is not None:  # a PyDataset: its epoch ends (its pass may continue, see start_epoch)
-            if self.steps_per_epoch is None:
-                self._it.close()
+        if self._is_pydataset():
             self.data.on_epoch_end()
-        elif hasattr(self._it, "close") and not hasattr(self.data, "__next__"):
-            self._it.close()
+        if self.steps_per_epoch is None and self.reiterable and hasattr(self._it, "close"):
+            self._it.close()  # the next epoch makes a new pass
+        more = self.final_epoch is None or epoch < self.final_epoch
+        if not self.reiterable and more and not self.exhausted and self._first is None:
+            try:  # a generator that ended exactly at the epoch's end has no more: stop now, not mid-epoch
+                self._first = next(self._it)
+            except StopIteration:
+                self.exhausted = True
+        cut, self._cut = self._cut, None
+        what = f"the {type(self.data).__name__} has nothing more to give ({self._taken} batches in all)"
+        if self.exhausted and more:
+            log.warning("Your input ran out of data; interrupting training after epoch %d of %s: %s. fit() cannot "
+                        "pass over a generator again: make it yield at least steps_per_epoch * epochs batches "
+                        "(loop over its data), or pass a tf.data Dataset or a keras.utils.PyDataset, which each "
+                        "epoch passes over again.", epoch + 1,
+                        "?" if self.final_epoch is None else self.final_epoch + 1, what)
+        elif cut is not None and not self._warned:
+            self._warned = True
+            log.warning("Your input ran out of data; interrupting the epoch after %d of its steps_per_epoch=%d "
+                        "steps: %s.", cut, self.steps_per_epoch,
+                        "a pass over the data holds fewer batches, and the next epoch starts a new pass. Make "
+                        "steps_per_epoch at most the batches of a pass, or .repeat() the dataset"
+                        if self.reiterable else f"{what}. Make it yield at least steps_per_epoch * epochs batches")
 
     def close(self) -> None:
-        if hasattr(self._it, "close") and not hasattr(self.data, "__next__"):
+        if self.reiterable and hasattr(self._it, "close"):
             self._it.close()
+
+
+def known_length(data) -> int | None:
+    """The batches of a pass over `data` when it tells them before being read, else None (Keras 3's
+    `num_batches`): a tf.data dataset of unknown or infinite cardinality (its `len` is a TypeError), a
+    generator, a PyDataset whose `num_batches` is None."""
+    from flexflow_keras.utils.py_dataset import PyDataset
+
+    if isinstance(data, PyDataset):
+        n = data.num_batches
+        return None if n is None else int(n)
+    if callable(getattr(data, "cardinality", None)) and int(data.cardinality()) < 0:
+        return None  # tf.data.UNKNOWN_CARDINALITY (-2), INFINITE_CARDINALITY (-1)
+    try:
+        return len(data)
+    except TypeError:
+        return None
 
 
 def _batch_weights(sw, n: int):
@@ -317,15 +400,15 @@ def stream_feed(x, rtm, cpus: int, what: str = "fit()"):
     from flexflow_keras.utils.py_dataset import PyDataset
 
     if isinstance(x, PyDataset):  # peek by index: a pass would call on_epoch_begin/end
-        if len(x) == 0:
+        feed = IterFeed(x, None)
+        if feed.num_batches == 0:
             raise DataError(f"{what} received an empty PyDataset (len 0).")
-        item = x[0]
-        xs, ys, _ = unpack_batch(item)
+        xs, ys, _ = unpack_batch(x[0])
         from flexflow_keras.data.slices import SliceDataset
 
         b = batch_length(xs)
         kind = "tf.data Dataset" if isinstance(x, SliceDataset) else f"{type(x).__name__} (PyDataset)"
-        return IterFeed(x, None), _one_input(xs), _one(ys), b * len(x), f"{kind}, {_batches(len(x), b)}"
+        return feed, _one_input(xs), _one(ys), b * (feed.num_batches or 1), f"{kind}, {_batches(feed.num_batches, b)}"
     it = iter(x)
     try:
         item = next(it)
@@ -338,14 +421,15 @@ def stream_feed(x, rtm, cpus: int, what: str = "fit()"):
     else:  # a dataset: a fresh pass each epoch (the peeked batch was only for the shapes)
         feed = IterFeed(x, None)
     b = batch_length(xs)
-    n = b * (len(x) if hasattr(x, "__len__") else 1)
-    count = _batches(len(x), b) if hasattr(x, "__len__") else f"batches of {b}, their number unknown"
-    return feed, _one_input(xs), _one(ys), n, f"{type(x).__name__} of batches ({count})"
+    return feed, _one_input(xs), _one(ys), b * (feed.num_batches or 1), \
+        f"{type(x).__name__} of batches ({_batches(feed.num_batches, b)})"
 
 
-def _batches(n_batches: int, first: int) -> str:
+def _batches(n_batches: int | None, first: int) -> str:
     """What a pass of batches holds, as far as it is known before reading it: the batches' count and the
     first one's size (the last one may be smaller)."""
+    if n_batches is None:
+        return f"batches of {first}, their number unknown until a pass ends"
     return f"{n_batches} batch{'es' if n_batches != 1 else ''} a pass, the first of {first} samples"
 
 
@@ -428,7 +512,7 @@ def evaluate_stream(model, data, steps=None, callbacks=None, verbose=0) -> dict:
     from flexflow_keras.callbacks import callback_list
     from flexflow_keras.models.training_utils import RunningMeans
 
-    nsteps = steps if steps is not None else (len(data) if hasattr(data, "__len__") else None)
+    nsteps = steps if steps is not None else known_length(data)
     cbs = callback_list.for_evaluation(callbacks, model, verbose, nsteps)
     running, logs = None, {}
     cbs.on_test_begin()
@@ -455,7 +539,7 @@ def predict_stream(model, data, steps=None, callbacks=None, verbose=0):
     """Model outputs over the batches of a dataset or iterable (labels, if any, are ignored)."""
     from flexflow_keras import callbacks as callbacks_mod
 
-    nsteps = steps if steps is not None else (len(data) if hasattr(data, "__len__") else None)
+    nsteps = steps if steps is not None else known_length(data)
     cbs = callbacks_mod.CallbackList(callbacks, add_progbar=verbose != 0, model=model, verbose=verbose, epochs=1,
                                      steps=nsteps)
     cbs.on_predict_begin()

@@ -10,6 +10,7 @@ waiting and read only where a value is needed (models/step_window.py).
 
 from __future__ import annotations
 
+import itertools
 import logging
 import time
 
@@ -114,11 +115,13 @@ class FitLoop:
             feed = ArrayFeed(sources, n, batch_size, shuffle, seed, steps_per_epoch)
         else:
             batch_size = len(xs[0])
-        steps = len(feed) if steps_per_epoch is None else int(steps_per_epoch)
+        # None: the data's length is unknown, so each epoch runs until the data ends (Keras 3)
+        steps = feed.num_batches if steps_per_epoch is None else int(steps_per_epoch)
         simulator_notice.estimate_for(self)
         engine.refresh_threads()  # kernel threads sized to the cores other processes leave free
         _interrupts.phase("the strategy search")
-        engine.planned_steps = steps * max(epochs - int(initial_epoch), 1)  # what the search may cost (choice.py)
+        # what the search may cost (choice.py); unknown with the data's length
+        engine.planned_steps = None if steps is None else steps * max(epochs - int(initial_epoch), 1)
         engine.planned_run = None  # a fit's steps (not a train_on_batch loop's guess)
         engine.prepare_strategy(sources, np.arange(min(batch_size, len(xs[0])), dtype=np.int64), 0, again=True)
         if _config.get().search_only:
@@ -187,7 +190,7 @@ class FitLoop:
             t_epoch = time.perf_counter()
             logs: dict = {}
             window.start_epoch()
-            for b in range(steps):
+            for b in range(steps) if steps is not None else itertools.count():
                 if len(window) and not feed.ready(b):
                     window.drain()  # the data is late: what follows is time no step runs
                 got = feed.take(b)
@@ -226,7 +229,9 @@ class FitLoop:
                 epoch_logs.update({"val_" + k: v for k, v in val_logs.items()})
             epoch_logs = dict(sorted(epoch_logs.items()))  # Keras 3's order (History, CSVLogger, the epoch line)
             cbs.on_epoch_end(epoch, epoch_logs)
-            if self.stop_training:
+            if steps is None and epoch == initial_epoch and not self.stop_training:
+                log.info("fit: the data's length was unknown; its first pass held %d batches", window.read)
+            if self.stop_training or feed.exhausted:  # a generator with nothing more (feed's warning)
                 break
         self._reclaim(engine, fit_key)  # after the last epoch (within one, the next step does it)
         self._fit_samples = samples

@@ -4,7 +4,9 @@ A subclass implements `__len__` (the number of batches) and `__getitem__(i)` (ba
 `(x, y, sample_weight)`), and optionally `on_epoch_begin`/`on_epoch_end`. `fit`, `evaluate` and `predict`
 take it as `x`. `fit` calls `on_epoch_begin`/`on_epoch_end` around every epoch, and with
 `steps_per_epoch` a pass continues across epochs (Keras 3's epoch iterator); `evaluate` and `predict`
-make one pass between the two hooks; `fit(shuffle=True)` visits the batches in a shuffled order.
+make one pass between the two hooks; `fit(shuffle=True)` visits the batches in a shuffled order. A
+subclass whose `num_batches` is None is endless (Keras 3): a pass reads batches 0, 1, 2, ... until
+`steps_per_epoch` ends the epoch.
 
 `workers` > 1 loads that many batches ahead (`max_queue_size` at most) in threads, or, with
 `use_multiprocessing=True`, in forked worker processes (the dataset is inherited by the fork, never
@@ -14,6 +16,7 @@ pickled); batches are still handed to training in order.
 from __future__ import annotations
 
 import concurrent.futures as _futures
+import itertools
 import multiprocessing as _mp
 from collections import deque
 
@@ -69,8 +72,10 @@ class PyDataset:
                                   f"batches.")
 
     @property
-    def num_batches(self) -> int:
-        """The number of batches in one pass (`len(self)`)."""
+    def num_batches(self) -> int | None:
+        """The number of batches in one pass (`len(self)`); a subclass may return None for an endless
+        dataset, whose batches 0, 1, 2, ... are read until `steps_per_epoch` (or a callback) ends the epoch,
+        as Keras 3's."""
         return len(self)
 
     def on_epoch_begin(self) -> None:
@@ -86,10 +91,13 @@ class PyDataset:
         """The batches of one pass (shuffled order when `shuffle`), loaded ahead by the workers; with
         `hooks`, `on_epoch_begin` before the first and `on_epoch_end` when the pass ends or is closed
         (`fit` calls them per epoch itself)."""
-        n = int(self.num_batches)
-        order = np.arange(n)
-        if shuffle:
-            np.random.default_rng(seed).shuffle(order)
+        n = self.num_batches
+        if n is None:  # endless: batch after batch, in order (Keras does not shuffle an endless PyDataset)
+            order = itertools.count()
+        else:
+            order = np.arange(int(n))
+            if shuffle:
+                np.random.default_rng(seed).shuffle(order)
         if hooks:
             self.on_epoch_begin()
         try:

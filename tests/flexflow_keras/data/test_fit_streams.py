@@ -61,8 +61,9 @@ def test_generator_needs_no_length_with_steps_per_epoch(data):
 
     h = _model().fit(forever(), steps_per_epoch=4, epochs=2, verbose=0)
     assert len(h.history["loss"]) == 2 and np.all(np.isfinite(h.history["loss"]))
-    with pytest.raises(ValueError, match="steps_per_epoch"):
-        _model().fit((b for b in Batches(x, y, 5)), epochs=1, verbose=0)
+    # without it (Keras 3): the epoch runs until the generator ends
+    h = _model().fit((b for b in Batches(x, y, 5)), epochs=1, verbose=0)
+    assert len(h.history["loss"]) == 1
 
 
 @pytest.fixture
