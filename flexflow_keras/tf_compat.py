@@ -57,10 +57,19 @@ scripts whose Keras part runs (`tf.random.set_seed(42)` on their first line). Ma
   `tf.audio.decode_wav`, `tf.signal`'s Fourier transforms, frames, windows, `stft` and mel matrix,
   `tf.complex` and complex `tf.abs` (tf_signal.py), on NumPy arrays, for audio pipelines;
   `tf.random.normal` / `uniform`; `tf.identity`; `tf.tensordot` (keras.ops.tensordot); `tf.image.extract_patches` (keras.ops.image's patches under
-  TensorFlow's [1, h, w, 1] arguments). An argument TensorFlow's function takes and Keras' does not
+  TensorFlow's [1, h, w, 1] arguments);
+  `tf.fill`, `tf.reverse`, `tf.boolean_mask` (eager), `tf.sequence_mask`, `tf.broadcast_to`, `tf.roll`,
+  `tf.rank`, `tf.size`, `tf.sort` / `tf.argsort` (direction), `tf.meshgrid`, `tf.linalg.band_part`,
+  `tf.nn.embedding_lookup` (tf_array_ops.py); `tf.cumsum` / `tf.math.cumprod` (TensorFlow's axis 0,
+  exclusive, reverse), `tf.math.count_nonzero`, `tf.reduce_any` / `reduce_all` / `reduce_logsumexp`,
+  `tf.math.is_nan` / `is_inf` / `is_finite`, `divide_no_nan`, `rsqrt`, `tf.round`, `tf.norm` /
+  `tf.linalg.norm`, `tf.clip_by_norm`, `tf.math.log_sigmoid`, `atan2`, `atan`, `asin`, `acos`, `sinh`,
+  `cosh`, `logical_xor`, `tf.nn.l2_loss`, `bias_add`, `softmax_cross_entropy_with_logits`,
+  `sparse_softmax_cross_entropy_with_logits`, `tf.nn.dropout`, `tf.random.truncated_normal` / `shuffle`
+  (tf_math_ops.py). An argument TensorFlow's function takes and Keras' does not
   (an argument only TensorFlow's function has) is a `RawTensorFlowError` naming the call. Names whose
-  TensorFlow meaning or argument order differs from Keras' and that are not written out above
-  (`tf.cumsum`'s default axis 0) are not mapped: they stay refused, with the Keras spelling in the message.
+  TensorFlow meaning or argument order differs from Keras' and that are not written out above are not
+  mapped: they stay refused, with the Keras spelling in the message.
 """
 
 from __future__ import annotations
@@ -703,6 +712,10 @@ def mapped_call(path: str):
     """The function that runs raw TensorFlow `path` ("tf.math.exp"), or None when it stays refused."""
     if path in CALLS:
         return CALLS[path]
+    from flexflow_keras import tf_array_ops, tf_math_ops
+
+    if path in tf_array_ops.CALLS or path in tf_math_ops.CALLS:
+        return tf_array_ops.CALLS.get(path) or tf_math_ops.CALLS[path]
     parts = path.split(".")
     if len(parts) == 3 and parts[1] in ("signal", "audio"):
         from flexflow_keras import tf_signal

@@ -1,0 +1,196 @@
+"""TensorFlow's array functions that public tf.keras scripts call and `python -m flexflow_keras` runs as
+`keras.ops` (tf_compat.py's `mapped_call` looks here): creation, reordering, selection and masks.
+
+Each takes TensorFlow's argument names and defaults and gives TensorFlow's result and dtype; each runs
+eagerly and, where its keras.ops functions do, on symbolic tensors in a model. An argument only TensorFlow's
+function has is left out of the signature, so the runner refuses it with a `RawTensorFlowError`; a value
+this framework cannot give TensorFlow's meaning (a symbolic `tf.boolean_mask`, whose length depends on
+the data) is refused the same way, naming the call.
+
+Mapped: `tf.fill`, `tf.reverse`, `tf.boolean_mask`, `tf.sequence_mask`, `tf.broadcast_to`, `tf.roll`,
+`tf.rank`, `tf.size`, `tf.sort`, `tf.argsort`, `tf.meshgrid`, `tf.linalg.band_part`,
+`tf.nn.embedding_lookup`.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from flexflow_keras.ops.graph import KerasTensor
+
+
+def _ops():
+    from flexflow_keras import ops
+
+    return ops
+
+
+def _refuse(call: str, why: str):
+    from flexflow_keras.keras_alias import RawTensorFlowError
+
+    raise RawTensorFlowError(f"{call}: {why} Use the keras.ops function it names, or run the script with "
+                             f"TensorFlow itself.")
+
+
+def _tensor(x):
+    """x as TensorFlow converts it (a list of Python floats float32, of ints int32); tensors as they are."""
+    if isinstance(x, KerasTensor | np.ndarray) or hasattr(x, "value"):
+        return x
+    from flexflow_keras.tf_compat import _constant
+
+    return _constant(x)
+
+
+def _axes(axis, who: str) -> tuple[int, ...]:
+    values = np.asarray(axis).reshape(-1)
+    if values.dtype.kind not in "iu":
+        _refuse(who, f"expects integer axes, received axis={axis!r}.")
+    return tuple(int(a) for a in values)
+
+
+def fill(dims, value, name=None):
+    """`tf.fill(dims, value)`: `dims` filled with `value`, of the dtype TensorFlow gives the value (a Python
+    float float32, a Python int int32); keras.ops.full (``ops.shape(x)[0]`` in dims: one row per sample)."""
+    from flexflow_keras.tf_compat import _converted_dtype
+
+    if np.ndim(value) != 0:
+        _refuse("tf.fill", f"expects a scalar value, received one of shape {np.shape(value)}.")
+    if isinstance(value, KerasTensor):
+        _refuse("tf.fill", "takes a number for value here, not a symbolic tensor (keras.ops.full_like).")
+    dtype = getattr(value, "dtype", None) or _converted_dtype(value)
+    shape = tuple(dims) if isinstance(dims, list | tuple) else tuple(np.asarray(dims).reshape(-1).tolist())
+    return _ops().full(shape, np.asarray(value).item(), dtype=str(np.dtype(dtype)))
+
+
+def reverse(tensor, axis, name=None):
+    """`tf.reverse(tensor, axis)`: reversed along each of the (list of) axes; keras.ops.flip."""
+    return _ops().flip(_tensor(tensor), axis=_axes(axis, "tf.reverse"))
+
+
+def boolean_mask(tensor, mask, axis=None, name=None):
+    """`tf.boolean_mask(tensor, mask, axis=0)`: the entries of `tensor` where the k-dim `mask` is True (over
+    dims axis .. axis+k-1, flattened into one). Eager only (the length depends on the mask's values); a
+    GradientTape sees it (a keras.ops.take of the kept positions)."""
+    ops = _ops()
+    if isinstance(tensor, KerasTensor) or isinstance(mask, KerasTensor):
+        _refuse("tf.boolean_mask", "gives a tensor whose length depends on the mask's values, which a model's "
+                                   "graph cannot hold; multiply by the mask (x * ops.cast(mask, x.dtype)) or "
+                                   "use ops.where(mask, x, 0) in a model, or select with NumPy before fit.")
+    tensor, mask = _tensor(tensor), np.asarray(mask, dtype=bool)
+    axis = 0 if axis is None else int(axis)
+    shape = tuple(np.shape(tensor))
+    axis = axis + len(shape) if axis < 0 else axis
+    k = mask.ndim
+    if k == 0 or shape[axis:axis + k] != mask.shape:
+        _refuse("tf.boolean_mask", f"expects a mask of shape {shape[axis:axis + k] or '(at least 1 dim)'} "
+                                   f"(the tensor's dims from axis {axis}), received {mask.shape}.")
+    flat = ops.reshape(tensor, shape[:axis] + (-1,) + shape[axis + k:])
+    return ops.take(flat, np.flatnonzero(mask).astype("int32"), axis=axis)
+
+
+def sequence_mask(lengths, maxlen=None, dtype="bool", name=None):
+    """`tf.sequence_mask(lengths, maxlen)`: ``mask[..., j] = j < lengths[...]``, maxlen the largest length by
+    default (a symbolic `lengths` needs maxlen)."""
+    ops = _ops()
+    if maxlen is None:
+        if isinstance(lengths, KerasTensor):
+            _refuse("tf.sequence_mask", "needs maxlen on a symbolic tensor (the longest length is known only "
+                                        "at run time).")
+        lengths_np = np.asarray(lengths)
+        maxlen = int(lengths_np.max()) if lengths_np.size else 0
+    mask = ops.less(ops.arange(int(maxlen)), ops.expand_dims(ops.cast(lengths, "int32"), -1))
+    return mask if np.dtype(dtype) == np.bool_ else ops.cast(mask, str(np.dtype(dtype)))
+
+
+def broadcast_to(input, shape, name=None):  # noqa: A002 (TensorFlow's argument names)
+    """`tf.broadcast_to(input, shape)`; keras.ops.broadcast_to."""
+    return _ops().broadcast_to(_tensor(input), tuple(int(s) for s in np.asarray(shape).reshape(-1)))
+
+
+def roll(input, shift, axis, name=None):  # noqa: A002 (TensorFlow's argument names)
+    """`tf.roll(input, shift, axis)`: each of the (lists of) shifts along its axis; keras.ops.roll."""
+    shifts, axes = _axes(shift, "tf.roll"), _axes(axis, "tf.roll")
+    if len(shifts) != len(axes):
+        _refuse("tf.roll", f"expects one shift per axis, received shift={shift!r} and axis={axis!r}.")
+    out = _tensor(input)
+    for s, a in zip(shifts, axes, strict=True):
+        out = _ops().roll(out, s, axis=a)
+    return out
+
+
+def rank(input, name=None):  # noqa: A002 (TensorFlow's argument names)
+    """`tf.rank(x)`: the number of dims, an int32 scalar tensor."""
+    from flexflow_keras.ops.eager_tensor import eager
+
+    return eager(np.int32(len(np.shape(input)) if not isinstance(input, KerasTensor) else input.ndim))
+
+
+def size(input, out_type="int32", name=None):  # noqa: A002 (TensorFlow's argument names)
+    """`tf.size(x)`: the number of elements, a scalar of `out_type` (eager: a model's batch is unknown)."""
+    return _ops().cast(_ops().size(input), str(np.dtype(out_type)))
+
+
+def _direction(direction: str, who: str) -> bool:
+    if str(direction).upper() not in ("ASCENDING", "DESCENDING"):
+        _refuse(who, f"expects direction 'ASCENDING' or 'DESCENDING', received {direction!r}.")
+    return str(direction).upper() == "DESCENDING"
+
+
+def sort(values, axis=-1, direction="ASCENDING", name=None):
+    """`tf.sort(values, axis, direction)`; keras.ops.sort, reversed for DESCENDING."""
+    ops = _ops()
+    out = ops.sort(_tensor(values), axis=axis)
+    return ops.flip(out, axis=axis) if _direction(direction, "tf.sort") else out
+
+
+def argsort(values, axis=-1, direction="ASCENDING", stable=False, name=None):
+    """`tf.argsort(values, axis, direction, stable)`: int32 indices; ties keep their order (stable), in
+    either direction, as TensorFlow's stable sort."""
+    from flexflow_keras.ops.eager_tensor import eager
+
+    if isinstance(values, KerasTensor):
+        return _ops().argsort(_ops().negative(values) if _direction(direction, "tf.argsort") else values, axis)
+    v = np.asarray(values)
+    if _direction(direction, "tf.argsort"):
+        # descending and stable: sort the reversed array ascending-stably by negated rank, then map back
+        n = v.shape[axis]
+        rev = np.flip(v, axis=axis)
+        order = np.flip(np.argsort(rev, axis=axis, kind="stable"), axis=axis)
+        return eager((n - 1 - order).astype(np.int32))
+    return eager(np.argsort(v, axis=axis, kind="stable").astype(np.int32))
+
+
+def meshgrid(*tensors, indexing="xy", name=None):
+    """`tf.meshgrid(*tensors, indexing="xy")`; keras.ops.meshgrid."""
+    return list(_ops().meshgrid(*tensors, indexing=indexing))
+
+
+def band_part(input, num_lower, num_upper, name=None):  # noqa: A002 (TensorFlow's argument names)
+    """`tf.linalg.band_part(x, num_lower, num_upper)`: x's last two dims kept within `num_lower` below and
+    `num_upper` above the diagonal (negative: all of that side), zeros elsewhere; the causal mask of
+    attention is ``band_part(ones((n, n)), -1, 0)``."""
+    ops = _ops()
+    input = _tensor(input)  # noqa: A001 (TensorFlow's argument name)
+    rows, cols = (int(d) for d in tuple(input.shape if isinstance(input, KerasTensor) else np.shape(input))[-2:])
+    i, j = np.arange(rows)[:, None], np.arange(cols)[None, :]
+    lower, upper = int(num_lower), int(num_upper)
+    keep = ((lower < 0) | (i - j <= lower)) & ((upper < 0) | (j - i <= upper))
+    return ops.where(keep, input, ops.zeros_like(input))
+
+
+def embedding_lookup(params, ids, name=None):
+    """`tf.nn.embedding_lookup(params, ids)`: rows of `params` (one table) at `ids`; keras.ops.take on axis 0.
+    A list of tables (sharded params) is not mapped."""
+    if isinstance(params, list | tuple):
+        if len(params) != 1:
+            _refuse("tf.nn.embedding_lookup", "takes one table here, not a list of shards.")
+        params = params[0]
+    return _ops().take(_tensor(params), ids, axis=0)
+
+
+CALLS = {
+    "tf.fill": fill, "tf.reverse": reverse, "tf.boolean_mask": boolean_mask, "tf.sequence_mask": sequence_mask,
+    "tf.broadcast_to": broadcast_to, "tf.roll": roll, "tf.rank": rank, "tf.size": size,
+    "tf.sort": sort, "tf.argsort": argsort, "tf.meshgrid": meshgrid,
+    "tf.linalg.band_part": band_part, "tf.nn.embedding_lookup": embedding_lookup,
+}

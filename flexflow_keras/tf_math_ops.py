@@ -1,0 +1,222 @@
+"""TensorFlow's math and `tf.nn` functions that public tf.keras scripts call in custom losses, metrics and
+layers, run as `keras.ops` under `python -m flexflow_keras` (tf_compat.py's `mapped_call` looks here).
+
+Each takes TensorFlow's argument names and defaults (`tf.cumsum` scans axis 0, `tf.math.count_nonzero`
+counts in int64, `tf.norm` is the Euclidean norm of all of x) and runs eagerly and on symbolic tensors in a
+model, composed from keras.ops functions (so a GradientTape sees it). An argument only TensorFlow's function
+has is left out of the signature, so the runner refuses it with a `RawTensorFlowError`.
+
+Mapped: `tf.cumsum` / `tf.math.cumsum` and `tf.math.cumprod` (exclusive, reverse), `tf.math.count_nonzero`,
+`tf.reduce_any` / `reduce_all` / `reduce_logsumexp` (and under tf.math), `tf.math.is_nan` / `is_inf` /
+`is_finite`, `tf.math.divide_no_nan`, `tf.math.rsqrt`, `tf.round`, `tf.norm` / `tf.linalg.norm`,
+`tf.clip_by_norm`, `tf.math.log_sigmoid`, `tf.math.atan2`, `atan`, `asin`, `acos`, `sinh`, `cosh`, `tf.math.logical_xor`,
+`tf.nn.l2_loss`, `tf.nn.bias_add`, `tf.nn.softmax_cross_entropy_with_logits`,
+`tf.nn.sparse_softmax_cross_entropy_with_logits`, `tf.nn.dropout`, `tf.random.truncated_normal`,
+`tf.random.shuffle`.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from flexflow_keras.ops.graph import KerasTensor
+
+
+def _ops():
+    from flexflow_keras import ops
+
+    return ops
+
+
+def _refuse(call: str, why: str):
+    from flexflow_keras.keras_alias import RawTensorFlowError
+
+    raise RawTensorFlowError(f"{call}: {why} Use the keras.ops function it names, or run the script with "
+                             f"TensorFlow itself.")
+
+
+def _tensor(x):
+    """x as TensorFlow converts it (a list of Python floats float32, of ints int32); tensors as they are."""
+    if isinstance(x, KerasTensor | np.ndarray) or hasattr(x, "value"):
+        return x
+    from flexflow_keras.tf_compat import _constant
+
+    return _constant(x)
+
+
+def _ndim(x) -> int:
+    return x.ndim if isinstance(x, KerasTensor) else np.ndim(x)
+
+
+def _shift(x, axis: int, fill: float):
+    """x moved one place along `axis` (the last entry dropped, `fill` first): an exclusive scan's input."""
+    ops = _ops()
+    nd = _ndim(x)
+    axis = axis % nd
+    widths = [(0, 0)] * nd
+    widths[axis] = (1, 0)
+    padded = ops.pad(x, widths, constant_values=fill)
+    return padded[(slice(None),) * axis + (slice(None, -1),)]
+
+
+def _scan(fn: str, fill: float):
+    def scan(x, axis=0, exclusive=False, reverse=False, name=None):
+        ops = _ops()
+        x = ops.convert_to_tensor(_tensor(x)) if not isinstance(x, KerasTensor) else x
+        axis = int(axis)
+        if reverse:
+            x = ops.flip(x, axis=axis)
+        if exclusive:
+            x = _shift(x, axis, fill)
+        out = getattr(ops, fn)(x, axis=axis)
+        return ops.flip(out, axis=axis) if reverse else out
+
+    scan.__name__ = scan.__qualname__ = fn
+    scan.__doc__ = (f"`tf.math.{fn}(x, axis=0, exclusive=False, reverse=False)`: keras.ops.{fn} along TensorFlow's "
+                    f"default axis 0; `exclusive` leaves out each entry itself, `reverse` scans from the end.")
+    return scan
+
+
+def count_nonzero(input, axis=None, keepdims=None, dtype="int64", name=None):  # noqa: A002 (TensorFlow's names)
+    """`tf.math.count_nonzero`: the number of non-zero entries (over `axis`, all by default), in `dtype`
+    (int64)."""
+    ops = _ops()
+    input = _tensor(input)  # noqa: A001 (TensorFlow's argument name)
+    nonzero = ops.cast(ops.not_equal(input, ops.zeros_like(input)), str(np.dtype(dtype)))
+    return ops.sum(nonzero, axis=axis, keepdims=bool(keepdims))
+
+
+def _reduction(fn: str):
+    def reduce(input_tensor, axis=None, keepdims=False, name=None):
+        return getattr(_ops(), fn)(_tensor(input_tensor), axis=axis, keepdims=keepdims)
+
+    reduce.__name__ = reduce.__qualname__ = f"reduce_{fn}"
+    reduce.__doc__ = f"`tf.reduce_{fn}(input_tensor, axis=None, keepdims=False)`; keras.ops.{fn}."
+    return reduce
+
+
+def _unary(fn: str, tf_name: str):
+    def unary(x, name=None):
+        return getattr(_ops(), fn)(_tensor(x))
+
+    unary.__name__ = unary.__qualname__ = tf_name
+    unary.__doc__ = f"`tf.math.{tf_name}(x)`; keras.ops.{fn}."
+    return unary
+
+
+def divide_no_nan(x, y, name=None):
+    """`tf.math.divide_no_nan(x, y)`: x / y, 0 where y is 0."""
+    return _ops().divide_no_nan(_tensor(x), _tensor(y))
+
+
+def atan2(y, x, name=None):
+    """`tf.math.atan2(y, x)`: the angle of (x, y); keras.ops.arctan2."""
+    return _ops().arctan2(_tensor(y), _tensor(x))
+
+
+def logical_xor(x, y, name="LogicalXor"):
+    """`tf.math.logical_xor(x, y)`."""
+    return _ops().logical_xor(_tensor(x), _tensor(y))
+
+
+def norm(tensor, ord="euclidean", axis=None, keepdims=None, name=None):  # noqa: A002 (TensorFlow's names)
+    """`tf.norm` / `tf.linalg.norm`: the Euclidean (or 'fro') norm of all of x by default, or over `axis` (an
+    int: a vector norm of order `ord`; a pair: a matrix norm, 'euclidean' / 'fro' / 1 / inf)."""
+    ops = _ops()
+    tensor = _tensor(tensor)
+    keep = bool(keepdims)
+    if isinstance(axis, list | tuple) and len(axis) == 1:
+        axis = axis[0]
+    if ord in ("euclidean", "fro"):
+        if ord == "fro" and not (axis is None or isinstance(axis, list | tuple)):
+            _refuse("tf.norm", "takes ord='fro' over a pair of axes (or axis=None), as TensorFlow.")
+        axes = None if axis is None else tuple(axis) if isinstance(axis, list | tuple) else int(axis)
+        return ops.sqrt(ops.sum(ops.square(tensor), axis=axes, keepdims=keep))
+    if axis is None:
+        flat = ops.reshape(tensor, (-1,))
+        out = ops.norm(flat, ord=ord)
+        return ops.reshape(out, (1,) * _ndim(tensor)) if keep else out
+    return ops.norm(tensor, ord=ord, axis=tuple(axis) if isinstance(axis, list | tuple) else int(axis), keepdims=keep)
+
+
+def clip_by_norm(t, clip_norm, axes=None, name=None):
+    """`tf.clip_by_norm(t, clip_norm, axes=None)`: t scaled to L2 norm at most `clip_norm` (over `axes`,
+    all of t by default): ``t * clip_norm / max(norm, clip_norm)``."""
+    ops = _ops()
+    t = _tensor(t)
+    l2 = ops.sqrt(ops.sum(ops.square(t), axis=None if axes is None else tuple(np.asarray(axes).reshape(-1).tolist()),
+                          keepdims=True))
+    return ops.divide(ops.multiply(t, clip_norm), ops.maximum(l2, clip_norm))
+
+
+def l2_loss(t, name=None):
+    """`tf.nn.l2_loss(t)`: ``sum(t ** 2) / 2``."""
+    return _ops().multiply(_ops().sum(_ops().square(_tensor(t))), 0.5)
+
+
+def bias_add(value, bias, data_format=None, name=None):
+    """`tf.nn.bias_add(value, bias, data_format)`: `bias` added along the channels, last ("N...C", the
+    default) or second ("NC...")."""
+    ops = _ops()
+    if data_format is not None and str(data_format).startswith("NC") and _ndim(value) > 2:
+        bias = ops.reshape(bias, (-1,) + (1,) * (_ndim(value) - 2))
+    return ops.add(value, bias)
+
+
+def softmax_cross_entropy_with_logits(labels, logits, axis=-1, name=None):
+    """`tf.nn.softmax_cross_entropy_with_logits(labels, logits, axis=-1)`: per-row cross-entropy of
+    probability `labels` and softmax(logits); keras.ops.categorical_crossentropy from logits."""
+    ops = _ops()
+    if int(axis) not in (-1, _ndim(logits) - 1):  # the class axis last, as keras.ops' loss takes it
+        labels, logits = ops.moveaxis(labels, int(axis), -1), ops.moveaxis(logits, int(axis), -1)
+    return ops.categorical_crossentropy(labels, logits, from_logits=True)
+
+
+def sparse_softmax_cross_entropy_with_logits(labels, logits, name=None):
+    """`tf.nn.sparse_softmax_cross_entropy_with_logits(labels, logits)`: per-row cross-entropy of integer
+    `labels` and softmax(logits); keras.ops.sparse_categorical_crossentropy from logits."""
+    return _ops().sparse_categorical_crossentropy(labels, logits, from_logits=True)
+
+
+def dropout(x, rate, noise_shape=None, seed=None, name=None):
+    """`tf.nn.dropout(x, rate)`: each entry zeroed with probability `rate`, the rest scaled by 1 / (1 - rate),
+    on every call (no training flag, as TensorFlow's); keras.random.dropout, seeded by `tf.random.set_seed`."""
+    from flexflow_keras import random
+
+    return random.dropout(x, rate, noise_shape=noise_shape, seed=seed)
+
+
+def truncated_normal(shape, mean=0.0, stddev=1.0, dtype="float32", seed=None, name=None):
+    """`tf.random.truncated_normal`: normal values redrawn beyond two standard deviations."""
+    from flexflow_keras import random
+
+    return random.truncated_normal(shape, mean=mean, stddev=stddev, dtype=dtype, seed=seed)
+
+
+def shuffle(value, seed=None, name=None):
+    """`tf.random.shuffle(value)`: value's rows in a random order (axis 0)."""
+    from flexflow_keras import random
+
+    return random.shuffle(value, axis=0, seed=seed)
+
+
+def _both(name: str, fn) -> dict:
+    return {f"tf.{name}": fn, f"tf.math.{name}": fn}
+
+
+CALLS = {
+    **_both("cumsum", _scan("cumsum", 0.0)), "tf.math.cumprod": _scan("cumprod", 1.0),
+    "tf.math.count_nonzero": count_nonzero,
+    **{k: v for fn in ("any", "all", "logsumexp") for k, v in _both(f"reduce_{fn}", _reduction(fn)).items()},
+    **{f"tf.math.{tf_name}": _unary(fn, tf_name) for tf_name, fn in (
+        ("is_nan", "isnan"), ("is_inf", "isinf"), ("is_finite", "isfinite"), ("log_sigmoid", "log_sigmoid"),
+        ("atan", "arctan"), ("asin", "arcsin"), ("acos", "arccos"), ("sinh", "sinh"), ("cosh", "cosh"))},
+    "tf.math.rsqrt": _unary("rsqrt", "rsqrt"), **_both("round", _unary("round", "round")),
+    "tf.math.divide_no_nan": divide_no_nan, "tf.math.atan2": atan2, "tf.atan2": atan2,
+    "tf.math.logical_xor": logical_xor,
+    "tf.norm": norm, "tf.linalg.norm": norm, "tf.clip_by_norm": clip_by_norm,
+    "tf.nn.l2_loss": l2_loss, "tf.nn.bias_add": bias_add,
+    "tf.nn.softmax_cross_entropy_with_logits": softmax_cross_entropy_with_logits,
+    "tf.nn.sparse_softmax_cross_entropy_with_logits": sparse_softmax_cross_entropy_with_logits,
+    "tf.nn.dropout": dropout, "tf.random.truncated_normal": truncated_normal, "tf.random.shuffle": shuffle,
+}
