@@ -2,6 +2,7 @@
 
 import importlib
 import shutil
+import sys
 
 import numpy as np
 import pytest
@@ -69,8 +70,15 @@ def test_model_to_dot_draws_layers_and_connections():
         keras.utils.model_to_dot(_functional(), rankdir="BT")
 
 
-def test_plot_model_writes_dot_and_names_graphviz_when_missing(tmp_path):
+def _outside_ipython(monkeypatch):
+    # plot_model logs instead of raising where IPython's magics are loaded, as Keras 3 does; importing
+    # TensorFlow (another test) loads them
+    monkeypatch.delitem(sys.modules, "IPython.core.magics.namespace", raising=False)
+
+
+def test_plot_model_writes_dot_and_names_graphviz_when_missing(tmp_path, monkeypatch):
     pytest.importorskip("pydot")
+    _outside_ipython(monkeypatch)
     keras.utils.plot_model(_functional(), to_file=tmp_path / "m.dot")
     assert (tmp_path / "m.dot").read_text().startswith("digraph")
     if shutil.which("dot") is None:
@@ -92,6 +100,7 @@ def test_plot_model_without_pydot_names_what_to_install(monkeypatch):
         return real_import(name, *args, **kwargs)
 
     monkeypatch.setattr(builtins, "__import__", no_pydot)
+    _outside_ipython(monkeypatch)
     with pytest.raises(ImportError, match=r"pip install pydot"):
         keras.utils.plot_model(_functional())
 
