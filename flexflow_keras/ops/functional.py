@@ -511,6 +511,10 @@ def squeeze(x, axis=None, name: str | None = None):
 
 def transpose(x, axes: Sequence[int] | None = None, name: str | None = None):
     """Permute the dims (all of them, the batch included; None reverses them)."""
+    from flexflow_keras.ops.numpy_api import BatchSecondStack
+
+    if isinstance(x, BatchSecondStack):  # stack(xs, axis=0) of batch-first tensors, the batch put first again
+        return x.transposed(tuple(reversed(range(len(x.shape)))) if axes is None else axes)
     nd = _ndim(x)
     perm = tuple(reversed(range(nd))) if axes is None else tuple(int(a) % nd for a in axes)
     return apply_op(TransposeOp(perm), [_tensor(x, _symbolic(x))], name=name)

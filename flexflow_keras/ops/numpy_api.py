@@ -217,12 +217,48 @@ def stack(xs, axis=0):
         return _dyn.vector(xs)
     nd = F._ndim(xs[0]) + 1
     if axis % nd == 0 and builtins.any(isinstance(x, KerasTensor) and x.shape and x.shape[0] is None for x in xs):
-        raise ShapeError(f"stack: {len(xs)} symbolic tensors of shape {tuple(xs[0].shape)} stacked on axis 0 would "
-                         f"put the new axis before the batch dim; flexflow_keras keeps the batch first in every "
-                         f"tensor of a model (a list of tensors given to a TensorFlow function, such as "
-                         f"tf.math.softmax([a, b], axis=0), is stacked on axis 0). Stack on axis=1 and index "
-                         f"[:, i] instead (keras.ops.stack(xs, axis=1)).")
+        return BatchSecondStack(xs)
     return F.concatenate([F.expand_dims(x, axis % nd) for x in xs], axis=axis % nd)
+
+
+class BatchSecondStack:
+    """``stack(xs, axis=0)`` of symbolic tensors whose first dim is the batch: a graph tensor keeps the batch
+    first, so the parts are kept until a transpose puts the batch back in front (``tf.transpose(s, [1, 0, 2])``
+    after stacking a decoder's step outputs, as TensorFlow's time-series tutorial's FeedBack model does); that
+    transpose stacks them on axis 1. Any other use is an error that says how to write it."""
+
+    def __init__(self, parts: list):
+        self.parts = parts
+
+    @property
+    def shape(self) -> tuple:
+        return (len(self.parts),) + tuple(self.parts[0].shape)
+
+    def error(self) -> ShapeError:
+        return ShapeError(
+            f"stack: {len(self.parts)} symbolic tensors of shape {tuple(self.parts[0].shape)} stacked on axis 0 put "
+            f"the new axis before the batch dim; flexflow_keras keeps the batch first in every tensor of a model, "
+            f"so such a stack can only be transposed to put the batch first again (tf.transpose(s, [1, 0, 2])). "
+            f"Stack on axis=1 and index [:, i] instead (keras.ops.stack(xs, axis=1)).")
+
+    def transposed(self, perm) -> KerasTensor:
+        """The stack transposed by `perm` (whose first entry must be 1, the batch)."""
+        nd = len(self.shape)
+        perm = [int(p) % nd for p in perm]
+        if sorted(perm) != list(range(nd)) or perm[0] != 1:
+            raise self.error()
+        moved = [{0: 1, 1: 0}.get(p, p) for p in perm]  # the axes of the batch-first stack
+        out = stack(self.parts, axis=1)
+        return out if moved == list(range(nd)) else F.transpose(out, moved)
+
+    def __getattr__(self, name):
+        raise self.error()
+
+    def __array__(self, *args, **kwargs):
+        raise self.error()
+
+    def __getitem__(self, key):
+        raise self.error()
 
 
 def split(x, indices_or_sections, axis=0):
