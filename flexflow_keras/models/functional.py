@@ -285,7 +285,11 @@ class Functional(GraphIOMixin, Model):
         if prefix is not None and args and not any(isinstance(t, KerasTensor) for t in tree.flatten(args[0])):
             args = (prefix(args[0]),) + args[1:]  # strings through the model's host layers (layers/host_prefix.py)
         if args and isinstance(args[0], dict):  # order a dict of inputs by input name before the checks
-            args = (self._standardize_inputs(args[0], self._inputs),) + args[1:]
+            symbolic = any(isinstance(t, KerasTensor) for t in tree.flatten(args[0]))
+            # a model with host layers called on symbolic inputs takes them by its declared names (the
+            # titanic preprocessing head of TensorFlow's CSV tutorial, called on the dict of Inputs)
+            expected = prefix.declared if prefix is not None and symbolic else self._inputs
+            args = (self._standardize_inputs(args[0], expected),) + args[1:]
         if args and not any(isinstance(t, KerasTensor) for t in tree.flatten(args[0])):
             from flexflow_keras.models.custom_training import adjust_input_rank
 

@@ -43,3 +43,34 @@ def test_encoders_called_on_string_inputs_train(kind):
     np.testing.assert_allclose(loss.history["loss"][0], np.mean((want - 1) ** 2), rtol=1e-5)
     assert not np.allclose(users.get_weights()[0], tu)  # the inner model's table trained
     np.testing.assert_allclose(np.asarray(users(u)), users.get_weights()[0][ui], rtol=1e-6)  # eager still maps
+
+
+def test_a_preprocessing_head_called_on_a_dict_of_inputs_as_the_csv_tutorial(tmp_path):
+    """TensorFlow's CSV tutorial builds ``titanic_preprocessing = Model(inputs, concatenated)`` over a dict of
+    numeric and string Inputs (StringLookup + CategoryEncoding), then calls it on that dict inside another
+    model; the call looked the dict up by the graph's inner input names and refused it."""
+    rng = np.random.default_rng(0)
+    data = {"sex": rng.choice(["male", "female"], 40), "age": rng.uniform(1, 70, 40).astype("float32"),
+            "town": rng.choice(["S", "C", "Q"], 40)}
+    labels = rng.integers(0, 2, 40)
+    inputs = {"sex": keras.Input((1,), name="sex", dtype="string"), "age": keras.Input((1,), name="age"),
+              "town": keras.Input((1,), name="town", dtype="string")}
+    norm = layers.Normalization()
+    norm.adapt(data["age"][:, None])
+    parts = [norm(inputs["age"])]
+    for name in ("sex", "town"):
+        lookup = layers.StringLookup(vocabulary=np.unique(data[name]))
+        parts.append(layers.CategoryEncoding(num_tokens=lookup.vocabulary_size())(lookup(inputs[name])))
+    head = keras.Model(inputs, layers.Concatenate()(parts))
+    first = {k: v[:1] for k, v in data.items()}
+    encoded = np.asarray(head(first))
+    assert encoded.shape == (1, 1 + 3 + 4)
+    body = keras.Sequential([layers.Dense(4, activation="relu"), layers.Dense(1)])
+    model = keras.Model(inputs, body(head(inputs)))
+    model.compile(loss=keras.losses.BinaryCrossentropy(from_logits=True), optimizer="adam")
+    history = model.fit(data, labels, epochs=2, verbose=0)
+    assert np.isfinite(history.history["loss"]).all()
+    np.testing.assert_allclose(np.asarray(model(first)), np.asarray(body(encoded)), rtol=1e-5)
+    model.save(tmp_path / "titanic.keras")
+    reloaded = keras.models.load_model(tmp_path / "titanic.keras")
+    np.testing.assert_allclose(np.asarray(reloaded(first)), np.asarray(model(first)), rtol=1e-6)
