@@ -9,7 +9,8 @@ channel, a PNG's its ITU-R 601 luma in libpng's fixed point, within 1 level; 3: 
 the file's own). JPEGs decode with libjpeg's accurate integer IDCT: TensorFlow's
 ``dct_method="INTEGER_ACCURATE"`` exactly; its default fast IDCT differs by a few levels per pixel (so do the
 image folder loaders', which decode as here). `read_file` returns the file's bytes as TensorFlow's scalar
-string does (`.numpy()` is bytes); the decoders return `EagerTensor`s.
+string does (`.numpy()` is bytes); the decoders return `EagerTensor`s. ``tf.io.decode_csv`` is
+data/csv_dataset.py's.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ import io
 
 import numpy as np
 
+from flexflow_keras.data.csv_dataset import decode_csv  # noqa: F401 - tf.io.decode_csv (IO_NAMES)
 from flexflow_keras.errors import ArgumentError, DataError
 from flexflow_keras.tf_image import _dtype, _out, convert_image_dtype
 
@@ -167,5 +169,6 @@ def decode_image(contents, channels=None, dtype="uint8", name=None, expand_anima
     return _decode(contents, "io.decode_image", channels, dtype, animations=expand_animations)
 
 
-IO_NAMES = ("read_file", "write_file", "decode_jpeg", "decode_png", "decode_bmp", "decode_gif", "decode_image")
+IO_NAMES = ("read_file", "write_file", "decode_jpeg", "decode_png", "decode_bmp", "decode_gif", "decode_image",
+            "decode_csv")
 DECODE_NAMES = ("decode_jpeg", "decode_png", "decode_bmp", "decode_gif", "decode_image")  # tf.image's too

@@ -1,5 +1,6 @@
 """CSV files as datasets: `tf.data.experimental.make_csv_dataset` and `tf.data.experimental.CsvDataset`
-(keras.io's structured-data examples read their train and test CSV files with the first).
+(keras.io's structured-data examples read their train and test CSV files with the first), and
+`tf.io.decode_csv` for lines read otherwise (TensorFlow's CSV tutorial maps it over a `TextLineDataset`).
 
 Both read the whole of the files into one NumPy column per field when called (the files of these scripts
 are small tables) and hand the columns to `SliceDataset.from_tensor_slices`, so shuffle, repeat, batch
@@ -28,6 +29,8 @@ _TYPE_ORDER = ("int32", "int64", "float32", "float64", "string")
 
 
 def _paths(who: str, file_pattern) -> list[str]:
+    if isinstance(file_pattern, np.ndarray):  # a string tensor: a file name element of list_files (interleave)
+        file_pattern = file_pattern.item() if file_pattern.ndim == 0 else file_pattern.reshape(-1).tolist()
     patterns = [file_pattern] if isinstance(file_pattern, (str, bytes, os.PathLike)) else list(file_pattern)
     paths = []
     for p in patterns:
@@ -257,4 +260,41 @@ def csv_dataset(filenames, record_defaults, compression_type=None, buffer_size=N
     return SliceDataset.from_tensor_slices(tuple(columns))
 
 
-__all__ = ["csv_dataset", "make_csv_dataset"]
+def decode_csv(records, record_defaults, field_delim=",", use_quote_delim=True, na_value="", select_cols=None,
+               name=None):
+    """`tf.io.decode_csv`: each CSV line of `records` (one string, or an array of them of any shape) split
+    into its fields, returned as one tensor per (selected) column, of the records' shape, typed by
+    `record_defaults` as `CsvDataset` types them (``int()`` int32, ``float()`` float32, ``str()`` string);
+    an empty field or `na_value` takes the column's default."""
+    from flexflow_keras.data.dataset import as_tensor
+
+    who = "tf.io.decode_csv"
+    lines = np.asarray(records, dtype=object)
+    flat = [v.decode("utf-8") if isinstance(v, bytes) else str(v) for v in lines.reshape(-1).tolist()]
+    specs = [_default(who, d, k) for k, d in enumerate(record_defaults)]
+    select = list(range(len(specs))) if select_cols is None else [int(c) for c in select_cols]
+    if len(select) != len(specs):
+        raise DataError(f"{who}: record_defaults has {len(specs)} entries; expected one per selected column "
+                        f"(select_cols={list(select_cols)}).")
+    quoting = csv.QUOTE_MINIMAL if use_quote_delim else csv.QUOTE_NONE
+    values: list[list] = [[] for _ in specs]
+    for n, line in enumerate(flat):
+        fields = next(csv.reader([line], delimiter=field_delim, quoting=quoting), [""])
+        if select_cols is None and len(fields) != len(specs):
+            raise DataError(f"{who}: record {n} ({line[:60]!r}) has {len(fields)} fields; expected "
+                            f"{len(specs)}, one per entry of record_defaults.")
+        if select and max(select) >= len(fields):
+            raise DataError(f"{who}: record {n} ({line[:60]!r}) has {len(fields)} fields; select_cols asks for "
+                            f"column {max(select)}.")
+        for j, ((dtype, default), c) in enumerate(zip(specs, select, strict=True)):
+            values[j].append(_parse(who, fields[c], dtype, default, na_value, f"record {n}, field {c}"))
+    out = []
+    for (dtype, _), column in zip(specs, values, strict=True):
+        array = np.empty(len(column), dtype=object) if dtype == "string" else np.asarray(column, dtype=dtype)
+        if dtype == "string":
+            array[:] = column
+        out.append(as_tensor(array.reshape(lines.shape)))
+    return out
+
+
+__all__ = ["csv_dataset", "decode_csv", "make_csv_dataset"]

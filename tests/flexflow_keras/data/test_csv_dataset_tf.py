@@ -93,3 +93,37 @@ def test_runner_maps_the_tf_names(path):
     assert np.asarray(y).tolist() == [0, 1, 2, 1, 0] and np.asarray(x["a"]).dtype == np.int32
     recs = list(fftf.data.experimental.CsvDataset(path, [[0], [0.0], [""], [0]], header=True))
     assert len(recs) == 5 and np.asarray(recs[1][1]).item() == 0.0
+
+
+def test_decode_csv_matches_tf_on_lines_batches_and_in_a_text_line_map(path, tmp_path):
+    """TensorFlow's CSV tutorial: ``tf.io.decode_csv(lines, record_defaults=[int(), str(), float(), ...])`` on a
+    list of lines, mapped over ``TextLineDataset(path).skip(1)`` line by line and over batches of lines, and
+    ``CsvDataset`` made per file name in ``list_files(...).interleave``."""
+    from flexflow_keras import keras_alias
+
+    fftf = keras_alias._TensorFlow("tensorflow")
+    types = [0, 0.0, "", 0]  # the tutorial writes int(), float(), str()
+    lines = ROWS[1:]
+
+    def values(columns):  # (kind, values); text is bytes either way ('S' from a TensorFlow scalar's numpy())
+        return [(np.asarray(c).dtype.kind.replace("S", "O"), np.asarray(c).tolist()) for c in columns]
+    ours, theirs = fftf.io.decode_csv(lines, record_defaults=types), tf.io.decode_csv(lines, record_defaults=types)
+    assert values(ours) == values([c.numpy() for c in theirs])
+    assert [c.dtype.name for c in ours] == [c.dtype.name for c in theirs]
+    as_text = [""] * 4
+    assert values(fftf.io.decode_csv(lines, as_text)) == values([c.numpy() for c in tf.io.decode_csv(lines, as_text)])
+    for build in (lambda t: t.data.TextLineDataset(path).skip(1).map(lambda x: t.io.decode_csv(x, types)),
+                  lambda t: t.data.TextLineDataset(path).skip(1).batch(2).map(lambda x: t.io.decode_csv(x, types))):
+        got = [values(rec) for rec in build(fftf)]
+        want = [values([c.numpy() for c in rec]) for rec in build(tf)]
+        assert got == want
+    second = tmp_path / "u.csv"
+    second.write_text("\n".join(ROWS[:3]) + "\n")
+    pattern = str(tmp_path / "*.csv")
+    rows = fftf.data.Dataset.list_files(pattern, shuffle=False).interleave(
+        lambda f: fftf.data.experimental.CsvDataset(f, types, header=True), cycle_length=2)
+    ref = tf.data.Dataset.list_files(pattern, shuffle=False).interleave(
+        lambda f: tf.data.experimental.CsvDataset(f, types, header=True), cycle_length=2)
+    assert [values(r) for r in rows] == [values([c.numpy() for c in r]) for r in ref]
+    with pytest.raises(DataError, match="record 1 .* has 2 fields; expected 4"):
+        fftf.io.decode_csv(["1,2,x,0", "1,2"], types)
