@@ -88,6 +88,12 @@ class StringTensor(Tensor):
 
         return np.not_equal(self.view(np.ndarray), _as_bytes(other)).view(EagerTensor)
 
+    def __str__(self) -> str:  # the bytes, as TensorFlow's ``.numpy()`` prints them: [b'male' b'female']
+        return str(self.view(np.ndarray))
+
+    def __repr__(self) -> str:
+        return f"StringTensor({np.array2string(self.view(np.ndarray), separator=', ')}, dtype=string)"
+
     def __add__(self, other):
         return _join(self, other)
 

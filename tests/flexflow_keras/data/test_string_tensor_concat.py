@@ -15,3 +15,13 @@ def test_str_and_string_tensors_concatenate():
     assert (as_tensor("x") + b"y").numpy() == b"xy"
     ds = SliceDataset.from_tensor_slices(["LJ001", "LJ002"]).map(lambda f: "/data/" + f + ".wav")
     assert list(ds.as_numpy_iterator()) == [b"/data/LJ001.wav", b"/data/LJ002.wav"]
+
+
+def test_a_batch_of_text_prints_its_bytes_as_tensorflow_numpy_does():
+    """TensorFlow's CSV tutorial prints each column of a make_csv_dataset batch (``f"{key:20s}: {value}"``); a
+    text column printed every element as ``StringTensor(b'male', dtype=string)``."""
+    words = np.array(["female", "male", "male"])
+    batch = as_tensor(words)
+    assert str(batch) == f"{batch}" == str(words.astype(object).astype(bytes)) == "[b'female' b'male' b'male']"
+    assert repr(batch) == "StringTensor([b'female', b'male', b'male'], dtype=string)"
+    assert str(batch[0]) == "b'female'" and batch[0].numpy() == b"female"
