@@ -13,9 +13,14 @@ from flexflow_keras.errors import DataError, ShapeError
 
 def _array(d) -> np.ndarray:
     """One input or target as an array; a pandas Series is a column, (N, 1), as Keras 3's data adapters
-    make it (the TensorFlow regression tutorial fits on `df['Horsepower']`)."""
+    make it (the TensorFlow regression tutorial fits on `df['Horsepower']`). A DataFrame with a float column
+    other than float32 is cast to float32 whole, as Keras 3's adapters cast it: its bool columns (pandas'
+    get_dummies) become 0/1 instead of making NumPy's array one of objects."""
     if type(d).__name__ == "Series" and type(d).__module__.startswith("pandas"):
         return np.expand_dims(d.to_numpy(), -1)
+    if type(d).__name__ == "DataFrame" and type(d).__module__.startswith("pandas"):
+        floats = [np.dtype(t) for t in d.dtypes if isinstance(t, np.dtype) and t.kind == "f"]
+        return d.astype("float32").to_numpy() if any(t != np.float32 for t in floats) else d.to_numpy()
     return np.asarray(d)
 
 

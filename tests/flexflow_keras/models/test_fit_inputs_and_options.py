@@ -223,6 +223,22 @@ def test_a_pandas_series_is_a_column_as_in_keras():
     assert np.isfinite(m.evaluate(x, y, verbose=0))
 
 
+def test_a_dataframe_with_bool_columns_is_cast_to_float32_as_in_keras():
+    # the TensorFlow regression tutorial's get_dummies gives bool columns beside float64 ones (pandas 2+);
+    # Keras 3 casts such a frame to float32 whole, where NumPy made an object array ("data type 'string'")
+    pd = pytest.importorskip("pandas")
+    frame = pd.DataFrame({"hp": np.linspace(50, 200, 16), "usa": [True, False] * 8, "cyl": np.arange(16) % 3})
+    y = pd.Series(np.linspace(0, 1, 16))
+    m = keras.Sequential([L.Dense(1, kernel_initializer="ones")])  # built from the data
+    got = m.predict(frame, verbose=0)
+    want = frame.astype("float32").to_numpy().sum(axis=1, keepdims=True)
+    np.testing.assert_allclose(got, want, rtol=1e-6)
+    m.compile("sgd", "mse")
+    assert np.isfinite(m.fit(frame / 200, y, epochs=1, batch_size=8, verbose=0).history["loss"]).all()
+    ints = pd.DataFrame({"a": [1, 2], "b": [3, 4]})  # no float column: kept as it is, as Keras keeps it
+    assert keras.Sequential([L.Dense(1)]).predict(ints, verbose=0).shape == (2, 1)
+
+
 @pytest.mark.parametrize(("metrics", "keys"), [
     (["mse", "acc"], ["a_loss", "a_mse", "b_acc", "b_loss", "loss"]),  # as long as the outputs: one each (Keras 3)
     ([["mse", "mae"], "acc"], ["a_loss", "a_mae", "a_mse", "b_acc", "b_loss", "loss"]),
