@@ -9,7 +9,7 @@ the data) is refused the same way, naming the call.
 
 Mapped: `tf.fill`, `tf.reverse`, `tf.boolean_mask`, `tf.sequence_mask`, `tf.broadcast_to`, `tf.roll`,
 `tf.rank`, `tf.size`, `tf.sort`, `tf.argsort`, `tf.meshgrid`, `tf.linalg.band_part`,
-`tf.nn.embedding_lookup`.
+`tf.nn.embedding_lookup`, `tf.ensure_shape`.
 """
 
 from __future__ import annotations
@@ -188,9 +188,30 @@ def embedding_lookup(params, ids, name=None):
     return _ops().take(_tensor(params), ids, axis=0)
 
 
+def ensure_shape(x, shape, name=None):
+    """`tf.ensure_shape(x, shape)`: x itself when its shape is compatible with `shape` (None entries, and a
+    model's unknown batch dim, match any size; `shape` None matches any rank); otherwise TensorFlow's
+    InvalidArgumentError naming both shapes."""
+    from flexflow_keras.tf_compat import InvalidArgumentError
+
+    x = _tensor(x)
+    if shape is None:
+        return x
+    want = [None if d is None or (not isinstance(d, KerasTensor) and int(d) < 0) else int(d) for d in shape]
+    have = list(x.shape) if isinstance(x, KerasTensor) else list(np.shape(x))
+    if len(have) != len(want) or any(h is not None and w is not None and h != w
+                                     for h, w in zip(have, want, strict=True)):
+        def text(dims):
+            return "[" + ",".join("?" if d is None else str(d) for d in dims) + "]"
+        raise InvalidArgumentError(f"Shape of tensor {name or 'input'} {text(have)} is not compatible with "
+                                   f"expected shape {text(want)}. [Op:EnsureShape] tf.ensure_shape checks a "
+                                   f"tensor's shape: reshape the tensor or fix the expected shape.")
+    return x
+
+
 CALLS = {
     "tf.fill": fill, "tf.reverse": reverse, "tf.boolean_mask": boolean_mask, "tf.sequence_mask": sequence_mask,
     "tf.broadcast_to": broadcast_to, "tf.roll": roll, "tf.rank": rank, "tf.size": size,
     "tf.sort": sort, "tf.argsort": argsort, "tf.meshgrid": meshgrid,
-    "tf.linalg.band_part": band_part, "tf.nn.embedding_lookup": embedding_lookup,
+    "tf.linalg.band_part": band_part, "tf.nn.embedding_lookup": embedding_lookup, "tf.ensure_shape": ensure_shape,
 }

@@ -12,7 +12,8 @@ Mapped: `tf.cumsum` / `tf.math.cumsum` and `tf.math.cumprod` (exclusive, reverse
 `tf.clip_by_norm`, `tf.math.log_sigmoid`, `tf.math.atan2`, `atan`, `asin`, `acos`, `sinh`, `cosh`, `tf.math.logical_xor`,
 `tf.nn.l2_loss`, `tf.nn.bias_add`, `tf.nn.softmax_cross_entropy_with_logits`,
 `tf.nn.sparse_softmax_cross_entropy_with_logits`, `tf.nn.dropout`, `tf.random.truncated_normal`,
-`tf.random.shuffle`.
+`tf.random.shuffle`, `tf.nn.batch_normalization`, `tf.clip_by_global_norm` (``(clipped list, global
+norm)``, for custom training loops) and `tf.linalg.global_norm`.
 """
 
 from __future__ import annotations
@@ -200,6 +201,61 @@ def shuffle(value, seed=None, name=None):
     return random.shuffle(value, axis=0, seed=seed)
 
 
+def batch_normalization(x, mean, variance, offset, scale, variance_epsilon, name=None):
+    """`tf.nn.batch_normalization(x, mean, variance, offset, scale, variance_epsilon)`: ``(x - mean) *
+    scale / sqrt(variance + variance_epsilon) + offset`` (offset and scale may be None), with the statistics
+    given (tf.nn.moments computes them)."""
+    ops = _ops()
+    x = _tensor(x)
+    factor = ops.rsqrt(ops.add(_tensor(variance), variance_epsilon))
+    if scale is not None:
+        factor = ops.multiply(factor, _tensor(scale))
+    shift = ops.negative(ops.multiply(_tensor(mean), factor))
+    if offset is not None:
+        shift = ops.add(shift, _tensor(offset))
+    return ops.add(ops.multiply(x, factor), shift)
+
+
+def _tensor_list(call: str, t_list) -> list:
+    if isinstance(t_list, KerasTensor | np.ndarray) or hasattr(t_list, "value") or not hasattr(t_list, "__iter__"):
+        raise TypeError(f"{call} expects t_list to be a list of tensors (such as the gradients from "
+                        f"tape.gradient), received {type(t_list).__name__}; wrap one tensor in a list.")
+    return list(t_list)
+
+
+def global_norm(t_list, name=None):
+    """`tf.linalg.global_norm(t_list)`: ``sqrt(sum of every entry squared)`` over the tensors of the list
+    (None entries are skipped), float32 for float32 tensors."""
+    ops = _ops()
+    squares = [ops.sum(ops.square(_tensor(t))) for t in _tensor_list("tf.linalg.global_norm", t_list)
+               if t is not None]
+    if not squares:
+        return ops.convert_to_tensor(np.float32(0.0))
+    total = squares[0]
+    for s in squares[1:]:
+        total = ops.add(total, ops.cast(s, str(np.dtype(total.dtype))))
+    return ops.sqrt(total)
+
+
+def clip_by_global_norm(t_list, clip_norm, use_norm=None, name=None):
+    """`tf.clip_by_global_norm(t_list, clip_norm, use_norm=None)`: ``(clipped_list, global_norm)``; each
+    tensor times ``clip_norm / max(global_norm, clip_norm)`` (None entries stay None), the global norm being
+    `use_norm` when given. An infinite or NaN norm makes every entry NaN, as TensorFlow's, so a custom loop
+    notices. Example::
+
+        grads, _ = tf.clip_by_global_norm(tape.gradient(loss, model.trainable_variables), 5.0)
+    """
+    ops = _ops()
+    tensors = _tensor_list("tf.clip_by_global_norm", t_list)
+    norm = global_norm(tensors) if use_norm is None else _tensor(use_norm)
+    clip = ops.cast(_tensor(clip_norm), str(np.dtype(norm.dtype)))
+    scale = ops.multiply(clip, ops.minimum(ops.reciprocal(norm), ops.reciprocal(clip)))
+    scale = ops.add(scale, ops.subtract(norm, norm))  # NaN where the norm is not finite
+    clipped = [None if t is None else ops.multiply(_tensor(t), ops.cast(scale, str(np.dtype(_tensor(t).dtype))))
+               for t in tensors]
+    return clipped, norm
+
+
 def _both(name: str, fn) -> dict:
     return {f"tf.{name}": fn, f"tf.math.{name}": fn}
 
@@ -219,4 +275,6 @@ CALLS = {
     "tf.nn.softmax_cross_entropy_with_logits": softmax_cross_entropy_with_logits,
     "tf.nn.sparse_softmax_cross_entropy_with_logits": sparse_softmax_cross_entropy_with_logits,
     "tf.nn.dropout": dropout, "tf.random.truncated_normal": truncated_normal, "tf.random.shuffle": shuffle,
+    "tf.nn.batch_normalization": batch_normalization, "tf.clip_by_global_norm": clip_by_global_norm,
+    "tf.linalg.global_norm": global_norm,
 }

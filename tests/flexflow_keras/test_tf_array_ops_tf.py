@@ -113,3 +113,22 @@ def test_python_lists_convert_as_tensorflow_converts_them():
         want, got = _fn(tf, path)(*args), _fn(FFTF, path)(*args)
         assert got.numpy().dtype == want.dtype.as_numpy_dtype, path
         np.testing.assert_array_equal(got.numpy(), want.numpy())
+
+
+def test_ensure_shape_passes_or_raises_as_tensorflow():
+    from flexflow_keras.tf_compat import InvalidArgumentError
+
+    for shape in ([3, 4], [None, 4], [3, None], (None, None), None):
+        got = FFTF.ensure_shape(X, shape)
+        np.testing.assert_array_equal(np.asarray(got), tf.ensure_shape(X, shape).numpy())
+    for shape in ([3, 5], [None], [3, 4, 1]):
+        with pytest.raises(tf.errors.InvalidArgumentError) as want:
+            tf.ensure_shape(X, shape)
+        with pytest.raises(InvalidArgumentError) as got:
+            FFTF.ensure_shape(X, shape)
+        expected = str(want.value).split("} ")[-1].split(" [Op")[0]
+        assert expected in str(got.value)
+    inp = keras.Input((4,))
+    assert FFTF.ensure_shape(inp, [None, 4]) is inp and FFTF.ensure_shape(inp, [32, 4]) is inp
+    with pytest.raises(InvalidArgumentError, match=r"\[\?,4\] is not compatible with expected shape \[\?,3\]"):
+        FFTF.ensure_shape(inp, [None, 3])

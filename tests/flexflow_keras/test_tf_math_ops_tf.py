@@ -119,3 +119,56 @@ def test_python_lists_convert_as_tensorflow_converts_them():
         want, got = _fn(tf, path)(*args), _fn(FFTF, path)(*args)
         assert got.numpy().dtype == want.dtype.as_numpy_dtype, path
         np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-6)
+
+
+def test_batch_normalization_matches_tensorflow(request):
+    x = np.arange(24, dtype=np.float32).reshape(2, 3, 4) / 7.0
+    mean, var = tf.nn.moments(x, axes=[0, 1])
+    args = [(x, mean.numpy(), var.numpy(), np.ones(4, np.float32) * 0.5, np.arange(4, dtype=np.float32), 1e-3),
+            (x, 1.0, 4.0, None, None, 1e-3), (x, mean.numpy(), var.numpy(), 0.25, None, 0.1)]
+    for a in args:
+        got, want = FFTF.nn.batch_normalization(*a), tf.nn.batch_normalization(*a)
+        assert isinstance(got, EagerTensor) and got.numpy().dtype == want.dtype.as_numpy_dtype
+        np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-5, atol=1e-6)
+    v, tv = keras.Variable(x), tf.Variable(x)
+    with FFTF.GradientTape() as tape:
+        m, s = FFTF.nn.moments(v, axes=[0, 1])
+        loss = FFTF.reduce_sum(FFTF.nn.batch_normalization(v, m, s, 0.5, 2.0, 1e-3) * x)
+    with tf.GradientTape() as ttape:
+        tm, ts = tf.nn.moments(tv, axes=[0, 1])
+        tloss = tf.reduce_sum(tf.nn.batch_normalization(tv, tm, ts, 0.5, 2.0, 1e-3) * x)
+    np.testing.assert_allclose(np.asarray(tape.gradient(loss, v)), ttape.gradient(tloss, tv).numpy(), rtol=1e-4,
+                               atol=1e-5)
+    request.addfinalizer(config.reset)
+    config.set(data_parallel_degree=1)
+    inp = keras.Input((4,))
+    out = FFTF.nn.batch_normalization(inp, mean.numpy(), var.numpy(), 0.5, 2.0, 1e-3)
+    np.testing.assert_allclose(keras.Model(inp, out).predict(X, verbose=0),
+                               tf.nn.batch_normalization(X, mean, var, 0.5, 2.0, 1e-3).numpy(), rtol=1e-5, atol=1e-6)
+
+
+def test_clip_by_global_norm_matches_tensorflow():
+    grads = [X, None, np.arange(3, dtype=np.float32)]
+    for clip, use_norm in ((1.0, None), (100.0, None), (2.0, np.float32(4.0))):
+        got, got_norm = FFTF.clip_by_global_norm(grads, clip, use_norm=use_norm)
+        want, want_norm = tf.clip_by_global_norm(grads, clip, use_norm=use_norm)
+        assert isinstance(got, list) and got[1] is None and len(got) == 3
+        np.testing.assert_allclose(np.asarray(got_norm), np.asarray(want_norm), rtol=1e-6)
+        assert np.asarray(got_norm).dtype == np.asarray(want_norm).dtype
+        for g, w in ((got[0], want[0]), (got[2], want[2])):
+            assert g.numpy().dtype == w.dtype.as_numpy_dtype
+            np.testing.assert_allclose(g.numpy(), w.numpy(), rtol=1e-6)
+    np.testing.assert_allclose(np.asarray(FFTF.linalg.global_norm(grads)), tf.linalg.global_norm(grads).numpy(),
+                               rtol=1e-6)
+    with np.errstate(invalid="ignore"):  # inf - inf: the NaN TensorFlow gives an infinite norm
+        clipped, norm = FFTF.clip_by_global_norm([np.array([np.inf, 1.0], np.float32)], 1.0)
+    assert np.isinf(np.asarray(norm)) and np.isnan(np.asarray(clipped[0])).all()  # as TensorFlow's
+    with pytest.raises(TypeError, match="list of tensors"):
+        FFTF.clip_by_global_norm(X, 1.0)
+    v, tv = keras.Variable(X), tf.Variable(X)
+    with FFTF.GradientTape() as tape:
+        loss = FFTF.reduce_sum(FFTF.clip_by_global_norm([v * 2.0], 3.0)[0][0] * X)
+    with tf.GradientTape() as ttape:
+        tloss = tf.reduce_sum(tf.clip_by_global_norm([tv * 2.0], 3.0)[0][0] * X)
+    np.testing.assert_allclose(np.asarray(tape.gradient(loss, v)), ttape.gradient(tloss, tv).numpy(), rtol=1e-5,
+                               atol=1e-6)
