@@ -65,8 +65,16 @@ scripts whose Keras part runs (`tf.random.set_seed(42)` on their first line). Ma
   `tf.math.is_nan` / `is_inf` / `is_finite`, `divide_no_nan`, `rsqrt`, `tf.round`, `tf.norm` /
   `tf.linalg.norm`, `tf.clip_by_norm`, `tf.math.log_sigmoid`, `atan2`, `atan`, `asin`, `acos`, `sinh`,
   `cosh`, `logical_xor`, `tf.nn.l2_loss`, `bias_add`, `softmax_cross_entropy_with_logits`,
-  `sparse_softmax_cross_entropy_with_logits`, `tf.nn.dropout`, `tf.random.truncated_normal` / `shuffle`
-  (tf_math_ops.py). An argument TensorFlow's function takes and Keras' does not
+  `sparse_softmax_cross_entropy_with_logits`, `tf.nn.dropout`, `tf.random.truncated_normal` / `shuffle`,
+  `tf.nn.batch_normalization`, `tf.clip_by_global_norm` ((clipped list, global norm)), `tf.linalg.global_norm`
+  (tf_math_ops.py); `tf.ensure_shape` (tf_array_ops.py); `tf.gather_nd` (batch_dims), `tf.scatter_nd`,
+  `tf.tensor_scatter_nd_update` / `_add` / `_sub` (tf_scatter_ops.py: keras.ops.take / segment_sum, eager,
+  symbolic and differentiable); `tf.unique` / `tf.unique_with_counts` (namedtuples, out_idx),
+  `tf.searchsorted` (side, out_type; also symbolic), `tf.math.bincount` (weights, minlength, maxlength, dtype,
+  axis, binary_output), `tf.math.confusion_matrix`, `tf.math.in_top_k` / `tf.nn.in_top_k` (also symbolic)
+  (tf_count_ops.py; eager on arrays); `tf.linalg.inv` / `det` (eager; first derivatives under a tape),
+  `diag` / `diag_part` (k=0), `trace`, `matvec` (tf_linalg_ops.py). An argument TensorFlow's function takes
+  and Keras' does not
   (an argument only TensorFlow's function has) is a `RawTensorFlowError` naming the call. Names whose
   TensorFlow meaning or argument order differs from Keras' and that are not written out above are not
   mapped: they stay refused, with the Keras spelling in the message.
@@ -712,10 +720,11 @@ def mapped_call(path: str):
     """The function that runs raw TensorFlow `path` ("tf.math.exp"), or None when it stays refused."""
     if path in CALLS:
         return CALLS[path]
-    from flexflow_keras import tf_array_ops, tf_math_ops
+    from flexflow_keras import tf_array_ops, tf_count_ops, tf_linalg_ops, tf_math_ops, tf_scatter_ops
 
-    if path in tf_array_ops.CALLS or path in tf_math_ops.CALLS:
-        return tf_array_ops.CALLS.get(path) or tf_math_ops.CALLS[path]
+    for module in (tf_array_ops, tf_math_ops, tf_scatter_ops, tf_count_ops, tf_linalg_ops):
+        if path in module.CALLS:
+            return module.CALLS[path]
     parts = path.split(".")
     if len(parts) == 3 and parts[1] in ("signal", "audio"):
         from flexflow_keras import tf_signal
