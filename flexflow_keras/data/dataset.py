@@ -35,6 +35,12 @@ class Tensor(np.ndarray):
         out = super().__getitem__(key)  # a scalar (labels[i]) stays a 0-d Tensor, so labels[i].numpy() works
         return out if isinstance(out, np.ndarray) else np.asarray(out).view(Tensor)
 
+    def set_shape(self, shape) -> None:
+        """TensorFlow's static-shape hint (``image.set_shape([None, None, 3])`` in a Dataset.map): a check."""
+        from flexflow_keras.ops.eager_tensor import check_shape
+
+        check_shape(self.shape, shape)
+
 
 class _StringDType:
     """The dtype of a text tensor as scripts test it: equal to "string" (``tf.string`` under the runner

@@ -90,6 +90,11 @@ class EagerTensor(np.ndarray):
         value = np.array(self, copy=True).view(np.ndarray)
         return value[()] if value.ndim == 0 else value
 
+    def set_shape(self, shape) -> None:
+        """TensorFlow's static-shape hint: nothing to do on a value, but a shape it does not have is the
+        ValueError TensorFlow raises (TensorFlow's time-series tutorial calls it in its split_window)."""
+        check_shape(self.shape, shape)
+
     def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
         recording = _recording()
         name = _UFUNC_OPS.get(ufunc)
@@ -224,6 +229,18 @@ def eager_scalar(value):
         return value
     cls = _scalar_class(type(value))
     return value if cls is type(value) else cls(value)
+
+
+def check_shape(actual: tuple, shape) -> None:
+    """Raise TensorFlow's ValueError when `shape` (None entries or a None rank match anything) does not fit
+    a value of shape `actual` (`set_shape` of an eager tensor)."""
+    dims = getattr(shape, "dims", shape)  # a tf.TensorShape-like value, or a list / tuple
+    if dims is None:
+        return
+    dims = [None if d is None or getattr(d, "value", d) is None else int(getattr(d, "value", d)) for d in dims]
+    if len(dims) != len(actual) or any(d is not None and d != a for d, a in zip(dims, actual, strict=False)):
+        raise ValueError(f"Tensor's shape {tuple(actual)} is not compatible with supplied shape "
+                         f"{tuple(dims)}.")
 
 
 def eager(value):
