@@ -27,7 +27,8 @@ us on a VM, more than the small tasks a waited trace or one reduction runs). Eac
 one point at a time (its lock is held by whichever thread runs it), under the worker's settings (Numba's
 thread count, denormals flushed; restored when the wait ends), and a point the host took is one its
 worker would have run next. The first point a helped point makes ready on such a processor stays
-with the helping thread, which runs it next (as a worker runs its own successor), instead of going to a
+with the helping thread, which runs it next when that processor's queue is empty (else it is queued
+behind the others, first in, first out, as a worker queues its own successors), instead of going to a
 queue, where the put would wake a parked worker only to find the point taken: a woken worker costs a
 core for a while, which on 2 cores slowed a lone MPI reduction's transfer (the other rank's polling
 thread lost its core). Any other point made ready goes to its queue at once, so idle workers run them
@@ -272,10 +273,11 @@ class ThreadedExecutor:
                     self._put[uid](_WAKE)
 
     def _run_held(self, node) -> bool:
-        """Take the lock of held `node`'s processor for this thread, or hand the point to its worker
-        (which is running something: it will see the point when it looks at its queue) and say False."""
+        """Take the lock of held `node`'s processor for this thread when its queue is empty (the point is
+        then what its worker would run next), or queue the point behind the others (first in, first out,
+        as a worker queues its own successors) and say False."""
         uid = node.proc.uid
-        if not self._busy[uid] and self._locks[uid].acquire(False):
+        if not self._busy[uid] and self._queues[uid].empty() and self._locks[uid].acquire(False):
             return True
         self._put[uid](node)
         return False
