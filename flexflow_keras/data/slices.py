@@ -5,10 +5,13 @@ flexflow_keras` (tf_compat.py): ``from_tensor_slices((x, y)).shuffle(n).batch(32
 gives, so `fit`, `evaluate` and `predict` load it as any PyDataset (and `for x, y in ds` iterates it):
 - the arguments: tuples and dicts are structures, anything else one tensor (a list too, as TensorFlow
   reads it); text is held as bytes, as TensorFlow's string elements give it (``.numpy()`` is bytes);
-- ``shuffle(buffer_size, seed)``: a new order each pass (each `fit` epoch, each iteration), as TensorFlow's
-  default ``reshuffle_each_iteration=True``. The order is a full permutation: a `buffer_size` smaller than
-  the data mixes less in TensorFlow, here as much as a whole shuffle. `fit(shuffle=...)` does not reorder
-  it further (TensorFlow ignores it for a dataset too).
+- ``shuffle(buffer_size, seed, reshuffle_each_iteration)``: TensorFlow's shuffle buffer (each element out
+  is drawn uniformly from the next `buffer_size` waiting, so a small buffer only mixes locally; one as
+  large as the data is a uniform permutation). A new order each time it is iterated (each `fit` epoch,
+  each pass of a later ``repeat``), as TensorFlow's default ``reshuffle_each_iteration=True``; with False
+  the same order every time. After a ``repeat`` the buffer runs across the repetitions' boundaries, as in
+  TensorFlow. A seed (or ``tf.random.set_seed``) makes the orders repeat run to run; they are not
+  TensorFlow's orders. `fit(shuffle=...)` does not reorder it further (TensorFlow ignores it for a dataset).
 - ``batch(n, drop_remainder)``; ``take``/``skip`` count elements before `batch`, batches after it;
 - ``map(fn)`` before `batch` calls fn on each element (one Python call per element), after it on each
   batch; fn gets the element's parts as arguments, as TensorFlow calls it. Its math runs on arrays
@@ -138,7 +141,12 @@ class SliceDataset(PyDataset):
         from flexflow_keras.utils import rng
 
         # no seed: one drawn from the framework's generator, so tf.random.set_seed makes the orders repeat
-        return self._then("shuffle", rng.make_seed() if seed is None else int(seed), bool(reshuffle_each_iteration))
+        if int(buffer_size) < 1 and int(buffer_size) != AUTOTUNE:
+            raise DataError(f"Dataset.shuffle(buffer_size) must be at least 1, received {buffer_size!r}; the "
+                            f"size of the data gives a uniform shuffle.")
+        size = None if int(buffer_size) == AUTOTUNE else int(buffer_size)  # AUTOTUNE: as large as the data
+        return self._then("shuffle", rng.make_seed() if seed is None else int(seed), bool(reshuffle_each_iteration),
+                          size)
 
     def batch(self, batch_size, drop_remainder=False, num_parallel_calls=None, deterministic=None,
               name=None) -> SliceDataset:
@@ -372,29 +380,45 @@ class SliceDataset(PyDataset):
     def _plan_with(self, endless: int):
         """The plan with each endless repeat made `endless` passes."""
         n = self._count_for(endless)
-        idx: list | np.ndarray = np.arange(n)
         elem_maps, batch_maps, batched = [], [], False
-        for k, stage in enumerate(self._stages):
-            kind = stage[0]
-            if kind == "shuffle":
-                seed, again = stage[1], stage[2]
-                order = np.random.default_rng([seed, k, self._pass if again else 0]).permutation(len(idx))
-                idx = [idx[i] for i in order] if batched else idx[order]
-            elif kind == "take":
-                idx = idx[:stage[1]] if stage[1] >= 0 else idx
-            elif kind == "skip":
-                idx = idx[stage[1]:]
-            elif kind == "repeat":
-                times = endless if stage[1] < 0 else stage[1]
-                idx = list(idx) * times if batched else np.tile(idx, times)
-            elif kind == "map":
+        for stage in self._stages:
+            if stage[0] == "map":
                 (batch_maps if batched else elem_maps).append(stage[1])
-            elif kind in ("batch", "padded_batch"):
-                size, drop = stage[1], stage[2]
-                end = len(idx) - len(idx) % size if drop else len(idx)
-                idx = [idx[i:i + size] for i in range(0, end, size)]
-                batched = True
-        return idx, elem_maps, batch_maps, batched
+            batched = batched or stage[0] in ("batch", "padded_batch")
+        return self._indices(len(self._stages), n, endless, (self._pass,)), elem_maps, batch_maps, batched
+
+    def _indices(self, k: int, n: int, endless: int, iteration: tuple):
+        """The element indices after the first `k` stages (a list of index arrays once batched). `iteration`
+        names this iteration of them: the pass, then the repetition of each later repeat, so a shuffle
+        below a repeat draws a new order for each repetition, as a tf.data iterator made anew per pass."""
+        if k == 0:
+            return np.arange(n)
+        stage, kind = self._stages[k - 1], self._stages[k - 1][0]
+        batched = any(s[0] in ("batch", "padded_batch") for s in self._stages[:k - 1])
+        if kind == "repeat":
+            times = endless if stage[1] < 0 else stage[1]
+            if not any(s[0] == "shuffle" and s[2] for s in self._stages[:k - 1]):  # every repetition the same
+                one = self._indices(k - 1, n, endless, iteration)
+                return list(one) * times if batched else np.tile(one, times)
+            parts = [self._indices(k - 1, n, endless, iteration + (r,)) for r in range(times)]
+            if batched:
+                return [g for part in parts for g in part]
+            return np.concatenate(parts) if parts else np.arange(0)
+        idx = self._indices(k - 1, n, endless, iteration)
+        if kind == "shuffle":
+            seed, again, size = stage[1], stage[2], stage[3]
+            order = _buffer_order(np.random.default_rng([seed, k, *iteration] if again else [seed, k]), len(idx),
+                                  len(idx) if size is None else size)
+            return [idx[i] for i in order] if batched else idx[order]
+        if kind == "take":
+            return idx[:stage[1]] if stage[1] >= 0 else idx
+        if kind == "skip":
+            return idx[stage[1]:]
+        if kind in ("batch", "padded_batch"):
+            size, drop = stage[1], stage[2]
+            end = len(idx) - len(idx) % size if drop else len(idx)
+            return [idx[i:i + size] for i in range(0, end, size)]
+        return idx  # map: applied when an element is read
 
     def __len__(self) -> int:
         return len(self._plan()[0])
@@ -484,6 +508,26 @@ def _planned(plan) -> int:
     """The number of elements a plan reads (a partial last batch counts what it holds)."""
     groups, batched = plan[0], plan[3]
     return sum(len(g) for g in groups) if batched else len(groups)
+
+
+def _buffer_order(rng, n: int, size: int) -> np.ndarray:
+    """The order TensorFlow's shuffle buffer of `size` gives `n` elements: each one out is drawn uniformly
+    from the buffer, whose slot the next element waiting fills (at the end the buffer drains). A buffer as
+    large as the data is a uniform permutation, drawn at once. The first outputs depend only on the first
+    draws, so the order's start stays the same as an endless repeat before it grows."""
+    if size >= n:
+        return rng.permutation(n)
+    draws = rng.random(n).tolist()
+    out, buffer, waiting = [0] * n, list(range(size)), size
+    for t in range(n):
+        j = int(draws[t] * len(buffer))
+        out[t] = buffer[j]
+        if waiting < n:
+            buffer[j], waiting = waiting, waiting + 1
+        else:
+            buffer[j] = buffer[-1]
+            buffer.pop()
+    return np.asarray(out, dtype=np.int64)
 
 
 def _numpy(a):

@@ -49,7 +49,8 @@ def timeseries_dataset_from_array(data, targets, sequence_length, sequence_strid
     Window i holds ``data[start_index + s_i + j * sampling_rate]`` for j < `sequence_length`, where the
     starts s_i run from 0 in steps of `sequence_stride` while the window stays before `end_index`; its
     target is ``targets[start_index + s_i]`` (None: windows only). `shuffle` shuffles the windows once,
-    with `seed`. `batch_size` None gives single windows.
+    with `seed`, then anew each iteration (each epoch) within a buffer of ``8 * batch_size`` windows (1024
+    without batches), as Keras 3 does. `batch_size` None gives single windows.
 
     Returns:
         A tf.data stand-in dataset (data/slices.py) of (x, y) batches, or of x batches without targets.
@@ -73,9 +74,14 @@ def timeseries_dataset_from_array(data, targets, sequence_length, sequence_strid
         windows = min(windows, len(targets) - start)  # no window without a target
     starts = np.arange(0, max(0, windows), sequence_stride, dtype=np.int64)
     if shuffle:
+        from flexflow_keras.utils import rng
+
+        seed = rng.make_seed() if seed is None else int(seed)  # tf.random.set_seed repeats the orders
         np.random.default_rng(seed).shuffle(starts)
     offsets = np.arange(sequence_length, dtype=np.int64) * sampling_rate
     windows = TimeseriesDataset(data, targets, starts + start, offsets)
+    if shuffle:  # Keras' local reshuffle on each iteration, after the one global shuffle
+        windows = windows.shuffle(1024 if batch_size is None else 8 * int(batch_size), seed=seed)
     return windows if batch_size is None else windows.batch(int(batch_size))
 
 
