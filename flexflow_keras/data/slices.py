@@ -43,6 +43,7 @@ from flexflow_keras.utils import tree
 from flexflow_keras.utils.py_dataset import PyDataset
 
 AUTOTUNE = -1
+_UNKNOWN_CARDINALITY = -2  # accepted by TensorFlow as a shuffle buffer_size: the whole data
 _UNSUPPORTED_METHODS = ("snapshot", "save", "load", "random", "rejection_resample")
 _ENDLESS = ("Dataset.repeat() without a count makes an endless dataset, and no take(n) after it ends it: add "
             ".take(n), give a count (.repeat(n)), or drop .repeat() for fit (it passes over the data once per epoch "
@@ -141,10 +142,10 @@ class SliceDataset(PyDataset):
         from flexflow_keras.utils import rng
 
         # no seed: one drawn from the framework's generator, so tf.random.set_seed makes the orders repeat
-        if int(buffer_size) < 1 and int(buffer_size) != AUTOTUNE:
-            raise DataError(f"Dataset.shuffle(buffer_size) must be at least 1, received {buffer_size!r}; the "
-                            f"size of the data gives a uniform shuffle.")
-        size = None if int(buffer_size) == AUTOTUNE else int(buffer_size)  # AUTOTUNE: as large as the data
+        if int(buffer_size) < 1 and int(buffer_size) != _UNKNOWN_CARDINALITY:
+            raise DataError(f"Dataset.shuffle(buffer_size) must be at least 1 (or tf.data.UNKNOWN_CARDINALITY), "
+                            f"received {buffer_size!r}; the size of the data gives a uniform shuffle.")
+        size = None if int(buffer_size) == _UNKNOWN_CARDINALITY else int(buffer_size)  # as large as the data
         return self._then("shuffle", rng.make_seed() if seed is None else int(seed), bool(reshuffle_each_iteration),
                           size)
 

@@ -151,3 +151,14 @@ def test_timeseries_windows_reshuffle_each_epoch(tf):
             passes.append(starts)
         assert sorted(passes[0]) == sorted(passes[1]) == list(range(38)), who
         assert passes[0] != passes[1], who
+
+
+def test_buffer_size_zero_is_refused_and_unknown_cardinality_is_the_whole_data(tf):
+    from flexflow_keras.errors import DataError
+
+    with pytest.raises(DataError, match="buffer_size"):
+        _ours().shuffle(0)
+    with pytest.raises(tf.errors.InvalidArgumentError):
+        _values(_theirs(tf).shuffle(0))
+    for who, base in _both(tf):
+        assert sorted(_values(base.shuffle(-2, seed=1))) == list(range(N)), who
