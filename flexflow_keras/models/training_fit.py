@@ -32,6 +32,7 @@ from flexflow_keras.models.training_utils import (
     should_validate,
     validation_cut,
 )
+from flexflow_keras.models.validation_generator import keep_first_batches
 from flexflow_keras.utils import interrupts as _interrupts
 
 log = logging.getLogger("flexflow_keras")
@@ -50,6 +51,7 @@ class FitLoop:
         self._require_compiled("fit")
         x = bounded(x, steps_per_epoch, "fit()", int(_config.resolve("epochs", epochs, "-e/--epochs")))
         validation_data = bounded(validation_data, validation_steps, "fit(validation_data=...)")
+        validation_data = keep_first_batches(validation_data, validation_steps)  # a generator, as Keras 3 reads it
         x, validation_data = host_prefix.wrap_data(self, x), host_prefix.wrap_validation(self, validation_data)
         reason = step_hooks.eager_reason(self, "train_step")
         if reason is not None:  # a step that computes its own gradients runs as written (eager_fit.py)
