@@ -197,7 +197,7 @@ class GraphLoss(Loss):
                 if self.hook is not None:
                     total = step_hooks.trace_step(self.model, self.hook, self.model_inputs, y_true, y_pred)
                 else:
-                    total = self.model.compute_loss(x=x, y=y_true, y_pred=y_pred, sample_weight=None, training=True)
+                    total = step_hooks.call_compute_loss(self.model, x, y_true, y_pred, None, training=True)
             finally:
                 _scope.pop()
             if not isinstance(total, KerasTensor):

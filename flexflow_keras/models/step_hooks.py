@@ -33,6 +33,24 @@ _FIX = ("Put the custom loss in a compute_loss(self, x, y, y_pred, sample_weight
         "self.compute_loss(...) and applies its gradient over self.trainable_variables with self.optimizer.")
 
 
+def _takes_training(fn) -> bool:
+    """Whether a compute_loss takes `training`: Keras 3.3 added the argument, and overrides written before
+    it (keras.io's masked language model) have the four-argument signature, which Keras' own trainer
+    calls without it."""
+    try:
+        params = inspect.signature(fn).parameters.values()
+    except (TypeError, ValueError):
+        return True
+    return any(p.name == "training" or p.kind is inspect.Parameter.VAR_KEYWORD for p in params)
+
+
+def call_compute_loss(model, x, y, y_pred, sample_weight=None, training=True):
+    """``model.compute_loss(...)``, with `training` only where the method takes it (`_takes_training`)."""
+    if _takes_training(model.compute_loss):
+        return model.compute_loss(x=x, y=y, y_pred=y_pred, sample_weight=sample_weight, training=training)
+    return model.compute_loss(x=x, y=y, y_pred=y_pred, sample_weight=sample_weight)
+
+
 # How a step computes its loss: Keras 3's compute_loss, or Keras 2's compiled_loss (a Keras 3 shim for it)
 # Keras' own loss entry points, called on the model (`self.compute_loss(`, `super().compute_loss(`): a helper
 # of the script's own (`self._compute_loss(data)`, keras.io's siamese network) is not one of them
@@ -111,7 +129,11 @@ def trace_step(model, hook: str, inputs, y_true, y_pred):
             return y_pred
         return original_call(x, *args, **kwargs)
 
+    takes_training = _takes_training(original_loss)
+
     def capture(*args, **kwargs):
+        if not takes_training:
+            kwargs.pop("training", None)
         raise _LossCaptured(original_loss(*args, **kwargs))
 
     x = inputs[0] if len(inputs) == 1 else list(inputs)
@@ -144,5 +166,5 @@ def default_step(model, data, training: bool):
     trace): predictions and compute_loss."""
     x, y = (data[0], data[1]) if isinstance(data, (tuple, list)) and len(data) >= 2 else (data, None)
     y_pred = model(x, training=training)
-    loss = model.compute_loss(x=x, y=y, y_pred=y_pred, training=training)
+    loss = call_compute_loss(model, x, y, y_pred, training=training)
     return {"loss": loss}

@@ -126,6 +126,35 @@ def test_compute_loss_override_trains():
     assert np.isfinite(model.fit(X, Y, epochs=1, batch_size=8, verbose=0).history["loss"][0])
 
 
+def test_compute_loss_override_without_training_argument():
+    """Keras 3.0-3.2's signature (keras.io's masked language model): Keras' trainer calls it without
+    `training`; a TypeError stopped fit and evaluate."""
+    class Old(keras.Model):
+        def compute_loss(self, x=None, y=None, y_pred=None, sample_weight=None):
+            return 3.0 * ops.mean(ops.abs(y_pred - y))
+
+    inp = keras.Input((4,))
+    model = Old(inp, layers.Dense(1, kernel_initializer="zeros")(inp))
+    model.compile("sgd")
+    assert model.evaluate(X, Y, verbose=0) == pytest.approx(3.0 * float(np.mean(np.abs(Y))), rel=1e-4)
+    assert np.isfinite(model.fit(X, Y, epochs=1, batch_size=8, verbose=0).history["loss"][0])
+
+
+def test_train_step_super_with_compute_loss_without_training_argument():
+    class Old(keras.Model):
+        def compute_loss(self, x=None, y=None, y_pred=None, sample_weight=None):
+            return 3.0 * ops.mean(ops.abs(y_pred - y))
+
+        def train_step(self, data):
+            return super().train_step(data)
+
+    inp = keras.Input((4,))
+    model = Old(inp, layers.Dense(1, kernel_initializer="zeros")(inp))
+    model.compile("sgd")
+    history = model.fit(X, Y, epochs=1, batch_size=32, shuffle=False, verbose=0).history
+    assert history["loss"][0] == pytest.approx(3.0 * float(np.mean(np.abs(Y))), rel=1e-4)
+
+
 class _Tape:
     """Stands in for tf.GradientTape in a keras.io-style train_step (importing TensorFlow is slow)."""
 
