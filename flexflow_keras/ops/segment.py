@@ -9,7 +9,9 @@ Parallel rules: the output's first dim (the segments) is never split, and the op
 split. A piece of the segments would read every row of data and every id and drop most of them, and a
 split of data's rows gives partial results that only a sum could add (a max, min or prod could not go
 through the execution's ``+`` reduction), so neither is offered to the search. The trailing (feature)
-dims split freely: each piece reduces its own columns of every row.
+dims split freely: each piece reduces its own columns of every row. A trailing dim may be the batch
+(data transposed to (nodes, batch, ...), keras.io's traffic forecasting): it is the output's sample dim
+and splits the same way.
 """
 
 from __future__ import annotations
@@ -64,8 +66,6 @@ class SegmentReduceOp(Op):
             raise ShapeError(f"{who}: data {fmt(x.shape)} must start with the shape of segment_ids "
                              f"{fmt(ids.shape)} (one id per row of data; a batch dim in one needs it in the "
                              f"other).")
-        if any(s is None for s in x.shape[k:]):
-            raise ShapeError(f"{who}: data {fmt(x.shape)} needs known dims after its rows.")
         dtype = x.dtype
         if self.fn in ("mean", "sqrt_n") and np.dtype(dtype).kind != "f":
             if self.fn == "sqrt_n":

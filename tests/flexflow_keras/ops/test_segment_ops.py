@@ -8,7 +8,7 @@ import pytest
 from op_harness import check_op, run_backward, run_forward, specs
 
 import flexflow_keras as keras
-from flexflow_keras import ops
+from flexflow_keras import config, ops
 from flexflow_keras.errors import DataError, ShapeError, StrategyError
 from flexflow_keras.ops import parallel as par
 from flexflow_keras.ops.base import KernelContext
@@ -165,3 +165,38 @@ def test_in_a_model_aggregates_and_trains():
     np.testing.assert_allclose(got, agg @ w[2] + w[3], rtol=1e-5, atol=1e-5)
     hist = model.fit(idx, labels, epochs=8, batch_size=12, verbose=0)
     assert hist.history["loss"][-1] < hist.history["loss"][0]
+
+
+@pytest.mark.parametrize("degree", [1, 2])
+def test_batch_after_the_rows_in_a_model(degree, request):
+    """keras.io's traffic forecasting: node features transposed to (nodes, batch, time, feat), the messages
+    of each node's edges gathered and averaged by tf.math.unsorted_segment_mean. The data's trailing dims
+    hold the batch; it was refused ("needs known dims after its rows"). Predictions and one SGD step
+    equal the NumPy computation, on one shard and with the batch split in two."""
+    request.addfinalizer(config.reset)
+    config.set(data_parallel_degree=degree)
+    rng = np.random.default_rng(1)
+    edges = np.array([[0, 0, 1, 2, 2, 3], [1, 2, 0, 0, 3, 2]])
+    x = rng.standard_normal((8, 5, 4, 1)).astype("float32")  # (batch, time, nodes, feat)
+    y = rng.standard_normal((8, 4)).astype("float32")
+
+    inp = keras.Input((5, 4, 1))
+    h = ops.transpose(inp, (2, 0, 1, 3))  # (nodes, batch, time, feat)
+    agg = ops.segment_sum(ops.take(h, edges[1], axis=0), edges[0], num_segments=4)
+    out = ops.transpose(ops.sum(agg, axis=(2, 3)), (1, 0))  # (batch, nodes)
+    model = keras.Model(inp, keras.layers.Dense(4, kernel_initializer="ones")(out))
+    model.compile(keras.optimizers.SGD(0.01), "mse")
+
+    def forward(w, b):
+        node = x.sum(axis=(1, 3))  # (batch, nodes)
+        feats = np.zeros_like(node)
+        for s, t in edges.T:
+            feats[:, s] += node[:, t]
+        return feats, feats @ w + b
+
+    w, b = (v.numpy() for v in model.weights)
+    feats, pred = forward(w, b)
+    np.testing.assert_allclose(model.predict(x, verbose=0), pred, rtol=1e-5, atol=1e-5)
+    model.fit(x, y, batch_size=8, epochs=1, shuffle=False, verbose=0)
+    grad = 2 * (pred - y) / y.size
+    np.testing.assert_allclose(model.weights[0].numpy(), w - 0.01 * feats.T @ grad, rtol=1e-5, atol=1e-5)
