@@ -78,6 +78,7 @@ from flexflow_keras import (  # noqa: E402
     random,
     regularizers,
     saving,
+    tree,
     utils,
 )
 from flexflow_keras.layers import Input  # noqa: E402
@@ -96,7 +97,7 @@ def version() -> str:
 __all__ = [
     "activations", "applications", "backend", "callbacks", "config", "datasets", "initializers", "layers", "losses",
     "metrics", "mixed_precision", "models", "ops", "optimizers", "preprocessing", "random", "regularizers",
-    "saving", "utils",
+    "saving", "tree", "utils",
     "Input", "Model", "Sequential", "Variable", "version",
     "ParallelConfig", "Strategy",
 ]

@@ -73,7 +73,8 @@ scripts whose Keras part runs (`tf.random.set_seed(42)` on their first line). Ma
   `tf.searchsorted` (side, out_type; also symbolic), `tf.math.bincount` (weights, minlength, maxlength, dtype,
   axis, binary_output), `tf.math.confusion_matrix`, `tf.math.in_top_k` / `tf.nn.in_top_k` (also symbolic)
   (tf_count_ops.py; eager on arrays); `tf.linalg.inv` / `det` (eager; first derivatives under a tape),
-  `diag` / `diag_part` (k=0), `trace`, `matvec` (tf_linalg_ops.py). An argument TensorFlow's function takes
+  `diag` / `diag_part` (k=0), `trace`, `matvec` (tf_linalg_ops.py); `tf.nest.flatten` / `map_structure` /
+  `pack_sequence_as` / `is_nested` (tf_nest.py: keras.tree's). An argument TensorFlow's function takes
   and Keras' does not
   (an argument only TensorFlow's function has) is a `RawTensorFlowError` naming the call. Names whose
   TensorFlow meaning or argument order differs from Keras' and that are not written out above are not
@@ -720,9 +721,9 @@ def mapped_call(path: str):
     """The function that runs raw TensorFlow `path` ("tf.math.exp"), or None when it stays refused."""
     if path in CALLS:
         return CALLS[path]
-    from flexflow_keras import tf_array_ops, tf_count_ops, tf_linalg_ops, tf_math_ops, tf_scatter_ops
+    from flexflow_keras import tf_array_ops, tf_count_ops, tf_linalg_ops, tf_math_ops, tf_nest, tf_scatter_ops
 
-    for module in (tf_array_ops, tf_math_ops, tf_scatter_ops, tf_count_ops, tf_linalg_ops):
+    for module in (tf_array_ops, tf_math_ops, tf_scatter_ops, tf_count_ops, tf_linalg_ops, tf_nest):
         if path in module.CALLS:
             return module.CALLS[path]
     parts = path.split(".")

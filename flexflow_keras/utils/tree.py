@@ -1,4 +1,8 @@
-"""Small helpers over nested lists/tuples/dicts of tensors (Keras' `tree`), used by layers and models."""
+"""Small helpers over nested lists/tuples/dicts of tensors, used by layers and models.
+
+A dict's leaves come in its insertion order here (models' named inputs and outputs rely on it); the public
+`keras.tree` (flexflow_keras/tree.py) has Keras 3's semantics: sorted keys, namedtuples rebuilt.
+"""
 
 from __future__ import annotations
 
