@@ -28,7 +28,30 @@ from flexflow_keras.ops.base import Op, apply_op
 from flexflow_keras.ops.graph import KerasTensor, TensorSpec
 from kernels import shape as kshape
 
+_ARITHMETIC = ("add", "sub", "mul", "floordiv", "truediv", "mod", "pow")
 
+
+def no_arithmetic(cls):
+    """Give an unknown-dim class (`SeqDim`, numpy_api's `BatchDim`) arithmetic that raises a TypeError
+    saying why (``tf.shape(x)[1] * num_nodes``, keras.io's traffic forecasting, met a bare "unsupported
+    operand type(s)"): a product or sum of an unknown size is a shape that merges the batch or an open
+    length with another dim, which a graph here cannot hold."""
+
+    def refuse(self, other):
+        raise TypeError(f"{self._dim_words()} is unknown while the graph is built, and arithmetic on it "
+                        f"({self!r} and {other!r}) is not supported: flexflow_keras keeps the batch and open "
+                        f"lengths as dims of their own, so a shape that multiplies one into another dim "
+                        f"(batch * nodes) cannot be built. Reshape each sample instead, e.g. ops.reshape(x, "
+                        f"(-1,) + per_sample_shape), or keep the dims apart (Dense acts on the last axis of "
+                        f"inputs of any rank).")
+
+    for name in _ARITHMETIC:
+        setattr(cls, f"__{name}__", refuse)
+        setattr(cls, f"__r{name}__", refuse)
+    return cls
+
+
+@no_arithmetic
 class SeqDim:
     """A non-batch entry of ``ops.shape(x)`` that is unknown while the graph is recorded (an open Input dim)."""
 
@@ -39,6 +62,9 @@ class SeqDim:
 
     def __repr__(self) -> str:
         return "None"
+
+    def _dim_words(self) -> str:
+        return f"ops.shape(x)[{self.axis}] of a symbolic tensor (a dim left open, or the batch moved there)"
 
     def __index__(self):
         raise TypeError(f"ops.shape(x)[{self.axis}] of a symbolic tensor is a length left open by its Input "

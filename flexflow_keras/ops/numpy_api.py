@@ -44,6 +44,7 @@ _slice = builtins.slice
 _t = F._tensor
 
 
+@_dyn.no_arithmetic
 class BatchDim:
     """The batch entry of ``ops.shape(x)`` for a symbolic x: unknown until run time, tied to x."""
 
@@ -54,6 +55,9 @@ class BatchDim:
 
     def __repr__(self) -> str:
         return "None"
+
+    def _dim_words(self) -> str:
+        return "ops.shape(x)[0] of a symbolic tensor (the batch size)"
 
     def __index__(self):
         raise TypeError("ops.shape(x)[0] of a symbolic tensor is the batch size, unknown while the graph is "

@@ -122,3 +122,15 @@ def test_a_padding_mask_of_open_length_indexed_with_new_axes():
     # call, so its padded query steps attend anyway; the loss never reads them)
     np.testing.assert_allclose(ours.predict(x, verbose=0)[real], theirs.predict(x, verbose=0)[real], rtol=1e-4,
                                atol=1e-5)
+
+
+def test_arithmetic_on_an_unknown_dim_says_why():
+    """keras.io's traffic forecasting multiplies the batch (moved to dim 1 by a transpose) by the node count
+    for a reshape; it met a bare "unsupported operand type(s) for *: 'SeqDim' and 'int'"."""
+    x = ff.ops.transpose(ff.Input((5, 4)), (1, 0, 2))
+    with pytest.raises(TypeError, match=r"ops.shape\(x\)\[1\] .* arithmetic on it \(None and 4\) is not supported"):
+        ff.ops.shape(x)[1] * 4
+    with pytest.raises(TypeError, match=r"ops.shape\(x\)\[0\] .*the batch size.* arithmetic on it"):
+        2 * ff.ops.shape(ff.Input((3,)))[0]
+    with pytest.raises(TypeError, match="Reshape each sample instead"):
+        ff.ops.shape(ff.Input((None, 3)))[1] - 1
