@@ -205,11 +205,16 @@ def _raw_tensorflow_call() -> str | None:
 STRING_DTYPES = ("string", "str")  # an Input of text, read by host preprocessing layers (layers/host_prefix.py)
 
 
-def _elementwise_operand(o) -> bool:
+def _elementwise_operand(o, t=None) -> bool:
     """A number or array: what `KerasTensor == o` compares element by element inside call(). None, strings
-    and other objects compare by identity there too (``x == None`` or ``x in names`` in a layer's code)."""
+    and other objects compare by identity there too (``x == None`` or ``x in names`` in a layer's code),
+    except a string against a string tensor `t` (``inputs["thal"] == "fixed"``, keras.io's feature
+    engineering layer), which TensorFlow compares element by element: by identity it was a Python False,
+    and ``tf.cast(x == "fixed", "float32")`` a constant 0 feature."""
     if isinstance(o, np.ndarray):
         return o.dtype.kind in "biuf"
+    if isinstance(o, str):
+        return t is not None and t.dtype == "string"
     return isinstance(o, (int, float, np.number))
 
 
@@ -321,12 +326,12 @@ class KerasTensor(TensorMath):
         # Keras 3 hands a layer's call() the backend's tensors, whose == is element-wise
         # (``tf.cast(ids == block, "float32")``, keras.io's mixed-dimension embedding); elsewhere, and against
         # another KerasTensor (``t in inputs``), a KerasTensor compares by identity, as Keras' own.
-        if _elementwise_operand(o) and _in_symbolic_call():
+        if _elementwise_operand(o, self) and _in_symbolic_call():
             return self._binary(o, "equal")
         return self is o
 
     def __ne__(self, o):
-        if _elementwise_operand(o) and _in_symbolic_call():
+        if _elementwise_operand(o, self) and _in_symbolic_call():
             return self._binary(o, "not_equal")
         return self is not o
 

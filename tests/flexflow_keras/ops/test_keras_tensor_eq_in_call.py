@@ -4,9 +4,11 @@ constant False and zeroed the embeddings); outside a call, and between two Keras
 compares by identity, as Keras'."""
 
 import numpy as np
+import pytest
 
 import flexflow_keras as keras
 from flexflow_keras import config, ops
+from flexflow_keras.errors import GraphError
 
 
 class Masks(keras.layers.Layer):
@@ -46,3 +48,22 @@ def test_none_and_strings_compare_by_identity_inside_call():
     inp = keras.Input(shape=(3,))
     keras.Model(inp, Probe()(inp))
     assert seen == {"none": False, "name": True, "member": False}
+
+
+def test_a_string_tensor_against_a_string_is_element_wise_inside_call():
+    """keras.io's feature-engineering layer: ``tf.cast(inputs["thal"] == "fixed", tf.float32)``. By identity
+    it was a Python False, cast to a 0-d constant: a Concatenate rank error, or, added to a feature, a
+    silent constant. Element-wise (TensorFlow's), the model names the real limit: strings in the graph."""
+    seen = {}
+
+    class Features(keras.layers.Layer):
+        def call(self, inputs):
+            fixed = inputs["thal"] == "fixed"
+            seen["eq"], seen["ne"] = fixed, inputs["thal"] != "normal"
+            return ops.concatenate([ops.cast(fixed, "float32"), inputs["age"]], axis=-1)
+
+    inputs = {"thal": keras.Input((1,), dtype="string", name="thal"), "age": keras.Input((1,), name="age")}
+    outputs = keras.layers.Dense(1)(Features()(inputs))
+    assert [(t.shape, str(t.dtype)) for t in (seen["eq"], seen["ne"])] == [((None, 1), "bool")] * 2
+    with pytest.raises(GraphError, match="input 'thal' holds strings"):
+        keras.Model(inputs, outputs)
