@@ -513,22 +513,15 @@ def _planned(plan) -> int:
 
 def _buffer_order(rng, n: int, size: int) -> np.ndarray:
     """The order TensorFlow's shuffle buffer of `size` gives `n` elements: each one out is drawn uniformly
-    from the buffer, whose slot the next element waiting fills (at the end the buffer drains). A buffer as
-    large as the data is a uniform permutation, drawn at once. The first outputs depend only on the first
-    draws, so the order's start stays the same as an endless repeat before it grows."""
+    from the buffer, whose slot the next element waiting fills (at the end the buffer drains); the loop is
+    kernels/shuffle_buffer.py's. A buffer as large as the data is a uniform permutation, drawn at once. The
+    first outputs depend only on the first draws, so the order's start stays the same as an endless repeat
+    before it grows."""
     if size >= n:
         return rng.permutation(n)
-    draws = rng.random(n).tolist()
-    out, buffer, waiting = [0] * n, list(range(size)), size
-    for t in range(n):
-        j = int(draws[t] * len(buffer))
-        out[t] = buffer[j]
-        if waiting < n:
-            buffer[j], waiting = waiting, waiting + 1
-        else:
-            buffer[j] = buffer[-1]
-            buffer.pop()
-    return np.asarray(out, dtype=np.int64)
+    from kernels.shuffle_buffer import buffer_order
+
+    return buffer_order(rng.random(n), size)
 
 
 def _numpy(a):
