@@ -162,7 +162,7 @@ def argsort(values, axis=-1, direction="ASCENDING", stable=False, name=None):
 
 def meshgrid(*tensors, indexing="xy", name=None):
     """`tf.meshgrid(*tensors, indexing="xy")`; keras.ops.meshgrid."""
-    return list(_ops().meshgrid(*tensors, indexing=indexing))
+    return list(_ops().meshgrid(*(_tensor(t) for t in tensors), indexing=indexing))
 
 
 def band_part(input, num_lower, num_upper, name=None):  # noqa: A002 (TensorFlow's argument names)

@@ -120,14 +120,39 @@ def logical_xor(x, y, name="LogicalXor"):
     return _ops().logical_xor(_tensor(x), _tensor(y))
 
 
+def round_(x, name=None):
+    """`tf.round(x)`: half to even; integers are their own rounding (returned as they are)."""
+    x = _tensor(x)
+    if isinstance(x, KerasTensor):
+        return x if np.dtype(str(x.dtype)).kind in "iub" else _ops().round(x)
+    x = _ops().convert_to_tensor(x)
+    return x if np.asarray(x).dtype.kind in "iub" else _ops().round(x)
+
+
+def _matrix_norm(tensor, ord, axes: tuple, keepdims: bool):  # noqa: A002 (TensorFlow's name)
+    """TensorFlow's matrix 1-norm (largest column sum of |x|: summed over axes[0], the largest over axes[1])
+    or inf-norm (largest row sum: summed over axes[1], the largest over axes[0])."""
+    ops = _ops()
+    nd = _ndim(tensor)
+    rows, cols = (int(a) % nd for a in axes)
+    if rows == cols:
+        _refuse("tf.norm", f"expects two different axes for a matrix norm, received axis={list(axes)}.")
+    summed, largest = (rows, cols) if ord == 1 else (cols, rows)
+    out = ops.max(ops.sum(ops.abs(tensor), axis=summed, keepdims=True), axis=largest, keepdims=True)
+    return out if keepdims else ops.squeeze(out, axis=(rows, cols))
+
+
 def norm(tensor, ord="euclidean", axis=None, keepdims=None, name=None):  # noqa: A002 (TensorFlow's names)
     """`tf.norm` / `tf.linalg.norm`: the Euclidean (or 'fro') norm of all of x by default, or over `axis` (an
-    int: a vector norm of order `ord`; a pair: a matrix norm, 'euclidean' / 'fro' / 1 / inf)."""
+    int: a vector norm of order `ord`; a pair: a matrix norm, 'euclidean' / 'fro' / 1 (the largest column sum
+    of |x|) / inf (the largest row sum))."""
     ops = _ops()
     tensor = _tensor(tensor)
     keep = bool(keepdims)
     if isinstance(axis, list | tuple) and len(axis) == 1:
         axis = axis[0]
+    if isinstance(axis, list | tuple) and len(axis) == 2 and not isinstance(ord, str) and ord in (1, np.inf):
+        return _matrix_norm(tensor, ord, tuple(axis), keep)
     if ord in ("euclidean", "fro"):
         if ord == "fro" and not (axis is None or isinstance(axis, list | tuple)):
             _refuse("tf.norm", "takes ord='fro' over a pair of axes (or axis=None), as TensorFlow.")
@@ -159,6 +184,7 @@ def bias_add(value, bias, data_format=None, name=None):
     """`tf.nn.bias_add(value, bias, data_format)`: `bias` added along the channels, last ("N...C", the
     default) or second ("NC...")."""
     ops = _ops()
+    value, bias = _tensor(value), _tensor(bias)
     if data_format is not None and str(data_format).startswith("NC") and _ndim(value) > 2:
         bias = ops.reshape(bias, (-1,) + (1,) * (_ndim(value) - 2))
     return ops.add(value, bias)
@@ -168,6 +194,7 @@ def softmax_cross_entropy_with_logits(labels, logits, axis=-1, name=None):
     """`tf.nn.softmax_cross_entropy_with_logits(labels, logits, axis=-1)`: per-row cross-entropy of
     probability `labels` and softmax(logits); keras.ops.categorical_crossentropy from logits."""
     ops = _ops()
+    labels, logits = _tensor(labels), _tensor(logits)
     if int(axis) not in (-1, _ndim(logits) - 1):  # the class axis last, as keras.ops' loss takes it
         labels, logits = ops.moveaxis(labels, int(axis), -1), ops.moveaxis(logits, int(axis), -1)
     return ops.categorical_crossentropy(labels, logits, from_logits=True)
@@ -176,7 +203,7 @@ def softmax_cross_entropy_with_logits(labels, logits, axis=-1, name=None):
 def sparse_softmax_cross_entropy_with_logits(labels, logits, name=None):
     """`tf.nn.sparse_softmax_cross_entropy_with_logits(labels, logits)`: per-row cross-entropy of integer
     `labels` and softmax(logits); keras.ops.sparse_categorical_crossentropy from logits."""
-    return _ops().sparse_categorical_crossentropy(labels, logits, from_logits=True)
+    return _ops().sparse_categorical_crossentropy(_tensor(labels), _tensor(logits), from_logits=True)
 
 
 def dropout(x, rate, noise_shape=None, seed=None, name=None):
@@ -267,7 +294,7 @@ CALLS = {
     **{f"tf.math.{tf_name}": _unary(fn, tf_name) for tf_name, fn in (
         ("is_nan", "isnan"), ("is_inf", "isinf"), ("is_finite", "isfinite"), ("log_sigmoid", "log_sigmoid"),
         ("atan", "arctan"), ("asin", "arcsin"), ("acos", "arccos"), ("sinh", "sinh"), ("cosh", "cosh"))},
-    "tf.math.rsqrt": _unary("rsqrt", "rsqrt"), **_both("round", _unary("round", "round")),
+    "tf.math.rsqrt": _unary("rsqrt", "rsqrt"), **_both("round", round_),
     "tf.math.divide_no_nan": divide_no_nan, "tf.math.atan2": atan2, "tf.atan2": atan2,
     "tf.math.logical_xor": logical_xor,
     "tf.norm": norm, "tf.linalg.norm": norm, "tf.clip_by_norm": clip_by_norm,

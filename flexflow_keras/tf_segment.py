@@ -17,6 +17,16 @@ import numpy as np
 from flexflow_keras.errors import ArgumentError, DataError
 from flexflow_keras.ops.graph import KerasTensor
 
+
+def _tensor(x):
+    """x as TensorFlow converts it (a list of Python floats float32, of ints int32); tensors as they are."""
+    if isinstance(x, KerasTensor | np.ndarray) or hasattr(x, "value"):
+        return x
+    from flexflow_keras.tf_compat import _constant
+
+    return _constant(x)
+
+
 UNSORTED = ("sum", "mean", "max", "min", "prod", "sqrt_n")
 SORTED = ("sum", "mean", "max", "min", "prod")
 
@@ -29,7 +39,7 @@ def _unsorted(fn: str):
 
         if num_segments is None:
             raise ArgumentError(f"{who} needs num_segments (the output's row count), received None.")
-        return segment_reduce(fn, data, segment_ids, num_segments, who=who)
+        return segment_reduce(fn, _tensor(data), segment_ids, num_segments, who=who)
 
     call.__name__ = call.__qualname__ = f"unsorted_segment_{fn}"
     call.__doc__ = f"`{who}(data, segment_ids, num_segments)` (see the module docstring)."
@@ -57,7 +67,7 @@ def _sorted(fn: str):
             raise DataError(f"{who}: segment ids are not increasing (position {at}: {int(ids[at])} after "
                             f"{int(ids[at - 1])}); sort the rows by id, or use tf.math.unsorted_segment_{fn}.")
         n = int(ids[-1]) + 1 if ids.size else 0
-        return segment_reduce(fn, data, ids, n, empty_zero=True, who=who)
+        return segment_reduce(fn, _tensor(data), ids, n, empty_zero=True, who=who)
 
     call.__name__ = call.__qualname__ = f"segment_{fn}"
     call.__doc__ = f"`{who}(data, segment_ids)` (see the module docstring)."

@@ -157,7 +157,13 @@ def _non_numpy_forward(code, x, y):
 
 
 def unary_forward_cpu(code: int, x: np.ndarray, y: np.ndarray, lo: float = 0.0, hi: float = 0.0) -> None:
-    """``y = f(x)`` for a `UNARY` or `NON_NUMPY_UNARY` code (`lo`/`hi` are clip's bounds)."""
+    """``y = f(x)`` for a `UNARY` or `NON_NUMPY_UNARY` code (`lo`/`hi` are clip's bounds). IEEE results at the
+    poles and outside the domain (rsqrt(0) inf, log(-1) nan) without NumPy's RuntimeWarnings, as TensorFlow."""
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        _unary_forward_cpu(code, x, y, lo, hi)
+
+
+def _unary_forward_cpu(code: int, x: np.ndarray, y: np.ndarray, lo: float, hi: float) -> None:
     if code in (ERF, ERFINV):
         _non_numpy_forward(code, flat_in(x), flat_out(y, "unary_forward_cpu"))
     elif code == CLIP:

@@ -132,3 +132,11 @@ def test_ensure_shape_passes_or_raises_as_tensorflow():
     assert FFTF.ensure_shape(inp, [None, 4]) is inp and FFTF.ensure_shape(inp, [32, 4]) is inp
     with pytest.raises(InvalidArgumentError, match=r"\[\?,4\] is not compatible with expected shape \[\?,3\]"):
         FFTF.ensure_shape(inp, [None, 3])
+
+
+def test_meshgrid_of_python_lists_converts_as_tensorflow():
+    for args in [([1, 2], [3, 4, 5]), ([1.0, 2.0], [3.0])]:
+        want, got = tf.meshgrid(*args), FFTF.meshgrid(*args)
+        for g, w in zip(got, want, strict=True):
+            assert g.numpy().dtype == w.dtype.as_numpy_dtype
+            np.testing.assert_array_equal(g.numpy(), w.numpy())

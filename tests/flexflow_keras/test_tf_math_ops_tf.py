@@ -44,6 +44,11 @@ CASES = [
     ("norm", (X,), {}), ("linalg.norm", (X,), {"axis": 1}), ("norm", (X,), {"ord": 1, "axis": 0}),
     ("norm", (X,), {"ord": np.inf, "axis": -1, "keepdims": True}), ("norm", (X,), {"ord": "fro", "axis": [0, 1]}),
     ("norm", (X,), {"axis": [-2, -1], "keepdims": True}), ("norm", (X,), {"ord": 1}),
+    ("norm", (X,), {"ord": 1, "axis": [0, 1]}), ("norm", (X,), {"ord": np.inf, "axis": [0, 1]}),
+    ("norm", (X,), {"ord": 1, "axis": [1, 0]}), ("linalg.norm", (X,), {"ord": np.inf, "axis": [-1, -2]}),
+    ("norm", (np.stack([X, -2 * X]),), {"ord": 1, "axis": [-2, -1], "keepdims": True}),
+    ("norm", (np.stack([X, -2 * X]),), {"ord": np.inf, "axis": [1, 2]}),
+    ("round", (INTS,), {}), ("math.rsqrt", (np.array([4.0, 0.0], np.float32),), {}),
     ("clip_by_norm", (X, 2.0), {}), ("clip_by_norm", (X, 2.0), {"axes": [1]}), ("clip_by_norm", (X, 100.0), {}),
     ("math.log_sigmoid", (X,), {}), ("math.atan2", (X, X[::-1]), {}), ("atan2", (X, np.ones_like(X)), {}),
     ("math.atan", (X,), {}), ("math.asin", (X / 8,), {}), ("math.acos", (X / 8,), {}), ("math.sinh", (X,), {}),
@@ -96,10 +101,13 @@ def test_symbolic_calls_in_a_model(request):
     config.set(data_parallel_degree=1)
     inp = keras.Input((4,))
     outs = [FFTF.cumsum(inp, axis=1, exclusive=True), FFTF.cast(FFTF.math.count_nonzero(inp, axis=1), "float32"),
-            FFTF.norm(inp, axis=1), FFTF.clip_by_norm(inp, 1.0, axes=[1]), FFTF.math.reduce_logsumexp(inp, 1)]
+            FFTF.norm(inp, axis=1), FFTF.clip_by_norm(inp, 1.0, axes=[1]), FFTF.math.reduce_logsumexp(inp, 1),
+            FFTF.norm(FFTF.reshape(inp, (-1, 2, 2)), ord=1, axis=[1, 2]),
+            FFTF.norm(FFTF.reshape(inp, (-1, 2, 2)), ord=np.inf, axis=[-2, -1])]
     model = keras.Model(inp, outs)
     wants = [tf.cumsum(X, axis=1, exclusive=True), tf.cast(tf.math.count_nonzero(X, axis=1), "float32"),
-             tf.norm(X, axis=1), tf.clip_by_norm(X, 1.0, axes=[1]), tf.math.reduce_logsumexp(X, 1)]
+             tf.norm(X, axis=1), tf.clip_by_norm(X, 1.0, axes=[1]), tf.math.reduce_logsumexp(X, 1),
+             tf.norm(X.reshape(-1, 2, 2), ord=1, axis=[1, 2]), tf.norm(X.reshape(-1, 2, 2), ord=np.inf, axis=[-2, -1])]
     for got, want in zip(model.predict(X, verbose=0), wants, strict=True):
         np.testing.assert_allclose(got, want.numpy(), rtol=1e-5, atol=1e-6)
 
@@ -115,7 +123,11 @@ def test_python_lists_convert_as_tensorflow_converts_them():
     for path, args in [("cumsum", ([1.0, 2.0, 3.0],)), ("cumsum", ([1, 2, 3],)), ("math.count_nonzero", ([0, 1, 2],)),
                        ("reduce_any", ([True, False],)), ("math.is_nan", ([1.0, 2.0],)), ("norm", ([3.0, 4.0],)),
                        ("clip_by_norm", ([3.0, 4.0], 1.0)), ("nn.l2_loss", ([1.0, 2.0],)), ("round", ([0.5, 1.5],)),
-                       ("math.divide_no_nan", ([1.0, 2.0], [0.0, 4.0]))]:
+                       ("math.divide_no_nan", ([1.0, 2.0], [0.0, 4.0])), ("round", ([1, 2],)),
+                       ("nn.bias_add", (np.ones((1, 2, 2), np.float32), [1.0, 2.0])),
+                       ("nn.bias_add", ([[1.0, 2.0]], [1.0, 2.0])),
+                       ("nn.softmax_cross_entropy_with_logits", ([[0.0, 1.0]], [[1.0, 2.0]])),
+                       ("nn.sparse_softmax_cross_entropy_with_logits", ([1], [[1.0, 2.0]]))]:
         want, got = _fn(tf, path)(*args), _fn(FFTF, path)(*args)
         assert got.numpy().dtype == want.dtype.as_numpy_dtype, path
         np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-6)
@@ -172,3 +184,12 @@ def test_clip_by_global_norm_matches_tensorflow():
         tloss = tf.reduce_sum(tf.clip_by_global_norm([tv * 2.0], 3.0)[0][0] * X)
     np.testing.assert_allclose(np.asarray(tape.gradient(loss, v)), ttape.gradient(tloss, tv).numpy(), rtol=1e-5,
                                atol=1e-6)
+
+
+def test_rsqrt_of_zero_is_inf_without_a_warning():
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        got = FFTF.math.rsqrt([4.0, 0.0])
+    np.testing.assert_array_equal(got.numpy(), tf.math.rsqrt([4.0, 0.0]).numpy())

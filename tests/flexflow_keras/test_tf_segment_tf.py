@@ -99,3 +99,11 @@ def test_sorted_ids_checked():
         seg_sum(X[:3], np.array([-1, 0, 0]))
     with pytest.raises(ArgumentError, match="unsorted_segment_sum"):
         seg_sum(ff.Input((3,)), ff.Input((), dtype="int32"))
+
+
+def test_python_lists_convert_as_tensorflow_converts_them():
+    for name, args in [("segment_sum", ([1.0, 2.0], [0, 0])), ("unsorted_segment_sum", ([1.0, 2.0], [0, 1], 2)),
+                       ("unsorted_segment_max", ([1, 2], [1, 1], 2))]:
+        want, got = getattr(tf.math, name)(*args), mapped_call(f"tf.math.{name}")(*args)
+        assert np.asarray(got).dtype == want.dtype.as_numpy_dtype, name
+        np.testing.assert_array_equal(np.asarray(got), want.numpy())
