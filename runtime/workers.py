@@ -146,8 +146,9 @@ class ThreadedExecutor:
         self._put[node.proc.uid](node)
 
     def putter(self, proc):
-        """The callable that enqueues a ready node on `proc` (trace replays resolve it once): it must do
-        exactly what `enqueue` does for a node of `proc`."""
+        """The callable that enqueues a ready node on `proc` (trace replays resolve it once): what `enqueue`
+        does for a node of `proc` from a thread that is not helping (a replay issues from the host before
+        it waits, so it never holds a point back)."""
         return self._put[proc.uid]
 
     def _loop(self, proc, q) -> None:
@@ -224,18 +225,21 @@ class ThreadedExecutor:
         try:
             while gate.locked():
                 if held:  # the first point the last one made ready (the others went to their queues)
-                    taken = held.pop()
-                    if not self._run_held(taken):
-                        taken = None
-                        continue
-                    if saved is None:
+                    if saved is None:  # before the lock is taken: an interrupt here leaves the point in `held`
                         saved = self._enter_help()
                         context = contextvars.Context()
+                    taken = held.pop()
+                    uid = taken.proc.uid
+                    lock = self._locks[uid]
+                    if self._busy[uid] or not self._queues[uid].empty() or not lock.acquire(False):
+                        node, taken = taken, None  # behind the queued points, first in, first out
+                        self._put[uid](node)
+                        continue
                     try:
                         context.run(self._help_run, taken)
+                        taken = None
                     finally:
-                        self._locks[taken.proc.uid].release()
-                    taken = None
+                        lock.release()
                     continue
                 for uid in helped:
                     if self._busy[uid] or (self._queues[uid].empty() and not self._deferred[uid]):
@@ -271,16 +275,6 @@ class ThreadedExecutor:
             for uid in helped:  # points this thread deferred: their parked worker must see them
                 if self._deferred[uid]:
                     self._put[uid](_WAKE)
-
-    def _run_held(self, node) -> bool:
-        """Take the lock of held `node`'s processor for this thread when its queue is empty (the point is
-        then what its worker would run next), or queue the point behind the others (first in, first out,
-        as a worker queues its own successors) and say False."""
-        uid = node.proc.uid
-        if not self._busy[uid] and self._queues[uid].empty() and self._locks[uid].acquire(False):
-            return True
-        self._put[uid](node)
-        return False
 
     def _take(self, uid: int):
         """The point the worker of processor `uid` would run next (its lock held), or None."""

@@ -285,7 +285,6 @@ def test_a_waiting_thread_that_runs_a_chain_queues_nothing_for_the_parked_worker
 
 
 def test_a_helping_thread_keeps_only_the_first_point_made_ready():
-    pytest.importorskip("numba")
     from runtime.workers import ThreadedExecutor
 
     with rt.Runtime(rt.Machine(cpus=2, utils=0), executor="threaded") as rtm:
@@ -311,3 +310,42 @@ def test_a_helping_thread_keeps_only_the_first_point_made_ready():
         finally:
             ex._tls.held = None
             ex._put = saved
+
+
+@rt.task(privileges=[rt.RW])
+def bump_then_interrupt(x):
+    x += 1
+    if _Interrupter.armed and threading.current_thread() is threading.main_thread():
+        _Interrupter.armed = False
+        raise KeyboardInterrupt
+    return threading.current_thread().name
+
+
+def test_ctrl_c_in_a_kept_point_releases_its_processor():
+    # the host runs a chain, keeping each next point (see the test above); Ctrl-C in one of them must
+    # leave that processor's lock free: the worker and later waits go on
+    R = rt.Region((4,), np.float64)
+    host = threading.current_thread().name
+    with rt.Runtime(rt.Machine(cpus=1, utils=0), executor="threaded") as rtm:
+        rtm.fill(R, 0.0)
+        for _ in range(30):
+            _Interrupter.armed = False
+            first = rtm.launch(bump, R)
+            rest = [rtm.launch(bump_then_interrupt, R) for _ in range(5)]
+            _Interrupter.armed = True
+            try:
+                names = [first.get()] + [f.get() for f in rest]
+            except KeyboardInterrupt:
+                break
+            if host not in names:
+                continue
+        else:
+            pytest.skip("no kept point ran on the waiting thread")
+        assert not rtm.engine.cancelled
+        R2 = rt.Region((4,), np.float64)  # R's later users fail with the interrupted point (cancelled)
+        rtm.fill(R2, 0.0)
+        done = threading.Event()
+        t = threading.Thread(target=lambda: (_chain(rtm, R2, 3), done.set()), daemon=True)
+        t.start()
+        assert done.wait(10.0), "the processor stayed locked after Ctrl-C"
+        assert (rtm.read(R2) == 3).all()
