@@ -114,7 +114,12 @@ def get_uid(prefix: str = "") -> int:
 
 
 def int_shape(x) -> tuple[int | None, ...]:
-    """The shape of a tensor, variable or array as a tuple of ints (None for an unknown dim)."""
+    """The shape of a tensor, variable or array as a tuple of ints (None for an unknown dim); a symbolic
+    tensor's batch is the one its Input declared (``Input(batch_shape=(16, ...))``), as ``x.shape`` shows."""
+    from flexflow_keras.ops.graph import KerasTensor, user_shape
+
+    if isinstance(x, KerasTensor):
+        return tuple(None if s is None else int(s) for s in user_shape(x))
     shape = getattr(x, "shape", None)
     if shape is None:
         shape = np.shape(x)

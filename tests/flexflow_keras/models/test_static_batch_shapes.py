@@ -157,3 +157,11 @@ def test_shapes_built_from_the_declared_batch_follow_the_batch_fed():
     model = keras.Model(inp, out)
     x = np.arange(30, dtype="float32").reshape(5, 3, 2)
     np.testing.assert_allclose(model.predict(x, verbose=0), x.reshape(5, 6) + 1.0)
+
+
+def test_int_shape_gives_the_declared_batch_as_x_shape_does():
+    x = keras.Input(batch_shape=(16, 10))
+    y = keras.layers.Dense(3)(x)
+    assert keras.backend.int_shape(x) == (16, 10) == tuple(x.shape)
+    assert keras.backend.int_shape(y) == (16, 3)
+    assert keras.backend.int_shape(keras.Input(shape=(4,))) == (None, 4)
