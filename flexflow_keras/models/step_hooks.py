@@ -20,6 +20,7 @@ from __future__ import annotations
 import inspect
 import logging
 import re
+import weakref
 
 from flexflow_keras.errors import GraphError
 from flexflow_keras.layers import call_memo
@@ -36,12 +37,25 @@ _FIX = ("Put the custom loss in a compute_loss(self, x, y, y_pred, sample_weight
 def _takes_training(fn) -> bool:
     """Whether a compute_loss takes `training`: Keras 3.3 added the argument, and overrides written before
     it (keras.io's masked language model) have the four-argument signature, which Keras' own trainer
-    calls without it."""
+    calls without it. As Keras, only a parameter named `training` counts (a ``**kwargs`` is not given it).
+    Read once per function."""
+    func = getattr(fn, "__func__", fn)
     try:
-        params = inspect.signature(fn).parameters.values()
+        return _TAKES_TRAINING[func]
+    except (KeyError, TypeError):
+        pass
+    try:
+        takes = "training" in inspect.signature(fn).parameters
     except (TypeError, ValueError):
-        return True
-    return any(p.name == "training" or p.kind is inspect.Parameter.VAR_KEYWORD for p in params)
+        takes = True
+    try:
+        _TAKES_TRAINING[func] = takes
+    except TypeError:  # an unhashable callable: asked again next time
+        pass
+    return takes
+
+
+_TAKES_TRAINING: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
 def call_compute_loss(model, x, y, y_pred, sample_weight=None, training=True):

@@ -140,6 +140,22 @@ def test_compute_loss_override_without_training_argument():
     assert np.isfinite(model.fit(X, Y, epochs=1, batch_size=8, verbose=0).history["loss"][0])
 
 
+def test_compute_loss_override_with_kwargs_is_not_given_training():
+    """Keras' trainer passes `training` only to a parameter of that name, not to **kwargs."""
+    seen = []
+
+    class Kw(keras.Model):
+        def compute_loss(self, x=None, y=None, y_pred=None, sample_weight=None, **kwargs):
+            seen.append(sorted(kwargs))
+            return ops.mean(ops.abs(y_pred - y))
+
+    inp = keras.Input((4,))
+    model = Kw(inp, layers.Dense(1, kernel_initializer="zeros")(inp))
+    model.compile("sgd")
+    model.evaluate(X, Y, verbose=0)
+    assert seen and all(k == [] for k in seen)
+
+
 def test_train_step_super_with_compute_loss_without_training_argument():
     class Old(keras.Model):
         def compute_loss(self, x=None, y=None, y_pred=None, sample_weight=None):
