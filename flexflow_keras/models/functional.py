@@ -23,6 +23,7 @@ from flexflow_keras.models.model import Model
 from flexflow_keras.ops import tape
 from flexflow_keras.ops.base import apply_op
 from flexflow_keras.ops.graph import KerasTensor, OpGraph, TensorSpec, Variable
+from flexflow_keras.ops.numpy_api import BatchSecondStack
 from flexflow_keras.utils import tree
 
 
@@ -132,6 +133,8 @@ class Functional(GraphIOMixin, Model):
         flat_in, flat_out = tree.flatten(inputs), tree.flatten(outputs)
         for what, flat in (("inputs", flat_in), ("outputs", flat_out)):
             for x in flat:
+                if isinstance(x, BatchSecondStack):  # stack(xs) of batch-first tensors: its own explanation
+                    raise x.error()
                 if not isinstance(x, KerasTensor):
                     raise ValueError(f"Model '{self.name}': all {what} must be symbolic tensors (from Input() or "
                                      f"a layer call); received {type(x).__name__}.")

@@ -225,11 +225,17 @@ def stack(xs, axis=0):
     return F.concatenate([F.expand_dims(x, axis % nd) for x in xs], axis=axis % nd)
 
 
+class StackedBeforeBatchError(ShapeError, AttributeError):
+    """A use of a `BatchSecondStack` other than the transpose that puts the batch first: a ShapeError, and an
+    AttributeError for a missing attribute, so ``hasattr(s, "numpy")`` is False."""
+
+
 class BatchSecondStack:
     """``stack(xs, axis=0)`` of symbolic tensors whose first dim is the batch: a graph tensor keeps the batch
     first, so the parts are kept until a transpose puts the batch back in front (``tf.transpose(s, [1, 0, 2])``
-    after stacking a decoder's step outputs, as TensorFlow's time-series tutorial's FeedBack model does); that
-    transpose stacks them on axis 1. Any other use is an error that says how to write it."""
+    after stacking a decoder's step outputs, as TensorFlow's time-series tutorial's FeedBack model does; also
+    ``moveaxis(s, 0, 1)`` and ``swapaxes(s, 0, 1)``); that transpose stacks them on axis 1, and
+    ``unstack(s, axis=0)`` gives the parts back. Any other use is an error that says how to write it."""
 
     def __init__(self, parts: list):
         self.parts = parts
@@ -238,11 +244,12 @@ class BatchSecondStack:
     def shape(self) -> tuple:
         return (len(self.parts),) + tuple(self.parts[0].shape)
 
-    def error(self) -> ShapeError:
-        return ShapeError(
+    def error(self) -> StackedBeforeBatchError:
+        return StackedBeforeBatchError(
             f"stack: {len(self.parts)} symbolic tensors of shape {tuple(self.parts[0].shape)} stacked on axis 0 put "
             f"the new axis before the batch dim; flexflow_keras keeps the batch first in every tensor of a model, "
-            f"so such a stack can only be transposed to put the batch first again (tf.transpose(s, [1, 0, 2])). "
+            f"so such a stack can only be transposed to put the batch first again (tf.transpose(s, [1, 0, 2]), "
+            f"ops.moveaxis(s, 0, 1), ops.swapaxes(s, 0, 1)) or unstacked on axis 0. "
             f"Stack on axis=1 and index [:, i] instead (keras.ops.stack(xs, axis=1)).")
 
     def transposed(self, perm) -> KerasTensor:
@@ -255,14 +262,22 @@ class BatchSecondStack:
         out = stack(self.parts, axis=1)
         return out if moved == list(range(nd)) else F.transpose(out, moved)
 
+    def unstacked(self, axis) -> list:
+        """The parts (unstack on axis 0, the stacking axis)."""
+        if int(axis) % len(self.shape) != 0:
+            raise self.error()
+        return list(self.parts)
+
     def __getattr__(self, name):
         raise self.error()
 
-    def __array__(self, *args, **kwargs):
+    def _refuse(self, *args, **kwargs):
         raise self.error()
 
-    def __getitem__(self, key):
-        raise self.error()
+    __array__ = __getitem__ = __len__ = __iter__ = __bool__ = _refuse
+    __add__ = __radd__ = __sub__ = __rsub__ = __mul__ = __rmul__ = __truediv__ = __rtruediv__ = _refuse
+    __floordiv__ = __rfloordiv__ = __mod__ = __rmod__ = __pow__ = __rpow__ = __matmul__ = __rmatmul__ = _refuse
+    __neg__ = __pos__ = __abs__ = _refuse
 
 
 def split(x, indices_or_sections, axis=0):
@@ -329,7 +344,7 @@ def repeat(x, repeats, axis=None):
 
 def swapaxes(x, axis1, axis2):
     """Swap two dims."""
-    nd = F._ndim(x)
+    nd = len(x.shape) if isinstance(x, BatchSecondStack) else F._ndim(x)
     perm = list(range(nd))
     perm[axis1 % nd], perm[axis2 % nd] = perm[axis2 % nd], perm[axis1 % nd]
     return F.transpose(x, perm)

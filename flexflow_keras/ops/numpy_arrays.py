@@ -54,8 +54,10 @@ def _key(nd: int, axis: int, index) -> tuple:
 # --- moving and rolling axes ---------------------------------------------------------------------------------
 def moveaxis(x, source, destination):
     """Move the axes `source` to the positions `destination` (the others keep their order)."""
-    x = _tensor(x)
-    nd = F._ndim(x)
+    stacked = isinstance(x, N.BatchSecondStack)  # moveaxis(s, 0, 1): the transpose that puts the batch first
+    if not stacked:
+        x = _tensor(x)
+    nd = len(x.shape) if stacked else F._ndim(x)
     src = tuple(_axes("moveaxis", int(s), nd)[0] for s in np.atleast_1d(source))
     dst = tuple(_axes("moveaxis", int(d), nd)[0] for d in np.atleast_1d(destination))
     if len(src) != len(dst) or len(set(src)) != len(src) or len(set(dst)) != len(dst):
@@ -64,6 +66,8 @@ def moveaxis(x, source, destination):
     order = [d for d in range(nd) if d not in src]
     for d, s in sorted(zip(dst, src, strict=True)):
         order.insert(d, s)
+    if stacked:
+        return x.transposed(order)
     return x if order == list(range(nd)) else F.transpose(x, order)
 
 
@@ -91,6 +95,11 @@ def roll(x, shift, axis=None):
 
 def unstack(x, num=None, axis=0):
     """The slices of x along `axis`, as a list."""
+    if isinstance(x, N.BatchSecondStack):  # the parts of stack(xs, axis=0) of batch-first tensors
+        parts = x.unstacked(axis)
+        if num is not None and int(num) != len(parts):
+            raise ArgumentError(f"ops.unstack: num={num} does not match the {len(parts)} stacked tensors.")
+        return parts
     x = _tensor(x)
     nd = F._ndim(x)
     a = _axes("unstack", axis, nd)[0]

@@ -59,3 +59,33 @@ def test_other_uses_of_the_stack_name_the_batch_first_way():
     for use in (lambda: tf.transpose(s, [0, 2, 1]), lambda: s[0], lambda: s.ndim, lambda: np.asarray(s)):
         with pytest.raises(ShapeError, match=r"before the batch dim.*transposed to put the batch first.*axis=1"):
             use()
+
+
+def test_hasattr_operators_and_model_outputs_explain_the_stack():
+    a, b = keras.Input((3,)), keras.Input((3,))
+    s = tf.stack([a, b])
+    assert not hasattr(s, "numpy")  # an AttributeError (carrying the explanation), as Python's protocol wants
+    with pytest.raises(AttributeError, match="before the batch dim"):
+        s.numpy()
+    uses = (lambda: s + 1, lambda: 1 + s, lambda: s * 2, lambda: 2 * s, lambda: s - 1, lambda: -s, lambda: len(s),
+            lambda: keras.ops.add(s, 1), lambda: keras.Model([a, b], s), lambda: keras.Model([a, b], [a, s]))
+    for use in uses:
+        with pytest.raises(ShapeError, match=r"before the batch dim.*transposed to put the batch first.*axis=1"):
+            use()
+
+
+def test_moveaxis_swapaxes_and_unstack_are_the_allowed_transpose():
+    ops = keras.ops
+    a, b = keras.Input((3,)), keras.Input((3,))
+    s = tf.stack([a, b])
+    for out in (ops.moveaxis(s, 0, 1), ops.swapaxes(s, 0, 1), ops.swapaxes(s, 1, 0), tf.transpose(s, [1, 0, 2])):
+        assert out.shape == (None, 2, 3)
+    assert ops.moveaxis(s, 0, 2).shape == (None, 3, 2)
+    assert ops.unstack(s, axis=0) == [a, b] and tf.unstack(s) == [a, b]
+    for use in (lambda: ops.moveaxis(s, 1, 2), lambda: ops.swapaxes(s, 1, 2), lambda: ops.unstack(s, axis=1)):
+        with pytest.raises(ShapeError, match="before the batch dim"):
+            use()
+    model = keras.Model([a, b], [ops.moveaxis(s, 0, 1), ops.swapaxes(s, 0, 1)])
+    x = np.arange(6, dtype="float32").reshape(2, 3)
+    for got in model.predict([x, x + 10], verbose=0):
+        np.testing.assert_array_equal(got, np.stack([x, x + 10], axis=1))
