@@ -15,12 +15,21 @@ def _array(d) -> np.ndarray:
     """One input or target as an array; a pandas Series is a column, (N, 1), as Keras 3's data adapters
     make it (the TensorFlow regression tutorial fits on `df['Horsepower']`). A DataFrame with a float column
     other than float32 is cast to float32 whole, as Keras 3's adapters cast it: its bool columns (pandas'
-    get_dummies) become 0/1 instead of making NumPy's array one of objects."""
+    get_dummies) become 0/1 instead of making NumPy's array one of objects. Other numeric columns that mix
+    into objects (int with bool, float32 with bool) are refused naming the column dtypes, as Keras 3 refuses
+    them (its "Failed to convert a NumPy array to a Tensor")."""
     if type(d).__name__ == "Series" and type(d).__module__.startswith("pandas"):
         return np.expand_dims(d.to_numpy(), -1)
     if type(d).__name__ == "DataFrame" and type(d).__module__.startswith("pandas"):
         floats = [np.dtype(t) for t in d.dtypes if isinstance(t, np.dtype) and t.kind == "f"]
-        return d.astype("float32").to_numpy() if any(t != np.float32 for t in floats) else d.to_numpy()
+        out = d.astype("float32").to_numpy() if any(t != np.float32 for t in floats) else d.to_numpy()
+        numeric = all(isinstance(t, np.dtype) and t.kind in "biuf" for t in d.dtypes)
+        if out.dtype == object and numeric:
+            columns = ", ".join(f"{c!r}: {t}" for c, t in d.dtypes.items())
+            raise DataError(f"A pandas DataFrame with columns of dtypes {{{columns}}} becomes a NumPy array of "
+                            f"Python objects, which no tensor holds (Keras 3 fails on it too); cast it first, "
+                            f"for example df.astype('float32').")
+        return out
     return np.asarray(d)
 
 

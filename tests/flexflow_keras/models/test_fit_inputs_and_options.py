@@ -239,6 +239,21 @@ def test_a_dataframe_with_bool_columns_is_cast_to_float32_as_in_keras():
     assert keras.Sequential([L.Dense(1)]).predict(ints, verbose=0).shape == (2, 1)
 
 
+@pytest.mark.parametrize("first_dtype", ["int64", "float32"])
+def test_a_dataframe_mixing_into_objects_is_refused_naming_the_dtypes(first_dtype):
+    # int or float32 columns beside bool ones make NumPy's array one of objects, and Keras 3 refuses such a
+    # frame ("Failed to convert a NumPy array to a Tensor"); here the error names the columns' dtypes
+    pd = pytest.importorskip("pandas")
+    from flexflow_keras.errors import DataError
+
+    frame = pd.DataFrame({"a": np.arange(8, dtype=first_dtype), "b": np.arange(8) % 2 == 0})
+    m = keras.Sequential([keras.Input((2,)), L.Dense(1)])
+    m.compile("sgd", "mse")
+    with pytest.raises(DataError, match=r"'a': (int64|float32), 'b': bool.*df.astype\('float32'\)"):
+        m.fit(frame, np.ones(8), epochs=1, verbose=0)
+    assert m.predict(frame.astype("float32"), verbose=0).shape == (8, 1)
+
+
 @pytest.mark.parametrize(("metrics", "keys"), [
     (["mse", "acc"], ["a_loss", "a_mse", "b_acc", "b_loss", "loss"]),  # as long as the outputs: one each (Keras 3)
     ([["mse", "mae"], "acc"], ["a_loss", "a_mae", "a_mse", "b_acc", "b_loss", "loss"]),
