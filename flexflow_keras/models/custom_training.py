@@ -4,7 +4,9 @@
   training loss of the model's first output becomes ``compiled loss + sum(added losses)``. A model
   compiled without a loss trains on its added losses alone (``fit(x)`` without labels, as Keras 2's VAE).
 - A subclass overriding ``compute_loss(x, y, y_pred, sample_weight, training)`` gets it called on the
-  symbolic inputs, labels and predictions; its scalar result is the training loss.
+  symbolic inputs, labels and predictions; its scalar result is the training loss. It is called with
+  ``sample_weight=None``, so per-sample weights other than 1 are refused for such a model
+  (`refuse_override_weights`) instead of weighting its scalar again.
 - A loss that returns a scalar (``K.mean(...)`` over the batch, as Keras 2's contrastive loss) is
   broadcast to one value per sample, so the batch mean the training loop takes is that scalar.
 - `adjust_input_rank` applies Keras 3's rule: data one dim short of an input whose last dim is 1 gets
@@ -16,7 +18,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from flexflow_keras.errors import GraphError
+from flexflow_keras.errors import DataError, GraphError
 from flexflow_keras.losses import Loss
 from flexflow_keras.models import step_hooks
 from flexflow_keras.ops import tape
@@ -242,6 +244,37 @@ def training_losses(model, graph: OpGraph, losses: list, with_labels: bool = Tru
         elif loss is not None and type(loss).__name__ == "LossFunctionWrapper":
             out[i] = GraphLoss(loss, ())
     return out
+
+
+def refuse_override_weights(model, sample_weight) -> None:
+    """Refuse per-sample weights other than 1 for a model whose loss comes from its compute_loss (or a
+    traced train_step/test_step) override.
+
+    Keras hands such an override the batch's sample weights and takes its result as the loss; here the
+    override is traced with ``sample_weight=None`` and its scalar result would be weighted again by the
+    loader's seed (the unweighted loss times mean(w)), so a weighted fit or evaluate is refused instead.
+
+    Args:
+        model: the model being fit or evaluated.
+        sample_weight: the weights the loader would read (an array, a tuple per output, or None).
+
+    Raises:
+        DataError: (a ValueError) when `model` overrides compute_loss/train_step/test_step and a weight
+            is not 1.
+    """
+    hooks = [h for h in ("compute_loss", "train_step", "test_step") if step_hooks.overrides(model, h)]
+    if sample_weight is None or not hooks:
+        return
+    arrays = sample_weight if isinstance(sample_weight, tuple) else (sample_weight,)
+    if all(w is None or np.all(np.asarray(w) == 1) for w in arrays):
+        return
+    raise DataError(
+        f"Model '{model.name}' overrides {'/'.join(f'{h}()' for h in hooks)} and received per-sample weights "
+        f"(fit/evaluate sample_weight=, class_weight=, or a dataset yielding (x, y, sample_weight)); "
+        f"flexflow_keras does not pass sample weights to a compute_loss override yet, so the loss would be "
+        f"wrong (the unweighted loss times the mean weight). Expected no weights (or all weights 1). To fix "
+        f"it, compute the weighting inside compute_loss from y (e.g. pack the weights into y), or drop the "
+        f"override and use the compiled loss with sample_weight=.")
 
 
 def labels_optional(model, graph: OpGraph, compiled_losses: list) -> bool:

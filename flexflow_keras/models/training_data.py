@@ -148,6 +148,7 @@ class TrainingData:
         return xs, ys, sw
 
     def _sources(self, xs, ys, sw, n):
+        custom_training.refuse_override_weights(self, sw)
         loss_outputs: list[int] = []
         if isinstance(sw, tuple):  # one weight array per output: the loader wants those of the losses
             out_names = self._output_names_for(self._graph_for(xs))

@@ -114,10 +114,14 @@ class PipelineFeed:
         self.dtypes = None
         self.final_epoch: int | None = None  # set by fit: no preloading past it
         self._preloaded: int | None = None
+        self.check_weights = None  # set by fit: refuses weights the model's loss cannot take
 
     def weigh(self, class_weights) -> None:
         """Per-sample weights from `class_weights(labels)` (None: ones), gathered by the loaders."""
-        self.pipeline.sample_weight = class_weights(self.labels)
+        weights = class_weights(self.labels)
+        if self.check_weights is not None:
+            self.check_weights(weights)
+        self.pipeline.sample_weight = weights
 
     def __len__(self) -> int:
         return len(self.dataset.batch_rows(0))
@@ -192,6 +196,7 @@ class IterFeed:
         self._pass: int | None = None  # a PyDataset's passes
         self.prepare_x = None  # set by fit: a batch's inputs -> the step's input arrays
         self.prepare_y = None  # set by fit: a batch's labels and length -> one label array per output
+        self.check_weights = None  # set by fit: refuses weights the model's loss cannot take
 
     def set_dtypes(self, dtypes) -> None:
         """The dtypes of the step's input and label regions, which every batch is cast to."""
@@ -254,6 +259,8 @@ class IterFeed:
                 from flexflow_keras.models.sample_weights import scale
 
                 sw = scale(sw, extra)
+        if self.check_weights is not None:
+            self.check_weights(sw)
         return _cast(tuple(x) + tuple(y), self.dtypes) + (sw,), np.arange(n, dtype=np.int64)
 
     def _ran_out(self, b: int):

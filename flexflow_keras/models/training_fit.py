@@ -23,7 +23,7 @@ from flexflow_keras.errors import DataError
 from flexflow_keras.execution import overlap as _overlap
 from flexflow_keras.execution import simulator_notice
 from flexflow_keras.layers import host_prefix
-from flexflow_keras.models import eager_fit, sample_weights, step_hooks
+from flexflow_keras.models import custom_training, eager_fit, sample_weights, step_hooks
 from flexflow_keras.models.step_window import IN_FLIGHT, LogDemand, StepWindow, passive
 from flexflow_keras.models.training_feeds import ArrayFeed, IterFeed, evaluate_stream, is_stream, stream_feed
 from flexflow_keras.models.training_utils import (
@@ -92,6 +92,7 @@ class FitLoop:
             if sample_weight is not None:
                 raise DataError("sample_weight cannot be given with a dataset; yield (x, y, sample_weight) "
                                  "batches instead.")
+            feed.check_weights = lambda w: custom_training.refuse_override_weights(self, w)
             feed.weigh(lambda labels: self._class_weights(class_weight, labels, None))
             feed.set_dtypes([a.dtype for a in xs] + [a.dtype for a in ys])
             if feed.labels is not None:
