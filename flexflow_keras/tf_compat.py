@@ -1,95 +1,51 @@
 """The raw TensorFlow calls that `python -m flexflow_keras` runs rather than refuses (keras_alias.py).
 
-Public tf.keras scripts open with a few TensorFlow calls that have an exact meaning here, and use a few
-TensorFlow math functions that are `keras.ops` functions under another module: refusing them stopped
-scripts whose Keras part runs (`tf.random.set_seed(42)` on their first line). Mapped:
+Public tf.keras scripts open with a few TensorFlow calls that have an exact meaning here, and use TensorFlow
+math functions that are `keras.ops` functions under another module: refusing them stopped scripts whose
+Keras part runs (`tf.random.set_seed(42)` on their first line). `mapped_call(path)` finds the function;
+each module's docstring lists what it maps:
 
-- setup calls: `tf.random.set_seed` seeds the framework's generator (initializers, dropout, dataset
-  shuffles), as it seeds TensorFlow's ops, and leaves Python's and NumPy's; `tf.function` returns the
-  function (this framework traces the training step itself); `tf.get_logger()` is flexflow_keras'
-  logger (so ``setLevel("ERROR")`` quiets this framework's messages too), and
-  `tf.compat.v1.logging.set_verbosity` / `tf.autograph.set_verbosity` set its level or do nothing;
-  `tf.config.list_physical_devices("GPU")` lists the GPUs `-ll:gpu` gives (so ``if gpus:`` branches
-  behave) and `set_memory_growth` does nothing (GPU memory is -ll:fsize's); choosing devices in code
-  (`set_visible_devices`) is an error that names the flags.
-- data: ``tf.data.Dataset.from_tensor_slices(...)`` and the chain tutorials give it (shuffle, batch,
-  map, take, skip, prefetch, cache, padded_batch, filter, unbatch, concatenate, enumerate; data/slices.py),
-  ``tf.data.Dataset.list_files`` (a glob's paths, shuffled unless ``shuffle=False``),
-  ``tf.data.Dataset.zip`` / ``range`` / ``from_generator``, ``tf.data.TextLineDataset`` (data/derived.py),
-  ``tf.data.Dataset.sample_from_datasets`` / ``choose_from_datasets`` (data/grouping.py; also under
-  tf.data.experimental), tf.data.experimental's ``bucket_by_sequence_length``, ``group_by_window``, ``scan``,
-  ``unique``, ``ignore_errors`` (for ``ds.apply(...)``) and ``get_single_element``, ``tf.data.Options`` and
-  ``tf.data.experimental.AutoShardPolicy`` & co (data/options.py), ``tf.data.AUTOTUNE``, and
-  ``tf.data.experimental.cardinality(ds)`` (the dataset's `cardinality()`, of any of our datasets),
-  ``tf.data.experimental.make_csv_dataset`` and ``CsvDataset`` (data/csv_dataset.py).
-- `tf.test.gpu_device_name()` / `is_gpu_available()`: the `-ll:gpu` devices, as the device listing;
-  `tf.test.is_built_with_cuda()` is True (every op here has a CUDA kernel; whether a GPU is there is
-  the two others' question).
-- math: `tf.X`, `tf.math.X` for the names in `_SAME_OPS`, whose `keras.ops` function has the same
-  arguments in the same order and the same meaning (`tf.reduce_sum(x, axis, keepdims)` is
-  `keras.ops.sum`); `tf.shape`, `tf.range` (TensorFlow's argument names); `tf.print` (to stderr, once
-  on symbolic tensors); `tf.compat.as_bytes` / `as_str`; `tf.reduce_mean`, `tf.divide` and `tf.constant` with TensorFlow's dtypes (an integer
-  mean is an integer, integers divide in float64, a Python int is int32); `tf.where(cond, x, y)`;
-  `tf.argmax` / `tf.argmin` (TensorFlow's default axis 0, int64 indices);
-  `tf.math.top_k` / `tf.nn.top_k` (k=1 by default, a TopKV2 tuple); `tf.newaxis`; `tf.dtypes.X` (as `tf.X`);
-  `tf.unstack`; `tf.lookup.StaticHashTable` with `KeyValueTensorInitializer` (tf_lookup.py: on the host);
-  `tf.math.floordiv` / `floormod` / `mod` (keras.ops.floor_divide / mod: integers stay integers);
-  `tf.math.unsorted_segment_*` and `tf.math.segment_*` (tf_segment.py: keras.ops.segment_*'s op with
-  TensorFlow's rules for empty segments, negative ids and sorted ids);
-  `tf.Variable` and `tf.Module` (variables.py); `tf.GradientTape` (ops/tape.py) and
-  `tf.UnconnectedGradients`; `tf.one_hot` (on/off values), `tf.split` (sizes or a count),
-  `tf.repeat`, `tf.clip_by_value` (TensorFlow's argument names), `tf.gather` (keras.ops.take on axis 0 by
-  default), `tf.math.reduce_std` / `reduce_variance`, `tf.add_n`, `tf.linalg.einsum`,
-  `tf.nn.conv1d` / `conv2d` / `conv3d` / `convolution` / `atrous_conv2d` (keras.ops.conv), `tf.nn.max_pool` /
-  `avg_pool` and their 1d/2d/3d forms (keras.ops.max_pool / average_pool; ops/conv_api.py),
-  `tf.image.ResizeMethod`,
-  `tf.numpy_function` / `tf.py_function` (on values: in a dataset's map or on arrays),
-  `tf.nn.sigmoid_cross_entropy_with_logits`, `tf.stop_gradient`, `tf.nn.moments` (keras.ops.moments),
-  `tf.nn.ctc_beam_search_decoder` (and tf.compat.v1's, which merges repeats) and `tf.nn.ctc_greedy_decoder` on
-  arrays (ops/ctc_beam.py), whose sparse paths `tf.sparse.to_dense` densifies,
-  `tf.matmul` with its transpose flags, `tf.math.l2_normalize`, `tf.eye`, `tf.pad` (constant, reflect,
-  symmetric), `tf.random_normal_initializer`; `tf.train.Checkpoint`,
-  `CheckpointManager` and `latest_checkpoint` (tf_checkpoint.py, this framework's own files);
-  `tf.summary.create_file_writer`, `scalar`, `histogram` (tf_summary.py, TensorBoard's event files);
-  `tf.strings.lower`, `regex_replace`, `split`, `reduce_join` and the rest of tf_strings.py's, on NumPy arrays;
-  `tf.io.read_file`, the `decode_*` functions and `tf.image`'s resizing, dtype conversion, flips, crops and
-  colour adjustments (tf_io.py, tf_image.py), on NumPy arrays, for image pipelines in a `Dataset.map`;
-  `tf.audio.decode_wav`, `tf.signal`'s Fourier transforms, frames, windows, `stft` and mel matrix,
-  `tf.complex` and complex `tf.abs` (tf_signal.py), on NumPy arrays, for audio pipelines;
-  `tf.random.normal` / `uniform`; `tf.identity`; `tf.tensordot` (keras.ops.tensordot); `tf.image.extract_patches` (keras.ops.image's patches under
-  TensorFlow's [1, h, w, 1] arguments);
-  `tf.fill`, `tf.reverse`, `tf.boolean_mask` (eager), `tf.sequence_mask`, `tf.broadcast_to`, `tf.roll`,
-  `tf.rank`, `tf.size`, `tf.sort` / `tf.argsort` (direction), `tf.meshgrid`, `tf.linalg.band_part`,
-  `tf.nn.embedding_lookup` (tf_array_ops.py); `tf.cumsum` / `tf.math.cumprod` (TensorFlow's axis 0,
-  exclusive, reverse), `tf.math.count_nonzero`, `tf.reduce_any` / `reduce_all` / `reduce_logsumexp`,
-  `tf.math.is_nan` / `is_inf` / `is_finite`, `divide_no_nan`, `rsqrt`, `tf.round`, `tf.norm` /
-  `tf.linalg.norm`, `tf.clip_by_norm`, `tf.math.log_sigmoid`, `atan2`, `atan`, `asin`, `acos`, `sinh`,
-  `cosh`, `logical_xor`, `tf.nn.l2_loss`, `bias_add`, `softmax_cross_entropy_with_logits`,
-  `sparse_softmax_cross_entropy_with_logits`, `tf.nn.dropout`, `tf.random.truncated_normal` / `shuffle`,
-  `tf.nn.batch_normalization`, `tf.clip_by_global_norm` ((clipped list, global norm)), `tf.linalg.global_norm`
-  (tf_math_ops.py); `tf.ensure_shape` (tf_array_ops.py); `tf.gather_nd` (batch_dims), `tf.scatter_nd`,
-  `tf.tensor_scatter_nd_update` / `_add` / `_sub` (tf_scatter_ops.py: keras.ops.take / segment_sum, eager,
-  symbolic and differentiable); `tf.unique` / `tf.unique_with_counts` (namedtuples, out_idx),
-  `tf.searchsorted` (side, out_type; also symbolic), `tf.math.bincount` (weights, minlength, maxlength, dtype,
-  axis, binary_output), `tf.math.confusion_matrix`, `tf.math.in_top_k` / `tf.nn.in_top_k` (also symbolic)
-  (tf_count_ops.py; eager on arrays); `tf.linalg.inv` / `det` (eager; first derivatives under a tape),
-  `diag` / `diag_part` (k=0), `trace`, `matvec` (tf_linalg_ops.py); `tf.nest.flatten` / `map_structure` /
-  `pack_sequence_as` / `is_nested` (tf_nest.py: keras.tree's). An argument TensorFlow's function takes
-  and Keras' does not
-  (an argument only TensorFlow's function has) is a `RawTensorFlowError` naming the call. Names whose
-  TensorFlow meaning or argument order differs from Keras' and that are not written out above are not
-  mapped: they stay refused, with the Keras spelling in the message.
+- tf_setup.py: seeds, `tf.function`, logging, device listing and `tf.test`'s GPU questions.
+- tf_data.py: `tf.data`'s dataset constructors, transformations for `ds.apply`, options and constants,
+  and `tf.TensorSpec`.
+- here: `tf.X` / `tf.math.X` for the names in `_SAME_OPS`, whose `keras.ops` function has the same
+  arguments, order and meaning (`tf.reduce_sum(x, axis, keepdims)` is `keras.ops.sum`); and, with
+  TensorFlow's argument names and dtypes, `tf.shape`, `tf.range`, `tf.print` (stderr, once on symbolic
+  tensors), `tf.compat.as_bytes` / `as_str`, `tf.reduce_mean` (an integer mean is an integer), `tf.divide`
+  (integers in float64), `tf.constant` (a Python int is int32), `tf.concat`, `tf.where(cond, x, y)`,
+  `tf.argmax` / `argmin` (axis 0, int64), `tf.math.top_k` / `tf.nn.top_k` (a TopKV2), `tf.one_hot`,
+  `tf.split`, `tf.repeat`, `tf.clip_by_value`, `tf.gather`, `tf.add_n`, `tf.linalg.einsum`, `tf.matmul`
+  (transpose flags), `tf.math.l2_normalize`, `tf.eye`, `tf.pad`, `tf.expand_dims`, `tf.tile`,
+  `tf.identity`, `tf.tensordot`, `tf.image.extract_patches`, `tf.nn.sigmoid_cross_entropy_with_logits`,
+  `tf.nn.moments`, `tf.squared_difference`, `tf.random.normal` / `uniform` / `gamma`,
+  `tf.random_normal_initializer`, `tf.numpy_function` / `tf.py_function` (on values: in a dataset's map or
+  on arrays), and the constants (`tf.newaxis`, `tf.dtypes.X`, `tf.UnconnectedGradients`,
+  `tf.image.ResizeMethod`, `tf.errors.InvalidArgumentError`).
+- forwarded: `tf.nn.conv*` / `atrous_conv2d` and the pools (ops/conv_api.py); `tf.Variable` and
+  `tf.Module` (variables.py); `tf.GradientTape` (ops/tape.py); CTC decoders and `tf.sparse.to_dense`
+  (ops/ctc_beam.py); `tf.lookup` (tf_lookup.py); `tf.train` checkpoints (tf_checkpoint.py); `tf.summary`
+  (tf_summary.py).
+- their own modules: tf_array_ops.py (creation, reordering, selection, masks), tf_math_ops.py (scans,
+  reductions, norms, tf.nn losses, dropout, batch normalization, global-norm clipping), tf_scatter_ops.py
+  (gather_nd, scatter_nd), tf_count_ops.py (unique, searchsorted, bincount, confusion_matrix, in_top_k),
+  tf_linalg_ops.py (inv, det, diag, trace, matvec), tf_segment.py (segment reductions), tf_nest.py
+  (keras.tree), tf_strings.py, tf_io.py and tf_image.py (host pipelines), tf_signal.py (audio, Fourier
+  transforms, complex numbers).
+
+An argument only TensorFlow's function has is a `RawTensorFlowError` naming the call. Names whose
+TensorFlow meaning or argument order differs from Keras' and that are not mapped stay refused, with the
+Keras spelling in the message.
 """
 
 from __future__ import annotations
 
-import logging
 import sys
 from collections import namedtuple
 
 import numpy as np
 
-from flexflow_keras.data import options as _data_options
+from flexflow_keras import tf_data as _data
+from flexflow_keras import tf_setup as _setup
 from flexflow_keras.errors import ArgumentError, ConfigError, FlexFlowKerasError
 
 # TensorFlow name (under tf. and tf.math.) -> keras.ops name, for same arguments and same meaning
@@ -105,18 +61,8 @@ _SAME_OPS.update({"reduce_sum": "sum", "reduce_max": "max", "reduce_min": "min",
                   "stop_gradient": "stop_gradient", "floordiv": "floor_divide", "floormod": "mod", "mod": "mod"})
 _SAME_RANDOM = ("normal", "uniform", "categorical")
 
-PhysicalDevice = namedtuple("PhysicalDevice", ["name", "device_type"])
-_LOG_LEVELS = {"DEBUG": logging.DEBUG, "INFO": logging.INFO, "WARN": logging.WARNING, "WARNING": logging.WARNING,
-               "ERROR": logging.ERROR, "FATAL": logging.CRITICAL}
 
 
-def _set_seed(seed) -> None:
-    """TensorFlow takes any integer, and None for an unseeded state."""
-    from flexflow_keras.utils import rng
-
-    if seed is not None and (isinstance(seed, bool) or not isinstance(seed, (int, np.integer))):
-        raise ConfigError(f"tf.random.set_seed expects an integer or None, received {seed!r}.")
-    rng.set_framework_seed(None if seed is None else int(seed) % (1 << 63))
 
 
 def _is_int(x) -> bool:
@@ -280,42 +226,18 @@ def _as_bytes(bytes_or_text, encoding="utf-8"):
     return bytes_or_text.encode(encoding) if isinstance(bytes_or_text, str) else bytes(bytes_or_text)
 
 
-def _memory_growth(device, enable) -> None:
-    """GPU memory is the -ll:fsize flag's size, allocated as needed within it: nothing to set."""
 
 
-def _visible_devices(*args, **kwargs):
-    raise ConfigError("tf.config.set_visible_devices / set_logical_device_configuration: under flexflow_keras "
-                      "the devices are the -ll:gpu N and -ll:cpu N command-line flags (and -ll:fsize for GPU "
-                      "memory); remove the call and give the flags (e.g. -ll:gpu 1).")
 
 
-def _function(func=None, *args, **kwargs):
-    """`tf.function` as a decorator (bare or with arguments) or a call: the function itself."""
-    if func is None or not callable(func):
-        return lambda f: f
-    return func
 
 
-def _logger() -> logging.Logger:
-    return logging.getLogger("flexflow_keras")
 
 
-def _set_verbosity(level) -> None:
-    _logger().setLevel(int(level))
 
 
-def _no_op(*args, **kwargs) -> None:
-    return None
 
 
-def _devices(device_type=None) -> list:
-    from flexflow_keras import config
-
-    gpus = [PhysicalDevice(f"/physical_device:GPU:{i}", "GPU") for i in range(config.get().gpus)]
-    cpus = [PhysicalDevice("/physical_device:CPU:0", "CPU")]
-    kind = (device_type or "").upper()
-    return gpus if kind == "GPU" else cpus if kind == "CPU" else cpus + gpus
 
 
 def _squared_difference(x, y):
@@ -434,24 +356,8 @@ def _random_normal_initializer(mean=0.0, stddev=0.05, seed=None):
     return initializers.RandomNormal(mean=mean, stddev=stddev, seed=seed)
 
 
-def _tensor_spec(shape, dtype):
-    """`tf.TensorSpec(shape, dtype)`, as `Dataset.from_generator(output_signature=...)` takes it (the stand-in
-    reads the elements' own shapes; the spec documents them)."""
-    from flexflow_keras.ops.graph import TensorSpec
-
-    dims = () if shape is None else tuple(None if d is None else int(d) for d in shape)
-    return TensorSpec(dims, str(getattr(dtype, "name", dtype)))
 
 
-def _cardinality(dataset):
-    """`tf.data.experimental.cardinality(ds)`: the dataset's own `cardinality()` (its number of batches)."""
-    if not hasattr(dataset, "cardinality"):
-        raise TypeError(f"tf.data.experimental.cardinality expects a dataset, received {type(dataset).__name__}.")
-    return dataset.cardinality()
-
-
-def _gpus() -> list:
-    return _devices("GPU")
 
 
 def _gather(params, indices, validate_indices=None, axis=None, batch_dims=0, name=None):
@@ -495,9 +401,6 @@ def _extract_patches(images, sizes, strides, rates, padding, name=None):
     return image._patches_nhwc("extract_patches", image._images("extract_patches", images), p, s, d, pad)
 
 
-def _gpu_device_name() -> str:
-    """`tf.test.gpu_device_name()`: the first `-ll:gpu` device's name, or "" without GPUs (as TensorFlow)."""
-    return "/device:GPU:0" if _gpus() else ""
 
 
 TopKV2 = namedtuple("TopKV2", ["values", "indices"])
@@ -516,12 +419,6 @@ def _top_k(input, k=1, sorted=True, index_type="int32", name=None):  # noqa: A00
 
 
 CALLS = {
-    "tf.random.set_seed": _set_seed, "tf.compat.v1.set_random_seed": _set_seed,
-    "tf.function": _function,
-    "tf.get_logger": _logger,
-    "tf.compat.v1.logging.set_verbosity": _set_verbosity, "tf.autograph.set_verbosity": _no_op,
-    "tf.config.list_physical_devices": _devices, "tf.config.experimental.list_physical_devices": _devices,
-    "tf.config.list_logical_devices": _devices,
     "tf.squared_difference": _squared_difference, "tf.math.squared_difference": _squared_difference,
     "tf.Variable": lambda *a, **k: _variable(*a, **k),
     "tf.one_hot": _one_hot, "tf.split": _split, "tf.matmul": _matmul, "tf.linalg.matmul": _matmul,
@@ -548,28 +445,6 @@ CALLS = {
     "tf.reduce_mean": _reduce_mean, "tf.math.reduce_mean": _reduce_mean,
     "tf.divide": _divide, "tf.math.divide": _divide, "tf.truediv": _divide, "tf.math.truediv": _divide,
     "tf.constant": _constant, "tf.convert_to_tensor": _constant,
-    "tf.config.experimental.set_memory_growth": _memory_growth,
-    "tf.config.set_visible_devices": _visible_devices, "tf.config.experimental.set_visible_devices": _visible_devices,
-    "tf.config.set_logical_device_configuration": _visible_devices,
-    "tf.data.Dataset.from_tensor_slices": lambda *a, **k: _slices().from_tensor_slices(*a, **k),
-    "tf.data.Dataset.from_tensors": lambda *a, **k: _slices().from_tensors(*a, **k),
-    "tf.TensorSpec": lambda shape=None, dtype="float32", name=None: _tensor_spec(shape, dtype),
-    "tf.data.Dataset.zip": lambda *a, **k: _slices().zip(*a, **k),
-    "tf.data.Dataset.range": lambda *a, **k: _slices().range(*a, **k),
-    "tf.data.Dataset.from_generator": lambda *a, **k: _slices().from_generator(*a, **k),
-    "tf.data.Dataset.list_files": lambda *a, **k: _slices().list_files(*a, **k),
-    "tf.data.TextLineDataset": lambda *a, **k: _derived().text_line_dataset(*a, **k),
-    "tf.data.experimental.cardinality": _cardinality,
-    "tf.data.experimental.make_csv_dataset": lambda *a, **k: _csv().make_csv_dataset(*a, **k),
-    "tf.data.experimental.CsvDataset": lambda *a, **k: _csv().csv_dataset(*a, **k),
-    **{f"tf.data.{space}.{name}": (lambda *a, _name=name, **k: getattr(_slices(), _name)(*a, **k))
-       for space in ("Dataset", "experimental") for name in ("sample_from_datasets", "choose_from_datasets")},
-    # tf.data.experimental's transformations, for ds.apply(...)
-    **{f"tf.data.experimental.{name}": (lambda *a, _name=name, **k: lambda ds: getattr(ds, _name)(*a, **k))
-       for name in ("bucket_by_sequence_length", "group_by_window", "scan", "unique", "ignore_errors")},
-    "tf.data.experimental.get_single_element": lambda dataset: dataset.get_single_element(),
-    "tf.test.gpu_device_name": _gpu_device_name, "tf.test.is_gpu_available": lambda *a, **k: bool(_gpus()),
-    "tf.test.is_built_with_cuda": lambda: True,
     "tf.nn.conv2d": lambda *a, **k: _ops_fn("tf_conv")(*a, **k), "tf.nn.conv1d": lambda *a, **k: _ops_fn("tf_conv")(*a, **k),
     "tf.nn.convolution": lambda *a, **k: _ops_fn("tf_conv")(*a, **k),
     "tf.nn.conv3d": lambda *a, **k: _ops_fn("tf_conv")(*a, **k),
@@ -596,7 +471,9 @@ CALLS = {
     **{f"tf.{space}sparse.to_dense": (lambda *a, **k: _ctc_beam().sparse_to_dense(*a, **k))
        for space in ("", "compat.v1.")},
 }
-CONSTANTS = {f"tf.compat.v1.logging.{k}": v for k, v in _LOG_LEVELS.items()}
+CONSTANTS = dict(_setup.CONSTANTS)
+
+
 class _UnconnectedGradients:
     NONE, ZERO = "none", "zero"
 
@@ -613,14 +490,7 @@ CONSTANTS.update({f"tf.dtypes.{name}": name for name in (  # tf.dtypes.float32 i
     "uint32", "uint64", "string", "complex64", "complex128")})
 CONSTANTS.update({"tf.errors.InvalidArgumentError": InvalidArgumentError,
                   "tf.UnconnectedGradients": _UnconnectedGradients, "tf.newaxis": None,
-                  "tf.image.ResizeMethod": _ResizeMethod,
-                  "tf.data.AUTOTUNE": -1, "tf.data.experimental.AUTOTUNE": -1,
-                  "tf.data.INFINITE_CARDINALITY": -1, "tf.data.experimental.INFINITE_CARDINALITY": -1,
-                  "tf.data.UNKNOWN_CARDINALITY": -2, "tf.data.experimental.UNKNOWN_CARDINALITY": -2})
-CONSTANTS.update({"tf.data.Options": _data_options.Options, "tf.data.ThreadingOptions": _data_options.ThreadingOptions,
-                  **{f"tf.data.experimental.{name}": getattr(_data_options, name) for name in (
-                      "AutoShardPolicy", "ExternalStatePolicy", "AutotuneAlgorithm", "AutotuneOptions",
-                      "DistributeOptions", "OptimizationOptions", "ThreadingOptions")}})
+                  "tf.image.ResizeMethod": _ResizeMethod, **_data.CONSTANTS})
 
 
 def _ops_fn(name: str):
@@ -699,22 +569,7 @@ def _variable(*args, **kwargs):
     return tf_variable(*args, **kwargs)
 
 
-def _derived():
-    from flexflow_keras.data import derived
 
-    return derived
-
-
-def _csv():
-    from flexflow_keras.data import csv_dataset
-
-    return csv_dataset
-
-
-def _slices():
-    from flexflow_keras.data.slices import SliceDataset
-
-    return SliceDataset
 
 
 def mapped_call(path: str):
@@ -723,7 +578,7 @@ def mapped_call(path: str):
         return CALLS[path]
     from flexflow_keras import tf_array_ops, tf_count_ops, tf_linalg_ops, tf_math_ops, tf_nest, tf_scatter_ops
 
-    for module in (tf_array_ops, tf_math_ops, tf_scatter_ops, tf_count_ops, tf_linalg_ops, tf_nest):
+    for module in (_setup, _data, tf_array_ops, tf_math_ops, tf_scatter_ops, tf_count_ops, tf_linalg_ops, tf_nest):
         if path in module.CALLS:
             return module.CALLS[path]
     parts = path.split(".")

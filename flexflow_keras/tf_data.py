@@ -1,0 +1,83 @@
+"""`tf.data` under `python -m flexflow_keras` (tf_compat.py's `mapped_call` looks here): the dataset
+constructors and the chain tutorials give them, run by this framework's datasets.
+
+- ``tf.data.Dataset.from_tensor_slices(...)`` / ``from_tensors`` / ``zip`` / ``range`` / ``from_generator``
+  and their chain (shuffle, batch, map, take, skip, prefetch, cache, padded_batch, filter, unbatch,
+  concatenate, enumerate; data/slices.py); ``tf.data.Dataset.list_files`` (a glob's paths, shuffled unless
+  ``shuffle=False``); ``tf.data.TextLineDataset`` (data/derived.py).
+- ``tf.data.Dataset.sample_from_datasets`` / ``choose_from_datasets`` (data/grouping.py; also under
+  tf.data.experimental); tf.data.experimental's ``bucket_by_sequence_length``, ``group_by_window``, ``scan``,
+  ``unique``, ``ignore_errors`` (for ``ds.apply(...)``) and ``get_single_element``.
+- ``tf.data.experimental.cardinality(ds)`` (the dataset's `cardinality()`, of any of our datasets),
+  ``tf.data.experimental.make_csv_dataset`` and ``CsvDataset`` (data/csv_dataset.py).
+- ``tf.data.Options`` and ``tf.data.experimental.AutoShardPolicy`` & co (data/options.py), ``tf.data.AUTOTUNE``
+  and the cardinality constants; ``tf.TensorSpec`` for ``from_generator(output_signature=...)``.
+"""
+
+from __future__ import annotations
+
+from flexflow_keras.data import options as _data_options
+
+
+def _tensor_spec(shape=None, dtype="float32", name=None):
+    """`tf.TensorSpec(shape, dtype)`, as `Dataset.from_generator(output_signature=...)` takes it (the stand-in
+    reads the elements' own shapes; the spec documents them)."""
+    from flexflow_keras.ops.graph import TensorSpec
+
+    dims = () if shape is None else tuple(None if d is None else int(d) for d in shape)
+    return TensorSpec(dims, str(getattr(dtype, "name", dtype)))
+
+
+def _cardinality(dataset):
+    """`tf.data.experimental.cardinality(ds)`: the dataset's own `cardinality()` (its number of batches)."""
+    if not hasattr(dataset, "cardinality"):
+        raise TypeError(f"tf.data.experimental.cardinality expects a dataset, received {type(dataset).__name__}.")
+    return dataset.cardinality()
+
+
+def _derived():
+    from flexflow_keras.data import derived
+
+    return derived
+
+
+def _csv():
+    from flexflow_keras.data import csv_dataset
+
+    return csv_dataset
+
+
+def _slices():
+    from flexflow_keras.data.slices import SliceDataset
+
+    return SliceDataset
+
+
+CALLS = {
+    "tf.TensorSpec": _tensor_spec,
+    "tf.data.Dataset.from_tensor_slices": lambda *a, **k: _slices().from_tensor_slices(*a, **k),
+    "tf.data.Dataset.from_tensors": lambda *a, **k: _slices().from_tensors(*a, **k),
+    "tf.data.Dataset.zip": lambda *a, **k: _slices().zip(*a, **k),
+    "tf.data.Dataset.range": lambda *a, **k: _slices().range(*a, **k),
+    "tf.data.Dataset.from_generator": lambda *a, **k: _slices().from_generator(*a, **k),
+    "tf.data.Dataset.list_files": lambda *a, **k: _slices().list_files(*a, **k),
+    "tf.data.TextLineDataset": lambda *a, **k: _derived().text_line_dataset(*a, **k),
+    "tf.data.experimental.cardinality": _cardinality,
+    "tf.data.experimental.make_csv_dataset": lambda *a, **k: _csv().make_csv_dataset(*a, **k),
+    "tf.data.experimental.CsvDataset": lambda *a, **k: _csv().csv_dataset(*a, **k),
+    **{f"tf.data.{space}.{name}": (lambda *a, _name=name, **k: getattr(_slices(), _name)(*a, **k))
+       for space in ("Dataset", "experimental") for name in ("sample_from_datasets", "choose_from_datasets")},
+    # tf.data.experimental's transformations, for ds.apply(...)
+    **{f"tf.data.experimental.{name}": (lambda *a, _name=name, **k: lambda ds: getattr(ds, _name)(*a, **k))
+       for name in ("bucket_by_sequence_length", "group_by_window", "scan", "unique", "ignore_errors")},
+    "tf.data.experimental.get_single_element": lambda dataset: dataset.get_single_element(),
+}
+CONSTANTS = {
+    "tf.data.AUTOTUNE": -1, "tf.data.experimental.AUTOTUNE": -1,
+    "tf.data.INFINITE_CARDINALITY": -1, "tf.data.experimental.INFINITE_CARDINALITY": -1,
+    "tf.data.UNKNOWN_CARDINALITY": -2, "tf.data.experimental.UNKNOWN_CARDINALITY": -2,
+    "tf.data.Options": _data_options.Options, "tf.data.ThreadingOptions": _data_options.ThreadingOptions,
+    **{f"tf.data.experimental.{name}": getattr(_data_options, name) for name in (
+        "AutoShardPolicy", "ExternalStatePolicy", "AutotuneAlgorithm", "AutotuneOptions", "DistributeOptions",
+        "OptimizationOptions", "ThreadingOptions")},
+}

@@ -1,0 +1,100 @@
+"""TensorFlow's setup calls under `python -m flexflow_keras` (tf_compat.py's `mapped_call` looks here): the few
+lines public tf.keras scripts open with, which have an exact meaning here.
+
+- `tf.random.set_seed` (and `tf.compat.v1.set_random_seed`) seeds the framework's generator (initializers,
+  dropout, dataset shuffles), as it seeds TensorFlow's ops, and leaves Python's and NumPy's.
+- `tf.function` returns the function (this framework traces the training step itself).
+- `tf.get_logger()` is flexflow_keras' logger (so ``setLevel("ERROR")`` quiets this framework's messages too);
+  `tf.compat.v1.logging.set_verbosity` sets its level and `tf.autograph.set_verbosity` does nothing.
+- `tf.config.list_physical_devices("GPU")` lists the GPUs `-ll:gpu` gives (so ``if gpus:`` branches behave)
+  and `set_memory_growth` does nothing (GPU memory is -ll:fsize's); choosing devices in code
+  (`set_visible_devices`, `set_logical_device_configuration`) is an error that names the flags.
+- `tf.test.gpu_device_name()` / `is_gpu_available()`: the `-ll:gpu` devices, as the device listing;
+  `tf.test.is_built_with_cuda()` is True (every op here has a CUDA kernel; whether a GPU is there is the
+  two others' question).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections import namedtuple
+
+import numpy as np
+
+from flexflow_keras.errors import ConfigError
+
+PhysicalDevice = namedtuple("PhysicalDevice", ["name", "device_type"])
+LOG_LEVELS = {"DEBUG": logging.DEBUG, "INFO": logging.INFO, "WARN": logging.WARNING, "WARNING": logging.WARNING,
+              "ERROR": logging.ERROR, "FATAL": logging.CRITICAL}
+
+
+def set_seed(seed) -> None:
+    """`tf.random.set_seed(seed)`: TensorFlow takes any integer, and None for an unseeded state."""
+    from flexflow_keras.utils import rng
+
+    if seed is not None and (isinstance(seed, bool) or not isinstance(seed, (int, np.integer))):
+        raise ConfigError(f"tf.random.set_seed expects an integer or None, received {seed!r}.")
+    rng.set_framework_seed(None if seed is None else int(seed) % (1 << 63))
+
+
+def memory_growth(device, enable) -> None:
+    """GPU memory is the -ll:fsize flag's size, allocated as needed within it: nothing to set."""
+
+
+def visible_devices(*args, **kwargs):
+    """Choosing devices in code: refused, naming the command-line flags that choose them."""
+    raise ConfigError("tf.config.set_visible_devices / set_logical_device_configuration: under flexflow_keras "
+                      "the devices are the -ll:gpu N and -ll:cpu N command-line flags (and -ll:fsize for GPU "
+                      "memory); remove the call and give the flags (e.g. -ll:gpu 1).")
+
+
+def function(func=None, *args, **kwargs):
+    """`tf.function` as a decorator (bare or with arguments) or a call: the function itself."""
+    if func is None or not callable(func):
+        return lambda f: f
+    return func
+
+
+def logger() -> logging.Logger:
+    """`tf.get_logger()`: flexflow_keras' logger."""
+    return logging.getLogger("flexflow_keras")
+
+
+def set_verbosity(level) -> None:
+    """`tf.compat.v1.logging.set_verbosity(level)`: the level of flexflow_keras' logger."""
+    logger().setLevel(int(level))
+
+
+def _no_op(*args, **kwargs) -> None:
+    return None
+
+
+def devices(device_type=None) -> list:
+    """`tf.config.list_physical_devices(device_type)`: the `-ll:gpu` GPUs and one CPU."""
+    from flexflow_keras import config
+
+    gpus = [PhysicalDevice(f"/physical_device:GPU:{i}", "GPU") for i in range(config.get().gpus)]
+    cpus = [PhysicalDevice("/physical_device:CPU:0", "CPU")]
+    kind = (device_type or "").upper()
+    return gpus if kind == "GPU" else cpus if kind == "CPU" else cpus + gpus
+
+
+def gpu_device_name() -> str:
+    """`tf.test.gpu_device_name()`: the first `-ll:gpu` device's name, or "" without GPUs (as TensorFlow)."""
+    return "/device:GPU:0" if devices("GPU") else ""
+
+
+CALLS = {
+    "tf.random.set_seed": set_seed, "tf.compat.v1.set_random_seed": set_seed,
+    "tf.function": function,
+    "tf.get_logger": logger,
+    "tf.compat.v1.logging.set_verbosity": set_verbosity, "tf.autograph.set_verbosity": _no_op,
+    "tf.config.list_physical_devices": devices, "tf.config.experimental.list_physical_devices": devices,
+    "tf.config.list_logical_devices": devices,
+    "tf.config.experimental.set_memory_growth": memory_growth,
+    "tf.config.set_visible_devices": visible_devices, "tf.config.experimental.set_visible_devices": visible_devices,
+    "tf.config.set_logical_device_configuration": visible_devices,
+    "tf.test.gpu_device_name": gpu_device_name, "tf.test.is_gpu_available": lambda *a, **k: bool(devices("GPU")),
+    "tf.test.is_built_with_cuda": lambda: True,
+}
+CONSTANTS = {f"tf.compat.v1.logging.{k}": v for k, v in LOG_LEVELS.items()}
