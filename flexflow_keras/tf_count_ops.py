@@ -19,28 +19,17 @@ from collections import namedtuple
 import numpy as np
 
 from flexflow_keras.ops.graph import KerasTensor
+from flexflow_keras.tf_convert import invalid as _invalid
+from flexflow_keras.tf_convert import ops as _ops
+from flexflow_keras.tf_convert import refuse
 
 Unique = namedtuple("Unique", ["y", "idx"])
 UniqueWithCounts = namedtuple("UniqueWithCounts", ["y", "idx", "count"])
 
 
-def _ops():
-    from flexflow_keras import ops
-
-    return ops
-
-
 def _refuse(call: str, why: str):
-    from flexflow_keras.keras_alias import RawTensorFlowError
-
-    raise RawTensorFlowError(f"{call}: {why} Compute it on NumPy arrays (before fit or outside the model), or "
-                             f"run the script with TensorFlow itself.")
-
-
-def _invalid(message: str):
-    from flexflow_keras.tf_compat import InvalidArgumentError
-
-    raise InvalidArgumentError(message)
+    refuse(call, why, "Compute it on NumPy arrays (before fit or outside the model), or run the script "
+                      "with TensorFlow itself.")
 
 
 def _array(call: str, x) -> np.ndarray:

@@ -16,27 +16,13 @@ from __future__ import annotations
 import numpy as np
 
 from flexflow_keras.ops.graph import KerasTensor
-
-
-def _ops():
-    from flexflow_keras import ops
-
-    return ops
+from flexflow_keras.tf_convert import ops as _ops
+from flexflow_keras.tf_convert import refuse
+from flexflow_keras.tf_convert import tensor as _tensor
 
 
 def _refuse(call: str, why: str):
-    from flexflow_keras.keras_alias import RawTensorFlowError
-
-    raise RawTensorFlowError(f"{call}: {why} Run the script with TensorFlow itself for that.")
-
-
-def _tensor(x):
-    """x as TensorFlow converts it (a list of Python floats float32, of ints int32); tensors as they are."""
-    if isinstance(x, KerasTensor | np.ndarray) or hasattr(x, "value"):
-        return x
-    from flexflow_keras.tf_compat import _constant
-
-    return _constant(x)
+    refuse(call, why, "Run the script with TensorFlow itself for that.")
 
 
 def _matrices(call: str, op: str, x) -> np.ndarray:

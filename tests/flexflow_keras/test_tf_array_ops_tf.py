@@ -11,18 +11,13 @@ tf = pytest.importorskip("tensorflow")
 import flexflow_keras as keras  # noqa: E402
 from flexflow_keras import config, keras_alias  # noqa: E402
 from flexflow_keras.ops.eager_tensor import EagerTensor  # noqa: E402
+from tests.flexflow_keras.tf_compare import check_eager_call, tf_function  # noqa: E402
 
 pytestmark = pytest.mark.tf
 FFTF = keras_alias._TensorFlow("tensorflow")
 X = np.array([[3.0, -1.0, 2.0, 2.0], [0.5, 4.0, -3.0, 0.0], [1.0, 1.0, 7.0, -2.0]], np.float32)
 M = np.array([True, False, True])
 LENGTHS = np.array([1, 3, 0, 2], np.int32)
-
-
-def _fn(root, path):
-    for part in path.split("."):
-        root = getattr(root, part)
-    return root
 
 
 CASES = [
@@ -50,11 +45,7 @@ CASES = [
 @pytest.mark.parametrize("case", CASES, ids=[f"{c[0]}-{i}" for i, c in enumerate(CASES)])
 def test_eager_results_match_tensorflow(case):
     path, args, kwargs = case
-    want = _fn(tf, path)(*args, **kwargs)
-    got = _fn(FFTF, path)(*args, **kwargs)
-    assert isinstance(got, EagerTensor), f"tf.{path} gave {type(got).__name__}, not a tensor with .numpy()"
-    assert got.numpy().dtype == want.dtype.as_numpy_dtype and got.shape == tuple(want.shape)
-    np.testing.assert_array_equal(got.numpy(), want.numpy())
+    check_eager_call(tf, FFTF, path, args, kwargs)
 
 
 def test_meshgrid_matches_tensorflow():
@@ -110,7 +101,7 @@ def test_python_lists_convert_as_tensorflow_converts_them():
                        ("sequence_mask", ([1, 2],)), ("roll", ([1, 2, 3], 1, 0)), ("sort", ([3.0, 1.0, 2.0],)),
                        ("argsort", ([3.0, 1.0, 2.0],)), ("broadcast_to", ([1.0, 2.0], [2, 2])),
                        ("linalg.band_part", ([[1.0, 2.0], [3.0, 4.0]], 0, 0))]:
-        want, got = _fn(tf, path)(*args), _fn(FFTF, path)(*args)
+        want, got = tf_function(tf, path)(*args), tf_function(FFTF, path)(*args)
         assert got.numpy().dtype == want.dtype.as_numpy_dtype, path
         np.testing.assert_array_equal(got.numpy(), want.numpy())
 

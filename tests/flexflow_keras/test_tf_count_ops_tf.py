@@ -11,20 +11,14 @@ tf = pytest.importorskip("tensorflow")
 
 import flexflow_keras as keras  # noqa: E402
 from flexflow_keras import config, keras_alias  # noqa: E402
-from flexflow_keras.ops.eager_tensor import EagerTensor  # noqa: E402
 from flexflow_keras.tf_compat import InvalidArgumentError  # noqa: E402
+from tests.flexflow_keras.tf_compare import check_eager_call, tf_function  # noqa: E402
 
 pytestmark = pytest.mark.tf
 FFTF = keras_alias._TensorFlow("tensorflow")
 SEQ = np.array([[1.0, 3.0, 3.0, 7.0], [0.0, 2.0, 4.0, 4.0]], np.float32)
 VALS = np.array([[3.0, 0.0, 8.0], [4.0, 1.0, 5.0]], np.float32)
 PRED = np.array([[0.1, 0.5, 0.5, 0.2], [3.0, np.nan, 1.0, 2.0], [np.inf, 1.0, 2.0, 0.0]], np.float32)
-
-
-def _fn(root, path):
-    for part in path.split("."):
-        root = getattr(root, part)
-    return root
 
 
 CASES = [
@@ -48,19 +42,15 @@ CASES = [
 @pytest.mark.parametrize("case", CASES, ids=[f"{c[0]}-{i}" for i, c in enumerate(CASES)])
 def test_eager_results_match_tensorflow(case):
     path, args, kwargs = case
-    want = _fn(tf, path)(*args, **kwargs)
-    got = _fn(FFTF, path)(*args, **kwargs)
-    assert isinstance(got, EagerTensor), f"tf.{path} gave {type(got).__name__}, not a tensor with .numpy()"
-    assert got.numpy().dtype == want.dtype.as_numpy_dtype and got.shape == tuple(want.shape)
-    np.testing.assert_array_equal(got.numpy(), want.numpy())
+    check_eager_call(tf, FFTF, path, args, kwargs)
 
 
 @pytest.mark.parametrize("x", [[3, 1, 3, 2, 1], np.array([2.5, -1.0, 2.5], np.float32), np.array([7, 7], np.int64)])
 def test_unique_matches_tensorflow(x):
     for path, kwargs in (("unique", {}), ("unique_with_counts", {}), ("unique", {"out_idx": "int64"}),
                          ("unique_with_counts", {"out_idx": tf.int64})):
-        want = _fn(tf, path)(x, **kwargs)
-        got = _fn(FFTF, path)(x, **({"out_idx": "int64"} if kwargs else {}))
+        want = tf_function(tf, path)(x, **kwargs)
+        got = tf_function(FFTF, path)(x, **({"out_idx": "int64"} if kwargs else {}))
         assert type(got).__name__ == type(want).__name__ and got._fields == want._fields
         for g, w in zip(got, want, strict=True):
             assert g.numpy().dtype == w.dtype.as_numpy_dtype

@@ -9,8 +9,8 @@ tf = pytest.importorskip("tensorflow")
 
 import flexflow_keras as keras  # noqa: E402
 from flexflow_keras import config, keras_alias  # noqa: E402
-from flexflow_keras.ops.eager_tensor import EagerTensor  # noqa: E402
 from flexflow_keras.tf_compat import InvalidArgumentError  # noqa: E402
+from tests.flexflow_keras.tf_compare import check_eager_call, tf_function  # noqa: E402
 
 pytestmark = pytest.mark.tf
 FFTF = keras_alias._TensorFlow("tensorflow")
@@ -18,12 +18,6 @@ A = np.array([[[2.0, 1.0, 0.0], [1.0, 3.0, 1.0], [0.0, 1.0, 4.0]],
               [[1.0, 2.0, 3.0], [0.0, 1.0, 4.0], [5.0, 6.0, 0.0]]], np.float32)
 SINGULAR = np.array([[1.0, 2.0], [2.0, 4.0]], np.float32)
 P = np.arange(24, dtype=np.float32).reshape(2, 3, 4)
-
-
-def _fn(root, path):
-    for part in path.split("."):
-        root = getattr(root, part)
-    return root
 
 
 CASES = [
@@ -40,11 +34,7 @@ CASES = [
 @pytest.mark.parametrize("case", CASES, ids=[f"{c[0]}-{i}" for i, c in enumerate(CASES)])
 def test_eager_results_match_tensorflow(case):
     path, args, kwargs = case
-    want = _fn(tf, path)(*args, **kwargs)
-    got = _fn(FFTF, path)(*args, **kwargs)
-    assert isinstance(got, EagerTensor), f"tf.{path} gave {type(got).__name__}, not a tensor with .numpy()"
-    assert got.numpy().dtype == want.dtype.as_numpy_dtype and got.shape == tuple(want.shape)
-    np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=2e-5, atol=1e-5)
+    check_eager_call(tf, FFTF, path, args, kwargs, rtol=2e-5, atol=1e-5)
 
 
 @pytest.mark.parametrize("path", ["linalg.inv", "linalg.det", "linalg.diag_part", "linalg.trace", "linalg.diag"])
@@ -54,9 +44,9 @@ def test_first_derivatives_match_tensorflow(path):
     w = w[:, :, 0] if path == "linalg.diag" else w
     v, tv = keras.Variable(x), tf.Variable(x)
     with FFTF.GradientTape() as tape:
-        loss = FFTF.reduce_sum(_fn(FFTF, path)(v * 1.5) * (w.sum(-1) if path in ("linalg.diag_part",) else 1.0))
+        loss = FFTF.reduce_sum(tf_function(FFTF, path)(v * 1.5) * (w.sum(-1) if path in ("linalg.diag_part",) else 1.0))
     with tf.GradientTape() as ttape:
-        tloss = tf.reduce_sum(_fn(tf, path)(tv * 1.5) * (w.sum(-1) if path in ("linalg.diag_part",) else 1.0))
+        tloss = tf.reduce_sum(tf_function(tf, path)(tv * 1.5) * (w.sum(-1) if path in ("linalg.diag_part",) else 1.0))
     np.testing.assert_allclose(np.asarray(tape.gradient(loss, v)), ttape.gradient(tloss, tv).numpy(), rtol=1e-4,
                                atol=1e-5)
 

@@ -11,6 +11,7 @@ tf = pytest.importorskip("tensorflow")
 import flexflow_keras as keras  # noqa: E402
 from flexflow_keras import config, keras_alias  # noqa: E402
 from flexflow_keras.ops.eager_tensor import EagerTensor  # noqa: E402
+from tests.flexflow_keras.tf_compare import check_eager_call, tf_function  # noqa: E402
 
 pytestmark = pytest.mark.tf
 FFTF = keras_alias._TensorFlow("tensorflow")
@@ -19,12 +20,6 @@ INTS = np.array([[1, 0, 2], [0, 0, 5]], np.int32)
 NAN = np.array([1.0, np.nan, np.inf, -np.inf, 0.0], np.float32)
 LOGITS = np.array([[2.0, 1.0, 0.1], [0.3, -1.0, 2.5]], np.float32)
 PROBS = np.array([[0.7, 0.2, 0.1], [0.0, 0.0, 1.0]], np.float32)
-
-
-def _fn(root, path):
-    for part in path.split("."):
-        root = getattr(root, part)
-    return root
 
 
 CASES = [
@@ -64,11 +59,7 @@ CASES = [
 @pytest.mark.parametrize("case", CASES, ids=[f"{c[0]}-{i}" for i, c in enumerate(CASES)])
 def test_eager_results_match_tensorflow(case):
     path, args, kwargs = case
-    want = _fn(tf, path)(*args, **kwargs)
-    got = _fn(FFTF, path)(*args, **kwargs)
-    assert isinstance(got, EagerTensor), f"tf.{path} gave {type(got).__name__}, not a tensor with .numpy()"
-    assert got.numpy().dtype == want.dtype.as_numpy_dtype and got.shape == tuple(want.shape)
-    np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-5, atol=1e-6)
+    check_eager_call(tf, FFTF, path, args, kwargs, rtol=1e-5, atol=1e-6)
 
 
 def test_dropout_zeroes_and_scales_as_tensorflow():
@@ -128,7 +119,7 @@ def test_python_lists_convert_as_tensorflow_converts_them():
                        ("nn.bias_add", ([[1.0, 2.0]], [1.0, 2.0])),
                        ("nn.softmax_cross_entropy_with_logits", ([[0.0, 1.0]], [[1.0, 2.0]])),
                        ("nn.sparse_softmax_cross_entropy_with_logits", ([1], [[1.0, 2.0]]))]:
-        want, got = _fn(tf, path)(*args), _fn(FFTF, path)(*args)
+        want, got = tf_function(tf, path)(*args), tf_function(FFTF, path)(*args)
         assert got.numpy().dtype == want.dtype.as_numpy_dtype, path
         np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-6)
 

@@ -9,19 +9,13 @@ tf = pytest.importorskip("tensorflow")
 
 import flexflow_keras as keras  # noqa: E402
 from flexflow_keras import config, keras_alias  # noqa: E402
-from flexflow_keras.ops.eager_tensor import EagerTensor  # noqa: E402
 from flexflow_keras.tf_compat import InvalidArgumentError  # noqa: E402
+from tests.flexflow_keras.tf_compare import check_eager_call  # noqa: E402
 
 pytestmark = pytest.mark.tf
 FFTF = keras_alias._TensorFlow("tensorflow")
 P = np.arange(24, dtype=np.float32).reshape(2, 3, 4)
 T = np.arange(12, dtype=np.float32).reshape(4, 3)
-
-
-def _fn(root, path):
-    for part in path.split("."):
-        root = getattr(root, part)
-    return root
 
 
 CASES = [
@@ -44,11 +38,7 @@ CASES = [
 @pytest.mark.parametrize("case", CASES, ids=[f"{c[0]}-{i}" for i, c in enumerate(CASES)])
 def test_eager_results_match_tensorflow(case):
     path, args, kwargs = case
-    want = _fn(tf, path)(*args, **kwargs)
-    got = _fn(FFTF, path)(*args, **kwargs)
-    assert isinstance(got, EagerTensor), f"tf.{path} gave {type(got).__name__}, not a tensor with .numpy()"
-    assert got.numpy().dtype == want.dtype.as_numpy_dtype and got.shape == tuple(want.shape)
-    np.testing.assert_array_equal(got.numpy(), want.numpy())
+    check_eager_call(tf, FFTF, path, args, kwargs)
 
 
 def _grads(fn_ff, fn_tf, *values):
