@@ -61,8 +61,10 @@ def _store(out: np.ndarray, value: np.ndarray, accumulate: bool) -> None:
 
 
 def binary_forward_cpu(code: int, a: np.ndarray, b: np.ndarray, y: np.ndarray) -> None:
-    """``y = a (op) b`` with broadcasting; `y` has the broadcast shape."""
-    _BINARY_UFUNC[code](a, b, out=y)
+    """``y = a (op) b`` with broadcasting; `y` has the broadcast shape. IEEE results for a division by zero
+    or an overflow (1/0 inf, 0/0 nan) without NumPy's RuntimeWarnings, as TensorFlow."""
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        _BINARY_UFUNC[code](a, b, out=y)
 
 
 def binary_backward_cpu(code: int, a: np.ndarray, b: np.ndarray, y: np.ndarray, dy: np.ndarray,

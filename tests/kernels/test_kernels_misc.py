@@ -167,3 +167,16 @@ def test_data_movement():
     db = np.zeros((2, 3))
     concat_backward_cpu(c, -1, [2, 3], [None, db], (False, True))
     np.testing.assert_array_equal(db, b)
+
+
+def test_a_division_by_zero_gives_ieee_values_without_a_warning():
+    import warnings
+
+    from kernels.elementwise import DIVIDE, binary_forward_cpu
+
+    a, b = np.array([1.0, 0.0, -1.0], np.float32), np.zeros(3, np.float32)
+    y = np.empty(3, np.float32)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # as TensorFlow: inf and nan, no RuntimeWarning
+        binary_forward_cpu(DIVIDE, a, b, y)
+    np.testing.assert_array_equal(y, [np.inf, np.nan, -np.inf])
