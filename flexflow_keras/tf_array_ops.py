@@ -9,16 +9,19 @@ the data) is refused the same way, naming the call.
 
 Mapped: `tf.fill`, `tf.reverse`, `tf.boolean_mask`, `tf.sequence_mask`, `tf.broadcast_to`, `tf.roll`,
 `tf.rank`, `tf.size`, `tf.sort`, `tf.argsort`, `tf.meshgrid`, `tf.linalg.band_part`,
-`tf.nn.embedding_lookup`, `tf.ensure_shape`.
+`tf.nn.embedding_lookup`, `tf.ensure_shape`, `tf.slice` and `tf.strided_slice` (every mask; on a model's
+symbolic tensor the batch axis stays whole).
 """
 
 from __future__ import annotations
 
+import builtins
+
 import numpy as np
 
 from flexflow_keras.ops.graph import KerasTensor
+from flexflow_keras.tf_convert import invalid, refuse
 from flexflow_keras.tf_convert import ops as _ops
-from flexflow_keras.tf_convert import refuse
 from flexflow_keras.tf_convert import tensor as _tensor
 
 
@@ -194,9 +197,124 @@ def ensure_shape(x, shape, name=None):
     return x
 
 
+def _shape_of(x) -> tuple:
+    return tuple(x.shape) if isinstance(x, KerasTensor) else np.shape(x)
+
+
+def _int_vector(v, who: str, what: str) -> list[int]:
+    values = np.asarray(v)
+    if values.ndim != 1 or values.dtype.kind not in "iu":
+        _refuse(who, f"expects {what} as a 1-D list of integers, received {what}={v!r}.")
+    return [int(i) for i in values]
+
+
+def _index(x, key, who: str):
+    """x[key] (ints, slices, None, ...) as keras.ops.get_item, which a GradientTape sees; on a model's
+    symbolic tensor the key must keep the batch axis whole (its first entry ``:`` or ``...``)."""
+    key = tuple(builtins.slice(k.start, k.stop, None if k.step == 1 else k.step) if isinstance(k, builtins.slice)
+                else k for k in key)  # a step of 1 as Python's default (a symbolic batch axis is ``:``)
+    if isinstance(x, KerasTensor):
+        first = key[0] if key else Ellipsis
+        whole = first is Ellipsis or (isinstance(first, builtins.slice) and first.start in (None, 0)
+                                      and first.stop is None and first.step in (None, 1))
+        if not whole:
+            _refuse(who, f"on a model's symbolic tensor {_shape_of(x)} keeps the batch axis whole (begin 0 and "
+                         f"size -1 / the begin and end mask bit 0 set); slice the batch outside the model, or "
+                         f"slice only the other axes.")
+        if isinstance(first, builtins.slice):
+            key = (builtins.slice(None),) + key[1:]
+    return _ops().get_item(x, key)
+
+
+def slice(input_, begin, size, name=None):  # noqa: A001 (TensorFlow's name)
+    """`tf.slice(input_, begin, size)`: the block of `size` starting at `begin` (a size of -1: to the end
+    of that axis); TensorFlow's InvalidArgumentError when the block leaves the tensor. On a model's symbolic
+    tensor, the batch axis only as begin 0, size -1."""
+    input_ = _tensor(input_)
+    dims = _shape_of(input_)
+    begin, size = _int_vector(begin, "tf.slice", "begin"), _int_vector(size, "tf.slice", "size")
+    if len(begin) != len(dims) or len(size) != len(dims):
+        invalid(f"Expected begin and size arguments to be 1-D tensors of size {len(dims)}, but got shapes "
+                f"[{len(begin)}] and [{len(size)}] instead. [Op:Slice] tf.slice takes one begin and one size per "
+                f"axis of the input.")
+    key = []
+    for axis, (b, n, d) in enumerate(zip(begin, size, dims, strict=True)):
+        if d is None:  # a model's batch axis
+            key.append(builtins.slice(None) if (b, n) == (0, -1) else (b, n))
+            continue
+        if not 0 <= b <= d:
+            invalid(f"Expected begin[{axis}] in [0, {d}], but got {b} [Op:Slice]")
+        if n == -1:
+            n = d - b
+        if not 0 <= n <= d - b:
+            invalid(f"Expected size[{axis}] in [0, {d - b}], but got {n} [Op:Slice]")
+        key.append(builtins.slice(b, b + n))
+    if key and not isinstance(key[0], builtins.slice):
+        _refuse("tf.slice", f"on a model's symbolic tensor {dims} keeps the batch axis whole (begin 0 and size "
+                            f"-1 on axis 0), received begin={begin}, size={size}; slice the batch outside the model.")
+    return _index(input_, tuple(key), "tf.slice")
+
+
+def _bits(mask: int, n: int) -> list[bool]:
+    return [bool(int(mask) >> i & 1) for i in range(n)]
+
+
+def strided_slice(input_, begin, end, strides=None, begin_mask=0, end_mask=0, ellipsis_mask=0, new_axis_mask=0,
+                  shrink_axis_mask=0, name=None):
+    """`tf.strided_slice(input_, begin, end, strides)`: Python's ``x[b0:e0:s0, ...]`` with TensorFlow's masks:
+    bit i of `begin_mask` / `end_mask` leaves out begin[i] / end[i] (the whole axis that way), of
+    `shrink_axis_mask` takes the one index begin[i] (the axis removed), of `new_axis_mask` inserts an axis,
+    of `ellipsis_mask` stands for the axes left. Out-of-range begins and ends are clamped as in Python; an
+    out-of-range shrunk index is TensorFlow's InvalidArgumentError. A GradientTape sees it; on a model's
+    symbolic tensor the batch axis stays whole."""
+    input_ = _tensor(input_)
+    begin, end = _int_vector(begin, "tf.strided_slice", "begin"), _int_vector(end, "tf.strided_slice", "end")
+    strides = [1] * len(begin) if strides is None else _int_vector(strides, "tf.strided_slice", "strides")
+    n = len(begin)
+    if len(end) != n or len(strides) != n:
+        invalid(f"Expected begin, end, and strides to be 1D equal size tensors, but got shapes [{n}], "
+                f"[{len(end)}], and [{len(strides)}] instead. [Op:StridedSlice]")
+    ellipsis, new_axis = _bits(ellipsis_mask, n), _bits(new_axis_mask, n)
+    shrink, no_begin, no_end = _bits(shrink_axis_mask, n), _bits(begin_mask, n), _bits(end_mask, n)
+    if sum(ellipsis) > 1:
+        invalid("Multiple ellipses in slice spec not allowed [Op:StridedSlice]")
+    key = []
+    for i in range(n):
+        if ellipsis[i]:
+            key.append(Ellipsis)
+        elif new_axis[i]:
+            key.append(None)
+        elif strides[i] == 0:
+            invalid(f"strides[{i}] must be non-zero [Op:StridedSlice]")
+        elif shrink[i]:
+            key.append(begin[i])
+        else:
+            key.append(builtins.slice(None if no_begin[i] else begin[i], None if no_end[i] else end[i], strides[i]))
+    dims = _shape_of(input_)
+    spec_axes = sum(1 for k in key if k is not None and k is not Ellipsis)
+    if spec_axes > len(dims):
+        invalid(f"Index out of range using input dim {len(dims)}; input has only {len(dims)} dims "
+                f"[Op:StridedSlice]")
+    _check_shrunk(key, dims)
+    return _index(input_, tuple(key), "tf.strided_slice")
+
+
+def _check_shrunk(key: list, dims: tuple):
+    """TensorFlow's error for a shrunk index outside its axis (Python's IndexError otherwise)."""
+    axis = 0
+    for pos, k in enumerate(key):
+        if k is Ellipsis:
+            axis = len(dims) - sum(1 for j in key[pos + 1:] if j is not None and j is not Ellipsis)
+        elif k is not None:
+            if isinstance(k, int) and dims[axis] is not None and not -dims[axis] <= k < dims[axis]:
+                invalid(f"slice index {k} of dimension {axis} out of bounds. [Op:StridedSlice]")
+            axis += 1
+
+
 CALLS = {
     "tf.fill": fill, "tf.reverse": reverse, "tf.boolean_mask": boolean_mask, "tf.sequence_mask": sequence_mask,
     "tf.broadcast_to": broadcast_to, "tf.roll": roll, "tf.rank": rank, "tf.size": size,
     "tf.sort": sort, "tf.argsort": argsort, "tf.meshgrid": meshgrid,
     "tf.linalg.band_part": band_part, "tf.nn.embedding_lookup": embedding_lookup, "tf.ensure_shape": ensure_shape,
+    "tf.slice": slice, "tf.strided_slice": strided_slice,
 }
