@@ -17,7 +17,7 @@ each module's docstring lists what it maps:
   `tf.split`, `tf.repeat`, `tf.clip_by_value`, `tf.gather`, `tf.add_n`, `tf.linalg.einsum`, `tf.matmul`
   (transpose flags), `tf.math.l2_normalize`, `tf.eye`, `tf.pad`, `tf.expand_dims`, `tf.tile`,
   `tf.identity`, `tf.tensordot`, `tf.image.extract_patches`, `tf.nn.sigmoid_cross_entropy_with_logits`,
-  `tf.nn.moments`, `tf.squared_difference`, `tf.random.normal` / `uniform` / `gamma`,
+  `tf.nn.moments`, `tf.random.normal` / `uniform` / `gamma`,
   `tf.random_normal_initializer`, `tf.numpy_function` / `tf.py_function` (on values: in a dataset's map or
   on arrays), and the constants (`tf.newaxis`, `tf.dtypes.X`, `tf.UnconnectedGradients`,
   `tf.image.ResizeMethod`, `tf.errors.InvalidArgumentError`).
@@ -25,8 +25,9 @@ each module's docstring lists what it maps:
   `tf.Module` (variables.py); `tf.GradientTape` (ops/tape.py); CTC decoders and `tf.sparse.to_dense`
   (ops/ctc_beam.py); `tf.lookup` (tf_lookup.py); `tf.train` checkpoints (tf_checkpoint.py); `tf.summary`
   (tf_summary.py).
-- their own modules: tf_array_ops.py (creation, reordering, selection, masks), tf_math_ops.py (scans,
-  reductions, norms, tf.nn losses, dropout, batch normalization, global-norm clipping), tf_scatter_ops.py
+- their own modules: tf_array_ops.py (creation, reordering, selection, masks, tf.slice and
+  tf.strided_slice), tf_math_ops.py (scans, reductions, norms, tf.nn losses, dropout, batch normalization,
+  global-norm clipping, xlogy / xdivy, lgamma / digamma / erfc, squared_difference), tf_scatter_ops.py
   (gather_nd, scatter_nd), tf_count_ops.py (unique, searchsorted, bincount, confusion_matrix, in_top_k),
   tf_linalg_ops.py (inv, det, diag, trace, matvec), tf_segment.py (segment reductions), tf_nest.py
   (keras.tree), tf_strings.py, tf_io.py and tf_image.py (host pipelines), tf_signal.py (audio, Fourier
@@ -240,12 +241,6 @@ def _as_bytes(bytes_or_text, encoding="utf-8"):
 
 
 
-def _squared_difference(x, y):
-    from flexflow_keras import ops
-
-    return ops.square(ops.subtract(x, y))
-
-
 def _where(condition, x, y, name=None):
     """`tf.where(cond, x, y)`; the one-argument form (coordinates of the true entries) is not mapped (its
     missing x and y make the call a RawTensorFlowError naming keras.ops.where)."""
@@ -419,7 +414,6 @@ def _top_k(input, k=1, sorted=True, index_type="int32", name=None):  # noqa: A00
 
 
 CALLS = {
-    "tf.squared_difference": _squared_difference, "tf.math.squared_difference": _squared_difference,
     "tf.Variable": lambda *a, **k: _variable(*a, **k),
     "tf.one_hot": _one_hot, "tf.split": _split, "tf.matmul": _matmul, "tf.linalg.matmul": _matmul,
     "tf.math.l2_normalize": _l2_normalize, "tf.nn.l2_normalize": _l2_normalize, "tf.eye": _eye,

@@ -13,7 +13,9 @@ Mapped: `tf.cumsum` / `tf.math.cumsum` and `tf.math.cumprod` (exclusive, reverse
 `tf.nn.l2_loss`, `tf.nn.bias_add`, `tf.nn.softmax_cross_entropy_with_logits`,
 `tf.nn.sparse_softmax_cross_entropy_with_logits`, `tf.nn.dropout`, `tf.random.truncated_normal`,
 `tf.random.shuffle`, `tf.nn.batch_normalization`, `tf.clip_by_global_norm` (``(clipped list, global
-norm)``, for custom training loops) and `tf.linalg.global_norm`.
+norm)``, for custom training loops) and `tf.linalg.global_norm`; `tf.math.xlogy`, `xdivy`, `lgamma`,
+`digamma`, `erfc` and `tf.math.squared_difference` / `tf.squared_difference` (floating-point, computed in
+float64 from keras.ops, so a GradientTape differentiates them).
 """
 
 from __future__ import annotations
@@ -21,8 +23,8 @@ from __future__ import annotations
 import numpy as np
 
 from flexflow_keras.ops.graph import KerasTensor
+from flexflow_keras.tf_convert import invalid, refuse
 from flexflow_keras.tf_convert import ops as _ops
-from flexflow_keras.tf_convert import refuse
 from flexflow_keras.tf_convert import tensor as _tensor
 
 
@@ -268,6 +270,119 @@ def clip_by_global_norm(t_list, clip_norm, use_norm=None, name=None):
     return clipped, norm
 
 
+def _floats(who: str, *xs):
+    """xs as tensors of TensorFlow's floating-point dtypes (one dtype); an integer is its InvalidArgumentError."""
+    xs = [_tensor(x) for x in xs]
+    dtypes = {str(np.dtype(str(getattr(x, "dtype", None) or np.asarray(x).dtype))) for x in xs}
+    bad = sorted(d for d in dtypes if np.dtype(d).kind != "f")
+    if bad:
+        invalid(f"Value for attr 'T' of {bad[0]} is not in the list of allowed values: bfloat16, half, float, "
+                f"double [Op:{who}] tf.math.{who.lower()} takes floating-point tensors: cast them first, e.g. "
+                f"tf.cast(x, tf.float32).")
+    if len(dtypes) > 1:
+        invalid(f"cannot compute {who} as its inputs have dtypes {sorted(dtypes)}: cast them to one dtype first.")
+    return xs, dtypes.pop()
+
+
+def _x_op(who: str, fn):
+    """`tf.math.xlogy` / `xdivy`: 0 where x is 0 (whatever y is), its gradients 0 there too."""
+    def op(x, y, name=None):
+        ops = _ops()
+        (x, y), _ = _floats(who, x, y)
+        zero = ops.equal(x, 0)
+        safe_y = ops.where(zero, ops.ones_like(y), y)
+        return ops.where(zero, ops.zeros_like(ops.add(x, y)), fn(ops, x, safe_y))
+
+    op.__name__ = op.__qualname__ = who.lower()
+    return op
+
+
+xlogy = _x_op("Xlogy", lambda ops, x, y: ops.multiply(x, ops.log(y)))
+xlogy.__doc__ = "`tf.math.xlogy(x, y)`: ``x * log(y)``, 0 where x is 0."
+xdivy = _x_op("Xdivy", lambda ops, x, y: ops.divide(x, y))
+xdivy.__doc__ = "`tf.math.xdivy(x, y)`: ``x / y``, 0 where x is 0."
+
+
+def _special(who: str, fn):
+    """A special function of a float tensor, computed in float64 by `fn(ops, x64)` and returned in x's dtype."""
+    def special(x, name=None):
+        ops = _ops()
+        (x,), dtype = _floats(who, x)
+        return ops.cast(fn(ops, ops.cast(x, "float64")), dtype)
+
+    special.__name__ = special.__qualname__ = who.lower()
+    return special
+
+
+def _reflected(ops, x):
+    """(x < 0.5, max(x, 1 - x), x where reflected else 0.25): the arguments of the reflection formulas, each
+    branch's input kept where its formula is finite so that neither gives a NaN gradient."""
+    reflect = ops.less(x, 0.5)
+    return reflect, ops.where(reflect, ops.subtract(1.0, x), x), ops.where(reflect, x, ops.full_like(x, 0.25))
+
+
+def _lgamma(ops, x):
+    """log|Gamma(x)|: Stirling's series at w = z + 6 >= 6.5 (error below 1e-12), less log(z (z+1) ... (z+5));
+    x < 0.5 by the reflection ``log(pi / |sin(pi x)|) - lgamma(1 - x)``; +inf at the poles and at +-inf."""
+    reflect, z, xs = _reflected(ops, x)
+    w = ops.add(z, 6.0)
+    r = ops.reciprocal(w)
+    r2 = ops.square(r)
+    series = ops.multiply(r, 1 / 12 + r2 * (-1 / 360 + r2 * (1 / 1260 + r2 * (-1 / 1680 + r2 / 1188))))
+    log_w = ops.log(w)
+    out = ops.add(ops.subtract(ops.multiply(ops.subtract(w, 0.5), log_w), w), 0.5 * np.log(2 * np.pi) + series)
+    for k in range(6):
+        out = ops.subtract(out, ops.log(ops.add(z, float(k))))
+    sine = ops.abs(ops.sin(ops.multiply(xs, np.pi)))
+    out = ops.where(reflect, ops.subtract(ops.subtract(np.log(np.pi), ops.log(sine)), out), out)
+    pole = ops.logical_or(ops.isinf(x), ops.logical_and(ops.less_equal(x, 0.0), ops.equal(x, ops.floor(x))))
+    return ops.where(pole, ops.full_like(x, np.inf), out)
+
+
+def _digamma(ops, x):
+    """The derivative of lgamma: the asymptotic series at w = z + 6 >= 6.5 (error below 1e-12), less
+    1/z + ... + 1/(z+5); x < 0.5 by the reflection ``digamma(1 - x) - pi / tan(pi x)``; NaN at the poles."""
+    reflect, z, xs = _reflected(ops, x)
+    w = ops.add(z, 6.0)
+    r2 = ops.reciprocal(ops.square(w))
+    series = r2 * (-1 / 12 + r2 * (1 / 120 + r2 * (-1 / 252 + r2 * (1 / 240 + r2 * (-1 / 132)))))
+    out = ops.add(ops.subtract(ops.log(w), ops.divide(0.5, w)), series)
+    for k in range(6):
+        out = ops.subtract(out, ops.reciprocal(ops.add(z, float(k))))
+    angle = ops.multiply(xs, np.pi)
+    out = ops.where(reflect, ops.subtract(out, ops.divide(np.pi * ops.cos(angle), ops.sin(angle))), out)
+    pole = ops.logical_and(ops.less_equal(x, 0.0), ops.equal(x, ops.floor(x)))
+    return ops.where(pole, ops.full_like(x, np.nan), out)
+
+
+def _erfc(ops, x):
+    """1 - erf(x) below x = 2 (no cancellation there in float64); above, Laplace's continued fraction
+    ``exp(-x^2) / sqrt(pi) / (x + (1/2) / (x + (2/2) / (x + ...)))`` to 60 terms (below 1e-15 from x = 2)."""
+    small = ops.less(x, 2.0)
+    big = ops.where(small, ops.full_like(x, 2.0), x)
+    frac = big
+    for k in range(60, 0, -1):
+        frac = ops.add(big, ops.divide(k / 2, frac))
+    tail = ops.divide(ops.multiply(ops.exp(ops.negative(ops.square(big))), 1 / np.sqrt(np.pi)), frac)
+    return ops.where(small, ops.subtract(1.0, ops.erf(ops.where(small, x, ops.zeros_like(x)))), tail)
+
+
+lgamma = _special("Lgamma", _lgamma)
+lgamma.__doc__ = ("`tf.math.lgamma(x)`: log|Gamma(x)| (+inf at 0, the negative integers and +-inf), from "
+                  "keras.ops in float64, within 1e-12 of it.")
+digamma = _special("Digamma", _digamma)
+digamma.__doc__ = ("`tf.math.digamma(x)`: Gamma'(x) / Gamma(x) (NaN at 0 and the negative integers), from "
+                   "keras.ops in float64, within 1e-12 of it.")
+erfc = _special("Erfc", _erfc)
+erfc.__doc__ = "`tf.math.erfc(x)`: 1 - erf(x), accurate where it is tiny (erfc(9) is 4e-37), from keras.ops."
+
+
+def squared_difference(x, y, name=None):
+    """`tf.math.squared_difference(x, y)`: ``(x - y) ** 2``, for numbers of one dtype."""
+    ops = _ops()
+    return ops.square(ops.subtract(_tensor(x), _tensor(y)))
+
+
 def _both(name: str, fn) -> dict:
     return {f"tf.{name}": fn, f"tf.math.{name}": fn}
 
@@ -288,5 +403,7 @@ CALLS = {
     "tf.nn.sparse_softmax_cross_entropy_with_logits": sparse_softmax_cross_entropy_with_logits,
     "tf.nn.dropout": dropout, "tf.random.truncated_normal": truncated_normal, "tf.random.shuffle": shuffle,
     "tf.nn.batch_normalization": batch_normalization, "tf.clip_by_global_norm": clip_by_global_norm,
-    "tf.linalg.global_norm": global_norm,
+    "tf.linalg.global_norm": global_norm, "tf.math.xlogy": xlogy, "tf.math.xdivy": xdivy,
+    **{f"tf.math.{fn.__name__}": fn for fn in (lgamma, digamma, erfc)},
+    **_both("squared_difference", squared_difference),
 }
