@@ -13,8 +13,6 @@ cdef class ThreadedExecutor:
     cdef public list _deferred
     cdef public list _busy
     cdef public list _helped
-    cdef public object _helped_set
-    cdef public object _tls
 
 
 cdef class SequentialExecutor:

@@ -26,13 +26,7 @@ only when none is left: the hand-off to a parked worker and back costs a thread 
 us on a VM, more than the small tasks a waited trace or one reduction runs). Each processor still runs
 one point at a time (its lock is held by whichever thread runs it), under the worker's settings (Numba's
 thread count, denormals flushed; restored when the wait ends), and a point the host took is one its
-worker would have run next. The first point a helped point makes ready on such a processor stays
-with the helping thread, which runs it next when that processor's queue is empty (else it is queued
-behind the others, first in, first out, as a worker queues its own successors), instead of going to a
-queue, where the put would wake a parked worker only to find the point taken: a woken worker costs a
-core for a while, which on 2 cores slowed a lone MPI reduction's transfer (the other rank's polling
-thread lost its core). Any other point made ready goes to its queue at once, so idle workers run them
-meanwhile; a kept point the waiting thread does not run (its wait ended) goes to its queue too. Machines with GPU processors do not help: a task there may need the worker's
+worker would have run next. Machines with GPU processors do not help: a task there may need the worker's
 device binding. FF_HOST_HELPS=0 turns it off (for comparisons: benchmarks/runtime_overhead.py --no-help).
 """
 
@@ -128,8 +122,6 @@ class ThreadedExecutor:
         gpus = any(p.kind is ProcKind.GPU for p in procs)
         off = gpus or os.environ.get("FF_HOST_HELPS", "1").strip().lower() in ("0", "false", "off", "no")
         self._helped = [] if off else [p.uid for p in procs if p.kind in (ProcKind.CPU, ProcKind.UTIL)]
-        self._helped_set = frozenset(self._helped)
-        self._tls = threading.local()  # `held`: the ready points a helping thread keeps for itself
         self._threads = []
         self._started = threading.Barrier(len(procs) + 1)
         for p, q in zip(procs, self._queues, strict=True):
@@ -139,16 +131,11 @@ class ThreadedExecutor:
         self._started.wait()
 
     def enqueue(self, node) -> None:
-        held = self._tls.__dict__.get("held")
-        if held is not None and not held and node.proc.uid in self._helped_set and not _deferred_kind(node):
-            held.append(node)  # a helping thread runs it next itself: no wake of a parked worker
-            return
         self._put[node.proc.uid](node)
 
     def putter(self, proc):
-        """The callable that enqueues a ready node on `proc` (trace replays resolve it once): what `enqueue`
-        does for a node of `proc` from a thread that is not helping (a replay issues from the host before
-        it waits, so it never holds a point back)."""
+        """The callable that enqueues a ready node on `proc` (trace replays resolve it once): it must do
+        exactly what `enqueue` does for a node of `proc`."""
         return self._put[proc.uid]
 
     def _loop(self, proc, q) -> None:
@@ -220,27 +207,8 @@ class ThreadedExecutor:
         saved = context = taken = None
         engine = self.engine
         was_cancelled = engine.cancelled
-        held: list = []
-        self._tls.held = held
         try:
             while gate.locked():
-                if held:  # the first point the last one made ready (the others went to their queues)
-                    if saved is None:  # before the lock is taken: an interrupt here leaves the point in `held`
-                        saved = self._enter_help()
-                        context = contextvars.Context()
-                    taken = held.pop()
-                    uid = taken.proc.uid
-                    lock = self._locks[uid]
-                    if self._busy[uid] or not self._queues[uid].empty() or not lock.acquire(False):
-                        node, taken = taken, None  # behind the queued points, first in, first out
-                        self._put[uid](node)
-                        continue
-                    try:
-                        context.run(self._help_run, taken)
-                        taken = None
-                    finally:
-                        lock.release()
-                    continue
                 for uid in helped:
                     if self._busy[uid] or (self._queues[uid].empty() and not self._deferred[uid]):
                         continue
@@ -267,9 +235,6 @@ class ThreadedExecutor:
                 engine.cancelled = False  # set by Engine.run for the interrupted body: the rest goes on
             raise
         finally:
-            self._tls.held = None
-            for node in held:  # left when the gate opened: their workers run them
-                self._put[node.proc.uid](node)
             if saved is not None:
                 self._leave_help(saved)
             for uid in helped:  # points this thread deferred: their parked worker must see them

@@ -251,67 +251,6 @@ def test_no_helping_where_gpus_are():
         assert cpu_only.shutdown(5.0) and with_gpu.shutdown(5.0)
 
 
-def test_a_waiting_thread_that_runs_a_chain_queues_nothing_for_the_parked_worker():
-    # a point the host runs makes the chain's next one ready: the host keeps it and runs it next instead
-    # of queueing it, where the put would wake the parked worker for a point the host then takes anyway
-    R = rt.Region((4,), np.float64)
-    host = threading.current_thread().name
-    joined = 0
-    with rt.Runtime(rt.Machine(cpus=1, utils=0), executor="threaded") as rtm:
-        rtm.fill(R, 0.0)
-        ex = rtm.executor
-        real = ex._put[0]
-        waiting = []
-        queued_while_waiting = []
-
-        def put(node):
-            if waiting and threading.current_thread().name == host:
-                queued_while_waiting.append(node)
-            real(node)
-
-        ex._put = [put] + list(ex._put[1:])
-        try:
-            for _ in range(30):
-                futures = [rtm.launch(bump, R) for _ in range(20)]
-                waiting.append(True)
-                names = [f.get() for f in futures[::-1]][::-1]  # waits for the chain's end first
-                waiting.clear()
-                joined += host in names
-            assert (rtm.read(R) == 600).all()
-        finally:
-            ex._put = [real] + list(ex._put[1:])
-    assert joined, "the waiting thread never ran a point of the chain"
-    assert queued_while_waiting == []
-
-
-def test_a_helping_thread_keeps_only_the_first_point_made_ready():
-    from runtime.workers import ThreadedExecutor
-
-    with rt.Runtime(rt.Machine(cpus=2, utils=0), executor="threaded") as rtm:
-        ex = rtm.executor
-        if not isinstance(ex, ThreadedExecutor) or not ex._helped:
-            pytest.skip("no helping on this machine")
-        put = []
-        saved = list(ex._put)
-        ex._put = [put.append for _ in saved]
-        procs = rtm.machine.processors()
-        node = lambda p, prio=0: types.SimpleNamespace(proc=p, task=types.SimpleNamespace(priority=prio))  # noqa: E731
-        try:
-            held: list = []
-            ex._tls.held = held
-            first, second, update = node(procs[0]), node(procs[1]), node(procs[0], -1)
-            ex.enqueue(update)  # an update is deferred by whoever takes it: never kept
-            ex.enqueue(first)
-            ex.enqueue(second)  # the other worker runs it meanwhile
-            assert held == [first] and put == [update, second]
-            ex._tls.held = None
-            ex.enqueue(first)  # not helping: queued as ever
-            assert put[-1] is first
-        finally:
-            ex._tls.held = None
-            ex._put = saved
-
-
 @rt.task(privileges=[rt.RW])
 def bump_then_interrupt(x):
     x += 1
@@ -321,9 +260,9 @@ def bump_then_interrupt(x):
     return threading.current_thread().name
 
 
-def test_ctrl_c_in_a_kept_point_releases_its_processor():
-    # the host runs a chain, keeping each next point (see the test above); Ctrl-C in one of them must
-    # leave that processor's lock free: the worker and later waits go on
+def test_ctrl_c_in_a_chain_the_host_runs_releases_its_processor():
+    # Ctrl-C in a point of a chain the waiting host runs must leave that processor's lock free: the
+    # worker and later waits go on
     R = rt.Region((4,), np.float64)
     host = threading.current_thread().name
     with rt.Runtime(rt.Machine(cpus=1, utils=0), executor="threaded") as rtm:
@@ -340,7 +279,7 @@ def test_ctrl_c_in_a_kept_point_releases_its_processor():
             if host not in names:
                 continue
         else:
-            pytest.skip("no kept point ran on the waiting thread")
+            pytest.skip("no point of the chain ran on the waiting thread")
         assert not rtm.engine.cancelled
         R2 = rt.Region((4,), np.float64)  # R's later users fail with the interrupted point (cancelled)
         rtm.fill(R2, 0.0)
