@@ -113,6 +113,26 @@ def test_three_ranks_match_one_process_and_agree_bit_for_bit(runs, tmp_path):
         assert abs(la - lb) <= 1e-5, (one["mlp"]["losses"], three["losses"])
 
 
+def test_two_ranks_finish_beside_a_busy_core(runs, tmp_path):
+    """The two-rank run of `runs` again while another process keeps one of the cores busy (as a user's
+    machine often is): it must end within the timeout with the same losses. A runtime change that
+    made these runs hang only under load (stop 38: past 150 s, against 2-15 s) passed every quiet test."""
+    _, two, _ = runs
+    out = str(tmp_path / "loaded.json")
+    spinner = subprocess.Popen([sys.executable, "-c", "while True: pass"])
+    try:
+        p, took = _run(_mpi(2, "--models", "mlp,cnn,mp,emb", "--seed", "3", "-ll:cpu", "2", "--dp", "1",
+                            "--out", out))
+    finally:
+        spinner.kill()
+        spinner.wait()
+    assert p.returncode == 0, p.stderr[-3000:]
+    loaded = json.loads(Path(out).read_text())
+    for kind in ("mlp", "cnn", "mp", "emb"):
+        for la, lb in zip(two[kind]["losses"], loaded[kind]["losses"], strict=True):
+            assert abs(la - lb) <= 1e-5, (kind, two[kind]["losses"], loaded[kind]["losses"], took)
+
+
 def test_a_strategy_spanning_the_ranks_runs_across_them(span_runs):
     _, two, p2 = span_runs
     assert "places pieces on 2 nodes: run across them as given" in p2.stderr
