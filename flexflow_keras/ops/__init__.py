@@ -19,6 +19,7 @@ import inspect as _inspect
 import sys
 
 from flexflow_keras.ops import functional as _functional
+from flexflow_keras.ops import linalg as _linalg
 from flexflow_keras.ops import loss_functions as _loss_functions
 from flexflow_keras.ops import nn_more as _nn_more
 from flexflow_keras.ops import numpy_api as _numpy_api
@@ -31,6 +32,7 @@ from flexflow_keras.ops.base import KernelContext, Op, apply_op, op_registry
 from flexflow_keras.ops.eager_tensor import eager_results as _eager_results
 from flexflow_keras.ops.functional import *  # noqa: F403 - the functional API is this package's surface
 from flexflow_keras.ops.graph import KerasTensor, OpGraph, OpNode, TensorSpec, Variable
+from flexflow_keras.ops.linalg import *  # noqa: F403 - keras.ops.linalg's functions, top-level as in Keras 3
 from flexflow_keras.ops.loss_functions import *  # noqa: F403 - the per-sample loss functions
 from flexflow_keras.ops.losses import LOSS_NAMES, LossOp
 from flexflow_keras.ops.math_ops import (
@@ -89,23 +91,15 @@ def __getattr__(name: str):
         value = _eager_results(value) if _inspect.isfunction(value) else value
         globals()[name] = value
         return value
-    if name in _MISSING_SUBMODULES:
-        raise UnsupportedOpsError(f"keras.ops.{name} is not available in flexflow_keras: {_MISSING_SUBMODULES[name]}")
     raise AttributeError(f"module 'flexflow_keras.ops' has no attribute {name!r}")
 
 
 class UnsupportedOpsError(FlexFlowKerasError, AttributeError):
-    """A Keras 3 `keras.ops` submodule flexflow_keras does not have (an AttributeError, so hasattr is False)."""
-
-
-_MISSING_SUBMODULES = {
-    "linalg": "its decompositions (qr, svd, cholesky, ...) have no kernels here; compute them with NumPy outside the model",
-    "fft": "Fourier transforms have no kernels here; compute them with NumPy before fit",
-}
+    """A Keras 3 `keras.ops` feature flexflow_keras does not have (an AttributeError, so hasattr is False)."""
 
 
 _MODULES = (_functional, _loss_functions, _numpy_api, _numpy_extra, _numpy_math, _numpy_arrays, _numpy_stats, _nn_more,
-            _segment)
+            _segment, _linalg)
 # a module's own __all__ where it has one (ops/segment.py's segment_reduce is the runner's, not keras.ops')
 __all__ = [n for m in _MODULES for n in getattr(m, "__all__", dir(m)) if not n.startswith("_")
            and callable(getattr(m, n)) and getattr(getattr(m, n), "__module__", "") == m.__name__] + [
@@ -146,6 +140,12 @@ for _name in __all__:
     if _name not in _NOT_TENSORS and _inspect.isfunction(globals().get(_name)):
         globals()[_name] = _eager_results(globals()[_name])
 del _name
+
+# keras.ops.linalg is a real submodule (ops/linalg.py): its functions answer EagerTensors there too, and its
+# `norm` is keras.ops.norm.
+for _name in _linalg.__all__:
+    setattr(_linalg, _name, globals()[_name])
+linalg = _linalg
 
 # Keras 3's submodules keras.ops.numpy / nn / math / core hold the functions that are flat here
 # (keras.ops.numpy.sum is keras.ops.sum): the same module under those names, for attributes and imports.

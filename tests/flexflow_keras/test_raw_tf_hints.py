@@ -157,19 +157,19 @@ def test_a_layer_calling_tensorflow_itself_is_told_the_line_and_the_keras_call()
 
 
 def test_keras_ops_submodules():
-    """Keras 3's keras.ops.numpy / nn / math / core spellings reach the same functions; keras.ops.linalg, which
-    flexflow_keras lacks, is one clear error (and hasattr stays False); keras.ops.image is there."""
+    """Keras 3's keras.ops.numpy / nn / math / core spellings reach the same functions; keras.ops.linalg and
+    keras.ops.image are submodules (`import keras.ops.linalg` too)."""
     from flexflow_keras import ops
-    from flexflow_keras.errors import FlexFlowKerasError
 
     assert ops.numpy.sum is ops.sum and ops.math.exp is ops.exp and ops.core.cast is ops.cast
     assert ops.nn.relu is ops.relu and ops.nn.softmax is ops.softmax
     import flexflow_keras.ops.nn as knn  # the import spelling too (`import keras.ops.nn as nn`)
 
     assert knn.sigmoid is ops.sigmoid
-    with pytest.raises(FlexFlowKerasError, match=r"keras\.ops\.linalg is not available.*NumPy"):
-        ops.linalg.qr  # noqa: B018
-    assert not hasattr(ops, "linalg") and callable(ops.image.extract_patches)
+    import flexflow_keras.ops.linalg as klinalg
+
+    assert klinalg is ops.linalg and ops.linalg.qr is ops.qr and ops.linalg.norm is ops.norm
+    assert callable(ops.image.extract_patches)
 
 
 def test_tensorflow_calls_custom_loops_use():
