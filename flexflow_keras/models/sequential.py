@@ -174,6 +174,19 @@ class Sequential(Keras2SequentialMethods, GraphIOMixin, Model):
     def output_names(self) -> list[str]:
         return [self._seq_layers[-1].name] if self._outputs else []
 
+    # Keras 3 gives a Sequential the layer accessors (its first call's tensors in the graph that called it), not
+    # a Functional's: keras.Model(outer.inputs, seq.output) reaches that call. One never called as a layer keeps
+    # its own graph's tensors (Keras 2; Keras 3 raises there).
+    @property
+    def input(self):
+        """The symbolic input of this model's first call as a layer, else its own graph's input."""
+        return Layer.input.fget(self) if self._inbound_nodes else GraphIOMixin.input.fget(self)
+
+    @property
+    def output(self):
+        """The symbolic output of this model's first call as a layer, else its own graph's output."""
+        return Layer.output.fget(self) if self._inbound_nodes else GraphIOMixin.output.fget(self)
+
     def _set_input_spec(self, inputs) -> None:
         if not self._implied_input:
             return super()._set_input_spec(inputs)

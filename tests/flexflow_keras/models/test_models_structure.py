@@ -311,3 +311,24 @@ def test_model_input_and_output_are_the_graphs_tensors():
     assert models.Model({"a": a, "b": b}, joined).input == {"a": a, "b": b}
     with pytest.raises(AttributeError, match="no defined output yet"):
         models.Sequential([layers.Dense(2)]).output  # noqa: B018
+
+
+def test_nested_sequential_input_and_output_are_its_call_in_the_outer_graph():
+    """As Keras 3: a Sequential called as a layer answers `input` / `output` with that call's tensors, so a
+    feature model on it (keras.io's cct inspecting its `data_augmentation` stage) is built from the outer
+    input; it raised GraphError reading the Sequential's own input_layer. A Functional keeps its own tensors."""
+    for first in ([], [layers.Input((4,))]):
+        aug = models.Sequential(first + [layers.Rescaling(0.5), layers.Dense(3)])
+        inp = layers.Input((4,))
+        model = models.Model(inp, layers.Dense(2)(aug(inp)))
+        assert aug.input is inp and aug.output is model.layers[1].output
+        x = rng.normal(size=(2, 4)).astype("float32")
+        kernel, bias = aug.layers[-1].get_weights()
+        got = models.Model(model.inputs, aug.output).predict(x, verbose=0)
+        np.testing.assert_allclose(got, (0.5 * x) @ kernel + bias, rtol=1e-6, atol=1e-6)
+    fi = layers.Input((4,))
+    fo = layers.Dense(3)(fi)
+    f = models.Model(fi, fo)
+    outer = layers.Input((4,))
+    models.Model(outer, layers.Dense(2)(f(outer)))
+    assert f.output is fo and f.input is fi
