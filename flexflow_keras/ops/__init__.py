@@ -5,7 +5,8 @@
 `normalization`, `math_ops`, `shape_ops`, `losses` (and `conv`, `pooling`); `functional` holds the
 functions layers and custom code call (``ops.dense``, ``ops.add``, ``ops.mean``, ``ops.loss``, ...):
 symbolic on KerasTensors, eager on NumPy arrays. The rest of Keras 3's `keras.ops` is composed from those in
-`numpy_api`, `numpy_extra`, `numpy_math`, `numpy_arrays`, `numpy_stats` and `nn_more` (dtypes: `dtype_rules`).
+`numpy_api`, `numpy_extra`, `numpy_math`, `numpy_arrays`, `numpy_stats` and `nn_more` (dtypes: `dtype_rules`);
+branches, loops and scans in `control_flow` and `control_scan`.
 
 Example:
     >>> from flexflow_keras import ops
@@ -18,6 +19,8 @@ from __future__ import annotations
 import inspect as _inspect
 import sys
 
+from flexflow_keras.ops import control_flow as _control_flow
+from flexflow_keras.ops import control_scan as _control_scan
 from flexflow_keras.ops import functional as _functional
 from flexflow_keras.ops import linalg as _linalg
 from flexflow_keras.ops import loss_functions as _loss_functions
@@ -29,6 +32,8 @@ from flexflow_keras.ops import numpy_math as _numpy_math
 from flexflow_keras.ops import numpy_stats as _numpy_stats
 from flexflow_keras.ops import segment as _segment
 from flexflow_keras.ops.base import KernelContext, Op, apply_op, op_registry
+from flexflow_keras.ops.control_flow import *  # noqa: F403 - cond, switch, while_loop, fori_loop
+from flexflow_keras.ops.control_scan import *  # noqa: F403 - scan, map, vectorized_map, associative_scan
 from flexflow_keras.ops.eager_tensor import eager_results as _eager_results
 from flexflow_keras.ops.functional import *  # noqa: F403 - the functional API is this package's surface
 from flexflow_keras.ops.graph import KerasTensor, OpGraph, OpNode, TensorSpec, Variable
@@ -98,7 +103,8 @@ class UnsupportedOpsError(FlexFlowKerasError, AttributeError):
     """A Keras 3 `keras.ops` feature flexflow_keras does not have (an AttributeError, so hasattr is False)."""
 
 
-_MODULES = (_functional, _loss_functions, _numpy_api, _numpy_extra, _numpy_math, _numpy_arrays, _numpy_stats, _nn_more,
+_MODULES = (_functional, _control_flow, _control_scan, _loss_functions,
+            _numpy_api, _numpy_extra, _numpy_math, _numpy_arrays, _numpy_stats, _nn_more,
             _segment, _linalg)
 # a module's own __all__ where it has one (ops/segment.py's segment_reduce is the runner's, not keras.ops')
 __all__ = [n for m in _MODULES for n in getattr(m, "__all__", dir(m)) if not n.startswith("_")

@@ -42,6 +42,10 @@ _ARGS = {
     "resize": (IMG, (3, 3)), "extract_patches": (IMG, 2), "pad_images": (IMG, 1, 1, 1, 1),
     "crop_images": (IMG, 1, 1, 1, 1), "extract_patches_3d": (IMG[..., None], 2),
     "get_item": (F, 0), "take_along_axis": (F, np.array([[2], [0]], np.int32), 1),
+    "cond": (True, lambda: F, lambda: F * 2), "switch": (1, [lambda x: x, lambda x: x * 2], F),
+    "while_loop": (lambda x: x.sum() < 10, lambda x: x * 2, F), "fori_loop": (0, 2, lambda i, x: x + i, F),
+    "scan": (lambda c, x: (c + x, c), F[0], F), "map": (lambda x: x * 2, F),
+    "vectorized_map": (lambda x: x * 2, F), "associative_scan": (lambda a, b: a + b, F),
 }
 
 
