@@ -21,6 +21,7 @@ import sys
 
 from flexflow_keras.ops import control_flow as _control_flow
 from flexflow_keras.ops import control_scan as _control_scan
+from flexflow_keras.ops import fft as _fft
 from flexflow_keras.ops import functional as _functional
 from flexflow_keras.ops import linalg as _linalg
 from flexflow_keras.ops import loss_functions as _loss_functions
@@ -35,6 +36,7 @@ from flexflow_keras.ops.base import KernelContext, Op, apply_op, op_registry
 from flexflow_keras.ops.control_flow import *  # noqa: F403 - cond, switch, while_loop, fori_loop
 from flexflow_keras.ops.control_scan import *  # noqa: F403 - scan, map, vectorized_map, associative_scan
 from flexflow_keras.ops.eager_tensor import eager_results as _eager_results
+from flexflow_keras.ops.fft import *  # noqa: F403 - fft, fft2, ifft2, rfft, irfft, stft, istft
 from flexflow_keras.ops.functional import *  # noqa: F403 - the functional API is this package's surface
 from flexflow_keras.ops.graph import KerasTensor, OpGraph, OpNode, TensorSpec, Variable
 from flexflow_keras.ops.linalg import *  # noqa: F403 - keras.ops.linalg's functions, top-level as in Keras 3
@@ -105,7 +107,7 @@ class UnsupportedOpsError(FlexFlowKerasError, AttributeError):
 
 _MODULES = (_functional, _control_flow, _control_scan, _loss_functions,
             _numpy_api, _numpy_extra, _numpy_math, _numpy_arrays, _numpy_stats, _nn_more,
-            _segment, _linalg)
+            _segment, _linalg, _fft)
 # a module's own __all__ where it has one (ops/segment.py's segment_reduce is the runner's, not keras.ops')
 __all__ = [n for m in _MODULES for n in getattr(m, "__all__", dir(m)) if not n.startswith("_")
            and callable(getattr(m, n)) and getattr(getattr(m, n), "__module__", "") == m.__name__] + [

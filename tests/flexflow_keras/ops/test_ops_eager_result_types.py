@@ -46,6 +46,8 @@ _ARGS = {
     "while_loop": (lambda x: x.sum() < 10, lambda x: x * 2, F), "fori_loop": (0, 2, lambda i, x: x + i, F),
     "scan": (lambda c, x: (c + x, c), F[0], F), "map": (lambda x: x * 2, F),
     "vectorized_map": (lambda x: x * 2, F), "associative_scan": (lambda a, b: a + b, F),
+    "stft": (np.linspace(0, 1, 16, dtype=np.float32), 4, 2, 4),
+    "istft": ((np.ones((3, 3), np.float32), np.zeros((3, 3), np.float32)), 4, 2, 4),
 }
 
 
