@@ -19,6 +19,7 @@ from __future__ import annotations
 import inspect as _inspect
 import sys
 
+from flexflow_keras.ops import attention_fn as _attention_fn
 from flexflow_keras.ops import control_flow as _control_flow
 from flexflow_keras.ops import control_scan as _control_scan
 from flexflow_keras.ops import fft as _fft
@@ -32,6 +33,7 @@ from flexflow_keras.ops import numpy_extra as _numpy_extra
 from flexflow_keras.ops import numpy_math as _numpy_math
 from flexflow_keras.ops import numpy_stats as _numpy_stats
 from flexflow_keras.ops import segment as _segment
+from flexflow_keras.ops.attention_fn import *  # noqa: F403 - dot_product_attention, psnr, histogram, unravel_index
 from flexflow_keras.ops.base import KernelContext, Op, apply_op, op_registry
 from flexflow_keras.ops.control_flow import *  # noqa: F403 - cond, switch, while_loop, fori_loop
 from flexflow_keras.ops.control_scan import *  # noqa: F403 - scan, map, vectorized_map, associative_scan
@@ -107,7 +109,7 @@ class UnsupportedOpsError(FlexFlowKerasError, AttributeError):
 
 _MODULES = (_functional, _control_flow, _control_scan, _loss_functions,
             _numpy_api, _numpy_extra, _numpy_math, _numpy_arrays, _numpy_stats, _nn_more,
-            _segment, _linalg, _fft)
+            _segment, _linalg, _fft, _attention_fn)
 # a module's own __all__ where it has one (ops/segment.py's segment_reduce is the runner's, not keras.ops')
 __all__ = [n for m in _MODULES for n in getattr(m, "__all__", dir(m)) if not n.startswith("_")
            and callable(getattr(m, n)) and getattr(getattr(m, n), "__module__", "") == m.__name__] + [

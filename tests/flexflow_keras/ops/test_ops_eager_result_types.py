@@ -48,6 +48,7 @@ _ARGS = {
     "vectorized_map": (lambda x: x * 2, F), "associative_scan": (lambda a, b: a + b, F),
     "stft": (np.linspace(0, 1, 16, dtype=np.float32), 4, 2, 4),
     "istft": ((np.ones((3, 3), np.float32), np.zeros((3, 3), np.float32)), 4, 2, 4),
+    "unravel_index": (I3, (2, 2)), "dot_product_attention": (IMG, IMG, IMG),
 }
 
 
