@@ -282,7 +282,7 @@ class Loss:
             if self.reduction == "mean_with_sample_weight":
                 raise ValueError(f"{type(self).__name__}(reduction='mean_with_sample_weight') on KerasTensors is "
                                  f"not supported; use 'sum_over_batch_size'.")
-            values = ops.multiply(values, sample_weight)
+            values = ops.multiply(*_same_rank(values, ops.cast(sample_weight, values.dtype)))
         if self.reduction in ("none", None):
             return values
         return ops.sum(values) if self.reduction == "sum" else ops.mean(values)

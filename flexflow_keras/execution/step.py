@@ -99,10 +99,14 @@ class StepProgram:
         self.loss_weights = tuple(by_output.get(i, 1.0) for i in self.loss_outputs)
         self.seed_scales = tuple(w / n for w, n in zip(self.loss_weights, self.numels, strict=True))
         label_at = tuple(len(self.x_args) + i for i in self.loss_outputs) if with_labels else ()
-        self.loader = e.cached(("loader", len(self.x_args), label_at, with_labels),
-                               T.loader_task, len(self.x_args), label_at, with_labels)
+        # the losses that weigh their samples themselves (a compute_loss override handed the weights)
+        sws = tg.sample_weights or (None,) * len(tg.model_outputs)
+        weight_at = tuple(k for k, i in enumerate(self.loss_outputs) if sws[i] is not None) if with_labels else ()
+        self.w_args = [self._batch_arg(s.act(sws[self.loss_outputs[k]]), d) for k in weight_at]
+        self.loader = e.cached(("loader", len(self.x_args), label_at, with_labels, weight_at),
+                               T.loader_task, len(self.x_args), label_at, with_labels, weight_at)
         self.loader_args = [*self.x_args, *self.y_args,
-                            *([self._batch_arg(r, d) for r in seeds] if with_labels else [])]
+                            *([self._batch_arg(r, d) for r in seeds] if with_labels else []), *self.w_args]
         self.forward = [self._forward_entry(n, training) for n in nodes]
         self.state_copies = self._state_copies(nodes)
         self.backward = []
@@ -134,9 +138,17 @@ class StepProgram:
             # a compute_metrics override (models/metrics_hook.py) sees the inputs too
             n_in = len(tg.model_inputs) if any(getattr(m, "_ff_whole_batch", False) for ms in mlists for m in ms) else 0
             args += [self._batch_arg(s.act(t), d) for t in tg.model_inputs[:n_in]]
-            self.metrics = (e.cached(("metrics", tuple(self.loss_outputs), self.numels, self.loss_weights, masked, n_in),
-                                     T.metrics_task, len(self.loss_outputs), mlists, self.numels,
-                                     self.loss_weights, masked, n_in), args)
+            args += self.w_args
+            # the tensors of the metric updates a compute_loss override recorded (metrics/symbolic_updates.py)
+            unique = list({t.uid: t for t in tg.recorded_tensors}.values())
+            batched = tuple(is_batched(t.spec) for t in unique)
+            rec_index = tuple(next(j for j, u in enumerate(unique) if u.uid == t.uid) for t in tg.recorded_tensors)
+            args += [self._batch_arg(s.act(t), d) if b else s.act(t) for t, b in zip(unique, batched, strict=True)]
+            key = ("metrics", tuple(self.loss_outputs), self.numels, self.loss_weights, masked, n_in, weight_at) + (
+                (id(tg), self.global_batch) if tg.recorded else ())
+            self.metrics = (e.cached(key, T.metrics_task, len(self.loss_outputs), mlists, self.numels,
+                                     self.loss_weights, masked, n_in, weight_at, tg.recorded, batched, rec_index,
+                                     self.global_batch), args)
 
     def _state_copies(self, nodes) -> list:
         """(task, final-state region, kept-state region) of every stateful recurrent layer's node: its final

@@ -307,13 +307,16 @@ def parts_sum_task():
     return _make_task("gradient.sum", [RO, WD], make, gpu=False, priority=-1)
 
 
-def loader_task(n_x: int, label_at: tuple[int, ...], with_seeds: bool):
+def loader_task(n_x: int, label_at: tuple[int, ...], with_seeds: bool, weight_at: tuple[int, ...] = ()):
     """Gather one batch's rows from the sources into the input, label (and seed) pieces of a shard; the
     shard's rows of the batch come from `ranges[point]`. The sources are the inputs, then one label array
     per model output, then the sample weights; `label_at` picks the labels of the outputs with a loss (an
-    output without one has a label source nobody reads: Keras' `loss=[..., None]`)."""
+    output without one has a label source nobody reads: Keras' `loss=[..., None]`). The losses at
+    positions `weight_at` weigh their samples themselves: their sample weights go to a weight region of
+    their own (after the seeds; per-sample weights broadcast over a per-timestep region) and their seeds
+    are unweighted."""
     n_y = len(label_at)
-    privs = [WD] * (n_x + n_y + (n_y if with_seeds else 0))
+    privs = [WD] * (n_x + n_y + (n_y if with_seeds else 0) + (len(weight_at) if with_seeds else 0))
     nreg = len(privs)
 
     def body(*args):
@@ -327,13 +330,22 @@ def loader_task(n_x: int, label_at: tuple[int, ...], with_seeds: bool):
             weights = sources[-1]  # one array for every loss, or a tuple with one per loss
             for k, seed in enumerate(regions[n_x + n_y:n_x + 2 * n_y]):
                 sw = (weights[k] if isinstance(weights, tuple) else weights)[mine]
+                if k in weight_at:
+                    dst = regions[n_x + 2 * n_y + weight_at.index(k)]
+                    if sw.ndim > dst.ndim:
+                        raise ValueError(f"Sample weights of shape {sw.shape[1:]} per sample reached a step graph "
+                                         f"built for weights of shape {dst.shape[1:]}.")
+                    dst[...] = sw.reshape(sw.shape + (1,) * (dst.ndim - sw.ndim))
+                    seed[...] = scales[k]
+                    continue
                 seed[...] = (sw * scales[k]).reshape(sw.shape + (1,) * (seed.ndim - sw.ndim))
     return task(privileges=privs)(_named(body, "loader"))
 
 
 def metrics_task(n_losses: int, metric_lists: Sequence[Sequence], numels: Sequence[int],
                  loss_weights: Sequence[float] | None = None, masked: Sequence[bool] | None = None,
-                 n_inputs: int = 0):
+                 n_inputs: int = 0, weight_at: tuple[int, ...] = (), recorded: tuple = (),
+                 batched: tuple[bool, ...] = (), rec_index: tuple[int, ...] = (), global_batch: int = 1):
     """Per shard: the sample-weighted loss sum of each output, then every metric's partial sums.
 
     Regions per output with a loss: per-sample loss, seed, label, prediction (all RO); then, for each
@@ -346,9 +358,17 @@ def metrics_task(n_losses: int, metric_lists: Sequence[Sequence], numels: Sequen
 
     A model's `compute_metrics` override is one metric object with `_ff_whole_batch` (models/
     metrics_hook.py): it gets every output's labels, predictions and sample weights (None when all are 1)
-    and the `n_inputs` input regions that follow the masks."""
+    and the `n_inputs` input regions that follow the masks.
+
+    The losses at positions `weight_at` have unweighted seeds and a sample-weight region of their own
+    (after the inputs), which the metrics read instead. Then come the regions of the tensors of the
+    metric updates a compute_loss override `recorded` (metrics/symbolic_updates.py; `batched`: whether
+    each is split by rows or whole; `rec_index`: the region of each of the calls' tensors in turn), which
+    the last metric object of the first loss replays."""
     masked = tuple(masked) if masked is not None else (False,) * n_losses
-    privs = [RO] * (4 * n_losses + sum(masked) + n_inputs)
+    n_rec = len(batched)
+    privs = [RO] * (4 * n_losses + sum(masked) + n_inputs + len(weight_at) + n_rec)
+    rec_obj = next((m for ms in metric_lists for m in ms if getattr(m, "_ff_recorded", False)), None)
     whole = next((m for ms in metric_lists for m in ms if getattr(m, "_ff_whole_batch", False)), None)
     weights = tuple(loss_weights) if loss_weights is not None else (1.0,) * n_losses
     mask_at = {}
@@ -357,6 +377,8 @@ def metrics_task(n_losses: int, metric_lists: Sequence[Sequence], numels: Sequen
             mask_at[k] = 4 * n_losses + len(mask_at)
 
     def body(*regions):
+        n_all = len(regions)
+        weight_regions = regions[n_all - n_rec - len(weight_at):n_all - n_rec]
         out: list = []
         for k in range(n_losses):
             loss, seed = regions[4 * k], regions[4 * k + 1]
@@ -373,11 +395,15 @@ def metrics_task(n_losses: int, metric_lists: Sequence[Sequence], numels: Sequen
                 full = seed.reshape(seed.shape[0], -1).astype(np.float64) * (numels[k] / weights[k])
                 # per sample, or per element where the weights vary within a sample (temporal weights)
                 sw = (full[:, 0] if (full == full[:, :1]).all() else full.reshape(seed.shape)).astype(np.float32)
+            if k in weight_at:
+                sw = np.asarray(weight_regions[weight_at.index(k)], np.float32)
             sws.append(sw)
             if whole is not None:
                 continue
             mask = regions[mask_at[k]] if k in mask_at else None
             for m in metric_lists[k]:  # Keras 3: only weighted_metrics see the sample weights
+                if m is rec_obj:
+                    continue
                 w = sw if getattr(m, "_ff_weighted", False) else None
                 if mask is not None:
                     w = _times_mask(w, mask)
@@ -385,11 +411,16 @@ def metrics_task(n_losses: int, metric_lists: Sequence[Sequence], numels: Sequen
         if whole is not None:
             ys = [regions[4 * k + 2] for k in range(n_losses)]
             preds = [regions[4 * k + 3] for k in range(n_losses)]
-            xs = regions[len(regions) - n_inputs:] if n_inputs else ()
+            xs = regions[4 * n_losses + sum(masked):4 * n_losses + sum(masked) + n_inputs]
             # the shard's own batch loss (each output's part of the batch mean, scaled to the shard's size)
             loss = sum(weights[k] * out[k] * numels[k] / max(regions[4 * k].size, 1) for k in range(n_losses))
             out.append(whole.whole_batch_stats(list(xs), ys, preds,
                                                [None if s is None or (s == 1).all() else s for s in sws], loss))
+        if rec_obj is not None:  # last: the first loss's last metric object
+            share = regions[0].shape[0] / max(global_batch, 1) if regions[0].ndim else 1.0
+            values = regions[n_all - n_rec:]
+            out.append(rec_obj.recorded_stats(recorded, [values[j] for j in rec_index],
+                                              [batched[j] for j in rec_index], share))
         return out
     return task(privileges=privs)(_named(body, "metrics"))
 

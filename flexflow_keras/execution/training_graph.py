@@ -13,6 +13,11 @@ An output that carries a Keras mask (`_keras_mask`: `Embedding(mask_zero=True)` 
 layers that keep it) weighs its per-sample loss as Keras 3 does: masked entries 0, the others
 ``elements / valid`` over the whole batch, so the batch loss is the mean over the valid entries. The
 0/1 mask itself is a graph output too: the metrics weigh their entries by it.
+
+A loss that weighs its samples itself (`weight_rank` > 0: a model's compute_loss override, handed the
+sample weights as Keras hands them) gets a sample-weight input of that rank, fed by the loader; its
+per-sample loss is then taken unweighted (the step's seed carries no weights). The metric updates such a
+loss recorded while it was built (metrics/symbolic_updates.py) are graph outputs too (`recorded`).
 """
 
 from __future__ import annotations
@@ -50,6 +55,9 @@ class TrainingGraph:
     per_sample_losses: tuple[KerasTensor | None, ...]  # per model output
     loss_specs: tuple[LossSpec, ...]
     masks: tuple[KerasTensor | None, ...] = ()  # per model output: its 0/1 float mask, shaped as the loss
+    sample_weights: tuple[KerasTensor | None, ...] = ()  # per model output: a weight input its loss reads
+    recorded: tuple = ()  # the loss's recorded metric updates (symbolic_updates.RecordedCall), in order
+    recorded_tensors: tuple[KerasTensor, ...] = ()  # their tensors, graph outputs the metrics task reads
 
 
 def _mask_like(mask: KerasTensor, values: KerasTensor, output_name: str) -> KerasTensor:
@@ -126,14 +134,24 @@ def build_training_graph(model_inputs: Sequence[KerasTensor], model_outputs: Seq
     labels: list[KerasTensor | None] = [None] * len(model_outputs)
     per_sample: list[KerasTensor | None] = [None] * len(model_outputs)
     masks: list[KerasTensor | None] = [None] * len(model_outputs)
+    weights: list[KerasTensor | None] = [None] * len(model_outputs)
+    recorded: list = []
     for spec in loss_specs:
         y_pred = model_outputs[spec.output_index]
         label = KerasTensor((None,) + tuple(spec.label_spec.shape[1:]), spec.label_spec.dtype,
                             name=f"label_{spec.output_index}")
+        rank = int(getattr(spec.loss, "weight_rank", 0) or 0)
+        if rank:
+            weights[spec.output_index] = KerasTensor((None,) + tuple(y_pred.shape[1:rank]), "float32",
+                                                     name=f"sample_weight_{spec.output_index}")
         fused = _fused_logits(spec.loss, y_pred)
         loss, pred = fused if fused is not None else (spec.loss, y_pred)
         loss, valid, read = _ignored_class(loss, label)
-        out = loss.per_sample(read, pred)
+        if rank:
+            out = loss.per_sample(read, pred, sample_weight=weights[spec.output_index])
+        else:
+            out = loss.per_sample(read, pred)
+        recorded += list(getattr(loss, "recorded_calls", ()) or ())
         if len(out.shape) == 0 and len(pred.shape) == 1:
             # an output of shape (batch,): Keras' losses reduce its last axis, the batch itself, to the
             # batch mean; the same number is the mean of per-sample losses over (batch, 1)
@@ -149,8 +167,14 @@ def build_training_graph(model_inputs: Sequence[KerasTensor], model_outputs: Seq
             out = _masked(out, m)
         labels[spec.output_index] = label
         per_sample[spec.output_index] = out
-    inputs = list(model_inputs) + [t for t in labels if t is not None]
+    inputs = list(model_inputs) + [t for t in labels if t is not None] + [t for t in weights if t is not None]
+    tensors = tuple(t for call in recorded for t in call.tensors)
     outputs = list(model_outputs) + [t for t in per_sample if t is not None] + [t for t in masks if t is not None]
+    taken = {t.uid for t in outputs} | {t.uid for t in inputs}
+    for t in tensors:  # the recorded updates' tensors the graph computes (inputs are fed as they are)
+        if t.uid not in taken:
+            taken.add(t.uid)
+            outputs.append(t)
     graph = OpGraph(inputs, outputs)
     return TrainingGraph(graph, tuple(model_inputs), tuple(model_outputs), tuple(labels), tuple(per_sample),
-                         tuple(loss_specs), tuple(masks))
+                         tuple(loss_specs), tuple(masks), tuple(weights), tuple(recorded), tensors)

@@ -23,9 +23,11 @@ def _snake(name: str) -> str:
     return re.sub(r"(?<!^)(?=[A-Z])", "_", name).lower()
 
 
-def _refuse_symbolic(metric, args) -> None:
-    """Metrics accumulate NumPy values; a symbolic tensor (a metric updated inside a layer's call(), Keras'
-    endpoint-layer pattern) gets a message naming the metric and what to do instead."""
+def _refuse_symbolic(metric, args, kwargs=None) -> bool:
+    """Metrics accumulate NumPy values. A symbolic update while a compute_loss override is traced into
+    the step graph is recorded (metrics/symbolic_updates.py: True, the caller returns); elsewhere (a
+    metric updated inside a layer's call(), Keras' endpoint-layer pattern) it gets a message naming the
+    metric and what to do instead. False: no symbolic tensor, update as usual."""
     from flexflow_keras.ops.graph import KerasTensor
 
     def leaves(x):
@@ -38,19 +40,25 @@ def _refuse_symbolic(metric, args) -> None:
         else:
             yield x
 
-    if any(isinstance(v, KerasTensor) for v in leaves(args)):
-        raise GraphError(
-            f"Metric '{metric.name}' ({type(metric).__name__}) was updated with symbolic tensors, as in a metric "
-            f"updated inside a layer's call(). flexflow_keras computes metrics from the model's outputs and "
-            f"labels: pass the metric to compile(metrics=[...]) (for a quantity computed inside call(), return "
-            f"it as an extra model output and give that output the metric); a loss computed in call() can use "
-            f"self.add_loss(...).")
+    if not any(isinstance(v, KerasTensor) for v in leaves((args, kwargs or {}))):
+        return False
+    from flexflow_keras.metrics.symbolic_updates import record
+
+    if record(metric, args, kwargs or {}):
+        return True
+    raise GraphError(
+        f"Metric '{metric.name}' ({type(metric).__name__}) was updated with symbolic tensors, as in a metric "
+        f"updated inside a layer's call(). flexflow_keras computes metrics from the model's outputs and "
+        f"labels: pass the metric to compile(metrics=[...]) (for a quantity computed inside call(), return "
+        f"it as an extra model output and give that output the metric); a loss computed in call() can use "
+        f"self.add_loss(...), and a metric updated inside a compute_loss() override is computed each step.")
 
 
 def _eager_only(update_state):
     @functools.wraps(update_state)
     def wrapped(self, *args, **kwargs):
-        _refuse_symbolic(self, (args, kwargs))
+        if _refuse_symbolic(self, args, kwargs):
+            return None
         return update_state(self, *args, **kwargs)
 
     wrapped._eager_only = True
@@ -206,7 +214,8 @@ class Metric:
     # --- Keras' eager API --------------------------------------------------------------------------------
     def update_state(self, y_true, y_pred, sample_weight=None) -> None:
         """Accumulate one batch (Keras' API)."""
-        _refuse_symbolic(self, (y_true, y_pred, sample_weight))
+        if _refuse_symbolic(self, (y_true, y_pred), {"sample_weight": sample_weight}):
+            return
         self.merge_stats(self.batch_stats(y_true, y_pred, sample_weight))
 
     def __call__(self, *args, **kwargs):

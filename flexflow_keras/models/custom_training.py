@@ -4,9 +4,11 @@
   training loss of the model's first output becomes ``compiled loss + sum(added losses)``. A model
   compiled without a loss trains on its added losses alone (``fit(x)`` without labels, as Keras 2's VAE).
 - A subclass overriding ``compute_loss(x, y, y_pred, sample_weight, training)`` gets it called on the
-  symbolic inputs, labels and predictions; its scalar result is the training loss. It is called with
-  ``sample_weight=None``, so per-sample weights other than 1 are refused for such a model
-  (`refuse_override_weights`) instead of weighting its scalar again.
+  symbolic inputs, labels and predictions; its scalar result is the training loss. When the fit or
+  evaluation has sample weights (or class weights), ``sample_weight`` is a symbolic input of the step
+  graph holding them (per sample, or per timestep), and the loss is taken as the override returns it,
+  not weighted again; without weights it is None, as in Keras (`weight_rank`). Metrics the override
+  updates with symbolic tensors are computed each step (metrics/symbolic_updates.py).
 - A loss that returns a scalar (``K.mean(...)`` over the batch, as Keras 2's contrastive loss) is
   broadcast to one value per sample, so the batch mean the training loop takes is that scalar.
 - `adjust_input_rank` applies Keras 3's rule: data one dim short of an input whose last dim is 1 gets
@@ -130,10 +132,11 @@ class _Inputs:
 
 
 def default_compute_loss(model, x, y, y_pred, sample_weight=None) -> KerasTensor:
-    """Keras 3's default `compute_loss`: the compiled loss of each output (reduced to a scalar) plus the
-    added losses that `x` computes."""
+    """Keras 3's default `compute_loss`: the compiled loss of each output (weighted by `sample_weight`,
+    reduced to a scalar: ``sum(loss * w) / elements``) plus the added losses that `x` computes."""
     from flexflow_keras import losses as losses_mod
     from flexflow_keras import ops
+    from flexflow_keras.losses import _same_rank
 
     preds = tree.flatten(y_pred)
     ys = tree.flatten(y) if y is not None else []
@@ -144,6 +147,9 @@ def default_compute_loss(model, x, y, y_pred, sample_weight=None) -> KerasTensor
         loss = losses_mod.get(arg)
         if loss is not None and i < len(ys):
             value = loss.per_sample(ys[i], preds[i])
+            sw = sample_weight[i] if isinstance(sample_weight, (list, tuple)) else sample_weight
+            if sw is not None:
+                value = ops.multiply(*_same_rank(value, ops.cast(sw, value.dtype)))
             terms.append(ops.mean(value) if value.ndim else value)
     terms += symbolic_losses(model, _Inputs(tree.flatten(x)))
     if not terms:
@@ -184,24 +190,35 @@ class GraphLoss(Loss):
     """The training loss of one output: a base loss (or a compute_loss override, or none) plus the
     model's added losses, always per sample."""
 
-    def __init__(self, base: Loss | None, extras, model=None, model_inputs=(), hook: str | None = None):
+    def __init__(self, base: Loss | None, extras, model=None, model_inputs=(), hook: str | None = None,
+                 weight_rank: int = 0):
         super().__init__(name=getattr(base, "name", "loss"))
         self.base, self.extras, self.model, self.model_inputs = base, list(extras), model, tuple(model_inputs)
         self.hook = hook
         self.label_kind = getattr(base, "label_kind", None)
         self.from_logits = getattr(base, "from_logits", False)
+        # the rank of the sample weights the override is handed (0: none, sample_weight=None); the
+        # training graph makes them an input (execution/training_graph.py)
+        self.weight_rank = int(weight_rank) if model is not None else 0
+        self.recorded_calls: list = []  # the symbolic metric updates of the latest trace
 
-    def per_sample(self, y_true, y_pred):
+    def per_sample(self, y_true, y_pred, sample_weight=None):
         if self.model is not None:
+            from flexflow_keras.metrics.symbolic_updates import recording
+
             x = self.model_inputs[0] if len(self.model_inputs) == 1 else list(self.model_inputs)
             _scope.append(_Inputs(self.model_inputs))
             try:
-                if self.hook is not None:
-                    total = step_hooks.trace_step(self.model, self.hook, self.model_inputs, y_true, y_pred)
-                else:
-                    total = step_hooks.call_compute_loss(self.model, x, y_true, y_pred, None, training=True)
+                with recording() as calls:
+                    if self.hook is not None:
+                        total = step_hooks.trace_step(self.model, self.hook, self.model_inputs, y_true, y_pred,
+                                                      sample_weight)
+                    else:
+                        total = step_hooks.call_compute_loss(self.model, x, y_true, y_pred, sample_weight,
+                                                             training=True)
             finally:
                 _scope.pop()
+            self.recorded_calls = list(calls)
             if not isinstance(total, KerasTensor):
                 raise TypeError(f"compute_loss() of model '{self.model.name}' must return a tensor computed with "
                                 f"keras.ops from its arguments, received {type(total).__name__}.")
@@ -219,10 +236,11 @@ class GraphLoss(Loss):
         return {"name": self.name}
 
 
-def training_losses(model, graph: OpGraph, losses: list, with_labels: bool = True) -> list:
+def training_losses(model, graph: OpGraph, losses: list, with_labels: bool = True, weight_rank: int = 0) -> list:
     """Per output, the loss object to train with (see the module docstring); `losses` are the compiled
     ones (objects or None). Unchanged when nothing custom applies. Step overrides are refused when
-    labels are given (fit, evaluate); predict runs the model's graph as it is."""
+    labels are given (fit, evaluate); predict runs the model's graph as it is. `weight_rank`: the rank
+    of the sample weights an override is handed (0: None)."""
     from flexflow_keras import losses as losses_mod
 
     if with_labels:
@@ -233,7 +251,7 @@ def training_losses(model, graph: OpGraph, losses: list, with_labels: bool = Tru
         if len(graph.outputs) != 1:
             raise ValueError(f"Model '{model.name}' overrides {hook or 'compute_loss'}(); that is supported for "
                              f"models with one output, this one has {len(graph.outputs)}.")
-        return [GraphLoss(losses[0], (), model, graph.inputs, hook)]
+        return [GraphLoss(losses[0], (), model, graph.inputs, hook, weight_rank)]
     extras = symbolic_losses(model, graph)
     out = list(losses)
     if extras:
@@ -246,35 +264,47 @@ def training_losses(model, graph: OpGraph, losses: list, with_labels: bool = Tru
     return out
 
 
-def refuse_override_weights(model, sample_weight) -> None:
-    """Refuse per-sample weights other than 1 for a model whose loss comes from its compute_loss (or a
-    traced train_step/test_step) override.
-
-    Keras hands such an override the batch's sample weights and takes its result as the loss; here the
-    override is traced with ``sample_weight=None`` and its scalar result would be weighted again by the
-    loader's seed (the unweighted loss times mean(w)), so a weighted fit or evaluate is refused instead.
-
-    Args:
-        model: the model being fit or evaluated.
-        sample_weight: the weights the loader would read (an array, a tuple per output, or None).
+def weight_rank(model, sample_weight) -> int:
+    """How many dims the sample weights handed to `model`'s compute_loss (or traced train_step/test_step)
+    override have: 0 when it has none to get (no override, or no weights: ``sample_weight=None``), 1 per
+    sample, 2 per timestep.
 
     Raises:
-        DataError: (a ValueError) when `model` overrides compute_loss/train_step/test_step and a weight
-            is not 1.
+        DataError: (a ValueError) for weights per output (a list or dict): the override path has one output.
     """
-    hooks = [h for h in ("compute_loss", "train_step", "test_step") if step_hooks.overrides(model, h)]
-    if sample_weight is None or not hooks:
-        return
+    if sample_weight is None or not any(step_hooks.overrides(model, h)
+                                        for h in ("compute_loss", "train_step", "test_step")):
+        return 0
+    if isinstance(sample_weight, tuple):
+        given = [w for w in sample_weight if w is not None]
+        if len(sample_weight) != 1 or not given:
+            raise DataError(f"Model '{model.name}' overrides compute_loss()/train_step() and received one sample "
+                            f"weight per output ({len(sample_weight)}); expected one array of shape (n,) or (n, T). "
+                            f"Pass the weights of its one output as a single array.")
+        sample_weight = given[0]
+    return max(1, int(np.ndim(sample_weight)))
+
+
+def check_override_weights(model, sample_weight, rank: int) -> None:
+    """Refuse a batch's weights that the step graph of `model`'s override cannot take: it was built for
+    weights of `rank` dims (0: without weights, as the first batch of a dataset had none).
+
+    Raises:
+        DataError: (a ValueError) naming the model, the weights' shape and what to do.
+    """
+    got = weight_rank(model, sample_weight)
+    if got <= rank:
+        return  # per-sample weights for a graph of per-timestep ones are broadcast, as Keras' losses do
     arrays = sample_weight if isinstance(sample_weight, tuple) else (sample_weight,)
-    if all(w is None or np.all(np.asarray(w) == 1) for w in arrays):
-        return
+    if rank == 0 and all(w is None or np.all(np.asarray(w) == 1) for w in arrays):
+        return  # (the weights a batch without any gets)
+    shapes = [tuple(np.shape(w)) for w in arrays if w is not None]
     raise DataError(
-        f"Model '{model.name}' overrides {'/'.join(f'{h}()' for h in hooks)} and received per-sample weights "
-        f"(fit/evaluate sample_weight=, class_weight=, or a dataset yielding (x, y, sample_weight)); "
-        f"flexflow_keras does not pass sample weights to a compute_loss override yet, so the loss would be "
-        f"wrong (the unweighted loss times the mean weight). Expected no weights (or all weights 1). To fix "
-        f"it, compute the weighting inside compute_loss from y (e.g. pack the weights into y), or drop the "
-        f"override and use the compiled loss with sample_weight=.")
+        f"Model '{model.name}' overrides compute_loss()/train_step(): its step graph hands compute_loss "
+        f"{'no sample weights (the first batch had none)' if rank == 0 else f'sample weights of {rank} dims'}, "
+        f"and a batch came with sample weights of shape {shapes[0] if shapes else '?'}. Expected every batch "
+        f"to carry weights of the same rank (or none). Yield (x, y, sample_weight) with the same shape of "
+        f"weights in every batch, from the first one on.")
 
 
 def labels_optional(model, graph: OpGraph, compiled_losses: list) -> bool:

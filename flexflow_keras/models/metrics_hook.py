@@ -93,13 +93,20 @@ class ComputeMetricsHook(Metric):
         self._ff_model = model
         self._ff_lists = [list(ms) for ms in compiled_lists]
         model.__dict__["_ff_compiled_metric_lists"] = self._ff_lists
+        self._ff_more: list[Metric] = []  # metrics its compute_loss updates (`add_tracked`)
         self._ff_extra_keys: list[str] | None = None  # returned entries that are no metric's (first call's)
         self._ff_extras: dict[str, float] = {}
         self.loss_offset = 0.0  # what the override added to the "loss" entry (RunningMeans.logs adds it)
 
+    def add_tracked(self, metrics) -> None:
+        """Track `metrics` too: those the model's compute_loss updates (metrics/symbolic_updates.py), held
+        or not (keras.io's masked language model keeps its tracker at module level)."""
+        self._ff_more += [m for m in metrics if all(m is not t for t in self._ff_more)]
+
     def _tracked(self) -> list:
         compiled = [m for ms in self._ff_lists for m in ms]
-        return compiled + held_metrics(self._ff_model, compiled)
+        held = held_metrics(self._ff_model, compiled)
+        return compiled + held + [m for m in self._ff_more if all(m is not t for t in compiled + held)]
 
     def _arrays(self) -> list:
         seen: set[int] = set()
@@ -137,7 +144,9 @@ class ComputeMetricsHook(Metric):
             if self._ff_extra_keys is None:
                 self._ff_extra_keys = [k for k in returned if k != "loss" and k not in names]
             keys = self._ff_extra_keys
-        offset = float(np.mean(returned["loss"])) - loss if "loss" in returned and loss is not None else 0.0
+        # a "loss" that is a metric's result (a loss tracker) is logged as that metric, not as a change
+        offset = float(np.mean(returned["loss"])) - loss if "loss" in returned and loss is not None and \
+            "loss" not in names else 0.0
         return np.array([1.0, offset] + [float(np.mean(returned[k])) if k in returned else 0.0 for k in keys])
 
     def merge_shard(self, stats) -> None:

@@ -300,8 +300,10 @@ class Model(ModelMetrics, Keras2TrainingMethods, Trainer, Layer):
         when it builds the training graph, so compose keras.ops.
 
         Args:
-            x, y, y_pred: the inputs, labels and predictions. sample_weight: unused (weights apply per
-                sample in the training loop). training: whether this is a training step.
+            x, y, y_pred: the inputs, labels and predictions. sample_weight: None, or (in an override's
+                step graph, when fit/evaluate have sample or class weights) the symbolic weights, per
+                sample or per timestep; each loss is ``sum(loss * w) / elements``. training: whether
+                this is a training step.
         """
         from flexflow_keras.models.custom_training import default_compute_loss
 

@@ -70,7 +70,8 @@ class ShapeVariants:
         ys = list(sources[self.n_inputs:-1]) if self.labels else None
         tgraph = self.tgraphs.get(key)
         if tgraph is None:
-            tgraph = self.tgraphs[key] = model._training_graph(model._graph_for(xs), ys)
+            rank = next((len(t.shape) for t in self.root.tgraph.sample_weights if t is not None), 0)
+            tgraph = self.tgraphs[key] = model._training_graph(model._graph_for(xs), ys, rank if self.labels else 0)
         v = self.root.variant(tgraph)
         self.made += 1
         if self.made == 1:

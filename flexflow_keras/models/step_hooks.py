@@ -129,8 +129,9 @@ class _LossCaptured(Exception):
         self.loss = loss
 
 
-def trace_step(model, hook: str, inputs, y_true, y_pred):
-    """Run ``model.<hook>((x, y))`` on symbolic tensors up to its compute_loss call; returns that loss.
+def trace_step(model, hook: str, inputs, y_true, y_pred, sample_weight=None):
+    """Run ``model.<hook>((x, y))`` (``(x, y, sample_weight)`` when the step graph has sample weights) on
+    symbolic tensors up to its compute_loss call; returns that loss.
 
     While tracing, calling the model on its own graph inputs gives the graph's prediction `y_pred` (no
     second copy of the forward graph), and `compute_loss` hands its result back by ending the trace.
@@ -155,7 +156,7 @@ def trace_step(model, hook: str, inputs, y_true, y_pred):
     model.__dict__["call"], model.__dict__["compute_loss"] = call, capture
     try:
         with call_memo.replaying(memo):  # `self.model(x)` on the graph inputs: the recorded forward pass
-            getattr(model, hook)((x, y_true))
+            getattr(model, hook)((x, y_true) if sample_weight is None else (x, y_true, sample_weight))
     except _LossCaptured as found:
         loss = found.loss
     except Exception as e:  # noqa: BLE001 - any failure of user code while tracing is reported with the hook
@@ -179,6 +180,7 @@ def default_step(model, data, training: bool):
     """The symbolic body of the default train_step/test_step (what ``super().train_step(data)`` runs in a
     trace): predictions and compute_loss."""
     x, y = (data[0], data[1]) if isinstance(data, (tuple, list)) and len(data) >= 2 else (data, None)
+    sw = data[2] if isinstance(data, (tuple, list)) and len(data) >= 3 else None
     y_pred = model(x, training=training)
-    loss = call_compute_loss(model, x, y, y_pred, training=training)
+    loss = call_compute_loss(model, x, y, y_pred, sw, training=training)
     return {"loss": loss}

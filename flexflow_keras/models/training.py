@@ -23,6 +23,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from flexflow_keras.metrics.symbolic_updates import Recorded, metrics_of
 from flexflow_keras.models import custom_training, step_hooks
 from flexflow_keras.models.metrics_hook import ComputeMetricsHook
 from flexflow_keras.models.shape_variants import ShapeVariants
@@ -120,15 +121,17 @@ class Trainer(FitLoop, Inference, BatchCalls, TrainingData):
             return list(arg)
         return [arg] * len(names)
 
-    def _loss_specs(self, graph, label_specs):
+    def _loss_specs(self, graph, label_specs, weight_rank: int = 0):
         """(output names, a LossSpec per output that has a loss) of `graph` with labels of `label_specs`
-        (None: predict, no losses)."""
+        (None: predict, no losses); `weight_rank`: the rank of the sample weights a compute_loss override
+        is handed (0: none, custom_training.weight_rank)."""
         from flexflow_keras import losses as losses_mod
         from flexflow_keras.execution import LossSpec
 
         out_names = self._output_names_for(graph)
         loss_args = self._per_output(getattr(self, "_loss_arg", None), out_names, "loss")
-        loss_args = custom_training.training_losses(self, graph, loss_args, label_specs is not None)  # i9-ops
+        loss_args = custom_training.training_losses(self, graph, loss_args, label_specs is not None,  # i9-ops
+                                                    weight_rank)
         weights = self._per_output(getattr(self, "_loss_weights_arg", None), out_names, "loss_weights")
         specs = []
         for i in range(len(out_names)):
@@ -146,12 +149,12 @@ class Trainer(FitLoop, Inference, BatchCalls, TrainingData):
             return None
         return tuple(TensorSpec((None,) + tuple(y.shape[1:]), str(y.dtype)) for y in ys)
 
-    def _training_graph(self, graph, ys):
+    def _training_graph(self, graph, ys, weight_rank: int = 0):
         """The training graph of `graph` (the model at some input shapes) with labels like `ys`: what an
         engine runs, and what fit's step graph for batches of other shapes is (models/shape_variants.py)."""
         from flexflow_keras.execution import build_training_graph
 
-        out_names, loss_specs = self._loss_specs(graph, self._label_specs(ys))
+        out_names, loss_specs = self._loss_specs(graph, self._label_specs(ys), weight_rank)
         return build_training_graph(graph.inputs, graph.outputs, loss_specs, out_names)
 
     def _engine_for(self, graph, ys: Sequence[np.ndarray] | None):
@@ -159,12 +162,13 @@ class Trainer(FitLoop, Inference, BatchCalls, TrainingData):
         from flexflow_keras.execution import Engine, build_training_graph
 
         label_specs = self._label_specs(ys)
-        key = (id(graph), label_specs)
+        rank = self.__dict__.get("_ff_weight_rank", 0) if ys is not None else 0
+        key = (id(graph), label_specs, rank)
         if self._engine is not None and self._engine_key == key:
             return self._engine
         carried = self._trained_slots()
         self._detach_engine()
-        out_names, loss_specs = self._loss_specs(graph, label_specs)
+        out_names, loss_specs = self._loss_specs(graph, label_specs, rank)
         metric_objects, self._loss_names, self._loss_weights = [], [], []
         metric_args = self._per_output(getattr(self, "_metrics_arg", None), out_names, "metrics")
         weighted_args = self._per_output(getattr(self, "_weighted_metrics_arg", None), out_names,
@@ -198,6 +202,11 @@ class Trainer(FitLoop, Inference, BatchCalls, TrainingData):
             hook = ComputeMetricsHook(self, [metric_objects[s.output_index] for s in loss_specs])
             first = loss_specs[0].output_index
             metric_objects = [[hook] if i == first else [] for i in range(len(metric_objects))]
+        if tgraph.recorded:  # metrics a compute_loss override updates (metrics/symbolic_updates.py)
+            recorded = Recorded(metrics_of(tgraph.recorded))
+            metric_objects[loss_specs[0].output_index].append(recorded)
+            if step_hooks.overrides(self, "compute_metrics"):
+                metric_objects[loss_specs[0].output_index][0].add_tracked(recorded._tracked())
         self._metric_objects = [metric_objects[s.output_index] for s in loss_specs]
         engine = Engine(tgraph, self.weights, self.trainable_weights, getattr(self, "optimizer", None),
                         metric_objects, getattr(self, "_strategy_arg", None))
@@ -237,8 +246,13 @@ class Trainer(FitLoop, Inference, BatchCalls, TrainingData):
         (models/shape_variants.py), so a loop over batches padded to their own lengths, or an evaluation
         at another length between two fits, keeps Adam's moments; else a new engine."""
         root, key = self._engine, self._engine_key
-        if root is not None and key[0] == id(graph) and (ys is None or key[1] == self._label_specs(ys)):
+        rank = self.__dict__.get("_ff_weight_rank", 0) if ys is not None else 0
+        # an engine handing compute_loss weights takes a call without them (ones), not the other way round
+        if root is not None and key[0] == id(graph) and (ys is None or (
+                key[1] == self._label_specs(ys) and rank in (0, key[2]))):
             return root
+        if root is not None and ys is not None and rank != key[2]:
+            return self._engine_for(graph, ys)
         if root is None or (ys is not None and not ys) or not any(
                 t is not None for t in root.tgraph.per_sample_losses):
             return self._engine_for(graph, ys)

@@ -35,6 +35,7 @@ class BatchCalls:
             return logs_result(eager_fit.train_on_batch(self, x, y, sample_weight, reset_metrics), return_dict)
         graph, xs, ys, sw, n = self._prepare(x, y, sample_weight)
         sw = self._class_weights(class_weight, ys, sw)
+        self._hand_weights(sw)
         engine = self._batch_engine(graph, xs, ys)
         sources = self._sources(xs, ys, sw, n)  # after the engine: it names the outputs with losses
         if engine.strategy is None and engine.planned_steps is None:
@@ -55,6 +56,7 @@ class BatchCalls:
         self._require_compiled("test_on_batch")
         x = host_prefix.wrap_data(self, x)
         graph, xs, ys, sw, n = self._prepare(x, y, sample_weight)
+        self._hand_weights(sw)
         engine = self._batch_engine(graph, xs, ys)
         losses, stats = engine.eval_step(self._sources(xs, ys, sw, n), np.arange(n, dtype=np.int64))
         running = self._batch_means("test", reset_metrics)

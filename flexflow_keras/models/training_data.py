@@ -147,8 +147,14 @@ class TrainingData:
         _, xs, ys, sw, _ = self._prepare(data[0], data[1], data[2] if len(data) == 3 else None)
         return xs, ys, sw
 
+    def _hand_weights(self, sw) -> None:
+        """Note the rank of the sample weights `sw` (None: none) of the call about to pick its engine: a
+        compute_loss override gets them as a symbolic input of its step graph (custom_training.weight_rank)."""
+        self.__dict__["_ff_weight_rank"] = custom_training.weight_rank(self, sw)
+
     def _sources(self, xs, ys, sw, n):
-        custom_training.refuse_override_weights(self, sw)
+        key = getattr(self, "_engine_key", None)
+        custom_training.check_override_weights(self, sw, key[2] if key else 0)
         loss_outputs: list[int] = []
         if isinstance(sw, tuple):  # one weight array per output: the loader wants those of the losses
             out_names = self._output_names_for(self._graph_for(xs))

@@ -197,6 +197,7 @@ class IterFeed:
         self.prepare_x = None  # set by fit: a batch's inputs -> the step's input arrays
         self.prepare_y = None  # set by fit: a batch's labels and length -> one label array per output
         self.check_weights = None  # set by fit: refuses weights the model's loss cannot take
+        self.first_weights = None  # the first batch's sample weights (set by stream_feed)
 
     def set_dtypes(self, dtypes) -> None:
         """The dtypes of the step's input and label regions, which every batch is cast to."""
@@ -410,7 +411,7 @@ def stream_feed(x, rtm, cpus: int, what: str = "fit()"):
         feed = IterFeed(x, None)
         if feed.num_batches == 0:
             raise DataError(f"{what} received an empty PyDataset (len 0).")
-        xs, ys, _ = unpack_batch(x[0])
+        xs, ys, feed.first_weights = unpack_batch(x[0])
         from flexflow_keras.data.slices import SliceDataset
 
         b = batch_length(xs)
@@ -421,12 +422,13 @@ def stream_feed(x, rtm, cpus: int, what: str = "fit()"):
         item = next(it)
     except StopIteration:
         raise DataError(f"{what} received an empty dataset or generator.") from None
-    xs, ys, _ = unpack_batch(item)
+    xs, ys, first_weights = unpack_batch(item)
     if hasattr(x, "__next__"):  # a generator: one iterator for the whole run, its first batch kept
         feed = IterFeed(x, item)
         feed._it, feed.reiterable = it, False
     else:  # a dataset: a fresh pass each epoch (the peeked batch was only for the shapes)
         feed = IterFeed(x, None)
+    feed.first_weights = first_weights  # whether a compute_loss override is handed weights (training_fit.py)
     b = batch_length(xs)
     return feed, _one_input(xs), _one(ys), b * (feed.num_batches or 1), \
         f"{type(x).__name__} of batches ({_batches(feed.num_batches, b)})"
@@ -528,6 +530,7 @@ def evaluate_stream(model, data, steps=None, callbacks=None, verbose=0) -> dict:
             break
         graph, xs, ys, sw, n = model._prepare(_one(bx), _one(by), bsw)
         model._validate_labels(graph, ys)
+        model._hand_weights(sw)
         engine = model._batch_engine(graph, xs, ys)
         if running is None:
             running = RunningMeans(model._loss_names, model._metric_objects)

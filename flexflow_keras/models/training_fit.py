@@ -21,7 +21,7 @@ from flexflow_keras.data import provenance
 from flexflow_keras.data.slices import bounded
 from flexflow_keras.errors import DataError
 from flexflow_keras.execution import overlap as _overlap
-from flexflow_keras.execution import simulator_notice
+from flexflow_keras.execution import simulator_notice, store_budget
 from flexflow_keras.layers import host_prefix
 from flexflow_keras.models import custom_training, eager_fit, sample_weights, step_hooks
 from flexflow_keras.models.step_window import IN_FLIGHT, LogDemand, StepWindow, passive
@@ -92,7 +92,7 @@ class FitLoop:
             if sample_weight is not None:
                 raise DataError("sample_weight cannot be given with a dataset; yield (x, y, sample_weight) "
                                  "batches instead.")
-            feed.check_weights = lambda w: custom_training.refuse_override_weights(self, w)
+            feed.check_weights = lambda w: custom_training.check_override_weights(self, w, self._engine_key[2])
             feed.weigh(lambda labels: self._class_weights(class_weight, labels, None))
             feed.set_dtypes([a.dtype for a in xs] + [a.dtype for a in ys])
             if feed.labels is not None:
@@ -109,6 +109,9 @@ class FitLoop:
             xs, ys, sw = [a[:cut] for a in xs], [a[:cut] for a in ys], sample_weights.take(sw, slice(None, cut))
             n = cut
         sw = self._class_weights(class_weight, ys, sw)  # the training part only: Keras' validation is unweighted
+        # a dataset's weights come with its batches: the first one's (else class_weight's) decide
+        first = None if feed is None else getattr(feed, "first_weights", None)
+        self._hand_weights(sw if first is None else first)
         engine = self._engine_for(graph, ys)
         sources = self._sources(xs, ys, sw, len(xs[0]))
         if feed is None:
@@ -205,12 +208,15 @@ class FitLoop:
                 if self._engine is not engine:  # a callback ran the model at other shapes (_reclaim)
                     self._reclaim(engine, fit_key)
                 step_engine = engine if variants is None else variants.engine_for(sources)
+                if len(window) and store_budget.crowded(step_engine, len(rows)):
+                    window.end_epoch()  # read the steps in flight: their programs pin the stores to drop
                 handle = step_engine.issue_train(sources, rows, step_no, seed, wait=not overlap)
                 feed.consumed(b, getattr(handle[0], "last_loader", None))
                 step_no += 1
                 samples += len(rows)
                 self._batch_rows = len(rows)  # the progress display's sample count (callbacks/progress.py)
                 window.push(len(rows), handle)
+                del handle  # the window holds it until it is read (a later step may drop its store)
                 if demand.due(b):
                     window.drain()
                     logs = dict(sorted(running.logs().items()))  # Keras 3's order, as the epoch's logs

@@ -47,6 +47,7 @@ class Inference:
         from flexflow_keras.callbacks import callback_list
 
         graph = self._graph_for(xs)
+        self._hand_weights(sw)
         engine = self._batch_engine(graph, xs, ys)
         n = len(xs[0])
         sources = self._sources(xs, ys, sw, n)
