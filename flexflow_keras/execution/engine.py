@@ -21,7 +21,7 @@ import numpy as np
 
 from flexflow_keras import config as _config
 from flexflow_keras.errors import GraphError, StrategyError
-from flexflow_keras.execution import choice, distributed, overlap, spanning
+from flexflow_keras.execution import choice, distributed, overlap, spanning, store_budget
 from flexflow_keras.execution.context import get_runtime
 from flexflow_keras.execution.step import StepProgram
 from flexflow_keras.execution.store import BatchStore, WeightStore
@@ -286,8 +286,10 @@ class Engine:
         key = (mode, batch, global_batch, across_ranks)
         prog = self._programs.get(key)
         if prog is None:
+            store_budget.make_room(self, batch)  # other batch sizes' stores go if this one would not fit
             prog = self._programs[key] = StepProgram(self, mode, batch, self._store(batch), self.strategy,
                                                      self._strategy_id, global_batch, across_ranks)
+        store_budget.touch(self._stores, batch)
         return prog
 
     # --- steps ----------------------------------------------------------------------------------------------

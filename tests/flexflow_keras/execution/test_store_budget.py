@@ -1,0 +1,66 @@
+"""Activation stores of other batch sizes go when a new one would not fit (execution/store_budget.py):
+fit's epoch-end partial batch, the validation and evaluate batches each had a store of their own, all
+kept, and keras.io's small-data ViT ran out of memory at its test evaluation."""
+
+from __future__ import annotations
+
+import logging
+import weakref
+
+import numpy as np
+
+import flexflow_keras as keras
+from flexflow_keras.execution import store_budget
+
+
+def _model(seed_weights=None):
+    m = keras.Sequential([keras.Input((6,)), keras.layers.Dense(5, activation="relu"), keras.layers.Dense(3)])
+    if seed_weights is not None:
+        m.set_weights(seed_weights)
+    m.compile("adam", "mse", strategy=None)
+    return m
+
+
+def _data():
+    rng = np.random.default_rng(0)
+    return rng.normal(size=(40, 6)).astype("float32"), rng.normal(size=(40, 3)).astype("float32")
+
+
+def test_a_full_memory_drops_the_other_batch_sizes_stores_and_frees_them(monkeypatch, caplog):
+    x, y = _data()
+    w0 = _model().get_weights()
+    kept = _model(w0)  # every store kept: the reference numbers
+    h_kept = kept.fit(x, y, batch_size=16, epochs=2, shuffle=False, verbose=0)
+    assert sorted(kept._engine._stores) == [8, 16]
+
+    freed = []
+    original_drop = store_budget.drop
+
+    def drop(engine, batch):
+        ref = weakref.ref(next(iter(engine._stores[batch].acts.values())))
+        original_drop(engine, batch)
+        freed.append((batch, ref() is None))  # nothing pins it: no step in flight, no handle left behind
+
+    monkeypatch.setattr(store_budget, "free_bytes", lambda engine: 0)  # no room beside any other store
+    monkeypatch.setattr(store_budget, "drop", drop)
+    m = _model(w0)
+    with caplog.at_level(logging.INFO, logger="flexflow_keras"):
+        h = m.fit(x, y, batch_size=16, epochs=2, shuffle=False, verbose=0)
+    assert freed == [(16, True), (8, True), (16, True)]  # epoch 1's last batch, epoch 2's first and last
+    assert list(m._engine._stores) == [8]
+    assert "activation store of batch size 16" in caplog.text and "records its step again" in caplog.text
+    np.testing.assert_array_equal(h.history["loss"], h_kept.history["loss"])  # the same steps, recorded again
+    for a, b in zip(m.get_weights(), kept.get_weights(), strict=True):
+        np.testing.assert_array_equal(a, b)
+    ev = m.evaluate(x[:5], y[:5], verbose=0)
+    assert list(m._engine._stores) == [5] and np.isclose(ev, kept.evaluate(x[:5], y[:5], verbose=0))
+
+
+def test_room_enough_keeps_every_store():
+    x, y = _data()
+    m = _model()
+    m.fit(x, y, batch_size=16, epochs=1, verbose=0, validation_split=0.25)
+    assert sorted(m._engine._stores) == [10, 14, 16]  # 30 training samples: 16 and 14; 10 validation
+    stores = m._engine._stores
+    store_budget.touch(stores, 16)
+    assert next(reversed(stores)) == 16
