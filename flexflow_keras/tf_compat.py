@@ -31,7 +31,8 @@ each module's docstring lists what it maps:
   (gather_nd, scatter_nd), tf_count_ops.py (unique, searchsorted, bincount, confusion_matrix, in_top_k),
   tf_linalg_ops.py (inv, det, diag, trace, matvec), tf_segment.py (segment reductions), tf_nest.py
   (keras.tree), tf_strings.py, tf_io.py and tf_image.py (host pipelines), tf_signal.py (audio, Fourier
-  transforms, complex numbers).
+  transforms, complex numbers), tf_control_flow.py (cond, case, switch_case, while_loop, scan, map_fn,
+  vectorized_map, foldl, foldr on keras.ops' control flow).
 
 An argument only TensorFlow's function has is a `RawTensorFlowError` naming the call. Names whose
 TensorFlow meaning or argument order differs from Keras' and that are not mapped stay refused, with the
@@ -570,9 +571,18 @@ def mapped_call(path: str):
     """The function that runs raw TensorFlow `path` ("tf.math.exp"), or None when it stays refused."""
     if path in CALLS:
         return CALLS[path]
-    from flexflow_keras import tf_array_ops, tf_count_ops, tf_linalg_ops, tf_math_ops, tf_nest, tf_scatter_ops
+    from flexflow_keras import (
+        tf_array_ops,
+        tf_control_flow,
+        tf_count_ops,
+        tf_linalg_ops,
+        tf_math_ops,
+        tf_nest,
+        tf_scatter_ops,
+    )
 
-    for module in (_setup, _data, tf_array_ops, tf_math_ops, tf_scatter_ops, tf_count_ops, tf_linalg_ops, tf_nest):
+    for module in (_setup, _data, tf_array_ops, tf_math_ops, tf_scatter_ops, tf_count_ops, tf_linalg_ops, tf_nest,
+                   tf_control_flow):
         if path in module.CALLS:
             return module.CALLS[path]
     parts = path.split(".")
