@@ -29,7 +29,8 @@ each module's docstring lists what it maps:
   tf.strided_slice), tf_math_ops.py (scans, reductions, norms, tf.nn losses, dropout, batch normalization,
   global-norm clipping, xlogy / xdivy, lgamma / digamma / erfc, squared_difference), tf_scatter_ops.py
   (gather_nd, scatter_nd), tf_count_ops.py (unique, searchsorted, bincount, confusion_matrix, in_top_k),
-  tf_linalg_ops.py (inv, det, diag, trace, matvec), tf_segment.py (segment reductions), tf_nest.py
+  tf_linalg_ops.py (inv, det, diag, trace, matvec), tf_linalg_decomp.py (qr, svd, eig(h), cholesky, solve,
+  triangular_solve, lstsq, pinv, logdet, slogdet, matrix_rank), tf_segment.py (segment reductions), tf_nest.py
   (keras.tree), tf_strings.py, tf_io.py and tf_image.py (host pipelines), tf_signal.py (audio, Fourier
   transforms, complex numbers), tf_control_flow.py (cond, case, switch_case, while_loop, scan, map_fn,
   vectorized_map, foldl, foldr on keras.ops' control flow).
@@ -575,6 +576,7 @@ def mapped_call(path: str):
         tf_array_ops,
         tf_control_flow,
         tf_count_ops,
+        tf_linalg_decomp,
         tf_linalg_ops,
         tf_math_ops,
         tf_nest,
@@ -582,7 +584,7 @@ def mapped_call(path: str):
     )
 
     for module in (_setup, _data, tf_array_ops, tf_math_ops, tf_scatter_ops, tf_count_ops, tf_linalg_ops, tf_nest,
-                   tf_control_flow):
+                   tf_control_flow, tf_linalg_decomp):
         if path in module.CALLS:
             return module.CALLS[path]
     parts = path.split(".")

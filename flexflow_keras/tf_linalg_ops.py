@@ -71,7 +71,7 @@ def inv(input, adjoint=False, name=None):  # noqa: A002 (TensorFlow's argument n
         value = eager(np.linalg.inv(target.astype(np.float64)).astype(a.dtype))
     except np.linalg.LinAlgError:
         raise InvalidArgumentError("Input is not invertible. [Op:MatrixInverse] tf.linalg.inv needs "
-                                   "non-singular matrices; tf.linalg.pinv is not mapped.") from None
+                                   "non-singular matrices; tf.linalg.pinv gives the pseudo-inverse of a singular one.") from None
     if not _recording():
         return value
     ops = _ops()
