@@ -10,7 +10,8 @@ As TensorFlow computes them, on the host:
   error;
 - `convert_image_dtype` scales between integer ranges and [0, 1] floats (float to int: ``x * (max + 0.5)``
   truncated, as TensorFlow);
-- flips, `rot90`, crops and pads (`resize_with_pad` too), `rgb_to_grayscale` (TensorFlow's luma weights),
+- flips, `rot90`, crops and pads (`resize_with_pad` too; the flips, crops and pads of a model's or a tape's
+  tensor are composed from keras.ops in tf_image_ops.py, so they run in a layer's call() and differentiate), `rgb_to_grayscale` (TensorFlow's luma weights),
   HSV conversions, brightness, contrast, gamma, saturation and hue, `per_image_standardization`; the
   `random_*` ones draw from this framework's generator (`tf.random.set_seed` seeds it) and the
   `stateless_random_*` ones from their seed, so their draws are not TensorFlow's;
@@ -28,6 +29,7 @@ import math
 
 import numpy as np
 
+from flexflow_keras import tf_image_ops
 from flexflow_keras.errors import ArgumentError
 
 _LUMA = np.array([0.2989, 0.5870, 0.1140], np.float32)  # TensorFlow's rgb_to_grayscale weights
@@ -129,10 +131,14 @@ def _along(image, who: str, fn):
 
 
 def flip_left_right(image):
+    if tf_image_ops.on_tensors(image):  # in a model or under a tape: keras.ops
+        return tf_image_ops.flip_left_right(image)
     return _along(image, "flip_left_right", lambda b: b[:, :, ::-1].copy())
 
 
 def flip_up_down(image):
+    if tf_image_ops.on_tensors(image):  # in a model or under a tape: keras.ops
+        return tf_image_ops.flip_up_down(image)
     return _along(image, "flip_up_down", lambda b: b[:, ::-1].copy())
 
 
@@ -164,6 +170,8 @@ def random_flip_up_down(image, seed=None):
 
 
 def crop_to_bounding_box(image, offset_height, offset_width, target_height, target_width):
+    if tf_image_ops.on_tensors(image):  # in a model or under a tape: keras.ops
+        return tf_image_ops.crop_to_bounding_box(image, offset_height, offset_width, target_height, target_width)
     def crop(b):
         oy, ox, th, tw = int(offset_height), int(offset_width), int(target_height), int(target_width)
         if oy < 0 or ox < 0 or oy + th > b.shape[1] or ox + tw > b.shape[2]:
@@ -174,6 +182,8 @@ def crop_to_bounding_box(image, offset_height, offset_width, target_height, targ
 
 
 def pad_to_bounding_box(image, offset_height, offset_width, target_height, target_width):
+    if tf_image_ops.on_tensors(image):  # in a model or under a tape: keras.ops
+        return tf_image_ops.pad_to_bounding_box(image, offset_height, offset_width, target_height, target_width)
     def pad(b):
         oy, ox = int(offset_height), int(offset_width)
         below, right = int(target_height) - oy - b.shape[1], int(target_width) - ox - b.shape[2]
@@ -186,6 +196,8 @@ def pad_to_bounding_box(image, offset_height, offset_width, target_height, targe
 
 def resize_with_crop_or_pad(image, target_height, target_width):
     """Centre-crop and/or zero-pad to the target size, as TensorFlow."""
+    if tf_image_ops.on_tensors(image):  # in a model or under a tape: keras.ops
+        return tf_image_ops.resize_with_crop_or_pad(image, target_height, target_width)
     def fit(b):
         th, tw = int(target_height), int(target_width)
         h, w = b.shape[1], b.shape[2]
@@ -197,6 +209,8 @@ def resize_with_crop_or_pad(image, target_height, target_width):
 
 
 def central_crop(image, central_fraction):
+    if tf_image_ops.on_tensors(image):  # in a model or under a tape: keras.ops
+        return tf_image_ops.central_crop(image, central_fraction)
     f = float(central_fraction)
     if not 0.0 < f <= 1.0:
         raise ArgumentError(f"tf.image.central_crop: central_fraction must be in (0, 1], received {central_fraction}.")
