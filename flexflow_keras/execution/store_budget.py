@@ -9,8 +9,9 @@ then ran out of its 24 GB at the test evaluation's batch of 128, where tf.keras 
 
 Policy: before an engine makes the store of a new batch size, it estimates that store's bytes from the
 largest per-sample cost of the stores it holds; while that is more than its processors' memories have
-free, it waits for the steps in flight and drops the least recently used other store (its recorded
-programs and its regions; a size that comes again records its step again, as a first step does). A step
+free (system memory: at most what the system has available, other processes counted), it waits for the
+steps in flight and drops the least recently used other store (its recorded programs and its regions; a
+size that comes again records its step again, as a first step does). A step
 fit has issued and not read yet pins its program and store, so fit reads them first (`crowded`).
 Shape variants (models/shape_variants.py) are engines of their own and budget their own stores.
 """
@@ -19,6 +20,8 @@ from __future__ import annotations
 
 import gc
 import logging
+
+from runtime import MemKind
 
 log = logging.getLogger("flexflow_keras")
 MB = 1 << 20
@@ -31,11 +34,32 @@ def touch(stores: dict, batch: int) -> None:
 
 
 def free_bytes(engine) -> int:
-    """Bytes free in the memories the engine's processors compute in (each counted once)."""
+    """Bytes free in the memories the engine's processors compute in (each counted once). System memory's
+    capacity is the machine's RAM by default, shared with other processes: there the room is at most what
+    the system has available."""
     machine = engine.rtm.machine
-    names = {machine.local_memory(p).name for p in engine.processors}
+    mems = {m.name: m for m in (machine.local_memory(p) for p in engine.processors)}
     usage = engine.rtm.memory_usage()
-    return sum(cap - used for name, (used, cap) in usage.items() if name in names)
+    free = 0
+    for name, (used, cap) in usage.items():
+        if name in mems:
+            room = cap - used
+            if mems[name].kind is MemKind.SYSTEM:
+                room = min(room, system_available())
+            free += room
+    return free
+
+
+def system_available() -> int:
+    """The RAM the system can still give (Linux's MemAvailable), or no limit where it cannot say."""
+    try:
+        with open("/proc/meminfo") as f:
+            for line in f:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return 1 << 62
 
 
 def estimate(stores: dict, batch: int) -> int:

@@ -64,3 +64,17 @@ def test_room_enough_keeps_every_store():
     stores = m._engine._stores
     store_budget.touch(stores, 16)
     assert next(reversed(stores)) == 16
+
+
+def test_system_memory_counts_what_the_system_has_available(monkeypatch):
+    """sysmem's capacity is the machine's RAM, shared with other processes: a ViT fit was killed by the
+    system with the pool's accounting still showing room for its second store."""
+    x, y = _data()
+    m = _model()
+    m.fit(x, y, batch_size=16, epochs=1, verbose=0)
+    assert store_budget.free_bytes(m._engine) <= store_budget.system_available()
+    monkeypatch.setattr(store_budget, "system_available", lambda: 0)
+    assert store_budget.free_bytes(m._engine) == 0 and store_budget.crowded(m._engine, 12)
+    assert not store_budget.crowded(m._engine, 8)  # held already
+    m.fit(x, y, batch_size=12, epochs=1, verbose=0)  # 12, 12, 12, 4: each new size alone
+    assert list(m._engine._stores) == [4]
