@@ -21,7 +21,8 @@ each module's docstring lists what it maps:
   `tf.random_normal_initializer`, `tf.numpy_function` / `tf.py_function` (on values: in a dataset's map or
   on arrays), and the constants (`tf.newaxis`, `tf.dtypes.X`, `tf.UnconnectedGradients`,
   `tf.image.ResizeMethod`, `tf.errors.InvalidArgumentError`).
-- forwarded: `tf.nn.conv*` / `atrous_conv2d` and the pools (ops/conv_api.py); `tf.Variable` and
+- forwarded: `tf.nn.conv*` / `atrous_conv2d` and the pools (ops/conv_api.py; the transposed, depthwise and
+  separable ones through tf_conv_ops.py); `tf.Variable` and
   `tf.Module` (variables.py); `tf.GradientTape` (ops/tape.py); CTC decoders and `tf.sparse.to_dense`
   (ops/ctc_beam.py); `tf.lookup` (tf_lookup.py); `tf.train` checkpoints (tf_checkpoint.py); `tf.summary`
   (tf_summary.py).
@@ -575,6 +576,7 @@ def mapped_call(path: str):
     from flexflow_keras import (
         tf_array_ops,
         tf_control_flow,
+        tf_conv_ops,
         tf_count_ops,
         tf_linalg_decomp,
         tf_linalg_ops,
@@ -584,7 +586,7 @@ def mapped_call(path: str):
     )
 
     for module in (_setup, _data, tf_array_ops, tf_math_ops, tf_scatter_ops, tf_count_ops, tf_linalg_ops, tf_nest,
-                   tf_control_flow, tf_linalg_decomp):
+                   tf_control_flow, tf_linalg_decomp, tf_conv_ops):
         if path in module.CALLS:
             return module.CALLS[path]
     parts = path.split(".")
