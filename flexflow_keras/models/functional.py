@@ -324,9 +324,9 @@ class Functional(GraphIOMixin, Model):
 
     def get_config(self) -> dict:
         """Keras 3's functional config: layers with their inbound nodes, input and output layers."""
-        from flexflow_keras.saving.model_config import serialize_model
+        from flexflow_keras.saving.model_config import functional_like, serialize_model
 
-        if type(self) is not Functional:
+        if type(self) is not Functional and not functional_like(type(self)):
             return {"name": self.name, "trainable": self.trainable}
         return serialize_model(self)["config"]
 

@@ -441,10 +441,14 @@ class Model(ModelMetrics, Keras2TrainingMethods, Trainer, Layer):
     def from_config(cls, config: dict, custom_objects=None):
         """A model from its config: a functional config (``layers``, ``input_layers``, ``output_layers``)
         rebuilds the graph, anything else is the constructor's arguments."""
-        if cls is Model and {"layers", "input_layers", "output_layers"} <= set(config):
+        if {"layers", "input_layers", "output_layers"} <= set(config):
             from flexflow_keras.saving.config_load import deserialize_functional
+            from flexflow_keras.saving.model_config import functional_like
 
-            return deserialize_functional(config, custom_objects)
+            if cls is Model:
+                return deserialize_functional(config, custom_objects)
+            if functional_like(cls):  # a subclass built as Model(inputs, outputs), saved as Keras 3 does
+                return deserialize_functional(config, custom_objects, model_class=cls)
         return cls(**config)
 
 

@@ -170,12 +170,13 @@ def _deserialize_sequential(config: dict, custom_objects, where: str):
 
 
 def deserialize_functional(config: dict, custom_objects=None, where: str = "config", make_layer=None,
-                           input_tensors: dict | None = None, call_layer=None):
+                           input_tensors: dict | None = None, call_layer=None, model_class=None):
     """Rebuild a functional model by calling each layer on the tensors its ``inbound_nodes`` name.
 
     `make_layer(entry)` replaces `deserialize_layer` for each layer entry, `input_tensors` (input layer
     name -> tensor) replaces those input layers, `call_layer(layer, *args, **kwargs)` replaces the call
-    (`models.clone_model` uses the three)."""
+    (`models.clone_model` uses the three). `model_class` (default `Model`) is called with the inputs and
+    outputs: a Model subclass saved with its functional config (`model_config.functional_like`)."""
     from flexflow_keras.layers.input_layer import InputLayer
     from flexflow_keras.models.model import Model
     from flexflow_keras.ops.graph import KerasTensor
@@ -244,5 +245,5 @@ def deserialize_functional(config: dict, custom_objects=None, where: str = "conf
         name, ni, ti = spec
         return outputs[(name, ni)][ti]
 
-    return Model(ends(config["input_layers"]), ends(config["output_layers"]), name=config.get("name"),
-                 trainable=config.get("trainable", True))
+    return (model_class or Model)(ends(config["input_layers"]), ends(config["output_layers"]),
+                                  name=config.get("name"), trainable=config.get("trainable", True))

@@ -250,12 +250,37 @@ def _host_entries(model, prefix, host_calls: dict, tensor) -> list:
     return entries
 
 
+def functional_like(cls) -> bool:
+    """Whether a Model subclass is rebuilt as Keras 3 rebuilds a functional one, `cls(inputs, outputs,
+    name=...)` (Keras' `functional_like_constructor`): its constructor is the framework's own or takes
+    exactly (inputs, outputs, name), or takes ``*args, **kwargs``."""
+    import inspect
+
+    init = next((c.__dict__["__init__"] for c in cls.__mro__ if "__init__" in c.__dict__), None)
+    if init is None or getattr(init, "__module__", "").startswith("flexflow_keras."):
+        return True
+    try:
+        spec = inspect.getfullargspec(init)
+    except TypeError:
+        return False
+    return spec.args[1:] == ["inputs", "outputs", "name"] or (spec.varargs is not None and spec.varkw is not None)
+
+
 def _serialize_subclassed(model) -> dict:
+    from flexflow_keras.models.functional import Functional
     from flexflow_keras.models.model import Model
 
     cls = type(model)
     if "get_config" not in {k for c in cls.__mro__ if c not in Model.__mro__
                             and not c.__module__.startswith("flexflow_keras.") for k in vars(c)}:
+        if isinstance(model, Functional) and functional_like(cls):
+            # a subclass built as Model(inputs, outputs) (keras.io's masked language model): Keras 3 saves
+            # its functional config under the subclass's name, and from_config calls cls(inputs, outputs)
+            from flexflow_keras.models.functional import _functional_classes
+
+            own = next((user for user, made in _functional_classes.items() if made is cls), cls)
+            out = _serialize_functional(model)
+            return {**keras_format.envelope(own, out["config"]), "build_config": out["build_config"]}
         raise NotSerializableError(
             f"Model {cls.__name__} is a subclassed model without get_config(), so model.save() cannot "
             f"describe how to rebuild it. Add `def get_config(self): return {{...constructor arguments...}}` "
