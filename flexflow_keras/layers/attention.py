@@ -9,10 +9,16 @@ views). The attention itself composes ops with backward: transposes, batched mat
 By default attention runs over all axes between the batch and the features; for inputs of rank > 3 those
 axes are flattened into one sequence and restored afterwards. Other `attention_axes` run through
 `layers.attention_axes`.
+
+A subclass that overrides Keras' `_compute_attention` (keras.io's small-data ViT learns the softmax
+temperature there) gets it called on the projected (B, T, N, H) tensors as Keras 3 calls it, with Keras'
+private names it reads (`_key_dim`, `_dot_product_equation`, `_combine_equation`, `_masked_softmax`,
+`_dropout_layer`, ...); an override with Keras 3.0's shorter signature gets the arguments it takes.
 """
 
 from __future__ import annotations
 
+import inspect
 import math
 
 import numpy as np
@@ -141,6 +147,10 @@ class MultiHeadAttention(QueryValueCall, Layer):
         self._seed = int(seed) if seed is not None else rng.make_seed()
         self._query_dense = self._key_dense = self._value_dense = self._output_dense = None
         self._axes = None
+        # Keras' private names, which subclasses overriding `_compute_attention` read (keras.io's LSA ViT)
+        self._num_heads, self._key_dim, self._value_dim = self.num_heads, self.key_dim, self.value_dim
+        self._dropout, self._use_bias, self._attention_axes = self.dropout, self.use_bias, self.attention_axes
+        self._inverse_sqrt_key_dim = 1.0 / math.sqrt(float(self.key_dim))
 
     # --- build ----------------------------------------------------------------------------------------------
     def build(self, query_shape, value_shape=None, key_shape=None):
@@ -163,6 +173,12 @@ class MultiHeadAttention(QueryValueCall, Layer):
         self._key_dense.build(key_shape)
         self._value_dense.build(value_shape)
         self._output_dense.build(tuple(query_shape[:-1]) + (h, self.value_dim))
+        # Keras' `_build_attention` for projections (B, T, N, H): what an overriding `_compute_attention` uses
+        self._dot_product_equation, self._combine_equation = "aecd,abcd->acbe", "acbe,aecd->abcd"
+        if self._overrides_attention():
+            from flexflow_keras.layers.core import Dropout
+
+            self._dropout_layer = Dropout(self.dropout, seed=self._seed, name="attention_dropout")
 
 
     # --- call -----------------------------------------------------------------------------------------------
@@ -185,8 +201,11 @@ class MultiHeadAttention(QueryValueCall, Layer):
         v = _flatten_positions(self._value_dense(value), s)  # (B, S, H, Vd)
         mask = self._mask(query, q_pos, s_pos, t, s, query_mask, value_mask, key_mask, attention_mask,
                           use_causal_mask, value)
-        ctx, probs = scaled_attention(q, k, v, mask, 1.0 / math.sqrt(float(self.key_dim)), self.dropout,
-                                      self._seed, training)
+        if self._overrides_attention():
+            ctx, probs = self._call_override(q, k, v, mask, training, return_attention_scores, q_pos, s_pos)
+        else:
+            ctx, probs = scaled_attention(q, k, v, mask, self._inverse_sqrt_key_dim, self.dropout, self._seed,
+                                          training)
         if len(q_pos) > 1:
             ctx = ops.reshape(ctx, (-1,) + q_pos + (h, self.value_dim))
         output = self._output_dense(ctx)
@@ -197,6 +216,42 @@ class MultiHeadAttention(QueryValueCall, Layer):
         if len(q_pos) > 1 or len(s_pos) > 1:
             probs = ops.reshape(probs, (-1, h) + q_pos + s_pos)
         return output, probs
+
+    # --- Keras' customisation point ---------------------------------------------------------------------
+    def _overrides_attention(self) -> bool:
+        return type(self)._compute_attention is not MultiHeadAttention._compute_attention
+
+    def _compute_attention(self, query, key, value, attention_mask=None, training=None,
+                           return_attention_scores=False, use_causal_mask=False):
+        """Keras 3's hook: attention of projected (B, T, N, H) queries over (B, S, N, H) keys and values under
+        a bool `attention_mask` (B, T, S); returns the (B, T, N, Hv) context and the (B, N, T, S) scores. A
+        subclass may override it (Keras' `_masked_softmax`, `_dropout_layer` and einsum equations are here)."""
+        mask = None if attention_mask is None else ops.expand_dims(attention_mask, 1)
+        return scaled_attention(query, key, value, mask, self._inverse_sqrt_key_dim, self.dropout, self._seed,
+                                training)
+
+    def _masked_softmax(self, attention_scores, attention_mask=None):
+        """Keras': the softmax over the key axis, masked positions at Keras' large negative number before
+        it and 0 after it (`attention_mask` (B, T, S) gets the heads axis)."""
+        if attention_mask is None:
+            return ops.softmax(attention_scores, axis=-1)
+        mask = _flag(attention_mask)
+        for _ in range(len(attention_scores.shape) - len(mask.shape)):
+            mask = ops.expand_dims(mask, -3)
+        probs = ops.softmax(ops.where(mask, attention_scores, np.float32(_NEG)), axis=-1)
+        return ops.where(mask, probs, np.float32(0.0))
+
+    def _call_override(self, q, k, v, mask, training, return_scores, q_pos, s_pos):
+        """A subclass's `_compute_attention`, called as Keras 3 calls it (the mask (B, T, S)); an override
+        written for Keras 3.0's signature, without `return_attention_scores`, gets the arguments it takes."""
+        if len(q_pos) > 1 or len(s_pos) > 1:
+            raise ValueError(f"{_args.who(self)}: an overriding _compute_attention is supported over one "
+                             f"sequence axis; received positions {q_pos} and {s_pos}.")
+        mask = None if mask is None else mask[:, 0]
+        params = inspect.signature(self._compute_attention).parameters
+        if "return_attention_scores" in params or any(p.kind is p.VAR_POSITIONAL for p in params.values()):
+            return self._compute_attention(q, k, v, mask, training, return_scores)
+        return self._compute_attention(q, k, v, mask, training)
 
     def _call_over_axes(self, query, value, key, query_mask, value_mask, key_mask, attention_mask, return_scores,
                         training, causal):
