@@ -316,7 +316,7 @@ class KerasTensor(TensorMath):
                          f"converted to a NumPy array. Build a model from it and call model.predict(x), or "
                          f"use it only inside layers' call() and keras.ops functions.")
 
-    # Arithmetic (+ - * / @ ** neg abs) comes from TensorMath; indexing and comparisons compose ops here.
+    # Arithmetic, ordering and logical operators come from TensorMath; indexing and == / != compose ops here.
     def __getitem__(self, key):
         from flexflow_keras import ops
 
@@ -336,35 +336,6 @@ class KerasTensor(TensorMath):
         return self is not o
 
     __hash__ = object.__hash__
-
-    def __lt__(self, o):
-        return self._binary(o, "less")
-
-    def __le__(self, o):
-        return self._binary(o, "less_equal")
-
-    def __gt__(self, o):
-        return self._binary(o, "greater")
-
-    def __ge__(self, o):
-        return self._binary(o, "greater_equal")
-
-    def __and__(self, o):
-        return self._binary(o, "logical_and")
-
-    def __or__(self, o):
-        return self._binary(o, "logical_or")
-
-    def __invert__(self):
-        from flexflow_keras import ops
-
-        return ops.logical_not(self)
-
-    def __mod__(self, o):
-        return self._binary(o, "mod")
-
-    def __floordiv__(self, o):
-        return self._binary(o, "floor_divide")
 
 
 class OpNode:

@@ -375,6 +375,8 @@ def get_item(x, key):
             value = x.value if _tape._is_variable(x) else np.asarray(x)  # a variable's own buffer: its key
             return apply_op(IndexOp(_static_key(_ints(key), np.ndim(value))), [value])
         return np.asarray(x)[key]
+    if isinstance(x, Variable):  # a weight indexed in a layer's call(): a graph read of it, not its value now
+        x = F._tensor(x, True)
     static = _static_key(key, x.ndim)
     if any(d is None for d in x.shape[1:]) and all(k is None or k == (None, None, None) for k in static):
         # only new axes around open sizes (``mask[:, None, :]`` of a variable-length mask): no slicing needed

@@ -20,7 +20,7 @@ from flexflow_keras.ops.dtype_rules import dtype_of, operands
 __all__ = ["tan", "sinh", "cosh", "arctan", "arcsin", "arccos", "arctan2", "arcsinh", "arccosh", "arctanh",
            "erf", "erfinv", "cbrt", "exp2", "deg2rad", "rad2deg", "hypot", "logaddexp", "trunc", "fabs",
            "signbit", "heaviside", "sinc", "fmod", "nan_to_num", "divide_no_nan", "isinf", "isneginf",
-           "isposinf", "isclose", "allclose", "logical_xor"]
+           "isposinf", "isclose", "allclose", "logical_xor", "round"]
 
 
 def _float(x):
@@ -279,3 +279,21 @@ def allclose(x1, x2, rtol=1e-05, atol=1e-08, equal_nan=False):
 def logical_xor(x1, x2):
     """Element-wise exclusive or of the truth values (bool)."""
     return F.not_equal(F.not_equal(x1, 0), F.not_equal(x2, 0))
+
+
+def round(x, decimals=0):  # noqa: A001 - the Keras ops name
+    """Half-to-even rounding at `decimals` places, as Keras 3 on TensorFlow computes it: ``round(x * f) / f``
+    with ``f = 10**decimals`` in x's float dtype. Integers (and bools) are their own rounding for
+    ``decimals >= 0``; for negative `decimals` they round through float32 and come back in their dtype."""
+    decimals = int(decimals)
+    if decimals == 0 and np.dtype(dtype_of(x)).kind not in "iub":
+        return F.round(x)
+    dtype = dtype_of(x)
+    if np.dtype(dtype).kind in "iub":
+        if decimals >= 0:
+            return F.cast(x, dtype)
+        y = F.cast(x, "float32")
+    else:
+        y = x
+    factor = 10.0 ** decimals
+    return F.cast(F.divide(F.round(F.multiply(y, factor)), factor), dtype)
