@@ -606,9 +606,9 @@ def mapped_call(path: str):
             return tf_signal.MATH_NAMES[parts[-1]]
         name = _SAME_OPS.get(parts[-1])
         if name is not None:
-            from flexflow_keras import ops
+            from flexflow_keras import ops, tf_keywords
 
-            return getattr(ops, name, None)
+            return tf_keywords.wrap(parts[-1], getattr(ops, name, None))  # TensorFlow's parameter names
     if len(parts) == 3 and parts[1] == "strings":
         from flexflow_keras import tf_strings
 
