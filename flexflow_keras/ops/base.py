@@ -14,7 +14,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from flexflow_keras.ops import assign_in_call, tape
+from flexflow_keras.ops import assign_in_call, graph, tape
 from flexflow_keras.ops import parallel as par
 from flexflow_keras.ops.eager_tensor import EagerTensor
 from flexflow_keras.ops.graph import KerasTensor, OpNode, TensorSpec, Variable
@@ -141,6 +141,7 @@ def apply_op(op: Op, inputs: Sequence, weights: Sequence[Variable] = (), name: s
     Returns a single output when the op has one, else a tuple.
     """
     weights = assign_in_call.substitute(weights)  # a weight assigned in this call: w.assign(w * mask)
+    inputs = _variable_inputs(inputs, weights)
     if _is_symbolic(weights):  # a kernel computed in call(): the weights become inputs
         from flexflow_keras.ops.weights_as_inputs import as_inputs
 
@@ -173,6 +174,27 @@ def apply_op(op: Op, inputs: Sequence, weights: Sequence[Variable] = (), name: s
             if isinstance(w, Variable) and not np.array_equal(old, new):
                 w.assign(new)
     return eager_outs[0] if len(eager_outs) == 1 else tuple(eager_outs)
+
+
+def _variable_inputs(inputs: Sequence, weights: Sequence) -> Sequence:
+    """`inputs` with each `Variable` among them as an op reads a weight: in a symbolic call (a KerasTensor
+    among the operands, or a layer's call() recording) the graph's read of it, so the graph computes on the
+    weight's value at each step; eagerly its own value buffer, noted as read by the recording tapes, which
+    know that buffer as the Variable (``np.asarray(variable)`` is a copy, which they did not, so
+    ``tape.gradient(loss, variable)`` was None)."""
+    if not any(isinstance(x, Variable) for x in inputs):
+        return inputs
+    if _is_symbolic(inputs) or _is_symbolic(weights) or graph._in_symbolic_call():
+        from flexflow_keras.ops.functional import _tensor
+
+        return [_tensor(x, True) if isinstance(x, Variable) else x for x in inputs]
+    out = []
+    for x in inputs:
+        if isinstance(x, Variable):
+            tape.read_variable(x)
+            x = x.value
+        out.append(x)
+    return out
 
 
 def _concrete(shape, batch: int) -> tuple[int, ...]:
