@@ -57,6 +57,17 @@ def _deferred_kind(node) -> bool:
     return task is not None and task.priority < 0
 
 
+def _load_numba_blas() -> None:
+    """Load the BLAS that Numba kernels call (np.dot inside @njit goes through SciPy's cython_blas, a
+    second OpenBLAS beside NumPy's) before the limits are set: threadpoolctl limits the libraries loaded
+    at that moment, and Numba loads SciPy's on its first compilation, which would otherwise leave that
+    BLAS at one thread per core after the limits (measured: 2 threads under a limit of 1)."""
+    try:
+        import scipy.linalg.cython_blas  # noqa: F401 - loaded for its BLAS library, as Numba loads it
+    except ImportError:  # no SciPy: Numba's kernels call no BLAS of their own
+        pass
+
+
 class ThreadingPolicy:
     """Caps the threads each kernel may use so the workers share the cores without oversubscribing."""
 
@@ -84,6 +95,7 @@ class ThreadingPolicy:
         except ImportError:  # optional: without it BLAS keeps its own default
             log.debug("threadpoolctl is not installed; BLAS thread count left as is")
             return
+        _load_numba_blas()
         self._limiter = threadpool_limits(limits=k)
         log.debug("threading policy: %d core(s), %d thread(s) per kernel", self.cores, k)
 
