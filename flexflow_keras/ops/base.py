@@ -142,6 +142,8 @@ def apply_op(op: Op, inputs: Sequence, weights: Sequence[Variable] = (), name: s
     """
     weights = assign_in_call.substitute(weights)  # a weight assigned in this call: w.assign(w * mask)
     inputs = _variable_inputs(inputs, weights)
+    if _is_symbolic(inputs) or _is_symbolic(weights):
+        inputs, weights = _graph_constants(inputs, weights)
     if _is_symbolic(weights):  # a kernel computed in call(): the weights become inputs
         from flexflow_keras.ops.weights_as_inputs import as_inputs
 
@@ -195,6 +197,24 @@ def _variable_inputs(inputs: Sequence, weights: Sequence) -> Sequence:
             x = x.value
         out.append(x)
     return out
+
+
+def _graph_constants(inputs: Sequence, weights: Sequence) -> tuple[list, list]:
+    """Arrays and eager tensors among the operands of an op recorded in a graph, as graph constants (Keras
+    takes constants anywhere, ``ops.conv(x, np_kernel)``): an input becomes a constant tensor, a weight a
+    non-trainable constant Variable (float64 values narrowed to float32, as `ops.constant` does). Before,
+    the graph node read ``.spec`` of the array and failed."""
+    from flexflow_keras.ops.functional import constant
+
+    def weight(w):
+        if w is None or isinstance(w, Variable | KerasTensor):
+            return w
+        value = np.asarray(w)
+        if value.dtype == np.float64:
+            value = value.astype(np.float32)
+        return Variable("constant", value.shape, str(value.dtype), initializer=value, trainable=False)
+
+    return ([x if isinstance(x, KerasTensor) else constant(x) for x in inputs], [weight(w) for w in weights])
 
 
 def _concrete(shape, batch: int) -> tuple[int, ...]:
