@@ -35,6 +35,37 @@ def dtype_of(v) -> str:
     return {"int64": "int32", "float64": "float32"}.get(str(arr.dtype), str(arr.dtype))
 
 
+_INT32 = np.iinfo(np.int32)
+
+
+def python_dtype(v) -> str | None:
+    """The dtype TensorFlow's conversion gives a Python number or a (nested) list or tuple of numbers: bool
+    for bools, float32 for floats (the widest NumPy float among them when there is one: a NumPy float64 or
+    float16 inside a list keeps its width), int32 for ints (int64 once one leaves int32's range, NumPy ints
+    included), float32 for an empty list; None for anything else (an array or a tensor keeps its own dtype)."""
+    if not isinstance(v, list | tuple) and not _is_python(v):
+        return None
+    leaves, stack = [], [v]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, list | tuple):
+            stack.extend(item)
+        elif _is_python(item) or isinstance(item, np.bool_ | np.integer | np.floating):
+            leaves.append(item)
+        else:  # an array or a tensor inside the list: NumPy's stacking decides
+            return None
+    if not leaves:
+        return "float32"
+    if all(isinstance(x, bool | np.bool_) for x in leaves):
+        return "bool"
+    floats = [x for x in leaves if isinstance(x, float | np.floating)]
+    if floats:
+        widths = [np.dtype(type(x)).name for x in floats if isinstance(x, np.floating)]
+        return max(widths, key=lambda d: np.dtype(d).itemsize) if widths else "float32"
+    ints = [int(x) for x in leaves]
+    return "int32" if _INT32.min <= min(ints) and max(ints) <= _INT32.max else "int64"
+
+
 def result_type(*values, floating: bool = False) -> str:
     """The dtype Keras 3 computes `values` in; `floating`: at least float32 (sin, mean, arctan2, ...)."""
     arrays = [dtype_of(v) for v in values if v is not None and not _is_python(v)]

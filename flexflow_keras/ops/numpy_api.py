@@ -29,6 +29,7 @@ from flexflow_keras.ops.array_ops import (
     TopKOp,
 )
 from flexflow_keras.ops.base import apply_op
+from flexflow_keras.ops.dtype_rules import python_dtype
 from flexflow_keras.ops.eager_tensor import eager
 from flexflow_keras.ops.graph import KerasTensor, StaticBatch, Variable
 from flexflow_keras.ops.random_ops import BatchSizeOp, FillOp
@@ -162,10 +163,13 @@ def identity(n, dtype=None):
 
 
 def convert_to_tensor(x, dtype=None, sparse=None, ragged=None):
-    """x as a tensor: KerasTensors as they are (cast to `dtype`), everything else an `EagerTensor`
-    (Python floats become float32, as in Keras), which a GradientTape can watch."""
+    """x as a tensor: KerasTensors as they are (cast to `dtype`), everything else an `EagerTensor`, which a
+    GradientTape can watch. Python numbers and lists of them take TensorFlow's dtypes (`python_dtype`: ints
+    int32, floats float32, bools bool); NumPy float64 values are narrowed to float32."""
     if isinstance(x, KerasTensor):
         return x if dtype is None or np.dtype(dtype) == np.dtype(x.dtype) else F.cast(x, dtype)
+    if dtype is None:
+        dtype = python_dtype(x)
     arr = np.asarray(x.value if isinstance(x, Variable) else x, dtype=dtype)
     return eager(arr.astype("float32") if dtype is None and arr.dtype == np.float64 else arr)
 

@@ -18,7 +18,7 @@ import numpy as np
 from flexflow_keras.errors import ArgumentError, ShapeError
 from flexflow_keras.ops import functional as F
 from flexflow_keras.ops import numpy_api as N
-from flexflow_keras.ops.dtype_rules import as_dtype, dtype_of, operands, result_type
+from flexflow_keras.ops.dtype_rules import as_dtype, dtype_of, operands, python_dtype, result_type
 from kernels.reduce import normalize_axes
 
 __all__ = ["moveaxis", "roll", "unstack", "hstack", "vstack", "dstack", "ravel", "diagonal", "trace", "flipud",
@@ -300,8 +300,8 @@ def copy(x):
 
 
 def array(x, dtype=None):
-    """x as a tensor (Python floats: float32, ints: int32, as Keras)."""
-    return N.convert_to_tensor(x, dtype or dtype_of(x))
+    """x as a tensor (Python floats: float32, ints: int32 or int64 beyond int32's range, as Keras)."""
+    return N.convert_to_tensor(x, dtype or python_dtype(x) or dtype_of(x))
 
 
 def empty(shape, dtype=None):
