@@ -583,10 +583,11 @@ def mapped_call(path: str):
         tf_math_ops,
         tf_nest,
         tf_scatter_ops,
+        tf_stateless_random,
     )
 
     for module in (_setup, _data, tf_array_ops, tf_math_ops, tf_scatter_ops, tf_count_ops, tf_linalg_ops, tf_nest,
-                   tf_control_flow, tf_linalg_decomp, tf_conv_ops):
+                   tf_control_flow, tf_linalg_decomp, tf_conv_ops, tf_stateless_random):
         if path in module.CALLS:
             return module.CALLS[path]
     parts = path.split(".")
