@@ -114,14 +114,12 @@ class PipelineFeed:
         self.dtypes = None
         self.final_epoch: int | None = None  # set by fit: no preloading past it
         self._preloaded: int | None = None
-        self.check_weights = None  # set by fit: refuses weights the model's loss cannot take
+        self.check_weights = None  # set by fit; unused here: these weights are known before the step graph
 
     def weigh(self, class_weights) -> None:
-        """Per-sample weights from `class_weights(labels)` (None: ones), gathered by the loaders."""
-        weights = class_weights(self.labels)
-        if self.check_weights is not None:
-            self.check_weights(weights)
-        self.pipeline.sample_weight = weights
+        """Per-sample weights from `class_weights(labels)` (None: ones), gathered by the loaders. (Known
+        before the step graph is built, which is built for them: nothing to check against.)"""
+        self.pipeline.sample_weight = class_weights(self.labels)
 
     def __len__(self) -> int:
         return len(self.dataset.batch_rows(0))

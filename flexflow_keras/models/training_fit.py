@@ -92,7 +92,8 @@ class FitLoop:
             if sample_weight is not None:
                 raise DataError("sample_weight cannot be given with a dataset; yield (x, y, sample_weight) "
                                  "batches instead.")
-            feed.check_weights = lambda w: custom_training.check_override_weights(self, w, self._engine_key[2])
+            feed.check_weights = lambda w: (None if self._engine_key is None else  # no step graph yet
+                                            custom_training.check_override_weights(self, w, self._engine_key[2]))
             feed.weigh(lambda labels: self._class_weights(class_weight, labels, None))
             feed.set_dtypes([a.dtype for a in xs] + [a.dtype for a in ys])
             if feed.labels is not None:
