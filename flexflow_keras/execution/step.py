@@ -20,7 +20,7 @@ import dataclasses
 
 import numpy as np
 
-from flexflow_keras.execution import distributed, grad_parts, sparse_moments, updates
+from flexflow_keras.execution import distributed, grad_parts, grad_reuse, sparse_moments, updates
 from flexflow_keras.execution import tasks as T
 from flexflow_keras.execution.layout import NodeLayout
 from flexflow_keras.execution.store import BatchStore, arg_for, is_batched
@@ -120,7 +120,9 @@ class StepProgram:
         # variable uid -> power of the per-lookup moment its update reads (execution/sparse_moments.py)
         self.moments: dict[int, int] = sparse_moments.powers(e) if training else {}
         if training:
+            self._filled_grads: set[int] = set()  # gradient regions zeroed once, when the step was built
             self._prepare_backward()
+            self._share_gradients()
             updates.prepare_updates(self)
             if self.across_ranks:
                 updates.prepare_rank_sums(self)
@@ -259,6 +261,7 @@ class StepProgram:
             for i, t in enumerate(node.outputs):
                 if t.uid not in s.grads:
                     e.rtm.fill(s.grad(t), 0.0)  # an output nobody differentiates: zero gradient
+                    self._filled_grads.add(s.grads[t.uid].uid)
                 base.append(lay.arg(s.grads[t.uid], "outputs", i))
             key = (node.uid, len(saved), len(stats), tuple(map(repr, gin)), tuple(map(repr, gw)), gw_parts,
                    tuple((j, repr(p), power, in_parts) for j, p, power, in_parts in moments))
@@ -291,6 +294,20 @@ class StepProgram:
             # preempted while the two workers ran (CIFAR CNN: 0.44 ms of fills a step for 5 KB)
             first = self.forward[0][0].placement[0] if self.forward else sorted(procs, key=lambda p: p.uid)[0]
             self.zeroing = (e.cached(("zero", len(self.zero_fill)), T.zero_task, len(self.zero_fill)), first)
+
+    def _share_gradients(self) -> None:
+        """Give activation gradients that are never live at once one region (execution/grad_reuse.py), and
+        build the backward pass again on those regions."""
+        s = self.store
+        excluded = set(self._filled_grads) | {r.uid for r in self.zero_fill}
+        excluded |= {a.root.uid for a in self.loader_args if hasattr(a, "root")}
+        chosen = grad_reuse.plan(s.grads, self.backward, excluded)
+        if all(chosen[uid] is s.grads[uid] for uid in chosen):
+            return
+        s.grads.update(chosen)
+        self.backward, self.zero_fill, self.zeroing = [], [], None
+        self.part_sums, self.part_tiles, self._last_writer, self._stage_one = {}, {}, {}, {}
+        self._prepare_backward()
 
     def run(self, sources, rows, step: int, seed: int, iteration: int = 0, lr: float = 0.0, wait: bool = True):
         """Issue one step. Returns (metrics FutureMap or None, the penalty FutureMaps of the updates of

@@ -130,11 +130,13 @@ class BatchStore:
         return Region(shape, np.dtype(dtype), name=name)
 
     def nbytes(self) -> int:
-        """The logical size of every region of this store (activations, gradients, saved and stats)."""
+        """The logical size of every region of this store (activations, gradients, saved and stats), each
+        counted once (gradients that are never live at once share a region: execution/grad_reuse.py)."""
         regions = [*self.acts.values(), *self.grads.values()]
         for group in (*self.saved.values(), *self.stats.values()):
             regions += group
-        return sum(int(np.prod(r.shape, dtype=np.int64)) * np.dtype(r.dtype).itemsize for r in regions)
+        unique = {r.uid: r for r in regions}.values()
+        return sum(int(np.prod(r.shape, dtype=np.int64)) * np.dtype(r.dtype).itemsize for r in unique)
 
     def act(self, t: KerasTensor) -> Region:
         r = self.acts.get(t.uid)

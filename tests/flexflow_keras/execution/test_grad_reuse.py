@@ -1,0 +1,100 @@
+"""Activation gradients that are never live at once share a region (execution/grad_reuse.py): the plan
+itself, and training that gives the same numbers with and without the sharing, in less memory."""
+
+import numpy as np
+import pytest
+from strategy_cases import MODELS, graph_of, random_strategy, train
+
+import flexflow_keras as keras
+from flexflow_keras import config, layers
+from flexflow_keras.execution import grad_reuse
+
+
+class _Region:
+    def __init__(self, uid, shape=(4, 3), dtype="float32"):
+        self.uid, self.shape, self.dtype = uid, shape, np.dtype(dtype)
+        self.root = self
+
+
+def _entries(*touched):
+    """Backward entries touching the given regions in turn (one tuple of regions per entry)."""
+    return [(None, None, list(regions)) for regions in touched]
+
+
+def test_gradients_with_disjoint_spans_share_and_overlapping_ones_do_not():
+    a, b, c, d = (_Region(k) for k in range(4))
+    # a: entries 0-1, b: 1-2 (overlaps a), c: 2-3 (after a), d: 4 (after b and c)
+    chosen = grad_reuse.plan({10: a, 11: b, 12: c, 13: d}, _entries([a], [a, b], [b, c], [c], [d]), set())
+    assert chosen[10] is a and chosen[11] is b
+    assert chosen[12] is a  # a was last touched at 1, c first at 2
+    assert chosen[13] is b  # b (freed at 2) before c's region (a again, freed at 3): the one freed earliest
+
+
+def test_an_entry_that_reads_one_and_writes_another_never_gets_both_in_one_region():
+    a, b = _Region(0), _Region(1)
+    chosen = grad_reuse.plan({1: a, 2: b}, _entries([a], [a, b], [b]), set())
+    assert chosen[1] is a and chosen[2] is b
+
+
+def test_shapes_dtypes_and_exclusions_keep_their_own_regions():
+    a, b, c, d = _Region(0), _Region(1, shape=(4, 4)), _Region(2, dtype="float64"), _Region(3)
+    entries = _entries([a], [b], [c], [d])
+    chosen = grad_reuse.plan({1: a, 2: b, 3: c, 4: d}, entries, excluded={3})
+    assert chosen[2] is b and chosen[3] is c  # other shape, other dtype
+    assert 4 not in chosen  # excluded: not planned at all
+    assert grad_reuse.plan({1: a, 2: b, 3: c, 4: d}, entries, set())[4] is a
+    assert grad_reuse.saved_bytes({1: a, 4: d}, {1: a, 4: a}) == 4 * 3 * 4
+
+
+def _residual(seed=1):
+    keras.utils.set_random_seed(seed)
+    i = keras.Input((16,))
+    h = layers.Dense(32, activation="relu")(i)
+    for _ in range(4):
+        r = layers.Dense(32, activation="gelu")(h)
+        h = layers.LayerNormalization()(layers.Add()([h, r]))  # h has two consumers: its gradient adds
+    h = layers.BatchNormalization()(h)  # a two-stage backward
+    # a gradient of the per-sample loss's shape (batch,) late in the backward pass: it must not take the
+    # loss's seed, which the metrics read at the step's end
+    s = keras.ops.sum(h, axis=-1)
+    h = layers.Multiply()([h, keras.ops.expand_dims(keras.ops.tanh(s), -1)])
+    out = layers.Dense(5, activation="softmax", name="out")(layers.Dropout(0.2)(h))
+    aux = layers.Dense(3, name="aux")(h)  # an output without a loss: its gradient is zeroed once
+    model = keras.Model(i, [out, aux])
+    model.compile(optimizer=keras.optimizers.Adam(1e-2), loss=["sparse_categorical_crossentropy", None])
+    return model
+
+
+def _fit(degree):
+    config.set(cpus=2, data_parallel_degree=degree)
+    rng = np.random.default_rng(0)
+    x, y = rng.standard_normal((64, 16)).astype("float32"), rng.integers(0, 5, 64)
+    model = _residual()
+    hist = model.fit(x, [y, np.zeros((64, 3), "float32")], batch_size=16, epochs=2, verbose=0, shuffle=False)
+    store = model._engine._stores[16]
+    return hist.history["loss"], model.get_weights(), store
+
+
+@pytest.mark.parametrize("degree", [1, 2])
+def test_training_gives_the_same_bits_in_fewer_gradient_buffers(degree, monkeypatch):
+    loss1, w1, store1 = _fit(degree)
+    shared = {r.uid for r in store1.grads.values()}
+    assert len(shared) < len(store1.grads) // 2, (len(shared), len(store1.grads))
+    monkeypatch.setattr(grad_reuse, "plan", lambda grads, backward, excluded: {})
+    loss0, w0, store0 = _fit(degree)
+    assert len({r.uid for r in store0.grads.values()}) == len(store0.grads)
+    assert store1.nbytes() < store0.nbytes()
+    assert loss1 == loss0
+    for a, b in zip(w1, w0, strict=True):
+        np.testing.assert_array_equal(a, b)
+
+
+@pytest.mark.parametrize("name", sorted(MODELS))
+def test_random_strategies_train_alike_with_shared_gradients(name, monkeypatch):
+    strategy = random_strategy(graph_of(name), np.random.default_rng(7), 3)
+    l1, w1 = train(name, strategy, cpus=3)
+    monkeypatch.setattr(grad_reuse, "plan", lambda grads, backward, excluded: {})
+    l0, w0 = train(name, strategy, cpus=3)
+    np.testing.assert_allclose(l1, l0, rtol=1e-5, atol=1e-6)
+    for a, b in zip(w1, w0, strict=True):
+        np.testing.assert_allclose(a, b, rtol=1e-5, atol=2e-6)
