@@ -369,6 +369,9 @@ class Layer:
         # A call() written outside this package composes ops itself and gets integer arrays as they are, as
         # Keras 3 casts only floats (keras.io's GNN hands its layer (nodes, int edges, weights)); built-in
         # layers not marked `_accepts_int_inputs` take their integer data as floats.
+        # The arrays call() gets are EagerTensors, as TensorFlow hands call() tensors: Python arithmetic on
+        # them (``x / keep_prob`` in a DropPath) then runs as keras.ops while a GradientTape records, where
+        # on plain ndarrays it was NumPy's, unrecorded, and the layers before lost their gradients.
         keep_ints = self._accepts_int_inputs or not type(self).call.__module__.startswith("flexflow_keras.")
 
         def convert(x):
@@ -376,10 +379,10 @@ class Layer:
                 return x
             arr = np.asarray(x)
             if arr.dtype.kind == "f":
-                return arr.astype(self._dtype, copy=False) if self.autocast else arr
+                return eager(arr.astype(self._dtype, copy=False) if self.autocast else arr)
             if arr.dtype.kind in "iub" and not keep_ints:
-                return arr.astype(self._dtype)
-            return arr
+                return eager(arr.astype(self._dtype))
+            return eager(arr) if arr.dtype.kind in "iub" else arr  # strings and objects stay NumPy's
 
         return tree.map_structure(convert, inputs)
 
