@@ -18,8 +18,6 @@ vit_small_ds peaked at twice TensorFlow's memory at batch 64, and its script's b
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 
 
@@ -45,25 +43,13 @@ def plan(grads: dict, backward, excluded: set[int]) -> dict[int, object]:
     span = _touches(backward)
     items = sorted(((span[r.uid][0], uid, r) for uid, r in grads.items()
                     if r.uid in span and r.uid not in excluded), key=lambda x: (x[0], x[1]))
-    free: dict[tuple, list[tuple[int, int, object]]] = {}  # (shape, dtype) -> [(last touch, order, region)]
+    free: dict[tuple, list[tuple[int, int, object]]] = {}  # (shape, dtype) -> [(last touch, region uid, region)]
     out: dict[int, object] = {}
     for first, uid, region in items:
         key = (tuple(region.shape), np.dtype(region.dtype).str)
         pool = free.setdefault(key, [])
         done = [k for k, (last, _, _) in enumerate(pool) if last < first]
-        if done:
-            k = min(done, key=lambda k: (pool[k][0], pool[k][1]))
-            _, order, shared = pool.pop(k)
-        else:
-            shared, order = region, len(pool) + sum(len(p) for p in free.values())
+        shared = pool.pop(min(done, key=lambda k: pool[k][:2]))[2] if done else region
         out[uid] = shared
-        pool.append((span[region.uid][1], order, shared))
+        pool.append((span[region.uid][1], shared.uid, shared))
     return out
-
-
-def saved_bytes(grads: dict, chosen: dict) -> int:
-    """Bytes of gradient buffers the plan `chosen` saves against one region per gradient."""
-    own = {r.uid: r for uid, r in grads.items() if uid in chosen}
-    used = {r.uid: r for r in chosen.values()}
-    size = lambda r: math.prod(r.shape) * np.dtype(r.dtype).itemsize  # noqa: E731
-    return sum(size(r) for r in own.values()) - sum(size(r) for r in used.values())

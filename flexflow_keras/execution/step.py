@@ -120,7 +120,6 @@ class StepProgram:
         # variable uid -> power of the per-lookup moment its update reads (execution/sparse_moments.py)
         self.moments: dict[int, int] = sparse_moments.powers(e) if training else {}
         if training:
-            self._filled_grads: set[int] = set()  # gradient regions zeroed once, when the step was built
             self._prepare_backward()
             self._share_gradients()
             updates.prepare_updates(self)
@@ -261,7 +260,7 @@ class StepProgram:
             for i, t in enumerate(node.outputs):
                 if t.uid not in s.grads:
                     e.rtm.fill(s.grad(t), 0.0)  # an output nobody differentiates: zero gradient
-                    self._filled_grads.add(s.grads[t.uid].uid)
+                    s.filled_grads.add(s.grads[t.uid].uid)
                 base.append(lay.arg(s.grads[t.uid], "outputs", i))
             key = (node.uid, len(saved), len(stats), tuple(map(repr, gin)), tuple(map(repr, gw)), gw_parts,
                    tuple((j, repr(p), power, in_parts) for j, p, power, in_parts in moments))
@@ -297,9 +296,13 @@ class StepProgram:
 
     def _share_gradients(self) -> None:
         """Give activation gradients that are never live at once one region (execution/grad_reuse.py), and
-        build the backward pass again on those regions."""
+        build the backward pass again on those regions. Once per store: a later training program on it
+        (another global batch with the same shard, Engine.measure's) finds them shared already."""
         s = self.store
-        excluded = set(self._filled_grads) | {r.uid for r in self.zero_fill}
+        if s.grads_shared:
+            return
+        s.grads_shared = True
+        excluded = set(s.filled_grads) | {r.uid for r in self.zero_fill}
         excluded |= {a.root.uid for a in self.loader_args if hasattr(a, "root")}
         chosen = grad_reuse.plan(s.grads, self.backward, excluded)
         if all(chosen[uid] is s.grads[uid] for uid in chosen):

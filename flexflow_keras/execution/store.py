@@ -125,6 +125,11 @@ class BatchStore:
     saved: dict[int, list[Region]] = field(default_factory=dict)  # node uid -> saved buffers
     stats: dict[int, list[Region]] = field(default_factory=dict)  # node uid -> training stats buffers
     parts: dict[tuple, Partition] = field(default_factory=dict)
+    # gradient regions zeroed once when a step was built (outputs nobody differentiates), which no other
+    # gradient may share, and whether the gradients were shared out (execution/grad_reuse.py): planned
+    # once per store, since every training program on it runs the same backward pass
+    filled_grads: set = field(default_factory=set)
+    grads_shared: bool = False
 
     def region(self, shape: tuple[int, ...], dtype, name: str) -> Region:
         return Region(shape, np.dtype(dtype), name=name)
