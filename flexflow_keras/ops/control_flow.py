@@ -11,8 +11,12 @@ that exist:
   Python uses it: the graph holds only the branch taken (as TensorFlow's graph does for a constant
   predicate), or the loop unrolled, at most `MAX_UNROLL` iterations;
 - a symbolic predicate or index computes every branch and selects with `where`: TensorFlow's values, and
-  its gradients (none to a branch not taken). The branches must then give the same structure, shapes and
-  dtypes, as TensorFlow's graph requires;
+  its gradients as long as every branch stays finite in its own backward pass on the values it is given.
+  The branch not taken receives a zero gradient, but one that divides by zero in its backward (sqrt, log
+  or a division at 0) turns that zero into NaN, which reaches the inputs the branches share; TensorFlow
+  runs no backward for the branch not taken. A warning says so when such a branch is built
+  (`warn_both_branches`). The branches must give the same structure, shapes and dtypes, as TensorFlow's
+  graph requires;
 - a symbolic loop condition with `maximum_iterations` unrolls that many steps, each kept only while every
   condition so far held (a loop that stops stays stopped); without it the loop is a `ControlFlowError`,
   since the number of steps must be known when the model is built.
@@ -20,6 +24,8 @@ The batch dim is never unrolled: it is split across processors by data paralleli
 """
 
 from __future__ import annotations
+
+import logging
 
 import numpy as np
 
@@ -31,6 +37,8 @@ from flexflow_keras.ops.eager_tensor import eager
 from flexflow_keras.ops.graph import KerasTensor, Variable
 
 __all__ = ["cond", "switch", "while_loop", "fori_loop"]
+
+log = logging.getLogger("flexflow_keras")
 
 MAX_UNROLL = 1000  # iterations a symbolic loop may unroll into a model's graph
 
@@ -139,6 +147,22 @@ def check_same(a, b, who: str, names: tuple[str, str]) -> None:
                 f"them.")
 
 
+def warn_both_branches(who: str) -> None:
+    """Log, once per process and function, that a symbolic choice computes every branch (module docstring)."""
+    if who in _WARNED:
+        return
+    _WARNED.add(who)
+    log.warning("%s with a predicate or index computed in the model: every branch is computed and the result "
+                "selected with where (a model's graph has no branch op). Values are TensorFlow's, and so are the "
+                "gradients unless a branch produces inf or NaN in its own backward pass where it is not taken "
+                "(sqrt, log or a division at 0), which reaches the shared inputs as NaN where TensorFlow gives no "
+                "gradient. Keep every branch finite on every input (e.g. sqrt(x + 1e-12)) or choose on the host "
+                "(a Python bool).", who)
+
+
+_WARNED: set = set()
+
+
 def select(pred, a, b):
     """`a` where the scalar `pred` holds, else `b`, leaf by leaf (structures already checked)."""
     def pick(x, y):
@@ -167,6 +191,7 @@ def cond(pred, true_fn, false_fn):
     t = tree.map_structure(to_tensor, true_fn())
     f = tree.map_structure(to_tensor, false_fn())
     check_same(t, f, "ops.cond", ("true_fn", "false_fn"))
+    warn_both_branches("keras.ops.cond")
     return select(pred, t, f)
 
 
@@ -194,6 +219,8 @@ def switch(index, branches, *operands):
     if np.dtype(dtype).kind not in "iu":
         index = F.cast(index, "int32")
     outs = [tree.map_structure(to_tensor, fn(*operands)) for fn in branches]
+    if len(outs) > 1:
+        warn_both_branches("keras.ops.switch")
     result = outs[0]
     for k, out in enumerate(outs[1:], start=1):
         check_same(outs[0], out, "ops.switch", ("branches[0]", f"branches[{k}]"))

@@ -175,3 +175,26 @@ def test_a_long_associative_scan_in_a_model_is_the_cumulative_sum(degree):
         m.fit(x, y, batch_size=8, epochs=1, shuffle=False, verbose=0)
     for a, b in zip(ours.get_weights(), ref.get_weights(), strict=True):
         np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)
+
+
+def test_a_choice_made_in_the_graph_warns_that_every_branch_is_computed(monkeypatch, caplog):
+    """A symbolic predicate builds both branches: the log says how a branch that is not finite in its
+    backward pass where it is not taken (sqrt at 0) would poison the gradient, once per function."""
+    import logging
+
+    from flexflow_keras.ops import control_flow
+
+    monkeypatch.setattr(control_flow, "_WARNED", set())
+    i = keras.Input((4,))
+    with caplog.at_level(logging.WARNING, logger="flexflow_keras"):
+        out = keras.ops.cond(keras.ops.mean(i) > 0.0, lambda: keras.ops.sqrt(keras.ops.relu(i)), lambda: i * 2.0)
+        keras.ops.cond(keras.ops.mean(i) > 1.0, lambda: i, lambda: i * 3.0)
+        keras.ops.switch(keras.ops.cast(keras.ops.mean(i), "int32"), [lambda: i, lambda: i + 1.0])
+    assert tuple(out.shape) == (None, 4)
+    assert caplog.text.count("keras.ops.cond with a predicate or index computed in the model") == 1
+    assert caplog.text.count("keras.ops.switch with a predicate or index computed in the model") == 1
+    assert "sqrt, log or a division at 0" in caplog.text
+    caplog.clear()
+    with caplog.at_level(logging.WARNING, logger="flexflow_keras"):
+        keras.ops.cond(True, lambda: i, lambda: i * 2.0)  # chosen on the host: one branch, no warning
+    assert "every branch is computed" not in caplog.text
