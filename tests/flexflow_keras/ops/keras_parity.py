@@ -58,3 +58,26 @@ def lambda_model(fn, per_sample_shape, dtype="float32"):
 
     inp = layers.Input(per_sample_shape, dtype=dtype)
     return models.Model(inp, layers.Lambda(lambda t: fn(ops, t))(inp))
+
+
+def raised(fn):
+    """The exception `fn()` raises, or None."""
+    try:
+        fn()
+    except Exception as e:  # noqa: BLE001 - the tests compare the error classes
+        return e
+    return None
+
+
+def assert_same_error(tf, keras_call, our_call, name: str):
+    """Both calls raise; ours is Keras' class (a subclass of it), or our InvalidArgumentError where Keras on
+    TensorFlow raises TensorFlow's. Returns (Keras' error, ours)."""
+    want, got = raised(keras_call), raised(our_call)
+    assert want is not None and got is not None, (name, want, got)
+    if isinstance(want, tf.errors.InvalidArgumentError):
+        from flexflow_keras.tf_compat import InvalidArgumentError
+
+        assert isinstance(got, InvalidArgumentError), (name, got)
+    else:
+        assert type(want) in type(got).__mro__, (name, want, got)
+    return want, got

@@ -9,7 +9,7 @@ import pytest
 tf = pytest.importorskip("tensorflow")
 keras = pytest.importorskip("keras")  # Keras 3 on the TensorFlow backend
 
-from keras_parity import assert_same, keras_gradient, lambda_model, our_gradient  # noqa: E402
+from keras_parity import assert_same, assert_same_error, keras_gradient, lambda_model, our_gradient  # noqa: E402
 
 from flexflow_keras import ops  # noqa: E402
 
@@ -122,14 +122,6 @@ def test_stft_front_end_model_weight_gradients_equal_tf_keras():
         np.testing.assert_allclose(np.asarray(g), k.numpy(), rtol=2e-4, atol=2e-5)
 
 
-def _error(fn):
-    try:
-        fn()
-    except Exception as e:  # noqa: BLE001 - the test compares the error classes
-        return e
-    return None
-
-
 BAD = {
     "fft_not_pair": lambda K: K.fft((X,)),
     "fft_shapes": lambda K: K.fft((X, X[..., :2])),
@@ -149,11 +141,4 @@ BAD = {
 
 @pytest.mark.parametrize("name", sorted(BAD))
 def test_errors_match_keras(name):
-    want, got = _error(lambda: BAD[name](keras.ops)), _error(lambda: BAD[name](ops))
-    assert want is not None and got is not None, (name, want, got)
-    if isinstance(want, tf.errors.InvalidArgumentError):
-        from flexflow_keras.tf_compat import InvalidArgumentError
-
-        assert isinstance(got, InvalidArgumentError), (name, got)
-    else:
-        assert type(want) in type(got).__mro__, (name, want, got)
+    assert_same_error(tf, lambda: BAD[name](keras.ops), lambda: BAD[name](ops), name)

@@ -8,11 +8,10 @@ import pytest
 tf = pytest.importorskip("tensorflow")
 keras = pytest.importorskip("keras")  # Keras 3 on the TensorFlow backend
 
-from keras_parity import assert_same, to_numpy  # noqa: E402
+from keras_parity import assert_same, assert_same_error, to_numpy  # noqa: E402
 
 from flexflow_keras import layers, ops  # noqa: E402
 from flexflow_keras.errors import ArgumentError  # noqa: E402
-from flexflow_keras.tf_compat import InvalidArgumentError  # noqa: E402
 
 pytestmark = pytest.mark.tf
 rng = np.random.default_rng(7)
@@ -128,14 +127,6 @@ def test_lu_factor_reconstructs_with_keras_pivots():
     np.testing.assert_allclose((low @ up)[np.asarray(piv)], x, rtol=1e-5, atol=1e-5)
 
 
-def _error(fn):
-    try:
-        fn()
-    except Exception as e:  # noqa: BLE001 - the test compares the error classes
-        return e
-    return None
-
-
 BAD = {
     "qr_mode": lambda K: K.qr(np.ones((3, 2), "float32"), mode="r"),
     "qr_rank1": lambda K: K.qr(np.ones(3, "float32")),
@@ -162,12 +153,7 @@ BAD = {
 
 @pytest.mark.parametrize("name", sorted(BAD))
 def test_errors_match_keras(name):
-    want, got = _error(lambda: BAD[name](keras.ops)), _error(lambda: BAD[name](ops))
-    assert want is not None and got is not None, (name, want, got)
-    if isinstance(want, tf.errors.InvalidArgumentError):
-        assert isinstance(got, InvalidArgumentError), (name, got)
-    else:
-        assert type(want) in type(got).__mro__, (name, want, got)
+    want, got = assert_same_error(tf, lambda: BAD[name](keras.ops), lambda: BAD[name](ops), name)
     assert "keras.ops." in str(got) or str(want)[:25] in str(got), (name, str(got), str(want))
 
 
