@@ -19,6 +19,7 @@ import numpy as np
 from flexflow_keras import config as _config
 from flexflow_keras.errors import DataError, GraphError
 from flexflow_keras.models import step_hooks
+from flexflow_keras.models.metrics_hook import eager_loss_tracker
 from flexflow_keras.models.training_feeds import is_stream, known_length
 from flexflow_keras.ops.eager_tensor import EagerTensor, eager
 from flexflow_keras.utils import tree
@@ -130,6 +131,7 @@ def fit(model, reason: str, x=None, y=None, batch_size=None, epochs=None, verbos
     if validation_split:
         raise DataError(f"Model '{model.name}': validation_split with a custom train_step: pass "
                         f"validation_data=(x_val, y_val) instead.")
+    eager_loss_tracker(model)
     batch_size = int(_config.resolve("batch_size", batch_size, "-b/--batch-size"))
     epochs = int(_config.resolve("epochs", epochs, "-e/--epochs"))
     if x is None:
@@ -207,6 +209,7 @@ def evaluate(model, x=None, y=None, batch_size=None, verbose="auto", sample_weig
     """`Model.evaluate` for an eager test_step: its logs after the last batch."""
     from flexflow_keras import callbacks as callbacks_mod
 
+    eager_loss_tracker(model)
     batches = _Batches(x, y, sample_weight, int(batch_size or 32), False, 0, steps)
     verbose = 1 if verbose == "auto" else int(verbose)
     cbs = callbacks_mod.CallbackList(callbacks, add_progbar=verbose != 0, model=model, verbose=verbose, epochs=1,
@@ -220,6 +223,7 @@ def evaluate(model, x=None, y=None, batch_size=None, verbose="auto", sample_weig
 
 def train_on_batch(model, x, y=None, sample_weight=None, reset_metrics=True) -> dict:
     """`Model.train_on_batch` for an eager train_step: the step once on this batch, its logs."""
+    eager_loss_tracker(model)
     if reset_metrics:
         _reset(model)
     return _floats(model.train_step(_as_eager(_pack(x, y, sample_weight))))

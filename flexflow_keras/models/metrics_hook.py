@@ -45,6 +45,39 @@ def held_metrics(model, compiled: list) -> list:
     return found
 
 
+def eager_loss_tracker(model):
+    """Keras 3's loss tracker (a Mean named "loss", made fresh by each compile) of a compiled model whose own
+    train_step or test_step runs eagerly (models/eager_fit.py): first in ``model.metrics``, so a step returning
+    ``{m.name: m.result() for m in self.metrics}`` logs "loss", as in Keras. None for a model not compiled."""
+    from flexflow_keras import metrics as metrics_mod
+
+    if not getattr(model, "compiled", False):
+        return None
+    tracker = model.__dict__.get("_ff_loss_tracker")
+    if tracker is None:
+        tracker = model.__dict__["_ff_loss_tracker"] = metrics_mod.Mean(name="loss")
+    return tracker
+
+
+def update_deprecated(model, y, y_pred, sample_weight) -> None:
+    """Keras 3's ``self.compiled_metrics.update_state(y, y_pred)`` on values, as its TensorFlow backend's
+    shim: every metric of ``model.metrics`` is updated, the compiled ones with (y, y_pred), any other Mean
+    with y_pred alone (the loss tracker among them: the "loss" such a step logs is the predictions' mean, not
+    the loss), the rest with (y, y_pred)."""
+    from flexflow_keras.metrics.base import Mean
+
+    update_compiled(model, y, y_pred, sample_weight)
+    compiled = {id(m) for ms in model.__dict__.get("_ff_compiled_metric_lists") or
+                getattr(model, "_metric_objects", None) or [] for m in ms}
+    for m in model.metrics:
+        if id(m) in compiled:
+            continue
+        if isinstance(m, Mean):
+            m.update_state(y_pred, sample_weight)
+        else:
+            m.update_state(y, y_pred, sample_weight)
+
+
 def update_compiled(model, y, y_pred, sample_weight) -> dict:
     """The default ``Model.compute_metrics`` on NumPy values: update every compiled metric (per loss
     output; weighted metrics see the sample weights), then the current results."""

@@ -460,11 +460,12 @@ class _CompiledMetrics:
 
     def update_state(self, y_true, y_pred, sample_weight=None) -> None:
         """Symbolic (a traced train_step): nothing to do, the step graph computes the compiled metrics.
-        Arrays (a compute_metrics override): update them."""
+        Arrays (a compute_metrics override, an eager train_step): update them as Keras 3's shim does
+        (`metrics_hook.update_deprecated`)."""
         if not any(isinstance(v, KerasTensor) for v in tree.flatten((y_true, y_pred))):
-            from flexflow_keras.models.metrics_hook import update_compiled
+            from flexflow_keras.models.metrics_hook import update_deprecated
 
-            update_compiled(self._model, y_true, y_pred, sample_weight)
+            update_deprecated(self._model, y_true, y_pred, sample_weight)
 
     def reset_state(self) -> None:
         """Nothing to do: fit and evaluate reset the compiled metrics."""

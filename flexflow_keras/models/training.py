@@ -70,6 +70,7 @@ class Trainer(FitLoop, Inference, BatchCalls, TrainingData):
         self._loss_weights_arg = loss_weights
         self._metrics_arg = metrics
         self._weighted_metrics_arg = weighted_metrics
+        self.__dict__.pop("_ff_loss_tracker", None)  # each compile makes a fresh loss tracker, as Keras 3
         self.compiled = True
         self._engine = None
         self._engine_key = None
