@@ -578,6 +578,7 @@ from flexflow_keras.losses_probabilistic import (  # noqa: E402
     categorical_generalized_cross_entropy,
     poisson,
 )
+from flexflow_keras.losses_reduction import Reduction  # noqa: E402
 
 for _module in (_more, _hinge, _focal, _probabilistic, _overlap, _ctc):
     for _cls in _module.CLASSES:
@@ -596,7 +597,8 @@ __all__ = ["Loss", "LossFunctionWrapper", "CategoricalCrossentropy", "SparseCate
            "categorical_hinge", "hinge", "squared_hinge", "Huber", "LogCosh", "huber", "log_cosh",
            "BinaryFocalCrossentropy", "CategoricalFocalCrossentropy", "binary_focal_crossentropy",
            "categorical_focal_crossentropy", "Poisson", "poisson", "CategoricalGeneralizedCrossEntropy",
-           "categorical_generalized_cross_entropy", "Dice", "dice", "Tversky", "tversky", "CTC", "ctc"]
+           "categorical_generalized_cross_entropy", "Dice", "dice", "Tversky", "tversky", "CTC", "ctc",
+           "Reduction"]
 
 
 def _eager_function(fn):
