@@ -8,6 +8,8 @@ on a sigmoid, the same value without the clipping of the probabilities, whose gr
 output saturates (a classifier fed raw 0-255 pixels stopped learning); on a softmax, Keras' own number,
 the sigmoid crossentropy of the softmax's logits. A sigmoid fused into a Dense or convolution has no
 tensor of its logits: the training graph adds a copy of that op without the activation for the loss.
+With from_logits=True, or a crossentropy called inside a custom loss, the same rule applies where the
+loss op is recorded (ops/loss_functions.py: `activation_logits`, shared with this module).
 
 An output that carries a Keras mask (`_keras_mask`: `Embedding(mask_zero=True)` or `Masking` through
 layers that keep it) weighs its per-sample loss as Keras 3 does: masked entries 0, the others
@@ -22,15 +24,14 @@ loss recorded while it was built (metrics/symbolic_updates.py) are graph outputs
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
 from flexflow_keras.ops import functional
-from flexflow_keras.ops.base import apply_op
 from flexflow_keras.ops.graph import KerasTensor, OpGraph, TensorSpec
+from flexflow_keras.ops.loss_functions import activation_logits
 
 _CROSSENTROPY = {"CategoricalCrossentropy", "SparseCategoricalCrossentropy"}
 _BINARY = "BinaryCrossentropy"
@@ -91,21 +92,10 @@ def _fused_logits(loss, y_pred: KerasTensor):
         return None
     node = y_pred.node
     op_type = getattr(getattr(node, "op", None), "type_name", "")
-    if op_type == "softmax":
-        if getattr(node.op, "axis", -1) not in (-1, y_pred.ndim - 1):
-            return None
-    elif kind != _BINARY or getattr(node.op, "activation", None) != "sigmoid" or node.op.activation_params:
+    if op_type != "softmax" and kind != _BINARY:
         return None
-    elif op_type != "activation":
-        # a layer's fused sigmoid (Dense, Conv2D, ...): the logits come from the same op without it, on
-        # the same inputs and weights. Its forward runs twice; the fused op stays the model's output (what
-        # predict and the metrics read, and what strategy files name), and the loss's gradient reaches
-        # the weights through the copy.
-        logits = apply_op(dataclasses.replace(node.op, activation="linear", activation_params=()),
-                          list(node.inputs), list(node.weights))
-        logits.node.derived_from = (node, "logits")  # named <op>/logits (ops/naming.py)
-        return _from_logits(loss), logits
-    return _from_logits(loss), node.inputs[0]
+    logits = activation_logits(y_pred)
+    return None if logits is None else (_from_logits(loss), logits)
 
 
 def _ignored_class(loss, label):

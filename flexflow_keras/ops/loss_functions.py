@@ -1,10 +1,63 @@
-"""The functional loss API: per-sample losses as `LossOp` nodes (symbolic) or arrays (eager)."""
+"""The functional loss API: per-sample losses as `LossOp` nodes (symbolic) or arrays (eager).
+
+A crossentropy of a graph tensor made by a softmax (over the last axis) or a sigmoid is computed from
+that activation's input with ``from_logits=True``, whatever ``from_logits`` says, as Keras 3's
+TensorFlow backend does in a traced step through the ``_keras_logits`` its activations leave on their
+output (`activation_logits`). With ``from_logits=True`` that backend warns and still takes the logits,
+so a model ending in softmax whose loss says from_logits=True trains on the plain crossentropy, not on
+a softmax of probabilities. Eagerly (arrays, EagerTensors) there is no such rewrite, as in TensorFlow.
+"""
 
 from __future__ import annotations
 
+import dataclasses
+import logging
+
 from flexflow_keras.ops.base import apply_op
 from flexflow_keras.ops.functional import _symbolic, _tensor
+from flexflow_keras.ops.graph import KerasTensor
 from flexflow_keras.ops.losses import ALIASES, LossOp
+
+_log = logging.getLogger(__name__)
+_CROSSENTROPIES = ("categorical_crossentropy", "sparse_categorical_crossentropy", "binary_crossentropy")
+
+
+def activation_logits(y_pred):
+    """The logits of `y_pred` when it is a graph tensor made by a softmax over its last axis or by a sigmoid
+    (an Activation op, or one fused into a Dense / convolution, whose copy without the activation is added
+    on the same inputs and weights and named ``<op>/logits``); None otherwise."""
+    node = getattr(y_pred, "node", None) if isinstance(y_pred, KerasTensor) else None
+    op = getattr(node, "op", None)
+    if op is None:
+        return None
+    if op.type_name == "softmax":
+        return node.inputs[0] if getattr(op, "axis", -1) in (-1, y_pred.ndim - 1) else None
+    if getattr(op, "activation", None) != "sigmoid" or op.activation_params:
+        return None
+    if op.type_name == "activation":
+        return node.inputs[0]
+    # The fused op stays the model's output (what predict and the metrics read, what strategy files
+    # name); the loss's gradient reaches the weights through the copy.
+    logits = apply_op(dataclasses.replace(op, activation="linear", activation_params=()),
+                      list(node.inputs), list(node.weights))
+    logits.node.derived_from = (node, "logits")  # named <op>/logits (ops/naming.py)
+    return logits
+
+
+def _logits_rule(name: str, y_pred, from_logits: bool):
+    """(y_pred, from_logits) after the softmax/sigmoid rule of the module docstring."""
+    if name not in _CROSSENTROPIES:
+        return y_pred, from_logits
+    logits = activation_logits(y_pred)
+    if logits is None:
+        return y_pred, from_logits
+    if from_logits:
+        _log.warning("%s received from_logits=True, but its y_pred '%s' was produced by a %s activation and "
+                     "thus does not represent logits; the loss is computed from that activation's input, as "
+                     "Keras 3 on TensorFlow does. Pass from_logits=False (or drop the activation) to say so.",
+                     name, y_pred.name, y_pred.node.op.type_name if y_pred.node.op.type_name == "softmax"
+                     else "sigmoid")
+    return logits, True
 
 
 def loss(name: str, y_true, y_pred, from_logits: bool = False, label_smoothing: float = 0.0, axis: int = -1,
@@ -15,7 +68,9 @@ def loss(name: str, y_true, y_pred, from_logits: bool = False, label_smoothing: 
         >>> loss("mse", np.zeros((2, 3)), np.ones((2, 3))).tolist()
         [1.0, 1.0]
     """
-    op = LossOp(ALIASES.get(name, name), bool(from_logits), float(label_smoothing), int(axis), float(epsilon))
+    name = ALIASES.get(name, name)
+    y_pred, from_logits = _logits_rule(name, y_pred, from_logits)
+    op = LossOp(name, bool(from_logits), float(label_smoothing), int(axis), float(epsilon))
     sym = _symbolic(y_true, y_pred)
     return apply_op(op, [_tensor(y_true, sym), _tensor(y_pred, sym)], name=node_name)
 
@@ -37,6 +92,7 @@ def binary_crossentropy(target, output, from_logits: bool = False):
     [1e-7, 1 - 1e-7]; logits use ``max(x, 0) - x * z + log(1 + exp(-|x|))``."""
     from flexflow_keras import ops
 
+    output, from_logits = _logits_rule("binary_crossentropy", output, from_logits)
     if from_logits:
         return sigmoid_cross_entropy_with_logits(target, output)
     p = ops.clip(output, 1e-7, 1.0 - 1e-7)
