@@ -389,6 +389,17 @@ class Model(ModelMetrics, Keras2TrainingMethods, Trainer, Layer):
 
         on_rank0(save_model, self, filepath, overwrite=overwrite, zipped=zipped, **kwargs)  # MPI: rank 0 writes
 
+    def export(self, filepath, format="tf_saved_model", verbose=None, **kwargs) -> None:  # noqa: A002
+        """Keras 3's serving export (a TensorFlow SavedModel, ONNX or OpenVINO artifact): not written by
+        flexflow_keras, which has no TensorFlow graph to serialize; raises a SavingError saying how to get one."""
+        from flexflow_keras.saving.errors import SavingError
+
+        raise SavingError(f"Model '{self.name}'.export({str(filepath)!r}, format={format!r}): flexflow_keras cannot "
+                          f"write a {format} artifact (it runs no TensorFlow graph to serialize). Save the model "
+                          f"with model.save('name.keras'), then in TensorFlow's Keras 3 call "
+                          f"keras.saving.load_model('name.keras').export(...) (the .keras file crosses); to keep "
+                          f"serving here, load it with keras.saving.load_model and call predict().")
+
     def load_weights(self, filepath, skip_mismatch=False, **kwargs) -> None:
         """Load weights saved by `save_weights` (or by tf.keras' ``save_weights``).
 
