@@ -610,6 +610,10 @@ def mapped_call(path: str):
             from flexflow_keras import ops, tf_keywords
 
             return tf_keywords.wrap(parts[-1], getattr(ops, name, None))  # TensorFlow's parameter names
+    if len(parts) == 3 and parts[1] == "ragged" and parts[2] == "constant":
+        from flexflow_keras import tf_ragged
+
+        return tf_ragged.constant
     if len(parts) == 3 and parts[1] == "strings":
         from flexflow_keras import tf_strings
 

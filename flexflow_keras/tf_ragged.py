@@ -6,6 +6,10 @@ It holds its rows as NumPy arrays (or, for deeper nesting, as RaggedTensors) and
 make on TensorFlow's: `to_tensor` (padded with `default_value`, b"" or 0, as TensorFlow pads; `shape`
 cuts or pads to a size), `to_list`, `row_lengths`, `nrows`, `flat_values`, `numpy`, `shape`, `dtype`,
 `len`, iteration and indexing by row. Element-wise tf.strings functions map over it (`map_values`).
+
+`constant` is ``tf.ragged.constant`` for nested Python lists (keras.io's multi-label example builds its
+label sets with it for ``StringLookup(output_mode="multi_hot")``): TensorFlow's dtypes (str -> bytes
+strings, int -> int32, float -> float32, bool, an empty list float32), rows of any depth nested.
 """
 
 from __future__ import annotations
@@ -85,6 +89,56 @@ class RaggedTensor:
         return f"<RaggedTensor {self.to_list()!r}>"
 
 
+def constant(pylist, dtype=None, ragged_rank=None, inner_shape=None, name=None, row_splits_dtype="int64"):
+    """``tf.ragged.constant``: a RaggedTensor of the nested lists `pylist` (see the module docstring)."""
+    if ragged_rank is not None or inner_shape is not None:
+        from flexflow_keras.errors import ArgumentError
+
+        raise ArgumentError("tf.ragged.constant(ragged_rank=..., inner_shape=...) is not supported under "
+                            "`python -m flexflow_keras`: every nested list level is ragged here. Drop the "
+                            "argument, or build the padded array with NumPy.")
+    if not isinstance(pylist, (list, tuple, np.ndarray)):
+        raise ValueError(f"tf.ragged.constant expects a nested list (pylist); received {type(pylist).__name__}.")
+    leaves = list(_leaves(pylist))
+    kind = dtype if dtype is not None else _leaf_dtype(leaves)
+    kind = getattr(kind, "name", kind)
+    return _rows(pylist, "string" if kind in ("string", str, bytes) else str(np.dtype(kind)))
+
+
+def _leaves(x):
+    for v in x:
+        if isinstance(v, (list, tuple, np.ndarray)):
+            yield from _leaves(v)
+        else:
+            yield v
+
+
+def _leaf_dtype(leaves: list) -> str:
+    if not leaves:
+        return "float32"
+    if all(isinstance(v, (str, bytes, np.str_, np.bytes_)) for v in leaves):
+        return "string"
+    if all(isinstance(v, (bool, np.bool_)) for v in leaves):
+        return "bool"
+    if all(isinstance(v, (int, np.integer)) and not isinstance(v, bool) for v in leaves):
+        return "int32" if all(-2**31 <= int(v) < 2**31 for v in leaves) else "int64"
+    return "float32"
+
+
+def _rows(pylist, dtype: str) -> RaggedTensor:
+    rows = []
+    for row in pylist:
+        if any(isinstance(v, (list, tuple, np.ndarray)) for v in row):
+            rows.append(_rows(row, dtype))
+        elif dtype == "string":
+            out = np.empty(len(row), dtype=object)
+            out[:] = [v.encode("utf-8") if isinstance(v, str) else bytes(v) for v in row]
+            rows.append(out)
+        else:
+            rows.append(np.asarray(row, dtype=dtype))
+    return RaggedTensor(rows, dtype)
+
+
 def _np_dtype(name: str):
     return object if name == "string" else np.dtype(name)
 
@@ -118,4 +172,4 @@ def _wrap(arr: np.ndarray):
     return as_tensor(arr)
 
 
-__all__ = ["RaggedTensor"]
+__all__ = ["RaggedTensor", "constant"]

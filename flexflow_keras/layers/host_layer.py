@@ -14,6 +14,7 @@ import numpy as np
 from flexflow_keras.errors import DataError
 from flexflow_keras.layers.base import Layer
 from flexflow_keras.ops.graph import KerasTensor
+from flexflow_keras.tf_ragged import RaggedTensor
 
 
 class HostLayer(Layer):
@@ -46,7 +47,7 @@ def wrap_host_result(out):
     """A host layer's NumPy result as the eager call returns it (data/dataset.py's `as_tensor`)."""
     from flexflow_keras.data.dataset import as_tensor
 
-    return as_tensor(out)
+    return out if isinstance(out, RaggedTensor) else as_tensor(out)
 
 
 def as_host_array(x, layer) -> np.ndarray:
@@ -72,7 +73,7 @@ def iterate_adapt_data(data, layer, steps=None):
     """The batches `adapt` reads: an array, list or string as one batch; a dataset, PyDataset or generator
     batch by batch (`steps` batches at most). (x, y) pairs are refused: adapt learns from the inputs."""
     who = f"{type(layer).__name__} '{layer.name}'.adapt"
-    if isinstance(data, (np.ndarray, list, tuple, str, bytes)) or hasattr(data, "__array__"):
+    if isinstance(data, (np.ndarray, list, tuple, str, bytes, RaggedTensor)) or hasattr(data, "__array__"):
         yield data
         return
     if not hasattr(data, "__iter__"):

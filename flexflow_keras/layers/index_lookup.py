@@ -21,6 +21,7 @@ import numpy as np
 
 from flexflow_keras.errors import ArgumentError, DataError
 from flexflow_keras.layers.host_layer import HostLayer, as_host_array, iterate_adapt_data
+from flexflow_keras.tf_ragged import RaggedTensor
 
 OUTPUT_MODES = ("int", "one_hot", "multi_hot", "count", "tf_idf")
 
@@ -171,8 +172,10 @@ class IndexLookup(HostLayer):
         doc_counts: Counter = Counter()
         docs = 0
         for batch in iterate_adapt_data(data, self, steps):
-            tokens = self._tokens(as_host_array(batch, self))
-            rows = self._documents(tokens)
+            if isinstance(batch, RaggedTensor):  # tf.ragged.constant's rows: one document each
+                rows = [list(t.reshape(-1)) for t in self._ragged_tokens(batch)]
+            else:
+                rows = self._documents(self._tokens(as_host_array(batch, self)))
             for row in rows:
                 row = [t for t in row if t != self.mask_token]
                 counts.update(row)
@@ -267,9 +270,37 @@ class IndexLookup(HostLayer):
         return out[0] if single else out
 
     def host_call(self, inputs):
+        if isinstance(inputs, RaggedTensor):
+            return self._ragged_call(inputs)
         if self.invert:
             return self._invert(np.asarray(inputs))
         return self._encode(self._lookup(self._tokens(as_host_array(inputs, self))))
+
+    def _ragged_tokens(self, ragged: RaggedTensor) -> list:
+        """The tokens of each row of a RaggedTensor of rank 2 (rows of tokens)."""
+        rows = [np.asarray(r) for r in ragged]
+        if any(isinstance(r, RaggedTensor) or r.ndim != 1 for r in ragged):
+            raise DataError(f"{type(self).__name__} '{self.name}' reads a RaggedTensor of rows of tokens (rank 2); "
+                            f"received one of rank {ragged.ndim} or more. Flatten the inner rows first "
+                            f"(.merge_dims or .flat_values), or pad it with .to_tensor().")
+        return [self._tokens(r) for r in rows]
+
+    def _ragged_call(self, ragged: RaggedTensor):
+        """A RaggedTensor's rows, as TensorFlow's lookup layers answer them: "int" and invert a RaggedTensor of
+        the same rows, "multi_hot" / "count" / "tf_idf" one dense row per input row."""
+        if self.invert:
+            return ragged.map_values(lambda r: self._invert(np.asarray(r)))
+        ids = [self._lookup(t) for t in self._ragged_tokens(ragged)]
+        if self.output_mode == "int":
+            return RaggedTensor(ids, "int64")
+        if self.output_mode == "one_hot":
+            raise DataError(f"{type(self).__name__} '{self.name}' (output_mode='one_hot') of a RaggedTensor is not "
+                            f"supported: pad it with .to_tensor() first, or use output_mode='multi_hot' for one "
+                            f"row of each input row.")
+        width = self._width()
+        rows = [self._encode(r) for r in ids]
+        out = np.stack(rows) if rows else np.zeros((0, width), np.float32 if self.output_mode == "tf_idf" else np.int64)
+        return out
 
     def _invert(self, ids: np.ndarray):
         table = self.get_vocabulary()
