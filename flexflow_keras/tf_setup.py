@@ -9,6 +9,10 @@ lines public tf.keras scripts open with, which have an exact meaning here.
 - `tf.config.list_physical_devices("GPU")` lists the GPUs `-ll:gpu` gives (so ``if gpus:`` branches behave)
   and `set_memory_growth` does nothing (GPU memory is -ll:fsize's); choosing devices in code
   (`set_visible_devices`, `set_logical_device_configuration`) is an error that names the flags.
+- `with tf.device("/CPU:0"):` runs its block as it is: ops are placed by the strategy over the -ll:cpu /
+  -ll:gpu processors and host layers (TextVectorization.adapt, lookups) run on the host anyway, as
+  TensorFlow's soft placement would run a block naming a device that is not there. The name must be a
+  string (or None), as TensorFlow's.
 - `tf.test.gpu_device_name()` / `is_gpu_available()`: the `-ll:gpu` devices, as the device listing;
   `tf.test.is_built_with_cuda()` is True (every op here has a CUDA kernel; whether a GPU is there is the
   two others' question).
@@ -16,6 +20,7 @@ lines public tf.keras scripts open with, which have an exact meaning here.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 from collections import namedtuple
 
@@ -23,6 +28,7 @@ import numpy as np
 
 from flexflow_keras.errors import ConfigError
 
+_log = logging.getLogger(__name__)
 PhysicalDevice = namedtuple("PhysicalDevice", ["name", "device_type"])
 LOG_LEVELS = {"DEBUG": logging.DEBUG, "INFO": logging.INFO, "WARN": logging.WARNING, "WARNING": logging.WARNING,
               "ERROR": logging.ERROR, "FATAL": logging.CRITICAL}
@@ -79,6 +85,17 @@ def devices(device_type=None) -> list:
     return gpus if kind == "GPU" else cpus if kind == "CPU" else cpus + gpus
 
 
+@contextlib.contextmanager
+def device(device_name):
+    """`tf.device(name)`: a block that runs as it is (see the module docstring)."""
+    if device_name is not None and not isinstance(device_name, str):
+        raise ConfigError(f"tf.device expects a device name string such as '/CPU:0' or '/GPU:0' (or None), "
+                          f"received {type(device_name).__name__} {device_name!r}.")
+    _log.debug("tf.device(%r): placement comes from the strategy and the -ll flags; the block runs as is",
+               device_name)
+    yield
+
+
 def gpu_device_name() -> str:
     """`tf.test.gpu_device_name()`: the first `-ll:gpu` device's name, or "" without GPUs (as TensorFlow)."""
     return "/device:GPU:0" if devices("GPU") else ""
@@ -96,5 +113,6 @@ CALLS = {
     "tf.config.set_logical_device_configuration": visible_devices,
     "tf.test.gpu_device_name": gpu_device_name, "tf.test.is_gpu_available": lambda *a, **k: bool(devices("GPU")),
     "tf.test.is_built_with_cuda": lambda: True,
+    "tf.device": device,
 }
 CONSTANTS = {f"tf.compat.v1.logging.{k}": v for k, v in LOG_LEVELS.items()}
