@@ -53,6 +53,23 @@ def as_input(value, dtype: str):
     return np.asarray(arr, dtype=dtype)
 
 
+def _as_dtype_of(new: KerasTensor, like: KerasTensor) -> KerasTensor:
+    """`new` cast to `like`'s dtype when both are numbers (or bools) of different dtypes: a model applied to
+    symbolic tensors takes them as its inputs' dtypes, as Keras 3's Functional converts its inputs (uint8
+    images into a float32 augmentation Sequential); strings and equal dtypes pass as they are."""
+    if not isinstance(new, KerasTensor) or new.dtype == like.dtype:
+        return new
+    try:
+        kinds = np.dtype(new.dtype).kind + np.dtype(like.dtype).kind
+    except TypeError:  # "string"
+        return new
+    if set(kinds) <= set("iubf"):
+        from flexflow_keras import ops
+
+        return ops.cast(new, like.dtype)
+    return new
+
+
 def fresh_tensor(t: KerasTensor) -> KerasTensor:
     """A new tensor equal to `t`, produced by a node of its own (for layers whose call is an identity)."""
     from flexflow_keras import ops
@@ -71,7 +88,8 @@ def clone_graph(graph: OpGraph, new_inputs: Sequence[KerasTensor], replace: dict
     from flexflow_keras.ops.graph import OpNode
 
     replace = replace or {}
-    mapping: dict[int, KerasTensor] = {t.uid: n for t, n in zip(graph.inputs, new_inputs, strict=True)}
+    mapping: dict[int, KerasTensor] = {t.uid: _as_dtype_of(n, t) for t, n in zip(graph.inputs, new_inputs,
+                                                                               strict=True)}
 
     def record(nodes) -> None:
         for node in nodes:
