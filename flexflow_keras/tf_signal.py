@@ -13,8 +13,10 @@
   magnitude; real tensors go to keras.ops.abs as before).
 
 Single precision stays single (complex64 in, complex64 out; float32 signals give complex64 spectra) and
-double stays double, as TensorFlow's kernels. These run on arrays only: on a model's symbolic tensors there
-is no Fourier op here, and the error says to compute the transform in the input pipeline.
+double stays double, as TensorFlow's kernels. On a model's symbolic tensors `tf.complex`, `fft` / `fft2d` /
+`ifft2d`, `real` / `imag` and `tf.abs` run through tf_signal_graph.py ((real, imag) pairs of graph tensors
+and Keras 3's fft ops); the other functions run on arrays only, and the error says to compute them in the
+input pipeline.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ import wave
 
 import numpy as np
 
+from flexflow_keras import tf_signal_graph
 from flexflow_keras.errors import ArgumentError, DataError
 
 
@@ -57,6 +60,8 @@ def _real_dtype(a: np.ndarray):
 # --- complex numbers ---------------------------------------------------------------------------------------
 def complex(real, imag, name=None):  # noqa: A001 - TensorFlow's name
     """`tf.complex(real, imag)`: float32 parts give complex64, float64 parts complex128."""
+    if tf_signal_graph.is_symbolic(real) or tf_signal_graph.is_symbolic(imag):
+        return tf_signal_graph.complex_(real, imag)
     r, i = _host(real, "complex"), _host(imag, "complex")
     if r.dtype != i.dtype or r.dtype not in (np.float32, np.float64):
         raise ArgumentError(f"tf.complex expects real and imag of one float dtype (float32 or float64), received "
@@ -65,11 +70,15 @@ def complex(real, imag, name=None):  # noqa: A001 - TensorFlow's name
 
 
 def real(input, name=None):  # noqa: A002 - TensorFlow's argument name
+    if tf_signal_graph.is_symbolic(input):
+        return tf_signal_graph.real(input)
     a = _host(input, "math.real")
     return _out(a.real.astype(_real_dtype(a)) if a.dtype.kind == "c" else a)
 
 
 def imag(input, name=None):  # noqa: A002
+    if tf_signal_graph.is_symbolic(input):
+        return tf_signal_graph.imag(input)
     a = _host(input, "math.imag")
     return _out(a.imag.astype(_real_dtype(a)) if a.dtype.kind == "c" else np.zeros_like(a))
 
@@ -87,6 +96,9 @@ def abs_(x, name=None):
     """`tf.abs` / `tf.math.abs`: a complex tensor's magnitude (float); anything else is keras.ops.abs."""
     from flexflow_keras.ops.graph import KerasTensor
 
+    if isinstance(x, tf_signal_graph.SymbolicComplex) or (isinstance(x, KerasTensor) and str(x.dtype).startswith(
+            "complex")):
+        return tf_signal_graph.magnitude(x)
     if not isinstance(x, KerasTensor) and np.asarray(x).dtype.kind == "c":
         a = np.asarray(x)
         return _out(np.abs(a).astype(_real_dtype(a)))
@@ -98,6 +110,8 @@ def abs_(x, name=None):
 # --- Fourier transforms ------------------------------------------------------------------------------------
 def _fft_family(numpy_fn, rank: int, who: str):
     def transform(input, name=None):  # noqa: A002
+        if tf_signal_graph.is_symbolic(input):
+            return tf_signal_graph.transform(input, rank, who.startswith("i"), who)
         a = _host(input, f"signal.{who}")
         if a.dtype.kind != "c":
             raise ArgumentError(f"tf.signal.{who} expects a complex tensor (complex64 or complex128), received "
