@@ -166,6 +166,11 @@ def convert_to_tensor(x, dtype=None, sparse=None, ragged=None):
     """x as a tensor: KerasTensors as they are (cast to `dtype`), everything else an `EagerTensor`, which a
     GradientTape can watch. Python numbers and lists of them take TensorFlow's dtypes (`python_dtype`: ints
     int32, floats float32, bools bool); NumPy float64 values are narrowed to float32."""
+    if isinstance(x, Variable) and (F._symbolic_calls[0] > 0):
+        # a weight in a layer's call(): the graph's read of it, so the model computes on its value at each
+        # step (as its value it was a constant of the build-time weights, which set_weights and training
+        # never reached: keras.io FNet's PositionEmbedding)
+        x = F._tensor(x, True)
     if isinstance(x, KerasTensor):
         return x if dtype is None or np.dtype(dtype) == np.dtype(x.dtype) else F.cast(x, dtype)
     if dtype is None:
