@@ -5,11 +5,15 @@ the fix.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Sequence
 
 import numpy as np
 
 from flexflow_keras.errors import DataError
+
+log = logging.getLogger("flexflow_keras")
+_WARNED: set[str] = set()  # outputs already warned about non-integer class ids
 
 
 def _first_index(mask: np.ndarray) -> tuple[int, ...]:
@@ -112,9 +116,17 @@ def _check_sparse(who, y, pred, units):
     if labels.size == 0:
         return
     if not _int_like(labels):
+        # Keras 3 (TensorFlow) casts float class ids to int64, truncating toward zero, and trains on them
+        # (keras.io's DeepLabV3+ resizes its masks bilinearly); its sparse accuracy compares the float labels,
+        # so those never count as correct. The same happens here, said once per output.
         idx = _first_index(np.mod(labels, 1) != 0)
-        raise DataError(f"{who} must be integer class ids; received the non-integer value {labels[idx]} at "
-                        f"index {idx}. Pass class ids 0..{units - 1}.")
+        if who not in _WARNED:
+            _WARNED.add(who)
+            log.warning("%s should be integer class ids; received the non-integer value %s at index %s. The loss "
+                        "truncates them toward zero, as Keras 3 on TensorFlow does (and sparse accuracy counts "
+                        "them as wrong). Pass class ids 0..%d (resize label masks with method='nearest').",
+                        who, labels[idx], idx, units - 1)
+        labels = np.trunc(labels)
     out = (labels < 0) | (labels >= units)
     if out.any():
         idx = _first_index(out)

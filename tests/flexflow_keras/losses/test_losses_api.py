@@ -104,8 +104,9 @@ def test_validate_sparse_labels():
         sparse.validate(np.eye(10)[[1, 2, 3]], (None, 10), "out")
     with pytest.raises(DataError, match=r"\[0, 10\).*10 at index \(2,\)"):
         sparse.validate(np.array([0, 9, 10, 3]), (None, 10), "out")
-    with pytest.raises(DataError, match="non-integer"):
-        sparse.validate(np.array([0.5, 1.0]), (None, 10), "out")
+    sparse.validate(np.array([0.5, 1.0]), (None, 10), "out")  # truncated, as Keras 3 (a warning: see _tf test)
+    with pytest.raises(DataError, match=r"\[0, 10\)"):
+        sparse.validate(np.array([0.5, 10.5]), (None, 10), "out")  # 10.5 truncates to 10: out of range
     sparse.validate(np.array([[0], [9]]), (None, 10), "out")
     sparse.validate(np.array([0.0, 9.0]), (None, 10), "out")
 
