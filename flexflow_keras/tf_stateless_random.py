@@ -150,13 +150,19 @@ def _alg(call: str, alg) -> None:
 
 
 # --- the functions -----------------------------------------------------------------------------------------
+def _checked(call: str, shape, seed, dtype, allowed: tuple[str, ...], alg) -> tuple[str, tuple[int, ...], tuple]:
+    """(dtype, dims, key) of a shaped stateless draw, each checked as TensorFlow checks it."""
+    dtype = _dtype(call, dtype, allowed)
+    dims, key = _shape(call, shape), _seed(call, seed)
+    _alg(call, alg)
+    return dtype, dims, key
+
+
 def stateless_uniform(shape, seed, minval=0, maxval=None, dtype="float32", name=None, alg="auto_select"):
     """`tf.random.stateless_uniform`: floats in [minval, maxval) (maxval 1 by default) or integers in
     [minval, maxval) (both needed), TensorFlow's values for the seed."""
     call = "tf.random.stateless_uniform"
-    dtype = _dtype(call, dtype, _FLOATS + ("int32", "int64"))
-    dims, key = _shape(call, shape), _seed(call, seed)
-    _alg(call, alg)
+    dtype, dims, key = _checked(call, shape, seed, dtype, _FLOATS + ("int32", "int64"), alg)
     n = int(np.prod(dims))
     stream = _Stream(key)
     if dtype in ("int32", "int64"):
@@ -190,9 +196,7 @@ def stateless_uniform(shape, seed, minval=0, maxval=None, dtype="float32", name=
 def stateless_normal(shape, seed, mean=0.0, stddev=1.0, dtype="float32", name=None, alg="auto_select"):
     """`tf.random.stateless_normal`: ``mean + stddev * N(0, 1)``, TensorFlow's values for the seed."""
     call = "tf.random.stateless_normal"
-    dtype = _dtype(call, dtype, _FLOATS)
-    dims, key = _shape(call, shape), _seed(call, seed)
-    _alg(call, alg)
+    dtype, dims, key = _checked(call, shape, seed, dtype, _FLOATS, alg)
     n = int(np.prod(dims))
     double = dtype == "float64"
     values = _normal_pairs(_Stream(key).words((2 if double else 1) * (n + n % 2)), double)[:n].astype(dtype)
@@ -203,9 +207,7 @@ def stateless_truncated_normal(shape, seed, mean=0.0, stddev=1.0, dtype="float32
     """`tf.random.stateless_truncated_normal`: normals redrawn beyond two standard deviations, scaled by
     `stddev` and shifted by `mean`, TensorFlow's values for the seed."""
     call = "tf.random.stateless_truncated_normal"
-    dtype = _dtype(call, dtype, _FLOATS)
-    dims, key = _shape(call, shape), _seed(call, seed)
-    _alg(call, alg)
+    dtype, dims, key = _checked(call, shape, seed, dtype, _FLOATS, alg)
     n = int(np.prod(dims))
     double = dtype == "float64"
     group = 2 if double else 4  # values per output group (TensorFlow's kResultElementCount)
