@@ -114,7 +114,13 @@ class Engine:
         self.tgraph = tgraph
         seeds = {t.uid for t in tgraph.per_sample_losses if t is not None}
         self.grad_plan = plan_gradients(tgraph.graph, seeds, self.root.trainable_uids)
+        # in the training graph's order: a store's buffers are shared out by the spans of its training
+        # program (execution/buffer_reuse.py), which hold for a program issuing the same nodes in that order
+        order = {n.uid: k for k, n in enumerate(tgraph.graph.nodes)}
         self.predict_nodes = OpGraph(tgraph.model_inputs, tgraph.model_outputs).nodes
+        self.predict_in_train_order = all(n.uid in order for n in self.predict_nodes)
+        if self.predict_in_train_order:  # (else no activation shares a buffer)
+            self.predict_nodes = sorted(self.predict_nodes, key=lambda n: order[n.uid])
         self.node_names = node_names(tgraph.graph)
         self.layout_procs = self.processors  # every node's processors when the strategy spans nodes
         self.spanning: spanning.Spanning | None = None

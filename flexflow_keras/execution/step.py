@@ -20,7 +20,7 @@ import dataclasses
 
 import numpy as np
 
-from flexflow_keras.execution import distributed, grad_parts, grad_reuse, sparse_moments, updates
+from flexflow_keras.execution import buffer_reuse, distributed, grad_parts, sparse_moments, updates
 from flexflow_keras.execution import tasks as T
 from flexflow_keras.execution.layout import NodeLayout
 from flexflow_keras.execution.store import BatchStore, arg_for, is_batched
@@ -121,7 +121,7 @@ class StepProgram:
         self.moments: dict[int, int] = sparse_moments.powers(e) if training else {}
         if training:
             self._prepare_backward()
-            self._share_gradients()
+            self._share_buffers(nodes)
             updates.prepare_updates(self)
             if self.across_ranks:
                 updates.prepare_rank_sums(self)
@@ -252,9 +252,11 @@ class StepProgram:
                 gw_args.append(arg)
                 gw_read.append(arg)
             gw_parts = tuple(gw_parts) if any(gw_parts) else ()
+            unread = self._unread(node, lay)
             base = [lay.arg(s.act(t), "inputs", i) for i, t in enumerate(node.inputs)]
             base += [lay.arg(e.weights.value[w.uid], "weights", j) for j, w in enumerate(node.weights)]
             base += [lay.arg(s.act(t), "outputs", i) for i, t in enumerate(node.outputs)]
+            base = [a for k, a in enumerate(base) if k not in unread]
             base += [lay.arg(r, "saved", i) for i, r in enumerate(saved)]
             base += [lay.arg(r, "stats", i) for i, r in enumerate(stats)]
             for i, t in enumerate(node.outputs):
@@ -263,12 +265,12 @@ class StepProgram:
                     s.filled_grads.add(s.grads[t.uid].uid)
                 base.append(lay.arg(s.grads[t.uid], "outputs", i))
             key = (node.uid, len(saved), len(stats), tuple(map(repr, gin)), tuple(map(repr, gw)), gw_parts,
-                   tuple((j, repr(p), power, in_parts) for j, p, power, in_parts in moments))
+                   tuple((j, repr(p), power, in_parts) for j, p, power, in_parts in moments), unread)
             if node.op.two_stage_backward:
                 t1 = e.cached(("bw_w",) + key, T.backward_task, node, lay.name, len(saved), len(stats), gin, gw,
-                              "weights", gw_parts)
+                              "weights", gw_parts, (), unread)
                 t2 = e.cached(("bw_i",) + key, T.backward_task, node, lay.name, len(saved), len(stats), gin, gw,
-                              "inputs")
+                              "inputs", (), (), unread)
                 self.backward.append((lay, t1, base + gw_args))
                 if sums:
                     self.part_sums[len(self.backward) - 1] = sums  # before stage two, which reads the sums
@@ -278,7 +280,7 @@ class StepProgram:
                 self.backward.append((lay, t2, base + gw_read + gi_args))
             else:
                 t = e.cached(("bw",) + key, T.backward_task, node, lay.name, len(saved), len(stats), gin, gw,
-                             "both", gw_parts, tuple(moments))
+                             "both", gw_parts, tuple(moments), unread)
                 self.backward.append((lay, t, base + gi_args + gw_args + m_args))
                 if sums:
                     self.part_sums[len(self.backward) - 1] = sums
@@ -294,20 +296,36 @@ class StepProgram:
             first = self.forward[0][0].placement[0] if self.forward else sorted(procs, key=lambda p: p.uid)[0]
             self.zeroing = (e.cached(("zero", len(self.zero_fill)), T.zero_task, len(self.zero_fill)), first)
 
-    def _share_gradients(self) -> None:
-        """Give activation gradients that are never live at once one region (execution/grad_reuse.py), and
-        build the backward pass again on those regions. Once per store: a later training program on it
-        (another global batch with the same shard, Engine.measure's) finds them shared already."""
+    def _unread(self, node, lay: NodeLayout) -> tuple[int, ...]:
+        """Positions among the node's inputs, weights and outputs that its backward does not read
+        (`Op.backward_reads`): left out of the launch, so their buffers may be shared once the forward is
+        done with them. On CPU processors, and not when the strategy spans nodes (there every argument is
+        announced to the other nodes); GPU kernels may read the shapes of all of them."""
+        if self.engine.spanning is not None or any(p.kind is not ProcKind.CPU for p in lay.placement):
+            return ()
+        reads_in, reads_out = node.op.backward_reads()
+        n_in, n_w = len(node.inputs), len(node.weights)
+        out = [] if reads_in else list(range(n_in))
+        out += [] if reads_out else [n_in + n_w + i for i in range(len(node.outputs))]
+        return tuple(out)
+
+    def _share_buffers(self, nodes) -> None:
+        """Give activations, saved buffers and activation gradients that are never live at once one region
+        (execution/buffer_reuse.py), and build the forward and backward passes again on those regions.
+        Once per store: a later program on it (another global batch with the same shard, Engine.measure's,
+        an evaluation or a prediction) finds them shared already."""
         s = self.store
-        if s.grads_shared:
+        if s.buffers_shared:
             return
-        s.grads_shared = True
-        excluded = set(s.filled_grads) | {r.uid for r in self.zero_fill}
-        excluded |= {a.root.uid for a in self.loader_args if hasattr(a, "root")}
-        chosen = grad_reuse.plan(s.grads, self.backward, excluded)
-        if all(chosen[uid] is s.grads[uid] for uid in chosen):
+        s.buffers_shared = True
+        spans = buffer_reuse.touches(buffer_reuse.issue_order(self))
+        with_acts = self.engine.spanning is None and self.engine.predict_in_train_order
+        chosen = buffer_reuse.plan(buffer_reuse.candidates(s, with_acts), spans,
+                                   buffer_reuse.fixed_regions(self))
+        if not buffer_reuse.apply(s, chosen):
             return
-        s.grads.update(chosen)
+        self.forward = [self._forward_entry(n, True) for n in nodes]
+        self.state_copies = self._state_copies(nodes)
         self.backward, self.zero_fill, self.zeroing = [], [], None
         self.part_sums, self.part_tiles, self._last_writer, self._stage_one = {}, {}, {}, {}
         self._prepare_backward()

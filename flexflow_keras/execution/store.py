@@ -126,17 +126,17 @@ class BatchStore:
     stats: dict[int, list[Region]] = field(default_factory=dict)  # node uid -> training stats buffers
     parts: dict[tuple, Partition] = field(default_factory=dict)
     # gradient regions zeroed once when a step was built (outputs nobody differentiates), which no other
-    # gradient may share, and whether the gradients were shared out (execution/grad_reuse.py): planned
-    # once per store, since every training program on it runs the same backward pass
+    # buffer may share, and whether the buffers were shared out (execution/buffer_reuse.py): planned once
+    # per store, since every program on it issues its forward and backward entries in one order
     filled_grads: set = field(default_factory=set)
-    grads_shared: bool = False
+    buffers_shared: bool = False
 
     def region(self, shape: tuple[int, ...], dtype, name: str) -> Region:
         return Region(shape, np.dtype(dtype), name=name)
 
     def nbytes(self) -> int:
         """The logical size of every region of this store (activations, gradients, saved and stats), each
-        counted once (gradients that are never live at once share a region: execution/grad_reuse.py)."""
+        counted once (buffers that are never live at once share a region: execution/buffer_reuse.py)."""
         regions = [*self.acts.values(), *self.grads.values()]
         for group in (*self.saved.values(), *self.stats.values()):
             regions += group

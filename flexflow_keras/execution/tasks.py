@@ -150,19 +150,21 @@ def state_update_task(node: OpNode, label: str, n_stats: int, state_mask: Sequen
 
 def backward_task(node: OpNode, label: str, n_saved: int, n_stats: int, grad_in_privs: Sequence,
                   grad_w_privs: Sequence, stage_name: str = "both", grad_w_parts: Sequence = (),
-                  moments: Sequence = ()):
+                  moments: Sequence = (), unread: Sequence[int] = ()):
     """Backward of one piece of `node`. `grad_in_privs[i]`/`grad_w_privs[j]` is WD (overwrite), RW or SUM
     (accumulate), or None (no gradient wanted). `stage_name` is "both", "weights" or "inputs". Weight j
     with `grad_w_parts[j]` true is written into this point's part (a (1, *shape) piece; grad_parts.py).
     `moments`: (j, privilege, power, in parts) of each weight whose gradient's per-lookup moment the op also
-    writes (execution/sparse_moments.py; stage "both"), its regions last; in parts as its gradient's are."""
+    writes (execution/sparse_moments.py; stage "both"), its regions last; in parts as its gradient's are.
+    `unread`: positions among the inputs, weights and outputs (in that order) that the op's backward does
+    not read (`Op.backward_reads`): not arguments of the task, and None in the body."""
     op = node.op
     n_in, n_w, n_out = len(node.inputs), len(node.weights), len(node.outputs)
     gi_idx = [i for i, p in enumerate(grad_in_privs) if p is not None]
     gw_idx = [j for j, p in enumerate(grad_w_privs) if p is not None]
     acc_in = tuple(p is not None and p is not WD for p in grad_in_privs)
     acc_w = tuple(p is not None and p is not WD for p in grad_w_privs)
-    privs = [RO] * (n_in + n_w + n_out + n_saved + n_stats + n_out)
+    privs = [RO] * (n_in + n_w + n_out - len(unread) + n_saved + n_stats + n_out)
     if stage_name == "inputs":
         privs += [RO] * len(gw_idx) + [grad_in_privs[i] for i in gi_idx]
     elif stage_name == "weights":
@@ -181,6 +183,10 @@ def backward_task(node: OpNode, label: str, n_saved: int, n_stats: int, grad_in_
         def body(*args):
             regions, (step, seed, global_batch, tiles, point) = args[:nreg], args[nreg:]
             arrays, back = stage(regions, codes) if backend == "cpu" else (regions, None)
+            if unread:
+                arrays = list(arrays)
+                for k in unread:
+                    arrays.insert(k, None)
             ins, ws, outs, saved, stats, gouts = _split(arrays, counts)
             rest = arrays[sum(counts):]
             gin: list = [None] * n_in
@@ -202,7 +208,7 @@ def backward_task(node: OpNode, label: str, n_saved: int, n_stats: int, grad_in_
                 gw[j] = gw[j][0]
             extra = {}
             if moments:
-                got = arrays[nreg - len(moments):nreg]
+                got = arrays[len(arrays) - len(moments):]
                 extra["moments"] = {j: ((a[0] if in_parts else a, power, p is not WD),)
                                     for (j, p, power, in_parts), a in zip(moments, got, strict=True)}
             ctx = _ctx(backend, tiles[point], training=True, step=step, seed=seed, global_batch=global_batch,

@@ -56,6 +56,9 @@ class ProjectionOp(Op):
         b = weights[1].reshape(weights[1].size) if len(weights) > 1 else None
         kernel(klin, "linear_forward", ctx)(inputs[0], self._views(weights[0]), b, outputs[0])
 
+    def backward_reads(self):
+        return True, False  # no activation: the output's gradient is the sum's
+
     def backward(self, ctx, inputs, weights, outputs, saved, stats, grad_outputs, grad_inputs, grad_weights):
         dw = self._views(grad_weights[0]) if grad_weights[0] is not None else None
         db = grad_weights[1] if len(grad_weights) > 1 else None

@@ -55,6 +55,13 @@ class BinaryOp(_Elementwise, Op):
     def forward(self, ctx, inputs, weights, outputs, saved, stats):
         kernel(kew, "binary_forward", ctx)(kew.BINARY[self.fn], inputs[0], inputs[1], outputs[0])
 
+    def backward_reads(self):
+        if self.fn in ("add", "subtract"):
+            return False, False  # the gradient alone, summed to each operand's shape
+        if self.fn == "multiply":
+            return True, False  # each operand's gradient is the other times dy
+        return True, True  # divide and power read the output too
+
     def backward(self, ctx, inputs, weights, outputs, saved, stats, grad_outputs, grad_inputs, grad_weights):
         kernel(kew, "binary_backward", ctx)(kew.BINARY[self.fn], inputs[0], inputs[1], outputs[0], grad_outputs[0],
                                             grad_inputs[0], grad_inputs[1], (ctx.acc_input(0), ctx.acc_input(1)))

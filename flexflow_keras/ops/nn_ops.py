@@ -108,6 +108,9 @@ class LinearOp(_ActivationMixin, Op):
         kernel(klin, "linear_forward", ctx)(inputs[0], weights[0], b, outputs[0], self.act,
                                             saved[0] if saved else None)
 
+    def backward_reads(self):
+        return True, self.act.code != kact.LINEAR  # a fused activation's derivative reads the output
+
     def backward(self, ctx, inputs, weights, outputs, saved, stats, grad_outputs, grad_inputs, grad_weights):
         db = grad_weights[1] if len(grad_weights) > 1 else None
         if ctx.tile is not None and ctx.tile.part > 0:
@@ -178,6 +181,9 @@ class MatMulOp(Op):
     def forward(self, ctx, inputs, weights, outputs, saved, stats):
         kernel(klin, "matmul_forward", ctx)(inputs[0], inputs[1], outputs[0])
 
+    def backward_reads(self):
+        return True, False
+
     def backward(self, ctx, inputs, weights, outputs, saved, stats, grad_outputs, grad_inputs, grad_weights):
         kernel(klin, "matmul_backward", ctx)(inputs[0], inputs[1], grad_outputs[0], grad_inputs[0], grad_inputs[1],
                                              (ctx.acc_input(0), ctx.acc_input(1)))
@@ -232,6 +238,9 @@ class SoftmaxOp(Op):
     def forward(self, ctx, inputs, weights, outputs, saved, stats):
         name = "log_softmax_forward" if self.log else "softmax_forward"
         kernel(ksoft, name, ctx)(inputs[0], outputs[0], self.axis)
+
+    def backward_reads(self):
+        return False, True  # the output alone (log softmax's too)
 
     def backward(self, ctx, inputs, weights, outputs, saved, stats, grad_outputs, grad_inputs, grad_weights):
         if grad_inputs[0] is not None:
@@ -320,6 +329,9 @@ class DropoutOp(Op):
         else:
             fn(inputs[0], outputs[0], saved[0], self.rate, key, t.saved[0][0][0], origin=t.saved[0][0],
                noise_shape=t.get("noise_shape"))
+
+    def backward_reads(self):
+        return False, False  # the gradient and the saved mask
 
     def backward(self, ctx, inputs, weights, outputs, saved, stats, grad_outputs, grad_inputs, grad_weights):
         if grad_inputs[0] is None:

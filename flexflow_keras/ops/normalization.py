@@ -283,6 +283,9 @@ class LayerNormOp(Op):
         gamma, beta = self._params(weights)
         kernel(kln, "layernorm_forward", ctx)(inputs[0], gamma, beta, outputs[0], self.n_axes, self.epsilon)
 
+    def backward_reads(self):
+        return True, False  # the statistics are recomputed from the input
+
     def backward(self, ctx, inputs, weights, outputs, saved, stats, grad_outputs, grad_inputs, grad_weights):
         gamma, _ = self._params(weights)
         slots = list(grad_weights) + [None] * (2 - len(grad_weights))

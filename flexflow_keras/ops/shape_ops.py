@@ -85,6 +85,9 @@ class ReshapeOp(Op):
     def forward(self, ctx, inputs, weights, outputs, saved, stats):
         kernel(kshape, "copy_forward", ctx)(inputs[0], outputs[0])
 
+    def backward_reads(self):
+        return False, False  # the gradient alone
+
     def backward(self, ctx, inputs, weights, outputs, saved, stats, grad_outputs, grad_inputs, grad_weights):
         if grad_inputs[0] is not None:
             kernel(kshape, "copy_backward", ctx)(grad_outputs[0], grad_inputs[0], ctx.acc_input(0))
@@ -120,6 +123,9 @@ class TransposeOp(Op):
 
     def forward(self, ctx, inputs, weights, outputs, saved, stats):
         kernel(kshape, "transpose_forward", ctx)(inputs[0], self.perm, outputs[0])
+
+    def backward_reads(self):
+        return False, False  # the gradient alone
 
     def backward(self, ctx, inputs, weights, outputs, saved, stats, grad_outputs, grad_inputs, grad_weights):
         if grad_inputs[0] is not None:

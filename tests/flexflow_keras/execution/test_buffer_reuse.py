@@ -1,5 +1,5 @@
-"""Activation gradients that are never live at once share a region (execution/grad_reuse.py): the plan
-itself, and training that gives the same numbers with and without the sharing, in less memory."""
+"""Buffers that are never live at once share a region (execution/buffer_reuse.py): the plan itself, and
+training that gives the same numbers with and without the sharing, in less memory."""
 
 import numpy as np
 import pytest
@@ -7,7 +7,7 @@ from strategy_cases import MODELS, graph_of, random_strategy, train
 
 import flexflow_keras as keras
 from flexflow_keras import config, layers
-from flexflow_keras.execution import grad_reuse
+from flexflow_keras.execution import buffer_reuse
 
 
 class _Region:
@@ -16,15 +16,15 @@ class _Region:
         self.root = self
 
 
-def _entries(*touched):
-    """Backward entries touching the given regions in turn (one tuple of regions per entry)."""
-    return [(None, None, list(regions)) for regions in touched]
+def _spans(*touched):
+    """The spans of launches touching the given regions in turn (one tuple of regions per launch)."""
+    return buffer_reuse.touches([list(regions) for regions in touched])
 
 
 def test_gradients_with_disjoint_spans_share_and_overlapping_ones_do_not():
     a, b, c, d = (_Region(k) for k in range(4))
     # a: entries 0-1, b: 1-2 (overlaps a), c: 2-3 (after a), d: 4 (after b and c)
-    chosen = grad_reuse.plan({10: a, 11: b, 12: c, 13: d}, _entries([a], [a, b], [b, c], [c], [d]), set())
+    chosen = buffer_reuse.plan({10: a, 11: b, 12: c, 13: d}, _spans([a], [a, b], [b, c], [c], [d]), set())
     assert chosen[10] is a and chosen[11] is b
     assert chosen[12] is a  # a was last touched at 1, c first at 2
     assert chosen[13] is b  # b (freed at 2) before c's region (a again, freed at 3): the one freed earliest
@@ -32,17 +32,17 @@ def test_gradients_with_disjoint_spans_share_and_overlapping_ones_do_not():
 
 def test_an_entry_that_reads_one_and_writes_another_never_gets_both_in_one_region():
     a, b = _Region(0), _Region(1)
-    chosen = grad_reuse.plan({1: a, 2: b}, _entries([a], [a, b], [b]), set())
+    chosen = buffer_reuse.plan({1: a, 2: b}, _spans([a], [a, b], [b]), set())
     assert chosen[1] is a and chosen[2] is b
 
 
 def test_shapes_dtypes_and_exclusions_keep_their_own_regions():
     a, b, c, d = _Region(0), _Region(1, shape=(4, 4)), _Region(2, dtype="float64"), _Region(3)
-    entries = _entries([a], [b], [c], [d])
-    chosen = grad_reuse.plan({1: a, 2: b, 3: c, 4: d}, entries, excluded={3})
+    entries = _spans([a], [b], [c], [d])
+    chosen = buffer_reuse.plan({1: a, 2: b, 3: c, 4: d}, entries, excluded={3})
     assert chosen[2] is b and chosen[3] is c  # other shape, other dtype
     assert 4 not in chosen  # excluded: not planned at all
-    assert grad_reuse.plan({1: a, 2: b, 3: c, 4: d}, entries, set())[4] is a
+    assert buffer_reuse.plan({1: a, 2: b, 3: c, 4: d}, entries, set())[4] is a
 
 
 def _residual(seed=1):
@@ -74,15 +74,21 @@ def _fit(degree):
     return hist.history["loss"], model.get_weights(), store
 
 
+def _regions(store) -> set[int]:
+    return {r.uid for r in [*store.acts.values(), *store.grads.values(),
+                            *(r for group in store.saved.values() for r in group)]}
+
+
 @pytest.mark.parametrize("degree", [1, 2])
-def test_training_gives_the_same_bits_in_fewer_gradient_buffers(degree, monkeypatch):
+def test_training_gives_the_same_bits_in_fewer_buffers(degree, monkeypatch):
     loss1, w1, store1 = _fit(degree)
-    shared = {r.uid for r in store1.grads.values()}
-    assert len(shared) < len(store1.grads) // 2, (len(shared), len(store1.grads))
-    monkeypatch.setattr(grad_reuse, "plan", lambda grads, backward, excluded: {})
+    acts = {r.uid for r in store1.acts.values()}
+    assert len({r.uid for r in store1.grads.values()}) < len(store1.grads)  # gradients share
+    assert any(r.uid in acts for r in store1.grads.values())  # and a gradient takes an activation's buffer
+    monkeypatch.setattr(buffer_reuse, "plan", lambda buffers, span, excluded: {})
     loss0, w0, store0 = _fit(degree)
-    assert len({r.uid for r in store0.grads.values()}) == len(store0.grads)
-    assert store1.nbytes() < store0.nbytes()
+    assert len(_regions(store0)) == len(store0.acts) + len(store0.grads) + sum(map(len, store0.saved.values()))
+    assert len(_regions(store1)) < len(_regions(store0)) and store1.nbytes() < store0.nbytes()
     assert loss1 == loss0
     for a, b in zip(w1, w0, strict=True):
         np.testing.assert_array_equal(a, b)
@@ -92,7 +98,7 @@ def test_training_gives_the_same_bits_in_fewer_gradient_buffers(degree, monkeypa
 def test_random_strategies_train_alike_with_shared_gradients(name, monkeypatch):
     strategy = random_strategy(graph_of(name), np.random.default_rng(7), 3)
     l1, w1 = train(name, strategy, cpus=3)
-    monkeypatch.setattr(grad_reuse, "plan", lambda grads, backward, excluded: {})
+    monkeypatch.setattr(buffer_reuse, "plan", lambda buffers, span, excluded: {})
     l0, w0 = train(name, strategy, cpus=3)
     np.testing.assert_allclose(l1, l0, rtol=1e-5, atol=1e-6)
     for a, b in zip(w1, w0, strict=True):
@@ -130,7 +136,57 @@ def _fit_twice(rebuild: bool):
 @pytest.mark.parametrize("rebuild", [False, True])
 def test_gradients_zeroed_once_are_never_shared_by_any_program_on_the_store(rebuild, monkeypatch):
     got = _fit_twice(rebuild)
-    monkeypatch.setattr(grad_reuse, "plan", lambda grads, backward, excluded: {})
+    monkeypatch.setattr(buffer_reuse, "plan", lambda buffers, span, excluded: {})
     want = _fit_twice(rebuild)
     for a, b in zip(got, want, strict=True):
         np.testing.assert_array_equal(a, b)
+
+
+def _declared_ops_model():
+    """Every op that declares a backward reading less than all its tensors (Op.backward_reads), in a
+    model whose dead activations are taken by later ones of the same shape."""
+    keras.utils.set_random_seed(3)
+    i = keras.Input((6, 8))
+    h = layers.Dense(8)(i)  # linear: its output is not read by its backward
+    h = layers.Reshape((8, 6))(layers.Permute((2, 1))(h))  # transpose, reshape: the gradient alone
+    h = layers.Reshape((6, 8))(h)
+    a = layers.EinsumDense("abc,cd->abd", output_shape=(6, 8), bias_axes="d")(h)  # a projection
+    s = keras.ops.softmax(keras.ops.matmul(a, keras.ops.transpose(h, (0, 2, 1))))  # matmul, softmax
+    h = layers.LayerNormalization()(layers.Add()([h, keras.ops.matmul(s, a)]))
+    h = layers.Subtract()([h, layers.Multiply()([h, layers.Dense(8, activation="relu")(h)])])
+    h = layers.Dropout(0.3)(layers.Dense(8, activation="tanh")(h))
+    out = layers.Dense(4, activation="softmax")(layers.Flatten()(h))
+    model = keras.Model(i, out)
+    model.compile(optimizer=keras.optimizers.Adam(1e-2), loss="sparse_categorical_crossentropy")
+    return model
+
+
+def _fit_declared():
+    config.set(cpus=1)
+    rng = np.random.default_rng(0)
+    x, y = rng.standard_normal((48, 6, 8)).astype("float32"), rng.integers(0, 4, 48)
+    model = _declared_ops_model()
+    hist = model.fit(x, y, batch_size=16, epochs=2, verbose=0, shuffle=False)
+    return hist.history["loss"], model.get_weights(), model._engine._stores[16]
+
+
+def test_activations_backward_does_not_read_share_buffers_and_train_alike(monkeypatch):
+    loss1, w1, store1 = _fit_declared()
+    by_region: dict = {}
+    for uid, r in store1.acts.items():
+        by_region.setdefault(r.uid, []).append(uid)
+    assert any(len(uids) > 1 for uids in by_region.values())  # activations share after their last reader
+    monkeypatch.setattr(buffer_reuse, "plan", lambda buffers, span, excluded: {})
+    loss0, w0, store0 = _fit_declared()
+    assert store1.nbytes() < store0.nbytes()
+    assert loss1 == loss0
+    for a, b in zip(w1, w0, strict=True):
+        np.testing.assert_array_equal(a, b)
+
+
+def test_a_backward_reading_what_it_declared_unread_fails_loudly(monkeypatch):
+    from flexflow_keras.ops.nn_ops import SoftmaxOp
+
+    monkeypatch.setattr(SoftmaxOp, "backward_reads", lambda self: (False, False))  # a wrong declaration
+    with pytest.raises(Exception, match="softmax.backward.*NoneType"):
+        _fit_declared()
