@@ -1,10 +1,10 @@
 """Indexing and array ops behind `keras.ops`: `IndexOp` (``x[...]``), `GatherOp` (take), `TakeAlongAxisOp`,
 `TileOp`, `RepeatOp`, `BroadcastToOp`, `CumsumOp`, `ProdOp`, `ArgReduceOp`, `OneHotOp`, `TopKOp`.
 
-Symbolic tensors keep their batch dim first: ops that would move, slice or merge it (indexing dim 0,
-tiling or repeating along it) are refused with a message saying what to do instead, so every op here
-splits along the batch (the default parallel rule, `Op.parallel_space`) and the default tile (inputs by
-broadcasting against the output) reads exactly what a shard needs.
+Symbolic tensors keep their batch dim whole: ops that would slice or merge it (an index other than ':'
+on it, tiling or repeating along it) are refused with a message saying what to do instead, so every op
+here splits along the batch (the default parallel rule, `Op.parallel_space`). The batch is dim 0 except
+after a transpose moved it (``x[0]`` of a (3, batch, ...) q/k/v stack), which only indexing takes.
 """
 
 from __future__ import annotations
@@ -18,7 +18,6 @@ from flexflow_keras.errors import DataError, ShapeError
 from flexflow_keras.ops import parallel as par
 from flexflow_keras.ops._util import deferred_check, fmt, kernel, norm_axis, to_host
 from flexflow_keras.ops.base import Op
-from flexflow_keras.ops.einsum_dense import lead_tile
 from flexflow_keras.ops.graph import TensorSpec
 from kernels import array_ops as karr
 
@@ -61,10 +60,26 @@ class IndexOp(Op):
     def _key(self) -> tuple:
         return tuple(slice(*i) if isinstance(i, tuple) else i for i in self.index)
 
+    def _dim_map(self, ndim: int) -> list:
+        """Per input dim, the output dim it becomes (None when an int index drops it) and whether the
+        index takes it whole (':', or past the index's end)."""
+        out, pos = [], 0
+        for k in self.index:
+            if k is None:  # a new axis: an output dim no input dim becomes
+                pos += 1
+            elif isinstance(k, tuple):
+                out.append((pos, k == (None, None, None)))
+                pos += 1
+            else:
+                out.append((None, False))
+        return out + [(pos + i, True) for i in range(ndim - len(out))]
+
     def output_specs(self, inputs, weights):
         _n_inputs("slice", inputs, 1)
         x = inputs[0]
-        if any(s is None for s in x.shape[1:]):
+        open_dims = [d for d, s in enumerate(x.shape) if s is None]
+        batch = open_dims[0] if len(open_dims) == 1 else 0  # one None: the batch, first or moved by a transpose
+        if any(s is None for d, s in enumerate(x.shape) if d != batch):
             raise ShapeError(f"slice: indexing needs known per-sample dims, received {fmt(x.shape)}; give the "
                              f"Input a full shape.")
         probe = np.empty(tuple(1 if s is None else s for s in x.shape), np.bool_)
@@ -72,20 +87,25 @@ class IndexOp(Op):
             shape = list(probe[self._key()].shape)
         except IndexError as e:
             raise ShapeError(f"slice: index {self.index} does not fit the shape {fmt(x.shape)}: {e}.") from None
-        if x.ndim and x.shape[0] is None:
-            if not self.index or self.index[0] != (None, None, None):
-                raise ShapeError(f"slice: a symbolic tensor {fmt(x.shape)} keeps its batch dim whole; index it "
-                                 f"with ':' first (x[:, ...]), received {self.index}.")
-            shape[0] = None
+        if x.ndim and x.shape[batch] is None:
+            to, whole = self._dim_map(x.ndim)[batch]
+            if not whole:
+                raise ShapeError(f"slice: a symbolic tensor {fmt(x.shape)} keeps its batch dim (axis {batch}) "
+                                 f"whole; index it with ':' there (x[{':, ' * batch}:, ...]), received "
+                                 f"{self.index}.")
+            shape[to] = None
         return (TensorSpec(tuple(shape), x.dtype),)
 
     def tile(self, shapes, out_box, part=0, parts=1):
-        """A piece of the batch reads the same rows of x, its other dims whole, and indexes them locally
-        (the index takes the batch dim whole: ':'). The default tile lines dims up from the right, which
-        an int in the index (x[:, 0] drops a dim) breaks."""
-        if not self.index or self.index[0] != (None, None, None) or not shapes.outputs[0]:
-            return super().tile(shapes, out_box, part, parts)
-        return lead_tile(shapes, out_box, 1)
+        """A piece reads, of each dim of x the index takes whole (':'), the range of the output dim it
+        becomes, and every other dim whole, and indexes them locally. The default tile lines dims up from
+        the right, which an int in the index (x[:, 0] drops a dim) breaks."""
+        x = shapes.inputs[0]
+        lo, hi = [0] * len(x), [int(s) for s in x]
+        for d, (to, whole) in enumerate(self._dim_map(len(x))):
+            if whole:
+                lo[d], hi[d] = out_box[0][to], out_box[1][to]
+        return par.Tile(((tuple(lo), tuple(hi)),), (), (out_box,))
 
     def forward(self, ctx, inputs, weights, outputs, saved, stats):
         kernel(karr, "index_forward", ctx)(inputs[0], self._key(), outputs[0])
