@@ -61,6 +61,7 @@ def tf_variable(initial_value=None, trainable=None, validate_shape=True, caching
     var = Variable(value, dtype=dtype or str(value.dtype), trainable=True if trainable is None else trainable,
                    name=name)
     var.constraint = constraint
+    var.keras_tracked = False  # a layer attribute holding it is not one of the layer's weights (Keras 3)
     return var
 
 

@@ -155,11 +155,19 @@ class Layer:
         object.__setattr__(self, name, value)
 
     def _track_layers(self, value) -> None:
-        """Own the layers in `value` (a layer, or a list, tuple or dict holding some), in first-seen order."""
+        """Own the layers and the Keras Variables in `value` (one, or a list, tuple or dict holding some), in
+        first-seen order, as Keras 3's tracker: ``self.w = keras.Variable(...)`` is one of the layer's own
+        weights (trainable or not as the variable says), trained by fit and listed by get_weights. A raw
+        ``tf.Variable`` is not (Keras 3 on TensorFlow tracks only its own Variable class)."""
         layers = self.__dict__["_layers"]
         for item in tree.flatten(value) if isinstance(value, (list, tuple, dict)) else [value]:
             if isinstance(item, Layer) and item is not self and all(item is not x for x in layers):
                 layers.append(item)
+            elif isinstance(item, Variable) and getattr(item, "keras_tracked", True) and \
+                    "_trainable_variables" in self.__dict__:
+                own = self._trainable_variables + self._non_trainable_variables
+                if all(item is not v for v in own):
+                    (self._trainable_variables if item.trainable else self._non_trainable_variables).append(item)
 
     def _sublayers(self) -> list[Layer]:
         """Directly owned layers, in the order their weights appear in `weights`."""
