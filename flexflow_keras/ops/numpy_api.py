@@ -14,6 +14,7 @@ import math
 import numpy as np
 
 from flexflow_keras.errors import ShapeError
+from flexflow_keras.ops import assign_in_call
 from flexflow_keras.ops import dynamic_dims as _dyn
 from flexflow_keras.ops import functional as F
 from flexflow_keras.ops import tape as _tape
@@ -439,7 +440,28 @@ def take(x, indices, axis=None):
     idx = indices if isinstance(indices, KerasTensor) else np.asarray(indices)
     if not isinstance(idx, KerasTensor) and idx.dtype.kind not in "iu":
         idx = idx.astype(np.int32)
+    if _row_lookup(x, axis, sym):
+        return _lookup_rows(x, idx)
     return apply_op(GatherOp(int(axis)), [_t(x, sym), _t(idx, sym)])
+
+
+def _row_lookup(x, axis, sym: bool) -> bool:
+    """Whether ``take(x, ids, axis=0)`` reads rows of a trainable 2-D weight (in a graph, or eagerly under a
+    GradientTape): TensorFlow's gradient of that gather is IndexedSlices, one row per lookup, whose moments
+    Keras 3's optimizers take per lookup (execution/sparse_moments.py), as for an Embedding's table."""
+    return (isinstance(x, Variable) and x.trainable and x.ndim == 2 and int(axis) % 2 == 0
+            and (sym or _tape.recording()) and assign_in_call.read(x) is None)
+
+
+def _lookup_rows(table: Variable, idx):
+    """Rows `idx` of `table` as an embedding lookup; negative ids count from the end, as Keras' take."""
+    rows = table.shape[0]
+    if isinstance(idx, KerasTensor):
+        if np.dtype(idx.dtype).kind == "i":
+            idx = F.where(F.less(idx, 0), F.add(idx, np.asarray(rows, idx.dtype)), idx)
+    else:
+        idx = np.where(idx < 0, idx + rows, idx)
+    return F.embedding(idx, table)
 
 
 gather = take
