@@ -48,3 +48,19 @@ def test_rows_taken_from_a_weight_train_as_tf_keras(ids_from, opt):
         m.fit([x, ids], y, batch_size=4, epochs=2, shuffle=False, verbose=0)
     for a, b in zip(got.get_weights(), ref.get_weights(), strict=True):
         np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)
+
+
+def test_rows_taken_eagerly_under_a_tape_train_as_tf_keras():
+    """A custom loop: GradientTape over take(w, ids) with repeated and negative ids, Adam.apply_gradients."""
+    from flexflow_keras.keras_alias import _TensorFlow
+
+    results = []
+    for K, T in ((tk, tf), (ff, _TensorFlow("tensorflow"))):
+        w = K.Variable(np.arange(15, dtype="float32").reshape(5, 3) / 10)
+        opt = K.optimizers.Adam(0.1)
+        for _ in range(3):
+            with T.GradientTape() as tape:
+                loss = K.ops.sum(K.ops.take(w, np.array([0, 4, 4, -1, 2, 0]), axis=0) ** 2)
+            opt.apply_gradients(zip(tape.gradient(loss, [w]), [w], strict=True))
+        results.append(np.asarray(w.numpy()))
+    np.testing.assert_allclose(results[1], results[0], rtol=1e-6, atol=1e-7)
