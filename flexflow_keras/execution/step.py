@@ -299,9 +299,9 @@ class StepProgram:
     def _unread(self, node, lay: NodeLayout) -> tuple[int, ...]:
         """Positions among the node's inputs, weights and outputs that its backward does not read
         (`Op.backward_reads`): left out of the launch, so their buffers may be shared once the forward is
-        done with them. On CPU processors, and not when the strategy spans nodes (there every argument is
-        announced to the other nodes); GPU kernels may read the shapes of all of them."""
-        if self.engine.spanning is not None or any(p.kind is not ProcKind.CPU for p in lay.placement):
+        done with them. Not when the strategy spans nodes (there every argument is announced to the other
+        nodes)."""
+        if self.engine.spanning is not None:
             return ()
         reads_in, reads_out = node.op.backward_reads()
         n_in, n_w = len(node.inputs), len(node.weights)

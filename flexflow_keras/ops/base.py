@@ -117,8 +117,8 @@ class Op:
         raise NotImplementedError(f"{type(self).__name__}.backward_inputs")
 
     def backward_reads(self) -> tuple[bool, bool]:
-        """(inputs, outputs): whether the backward on a CPU reads the values of the op's inputs, and of its
-        outputs. A training step hands the backward None for those it does not read, so their buffers
+        """(inputs, outputs): whether the backward (CPU and CUDA kernels) reads the values of the op's inputs,
+        and of its outputs. A training step hands the backward None for those it does not read, so their buffers
         can hold other tensors once the forward is done with them (execution/buffer_reuse.py); a
         backward that reads one anyway fails on the None instead of reading another tensor's values.
         Default: both."""

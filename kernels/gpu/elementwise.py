@@ -305,16 +305,19 @@ def compare_forward_cuda(name: str, a, b, y) -> None:
 
 
 def binary_backward_cuda(code: int, a, b, y, dy, da, db, accumulate: tuple[bool, bool] = (False, False)) -> None:
-    """Gradients of `binary_forward_cuda`, reduced to the operands' shapes (None: not wanted)."""
+    """Gradients of `binary_forward_cuda`, reduced to the operands' shapes (None: not wanted). An operand or
+    output the op's backward does not read may be None (`Op.backward_reads`: add and subtract read
+    neither operand, multiply not the output): `dy` stands in for it, read by no partial of those ops."""
     from kernels.gpu.reduce import sum_to_shape_cuda
 
-    shape = _out_shape(y)
-    fa, fb = flat(operand(a, y.dtype)), flat(operand(b, y.dtype))
+    shape = _out_shape(dy)
+    a, b, y = (dy if v is None else v for v in (a, b, y))
+    fa, fb = flat(operand(a, dy.dtype)), flat(operand(b, dy.dtype))
     sa, sb = broadcast_strides(_shape_of(a), shape), broadcast_strides(_shape_of(b), shape)
     for which, buf, acc in ((0, da, accumulate[0]), (1, db, accumulate[1])):
         if buf is not None:
-            g = empty(shape, y.dtype)
-            launch(_binary_grad, y.size, fa, fb, flat(y), flat(dy), flat(g), shape, sa, sb, code, which)
+            g = empty(shape, dy.dtype)
+            launch(_binary_grad, dy.size, fa, fb, flat(y), flat(dy), flat(g), shape, sa, sb, code, which)
             sum_to_shape_cuda(g, buf, acc)
 
 

@@ -190,3 +190,50 @@ def test_a_backward_reading_what_it_declared_unread_fails_loudly(monkeypatch):
     monkeypatch.setattr(SoftmaxOp, "backward_reads", lambda self: (False, False))  # a wrong declaration
     with pytest.raises(Exception, match="softmax.backward.*NoneType"):
         _fit_declared()
+
+
+_GPU_SCRIPT = """
+import json, sys
+sys.path.insert(0, sys.argv[3])
+import numpy as np
+import flexflow_keras as keras
+from flexflow_keras.execution import buffer_reuse
+if sys.argv[2] == "off":
+    buffer_reuse.plan = lambda buffers, span, excluded: {}
+keras.config.set(gpus=int(sys.argv[1]), cpus=1)
+import test_buffer_reuse as t
+rng = np.random.default_rng(0)
+x, y = rng.standard_normal((8, 6, 8)).astype("float32"), rng.integers(0, 4, 8)
+model = t._declared_ops_model()
+h = model.fit(x, y, batch_size=8, epochs=1, verbose=0, shuffle=False)
+acts = {}
+for r in model._engine._stores[8].acts.values():
+    acts[r.uid] = acts.get(r.uid, 0) + 1
+print(json.dumps({"loss": h.history["loss"], "w": [w.ravel().tolist() for w in model.get_weights()],
+                  "shared": max(acts.values()) > 1}))
+"""
+
+
+def _gpu_run(gpus: int, sharing: str) -> dict:
+    import json
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    env = dict(os.environ, NUMBA_ENABLE_CUDASIM="1", FF_LOG_LEVEL="WARNING")
+    proc = subprocess.run([sys.executable, "-c", _GPU_SCRIPT, str(gpus), sharing, str(Path(__file__).parent)],
+                          capture_output=True, text=True, timeout=900, env=env)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def test_gpu_kernels_read_only_what_their_ops_declare():
+    """Under the CUDA simulator, with -ll:gpu 1: the declared backward reads hold for the CUDA kernels
+    too (they get None for the others), activations share, and training matches the CPU's."""
+    on, off, cpu = _gpu_run(1, "on"), _gpu_run(1, "off"), _gpu_run(0, "on")
+    assert on["shared"] and not off["shared"]
+    assert on["loss"] == off["loss"] and on["w"] == off["w"]
+    np.testing.assert_allclose(on["loss"], cpu["loss"], rtol=1e-5)
+    for a, b in zip(on["w"], cpu["w"], strict=True):
+        np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-5)
