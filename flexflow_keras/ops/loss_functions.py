@@ -6,6 +6,9 @@ TensorFlow backend does in a traced step through the ``_keras_logits`` its activ
 output (`activation_logits`). With ``from_logits=True`` that backend warns and still takes the logits,
 so a model ending in softmax whose loss says from_logits=True trains on the plain crossentropy, not on
 a softmax of probabilities. Eagerly (arrays, EagerTensors) there is no such rewrite, as in TensorFlow.
+
+Labels computed by the model (from trainable weights, or a value a recording GradientTape differentiates) are
+differentiated too, as TensorFlow does: those losses are composed of ops (ops/loss_labels.py).
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ import logging
 from flexflow_keras.ops.base import apply_op
 from flexflow_keras.ops.functional import _symbolic, _tensor
 from flexflow_keras.ops.graph import KerasTensor
+from flexflow_keras.ops.loss_labels import composed, label_needs_gradient
 from flexflow_keras.ops.losses import ALIASES, LossOp
 
 _log = logging.getLogger(__name__)
@@ -70,6 +74,8 @@ def loss(name: str, y_true, y_pred, from_logits: bool = False, label_smoothing: 
     """
     name = ALIASES.get(name, name)
     y_pred, from_logits = _logits_rule(name, y_pred, from_logits)
+    if axis == -1 and label_needs_gradient(name, y_true):  # labels the model computes: ops differentiating both
+        return composed(name, y_true, y_pred, bool(from_logits), float(label_smoothing), float(epsilon))
     op = LossOp(name, bool(from_logits), float(label_smoothing), int(axis), float(epsilon))
     sym = _symbolic(y_true, y_pred)
     return apply_op(op, [_tensor(y_true, sym), _tensor(y_pred, sym)], name=node_name)

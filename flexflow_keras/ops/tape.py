@@ -109,6 +109,19 @@ def record(op, inputs, arrays, weights, wvals, outs, saved, stats, ctx, name) ->
         t._entries.append(entry)
 
 
+def tracked(value) -> bool:
+    """Whether a recording tape can differentiate through `value`: a watched value, a Variable it read, or
+    the output of an op it recorded."""
+    k = key(value)
+    if k is None:
+        return False
+    for t in _ACTIVE:
+        if t._recording and (k in t._watched or k in t._variables
+                             or any(key(o) == k for e in t._entries for o in e.outs)):
+            return True
+    return False
+
+
 def note_untracked(inputs, result, what: str) -> None:
     """A NumPy computation on values while a tape records (``np.sinh(x)``, ``x[mask]``): its float results
     are marked, so that a gradient depending on them is an error naming `what` rather than a silent zero
