@@ -210,9 +210,14 @@ class ActivationOp(_ActivationMixin, Op):
     def forward(self, ctx, inputs, weights, outputs, saved, stats):
         kernel(kact, "activation_forward", ctx)(inputs[0], outputs[0], self.act)
 
+    def backward_reads(self):
+        # a derivative computed from the output alone reads it in place of the input (as Dense's fused one)
+        return not kact.grad_from_output(self.act), True
+
     def backward(self, ctx, inputs, weights, outputs, saved, stats, grad_outputs, grad_inputs, grad_weights):
         if grad_inputs[0] is not None:
-            kernel(kact, "activation_backward", ctx)(inputs[0], outputs[0], grad_outputs[0], grad_inputs[0],
+            x = outputs[0] if inputs[0] is None else inputs[0]
+            kernel(kact, "activation_backward", ctx)(x, outputs[0], grad_outputs[0], grad_inputs[0],
                                                      self.act, ctx.acc_input(0))
 
 

@@ -166,6 +166,9 @@ class BatchNormOp(Op):
             write(w, host)
 
     # --- backward ---------------------------------------------------------------------------------
+    def backward_reads(self):
+        return True, False  # the input (and its mask), with the batch's moments
+
     def backward_weights(self, ctx, inputs, weights, outputs, saved, stats, grad_outputs, grad_weights):
         dg = grad_weights[0] if grad_weights else None
         db = grad_weights[1] if len(grad_weights) > 1 else None

@@ -155,6 +155,8 @@ def _declared_ops_model():
     h = layers.LayerNormalization()(layers.Add()([h, keras.ops.matmul(s, a)]))
     h = layers.Subtract()([h, layers.Multiply()([h, layers.Dense(8, activation="relu")(h)])])
     h = layers.Dropout(0.3)(layers.Dense(8, activation="tanh")(h))
+    h = layers.Activation("relu")(layers.BatchNormalization()(h))  # from its output; batch norm's input
+    h = layers.Activation("gelu")(layers.Activation("sigmoid")(layers.Dense(8)(h)))
     out = layers.Dense(4, activation="softmax")(layers.Flatten()(h))
     model = keras.Model(i, out)
     model.compile(optimizer=keras.optimizers.Adam(1e-2), loss="sparse_categorical_crossentropy")
