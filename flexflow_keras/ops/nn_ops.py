@@ -397,6 +397,9 @@ class EmbeddingOp(Op):
         if bad >= 0:
             raise describe(bad, to_host(inputs[0]).reshape(-1)[bad])
 
+    def backward_reads(self):
+        return True, False  # the ids, to scatter the gradient's rows
+
     def backward(self, ctx, inputs, weights, outputs, saved, stats, grad_outputs, grad_inputs, grad_weights):
         if grad_weights[0] is not None:
             t = ctx.tile
