@@ -54,23 +54,36 @@ def _split(arrays, counts):
 
 def stage(regions, codes: Sequence[int]):
     """(arrays, write-backs): C-contiguous stand-ins for strided host views. Read-only views are copied;
-    written ones get scratch (copied in unless write-discard) to copy back with `unstage`."""
+    written ones get scratch (copied in unless every use is write-discard) to copy back with `unstage`.
+    A view passed at several positions (a layer taking one tensor twice, `Add()([h, h])`: its gradient is
+    overwritten through one position and accumulated through the other) gets one stand-in for all of them,
+    so the kernel's writes through each meet, as they do in a contiguous view."""
     out = None
     back = None
+    seen: dict = {}
     for i, a in enumerate(regions):
         if a is None or not isinstance(a, np.ndarray) or a.flags.c_contiguous:
             continue
         if out is None:
             out = list(regions)
-        code = codes[i]
-        if code == READ_ONLY:
-            out[i] = np.ascontiguousarray(a)
-            continue
-        tmp = np.empty(a.shape, a.dtype) if code == WRITE_DISCARD else a.copy()
-        out[i] = tmp
-        if back is None:
-            back = []
-        back.append((a, tmp))
+        key = (a.__array_interface__["data"][0], a.shape, a.strides, a.dtype.str)
+        group = seen.get(key)
+        if group is None:
+            seen[key] = [i]
+        else:
+            group.append(i)
+    for group in seen.values():
+        a = regions[group[0]]
+        kinds = {codes[i] for i in group}
+        if kinds == {READ_ONLY}:
+            tmp = np.ascontiguousarray(a)
+        else:
+            tmp = np.empty(a.shape, a.dtype) if kinds == {WRITE_DISCARD} else a.copy()
+            if back is None:
+                back = []
+            back.append((a, tmp))
+        for i in group:
+            out[i] = tmp
     return (regions if out is None else out), back
 
 
