@@ -71,8 +71,9 @@ _TABLE: dict[str, tuple[int, tuple[tuple[str, float | None], ...]]] = {
 }
 ACTIVATION_NAMES = tuple(sorted(_TABLE))
 
+# (sparse_sigmoid's derivative reads its input: `_act_grad`)
 _FROM_OUTPUT = frozenset({LINEAR, RELU6, SELU, SIGMOID, HARD_SIGMOID, TANH, SOFTPLUS, SOFTSIGN,
-                          EXPONENTIAL, HARD_TANH, SPARSE_SIGMOID})
+                          EXPONENTIAL, HARD_TANH})
 
 
 def resolve_activation(name: str, **params) -> Activation:
