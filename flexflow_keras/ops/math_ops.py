@@ -156,10 +156,15 @@ class ScalarOp(_Elementwise, Op):
         a, b = self._operands(inputs[0], outputs[0].dtype)
         kernel(kew, "binary_forward", ctx)(kew.BINARY[self.fn], a, b, outputs[0])
 
+    def backward_reads(self):
+        if self.fn in ("add", "subtract", "multiply") or (self.fn == "divide" and not self.reverse):
+            return False, False  # dy, or dy times or over the scalar
+        return True, True
+
     def backward(self, ctx, inputs, weights, outputs, saved, stats, grad_outputs, grad_inputs, grad_weights):
         if grad_inputs[0] is None:
             return
-        a, b = self._operands(inputs[0], outputs[0].dtype)
+        a, b = self._operands(inputs[0], grad_outputs[0].dtype)  # (the output's dtype)
         ga, gb = (None, grad_inputs[0]) if self.reverse else (grad_inputs[0], None)
         accs = (False, ctx.acc_input(0)) if self.reverse else (ctx.acc_input(0), False)
         kernel(kew, "binary_backward", ctx)(kew.BINARY[self.fn], a, b, outputs[0], grad_outputs[0], ga, gb, accs)

@@ -157,6 +157,7 @@ def _declared_ops_model():
     h = layers.Dropout(0.3)(layers.Dense(8, activation="tanh")(h))
     h = layers.Activation("relu")(layers.BatchNormalization()(h))  # from its output; batch norm's input
     h = layers.Activation("gelu")(layers.Activation("sigmoid")(layers.Dense(8)(h)))
+    h = 1.5 - (layers.Dense(8)(h) * 0.5 + 2.0) / 4.0  # scalar ops reading neither tensor
     out = layers.Dense(4, activation="softmax")(layers.Flatten()(h))
     model = keras.Model(i, out)
     model.compile(optimizer=keras.optimizers.Adam(1e-2), loss="sparse_categorical_crossentropy")
