@@ -14,17 +14,38 @@ steps in flight and drops the least recently used other store (its recorded prog
 size that comes again records its step again, as a first step does). A step
 fit has issued and not read yet pins its program and store, so fit reads them first (`crowded`).
 Shape variants (models/shape_variants.py) are engines of their own and budget their own stores.
+
+Across engines: a script that trains one model and then another keeps the first model (keras.io's
+vit_small_ds trains a vanilla ViT and then one with locality self-attention, each at batch 256), and
+TensorFlow frees a step's buffers when it ends. So when an engine's own stores are gone and the new one
+still would not fit, the stores of other engines go too, the engine that last made a store longest ago
+first (all work on the shared runtime waited for first); their next step records again. An engine's first store, with none of
+its own to measure, is estimated from its graph: every batched activation, its gradient and the saved
+buffers, as if none shared a region (an upper bound: execution/buffer_reuse.py).
 """
 
 from __future__ import annotations
 
 import gc
+import itertools
 import logging
+import math
+import weakref
+
+import numpy as np
 
 from runtime import MemKind
 
 log = logging.getLogger("flexflow_keras")
 MB = 1 << 20
+_engines: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # live engines -> when last used
+_clock = itertools.count()
+
+
+def register(engine) -> None:
+    """Count `engine` among the engines whose stores may go to make room for another's (it makes a store
+    now)."""
+    _engines[engine] = next(_clock)
 
 
 def touch(stores: dict, batch: int) -> None:
@@ -62,35 +83,60 @@ def system_available() -> int:
     return 1 << 62
 
 
-def estimate(stores: dict, batch: int) -> int:
-    """The bytes a store of `batch` samples would take, from the costliest per-sample store held."""
-    return int(max(st.nbytes() / max(st.batch, 1) for st in stores.values()) * batch)
+def estimate(engine, batch: int) -> int:
+    """The bytes a store of `batch` samples would take: from the costliest per-sample store the engine
+    holds, or (none held) from its graph."""
+    stores = engine._stores
+    if stores:
+        return int(max(st.nbytes() / max(st.batch, 1) for st in stores.values()) * batch)
+    return graph_bytes_per_sample(engine) * batch
+
+
+def graph_bytes_per_sample(engine) -> int:
+    """Bytes per sample of every batched activation, its gradient and every batched saved buffer of the
+    engine's training graph, none sharing (an upper bound of a store's)."""
+    total = 0
+    for node in engine.tgraph.graph.nodes:
+        specs = [t.spec for t in node.outputs] * 2
+        try:
+            specs += list(node.op.saved_specs([t.spec for t in node.inputs], [w.spec for w in node.weights]))
+        except (TypeError, ValueError):  # (an op that sizes its saved buffers only when it runs)
+            pass
+        for spec in specs:
+            if len(spec.shape) and spec.shape[0] is None and all(d is not None for d in spec.shape[1:]):
+                total += math.prod(int(d) for d in spec.shape[1:]) * np.dtype(spec.dtype).itemsize
+    return total
 
 
 def crowded(engine, batch: int) -> bool:
-    """Whether a step of `batch` samples would make `make_room` drop other stores (fit reads its steps in
+    """Whether a step of `batch` samples would make `make_room` drop stores (fit reads its steps in
     flight first: their programs pin their stores)."""
-    stores = engine._stores
-    return batch not in stores and bool(stores) and estimate(stores, batch) > free_bytes(engine)
+    return batch not in engine._stores and estimate(engine, batch) > free_bytes(engine)
 
 
 def make_room(engine, batch: int) -> None:
     """Before `engine` makes the store of `batch`: drop its other stores, least recently used first,
-    while the new store would not fit in the memory left beside them."""
+    then other engines' (the engine that last made a store longest ago first), while the new store would
+    not fit in the memory left beside them."""
+    register(engine)
     if not crowded(engine, batch):
         return
-    stores = engine._stores
-    need, free = estimate(stores, batch), free_bytes(engine)
+    need, free = estimate(engine, batch), free_bytes(engine)
     engine.rtm.fence()  # the evicted store's steps may still be running (fit issues steps without waiting)
-    for old in list(stores):
-        if need <= free:
-            break
-        size = stores[old].nbytes()
-        drop(engine, old)
-        free = free_bytes(engine)
-        log.info("activation store of batch size %d (%.0f MB) released: the store of batch size %d needs about "
-                 "%.0f MB and the memory had not enough free (%.0f MB now); batch size %d records its step "
-                 "again when it comes back", old, size / MB, batch, need / MB, free / MB, old)
+    others = sorted((e for e in list(_engines) if e is not engine and e.rtm is engine.rtm and e._stores),
+                    key=lambda e: _engines.get(e, 0))
+    for owner in [engine, *others]:
+        for old in list(owner._stores):
+            if need <= free:
+                return
+            size = owner._stores[old].nbytes()
+            drop(owner, old)
+            free = free_bytes(engine)
+            whose = "" if owner is engine else f" of another model ({owner.name})"
+            log.info("activation store of batch size %d%s (%.0f MB) released: the store of batch size %d "
+                     "needs about %.0f MB and the memory had not enough free (%.0f MB now); batch size %d "
+                     "records its step again when it comes back", old, whose, size / MB, batch, need / MB,
+                     free / MB, old)
 
 
 def drop(engine, batch: int) -> None:
