@@ -46,11 +46,20 @@ def clear() -> None:
     _overrides.clear()
 
 
+def _uncast(tensor):
+    """`tensor` before the casts to the product's dtype that Keras' dtype rule puts in ``w * mask``."""
+    from flexflow_keras.ops.math_ops import CastOp
+
+    while isinstance(tensor.node.op, CastOp):
+        tensor = tensor.node.inputs[0]
+    return tensor
+
+
 def _constant_mask(tensor):
     """The value of a recorded constant (a non-trainable weight read by a VariableOp), or None."""
     from flexflow_keras.ops.nn_ops import VariableOp
 
-    node = tensor.node
+    node = _uncast(tensor).node
     if not isinstance(node.op, VariableOp) or len(node.weights) != 1 or node.weights[0].trainable:
         return None
     return np.asarray(node.weights[0].value)
@@ -59,7 +68,7 @@ def _constant_mask(tensor):
 def _reads(tensor, variable) -> bool:
     from flexflow_keras.ops.nn_ops import VariableOp
 
-    node = tensor.node
+    node = _uncast(tensor).node
     return isinstance(node.op, VariableOp) and len(node.weights) == 1 and node.weights[0] is variable
 
 

@@ -281,6 +281,34 @@ def _same_dtype_scalar(v, other) -> bool:
             and isinstance(other, KerasTensor) and np.dtype(other.dtype) == v.dtype)
 
 
+def _keras_operands(fn: str, a, b, sym: bool) -> tuple:
+    """(a, b) as the op's inputs, cast to the dtype Keras 3 computes ``fn(a, b)`` in (`dtype_rules.result_type`:
+    an int tensor with a float32 one is float32, where NumPy says float64), true division of ints in float32.
+    Numbers (NumPy scalars too, as `_binary` takes them) are weak and stay numbers; a list takes TensorFlow's
+    dtype (Python floats float32); in a graph an array is the constant it becomes (float64 narrowed)."""
+    from flexflow_keras.ops.dtype_rules import _FLOATS, dtype_of, python_dtype, result_type
+
+    def prep(v):
+        if _is_number(v) or isinstance(v, bool) or v is None:
+            return v
+        if isinstance(v, list | tuple):
+            v = np.asarray(v, python_dtype(v))
+        return _tensor(v, sym) if sym else v
+
+    def weak(v):
+        return (float(v) if isinstance(v, float | np.floating) else int(v)) if _is_number(v) else v
+
+    a, b = prep(a), prep(b)
+    kinds = [np.asarray(v).dtype.kind for v in (a, b) if not _is_number(v) and not isinstance(v, KerasTensor | Variable)]
+    if any(k not in "biuf" for k in kinds):
+        return a, b  # strings, objects: the op says what is wrong
+    dtype = result_type(weak(a), weak(b))
+    if fn == "divide" and dtype not in _FLOATS:
+        dtype = "float32"
+    return tuple(v if _is_number(v) or isinstance(v, bool) or v is None or dtype_of(v) == dtype else cast(v, dtype)
+                 for v in (a, b))
+
+
 def _binary(fn: str, a, b, name=None):
     # A Python number next to a tensor is an attribute (weakly typed: float32 stays float32, as Keras).
     sym = _symbolic(a, b)
@@ -288,6 +316,7 @@ def _binary(fn: str, a, b, name=None):
         b = b.item()
     elif _same_dtype_scalar(a, b):
         a = a.item()
+    a, b = _keras_operands(fn, a, b, sym)
     if _is_number(b) and not _is_number(a):
         return apply_op(ScalarOp(fn, float(b), False), [_tensor(a, sym)], name=name)
     if _is_number(a) and not _is_number(b):
