@@ -36,6 +36,8 @@ _HINTS = {
     "config": "the -ll:gpu / -ll:cpu command-line flags for devices",
     "constant": "numpy arrays or keras.ops functions",
     "convert_to_tensor": "numpy arrays or keras.ops.convert_to_tensor",
+    "gradients": "a GradientTape in eager code or in a custom train_step; a model's graph cannot hold "
+                 "gradients of its own tensors",
 }
 
 

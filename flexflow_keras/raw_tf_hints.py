@@ -8,6 +8,7 @@ that same name. None when there is no direct equivalent.
 from __future__ import annotations
 
 import importlib
+import types
 
 _RENAMED = {
     "tf.concat": "keras.ops.concatenate",
@@ -25,10 +26,12 @@ _RENAMED = {
 
 
 def _has(module: str, name: str) -> bool:
+    """Whether `module` has a function `name` (a submodule of ours, such as ops.gradients, is no spelling)."""
     try:
-        return hasattr(importlib.import_module(module), name)
+        found = getattr(importlib.import_module(module), name, None)
     except ImportError:
         return False
+    return callable(found) and not isinstance(found, types.ModuleType)
 
 
 def keras_spelling(call: str) -> str | None:

@@ -24,6 +24,16 @@ def test_no_spelling_for_calls_without_an_equivalent():
     assert keras_spelling("tf.distribute.MirroredStrategy") is None
 
 
+def test_our_ops_submodules_are_no_spelling():
+    """flexflow_keras.ops.gradients is the gradient planner, not a function: keras.io's eikonal recipe
+    (tf.gradients in a Lambda) was told to use 'keras.ops.gradients', which Keras has not."""
+    assert keras_spelling("tf.gradients") is None
+    assert keras_spelling("tf.nn.ctc") is None
+    with pytest.raises(RawTensorFlowError, match="GradientTape") as err:
+        _TensorFlow("tensorflow").gradients([1.0], [2.0])
+    assert "keras.ops.gradients" not in str(err.value)
+
+
 def test_tensorflow_activation_functions_are_keras_ones():
     """``Dense(64, activation=tf.nn.relu)``, ``tf.sigmoid(x)`` in a layer: TensorFlow's activation functions
     are Keras' own (same math); the rest of tf.nn stays raw TensorFlow with its hint."""
