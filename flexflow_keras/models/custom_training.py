@@ -321,6 +321,12 @@ def placeholder_labels(n: int) -> np.ndarray:
 
 
 # --- inputs --------------------------------------------------------------------------------------------------
+def _ops():
+    from flexflow_keras import ops
+
+    return ops
+
+
 def adjust_input_rank(xs: list, inputs) -> list:
     """Keras 3's input rank rule (see the module docstring); other mismatches are left to the checks."""
     out = []
@@ -330,8 +336,8 @@ def adjust_input_rank(xs: list, inputs) -> list:
             continue
         ref = tuple(t.shape)
         if x.ndim == len(ref) + 1 and x.shape[-1] == 1:
-            x = x.reshape(x.shape[:-1])
+            x = _ops().squeeze(x, -1) if isinstance(x, KerasTensor) else x.reshape(x.shape[:-1])
         elif x.ndim == len(ref) - 1 and ref and ref[-1] == 1:
-            x = x.reshape(x.shape + (1,))
+            x = _ops().expand_dims(x, -1) if isinstance(x, KerasTensor) else x.reshape(x.shape + (1,))
         out.append(x)
     return out + list(xs[len(out):])

@@ -300,6 +300,12 @@ class Functional(GraphIOMixin, Model):
                     else a for a in tree.flatten(args[0])]
             if len(flat) == len(self._inputs):  # Keras 3's rank rule: (N, 28, 28) for Input((28, 28, 1))
                 args = (tree.pack_as(args[0], adjust_input_rank(flat, self._inputs)),) + args[1:]
+        elif args and prefix is None:  # the same rule on symbolic inputs (a traced train_step's batch)
+            from flexflow_keras.models.custom_training import adjust_input_rank
+
+            flat = tree.flatten(args[0])
+            if len(flat) == len(self._inputs):
+                args = (tree.pack_as(args[0], adjust_input_rank(flat, self._inputs)),) + args[1:]
         return super().__call__(*args, **kwargs)
 
     def call(self, inputs, training=None, mask=None):
