@@ -89,12 +89,27 @@ class _Batches:
             if hasattr(self.x, "on_epoch_end"):
                 self.x.on_epoch_end()
             return
-        if self._iter is None or self.steps is None:
-            self._iter = iter(self.x)  # a dataset starts again each epoch; a generator continues
-        for k, batch in enumerate(self._iter):
-            yield _as_eager(batch)
-            if self.steps is not None and k + 1 >= self.steps:
+        if self.steps is None:
+            yield from (_as_eager(batch) for batch in iter(self.x))  # each epoch a pass (a generator continues)
+            return
+        # steps_per_epoch: one iterator across epochs, as Keras 3's EpochIterator; a pass of known length is
+        # started again once read, one that runs out within an epoch ends that epoch (with Keras' warning)
+        if self._iter is None:
+            self._iter, self._seen = iter(self.x), 0
+        for _ in range(int(self.steps)):
+            try:
+                batch = next(self._iter)
+            except StopIteration:
+                log.warning("Your input ran out of data; interrupting the epoch. fit(steps_per_epoch=%d) asks for "
+                            "more batches than a pass over the data gives (%d); the next epoch starts a new pass. "
+                            "Use .repeat() on the dataset to read it across epochs.", self.steps, self._seen)
+                self._iter = None
                 return
+            self._seen += 1
+            yield _as_eager(batch)
+        total = known_length(self.x)
+        if total is not None and self._seen >= total:
+            self._iter = None
 
 
 def _floats(logs) -> dict:
