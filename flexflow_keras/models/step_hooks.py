@@ -85,6 +85,18 @@ def _source(model, hook: str) -> str:
         return ""
 
 
+def _indexes_batch_by_key(model, hook: str, src: str) -> bool:
+    """Whether the step subscripts its batch argument with a string (``batch["source"]``, keras.io's
+    transformer_asr): its batch is a dict it takes apart itself, so it calls the model on inputs it builds
+    (``self([source, target[:, :-1]])``) rather than on the data's x, which a trace needs (`trace_step`
+    hands it an ``(x, y)`` tuple and reads the model's graph on x)."""
+    try:
+        params = list(inspect.signature(getattr(model, hook)).parameters)
+    except (TypeError, ValueError):
+        return False
+    return bool(params) and re.search(rf"(?<![\w.]){re.escape(params[0])}\s*\[\s*[rbuRBU]?['\"]", src) is not None
+
+
 def eager_reason(model, hook: str = "train_step") -> str | None:
     """Why `model`'s `hook` override cannot be traced into the step graph (fit then runs it eagerly,
     models/eager_fit.py), or None when it is traced or not overridden.
@@ -102,6 +114,8 @@ def eager_reason(model, hook: str = "train_step") -> str | None:
                          f"TensorFlow's GradientTape, or traces a step that calls self.compute_loss(). {_FIX}")
     if not _LOSS_CALLS.search(src):
         return "does not call self.compute_loss()"
+    if _indexes_batch_by_key(model, hook, src):
+        return "takes what it predicts on from its batch by key (batch[\"...\"]) and builds its own labels"
     if hook != "train_step":
         return None
     if src.count(".gradient(") + src.count("grad(") > 1 or src.count("apply_gradients(") + src.count(
