@@ -16,10 +16,13 @@ Only buffers that forward and backward launches alone touch share: not what the 
 metrics and the host read (model inputs and outputs, labels, losses and their seeds, masks, sample
 weights, tensors a `compute_loss` override records), not the gradients zeroed at the start of each step
 (a split layout sums into them) or once when the step was built (an output nobody differentiates), not
-a state copy's source. The plan is made once per store, by its first training program; every program
-on the store issues its forward entries in that program's order (a predict program's nodes follow the
-training graph's order, `Engine`), so the spans hold for them too. With a strategy across MPI nodes only
-gradients share (the nodes exchange activations by region).
+a state copy's source. The plan is made once per store, by its first program. A training program's plan
+holds for every program (an evaluation issues the training forward's entries, a prediction the model's
+nodes of them, in the same order: a predict program's nodes follow the training graph's order, `Engine`);
+an evaluation's (every activation dead at its last forward reader) for predictions. A program its store's
+plan does not hold for (training on a store an evaluation planned: the backward reads activations the
+evaluation let go) gives the store's buffers their own regions back (`restore`) and plans again. With a
+strategy across MPI nodes only gradients share (the nodes exchange activations by region).
 
 Without this, each activation gradient had a buffer of its own for the whole step (the ViT of keras.io's
 vit_small_ds peaked at twice TensorFlow's memory at batch 64), and each activation and its gradient
@@ -66,7 +69,7 @@ def plan(buffers: dict, span: dict[int, tuple[int, int]], excluded: set[int]) ->
 
 
 def issue_order(prog) -> list[list]:
-    """The arguments of a training program's launches up to the end of its backward pass, one list per
+    """The arguments of a program's launches up to the end of its backward pass (if any), one list per
     step of `StepProgram.run`'s issue order (loader, zeroing, each forward entry, the state copies, each
     backward entry with the sums started after it)."""
     entries = [list(prog.loader_args), list(prog.zero_fill)]
@@ -111,6 +114,25 @@ def candidates(store, with_activations: bool) -> dict:
         out.update({("a", uid): r for uid, r in store.acts.items()})
         out.update({("s", nid, i): r for nid, group in store.saved.items() for i, r in enumerate(group)})
     return out
+
+
+def snapshot(store) -> tuple:
+    """The store's tables as they are (each buffer in its own region, before a plan)."""
+    return dict(store.acts), dict(store.grads), {nid: list(group) for nid, group in store.saved.items()}
+
+
+def restore(store) -> None:
+    """Give every buffer the store's `snapshot` knows its own region again (buffers made since kept theirs).
+    The programs built on the plan keep the regions they were built with: programs sharing regions with
+    each other stay correct, as each step writes a buffer before it reads it and the runtime orders the
+    steps' launches by their privileges."""
+    if store.originals is None:
+        return
+    acts, grads, saved = store.originals
+    store.acts.update(acts)
+    store.grads.update(grads)
+    for nid, group in saved.items():
+        store.saved[nid] = list(group)
 
 
 def apply(store, chosen: dict) -> bool:

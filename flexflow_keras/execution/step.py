@@ -30,6 +30,9 @@ from runtime import POINT, comm
 from runtime.machine import ProcKind
 
 _MODES = ("train", "eval", "predict")
+# the modes whose programs a store's plan holds for, by the mode that made it: each issues a subset of the
+# planning mode's launches in the same order (eval: training's forward; predict: the model's nodes of it)
+_COVERS = {"train": _MODES, "eval": ("eval", "predict"), "predict": ("predict",)}
 
 
 class StepProgram:
@@ -69,6 +72,9 @@ class StepProgram:
     def _prepare(self) -> None:
         e, s, tg = self.engine, self.store, self.engine.tgraph
         training = self.mode == "train"
+        if s.planned_by is not None and self.mode not in _COVERS[s.planned_by]:
+            buffer_reuse.restore(s)  # the store's plan does not hold for this mode: plan again (see there)
+            s.planned_by = None
         with_labels = self.mode != "predict"
         self.layouts: dict[int, NodeLayout] = {}
         nodes = tg.graph.nodes if self.mode != "predict" else e.predict_nodes
@@ -121,7 +127,8 @@ class StepProgram:
         self.moments: dict[int, int] = sparse_moments.powers(e) if training else {}
         if training:
             self._prepare_backward()
-            self._share_buffers(nodes)
+        self._share_buffers(nodes, training)
+        if training:
             updates.prepare_updates(self)
             if self.across_ranks:
                 updates.prepare_rank_sums(self)
@@ -309,26 +316,30 @@ class StepProgram:
         out += [] if reads_out else [n_in + n_w + i for i in range(len(node.outputs))]
         return tuple(out)
 
-    def _share_buffers(self, nodes) -> None:
-        """Give activations, saved buffers and activation gradients that are never live at once one region
-        (execution/buffer_reuse.py), and build the forward and backward passes again on those regions.
-        Once per store: a later program on it (another global batch with the same shard, Engine.measure's,
-        an evaluation or a prediction) finds them shared already."""
+    def _share_buffers(self, nodes, training: bool) -> None:
+        """Give the buffers that are never live at once one region (execution/buffer_reuse.py): in training
+        activations, saved buffers and activation gradients, in evaluation and prediction activations
+        (each dead at its last forward reader); then build the passes again on those regions. Once per
+        store, by its first program: a later program on it whose launches are a subset in the same order
+        (an evaluation or a prediction after training, a prediction after an evaluation; another training
+        program) finds them shared already; any other puts the store's own regions back and plans again."""
         s = self.store
-        if s.buffers_shared:
+        if s.planned_by is not None:
             return
-        s.buffers_shared = True
+        s.planned_by = self.mode
+        s.originals = buffer_reuse.snapshot(s)
         spans = buffer_reuse.touches(buffer_reuse.issue_order(self))
         with_acts = self.engine.spanning is None and self.engine.predict_in_train_order
         chosen = buffer_reuse.plan(buffer_reuse.candidates(s, with_acts), spans,
                                    buffer_reuse.fixed_regions(self))
         if not buffer_reuse.apply(s, chosen):
             return
-        self.forward = [self._forward_entry(n, True) for n in nodes]
+        self.forward = [self._forward_entry(n, training) for n in nodes]
         self.state_copies = self._state_copies(nodes)
-        self.backward, self.zero_fill, self.zeroing = [], [], None
-        self.part_sums, self.part_tiles, self._last_writer, self._stage_one = {}, {}, {}, {}
-        self._prepare_backward()
+        if training:
+            self.backward, self.zero_fill, self.zeroing = [], [], None
+            self.part_sums, self.part_tiles, self._last_writer, self._stage_one = {}, {}, {}, {}
+            self._prepare_backward()
 
     def run(self, sources, rows, step: int, seed: int, iteration: int = 0, lr: float = 0.0, wait: bool = True):
         """Issue one step. Returns (metrics FutureMap or None, the penalty FutureMaps of the updates of

@@ -126,10 +126,11 @@ class BatchStore:
     stats: dict[int, list[Region]] = field(default_factory=dict)  # node uid -> training stats buffers
     parts: dict[tuple, Partition] = field(default_factory=dict)
     # gradient regions zeroed once when a step was built (outputs nobody differentiates), which no other
-    # buffer may share, and whether the buffers were shared out (execution/buffer_reuse.py): planned once
-    # per store, since every program on it issues its forward and backward entries in one order
+    # buffer may share; the mode of the program whose plan shares the buffers out (execution/buffer_reuse.py),
+    # and the tables as they were before it
     filled_grads: set = field(default_factory=set)
-    buffers_shared: bool = False
+    planned_by: str | None = None
+    originals: tuple | None = None
 
     def region(self, shape: tuple[int, ...], dtype, name: str) -> Region:
         return Region(shape, np.dtype(dtype), name=name)

@@ -274,3 +274,54 @@ def test_gpu_kernels_read_only_what_their_ops_declare():
     np.testing.assert_allclose(on["loss"], cpu["loss"], rtol=1e-5)
     for a, b in zip(on["w"], cpu["w"], strict=True):
         np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-5)
+
+
+class _Penalised(layers.Layer):
+    """Adds a loss read from an intermediate activation: a node of the training and evaluation graphs that
+    prediction does not run."""
+
+    def call(self, x):
+        self.add_loss(0.1 * keras.ops.mean(keras.ops.square(x)))
+        return x
+
+
+def _inference_model():
+    keras.utils.set_random_seed(6)
+    i = keras.Input((6, 8))
+    h = layers.Dense(8)(i)
+    h = _Penalised()(layers.Reshape((8, 6))(layers.Permute((2, 1))(h)))
+    h = layers.Reshape((6, 8))(h)
+    for _ in range(3):  # a chain: the third output takes the first's buffer once the second is done with it
+        h = layers.Dense(6)(h)
+    out = layers.Dense(3, activation="softmax")(layers.Flatten()(h))
+    model = keras.Model(i, out)
+    model.compile(optimizer=keras.optimizers.SGD(0.1), loss="sparse_categorical_crossentropy")
+    return model
+
+
+def _inference_calls(order):
+    config.set(cpus=1)
+    rng = np.random.default_rng(2)
+    x, y = rng.standard_normal((24, 6, 8)).astype("float32"), rng.integers(0, 3, 24)
+    model = _inference_model()
+    got = []
+    for call in order:
+        if call == "predict":
+            got.append(model.predict(x, batch_size=8, verbose=0))
+        elif call == "evaluate":
+            got.append(np.asarray(model.evaluate(x, y, batch_size=8, verbose=0)))
+        else:
+            got.append(np.asarray(model.fit(x, y, batch_size=8, epochs=1, verbose=0, shuffle=False).history["loss"]))
+    return got, model._engine._stores[8]
+
+
+@pytest.mark.parametrize("order", [("predict",), ("evaluate",), ("predict", "evaluate", "fit", "predict"),
+                                   ("evaluate", "fit", "evaluate", "predict")])
+def test_evaluation_and_prediction_stores_share_and_give_the_same_numbers(order, monkeypatch):
+    got, store = _inference_calls(order)
+    if order[0] != "fit" and "fit" not in order:
+        assert len({r.uid for r in store.acts.values()}) < len(store.acts)  # activations die in the forward
+    monkeypatch.setattr(buffer_reuse, "plan", lambda buffers, span, excluded: {})
+    want, _ = _inference_calls(order)
+    for a, b in zip(got, want, strict=True):
+        np.testing.assert_array_equal(a, b)
