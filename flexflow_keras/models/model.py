@@ -282,9 +282,16 @@ class Model(ModelMetrics, Keras2TrainingMethods, Trainer, Layer):
         self.built = True
 
     def build(self, input_shape=None) -> None:
-        """Trace the model for inputs of `input_shape` (a shape tuple, or a list of them)."""
+        """Trace the model for inputs of `input_shape` (a shape tuple, or a list of them). Reached from a
+        subclass's own build() (``super().build(input_shape)``, keras.io's Perceiver, whose build() makes its
+        sub-models), it only marks the model built, as Keras 3's Layer.build: tracing there called the model,
+        whose unfinished build ran again, without end (RecursionError). The graph is traced when it is
+        called or trained."""
         from flexflow_keras import backend
 
+        if type(self).build is not Model.build:
+            self.built = True
+            return
         if input_shape is None:
             raise ValueError(f"Model '{self.name}'.build() needs an input shape, e.g. build((None, 784)).")
         shapes = input_shape if isinstance(input_shape, list) else [input_shape]
@@ -425,8 +432,14 @@ class Model(ModelMetrics, Keras2TrainingMethods, Trainer, Layer):
         self.input_spec = [InputSpec(shape=t.shape) for t in inputs]
 
     def _standardize_inputs(self, inputs, expected: list[KerasTensor]) -> list:
-        """The call's inputs as a flat list ordered like `expected` (dicts by input name)."""
+        """The call's inputs as a flat list ordered like `expected` (dicts by the keys of the dict of Inputs
+        the model was built on, as Keras 3, else by input name)."""
         if isinstance(inputs, dict):
+            struct = self.__dict__.get("_input_struct")  # Model(inputs={"latent_array": Input(...), ...})
+            if isinstance(struct, dict) and all(k in inputs for k in struct):
+                by_uid = {getattr(t, "uid", None): inputs[k] for k, t in struct.items()}
+                if all(t.uid in by_uid for t in expected):
+                    return [by_uid[t.uid] for t in expected]
             names = [t.name for t in expected]
             missing = [n for n in names if n not in inputs]
             if missing:
