@@ -126,6 +126,16 @@ def eager_reason(model, hook: str = "train_step") -> str | None:
     return None
 
 
+def unfit_data_reason(model, error: Exception) -> str | None:
+    """Why fit runs `model`'s train_step eagerly after its batch's x failed to fit the model's inputs
+    (`error`, a ShapeError): a step that calls the model on pieces of its batch (keras.io's metric_learning:
+    ``anchors, positives = data[0], data[1]``, then ``self(anchors)`` and ``self(positives)``) cannot be
+    traced on the data's x, and Keras runs it as written. None without a train_step override."""
+    if not overrides(model, "train_step"):
+        return None
+    return f"calls the model on inputs it takes out of its batch (the batch does not fit the model's inputs: {error})"
+
+
 def check_hooks(model) -> None:
     """Refuse a test_step that cannot be traced next to a traced train_step (validation in the step graph)."""
     why = eager_reason(model, "test_step")

@@ -19,7 +19,7 @@ import numpy as np
 from flexflow_keras import config as _config
 from flexflow_keras.data import provenance
 from flexflow_keras.data.slices import bounded
-from flexflow_keras.errors import DataError
+from flexflow_keras.errors import DataError, ShapeError
 from flexflow_keras.execution import overlap as _overlap
 from flexflow_keras.execution import simulator_notice, store_budget
 from flexflow_keras.layers import host_prefix
@@ -68,6 +68,7 @@ class FitLoop:
         cfg_seed = _config.get().seed  # --seed fixes the epochs' sample order (and dropout) on its own
         seed = int(cfg_seed) if cfg_seed is not None else int(np.random.randint(0, 2**31 - 1))
         feed = None
+        data_x, data_y = x, y  # as given, for a train_step that turns out to run eagerly (below)
         if is_stream(x):
             from flexflow_keras.execution.context import get_runtime
 
@@ -76,7 +77,16 @@ class FitLoop:
                                  "validation_data= (e.g. image_dataset_from_directory(subset='both')).")
             feed, x, y, n_stream, what = stream_feed(x, get_runtime(), _config.get().cpus)
             feed.shuffle, feed.seed, feed.steps_per_epoch = shuffle, seed, steps_per_epoch  # for a PyDataset
-        graph, xs, ys, sw, n = self._prepare(x, y, sample_weight)
+        try:
+            graph, xs, ys, sw, n = self._prepare(x, y, sample_weight)
+        except ShapeError as e:  # a train_step calling the model on pieces of its batch (eager_fit.py)
+            why = step_hooks.unfit_data_reason(self, e)
+            if why is None or hasattr(data_x, "__next__"):  # a generator's first batch is spent
+                raise
+            return eager_fit.fit(self, why, data_x, data_y, batch_size, epochs, verbose, callbacks,
+                                 validation_split, validation_data, shuffle, class_weight, sample_weight,
+                                 initial_epoch, steps_per_epoch, validation_steps, validation_batch_size,
+                                 validation_freq)
         if feed is not None:
             feed.prepare_x = lambda bx, g=graph: self._input_arrays(bx, g)
             feed.prepare_y = lambda by, bn, g=graph: self._labels(by, g, bn) if by is not None else []
