@@ -84,8 +84,11 @@ class _Batches:
                                       tree.map_structure(take, self.sw)))
             return
         if hasattr(self.x, "__getitem__") and hasattr(self.x, "__len__") and not hasattr(self.x, "batch"):
-            for k in range(len(self)):  # a PyDataset / Sequence: batch k is x[k]
-                yield _as_eager(self.x[k])
+            order = np.arange(len(self))  # a PyDataset / Sequence: batch k is x[k]
+            if self.shuffle and self.steps is None:  # Keras 3's PyDataset adapter shuffles the batch order
+                self.rng.shuffle(order)
+            for k in order:
+                yield _as_eager(self.x[int(k)])
             if hasattr(self.x, "on_epoch_end"):
                 self.x.on_epoch_end()
             return
