@@ -507,9 +507,24 @@ def _register_late():
     from flexflow_keras.ops.conv import Conv2DOp
     from flexflow_keras.ops.conv_transpose import Conv2DTransposeOp
     from flexflow_keras.ops.dynamic_dims import InsertAxisOp
+    from flexflow_keras.ops.pooling import GlobalPool2DOp
     from kernels._conv_geometry import pads
 
     rule(InsertAxisOp)(_reshape)
+
+    @rule(GlobalPool2DOp)
+    def _global_pool(a: Args):
+        # GlobalAveragePooling1D/2D (keras.io's WGAN-GP on graphs): the output gradient spread over H and W,
+        # over H*W for the mean, onto the forward's argmax (saved, r * W + s) for the max
+        x = a.inputs[0]
+        n, h, w, c = np.shape(x)
+        gk = reshape(a.gouts[0], (n, 1, 1, c))
+        if a.op.mode == "avg":
+            return [broadcast_to(scal("divide", gk, h * w), (n, h, w, c))], []
+        if not a.saved:
+            unsupported("a global max pooling without its saved argmax")
+        hit = np.arange(h * w).reshape(1, h, w, 1) == np.asarray(a.saved[0]).reshape(n, 1, 1, c)
+        return [mul(broadcast_to(gk, (n, h, w, c)), mask_of(hit.astype(np.float32), x))], []
 
     @rule(spatial.Pad2DOp)
     def _pad(a: Args):
