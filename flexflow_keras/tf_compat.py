@@ -18,7 +18,8 @@ each module's docstring lists what it maps:
   (transpose flags), `tf.math.l2_normalize`, `tf.eye`, `tf.pad`, `tf.expand_dims`, `tf.tile`,
   `tf.identity`, `tf.tensordot`, `tf.image.extract_patches`, `tf.nn.sigmoid_cross_entropy_with_logits`,
   `tf.nn.moments`, `tf.random.normal` / `uniform` / `gamma`,
-  `tf.random_normal_initializer`, `tf.numpy_function` / `tf.py_function` (on values: in a dataset's map or
+  `tf.random_normal_initializer` / `random_uniform_initializer` / `constant_initializer` / `zeros_initializer` /
+  `ones_initializer`, `tf.numpy_function` / `tf.py_function` (on values: in a dataset's map or
   on arrays), and the constants (`tf.newaxis`, `tf.dtypes.X`, `tf.UnconnectedGradients`,
   `tf.image.ResizeMethod`, `tf.errors.InvalidArgumentError`).
 - forwarded: `tf.nn.conv*` / `atrous_conv2d` and the pools (ops/conv_api.py; the transposed, depthwise and
@@ -354,6 +355,18 @@ def _random_normal_initializer(mean=0.0, stddev=0.05, seed=None):
     return initializers.RandomNormal(mean=mean, stddev=stddev, seed=seed)
 
 
+def _random_uniform_initializer(minval=-0.05, maxval=0.05, seed=None):
+    from flexflow_keras import initializers
+
+    return initializers.RandomUniform(minval=minval, maxval=maxval, seed=seed)
+
+
+def _constant_initializer(value=0):
+    from flexflow_keras import initializers
+
+    return initializers.Constant(value)
+
+
 
 
 
@@ -421,6 +434,8 @@ CALLS = {
     "tf.one_hot": _one_hot, "tf.split": _split, "tf.matmul": _matmul, "tf.linalg.matmul": _matmul,
     "tf.math.l2_normalize": _l2_normalize, "tf.nn.l2_normalize": _l2_normalize, "tf.eye": _eye,
     "tf.pad": _pad, "tf.expand_dims": _expand_dims, "tf.tile": _tile, "tf.random_normal_initializer": _random_normal_initializer,
+    "tf.random_uniform_initializer": _random_uniform_initializer, "tf.constant_initializer": _constant_initializer,
+    "tf.zeros_initializer": lambda: _constant_initializer(0.0), "tf.ones_initializer": lambda: _constant_initializer(1.0),
     "tf.summary.create_file_writer": lambda *a, **k: _summary("create_file_writer")(*a, **k),
     "tf.summary.scalar": lambda *a, **k: _summary("scalar")(*a, **k),
     "tf.summary.histogram": lambda *a, **k: _summary("histogram")(*a, **k),
