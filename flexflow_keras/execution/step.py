@@ -311,10 +311,10 @@ class StepProgram:
         if self.engine.spanning is not None:
             return ()
         reads_in, reads_out = node.op.backward_reads()
-        n_in, n_w = len(node.inputs), len(node.weights)
-        out = [] if reads_in else list(range(n_in))
-        out += [] if reads_out else [n_in + n_w + i for i in range(len(node.outputs))]
-        return tuple(out)
+        n_in, n_w, n_out = len(node.inputs), len(node.weights), len(node.outputs)
+        ins = tuple(reads_in) if isinstance(reads_in, tuple | list) else (reads_in,) * n_in
+        outs = tuple(reads_out) if isinstance(reads_out, tuple | list) else (reads_out,) * n_out
+        return tuple(i for i in range(n_in) if not ins[i]) + tuple(n_in + n_w + i for i in range(n_out) if not outs[i])
 
     def _share_buffers(self, nodes, training: bool) -> None:
         """Give the buffers that are never live at once one region (execution/buffer_reuse.py): in training

@@ -116,9 +116,9 @@ class Op:
         """Stage two of a two-stage backward: input gradients, reading the reduced weight gradients."""
         raise NotImplementedError(f"{type(self).__name__}.backward_inputs")
 
-    def backward_reads(self) -> tuple[bool, bool]:
+    def backward_reads(self) -> tuple:
         """(inputs, outputs): whether the backward (CPU and CUDA kernels) reads the values of the op's inputs,
-        and of its outputs. A training step hands the backward None for those it does not read, so their buffers
+        and of its outputs; each a bool for all of them or a tuple of one bool per position. A training step hands the backward None for those it does not read, so their buffers
         can hold other tensors once the forward is done with them (execution/buffer_reuse.py); a
         backward that reads one anyway fails on the None instead of reading another tensor's values.
         Default: both."""

@@ -94,6 +94,9 @@ class EinsumOp(Op):
         arrays = [to_host(a) for a in inputs]
         write(outputs[0], np.einsum(self.subscripts.replace(" ", ""), *arrays))
 
+    def backward_reads(self):
+        return True, False  # each operand's gradient contracts dy with the others
+
     def backward(self, ctx, inputs, weights, outputs, saved, stats, grad_outputs, grad_inputs, grad_weights):
         ins, out = _parse(self.subscripts, len(inputs))
         arrays = [to_host(a) for a in inputs]

@@ -278,6 +278,9 @@ class WhereOp(_Elementwise, Op):
     def forward(self, ctx, inputs, weights, outputs, saved, stats):
         kernel(kew, "where_forward", ctx)(inputs[0], inputs[1], inputs[2], outputs[0])
 
+    def backward_reads(self):
+        return (True, False, False), False  # the condition routes dy to x or y
+
     def backward(self, ctx, inputs, weights, outputs, saved, stats, grad_outputs, grad_inputs, grad_weights):
         kernel(kew, "where_backward", ctx)(inputs[0], grad_outputs[0], grad_inputs[1], grad_inputs[2],
                                            (ctx.acc_input(1), ctx.acc_input(2)))

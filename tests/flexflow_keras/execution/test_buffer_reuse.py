@@ -158,6 +158,8 @@ def _declared_ops_model():
     h = layers.Activation("relu")(layers.BatchNormalization()(h))  # from its output; batch norm's input
     h = layers.Activation("gelu")(layers.Activation("sigmoid")(layers.Dense(8)(h)))
     h = 1.5 - (layers.Dense(8)(h) * 0.5 + 2.0) / 4.0  # scalar ops reading neither tensor
+    h = keras.ops.einsum("bij,bkj->bik", layers.Dense(8)(h), h)  # einsum: its operands, not its output
+    h = keras.ops.where(h > 0.1, layers.Dense(6)(h), -h)  # where: the condition alone
     out = layers.Dense(4, activation="softmax")(layers.Flatten()(h))
     model = keras.Model(i, out)
     model.compile(optimizer=keras.optimizers.Adam(1e-2), loss="sparse_categorical_crossentropy")
