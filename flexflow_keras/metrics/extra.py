@@ -37,7 +37,7 @@ def cosine_similarity(y_true, y_pred, axis=-1):
 
 def log_cosh(y_true, y_pred):
     """Per-sample mean of log(cosh(y_pred - y_true)) over the last axis."""
-    y_true, y_pred = _f(y_true, y_pred)
+    y_true, y_pred = _align(*_f(y_true, y_pred))  # Keras squeezes or expands to the same rank
     x = y_pred - y_true
     return np.mean(x + np.logaddexp(0.0, -2.0 * x) - np.log(2.0), axis=-1)
 
@@ -57,13 +57,13 @@ def poisson(y_true, y_pred):
 
 def mean_absolute_percentage_error(y_true, y_pred):
     """Per-sample 100 * mean(|y_true - y_pred| / max(|y_true|, epsilon))."""
-    y_true, y_pred = _f(y_true, y_pred)
+    y_true, y_pred = _align(*_f(y_true, y_pred))  # Keras squeezes or expands to the same rank
     return 100.0 * np.mean(np.abs((y_true - y_pred) / np.maximum(np.abs(y_true), _eps())), axis=-1)
 
 
 def mean_squared_logarithmic_error(y_true, y_pred):
     """Per-sample mean of (log(max(y_pred, eps) + 1) - log(max(y_true, eps) + 1))^2."""
-    y_true, y_pred = _f(y_true, y_pred)
+    y_true, y_pred = _align(*_f(y_true, y_pred))  # Keras squeezes or expands to the same rank
     d = np.log(np.maximum(y_pred, _eps()) + 1.0) - np.log(np.maximum(y_true, _eps()) + 1.0)
     return np.mean(np.square(d), axis=-1)
 
