@@ -42,6 +42,16 @@ def _epsilon() -> float:
         return 1e-7
 
 
+def _clip_interval(y_pred) -> tuple[float, float]:
+    """[epsilon, 1 - epsilon] as the prediction's float dtype rounds it, as TensorFlow clips in that dtype
+    (kernels/losses.clip_bounds): in float32 1 - 1e-7 is 0.99999988, so a saturated probability's
+    log(1 - q) is log(1.19e-7) = -15.94, not log(1e-7) = -16.12."""
+    from kernels.losses import clip_bounds
+
+    dtype = np.asarray(y_pred).dtype
+    return clip_bounds(dtype if dtype.kind == "f" else np.dtype(np.float32), _epsilon())
+
+
 def _symbolic(*xs) -> bool:
     """Whether the loss composes ops: on KerasTensors, and on arrays while a GradientTape records them
     (ops/tape.py; the ops' kernels are the ones training runs, in float32)."""
@@ -176,8 +186,7 @@ def binary_crossentropy(y_true, y_pred, from_logits=False, label_smoothing=0.0, 
     if from_logits:
         bce = np.maximum(p, 0.0) - p * t + np.log1p(np.exp(-np.abs(p)))
     else:
-        eps = _epsilon()
-        q = np.clip(p, eps, 1.0 - eps)
+        q = np.clip(p, *_clip_interval(y_pred))
         bce = -(t * np.log(q) + (1.0 - t) * np.log(1.0 - q))
     return np.mean(bce, axis=-1).astype(np.float32)
 

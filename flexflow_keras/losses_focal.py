@@ -17,7 +17,7 @@ from __future__ import annotations
 import numpy as np
 
 from flexflow_keras.errors import ArgumentError
-from flexflow_keras.losses import _align, _Builtin, _epsilon, _symbolic
+from flexflow_keras.losses import _align, _Builtin, _clip_interval, _epsilon, _symbolic
 
 
 def _ops():
@@ -77,8 +77,7 @@ def binary_focal_crossentropy(y_true, y_pred, apply_class_balancing=False, alpha
         bce = np.maximum(z, 0.0) - z * t + np.log1p(np.exp(-np.abs(z)))
     else:
         p = z
-        eps = _epsilon()
-        q = np.clip(p, eps, 1.0 - eps)
+        q = np.clip(p, *_clip_interval(y_pred))
         bce = -(t * np.log(q) + (1.0 - t) * np.log(1.0 - q))
     p_t = t * p + (1.0 - t) * (1.0 - p)
     focal = np.power(1.0 - p_t, gamma) * bce
