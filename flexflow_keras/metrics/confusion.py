@@ -195,6 +195,11 @@ class AUC(Metric):
             inner = [(i + 1) / (num_thresholds - 1) for i in range(num_thresholds - 2)]
         eps = _epsilon()
         self._thresholds = np.array([0.0 - eps] + inner + [1.0 + eps])
+        # Keras 3 counts evenly spaced thresholds by buckets of predictions clipped to [0, 1] (metrics_utils'
+        # optimized path): a logit of -0.5 is negative at no threshold, not below the lowest one
+        grid = np.array([0.0] + inner + [1.0])
+        self._clips = len(grid) >= 3 and bool(np.allclose(grid, np.arange(len(grid), dtype=np.float32) / (len(grid) - 1),
+                                                          atol=eps))
         self.curve = curve.upper()
         self.summation_method = summation_method
         self.from_logits = from_logits
@@ -223,6 +228,8 @@ class AUC(Metric):
         p = np.asarray(y_pred, np.float64)
         if self.from_logits:
             p = 1.0 / (1.0 + np.exp(-p))
+        if self._clips:
+            p = np.clip(p, 0.0, 1.0)
         if not self.multi_label:
             if self.label_weights is None:
                 return confusion_counts(y_true, p, self._thresholds, sample_weight)
