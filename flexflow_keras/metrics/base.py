@@ -11,16 +11,12 @@ is the same thing on one shard. Invariant: ``merge_stats(a); merge_stats(b)`` eq
 from __future__ import annotations
 
 import functools
-import re
 
 import numpy as np
 
 from flexflow_keras.errors import GraphError
 from flexflow_keras.losses import _align
-
-
-def _snake(name: str) -> str:
-    return re.sub(r"(?<!^)(?=[A-Z])", "_", name).lower()
+from flexflow_keras.utils.naming import auto_name
 
 
 def _refuse_symbolic(metric, args, kwargs=None) -> bool:
@@ -127,7 +123,9 @@ class Metric:
             cls._ff_by_update = False
 
     def __init__(self, name=None, dtype=None):
-        self.name = name or _snake(type(self).__name__)
+        # Keras 3's auto_name: the class in snake case, numbered from its second instance on (auc, auc_1:
+        # two AUC metrics of a model log apart; clear_session starts again)
+        self.name = name or auto_name(type(self).__name__)
         self.dtype = dtype or "float32"
         self._state = self._initial_state()
 

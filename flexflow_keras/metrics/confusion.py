@@ -113,7 +113,7 @@ class Precision(_ConfusionMetric):
 
     direction = "up"
 
-    def __init__(self, thresholds=None, top_k=None, class_id=None, name="precision", dtype=None):
+    def __init__(self, thresholds=None, top_k=None, class_id=None, name=None, dtype=None):
         super().__init__(thresholds, top_k, class_id, name, dtype)
 
     def result(self):
@@ -126,7 +126,7 @@ class Recall(_ConfusionMetric):
 
     direction = "up"
 
-    def __init__(self, thresholds=None, top_k=None, class_id=None, name="recall", dtype=None):
+    def __init__(self, thresholds=None, top_k=None, class_id=None, name=None, dtype=None):
         super().__init__(thresholds, top_k, class_id, name, dtype)
 
     def result(self):
@@ -138,7 +138,7 @@ def _counter(index: int, cls_name: str, default_name: str):
     class Counter(_ConfusionMetric):
         __doc__ = f"Weighted count of {default_name.replace('_', ' ')} at thresholds (0.5). Args: thresholds, name, dtype."
 
-        def __init__(self, thresholds=None, name=default_name, dtype=None):
+        def __init__(self, thresholds=None, name=None, dtype=None):  # (None: `default_name`, numbered)
             super().__init__(thresholds, None, None, name, dtype)
 
         def result(self):
@@ -176,7 +176,7 @@ class AUC(Metric):
 
     direction = "up"
 
-    def __init__(self, num_thresholds=200, curve="ROC", summation_method="interpolation", name="auc", dtype=None,
+    def __init__(self, num_thresholds=200, curve="ROC", summation_method="interpolation", name=None, dtype=None,
                  thresholds=None, multi_label=False, num_labels=None, label_weights=None, from_logits=False):
         if num_labels is not None and not multi_label:
             raise ValueError("AUC: `num_labels` is needed only when `multi_label` is True.")
