@@ -54,6 +54,27 @@ def steady_figure(untimed: list[float], timed: list[float]) -> float:
     return float(np.median(list(timed) + (last if steady else [])))
 
 
+def settled_steps(one, steps: int, warm_s: float) -> tuple[list[float], list[float]]:
+    """(untimed, timed) step seconds from `one()`: untimed steps, at least 3 and `warm_s` seconds, until
+    the last 3 lie within SETTLED of each other (at most MAX_WARM), then `steps` timed ones. Timed steps
+    clearly faster than the settled ones (by more than SETTLED) show that the steps had only paused on
+    the way down: those count as untimed and `steps` more are timed, until the figure stops falling (at
+    most MAX_WARM more steps). The MNIST CNN at x2 ran 5 steps at 35-20 ms, settled at 20, then timed 18
+    and 12 ms, and went on at 11 ms: its figure of 18 chose x1, 1.6x slower, in 3 runs of 5."""
+    warm, recent = 0.0, []
+    while len(recent) < 3 or warm < warm_s or (
+            max(recent[-3:]) > SETTLED * min(recent[-3:]) and len(recent) < MAX_WARM):
+        recent.append(one())
+        warm += recent[-1]
+    times = [one() for _ in range(steps)]
+    extra = 0
+    while SETTLED * min(times) < min(recent[-3:]) and extra < MAX_WARM:
+        recent += times
+        extra += len(times)
+        times = [one() for _ in range(steps)]
+    return recent, times
+
+
 def _set_blas_threads(n: int) -> None:
     from kernels import _conv_simd
 
@@ -467,12 +488,7 @@ class Engine:
             # until the last 3 lie within SETTLED of each other (at most MAX_WARM): after a change of degree
             # the first steps run slowly (the MNIST CNN at x2: 25-35 ms for 5 steps, then 13 ms), and timing
             # them chose x1 for a short fit where x2 trains 1.7x faster
-            warm, recent = 0.0, []
-            while len(recent) < 3 or warm < warm_s or (
-                    max(recent[-3:]) > SETTLED * min(recent[-3:]) and len(recent) < MAX_WARM):
-                recent.append(one())
-                warm += recent[-1]
-            times = [one() for _ in range(steps)]
+            recent, times = settled_steps(one, steps, warm_s)
             self.warm_steps = len(recent)  # what settling took: the effort tiers' cost estimate reads it
             if log.isEnabledFor(logging.DEBUG):  # the step lists are formatted only when the line shows
                 log.debug("measured %s: untimed %s, timed %s ms", strategy.source,
