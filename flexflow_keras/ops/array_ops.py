@@ -312,6 +312,14 @@ class ProdOp(Op):
     def sample_dim(self):
         return None if 0 in self.axes else 0
 
+    def tile(self, shapes, out_box, part=0, parts=1):
+        """A piece reads its own rows and the whole reduced axes (the default rule lines dims up from the
+        right: a (N, 4, 6) -> (N, 6) piece of a batch split read a (4, 6) box and failed to reshape)."""
+        ndim = len(shapes.inputs[0])
+        kept = ([-1 if d in self.axes else d for d in range(ndim)] if self.keepdims else
+                [d for d in range(ndim) if d not in self.axes])
+        return par.reduction_tile(shapes, out_box, kept)
+
     def forward(self, ctx, inputs, weights, outputs, saved, stats):
         kernel(karr, "prod_forward", ctx)(inputs[0], self.axes, outputs[0])
 
