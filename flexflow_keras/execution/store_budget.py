@@ -98,10 +98,7 @@ def graph_bytes_per_sample(engine) -> int:
     total = 0
     for node in engine.tgraph.graph.nodes:
         specs = [t.spec for t in node.outputs] * 2
-        try:
-            specs += list(node.op.saved_specs([t.spec for t in node.inputs], [w.spec for w in node.weights]))
-        except (TypeError, ValueError):  # (an op that sizes its saved buffers only when it runs)
-            pass
+        specs += list(node.op.saved_specs([t.spec for t in node.inputs], [w.spec for w in node.weights]))
         for spec in specs:
             if len(spec.shape) and spec.shape[0] is None and all(d is not None for d in spec.shape[1:]):
                 total += math.prod(int(d) for d in spec.shape[1:]) * np.dtype(spec.dtype).itemsize

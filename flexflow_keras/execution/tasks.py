@@ -58,20 +58,14 @@ def stage(regions, codes: Sequence[int]):
     A view passed at several positions (a layer taking one tensor twice, `Add()([h, h])`: its gradient is
     overwritten through one position and accumulated through the other) gets one stand-in for all of them,
     so the kernel's writes through each meet, as they do in a contiguous view."""
-    out = None
-    back = None
-    seen: dict = {}
+    seen: dict = {}  # one view's positions, by its memory and layout
     for i, a in enumerate(regions):
-        if a is None or not isinstance(a, np.ndarray) or a.flags.c_contiguous:
-            continue
-        if out is None:
-            out = list(regions)
-        key = (a.__array_interface__["data"][0], a.shape, a.strides, a.dtype.str)
-        group = seen.get(key)
-        if group is None:
-            seen[key] = [i]
-        else:
-            group.append(i)
+        if a is not None and isinstance(a, np.ndarray) and not a.flags.c_contiguous:
+            seen.setdefault((a.__array_interface__["data"][0], a.shape, a.strides, a.dtype.str), []).append(i)
+    if not seen:
+        return regions, None
+    out = list(regions)
+    back = None
     for group in seen.values():
         a = regions[group[0]]
         kinds = {codes[i] for i in group}
@@ -84,7 +78,7 @@ def stage(regions, codes: Sequence[int]):
             back.append((a, tmp))
         for i in group:
             out[i] = tmp
-    return (regions if out is None else out), back
+    return out, back
 
 
 def unstage(back) -> None:
