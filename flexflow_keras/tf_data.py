@@ -7,7 +7,7 @@ constructors and the chain tutorials give them, run by this framework's datasets
   ``shuffle=False``); ``tf.data.TextLineDataset`` (data/derived.py).
 - ``tf.data.Dataset.sample_from_datasets`` / ``choose_from_datasets`` (data/grouping.py; also under
   tf.data.experimental); tf.data.experimental's ``bucket_by_sequence_length``, ``group_by_window``, ``scan``,
-  ``unique``, ``ignore_errors`` (for ``ds.apply(...)``) and ``get_single_element``.
+  ``unique``, ``ignore_errors``, ``assert_cardinality`` (for ``ds.apply(...)``) and ``get_single_element``.
 - ``tf.data.experimental.cardinality(ds)`` (the dataset's `cardinality()`, of any of our datasets),
   ``tf.data.experimental.make_csv_dataset`` and ``CsvDataset`` (data/csv_dataset.py).
 - ``tf.data.Options`` and ``tf.data.experimental.AutoShardPolicy`` & co (data/options.py), ``tf.data.AUTOTUNE``
@@ -17,6 +17,7 @@ constructors and the chain tutorials give them, run by this framework's datasets
 from __future__ import annotations
 
 from flexflow_keras.data import options as _data_options
+from flexflow_keras.errors import DataError
 
 
 def _tensor_spec(shape=None, dtype="float32", name=None):
@@ -33,6 +34,24 @@ def _cardinality(dataset):
     if not hasattr(dataset, "cardinality"):
         raise TypeError(f"tf.data.experimental.cardinality expects a dataset, received {type(dataset).__name__}.")
     return dataset.cardinality()
+
+
+def _assert_cardinality(expected_cardinality):
+    """`tf.data.experimental.assert_cardinality(n)`, for ``ds.apply(...)``: the dataset itself, once its number of
+    elements is n (`tf.data.INFINITE_CARDINALITY` for an endless one). Our datasets know their length, so a
+    wrong n fails here, where TensorFlow fails when the iteration reaches the mismatch."""
+    expected = int(expected_cardinality)
+
+    def apply(dataset):
+        endless = getattr(dataset, "is_endless", None)
+        actual = -1 if endless is not None and endless() else int(_cardinality(dataset))
+        if actual != expected:
+            raise DataError(
+                f"tf.data.experimental.assert_cardinality: the dataset was expected to contain {expected} "
+                f"element(s) (-1: endless), but it contains {actual}. Pass the dataset's own length, "
+                f"int(ds.cardinality()), or drop the assertion.")
+        return dataset
+    return apply
 
 
 def _derived():
@@ -71,6 +90,7 @@ CALLS = {
     **{f"tf.data.experimental.{name}": (lambda *a, _name=name, **k: lambda ds: getattr(ds, _name)(*a, **k))
        for name in ("bucket_by_sequence_length", "group_by_window", "scan", "unique", "ignore_errors")},
     "tf.data.experimental.get_single_element": lambda dataset: dataset.get_single_element(),
+    "tf.data.experimental.assert_cardinality": _assert_cardinality,
 }
 CONSTANTS = {
     "tf.data.AUTOTUNE": -1, "tf.data.experimental.AUTOTUNE": -1,
