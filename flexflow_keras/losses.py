@@ -100,6 +100,14 @@ def _logsumexp(z: np.ndarray) -> np.ndarray:
     return (m + np.log(np.sum(np.exp(z - m), axis=-1, keepdims=True)))[..., 0]
 
 
+def _carried_logits(y_pred, from_logits: bool):
+    """(y_pred, from_logits), or (its logits, True) when y_pred carries ``_keras_logits``: a compiled
+    model's softmax or sigmoid output as the metrics see it (metrics/logits.py), whose crossentropies
+    Keras 3's TensorFlow backend computes from the activation's input in a traced step."""
+    logits = getattr(y_pred, "_keras_logits", None)
+    return (y_pred, from_logits) if logits is None else (logits, True)
+
+
 def categorical_crossentropy(y_true, y_pred, from_logits=False, label_smoothing=0.0, axis=-1):
     """Per-sample crossentropy between one-hot labels and probabilities (or logits).
 
@@ -114,6 +122,7 @@ def categorical_crossentropy(y_true, y_pred, from_logits=False, label_smoothing=
         return _loss_op("categorical_crossentropy", y_true, y_pred, from_logits=from_logits,
                         label_smoothing=label_smoothing)
     _last_axis_only("categorical_crossentropy", axis, y_pred)
+    y_pred, from_logits = _carried_logits(y_pred, from_logits)
     p = np.asarray(y_pred, np.float64)
     t = np.asarray(y_true, np.float64)
     if label_smoothing:
@@ -145,6 +154,7 @@ def sparse_categorical_crossentropy(y_true, y_pred, from_logits=False, ignore_cl
                                 "function here, give those entries sample_weight 0 instead.")
         return _loss_op("sparse_categorical_crossentropy", y_true, y_pred, from_logits=from_logits)
     _last_axis_only("sparse_categorical_crossentropy", axis, y_pred)
+    y_pred, from_logits = _carried_logits(y_pred, from_logits)
     p = np.asarray(y_pred, np.float64)
     labels = np.asarray(y_true)
     if labels.ndim == p.ndim and labels.shape[-1] == 1:
@@ -180,6 +190,7 @@ def binary_crossentropy(y_true, y_pred, from_logits=False, label_smoothing=0.0, 
         return _loss_op("binary_crossentropy", y_true, y_pred, from_logits=from_logits,
                         label_smoothing=label_smoothing)
     _last_axis_only("binary_crossentropy", axis, y_pred)
+    y_pred, from_logits = _carried_logits(y_pred, from_logits)
     t, p = _align(np.asarray(y_true, np.float64), np.asarray(y_pred, np.float64))
     if label_smoothing:
         t = t * (1.0 - label_smoothing) + 0.5 * label_smoothing

@@ -61,19 +61,25 @@ def binary_focal_crossentropy(y_true, y_pred, apply_class_balancing=False, alpha
         t = ops.cast(y_true, "float32")
         if label_smoothing:
             t = ops.add(ops.multiply(t, 1.0 - label_smoothing), 0.5 * label_smoothing)
+        # Keras: with logits, p = sigmoid(y_pred) and the crossentropy of p, which its TensorFlow backend takes
+        # from p's logits, y_pred itself (even when y_pred is an activation's output: no softmax/sigmoid rule)
         p = ops.sigmoid(y_pred) if from_logits else y_pred
-        bce = ops.binary_crossentropy(t, y_pred if from_logits else p, from_logits=bool(from_logits))
+        bce = ops.binary_crossentropy(t, p, from_logits=False)
         p_t = ops.add(ops.multiply(t, p), ops.multiply(ops.subtract(1.0, t), ops.subtract(1.0, p)))
         focal = ops.multiply(ops.power(ops.subtract(1.0, p_t), float(gamma)), bce)
         if apply_class_balancing:
             weight = ops.add(ops.multiply(t, float(alpha)), ops.multiply(ops.subtract(1.0, t), 1.0 - alpha))
             focal = ops.multiply(weight, focal)
         return ops.mean(focal, axis=axis)
+    # a compiled model's sigmoid output carries its logits (metrics/logits.py): Keras' crossentropy reads them
+    carried = None if from_logits else getattr(y_pred, "_keras_logits", None)
     t, z = _align(np.asarray(y_true, np.float64), np.asarray(y_pred, np.float64))
     if label_smoothing:
         t = t * (1.0 - label_smoothing) + 0.5 * label_smoothing
-    if from_logits:
-        p = _sigmoid(z)
+    if from_logits or carried is not None:
+        p = _sigmoid(z) if from_logits else z
+        if carried is not None:
+            z = _align(np.asarray(y_true, np.float64), np.asarray(carried, np.float64))[1]
         bce = np.maximum(z, 0.0) - z * t + np.log1p(np.exp(-np.abs(z)))
     else:
         p = z

@@ -97,7 +97,7 @@ def fixed_regions(prog) -> set[int]:
     fixed |= {a.root.uid for a in prog.loader_args if hasattr(a, "root")}
     fixed |= {src.uid for _task, src, _dst in prog.state_copies}
     host = [*tg.model_inputs, *tg.model_outputs, *tg.per_sample_losses, *tg.labels, *(tg.masks or ()),
-            *(tg.sample_weights or ()), *tg.recorded_tensors]
+            *(tg.sample_weights or ()), *tg.recorded_tensors, *(tg.metric_logits or ())]
     for t in (t for t in host if t is not None):
         for table in (s.acts, s.grads):
             r = table.get(t.uid)

@@ -152,11 +152,15 @@ class StepProgram:
             batched = tuple(is_batched(t.spec) for t in unique)
             rec_index = tuple(next(j for j, u in enumerate(unique) if u.uid == t.uid) for t in tg.recorded_tensors)
             args += [self._batch_arg(s.act(t), d) if b else s.act(t) for t, b in zip(unique, batched, strict=True)]
-            key = ("metrics", tuple(self.loss_outputs), self.numels, self.loss_weights, masked, n_in, weight_at) + (
-                (id(tg), self.global_batch) if tg.recorded else ())
+            # the logits of softmax and sigmoid outputs whose metrics may take a crossentropy (metrics/logits.py)
+            logits = tg.metric_logits or (None,) * len(tg.model_outputs)
+            logit_at = tuple(k for k, i in enumerate(self.loss_outputs) if logits[i] is not None)
+            args += [self._batch_arg(s.act(logits[self.loss_outputs[k]]), d) for k in logit_at]
+            key = ("metrics", tuple(self.loss_outputs), self.numels, self.loss_weights, masked, n_in, weight_at,
+                   logit_at) + ((id(tg), self.global_batch) if tg.recorded else ())
             self.metrics = (e.cached(key, T.metrics_task, len(self.loss_outputs), mlists, self.numels,
                                      self.loss_weights, masked, n_in, weight_at, tg.recorded, batched, rec_index,
-                                     self.global_batch), args)
+                                     self.global_batch, logit_at), args)
 
     def _state_copies(self, nodes) -> list:
         """(task, final-state region, kept-state region) of every stateful recurrent layer's node: its final

@@ -358,7 +358,8 @@ def loader_task(n_x: int, label_at: tuple[int, ...], with_seeds: bool, weight_at
 def metrics_task(n_losses: int, metric_lists: Sequence[Sequence], numels: Sequence[int],
                  loss_weights: Sequence[float] | None = None, masked: Sequence[bool] | None = None,
                  n_inputs: int = 0, weight_at: tuple[int, ...] = (), recorded: tuple = (),
-                 batched: tuple[bool, ...] = (), rec_index: tuple[int, ...] = (), global_batch: int = 1):
+                 batched: tuple[bool, ...] = (), rec_index: tuple[int, ...] = (), global_batch: int = 1,
+                 logit_at: tuple[int, ...] = ()):
     """Per shard: the sample-weighted loss sum of each output, then every metric's partial sums.
 
     Regions per output with a loss: per-sample loss, seed, label, prediction (all RO); then, for each
@@ -377,10 +378,14 @@ def metrics_task(n_losses: int, metric_lists: Sequence[Sequence], numels: Sequen
     (after the inputs), which the metrics read instead. Then come the regions of the tensors of the
     metric updates a compute_loss override `recorded` (metrics/symbolic_updates.py; `batched`: whether
     each is split by rows or whole; `rec_index`: the region of each of the calls' tensors in turn), which
-    the last metric object of the first loss replays."""
+    the last metric object of the first loss replays. Last, the logits of the outputs at `logit_at`
+    (softmax or sigmoid outputs): their metrics get the prediction carrying them (metrics/logits.py)."""
+    from flexflow_keras.metrics.logits import carrying  # the metric objects' own protocol
+
     masked = tuple(masked) if masked is not None else (False,) * n_losses
     n_rec = len(batched)
-    privs = [RO] * (4 * n_losses + sum(masked) + n_inputs + len(weight_at) + n_rec)
+    n_log = len(logit_at)
+    privs = [RO] * (4 * n_losses + sum(masked) + n_inputs + len(weight_at) + n_rec + n_log)
     rec_obj = next((m for ms in metric_lists for m in ms if getattr(m, "_ff_recorded", False)), None)
     whole = next((m for ms in metric_lists for m in ms if getattr(m, "_ff_whole_batch", False)), None)
     weights = tuple(loss_weights) if loss_weights is not None else (1.0,) * n_losses
@@ -390,7 +395,8 @@ def metrics_task(n_losses: int, metric_lists: Sequence[Sequence], numels: Sequen
             mask_at[k] = 4 * n_losses + len(mask_at)
 
     def body(*regions):
-        n_all = len(regions)
+        n_all = len(regions) - n_log
+        logits = dict(zip(logit_at, regions[n_all:], strict=True))
         weight_regions = regions[n_all - n_rec - len(weight_at):n_all - n_rec]
         out: list = []
         for k in range(n_losses):
@@ -414,6 +420,8 @@ def metrics_task(n_losses: int, metric_lists: Sequence[Sequence], numels: Sequen
             if whole is not None:
                 continue
             mask = regions[mask_at[k]] if k in mask_at else None
+            if k in logits:
+                y_pred = carrying(y_pred, logits[k])
             for m in metric_lists[k]:  # Keras 3: only weighted_metrics see the sample weights
                 if m is rec_obj:
                     continue
@@ -431,7 +439,7 @@ def metrics_task(n_losses: int, metric_lists: Sequence[Sequence], numels: Sequen
                                                [None if s is None or (s == 1).all() else s for s in sws], loss))
         if rec_obj is not None:  # last: the first loss's last metric object
             share = regions[0].shape[0] / max(global_batch, 1) if regions[0].ndim else 1.0
-            values = regions[n_all - n_rec:]
+            values = regions[n_all - n_rec:n_all]
             out.append(rec_obj.recorded_stats(recorded, [values[j] for j in rec_index],
                                               [batched[j] for j in rec_index], share))
         return out

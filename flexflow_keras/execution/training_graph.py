@@ -24,7 +24,7 @@ loss recorded while it was built (metrics/symbolic_updates.py) are graph outputs
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -59,6 +59,9 @@ class TrainingGraph:
     sample_weights: tuple[KerasTensor | None, ...] = ()  # per model output: a weight input its loss reads
     recorded: tuple = ()  # the loss's recorded metric updates (symbolic_updates.RecordedCall), in order
     recorded_tensors: tuple[KerasTensor, ...] = ()  # their tensors, graph outputs the metrics task reads
+    # per model output: the logits of a softmax or sigmoid output whose metrics may compute a crossentropy
+    # (metrics/logits.py), a graph output the metrics task reads; else None
+    metric_logits: tuple[KerasTensor | None, ...] = ()
 
 
 def _mask_like(mask: KerasTensor, values: KerasTensor, output_name: str) -> KerasTensor:
@@ -118,9 +121,11 @@ def _from_logits(loss):
 
 
 def build_training_graph(model_inputs: Sequence[KerasTensor], model_outputs: Sequence[KerasTensor],
-                         loss_specs: Sequence[LossSpec], output_names: Sequence[str] | None = None) -> TrainingGraph:
+                         loss_specs: Sequence[LossSpec], output_names: Sequence[str] | None = None,
+                         logit_outputs: Collection[int] = ()) -> TrainingGraph:
     """Append a label input and a per-sample loss node for every output that has a loss (`output_names`:
-    the model's names for its outputs, for messages)."""
+    the model's names for its outputs, for messages), and the logits of the softmax or sigmoid outputs
+    among `logit_outputs` (those whose metrics may compute a crossentropy: `metric_logits`)."""
     labels: list[KerasTensor | None] = [None] * len(model_outputs)
     per_sample: list[KerasTensor | None] = [None] * len(model_outputs)
     masks: list[KerasTensor | None] = [None] * len(model_outputs)
@@ -159,12 +164,15 @@ def build_training_graph(model_inputs: Sequence[KerasTensor], model_outputs: Seq
         per_sample[spec.output_index] = out
     inputs = list(model_inputs) + [t for t in labels if t is not None] + [t for t in weights if t is not None]
     tensors = tuple(t for call in recorded for t in call.tensors)
+    with_loss = {spec.output_index for spec in loss_specs}
+    logits = tuple(activation_logits(y) if i in with_loss and i in logit_outputs else None
+                   for i, y in enumerate(model_outputs))
     outputs = list(model_outputs) + [t for t in per_sample if t is not None] + [t for t in masks if t is not None]
     taken = {t.uid for t in outputs} | {t.uid for t in inputs}
-    for t in tensors:  # the recorded updates' tensors the graph computes (inputs are fed as they are)
+    for t in (*tensors, *(t for t in logits if t is not None)):  # what the metrics read (inputs are fed)
         if t.uid not in taken:
             taken.add(t.uid)
             outputs.append(t)
     graph = OpGraph(inputs, outputs)
     return TrainingGraph(graph, tuple(model_inputs), tuple(model_outputs), tuple(labels), tuple(per_sample),
-                         tuple(loss_specs), tuple(masks), tuple(weights), tuple(recorded), tensors)
+                         tuple(loss_specs), tuple(masks), tuple(weights), tuple(recorded), tensors, logits)

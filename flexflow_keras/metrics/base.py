@@ -329,7 +329,9 @@ class MeanMetricWrapper(Metric):
         self._fn_kwargs = kwargs
 
     def batch_stats(self, y_true, y_pred, sample_weight=None) -> np.ndarray:
-        values = self._fn(np.asarray(y_true), np.asarray(y_pred), **self._fn_kwargs)
+        # a softmax or sigmoid output keeps its logits for the crossentropies (metrics/logits.py)
+        pred = y_pred if hasattr(y_pred, "_keras_logits") else np.asarray(y_pred)
+        values = self._fn(np.asarray(y_true), pred, **self._fn_kwargs)
         return mean_stats(values, sample_weight)
 
     def result(self) -> float:

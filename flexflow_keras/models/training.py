@@ -156,11 +156,13 @@ class Trainer(FitLoop, Inference, BatchCalls, TrainingData):
         from flexflow_keras.execution import build_training_graph
 
         out_names, loss_specs = self._loss_specs(graph, self._label_specs(ys), weight_rank)
-        return build_training_graph(graph.inputs, graph.outputs, loss_specs, out_names)
+        return build_training_graph(graph.inputs, graph.outputs, loss_specs, out_names,
+                                    self.__dict__.get("_ff_logit_outputs", ()))
 
     def _engine_for(self, graph, ys: Sequence[np.ndarray] | None):
         from flexflow_keras import metrics as metrics_mod
         from flexflow_keras.execution import Engine, build_training_graph
+        from flexflow_keras.metrics.logits import reads_logits
 
         label_specs = self._label_specs(ys)
         rank = self.__dict__.get("_ff_weight_rank", 0) if ys is not None else 0
@@ -198,7 +200,10 @@ class Trainer(FitLoop, Inference, BatchCalls, TrainingData):
                         m.name = f"{base}_{k}"
                     objs.append(m)
             metric_objects.append(objs)
-        tgraph = build_training_graph(graph.inputs, graph.outputs, loss_specs, out_names)
+        # outputs whose metrics may compute a crossentropy read its logits, as in Keras (metrics/logits.py)
+        self._ff_logit_outputs = frozenset(i for i, objs in enumerate(metric_objects)
+                                           if any(reads_logits(m) for m in objs))
+        tgraph = build_training_graph(graph.inputs, graph.outputs, loss_specs, out_names, self._ff_logit_outputs)
         if loss_specs and step_hooks.overrides(self, "compute_metrics"):  # one metric object runs the override
             hook = ComputeMetricsHook(self, [metric_objects[s.output_index] for s in loss_specs])
             first = loss_specs[0].output_index

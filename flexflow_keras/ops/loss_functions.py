@@ -41,10 +41,14 @@ def activation_logits(y_pred):
     if op.type_name == "activation":
         return node.inputs[0]
     # The fused op stays the model's output (what predict and the metrics read, what strategy files
-    # name); the loss's gradient reaches the weights through the copy.
-    logits = apply_op(dataclasses.replace(op, activation="linear", activation_params=()),
-                      list(node.inputs), list(node.weights))
-    logits.node.derived_from = (node, "logits")  # named <op>/logits (ops/naming.py)
+    # name); the loss's gradient reaches the weights through the copy, made once per node (the loss and
+    # the crossentropy metrics read the same one).
+    logits = getattr(node, "logits_copy", None)
+    if logits is None:
+        logits = apply_op(dataclasses.replace(op, activation="linear", activation_params=()),
+                          list(node.inputs), list(node.weights))
+        logits.node.derived_from = (node, "logits")  # named <op>/logits (ops/naming.py)
+        node.logits_copy = logits
     return logits
 
 
