@@ -497,12 +497,24 @@ class _ResizeMethod:
     LANCZOS3, LANCZOS5, GAUSSIAN, MITCHELLCUBIC = "lanczos3", "lanczos5", "gaussian", "mitchellcubic"
 
 
+def _tensor_shape(dims=None):
+    """`tf.TensorShape(dims)`: the dims as a tuple with TensorShape's `as_list` and `rank` (ops/shape_tuple.py)."""
+    from flexflow_keras.ops.shape_tuple import ShapeTuple
+
+    if dims is None:
+        raise ConfigError("tf.TensorShape(None) (an unknown rank) has no equivalent here: give the dims, with None "
+                          "for an unknown one, e.g. tf.TensorShape([None, 32]).")
+    dims = getattr(dims, "dims", dims)
+    dims = [dims] if isinstance(dims, int) else dims
+    return ShapeTuple(None if d is None else int(d) for d in dims)
+
+
 CONSTANTS.update({f"tf.dtypes.{name}": name for name in (  # tf.dtypes.float32 is tf.float32: its name
     "bfloat16", "bool", "float16", "float32", "float64", "int8", "int16", "int32", "int64", "uint8", "uint16",
     "uint32", "uint64", "string", "complex64", "complex128")})
 CONSTANTS.update({"tf.errors.InvalidArgumentError": InvalidArgumentError,
                   "tf.UnconnectedGradients": _UnconnectedGradients, "tf.newaxis": None,
-                  "tf.image.ResizeMethod": _ResizeMethod, **_data.CONSTANTS})
+                  "tf.image.ResizeMethod": _ResizeMethod, "tf.TensorShape": _tensor_shape, **_data.CONSTANTS})
 
 
 def _ops_fn(name: str):

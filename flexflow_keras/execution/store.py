@@ -18,7 +18,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from flexflow_keras.ops.graph import KerasTensor, OpNode, TensorSpec, Variable
+from flexflow_keras.ops.graph import KerasTensor, OpNode, TensorSpec, Variable, batch_rows, node_rows
+from flexflow_keras.ops.parallel import tile_shapes
 from runtime import Partition, Region
 
 
@@ -147,39 +148,32 @@ class BatchStore:
     def act(self, t: KerasTensor) -> Region:
         r = self.acts.get(t.uid)
         if r is None:
-            r = self.acts[t.uid] = self.region(_concrete(t.spec, self.batch), t.dtype, f"a:{t.name}")
+            r = self.acts[t.uid] = self.region(_concrete(t.spec, batch_rows(t, self.batch)), t.dtype, f"a:{t.name}")
         return r
 
     def grad(self, t: KerasTensor) -> Region:
         r = self.grads.get(t.uid)
         if r is None:
-            r = self.grads[t.uid] = self.region(_concrete(t.spec, self.batch), t.dtype, f"d:{t.name}")
+            r = self.grads[t.uid] = self.region(_concrete(t.spec, batch_rows(t, self.batch)), t.dtype, f"d:{t.name}")
         return r
 
     def node_saved(self, node: OpNode) -> list[Region]:
         if node.uid not in self.saved:
             specs = node.op.saved_specs([t.spec for t in node.inputs], [w.spec for w in node.weights])
-            self.saved[node.uid] = [self.region(_concrete(s, self.batch), s.dtype, f"s{i}:{node.name}")
+            self.saved[node.uid] = [self.region(_concrete(s, node_rows(node, self.batch)), s.dtype, f"s{i}:{node.name}")
                                     for i, s in enumerate(specs)]
         return self.saved[node.uid]
 
     def node_stats(self, node: OpNode) -> list[Region]:
         if node.uid not in self.stats:
             specs = node.op.stats_specs([t.spec for t in node.inputs], [w.spec for w in node.weights], True)
-            self.stats[node.uid] = [self.region(_concrete(s, self.batch), s.dtype, f"st{i}:{node.name}")
+            self.stats[node.uid] = [self.region(_concrete(s, node_rows(node, self.batch)), s.dtype, f"st{i}:{node.name}")
                                     for i, s in enumerate(specs)]
         return self.stats[node.uid]
 
     def shapes(self, node: OpNode, training: bool):
         """The concrete shapes of everything `node` touches at this batch size."""
-        from flexflow_keras.ops.parallel import TileShapes
-
-        ins = [t.spec for t in node.inputs]
-        ws = [w.spec for w in node.weights]
-        return TileShapes(tuple(_concrete(s, self.batch) for s in ins), tuple(tuple(w.shape) for w in ws),
-                          tuple(_concrete(t.spec, self.batch) for t in node.outputs),
-                          tuple(_concrete(s, self.batch) for s in node.op.saved_specs(ins, ws)),
-                          tuple(_concrete(s, self.batch) for s in node.op.stats_specs(ins, ws, training)))
+        return tile_shapes(node, self.batch, training)
 
 
 def arg_for(store_parts: dict, region: Region, boxes, colors, shape) -> Region | Partition:

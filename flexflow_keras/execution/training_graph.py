@@ -29,7 +29,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from flexflow_keras.errors import ShapeError
 from flexflow_keras.ops import functional
+from flexflow_keras.ops._util import fmt
 from flexflow_keras.ops.graph import KerasTensor, OpGraph, TensorSpec
 from flexflow_keras.ops.loss_functions import activation_logits
 
@@ -133,6 +135,13 @@ def build_training_graph(model_inputs: Sequence[KerasTensor], model_outputs: Seq
     recorded: list = []
     for spec in loss_specs:
         y_pred = model_outputs[spec.output_index]
+        if y_pred.batch_scale != 1:
+            name = output_names[spec.output_index] if output_names else y_pred.name
+            raise ShapeError(f"Output '{name}' {fmt(y_pred.shape)} has {y_pred.batch_scale} rows per sample: a reshape "
+                             f"folded blocks of each sample into its batch dim (ops.reshape(x, (-1, ...)) with fewer "
+                             f"elements per row), so its rows cannot meet the labels, one row per sample. Reshape it "
+                             f"back to one row per sample before the output, e.g. ops.reshape(x, (-1,) + "
+                             f"per_sample_shape) with the sample's whole size.")
         label = KerasTensor((None,) + tuple(spec.label_spec.shape[1:]), spec.label_spec.dtype,
                             name=f"label_{spec.output_index}")
         rank = int(getattr(spec.loss, "weight_rank", 0) or 0)

@@ -81,6 +81,11 @@ class Op:
                     training: bool) -> tuple[TensorSpec, ...]:
         return ()
 
+    def batch_ratio(self, inputs: Sequence[TensorSpec]):
+        """Rows of the output's batch dim per row of the input's (a reshape folding or unfolding blocks of
+        each sample: ops/graph.py's `batch_scale`); 1 for every op that keeps the batch rows."""
+        return 1
+
     # --- parallelism (see ops/parallel.py) -------------------------------------------------------------
     def sample_dim(self) -> int | None:
         """The output dim that indexes samples (split by data parallelism); None if there is none."""

@@ -90,6 +90,12 @@ class EagerTensor(np.ndarray):
         value = np.array(self, copy=True).view(np.ndarray)
         return value[()] if value.ndim == 0 else value
 
+    def get_shape(self):
+        """TensorFlow's name for `shape`, with `as_list` and `rank` (``x.get_shape().as_list()``)."""
+        from flexflow_keras.ops.shape_tuple import ShapeTuple
+
+        return ShapeTuple(self.shape)
+
     def set_shape(self, shape) -> None:
         """TensorFlow's static-shape hint: nothing to do on a value, but a shape it does not have is the
         ValueError TensorFlow raises (TensorFlow's time-series tutorial calls it in its split_window)."""

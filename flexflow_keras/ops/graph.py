@@ -14,7 +14,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from flexflow_keras.errors import GraphError
+from flexflow_keras.errors import GraphError, ShapeError
+from flexflow_keras.ops.shape_tuple import ShapeTuple
 from flexflow_keras.ops.tensor_math import TensorMath
 
 _uid = itertools.count()
@@ -84,6 +85,10 @@ class Variable(TensorMath):
     def ndim(self) -> int:
         """The number of dims (Keras' `Variable.ndim`)."""
         return len(self.shape)
+
+    def get_shape(self) -> ShapeTuple:
+        """TensorFlow's name for `shape`, with `as_list` and `rank` (``w.get_shape()[0]``)."""
+        return ShapeTuple(self.shape)
 
     def numpy(self) -> np.ndarray:
         """A copy of the current value (synchronised from the runtime if training has touched it)."""
@@ -274,6 +279,9 @@ class KerasTensor(TensorMath):
 
     __array_priority__ = 100  # so `ndarray + KerasTensor` defers to our operators
     _static_batch: int | None = None  # the batch size an Input declared, carried to the tensors computed from it
+    # rows of the leading (None) dim per sample of the batch: k after a reshape that folds k blocks of each
+    # sample into the batch dim (``ops.reshape(x, (-1, w, w, c))``: Swin's windows), else 1 (`batch_rows`)
+    batch_scale: int = 1
 
     def __init__(self, shape: Sequence[int | None], dtype: str = "float32", node: OpNode | None = None,
                  index: int = 0, name: str | None = None):
@@ -287,11 +295,15 @@ class KerasTensor(TensorMath):
 
     @property
     def shape(self) -> tuple:
-        """The shape: the graph's (None for the batch) to the library, with a declared batch to user code."""
-        shape = self._shape
-        if self._static_batch is None or not shape or shape[0] is not None or _read_by_library(2):
-            return shape
-        return user_shape(self)
+        """The shape: the graph's (None for the batch) to the library; to user code with a declared batch
+        and tf.TensorShape's `as_list` and `rank` (ops/shape_tuple.py), as Keras 3 on TensorFlow shows it."""
+        if _read_by_library(2):
+            return self._shape
+        return ShapeTuple(user_shape(self))
+
+    def get_shape(self) -> ShapeTuple:
+        """TensorFlow's name for `shape` (``x.get_shape().as_list()``)."""
+        return ShapeTuple(user_shape(self))
 
     @shape.setter
     def shape(self, value: Sequence[int | None]) -> None:
@@ -352,14 +364,55 @@ class OpNode:
         specs = op.output_specs([t.spec for t in self.inputs], [w.spec for w in self.weights])
         self.outputs = tuple(KerasTensor(s.shape, s.dtype, node=self, index=i, name=f"{self.name}:{i}")
                              for i, s in enumerate(specs))
+        self.batch_scale = _input_scale(self)
+        out_scale = self.batch_scale * op.batch_ratio([t.spec for t in self.inputs]) if self.batch_scale else 1
+        if out_scale != 1:
+            if out_scale < 1 or out_scale != int(out_scale):
+                raise ShapeError(f"{self.name}: the output {_fmt(self.outputs[0]._shape)} would merge samples "
+                                 f"of the batch ({out_scale} rows per sample of its input "
+                                 f"{_fmt(self.inputs[0]._shape)}, {self.batch_scale} per sample of the batch); "
+                                 f"a reshape may fold blocks of each sample into the batch dim and unfold them "
+                                 f"again, never join rows of different samples. Keep the batch dim apart: "
+                                 f"ops.reshape(x, (-1,) + per_sample_shape).")
+            for t in self.outputs:
+                if None in t._shape:
+                    t.batch_scale = int(out_scale)
         batch = next((t._static_batch for t in self.inputs if getattr(t, "_static_batch", None) is not None), None)
         if batch is not None:  # a batch an Input declared reaches every tensor that keeps the batch dim
             for t in self.outputs:
                 if t._shape and t._shape[0] is None:
-                    t._static_batch = batch
+                    t._static_batch = batch * t.batch_scale // self.batch_scale if self.batch_scale else batch
 
     def __repr__(self) -> str:
         return f"<OpNode {self.name} {self.op!r}>"
+
+
+def _fmt(shape) -> str:
+    return "(" + ", ".join("None" if d is None else str(d) for d in shape) + (",)" if len(shape) == 1 else ")")
+
+
+def batch_rows(t, batch: int) -> int:
+    """The rows of `t`'s open (None) dims at global batch `batch` (its `batch_scale` rows per sample)."""
+    return batch * getattr(t, "batch_scale", 1)
+
+
+def node_rows(node, batch: int) -> int:
+    """The rows of the open dims of `node`'s inputs (and of its saved buffers) at global batch `batch`."""
+    return batch * (getattr(node, "batch_scale", 1) or 1)
+
+
+def _input_scale(node: OpNode):
+    """The batch scale the batched inputs of `node` share (0 when none is batched); a ShapeError naming
+    the op when they differ (rows of folded blocks meeting rows of whole samples)."""
+    scales = {t.batch_scale for t in node.inputs if None in t._shape}
+    if len(scales) > 1:
+        shapes = ", ".join(f"{_fmt(t._shape)} ({t.batch_scale} rows per sample)" for t in node.inputs
+                           if None in t._shape)
+        raise ShapeError(f"{node.name}: its inputs {shapes} count their batch rows differently: one was folded "
+                         f"by a reshape (ops.reshape(x, (-1, ...)) with fewer elements per row) and the other "
+                         f"was not. Reshape it back to one row per sample first, e.g. ops.reshape(x, "
+                         f"(-1,) + per_sample_shape).")
+    return scales.pop() if scales else 0
 
 
 class OpGraph:

@@ -94,6 +94,24 @@ class TileShapes:
     stats: tuple[tuple[int, ...], ...] = ()
 
 
+def tile_shapes(node, batch: int, training: bool = True) -> TileShapes:
+    """The concrete `TileShapes` of op node `node` at global batch `batch`: each tensor's open dims hold its
+    rows (`graph.batch_rows`: k per sample after a reshape that folds blocks into the batch), the saved
+    and statistics buffers those of the node's inputs (`graph.node_rows`)."""
+    from flexflow_keras.ops.graph import batch_rows, node_rows
+
+    def conc(spec, rows):
+        return tuple(rows if d is None else int(d) for d in spec.shape)
+
+    ins = [t.spec for t in node.inputs]
+    ws = [w.spec for w in node.weights]
+    rows = node_rows(node, batch)
+    return TileShapes(tuple(conc(t.spec, batch_rows(t, batch)) for t in node.inputs), tuple(tuple(w.shape) for w in ws),
+                      tuple(conc(t.spec, batch_rows(t, batch)) for t in node.outputs),
+                      tuple(conc(s, rows) for s in node.op.saved_specs(ins, ws)),
+                      tuple(conc(s, rows) for s in node.op.stats_specs(ins, ws, training)))
+
+
 @dataclass(frozen=True)
 class Tile:
     """One piece of an op's work: boxes (global coordinates) of what it reads and writes.

@@ -1,13 +1,17 @@
 """Data-movement ops: `ReshapeOp`, `TransposeOp`, `ConcatOp`.
 
-Reshape keeps the batch dim: the target's first entry is -1 or None (the batch) and the per-sample size
-is unchanged. Merging the batch with other dims is refused: a tensor's leading None always means "the
-batch" to the execution, which splits it across shards.
+Reshape of a batched tensor: the target's first entry is -1 or None (the batch dim). With the per-sample
+size unchanged it keeps the batch rows. A target whose other entries are all known may also fold blocks
+of each sample into the batch dim, as Swin's window partition does (``(B, 8, 8, C)`` to ``(-1, 4, 4, C)``:
+``(B*4, 4, 4, C)``), and unfold them again (``(-1, 2, 2, 4, 4, C)``): the output's leading None then counts
+k rows per sample (`batch_ratio`, ops/graph.py's `batch_scale`), the execution sizes it as k times the
+batch and splits it by whole samples (`tile`). Rows of different samples are never joined.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from fractions import Fraction
 from typing import ClassVar
 
 import numpy as np
@@ -62,24 +66,38 @@ class ReshapeOp(Op):
                 # models/variable_dims.py records the graph again on the data's shape, where the sizes are checked
                 return (TensorSpec((None,) + tuple(None if t == -1 else t for t in rest), x.dtype),)
             block = int(np.prod([t for t in rest if t != -1], dtype=np.int64))
+            if -1 not in rest and per and block and (per % block == 0 or block % per == 0):
+                return (TensorSpec((None,) + rest, x.dtype),)  # keeps, folds or unfolds the batch rows
             fits = per is not None and (per % block == 0 if -1 in rest and block else block == per)
             if not fits:
                 raise ShapeError(f"reshape: the input {fmt(x.shape)} has {per} elements per sample but the "
-                                 f"target {self.shape} asks for {block} per sample; reshape keeps the batch dim "
-                                 f"and cannot merge it with other dims (ops.dense acts on the last axis of "
-                                 f"inputs of any rank, so it needs no reshape).")
+                                 f"target {self.shape} asks for {block} per row; the rows of the batch dim "
+                                 f"may split each sample into equal blocks or join such blocks again, so one "
+                                 f"size must divide the other.")
             rest = _resolve("reshape", x.shape, rest, per)
             return (TensorSpec((None,) + rest, x.dtype),)
         return (TensorSpec(_resolve("reshape", x.shape, target, known_size(x.shape)), x.dtype),)
 
+    def batch_ratio(self, inputs):
+        x = inputs[0]
+        target = tuple(-1 if s is None else int(s) for s in self.shape)
+        if not (x.ndim and x.shape[0] is None) or -1 in target[1:]:
+            return 1
+        per = known_size(x.shape[1:])
+        block = int(np.prod(target[1:], dtype=np.int64))
+        return Fraction(per, block) if per and block else 1
+
     def tile(self, shapes, out_box, part=0, parts=1):
-        x = shapes.inputs[0]
+        x, out = shapes.inputs[0], shapes.outputs[0]
         lo, hi = out_box
-        # a split of the leading dim alone reads the same rows, when that dim is the input's leading dim too
-        # (the batch; not a weight's (5,) reshaped to (1, 1, 1, 5))
-        if len(x) and x[0] == shapes.outputs[0][0] and lo[1:] == (0,) * (len(lo) - 1) and \
-                tuple(hi[1:]) == tuple(shapes.outputs[0][1:]):
-            return par.Tile(((lo[:1] + (0,) * (len(x) - 1), hi[:1] + tuple(x[1:])),), (), (out_box,))
+        # a split of the leading dim alone reads the input's rows holding the same elements (row-major), when
+        # its rows start and end on rows of the input: the batch rows kept, folded or unfolded
+        if len(x) and len(out) and lo[1:] == (0,) * (len(lo) - 1) and tuple(hi[1:]) == tuple(out[1:]):
+            row_out, row_in = int(np.prod(out[1:], dtype=np.int64)), int(np.prod(x[1:], dtype=np.int64))
+            a, b = lo[0] * row_out, hi[0] * row_out
+            if row_in and a % row_in == 0 and b % row_in == 0:
+                return par.Tile((((a // row_in,) + (0,) * (len(x) - 1), (b // row_in,) + tuple(x[1:])),), (),
+                                (out_box,))
         return par.Tile((par.whole(x),), (), (out_box,))
 
     def forward(self, ctx, inputs, weights, outputs, saved, stats):

@@ -179,10 +179,12 @@ def _footprint(problem: Problem) -> int:
     """Bytes a step touches: activations and their gradients, weights with gradients and slots."""
     import numpy as np
 
+    from flexflow_keras.ops.graph import batch_rows
+
     total = 0
     for node in problem.graph.nodes:
         for t in node.outputs:
-            shape = [problem.batch if d is None else int(d) for d in t.shape]
+            shape = [batch_rows(t, problem.batch) if d is None else int(d) for d in t.shape]
             total += 2 * int(np.prod(shape)) * np.dtype(t.dtype).itemsize
     for v in problem.graph.variables:
         mult = 2 + problem.n_slots if v.uid in problem.trainable else 1

@@ -29,6 +29,7 @@ import numpy as np
 
 from flexflow_keras.ops import parallel as par
 from flexflow_keras.ops.gradients import plan_gradients
+from flexflow_keras.ops.graph import batch_rows
 from flexflow_keras.ops.naming import node_names
 from flexflow_keras.ops.strategy import ParallelConfig, Strategy, node_space, sample_dims
 from flexflow_keras.search import schedule
@@ -71,13 +72,7 @@ class Simulator:
         self.elementwise_update = elementwise_update
         self.shapes = {}
         for node in graph.nodes:
-            ins = [t.spec for t in node.inputs]
-            ws = [w.spec for w in node.weights]
-            conc = lambda s: tuple(self.batch if d is None else int(d) for d in s.shape)  # noqa: E731
-            self.shapes[node.uid] = par.TileShapes(
-                tuple(conc(s) for s in ins), tuple(tuple(w.shape) for w in ws),
-                tuple(conc(t.spec) for t in node.outputs), tuple(conc(s) for s in node.op.saved_specs(ins, ws)),
-                tuple(conc(s) for s in node.op.stats_specs(ins, ws, True)))
+            self.shapes[node.uid] = par.tile_shapes(node, self.batch, True)
         self.producer = {}
         for node in graph.nodes:
             for o, t in enumerate(node.outputs):
@@ -285,7 +280,8 @@ class Simulator:
 
     # --- pieces of the step ------------------------------------------------------------------------------
     def _shape_of(self, t):
-        return tuple(self.batch if d is None else int(d) for d in t.shape)
+        rows = batch_rows(t, self.batch)
+        return tuple(rows if d is None else int(d) for d in t.shape)
 
     def _sample_bytes(self, t) -> int:
         return math.prod(int(d) for d in t.shape[1:]) * np.dtype(t.dtype).itemsize

@@ -189,10 +189,13 @@ def test_reshape_transpose_concat():
     check_op(ConcatOp(1), [x, r(3, 1, 2)], ref=lambda a, b: np.concatenate([a, b], 1), shards=3)
 
 
-def test_reshape_refuses_to_merge_the_batch():
+def test_reshape_rows_split_or_join_whole_samples():
     from flexflow_keras.ops.graph import TensorSpec
-    with pytest.raises(ShapeError, match="cannot merge it with other dims"):
-        ReshapeOp((-1, 4)).output_specs([TensorSpec((None, 3, 4))], [])
+    with pytest.raises(ShapeError, match="one size must divide the other"):
+        ReshapeOp((-1, 5)).output_specs([TensorSpec((None, 3, 4))], [])
+    # 3 rows per sample (ops/graph.py's batch_scale; tests/flexflow_keras/ops/test_reshape_batch_fold_tf.py)
+    assert ReshapeOp((-1, 4)).output_specs([TensorSpec((None, 3, 4))], [])[0].shape == (None, 4)
+    assert ReshapeOp((-1, 4)).batch_ratio([TensorSpec((None, 3, 4))]) == 3
     with pytest.raises(ShapeError, match="must start with -1 or None"):
         ReshapeOp((12,)).output_specs([TensorSpec((None, 3, 4))], [])
     assert ReshapeOp((None, 2, 6)).output_specs([TensorSpec((None, 3, 4))], [])[0].shape == (None, 2, 6)
