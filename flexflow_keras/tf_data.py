@@ -7,7 +7,8 @@ constructors and the chain tutorials give them, run by this framework's datasets
   ``shuffle=False``); ``tf.data.TextLineDataset`` (data/derived.py).
 - ``tf.data.Dataset.sample_from_datasets`` / ``choose_from_datasets`` (data/grouping.py; also under
   tf.data.experimental); tf.data.experimental's ``bucket_by_sequence_length``, ``group_by_window``, ``scan``,
-  ``unique``, ``ignore_errors``, ``assert_cardinality`` (for ``ds.apply(...)``) and ``get_single_element``.
+  ``unique``, ``ignore_errors``, ``rejection_resample`` (data/resample.py), ``assert_cardinality`` (for
+  ``ds.apply(...)``) and ``get_single_element``.
 - ``tf.data.experimental.cardinality(ds)`` (the dataset's `cardinality()`, of any of our datasets),
   ``tf.data.experimental.make_csv_dataset`` and ``CsvDataset`` (data/csv_dataset.py).
 - ``tf.data.Options`` and ``tf.data.experimental.AutoShardPolicy`` & co (data/options.py), ``tf.data.AUTOTUNE``
@@ -88,7 +89,8 @@ CALLS = {
        for space in ("Dataset", "experimental") for name in ("sample_from_datasets", "choose_from_datasets")},
     # tf.data.experimental's transformations, for ds.apply(...)
     **{f"tf.data.experimental.{name}": (lambda *a, _name=name, **k: lambda ds: getattr(ds, _name)(*a, **k))
-       for name in ("bucket_by_sequence_length", "group_by_window", "scan", "unique", "ignore_errors")},
+       for name in ("bucket_by_sequence_length", "group_by_window", "scan", "unique", "ignore_errors",
+                    "rejection_resample")},
     "tf.data.experimental.get_single_element": lambda dataset: dataset.get_single_element(),
     "tf.data.experimental.assert_cardinality": _assert_cardinality,
 }

@@ -22,9 +22,9 @@ gives, so `fit`, `evaluate` and `predict` load it as any PyDataset (and `for x, 
   ``interleave``, ``scan``, ``rebatch``, ``unique``, ``ignore_errors``, ``Dataset.zip``, ``Dataset.range``,
   ``Dataset.from_generator`` and ``TextLineDataset`` (data/derived.py); ``group_by_window``,
   ``bucket_by_sequence_length``, ``Dataset.sample_from_datasets`` and ``choose_from_datasets``
-  (data/grouping.py); ``get_single_element``; ``with_options`` / ``options()`` keep a ``tf.data.Options``
-  that changes nothing here (data/options.py); the other tf.data methods (snapshot, save, load, random,
-  rejection_resample) are a clear error;
+  (data/grouping.py); ``rejection_resample`` (data/resample.py); ``get_single_element``; ``with_options`` / ``options()`` keep a ``tf.data.Options``
+  that changes nothing here (data/options.py); the other tf.data methods (snapshot, save, load, random)
+  are a clear error;
 - ``prefetch``, ``cache``: the dataset itself (`fit` loads ahead through its own pipeline).
 - ``repeat(n)`` passes over the data n times; ``repeat()`` as many times as a later ``take(k)`` needs
   (custom loops write ``ds.repeat().shuffle(..).batch(..)`` then ``ds.take(steps)``); without such a
@@ -44,7 +44,7 @@ from flexflow_keras.utils.py_dataset import PyDataset
 
 AUTOTUNE = -1
 _UNKNOWN_CARDINALITY = -2  # accepted by TensorFlow as a shuffle buffer_size: the whole data
-_UNSUPPORTED_METHODS = ("snapshot", "save", "load", "random", "rejection_resample")
+_UNSUPPORTED_METHODS = ("snapshot", "save", "load", "random")
 _ENDLESS = ("Dataset.repeat() without a count makes an endless dataset, and no take(n) after it ends it: add "
             ".take(n), give a count (.repeat(n)), or drop .repeat() for fit (it passes over the data once per epoch "
             "by itself).")
@@ -259,6 +259,11 @@ class SliceDataset(PyDataset):
 
         return grouping.choose_from_datasets(datasets, choice_dataset, stop_on_empty_dataset)
 
+    def rejection_resample(self, class_func, target_dist, initial_dist=None, seed=None, name=None):
+        from flexflow_keras.data import resample
+
+        return resample.rejection_resample(self, class_func, target_dist, initial_dist, seed)
+
     def apply(self, transformation_func):
         return transformation_func(self)
 
@@ -334,8 +339,8 @@ class SliceDataset(PyDataset):
                             f"(it has map, batch, padded_batch, rebatch, shuffle, take, skip, repeat, filter, unbatch, "
                             f"concatenate, zip, enumerate, shard, window, flat_map, interleave, scan, unique, "
                             f"group_by_window, bucket_by_sequence_length, sample_from_datasets, "
-                            f"choose_from_datasets, ignore_errors, get_single_element, with_options, prefetch, "
-                            f"cache); rewrite that step with them or on NumPy arrays.")
+                            f"choose_from_datasets, rejection_resample, ignore_errors, get_single_element, "
+                            f"with_options, prefetch, cache); rewrite that step with them or on NumPy arrays.")
         raise AttributeError(f"'{type(self).__name__}' object has no attribute {name!r}")
 
     def take(self, count) -> SliceDataset:
