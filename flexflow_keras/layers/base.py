@@ -448,18 +448,13 @@ class Layer:
         node_kwargs = kwargs
         if "mask" in kwargs and "mask" not in self._call_params:
             kwargs.pop("mask")
-        elif "mask" in self._call_params and kwargs.get("mask") is None and \
-                getattr(inputs, "_keras_mask", None) is not None:
-            # Keras 3: a call taking `mask` gets the input's mask. The layer graph does not record it (the
-            # mask's ops, an Embedding's `x != 0`, are no layers of the model, and a saved config rebuilds
-            # the mask by calling the layer that made it)
+        masks = mask_hooks.call_masks(self, self._call_params, (inputs, *rest), kwargs)
+        if masks:
+            # Keras 3: a call taking `mask` (or `<arg>_mask`) gets its inputs' masks. The layer graph does not
+            # record them (the mask's ops, an Embedding's `x != 0`, are no layers of the model, and a saved
+            # config rebuilds the mask by calling the layer that made it)
             node_kwargs = dict(kwargs)
-            kwargs["mask"] = inputs._keras_mask
-        elif "mask" in self._call_params and kwargs.get("mask") is None and isinstance(inputs, (list, tuple)) \
-                and any(getattr(t, "_keras_mask", None) is not None for t in inputs):
-            # a list of inputs: the list of their masks (keras.io's TransformerDecoder([x, encoder_outputs]))
-            node_kwargs = dict(kwargs)
-            kwargs["mask"] = [getattr(t, "_keras_mask", None) for t in inputs]
+            kwargs.update(masks)
         leaves = tree.flatten([inputs, list(rest), list(kwargs.values())])
         symbolic = any(isinstance(x, KerasTensor) for x in leaves)
         if not symbolic and _in_symbolic_call() and any(isinstance(x, np.ndarray) for x in tree.flatten(inputs)):

@@ -1,5 +1,12 @@
-"""Keras 3's `compute_mask` hook: a layer that defines ``compute_mask(inputs, mask)`` (custom layers, as
-in the keras.io masking guide) sets its outputs' masks from it.
+"""Keras 3's masks around a layer's call: which mask arguments a call gets (`call_masks`), and the
+`compute_mask` hook: a layer that defines ``compute_mask(inputs, mask)`` (custom layers, as in the keras.io
+masking guide) sets its outputs' masks from it.
+
+A call gets its inputs' masks as Keras 3's ``Layer.__call__`` hands them: when exactly one argument of the
+call is a tensor (or a structure of tensors), an unset ``mask`` parameter gets that argument's mask (a
+structure of masks for a structure); when several are, each tensor argument ``name`` with an unset
+``name_mask`` parameter gets its mask, and ``mask`` gets nothing (an RNN given ``initial_state`` tensors,
+keras.io's TransformerDecoder called on ``(x, encoder_outputs)``: Keras leaves their ``mask`` None).
 
 The mask handed to the hook is the ``mask=`` the layer was called with, else the masks the inputs carry
 (one per input for a list); the hook's result (a mask, or a list for several outputs) is attached to each
@@ -9,8 +16,59 @@ passes the input's mask on).
 
 from __future__ import annotations
 
+import inspect
+
+import numpy as np
+
 from flexflow_keras.ops.graph import KerasTensor
 from flexflow_keras.utils import tree
+
+
+def _is_tensor(x) -> bool:
+    return isinstance(x, (KerasTensor, np.ndarray))  # eager tensors are arrays; Keras converts arrays too
+
+
+def _tensor_arguments(signature, args, kwargs) -> dict | None:
+    """The call's arguments that are tensors or non-empty structures of tensors (None allowed inside), by
+    parameter name, as Keras 3's CallSpec counts them; None when the arguments do not bind."""
+    try:
+        bound = signature.bind(*args, **kwargs)
+    except TypeError:
+        return None  # the call itself reports the mismatch
+    found = {}
+    for name, value in bound.arguments.items():
+        if _is_tensor(value):
+            found[name] = value
+        elif isinstance(value, (list, tuple, dict)) and len(value) > 0:
+            flat = tree.flatten(value)
+            if any(_is_tensor(x) for x in flat) and all(x is None or _is_tensor(x) for x in flat):
+                found[name] = value
+    return found
+
+
+def _carried(value):
+    return tree.map_structure(lambda t: getattr(t, "_keras_mask", None), value)
+
+
+def call_masks(layer, params, args, kwargs) -> dict:
+    """The mask keywords Keras 3 adds to ``layer.call(*args, **kwargs)`` (see the module docstring): a
+    dict of parameter name -> mask for the parameters the call leaves unset; empty when none apply."""
+    if "mask" not in params and not any(p.endswith("_mask") for p in params):
+        return {}
+    signature = layer.__dict__.get("_ff_call_signature")
+    if signature is None:
+        signature = layer.__dict__["_ff_call_signature"] = inspect.signature(layer.call)
+    tensors = _tensor_arguments(signature, args, kwargs)
+    if not tensors:
+        return {}
+    if len(tensors) == 1:
+        if "mask" in params and kwargs.get("mask") is None:
+            mask = _carried(next(iter(tensors.values())))
+            return {} if mask is None else {"mask": mask}
+        return {}
+    masks = {f"{name}_mask": _carried(value) for name, value in tensors.items()
+             if f"{name}_mask" in params and kwargs.get(f"{name}_mask") is None}
+    return {name: mask for name, mask in masks.items() if mask is not None}
 
 
 def has_compute_mask(layer) -> bool:

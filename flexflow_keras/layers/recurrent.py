@@ -7,8 +7,9 @@ bias one with ``unit_forget_bias``), tanh / sigmoid, GRU ``reset_after=True`` wi
 ``stateful=True`` keeps each sample slot's final state for the next batch (Variables of shape
 (batch, units), outside the layer's weights as in Keras 3): the batch size must be declared, and every
 step (training, evaluation, prediction) copies the final states into them (execution/step.py); reset
-them with ``reset_states()``. Masks come from the ``mask`` argument or from the input's ``_keras_mask`` (set by
-``Embedding(mask_zero=True)``, `Masking` and mask-propagating layers); a masked step keeps the previous
+them with ``reset_states()``. Masks come from the ``mask`` argument, which a call fills from the input's ``_keras_mask`` (set by
+``Embedding(mask_zero=True)``, `Masking` and mask-propagating layers) as Keras 3 does: not when
+``initial_state`` tensors are passed too (layers/mask_hooks.call_masks); a masked step keeps the previous
 state and repeats the previous output. With ``return_sequences`` the mask is passed on to the output.
 """
 
@@ -202,8 +203,6 @@ class _Recurrent(KeptStates, Layer):
         if isinstance(inputs, (list, tuple)):  # Keras 2: layer([x, h0, c0])
             inputs, extra = inputs[0], list(inputs[1:])
             initial_state = initial_state if initial_state is not None else (extra or None)
-        if mask is None:
-            mask = getattr(inputs, "_keras_mask", None)
         if isinstance(mask, (list, tuple)):
             mask = mask[0]
         if initial_state is not None and not isinstance(initial_state, (list, tuple)):

@@ -162,8 +162,6 @@ class RNN(KeptStates, Layer):
             d = c.units
 
     def call(self, inputs, mask=None, training=None, initial_state=None):
-        if mask is None:
-            mask = getattr(inputs, "_keras_mask", None)
         cells = self._cells()
         sizes = [c.units for c in cells for _ in range(2 if c._spec._cell == "lstm" else 1)]
         kept = self.stateful and initial_state is None

@@ -182,8 +182,6 @@ class Bidirectional(Layer):
                 sub.build(input_shape)
 
     def call(self, inputs, mask=None, training=None, initial_state=None):
-        if mask is None:
-            mask = getattr(inputs, "_keras_mask", None)
         fw_state = bw_state = None
         if initial_state is not None:
             half = len(initial_state) // 2
