@@ -211,7 +211,27 @@ def reshape(x, new_shape, name=None):
     dims = [-1 if isinstance(s, BatchDim) else s for s in new_shape]
     if dims and isinstance(dims[0], StaticBatch) and _sym(x) and x.spec.shape[:1] == (None,):
         dims = _declared_batch_reshape(x, dims)
+    elif dims and isinstance(new_shape[0], BatchDim) and _sym(x) and -1 in dims[1:] and \
+            getattr(new_shape[0].ref, "batch_scale", 1) != x.batch_scale:
+        dims = _rows_of(new_shape[0].ref, x, dims)
     return F.reshape(x, dims, name)
+
+
+def _rows_of(ref: KerasTensor, x: KerasTensor, dims: list) -> list:
+    """``ops.reshape(x, (ops.shape(ref)[0], -1, ...))`` where x and ref count their batch rows differently (a
+    reshape folded blocks of each sample into one of them: ops/graph.py's `batch_scale`): the target with
+    the other -1 resolved so the output has ref's rows per sample, as the batch size of ref would give."""
+    rest = list(dims[1:])
+    if None in x.spec.shape[1:]:
+        return dims
+    per_sample = math.prod(int(s) for s in x.spec.shape[1:]) * x.batch_scale
+    block = ref.batch_scale * math.prod(int(s) for s in rest if s != -1)
+    if not block or per_sample % block:
+        raise ShapeError(f"reshape: {x.name} {tuple(x.spec.shape)} holds {per_sample} elements per sample, which do "
+                         f"not divide into {ref.batch_scale} rows of {tuple(dims[1:])} (the rows per sample of "
+                         f"{ref.name}, whose batch size the target's first entry is).")
+    rest[rest.index(-1)] = per_sample // block
+    return [-1] + rest
 
 
 def _declared_batch_reshape(x, dims: list) -> list:

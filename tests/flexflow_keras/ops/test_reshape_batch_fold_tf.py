@@ -92,3 +92,18 @@ def test_rows_of_different_samples_are_never_joined():
     other = flexflow_keras.Input((16, 4))  # 1 row per sample, the same row shape
     with pytest.raises(ShapeError, match="count their batch rows differently"):
         flexflow_keras.ops.add(w, other)
+
+
+def test_the_batch_size_of_another_tensor_gives_its_rows():
+    """``ops.reshape(w, (ops.shape(x)[0], -1))``: the rows of x (one per sample), not of w (four)."""
+    ops = flexflow_keras.ops
+    inp = flexflow_keras.Input((8, 8, 4))
+    w = ops.reshape(inp, (-1, 16, 4))
+    back = ops.reshape(w, (ops.shape(inp)[0], -1))
+    assert back.shape == (None, 256) and back.batch_scale == 1
+    same = ops.reshape(w, (ops.shape(w)[0], -1))
+    assert same.shape == (None, 64) and same.batch_scale == 4
+    m = flexflow_keras.Model(inp, [back, same])
+    a, b = m.predict(X[:5], verbose=0)
+    np.testing.assert_array_equal(a, X[:5].reshape(5, 256))
+    np.testing.assert_array_equal(b, X[:5].reshape(20, 64))
