@@ -205,7 +205,7 @@ class MultiHeadAttention(QueryValueCall, Layer):
             ctx, probs = self._call_override(q, k, v, mask, training, return_attention_scores, q_pos, s_pos)
         else:
             ctx, probs = scaled_attention(q, k, v, mask, self._inverse_sqrt_key_dim, self.dropout, self._seed,
-                                          training)
+                                          training, fused=_fused(self.dropout, return_attention_scores, q_pos))
         if len(q_pos) > 1:
             ctx = ops.reshape(ctx, (-1,) + q_pos + (h, self.value_dim))
         output = self._output_dense(ctx)
@@ -228,7 +228,7 @@ class MultiHeadAttention(QueryValueCall, Layer):
         subclass may override it (Keras' `_masked_softmax`, `_dropout_layer` and einsum equations are here)."""
         mask = None if attention_mask is None else ops.expand_dims(attention_mask, 1)
         return scaled_attention(query, key, value, mask, self._inverse_sqrt_key_dim, self.dropout, self._seed,
-                                training)
+                                training, fused=_fused(self.dropout, return_attention_scores, (None,)))
 
     def _masked_softmax(self, attention_scores, attention_mask=None):
         """Keras': the softmax over the key axis, masked positions at Keras' large negative number before
@@ -285,23 +285,33 @@ class MultiHeadAttention(QueryValueCall, Layer):
                 "activity_regularizer": None, "use_gate": False, "sliding_window": None}  # Keras 3's keys
 
 
-def scaled_attention(q, k, v, mask, scale: float, dropout: float, seed: int, training):
+def scaled_attention(q, k, v, mask, scale: float, dropout: float, seed: int, training, fused: bool = False):
     """Scaled dot-product attention of (B, T, H, K) queries over (B, S, H, K) keys and (B, S, H, V) values
     with an optional bool mask broadcastable to (B, H, T, S) (masked scores get Keras' large negative
     number before the softmax and 0 after it) and dropout on the probabilities. Returns the context
-    (B, T, H, V) and the probabilities (B, H, T, S)."""
+    (B, T, H, V) and the probabilities (B, H, T, S).
+
+    `fused` is Keras 3's `ops.dot_product_attention` path, which its attention layers take when there is no
+    dropout, no returned scores and one attention axis: masked probabilities are not zeroed after the
+    softmax, so a query whose every key is masked (a padding position's row) attends uniformly, where the
+    other path gives it zero weights."""
     q = ops.multiply(q, scale)
     scores = ops.matmul(ops.transpose(q, (0, 2, 1, 3)), ops.transpose(k, (0, 2, 3, 1)))  # (B, H, T, S)
     if mask is not None:
         scores = ops.where(mask, scores, np.float32(_NEG))
     probs = ops.softmax(scores, axis=-1)
-    if mask is not None:
+    if mask is not None and not fused:
         probs = ops.where(mask, probs, np.float32(0.0))
     dropped = probs
     if dropout > 0.0:
         dropped = F.dropout(probs, dropout, seed=seed, training=training)
     ctx = ops.transpose(ops.matmul(dropped, ops.transpose(v, (0, 2, 1, 3))), (0, 2, 1, 3))  # (B, T, H, V)
     return ctx, probs
+
+
+def _fused(dropout: float, return_attention_scores: bool, q_pos: tuple) -> bool:
+    """Whether Keras 3's attention runs `ops.dot_product_attention` (see `scaled_attention`)."""
+    return dropout == 0.0 and not return_attention_scores and len(q_pos) == 1
 
 
 def combined_mask(layer, query, q_pos, s_pos, t, s, query_mask, value_mask, key_mask, attention_mask, causal,

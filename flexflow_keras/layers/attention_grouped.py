@@ -20,6 +20,7 @@ from flexflow_keras.errors import ShapeError
 from flexflow_keras.layers import _args
 from flexflow_keras.layers.attention import (
     QueryValueCall,
+    _fused,
     _keras_mask,
     _Projection,
     combined_mask,
@@ -130,7 +131,7 @@ class GroupedQueryAttention(QueryValueCall, Layer):
         k = ops.repeat(self._key_dense(key), self.num_repeats, axis=2)  # (B, S, Hq, D)
         v = ops.repeat(self._value_dense(value), self.num_repeats, axis=2)
         ctx, probs = scaled_attention(q, k, v, mask, 1.0 / math.sqrt(float(self.head_dim)), self.dropout,
-                                      self._seed, training)
+                                      self._seed, training, fused=_fused(self.dropout, return_attention_scores, (t,)))
         output = self._output_dense(ctx if gate is None else ops.multiply(ctx, gate))
         if query_mask is not None and F._symbolic(output):
             output._keras_mask = query_mask
