@@ -18,7 +18,7 @@ from flexflow_keras.layers.base import Layer
 from flexflow_keras.layers.eager import as_input, clone_graph
 from flexflow_keras.layers.input_layer import InputLayer
 from flexflow_keras.layers.node import Node
-from flexflow_keras.models import custom_training, variable_dims
+from flexflow_keras.models import custom_training, layer_rerun, variable_dims
 from flexflow_keras.models.model import Model
 from flexflow_keras.ops import tape
 from flexflow_keras.ops.base import apply_op
@@ -316,7 +316,12 @@ class Functional(GraphIOMixin, Model):
         else:
             flat = self._standardize_inputs(inputs, self._inputs)
         if any(isinstance(x, KerasTensor) for x in flat):
-            outs = clone_graph(self._graph, flat)
+            layer_rerun.attach_masks(flat, mask)
+            outs = None
+            if prefix is None and layer_rerun.needs_rerun(flat):  # Keras 3 runs the layers on masked tensors
+                outs = layer_rerun.rerun_layers(self, flat)
+            if outs is None:
+                outs = clone_graph(self._graph, flat)
         else:
             arrays = [as_input(x, t.dtype) for x, t in zip(flat, self._inputs, strict=False)]
             outs = custom_training.run_eager(self, self._current(self._graph), arrays, bool(training))
