@@ -226,31 +226,35 @@ def __getattr__(name: str):
 @cpu_jit
 def _resize_image(src, out, oy, ox, h_in, w_in, bilinear):
     # TensorFlow's resize (half-pixel centres, edges clamped, no antialiasing) of the window
-    # src[oy:oy + h_in, ox:ox + w_in] of one (H, W, C) image into out (h, w, C); separable taps
+    # src[oy:oy + h_in, ox:ox + w_in] of one (H, W, C) image into out (h, w, C); separable taps.
+    # The source coordinates are float32 as TensorFlow's kernels compute them ((x + 0.5f) * scale - 0.5f,
+    # scale = in / out in float32): float64 ones move the lerp weights by an ulp, and the pixels by up to
+    # 3e-3 of 255 (a uint8 cast after the resize then differs by 1).
     h_out, w_out, chans = out.shape
-    sy, sx = h_in / h_out, w_in / w_out
+    half = np.float32(0.5)
+    sy, sx = np.float32(h_in) / np.float32(h_out), np.float32(w_in) / np.float32(w_out)
     x0s = np.empty(w_out, np.int64)
     x1s = np.empty(w_out, np.int64)
     wxs = np.empty(w_out, np.float32)
     for j in range(w_out):
-        c = (j + 0.5) * sx - 0.5
         if bilinear:
+            c = (np.float32(j) + half) * sx - half
             f = math.floor(c)
             x0s[j] = min(max(int(f), 0), w_in - 1) + ox
             x1s[j] = min(max(int(math.ceil(c)), 0), w_in - 1) + ox
-            wxs[j] = c - f
+            wxs[j] = c - np.float32(f)
         else:
-            x0s[j] = x1s[j] = min(int(math.floor((j + 0.5) * sx)), w_in - 1) + ox
+            x0s[j] = x1s[j] = min(int(math.floor((np.float32(j) + half) * sx)), w_in - 1) + ox
             wxs[j] = 0.0
     for i in range(h_out):
-        c = (i + 0.5) * sy - 0.5
         if bilinear:
+            c = (np.float32(i) + half) * sy - half
             f = math.floor(c)
             y0 = min(max(int(f), 0), h_in - 1) + oy
             y1 = min(max(int(math.ceil(c)), 0), h_in - 1) + oy
-            wy = np.float32(c - f)
+            wy = np.float32(c - np.float32(f))
         else:
-            y0 = y1 = min(int(math.floor((i + 0.5) * sy)), h_in - 1) + oy
+            y0 = y1 = min(int(math.floor((np.float32(i) + half) * sy)), h_in - 1) + oy
             wy = np.float32(0.0)
         for j in range(w_out):
             a, b, wx = x0s[j], x1s[j], wxs[j]
