@@ -20,7 +20,7 @@ import numpy as np
 
 from flexflow_keras import backend, constraints, initializers, regularizers
 from flexflow_keras.errors import ShapeError
-from flexflow_keras.layers import call_memo, mask_hooks, tf_graph_call
+from flexflow_keras.layers import auto_config, call_memo, mask_hooks, tf_graph_call
 from flexflow_keras.layers import node as node_mod
 from flexflow_keras.layers.input_spec import InputSpec, check_input_spec
 from flexflow_keras.ops import penalty, tape
@@ -95,6 +95,12 @@ class Layer:
     _accepts_int_inputs = False  # keep integer inputs as they are in eager calls (Embedding)
     _float_math = False  # arithmetic layers: integer symbolic inputs are cast to the layer's dtype first
     supports_masking = False  # pass the input's mask (`_keras_mask`) on to the output unchanged (Keras)
+
+    def __new__(cls, *args, **kwargs):
+        instance = super().__new__(cls)
+        # Keras 3 records the constructor arguments: the default get_config returns them (auto_config.py)
+        instance.__dict__["_ff_auto_config"] = auto_config.capture(cls, args, kwargs)
+        return instance
 
     def __init__(self, *, name=None, trainable=True, dtype=None, activity_regularizer=None, autocast=True,
                  **kwargs):
@@ -565,6 +571,8 @@ class Layer:
         config = {"name": self.name, "trainable": self.trainable, "dtype": self._dtype}
         if self._batch_input_shape is not None:
             config["batch_input_shape"] = self._batch_input_shape
+        if type(self).get_config is Layer.get_config:  # a subclass keeping the default: its arguments, as Keras
+            config = auto_config.default_config(self, config)
         return config
 
     @classmethod

@@ -100,10 +100,13 @@ def _check_get_config(layer) -> None:
     params = [p for p in inspect.signature(cls.__init__).parameters.values()
               if p.name != "self" and p.kind not in (p.VAR_KEYWORD, p.VAR_POSITIONAL)
               and p.default is inspect.Parameter.empty]
-    if params and not own:
+    from flexflow_keras.layers import auto_config
+
+    if params and not own and not auto_config.has_auto_config(layer):
         raise NotSerializableError(
             f"Layer {cls.__name__} has constructor arguments {[p.name for p in params]} without defaults but "
-            f"does not override get_config(), so it cannot be saved in a .keras file. Add get_config() "
+            f"does not override get_config(), and it was constructed with values other than str, int, float, "
+            f"bool or None (which Keras records by itself), so it cannot be saved in a .keras file. Add get_config() "
             f"returning them, e.g. `def get_config(self): return {{**super().get_config(), "
             f"{', '.join(repr(p.name) + ': self.' + p.name for p in params)}}}`, or save only the weights "
             f"with model.save_weights('....weights.h5').")
