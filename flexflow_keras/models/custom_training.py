@@ -249,6 +249,8 @@ def training_losses(model, graph: OpGraph, losses: list, with_labels: bool = Tru
     hook = next((h for h in ("train_step", "test_step") if step_hooks.overrides(model, h)), None)
     if hook is not None or step_hooks.overrides(model, "compute_loss"):
         if len(graph.outputs) != 1:
+            if not with_labels:  # predict: no loss is computed, the model's graph runs as it is
+                return losses
             raise ValueError(f"Model '{model.name}' overrides {hook or 'compute_loss'}(); that is supported for "
                              f"models with one output, this one has {len(graph.outputs)}.")
         return [GraphLoss(losses[0], (), model, graph.inputs, hook, weight_rank)]

@@ -6,7 +6,8 @@ Such a step cannot be traced into one graph (models/step_hooks.py names why), so
 process's CPU, without the strategy search; the log says so. What `fit` promises around it is kept:
 batches of `-b` samples (shuffled each epoch), `-e` epochs, the model's metrics reset at each epoch (as
 Keras does), callbacks, the progress bar and `-p`'s lines given the step's returned logs, `History`, `stop_training`,
-validation through the model's ``test_step`` (``val_`` logs).
+validation through the model's ``test_step`` (``val_`` logs) on `validation_data` or the last samples that
+`validation_split` holds out of arrays, as Keras cuts them.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from flexflow_keras.errors import DataError, GraphError
 from flexflow_keras.models import step_hooks
 from flexflow_keras.models.metrics_hook import eager_loss_tracker
 from flexflow_keras.models.training_feeds import is_stream, known_length
+from flexflow_keras.models.training_utils import validation_cut
 from flexflow_keras.ops.eager_tensor import EagerTensor, eager
 from flexflow_keras.utils import tree
 
@@ -146,9 +148,6 @@ def fit(model, reason: str, x=None, y=None, batch_size=None, epochs=None, verbos
         raise DataError(f"Model '{model.name}': class_weight is applied by the compiled loss; a train_step that "
                         f"computes its own loss must weigh samples itself (pass sample_weight, which it receives "
                         f"as the third element of `data`).")
-    if validation_split:
-        raise DataError(f"Model '{model.name}': validation_split with a custom train_step: pass "
-                        f"validation_data=(x_val, y_val) instead.")
     eager_loss_tracker(model)
     batch_size = int(_config.resolve("batch_size", batch_size, "-b/--batch-size"))
     epochs = int(_config.resolve("epochs", epochs, "-e/--epochs"))
@@ -157,6 +156,8 @@ def fit(model, reason: str, x=None, y=None, batch_size=None, epochs=None, verbos
                         f"(arrays or a dataset), or -d DATASET.")
     cfg_seed = _config.get().seed
     seed = int(cfg_seed) if cfg_seed is not None else int(np.random.randint(0, 2**31 - 1))
+    if validation_split and validation_data is None:  # Keras 3's train_validation_split: the last samples
+        (x, y, sample_weight), validation_data = _split(model, (x, y, sample_weight), validation_split)
     batches = _Batches(x, y, sample_weight, batch_size, shuffle, seed, steps_per_epoch)
     val = None
     if validation_data is not None:
@@ -200,6 +201,20 @@ def fit(model, reason: str, x=None, y=None, batch_size=None, epochs=None, verbos
     elapsed = time.perf_counter() - t0
     log.info("fit: %d samples in %.2f s, %.1f samples/s", samples, elapsed, samples / max(elapsed, 1e-9))
     return model.history
+
+
+def _split(model, arrays: tuple, validation_split) -> tuple:
+    """(x, y, sample_weight) cut by `validation_split` as Keras 3 cuts them: the training part and the
+    validation tuple (its last samples, in order)."""
+    if is_stream(arrays[0]):
+        raise DataError(f"Model '{model.name}'.fit(): validation_split is only supported for arrays (Keras 3's "
+                        f"rule); with a dataset pass validation_data=... instead.")
+    leaves = [np.asarray(a) for a in tree.flatten(arrays) if a is not None]
+    cut = validation_cut(len(leaves[0]) if leaves else 0, validation_split)
+
+    def part(sl):
+        return tuple(tree.map_structure(lambda a: None if a is None else np.asarray(a)[sl], t) for t in arrays)
+    return part(slice(None, cut)), part(slice(cut, None))
 
 
 def _evaluate(model, batches: _Batches, cbs=None) -> dict:
