@@ -220,6 +220,32 @@ def count_nonzero(x, axis=None):
     return F.cast(F.sum(F.cast(F.not_equal(x, 0), "float32"), axis), "int32")
 
 
+def _is_text(a: np.ndarray) -> bool:
+    if a.dtype.kind in "SU":
+        return True
+    if a.dtype.kind != "O" or a.size == 0:
+        return False
+    first = a.reshape(-1)[0]
+    first = first.item() if isinstance(first, (np.ndarray, np.generic)) else first
+    return isinstance(first, (str, bytes))
+
+
+def _pad_strings(x: np.ndarray, pad_width, constant_values):
+    """`x`'s text (bytes; a list of 0-d string tensors holds them as elements) padded with the string given,
+    "" for none or a number (tf.pad's default 0), as a string tensor."""
+    from flexflow_keras.data.dataset import as_tensor
+
+    def text(v):
+        v = v.item() if isinstance(v, (np.ndarray, np.generic)) else v
+        return v.encode("utf-8") if isinstance(v, str) else bytes(v)
+
+    fill = b"" if constant_values is None or isinstance(constant_values, (int, float)) else text(constant_values)
+    padded = np.pad(x.astype(object), pad_width, mode="constant", constant_values=fill)
+    out = np.empty(padded.size, dtype=object)
+    out[:] = [text(v) for v in padded.ravel().tolist()]
+    return as_tensor(out.reshape(padded.shape))
+
+
 def average(x, axis=None, weights=None):
     """The mean over `axis`, weighted by `weights` (broadcast against x) when given."""
     if weights is None:
@@ -228,7 +254,11 @@ def average(x, axis=None, weights=None):
 
 
 def pad(x, pad_width, mode="constant", constant_values=None):
-    """Pad with a constant (default 0); a symbolic x may not be padded along its batch dim."""
+    """Pad with a constant (default 0); a symbolic x may not be padded along its batch dim. Strings (an eager
+    tf.string tensor, as ``tf.pad([text], [[0, n]], constant_values="<pad>")`` in a tf.data map) are padded
+    with the given string, "" by default, as TensorFlow."""
+    if mode == "constant" and not F._symbolic(x) and not _tape.recording() and _is_text(np.asarray(x)):
+        return _pad_strings(np.asarray(x), pad_width, constant_values)
     value = 0.0 if constant_values is None else float(constant_values)
     if mode in ("reflect", "symmetric") and (F._symbolic(x) or _tape.recording()):
         return _mirror_pad(x, pad_width, mode == "symmetric")
