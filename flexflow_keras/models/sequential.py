@@ -137,7 +137,8 @@ class Sequential(Keras2SequentialMethods, GraphIOMixin, Model):
                 raise ValueError(f"Sequential model '{self.name}' has no input shape: pass build(input_shape), "
                                  "add an Input first, or give input_shape= to the first layer.")
             shape = tuple(input_shape[0]) if isinstance(input_shape, list) else tuple(input_shape)
-            object.__setattr__(self, "_input_layer", InputLayer(batch_shape=(None,) + shape[1:]))
+            dtype = _build_dtype(self._seq_layers[0]) if self._seq_layers else None
+            object.__setattr__(self, "_input_layer", InputLayer(batch_shape=(None,) + shape[1:], dtype=dtype))
             object.__setattr__(self, "_implied_input", True)
         self._maybe_rebuild()
 
@@ -301,3 +302,18 @@ class Sequential(Keras2SequentialMethods, GraphIOMixin, Model):
             model.add(deserialize(lc, custom_objects=custom_objects), rebuild=False)
         model._maybe_rebuild()
         return model
+
+
+def _build_dtype(first) -> str | None:
+    """The Input dtype Keras 3's Sequential.build gives the model, its first layer's compute dtype: text for
+    TextVectorization and StringLookup, int64 for IntegerLookup and Hashing; None (the float default) for
+    the others. keras.io's multi_label_trainer_tfidf builds Sequential([TextVectorization, Dense, ...])."""
+    from flexflow_keras.layers.hashing import Hashing
+    from flexflow_keras.layers.index_lookup import IntegerLookup, StringLookup
+    from flexflow_keras.layers.text_vectorization import TextVectorization
+
+    if isinstance(first, (TextVectorization, StringLookup)):
+        return "string"
+    if isinstance(first, (IntegerLookup, Hashing)):
+        return "int64"
+    return None
