@@ -13,6 +13,10 @@ lines public tf.keras scripts open with, which have an exact meaning here.
   -ll:gpu processors and host layers (TextVectorization.adapt, lookups) run on the host anyway, as
   TensorFlow's soft placement would run a block naming a device that is not there. The name must be a
   string (or None), as TensorFlow's.
+- `tf.config.experimental.enable_op_determinism()`: CPU kernels here give the same numbers run to run (reductions
+  run in a fixed order), so on CPU processors it holds without change; CUDA kernels that sum with atomic adds
+  (embedding, convolution and batch-norm backward, ...) do not, so with -ll:gpu it logs a warning saying so.
+  `disable_op_determinism` and `is_op_determinism_enabled` keep and answer the flag.
 - `tf.test.gpu_device_name()` / `is_gpu_available()`: the `-ll:gpu` devices, as the device listing;
   `tf.test.is_built_with_cuda()` is True (every op here has a CUDA kernel; whether a GPU is there is the
   two others' question).
@@ -96,6 +100,23 @@ def device(device_name):
     yield
 
 
+_determinism = [False]
+
+
+def enable_op_determinism() -> None:
+    """`tf.config.experimental.enable_op_determinism()` (see the module docstring)."""
+    _determinism[0] = True
+    if devices("GPU"):
+        _log.warning("tf.config.experimental.enable_op_determinism(): CPU kernels here are deterministic, but the "
+                     "CUDA kernels that sum with atomic adds (embedding, convolution and batch-norm gradients, "
+                     "among others) may differ run to run in the last bits; run with -ll:gpu 0 for results "
+                     "that repeat exactly.")
+
+
+def disable_op_determinism() -> None:
+    _determinism[0] = False
+
+
 def gpu_device_name() -> str:
     """`tf.test.gpu_device_name()`: the first `-ll:gpu` device's name, or "" without GPUs (as TensorFlow)."""
     return "/device:GPU:0" if devices("GPU") else ""
@@ -114,5 +135,8 @@ CALLS = {
     "tf.test.gpu_device_name": gpu_device_name, "tf.test.is_gpu_available": lambda *a, **k: bool(devices("GPU")),
     "tf.test.is_built_with_cuda": lambda: True,
     "tf.device": device,
+    "tf.config.experimental.enable_op_determinism": enable_op_determinism,
+    "tf.config.experimental.disable_op_determinism": disable_op_determinism,
+    "tf.config.experimental.is_op_determinism_enabled": lambda: _determinism[0],
 }
 CONSTANTS = {f"tf.compat.v1.logging.{k}": v for k, v in LOG_LEVELS.items()}
