@@ -192,17 +192,20 @@ def summary_text(model, line_length=None, positions=None, expand_nested=False, s
     lines = [f'Model: "{model.name}"']
     lines += render_table(header, rows, widths, align)
     trainable, non_trainable = model.trainable_weights, model.non_trainable_weights
-    opt_vars = []
+    opt_specs = []  # Keras 3 counts a built optimizer's variables (iterations, learning rate, slots)
     optimizer = getattr(model, "optimizer", None)
-    if getattr(model, "compiled", False) and optimizer is not None and getattr(optimizer, "built", False):
-        opt_vars = list(getattr(optimizer, "variables", []) or [])
-    total = _count(trainable) + _count(non_trainable) + _count(opt_vars)
-    total_size = _size_of(trainable) + _size_of(non_trainable) + _size_of(opt_vars)
+    if getattr(model, "compiled", False) and getattr(optimizer, "built", False) and \
+            hasattr(optimizer, "keras_variable_specs"):
+        opt_specs = optimizer.keras_variable_specs(trainable)
+    opt_count = sum(math.prod(shape) for shape, _ in opt_specs)
+    opt_size = sum(math.prod(shape) * np.dtype(dtype).itemsize for shape, dtype in opt_specs)
+    total = _count(trainable) + _count(non_trainable) + opt_count
+    total_size = _size_of(trainable) + _size_of(non_trainable) + opt_size
     lines.append(f" Total params: {total:,} ({readable_size(total_size)})")
     lines.append(f" Trainable params: {_count(trainable):,} ({readable_size(_size_of(trainable))})")
     lines.append(f" Non-trainable params: {_count(non_trainable):,} ({readable_size(_size_of(non_trainable))})")
-    if opt_vars:
-        lines.append(f" Optimizer params: {_count(opt_vars):,} ({readable_size(_size_of(opt_vars))})")
+    if opt_specs:
+        lines.append(f" Optimizer params: {opt_count:,} ({readable_size(opt_size)})")
     return "\n".join(lines) + "\n"
 
 

@@ -275,6 +275,24 @@ class Optimizer:
         schedule's product); here they follow from `iterations`, so loading reads them from it."""
         return []
 
+    @property
+    def built(self) -> bool:
+        """Whether the optimizer has state: it has applied an update (fit, apply_gradients) or was built."""
+        return self._iterations > 0 or bool(self._eager_slots)
+
+    def keras_variable_specs(self, trainable_variables) -> list[tuple[tuple[int, ...], str]]:
+        """(shape, dtype) of each variable Keras 3's optimizer holds once built for `trainable_variables`, in
+        its order: the int64 iteration count, the learning rate unless a schedule or callable gives it, each
+        variable's slots, then the optimizer's own state (`keras_state_variables`): what `summary()` counts
+        as "Optimizer params"."""
+        specs = [((), "int64")]
+        if not callable(self._learning_rate):
+            specs.append(((), "float32"))
+        for v in trainable_variables:
+            shape, dtype = tuple(v.shape), str(np.dtype(getattr(v, "dtype", "float32")))
+            specs += [(self.slot_shape(name, shape), dtype) for name, _init in self.slot_specs(shape, dtype)]
+        return specs + [(tuple(np.shape(a)), str(np.asarray(a).dtype)) for a in self.keras_state_variables()]
+
     def slot_shape(self, slot_name: str, shape: Sequence[int]) -> tuple[int, ...]:
         """The shape of slot `slot_name` of a variable of `shape`: the variable's own (Adafactor factors)."""
         return tuple(shape)
