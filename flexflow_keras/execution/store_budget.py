@@ -34,6 +34,7 @@ import weakref
 
 import numpy as np
 
+from flexflow_keras.ops.graph import node_rows
 from runtime import MemKind
 
 log = logging.getLogger("flexflow_keras")
@@ -96,12 +97,13 @@ def graph_bytes_per_sample(engine) -> int:
     """Bytes per sample of every batched activation, its gradient and every batched saved buffer of the
     engine's training graph, none sharing (an upper bound of a store's)."""
     total = 0
-    for node in engine.tgraph.graph.nodes:
-        specs = [t.spec for t in node.outputs] * 2
-        specs += list(node.op.saved_specs([t.spec for t in node.inputs], [w.spec for w in node.weights]))
-        for spec in specs:
+    for node in engine.tgraph.graph.nodes:  # rows per sample: k for blocks a reshape folded into the batch
+        specs = [(t.spec, t.batch_scale) for t in node.outputs] * 2
+        rows = node_rows(node, 1)
+        specs += [(s, rows) for s in node.op.saved_specs([t.spec for t in node.inputs], [w.spec for w in node.weights])]
+        for spec, scale in specs:
             if len(spec.shape) and spec.shape[0] is None and all(d is not None for d in spec.shape[1:]):
-                total += math.prod(int(d) for d in spec.shape[1:]) * np.dtype(spec.dtype).itemsize
+                total += scale * math.prod(int(d) for d in spec.shape[1:]) * np.dtype(spec.dtype).itemsize
     return total
 
 

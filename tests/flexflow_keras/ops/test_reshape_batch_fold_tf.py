@@ -107,3 +107,19 @@ def test_the_batch_size_of_another_tensor_gives_its_rows():
     a, b = m.predict(X[:5], verbose=0)
     np.testing.assert_array_equal(a, X[:5].reshape(5, 256))
     np.testing.assert_array_equal(b, X[:5].reshape(20, 64))
+
+
+def test_the_memory_bound_counts_folded_rows():
+    """store_budget's per-sample bound (the estimate that decides which stores to drop) counts a folded
+    tensor's k rows per sample: it stays above what the store's activations and gradients take."""
+    from flexflow_keras.execution.store_budget import graph_bytes_per_sample
+
+    config.reset()
+    m = _model(flexflow_keras)
+    m.compile("sgd", "sparse_categorical_crossentropy")
+    m.fit(X[:8], Y[:8], batch_size=8, epochs=1, verbose=0)
+    engine = m._engine
+    store = engine._stores[8]
+    taken = sum(int(np.prod(r.shape)) * r.dtype.itemsize for table in (store.acts, store.grads)
+                for r in table.values() if r.shape and r.shape[0] in (8, 32))
+    assert graph_bytes_per_sample(engine) * 8 >= taken
