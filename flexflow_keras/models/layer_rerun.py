@@ -7,6 +7,7 @@ that reads its inputs' masks (MultiHeadAttention's value mask, an RNN, a custom 
 sees the masks the caller's tensors carry: keras.io's neural_machine_translation_with_transformer calls its
 decoder model on the encoder's output, whose padding mask masks the decoder's cross-attention.
 `rerun_layers` does that; `needs_rerun` says when it changes anything (some new tensor carries a mask).
+A Sequential model (models/sequential.py) calls its layers in turn on such a tensor, as Keras does.
 """
 
 from __future__ import annotations

@@ -18,7 +18,7 @@ from flexflow_keras.layers.eager import as_input, clone_graph
 from flexflow_keras.layers.host_layer import HostLayer
 from flexflow_keras.layers.input_layer import InputLayer
 from flexflow_keras.layers.input_spec import InputSpec
-from flexflow_keras.models import custom_training, variable_dims
+from flexflow_keras.models import custom_training, layer_rerun, variable_dims
 from flexflow_keras.models.functional import GraphIOMixin, check_specs
 from flexflow_keras.models.keras2_methods import Keras2SequentialMethods
 from flexflow_keras.models.model import Model
@@ -269,6 +269,12 @@ class Sequential(Keras2SequentialMethods, GraphIOMixin, Model):
             return clone_graph(self._graph, prefix.symbolic(self._standardize_inputs(inputs, prefix.declared)))[0]
         flat = self._standardize_inputs(inputs, self._inputs)
         if isinstance(flat[0], KerasTensor):
+            layer_rerun.attach_masks(flat, mask)
+            if layer_rerun.needs_rerun(flat):  # Keras 3 runs the layers on a masked tensor (models/layer_rerun.py)
+                x = flat[0]
+                for layer in self._seq_layers:
+                    x = layer(x)
+                return x
             return clone_graph(self._graph, flat)[0]
         arr = as_input(flat[0], self._inputs[0].dtype)
         graph = self._reshaped([np.shape(arr)]) or self._graph

@@ -1,5 +1,5 @@
-"""A functional model called on symbolic tensors that carry Keras masks runs its layers on them, as Keras 3
-(models/layer_rerun.py): keras.io's neural_machine_translation_with_transformer builds a decoder model on
+"""A functional or Sequential model called on symbolic tensors that carry Keras masks runs its layers on them,
+as Keras 3 (models/layer_rerun.py): keras.io's neural_machine_translation_with_transformer builds a decoder model on
 a plain Input and calls it on the encoder's masked output, and the decoder's cross-attention then masks
 the encoder's padding."""
 
@@ -51,4 +51,30 @@ def test_nested_model_masks_match_tf():
     for model in (theirs, ours):
         model.fit([SRC, TGT], y, epochs=2, batch_size=2, verbose=0, shuffle=False)
     for a, b in zip(ours.get_weights(), theirs.get_weights(), strict=True):
+        np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)
+
+
+def _sequential_inside(keras):
+    ids = keras.Input((5,), dtype="int32")
+    e = keras.layers.Embedding(10, 3, mask_zero=True)(ids)
+    built = keras.Sequential([keras.Input((None, 3)), keras.layers.LSTM(4)])
+    lazy = keras.Sequential([keras.layers.GRU(4)])
+    return keras.Model(ids, [built(e), lazy(e)])
+
+
+def test_sequential_inside_masks_as_tf():
+    ids = np.array([[1, 2, 3, 0, 0], [4, 0, 0, 0, 0]], "int32")
+    ours = _sequential_inside(ffk)
+    before = ours.predict(ids, verbose=0)
+    embedding = ours.layers[1]
+    table = embedding.get_weights()[0]
+    table[0] += 1.0  # masked steps: their vector must not reach the recurrent layers
+    embedding.set_weights([table])
+    for a, b in zip(ours.predict(ids, verbose=0), before, strict=True):
+        np.testing.assert_allclose(a, b, rtol=1e-6, atol=1e-7)
+    keras = pytest.importorskip("keras")
+    pytest.importorskip("tensorflow")
+    theirs = _sequential_inside(keras)
+    ours.set_weights(theirs.get_weights())
+    for a, b in zip(ours.predict(ids, verbose=0), theirs.predict(ids, verbose=0), strict=True):
         np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)
