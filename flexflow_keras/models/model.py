@@ -28,6 +28,7 @@ from flexflow_keras.errors import GraphError, ShapeError
 from flexflow_keras.layers import call_memo
 from flexflow_keras.layers.base import Layer
 from flexflow_keras.layers.input_spec import InputSpec
+from flexflow_keras.models import call_mode
 from flexflow_keras.models.keras2_methods import Keras2TrainingMethods
 from flexflow_keras.models.model_metrics import ModelMetrics
 from flexflow_keras.ops.graph import (
@@ -198,17 +199,42 @@ class Model(ModelMetrics, Keras2TrainingMethods, Trainer, Layer):
 
     # --- the seam with the training loop ------------------------------------------------------------------
     def _op_graph(self, input_specs=None) -> OpGraph:
-        """The forward OpGraph (see the module docstring for the contract)."""
+        """The forward OpGraph (see the module docstring for the contract); in evaluate and predict the
+        training=False graph of a call() that records other ops with it (models/call_mode.py)."""
         if input_specs is None:
             if self._last_trace is None:
                 raise ValueError(f"Model '{self.name}' has not been built yet, so its input shapes are unknown. "
                                  "Call it on data, call model.build(input_shape), or pass data to fit().")
-            return self._current(self._last_trace[2])
+            return self._current(self._inference_of(self._last_trace[2]))
         key = tuple(TensorSpec((None,) + tuple(s.shape[1:]), str(s.dtype)) for s in input_specs)
         if key not in self._traces:
             self._traces[key] = self._trace(key)
         self._last_trace = self._traces[key]
-        return self._current(self._last_trace[2])
+        return self._current(self._inference_of(self._last_trace[2]))
+
+    def _inference_of(self, graph: OpGraph) -> OpGraph:
+        """`graph`, or in evaluate and predict the training=False graph recorded beside it (`_trace`,
+        models/call_mode.py)."""
+        pair = self.__dict__.get("_inference_graphs", {}).get(id(graph))
+        return pair[1] if call_mode.inference() and pair is not None and pair[0] is graph else graph
+
+    def _swap_inference_engine(self, entering: bool) -> None:
+        """Entering evaluate or predict, an engine built on a training=True graph that has a training=False
+        one beside it is handed back (its shape variants would run the training graph); leaving them, one
+        built on a training=False graph is. Their optimizer slots are kept for the next engine
+        (`_trained_slots`), so Adam's moments go on across fit, predict, fit."""
+        pairs = self.__dict__.get("_inference_graphs")
+        key = self._engine_key
+        if not pairs or key is None:
+            return
+        on_inference = key[0] in {id(p[1]) for p in pairs.values()}
+        if on_inference != entering:
+            self.__dict__["_ff_kept_slots"] = self._trained_slots()
+            self._detach_engine()
+
+    def _trained_slots(self):
+        kept = self.__dict__.pop("_ff_kept_slots", None)  # those an inference engine held (above)
+        return kept if kept is not None else super()._trained_slots()
 
     def _current(self, graph: OpGraph) -> OpGraph:
         """`graph` with every op matching its layer's current state (e.g. a BatchNormalization frozen
@@ -230,13 +256,16 @@ class Model(ModelMetrics, Keras2TrainingMethods, Trainer, Layer):
             forward = self._wrapped_forward()
         takes_training = "training" in getattr(forward, "_call_params", ())
         trace = self._record(forward, specs, True if takes_training else None)
-        if takes_training and not same_graph(trace[2], self._record(forward, specs, False)[2], INFERENCE_IDENTITY):
+        inference = self._record(forward, specs, False) if takes_training else None
+        if inference is not None and not same_graph(trace[2], inference[2], INFERENCE_IDENTITY):
+            # evaluate and predict run the training=False graph, as Keras calls call(x, training=False) there
+            self.__dict__.setdefault("_inference_graphs", {})[id(trace[2])] = (trace[2], inference[2])
             log.warning("Model '%s': call() records other ops with training=False than with training=True; "
-                        "flexflow_keras keeps one graph, the training=True one: fit trains it as Keras does, and "
-                        "evaluate and predict run it with its layers in inference mode (Dropout off, BatchNorm on "
-                        "moving statistics). Anything else the inference branch does (a final softmax, say) is "
-                        "not run: move it out of call(), or pass `training` to the layers instead of branching "
-                        "on it.", self.name)
+                        "fit trains the training=True graph and evaluate and predict run the training=False one, "
+                        "as Keras does, but fit's validation (validation_data, validation_split) and a predict "
+                        "inside fit (a callback's) run the training=True graph in inference mode: pass "
+                        "`training` to the layers instead of branching on it, or evaluate after fit, for "
+                        "Keras' figures there.", self.name)
         return trace
 
     def _record(self, forward, specs, training):

@@ -23,7 +23,7 @@ from flexflow_keras.errors import DataError, ShapeError
 from flexflow_keras.execution import overlap as _overlap
 from flexflow_keras.execution import simulator_notice, store_budget
 from flexflow_keras.layers import host_prefix
-from flexflow_keras.models import custom_training, eager_fit, sample_weights, step_hooks
+from flexflow_keras.models import call_mode, custom_training, eager_fit, sample_weights, step_hooks
 from flexflow_keras.models.step_window import IN_FLIGHT, LogDemand, StepWindow, passive
 from flexflow_keras.models.training_feeds import ArrayFeed, IterFeed, evaluate_stream, is_stream, stream_feed
 from flexflow_keras.models.training_utils import (
@@ -41,6 +41,7 @@ log = logging.getLogger("flexflow_keras")
 class FitLoop:
     """`fit` for models (mixed into `Trainer`)."""
 
+    @call_mode.in_fit
     def fit(self, x=None, y=None, batch_size=None, epochs=None, verbose="auto", callbacks=None,
             validation_split=0.0, validation_data=None, shuffle=True, class_weight=None, sample_weight=None,
             initial_epoch=0, steps_per_epoch=None, validation_steps=None, validation_batch_size=None,

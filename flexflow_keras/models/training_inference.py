@@ -15,7 +15,7 @@ import numpy as np
 from flexflow_keras.data.slices import bounded
 from flexflow_keras.execution import overlap as _overlap
 from flexflow_keras.layers import host_prefix
-from flexflow_keras.models import eager_fit, step_hooks
+from flexflow_keras.models import call_mode, eager_fit, step_hooks
 from flexflow_keras.models.training_feeds import evaluate_stream, is_stream, predict_stream
 from flexflow_keras.models.training_utils import RunningMeans, check_not_empty
 
@@ -23,6 +23,7 @@ from flexflow_keras.models.training_utils import RunningMeans, check_not_empty
 class Inference:
     """`evaluate` and `predict` for models (mixed into `Trainer`)."""
 
+    @call_mode.in_inference
     def evaluate(self, x=None, y=None, batch_size=None, verbose="auto", sample_weight=None, steps=None,
                  callbacks=None, return_dict=False, **kwargs):
         """Loss and metrics in inference mode; a scalar, a list, or a dict with return_dict=True."""
@@ -77,6 +78,7 @@ class Inference:
                 total += float(v.regularizer.penalty(v.value))
         return total
 
+    @call_mode.in_inference
     def predict(self, x, batch_size=None, verbose="auto", steps=None, callbacks=None):
         """Model outputs for `x` in inference mode: one array, or several in the structure of the model's outputs
         (a list, a dict, nested lists), as Keras 3's predict."""

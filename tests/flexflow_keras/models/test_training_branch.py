@@ -1,7 +1,8 @@
 """A subclassed model whose call() branches on `training` in Python is traced with training=True, as
 Keras' train_step calls it: a Dropout under ``if training:`` is in the graph fit trains (it was silently
 left out), and evaluate and predict run that graph with the Dropout off. A branch that does more than
-switch such layers (a softmax only at inference) cannot be one graph: that is a warning naming the model."""
+switch such layers (a softmax only at inference) is recorded as a second graph that evaluate and predict run
+(models/call_mode.py), with a warning naming the model: fit's validation still runs the training one."""
 
 import logging
 
@@ -71,7 +72,12 @@ def test_an_inference_only_computation_is_a_warning(caplog):
         _fit(model, keras.losses.SparseCategoricalCrossentropy(from_logits=True), rng.integers(0, 3, 64))
     assert _types(model) == ["dense"]  # fit trained the logits, as Keras' train_step does
     warned = [r.getMessage() for r in caplog.records if "records other ops" in r.getMessage()]
-    assert len(warned) == 1 and "'softmax_at_inference'" in warned[0] and "a final softmax" in warned[0]
+    assert len(warned) == 1 and "'softmax_at_inference'" in warned[0] and "fit's validation" in warned[0]
+    # predict runs the training=False branch, as Keras: the softmax of the trained logits
+    k, b = model.d.get_weights()
+    z = X[:4] @ k + b
+    want = np.exp(z - z.max(axis=1, keepdims=True))
+    np.testing.assert_allclose(model.predict(X[:4], verbose=0), want / want.sum(axis=1, keepdims=True), rtol=1e-5)
 
 
 def test_random_ops_seeded_per_trace_are_not_a_branch(caplog):
