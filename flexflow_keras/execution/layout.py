@@ -31,15 +31,16 @@ class NodeLayout:
         self.name = name
         shapes = store.shapes(node, training)
         space = node_space(node)
+        units = par.row_units(node.outputs[0])  # a folded output is cut between samples
         for d in sample_dims(space):
-            extent = shapes.outputs[0][d]
+            extent = shapes.outputs[0][d] // units[d]
             if config.degrees[d] > extent >= 1:
                 config = config.with_sample_degree(d, extent)
         self.config = config
         self.shapes = shapes
         self.domain = config.color_shape
         self.colors = list(itertools.product(*(range(c) for c in self.domain)))
-        out_boxes = par.tile_boxes(shapes.outputs[0], config.degrees)
+        out_boxes = par.tile_boxes(shapes.outputs[0], config.degrees, units)
         nd = len(config.degrees)
         strides = [1] * nd
         for d in range(nd - 2, -1, -1):

@@ -112,6 +112,14 @@ def tile_shapes(node, batch: int, training: bool = True) -> TileShapes:
                       tuple(conc(s, rows) for s in node.op.stats_specs(ins, ws, training)))
 
 
+def row_units(t) -> tuple[int, ...]:
+    """Per dim of tensor `t`: the rows of one sample along its open (None) dim (its `batch_scale`: k after a
+    reshape folded k blocks of each sample into the batch), 1 along the others; a split cuts only between
+    samples, so a piece of a folded tensor holds the blocks of the same samples as the pieces around it."""
+    scale = int(getattr(t, "batch_scale", 1) or 1)
+    return tuple(scale if d is None else 1 for d in t.spec.shape)
+
+
 @dataclass(frozen=True)
 class Tile:
     """One piece of an op's work: boxes (global coordinates) of what it reads and writes.
@@ -205,9 +213,18 @@ def split_range(extent: int, parts: int, part: int) -> tuple[int, int]:
     return lo, lo + base + (1 if part < extra else 0)
 
 
-def tile_boxes(shape: Sequence[int], degrees: Sequence[int]) -> list[Box]:
-    """The boxes of an equal split of `shape` by `degrees`, in C order of the colors."""
-    per_dim = [[split_range(s, d, k) for k in range(d)] for s, d in zip(shape, degrees, strict=True)]
+def tile_boxes(shape: Sequence[int], degrees: Sequence[int], units: Sequence[int] | None = None) -> list[Box]:
+    """The boxes of an equal split of `shape` by `degrees`, in C order of the colors; a dim with a unit
+    above 1 (`row_units`: k rows per sample of a folded tensor) is cut only between whole units."""
+    units = units or (1,) * len(shape)
+
+    def cut(s, d, k, u):
+        if u <= 1 or s % u:
+            return split_range(s, d, k)
+        lo, hi = split_range(s // u, d, k)
+        return lo * u, hi * u
+
+    per_dim = [[cut(s, d, k, u) for k in range(d)] for s, d, u in zip(shape, degrees, units, strict=True)]
     return [(tuple(r[0] for r in combo), tuple(r[1] for r in combo)) for combo in itertools.product(*per_dim)]
 
 

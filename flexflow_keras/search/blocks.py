@@ -50,12 +50,13 @@ class Block:
 
     def __init__(self, sim, node, cfg: ParallelConfig):
         shapes = sim.shapes[node.uid]
+        units = par.row_units(node.outputs[0])  # a folded output is cut between samples
         for d in sample_dims(node_space(node)):
-            extent = shapes.outputs[0][d]
+            extent = shapes.outputs[0][d] // units[d]
             if cfg.degrees[d] > extent >= 1:
                 cfg = cfg.with_sample_degree(d, extent)
         self.node, self.cfg = node, cfg
-        out_boxes = par.tile_boxes(shapes.outputs[0], cfg.degrees)
+        out_boxes = par.tile_boxes(shapes.outputs[0], cfg.degrees, units)
         tiles = []
         for color in itertools.product(*(range(c) for c in cfg.color_shape)):
             flat = 0
