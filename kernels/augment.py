@@ -266,6 +266,19 @@ def _resize_image(src, out, oy, ox, h_in, w_in, bilinear):
                 out[i, j, k] = top + (bottom - top) * wy
 
 
+def resize_forward_cpu(x: np.ndarray, y: np.ndarray, bilinear: bool, window=None) -> None:
+    """y[n] (N, h, w, C) = x[n] (N, H, W, C), or its window (oy, ox, height, width), resized as
+    tf.image.resize does (`resize_image_cpu`, image by image): Keras' Resizing, bit-equal to TensorFlow."""
+    if x.ndim != 4 or y.ndim != 4 or x.shape[0] != y.shape[0]:
+        raise ValueError(f"resize_forward_cpu takes (N, H, W, C) images with equal N, received {x.shape} and "
+                         f"{y.shape}.")
+    out = y if y.dtype == np.float32 and y.flags.c_contiguous else np.empty(y.shape, np.float32)
+    for n in range(x.shape[0]):
+        resize_image_cpu(x[n], out[n], bilinear, window)
+    if out is not y:
+        y[...] = out
+
+
 def resize_image_cpu(src: np.ndarray, out: np.ndarray, bilinear: bool = True, window=None) -> None:
     """out (h, w, C) float32 = src (H, W, C, any numeric dtype) resized as tf.image.resize does for
     "bilinear" / "nearest" (half-pixel centres, no antialiasing), from the window (oy, ox, height, width)

@@ -329,6 +329,12 @@ class ImageResizeOp(_ImageOp):
     def forward(self, ctx, inputs, weights, outputs, saved, stats):
         h, w = self._hw(inputs[0])
         mats, bilinear, window = self.plan(ctx, inputs[0].shape[0], h, w)
+        if window is not None and ctx.backend == "cpu":
+            # a resize (not a crop): TensorFlow's float32 source coordinates, bit-equal to tf.image.resize (the
+            # affine kernel's float64 ones move bilinear pixels by up to 1e-5); CUDA keeps the affine kernel
+            self._forward_nhwc(ctx, inputs[0], outputs[0], saved, lambda x, y: kaug.resize_forward_cpu(
+                x, y, bilinear, window))
+            return
         fwd = kernel(kaug, "affine_forward", ctx)
         self._forward_nhwc(ctx, inputs[0], outputs[0], saved, lambda x, y: fwd(
             x, y, mats, bilinear, kaug.FILL_MODES.index("nearest"), 0.0, window))

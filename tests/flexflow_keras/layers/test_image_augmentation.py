@@ -308,7 +308,10 @@ def test_the_resize_backward_is_the_transpose_of_its_forward():
             y, dx = np.empty_like(g), np.empty_like(x)
             op.forward(ctx, [x], [], [y], [], [])
             op.backward(ctx, [x], [], [y], [], [], [g], [dx], [])
-            assert np.vdot(y, g) == pytest.approx(np.vdot(x, dx), rel=1e-10)
+            # a resize's forward takes TensorFlow's float32 taps (kernels.augment.resize_forward_cpu), its
+            # backward the float64 affine transpose: equal to float32 rounding; the crops (this image is
+            # larger than 6x6) exactly
+            assert np.vdot(y, g) == pytest.approx(np.vdot(x, dx), rel=1e-6 if kind == "resize" else 1e-10)
 
 
 def test_the_op_draws_per_global_image():
