@@ -232,18 +232,27 @@ class AUC(Metric):
             p = np.clip(p, 0.0, 1.0)
         if not self.multi_label:
             if self.label_weights is None:
-                return confusion_counts(y_true, p, self._thresholds, sample_weight)
+                return self._counts(y_true, p, sample_weight)
             t = np.asarray(y_true, np.float64)
             w = np.ones(p.shape[0]) if sample_weight is None else np.asarray(sample_weight, np.float64)
             w = w.reshape(w.shape + (1,) * (p.ndim - w.ndim)) * self.label_weights
-            return confusion_counts(t, p, self._thresholds, np.broadcast_to(w, p.shape))
+            return self._counts(t, p, np.broadcast_to(w, p.shape))
         t = np.asarray(y_true, np.float64)
         if p.ndim != 2:
             raise ValueError(f"AUC(multi_label=True) expects y_pred of rank 2 (batch, labels), received shape "
                              f"{p.shape}.")
         t = t.reshape(p.shape)
-        return np.stack([confusion_counts(t[:, j], p[:, j], self._thresholds, sample_weight)
-                         for j in range(p.shape[1])], axis=-1)
+        return np.stack([self._counts(t[:, j], p[:, j], sample_weight) for j in range(p.shape[1])], axis=-1)
+
+    def _counts(self, t, p, w) -> np.ndarray:
+        """(4, T) counts: evenly spaced thresholds by Keras 3's optimized bucketing (the float32 bucket
+        ceil(s·(T-1)) - 1, floored at 0 for the -epsilon threshold), which a score on a threshold i/(T-1)
+        falls in differently from a float64 comparison with it; other thresholds compared one by one."""
+        if not self._clips:
+            return confusion_counts(t, p, self._thresholds, w)
+        from flexflow_keras.metrics.confusion_at import bucket_counts
+
+        return bucket_counts(t, p, self.num_thresholds, w, floor_at_zero=True)
 
     def _interpolate_pr(self, tp, fp, fn) -> float:
         dtp = tp[:-1] - tp[1:]

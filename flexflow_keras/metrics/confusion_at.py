@@ -28,14 +28,19 @@ def _weights(sample_weight, shape) -> np.ndarray:
     return np.broadcast_to(w, shape)
 
 
-def bucket_counts(y_true, y_pred, num_thresholds: int, sample_weight=None, class_id=None) -> np.ndarray:
-    """(4, T) weighted tp, fp, tn, fn at the T thresholds ``i/(T-1)``, by Keras' bucketing (T >= 2)."""
+def bucket_counts(y_true, y_pred, num_thresholds: int, sample_weight=None, class_id=None,
+                  floor_at_zero: bool = False) -> np.ndarray:
+    """(4, T) weighted tp, fp, tn, fn at the T thresholds ``i/(T-1)``, by Keras' bucketing (T >= 2).
+    `floor_at_zero`: Keras' thresholds_with_epsilon (AUC's first threshold is -epsilon, so a score of 0 is
+    positive there: bucket max(ceil(s·(T-1)) - 1, 0))."""
     t, p = _align(np.asarray(y_true, np.float64), np.asarray(y_pred, np.float32))
     if class_id is not None:
         t, p = t[..., class_id], p[..., class_id]
     w = _weights(sample_weight, p.shape).reshape(-1)
     p = np.clip(p, np.float32(0.0), np.float32(1.0)).reshape(-1)
     bucket = np.ceil(p * np.float32(num_thresholds - 1)).astype(np.int64) - 1  # -1: positive nowhere
+    if floor_at_zero:
+        bucket = np.maximum(bucket, 0)
     pos = t.reshape(-1) != 0
     kept = bucket >= 0
     tp_hist = np.bincount(bucket[pos & kept], weights=w[pos & kept], minlength=num_thresholds)
