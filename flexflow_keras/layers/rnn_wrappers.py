@@ -107,7 +107,10 @@ class TimeDistributed(Layer):
         if mask is None:
             mask = getattr(inputs, "_keras_mask", None)
         if isinstance(self.layer, _LAST_AXIS_LAYERS):
-            return _with_mask(self.layer(inputs, training=training), mask)
+            y = self.layer(inputs, training=training)
+            if isinstance(y, KerasTensor):  # Keras stacks the steps' outputs: a softmax's logits stay behind
+                y.keras_logits_lost = True  # (ops/loss_functions.activation_logits)
+            return _with_mask(y, mask)
         steps = inputs.shape[1]
         if steps is None:
             step = tuple(inputs.shape[2:])

@@ -32,7 +32,8 @@ def activation_logits(y_pred):
     on the same inputs and weights and named ``<op>/logits``); None otherwise."""
     node = getattr(y_pred, "node", None) if isinstance(y_pred, KerasTensor) else None
     op = getattr(node, "op", None)
-    if op is None:
+    # TimeDistributed's output: Keras stacks its steps' outputs, which leaves the activation's logits behind
+    if op is None or getattr(y_pred, "keras_logits_lost", False):
         return None
     if op.type_name == "softmax":
         return node.inputs[0] if getattr(op, "axis", -1) in (-1, y_pred.ndim - 1) else None
