@@ -431,7 +431,8 @@ def metrics_task(n_losses: int, metric_lists: Sequence[Sequence], numels: Sequen
                 out.append(m.shard_stats(y_true, y_pred, w))
         if whole is not None:
             ys = [regions[4 * k + 2] for k in range(n_losses)]
-            preds = [regions[4 * k + 3] for k in range(n_losses)]
+            preds = [carrying(regions[4 * k + 3], logits[k]) if k in logits else regions[4 * k + 3]
+                     for k in range(n_losses)]  # the override's crossentropies read the logits too
             xs = regions[4 * n_losses + sum(masked):4 * n_losses + sum(masked) + n_inputs]
             # the shard's own batch loss (each output's part of the batch mean, scaled to the shard's size)
             loss = sum(weights[k] * out[k] * numels[k] / max(regions[4 * k].size, 1) for k in range(n_losses))

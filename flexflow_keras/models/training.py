@@ -201,8 +201,10 @@ class Trainer(FitLoop, Inference, BatchCalls, TrainingData):
                     objs.append(m)
             metric_objects.append(objs)
         # outputs whose metrics may compute a crossentropy read its logits, as in Keras (metrics/logits.py)
+        # (a compute_metrics override is the user's code, which may call a crossentropy on any output)
+        every = bool(loss_specs) and step_hooks.overrides(self, "compute_metrics")
         self._ff_logit_outputs = frozenset(i for i, objs in enumerate(metric_objects)
-                                           if any(reads_logits(m) for m in objs))
+                                           if every or any(reads_logits(m) for m in objs))
         tgraph = build_training_graph(graph.inputs, graph.outputs, loss_specs, out_names, self._ff_logit_outputs)
         if loss_specs and step_hooks.overrides(self, "compute_metrics"):  # one metric object runs the override
             hook = ComputeMetricsHook(self, [metric_objects[s.output_index] for s in loss_specs])
