@@ -210,7 +210,11 @@ def reshape(x, new_shape, name=None):
         return _dyn.reshape(x, tuple(new_shape))
     dims = [-1 if isinstance(s, BatchDim) else s for s in new_shape]
     if dims and isinstance(dims[0], StaticBatch) and _sym(x) and x.spec.shape[:1] == (None,):
-        dims = _declared_batch_reshape(x, dims)
+        ref = getattr(dims[0], "ref", None)  # another tensor's declared batch: its rows per sample, as below
+        if isinstance(ref, KerasTensor) and -1 in dims[1:] and ref.batch_scale != x.batch_scale:
+            dims = _rows_of(ref, x, dims)
+        else:
+            dims = _declared_batch_reshape(x, dims)
     elif dims and isinstance(new_shape[0], BatchDim) and _sym(x) and -1 in dims[1:] and \
             getattr(new_shape[0].ref, "batch_scale", 1) != x.batch_scale:
         dims = _rows_of(new_shape[0].ref, x, dims)
