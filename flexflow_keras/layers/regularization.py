@@ -211,7 +211,9 @@ class ActivityRegularization(Layer):
         self.l1, self.l2 = float(l1), float(l2)
 
     def call(self, inputs):
-        return apply_op(ActivityRegularizationOp(self.l1, self.l2), [F._tensor(inputs, F._symbolic(inputs))])
+        x = F._tensor(inputs, F._symbolic(inputs))
+        rows = int(getattr(x, "batch_scale", 1) or 1)  # Keras divides by ops.shape(x)[0]: a folded tensor's rows
+        return apply_op(ActivityRegularizationOp(self.l1, self.l2, rows), [x])
 
     def get_config(self):
         return {**super().get_config(), "l1": self.l1, "l2": self.l2}

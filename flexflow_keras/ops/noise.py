@@ -127,6 +127,7 @@ class ActivityRegularizationOp(Op):
     type_name: ClassVar[str] = "activity_regularization"
     l1: float = 0.0
     l2: float = 0.0
+    rows: int = 1  # the input's rows per sample: k after a reshape folded k blocks of each (Keras divides by them)
 
     def __post_init__(self):
         if not (float(self.l1) >= 0.0 and float(self.l2) >= 0.0):
@@ -149,6 +150,6 @@ class ActivityRegularizationOp(Op):
         if self.l1 == 0.0 and self.l2 == 0.0:
             _identity_backward(ctx, grad_outputs, grad_inputs)
             return
-        batch = ctx.global_batch or inputs[0].shape[0]
+        batch = ctx.global_batch * self.rows if ctx.global_batch else inputs[0].shape[0]
         kernel(knoise, "activity_penalty_backward", ctx)(inputs[0], grad_outputs[0], grad_inputs[0], self.l1,
                                                          self.l2, int(batch), ctx.acc_input(0))

@@ -567,7 +567,8 @@ def cast(x, dtype, name=None):
     if str(dtype) == "string":
         return _cast_to_string(x)
     if isinstance(x, BatchDim):
-        return F.cast(apply_op(BatchSizeOp(), [x.ref]), dtype, name)
+        rows = int(getattr(x.ref, "batch_scale", 1) or 1)  # a folded tensor's rows: k per sample
+        return F.cast(apply_op(BatchSizeOp(rows=rows), [x.ref]), dtype, name)
     if isinstance(x, _dyn.SeqDim):
         ones = F.add(F.multiply(_dyn.arange(0, x, 1, "float32"), 0.0), 1.0)  # (n,) ones: n is their sum
         return F.cast(F.sum(ones, axis=0), dtype, name)

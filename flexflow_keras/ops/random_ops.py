@@ -102,6 +102,7 @@ class BatchSizeOp(Op):
     type_name: ClassVar[str] = "batch_size"
     differentiable_inputs: ClassVar[tuple[bool, ...]] = (False,)
     dtype: str = "int32"
+    rows: int = 1  # the input's rows per sample (its batch_scale: k after a reshape folded k blocks of each)
 
     def output_specs(self, inputs, weights):
         if len(inputs) != 1 or not inputs[0].ndim:
@@ -112,7 +113,7 @@ class BatchSizeOp(Op):
         return None
 
     def forward(self, ctx, inputs, weights, outputs, saved, stats):
-        n = ctx.global_batch or tuple(inputs[0].shape)[0]
+        n = ctx.global_batch * self.rows if ctx.global_batch else tuple(inputs[0].shape)[0]
         write(outputs[0], np.asarray(n, dtype=np.dtype(self.dtype)))
 
     def backward(self, ctx, inputs, weights, outputs, saved, stats, grad_outputs, grad_inputs, grad_weights):
