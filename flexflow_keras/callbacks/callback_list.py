@@ -29,12 +29,19 @@ def _flatten(callbacks) -> list:
 
 
 def _pythonify(logs):
+    """The logs as Keras 3's CallbackList hands them to every hook (python_utils.pythonify_logs): sorted by
+    name (the progress bar and the callbacks see evaluate's "accuracy" before "loss"), nested dicts
+    flattened, values that convert to a Python float converted, the others (predict's outputs) as they are."""
     if not logs:
         return {} if logs is None else logs
     out = {}
-    for k, v in logs.items():
-        if isinstance(v, np.ndarray) and v.ndim == 0 or isinstance(v, np.generic):
-            v = v.item()
+    for k, v in sorted(logs.items()):
+        if isinstance(v, dict):
+            out.update(_pythonify(v))
+            continue
+        if isinstance(v, np.ndarray) and v.ndim == 0 or isinstance(v, np.generic | int | float) and \
+                not isinstance(v, bool | np.bool_):
+            v = float(v)
         out[k] = v
     return out
 

@@ -248,10 +248,9 @@ def evaluate(model, x=None, y=None, batch_size=None, verbose="auto", sample_weig
     cbs = callbacks_mod.CallbackList(callbacks, add_progbar=verbose != 0, model=model, verbose=verbose, epochs=1,
                                      steps=len(batches) or None)
     logs = _evaluate(model, batches, cbs)
-    if return_dict:
-        return logs
-    values = list(logs.values())
-    return values[0] if len(values) == 1 else values
+    from flexflow_keras.models.training_inference import logs_result
+
+    return logs_result(logs, return_dict)
 
 
 def train_on_batch(model, x, y=None, sample_weight=None, reset_metrics=True) -> dict:

@@ -112,8 +112,9 @@ class Inference:
 
 
 def logs_result(logs: dict, return_dict: bool):
-    """Logs as Keras returns them: the dict with `return_dict`, else one value as a scalar, several as a list."""
+    """Logs as Keras returns them: the dict with `return_dict` (sorted by name, as Keras 3's pythonified logs),
+    else one value as a scalar, several as a list (the loss first, in the order of the model's metrics)."""
     if return_dict:
-        return logs
+        return dict(sorted(logs.items()))
     values = list(logs.values())
     return values[0] if len(values) == 1 else values
