@@ -155,7 +155,7 @@ def arange(start, stop, step, dtype):
     """`ops.arange` with a `SeqDim` bound."""
     if stop is None:
         start, stop = 0, start
-    if is_dim(start) or not is_dim(stop) or stop.axis == 0:
+    if is_dim(start) or not is_dim(stop) or getattr(stop, "axis", 0) == 0:  # a BatchDim has no axis: it is 0
         raise ShapeError("ops.arange over an unknown length takes it as the stop (ops.arange(0, ops.shape(x)[1])); "
                          "the batch size (ops.shape(x)[0]) cannot be a range.")
     return apply_op(RangeOp(int(start), int(step), stop.axis, str(np.dtype(dtype or "int32"))), [stop.ref])
