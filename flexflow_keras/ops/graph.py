@@ -365,7 +365,16 @@ class OpNode:
         self.outputs = tuple(KerasTensor(s.shape, s.dtype, node=self, index=i, name=f"{self.name}:{i}")
                              for i, s in enumerate(specs))
         self.batch_scale = _input_scale(self)
-        out_scale = self.batch_scale * op.batch_ratio([t.spec for t in self.inputs]) if self.batch_scale else 1
+        ratio = op.batch_ratio([t.spec for t in self.inputs]) if self.batch_scale else 1
+        if ratio is None:  # a reshape to (-1, ..., -1, ...): rows kept, which folded rows cannot tell
+            if self.batch_scale > 1:
+                raise ShapeError(f"{self.name}: the target {tuple(op.shape)} leaves both the rows and a dim of each "
+                                 f"row open, but its input {_fmt(self.inputs[0]._shape)} holds {self.batch_scale} "
+                                 f"rows per sample (blocks a reshape folded into the batch dim), so the rows "
+                                 f"cannot be told. Give every dim after the first, or ops.shape(t)[0] of the "
+                                 f"tensor whose rows the output keeps (ops.reshape(x, (ops.shape(t)[0], -1))).")
+            ratio = 1
+        out_scale = self.batch_scale * ratio if self.batch_scale else 1
         if out_scale != 1:
             if out_scale < 1 or out_scale != int(out_scale):
                 raise ShapeError(f"{self.name}: the output {_fmt(self.outputs[0]._shape)} would merge samples "

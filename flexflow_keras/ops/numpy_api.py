@@ -216,8 +216,8 @@ def reshape(x, new_shape, name=None):
         else:
             dims = _declared_batch_reshape(x, dims)
     elif dims and isinstance(new_shape[0], BatchDim) and _sym(x) and -1 in dims[1:] and \
-            getattr(new_shape[0].ref, "batch_scale", 1) != x.batch_scale:
-        dims = _rows_of(new_shape[0].ref, x, dims)
+            (getattr(new_shape[0].ref, "batch_scale", 1) != x.batch_scale or x.batch_scale > 1):
+        dims = _rows_of(new_shape[0].ref, x, dims)  # the rows of the tensor whose batch size it names
     return F.reshape(x, dims, name)
 
 

@@ -81,8 +81,10 @@ class ReshapeOp(Op):
     def batch_ratio(self, inputs):
         x = inputs[0]
         target = tuple(-1 if s is None else int(s) for s in self.shape)
-        if not (x.ndim and x.shape[0] is None) or -1 in target[1:]:
+        if not (x.ndim and x.shape[0] is None):
             return 1
+        if -1 in target[1:]:
+            return None  # the rows kept, unless they are folded blocks (then ambiguous: ops/graph.py refuses)
         per = known_size(x.shape[1:])
         block = int(np.prod(target[1:], dtype=np.int64))
         return Fraction(per, block) if per and block else 1

@@ -123,3 +123,15 @@ def test_the_memory_bound_counts_folded_rows():
     taken = sum(int(np.prod(r.shape)) * r.dtype.itemsize for table in (store.acts, store.grads)
                 for r in table.values() if r.shape and r.shape[0] in (8, 32))
     assert graph_bytes_per_sample(engine) * 8 >= taken
+
+
+def test_open_rows_of_folded_blocks_are_refused():
+    """A sequence of unknown length folded by ``reshape(x, (-1, 4))`` (the graph is recorded again at the data's
+    length) then reshaped to (-1, -1, 4) cannot tell its rows: a ShapeError, where the rows were silently kept
+    ((30, 1, 3) where TensorFlow gives (6, 5, 3))."""
+    ops = flexflow_keras.ops
+    x = flexflow_keras.Input((None, 4))
+    flat = ops.reshape(x, (-1, 4))
+    m = flexflow_keras.Model(x, flexflow_keras.layers.Dense(3)(ops.reshape(flat, (ops.shape(x)[0], -1, 4))))
+    with pytest.raises(ShapeError, match="rows cannot be told"):
+        m.predict(np.zeros((6, 5, 4), "float32"), verbose=0)
