@@ -188,7 +188,9 @@ class ActivityRegularization(Layer):
     """The identity, adding ``(l1 * sum|x| + l2 * sum x^2) / batch_size`` to the training loss (Keras 3
     divides the activity penalty by the batch size).
 
-    The penalty's gradient flows into training; the loss value `fit` reports does not include it.
+    The penalty's gradient comes from the op's backward (ActivityRegularizationOp); its value joins the
+    model's losses as an `add_loss` term without a gradient of its own, so the loss that `fit` and
+    `evaluate` report includes it, as Keras 3's does.
 
     Args:
         l1, l2: the penalty factors (>= 0).
@@ -213,7 +215,20 @@ class ActivityRegularization(Layer):
     def call(self, inputs):
         x = F._tensor(inputs, F._symbolic(inputs))
         rows = int(getattr(x, "batch_scale", 1) or 1)  # Keras divides by ops.shape(x)[0]: a folded tensor's rows
-        return apply_op(ActivityRegularizationOp(self.l1, self.l2, rows), [x])
+        out = apply_op(ActivityRegularizationOp(self.l1, self.l2, rows), [x])
+        if self.l1 or self.l2:  # the value the logs add (the op's backward gives the gradient)
+            self.add_loss(F.stop_gradient(self._penalty(x)))
+        return out
+
+    def _penalty(self, x):
+        from flexflow_keras import ops
+
+        total = 0.0
+        if self.l1:
+            total = ops.multiply(ops.sum(ops.abs(x)), self.l1)
+        if self.l2:
+            total = ops.add(total, ops.multiply(ops.sum(ops.square(x)), self.l2))
+        return ops.divide(total, ops.cast(ops.shape(x)[0], "float32"))
 
     def get_config(self):
         return {**super().get_config(), "l1": self.l1, "l2": self.l2}

@@ -309,7 +309,8 @@ def test_noise_layers_are_the_identity_in_predict_and_evaluate(data_parallel):
                                layers.ActivityRegularization(l1=1.0)])
     model.compile(optimizer="sgd", loss="mse")
     np.testing.assert_allclose(model.predict(x, verbose=0), x, rtol=1e-6)
-    assert model.evaluate(x, x, verbose=0) == pytest.approx(0.0, abs=1e-10)
+    # the outputs equal the labels: the loss is ActivityRegularization's penalty alone, which Keras 3 reports
+    assert model.evaluate(x, x, verbose=0) == pytest.approx(np.abs(x).sum() / len(x), rel=1e-5)
 
 
 def test_transformer_block_fits_one_epoch(data_parallel):
