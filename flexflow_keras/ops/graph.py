@@ -15,6 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from flexflow_keras.errors import GraphError, ShapeError
+from flexflow_keras.ops._util import fmt
 from flexflow_keras.ops.shape_tuple import ShapeTuple
 from flexflow_keras.ops.tensor_math import TensorMath
 
@@ -369,7 +370,7 @@ class OpNode:
         if ratio is None:  # a reshape to (-1, ..., -1, ...): rows kept, which folded rows cannot tell
             if self.batch_scale > 1:
                 raise ShapeError(f"{self.name}: the target {tuple(op.shape)} leaves both the rows and a dim of each "
-                                 f"row open, but its input {_fmt(self.inputs[0]._shape)} holds {self.batch_scale} "
+                                 f"row open, but its input {fmt(self.inputs[0]._shape)} holds {self.batch_scale} "
                                  f"rows per sample (blocks a reshape folded into the batch dim), so the rows "
                                  f"cannot be told. Give every dim after the first, or ops.shape(t)[0] of the "
                                  f"tensor whose rows the output keeps (ops.reshape(x, (ops.shape(t)[0], -1))).")
@@ -377,9 +378,9 @@ class OpNode:
         out_scale = self.batch_scale * ratio if self.batch_scale else 1
         if out_scale != 1:
             if out_scale < 1 or out_scale != int(out_scale):
-                raise ShapeError(f"{self.name}: the output {_fmt(self.outputs[0]._shape)} would merge samples "
+                raise ShapeError(f"{self.name}: the output {fmt(self.outputs[0]._shape)} would merge samples "
                                  f"of the batch ({out_scale} rows per sample of its input "
-                                 f"{_fmt(self.inputs[0]._shape)}, {self.batch_scale} per sample of the batch); "
+                                 f"{fmt(self.inputs[0]._shape)}, {self.batch_scale} per sample of the batch); "
                                  f"a reshape may fold blocks of each sample into the batch dim and unfold them "
                                  f"again, never join rows of different samples. Keep the batch dim apart: "
                                  f"ops.reshape(x, (-1,) + per_sample_shape).")
@@ -394,10 +395,6 @@ class OpNode:
 
     def __repr__(self) -> str:
         return f"<OpNode {self.name} {self.op!r}>"
-
-
-def _fmt(shape) -> str:
-    return "(" + ", ".join("None" if d is None else str(d) for d in shape) + (",)" if len(shape) == 1 else ")")
 
 
 def batch_rows(t, batch: int) -> int:
@@ -415,7 +412,7 @@ def _input_scale(node: OpNode):
     the op when they differ (rows of folded blocks meeting rows of whole samples)."""
     scales = {t.batch_scale for t in node.inputs if None in t._shape}
     if len(scales) > 1:
-        shapes = ", ".join(f"{_fmt(t._shape)} ({t.batch_scale} rows per sample)" for t in node.inputs
+        shapes = ", ".join(f"{fmt(t._shape)} ({t.batch_scale} rows per sample)" for t in node.inputs
                            if None in t._shape)
         raise ShapeError(f"{node.name}: its inputs {shapes} count their batch rows differently: one was folded "
                          f"by a reshape (ops.reshape(x, (-1, ...)) with fewer elements per row) and the other "
