@@ -286,6 +286,9 @@ class Mean(Metric):
 
     state_size = 2
 
+    def __init__(self, name="mean", dtype=None):  # Keras 3: a fixed default, never numbered (mean, mean)
+        super().__init__(name=name, dtype=dtype)
+
     def batch_stats(self, values, sample_weight=None) -> np.ndarray:  # noqa: D417 - Keras' signature
         """Partial [sum, count] of `values` (this metric takes values, not labels and predictions)."""
         return mean_stats(values, sample_weight)
@@ -300,6 +303,9 @@ class Mean(Metric):
 
 class Sum(Metric):
     """The (weighted) sum of values (Keras' `Sum`). Args: name, dtype as `Metric`."""
+
+    def __init__(self, name="sum", dtype=None):  # Keras 3: a fixed default, never numbered (sum, sum)
+        super().__init__(name=name, dtype=dtype)
 
     def batch_stats(self, values, sample_weight=None) -> np.ndarray:
         values, _ = _samplewise(values, sample_weight)
@@ -324,7 +330,9 @@ class MeanMetricWrapper(Metric):
     state_size = 2
 
     def __init__(self, fn, name=None, dtype=None, **kwargs):
-        super().__init__(name=name or getattr(fn, "__name__", None), dtype=dtype)
+        # Keras 3 names an unnamed wrapper by its class (mean_metric_wrapper, mean_metric_wrapper_1, ...), not
+        # by `fn`; compile() names the wrappers it makes after their function (metrics.get)
+        super().__init__(name=name, dtype=dtype)
         self._fn = fn
         self._fn_kwargs = kwargs
 
