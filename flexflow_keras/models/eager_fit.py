@@ -250,7 +250,7 @@ def evaluate(model, x=None, y=None, batch_size=None, verbose="auto", sample_weig
     logs = _evaluate(model, batches, cbs)
     from flexflow_keras.models.training_inference import logs_result
 
-    return logs_result(logs, return_dict)
+    return logs_result(logs, return_dict, model)
 
 
 def train_on_batch(model, x, y=None, sample_weight=None, reset_metrics=True) -> dict:

@@ -10,6 +10,28 @@ def _compiled_lists(model) -> list:
     return model.__dict__.get("_ff_compiled_metric_lists") or getattr(model, "_metric_objects", None) or []
 
 
+def keras_flat_names(model) -> list[str]:
+    """The names Keras 3's ``_flatten_metrics_in_order`` orders a list of logs by (evaluate and the
+    ``*_on_batch`` calls without return_dict): "loss", the name of each compiled metric as it was made
+    (without the output's prefix or the "weighted_" a name taken by a plain metric gets in the logs), those of
+    `metrics` before those of `weighted_metrics`, then each output's loss for several outputs, then the
+    metrics the model holds (a model that defines `metrics` gives its names). Keras lists a name each time it meets it, so ``metrics=["mae"],
+    weighted_metrics=["mae"]`` gives [loss, mae, mae, weighted_mae]."""
+    from flexflow_keras.models.metrics_hook import held_metrics
+
+    if type(model).metrics is not ModelMetrics.metrics or "_ff_assigned_metrics" in model.__dict__:
+        return [m.name for m in model.metrics]  # the model's own list, as Keras reads self.metrics
+    compiled = [m for ms in _compiled_lists(model) for m in ms]
+    flat = [t for m in compiled for t in (m._tracked() if getattr(m, "_ff_whole_batch", False) else [m])]
+    made = [getattr(m, "_ff_made_name", m.name) for m in flat if not getattr(m, "_ff_weighted", False)]
+    made += [getattr(m, "_ff_made_name", m.name) for m in flat if getattr(m, "_ff_weighted", False)]
+    loss_names = getattr(model, "_loss_names", None) or []
+    losses = [f"{n}_loss" for n in loss_names] if len(loss_names) > 1 else []
+    tracker = model.__dict__.get("_ff_loss_tracker")  # an eager step's "loss" (metrics_hook.eager_loss_tracker)
+    known = compiled + flat + ([tracker] if tracker is not None else [])
+    return ["loss"] + made + losses + [m.name for m in held_metrics(model, known)]
+
+
 class ModelMetrics:
     """`metrics`, `metrics_names`, `get_metrics_result` and `compute_metrics` for `Model`."""
 

@@ -190,6 +190,7 @@ class Trainer(FitLoop, Inference, BatchCalls, TrainingData):
                 for j, ident in enumerate(plain + _as_list(weighted_args[i])):
                     m = metrics_mod.resolve_metric(ident, loss, label_specs[i].shape, y_pred_shape)
                     m._ff_weighted = j >= len(plain)  # Keras 3: only weighted_metrics see sample weights
+                    m._ff_made_name = m.name  # the name evaluate's list is ordered by (keras_flat_names)
                     if m._ff_weighted and any(o.name == (f"{name}_{m.name}" if multi else m.name) for o in objs):
                         m.name = f"weighted_{m.name}"
                     if multi:

@@ -32,7 +32,8 @@ class BatchCalls:
         self._require_compiled("train_on_batch")
         x = host_prefix.wrap_data(self, x)
         if step_hooks.eager_reason(self, "train_step") is not None:
-            return logs_result(eager_fit.train_on_batch(self, x, y, sample_weight, reset_metrics), return_dict)
+            return logs_result(eager_fit.train_on_batch(self, x, y, sample_weight, reset_metrics), return_dict,
+                               self)
         graph, xs, ys, sw, n = self._prepare(x, y, sample_weight)
         sw = self._class_weights(class_weight, ys, sw)
         self._hand_weights(sw)
@@ -48,7 +49,7 @@ class BatchCalls:
         losses, stats, penalty = engine.train_step(sources, np.arange(n, dtype=np.int64), step, 1234)
         running = self._batch_means("train", reset_metrics)
         running.add(n, losses, self._loss_weights, penalty, stats)
-        return logs_result(running.logs(), return_dict)
+        return logs_result(running.logs(), return_dict, self)
 
     def test_on_batch(self, x, y=None, sample_weight=None, return_dict=False, reset_metrics=True):
         """Loss (and metrics) of this batch in inference mode; `reset_metrics=False` (Keras 2)
@@ -61,7 +62,7 @@ class BatchCalls:
         losses, stats = engine.eval_step(self._sources(xs, ys, sw, n), np.arange(n, dtype=np.int64))
         running = self._batch_means("test", reset_metrics)
         running.add(n, losses, self._loss_weights, self._penalty(), stats)
-        return logs_result(running.logs(), return_dict)
+        return logs_result(running.logs(), return_dict, self)
 
     def _batch_means(self, kind: str, reset: bool) -> RunningMeans:
         """The running means of the *_on_batch calls: fresh when `reset`, else the previous call's."""

@@ -37,12 +37,12 @@ class Inference:
             x, y = self._default_data(8, batch_size, "test")
         if is_stream(x):
             logs = evaluate_stream(self, x, steps, callbacks, 1 if verbose == "auto" else int(verbose))
-            return logs_result(logs, return_dict)
+            return logs_result(logs, return_dict, self)
         graph, xs, ys, sw, n = self._prepare(x, y, sample_weight)
         check_not_empty(n, "evaluate")
         self._validate_labels(graph, ys)
         logs = self._evaluate_arrays(xs, ys, sw, batch_size, steps, callbacks, verbose=verbose)
-        return logs_result(logs, return_dict)
+        return logs_result(logs, return_dict, self)
 
     def _evaluate_arrays(self, xs, ys, sw, batch_size, steps, callbacks, verbose=0):
         from flexflow_keras.callbacks import callback_list
@@ -111,10 +111,19 @@ class Inference:
         return self._pack_outputs([np.concatenate([c[i] for c in chunks], axis=0) for i in range(len(graph.outputs))])
 
 
-def logs_result(logs: dict, return_dict: bool):
+def logs_result(logs: dict, return_dict: bool, model=None):
     """Logs as Keras returns them: the dict with `return_dict` (sorted by name, as Keras 3's pythonified logs),
-    else one value as a scalar, several as a list (the loss first, in the order of the model's metrics)."""
+    else one value as a scalar, several as a list in the order of Keras 3's ``_flatten_metrics_in_order``:
+    each of `model`'s metric names (`model_metrics.keras_flat_names`) found in the logs, a name listed twice
+    giving its value twice, then the other logs sorted by name."""
     if return_dict:
         return dict(sorted(logs.items()))
-    values = list(logs.values())
+    if model is None:
+        values = list(logs.values())
+    else:
+        from flexflow_keras.models.model_metrics import keras_flat_names
+
+        names = keras_flat_names(model)
+        listed = set(names)
+        values = [logs[n] for n in names if n in logs] + [logs[k] for k in sorted(logs) if k not in listed]
     return values[0] if len(values) == 1 else values
