@@ -1,8 +1,10 @@
 """TensorFlow's `tf.linalg` functions that tf.keras scripts call, under `python -m flexflow_keras`
-(tf_compat.py's `mapped_call` looks here): `inv`, `det`, `diag`, `diag_part`, `trace` and `matvec`, each
-over the last two dims of a batch of matrices, with TensorFlow's argument names.
+(tf_compat.py's `mapped_call` looks here): `inv`, `det`, `diag`, `diag_part`, `trace`, `matvec`,
+`matrix_transpose` and `adjoint`, each over the last two dims of a batch of matrices, with TensorFlow's
+argument names.
 
-`diag`, `diag_part`, `trace` and `matvec` are composed from keras.ops (eager, symbolic in a model,
+`matrix_transpose` / `adjoint` swap the last two dims (conjugating a complex value: an array, or a model's
+(real, imag) pair from tf_signal_graph). `diag`, `diag_part`, `trace` and `matvec` are composed from keras.ops (eager, symbolic in a model,
 differentiable). keras.ops here has no matrix inverse or determinant, so `inv` and `det` are eager: the value
 is NumPy's (LAPACK) and, while a GradientTape records, the result carries TensorFlow's first derivative
 through keras.ops (``d inv(A) = -inv(A) dA inv(A)``, ``d det(A) = det(A) tr(inv(A) dA)``, the cofactors for
@@ -151,4 +153,41 @@ def matvec(a, b, transpose_a=False, adjoint_a=False, a_is_sparse=False, b_is_spa
     return ops.squeeze(ops.matmul(a, ops.expand_dims(b, -1)), -1)
 
 
-CALLS = {f"tf.linalg.{fn.__name__}": fn for fn in (inv, det, diag, diag_part, trace, matvec)}
+def matrix_transpose(a, name="matrix_transpose", conjugate=False):
+    """`tf.linalg.matrix_transpose(a, conjugate=False)`: each matrix of `a` (its last two dims) transposed,
+    complex entries conjugated with `conjugate`; any dtype, eager or a model's symbolic tensor."""
+    from flexflow_keras import tf_signal_graph
+
+    if isinstance(a, tf_signal_graph.SymbolicComplex) or (
+            isinstance(a, KerasTensor) and str(a.dtype).startswith("complex")):
+        pair = tf_signal_graph.parts(a, "linalg.matrix_transpose")
+        im = _transpose(pair.im)
+        return tf_signal_graph.SymbolicComplex(_transpose(pair.re), _ops().negative(im) if conjugate else im)
+    if not isinstance(a, KerasTensor):
+        value = np.asarray(_tensor(a))
+        if value.dtype.kind == "c":
+            if value.ndim < 2:
+                _rank_error(value)
+            from flexflow_keras.data.dataset import as_tensor
+
+            swapped = np.swapaxes(value, -1, -2)
+            return as_tensor(np.conj(swapped) if conjugate else swapped)
+        a = _tensor(a)
+    if len(a.shape) < 2:
+        _rank_error(a)
+    return _transpose(a)
+
+
+def _rank_error(a):
+    raise ValueError(f"Argument `a` should be a (batch) matrix with rank >= 2.  Received `a` = {a} with shape: "
+                     f"{tuple(a.shape)} (tf.linalg.matrix_transpose swaps the last two dims; use "
+                     f"tf.transpose for a vector).")
+
+
+def adjoint(matrix, name=None):
+    """`tf.linalg.adjoint(matrix)`: the conjugate transpose of each matrix (the transpose of a real one)."""
+    return matrix_transpose(matrix, conjugate=True)
+
+
+CALLS = {f"tf.linalg.{fn.__name__}": fn
+         for fn in (inv, det, diag, diag_part, trace, matvec, matrix_transpose, adjoint)}
