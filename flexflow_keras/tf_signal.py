@@ -87,6 +87,19 @@ def conj(x, name=None):
     return _out(np.conj(_host(x, "math.conj")))
 
 
+def cast(x, dtype, name=None):
+    """`tf.cast` / `tf.math.cast`: a complex value cast to a real dtype keeps its real part, as TensorFlow's
+    (a model's (real, imag) pair too); anything else is keras.ops.cast."""
+    from flexflow_keras import ops
+
+    target = str(np.dtype(getattr(dtype, "name", dtype)))
+    if isinstance(x, tf_signal_graph.SymbolicComplex):
+        return tf_signal_graph.cast(x, target)
+    if not tf_signal_graph.is_symbolic(x) and np.iscomplexobj(x) and np.dtype(target).kind != "c":
+        return _out(np.real(np.asarray(x)).astype(target))
+    return ops.cast(x, target)
+
+
 def angle(input, name=None):  # noqa: A002
     a = _host(input, "math.angle")
     return _out(np.angle(a).astype(_real_dtype(a)))
@@ -317,4 +330,4 @@ SIGNAL_NAMES = ("fft", "ifft", "fft2d", "ifft2d", "fft3d", "ifft3d", "rfft", "ir
                 "rfft3d", "irfft3d", "frame", "stft", "hann_window", "hamming_window",
                 "linear_to_mel_weight_matrix")
 AUDIO_NAMES = ("decode_wav", "encode_wav")
-MATH_NAMES = {"complex": complex, "real": real, "imag": imag, "conj": conj, "angle": angle, "abs": abs_}
+MATH_NAMES = {"complex": complex, "cast": cast, "real": real, "imag": imag, "conj": conj, "angle": angle, "abs": abs_}

@@ -100,6 +100,16 @@ def transform(x, rank: int, inverse: bool, who: str) -> SymbolicComplex:
     return SymbolicComplex(re, im)
 
 
+def cast(z: SymbolicComplex, dtype: str):
+    """`tf.cast` of a complex graph value: to complex64 / complex128 the pair in that precision, to a real
+    dtype its real part (TensorFlow's cast drops the imaginary part)."""
+    from flexflow_keras import ops
+
+    if dtype in _PART:
+        return SymbolicComplex(ops.cast(z.re, _PART[dtype]), ops.cast(z.im, _PART[dtype]))
+    return ops.cast(z.re, dtype)
+
+
 def real(x):
     return parts(x, "math.real").re if isinstance(x, SymbolicComplex) or str(x.dtype) in _PART else x
 
