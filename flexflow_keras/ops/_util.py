@@ -58,10 +58,16 @@ def norm_axis(axis: int, ndim: int, who: str) -> int:
 
 
 def broadcast_shapes(a: Sequence[int | None], b: Sequence[int | None], who: str) -> tuple[int | None, ...]:
-    """NumPy broadcasting where None (the batch dim) broadcasts only against 1 or None."""
+    """NumPy broadcasting of two symbolic shapes, as Keras 3 broadcasts them.
+
+    None in a shape's first dim is the batch: it broadcasts only against 1 or None. None elsewhere is an
+    open dim (``Input(shape=(None,))``): against a known size it takes that size, as TensorFlow's static
+    broadcasting does, and the data's length is checked when the graph is recorded again at the data's
+    shapes (models/variable_dims.py), where a length that differs is this error with both sizes."""
     n = max(len(a), len(b))
     pa = (1,) * (n - len(a)) + tuple(a)
     pb = (1,) * (n - len(b)) + tuple(b)
+    batch_a, batch_b = n - len(a), n - len(b)  # where each shape's own first dim lands
     out: list[int | None] = []
     for i, (x, y) in enumerate(zip(pa, pb, strict=True)):
         if x == y:
@@ -70,9 +76,15 @@ def broadcast_shapes(a: Sequence[int | None], b: Sequence[int | None], who: str)
             out.append(y)
         elif y == 1:
             out.append(x)
+        elif x is None and i != batch_a and y is not None:
+            out.append(y)  # an open dim against a known size
+        elif y is None and i != batch_b and x is not None:
+            out.append(x)
         else:
+            def name(d, batch):
+                return ("None (the batch)" if batch else "None (an open dim)") if d is None else d
             raise ShapeError(f"{who}: cannot broadcast shapes {fmt(a)} and {fmt(b)}: dim {i} is "
-                             f"{'None (the batch)' if x is None else x} vs {'None (the batch)' if y is None else y}. "
+                             f"{name(x, i == batch_a)} vs {name(y, i == batch_b)}. "
                              f"Make the shapes equal or 1 in that dim (e.g. reshape the constant).")
     return tuple(out)
 

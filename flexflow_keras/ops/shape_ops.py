@@ -165,14 +165,18 @@ class ConcatOp(Op):
         first = inputs[0]
         axis = norm_axis(self.axis, first.ndim, "concatenate")
         total = 0
+        shape = list(first.shape)
         for t in inputs:
-            ok = t.ndim == first.ndim and all(a == b for i, (a, b) in enumerate(zip(t.shape, first.shape,
-                                                                                      strict=True)) if i != axis)
+            # an open dim (None past the batch) joins any size, as in Keras: the data's sizes are checked
+            # when the graph is recorded again at them (models/variable_dims.py)
+            ok = t.ndim == first.ndim and all(a == b or (i > 0 and (a is None or b is None))
+                                              for i, (a, b) in enumerate(zip(t.shape, first.shape, strict=True))
+                                              if i != axis)
             if not ok:
                 raise ShapeError(f"concatenate on axis {self.axis} needs inputs that match except on that axis; "
                                  f"received shapes {[fmt(s.shape) for s in inputs]}. Reshape them to agree.")
             total = None if total is None or t.shape[axis] is None else total + t.shape[axis]
-        shape = list(first.shape)
+            shape = [None if d is None or e is None else d for d, e in zip(shape, t.shape, strict=True)]
         shape[axis] = total
         return (TensorSpec(tuple(shape), str(np.result_type(*[t.dtype for t in inputs]))),)
 
