@@ -9,7 +9,8 @@ the state of every metric it can reach (the compiled ones and those held by the 
 partial sum, as for a metric's own ``update_state`` (`metrics/user_state.py`): shards add up, as
 replicas do in Keras. From the dict it returns, the logs take, as Keras' do: every metric's result by
 name; what it added to "loss" (``metrics["loss"] += penalty``), added to the logged loss; and its other
-entries (``metrics["penalty"] = p``), averaged over the shards. Masks of masked outputs are not applied to
+entries (``metrics["penalty"] = p``), averaged over the shards. As in Keras, only the keys it returns are
+logged: a dict without "loss" logs no loss (nor each output's), and a metric it leaves out is not shown. Masks of masked outputs are not applied to
 what the override sees.
 """
 
@@ -19,7 +20,7 @@ import threading
 
 import numpy as np
 
-from flexflow_keras.metrics.base import Metric
+from flexflow_keras.metrics.base import Mean, Metric
 from flexflow_keras.metrics.user_state import (
     LOCK,
     delta_of,
@@ -33,10 +34,13 @@ _SHARD = threading.local()  # .loss: the batch loss of the shard whose compute_m
 
 
 def held_metrics(model, compiled: list) -> list:
-    """Metrics the model holds as attributes (``self.custom_metric = keras.metrics.Mean()``), not compiled."""
+    """Metrics the model holds as attributes (``self.custom_metric = keras.metrics.Mean()``), not compiled
+    (nor its loss tracker, which `ModelMetrics.metrics` lists first)."""
     ids = {id(m) for m in compiled}
     found = []
-    for value in vars(model).values():
+    for key, value in vars(model).items():
+        if key == "_ff_loss_tracker":
+            continue
         items = value if isinstance(value, (list, tuple)) else value.values() if isinstance(value, dict) else [value]
         for m in items:
             if isinstance(m, Metric) and id(m) not in ids:
@@ -45,18 +49,32 @@ def held_metrics(model, compiled: list) -> list:
     return found
 
 
+class LossTracker(Mean):
+    """Keras 3's loss tracker (a Mean named "loss"), first in ``model.metrics``. Inside a step's
+    ``compute_metrics`` override its result is the shard's batch loss, the "loss" the logs show, so an
+    override returning ``{m.name: m.result() for m in self.metrics}`` logs the loss unchanged, as in Keras,
+    and one leaving it out logs none; elsewhere (an eager train_step updates it) it is a plain Mean."""
+
+    def result(self) -> float:
+        loss = getattr(_SHARD, "loss", None)
+        return super().result() if loss is None else loss
+
+
+def loss_tracker(model) -> LossTracker:
+    """The compiled model's loss tracker (made fresh by each compile)."""
+    tracker = model.__dict__.get("_ff_loss_tracker")
+    if tracker is None:
+        tracker = model.__dict__["_ff_loss_tracker"] = LossTracker(name="loss")
+    return tracker
+
+
 def eager_loss_tracker(model):
     """Keras 3's loss tracker (a Mean named "loss", made fresh by each compile) of a compiled model whose own
     train_step or test_step runs eagerly (models/eager_fit.py): first in ``model.metrics``, so a step returning
     ``{m.name: m.result() for m in self.metrics}`` logs "loss", as in Keras. None for a model not compiled."""
-    from flexflow_keras import metrics as metrics_mod
-
     if not getattr(model, "compiled", False):
         return None
-    tracker = model.__dict__.get("_ff_loss_tracker")
-    if tracker is None:
-        tracker = model.__dict__["_ff_loss_tracker"] = metrics_mod.Mean(name="loss")
-    return tracker
+    return loss_tracker(model)
 
 
 def update_deprecated(model, y, y_pred, sample_weight) -> None:
@@ -91,7 +109,10 @@ def update_compiled(model, y, y_pred, sample_weight) -> dict:
             weighted = getattr(m, "_ff_weighted", False) and sw is not None
             m.update_state(yt, yp, sw) if weighted else m.update_state(yt, yp)
     loss = getattr(_SHARD, "loss", None)  # inside a step: this shard's batch loss, as Keras' "loss" entry
-    return ({} if loss is None else {"loss": loss}) | model.get_metrics_result()
+    compiled = [m for ms in lists for m in ms]
+    # Keras 3's get_metrics_result: every metric of the model, those it holds as attributes too
+    return ({} if loss is None else {"loss": loss}) | model.get_metrics_result() | \
+        results_by_name(held_metrics(model, compiled))
 
 
 def eager_compiled_lists(model, y, y_pred) -> list:
@@ -128,6 +149,7 @@ class ComputeMetricsHook(Metric):
         model.__dict__["_ff_compiled_metric_lists"] = self._ff_lists
         self._ff_more: list[Metric] = []  # metrics its compute_loss updates (`add_tracked`)
         self._ff_extra_keys: list[str] | None = None  # returned entries that are no metric's (first call's)
+        self._ff_returned: list[str] | None = None  # every key the override returned (first call's): the logs'
         self._ff_extras: dict[str, float] = {}
         self.loss_offset = 0.0  # what the override added to the "loss" entry (RunningMeans.logs adds it)
 
@@ -176,6 +198,7 @@ class ComputeMetricsHook(Metric):
         with LOCK:
             if self._ff_extra_keys is None:
                 self._ff_extra_keys = [k for k in returned if k != "loss" and k not in names]
+                self._ff_returned = list(returned)
             keys = self._ff_extra_keys
         # a "loss" that is a metric's result (a loss tracker) is logged as that metric, not as a change
         offset = float(np.mean(returned["loss"])) - loss if "loss" in returned and loss is not None and \
@@ -192,8 +215,18 @@ class ComputeMetricsHook(Metric):
             self.loss_offset = float(offset / count)
             self._ff_extras = dict(zip(self._ff_extra_keys or [], (extras / count).tolist(), strict=True))
 
+    @property
+    def logs_loss(self) -> bool:
+        """Whether the logs show the loss: Keras 3's logs are the dict the override returns, so a
+        "loss" key it leaves out (and each output's loss with it) is not logged (RunningMeans.logs)."""
+        return self._ff_returned is None or "loss" in self._ff_returned
+
     def result(self) -> dict:
-        return results_by_name(self._tracked()) | self._ff_extras
+        """The results of the entries the override returned (of every tracked metric before its first call)."""
+        results = results_by_name(self._tracked()) | self._ff_extras
+        if self._ff_returned is None:
+            return results
+        return {k: v for k, v in results.items() if k in self._ff_returned}
 
     def reset_state(self) -> None:
         for m in self._tracked():

@@ -37,8 +37,8 @@ class ModelMetrics:
 
     @property
     def metrics(self) -> list:
-        """Keras: the model's metric objects: the loss tracker of a model whose own train_step runs eagerly,
-        the compiled ones (once the first fit or evaluate has built them), then the metrics it holds as
+        """Keras: the model's metric objects: the loss tracker of a model whose own train_step runs eagerly
+        or that overrides compute_metrics (metrics_hook.LossTracker), the compiled ones (once the first fit or evaluate has built them), then the metrics it holds as
         attributes. A subclass may override it, or assign a list."""
         from flexflow_keras.models.metrics_hook import held_metrics
 
@@ -46,7 +46,7 @@ class ModelMetrics:
         if assigned is not None:
             return list(assigned)
         compiled = [m for ms in _compiled_lists(self) for m in ms]
-        tracker = self.__dict__.get("_ff_loss_tracker")  # an eager train_step's (metrics_hook.eager_loss_tracker)
+        tracker = self.__dict__.get("_ff_loss_tracker")  # metrics_hook.loss_tracker
         if tracker is not None:
             compiled = [tracker] + compiled
         return compiled + held_metrics(self, compiled)

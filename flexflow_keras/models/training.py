@@ -25,7 +25,7 @@ import numpy as np
 
 from flexflow_keras.metrics.symbolic_updates import Recorded, metrics_of
 from flexflow_keras.models import custom_training, step_hooks
-from flexflow_keras.models.metrics_hook import ComputeMetricsHook
+from flexflow_keras.models.metrics_hook import ComputeMetricsHook, loss_tracker
 from flexflow_keras.models.shape_variants import ShapeVariants
 from flexflow_keras.models.training_batches import LOOP_STEPS, BatchCalls
 from flexflow_keras.models.training_data import TrainingData
@@ -208,6 +208,7 @@ class Trainer(FitLoop, Inference, BatchCalls, TrainingData):
                                            if every or any(reads_logits(m) for m in objs))
         tgraph = build_training_graph(graph.inputs, graph.outputs, loss_specs, out_names, self._ff_logit_outputs)
         if loss_specs and step_hooks.overrides(self, "compute_metrics"):  # one metric object runs the override
+            loss_tracker(self)  # first in self.metrics, as Keras' (an override may return its result)
             hook = ComputeMetricsHook(self, [metric_objects[s.output_index] for s in loss_specs])
             first = loss_specs[0].output_index
             metric_objects = [[hook] if i == first else [] for i in range(len(metric_objects))]

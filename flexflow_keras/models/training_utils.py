@@ -188,9 +188,12 @@ class RunningMeans:
         if len(self.loss_names) > 1:
             for name, v in zip(self.loss_names, self.per_output, strict=True):
                 out[f"{prefix}{name}_loss"] = v / n
+        if any(getattr(m, "logs_loss", True) is False for ms in self.metric_objects for m in ms):
+            out = {}  # a compute_metrics override that returns no "loss" (models/metrics_hook.py)
         for ms in self.metric_objects:
             for m in ms:
-                out[prefix + "loss"] += getattr(m, "loss_offset", 0.0)  # a compute_metrics override's change
+                if prefix + "loss" in out:
+                    out[prefix + "loss"] += getattr(m, "loss_offset", 0.0)  # a compute_metrics override's change
                 result = m.result()
                 named = result.items() if isinstance(result, dict) else [(m.name, result)]
                 for name, value in named:  # a dict: a compute_metrics override's metrics, or Keras 3's

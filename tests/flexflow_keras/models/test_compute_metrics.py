@@ -111,7 +111,7 @@ def test_metrics_and_metrics_names_follow_the_logs():
     assert model.metrics_names == ["loss", "accuracy", "pred_mean", "x_mean"]
     assert list(logs) == sorted(model.metrics_names)  # Keras 3 returns its logs sorted by name
     assert dict(zip(model.metrics_names, values, strict=True)) == pytest.approx(logs)
-    assert [m.name for m in model.metrics] == ["accuracy", "pred_mean", "x_mean"]
+    assert [m.name for m in model.metrics] == ["loss", "accuracy", "pred_mean", "x_mean"]  # the tracker first
     model.metrics = [model.pred_mean]  # a script may set the list itself
     assert model.metrics == [model.pred_mean]
 
