@@ -58,9 +58,17 @@ def _symbolic(*xs) -> bool:
     return any(isinstance(x, KerasTensor) for x in xs) or _tape.recording()
 
 
+_CARRIED = ("categorical_crossentropy", "sparse_categorical_crossentropy", "binary_crossentropy")
+
+
 def _loss_op(name: str, y_true, y_pred, **kwargs):
+    """The loss as ops; a crossentropy of an eager output carrying ``_keras_logits`` (models/custom_training.py:
+    a softmax or sigmoid output while a GradientTape records) takes those logits, as Keras 3 on TensorFlow."""
     from flexflow_keras import ops
 
+    logits = getattr(y_pred, "_keras_logits", None)
+    if logits is not None and name in _CARRIED and not isinstance(y_pred, KerasTensor):
+        y_pred, kwargs = logits, {**kwargs, "from_logits": True}
     return ops.loss(name, y_true, y_pred, **kwargs)
 
 
@@ -305,7 +313,9 @@ class Loss:
         mean (or sum) of the per-sample losses as a KerasTensor."""
         if _symbolic(y_true, y_pred, sample_weight):
             return self._symbolic_reduce(y_true, y_pred, sample_weight)
-        values = self.per_sample(np.asarray(y_true), np.asarray(y_pred, np.float32))
+        # an output carrying its logits keeps them for the crossentropies (losses._carried_logits)
+        pred = y_pred if hasattr(y_pred, "_keras_logits") else np.asarray(y_pred, np.float32)
+        values = self.per_sample(np.asarray(y_true), pred)
         return eager(_reduce(values, _ignore_class_weights(self, y_true, values, sample_weight), self.reduction))
 
     def _symbolic_reduce(self, y_true, y_pred, sample_weight):

@@ -64,18 +64,42 @@ def run_eager(model, graph: OpGraph, arrays, training: bool) -> list:
     if id(graph) not in cache:
         by_layer = [(la, t) for la in _all_layers(model) for t in la.__dict__.get("_symbolic_losses", [])
                     if _computed_by(graph, t)]
-        full = OpGraph(graph.inputs, list(graph.outputs) + [t for _, t in by_layer]) if by_layer else graph
+        logits = _output_logits(graph)
+        extra = [t for _, t in by_layer] + [t for _, t in logits]
+        full = OpGraph(graph.inputs, list(graph.outputs) + extra) if extra else graph
         if len(cache) > 8:
             cache.clear()
-        cache[id(graph)] = (graph, full, [la for la, _ in by_layer])  # the graph held: its id stays its own
-    _, full, owners = cache[id(graph)]
+        # the graph held: its id stays its own
+        cache[id(graph)] = (graph, full, [la for la, _ in by_layer], [i for i, _ in logits])
+    _, full, owners, carriers = cache[id(graph)]
     values = run_graph(full, arrays, training=training)
-    n = len(graph.outputs)
+    n, k = len(graph.outputs), len(graph.outputs) + len(owners)
     for la in set(owners):
         la.__dict__["_eager_losses"] = []
-    for la, v in zip(owners, values[n:], strict=True):
+    for la, v in zip(owners, values[n:k], strict=True):
         la.__dict__["_eager_losses"].append(_eager_value(v))
+    for i, v in zip(carriers, values[k:], strict=True):
+        if isinstance(values[i], EagerTensor) and values[i] is not v:
+            values[i]._keras_logits = v
     return values[:n]
+
+
+def _output_logits(graph: OpGraph) -> list:
+    """(index, logits) of each output made by a softmax over its last axis or a sigmoid: Keras 3's TensorFlow
+    backend leaves the activation's input on such an eager output as ``_keras_logits``, and its
+    crossentropies (the compiled loss in ``compute_loss``, the crossentropy metrics, ``keras.losses``) read
+    them, so a custom train_step's loss of a saturated output is the logits' (losses._carried_logits), not
+    the probabilities' clipped one. A sigmoid fused into its Dense or convolution gets a copy of that op
+    without the activation (ops/loss_functions.activation_logits, as the training graph's loss), recorded
+    by a GradientTape like the rest of the call, so the loss's gradient reaches the weights through it."""
+    from flexflow_keras.ops.loss_functions import activation_logits
+
+    found = []
+    for i, t in enumerate(graph.outputs):
+        logits = activation_logits(t)
+        if logits is not None:
+            found.append((i, logits))
+    return found
 
 
 def _computed_by(graph: OpGraph, t: KerasTensor) -> bool:

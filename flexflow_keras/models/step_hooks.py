@@ -173,6 +173,7 @@ def trace_step(model, hook: str, inputs, y_true, y_pred, sample_weight=None):
     def capture(*args, **kwargs):
         if not takes_training:
             kwargs.pop("training", None)
+        args, kwargs = _as_prediction(args, y_pred), {k: _as_prediction(v, y_pred) for k, v in kwargs.items()}
         raise _LossCaptured(original_loss(*args, **kwargs))
 
     x = inputs[0] if len(inputs) == 1 else list(inputs)
@@ -198,6 +199,21 @@ def trace_step(model, hook: str, inputs, y_true, y_pred, sample_weight=None):
              "that loss trains with the compiled optimizer over every trainable weight" if hook == "train_step"
              else "that loss is what evaluation reports")
     return loss
+
+
+def _as_prediction(value, y_pred):
+    """`value` with the copy of `y_pred` that ``self(x)`` gave in the trace (Layer.__call__ copies a tensor
+    its call returns unchanged) replaced by `y_pred` itself: in Keras ``self(x)`` is the output, whose
+    softmax or sigmoid a crossentropy in compute_loss reads the logits of (ops/loss_functions.activation_logits);
+    the copy hid them, so a saturated sigmoid's loss was the clipped probabilities' (11.8 for tf.keras' 60.4)."""
+    if isinstance(value, (list, tuple)):
+        return type(value)(_as_prediction(v, y_pred) for v in value)
+    node = getattr(value, "node", None) if isinstance(value, KerasTensor) else None
+    op = getattr(node, "op", None)
+    if (op is not None and op.type_name == "unary" and getattr(op, "fn", None) == "identity"
+            and len(node.inputs) == 1 and node.inputs[0] is y_pred):
+        return y_pred
+    return value
 
 
 def default_step(model, data, training: bool):
