@@ -4,10 +4,11 @@ computes other things there (keras.io's RealNVP runs its flow backwards at infer
 
 `Model._trace` records both graphs when they differ (models/model.py); evaluate and predict run inside
 `inference_graphs()` (the `in_inference` decorator), where `Model._op_graph` gives the training=False one.
-Inside a fit (`in_fit`: a callback's predict, fit's own validation) the training=True graph stays, so fit's
-engine is not replaced under it. Only for such a model, entering evaluate or predict hands back an engine
-built on its training=True graph and leaving them one built on its training=False graph, the optimizer
-slots kept for the next engine (`Model._swap_inference_engine`).
+Only for such a model, entering evaluate or predict hands back an engine built on its training=True graph
+and leaving them one built on its training=False graph, the optimizer slots kept for the next engine
+(`Model._swap_inference_engine`). Inside a fit (`in_fit`) fit's engine stays: fit's own validation
+(`validating`) and a callback's evaluate or predict run the training=False graph on a variant of fit's
+engine that shares its weights (`Model._batch_engine`), as Keras runs them.
 """
 
 from __future__ import annotations
@@ -21,8 +22,18 @@ _FITTING: contextvars.ContextVar[bool] = contextvars.ContextVar("ff_fitting", de
 
 
 def inference() -> bool:
-    """Whether the training=False graphs apply now: inside evaluate or predict, outside a fit."""
-    return _INFERENCE.get() and not _FITTING.get()
+    """Whether the training=False graphs apply now: inside evaluate or predict, and fit's validation."""
+    return _INFERENCE.get()
+
+
+def fitting() -> bool:
+    """Whether a fit is running (its engine must stay the model's)."""
+    return _FITTING.get()
+
+
+def validating():
+    """The context of fit's validation: the training=False graphs apply, as in evaluate."""
+    return _set(_INFERENCE)
 
 
 @contextlib.contextmanager

@@ -250,7 +250,7 @@ class Model(ModelMetrics, Keras2TrainingMethods, Trainer, Layer):
         layers in inference mode (Dropout off, BatchNorm on its moving statistics), which is what Keras
         computes unless the branch holds something else (a softmax only at inference): call() is traced
         with training=False too, and a graph with other ops (beyond Dropout and the noise layers, which
-        pass their input through at inference) is a warning saying so."""
+        pass their input through at inference) is kept for evaluate, predict and fit's validation."""
         forward = self
         if type(self).call is Layer.call:
             forward = self._wrapped_forward()
@@ -260,12 +260,9 @@ class Model(ModelMetrics, Keras2TrainingMethods, Trainer, Layer):
         if inference is not None and not same_graph(trace[2], inference[2], INFERENCE_IDENTITY):
             # evaluate and predict run the training=False graph, as Keras calls call(x, training=False) there
             self.__dict__.setdefault("_inference_graphs", {})[id(trace[2])] = (trace[2], inference[2])
-            log.warning("Model '%s': call() records other ops with training=False than with training=True; "
-                        "fit trains the training=True graph and evaluate and predict run the training=False one, "
-                        "as Keras does, but fit's validation (validation_data, validation_split) and a predict "
-                        "inside fit (a callback's) run the training=True graph in inference mode: pass "
-                        "`training` to the layers instead of branching on it, or evaluate after fit, for "
-                        "Keras' figures there.", self.name)
+            log.debug("Model '%s': call() records other ops with training=False than with training=True; fit "
+                      "trains the training=True graph, and evaluate, predict and fit's validation run the "
+                      "training=False one, as Keras does.", self.name)
         return trace
 
     def _record(self, forward, specs, training):

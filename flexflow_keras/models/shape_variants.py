@@ -20,6 +20,8 @@ log = logging.getLogger("flexflow_keras")
 
 # variants that keep their activation regions and recorded steps (an epoch of bucketed lengths reuses them)
 KEEP = 8
+# the last element of a variant's key on the model's training=False graph (`engine_for`)
+INFERENCE = "training=False"
 
 
 class ShapeVariants:
@@ -51,9 +53,10 @@ class ShapeVariants:
             out.append((tuple(np.shape(a)[1:]), name))
         return tuple(out)
 
-    def engine_for(self, sources):
-        """The engine for a batch of these `sources` (the root's for its own shapes)."""
-        key = self._key(sources)
+    def engine_for(self, sources, inference: bool = False):
+        """The engine for a batch of these `sources` (the root's for its own shapes). `inference`: inside
+        fit, the model's training=False graph (models/call_mode.py), which `_graph_for` then gives."""
+        key = self._key(sources) + ((INFERENCE,) if inference else ())
         if key == self.root_key:
             return self.root
         v = self.variants.get(key)
@@ -73,6 +76,11 @@ class ShapeVariants:
             rank = next((len(t.shape) for t in self.root.tgraph.sample_weights if t is not None), 0)
             tgraph = self.tgraphs[key] = model._training_graph(model._graph_for(xs), ys, rank if self.labels else 0)
         v = self.root.variant(tgraph)
+        if key[-1] is INFERENCE:
+            log.debug("fit's validation or a callback's predict runs the model's training=False graph on a "
+                      "variant of fit's engine (per-sample shapes %s)", [k[0] for k in key[:-1]])
+            self.variants[key] = v
+            return v
         self.made += 1
         if self.made == 1:
             if self.root.trial is not None:  # a short fit's degree trial times fit's own steps only

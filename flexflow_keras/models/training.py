@@ -24,7 +24,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from flexflow_keras.metrics.symbolic_updates import Recorded, metrics_of
-from flexflow_keras.models import custom_training, step_hooks
+from flexflow_keras.models import call_mode, custom_training, step_hooks
 from flexflow_keras.models.metrics_hook import ComputeMetricsHook, loss_tracker
 from flexflow_keras.models.shape_variants import ShapeVariants
 from flexflow_keras.models.training_batches import LOOP_STEPS, BatchCalls
@@ -266,7 +266,12 @@ class Trainer(FitLoop, Inference, BatchCalls, TrainingData):
         if root is None or (ys is not None and not ys) or not any(
                 t is not None for t in root.tgraph.per_sample_losses):
             return self._engine_for(graph, ys)
-        return self._variants(root, len(graph.inputs), ys is not None).engine_for(tuple(xs) + tuple(ys or ()) + (None,))
+        # inside fit, the training=False graph of a call() branching on training (fit's validation, a
+        # callback's predict) runs on a variant of fit's engine, which stays the model's (models/call_mode.py)
+        inference = (call_mode.inference() and call_mode.fitting() and key[0] != id(graph)
+                     and bool(self.__dict__.get("_inference_graphs")))
+        return self._variants(root, len(graph.inputs), ys is not None).engine_for(
+            tuple(xs) + tuple(ys or ()) + (None,), inference)
 
     def _variants(self, root, n_inputs: int, labels: bool = True) -> ShapeVariants:
         """The shape variants of the model's engine `root`, with labels (fit, evaluate) or without (predict)."""

@@ -245,8 +245,9 @@ class FitLoop:
             if val is not None and should_validate(epoch, validation_freq):
                 # fit's own callbacks see the validation's test hooks, as in Keras 3 (the progress bar
                 # stays quiet in fit; TensorBoard writes its evaluation scalars)
-                val_logs = (evaluate_stream(self, val, validation_steps, callbacks=cbs) if is_stream(val) else
-                            self._evaluate_arrays(*val, validation_batch_size, validation_steps, callbacks=cbs))
+                with call_mode.validating():  # a call() branching on training runs its training=False graph
+                    val_logs = (evaluate_stream(self, val, validation_steps, callbacks=cbs) if is_stream(val) else
+                                self._evaluate_arrays(*val, validation_batch_size, validation_steps, callbacks=cbs))
                 epoch_logs.update({"val_" + k: v for k, v in val_logs.items()})
             epoch_logs = dict(sorted(epoch_logs.items()))  # Keras 3's order (History, CSVLogger, the epoch line)
             cbs.on_epoch_end(epoch, epoch_logs)

@@ -44,25 +44,30 @@ def test_predict_and_evaluate_take_the_inference_branch(default):
 
 
 class _PredictEachEpoch:
-    """A callback predicting inside fit: fit's engine must stay under it."""
+    """A callback predicting inside fit: fit's engine must stay under it, and the prediction is the
+    training=False branch's, as Keras'."""
 
     def __init__(self, lib):
         base = lib.callbacks.Callback
+        self.seen = seen = []
 
         class Cb(base):
             def on_epoch_end(self, epoch, logs=None):
-                self.model.predict(X, verbose=0)
+                seen.append(self.model.predict(X, verbose=0))
         self.cb = Cb()
 
 
 def _run(lib, default):
     model = _model(lib, default)
     model.compile(lib.optimizers.Adam(0.05), "mse")
-    out = {"fit1": model.fit(X, Y, batch_size=4, epochs=2, shuffle=False, verbose=0,
-                             callbacks=[_PredictEachEpoch(lib).cb]).history["loss"]}
+    cb = _PredictEachEpoch(lib)
+    h = model.fit(X, Y, batch_size=4, epochs=2, shuffle=False, verbose=0, callbacks=[cb.cb],
+                  validation_data=(X[:5], Y[:5] * 0.5))
+    out = {"fit1": h.history["loss"], "val1": h.history["val_loss"], "cb_pred": np.stack(cb.seen)}
     out["pred"] = model.predict(X, verbose=0)
     out["eval"] = model.evaluate(X, Y, verbose=0)
-    out["fit2"] = model.fit(X, Y, batch_size=4, epochs=2, shuffle=False, verbose=0).history["loss"]
+    h = model.fit(X, Y, batch_size=4, epochs=2, shuffle=False, verbose=0, validation_split=0.25)
+    out["fit2"], out["val2"] = h.history["loss"], h.history["val_loss"]
     out["weights"] = model.get_weights()
     out["pred2"] = model.predict(X, verbose=0)
     return out
@@ -73,7 +78,7 @@ def test_fit_predict_fit_as_tensorflow(default):
     pytest.importorskip("tensorflow")
     tf_keras = pytest.importorskip("tensorflow.keras")
     got, want = _run(ff, default), _run(tf_keras, default)
-    for key in ("fit1", "pred", "eval", "fit2", "pred2"):
+    for key in ("fit1", "val1", "cb_pred", "pred", "eval", "fit2", "val2", "pred2"):
         np.testing.assert_allclose(got[key], want[key], rtol=1e-5, atol=1e-7, err_msg=key)
     for g, w in zip(got["weights"], want["weights"], strict=True):
         np.testing.assert_allclose(g, w, rtol=1e-5, atol=1e-7)

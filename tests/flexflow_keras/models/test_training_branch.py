@@ -66,13 +66,13 @@ def test_fit_trains_the_dropout_of_a_training_branch(caplog):
     np.testing.assert_allclose(model.predict(X[:4], verbose=0), (X[:4] @ k1 + b1) @ k2 + b2, rtol=1e-5, atol=1e-6)
 
 
-def test_an_inference_only_computation_is_a_warning(caplog):
+def test_an_inference_only_computation_runs_at_inference_without_a_warning(caplog):
     model = SoftmaxAtInference()
     with caplog.at_level(logging.WARNING, logger="flexflow_keras"):
         _fit(model, keras.losses.SparseCategoricalCrossentropy(from_logits=True), rng.integers(0, 3, 64))
     assert _types(model) == ["dense"]  # fit trained the logits, as Keras' train_step does
-    warned = [r.getMessage() for r in caplog.records if "records other ops" in r.getMessage()]
-    assert len(warned) == 1 and "'softmax_at_inference'" in warned[0] and "fit's validation" in warned[0]
+    # every path runs the graph Keras runs (fit's validation included), so there is nothing to warn about
+    assert not [r for r in caplog.records if "records other ops" in r.getMessage()]
     # predict runs the training=False branch, as Keras: the softmax of the trained logits
     k, b = model.d.get_weights()
     z = X[:4] @ k + b
