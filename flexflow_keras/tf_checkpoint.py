@@ -38,7 +38,7 @@ def _arrays(obj, path: str, out: dict) -> None:
         out[path + "value"] = obj.numpy()
     elif isinstance(obj, Optimizer):
         out[path + "iterations"] = np.asarray(obj._iterations, np.int64)
-        for i, a in enumerate(obj.variables):
+        for i, a in enumerate(obj.slot_arrays()):
             out[f"{path}slot_{i}"] = np.asarray(a)
     elif isinstance(obj, Module):
         for i, v in enumerate(obj.variables):
@@ -74,7 +74,7 @@ def _load(obj, path: str, data, where: str) -> None:
         obj._iterations = int(take(path + "iterations", None))
         count = sum(1 for k in data.files if k.startswith(path + "slot_"))
         saved = [np.array(data[f"{path}slot_{i}"]) for i in range(count)]
-        slots = obj.variables
+        slots = obj.slot_arrays()
         if slots and len(saved) != len(slots):
             raise DataError(f"tf.train.Checkpoint.restore: optimizer {path.rstrip('/')!r} in {where} has {len(saved)} "
                             f"slot arrays, the optimizer has {len(slots)}; it was saved for other variables.")

@@ -19,6 +19,7 @@ it through this module.
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Sequence
 
 import numpy as np
@@ -226,6 +227,9 @@ class Trainer(FitLoop, Inference, BatchCalls, TrainingData):
         if carried:
             engine.weights.write_slots({uid: a for uid, a in carried.items() if uid in engine.weights.slots})
         self._engine, self._engine_key = engine, key
+        opt = getattr(self, "optimizer", None)
+        if opt is not None and hasattr(opt, "_eager_slots"):  # its `variables` read this model's slots
+            opt.__dict__["_ff_model"] = weakref.ref(self)
         return engine
 
     def _trained_slots(self):

@@ -48,8 +48,9 @@ log = logging.getLogger("flexflow_keras")
 
 
 def _auto_name(cls_name: str) -> str:
-    """`adam`, then `adam_1`, ...: Keras 3's object names, which `clear_session()` starts again."""
-    return naming.uniquify(re.sub(r"(?<!^)(?=[A-Z])", "_", cls_name).lower())
+    """`adam`, then `adam_1`, ...: Keras 3's object names (its snake case: `sgd`, `rm_sprop`, `adam_w`),
+    which `clear_session()` starts again."""
+    return naming.auto_name(cls_name)
 
 
 class LearningRateValue(float):
@@ -156,6 +157,7 @@ class Optimizer:
         self._iterations = 0
         self._exclude_pattern: re.Pattern | None = None
         self._eager_slots: dict[int, list[np.ndarray]] = {}
+        self._eager_slot_owners: dict[int, object] = {}  # the variables of `_eager_slots`, in build order
 
     # --- hyperparameters ---------------------------------------------------------------------------
     def _hyper_names(self) -> list[str]:
@@ -398,9 +400,10 @@ class Optimizer:
                 self._eager_slots[id(v)] = [np.array(value, dtype=dtype) if init is None else
                                             np.full(self.slot_shape(name, shape), init, dtype=dtype)
                                             for name, init in self.slot_specs(shape, dtype)]
+                self._eager_slot_owners[id(v)] = v
         pending = self.__dict__.pop("_ff_checkpoint_slots", None)
         if pending is not None:
-            slots = self.variables
+            slots = self.slot_arrays()
             if len(slots) != len(pending) or any(a.shape != b.shape for a, b in zip(slots, pending, strict=True)):
                 raise ValueError(f"{type(self).__name__}: the slots restored from a checkpoint ({len(pending)} "
                                  f"arrays) do not fit the variables it now updates ({len(slots)} slot arrays); the "
@@ -408,10 +411,18 @@ class Optimizer:
             for a, b in zip(slots, pending, strict=True):
                 a[...] = b
 
-    @property
-    def variables(self) -> list[np.ndarray]:
-        """The eager slot arrays created by `build`/`apply_gradients`."""
+    def slot_arrays(self) -> list[np.ndarray]:
+        """The eager slot arrays created by `build`/`apply_gradients`, per variable in build order (what
+        tf.train.Checkpoint saves and restores in place)."""
         return [a for slots in self._eager_slots.values() for a in slots]
+
+    @property
+    def variables(self) -> list:
+        """Keras 3's list: iteration, learning rate, then (once built, by fit or apply_gradients) every
+        variable's slots in Keras' order (optimizers/keras_variables.py)."""
+        from flexflow_keras.optimizers.keras_variables import keras_variables
+
+        return keras_variables(self)
 
     def apply_gradients(self, grads_and_vars) -> None:
         """Eagerly update flexflow_keras Variables (or NumPy arrays) from ``(gradient, variable)`` pairs."""

@@ -187,7 +187,7 @@ def test_eager_apply_gradients_on_variables():
         opt.apply_gradients([(np.ones(3, np.float32), v)])
     # m1 = -0.1, w1 = w0 - 0.1; m2 = -0.09 - 0.1 = -0.19, w2 = w1 - 0.19
     np.testing.assert_allclose(v.numpy(), np.array([1.0, 2.0, 3.0]) - 0.29, rtol=1e-6)
-    assert opt.iterations == 2 and len(opt.variables) == 1
+    assert opt.iterations == 2 and len(opt.variables) == 3  # Keras: iteration, learning_rate, the momentum
 
 
 def test_learning_rate_answers_as_keras_variable():
