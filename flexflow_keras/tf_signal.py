@@ -92,7 +92,10 @@ def cast(x, dtype, name=None):
     (a model's (real, imag) pair too); anything else is keras.ops.cast."""
     from flexflow_keras import ops
 
-    target = str(np.dtype(getattr(dtype, "name", dtype)))
+    try:
+        target = str(np.dtype(getattr(dtype, "name", dtype)))
+    except TypeError:  # not a NumPy dtype ("string"): keras.ops.cast's own rules and errors
+        return ops.cast(x, dtype)
     if isinstance(x, tf_signal_graph.SymbolicComplex):
         return tf_signal_graph.cast(x, target)
     if not tf_signal_graph.is_symbolic(x) and np.iscomplexobj(x) and np.dtype(target).kind != "c":
