@@ -39,6 +39,7 @@ import numpy as np
 from kernels import _conv_cpu as _cpu
 from kernels import _conv_phase as _phase
 from kernels import _conv_simd as _simd
+from kernels import _conv_taps as _taps
 from kernels import _conv_winograd as _wg
 from kernels import _conv_winograd4 as _wg4
 from kernels import activations as _acts
@@ -185,7 +186,9 @@ def choose_cpu_algorithm(g: ConvGeometry, pass_: str = "forward") -> str:
       8.03 / 5.93, 64->64 same on 6x6 1.72 / 1.44. Its rounding error is larger (~5e-6 of the output's
       magnitude against ~3e-7).
       Below WINOGRAD4_MIN_SIZE, "winograd" keeps the rule above.
-    - "gemm" (im2col + sgemm) for everything else. Direct loop nests with the output-channel loop
+    - "gemm" (im2col + sgemm) for everything else; within it, a convolution with few output channels
+      (`_conv_taps.use_taps`) runs its forward and kernel gradient by tap products instead, and the input
+      gradient goes by stride phase or col2im (`choose_dx_algorithm`). Direct loop nests with the output-channel loop
       innermost were slower than im2col + sgemm for every other shape measured, forward and backward:
       2.5x (C_in=1, grad input) to 6x (C_in=32 -> 64, grad input); BLAS runs at ~90% of peak on
       chunks that stay in L2 and im2col costs ~10% of the GEMM.
@@ -336,6 +339,10 @@ def conv2d_forward_cpu(x, kernel, bias, out, strides=(1, 1), padding="valid", ac
         wg.forward(x, wg.filter_transform(kernel), b, has_bias, relu, g.pt, g.pl, th, tw, step, zero, strip, s,
                    _workspace(f"wg{m}_v", (points * step * tw * g.c,), dt),
                    _workspace(f"wg{m}_m", (points * step * tw * g.co,), dt), _simd.ENABLED, out)
+    elif _taps.use_taps(g.c, g.co, g.sh, g.sw):  # few output channels: tap products, no im2col
+        _taps.forward(g, x, kernel, b, _simd.ENABLED, _workspace, out)
+        if relu:
+            _cpu.bias_relu_rows(out2, b, False, True)
     else:
         step = _chunk_lines(g, dt.itemsize)
         cols = _workspace("cols", (min(step, g.n * g.oh) * g.ow, g.kh, g.kw * g.c), dt)
@@ -431,13 +438,19 @@ def conv2d_backward_cpu(x, kernel, out, grad_out, grad_x=None, grad_kernel=None,
             _store(grad_kernel, wg.kernel_from_transform(du), accumulate_kernel)
     else:
         sum_db = want_db  # the bias gradient still to sum in gemm_backward
-        if want_dx and choose_dx_algorithm(g) == "phase":
-            if relu:  # the ReLU mask once for the shard: the phase gather reads dZ in any order
-                dz_full = _workspace("dz_full", (g.rows, g.co), dt)
-                _cpu.relu_grad_rows(dy2, y2, dz_full, db, want_db)
-                dy2, relu, sum_db = dz_full, False, False
+        phase_dx = want_dx and choose_dx_algorithm(g) == "phase"
+        taps_dk = want_dk and _taps.use_taps(g.c, g.co, g.sh, g.sw)
+        if relu and (phase_dx or taps_dk):  # the ReLU mask once for the shard: the gathers read dZ in any order
+            dz_full = _workspace("dz_full", (g.rows, g.co), dt)
+            _cpu.relu_grad_rows(dy2, y2, dz_full, db, want_db)
+            dy2, relu, sum_db = dz_full, False, False
+        if phase_dx:
             _phase_dx(g, dy2, kernel, accumulate_x, grad_x)
             want_dx, gx = False, dummy
+        if taps_dk:
+            _store(grad_kernel, _taps.kernel_grad(g, x, dy2.reshape(oshape), _simd.ENABLED, _workspace),
+                   accumulate_kernel)
+            want_dk = False
         if want_dx and not accumulate_x:
             grad_x[...] = 0.0
         gk2 = grad_kernel.reshape(g.depth, g.co) if want_dk else dummy.reshape(1, 1)
