@@ -14,6 +14,7 @@ from collections.abc import Callable, Sequence
 import numpy as np
 
 from flexflow_keras.ops import assign_in_call
+from flexflow_keras.ops import batch_second as _batch_second
 from flexflow_keras.ops import tape as _tape
 from flexflow_keras.ops.base import apply_op
 from flexflow_keras.ops.graph import KerasTensor, OpNode, Variable
@@ -165,11 +166,15 @@ activation = activation_fn  # the contract's name: ops.activation(x, name, **par
 
 def softmax(x, axis: int = -1, name: str | None = None):
     """Softmax along `axis`."""
+    if _batch_second.is_stack(x):  # ops.stack(xs, axis=0) of batch-first tensors
+        return _batch_second.along(x, lambda t, a: softmax(t, a, name), axis)
     return apply_op(SoftmaxOp(axis % _py_max(_ndim(x), 1)), [_tensor(x, _symbolic(x))], name=name)
 
 
 def log_softmax(x, axis: int = -1, name: str | None = None):
     """Log-softmax along `axis`."""
+    if _batch_second.is_stack(x):
+        return _batch_second.along(x, lambda t, a: log_softmax(t, a, name), axis)
     return apply_op(LogSoftmaxOp(axis % _py_max(_ndim(x), 1)), [_tensor(x, _symbolic(x))], name=name)
 
 
@@ -477,6 +482,8 @@ def where(condition, x1, x2, name: str | None = None):
 
 # --- reductions and data movement ----------------------------------------------------------------
 def _reduce(fn: str, x, axis, keepdims: bool, name=None):
+    if _batch_second.is_stack(x):  # ops.stack(xs, axis=0) of batch-first tensors
+        return _batch_second.along(x, lambda t, a: _reduce(fn, t, a, keepdims, name), axis, keepdims)
     try:
         axes = normalize_axes(axis, _ndim(x))
     except ValueError as e:

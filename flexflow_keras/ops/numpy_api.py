@@ -269,7 +269,8 @@ class BatchSecondStack:
     first, so the parts are kept until a transpose puts the batch back in front (``tf.transpose(s, [1, 0, 2])``
     after stacking a decoder's step outputs, as TensorFlow's time-series tutorial's FeedBack model does; also
     ``moveaxis(s, 0, 1)`` and ``swapaxes(s, 0, 1)``); that transpose stacks them on axis 1, and
-    ``unstack(s, axis=0)`` gives the parts back. Any other use is an error that says how to write it."""
+    ``unstack(s, axis=0)`` gives the parts back. Indexing on axis 0 and softmax / log_softmax / reductions
+    along an axis work too (ops/batch_second.py). Any other use is an error that says how to write it."""
 
     def __init__(self, parts: list):
         self.parts = parts
@@ -283,7 +284,8 @@ class BatchSecondStack:
             f"stack: {len(self.parts)} symbolic tensors of shape {tuple(self.parts[0].shape)} stacked on axis 0 put "
             f"the new axis before the batch dim; flexflow_keras keeps the batch first in every tensor of a model, "
             f"so such a stack can only be transposed to put the batch first again (tf.transpose(s, [1, 0, 2]), "
-            f"ops.moveaxis(s, 0, 1), ops.swapaxes(s, 0, 1)) or unstacked on axis 0. "
+            f"ops.moveaxis(s, 0, 1), ops.swapaxes(s, 0, 1)), unstacked on axis 0, indexed on axis 0 (s[i], s[a:b]), or "
+            f"given to softmax, log_softmax or a reduction (sum, mean, max, min, prod, logsumexp) along an axis. "
             f"Stack on axis=1 and index [:, i] instead (keras.ops.stack(xs, axis=1)).")
 
     def transposed(self, perm) -> KerasTensor:
@@ -302,13 +304,25 @@ class BatchSecondStack:
             raise self.error()
         return list(self.parts)
 
+    def __getitem__(self, key):
+        """``s[i]`` is part i, ``s[a:b]`` a stack of parts (ops/batch_second.py)."""
+        from flexflow_keras.ops import batch_second
+
+        return batch_second.item(self, key)
+
+    def __len__(self) -> int:
+        return len(self.parts)
+
+    def __iter__(self):
+        return iter(self.parts)
+
     def __getattr__(self, name):
         raise self.error()
 
     def _refuse(self, *args, **kwargs):
         raise self.error()
 
-    __array__ = __getitem__ = __len__ = __iter__ = __bool__ = _refuse
+    __array__ = __bool__ = _refuse
     __add__ = __radd__ = __sub__ = __rsub__ = __mul__ = __rmul__ = __truediv__ = __rtruediv__ = _refuse
     __floordiv__ = __rfloordiv__ = __mod__ = __rmod__ = __pow__ = __rpow__ = __matmul__ = __rmatmul__ = _refuse
     __neg__ = __pos__ = __abs__ = _refuse

@@ -10,6 +10,7 @@ import functools
 import numpy as np
 
 from flexflow_keras.errors import ShapeError
+from flexflow_keras.ops import batch_second as _batch_second
 from flexflow_keras.ops import functional as F
 from flexflow_keras.ops import numpy_api as N
 from flexflow_keras.ops import tape as _tape
@@ -41,6 +42,8 @@ def sum(x, axis=None, keepdims=False, name=None):  # noqa: A001
 
 def prod(x, axis=None, keepdims=False, dtype=None):
     """Product over `axis`."""
+    if _batch_second.is_stack(x):  # ops.stack(xs, axis=0) of batch-first tensors
+        return _batch_second.along(x, lambda t, a: prod(t, a, keepdims, dtype), axis, keepdims)
     axes = normalize_axes(axis, F._ndim(x))
     return apply_op(ProdOp(axes, bool(keepdims)), [_t(x, _sym(x))])
 
@@ -58,6 +61,8 @@ def std(x, axis=None, keepdims=False):
 
 def logsumexp(x, axis=None, keepdims=False):
     """``log(sum(exp(x), axis))`` computed stably."""
+    if _batch_second.is_stack(x):
+        return _batch_second.along(x, lambda t, a: logsumexp(t, a, keepdims), axis, keepdims)
     m = F.stop_gradient(F.max(x, axis, keepdims=True))
     r = F.add(F.log(F.sum(F.exp(F.subtract(x, m)), axis, keepdims=True)), m)
     if keepdims:

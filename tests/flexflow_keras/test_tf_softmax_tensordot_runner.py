@@ -1,7 +1,8 @@
 """The runner's tf.math.softmax / log_softmax (TensorFlow's aliases of tf.nn's), a list of tensors given to
 them stacked on axis 0 as TensorFlow converts it, and tf.tensordot (keras.ops.tensordot), against TensorFlow;
-symbolic tensors stacked before their batch dim are a ShapeError saying how to stack them instead (keras.io's
-attention MIL: tf.math.softmax([score_1, score_2, score_3], axis=0) in a layer's call)."""
+symbolic tensors stacked before their batch dim take the softmax across them (keras.io's attention MIL:
+tf.math.softmax([score_1, score_2, score_3], axis=0) in a layer's call), and such a stack as a model's output
+is a ShapeError saying how to stack them instead."""
 
 import numpy as np
 import pytest
@@ -36,6 +37,8 @@ def test_tensordot():
 
 def test_symbolic_stack_before_the_batch_is_a_clear_error():
     a, b = keras.Input((1,)), keras.Input((1,))
+    alpha = tf.math.softmax([a, b], axis=0)  # across the stacked tensors, as TensorFlow (ops/batch_second.py)
+    assert alpha.shape == (2, None, 1)
     with pytest.raises(ShapeError, match=r"before the batch dim.*axis=1"):
-        tf.math.softmax([a, b], axis=0)
+        keras.Model([a, b], alpha)
     assert keras.ops.stack([a, b], axis=1).shape == (None, 2, 1)
