@@ -155,7 +155,11 @@ def label_array(y: np.ndarray) -> np.ndarray:
 
 
 class RunningMeans:
-    """Epoch accumulators: losses weighted by batch size (as Keras' loss tracker) and metric states."""
+    """Epoch accumulators: the loss weighted by batch size (as Keras' loss tracker), each output's loss
+    (several outputs) as the plain mean of its batch values, and metric states. Keras 3 on TensorFlow weighs
+    an output's loss tracker by ``y_pred.shape[0]``, which is None in its traced steps (the dataset's batch
+    dim), so a short last batch counts as much as a full one there, unlike in the total; its eager steps
+    (run_eagerly=True) weigh by batch size, as the total."""
 
     def __init__(self, loss_names: Sequence[str], metric_objects: Sequence[Sequence]):
         self.loss_names = list(loss_names)
@@ -166,6 +170,7 @@ class RunningMeans:
         self.total = 0.0
         self.per_output = [0.0] * len(self.loss_names)
         self.count = 0
+        self.batches = 0
         for ms in self.metric_objects:
             for m in ms:
                 m.reset_state()
@@ -175,8 +180,9 @@ class RunningMeans:
         total = penalty + sum(w * v for w, v in zip(weights, losses, strict=True))
         self.total += total * batch
         for k, v in enumerate(losses):
-            self.per_output[k] += v * batch
+            self.per_output[k] += v
         self.count += batch
+        self.batches += 1
         for ms, ss in zip(self.metric_objects, stats, strict=True):
             for m, s in zip(ms, ss, strict=True):
                 if s is not None:
@@ -187,7 +193,7 @@ class RunningMeans:
         out = {prefix + "loss": self.total / n}
         if len(self.loss_names) > 1:
             for name, v in zip(self.loss_names, self.per_output, strict=True):
-                out[f"{prefix}{name}_loss"] = v / n
+                out[f"{prefix}{name}_loss"] = v / max(self.batches, 1)
         if any(getattr(m, "logs_loss", True) is False for ms in self.metric_objects for m in ms):
             out = {}  # a compute_metrics override that returns no "loss" (models/metrics_hook.py)
         for ms in self.metric_objects:
