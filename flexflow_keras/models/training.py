@@ -43,8 +43,9 @@ class Trainer(FitLoop, Inference, BatchCalls, TrainingData):
     # --- compile ----------------------------------------------------------------------------------------
     def compile(self, optimizer="rmsprop", loss=None, loss_weights=None, metrics=None, weighted_metrics=None,
                 run_eagerly=False, steps_per_execution=1, jit_compile="auto", auto_scale_loss=True, **kwargs):
-        """Configure the model for training (Keras 3 arguments; `run_eagerly`/`jit_compile` are accepted
-        and ignored: every step runs through the runtime).
+        """Configure the model for training (Keras 3 arguments; `run_eagerly`/`jit_compile` are accepted,
+        every step runs through the runtime; with run_eagerly each output's logged loss is weighted by
+        batch size, as Keras' eager steps log it, models/training_utils.RunningMeans).
 
         flexflow_keras adds `strategy=`: a `flexflow_keras.Strategy` (op name -> `ParallelConfig`) or the
         path of a strategy file, used instead of the chosen one (`--import-strategy` still wins)."""
@@ -71,6 +72,7 @@ class Trainer(FitLoop, Inference, BatchCalls, TrainingData):
         self._loss_weights_arg = loss_weights
         self._metrics_arg = metrics
         self._weighted_metrics_arg = weighted_metrics
+        self.run_eagerly = bool(run_eagerly)  # Keras' attribute; its eager steps weigh output losses by batch
         self.__dict__.pop("_ff_loss_tracker", None)  # each compile makes a fresh loss tracker, as Keras 3
         self.compiled = True
         self._engine = None

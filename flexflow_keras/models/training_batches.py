@@ -69,7 +69,7 @@ class BatchCalls:
         kept = getattr(self, "_on_batch_means", None)
         if reset or kept is None or kept[0] != kind or kept[1].metric_objects != \
                 [list(m) for m in self._metric_objects]:
-            kept = (kind, RunningMeans(self._loss_names, self._metric_objects))
+            kept = (kind, RunningMeans(self._loss_names, self._metric_objects, getattr(self, "run_eagerly", False)))
             self._on_batch_means = kept
         return kept[1]
 

@@ -161,8 +161,9 @@ class RunningMeans:
     dim), so a short last batch counts as much as a full one there, unlike in the total; its eager steps
     (run_eagerly=True) weigh by batch size, as the total."""
 
-    def __init__(self, loss_names: Sequence[str], metric_objects: Sequence[Sequence]):
+    def __init__(self, loss_names: Sequence[str], metric_objects: Sequence[Sequence], eager: bool = False):
         self.loss_names = list(loss_names)
+        self.eager = bool(eager)  # compile(run_eagerly=True): each output's loss weighted by batch size
         self.metric_objects = [list(m) for m in metric_objects]
         self.reset()
 
@@ -180,7 +181,7 @@ class RunningMeans:
         total = penalty + sum(w * v for w, v in zip(weights, losses, strict=True))
         self.total += total * batch
         for k, v in enumerate(losses):
-            self.per_output[k] += v
+            self.per_output[k] += v * batch if self.eager else v
         self.count += batch
         self.batches += 1
         for ms, ss in zip(self.metric_objects, stats, strict=True):
@@ -193,7 +194,7 @@ class RunningMeans:
         out = {prefix + "loss": self.total / n}
         if len(self.loss_names) > 1:
             for name, v in zip(self.loss_names, self.per_output, strict=True):
-                out[f"{prefix}{name}_loss"] = v / max(self.batches, 1)
+                out[f"{prefix}{name}_loss"] = v / (n if self.eager else max(self.batches, 1))
         if any(getattr(m, "logs_loss", True) is False for ms in self.metric_objects for m in ms):
             out = {}  # a compute_metrics override that returns no "loss" (models/metrics_hook.py)
         for ms in self.metric_objects:

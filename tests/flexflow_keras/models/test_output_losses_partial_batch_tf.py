@@ -1,7 +1,8 @@
 """Each output's loss in the logs of a model with several outputs is the plain mean of its batch values,
 as Keras 3.15 on TensorFlow logs it: its per-output loss trackers weigh a batch by ``y_pred.shape[0]``,
 None in its traced steps, so a short last batch counts as a full one there (the total "loss" stays weighted
-by batch size). We weighted them by batch size: with 40 samples in batches of 16, fit's and evaluate's
+by batch size; with compile(run_eagerly=True) Keras weighs them by batch size too). We weighted them by batch
+size in both modes: with 40 samples in batches of 16, fit's and evaluate's
 reg_loss and cls_loss differed from tf.keras' (3.377 against 3.246) while the total agreed."""
 
 import numpy as np
@@ -17,7 +18,7 @@ W = [rng.normal(size=s).astype("float32") * 0.5 for s in [(4, 1), (1,), (4, 3), 
 Y = {"reg": Y_REG, "cls": Y_CLS}
 
 
-def _model(lib):
+def _model(lib, run_eagerly=False):
     inp = lib.Input((4,), name="x")
     reg = lib.layers.Dense(1, name="reg")(inp)
     cls = lib.layers.Dense(3, activation="softmax", name="cls")(inp)
@@ -25,7 +26,7 @@ def _model(lib):
     model.get_layer("reg").set_weights(W[:2])
     model.get_layer("cls").set_weights(W[2:])
     model.compile(lib.optimizers.SGD(0.05), loss={"reg": "mse", "cls": "categorical_crossentropy"},
-                  loss_weights={"reg": 0.3, "cls": 2.0}, metrics={"reg": ["mae"]})
+                  loss_weights={"reg": 0.3, "cls": 2.0}, metrics={"reg": ["mae"]}, run_eagerly=run_eagerly)
     return model
 
 
@@ -44,17 +45,18 @@ def test_output_losses_are_plain_batch_means():
     assert logs["loss"] == pytest.approx(total, rel=1e-6)
 
 
-def _run(lib):
-    model = _model(lib)
+def _run(lib, run_eagerly):
+    model = _model(lib, run_eagerly)
     history = model.fit(X, Y, epochs=2, batch_size=16, verbose=0, shuffle=False, validation_data=(X[:20], {
         k: v[:20] for k, v in Y.items()}), validation_batch_size=8).history
     return history, model.evaluate(X, Y, batch_size=16, verbose=0, return_dict=True)
 
 
-def test_fit_and_evaluate_logs_as_tf_keras():
+@pytest.mark.parametrize("run_eagerly", [False, True])  # Keras' eager steps weigh them by batch size
+def test_fit_and_evaluate_logs_as_tf_keras(run_eagerly):
     keras = pytest.importorskip("keras")
     pytest.importorskip("tensorflow")
-    ours, theirs = _run(flexflow_keras), _run(keras)
+    ours, theirs = _run(flexflow_keras, run_eagerly), _run(keras, run_eagerly)
     assert sorted(ours[0]) == sorted(theirs[0])
     for key in theirs[0]:
         np.testing.assert_allclose(ours[0][key], theirs[0][key], rtol=2e-5, err_msg=key)
