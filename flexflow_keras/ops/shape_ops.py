@@ -164,6 +164,13 @@ class ConcatOp(Op):
             raise ShapeError("concatenate needs at least one input.")
         first = inputs[0]
         axis = norm_axis(self.axis, first.ndim, "concatenate")
+        if axis == 0 and len(inputs) > 1 and any(t.ndim and t.shape[0] is None for t in inputs):
+            raise ShapeError(
+                f"concatenate along axis 0 of {[fmt(t.shape) for t in inputs]}: axis 0 is the batch, so this "
+                f"joins the samples of its inputs into one longer batch, and a model's graph here keeps each "
+                f"row of a tensor with its own sample (it splits the batch across processors). Join them per "
+                f"sample instead (axis=-1, or ops.stack(xs, axis=1)), or join the batches outside the model: "
+                f"in the input pipeline, or in a custom train_step (which runs eagerly).")
         total = 0
         shape = list(first.shape)
         for t in inputs:
