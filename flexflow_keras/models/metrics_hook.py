@@ -33,6 +33,11 @@ from flexflow_keras.metrics.user_state import (
 _SHARD = threading.local()  # .loss: the batch loss of the shard whose compute_metrics runs on this thread
 
 
+def shard_loss() -> float | None:
+    """Inside a step's compute_metrics override: the shard's batch loss (its "loss" entry); else None."""
+    return getattr(_SHARD, "loss", None)
+
+
 def held_metrics(model, compiled: list) -> list:
     """Metrics the model holds as attributes (``self.custom_metric = keras.metrics.Mean()``), not compiled
     (nor its loss tracker, which `ModelMetrics.metrics` lists first)."""
@@ -111,8 +116,7 @@ def update_compiled(model, y, y_pred, sample_weight) -> dict:
     loss = getattr(_SHARD, "loss", None)  # inside a step: this shard's batch loss, as Keras' "loss" entry
     compiled = [m for ms in lists for m in ms]
     # Keras 3's get_metrics_result: every metric of the model, those it holds as attributes too
-    return ({} if loss is None else {"loss": loss}) | model.get_metrics_result() | \
-        results_by_name(held_metrics(model, compiled))
+    return ({} if loss is None else {"loss": loss}) | results_by_name(compiled + held_metrics(model, compiled))
 
 
 def eager_compiled_lists(model, y, y_pred) -> list:

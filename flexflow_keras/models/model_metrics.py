@@ -83,7 +83,19 @@ class ModelMetrics:
         return update_compiled(self, y, y_pred, sample_weight)
 
     def get_metrics_result(self) -> dict:
-        """Keras 3: every compiled metric's current result, by name."""
+        """Keras 3: the current result of every metric of the model, by name: the loss (that of the latest
+        fit, evaluate or *_on_batch call, or an eager step's loss tracker), the compiled metrics, each
+        output's loss for several outputs, then the metrics the model holds."""
         from flexflow_keras.metrics.user_state import results_by_name
+        from flexflow_keras.models.metrics_hook import held_metrics, shard_loss
 
-        return results_by_name([m for ms in _compiled_lists(self) for m in ms])
+        compiled = [m for ms in _compiled_lists(self) for m in ms]
+        running = self.__dict__.get("_ff_running")  # models/training_utils.RunningMeans
+        tracker = self.__dict__.get("_ff_loss_tracker")
+        losses = running.loss_logs() if running is not None and shard_loss() is None else {}
+        if shard_loss() is not None:  # called by a compute_metrics override: the "loss" its step logs
+            out = {"loss": shard_loss()}
+        else:
+            out = {"loss": losses.pop("loss")} if losses else {} if tracker is None else {"loss": tracker.result()}
+        known = compiled + ([tracker] if tracker is not None else [])
+        return out | results_by_name(compiled) | losses | results_by_name(held_metrics(self, known))

@@ -69,8 +69,10 @@ class BatchCalls:
         kept = getattr(self, "_on_batch_means", None)
         if reset or kept is None or kept[0] != kind or kept[1].metric_objects != \
                 [list(m) for m in self._metric_objects]:
-            kept = (kind, RunningMeans(self._loss_names, self._metric_objects, getattr(self, "run_eagerly", False)))
+            kept = (kind, RunningMeans(self._loss_names, self._metric_objects, getattr(self, "run_eagerly", False),
+                                       owner=self))
             self._on_batch_means = kept
+        self.__dict__["_ff_running"] = kept[1]
         return kept[1]
 
     def reset_metrics(self) -> None:
@@ -79,6 +81,9 @@ class BatchCalls:
         for ms in getattr(self, "_metric_objects", None) or []:
             for m in ms:
                 m.reset_state()
+        running = self.__dict__.get("_ff_running")
+        if running is not None:  # Keras' loss trackers read 0 after a reset (get_metrics_result)
+            running.reset_losses()
 
     def predict_on_batch(self, x):
         from flexflow_keras.utils import tree

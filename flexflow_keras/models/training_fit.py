@@ -156,7 +156,8 @@ class FitLoop:
                                          data=provenance.fit_note(not given and not _config.get().dataset, xs, ys))
         if verbose:
             cbs.append_flexflow_logger(_config.get().print_freq, batch_size)
-        running = RunningMeans(self._loss_names, self._metric_objects, getattr(self, "run_eagerly", False))
+        running = RunningMeans(self._loss_names, self._metric_objects, getattr(self, "run_eagerly", False),
+                               owner=self)
         pipelined = passive(cbs)
         self.stop_training = False
         t_start = time.perf_counter()

@@ -55,7 +55,8 @@ class Inference:
         nsteps = math.ceil(n / batch_size) if steps is None else int(steps)
         verbose = 1 if verbose == "auto" else int(verbose)
         cbs = callback_list.for_evaluation(callbacks, self, verbose, nsteps)
-        running = RunningMeans(self._loss_names, self._metric_objects, getattr(self, "run_eagerly", False))
+        running = RunningMeans(self._loss_names, self._metric_objects, getattr(self, "run_eagerly", False),
+                               owner=self)
         cbs.on_test_begin()
         logs: dict = {}
         for b in range(nsteps):

@@ -161,20 +161,35 @@ class RunningMeans:
     dim), so a short last batch counts as much as a full one there, unlike in the total; its eager steps
     (run_eagerly=True) weigh by batch size, as the total."""
 
-    def __init__(self, loss_names: Sequence[str], metric_objects: Sequence[Sequence], eager: bool = False):
+    def __init__(self, loss_names: Sequence[str], metric_objects: Sequence[Sequence], eager: bool = False,
+                 owner=None):
         self.loss_names = list(loss_names)
         self.eager = bool(eager)  # compile(run_eagerly=True): each output's loss weighted by batch size
         self.metric_objects = [list(m) for m in metric_objects]
         self.reset()
+        if owner is not None:  # the model's loss trackers now (Model.get_metrics_result reads them)
+            owner.__dict__["_ff_running"] = self
 
     def reset(self) -> None:
+        self.reset_losses()
+        for ms in self.metric_objects:
+            for m in ms:
+                m.reset_state()
+
+    def reset_losses(self) -> None:
         self.total = 0.0
         self.per_output = [0.0] * len(self.loss_names)
         self.count = 0
         self.batches = 0
-        for ms in self.metric_objects:
-            for m in ms:
-                m.reset_state()
+
+    def loss_logs(self, prefix: str = "") -> dict[str, float]:
+        """The loss, and each output's for several outputs, as `logs` gives them."""
+        n = max(self.count, 1)
+        out = {prefix + "loss": self.total / n}
+        if len(self.loss_names) > 1:
+            for name, v in zip(self.loss_names, self.per_output, strict=True):
+                out[f"{prefix}{name}_loss"] = v / (n if self.eager else max(self.batches, 1))
+        return out
 
     def add(self, batch: int, losses: Sequence[float], weights: Sequence[float], penalty: float,
             stats: Sequence[Sequence]) -> None:
@@ -190,11 +205,7 @@ class RunningMeans:
                     m.merge_shard(s)
 
     def logs(self, prefix: str = "") -> dict[str, float]:
-        n = max(self.count, 1)
-        out = {prefix + "loss": self.total / n}
-        if len(self.loss_names) > 1:
-            for name, v in zip(self.loss_names, self.per_output, strict=True):
-                out[f"{prefix}{name}_loss"] = v / (n if self.eager else max(self.batches, 1))
+        out = self.loss_logs(prefix)
         if any(getattr(m, "logs_loss", True) is False for ms in self.metric_objects for m in ms):
             out = {}  # a compute_metrics override that returns no "loss" (models/metrics_hook.py)
         for ms in self.metric_objects:

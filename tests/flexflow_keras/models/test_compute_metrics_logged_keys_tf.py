@@ -102,3 +102,35 @@ def test_two_outputs_as_tf_keras():
     assert sorted(ours[0]) == sorted(theirs[0]) == ["gap"]
     np.testing.assert_allclose(ours[0]["gap"], theirs[0]["gap"], rtol=2e-5)
     np.testing.assert_allclose(ours[1], theirs[1], rtol=2e-5)
+
+
+def _metrics_result(lib):
+    """get_metrics_result() after fit, evaluate and reset_metrics, and returned by a compute_metrics override."""
+    class Returns(lib.Model):
+        def compute_metrics(self, x, y, y_pred, sample_weight=None):
+            super().compute_metrics(x, y, y_pred, sample_weight)
+            return self.get_metrics_result()
+
+    out = []
+    for cls in (lib.Model, Returns):
+        inp = lib.Input((4,))
+        model = cls(inp, lib.layers.Dense(1, kernel_initializer="ones")(inp))
+        model.compile(lib.optimizers.SGD(0.01), "mse", metrics=["mae"])
+        history = model.fit(X, Y, epochs=2, batch_size=8, verbose=0, shuffle=False).history
+        out.append({k: float(v) for k, v in model.get_metrics_result().items()})
+        out.append(history)
+        model.evaluate(X[:20], Y[:20], batch_size=8, verbose=0)
+        out.append({k: float(v) for k, v in model.get_metrics_result().items()})
+        model.reset_metrics()
+        out.append({k: float(v) for k, v in model.get_metrics_result().items()})
+    return out
+
+
+def test_get_metrics_result_as_tf_keras():
+    keras = pytest.importorskip("keras")
+    pytest.importorskip("tensorflow")
+    ours, theirs = _metrics_result(flexflow_keras), _metrics_result(keras)
+    for a, b in zip(ours, theirs, strict=True):
+        assert sorted(a) == sorted(b)
+        for key in b:
+            np.testing.assert_allclose(a[key], b[key], rtol=2e-5, err_msg=key)
