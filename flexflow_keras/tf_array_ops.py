@@ -10,7 +10,8 @@ the data) is refused the same way, naming the call.
 Mapped: `tf.fill`, `tf.reverse`, `tf.boolean_mask`, `tf.sequence_mask`, `tf.broadcast_to`, `tf.roll`,
 `tf.rank`, `tf.size`, `tf.sort`, `tf.argsort`, `tf.meshgrid`, `tf.linalg.band_part`,
 `tf.nn.embedding_lookup`, `tf.ensure_shape`, `tf.slice` and `tf.strided_slice` (every mask; on a model's
-symbolic tensor the batch axis stays whole).
+symbolic tensor the batch axis stays whole), `tf.convert_to_tensor` (a tensor, symbolic ones included, comes
+back as it is).
 """
 
 from __future__ import annotations
@@ -311,7 +312,37 @@ def _check_shrunk(key: list, dims: tuple):
             axis += 1
 
 
+_HINT_KINDS = {"b": "b", "i": "iuf", "u": "iuf", "f": "f"}  # a Python value's kind -> hint kinds it takes
+
+
+def convert_to_tensor(value, dtype=None, dtype_hint=None, name=None):
+    """`tf.convert_to_tensor`: a tensor (a model's symbolic tensor in a layer's call or a loss, an eager one)
+    comes back as it is, a `dtype` other than its own being TensorFlow's ValueError; a Variable is read; other
+    values become eager tensors as `tf.constant` makes them, `dtype_hint` giving the dtype of NumPy values and
+    of Python values of a kind that converts to it (ints to ints or floats, floats to floats, bools to bools;
+    TensorFlow keeps the default dtype otherwise: [1.0] with an int32 hint stays float32)."""
+    from flexflow_keras import tf_compat, tf_signal_graph
+    from flexflow_keras.ops.eager_tensor import EagerTensor
+    from flexflow_keras.ops.graph import Variable
+
+    wanted = None if dtype is None else np.dtype(getattr(dtype, "name", dtype))
+    if isinstance(value, KerasTensor | EagerTensor | Variable | tf_signal_graph.SymbolicComplex):
+        own = str(value.dtype)
+        if wanted is not None and own != wanted.name:
+            raise ValueError(f"Tensor conversion requested dtype {wanted.name} for Tensor with dtype {own}: "
+                             f"{value!r}. tf.convert_to_tensor does not cast a tensor; use tf.cast(x, "
+                             f"{wanted.name!r}).")
+        return _ops().convert_to_tensor(value) if isinstance(value, Variable) else value
+    if wanted is None and dtype_hint is not None:
+        hint = np.dtype(getattr(dtype_hint, "name", dtype_hint))
+        kind = np.asarray(value).dtype.kind
+        if isinstance(value, np.ndarray | np.generic) or hint.kind in _HINT_KINDS.get(kind, ""):
+            wanted = hint
+    return tf_compat._constant(value, None if wanted is None else wanted.name)
+
+
 CALLS = {
+    "tf.convert_to_tensor": convert_to_tensor,
     "tf.fill": fill, "tf.reverse": reverse, "tf.boolean_mask": boolean_mask, "tf.sequence_mask": sequence_mask,
     "tf.broadcast_to": broadcast_to, "tf.roll": roll, "tf.rank": rank, "tf.size": size,
     "tf.sort": sort, "tf.argsort": argsort, "tf.meshgrid": meshgrid,

@@ -456,7 +456,7 @@ CALLS = {
         b.decode(encoding) if isinstance(b, bytes) else str(b)),
     "tf.reduce_mean": _reduce_mean, "tf.math.reduce_mean": _reduce_mean,
     "tf.divide": _divide, "tf.math.divide": _divide, "tf.truediv": _divide, "tf.math.truediv": _divide,
-    "tf.constant": _constant, "tf.convert_to_tensor": _constant,
+    "tf.constant": _constant,
     "tf.nn.conv2d": lambda *a, **k: _ops_fn("tf_conv")(*a, **k), "tf.nn.conv1d": lambda *a, **k: _ops_fn("tf_conv")(*a, **k),
     "tf.nn.convolution": lambda *a, **k: _ops_fn("tf_conv")(*a, **k),
     "tf.nn.conv3d": lambda *a, **k: _ops_fn("tf_conv")(*a, **k),
