@@ -22,6 +22,14 @@ from kernels._conv_phase import _gather_lines
 from kernels._conv_simd import gemm
 from kernels._jit import u64 as _u
 
+# Bytes of gathered dZ (and, strided, of x's pixels) per GEMM of the kernel gradient, whose reduction runs
+# over the chunk's pixels. The 5x5 64x64x512 -> 3 layer (32 samples, ms wall, one / two BLAS threads on the
+# loaded 2-core machine, two runs): 256 KiB 274, 121 / 610, 98; 1 MiB 128, 110 / 361, 131; 4 MiB 159, 108 /
+# 203, 64; 16 MiB 232, 112 / 131, 128. Two-thread OpenBLAS calls on short reductions spin while the other
+# core is busy: the first sizing (x's 512 channels counted too, 446 pixels a call) took 0.9-1.1 s in the
+# training step.
+DK_CHUNK_BYTES = 1 << 22
+
 
 @njit(nogil=True, cache=True)
 def _sum_taps(p, r0, rows_in, w, kh, kw, co, sh, sw, pt, pl, n, i0, i1, ow, bias, out):
@@ -146,7 +154,8 @@ def kernel_grad(g, x, dy, simd, workspace) -> np.ndarray:
     dt = x.dtype
     depth = -(-g.kh // g.sh) * -(-g.kw // g.sw) * g.co
     nw = -(-g.w // g.sw)
-    rows = max(nw, (1 << 20) // ((depth + g.c) * dt.itemsize))
+    strided = g.sh > 1 or g.sw > 1  # then x's pixels of a phase are gathered too
+    rows = max(nw, DK_CHUNK_BYTES // ((depth + (g.c if strided else 0)) * dt.itemsize))
     flat = np.empty(g.kh * g.kw * g.c * g.co, dt)
     phase_dk(x, dy, g.kh, g.kw, g.sh, g.sw, g.pt, g.pl, rows, workspace("taps_cols", (rows * depth,), dt),
              workspace("taps_x", (rows * g.c,), dt), simd, flat)

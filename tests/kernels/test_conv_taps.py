@@ -79,3 +79,15 @@ def test_rule():
     assert not T.use_taps(47, 3, 2, 2)  # the tap products would exceed a quarter of im2col's values
     assert not T.use_taps(512, 16, 1, 1)
     assert not T.use_taps(3, 64, 2, 2)
+
+
+@pytest.mark.parametrize("geometry", [TAPS[0], TAPS[3]])
+def test_kernel_gradient_in_one_line_chunks(monkeypatch, geometry):
+    monkeypatch.setattr(T, "DK_CHUNK_BYTES", 1)  # one input row of a phase per GEMM
+    strides, padding = geometry[7:9]
+    x, k, _ = _data(geometry, seed=6)
+    g = K.conv_geometry(x.shape, k.shape, strides, padding)
+    gy = np.random.default_rng(7).standard_normal((g.n, g.oh, g.ow, g.co)).astype(np.float32)
+    gk = np.full_like(k, np.nan)
+    K.conv2d_backward_cpu(x, k, None, gy, None, gk, None, strides, padding)
+    _close(gk, K.conv2d_backward_reference(x, k, None, gy, strides, padding)[1], f"grad_kernel {geometry}")
