@@ -302,15 +302,28 @@ class Loss:
         self.dtype = dtype
 
     def call(self, y_true, y_pred):
-        raise NotImplementedError(f"{type(self).__name__} must implement call(y_true, y_pred)")
+        raise NotImplementedError(f"{type(self).__name__} must implement call(y_true, y_pred) (returning per-sample "
+                                  f"losses) or __call__(y_true, y_pred, sample_weight=None) (returning the loss)")
 
     def per_sample(self, y_true, y_pred):
-        """Per-sample losses: symbolic on KerasTensors (the training graph), eager on arrays."""
+        """Per-sample losses: symbolic on KerasTensors (the training graph), eager on arrays. A subclass that
+        overrides ``__call__`` gives what its ``__call__`` returns (its own reduction), as Keras 3's compiled
+        loss calls ``loss(y_true, y_pred, sample_weight)``."""
+        if type(self).__call__ is not Loss.__call__ and not self.__dict__.get("_in_base_call"):
+            return self(y_true, y_pred)
         return self.call(y_true, y_pred)
 
     def __call__(self, y_true, y_pred, sample_weight=None):
         """The reduced loss: eagerly a float32 scalar `EagerTensor` (unless reduction='none'); on KerasTensors the
         mean (or sum) of the per-sample losses as a KerasTensor."""
+        outer = self.__dict__.get("_in_base_call", False)
+        self._in_base_call = True  # per_sample reads call() here, also under a subclass' own __call__
+        try:
+            return self._reduced(y_true, y_pred, sample_weight)
+        finally:
+            self._in_base_call = outer
+
+    def _reduced(self, y_true, y_pred, sample_weight):
         if _symbolic(y_true, y_pred, sample_weight):
             return self._symbolic_reduce(y_true, y_pred, sample_weight)
         # an output carrying its logits keeps them for the crossentropies (losses._carried_logits)
