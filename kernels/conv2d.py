@@ -56,6 +56,13 @@ _RELU = _acts.resolve_activation("relu")
 # Bytes of one im2col chunk; measured best between 256 KiB and 2 MiB (L2 is 512 KiB-1 MiB per core here),
 # below that the per-chunk BLAS call overhead shows.
 CHUNK_BYTES = 1 << 20
+# ... but the forward takes at least this many output pixels per chunk: with a deep im2col (KH*KW*C_in in
+# the thousands) 1 MiB is a few dozen pixels, and each chunk's GEMM streams the whole kernel matrix. DCGAN's
+# 4x4 stride-2 conv 64x64x512 -> 32x32x256 (depth 8192: 32 pixels a chunk), one thread, 32 samples, ms
+# (alternating, loaded machine): 32 pixels 1222, 1226 / 1524, 1119; 256 pixels 1012, 995 / 1283, 923; 16x16x128
+# -> 8x8x128 7.3-7.5 vs 7.7-8.1. The backward stays on CHUNK_BYTES: 256 pixels made its kernel gradient
+# slower (that layer 1306-1315 -> 1594-1655 ms, 32x32x256 -> 16x16x128 69 -> 99-107).
+MIN_CHUNK_ROWS = 256
 # Winograd: tiles per transform+GEMM chunk, samples per backward chunk (whose dZ is formed once), and the
 # channel counts from which it beats im2col + sgemm (all measured, see choose_cpu_algorithm). Chunks of
 # 288-1152 tiles were equally fast on MNIST's conv2 (32 samples: forward 7.4-7.7 ms, backward 16.7-17.1
@@ -242,10 +249,11 @@ def _workspace(name: str, shape, dtype) -> np.ndarray:
     return buf[:size].reshape(shape)
 
 
-def _chunk_lines(g: ConvGeometry, itemsize: int, extra: int = 0) -> int:
+def _chunk_lines(g: ConvGeometry, itemsize: int, extra: int = 0, min_rows: int = 1) -> int:
     """Output lines (image rows over N*OH) per chunk so that one im2col chunk, with `extra` more values
-    per output pixel (the backward's dZ chunk: C_out), is about CHUNK_BYTES."""
-    return max(1, CHUNK_BYTES // (g.ow * (g.depth + extra) * itemsize))
+    per output pixel (the backward's dZ chunk: C_out), is about CHUNK_BYTES, but at least `min_rows`
+    output pixels."""
+    return max(1, CHUNK_BYTES // (g.ow * (g.depth + extra) * itemsize), -(-min_rows // g.ow))
 
 
 def _check_out(name: str, arr, shape, dtype, who: str) -> None:
@@ -344,7 +352,7 @@ def conv2d_forward_cpu(x, kernel, bias, out, strides=(1, 1), padding="valid", ac
         if relu:
             _cpu.bias_relu_rows(out2, b, False, True)
     else:
-        step = _chunk_lines(g, dt.itemsize)
+        step = _chunk_lines(g, dt.itemsize, min_rows=MIN_CHUNK_ROWS)
         cols = _workspace("cols", (min(step, g.n * g.oh) * g.ow, g.kh, g.kw * g.c), dt)
         _cpu.gemm_forward(x.reshape(g.n, g.h, g.w * g.c), kernel.reshape(g.depth, g.co), b, has_bias, relu,
                           g.sh, g.sw, g.pt, g.pl, g.oh, g.ow, g.c, g.kh, step, cols, _simd.ENABLED, out2)

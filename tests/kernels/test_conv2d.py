@@ -99,6 +99,7 @@ def test_no_bias():
 
 def test_many_chunks(monkeypatch):
     monkeypatch.setattr(K, "CHUNK_BYTES", 512)  # a few output lines per chunk
+    monkeypatch.setattr(K, "MIN_CHUNK_ROWS", 1)  # the forward's too
     monkeypatch.setattr(K, "WINOGRAD_TILES", 5)  # one or two tile rows per Winograd chunk
     monkeypatch.setattr(K, "WINOGRAD4_TILES", 3)
     monkeypatch.setattr(K, "WINOGRAD4_BACKWARD_TILES", 3)
@@ -108,6 +109,14 @@ def test_many_chunks(monkeypatch):
     for geometry in WINOGRAD:
         _check(geometry, algorithm="winograd4")
 
+
+def test_deep_im2col_forward_chunks_keep_min_rows(monkeypatch):
+    g = K.conv_geometry((32, 64, 64, 512), (4, 4, 512, 256), 2, "same")  # depth 8192: 1 MiB is 32 pixels
+    assert K._chunk_lines(g, 4) * g.ow == 32
+    assert K._chunk_lines(g, 4, min_rows=K.MIN_CHUNK_ROWS) * g.ow >= K.MIN_CHUNK_ROWS
+    monkeypatch.setattr(K, "CHUNK_BYTES", 512)
+    monkeypatch.setattr(K, "MIN_CHUNK_ROWS", 17)  # chunks of five 4-pixel lines of 12: the last one partial
+    _check((3, 7, 8, 6, 4, 4, 5, (2, 2), "same"), activation="linear")
 
 # The F(4x4, 3x3) backward (grad input as the forward's adjoint, tiles overlapping by two rows and columns,
 # each value stored where first written and added after): odd sizes, partial tiles on every edge, "same"
