@@ -29,6 +29,7 @@ from kernels._jit import u64 as _u
 # core is busy: the first sizing (x's 512 channels counted too, 446 pixels a call) took 0.9-1.1 s in the
 # training step.
 DK_CHUNK_BYTES = 1 << 22
+DK_MIN_DEPTH = 2048  # see use_taps
 
 
 @njit(nogil=True, cache=True)
@@ -130,11 +131,24 @@ def phase_dk(x, dy, kh, kw, sh, sw, pt, pl, rows, cols, xs, simd, dk):
                      out.reshape(c, depth), depth)
 
 
-def use_taps(c: int, co: int, sh: int, sw: int) -> bool:
-    """Whether a convolution of C_in -> C_out channels with strides (SH, SW) goes through this module: the
-    tap products (C_out per tap and input pixel) must be at most a quarter of im2col's values (C_in per
-    tap and output pixel), and C_out under 16 (from 16 the vector GEMM takes im2col's columns)."""
-    return co < 16 and 4 * co * sh * sw <= c
+def use_taps(g, pass_: str) -> bool:
+    """Whether the "forward" or the "kernel_grad" of a convolution (its `conv2d.ConvGeometry` g) goes
+    through this module: fewer than 16 output channels (from 16 the vector GEMM takes im2col's columns),
+    at least 4 input channels per output channel (times SH*SW), and
+
+    - forward: stride 1 (strided, the tap products of every input pixel are SH*SW times the work);
+    - kernel_grad: an im2col depth KH*KW*C_in of at least DK_MIN_DEPTH.
+
+    Measured one thread, 32 samples, ms (taps vs im2col), forward / kernel gradient: 64x64x32 -> 1 3x3
+    4.6 vs 5.2 / 6.0 vs 5.1; 32x32x64 -> 10 1x1 0.88 vs 1.4 / 1.46 vs 1.29; 28x28x64 -> 3 3x3 1.98 vs 2.15
+    / 2.3 vs 2.15; 32x32x128 -> 8 3x3 stride 2 4.3 vs 3.5 / 3.7 vs 3.1; 16x16x256 -> 4 5x5 3.2 vs 22.7 /
+    3.7 vs 10.0; 32x32x48 -> 3 7x7 7.4 vs 39.2 / 8.7 vs 17.6; 64x64x512 -> 3 5x5 116 vs 878 / 111 vs 1041.
+    """
+    if g.co >= 16 or 4 * g.co * g.sh * g.sw > g.c:
+        return False
+    if pass_ == "forward":
+        return g.sh == 1 and g.sw == 1
+    return g.kh * g.kw * g.c >= DK_MIN_DEPTH
 
 
 def forward(g, x, kernel, bias, simd, workspace, out) -> None:

@@ -87,7 +87,7 @@ WINOGRAD_MIN_CHANNELS_SIMD = 24
 
 # The phase-gather input gradient (`choose_dx_algorithm`): from this many input channels, and chunks of
 # about this many bytes of gathered dZ plus GEMM result.
-PHASE_DX_MIN_CHANNELS = 16
+PHASE_DX_MIN_CHANNELS = 128
 PHASE_CHUNK_BYTES = 1 << 20
 
 _tls = threading.local()
@@ -194,11 +194,11 @@ def choose_cpu_algorithm(g: ConvGeometry, pass_: str = "forward") -> str:
       magnitude against ~3e-7).
       Below WINOGRAD4_MIN_SIZE, "winograd" keeps the rule above.
     - "gemm" (im2col + sgemm) for everything else; within it, a convolution with few output channels
-      (`_conv_taps.use_taps`) runs its forward and kernel gradient by tap products instead, and the input
-      gradient goes by stride phase or col2im (`choose_dx_algorithm`). Direct loop nests with the output-channel loop
-      innermost were slower than im2col + sgemm for every other shape measured, forward and backward:
-      2.5x (C_in=1, grad input) to 6x (C_in=32 -> 64, grad input); BLAS runs at ~90% of peak on
-      chunks that stay in L2 and im2col costs ~10% of the GEMM.
+      (`_conv_taps.use_taps`) runs its forward (stride 1) and kernel gradient (deep im2col) by tap
+      products, and the input gradient goes by stride phase or col2im (`choose_dx_algorithm`).
+      Direct loop nests with the output-channel loop innermost were slower than im2col + sgemm for
+      every other shape measured, forward and backward: 2.5x (C_in=1, grad input) to 6x (C_in=32 -> 64,
+      grad input); BLAS runs at ~90% of peak on chunks that stay in L2 and im2col costs ~10% of the GEMM.
     """
     if (g.kh, g.kw, g.sh, g.sw) == (3, 3, 1, 1):
         if min(g.oh, g.ow) >= WINOGRAD4_MIN_SIZE and min(g.c, g.co) >= WINOGRAD4_MIN_CHANNELS:
@@ -347,7 +347,7 @@ def conv2d_forward_cpu(x, kernel, bias, out, strides=(1, 1), padding="valid", ac
         wg.forward(x, wg.filter_transform(kernel), b, has_bias, relu, g.pt, g.pl, th, tw, step, zero, strip, s,
                    _workspace(f"wg{m}_v", (points * step * tw * g.c,), dt),
                    _workspace(f"wg{m}_m", (points * step * tw * g.co,), dt), _simd.ENABLED, out)
-    elif _taps.use_taps(g.c, g.co, g.sh, g.sw):  # few output channels: tap products, no im2col
+    elif _taps.use_taps(g, "forward"):  # few output channels: tap products, no im2col
         _taps.forward(g, x, kernel, b, _simd.ENABLED, _workspace, out)
         if relu:
             _cpu.bias_relu_rows(out2, b, False, True)
@@ -447,7 +447,7 @@ def conv2d_backward_cpu(x, kernel, out, grad_out, grad_x=None, grad_kernel=None,
     else:
         sum_db = want_db  # the bias gradient still to sum in gemm_backward
         phase_dx = want_dx and choose_dx_algorithm(g) == "phase"
-        taps_dk = want_dk and _taps.use_taps(g.c, g.co, g.sh, g.sw)
+        taps_dk = want_dk and _taps.use_taps(g, "kernel_grad")
         if relu and (phase_dx or taps_dk):  # the ReLU mask once for the shard: the gathers read dZ in any order
             dz_full = _workspace("dz_full", (g.rows, g.co), dt)
             _cpu.relu_grad_rows(dy2, y2, dz_full, db, want_db)
@@ -488,7 +488,10 @@ def choose_dx_algorithm(g: ConvGeometry) -> str:
     stride 2 "same" (ms, col2im vs phase; the Conv2DTranspose rows are their forward): 32x32x256 ->
     64x64x512 transpose 3318 vs 880 (TensorFlow 891), 16x16x128 -> 32x32x256 transpose 106 vs 53-64
     (TensorFlow 60), conv 16x16x128 -> 8x8x128 10.6 vs 8.8; 5x5 stride 1 conv 64x64x512 -> 3 753 vs 130
-    (TensorFlow 226); but conv 32x32x64 -> 16x16x128 (C_in < C_out) 15.8 vs 19.3-21.
+    (TensorFlow 226); 2x2 stride 2 valid 8x8x512 -> 512 16.5 vs 8.6; 3x3 stride 2 16x16x128 -> 128 4.6 vs
+    4.4; but with fewer input channels col2im wins: 32x32x64 -> 16x16x128 (C_in < C_out) 15.8 vs 19.3-21,
+    5x5 stride 1 28x28x32 -> 32 8.3 vs 10.6, 3x3 stride 2 32x32x64 -> 64 3.7 vs 4.8, 1x1 56x56x64 -> 64
+    6.0 vs 7.5, 5x5 32x32x64 -> 32 23.4 vs 23.9; 1x1 14x14x256 -> 64 1.74 vs 1.78.
     """
     return "phase" if g.c >= max(g.co, PHASE_DX_MIN_CHANNELS) else "col2im"
 

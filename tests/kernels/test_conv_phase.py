@@ -10,7 +10,15 @@ from kernels import _conv_family_reference as R
 from kernels import conv2d as K
 from kernels import conv_transpose2d as CT
 
-# (n, h, w, c_in, kh, kw, c_out, strides, padding); c_in >= c_out >= 1 so that the rule picks "phase"
+RULE_CHANNELS = K.PHASE_DX_MIN_CHANNELS
+
+
+@pytest.fixture(autouse=True)
+def _small_phase_layers(monkeypatch):
+    monkeypatch.setattr(K, "PHASE_DX_MIN_CHANNELS", 16)  # the phase path on small test layers
+
+
+# (n, h, w, c_in, kh, kw, c_out, strides, padding); c_in >= c_out so that the rule picks "phase"
 PHASE = [
     (2, 8, 8, 16, 4, 4, 8, (2, 2), "same"),  # DCGAN's discriminator step, even size
     (1, 9, 7, 16, 4, 4, 16, (2, 2), "same"),  # batch 1, odd sizes
@@ -108,11 +116,16 @@ def test_conv_transpose_forward_matches_reference(xs, ks, stride, padding):
     _close(out, 1.0 / (1.0 + np.exp(-want)), f"conv2d_transpose {xs} {ks} {stride} {padding}")
 
 
-def test_rule():
+def test_rule(monkeypatch):
+    monkeypatch.setattr(K, "PHASE_DX_MIN_CHANNELS", RULE_CHANNELS)
+
     def g(c, co, k=4, s=2):
         return K.conv_geometry((32, 32, 32, c), (k, k, c, co), s, "same")
 
     assert K.choose_dx_algorithm(g(512, 256)) == "phase"
+    assert K.choose_dx_algorithm(g(128, 128)) == "phase"
     assert K.choose_dx_algorithm(g(512, 3, 5, 1)) == "phase"
     assert K.choose_dx_algorithm(g(64, 128)) == "col2im"
+    assert K.choose_dx_algorithm(g(64, 64, 3, 2)) == "col2im"
+    assert K.choose_dx_algorithm(g(32, 32, 5, 1)) == "col2im"
     assert K.choose_dx_algorithm(g(3, 3)) == "col2im"

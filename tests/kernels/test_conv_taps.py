@@ -9,7 +9,15 @@ import pytest
 from kernels import _conv_taps as T
 from kernels import conv2d as K
 
-# (n, h, w, c_in, kh, kw, c_out, strides, padding, activation); all chosen by use_taps
+MIN_DEPTH = T.DK_MIN_DEPTH
+
+
+@pytest.fixture(autouse=True)
+def _small_taps_layers(monkeypatch):
+    monkeypatch.setattr(T, "DK_MIN_DEPTH", 1)  # the kernel gradient by taps on small test layers
+
+
+# (n, h, w, c_in, kh, kw, c_out, strides, padding, activation); all chosen by use_taps (the forward: stride 1)
 TAPS = [
     (2, 11, 10, 16, 5, 5, 3, (1, 1), "same", "sigmoid"),
     (1, 8, 8, 16, 4, 4, 1, (2, 2), "same", "relu"),
@@ -37,7 +45,9 @@ def _close(got, want, what, rtol=1e-5):
 def test_forward_and_gradients_match_reference(geometry):
     strides, padding, activation = geometry[7:]
     x, k, b = _data(geometry)
-    assert T.use_taps(x.shape[3], k.shape[3], *strides)
+    g = K.conv_geometry(x.shape, k.shape, strides, padding)
+    assert T.use_taps(g, "kernel_grad")
+    assert T.use_taps(g, "forward") == (strides == (1, 1))
     want = K.conv2d_reference(x, k, b, strides, padding, activation)
     out = np.full(want.shape, np.nan, np.float32)
     K.conv2d_forward_cpu(x, k, b, out, strides, padding, activation)
@@ -73,12 +83,20 @@ def test_float64():
                                atol=1e-12)
 
 
-def test_rule():
-    assert T.use_taps(512, 3, 1, 1)
-    assert T.use_taps(48, 3, 2, 2)
-    assert not T.use_taps(47, 3, 2, 2)  # the tap products would exceed a quarter of im2col's values
-    assert not T.use_taps(512, 16, 1, 1)
-    assert not T.use_taps(3, 64, 2, 2)
+def test_rule(monkeypatch):
+    monkeypatch.setattr(T, "DK_MIN_DEPTH", MIN_DEPTH)
+
+    def use(c, co, k=3, s=1):
+        g = K.conv_geometry((32, 64, 64, c), (k, k, c, co), s, "same")
+        return T.use_taps(g, "forward"), T.use_taps(g, "kernel_grad")
+
+    assert use(512, 3, 5) == (True, True)  # DCGAN's last layer
+    assert use(32, 1) == (True, False)  # im2col depth 288: its kernel gradient stays on im2col
+    assert use(128, 8, 3, 2) == (False, False)  # strided forward: the taps would be 4x the work
+    assert use(256, 4, 5, 2) == (False, True)
+    assert use(47, 3, 7, 2) == (False, False)  # the tap products would exceed a quarter of im2col's values
+    assert use(512, 16, 5) == (False, False)
+    assert use(3, 64, 3, 2) == (False, False)
 
 
 @pytest.mark.parametrize("geometry", [TAPS[0], TAPS[3]])
