@@ -115,7 +115,12 @@ class MultiHeadAttention(QueryValueCall, Layer):
                  kernel_regularizer=None, bias_regularizer=None, activity_regularizer=None,
                  kernel_constraint=None, bias_constraint=None, seed=None, flash_attention=None, use_gate=False,
                  sliding_window=None, **kwargs):
-        super().__init__(activity_regularizer=activity_regularizer, **kwargs)
+        super().__init__(**kwargs)
+        if activity_regularizer is not None:  # Keras 3 hands it to each query/key/value/output projection
+            raise ValueError(f"MultiHeadAttention '{self.name}': activity_regularizer is not supported (Keras 3 applies "
+                             f"it to each of the layer's query, key, value and output projections); received "
+                             f"activity_regularizer={activity_regularizer!r}. Add the penalty with "
+                             f"self.add_loss(...) in a layer of your own instead.")
         self.num_heads = _args.positive_int(self, "num_heads", num_heads)
         self.key_dim = _args.positive_int(self, "key_dim", key_dim)
         self.value_dim = _args.positive_int(self, "value_dim", value_dim) if value_dim else self.key_dim

@@ -58,7 +58,12 @@ class GroupedQueryAttention(QueryValueCall, Layer):
                  sliding_window=None, flash_attention=None, kernel_initializer="glorot_uniform",
                  bias_initializer="zeros", kernel_regularizer=None, bias_regularizer=None, activity_regularizer=None,
                  kernel_constraint=None, bias_constraint=None, use_gate=False, seed=None, **kwargs):
-        super().__init__(activity_regularizer=activity_regularizer, **kwargs)
+        super().__init__(**kwargs)
+        if activity_regularizer is not None:  # Keras 3 hands it to each query/key/value/output projection
+            raise ValueError(f"GroupedQueryAttention '{self.name}': activity_regularizer is not supported (Keras 3 applies "
+                             f"it to each of the layer's query, key, value and output projections); received "
+                             f"activity_regularizer={activity_regularizer!r}. Add the penalty with "
+                             f"self.add_loss(...) in a layer of your own instead.")
         self.head_dim = _args.positive_int(self, "head_dim", head_dim)
         self.num_query_heads = _args.positive_int(self, "num_query_heads", num_query_heads)
         self.num_key_value_heads = _args.positive_int(self, "num_key_value_heads", num_key_value_heads)

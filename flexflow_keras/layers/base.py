@@ -20,7 +20,7 @@ import numpy as np
 
 from flexflow_keras import backend, constraints, initializers, regularizers
 from flexflow_keras.errors import ShapeError
-from flexflow_keras.layers import auto_config, call_memo, mask_hooks, tf_graph_call
+from flexflow_keras.layers import activity_penalty, auto_config, call_memo, mask_hooks, tf_graph_call
 from flexflow_keras.layers import node as node_mod
 from flexflow_keras.layers.input_spec import InputSpec, check_input_spec
 from flexflow_keras.ops import penalty, tape
@@ -122,9 +122,8 @@ class Layer:
             raise ValueError(f"Layer '{self.name}': dtype policy {dtype!r} (mixed precision) is not supported; "
                              "use dtype='float32'.")
         self._dtype = str(np.dtype(dtype)) if dtype is not None else backend.floatx()
-        if activity_regularizer is not None:
-            raise ValueError(f"Layer '{self.name}': activity_regularizer is not supported; use "
-                             "kernel_regularizer/bias_regularizer (weight penalties) instead.")
+        # Keras 3: regularizer(output) / batch size joins the layer's losses at every call (activity_penalty.py)
+        self.activity_regularizer = regularizers.get(activity_regularizer)
         self.autocast = autocast
         self._trainable = bool(trainable)
         self.built = False
@@ -490,6 +489,7 @@ class Layer:
                 marker = unique_id()
                 with symbolic_call():
                     outputs = self.call(inputs, *rest, **call_kwargs)
+                    activity_penalty.add(self, outputs)
                 outputs = self._finish_symbolic(marker, inputs, rest, node_kwargs, outputs)
                 if mask_hooks.has_compute_mask(self):
                     mask_hooks.apply_compute_mask(self, inputs, kwargs.get("mask"), outputs)
@@ -499,6 +499,7 @@ class Layer:
             else:
                 self.__dict__.pop("_eager_losses", None)  # `losses` holds the latest eager call's values
                 outputs = _as_eager(self.call(inputs, *rest, **call_kwargs))
+                activity_penalty.add(self, outputs)
         finally:
             node_mod.pop_training()
             node_mod.pop_scope()
@@ -569,6 +570,8 @@ class Layer:
     def get_config(self) -> dict:
         """The constructor arguments; `from_config(get_config())` builds an equivalent layer."""
         config = {"name": self.name, "trainable": self.trainable, "dtype": self._dtype}
+        if getattr(self, "activity_regularizer", None) is not None:
+            config["activity_regularizer"] = regularizers.serialize(self.activity_regularizer)
         if self._batch_input_shape is not None:
             config["batch_input_shape"] = self._batch_input_shape
         if type(self).get_config is Layer.get_config:  # a subclass keeping the default: its arguments, as Keras

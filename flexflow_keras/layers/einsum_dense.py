@@ -117,7 +117,7 @@ class EinsumDense(Layer):
                 "bias_initializer": initializers.serialize(self.bias_initializer),
                 "kernel_regularizer": regularizers.serialize(self.kernel_regularizer),
                 "bias_regularizer": regularizers.serialize(self.bias_regularizer),
-                "activity_regularizer": None,
+                "activity_regularizer": regularizers.serialize(self.activity_regularizer),
                 "kernel_constraint": constraints.serialize(self.kernel_constraint),
                 "bias_constraint": constraints.serialize(self.bias_constraint)}
 

@@ -1,0 +1,48 @@
+"""A layer's `activity_regularizer` (the constructor argument every Keras layer takes): Keras 3's
+`Layer.__call__` adds ``regularizer(output) / batch_size`` for each tensor the call returns (a rank-0 output
+is not divided) as a loss of the layer. Symbolically the term joins the training loss of the model through
+`add_loss` and trains through the ops it is made of; eagerly it is kept in `layer.losses`.
+
+The built-in L1 / L2 / L1L2 compute their penalty on NumPy arrays (regularizers.py, for weights), so their
+activity value is composed here from keras.ops (``l1 * sum|x| + l2 * sum x**2``, Keras' formula); any other
+regularizer (a user's `Regularizer` subclass, a function) is called on the output as Keras calls it.
+
+The batch size is ``ops.shape(output)[0]``, the step's rows of that output (a folded tensor's rows included,
+ops/dynamic_dims.py), as TensorFlow's shape gives it.
+"""
+
+from __future__ import annotations
+
+from flexflow_keras.utils import tree
+
+
+def add(layer, outputs) -> None:
+    """Add `layer`'s activity penalty of `outputs` to its losses (nothing without a regularizer)."""
+    regularizer = getattr(layer, "activity_regularizer", None)
+    if regularizer is None:
+        return
+    from flexflow_keras import ops
+
+    for out in tree.flatten(outputs):
+        if not hasattr(out, "shape") or not hasattr(out, "dtype"):
+            continue  # only tensors are penalised (Keras: backend.is_tensor)
+        loss = _value(regularizer, out)
+        if len(out.shape) > 0:
+            loss = ops.divide(loss, ops.cast(ops.shape(out)[0], str(getattr(loss, "dtype", "float32"))))
+        layer.add_loss(loss)
+
+
+def _value(regularizer, out):
+    """``regularizer(out)``, with the built-in L1L2 family written in keras.ops so that it works on graph
+    tensors and trains."""
+    from flexflow_keras import ops, regularizers
+
+    if not isinstance(regularizer, regularizers.L1L2) or type(regularizer).__call__ is not (
+            regularizers.Regularizer.__call__):
+        return regularizer(out)
+    total = ops.multiply(ops.sum(out), 0.0)
+    if regularizer.l1:
+        total = ops.add(total, ops.multiply(ops.sum(ops.abs(out)), regularizer.l1))
+    if regularizer.l2:
+        total = ops.add(total, ops.multiply(ops.sum(ops.square(out)), regularizer.l2))
+    return total
