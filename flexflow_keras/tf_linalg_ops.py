@@ -1,5 +1,5 @@
 """TensorFlow's `tf.linalg` functions that tf.keras scripts call, under `python -m flexflow_keras`
-(tf_compat.py's `mapped_call` looks here): `inv`, `det`, `diag`, `diag_part`, `trace`, `matvec`,
+(tf_compat.py's `mapped_call` looks here): `inv`, `det`, `diag`, `diag_part`, `set_diag`, `trace`, `matvec`,
 `matrix_transpose` and `adjoint`, each over the last two dims of a batch of matrices, with TensorFlow's
 argument names.
 
@@ -137,6 +137,25 @@ def diag_part(input, name="diag_part", k=0, padding_value=0, align="RIGHT_LEFT")
     return _ops().diagonal(_tensor(input), axis1=-2, axis2=-1)
 
 
+def set_diag(input, diagonal, name="set_diag", k=0, align="RIGHT_LEFT"):  # noqa: A002 (TF's names)
+    """`tf.linalg.set_diag(input, diagonal)`: each matrix of `input` (its last two dims) with its main
+    diagonal replaced by `diagonal` (shape ``input.shape[:-2] + [min(rows, cols)]``). Only k=0 is mapped."""
+    _defaults("tf.linalg.set_diag", {"k": k}, {"k": 0})
+    ops = _ops()
+    x, d = _tensor(input), _tensor(diagonal)
+    rows, cols = (int(s) for s in x.shape[-2:])
+    n = min(rows, cols)
+    if tuple(d.shape[-1:]) != (n,) or len(d.shape) != len(x.shape) - 1:
+        from flexflow_keras.tf_compat import InvalidArgumentError
+
+        raise InvalidArgumentError(f"tf.linalg.set_diag: the diagonal must have shape input.shape[:-2] + [{n}] "
+                                   f"(min(rows, cols) of the {rows}x{cols} matrices), received diagonal shape "
+                                   f"{tuple(d.shape)} for input shape {tuple(x.shape)}.")
+    eye = np.eye(rows, cols, dtype=bool)
+    placed = ops.expand_dims(d, -1 if rows <= cols else -2)  # diagonal[i] along row i (or column i)
+    return ops.where(eye, ops.cast(placed, str(x.dtype)), x)
+
+
 def trace(x, name=None):
     """`tf.linalg.trace(x)`: the sum of each matrix's main diagonal, in x's dtype."""
     x = _tensor(x)
@@ -190,4 +209,4 @@ def adjoint(matrix, name=None):
 
 
 CALLS = {f"tf.linalg.{fn.__name__}": fn
-         for fn in (inv, det, diag, diag_part, trace, matvec, matrix_transpose, adjoint)}
+         for fn in (inv, det, diag, diag_part, set_diag, trace, matvec, matrix_transpose, adjoint)}
