@@ -56,12 +56,14 @@ _RELU = _acts.resolve_activation("relu")
 # Bytes of one im2col chunk; measured best between 256 KiB and 2 MiB (L2 is 512 KiB-1 MiB per core here),
 # below that the per-chunk BLAS call overhead shows.
 CHUNK_BYTES = 1 << 20
-# ... but the forward takes at least this many output pixels per chunk: with a deep im2col (KH*KW*C_in in
-# the thousands) 1 MiB is a few dozen pixels, and each chunk's GEMM streams the whole kernel matrix. DCGAN's
-# 4x4 stride-2 conv 64x64x512 -> 32x32x256 (depth 8192: 32 pixels a chunk), one thread, 32 samples, ms
-# (alternating, loaded machine): 32 pixels 1222, 1226 / 1524, 1119; 256 pixels 1012, 995 / 1283, 923; 16x16x128
-# -> 8x8x128 7.3-7.5 vs 7.7-8.1. The backward stays on CHUNK_BYTES: 256 pixels made its kernel gradient
-# slower (that layer 1306-1315 -> 1594-1655 ms, 32x32x256 -> 16x16x128 69 -> 99-107).
+# ... but where that is under SHORT_CHUNK_ROWS output pixels (a deep im2col: KH*KW*C_in in the thousands),
+# the forward takes MIN_CHUNK_ROWS: each chunk's GEMM streams the whole kernel matrix. DCGAN's 4x4 stride-2
+# conv 64x64x512 -> 32x32x256 (depth 8192: 32 pixels a chunk), one thread, 32 samples, ms (alternating,
+# loaded machine): 32 pixels 1222, 1226 / 1524, 1119; 256 pixels 1012, 995 / 1283, 923. Not below: 16x16x128
+# -> 8x8x128 (128 pixels a chunk) went 7.3 -> 7.8 with 256 (five rounds). The backward stays on CHUNK_BYTES:
+# 256 pixels made its kernel gradient slower (that layer 1306-1315 -> 1594-1655 ms, 32x32x256 -> 16x16x128
+# 69 -> 99-107).
+SHORT_CHUNK_ROWS = 64
 MIN_CHUNK_ROWS = 256
 # Winograd: tiles per transform+GEMM chunk, samples per backward chunk (whose dZ is formed once), and the
 # channel counts from which it beats im2col + sgemm (all measured, see choose_cpu_algorithm). Chunks of
@@ -251,9 +253,10 @@ def _workspace(name: str, shape, dtype) -> np.ndarray:
 
 def _chunk_lines(g: ConvGeometry, itemsize: int, extra: int = 0, min_rows: int = 1) -> int:
     """Output lines (image rows over N*OH) per chunk so that one im2col chunk, with `extra` more values
-    per output pixel (the backward's dZ chunk: C_out), is about CHUNK_BYTES, but at least `min_rows`
-    output pixels."""
-    return max(1, CHUNK_BYTES // (g.ow * (g.depth + extra) * itemsize), -(-min_rows // g.ow))
+    per output pixel (the backward's dZ chunk: C_out), is about CHUNK_BYTES; `min_rows` output pixels
+    where that chunk would hold fewer than SHORT_CHUNK_ROWS."""
+    lines = max(1, CHUNK_BYTES // (g.ow * (g.depth + extra) * itemsize))
+    return lines if lines * g.ow >= SHORT_CHUNK_ROWS else max(lines, -(-min_rows // g.ow))
 
 
 def _check_out(name: str, arr, shape, dtype, who: str) -> None:

@@ -114,6 +114,8 @@ def test_deep_im2col_forward_chunks_keep_min_rows(monkeypatch):
     g = K.conv_geometry((32, 64, 64, 512), (4, 4, 512, 256), 2, "same")  # depth 8192: 1 MiB is 32 pixels
     assert K._chunk_lines(g, 4) * g.ow == 32
     assert K._chunk_lines(g, 4, min_rows=K.MIN_CHUNK_ROWS) * g.ow >= K.MIN_CHUNK_ROWS
+    g = K.conv_geometry((32, 16, 16, 128), (4, 4, 128, 128), 2, "same")  # 128 pixels a chunk: kept
+    assert K._chunk_lines(g, 4, min_rows=K.MIN_CHUNK_ROWS) == K._chunk_lines(g, 4) == 16
     monkeypatch.setattr(K, "CHUNK_BYTES", 512)
     monkeypatch.setattr(K, "MIN_CHUNK_ROWS", 17)  # chunks of five 4-pixel lines of 12: the last one partial
     _check((3, 7, 8, 6, 4, 4, 5, (2, 2), "same"), activation="linear")
