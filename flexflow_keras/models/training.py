@@ -40,6 +40,8 @@ __all__ = ["LOOP_STEPS", "Trainer"]
 class Trainer(FitLoop, Inference, BatchCalls, TrainingData):
     """compile/fit/evaluate/predict for models (mixed into `Model`)."""
 
+    loss = None  # set by compile(loss=...), as Keras 3's Trainer (a train_step may call self.loss(y, y_pred))
+
     # --- compile ----------------------------------------------------------------------------------------
     def compile(self, optimizer="rmsprop", loss=None, loss_weights=None, metrics=None, weighted_metrics=None,
                 run_eagerly=False, steps_per_execution=1, jit_compile="auto", auto_scale_loss=True, **kwargs):
@@ -69,6 +71,8 @@ class Trainer(FitLoop, Inference, BatchCalls, TrainingData):
             if ident is not None:
                 losses_mod.get(ident)  # an unknown name fails here, listing the valid ones
         self._loss_arg = loss
+        if loss is not None:
+            self.loss = loss  # Keras 3's public attribute: the loss as compile was given it (None before)
         self._loss_weights_arg = loss_weights
         self._metrics_arg = metrics
         self._weighted_metrics_arg = weighted_metrics
