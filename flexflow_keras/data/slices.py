@@ -28,7 +28,9 @@ gives, so `fit`, `evaluate` and `predict` load it as any PyDataset (and `for x, 
 - ``prefetch``, ``cache``: the dataset itself (`fit` loads ahead through its own pipeline).
 - ``repeat(n)`` passes over the data n times; ``repeat()`` as many times as a later ``take(k)`` needs
   (custom loops write ``ds.repeat().shuffle(..).batch(..)`` then ``ds.take(steps)``); without such a
-  take it is an error when read, which says to drop it for fit (fit passes once per epoch by itself).
+  take it is an error when read, which says to drop it for fit (fit passes once per epoch by itself), except
+  for Python iteration (``next(iter(ds))``, a loop that breaks), which goes on without end as tf.data's,
+  when no shuffle follows the repeat.
   A dataset made from endless ones (``Dataset.sample_from_datasets([pos.repeat(), neg.repeat()])``, the
   oversampling idiom) is endless in the same way: its base grows as a later ``take`` needs.
 Elements and batches answer ``.numpy()`` (`EagerTensor`).
@@ -468,7 +470,11 @@ class SliceDataset(PyDataset):
         return True  # the base is arrays: a batch is their rows
 
     def __getitem__(self, index):
-        groups, elem_maps, batch_maps, batched = self._plan()
+        return self._read(self._plan(), index)
+
+    def _read(self, plan, index):
+        """Item `index` (an element, or a batch once batched) of `plan`."""
+        groups, elem_maps, batch_maps, batched = plan
         if not batched:
             return _tensors(self._element(groups[index], elem_maps))
         rows = np.asarray(groups[index])
@@ -494,11 +500,32 @@ class SliceDataset(PyDataset):
         self._pass += 1
 
     def __iter__(self):
+        if self.is_endless():  # next(iter(ds.repeat())), or a loop that breaks, as over a tf.data dataset
+            yield from self._endless_items()
+            return
         try:
             for i in range(len(self)):
                 yield self[i]
         finally:
             self._pass += 1
+
+    def _endless_items(self):
+        """The items of an endless dataset, without end: the plans with each endless repeat making 1, 2, 4, ...
+        passes, each read on from where the last one stopped. A plan of more passes begins with the plan of
+        fewer (each repetition's order is fixed by its number), except its last batch, which more passes may
+        fill, so that one waits for the next plan. A shuffle after the endless repeat mixes across passes
+        (and an endless base grows as a whole), so those orders cannot be extended: still the error."""
+        first = self._endless_start()
+        if self._endless_base() or any(s[0] == "shuffle" for s in self._stages[first:]):
+            raise DataError(_ENDLESS + " (Iterating it directly works when no shuffle follows the repeat().)")
+        reps, done = 1, 0
+        while True:
+            plan = self._plan_with(reps)
+            ready = len(plan[0]) - (1 if plan[3] else 0)
+            for i in range(done, ready):
+                yield self._read(plan, i)
+            done = max(done, ready)
+            reps *= 2
 
     def as_numpy_iterator(self):
         from flexflow_keras.data.numpy_iterator import NumpyIterator
