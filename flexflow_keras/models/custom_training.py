@@ -57,49 +57,28 @@ def _eager_value(item):
 
 def run_eager(model, graph: OpGraph, arrays, training: bool) -> list:
     """`graph`'s outputs for `arrays` (a model called on arrays); the loss tensors its layers added
-    (``self.add_loss(...)`` in a call()) are computed too, and become those layers' `losses`, as Keras."""
+    (``self.add_loss(...)`` in a call()) are computed too, and become those layers' `losses`, as Keras.
+    An output made by a softmax or sigmoid carries ``_keras_logits`` as the op left it (ops/base.py)."""
     from flexflow_keras.layers.eager import run_graph
 
     cache = model.__dict__.setdefault("_eager_loss_graphs", {})
     if id(graph) not in cache:
         by_layer = [(la, t) for la in _all_layers(model) for t in la.__dict__.get("_symbolic_losses", [])
                     if _computed_by(graph, t)]
-        logits = _output_logits(graph)
-        extra = [t for _, t in by_layer] + [t for _, t in logits]
+        extra = [t for _, t in by_layer]
         full = OpGraph(graph.inputs, list(graph.outputs) + extra) if extra else graph
         if len(cache) > 8:
             cache.clear()
         # the graph held: its id stays its own
-        cache[id(graph)] = (graph, full, [la for la, _ in by_layer], [i for i, _ in logits])
-    _, full, owners, carriers = cache[id(graph)]
+        cache[id(graph)] = (graph, full, [la for la, _ in by_layer])
+    _, full, owners = cache[id(graph)]
     values = run_graph(full, arrays, training=training)
-    n, k = len(graph.outputs), len(graph.outputs) + len(owners)
+    n = len(graph.outputs)
     for la in set(owners):
         la.__dict__["_eager_losses"] = []
-    for la, v in zip(owners, values[n:k], strict=True):
+    for la, v in zip(owners, values[n:], strict=True):
         la.__dict__["_eager_losses"].append(_eager_value(v))
-    for i, v in zip(carriers, values[k:], strict=True):
-        if isinstance(values[i], EagerTensor) and values[i] is not v:
-            values[i]._keras_logits = v
     return values[:n]
-
-
-def _output_logits(graph: OpGraph) -> list:
-    """(index, logits) of each output made by a softmax over its last axis or a sigmoid: Keras 3's TensorFlow
-    backend leaves the activation's input on such an eager output as ``_keras_logits``, and its
-    crossentropies (the compiled loss in ``compute_loss``, the crossentropy metrics, ``keras.losses``) read
-    them, so a custom train_step's loss of a saturated output is the logits' (losses._carried_logits), not
-    the probabilities' clipped one. A sigmoid fused into its Dense or convolution gets a copy of that op
-    without the activation (ops/loss_functions.activation_logits, as the training graph's loss), recorded
-    by a GradientTape like the rest of the call, so the loss's gradient reaches the weights through it."""
-    from flexflow_keras.ops.loss_functions import activation_logits
-
-    found = []
-    for i, t in enumerate(graph.outputs):
-        logits = activation_logits(t)
-        if logits is not None:
-            found.append((i, logits))
-    return found
 
 
 def _computed_by(graph: OpGraph, t: KerasTensor) -> bool:

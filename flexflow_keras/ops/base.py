@@ -9,7 +9,7 @@ tasks, one per shard; the same functions serve eager calls and tests. See docs/c
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields, replace
 from typing import Any, ClassVar
 
 import numpy as np
@@ -188,7 +188,37 @@ def apply_op(op: Op, inputs: Sequence, weights: Sequence[Variable] = (), name: s
         for w, old, new in zip(weights, wvals, state, strict=True):
             if isinstance(w, Variable) and not np.array_equal(old, new):
                 w.assign(new)
+    if len(eager_outs) == 1:
+        _leave_logits(op, inputs, weights, eager_outs[0])
     return eager_outs[0] if len(eager_outs) == 1 else tuple(eager_outs)
+
+
+def plain_sigmoid(op: Op) -> bool:
+    """Whether `op` ends in a sigmoid without parameters: an Activation op, or one fused after a Dense or
+    convolution (an `activation` field beside `activation_params`; a recurrent op's `activation` is its
+    cells', not a last step whose input could stand for logits)."""
+    return (getattr(op, "activation", None) == "sigmoid" and "activation_params" in {f.name for f in fields(op)}
+            and not op.activation_params)
+
+
+def _leave_logits(op: Op, inputs, weights, out) -> None:
+    """Keras 3's TensorFlow backend leaves a softmax's (over the last axis) or a sigmoid's input on its
+    eager output as ``_keras_logits``, which its crossentropies read (losses._carried_logits): a custom
+    train_step's loss of a saturated output is the logits', not the clipped probabilities'. A sigmoid fused
+    into its Dense or convolution gets the op without the activation, run on the same inputs (recorded by
+    a GradientTape as the rest, so the loss's gradient flows through it); the symbolic counterpart is
+    ops/loss_functions.activation_logits."""
+    if op.type_name == "softmax":
+        if getattr(op, "axis", -1) in (-1, out.ndim - 1):
+            out._keras_logits = inputs[0]
+        return
+    if not plain_sigmoid(op):
+        return
+    if op.type_name == "activation":
+        out._keras_logits = inputs[0]
+    else:
+        out._keras_logits = apply_op(replace(op, activation="linear", activation_params=()), list(inputs),
+                                     list(weights))
 
 
 def _variable_inputs(inputs: Sequence, weights: Sequence) -> Sequence:

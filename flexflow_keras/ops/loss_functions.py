@@ -5,7 +5,8 @@ that activation's input with ``from_logits=True``, whatever ``from_logits`` says
 TensorFlow backend does in a traced step through the ``_keras_logits`` its activations leave on their
 output (`activation_logits`). With ``from_logits=True`` that backend warns and still takes the logits,
 so a model ending in softmax whose loss says from_logits=True trains on the plain crossentropy, not on
-a softmax of probabilities. Eagerly (arrays, EagerTensors) there is no such rewrite, as in TensorFlow.
+a softmax of probabilities. Eagerly the ops leave ``_keras_logits`` on such outputs as that backend does
+(ops/base._leave_logits), and the crossentropies of losses.py read them.
 
 Labels computed by the model (from trainable weights, or a value a recording GradientTape differentiates) are
 differentiated too, as TensorFlow does: those losses are composed of ops (ops/loss_labels.py).
@@ -16,7 +17,7 @@ from __future__ import annotations
 import dataclasses
 import logging
 
-from flexflow_keras.ops.base import apply_op
+from flexflow_keras.ops.base import apply_op, plain_sigmoid
 from flexflow_keras.ops.functional import _symbolic, _tensor
 from flexflow_keras.ops.graph import KerasTensor
 from flexflow_keras.ops.loss_labels import composed, label_needs_gradient
@@ -37,7 +38,7 @@ def activation_logits(y_pred):
         return None
     if op.type_name == "softmax":
         return node.inputs[0] if getattr(op, "axis", -1) in (-1, y_pred.ndim - 1) else None
-    if getattr(op, "activation", None) != "sigmoid" or op.activation_params:
+    if not plain_sigmoid(op):
         return None
     if op.type_name == "activation":
         return node.inputs[0]
