@@ -3,13 +3,16 @@
 the same order, under other names, so ``tf.reshape(x, shape=(-1, 4))`` or ``tf.transpose(x, perm=[0, 2,
 1, 3])`` (keras.io's EANet) reached keras.ops.reshape / transpose with a keyword they do not take. `wrap`
 gives a function that takes TensorFlow's names (and `name=`, which names nothing here) and calls the
-keras.ops function positionally.
+keras.ops function positionally. A ``dtype`` may be TensorFlow's DataType number, as ``tf.as_dtype`` takes it
+(``tf.zeros(1, 1)`` is float32 zeros: keras.io's layer-subclassing guide writes it), and is read as its name.
 """
 
 from __future__ import annotations
 
 import functools
 import inspect
+
+import numpy as np
 
 from flexflow_keras.errors import ArgumentError
 
@@ -37,6 +40,29 @@ PARAMS: dict[str, tuple[str, ...]] = {
     "ones": ("shape", "dtype", "layout"),
     "zeros": ("shape", "dtype", "layout"),
 }
+
+# TensorFlow's DataType enum (types.proto) -> dtype name, for the types flexflow_keras has
+_DTYPE_NUMBERS = {1: "float32", 2: "float64", 3: "int32", 4: "uint8", 5: "int16", 6: "int8", 7: "string",
+                  8: "complex64", 9: "int64", 10: "bool", 14: "bfloat16", 17: "uint16", 18: "complex128",
+                  19: "float16", 22: "uint32", 23: "uint64"}
+
+
+def tf_dtype(value):
+    """`value` as a dtype Keras takes: TensorFlow's DataType number (``1`` is float32; as tf.as_dtype, a
+    number equal to one, ``True`` or ``1.0``, is that one) becomes its name; anything else is returned as is.
+
+    Raises:
+        TypeError: for a number that is no DataType flexflow_keras has, as tf.as_dtype does.
+    """
+    if isinstance(value, (int, float, np.integer, np.floating)):
+        name = _DTYPE_NUMBERS.get(value)
+        if name is None:
+            known = ", ".join(f"{k}={v}" for k, v in _DTYPE_NUMBERS.items())
+            raise TypeError(f"Cannot convert the argument `type_value`: {value!r} to a TensorFlow DType: as a "
+                            f"dtype, a number is TensorFlow's DataType enum ({known} here). Pass a dtype such "
+                            f"as tf.float32 or 'float32'.")
+        return name
+    return value
 # parameters TensorFlow has and keras.ops not, accepted at these values only
 _ONLY = {"conjugate": (False,), "layout": (None,)}
 
@@ -60,6 +86,8 @@ def wrap(tf_name: str, fn):
                 raise ArgumentError(f"tf.{tf_name}: unexpected or repeated argument {key!r}; its arguments are "
                                     f"{params + ('name',)}.")
             given[key] = value
+        if given.get("dtype") is not None:
+            given["dtype"] = tf_dtype(given["dtype"])
         for key, allowed in _ONLY.items():
             if key in given and given.pop(key) not in allowed:
                 raise ArgumentError(f"tf.{tf_name}({key}=...) is not supported under python -m flexflow_keras; "

@@ -89,9 +89,11 @@ def conj(x, name=None):
 
 def cast(x, dtype, name=None):
     """`tf.cast` / `tf.math.cast`: a complex value cast to a real dtype keeps its real part, as TensorFlow's
-    (a model's (real, imag) pair too); anything else is keras.ops.cast."""
-    from flexflow_keras import ops
+    (a model's (real, imag) pair too); anything else is keras.ops.cast. `dtype` may be TensorFlow's
+    DataType number (tf_keywords.tf_dtype)."""
+    from flexflow_keras import ops, tf_keywords
 
+    dtype = tf_keywords.tf_dtype(dtype)
     try:
         target = str(np.dtype(getattr(dtype, "name", dtype)))
     except TypeError:  # not a NumPy dtype ("string"): keras.ops.cast's own rules and errors
