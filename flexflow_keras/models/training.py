@@ -70,12 +70,17 @@ class Trainer(FitLoop, Inference, BatchCalls, TrainingData):
                       loss if isinstance(loss, (list, tuple)) else [loss]):
             if ident is not None:
                 losses_mod.get(ident)  # an unknown name fails here, listing the valid ones
-        self._loss_arg = loss
+        # as Keras 3: a compile without a loss keeps the loss (and its loss_weights) an earlier compile gave,
+        # one without metrics and weighted_metrics keeps the earlier metrics (keras.io's subclassing guide
+        # recompiles with compile(optimizer="adam") and still trains its mse next to the add_loss term)
+        if loss is not None or "_loss_arg" not in self.__dict__:
+            self._loss_arg = loss
+            self._loss_weights_arg = loss_weights
         if loss is not None:
             self.loss = loss  # Keras 3's public attribute: the loss as compile was given it (None before)
-        self._loss_weights_arg = loss_weights
-        self._metrics_arg = metrics
-        self._weighted_metrics_arg = weighted_metrics
+        if metrics is not None or weighted_metrics is not None or "_metrics_arg" not in self.__dict__:
+            self._metrics_arg = metrics
+            self._weighted_metrics_arg = weighted_metrics
         self.run_eagerly = bool(run_eagerly)  # Keras' attribute; its eager steps weigh output losses by batch
         self.__dict__.pop("_ff_loss_tracker", None)  # each compile makes a fresh loss tracker, as Keras 3
         self.compiled = True
