@@ -164,6 +164,14 @@ def apply_op(op: Op, inputs: Sequence, weights: Sequence[Variable] = (), name: s
     if _is_symbolic(inputs):
         node = OpNode(op, inputs, weights, name=name)
         return node.outputs[0] if len(node.outputs) == 1 else node.outputs
+    if plain_sigmoid(op) and op.type_name != "activation":
+        # eagerly a sigmoid fused into a Dense or convolution runs as the op then the sigmoid, so that its
+        # output carries the op's result as its logits (`_leave_logits`) without computing the op twice
+        from flexflow_keras.ops.nn_ops import ActivationOp
+
+        z = apply_op(replace(op, activation="linear", activation_params=()), inputs, weights, name=name,
+                     training=training, seed=seed)
+        return apply_op(ActivationOp("sigmoid"), [z], name=name)
     arrays = [np.asarray(x) for x in inputs]
     wvals = [w.value if isinstance(w, Variable) else np.asarray(w) for w in weights]
     in_specs = [TensorSpec(a.shape, str(a.dtype)) for a in arrays]
@@ -189,7 +197,7 @@ def apply_op(op: Op, inputs: Sequence, weights: Sequence[Variable] = (), name: s
             if isinstance(w, Variable) and not np.array_equal(old, new):
                 w.assign(new)
     if len(eager_outs) == 1:
-        _leave_logits(op, inputs, weights, eager_outs[0])
+        _leave_logits(op, inputs, eager_outs[0])
     return eager_outs[0] if len(eager_outs) == 1 else tuple(eager_outs)
 
 
@@ -201,24 +209,18 @@ def plain_sigmoid(op: Op) -> bool:
             and not op.activation_params)
 
 
-def _leave_logits(op: Op, inputs, weights, out) -> None:
+def _leave_logits(op: Op, inputs, out) -> None:
     """Keras 3's TensorFlow backend leaves a softmax's (over the last axis) or a sigmoid's input on its
     eager output as ``_keras_logits``, which its crossentropies read (losses._carried_logits): a custom
-    train_step's loss of a saturated output is the logits', not the clipped probabilities'. A sigmoid fused
-    into its Dense or convolution gets the op without the activation, run on the same inputs (recorded by
-    a GradientTape as the rest, so the loss's gradient flows through it); the symbolic counterpart is
-    ops/loss_functions.activation_logits."""
+    train_step's loss of a saturated output is the logits', not the clipped probabilities'. The input is
+    the tensor a GradientTape recorded, so the loss's gradient flows through it. A sigmoid fused into a
+    Dense or convolution runs eagerly as the op then this sigmoid (`apply_op`); the symbolic counterpart
+    is ops/loss_functions.activation_logits."""
     if op.type_name == "softmax":
         if getattr(op, "axis", -1) in (-1, out.ndim - 1):
             out._keras_logits = inputs[0]
-        return
-    if not plain_sigmoid(op):
-        return
-    if op.type_name == "activation":
+    elif op.type_name == "activation" and plain_sigmoid(op):
         out._keras_logits = inputs[0]
-    else:
-        out._keras_logits = apply_op(replace(op, activation="linear", activation_params=()), list(inputs),
-                                     list(weights))
 
 
 def _variable_inputs(inputs: Sequence, weights: Sequence) -> Sequence:
