@@ -6,7 +6,8 @@ TensorFlow backend does in a traced step through the ``_keras_logits`` its activ
 output (`activation_logits`). With ``from_logits=True`` that backend warns and still takes the logits,
 so a model ending in softmax whose loss says from_logits=True trains on the plain crossentropy, not on
 a softmax of probabilities. Eagerly the ops leave ``_keras_logits`` on such outputs as that backend does
-(ops/base._leave_logits), and the crossentropies of losses.py read them.
+(ops/base._leave_logits), and the crossentropies read them: those of losses.py and keras.ops' (so
+binary_focal_crossentropy's crossentropy term under a GradientTape, as Keras').
 
 Labels computed by the model (from trainable weights, or a value a recording GradientTape differentiates) are
 differentiated too, as TensorFlow does: those losses are composed of ops (ops/loss_labels.py).
@@ -58,6 +59,9 @@ def _logits_rule(name: str, y_pred, from_logits: bool):
     """(y_pred, from_logits) after the softmax/sigmoid rule of the module docstring."""
     if name not in _CROSSENTROPIES:
         return y_pred, from_logits
+    carried = None if isinstance(y_pred, KerasTensor) else getattr(y_pred, "_keras_logits", None)
+    if carried is not None:  # an eager softmax/sigmoid output (ops/base._leave_logits), as that backend's _get_logits
+        return carried, True
     logits = activation_logits(y_pred)
     if logits is None:
         return y_pred, from_logits
