@@ -466,6 +466,7 @@ class Layer:
             # a sublayer called on an array inside a symbolic call (a transformer's position embedding on
             # ops.arange): record it on a constant so its weights train, as in Keras
             inputs, symbolic = _as_constants(inputs), True
+        given = inputs  # as called: an eager input's mask stays on it (Keras' compute_mask gets the first arg)
         if not symbolic:
             inputs = self._convert_eager(inputs)
         elif self._float_math and self.autocast:
@@ -491,19 +492,25 @@ class Layer:
                     outputs = self.call(inputs, *rest, **call_kwargs)
                     activity_penalty.add(self, outputs)
                 outputs = self._finish_symbolic(marker, inputs, rest, node_kwargs, outputs)
-                if mask_hooks.has_compute_mask(self):
-                    mask_hooks.apply_compute_mask(self, inputs, kwargs.get("mask"), outputs)
-                elif self.supports_masking:
-                    _pass_mask(inputs, outputs)
+                self._set_masks(inputs, kwargs.get("mask"), outputs)
                 call_memo.record(self, inputs, rest, outputs)
             else:
                 self.__dict__.pop("_eager_losses", None)  # `losses` holds the latest eager call's values
                 outputs = _as_eager(self.call(inputs, *rest, **call_kwargs))
                 activity_penalty.add(self, outputs)
+                self._set_masks(given, kwargs.get("mask"), outputs)  # eager masks too, as Keras 3
         finally:
             node_mod.pop_training()
             node_mod.pop_scope()
         return outputs
+
+    def _set_masks(self, inputs, mask, outputs) -> None:
+        """Keras 3's mask metadata of a call's outputs (layers/mask_hooks.py): `compute_mask`'s, else the
+        input's for a layer that supports masking."""
+        if mask_hooks.has_compute_mask(self):
+            mask_hooks.apply_compute_mask(self, inputs, mask, outputs)
+        elif self.supports_masking:
+            mask_hooks.pass_mask(inputs, outputs)
 
     def _finish_symbolic(self, marker: int, inputs, rest, kwargs, outputs):
         from flexflow_keras.layers.eager import fresh_tensor
@@ -607,17 +614,6 @@ def _as_eager(outputs):
     from flexflow_keras.ops.eager_tensor import as_eager
 
     return as_eager(outputs)
-
-
-def _pass_mask(inputs, outputs) -> None:
-    """Keras' default `compute_mask` of a masking-aware layer: the input's mask (of a list of inputs, the
-    first one's), when the output keeps its leading (batch, time) dims and has no mask of its own."""
-    mask = getattr(inputs, "_keras_mask", None)
-    if mask is None and isinstance(inputs, (list, tuple)) and inputs:  # Keras 3: the first input's mask
-        mask = getattr(inputs[0], "_keras_mask", None)
-    if (mask is not None and isinstance(outputs, KerasTensor) and getattr(outputs, "_keras_mask", None) is None
-            and tuple(outputs.shape[:len(mask.shape)]) == tuple(mask.shape)):
-        outputs._keras_mask = mask
 
 
 def _wrap_build(build):

@@ -330,6 +330,12 @@ class Embedding(Layer):
             y._keras_mask = ops.not_equal(x, 0)
         return y
 
+    def compute_mask(self, inputs, mask=None):
+        """Keras 3's: with mask_zero, where the ids are not 0 (an eager call's output carries it too)."""
+        if not self.mask_zero:
+            return None
+        return ops.not_equal(inputs, 0)
+
     def get_config(self):
         return {**super().get_config(), "input_dim": self.input_dim, "output_dim": self.output_dim,
                 "embeddings_initializer": initializers.serialize(self.embeddings_initializer),

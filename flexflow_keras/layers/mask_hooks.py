@@ -11,7 +11,9 @@ keras.io's TransformerDecoder called on ``(x, encoder_outputs)``: Keras leaves t
 The mask handed to the hook is the ``mask=`` the layer was called with, else the masks the inputs carry
 (one per input for a list); the hook's result (a mask, or a list for several outputs) is attached to each
 output that has no mask yet. Layers without the hook keep the default rule (`Layer.supports_masking`
-passes the input's mask on).
+passes the input's mask on). As in Keras 3, this holds for eager calls too: an eager output (an EagerTensor)
+carries its mask as ``_keras_mask`` (``Embedding(mask_zero=True)(padded)._keras_mask``, keras.io's masking
+guide), and a later eager call taking ``mask`` receives it.
 """
 
 from __future__ import annotations
@@ -77,12 +79,37 @@ def has_compute_mask(layer) -> bool:
 
 
 def _mask_of(t):
-    return getattr(t, "_keras_mask", None) if isinstance(t, KerasTensor) else None
+    return getattr(t, "_keras_mask", None) if _carries_mask(t) else None
+
+
+def _carries_mask(t) -> bool:
+    """A symbolic tensor, or an eager one (an ndarray subclass with attributes: EagerTensor)."""
+    return isinstance(t, KerasTensor) or (isinstance(t, np.ndarray) and hasattr(t, "__dict__"))
+
+
+def set_mask(t, mask) -> None:
+    """Attach `mask` to tensor `t` (Keras' backend.set_keras_mask); an eager mask is made eager too."""
+    if not isinstance(t, KerasTensor) and not isinstance(mask, KerasTensor):
+        from flexflow_keras.ops.eager_tensor import as_eager
+
+        mask = as_eager(np.asarray(mask))
+    t._keras_mask = mask
+
+
+def pass_mask(inputs, outputs) -> None:
+    """Keras' default `compute_mask` of a masking-aware layer: the input's mask (of a list of inputs, the
+    first one's), when the output keeps its leading (batch, time) dims and has no mask of its own."""
+    mask = getattr(inputs, "_keras_mask", None)
+    if mask is None and isinstance(inputs, (list, tuple)) and inputs:  # Keras 3: the first input's mask
+        mask = getattr(inputs[0], "_keras_mask", None)
+    if (mask is not None and _carries_mask(outputs) and getattr(outputs, "_keras_mask", None) is None
+            and tuple(outputs.shape[:len(mask.shape)]) == tuple(mask.shape)):
+        set_mask(outputs, mask)
 
 
 def apply_compute_mask(layer, inputs, mask, outputs) -> None:
-    """Attach ``layer.compute_mask(inputs, previous_mask)`` to the symbolic outputs lacking a mask."""
-    flat_out = [t for t in tree.flatten(outputs) if isinstance(t, KerasTensor)]
+    """Attach ``layer.compute_mask(inputs, previous_mask)`` to the outputs lacking a mask."""
+    flat_out = [t for t in tree.flatten(outputs) if _carries_mask(t)]
     if not flat_out or all(_mask_of(t) is not None for t in flat_out):
         return
     if mask is None:
@@ -93,4 +120,4 @@ def apply_compute_mask(layer, inputs, mask, outputs) -> None:
     masks = list(out_masks) if isinstance(out_masks, (list, tuple)) else [out_masks]
     for t, m in zip(flat_out, masks, strict=False):
         if m is not None and _mask_of(t) is None:
-            t._keras_mask = m
+            set_mask(t, m)

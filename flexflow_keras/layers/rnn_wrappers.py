@@ -47,6 +47,10 @@ class Masking(Layer):
             return y
         return _with_mask(y, ops.not_equal(keep, 0.0))  # a bool mask, as Keras'
 
+    def compute_mask(self, inputs, mask=None):
+        """Keras 3's: the time steps with a feature other than mask_value (an eager output carries it too)."""
+        return ops.any(ops.not_equal(inputs, self.mask_value), axis=-1)
+
     def get_config(self):
         return {**super().get_config(), "mask_value": self.mask_value}
 
