@@ -164,7 +164,11 @@ class ConcatOp(Op):
             raise ShapeError("concatenate needs at least one input.")
         first = inputs[0]
         axis = norm_axis(self.axis, first.ndim, "concatenate")
-        if axis == 0 and len(inputs) > 1 and any(t.ndim and t.shape[0] is None for t in inputs):
+        # axis 0 is the batch when it is the only None: with open dims too, a None there may be a length
+        # (a time-major transpose of Input((None, 3))), and the graph recorded again at the data's lengths
+        # (models/variable_dims.py) leaves the batch the only None, where this check applies
+        if axis == 0 and len(inputs) > 1 and any(t.ndim and t.shape[0] is None and list(t.shape).count(None) == 1
+                                                 for t in inputs):
             raise ShapeError(
                 f"concatenate along axis 0 of {[fmt(t.shape) for t in inputs]}: axis 0 is the batch, so this "
                 f"joins the samples of its inputs into one longer batch, and a model's graph here keeps each "
