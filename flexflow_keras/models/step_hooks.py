@@ -126,6 +126,21 @@ def eager_reason(model, hook: str = "train_step") -> str | None:
     return None
 
 
+def loss_tracked_per_batch(model, hook: str) -> bool:
+    """Whether `model`'s traced `hook` override updates a loss tracker with its compute_loss result and no
+    weight (``loss = self.compute_loss(...)`` then ``metric.update_state(loss)``, keras.io's "customizing
+    fit" guide): Keras' Mean then averages the batch values, a short last batch counting as a full one,
+    where the default step weighs each by its batch size. The rest of such a step is not run (module
+    docstring), so the logged loss follows this reading of its source."""
+    if not overrides(model, hook):
+        return False
+    src = _source(model, hook)
+    if f"super().{hook}" in src or eager_reason(model, hook) is not None:
+        return False
+    names = re.findall(r"(\w+)\s*=\s*(?:self|super\(\)|model)\s*\.\s*(?:compute_loss|compiled_loss)\s*\(", src)
+    return any(re.search(rf"\.update_state\(\s*{re.escape(n)}\s*\)", src) for n in names)
+
+
 def unfit_data_reason(model, error: Exception) -> str | None:
     """Why fit runs `model`'s train_step eagerly after its batch's x failed to fit the model's inputs
     (`error`, a ShapeError): a step that calls the model on pieces of its batch (keras.io's metric_learning:

@@ -532,7 +532,7 @@ def evaluate_stream(model, data, steps=None, callbacks=None, verbose=0) -> dict:
         engine = model._batch_engine(graph, xs, ys)
         if running is None:
             running = RunningMeans(model._loss_names, model._metric_objects, getattr(model, "run_eagerly", False),
-                                   owner=model)
+                                   owner=model, hook="test_step")
         cbs.on_test_batch_begin(b)
         losses, stats = engine.eval_step(model._sources(xs, ys, sw, n), np.arange(n, dtype=np.int64))
         running.add(n, losses, model._loss_weights, model._penalty(), stats)

@@ -157,7 +157,7 @@ class FitLoop:
         if verbose:
             cbs.append_flexflow_logger(_config.get().print_freq, batch_size)
         running = RunningMeans(self._loss_names, self._metric_objects, getattr(self, "run_eagerly", False),
-                               owner=self)
+                               owner=self, hook="train_step")
         pipelined = passive(cbs)
         self.stop_training = False
         t_start = time.perf_counter()

@@ -56,7 +56,7 @@ class Inference:
         verbose = 1 if verbose == "auto" else int(verbose)
         cbs = callback_list.for_evaluation(callbacks, self, verbose, nsteps)
         running = RunningMeans(self._loss_names, self._metric_objects, getattr(self, "run_eagerly", False),
-                               owner=self)
+                               owner=self, hook="test_step")
         cbs.on_test_begin()
         logs: dict = {}
         for b in range(nsteps):

@@ -159,12 +159,18 @@ class RunningMeans:
     (several outputs) as the plain mean of its batch values, and metric states. Keras 3 on TensorFlow weighs
     an output's loss tracker by ``y_pred.shape[0]``, which is None in its traced steps (the dataset's batch
     dim), so a short last batch counts as much as a full one there, unlike in the total; its eager steps
-    (run_eagerly=True) weigh by batch size, as the total."""
+    (run_eagerly=True) weigh by batch size, as the total. With `hook` ("train_step" / "test_step") an
+    override traced up to compute_loss that updates its loss tracker unweighted (``update_state(loss)``,
+    keras.io's guides) has its total logged as that tracker's: the plain mean of its batch values
+    (step_hooks.loss_tracked_per_batch)."""
 
     def __init__(self, loss_names: Sequence[str], metric_objects: Sequence[Sequence], eager: bool = False,
-                 owner=None):
+                 owner=None, hook: str | None = None):
+        from flexflow_keras.models import step_hooks
+
         self.loss_names = list(loss_names)
         self.eager = bool(eager)  # compile(run_eagerly=True): each output's loss weighted by batch size
+        self.per_batch = owner is not None and hook is not None and step_hooks.loss_tracked_per_batch(owner, hook)
         self.metric_objects = [list(m) for m in metric_objects]
         self.reset()
         if owner is not None:  # the model's loss trackers now (Model.get_metrics_result reads them)
@@ -180,12 +186,13 @@ class RunningMeans:
         self.total = 0.0
         self.per_output = [0.0] * len(self.loss_names)
         self.count = 0
+        self.loss_count = 0  # what the total is divided by: samples, or batches (`per_batch`)
         self.batches = 0
 
     def loss_logs(self, prefix: str = "") -> dict[str, float]:
         """The loss, and each output's for several outputs, as `logs` gives them."""
         n = max(self.count, 1)
-        out = {prefix + "loss": self.total / n}
+        out = {prefix + "loss": self.total / max(self.loss_count, 1)}
         if len(self.loss_names) > 1:
             for name, v in zip(self.loss_names, self.per_output, strict=True):
                 out[f"{prefix}{name}_loss"] = v / (n if self.eager else max(self.batches, 1))
@@ -194,7 +201,8 @@ class RunningMeans:
     def add(self, batch: int, losses: Sequence[float], weights: Sequence[float], penalty: float,
             stats: Sequence[Sequence]) -> None:
         total = penalty + sum(w * v for w, v in zip(weights, losses, strict=True))
-        self.total += total * batch
+        self.total += total * (1 if self.per_batch else batch)
+        self.loss_count += 1 if self.per_batch else batch
         for k, v in enumerate(losses):
             self.per_output[k] += v * batch if self.eager else v
         self.count += batch
