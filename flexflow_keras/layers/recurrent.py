@@ -23,7 +23,7 @@ from flexflow_keras.layers import _args
 from flexflow_keras.layers.base import Layer
 from flexflow_keras.ops.graph import KerasTensor, Variable
 from flexflow_keras.ops.recurrent import recurrent
-from flexflow_keras.utils import rng
+from flexflow_keras.utils import rng, tree
 
 
 def _kernel_activation(layer, arg: str, value):
@@ -47,9 +47,13 @@ class KeptStates:
     # --- stateful (shared with RNN(cell)) ----------------------------------------------------------------------------------------
     def _kept_states(self, inputs, sizes) -> list:
         """The kept states, one (batch, size) Variable per entry of `sizes` (created zero at the first call,
-        for the declared batch size)."""
+        for the declared batch size; an eager first call's batch is its array's, as Keras 3 builds the
+        layer on that shape: keras.io's RNN guide calls LSTM(64, stateful=True) on arrays)."""
         if self._state_vars is None:
             batch = _args.static_batch(self, inputs)
+            first = tree.flatten(inputs)[0] if tree.flatten(inputs) else None
+            if batch is None and first is not None and not isinstance(first, KerasTensor) and hasattr(first, "shape"):
+                batch = int(first.shape[0])
             if batch is None:
                 raise ValueError(f"{_args.who(self)}: stateful=True needs a fixed batch size, since the state of "
                                  f"each sample slot is kept for the next batch. Declare it: keras.Input(shape=..., "
