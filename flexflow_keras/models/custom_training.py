@@ -202,7 +202,7 @@ class GraphLoss(Loss):
         self.from_logits = getattr(base, "from_logits", False)
         # the rank of the sample weights the override is handed (0: none, sample_weight=None); the
         # training graph makes them an input (execution/training_graph.py)
-        self.weight_rank = int(weight_rank) if model is not None else 0
+        self.weight_rank = int(weight_rank) if model is not None or _overrides_call(base) else 0
         self.recorded_calls: list = []  # the symbolic metric updates of the latest trace
 
     def per_sample(self, y_true, y_pred, sample_weight=None):
@@ -226,7 +226,12 @@ class GraphLoss(Loss):
                 raise TypeError(f"compute_loss() of model '{self.model.name}' must return a tensor computed with "
                                 f"keras.ops from its arguments, received {type(total).__name__}.")
             return _per_sample(total, y_pred)
-        out = None if self.base is None else _per_sample(self.base.per_sample(y_true, y_pred), y_pred)
+        if self.base is None:
+            out = None
+        elif sample_weight is not None:  # a __call__ override weighs its samples itself, as Keras hands them
+            out = _per_sample(self.base(y_true, y_pred, sample_weight=sample_weight), y_pred)
+        else:
+            out = _per_sample(self.base.per_sample(y_true, y_pred), y_pred)
         for t in self.extras:
             out = _per_sample(t, y_pred) if out is None else out + t
         return out
@@ -262,23 +267,45 @@ def training_losses(model, graph: OpGraph, losses: list, with_labels: bool = Tru
     if extras:
         out[0] = GraphLoss(losses[0], extras)
     for i, loss in enumerate(out):
-        if loss is not None and not isinstance(loss, GraphLoss) and type(loss).__module__ != "flexflow_keras.losses":
-            out[i] = GraphLoss(loss, ())  # a user's loss class may reduce over the batch
+        if isinstance(loss, GraphLoss) and _overrides_call(loss.base) and len(out) == 1:
+            loss.weight_rank = weight_rank  # (with added losses)
+        elif loss is not None and not isinstance(loss, GraphLoss) and type(loss).__module__ != "flexflow_keras.losses":
+            # a user's loss class may reduce over the batch; one overriding __call__ gets the sample weights
+            out[i] = GraphLoss(loss, (), weight_rank=weight_rank if len(out) == 1 else 0)
         elif loss is not None and type(loss).__name__ == "LossFunctionWrapper":
             out[i] = GraphLoss(loss, ())
     return out
 
 
+def _overrides_call(loss) -> bool:
+    """Whether `loss` is a Loss whose class overrides ``__call__`` (Keras 3's compiled loss calls
+    ``loss(y_true, y_pred, sample_weight)``: such a loss weighs its samples itself)."""
+    return isinstance(loss, Loss) and type(loss).__call__ is not Loss.__call__
+
+
+def _single_call_override(model) -> bool:
+    """Whether `model` has one output whose compiled loss overrides ``__call__``."""
+    arg = getattr(model, "_loss_arg", None)
+    if isinstance(arg, dict):
+        arg = list(arg.values())
+    if isinstance(arg, (list, tuple)):
+        if len(arg) != 1:
+            return False
+        arg = arg[0]
+    return _overrides_call(arg) and len(getattr(model, "outputs", None) or [None]) == 1
+
+
 def weight_rank(model, sample_weight) -> int:
     """How many dims the sample weights handed to `model`'s compute_loss (or traced train_step/test_step)
-    override have: 0 when it has none to get (no override, or no weights: ``sample_weight=None``), 1 per
-    sample, 2 per timestep.
+    override, or to the ``__call__`` of a single output's compiled Loss that overrides it, have: 0 when it
+    has none to get (no override, or no weights: ``sample_weight=None``), 1 per sample, 2 per timestep.
 
     Raises:
         DataError: (a ValueError) for weights per output (a list or dict): the override path has one output.
     """
-    if sample_weight is None or not any(step_hooks.overrides(model, h)
-                                        for h in ("compute_loss", "train_step", "test_step")):
+    if sample_weight is None or not (any(step_hooks.overrides(model, h)
+                                         for h in ("compute_loss", "train_step", "test_step"))
+                                     or _single_call_override(model)):
         return 0
     if isinstance(sample_weight, tuple):
         given = [w for w in sample_weight if w is not None]
