@@ -504,6 +504,23 @@ class Layer:
             node_mod.pop_scope()
         return outputs
 
+    def save_own_variables(self, store) -> None:
+        """Keras 3: put this layer's own weights into `store` (a dict), under "0", "1", ... in the order
+        trainable then non-trainable; model.save() and save_weights() write them (an override decides
+        what its layer's entry holds, models/weights_io.write_layer_vars)."""
+        for i, v in enumerate(list(self._trainable_variables) + list(self._non_trainable_variables)):
+            store[str(i)] = v.numpy()
+
+    def load_own_variables(self, store) -> None:
+        """Keras 3: assign this layer's own weights from `store`, as `save_own_variables` wrote them."""
+        own = list(self._trainable_variables) + list(self._non_trainable_variables)
+        if len(store) != len(own):
+            raise ValueError(f"Layer '{self.name}' ({type(self).__name__}) has {len(own)} own weights, but the "
+                             f"store to load holds {len(store)} ({sorted(store)}). Load a file saved from the "
+                             f"same architecture.")
+        for i, v in enumerate(own):
+            v.assign(store[str(i)])
+
     def _set_masks(self, inputs, mask, outputs) -> None:
         """Keras 3's mask metadata of a call's outputs (layers/mask_hooks.py): `compute_mask`'s, else the
         input's for a layer that supports masking."""

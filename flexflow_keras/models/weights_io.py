@@ -139,11 +139,26 @@ def save_weights(model, filepath, overwrite: bool = True) -> None:
             write_layer_vars(f, entries)
 
 
+def overrides_hook(layer, name: str) -> bool:
+    """Whether `layer`'s class overrides Keras' `Layer.<name>` (save_own_variables, load_own_variables)."""
+    from flexflow_keras.layers.base import Layer
+
+    fn = getattr(type(layer), name, None)
+    return fn is not None and fn is not getattr(Layer, name, None)
+
+
 def write_layer_vars(f, entries) -> None:
-    """Write each (path, layer) of `walk(model)` into the open h5 file or group `f` (Keras' layout)."""
+    """Write each (path, layer) of `walk(model)` into the open h5 file or group `f` (Keras' layout); a
+    layer that overrides ``save_own_variables(store)`` fills its group itself, as in Keras."""
     for p, layer in entries:
         group = f.require_group(_join(p, "vars"))
         group.attrs["name"] = layer.name
+        if overrides_hook(layer, "save_own_variables"):
+            store: dict = {}
+            layer.save_own_variables(store)
+            for key, value in store.items():
+                group.create_dataset(str(key), data=np.asarray(value))
+            continue
         for i, v in enumerate(_own_vars(layer)):
             group.create_dataset(str(i), data=v.numpy())
 
@@ -234,13 +249,16 @@ def _damaged(path: str, kind: str, error: Exception) -> str:
 
 
 def _assign(model, groups: dict[str, dict[str, np.ndarray]], path: str, skip_mismatch: bool) -> None:
-    pending = []
+    pending, hooked = [], []
     for p, layer in walk(model):
         if _recurrent(layer):
             continue  # its weights are its cell's entry, next
         own = _own_vars(layer)
         key = _join(p, "vars")
         stored = groups.get(key, {})
+        if overrides_hook(layer, "load_own_variables"):  # the layer reads its group itself, as in Keras
+            hooked.append((layer, dict(stored)))
+            continue
         owner = layer.layer if isinstance(layer, _CellView) else layer
         if owner is not layer and not stored:  # written with them at the layer's own path
             key = _join(p.rsplit("/", 1)[0], "vars")
@@ -266,3 +284,5 @@ def _assign(model, groups: dict[str, dict[str, np.ndarray]], path: str, skip_mis
         pending.extend((v, stored[str(i)]) for i, v in enumerate(own))
     for v, arr in pending:
         v.assign(arr)
+    for layer, store in hooked:
+        layer.load_own_variables(store)

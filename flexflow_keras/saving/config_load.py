@@ -139,8 +139,8 @@ def deserialize_layer(entry: dict, custom_objects: dict | None = None, where: st
                 raise DataError(f"{where}: layer '{config.get('name')}' ({name}) cannot be rebuilt here: "
                                 f"{str(e).splitlines()[0]}") from None
         else:
-            try:
-                layer = cls.from_config(config)
+            try:  # a user subclass of a Keras layer gets tf.keras' neutral options too (quantization_config)
+                layer = cls.from_config(drop_neutral(cls, config))
             except TypeError as e:
                 raise DataError(f"{where}: {cls.__name__}.from_config() failed: {e}. Make get_config() return "
                                 f"every constructor argument (or define from_config).") from None

@@ -16,6 +16,7 @@ import datetime
 import io
 import json
 import os
+import tempfile
 import zipfile
 
 from flexflow_keras.errors import DataError, MissingFileError
@@ -167,10 +168,54 @@ def save_model(model, filepath, overwrite: bool = True, **kwargs) -> None:
                          f"({e}); a layer's get_config() must return plain values (a Lambda layer's Python "
                          f"function cannot be saved). Save the weights with model.save_weights() instead, or "
                          f"replace the Lambda by a registered custom layer.") from None
+    assets = _layer_assets(model)
     with atomic_write(path) as tmp, zipfile.ZipFile(tmp, "w", zipfile.ZIP_STORED) as zf:
         zf.writestr(_METADATA, json.dumps(metadata))
         zf.writestr(_CONFIG, config_text)
         zf.writestr(_WEIGHTS, weights.getvalue())
+        for name, data in assets.items():
+            zf.writestr(name, data)
+
+
+def _layer_assets(model) -> dict[str, bytes]:
+    """The files each layer with Keras' ``save_assets(inner_path)`` writes into a directory of its own,
+    as archive entries ``assets/<layer path>/<file>`` (the layer path as the weights file names it)."""
+    from flexflow_keras.models.weights_io import _join, walk
+
+    out: dict[str, bytes] = {}
+    for p, layer in walk(model):
+        if not callable(getattr(layer, "save_assets", None)):
+            continue
+        with tempfile.TemporaryDirectory() as d:
+            layer.save_assets(d)
+            for root, _, files in os.walk(d):
+                for name in files:
+                    rel = os.path.relpath(os.path.join(root, name), d).replace(os.sep, "/")
+                    with open(os.path.join(root, name), "rb") as f:
+                        out[_join("assets", p, rel)] = f.read()
+    return out
+
+
+def _load_layer_assets(model, path: str) -> None:
+    """Call Keras' ``load_assets(inner_path)`` of each layer that has it, with a directory holding its
+    ``assets/<layer path>/`` entries of the archive at `path` (after the weights, as Keras 3)."""
+    from flexflow_keras.models.weights_io import _join, walk
+
+    hooked = [(p, layer) for p, layer in walk(model) if callable(getattr(layer, "load_assets", None))]
+    if not hooked:
+        return
+    with zipfile.ZipFile(path) as zf:
+        names = [n for n in zf.namelist() if n.startswith("assets/") and not n.endswith("/")]
+        for p, layer in hooked:
+            prefix = _join("assets", p) + "/"
+            with tempfile.TemporaryDirectory() as d:
+                for n in names:
+                    if n.startswith(prefix):
+                        target = os.path.join(d, *n[len(prefix):].split("/"))
+                        os.makedirs(os.path.dirname(target), exist_ok=True)
+                        with open(target, "wb") as f:
+                            f.write(zf.read(n))
+                layer.load_assets(d)
 
 
 # --- reading ---------------------------------------------------------------------------------------------
@@ -274,6 +319,7 @@ def load_model(filepath, custom_objects: dict | None = None, compile: bool = Tru
         _assign(model, groups, path, skip_mismatch=False)
     except ValueError as e:
         raise DataError(f"load_model(): {e}") from None
+    _load_layer_assets(model, path)
     arrays = _optimizer_arrays(groups)
     if compile and compiled and arrays is not None:
         set_optimizer_variables(model, arrays, path)
