@@ -75,7 +75,9 @@ def keras_variables(opt) -> list[OptimizerVariable]:
         return head
     body = [_named(arrays[key(v)][_names(opt, v).index(name)], _slot_name(v, name), opt.name)
             for v, name in _layout(opt, variables)]
-    state = [_named(a, f"state_{i}", opt.name) for i, a in enumerate(opt.keras_state_variables())]
+    # Keras makes them unnamed (Nadam's u_product): auto-named variable, variable_1, ...
+    state = [_named(a, "variable" if i == 0 else f"variable_{i}", opt.name)
+             for i, a in enumerate(opt.keras_state_variables())]
     return head + body + state
 
 

@@ -20,6 +20,7 @@ OPTIMIZERS = {
     "sgd": lambda lib: lib.optimizers.SGD(0.1),
     "rmsprop_centered": lambda lib: lib.optimizers.RMSprop(0.01, momentum=0.5, centered=True),
     "adagrad": lambda lib: lib.optimizers.Adagrad(0.1),
+    "nadam": lambda lib: lib.optimizers.Nadam(0.01),  # its u_product: Keras' unnamed 'variable'
     "adam_schedule": lambda lib: lib.optimizers.Adam(lib.optimizers.schedules.ExponentialDecay(0.01, 2, 0.5)),
 }
 
