@@ -312,14 +312,14 @@ def _check_shrunk(key: list, dims: tuple):
             axis += 1
 
 
-_HINT_KINDS = {"b": "b", "i": "iuf", "u": "iuf", "f": "f"}  # a Python value's kind -> hint kinds it takes
+_HINT_KINDS = {"b": "biuf", "i": "iuf", "u": "iuf", "f": "f"}  # a Python value's kind -> hint kinds it takes
 
 
 def convert_to_tensor(value, dtype=None, dtype_hint=None, name=None):
     """`tf.convert_to_tensor`: a tensor (a model's symbolic tensor in a layer's call or a loss, an eager one)
     comes back as it is, a `dtype` other than its own being TensorFlow's ValueError; a Variable is read; other
     values become eager tensors as `tf.constant` makes them, `dtype_hint` giving the dtype of NumPy values and
-    of Python values of a kind that converts to it (ints to ints or floats, floats to floats, bools to bools;
+    of Python values of a kind that converts to it (ints to ints or floats, floats to floats, bools to any;
     TensorFlow keeps the default dtype otherwise: [1.0] with an int32 hint stays float32)."""
     from flexflow_keras import tf_compat, tf_signal_graph
     from flexflow_keras.ops.eager_tensor import EagerTensor
