@@ -143,6 +143,11 @@ def set_diag(input, diagonal, name="set_diag", k=0, align="RIGHT_LEFT"):  # noqa
     _defaults("tf.linalg.set_diag", {"k": k}, {"k": 0})
     ops = _ops()
     x, d = _tensor(input), _tensor(diagonal)
+    if len(x.shape) < 2:
+        from flexflow_keras.tf_compat import InvalidArgumentError
+
+        raise InvalidArgumentError(f"tf.linalg.set_diag: input must be at least 2-dim (a batch of matrices), "
+                                   f"received shape {tuple(x.shape)}; give a vector's values as tf.linalg.diag(v).")
     rows, cols = (int(s) for s in x.shape[-2:])
     n = min(rows, cols)
     if tuple(d.shape[-1:]) != (n,) or len(d.shape) != len(x.shape) - 1:
