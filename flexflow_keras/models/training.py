@@ -201,6 +201,9 @@ class Trainer(FitLoop, Inference, BatchCalls, TrainingData):
                 plain = _as_list(metric_args[i])
                 for j, ident in enumerate(plain + _as_list(weighted_args[i])):
                     m = metrics_mod.resolve_metric(ident, loss, label_specs[i].shape, y_pred_shape)
+                    # a metric object met again (a later compile, or one that keeps the earlier metrics) is
+                    # named from its own name, not from the prefixed one an earlier engine gave it
+                    m.name = m.__dict__.setdefault("_ff_base_name", m.name)
                     m._ff_weighted = j >= len(plain)  # Keras 3: only weighted_metrics see sample weights
                     m._ff_made_name = m.name  # the name evaluate's list is ordered by (keras_flat_names)
                     if m._ff_weighted and any(o.name == (f"{name}_{m.name}" if multi else m.name) for o in objs):
