@@ -14,7 +14,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from flexflow_keras.ops import assign_in_call, graph, tape
+from flexflow_keras.ops import assign_in_call, eager_split, graph, tape
 from flexflow_keras.ops import parallel as par
 from flexflow_keras.ops.eager_tensor import EagerTensor
 from flexflow_keras.ops.graph import KerasTensor, OpNode, TensorSpec, Variable
@@ -184,7 +184,11 @@ def apply_op(op: Op, inputs: Sequence, weights: Sequence[Variable] = (), name: s
     ctx = KernelContext(backend="cpu", training=training, seed=seed, global_batch=batch)
     if stats:
         op.forward_stats(ctx, arrays, wvals, stats)
-    op.forward(ctx, arrays, wvals, outs, saved, stats)
+    pool = eager_split.pool_for(op, ctx, arrays, wvals, outs, stats)
+    if pool is not None:  # a large convolution: two halves of the batch on two cores
+        eager_split.forward(op, ctx, arrays, wvals, outs, saved, stats, pool)
+    else:
+        op.forward(ctx, arrays, wvals, outs, saved, stats)
     eager_outs = [o.view(EagerTensor) for o in outs]  # .numpy(), as tf.keras tensors (ops/eager_tensor.py)
     if tape.recording():  # before any state update below: the tape keeps the values the forward read
         tape.record(op, inputs, arrays, weights, wvals, eager_outs, saved, stats, ctx, name)
