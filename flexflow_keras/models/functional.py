@@ -284,6 +284,12 @@ class Functional(GraphIOMixin, Model):
 
     # --- calling ------------------------------------------------------------------------------------------
     def __call__(self, *args, **kwargs):
+        if len(args) > 1 and not isinstance(args[1], (bool, np.bool_, int, type(None))):
+            # Keras' call(inputs, training=None, mask=None) reads a second positional argument as training
+            raise TypeError(f"Model '{self.name}' was called with a second positional argument (of type "
+                            f"{type(args[1]).__name__}), which a functional model's call(inputs, training=None, "
+                            f"mask=None) reads as `training` (Keras: 'got multiple values for argument "
+                            f"training'). Pass all the inputs as one list or dict: model([x1, x2]).")
         prefix = getattr(self, "_host_prefix", None)
         if prefix is not None and args and not any(isinstance(t, KerasTensor) for t in tree.flatten(args[0])):
             args = (prefix(args[0]),) + args[1:]  # strings through the model's host layers (layers/host_prefix.py)
