@@ -9,8 +9,10 @@ forward or backward (one nogil Numba call each) and keep their scratch buffers p
 run in parallel, with NumPy's BLAS held to one thread meanwhile. Each half writes its own rows of the outputs and input gradients; the weight gradients
 of the second half go to buffers of their own, added to the first's afterwards (the sum order of a
 two-way data-parallel step). Only where the work pays for the handoff (`MIN_MACS`), the batch holds two
-samples, the kernels run single-threaded, and another core is free (runtime/cpuload.py, re-read at most
-every half second) does the split apply; deterministic ops only (no random stream to share out).
+samples, the call comes from the main thread (a script's own code, not a loader's or the runtime's
+worker) and another core is free (runtime/cpuload.py, re-read at most every half second) does the split
+apply; deterministic ops only (no random stream to share out). The conv kernels' vector GEMM is
+single-threaded whatever a fit set BLAS's threads to, so the split applies after a fit too.
 """
 
 from __future__ import annotations
@@ -71,11 +73,10 @@ def _macs(op, arrays, wvals, outs) -> float:
 
 def pool_for(op, ctx, arrays, wvals, outs, stats) -> ThreadPoolExecutor | None:
     """The helper thread's pool when this eager call of `op` splits its batch in two, else None."""
-    from kernels import _conv_simd
-
     if (op.type_name not in SPLIT_TYPES or stats or ctx.backend != "cpu" or len(arrays) != 1 or not wvals
             or arrays[0].ndim < 2 or arrays[0].shape[0] < 2 or len(outs) != 1
-            or _conv_simd.kernel_threads() != 1 or _macs(op, arrays, wvals, outs) < MIN_MACS):
+            or threading.current_thread() is not threading.main_thread()
+            or _macs(op, arrays, wvals, outs) < MIN_MACS):
         return None
     if not all(a.flags.c_contiguous for a in (arrays[0], outs[0])):
         return None

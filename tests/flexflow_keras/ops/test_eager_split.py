@@ -76,3 +76,18 @@ def test_small_or_busy_calls_stay_whole(monkeypatch):
     monkeypatch.setattr(eager_split, "_pool", lambda: None)  # no free core
     layer(np.zeros((4, 8, 8, 2), "float32"))
     assert calls == []
+
+
+def test_splits_after_a_fit_set_the_kernels_threads(forced):
+    """A fit at degree 1 on two cores leaves BLAS at two threads (engine._set_blas_threads); the conv
+    kernels' vector GEMM stays single-threaded, so eager convolutions still split."""
+    from kernels import _conv_simd
+
+    before = _conv_simd.kernel_threads()
+    _conv_simd.set_kernel_threads(2)
+    try:
+        layer = keras.layers.Conv2D(4, 3)
+        layer(np.zeros((4, 8, 8, 2), "float32"))
+    finally:
+        _conv_simd.set_kernel_threads(before)
+    assert forced["forward"] == 1
