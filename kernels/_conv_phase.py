@@ -94,6 +94,16 @@ def _store_lines(res, h, w, c, nh, ih0, nw, iw0, sh, sw, l0, l1, accumulate, dxf
                     dxf[d + k] = res[s + k]
 
 
+@njit(inline="always", cache=True)
+def phase_extent(k, s, pad, size, r):
+    """Stride phase `r` of one spatial dim (kernel extent k, stride s, leading pad, input size): (the
+    kernel taps that reach it, its first input position, how many input positions it holds)."""
+    taps = max(0, (k - r + s - 1) // s)
+    first = (r - pad) % s
+    count = (size - first + s - 1) // s if first < size else 0
+    return taps, first, count
+
+
 @njit(nogil=True, cache=True)
 def phase_dx(dy, wflat, woff, kh, kw, sh, sw, pt, pl, rows, cols, res, accumulate, simd, dx):
     """dx (N, H, W, C_in) = (or += when accumulate) the input gradient of a convolution for dy (N, OH, OW,
@@ -105,13 +115,9 @@ def phase_dx(dy, wflat, woff, kh, kw, sh, sw, pt, pl, rows, cols, res, accumulat
     dyf = dy.reshape(-1)
     dxf = dx.reshape(-1)
     for r in range(sh):
-        ta = max(0, (kh - r + sh - 1) // sh)
-        ih0 = (r - pt) % sh
-        nh = (h - ih0 + sh - 1) // sh if ih0 < h else 0
+        ta, ih0, nh = phase_extent(kh, sh, pt, h, r)
         for q in range(sw):
-            tb = max(0, (kw - q + sw - 1) // sw)
-            iw0 = (q - pl) % sw
-            nw = (w - iw0 + sw - 1) // sw if iw0 < w else 0
+            tb, iw0, nw = phase_extent(kw, sw, pl, w, q)
             if nh == 0 or nw == 0:
                 continue
             depth = ta * tb * co

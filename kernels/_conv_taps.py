@@ -18,7 +18,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from kernels._conv_phase import _gather_lines
+from kernels._conv_phase import _gather_lines, phase_extent
 from kernels._conv_simd import gemm
 from kernels._jit import u64 as _u
 
@@ -104,13 +104,9 @@ def phase_dk(x, dy, kh, kw, sh, sw, pt, pl, rows, cols, xs, simd, dk):
     dyf = dy.reshape(-1)
     at = 0
     for r in range(sh):
-        ta = max(0, (kh - r + sh - 1) // sh)
-        ih0 = (r - pt) % sh
-        nh = (h - ih0 + sh - 1) // sh if ih0 < h else 0
+        ta, ih0, nh = phase_extent(kh, sh, pt, h, r)
         for q in range(sw):
-            tb = max(0, (kw - q + sw - 1) // sw)
-            iw0 = (q - pl) % sw
-            nw = (w - iw0 + sw - 1) // sw if iw0 < w else 0
+            tb, iw0, nw = phase_extent(kw, sw, pl, w, q)
             depth = ta * tb * co
             out = dk[at:at + c * depth]
             at += c * depth

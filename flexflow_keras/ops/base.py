@@ -184,11 +184,7 @@ def apply_op(op: Op, inputs: Sequence, weights: Sequence[Variable] = (), name: s
     ctx = KernelContext(backend="cpu", training=training, seed=seed, global_batch=batch)
     if stats:
         op.forward_stats(ctx, arrays, wvals, stats)
-    pool = eager_split.pool_for(op, ctx, arrays, wvals, outs, stats)
-    if pool is not None:  # a large convolution: two halves of the batch on two cores
-        eager_split.forward(op, ctx, arrays, wvals, outs, saved, stats, pool)
-    else:
-        op.forward(ctx, arrays, wvals, outs, saved, stats)
+    eager_split.forward(op, ctx, arrays, wvals, outs, saved, stats)  # a large convolution: on two cores
     eager_outs = [o.view(EagerTensor) for o in outs]  # .numpy(), as tf.keras tensors (ops/eager_tensor.py)
     if tape.recording():  # before any state update below: the tape keeps the values the forward read
         tape.record(op, inputs, arrays, weights, wvals, eager_outs, saved, stats, ctx, name)

@@ -71,14 +71,14 @@ def _macs(op, arrays, wvals, outs) -> float:
     return float(big) * kernel.size / max(1, kernel.shape[-1])
 
 
-def pool_for(op, ctx, arrays, wvals, outs, stats) -> ThreadPoolExecutor | None:
+def _pool_for(op, ctx, arrays, wvals, outs, stats, grads=()) -> ThreadPoolExecutor | None:
     """The helper thread's pool when this eager call of `op` splits its batch in two, else None."""
     if (op.type_name not in SPLIT_TYPES or stats or ctx.backend != "cpu" or len(arrays) != 1 or not wvals
             or arrays[0].ndim < 2 or arrays[0].shape[0] < 2 or len(outs) != 1
             or threading.current_thread() is not threading.main_thread()
             or _macs(op, arrays, wvals, outs) < MIN_MACS):
         return None
-    if not all(a.flags.c_contiguous for a in (arrays[0], outs[0])):
+    if not all(a.flags.c_contiguous for a in (arrays[0], outs[0], *grads)):
         return None
     return _pool()
 
@@ -88,7 +88,25 @@ def _rows(n: int) -> tuple[slice, slice]:
     return slice(0, h), slice(h, n)
 
 
-def forward(op, ctx, arrays, wvals, outs, saved, stats, pool) -> None:
+def forward(op, ctx, arrays, wvals, outs, saved, stats) -> None:
+    """`op.forward` of an eager call (ops/base.apply_op): as two halves of the batch where it splits."""
+    pool = _pool_for(op, ctx, arrays, wvals, outs, stats)
+    if pool is None:
+        op.forward(ctx, arrays, wvals, outs, saved, stats)
+    else:
+        _split_forward(op, ctx, arrays, wvals, outs, saved, stats, pool)
+
+
+def backward(op, ctx, arrays, wvals, outs, saved, stats, gouts, gin, gw) -> None:
+    """`op.backward` of a recorded eager call (ops/tape.py): as two halves of the batch where it splits."""
+    pool = _pool_for(op, ctx, arrays, wvals, outs, stats, gouts)
+    if pool is None:
+        op.backward(ctx, arrays, wvals, outs, saved, stats, gouts, gin, gw)
+    else:
+        _split_backward(op, ctx, arrays, wvals, outs, saved, stats, gouts, gin, gw, pool)
+
+
+def _split_forward(op, ctx, arrays, wvals, outs, saved, stats, pool) -> None:
     """`op.forward` as two halves of the batch, the second on `pool`'s thread."""
     halves = _rows(arrays[0].shape[0])
 
@@ -101,7 +119,7 @@ def forward(op, ctx, arrays, wvals, outs, saved, stats, pool) -> None:
         later.result()
 
 
-def backward(op, ctx, arrays, wvals, outs, saved, stats, gouts, gin, gw, pool) -> None:
+def _split_backward(op, ctx, arrays, wvals, outs, saved, stats, gouts, gin, gw, pool) -> None:
     """`op.backward` as two halves of the batch; the second half's weight gradients go to buffers of its
     own, added into `gw` once both are done."""
     halves = _rows(arrays[0].shape[0])

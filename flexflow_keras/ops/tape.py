@@ -457,11 +457,7 @@ def _kernel_backward(e: _Entry, gouts: list, need_in: list, need_w: list) -> tup
             op.backward_weights(ctx, e.arrays, e.wvals, e.outs, e.saved, e.stats, gouts, gw)
             op.backward_inputs(ctx, e.arrays, e.wvals, e.outs, e.saved, e.stats, gouts, gw, gin)
         else:
-            pool = eager_split.pool_for(op, ctx, e.arrays, e.wvals, e.outs, e.stats)
-            if pool is not None and all(g.flags.c_contiguous for g in gouts):  # two halves on two cores
-                eager_split.backward(op, ctx, e.arrays, e.wvals, e.outs, e.saved, e.stats, gouts, gin, gw, pool)
-            else:
-                op.backward(ctx, e.arrays, e.wvals, e.outs, e.saved, e.stats, gouts, gin, gw)
+            eager_split.backward(op, ctx, e.arrays, e.wvals, e.outs, e.saved, e.stats, gouts, gin, gw)
     except NotImplementedError as err:
         raise GraphError(f"GradientTape.gradient: op '{e.name or op.type_name}' ({type(op).__name__}) "
                          f"has no gradient in flexflow_keras.") from err

@@ -20,12 +20,12 @@ def forced(monkeypatch):
     monkeypatch.setattr(eager_split, "MIN_MACS", 0)
     monkeypatch.setattr(eager_split, "_pool", lambda: pool)
     for name in ("forward", "backward"):
-        real = getattr(eager_split, name)
+        real = getattr(eager_split, f"_split_{name}")
 
         def counted(*args, _real=real, _name=name):
             calls[_name] += 1
             return _real(*args)
-        monkeypatch.setattr(eager_split, name, counted)
+        monkeypatch.setattr(eager_split, f"_split_{name}", counted)
     yield calls
     pool.shutdown()
 
@@ -69,7 +69,7 @@ def test_halves_equal_the_whole_batch(kind, batch, forced, monkeypatch):
 
 def test_small_or_busy_calls_stay_whole(monkeypatch):
     calls = []
-    monkeypatch.setattr(eager_split, "forward", lambda *a: calls.append(a))
+    monkeypatch.setattr(eager_split, "_split_forward", lambda *a: calls.append(a))
     layer = keras.layers.Conv2D(4, 3)
     layer(np.zeros((4, 8, 8, 2), "float32"))  # far below MIN_MACS
     monkeypatch.setattr(eager_split, "MIN_MACS", 0)
