@@ -106,11 +106,77 @@ class L2(L1L2):
         return {"l2": self.l2}
 
 
-# Keras spellings: `regularizers.l2(1e-4)` and `regularizers.l1_l2(l1=..., l2=...)`.
-l1, l2, l1_l2 = L1, L2, L1L2
+class OrthogonalRegularizer(Regularizer):
+    """``factor * mean(|u_i . u_k|)`` over the pairs i != k of the L2-normalized rows (``mode="rows"``) or
+    columns (``mode="columns"``) u of a rank-2 weight, as Keras 3's.
 
-ALL_OBJECTS = {"L1": L1, "L2": L2, "L1L2": L1L2, "l1": L1, "l2": L2, "l1_l2": L1L2,
-               "Regularizer": Regularizer}
+    Args:
+        factor: the factor (default 0.01).
+        mode: ``"rows"`` or ``"columns"``.
+    """
+
+    elementwise = False  # the penalty couples rows: a weight's pieces do not add up
+
+    def __init__(self, factor=0.01, mode="rows"):
+        self.factor = _check_factor(type(self).__name__, "factor", factor)
+        if mode not in ("rows", "columns"):
+            raise ValueError(f"OrthogonalRegularizer expects mode='rows' or mode='columns', received mode={mode!r}.")
+        self.mode = mode
+
+    def _rows(self, w) -> np.ndarray:
+        w = np.asarray(w, dtype=np.float64)
+        if w.ndim != 2:
+            raise ValueError(f"OrthogonalRegularizer applies to rank-2 weights (a Dense kernel), received a weight "
+                             f"of shape {w.shape}; use it as kernel_regularizer of a Dense layer, or L2 for others.")
+        return w if self.mode == "rows" else w.T
+
+    def _parts(self, rows: np.ndarray):
+        """(inverse norms, clipped or not, normalized rows, sign of their off-diagonal products, pair count)."""
+        eps = _epsilon()
+        square_sum = np.sum(np.square(rows), axis=1, keepdims=True)
+        with np.errstate(divide="ignore"):
+            inv = 1.0 / np.sqrt(square_sum)
+        clipped = inv >= 1.0 / eps  # Keras' min(rsqrt(sum), 1/epsilon): constant there
+        inv = np.where(clipped, 1.0 / eps, inv)
+        u = rows * inv
+        product = u @ u.T
+        np.fill_diagonal(product, 0.0)
+        n = rows.shape[0]
+        return inv, clipped, u, product, n * (n - 1.0)
+
+    def penalty(self, w) -> float:
+        _, _, _, product, pairs2 = self._parts(self._rows(w))
+        with np.errstate(divide="ignore", invalid="ignore"):  # one row: 0/0, NaN as in Keras
+            return float(self.factor * np.sum(np.abs(product)) / pairs2)
+
+    def gradient(self, w) -> np.ndarray:
+        rows = self._rows(w)
+        inv, clipped, u, product, pairs2 = self._parts(rows)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            g_u = (2.0 * self.factor / pairs2) * (np.sign(product) @ u)
+        # u = rows * inv with inv = sum(rows**2) ** -1/2: d inv / d rows = -inv**3 * rows (0 where clipped)
+        radial = np.where(clipped, 0.0, inv ** 3 * np.sum(g_u * rows, axis=1, keepdims=True))
+        g = inv * g_u - radial * rows
+        g = g if self.mode == "rows" else g.T
+        return g.astype(np.asarray(w).dtype if np.asarray(w).dtype.kind == "f" else np.float32)
+
+    def get_config(self):
+        return {"factor": self.factor, "mode": self.mode}
+
+
+def _epsilon() -> float:
+    from flexflow_keras import backend
+
+    return float(backend.epsilon())
+
+
+# Keras spellings: `regularizers.l2(1e-4)`, `regularizers.l1_l2(l1=..., l2=...)`, `orthogonal_regularizer`.
+l1, l2, l1_l2, orthogonal_regularizer = L1, L2, L1L2, OrthogonalRegularizer
+
+# the names regularizers.get takes, as Keras 3's: each class's name and its snake_case (so "l1l2", not "l1_l2")
+ALL_OBJECTS = {"L1": L1, "L2": L2, "L1L2": L1L2, "OrthogonalRegularizer": OrthogonalRegularizer,
+               "Regularizer": Regularizer, "l1": L1, "l2": L2, "l1l2": L1L2,
+               "orthogonal_regularizer": OrthogonalRegularizer, "regularizer": Regularizer}
 
 
 def serialize(regularizer):
@@ -124,7 +190,8 @@ def deserialize(config, custom_objects=None):
 
 
 def get(identifier):
-    """A regularizer from a name (``"l1"``, ``"l2"``, ``"l1_l2"``), config dict, class or instance.
+    """A regularizer from a name (``"l1"``, ``"l2"``, ``"l1l2"``, ``"orthogonal_regularizer"`` or a class
+    name, as Keras 3 takes them), config dict, class or instance.
 
     Plain callables are accepted as they are; they must then provide `penalty` and `gradient` to be
     used in training.
@@ -134,7 +201,10 @@ def get(identifier):
     if isinstance(identifier, str):
         obj = named_instance(identifier, ALL_OBJECTS)
         if obj is None:
-            raise ValueError(f"Unknown regularizer '{identifier}'. Valid names: ['l1', 'l2', 'l1_l2'].")
+            hint = " (Keras 3 spells it 'l1l2', or pass regularizers.l1_l2(l1=..., l2=...))" \
+                if identifier == "l1_l2" else ""
+            raise ValueError(f"Unknown regularizer '{identifier}' given to regularizers.get(){hint}. "
+                             f"Valid names: {sorted(ALL_OBJECTS)}, or a registered custom regularizer.")
         return obj
     if isinstance(identifier, dict):
         return deserialize(identifier)
