@@ -146,10 +146,10 @@ def _concat(values, axis, name="concat"):
 
 
 def _constant(value, dtype=None, shape=None, name=None):
-    """TensorFlow's dtypes: Python ints int32, Python floats float32, NumPy arrays their own."""
+    """TensorFlow's dtypes: Python ints int32, Python floats float32, NumPy arrays and scalars their own."""
     from flexflow_keras.ops.eager_tensor import eager
 
-    if dtype is None and not isinstance(value, np.ndarray):
+    if dtype is None and not isinstance(value, np.ndarray | np.generic):
         kind = np.asarray(value).dtype.kind
         dtype = {"i": "int32", "f": "float32"}.get(kind)
     out = np.asarray(value, dtype=dtype)

@@ -47,17 +47,17 @@ class Variable(graph.Variable):
 def tf_variable(initial_value=None, trainable=None, validate_shape=True, caching_device=None, name=None,
                 variable_def=None, dtype=None, import_scope=None, constraint=None, synchronization=None,
                 aggregation=None, shape=None, experimental_enable_variable_lifting=True):
-    """TensorFlow's ``tf.Variable(initial_value, ...)``: the value's own dtype (a Python float is float32, a
-    NumPy float64 stays float64, as TensorFlow), or `dtype` when given."""
+    """TensorFlow's ``tf.Variable(initial_value, ...)``: the value's own dtype (Python floats, in lists too,
+    are float32 and ints int32; a NumPy float64 stays float64, as TensorFlow), or `dtype` when given."""
     if initial_value is None:
         raise ValueError("tf.Variable needs an initial_value.")
     if callable(initial_value):
         initial_value = initial_value()
     value = np.asarray(initial_value.value if isinstance(initial_value, graph.Variable) else initial_value)
-    if dtype is None and isinstance(initial_value, float):
-        dtype = "float32"
-    elif dtype is None and isinstance(initial_value, int) and not isinstance(initial_value, bool):
-        dtype = "int32"
+    if dtype is None and not isinstance(initial_value, np.ndarray | np.generic | graph.Variable):
+        # Python values (numbers, nested lists and tuples) as tf.constant makes them: floats float32, ints
+        # int32; NumPy's keep their own (np.float64(2.0) is float64, though a Python float too)
+        dtype = {"f": "float32", "i": "int32"}.get(value.dtype.kind)
     var = Variable(value, dtype=dtype or str(value.dtype), trainable=True if trainable is None else trainable,
                    name=name)
     var.constraint = constraint

@@ -102,6 +102,11 @@ class EagerTensor(np.ndarray):
         check_shape(self.shape, shape)
 
     def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
+        if (method == "__call__" and len(inputs) == 2 and isinstance(inputs[0], np.generic)
+                and isinstance(inputs[1], EagerTensor)):
+            # a NumPy scalar before a tensor (``np.sqrt(d) * x``: NumPy's scalar runs the ufunc, never the
+            # tensor's reflected operator) takes the tensor's dtype, as in TensorFlow
+            inputs = (_operand(inputs[0], inputs[1].dtype), inputs[1])
         recording = _recording()
         name = _UFUNC_OPS.get(ufunc)
         if name is not None and method == "__call__" and not kwargs and recording:
@@ -195,6 +200,68 @@ class EagerTensor(np.ndarray):
             return (eager_scalar(v) for v in self.view(np.ndarray))
         return super().__iter__()
 
+    # Python's operators follow TensorFlow's rule: the other operand, when it is no tensor, is converted to
+    # this tensor's dtype (``rewards_list + gamma * tf.reduce_max(q, 1)`` stays float32), see _operand
+    def __add__(self, other):
+        return super().__add__(_operand(other, self.dtype))
+
+    def __radd__(self, other):
+        return super().__radd__(_operand(other, self.dtype))
+
+    def __sub__(self, other):
+        return super().__sub__(_operand(other, self.dtype))
+
+    def __rsub__(self, other):
+        return super().__rsub__(_operand(other, self.dtype))
+
+    def __mul__(self, other):
+        return super().__mul__(_operand(other, self.dtype))
+
+    def __rmul__(self, other):
+        return super().__rmul__(_operand(other, self.dtype))
+
+    def __truediv__(self, other):
+        return super().__truediv__(_operand(other, self.dtype))
+
+    def __rtruediv__(self, other):
+        return super().__rtruediv__(_operand(other, self.dtype))
+
+    def __floordiv__(self, other):
+        return super().__floordiv__(_operand(other, self.dtype))
+
+    def __rfloordiv__(self, other):
+        return super().__rfloordiv__(_operand(other, self.dtype))
+
+    def __mod__(self, other):
+        return super().__mod__(_operand(other, self.dtype))
+
+    def __rmod__(self, other):
+        return super().__rmod__(_operand(other, self.dtype))
+
+    def __pow__(self, other):
+        return super().__pow__(_operand(other, self.dtype))
+
+    def __rpow__(self, other):
+        return super().__rpow__(_operand(other, self.dtype))
+
+    def __matmul__(self, other):
+        return super().__matmul__(_operand(other, self.dtype))
+
+    def __rmatmul__(self, other):
+        return super().__rmatmul__(_operand(other, self.dtype))
+
+    def __lt__(self, other):
+        return super().__lt__(_operand(other, self.dtype))
+
+    def __le__(self, other):
+        return super().__le__(_operand(other, self.dtype))
+
+    def __gt__(self, other):
+        return super().__gt__(_operand(other, self.dtype))
+
+    def __ge__(self, other):
+        return super().__ge__(_operand(other, self.dtype))
+
     # TensorFlow's tensors are immutable: `loss += penalty` makes a new tensor, which the tape records
     def __iadd__(self, other):
         return self + other if _recording() else super().__iadd__(other)
@@ -207,6 +274,32 @@ class EagerTensor(np.ndarray):
 
     def __itruediv__(self, other):
         return self / other if _recording() else super().__itruediv__(other)
+
+
+# the dtype kinds a tensor of each kind takes a non-tensor operand from (TensorFlow converts it to the
+# tensor's dtype; it refuses other kinds, e.g. a float list added to an int32 tensor, where NumPy's
+# promotion is left to run)
+_TAKES_KINDS = {"f": "biuf", "c": "biufc", "i": "biu", "u": "bu", "b": "b"}
+
+
+def _operand(other, dtype: np.dtype):
+    """`other`, a binary operator's second operand beside a tensor of `dtype`, as TensorFlow's operators
+    take it: a Python list or tuple, a NumPy array or a NumPy scalar (``np.sqrt(d)``, a float64) converted
+    to the tensor's dtype, where NumPy would promote the result (float32 tensor + float64 array ->
+    float64). Tensors, variables, Python numbers (NumPy keeps the tensor's dtype for those already) and
+    everything else are left as they are."""
+    if isinstance(other, list | tuple):
+        try:
+            value = np.asarray(other)
+        except (ValueError, TypeError):  # ragged or mixed contents: NumPy's own handling
+            return other
+    elif (type(other) is np.ndarray or isinstance(other, np.generic)) and not isinstance(other, EagerTensor):
+        value = other
+    else:
+        return other
+    if value.dtype == dtype or value.dtype.kind not in _TAKES_KINDS.get(dtype.kind, ""):
+        return value if isinstance(other, list | tuple) and value.dtype.kind != "O" else other
+    return np.asarray(value, dtype=dtype) if isinstance(value, np.ndarray) else dtype.type(value)
 
 
 _SCALARS: dict = {}
