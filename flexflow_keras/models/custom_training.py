@@ -267,11 +267,13 @@ def training_losses(model, graph: OpGraph, losses: list, with_labels: bool = Tru
     if extras:
         out[0] = GraphLoss(losses[0], extras)
     for i, loss in enumerate(out):
-        if isinstance(loss, GraphLoss) and _overrides_call(loss.base) and len(out) == 1:
+        if isinstance(loss, GraphLoss) and _overrides_call(loss.base):
             loss.weight_rank = weight_rank  # (with added losses)
         elif loss is not None and not isinstance(loss, GraphLoss) and type(loss).__module__ != "flexflow_keras.losses":
-            # a user's loss class may reduce over the batch; one overriding __call__ gets the sample weights
-            out[i] = GraphLoss(loss, (), weight_rank=weight_rank if len(out) == 1 else 0)
+            # a user's loss class may reduce over the batch; one overriding __call__ gets its output's sample
+            # weights, on every output that has such a loss (Keras' compiled loss calls each output's loss
+            # with that output's weights)
+            out[i] = GraphLoss(loss, (), weight_rank=weight_rank)
         elif loss is not None and type(loss).__name__ == "LossFunctionWrapper":
             out[i] = GraphLoss(loss, ())
     return out
@@ -283,30 +285,29 @@ def _overrides_call(loss) -> bool:
     return isinstance(loss, Loss) and type(loss).__call__ is not Loss.__call__
 
 
-def _single_call_override(model) -> bool:
-    """Whether `model` has one output whose compiled loss overrides ``__call__``."""
+def _call_override(model) -> bool:
+    """Whether a compiled loss of `model` (of any output) overrides ``__call__``."""
     arg = getattr(model, "_loss_arg", None)
     if isinstance(arg, dict):
         arg = list(arg.values())
-    if isinstance(arg, (list, tuple)):
-        if len(arg) != 1:
-            return False
-        arg = arg[0]
-    return _overrides_call(arg) and len(getattr(model, "outputs", None) or [None]) == 1
+    return any(_overrides_call(a) for a in (arg if isinstance(arg, (list, tuple)) else [arg]))
 
 
 def weight_rank(model, sample_weight) -> int:
     """How many dims the sample weights handed to `model`'s compute_loss (or traced train_step/test_step)
-    override, or to the ``__call__`` of a single output's compiled Loss that overrides it, have: 0 when it
-    has none to get (no override, or no weights: ``sample_weight=None``), 1 per sample, 2 per timestep.
+    override, or to the ``__call__`` of a compiled Loss that overrides it, have: 0 when it has none to get
+    (no override, or no weights: ``sample_weight=None``), 1 per sample, 2 per timestep (for weights per
+    output, those of the most dims: fewer are broadcast).
 
     Raises:
-        DataError: (a ValueError) for weights per output (a list or dict): the override path has one output.
+        DataError: (a ValueError) for weights per output (a list or dict) to a compute_loss or step
+            override: that path has one output.
     """
-    if sample_weight is None or not (any(step_hooks.overrides(model, h)
-                                         for h in ("compute_loss", "train_step", "test_step"))
-                                     or _single_call_override(model)):
+    hooked = any(step_hooks.overrides(model, h) for h in ("compute_loss", "train_step", "test_step"))
+    if sample_weight is None or not (hooked or _call_override(model)):
         return 0
+    if isinstance(sample_weight, tuple) and not hooked:
+        return max([max(1, int(np.ndim(w))) for w in sample_weight if w is not None] or [0])
     if isinstance(sample_weight, tuple):
         given = [w for w in sample_weight if w is not None]
         if len(sample_weight) != 1 or not given:
