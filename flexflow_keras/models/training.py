@@ -116,11 +116,19 @@ class Trainer(FitLoop, Inference, BatchCalls, TrainingData):
     def _per_output(self, arg, names, what):
         if arg is None:
             return [None] * len(names)
+        dict_outputs = isinstance(getattr(self, "_output_struct", None), dict)
         if isinstance(arg, dict):
             unknown = sorted(set(arg) - set(names))
             if unknown:
                 raise ValueError(f"compile({what}=...) has keys {unknown} that are not outputs of model "
                                  f"'{self.name}'; outputs: {list(names)}.")
+            missing = [n for n in names if n not in arg]
+            if what == "loss" and missing and not dict_outputs:
+                # Keras 3: a loss dict for a model whose outputs are a list (or one tensor) names every output
+                raise ValueError(f"compile(loss=...) is a dict without the outputs {missing} of model "
+                                 f"'{self.name}'; a dict of losses for a model with outputs {list(names)} needs "
+                                 f"one entry per output. Give those outputs None for no loss, e.g. "
+                                 f"loss={{{', '.join(repr(n) + (': None' if n in missing else ': ...') for n in names)}}}.")
             return [arg.get(n) for n in names]
         # a one-output model's loss=["mse"] / loss_weights=[0.5] are per-output lists too (Keras takes them)
         per_output = len(names) > 1 or (what in ("loss", "loss_weights") and len(names) == 1
@@ -128,6 +136,8 @@ class Trainer(FitLoop, Inference, BatchCalls, TrainingData):
         # metrics: a list as long as the outputs is one entry per output (Keras 3, whose tf.keras refuses a
         # flat list of another length); a list of another length goes to every output (Keras 2)
         if isinstance(arg, (list, tuple)) and per_output and (what != "metrics" or len(arg) == len(names)):
+            if what == "loss" and len(arg) < len(names) and not dict_outputs:
+                return list(arg) + [None] * (len(names) - len(arg))  # Keras 3: the outputs after it have no loss
             if len(arg) != len(names):
                 raise ValueError(f"compile({what}=...) is a list of {len(arg)} entries but model '{self.name}' "
                                  f"has {len(names)} outputs {list(names)}.")
@@ -145,7 +155,16 @@ class Trainer(FitLoop, Inference, BatchCalls, TrainingData):
         loss_args = self._per_output(getattr(self, "_loss_arg", None), out_names, "loss")
         loss_args = custom_training.training_losses(self, graph, loss_args, label_specs is not None,  # i9-ops
                                                     weight_rank)
-        weights = self._per_output(getattr(self, "_loss_weights_arg", None), out_names, "loss_weights")
+        weights_arg = getattr(self, "_loss_weights_arg", None)
+        weights = self._per_output(weights_arg, out_names, "loss_weights")
+        if isinstance(weights_arg, dict) and len(out_names) > 1:
+            given = self._per_output(getattr(self, "_loss_arg", None), out_names, "loss")
+            missing = [n for n, a in zip(out_names, given, strict=True) if a is not None and n not in weights_arg]
+            if missing:  # Keras 3 refuses it (a KeyError naming the output); a weight of 1.0 was taken
+                raise ValueError(f"compile(loss_weights=...) is a dict without the outputs {missing} of model "
+                                 f"'{self.name}', which have a loss; expected a weight for every output with a "
+                                 f"loss {[n for n, a in zip(out_names, given, strict=True) if a is not None]}. "
+                                 f"Add them (1.0 keeps a loss as it is).")
         specs = []
         for i in range(len(out_names)):
             if label_specs is not None and loss_args[i] is not None:
