@@ -136,3 +136,35 @@ def test_the_search_measures_every_optimizer_and_restores_the_weights(tmp_path, 
         np.testing.assert_allclose(l0, l1, rtol=1e-5, err_msg=opt)
         for a, b in zip(w0, w1, strict=True):
             np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6, err_msg=opt)
+
+
+class _Dp:
+    """A data-parallel strategy of `degree` as check() reads it (its source, its devices)."""
+
+    def __init__(self, degree):
+        self.degree, self.source = degree, f"data parallelism, degree {degree}"
+
+    def __getitem__(self, i):  # as _Engine reads its ("dp", degree) strategies
+        return ("dp", self.degree)[i]
+
+
+def test_a_light_check_near_the_margin_measures_the_degrees_again(monkeypatch):
+    # the light check's one round: the anchors read x2 at 0.87 of x1 (a disturbed figure: it runs at 0.6)
+    from flexflow_keras.search.driver import Row, SearchResult
+
+    monkeypatch.setattr(M, "devices_used", lambda s, n: s.degree)
+    one, two = _Dp(1), _Dp(2)
+    rows = [Row("data parallel x1", one, 0.100, 0, True), Row("data parallel x2", two, 0.060, 0, True)]
+    result = SearchResult(two, 0.060, rows, rows[1], 0.0, 0, _Machine(), 64)
+    engine = _Engine({1: 0.100, 2: 0.060})
+    got = M.check(engine, result, {one: 0.100, two: 0.087}, None, ROWS, 0, 0.03, M.LIGHT)
+    assert got.strategy is two and sorted(d for d, _ in engine.measured) == [1, 2]
+    assert "the data-parallel degrees twice" in "\n".join(got.notes)
+    # a clear verdict measures nothing again
+    engine = _Engine({1: 0.100, 2: 0.060})
+    got = M.check(engine, result, {one: 0.100, two: 0.050}, None, ROWS, 0, 0.03, M.LIGHT)
+    assert got.strategy is two and engine.measured == []
+    # the full check's rounds already judge the spread: no extra round
+    engine = _Engine({1: 0.100, 2: 0.060})
+    M.check(engine, result, {one: 0.100, two: 0.087}, None, ROWS, 0, 0.03, M.FULL)
+    assert engine.measured == []
