@@ -30,7 +30,8 @@ each module's docstring lists what it maps:
 - their own modules: tf_array_ops.py (creation, reordering, selection, masks, tf.slice and
   tf.strided_slice), tf_math_ops.py (scans, reductions, norms, tf.nn losses, dropout, batch normalization,
   global-norm clipping, xlogy / xdivy, lgamma / digamma / erfc, squared_difference), tf_scatter_ops.py
-  (gather_nd, scatter_nd), tf_count_ops.py (unique, searchsorted, bincount, confusion_matrix, in_top_k),
+  (gather_nd, scatter_nd), tf_space_ops.py (tf.nn.depth_to_space, space_to_depth), tf_count_ops.py
+  (unique, searchsorted, bincount, confusion_matrix, in_top_k),
   tf_linalg_ops.py (inv, det, diag, trace, matvec), tf_linalg_decomp.py (qr, svd, eig(h), cholesky, solve,
   triangular_solve, lstsq, pinv, logdet, slogdet, matrix_rank), tf_segment.py (segment reductions), tf_nest.py
   (keras.tree), tf_strings.py, tf_io.py and tf_image.py (host pipelines), tf_signal.py (audio, Fourier
@@ -97,6 +98,10 @@ def _divide(x, y, name=None):
 
 class InvalidArgumentError(FlexFlowKerasError, ValueError):
     """`tf.errors.InvalidArgumentError`: an op received arguments it cannot compute on (tensors of two dtypes)."""
+
+
+class NotFoundError(FlexFlowKerasError, LookupError):
+    """`tf.errors.NotFoundError`: TensorFlow has no kernel for the op on this device (tf_space_ops.py)."""
 
 
 _TF_DTYPE_NAMES = {"float32": "float", "float64": "double", "float16": "half", "int32": "int32", "int64": "int64",
@@ -513,6 +518,7 @@ CONSTANTS.update({f"tf.dtypes.{name}": name for name in (  # tf.dtypes.float32 i
     "bfloat16", "bool", "float16", "float32", "float64", "int8", "int16", "int32", "int64", "uint8", "uint16",
     "uint32", "uint64", "string", "complex64", "complex128")})
 CONSTANTS.update({"tf.errors.InvalidArgumentError": InvalidArgumentError,
+                  "tf.errors.NotFoundError": NotFoundError,
                   "tf.UnconnectedGradients": _UnconnectedGradients, "tf.newaxis": None,
                   "tf.image.ResizeMethod": _ResizeMethod, "tf.TensorShape": _tensor_shape, **_data.CONSTANTS})
 
@@ -610,11 +616,12 @@ def mapped_call(path: str):
         tf_math_ops,
         tf_nest,
         tf_scatter_ops,
+        tf_space_ops,
         tf_stateless_random,
     )
 
     for module in (_setup, _data, tf_array_ops, tf_math_ops, tf_scatter_ops, tf_count_ops, tf_linalg_ops, tf_nest,
-                   tf_control_flow, tf_linalg_decomp, tf_conv_ops, tf_stateless_random):
+                   tf_control_flow, tf_linalg_decomp, tf_conv_ops, tf_stateless_random, tf_space_ops):
         if path in module.CALLS:
             return module.CALLS[path]
     parts = path.split(".")

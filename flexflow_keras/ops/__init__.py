@@ -33,6 +33,7 @@ from flexflow_keras.ops import numpy_extra as _numpy_extra
 from flexflow_keras.ops import numpy_math as _numpy_math
 from flexflow_keras.ops import numpy_stats as _numpy_stats
 from flexflow_keras.ops import segment as _segment
+from flexflow_keras.ops import space_depth as _space_depth
 from flexflow_keras.ops.attention_fn import *  # noqa: F403 - dot_product_attention, psnr, histogram, unravel_index
 from flexflow_keras.ops.base import KernelContext, Op, apply_op, op_registry
 from flexflow_keras.ops.control_flow import *  # noqa: F403 - cond, switch, while_loop, fori_loop
@@ -81,6 +82,7 @@ from flexflow_keras.ops.numpy_math import *  # noqa: F403 - element-wise math (t
 from flexflow_keras.ops.numpy_stats import *  # noqa: F403 - tensordot, quantiles, bincount, unique, ...
 from flexflow_keras.ops.segment import *  # noqa: F403 - segment_sum / max / min / prod (graph networks)
 from flexflow_keras.ops.shape_ops import ConcatOp, ReshapeOp, TransposeOp
+from flexflow_keras.ops.space_depth import *  # noqa: F403 - depth_to_space, space_to_depth
 
 # Conv2D and pooling ops live in their own modules (another engineer's); loaded on first use so this
 # package imports without them.
@@ -109,7 +111,7 @@ class UnsupportedOpsError(FlexFlowKerasError, AttributeError):
 
 _MODULES = (_functional, _control_flow, _control_scan, _loss_functions,
             _numpy_api, _numpy_extra, _numpy_math, _numpy_arrays, _numpy_stats, _nn_more,
-            _segment, _linalg, _fft, _attention_fn)
+            _segment, _space_depth, _linalg, _fft, _attention_fn)
 # a module's own __all__ where it has one (ops/segment.py's segment_reduce is the runner's, not keras.ops')
 __all__ = [n for m in _MODULES for n in getattr(m, "__all__", dir(m)) if not n.startswith("_")
            and callable(getattr(m, n)) and getattr(getattr(m, n), "__module__", "") == m.__name__] + [

@@ -68,6 +68,7 @@ KERNEL_MODULES = (
     "kernels.gpu.segment",
     "kernels.gpu.shape",
     "kernels.gpu.softmax",
+    "kernels.gpu.space_depth",
     "kernels.gpu.spatial",
     "kernels.optimizers",
     "kernels.optimizers_more",
