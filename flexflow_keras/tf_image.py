@@ -479,4 +479,5 @@ IMAGE_NAMES = ("convert_image_dtype", "resize",
                "stateless_random_flip_left_right", "stateless_random_flip_up_down", "stateless_random_brightness",
                "stateless_random_contrast", "stateless_random_saturation", "stateless_random_hue",
                "stateless_random_crop", "total_variation", "sobel_edges", "adjust_jpeg_quality",
-               "random_jpeg_quality")
+               "random_jpeg_quality", "psnr")
+psnr = tf_image_ops.psnr  # on arrays and tensors alike (keras.ops)

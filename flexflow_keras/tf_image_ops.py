@@ -1,5 +1,5 @@
-"""`tf.image`'s crops, pads and flips on the framework's tensors, for `python -m flexflow_keras`: composed from
-keras.ops (slicing, `pad`, `flip`), so they run inside a layer's call() on symbolic tensors (keras.io's
+"""`tf.image`'s crops, pads and flips (and `psnr`, a metric) on the framework's tensors, for `python -m
+flexflow_keras`: composed from keras.ops (slicing, `pad`, `flip`, `mean`, `log`), so they run inside a layer's call() on symbolic tensors (keras.io's
 small-data ViT shifts its images with crop_to_bounding_box and pad_to_bounding_box in its patch layer) and
 under a GradientTape. tf_image.py sends them here for a `KerasTensor`, an `EagerTensor` or a variable; plain NumPy arrays
 (a Dataset.map's decoded images) stay on its host path. The sizes and offsets are Python ints, and a box must
@@ -7,6 +7,8 @@ fit the image's static height and width, as TensorFlow checks them when the shap
 """
 
 from __future__ import annotations
+
+import numpy as np
 
 from flexflow_keras.errors import ArgumentError
 from flexflow_keras.ops.eager_tensor import EagerTensor
@@ -96,5 +98,39 @@ def central_crop(image, central_fraction):
     return crop_to_bounding_box(image, oy, ox, h - 2 * oy, w - 2 * ox)
 
 
+def _as_unit_float(x, dtype):
+    """`tf.image.convert_image_dtype(x, tf.float32)` for a tensor of `dtype`: integers scaled into [0, 1]."""
+    from flexflow_keras import ops
+
+    dtype = np.dtype(dtype)
+    y = ops.cast(x, "float32")
+    return ops.multiply(y, np.float32(1.0 / np.iinfo(dtype).max)) if dtype.kind in "ui" else y
+
+
+def psnr(a, b, max_val, name=None):
+    """`tf.image.psnr(a, b, max_val)`: the peak signal-to-noise ratio of each image of two batches (..., H, W,
+    C) in float32, ``20 log10(max_val) - 10 log10(mse)`` with the mean over each image's height, width and
+    channels (keras.io's EDSR and super-resolution examples use it as a metric). Integer images are scaled to
+    [0, 1] first, `max_val` with them, as TensorFlow's convert_image_dtype does."""
+    from flexflow_keras import ops
+    from flexflow_keras.ops.dtype_rules import dtype_of
+
+    da, db = np.dtype(dtype_of(a)), np.dtype(dtype_of(b))
+    sa, sb = tuple(a.shape), tuple(np.shape(b) if not hasattr(b, "shape") else b.shape)
+    if len(sa) < 3 or len(sa) != len(sb) or any(x is not None and y is not None and x != y
+                                                  for x, y in zip(sa, sb, strict=True)):
+        raise ArgumentError(f"tf.image.psnr expects two images or batches of images (..., height, width, channels) "
+                            f"of one shape, received shapes {sa} and {sb}.")
+    if da != db:
+        raise ArgumentError(f"tf.image.psnr expects images of one dtype, received {da} and {db}: cast one, e.g. "
+                            f"tf.cast(b, a.dtype).")
+    top = np.asarray(max_val).astype(da)
+    top = np.float32(top) / np.float32(np.iinfo(da).max) if da.kind in "ui" else np.float32(top)
+    diff = ops.subtract(_as_unit_float(a, da), _as_unit_float(b, db))
+    mse = ops.mean(ops.square(diff), axis=(-3, -2, -1))
+    first = np.float32(20) * np.log(top) / np.log(np.float32(10.0))
+    return ops.subtract(first, ops.multiply(ops.log(mse), np.float32(10 / np.log(10))))
+
+
 NAMES = ("crop_to_bounding_box", "pad_to_bounding_box", "flip_left_right", "flip_up_down",
-         "resize_with_crop_or_pad", "central_crop")
+         "resize_with_crop_or_pad", "central_crop", "psnr")
