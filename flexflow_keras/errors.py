@@ -9,6 +9,12 @@ class ShapeError(FlexFlowKerasError, ValueError):
     """An op or layer received a tensor of the wrong shape."""
 
 
+class CrossBatchError(ShapeError):
+    """A symbolic op would put rows of different samples together (two batch dims in one tensor, or samples
+    merged by a reshape), which a graph split by samples cannot hold. An activity regularizer that does this
+    is computed on the whole batch instead (layers/activity_penalty.py); elsewhere it is this error."""
+
+
 class GraphError(FlexFlowKerasError, ValueError):
     """A model's graph is malformed (disconnected inputs, cycles)."""
 

@@ -7,13 +7,24 @@ The built-in L1 / L2 / L1L2 compute their penalty on NumPy arrays (regularizers.
 activity value is composed here from keras.ops (``l1 * sum|x| + l2 * sum x**2``, Keras' formula); any other
 regularizer (a user's `Regularizer` subclass, a function) is called on the output as Keras calls it.
 
+A user's regularizer that mixes rows of different samples (an op over two batch dims, a reshape joining
+samples: a `CrossBatchError` while it is traced, keras.io's PointNet's ``tf.tensordot(x, x, axes=(2, 2))``)
+is computed on the whole batch at run time instead (ops/whole_batch.py), with its gradient: TensorFlow's
+numbers, where a graph split by samples could not hold its intermediate tensors.
+
 The batch size is ``ops.shape(output)[0]``, the step's rows of that output (a folded tensor's rows included,
 ops/dynamic_dims.py), as TensorFlow's shape gives it.
 """
 
 from __future__ import annotations
 
+import logging
+
+from flexflow_keras.errors import CrossBatchError
+from flexflow_keras.ops.graph import KerasTensor
 from flexflow_keras.utils import tree
+
+log = logging.getLogger("flexflow_keras")
 
 
 def add(layer, outputs) -> None:
@@ -39,7 +50,15 @@ def _value(regularizer, out):
 
     if not isinstance(regularizer, regularizers.L1L2) or type(regularizer).__call__ is not (
             regularizers.Regularizer.__call__):
-        return regularizer(out)
+        try:
+            return regularizer(out)
+        except CrossBatchError as e:  # it mixes the samples (PointNet's tensordot over the batch)
+            if not isinstance(out, KerasTensor):
+                raise
+            from flexflow_keras.ops.whole_batch import whole_batch_penalty
+
+            log.info("activity_regularizer %r: %s; computed on the whole batch at run time", regularizer, e)
+            return whole_batch_penalty(regularizer, out, f"activity_regularizer {type(regularizer).__name__}")
     total = ops.multiply(ops.sum(out), 0.0)
     if regularizer.l1:
         total = ops.add(total, ops.multiply(ops.sum(ops.abs(out)), regularizer.l1))

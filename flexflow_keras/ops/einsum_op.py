@@ -13,7 +13,7 @@ from typing import ClassVar
 
 import numpy as np
 
-from flexflow_keras.errors import ShapeError
+from flexflow_keras.errors import CrossBatchError, ShapeError
 from flexflow_keras.ops import parallel as par
 from flexflow_keras.ops._util import fmt, to_host, write
 from flexflow_keras.ops.base import Op, apply_op
@@ -69,8 +69,10 @@ class EinsumOp(Op):
                     raise ShapeError(f"einsum {self.subscripts!r}: subscript {c!r} is {sizes[c]} and {d}.")
         batch = [s[0] for s, t in zip(ins, inputs, strict=True) if t.ndim and t.shape[0] is None]
         if batch and (not out or out[0] != batch[0] or any(b != batch[0] for b in batch)):
-            raise ShapeError(f"einsum {self.subscripts!r}: the batch subscript {batch[0]!r} must stay the first "
-                             f"output subscript.")
+            raise CrossBatchError(f"einsum {self.subscripts!r}: the batch subscript {batch[0]!r} must stay the first "
+                                  f"output subscript (one batch dim, first), as a model's graph splits tensors by "
+                                  f"samples; a product of two batched operands over their batches (tf.tensordot(x, "
+                                  f"x, axes=(2, 2))) is only computed inside an activity regularizer.")
         if any(c not in sizes for c in out):
             raise ShapeError(f"einsum {self.subscripts!r}: output subscripts must appear in an operand.")
         dtype = str(np.result_type(*[t.dtype for t in inputs]))

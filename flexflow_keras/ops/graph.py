@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from flexflow_keras.errors import GraphError, ShapeError
+from flexflow_keras.errors import CrossBatchError, GraphError, ShapeError
 from flexflow_keras.ops._util import fmt
 from flexflow_keras.ops.shape_tuple import ShapeTuple
 from flexflow_keras.ops.tensor_math import TensorMath
@@ -378,12 +378,12 @@ class OpNode:
         out_scale = self.batch_scale * ratio if self.batch_scale else 1
         if out_scale != 1:
             if out_scale < 1 or out_scale != int(out_scale):
-                raise ShapeError(f"{self.name}: the output {fmt(self.outputs[0]._shape)} would merge samples "
-                                 f"of the batch ({out_scale} rows per sample of its input "
-                                 f"{fmt(self.inputs[0]._shape)}, {self.batch_scale} per sample of the batch); "
-                                 f"a reshape may fold blocks of each sample into the batch dim and unfold them "
-                                 f"again, never join rows of different samples. Keep the batch dim apart: "
-                                 f"ops.reshape(x, (-1,) + per_sample_shape).")
+                raise CrossBatchError(f"{self.name}: the output {fmt(self.outputs[0]._shape)} would merge samples "
+                                      f"of the batch ({out_scale} rows per sample of its input "
+                                      f"{fmt(self.inputs[0]._shape)}, {self.batch_scale} per sample of the batch); "
+                                      f"a reshape may fold blocks of each sample into the batch dim and unfold them "
+                                      f"again, never join rows of different samples. Keep the batch dim apart: "
+                                      f"ops.reshape(x, (-1,) + per_sample_shape).")
             for t in self.outputs:
                 if None in t._shape:
                     t.batch_scale = int(out_scale)
