@@ -123,13 +123,17 @@ def categorical_crossentropy(y_true, y_pred, from_logits=False, label_smoothing=
         y_true: one-hot labels, shape (..., C).
         y_pred: probabilities (or logits with `from_logits`), shape (..., C).
         from_logits: y_pred holds logits.
-        label_smoothing: labels become ``y*(1-ls) + ls/C``.
-        axis: must be -1.
+        label_smoothing: labels become ``y*(1-ls) + ls/C`` (C: the last dim, as Keras', whatever `axis`).
+        axis: the class axis (Keras' channels_first crossentropy takes axis=1).
     """
+    ndim = len(getattr(y_pred, "shape", np.shape(y_pred)))
+    if axis not in (-1, ndim - 1):
+        from flexflow_keras.ops.loss_functions import class_axis_moved
+
+        return class_axis_moved(y_true, y_pred, from_logits, label_smoothing, axis)
     if _symbolic(y_true, y_pred):
         return _loss_op("categorical_crossentropy", y_true, y_pred, from_logits=from_logits,
                         label_smoothing=label_smoothing)
-    _last_axis_only("categorical_crossentropy", axis, y_pred)
     y_pred, from_logits = _carried_logits(y_pred, from_logits)
     p = np.asarray(y_pred, np.float64)
     t = np.asarray(y_true, np.float64)

@@ -1,6 +1,6 @@
 """The training graph: the model's op graph extended with label inputs and per-sample loss nodes.
 
-When a crossentropy loss without `from_logits` reads the output of a softmax over the last axis, the
+When a crossentropy loss without `from_logits` reads the output of a softmax (over any axis), the
 loss is computed from the softmax's input with `from_logits=True` (what Keras' TensorFlow backend does
 through `_keras_logits`): the same value, better conditioned, and the softmax needs no backward pass.
 A binary crossentropy does the same on the input of a sigmoid or of a softmax, as that backend does:
@@ -90,7 +90,7 @@ def _masked(values: KerasTensor, m: KerasTensor) -> KerasTensor:
 
 
 def _fused_logits(loss, y_pred: KerasTensor):
-    """(loss with from_logits=True, logits) when y_pred is a softmax over the last axis (any crossentropy)
+    """(loss with from_logits=True, logits) when y_pred is a softmax, over any axis (any crossentropy)
     or a sigmoid (a binary crossentropy), else None."""
     kind = type(loss).__name__
     if kind not in _CROSSENTROPY | {_BINARY} or getattr(loss, "from_logits", True):

@@ -210,15 +210,14 @@ def plain_sigmoid(op: Op) -> bool:
 
 
 def _leave_logits(op: Op, inputs, out) -> None:
-    """Keras 3's TensorFlow backend leaves a softmax's (over the last axis) or a sigmoid's input on its
+    """Keras 3's TensorFlow backend leaves a softmax's (over any axis) or a sigmoid's input on its
     eager output as ``_keras_logits``, which its crossentropies read (losses._carried_logits): a custom
     train_step's loss of a saturated output is the logits', not the clipped probabilities'. The input is
     the tensor a GradientTape recorded, so the loss's gradient flows through it. A sigmoid fused into a
     Dense or convolution runs eagerly as the op then this sigmoid (`apply_op`); the symbolic counterpart
     is ops/loss_functions.activation_logits."""
-    if op.type_name == "softmax":
-        if getattr(op, "axis", -1) in (-1, out.ndim - 1):
-            out._keras_logits = inputs[0]
+    if op.type_name == "softmax":  # whatever its axis, as that backend's softmax (a crossentropy reads them)
+        out._keras_logits = inputs[0]
     elif op.type_name == "activation" and plain_sigmoid(op):
         out._keras_logits = inputs[0]
 

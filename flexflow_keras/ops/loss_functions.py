@@ -1,6 +1,6 @@
 """The functional loss API: per-sample losses as `LossOp` nodes (symbolic) or arrays (eager).
 
-A crossentropy of a graph tensor made by a softmax (over the last axis) or a sigmoid is computed from
+A crossentropy of a graph tensor made by a softmax (over any axis) or a sigmoid is computed from
 that activation's input with ``from_logits=True``, whatever ``from_logits`` says, as Keras 3's
 TensorFlow backend does in a traced step through the ``_keras_logits`` its activations leave on their
 output (`activation_logits`). With ``from_logits=True`` that backend warns and still takes the logits,
@@ -18,6 +18,8 @@ from __future__ import annotations
 import dataclasses
 import logging
 
+import numpy as np
+
 from flexflow_keras.ops.base import apply_op, plain_sigmoid
 from flexflow_keras.ops.functional import _symbolic, _tensor
 from flexflow_keras.ops.graph import KerasTensor
@@ -29,7 +31,7 @@ _CROSSENTROPIES = ("categorical_crossentropy", "sparse_categorical_crossentropy"
 
 
 def activation_logits(y_pred):
-    """The logits of `y_pred` when it is a graph tensor made by a softmax over its last axis or by a sigmoid
+    """The logits of `y_pred` when it is a graph tensor made by a softmax (over any axis) or by a sigmoid
     (an Activation op, or one fused into a Dense / convolution, whose copy without the activation is added
     on the same inputs and weights and named ``<op>/logits``); None otherwise."""
     node = getattr(y_pred, "node", None) if isinstance(y_pred, KerasTensor) else None
@@ -37,8 +39,8 @@ def activation_logits(y_pred):
     # TimeDistributed's output: Keras stacks its steps' outputs, which leaves the activation's logits behind
     if op is None or getattr(y_pred, "keras_logits_lost", False):
         return None
-    if op.type_name == "softmax":
-        return node.inputs[0] if getattr(op, "axis", -1) in (-1, y_pred.ndim - 1) else None
+    if op.type_name == "softmax":  # over any axis: Keras' softmax leaves its logits whatever the axis
+        return node.inputs[0]
     if not plain_sigmoid(op):
         return None
     if op.type_name == "activation":
@@ -93,8 +95,34 @@ def loss(name: str, y_true, y_pred, from_logits: bool = False, label_smoothing: 
 
 def categorical_crossentropy(target, output, from_logits: bool = False, label_smoothing: float = 0.0,
                              axis: int = -1):
-    """Per-sample categorical crossentropy (Keras 3)."""
+    """Per-sample categorical crossentropy (Keras 3), over the class `axis`."""
+    if axis not in (-1, len(getattr(output, "shape", np.shape(output))) - 1):
+        return class_axis_moved(target, output, from_logits, label_smoothing, axis)
     return loss("categorical_crossentropy", target, output, from_logits, label_smoothing, axis)
+
+
+def class_axis_moved(target, output, from_logits: bool, label_smoothing: float, axis: int):
+    """A categorical crossentropy whose class axis is not the last (Keras' channels_first): the logits a
+    softmax left are read first (Keras 3 on TensorFlow, whatever the softmax's axis), the labels are smoothed
+    over the last dim (Keras' num_classes is ``shape[-1]``), then the class axis moves last."""
+    from flexflow_keras.ops import functional
+    from flexflow_keras.ops.numpy_arrays import moveaxis
+
+    if not hasattr(output, "shape"):
+        output = np.asarray(output, np.float32)
+    ndim = len(output.shape)
+    if not -ndim <= axis < ndim:
+        raise ValueError(f"categorical_crossentropy(axis={axis}) of an output of rank {ndim}: expected an axis "
+                         f"in [{-ndim}, {ndim - 1}].")
+    carried = None if isinstance(output, KerasTensor) else getattr(output, "_keras_logits", None)
+    logits = carried if carried is not None else activation_logits(output)
+    if logits is not None:
+        output, from_logits = logits, True
+    if label_smoothing:
+        target = functional.add(functional.multiply(functional.cast(target, "float32"), 1.0 - label_smoothing),
+                                label_smoothing / int(target.shape[-1]))
+    return loss("categorical_crossentropy", moveaxis(target, axis, -1), moveaxis(output, axis, -1), from_logits, 0.0,
+                -1)
 
 
 def sparse_categorical_crossentropy(target, output, from_logits: bool = False, axis: int = -1):
