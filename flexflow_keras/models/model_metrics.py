@@ -10,6 +10,14 @@ def _compiled_lists(model) -> list:
     return model.__dict__.get("_ff_compiled_metric_lists") or getattr(model, "_metric_objects", None) or []
 
 
+def _logged_loss_names(model) -> list[str]:
+    """The outputs whose losses the logs show: those with a loss (not those with metrics only)."""
+    from flexflow_keras.models.training_utils import metrics_only
+
+    hidden = metrics_only(model)
+    return [n for n in getattr(model, "_loss_names", None) or [] if n not in hidden]
+
+
 def keras_flat_names(model) -> list[str]:
     """The names Keras 3's ``_flatten_metrics_in_order`` orders a list of logs by (evaluate and the
     ``*_on_batch`` calls without return_dict): "loss", the name of each compiled metric as it was made
@@ -25,7 +33,7 @@ def keras_flat_names(model) -> list[str]:
     flat = [t for m in compiled for t in (m._tracked() if getattr(m, "_ff_whole_batch", False) else [m])]
     made = [getattr(m, "_ff_made_name", m.name) for m in flat if not getattr(m, "_ff_weighted", False)]
     made += [getattr(m, "_ff_made_name", m.name) for m in flat if getattr(m, "_ff_weighted", False)]
-    loss_names = getattr(model, "_loss_names", None) or []
+    loss_names = _logged_loss_names(model)
     losses = [f"{n}_loss" for n in loss_names] if len(loss_names) > 1 else []
     tracker = model.__dict__.get("_ff_loss_tracker")  # an eager step's "loss" (metrics_hook.eager_loss_tracker)
     known = compiled + flat + ([tracker] if tracker is not None else [])
@@ -59,9 +67,9 @@ class ModelMetrics:
     def metrics_names(self) -> list[str]:
         """The names of the logs in the order `evaluate()` returns its list: the loss (and each output's
         loss for several outputs), then every metric (Keras 2's list; [] before the first fit or evaluate)."""
-        loss_names = getattr(self, "_loss_names", None)
-        if not loss_names:
+        if not getattr(self, "_loss_names", None):
             return []
+        loss_names = _logged_loss_names(self)
         names = ["loss"] + ([f"{n}_loss" for n in loss_names] if len(loss_names) > 1 else [])
         for ms in getattr(self, "_metric_objects", None) or []:
             for m in ms:

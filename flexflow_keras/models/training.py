@@ -32,6 +32,7 @@ from flexflow_keras.models.training_batches import LOOP_STEPS, BatchCalls
 from flexflow_keras.models.training_data import TrainingData
 from flexflow_keras.models.training_fit import FitLoop
 from flexflow_keras.models.training_inference import Inference
+from flexflow_keras.models.training_utils import NoLoss
 from flexflow_keras.ops.graph import TensorSpec
 
 __all__ = ["LOOP_STEPS", "Trainer"]
@@ -173,6 +174,14 @@ class Trainer(FitLoop, Inference, BatchCalls, TrainingData):
         if label_specs is not None and not specs:
             raise ValueError(f"Model '{self.name}' was compiled without a loss; pass loss= to compile() "
                              f"to train or evaluate it.")
+        if label_specs is not None and len(out_names) > 1:
+            # Keras 3 computes the metrics of an output without a loss too: a zero loss feeds it its labels
+            metric_args = [self._per_output(getattr(self, f"_{what}_arg", None), out_names, what)
+                           for what in ("metrics", "weighted_metrics")]
+            with_loss = {spec.output_index for spec in specs}
+            specs += [LossSpec(i, NoLoss(), 1.0, label_specs[i]) for i in range(len(out_names))
+                      if i not in with_loss and any(_as_list(m[i]) for m in metric_args)]
+            specs.sort(key=lambda spec: spec.output_index)
         return out_names, specs
 
     @staticmethod
@@ -209,6 +218,8 @@ class Trainer(FitLoop, Inference, BatchCalls, TrainingData):
                                          "weighted_metrics")
         multi = len(out_names) > 1
         by_output = {spec.output_index: spec for spec in loss_specs}
+        self.__dict__["_ff_metrics_only"] = frozenset(out_names[s.output_index] for s in loss_specs
+                                                      if isinstance(s.loss, NoLoss))
         for i, name in enumerate(out_names):
             objs = []
             spec = by_output.get(i)

@@ -9,6 +9,7 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 
 from flexflow_keras.errors import DataError, ShapeError
+from flexflow_keras.losses import Loss
 
 
 def _array(d) -> np.ndarray:
@@ -154,6 +155,28 @@ def label_array(y: np.ndarray) -> np.ndarray:
     return np.ascontiguousarray(y, dtype=np.float32)
 
 
+class NoLoss(Loss):
+    """The stand-in loss of an output compiled with metrics but without a loss: zero per sample and no
+    gradient, so the step feeds that output's labels and computes its metrics, as Keras 3 computes the
+    metrics of every output it has labels for. The logs leave its loss out (`metrics_only`)."""
+
+    def __init__(self):
+        super().__init__(name="no_loss")
+
+    def per_sample(self, y_true, y_pred):
+        from flexflow_keras import ops
+
+        pred = ops.stop_gradient(y_pred)
+        if np.dtype(pred.dtype).kind != "f":
+            pred = ops.cast(pred, "float32")
+        return ops.mean(ops.multiply(pred, 0.0), axis=-1)
+
+
+def metrics_only(owner) -> frozenset:
+    """The names of `owner`'s outputs that have metrics but no loss (`NoLoss`): their losses are not logged."""
+    return owner.__dict__.get("_ff_metrics_only", frozenset()) if owner is not None else frozenset()
+
+
 class RunningMeans:
     """Epoch accumulators: the loss weighted by batch size (as Keras' loss tracker), each output's loss
     (several outputs) as the plain mean of its batch values, and metric states. Keras 3 on TensorFlow weighs
@@ -169,6 +192,7 @@ class RunningMeans:
         from flexflow_keras.models import step_hooks
 
         self.loss_names = list(loss_names)
+        self.hidden = metrics_only(owner)  # outputs with metrics but no loss: no loss of theirs in the logs
         self.eager = bool(eager)  # compile(run_eagerly=True): each output's loss weighted by batch size
         self.per_batch = owner is not None and hook is not None and step_hooks.loss_tracked_per_batch(owner, hook)
         self.metric_objects = [list(m) for m in metric_objects]
@@ -193,9 +217,10 @@ class RunningMeans:
         """The loss, and each output's for several outputs, as `logs` gives them."""
         n = max(self.count, 1)
         out = {prefix + "loss": self.total / max(self.loss_count, 1)}
-        if len(self.loss_names) > 1:
+        if len([name for name in self.loss_names if name not in self.hidden]) > 1:
             for name, v in zip(self.loss_names, self.per_output, strict=True):
-                out[f"{prefix}{name}_loss"] = v / (n if self.eager else max(self.batches, 1))
+                if name not in self.hidden:
+                    out[f"{prefix}{name}_loss"] = v / (n if self.eager else max(self.batches, 1))
         return out
 
     def add(self, batch: int, losses: Sequence[float], weights: Sequence[float], penalty: float,
