@@ -24,6 +24,7 @@ from flexflow_keras.models.metrics_hook import eager_loss_tracker
 from flexflow_keras.models.training_feeds import is_stream, known_length
 from flexflow_keras.models.training_utils import validation_cut
 from flexflow_keras.ops.eager_tensor import EagerTensor, eager
+from flexflow_keras.utils import rng as _rng
 from flexflow_keras.utils import tree
 
 log = logging.getLogger("flexflow_keras")
@@ -155,7 +156,9 @@ def fit(model, reason: str, x=None, y=None, batch_size=None, epochs=None, verbos
         raise DataError(f"Model '{model.name}'.fit(): a custom train_step trains on the data it is given; pass x "
                         f"(arrays or a dataset), or -d DATASET.")
     cfg_seed = _config.get().seed
-    seed = int(cfg_seed) if cfg_seed is not None else int(np.random.randint(0, 2**31 - 1))
+    # the framework's generator (keras.utils.set_random_seed seeds it), never NumPy's global state: a script's
+    # own np.random draws after fit() are those it gets under Keras/TensorFlow
+    seed = int(cfg_seed) if cfg_seed is not None else _rng.make_seed()
     if validation_split and validation_data is None:  # Keras 3's train_validation_split: the last samples
         (x, y, sample_weight), validation_data = _split(model, (x, y, sample_weight), validation_split)
     batches = _Batches(x, y, sample_weight, batch_size, shuffle, seed, steps_per_epoch)

@@ -34,6 +34,7 @@ from flexflow_keras.models.training_utils import (
 )
 from flexflow_keras.models.validation_generator import keep_first_batches
 from flexflow_keras.utils import interrupts as _interrupts
+from flexflow_keras.utils import rng as _rng
 
 log = logging.getLogger("flexflow_keras")
 
@@ -67,7 +68,9 @@ class FitLoop:
         if not given:
             x, y = self._default_data(64, batch_size)
         cfg_seed = _config.get().seed  # --seed fixes the epochs' sample order (and dropout) on its own
-        seed = int(cfg_seed) if cfg_seed is not None else int(np.random.randint(0, 2**31 - 1))
+        # the framework's generator (keras.utils.set_random_seed seeds it), never NumPy's global state: a script's
+        # own np.random draws after fit() are those it gets under Keras/TensorFlow
+        seed = int(cfg_seed) if cfg_seed is not None else _rng.make_seed()
         feed = None
         data_x, data_y = x, y  # as given, for a train_step that turns out to run eagerly (below)
         if is_stream(x):
