@@ -192,8 +192,10 @@ def choose_cpu_algorithm(g: ConvGeometry, pass_: str = "forward") -> str:
       order holds. Its backward now forms the grad input as the forward's adjoint (`_conv_winograd4`),
       faster on every shape above (backward ms, before / after): MNIST conv2 6.84 / 4.86, 32->32 same on
       32x32 5.92 / 5.32, 64->64 on 15x15 4.34 / 4.13, 16->32 on 28x28 3.34 / 3.11, 128->128 same on 7x7
-      8.03 / 5.93, 64->64 same on 6x6 1.72 / 1.44. Its rounding error is larger (~5e-6 of the output's
-      magnitude against ~3e-7).
+      8.03 / 5.93, 64->64 same on 6x6 1.72 / 1.44. Its rounding error is larger: 1.3-3.6e-6 of the
+      output's largest magnitude (forward; grad input 1.2-2.9e-6) with the points 0, +-5/8, +-3/2, about
+      2x TensorFlow's float32 convolution in the forward (0, +-1, +-2 had 5-14e-6), against 3-7e-7
+      for "winograd" (tests/kernels/test_conv_winograd_accuracy.py).
       Below WINOGRAD4_MIN_SIZE, "winograd" keeps the rule above.
     - "gemm" (im2col + sgemm) for everything else; within it, a convolution with few output channels
       (`_conv_taps.use_taps`) runs its forward (stride 1) and kernel gradient (deep im2col) by tap
@@ -417,17 +419,17 @@ def conv2d_backward_cpu(x, kernel, out, grad_out, grad_x=None, grad_kernel=None,
         tw = -(-g.ow // 4)
         step = max(1, WINOGRAD4_BACKWARD_TILES // tw)
         vz = 36 * step * tw
-        du = _workspace("wg4_du", (36, g.c, g.co), dt)
-        du[...] = 0.0
+        du = _workspace("wg4_du", (36, g.c, g.co), dt)  # float32 partial sums, overwritten
+        du64 = _workspace("wg4_du64", (36, g.c, g.co), np.float64)  # the float64 total, overwritten
         u_t = _wg4.filter_transform(kernel, transpose=True) if want_dx else du
         zero, strip, _ = _winograd_scratch(4, g.w, tw, g.c, g.co, dt, "")
         _wg4.backward(x, dy2.reshape(oshape), y2.reshape(oshape), relu, u_t, g.pt, g.pl, step, zero, strip,
-                      _workspace("wg4_zstrip", (6, 4, tw, g.co), dt),
+                      _workspace("wg4_zstrip", (7, 4, tw, g.co), dt),
                       _workspace("wg4_gs", (6, 6, tw, g.c), dt), _workspace("wg4_gd", (6, tw, g.c), dt),
                       _workspace("wg4_v", (vz * g.c,), dt), _workspace("wg4_z", (vz * g.co,), dt), want_db, db,
-                      want_dk, du, want_dx, accumulate_x, _simd.ENABLED, gx)
+                      want_dk, du, du64, want_dx, accumulate_x, _simd.ENABLED, gx)
         if want_dk:
-            _store(grad_kernel, _wg4.kernel_from_transform(du), accumulate_kernel)
+            _store(grad_kernel, _wg4.kernel_from_transform(du64), accumulate_kernel)
     elif algo == "winograd":
         wg, m = _wg, 2
         tw, iw = -(-g.ow // m), -(-g.w // m)  # tiles per row: output (grad kernel), input (grad input)
