@@ -51,17 +51,40 @@ def _value(regularizer, out):
     if not isinstance(regularizer, regularizers.L1L2) or type(regularizer).__call__ is not (
             regularizers.Regularizer.__call__):
         try:
-            return regularizer(out)
+            value = regularizer(out)
+            if not _holds_two_batch_dims(value, out):
+                return value
+            why = "a tensor of its trace has two dims of the batch's size (ops.matmul(x, ops.transpose(x)))"
         except CrossBatchError as e:  # it mixes the samples (PointNet's tensordot over the batch)
             if not isinstance(out, KerasTensor):
                 raise
-            from flexflow_keras.ops.whole_batch import whole_batch_penalty
+            why = str(e)
+        from flexflow_keras.ops.whole_batch import whole_batch_penalty
 
-            log.info("activity_regularizer %r: %s; computed on the whole batch at run time", regularizer, e)
-            return whole_batch_penalty(regularizer, out, f"activity_regularizer {type(regularizer).__name__}")
+        log.info("activity_regularizer %r: %s; computed on the whole batch at run time", regularizer, why)
+        return whole_batch_penalty(regularizer, out, f"activity_regularizer {type(regularizer).__name__}")
     total = ops.multiply(ops.sum(out), 0.0)
     if regularizer.l1:
         total = ops.add(total, ops.multiply(ops.sum(ops.abs(out)), regularizer.l1))
     if regularizer.l2:
         total = ops.add(total, ops.multiply(ops.sum(ops.square(out)), regularizer.l2))
     return total
+
+
+def _holds_two_batch_dims(value, out) -> bool:
+    """Whether the symbolic penalty `value` of `out` (whose only open dim is the batch) goes through a tensor
+    with two open dims: both are then the batch's size (a product over the batch), which the graph records but
+    sizes by one batch (a reshape of it to (-1, ...) would count the wrong rows), so it runs whole instead."""
+    if not isinstance(value, KerasTensor) or not isinstance(out, KerasTensor) or list(out.shape).count(None) != 1:
+        return False
+    seen, stack = set(), [value]
+    while stack:
+        t = stack.pop()
+        if t is out or id(t) in seen:
+            continue
+        seen.add(id(t))
+        if list(t.shape).count(None) > 1:
+            return True
+        node = getattr(t, "node", None)
+        stack.extend(i for i in getattr(node, "inputs", ()) if isinstance(i, KerasTensor))
+    return False

@@ -16,7 +16,7 @@ from typing import ClassVar
 
 import numpy as np
 
-from flexflow_keras.errors import ShapeError
+from flexflow_keras.errors import CrossBatchError, ShapeError
 from flexflow_keras.ops import parallel as par
 from flexflow_keras.ops._util import fmt, kernel, known_size, norm_axis
 from flexflow_keras.ops.base import Op
@@ -91,6 +91,14 @@ class ReshapeOp(Op):
 
     def tile(self, shapes, out_box, part=0, parts=1):
         x, out = shapes.inputs[0], shapes.outputs[0]
+        n_in, n_out = int(np.prod(x, dtype=np.int64)), int(np.prod(out, dtype=np.int64))
+        if n_in != n_out:  # sized at a batch: an input with two dims of the batch's size (matmul(x, x.T))
+            raise CrossBatchError(f"reshape to {self.shape}: at this batch size its input {tuple(x)} holds {n_in} "
+                                  f"elements and its output {tuple(out)} {n_out}: the input has more than one dim "
+                                  f"of the batch's size (a product over the batch, ops.matmul(x, ops.transpose(x))), "
+                                  f"whose elements a -1 cannot count in a graph split by samples. Reduce it first "
+                                  f"(ops.sum), or compute the term in an activity regularizer (run on the whole "
+                                  f"batch).")
         lo, hi = out_box
         # a split of the leading dim alone reads the input's rows holding the same elements (row-major), when
         # its rows start and end on rows of the input: the batch rows kept, folded or unfolded

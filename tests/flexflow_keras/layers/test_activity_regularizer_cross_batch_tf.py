@@ -92,3 +92,31 @@ def test_the_same_op_in_a_layers_call_stays_an_error():
     with pytest.raises(CrossBatchError, match="batch subscript 'a' must stay the first output subscript.*only "
                                               "computed inside an activity regularizer"):
         Gram()(keras.Input((3, 3)))
+
+
+def _gram(k, o):
+    def reg(x):  # a (batch, batch) Gram matrix, reshaped over the batch: recorded without an error, sized wrong
+        return 0.01 * o.sum(o.square(o.reshape(o.matmul(x, o.transpose(x)), (-1, 2, 2)) - o.eye(2)))
+
+    inp = k.Input((3,))
+    return k.Model(inp, k.layers.Dense(1)(k.layers.Dense(4, activity_regularizer=reg)(inp)))
+
+
+def test_a_gram_matrix_over_the_batch_in_a_regularizer_trains_as_tf_keras():
+    import keras as tk
+
+    x, y = RNG.standard_normal((16, 3)).astype(np.float32), RNG.standard_normal((16, 1)).astype(np.float32)
+    theirs, ours = _gram(tk, tk.ops), _gram(keras, ops)
+    ours.set_weights(theirs.get_weights())
+    for m in (theirs, ours):
+        m.compile(optimizer=m is ours and keras.optimizers.SGD(0.01) or tk.optimizers.SGD(0.01), loss="mse")
+    want = theirs.fit(x, y, batch_size=8, epochs=2, shuffle=False, verbose=0).history["loss"]
+    got = ours.fit(x, y, batch_size=8, epochs=2, shuffle=False, verbose=0).history["loss"]
+    np.testing.assert_allclose(got, want, rtol=1e-5)  # before: other numbers, silently (B rows of B*B counted)
+
+
+def test_a_reshape_over_two_batch_dims_elsewhere_is_refused_not_miscounted():
+    inp = keras.Input((3,))
+    out = keras.layers.Lambda(lambda t: ops.reshape(ops.matmul(t, ops.transpose(t)), (-1, 2, 2)))(inp)
+    with pytest.raises(CrossBatchError, match=r"input \(8, 8\) holds 64 elements and its output \(8, 2, 2\) 32"):
+        keras.Model(inp, out).predict(np.ones((8, 3), np.float32), batch_size=8, verbose=0)
