@@ -332,9 +332,16 @@ class Optimizer:
         """
         if not isinstance(backend, str):  # Keras 3's apply(grads, trainable_variables)
             variables = iteration if trainable_variables is None else trainable_variables
-            if variables is None:
-                raise ValueError(f"{type(self).__name__}.apply(grads, trainable_variables): give the variables "
-                                 f"the gradients are for (e.g. model.trainable_variables).")
+            if variables is None:  # Keras: the variables it was built for, one gradient each
+                variables = list(self._eager_slot_owners.values())
+                if not variables:
+                    raise ValueError(f"{type(self).__name__}.apply(grads) without trainable_variables needs an "
+                                     f"optimizer built on the variables; call optimizer.build(trainable_variables) "
+                                     f"first, or pass apply(grads, model.trainable_variables).")
+                if len(backend) != len(variables):
+                    raise ValueError(f"{type(self).__name__}.apply(grads) without trainable_variables expects one "
+                                     f"gradient per variable it was built for ({len(variables)}); received "
+                                     f"{len(backend)} gradients. Pass the variables: apply(grads, variables).")
             self.apply_gradients(zip(backend, variables, strict=True))
             return
         if backend not in ("cpu", "cuda"):
@@ -392,8 +399,9 @@ class Optimizer:
     # --- eager use ----------------------------------------------------------------------------------
     def build(self, variables) -> None:
         """Create slots for `variables` (flexflow_keras Variables) for `apply_gradients`; slots restored
-        from a checkpoint before they existed (tf_checkpoint.py) fill them."""
-        for v in variables:
+        from a checkpoint before they existed (tf_checkpoint.py) fill them. As Keras 3's, only the first
+        build counts: a later one is a no-op, and `apply_gradients` refuses variables it was not built for."""
+        for v in variables if not self._eager_slots else ():
             if id(v) not in self._eager_slots:
                 shape, dtype = tuple(v.shape), v.dtype
                 value = v.value if hasattr(v, "value") else v
@@ -429,6 +437,14 @@ class Optimizer:
         pairs = list(grads_and_vars)
         variables = [v for _, v in pairs]
         self.build(variables)
+        unknown = [v for v in variables if id(v) not in self._eager_slots]
+        if unknown:
+            v = unknown[0]
+            raise ValueError(f"Unknown variable: {getattr(v, 'path', None) or getattr(v, 'name', type(v).__name__)} "
+                             f"of shape {tuple(np.shape(v))}. {type(self).__name__} '{self.name}' updates only the "
+                             f"{len(self._eager_slots)} variables it was built with (by its first apply_gradients or "
+                             f"build), as Keras 3's optimizers; for a new set of variables create a new optimizer "
+                             f"instance.")
         arrays, grads, names, moments = [], [], [], []
         power = self.sparse_moment_power
         strided = []  # (the variable's own array, the contiguous copy the kernels update), copied back after
