@@ -137,6 +137,8 @@ class Trainer(FitLoop, Inference, BatchCalls, TrainingData):
         # metrics: a list as long as the outputs is one entry per output (Keras 3, whose tf.keras refuses a
         # flat list of another length); a list of another length goes to every output (Keras 2)
         if isinstance(arg, (list, tuple)) and per_output and (what != "metrics" or len(arg) == len(names)):
+            if dict_outputs and len(arg) == len(names):
+                return _in_key_order(arg, names)
             if what == "loss" and len(arg) < len(names) and not dict_outputs:
                 return list(arg) + [None] * (len(names) - len(arg))  # Keras 3: the outputs after it have no loss
             if len(arg) != len(names):
@@ -331,6 +333,13 @@ class Trainer(FitLoop, Inference, BatchCalls, TrainingData):
             variants = ShapeVariants(self, root, n_inputs, labels)
             setattr(self, attr, variants)
         return variants
+
+
+def _in_key_order(entries, names) -> list:
+    """Per-output `entries` given as a list to a model whose outputs are a dict, ordered like `names` (the
+    dict's keys): Keras 3 flattens a dict by sorted keys, so the list's i-th entry is the i-th sorted key's."""
+    by_key = dict(zip(sorted(names), entries, strict=True))
+    return [by_key[n] for n in names]
 
 
 def _as_list(arg) -> list:

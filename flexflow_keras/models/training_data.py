@@ -56,6 +56,12 @@ class TrainingData:
                 raise DataError(f"Model '{self.name}' needs labels y to compute its loss; received y=None.")
             ys = self._labels(y, graph, len(xs[0]))
         n = check_lengths(xs, ys, None)
+        names = self._output_names_for(graph)
+        if isinstance(getattr(self, "_output_struct", None), dict) and isinstance(sample_weight, (list, tuple)) \
+                and len(sample_weight) == len(names) > 1 and all(w is None or np.ndim(w) >= 1 for w in sample_weight):
+            from flexflow_keras.models.training import _in_key_order
+
+            sample_weight = _in_key_order(sample_weight, names)  # by sorted key, as the labels
         sw = sample_weights.normalize(sample_weight, self._output_names_for(graph),
                                       [t.shape for t in graph.outputs], n)
         return graph, xs, ys, sw, n
@@ -64,6 +70,11 @@ class TrainingData:
         """`y` (an array, a list, or a dict by output name) as one label array per output of `graph`."""
         names = self._output_names_for(graph)
         y = labels_per_output(y, names, self._per_output(getattr(self, "_loss_arg", None), names, "loss"), n)
+        if isinstance(getattr(self, "_output_struct", None), dict) and isinstance(y, (list, tuple)) and \
+                len(y) == len(names) > 1:
+            from flexflow_keras.models.training import _in_key_order
+
+            y = _in_key_order(y, names)  # a list of labels for dict outputs: by sorted key, as Keras 3
         return [label_array(a) for a in to_list(y, names, "output")]
 
     def _input_arrays(self, x, graph) -> list:
