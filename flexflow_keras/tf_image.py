@@ -6,8 +6,9 @@ captioning and segmentation scripts).
 As TensorFlow computes them, on the host:
 - `resize`: "bilinear" and "nearest" with half-pixel centres and no antialiasing (kernels/augment.py, the
   image loaders' resize: equal to TensorFlow's to float32 rounding); bilinear gives float32, nearest copies the
-  source values in their dtype; `preserve_aspect_ratio`; other methods and ``antialias=True`` are a clear
-  error;
+  source values in their dtype; "area" (tf_image_spaces.py); `preserve_aspect_ratio`; other methods and
+  ``antialias=True`` are a clear error;
+- YUV and YIQ colour spaces (tf_image_spaces.py);
 - `convert_image_dtype` scales between integer ranges and [0, 1] floats (float to int: ``x * (max + 0.5)``
   truncated, as TensorFlow);
 - flips, `rot90`, crops and pads (`resize_with_pad` too; the flips, crops and pads of a model's or a tape's
@@ -29,7 +30,7 @@ import math
 
 import numpy as np
 
-from flexflow_keras import tf_image_ops
+from flexflow_keras import tf_image_ops, tf_image_spaces
 from flexflow_keras.errors import ArgumentError
 
 _LUMA = np.array([0.2989, 0.5870, 0.1140], np.float32)  # TensorFlow's rgb_to_grayscale weights
@@ -87,13 +88,14 @@ def _size(size, who: str) -> tuple[int, int]:
 
 
 def resize(images, size, method="bilinear", preserve_aspect_ratio=False, antialias=False, name=None):
-    """Bilinear (float32) or nearest (the input's dtype), as tf.image.resize computes them."""
+    """Bilinear (float32), nearest (the input's dtype) or area (float32; TensorFlow ignores antialias for it),
+    as tf.image.resize computes them."""
     from kernels.augment import resize_image_cpu
 
     method = str(getattr(method, "value", method)).lower()
-    if method not in ("bilinear", "nearest") or antialias:
+    if method not in ("bilinear", "nearest", "area") or (antialias and method != "area"):
         raise ArgumentError(f"tf.image.resize(method={method!r}, antialias={antialias}) is not supported by "
-                            f"flexflow_keras; 'bilinear' and 'nearest' without antialiasing are.")
+                            f"flexflow_keras; 'bilinear' and 'nearest' without antialiasing, and 'area', are.")
     a, single = _images(images, "resize")
     batch = a[None] if single else a
     h, w = _size(size, "resize")
@@ -104,6 +106,9 @@ def resize(images, size, method="bilinear", preserve_aspect_ratio=False, antiali
         rows = _nearest_index(batch.shape[1], h, w, axis=0)
         cols = _nearest_index(batch.shape[2], h, w, axis=1)
         out = batch[:, rows][:, :, cols]
+        return _out(out[0] if single else out)
+    if method == "area":
+        out = tf_image_spaces.resize_area(batch, h, w)
         return _out(out[0] if single else out)
     out = np.empty((batch.shape[0], h, w, batch.shape[3]), np.float32)
     for k in range(batch.shape[0]):
@@ -479,5 +484,7 @@ IMAGE_NAMES = ("convert_image_dtype", "resize",
                "stateless_random_flip_left_right", "stateless_random_flip_up_down", "stateless_random_brightness",
                "stateless_random_contrast", "stateless_random_saturation", "stateless_random_hue",
                "stateless_random_crop", "total_variation", "sobel_edges", "adjust_jpeg_quality",
-               "random_jpeg_quality", "psnr")
+               "random_jpeg_quality", "psnr") + tf_image_spaces.NAMES
 psnr = tf_image_ops.psnr  # on arrays and tensors alike (keras.ops)
+rgb_to_yuv, yuv_to_rgb = tf_image_spaces.rgb_to_yuv, tf_image_spaces.yuv_to_rgb  # arrays and tensors alike
+rgb_to_yiq, yiq_to_rgb = tf_image_spaces.rgb_to_yiq, tf_image_spaces.yiq_to_rgb

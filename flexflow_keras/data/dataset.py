@@ -146,6 +146,37 @@ def _tensor(a) -> Tensor:
     return np.asarray(a).view(Tensor)
 
 
+def _apply_maps(maps, x, y):
+    """(x, y) after a dataset's `map` functions, which see Tensors (arrays with .numpy()): fn(x, y) while there
+    are labels, fn(x) without; a function of unlabelled images returning a pair makes them (inputs, targets)."""
+    for fn in maps:
+        out = fn(_tensor(x), _tensor(y)) if y is not None else fn(_tensor(x))
+        pair = y is not None or (isinstance(out, tuple) and len(out) == 2)
+        x, y = (out[0], _array(out[1])) if pair else (out, None)
+    return x, y
+
+
+def _array(a) -> np.ndarray:
+    return a if isinstance(a, np.ndarray) else np.asarray(a)
+
+
+def _labelled_by_map(ds: ImageDataset):
+    """A dataset of the (inputs, targets) batches that `ds`'s maps make of its unlabelled images (keras.io's
+    super-resolution maps each batch to (low-resolution, high-resolution) pairs): a tf.data-like dataset over
+    each pass's mapped batches, in `ds`'s order for that pass, which fit takes like any other dataset (the
+    image-folder loader pipeline feeds labels known before the map). Each pass is decoded and held whole."""
+    from flexflow_keras.data.derived import DerivedDataset
+
+    def make(k):
+        out = []
+        for rows in ds.batch_rows(k):
+            x, y = ds._batch(rows)
+            out.append((_tensor(x), _tensor(y)) if ds.batch_size else (_tensor(x)[0], _tensor(y)[0]))
+        return out
+    made = DerivedDataset(make, "image_dataset_from_directory(...).map(...)", of_batches=bool(ds.batch_size))
+    return made if ds._repeat == 1 else made.repeat(-1 if ds._repeat is None else ds._repeat)
+
+
 def encode_labels(ids: np.ndarray, label_mode: str | None, num_classes: int) -> np.ndarray | None:
     """Class ids as Keras' label_mode gives them: "int" int32 (N,), "categorical" one-hot float32
     (N, classes), "binary" float32 (N, 1), None: no labels."""
@@ -235,9 +266,7 @@ class ImageDataset:
 
         def apply(xs, ys):
             x, y = xs[0], (ys[0] if ys else None)
-            for fn in maps:  # the functions see what iteration gives them: Tensors (arrays with .numpy())
-                out = fn(_tensor(x), _tensor(y)) if labelled else fn(_tensor(x))
-                x, y = (out[0], out[1]) if labelled else (out, None)
+            x, y = _apply_maps(maps, x, y if labelled else None)
             x = np.ascontiguousarray(np.asarray(x), np.float32)
             return [x], ([] if y is None else [np.ascontiguousarray(np.asarray(y))])
         return apply
@@ -245,10 +274,7 @@ class ImageDataset:
     def _batch(self, rows):
         x = self.source.load(rows)
         y = None if self.labels is None else self.labels[rows]
-        for fn in self._maps:
-            out = fn(_tensor(x), None if y is None else _tensor(y)) if y is not None else fn(_tensor(x))
-            x, y = (out[0], out[1]) if y is not None else (out, None)
-        return x, y
+        return _apply_maps(self._maps, x, y)
 
     def __iter__(self):
         passes = 0
@@ -310,6 +336,8 @@ class ImageDataset:
         """Apply ``fn(images, labels) -> (images, labels)`` (``fn(images)`` without labels) to each batch."""
         new = self._copy()
         new._maps.append(fn)
+        if self.labels is None and self.num_samples and isinstance(new._batch(np.arange(1))[1], np.ndarray):
+            return _labelled_by_map(new)  # images in, (inputs, targets) out: no longer an image folder's batches
         return new
 
     def shuffle(self, buffer_size=None, seed=None, reshuffle_each_iteration=None, name=None) -> ImageDataset:
