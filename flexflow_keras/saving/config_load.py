@@ -151,9 +151,20 @@ def deserialize_layer(entry: dict, custom_objects: dict | None = None, where: st
 def apply_build_config(layer, build_config: dict | None, models_only: bool = True) -> None:
     """Build `layer` for the ``input_shape`` of Keras' ``build_config`` (nothing when it is built already).
     Inside a model config only models are built here (a layer is built when the rebuilt graph calls it)."""
+    if build_config and not layer.built and user_override(layer, "build_from_config"):
+        layer.build_from_config(build_config)  # Keras 3 calls it on load, with what get_build_config gave
+        if layer.weights:  # (Keras' build() marks the layer built; a build() of a subclass here may not)
+            layer.built = True
+        return
     shape = (build_config or {}).get("input_shape")
     if shape is not None and not layer.built and (hasattr(layer, "_op_graph") or not models_only):
         layer.build(tuple(shape) if shape and not isinstance(shape[0], list) else [tuple(s) for s in shape])
+
+
+def user_override(layer, method: str) -> bool:
+    """Whether `layer`'s class (or a base outside flexflow_keras) defines `method` (Keras 3's
+    get_build_config / build_from_config hooks)."""
+    return any(method in vars(c) for c in type(layer).__mro__ if not c.__module__.startswith("flexflow_keras."))
 
 
 def _deserialize_sequential(config: dict, custom_objects, where: str):

@@ -86,9 +86,24 @@ def serialize_layer(layer) -> dict:
         config["seed"] = layer._seed
     out = _envelope(layer, _jsonable(_keras_nested(keras_format.serialize_dict(config))), "keras.layers")
     shape = getattr(layer, "_build_input_shape", None)
-    if layer.built and shape is not None and type(layer).__name__ != "InputLayer":
+    if _own_build_config(layer, out):
+        pass
+    elif layer.built and shape is not None and type(layer).__name__ != "InputLayer":
         out["build_config"] = {"input_shape": _jsonable(shape)}
     return out
+
+
+def _own_build_config(layer, out: dict) -> bool:
+    """Put what a subclass's own ``get_build_config()`` returns (Keras 3 saves it for build_from_config on
+    load) into `out`; False when the class has none."""
+    from flexflow_keras.saving.config_load import user_override
+
+    if not user_override(layer, "get_build_config"):
+        return False
+    build_config = layer.get_build_config()
+    if build_config:
+        out["build_config"] = _jsonable(build_config)
+    return True
 
 
 def _check_get_config(layer) -> None:
@@ -293,7 +308,9 @@ def _serialize_subclassed(model) -> dict:
     out = _envelope(model, _jsonable(_keras_nested(keras_format.serialize_dict(dict(model.get_config())))),
                     cls.__module__)
     specs = list(getattr(model, "_traces", {}) or [])
-    if specs:
+    if _own_build_config(model, out):
+        pass
+    elif specs:
         shapes = [list(s.shape) for s in specs[-1]]
         out["build_config"] = {"input_shape": shapes[0] if len(shapes) == 1 else shapes}
     return out
