@@ -23,6 +23,7 @@ environment's setting) and 142-182 for its SkylakeX kernels.
 from __future__ import annotations
 
 import llvmlite.binding as _llvm
+import numpy as np
 from llvmlite import ir
 from numba import njit, types
 from numba.core import cgutils
@@ -38,6 +39,15 @@ ENABLED = bool(_FEATURES.get("avx512f", False) and _FEATURES.get("fma", False)
                and _config.CPU_NAME in (None, "host"))
 LANES = 16
 KC = 256  # rows of B per chunk of the reduction (simd_gemm)
+# Rows of C from which simd_gemm copies each chunk of a panel of B (KC x 64 values) to a contiguous buffer
+# before the blocks of rows of A read it. In place, B's rows lie ldb apart: at 4 KiB (1024 columns, a
+# phase kernel gradient's gathered dZ) and at other large powers of two every row of the panel falls in the
+# same few cache sets and is evicted before the next block of A reads it. Measured one thread, GFLOP/s,
+# best of 7-9 alternating (loaded machine), in place vs packed: A^T (512 x 682) B (682 x 1024) 134 vs 172,
+# A^T (256 x 512) B (512 x 2048) 65 vs 199, A^T (128 x 512) B 173 vs 216, A (256 x 1024) B (1024 x 1024)
+# 158 vs 208; DCGAN's im2col and phase GEMMs (170-8192 rows, 128-512 columns) 140-205 both ways. Below
+# 128 rows the copy does not pay: a Dense's 32 x 9216 by 9216 x 128, 171 vs 132.
+PACK_MIN_ROWS = 128
 _threads = [1]  # threads one kernel call may use (set_kernel_threads)
 
 
@@ -119,6 +129,52 @@ def _micro(rows: int, nv: int):
     return micro
 
 
+def _packer(nv: int):
+    """The intrinsic pack(k, b, ldb, dst) copying a k x (16 nv) block of B (row stride ldb, in elements)
+    to dst, contiguous (row stride 16 nv); b and dst are addresses (integers)."""
+
+    @intrinsic
+    def pack(typingctx, k, b, ldb, dst):
+        sig = types.void(types.intp, types.intp, types.intp, types.intp)
+
+        def codegen(context, builder, signature, args):
+            k_, b_, ldb_, d_ = args
+            vptr = ir.VectorType(ir.FloatType(), LANES).as_pointer()
+            fptr = ir.FloatType().as_pointer()
+            i64 = ir.IntType(64)
+            pb, pd = builder.inttoptr(b_, fptr), builder.inttoptr(d_, fptr)
+            with cgutils.for_range(builder, k_) as loop:
+                src = builder.mul(loop.index, ldb_)
+                dst = builder.mul(loop.index, ir.Constant(i64, nv * LANES))
+                for j in range(nv):
+                    v = builder.load(builder.bitcast(builder.gep(pb, [builder.add(src, ir.Constant(i64, j * LANES))]),
+                                                     vptr), align=4)
+                    builder.store(v, builder.bitcast(builder.gep(pd, [builder.add(dst, ir.Constant(i64, j * LANES))]),
+                                                     vptr), align=4)
+            return context.get_dummy_value()
+
+        return sig, codegen
+
+    return pack
+
+
+_PACK4, _PACK3, _PACK2, _PACK1 = _packer(4), _packer(3), _packer(2), _packer(1)
+
+
+@njit(nogil=True, cache=True)
+def _pack_b(nv, k, b, ldb, buf):
+    """buf (k x 16 nv, contiguous float32) = the block of B at address b (bytes), row stride ldb."""
+    dst = buf.ctypes.data
+    if nv == 4:
+        _PACK4(k, b, ldb, dst)
+    elif nv == 3:
+        _PACK3(k, b, ldb, dst)
+    elif nv == 2:
+        _PACK2(k, b, ldb, dst)
+    else:
+        _PACK1(k, b, ldb, dst)
+
+
 # Rows per block for each vector count (at most 24 accumulators), and smaller blocks for the last rows.
 _K6x4, _K4x4, _K2x4, _K1x4 = _micro(6, 4), _micro(4, 4), _micro(2, 4), _micro(1, 4)
 _K8x3, _K1x3 = _micro(8, 3), _micro(1, 3)
@@ -178,20 +234,28 @@ def simd_gemm(trans_a, m, n, k, a, lda, b, ldb, accumulate, c, ldc):
     arrays, n a multiple of 16; op(A) is A (m x k, row stride lda) or A^T (A is k x m)."""
     rs_a, cs_a = (1, lda) if trans_a else (lda, 1)
     pa, pb, pc = a.ctypes.data, b.ctypes.data, c.ctypes.data
+    # B's chunk of each panel is packed first from PACK_MIN_ROWS rows of C (same products, same order).
     # the reduction in chunks of KC rows of B, each chunk through every panel of columns before the next:
     # a chunk of B (KC whole rows, 128 KB for 128 columns) is read once from memory, in order, and every
     # block of rows of A reuses it from cache; C holds the partial sums between chunks (stored and
     # reloaded exactly: the same sums in the same order). A Dense of 9216 -> 128 on 32 rows: 100 ->
     # 120-130 GFLOP/s against panel by panel, where each panel read every row of B in part. The first
     # chunk always runs, so k == 0 still sets C = 0 (or leaves it when accumulating).
+    packed = m >= PACK_MIN_ROWS
+    buf = np.empty(KC * 4 * LANES if packed else 1, np.float32)  # read by address: used in the loop, so alive
     p = 0
     while True:
         kk = min(KC, k - p)
         j = 0
         while j < n:
             nv = min(4, (n - j) // LANES)
-            _panel(nv, m, kk, pa + 4 * p * cs_a, rs_a, cs_a, pb + 4 * (p * ldb + j), ldb, pc + 4 * j, ldc,
-                   accumulate or p > 0)
+            src = pb + 4 * (p * ldb + j)
+            if packed:
+                _pack_b(nv, kk, src, ldb, buf)
+                _panel(nv, m, kk, pa + 4 * p * cs_a, rs_a, cs_a, buf.ctypes.data, nv * LANES, pc + 4 * j, ldc,
+                       accumulate or p > 0)
+            else:
+                _panel(nv, m, kk, pa + 4 * p * cs_a, rs_a, cs_a, src, ldb, pc + 4 * j, ldc, accumulate or p > 0)
             j += nv * LANES
         p += kk
         if p >= k:
