@@ -13,6 +13,10 @@ samples, the call comes from the main thread (a script's own code, not a loader'
 worker) and another core is free (runtime/cpuload.py, re-read at most every half second) does the split
 apply; deterministic ops only (no random stream to share out). The conv kernels' vector GEMM is
 single-threaded whatever a fit set BLAS's threads to, so the split applies after a fit too.
+
+Large element-wise activations (the LeakyReLU after each of a DCGAN generator's convolutions, 32x64x64x512
+values) split the same way (`ELEMENTWISE_TYPES`, from `MIN_ELEMENTS`): their kernels are nogil Numba loops
+or NumPy ufuncs, each half is its own rows, and the results are the same values.
 """
 
 from __future__ import annotations
@@ -28,6 +32,8 @@ from runtime.cpuload import CpuLoad
 
 SPLIT_TYPES = frozenset({"conv2d", "conv2d_transpose", "conv1d"})
 MIN_MACS = 30e6  # multiply-adds of one forward: below this (~0.5 ms on one core) the handoff does not pay
+ELEMENTWISE_TYPES = frozenset({"activation"})
+MIN_ELEMENTS = 1 << 21  # values of an element-wise op's input (8 MiB of float32, ~1-2 ms a pass on one core)
 
 _state: dict = {}
 _lock = threading.Lock()
@@ -44,6 +50,11 @@ def _one_blas_thread():
             return contextlib.nullcontext()
         ctl = _state["blas"] = ThreadpoolController()
     return ctl.limit(limits=1, user_api="blas")
+
+
+def _blas_limit(op):
+    """BLAS held to one thread for the halves of a convolution; nothing to hold for an element-wise op."""
+    return contextlib.nullcontext() if op.type_name in ELEMENTWISE_TYPES else _one_blas_thread()
 
 
 def _pool() -> ThreadPoolExecutor | None:
@@ -71,12 +82,21 @@ def _macs(op, arrays, wvals, outs) -> float:
     return float(big) * kernel.size / max(1, kernel.shape[-1])
 
 
+def _large(op, arrays, wvals, outs) -> bool:
+    """Whether `op` is a kind that splits and this call is worth it: a convolution of MIN_MACS, an
+    element-wise op without weights of MIN_ELEMENTS values."""
+    if op.type_name in SPLIT_TYPES:
+        return bool(wvals) and _macs(op, arrays, wvals, outs) >= MIN_MACS
+    if op.type_name in ELEMENTWISE_TYPES:
+        return not wvals and arrays[0].shape == outs[0].shape and arrays[0].size >= MIN_ELEMENTS
+    return False
+
+
 def _pool_for(op, ctx, arrays, wvals, outs, stats, grads=()) -> ThreadPoolExecutor | None:
     """The helper thread's pool when this eager call of `op` splits its batch in two, else None."""
-    if (op.type_name not in SPLIT_TYPES or stats or ctx.backend != "cpu" or len(arrays) != 1 or not wvals
-            or arrays[0].ndim < 2 or arrays[0].shape[0] < 2 or len(outs) != 1
-            or threading.current_thread() is not threading.main_thread()
-            or _macs(op, arrays, wvals, outs) < MIN_MACS):
+    if (stats or ctx.backend != "cpu" or len(arrays) != 1 or arrays[0].ndim < 2 or arrays[0].shape[0] < 2
+            or len(outs) != 1 or threading.current_thread() is not threading.main_thread()
+            or not _large(op, arrays, wvals, outs)):
         return None
     if not all(a.flags.c_contiguous for a in (arrays[0], outs[0], *grads)):
         return None
@@ -113,7 +133,7 @@ def _split_forward(op, ctx, arrays, wvals, outs, saved, stats, pool) -> None:
     def run(s):
         op.forward(ctx, [arrays[0][s]], wvals, [outs[0][s]], [t[s] for t in saved], stats)
 
-    with _one_blas_thread():
+    with _blas_limit(op):
         later = pool.submit(run, halves[1])
         run(halves[0])
         later.result()
@@ -129,7 +149,7 @@ def _split_backward(op, ctx, arrays, wvals, outs, saved, stats, gouts, gin, gw, 
         op.backward(ctx, [arrays[0][s]], wvals, [outs[0][s]], [t[s] for t in saved], stats, [gouts[0][s]],
                     [None if g is None else g[s] for g in gin], gws)
 
-    with _one_blas_thread():
+    with _blas_limit(op):
         later = pool.submit(run, halves[1], second)
         run(halves[0], gw)
         later.result()
