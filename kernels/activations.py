@@ -298,6 +298,9 @@ def _backward_loop(x, y, dy, dx, code, p0, p1, p2, accumulate):
     elif code == TANH:
         for i in range(n):
             dx[i] = dy[i] * _grad(TANH, x[i], y[i], p0, p1, p2)
+    elif code == LEAKY_RELU:  # DCGAN's: the generic loop below branches on code per value, 5-7x slower
+        for i in range(n):
+            dx[i] = dy[i] * _grad(LEAKY_RELU, x[i], y[i], p0, p1, p2)
     else:
         for i in range(n):
             dx[i] = dy[i] * _grad(code, x[i], y[i], p0, p1, p2)
