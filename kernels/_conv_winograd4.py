@@ -103,9 +103,9 @@ def filter_transform(kernel: np.ndarray, transpose: bool = False) -> np.ndarray:
 
 
 def kernel_from_transform(du: np.ndarray) -> np.ndarray:
-    """dW (3, 3, Ci, Co) = G^T dU G for dU (36, Ci, Co), in float64."""
+    """dW (3, 3, Ci, Co) = G^T dU G for dU (36, Ci, Co), in float64 (a float64 dU is read, not copied)."""
     ci, co = du.shape[1], du.shape[2]
-    return (_GG.T @ du.reshape(36, ci * co).astype(np.float64)).reshape(3, 3, ci, co)
+    return (_GG.T @ np.asarray(du, np.float64).reshape(36, ci * co)).reshape(3, 3, ci, co)
 
 
 @njit(nogil=True, cache=True, inline="always")
@@ -129,16 +129,16 @@ def _bt(src, s0, s1, s2, s3, s4, s5, dst, o, step, n):
         dst[o + e] = FP * src[s0 + e] - FS * src[s2 + e] + src[s4 + e]
     o += step
     for e in range(n):
-        dst[o + e] = (src[s4 + e] - FB2 * src[s2 + e]) + (FA * src[s3 + e] - FAB2 * src[s1 + e])
+        dst[o + e] = (src[s4 + e] - FB2 * src[s2 + e]) + FA * (src[s3 + e] - FB2 * src[s1 + e])
     o += step
     for e in range(n):
-        dst[o + e] = (src[s4 + e] - FB2 * src[s2 + e]) - (FA * src[s3 + e] - FAB2 * src[s1 + e])
+        dst[o + e] = (src[s4 + e] - FB2 * src[s2 + e]) - FA * (src[s3 + e] - FB2 * src[s1 + e])
     o += step
     for e in range(n):
-        dst[o + e] = (src[s4 + e] - FA2 * src[s2 + e]) + (FB * src[s3 + e] - FA2B * src[s1 + e])
+        dst[o + e] = (src[s4 + e] - FA2 * src[s2 + e]) + FB * (src[s3 + e] - FA2 * src[s1 + e])
     o += step
     for e in range(n):
-        dst[o + e] = (src[s4 + e] - FA2 * src[s2 + e]) - (FB * src[s3 + e] - FA2B * src[s1 + e])
+        dst[o + e] = (src[s4 + e] - FA2 * src[s2 + e]) - FB * (src[s3 + e] - FA2 * src[s1 + e])
     o += step
     for e in range(n):
         dst[o + e] = FP * src[s1 + e] - FS * src[s3 + e] + src[s5 + e]
@@ -152,16 +152,16 @@ def _a(src, s0, s1, s2, s3, dst, o, step, n):
         dst[o + e] = src[s0 + e]
     o += step
     for e in range(n):
-        dst[o + e] = (src[s0 + e] + FA2 * src[s2 + e]) + (FA * src[s1 + e] + FA3 * src[s3 + e])
+        dst[o + e] = (src[s0 + e] + FA2 * src[s2 + e]) + FA * (src[s1 + e] + FA2 * src[s3 + e])
     o += step
     for e in range(n):
-        dst[o + e] = (src[s0 + e] + FA2 * src[s2 + e]) - (FA * src[s1 + e] + FA3 * src[s3 + e])
+        dst[o + e] = (src[s0 + e] + FA2 * src[s2 + e]) - FA * (src[s1 + e] + FA2 * src[s3 + e])
     o += step
     for e in range(n):
-        dst[o + e] = (src[s0 + e] + FB2 * src[s2 + e]) + (FB * src[s1 + e] + FB3 * src[s3 + e])
+        dst[o + e] = (src[s0 + e] + FB2 * src[s2 + e]) + FB * (src[s1 + e] + FB2 * src[s3 + e])
     o += step
     for e in range(n):
-        dst[o + e] = (src[s0 + e] + FB2 * src[s2 + e]) - (FB * src[s1 + e] + FB3 * src[s3 + e])
+        dst[o + e] = (src[s0 + e] + FB2 * src[s2 + e]) - FB * (src[s1 + e] + FB2 * src[s3 + e])
     o += step
     for e in range(n):
         dst[o + e] = src[s3 + e]
