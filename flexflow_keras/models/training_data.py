@@ -140,6 +140,10 @@ class TrainingData:
     def _class_weights(self, class_weight, ys, sw):
         if not class_weight:
             return sw
+        if sw is not None:  # Keras 3 refuses the pair (its array adapter and train_on_batch)
+            raise ValueError(f"Model '{self.name}' received both class_weight and sample_weight; Keras takes one "
+                             f"of them. Fold the class weights into the sample weights (sample_weight * "
+                             f"class_weight[label]) and pass sample_weight alone.")
         if len(ys) != 1:
             raise ValueError("class_weight is only supported for models with a single output; use "
                              "sample_weight for several outputs.")
