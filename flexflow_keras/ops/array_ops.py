@@ -14,7 +14,7 @@ from typing import ClassVar
 
 import numpy as np
 
-from flexflow_keras.errors import DataError, ShapeError
+from flexflow_keras.errors import CrossBatchError, DataError, ShapeError
 from flexflow_keras.ops import parallel as par
 from flexflow_keras.ops._util import deferred_check, fmt, kernel, norm_axis, to_host
 from flexflow_keras.ops.base import Op
@@ -267,7 +267,8 @@ class BroadcastToOp(Op):
 
 @dataclass(frozen=True)
 class CumsumOp(Op):
-    """Inclusive cumulative sum along `axis` (non-negative, not the symbolic batch dim)."""
+    """Inclusive cumulative sum along `axis` (non-negative, not the symbolic batch dim: that is a
+    CrossBatchError)."""
 
     type_name: ClassVar[str] = "cumsum"
     axis: int = -1
@@ -276,7 +277,13 @@ class CumsumOp(Op):
     def output_specs(self, inputs, weights):
         _n_inputs("cumsum", inputs, 1)
         x = inputs[0]
-        _batch_kept("cumsum", x, norm_axis(self.axis, x.ndim, "cumsum"))
+        if x.ndim and x.shape[0] is None and norm_axis(self.axis, x.ndim, "cumsum") == 0:
+            raise CrossBatchError(
+                f"cumsum along axis 0 of the symbolic tensor {fmt(x.shape)} adds up rows of different samples of "
+                f"the batch (each row depends on every row before it), which a graph split by samples cannot "
+                f"compute (a mixture-of-experts router counting each expert's tokens over the whole batch, as "
+                f"keras.io's switch transformer, does this). Count within each sample instead: keep the tokens in "
+                f"their own axis (batch, tokens, ...) and take the cumsum along axis 1.")
         return (x,)
 
     def forward(self, ctx, inputs, weights, outputs, saved, stats):
