@@ -180,6 +180,11 @@ def fit(model, reason: str, x=None, y=None, batch_size=None, epochs=None, verbos
     if verbose:
         cbs.append_flexflow_logger(_config.get().print_freq, batch_size)  # -p's lines, as plain fit prints them
     model.stop_training = False
+    opt = getattr(model, "optimizer", None)
+    if opt is not None and hasattr(opt, "_eager_slots") and not opt._eager_slots:
+        # Keras' fit builds the optimizer on every trainable variable before the first step, so a train_step
+        # may apply gradients to some of them at a time (optimizers refuse variables they were not built for)
+        opt.build(model.trainable_variables)
     t0, samples, logs, epoch_logs = time.perf_counter(), 0, {}, {}
     cbs.on_train_begin()
     for epoch in range(int(initial_epoch), epochs):
