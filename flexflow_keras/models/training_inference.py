@@ -27,6 +27,11 @@ class Inference:
     def evaluate(self, x=None, y=None, batch_size=None, verbose="auto", sample_weight=None, steps=None,
                  callbacks=None, return_dict=False, **kwargs):
         """Loss and metrics in inference mode; a scalar, a list, or a dict with return_dict=True."""
+        kwargs.pop("_use_cached_eval_dataset", None)  # what Keras' fit hands its own evaluate
+        if kwargs:  # Keras 3: "Arguments not recognized"
+            raise ValueError(f"Model '{self.name}'.evaluate() does not take the arguments {sorted(kwargs)}; it takes x, "
+                             f"y, batch_size, verbose, sample_weight, steps, callbacks and return_dict (Keras 2's "
+                             f"workers/use_multiprocessing/max_queue_size are gone in Keras 3: drop them).")
         self._require_compiled("evaluate")
         x = host_prefix.wrap_data(self, bounded(x, steps, "evaluate()"))
         if step_hooks.eager_reason(self, "test_step") is not None:
