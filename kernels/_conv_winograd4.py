@@ -83,6 +83,9 @@ G = _solve_g()
 _GG = np.kron(G, G)  # (36, 9): vec(G g G^T) = (G kron G) vec(g)
 # float32 constants: a float64 literal would promote float32 arithmetic to float64 inside the loops.
 F0, F1 = np.float32(0.0), np.float32(1.0)
+# Fused multiply-adds allowed (no other fast-math): the transforms' constants are no longer 1, 2, 4 and 8,
+# and without fusion each of their products is a multiply and an add.
+_CONTRACT = {"contract"}
 # The backward's kernel gradient: chunks summed in float32 before their sum is added to the float64 total.
 DK_FOLD_CHUNKS = 4
 FA, FA2, FA3 = np.float32(PA), np.float32(PA ** 2), np.float32(PA ** 3)
@@ -108,19 +111,19 @@ def kernel_from_transform(du: np.ndarray) -> np.ndarray:
     return (_GG.T @ np.asarray(du, np.float64).reshape(36, ci * co)).reshape(3, 3, ci, co)
 
 
-@njit(nogil=True, cache=True, inline="always")
+@njit(nogil=True, cache=True, inline="always", fastmath=_CONTRACT)
 def _flag(r, h):
     """1 for an image row r inside [0, h), else 0 (rows outside the image read as zeros)."""
     return F1 if 0 <= r < h else F0
 
 
-@njit(nogil=True, cache=True, inline="always")
+@njit(nogil=True, cache=True, inline="always", fastmath=_CONTRACT)
 def _inside(r, h):
     """Row r if it is inside [0, h), else row 0 (read, then multiplied by `_flag` = 0)."""
     return r if 0 <= r < h else 0
 
 
-@njit(nogil=True, cache=True, inline="always")
+@njit(nogil=True, cache=True, inline="always", fastmath=_CONTRACT)
 def _bt(src, s0, s1, s2, s3, s4, s5, dst, o, step, n):
     """B^T applied to six runs of n values of src (starting at s0..s5): dst[o + b*step + e] for the six
     rows b (the row stage of `input_transform`, and its column stage with the strip's phases). One loop
@@ -144,7 +147,7 @@ def _bt(src, s0, s1, s2, s3, s4, s5, dst, o, step, n):
         dst[o + e] = FP * src[s1 + e] - FS * src[s3 + e] + src[s5 + e]
 
 
-@njit(nogil=True, cache=True, inline="always")
+@njit(nogil=True, cache=True, inline="always", fastmath=_CONTRACT)
 def _a(src, s0, s1, s2, s3, dst, o, step, n):
     """A applied to four runs of n values of src (starting at s0..s3): dst[o + a*step + e] for the six
     rows a (both stages of `grad_transform`)."""
@@ -167,7 +170,7 @@ def _a(src, s0, s1, s2, s3, dst, o, step, n):
         dst[o + e] = src[s3 + e]
 
 
-@njit(nogil=True, cache=True)
+@njit(nogil=True, cache=True, fastmath=_CONTRACT)
 def input_transform(x, l0, l1, pt, pl, th, tw, zero, ph, v):
     """V (36, (l1-l0)*tw, C) = B^T d B of the 6x6 input tiles of tile rows l0..l1 of x (N, H, W, C).
 
@@ -245,7 +248,7 @@ def input_transform(x, l0, l1, pt, pl, th, tw, zero, ph, v):
                 stride, twc)
 
 
-@njit(nogil=True, cache=True)
+@njit(nogil=True, cache=True, fastmath=_CONTRACT)
 def output_transform(m, l0, l1, th, tw, bias, has_bias, relu, s, out):
     """out (N, OH, OW, C) = A^T M A (+ bias, then ReLU if relu) for the tile rows l0..l1 in M (36, T, C).
 
@@ -322,7 +325,7 @@ def output_transform(m, l0, l1, th, tw, bias, has_bias, relu, s, out):
                         of[y + k] = lo if v < lo else v
 
 
-@njit(nogil=True, cache=True, inline="always")
+@njit(nogil=True, cache=True, inline="always", fastmath=_CONTRACT)
 def _a_sum(df, s0, s1, s2, s3, dst, o, step, n):
     """`_a` for the row stage of `grad_transform`, with a seventh row: the sum of the four values (for the
     bias gradient: no point of this F(4x4, 3x3) is 1, so no row of Z is a tile's plain sum). Stored
@@ -341,7 +344,7 @@ def _a_sum(df, s0, s1, s2, s3, dst, o, step, n):
         dst[o + _u(6) * step + e] = u0 + u1 + u2 + u3
 
 
-@njit(nogil=True, cache=True, inline="always")
+@njit(nogil=True, cache=True, inline="always", fastmath=_CONTRACT)
 def _a_relu(df, yf, s0, s1, s2, s3, dst, o, step, n):
     """`_a_sum` on the ReLU gradient: each value of df counts where yf (the ReLU output) is > 0, else as 0.
     One loop storing all six rows (0.69 ms against 0.90 for masking into scratch first, MNIST conv2)."""
@@ -361,7 +364,7 @@ def _a_relu(df, yf, s0, s1, s2, s3, dst, o, step, n):
         dst[o + _u(6) * step + e] = u0 + u1 + u2 + u3
 
 
-@njit(nogil=True, cache=True)
+@njit(nogil=True, cache=True, fastmath=_CONTRACT)
 def grad_transform(dy, y, relu, l0, l1, th, tw, ph, z, db):
     """Z (36, (l1-l0)*tw, C) = A dz A^T of the 4x4 tiles of tile rows l0..l1 of dz (N, OH, OW, C) (zeros
     past the edge), where dz is dy, or with relu dy masked by the ReLU output y (dy where y > 0, else 0:
@@ -438,7 +441,7 @@ def grad_transform(dy, y, relu, l0, l1, th, tw, ph, z, db):
             _a(phf, p0, p0 + p, p0 + _u(2) * p, p0 + _u(3) * p, zf, _u(6 * a) * stride + t0, stride, twc)
 
 
-@njit(nogil=True, cache=True, inline="always")
+@njit(nogil=True, cache=True, inline="always", fastmath=_CONTRACT)
 def _b(src, s0, s1, s2, s3, s4, s5, dst, o, step, n):
     """B applied to six runs of n values of src (starting at s0..s5): dst[o + r*step + e] for the six
     rows r (both stages of `input_grad_transform`; B is the transpose of `_bt`'s B^T). One loop storing
@@ -458,7 +461,7 @@ def _b(src, s0, s1, s2, s3, s4, s5, dst, o, step, n):
         dst[o + _u(5) * step + e] = v5
 
 
-@njit(nogil=True, cache=True)
+@njit(nogil=True, cache=True, fastmath=_CONTRACT)
 def input_grad_transform(m, l0, l1, th, tw, pt, pl, accumulate, s, d, dx):
     """dx (N, H, W, C) (+)= B dV B^T of the tile rows l0..l1 in dV = m (36, T, C): the adjoint of
     `input_transform`, each 6x6 tile added back where its input tile was read (image row 4ti-pt+r,
@@ -509,7 +512,7 @@ def input_grad_transform(m, l0, l1, th, tw, pt, pl, accumulate, s, d, dx):
                             of[dst + k] = df[src + k]
 
 
-@njit(nogil=True, cache=True)
+@njit(nogil=True, cache=True, fastmath=_CONTRACT)
 def add_f64(a, acc, first):
     """acc (float64) += a, or with first acc = a; both (36, Ci, Co)."""
     af = a.reshape(-1)
@@ -522,7 +525,7 @@ def add_f64(a, acc, first):
             accf[e] += af[e]
 
 
-@njit(nogil=True, cache=True)
+@njit(nogil=True, cache=True, fastmath=_CONTRACT)
 def forward(x, u, bias, has_bias, relu, pt, pl, th, tw, step, zero, ph, s, vbuf, mbuf, simd, out):
     """The F(4x4, 3x3) forward in one nogil call, `step` tile rows at a time: out = act(conv(x) + bias)
     with U = `filter_transform(kernel)`; vbuf and mbuf are flat scratch of 36*step*tw*(C or Co) values;
@@ -541,7 +544,7 @@ def forward(x, u, bias, has_bias, relu, pt, pl, th, tw, step, zero, ph, s, vbuf,
         output_transform(m, l0, l1, th, tw, bias, has_bias, relu, s, out)
 
 
-@njit(nogil=True, cache=True)
+@njit(nogil=True, cache=True, fastmath=_CONTRACT)
 def backward(x, dy, y, relu, u_t, pt, pl, step, zero, ph, zph, s, d, vbuf, zbuf, want_db, db, want_dk, du,
              du64, want_dx, accumulate_x, simd, dx):
     """The F(4x4, 3x3) backward in one nogil call, `step` output tile rows at a time: Z = A dz A^T of the
