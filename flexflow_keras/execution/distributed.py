@@ -3,8 +3,9 @@
 SPMD data parallelism between nodes (see runtime/comm.py for the MPI side):
 - every rank runs the same script; at import the ranks check that they were given the same flags (and
   ranks sharing a host with enough GPUs get devices of their own for their -ll:gpu), seed
-  NumPy's and Python's global generators from rank 0 (so scripts that draw data or shuffle without a
-  seed draw the same on every rank), and every rank but 0 sends its standard output to /dev/null and
+  NumPy's and Python's global generators and the framework's own (utils/rng.py: fit's shuffle seeds,
+  the layers' seeds) from rank 0 (so scripts that draw data or shuffle without a seed draw the same on
+  every rank, and every rank's fit takes its shard of one order of the samples), and every rank but 0 sends its standard output to /dev/null and
   logs only warnings, so only rank 0 prints progress;
 - a training step's global batch (`-b`) is split into one contiguous shard per rank
   (`runtime.comm.shard`); each rank's loader reads only its shard's rows (an image folder's loader
@@ -36,6 +37,7 @@ import sys
 
 import numpy as np
 
+from flexflow_keras.utils import rng as _rng
 from runtime import comm as _comm
 
 log = logging.getLogger("flexflow_keras")
@@ -55,6 +57,7 @@ def start() -> None:
     seed = w.bcast(int(np.random.SeedSequence().entropy % (2**32)) if w.rank == 0 else None)
     np.random.seed(seed)
     random.seed(seed)
+    _rng.set_framework_seed(seed)  # fit's shuffle seeds and the layers' seeds come from it: equal on every rank
     if w.rank != 0:
         sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - for the life of the process
         log.setLevel(logging.WARNING)

@@ -311,3 +311,26 @@ def test_train_on_batch_with_a_strategy_spanning_the_ranks_matches_one_process(t
     assert p2.returncode == 0, p2.stderr[-3000:]
     a, b = json.loads(one.read_text()), json.loads(two.read_text())
     np.testing.assert_allclose(b, a, rtol=1e-5)
+
+
+SEED_SCRIPT = """
+import json, sys
+import flexflow_keras as keras
+from flexflow_keras.execution import distributed
+from flexflow_keras.utils import rng
+
+w = distributed.world()
+with open(f"{sys.argv[1]}.{w.rank}.json", "w") as f:
+    json.dump({"seeds": [rng.make_seed() for _ in range(3)], "dropout": keras.layers.Dropout(0.5)._seed}, f)
+"""
+
+
+def test_ranks_draw_the_same_seeds_without_a_seed_given(tmp_path):
+    # fit's shuffle seed comes from the framework's generator: unseeded and different on each rank, every
+    # rank took its shard of another order of the samples (`mpiexec -n 2 python mnist_mlp.py`, no --seed)
+    script, out = tmp_path / "seeds.py", str(tmp_path / "seeds")
+    script.write_text(SEED_SCRIPT)
+    p, _ = _run([MPIEXEC, "-n", "2", sys.executable, str(script), out, "-ll:cpu", "1"])
+    assert p.returncode == 0, p.stderr[-3000:]
+    r0, r1 = (json.loads(Path(f"{out}.{r}.json").read_text()) for r in (0, 1))
+    assert r0 == r1
