@@ -181,8 +181,9 @@ class Trainer(FitLoop, Inference, BatchCalls, TrainingData):
             metric_args = [self._per_output(getattr(self, f"_{what}_arg", None), out_names, what)
                            for what in ("metrics", "weighted_metrics")]
             with_loss = {spec.output_index for spec in specs}
+            unlabelled = self.__dict__.get("_ff_unlabelled", frozenset())  # given no labels: no metrics either
             specs += [LossSpec(i, NoLoss(), 1.0, label_specs[i]) for i in range(len(out_names))
-                      if i not in with_loss and any(_as_list(m[i]) for m in metric_args)]
+                      if i not in with_loss and out_names[i] not in unlabelled and any(_as_list(m[i]) for m in metric_args)]
             specs.sort(key=lambda spec: spec.output_index)
         return out_names, specs
 

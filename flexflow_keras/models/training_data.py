@@ -25,6 +25,7 @@ from flexflow_keras.models.training_utils import (
     label_array,
     labels_per_output,
     to_list,
+    unlabelled,
 )
 
 log = logging.getLogger("flexflow_keras")
@@ -70,6 +71,7 @@ class TrainingData:
         """`y` (an array, a list, or a dict by output name) as one label array per output of `graph`."""
         names = self._output_names_for(graph)
         y = labels_per_output(y, names, self._per_output(getattr(self, "_loss_arg", None), names, "loss"), n)
+        self.__dict__["_ff_unlabelled"] = unlabelled(y, names)  # no metrics for them (Trainer._loss_specs)
         if isinstance(getattr(self, "_output_struct", None), dict) and isinstance(y, (list, tuple)) and \
                 len(y) == len(names) > 1:
             from flexflow_keras.models.training import _in_key_order

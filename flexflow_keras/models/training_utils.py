@@ -58,11 +58,11 @@ def labels_per_output(y, names: Sequence[str], losses: Sequence, n: int):
     """`y` with one entry per output, as Keras 3 takes the labels of a model whose `compile(loss=...)` has
     `None` for some outputs: a list of every output's labels (None where there is no loss), a list of the
     losses' labels only, one array when one output has a loss, or a dict without the outputs that have
-    none. The outputs without a loss get zero labels that no op reads."""
+    none. The outputs without a loss get zero labels that no op reads (`unlabelled` names them)."""
     with_loss = [i for i, loss in enumerate(losses) if loss is not None]
     if len(names) < 2 or not with_loss or len(with_loss) == len(names):
         return y
-    filler = np.zeros((n, 1), np.float32)
+    filler = np.zeros((n, 1), np.float32).view(_NoLabels)
     if isinstance(y, Mapping):
         return {**{names[i]: filler for i in range(len(names)) if i not in with_loss},
                 **{k: v for k, v in y.items() if v is not None}}
@@ -77,6 +77,20 @@ def labels_per_output(y, names: Sequence[str], losses: Sequence, n: int):
             return y
         by_loss = {with_loss[0]: y}
     return [by_loss.get(i, filler) for i in range(len(names))]
+
+
+class _NoLabels(np.ndarray):
+    """The zero labels `labels_per_output` gives an output that was given none."""
+
+
+def unlabelled(y, names: Sequence[str]) -> frozenset:
+    """The names of the outputs `labels_per_output` gave zero labels (no labels were given for them): Keras
+    computes no metrics for them."""
+    if isinstance(y, Mapping):
+        return frozenset(k for k, a in y.items() if isinstance(a, _NoLabels))
+    if isinstance(y, (list, tuple)) and len(y) == len(names):
+        return frozenset(n for n, a in zip(names, y, strict=True) if isinstance(a, _NoLabels))
+    return frozenset()
 
 
 def check_inputs(xs: Sequence[np.ndarray], specs, names: Sequence[str]) -> None:

@@ -43,3 +43,20 @@ def test_metrics_of_an_output_without_loss_as_tf_keras(kind):
             np.testing.assert_allclose(g[k], w[k], rtol=1e-5, err_msg=k)
     for g, w in zip(got_w, want_w, strict=True):
         np.testing.assert_allclose(g, w, rtol=1e-5, atol=1e-6)
+
+
+def _labels_for_losses_only(lib):
+    inp = lib.Input((4,))
+    model = lib.Model(inp, [lib.layers.Dense(1, name="a")(inp), lib.layers.Dense(3, activation="softmax", name="b")(inp)])
+    model.set_weights([np.linspace(-1, 1, w.size).reshape(w.shape).astype("float32") for w in model.get_weights()])
+    model.compile("sgd", loss=["mse", None], metrics=[None, ["accuracy"]])
+    return [model.evaluate(X, y, verbose=0, return_dict=True) for y in ([Y1], Y1, [Y1, None], [Y1, Y2])]
+
+
+def test_an_output_given_no_labels_has_no_metrics_as_tf_keras():
+    tf = pytest.importorskip("tensorflow")
+    got, want = _labels_for_losses_only(ff), _labels_for_losses_only(tf.keras)
+    for g, w in zip(got, want, strict=True):
+        assert sorted(g) == sorted(w)
+        for k in w:
+            np.testing.assert_allclose(g[k], w[k], rtol=1e-5, err_msg=k)
