@@ -112,7 +112,8 @@ class EagerTensor(np.ndarray):
         if name is not None and method == "__call__" and not kwargs and recording:
             from flexflow_keras import ops
 
-            args = [float(a) if isinstance(a, float | int) and not isinstance(a, bool) else a for a in inputs]
+            ints = any(isinstance(a, np.ndarray) and a.dtype.kind in "iu" for a in inputs)
+            args = [_python_number(a, ints) for a in inputs]
             return getattr(ops, name)(*args)
         if recording and method == "reduce" and ufunc in _REDUCE_OPS and set(kwargs) <= {"axis", "keepdims"}:
             from flexflow_keras import ops
@@ -280,6 +281,15 @@ class EagerTensor(np.ndarray):
 # tensor's dtype; it refuses other kinds, e.g. a float list added to an int32 tensor, where NumPy's
 # promotion is left to run)
 _TAKES_KINDS = {"f": "biuf", "c": "biufc", "i": "biu", "u": "bu", "b": "b"}
+
+
+def _python_number(a, ints: bool):
+    """A ufunc's operand for keras.ops on a tape: Python numbers as floats (weak, so a float tensor keeps its
+    dtype), but a Python int beside an integer tensor stays an int, as TensorFlow converts it to the tensor's
+    dtype: ``tf.shape(x)[1] - 1`` is int32 (as float it was float32, and could not slice)."""
+    if isinstance(a, bool) or not isinstance(a, float | int):
+        return a
+    return a if ints and isinstance(a, int) else float(a)
 
 
 def _operand(other, dtype: np.dtype):

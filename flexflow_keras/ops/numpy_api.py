@@ -437,9 +437,12 @@ def get_item(x, key):
 
 
 def _ints(key):
-    """`key` with 0-d integer arrays (``tf.argmax(...)`` results) as ints."""
+    """`key` with 0-d integer arrays (``tf.argmax(...)`` results, ``tf.shape(x)[1] - 1``) as ints, in slices
+    too (``x[:, :h - 1]``, keras.io's Zero-DCE smoothness loss)."""
     if isinstance(key, tuple):
         return tuple(_ints(k) for k in key)
+    if isinstance(key, _slice):
+        return _slice(_ints(key.start), _ints(key.stop), _ints(key.step))
     if isinstance(key, np.ndarray) and key.ndim == 0 and key.dtype.kind in "iu":
         return int(key)
     return key
