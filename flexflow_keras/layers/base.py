@@ -217,7 +217,8 @@ class Layer:
         if kwargs.get("aggregation") not in (None, "none", "mean", "sum", "only_first_replica"):
             raise ValueError(f"add_weight() of layer '{self.name}' expects aggregation in 'none', 'mean', 'sum', "
                              f"'only_first_replica', received {kwargs['aggregation']!r}.")
-        name = kwargs.get("name") or f"variable_{len(self._trainable_variables) + len(self._non_trainable_variables)}"
+        # unnamed: Keras 3's process-wide auto name ('variable', 'variable_1', ...; clear_session restarts it)
+        name = kwargs.get("name") or naming.auto_name("Variable")
         shape = kwargs.get("shape")
         shape = () if shape is None else ((shape,) if isinstance(shape, int) else tuple(shape))
         if any(s is None or int(s) < 0 for s in shape):
