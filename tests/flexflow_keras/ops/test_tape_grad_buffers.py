@@ -30,6 +30,8 @@ NOT_RUN = {
     "random": "no float input", "batch_size": "integer output", "one_hot": "integer input",
     "category_encoding": "integer input", "variable": "reads a Variable, no backward kernel",
     "stop_gradient": "no gradient", "binary": "the base of add, subtract, ...: those run instead",
+    "whole_batch_penalty": "only in a symbolic graph (a cross-batch activity regularizer, ops/whole_batch.py): "
+                           "called eagerly, the regularizer runs its own ops",
 }
 
 
