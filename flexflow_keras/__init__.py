@@ -66,6 +66,7 @@ from flexflow_keras import (  # noqa: E402
     callbacks,
     config,  # noqa: E402
     datasets,
+    experimental,
     initializers,
     layers,
     losses,
@@ -95,7 +96,7 @@ def version() -> str:
 
 
 __all__ = [
-    "activations", "applications", "backend", "callbacks", "config", "datasets", "initializers", "layers", "losses",
+    "activations", "applications", "backend", "callbacks", "config", "datasets", "experimental", "initializers", "layers", "losses",
     "metrics", "mixed_precision", "models", "ops", "optimizers", "preprocessing", "random", "regularizers",
     "saving", "tree", "utils",
     "Input", "Model", "Sequential", "Variable", "version",
