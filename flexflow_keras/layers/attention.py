@@ -108,6 +108,30 @@ class MultiHeadAttention(QueryValueCall, Layer):
         >>> y = MultiHeadAttention(num_heads=4, key_dim=8)(x, x)
     """
 
+    # Keras 3 saves its projections under its properties of these names: weights_io.walk
+    _saved_sublayers = ("query_dense", "key_dense", "value_dense", "output_dense")
+
+    @property
+    def query_dense(self):
+        """The query projection (an EinsumDense in Keras; None until built)."""
+        return self._query_dense
+
+    @property
+    def key_dense(self):
+        """The key projection (None until built)."""
+        return self._key_dense
+
+    @property
+    def value_dense(self):
+        """The value projection (None until built)."""
+        return self._value_dense
+
+    @property
+    def output_dense(self):
+        """The output projection (None until built)."""
+        return self._output_dense
+
+
     _float_math = True
 
     def __init__(self, num_heads, key_dim, value_dim=None, dropout=0.0, use_bias=True, output_shape=None,

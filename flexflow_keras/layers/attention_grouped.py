@@ -52,6 +52,10 @@ class GroupedQueryAttention(QueryValueCall, Layer):
     (batch, num_query_heads, T, S)), ``training``, ``use_causal_mask``.
     """
 
+    # Keras 3 saves its projections under these (private) attribute names: weights_io.walk
+    _saved_sublayers = ("_query_dense", "_key_dense", "_gate_dense", "_value_dense", "_output_dense")
+
+
     _float_math = True
 
     def __init__(self, head_dim, num_query_heads, num_key_value_heads, dropout=0.0, use_bias=True,

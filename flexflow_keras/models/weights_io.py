@@ -4,7 +4,10 @@ the same paths in an `.npz` archive.
 Layout: ``vars`` holds the model's own weights (attribute ``name``); each layer of a Sequential or
 functional model lives at ``layers/<snake_case class name>[_k]`` (numbered by position, not by the
 layer's name, so files load into fresh instances), nested models recurse, and layers reachable from
-attributes of subclassed models or custom layers live under the attribute's name. A layer's weights are
+attributes of subclassed models or custom layers live under the attribute's name. A built-in layer that
+holds sublayers in private attributes names them in ``_saved_sublayers`` (Keras visits every attribute:
+MultiHeadAttention's projections under its public properties ``query_dense``, ..., GroupQueryAttention's
+under ``_query_dense``, ...). A layer's weights are
 datasets ``<path>/vars/0``, ``1``, ... in the order trainable-then-non-trainable, as Keras writes them.
 A recurrent layer (SimpleRNN, LSTM, GRU, the ConvLSTMs) keeps its weights itself, where Keras 3 keeps them on its cell:
 they go to ``<path>/cell/vars`` (named ``lstm_cell``, ...), as Keras writes them, and ``<path>/vars`` is
@@ -52,6 +55,7 @@ def walk(model) -> list[tuple[str, object]]:
                                                                      used)))
             return
         attrs = [k for k in vars(layer) if not k.startswith("_")]
+        attrs += getattr(type(layer), "_saved_sublayers", ())  # held privately, saved where Keras saves them
         if hasattr(layer, "_op_graph"):
             attrs.append("layers")
         for attr in sorted(set(attrs), key=_name_key):
