@@ -202,7 +202,8 @@ class IterFeed:
         self.dtypes = list(dtypes)
 
     def weigh(self, class_weights) -> None:
-        """Weights for each batch: `class_weights(labels)` times the batch's own sample weights."""
+        """Weights for each batch: `class_weights(labels)` (None: the batch's own sample weights, which may not
+        come with class weights)."""
         self._weigh = class_weights
 
     def _is_pydataset(self) -> bool:
@@ -251,10 +252,14 @@ class IterFeed:
         n = len(x[0])
         y = self.prepare_y(y, n) if self.prepare_y is not None else _arrays(y)
         self.wait_s += time.perf_counter() - t0
-        sw = _batch_weights(sw, n)
+        given, sw = sw, _batch_weights(sw, n)
         if self._weigh is not None and y:
             extra = self._weigh(y)
             if extra is not None:
+                if given is not None:  # Keras 3's dataset adapters refuse the pair
+                    raise ValueError("fit() received class_weight and a dataset whose batches carry sample weights "
+                                     "(x, y, sample_weight); Keras takes one of them. Fold the class weights into "
+                                     "the sample weights the dataset yields, or yield (x, y) batches.")
                 from flexflow_keras.models.sample_weights import scale
 
                 sw = scale(sw, extra)

@@ -36,3 +36,26 @@ def test_class_weight_with_sample_weight_is_refused_as_tf_keras():
     model.compile("sgd", "sparse_categorical_crossentropy")
     with pytest.raises(ValueError, match="both class_weight and sample_weight"):
         model.fit(X, Y, class_weight=CW, sample_weight=SW, verbose=0)
+
+
+def _stream_outcome(lib):
+    class Batches(lib.utils.PyDataset):
+        def __len__(self):
+            return 2
+
+        def __getitem__(self, i):
+            return X[i * 8:(i + 1) * 8], Y[i * 8:(i + 1) * 8], SW[i * 8:(i + 1) * 8]
+
+    inp = lib.Input((4,))
+    model = lib.Model(inp, lib.layers.Dense(3, activation="softmax")(inp))
+    model.compile("sgd", "sparse_categorical_crossentropy")
+    try:
+        model.fit(Batches(), class_weight=CW, epochs=1, verbose=0)
+    except ValueError:
+        return "ValueError"
+    return "accepted"
+
+
+def test_class_weight_with_weighted_batches_is_refused_as_tf_keras():
+    tf = pytest.importorskip("tensorflow")
+    assert _stream_outcome(ff) == _stream_outcome(tf.keras) == "ValueError"
