@@ -39,14 +39,16 @@ ENABLED = bool(_FEATURES.get("avx512f", False) and _FEATURES.get("fma", False)
                and _config.CPU_NAME in (None, "host"))
 LANES = 16
 KC = 256  # rows of B per chunk of the reduction (simd_gemm)
-# Rows of C from which simd_gemm copies each chunk of a panel of B (KC x 64 values) to a contiguous buffer
-# before the blocks of rows of A read it. In place, B's rows lie ldb apart: at 4 KiB (1024 columns, a
-# phase kernel gradient's gathered dZ) and at other large powers of two every row of the panel falls in the
-# same few cache sets and is evicted before the next block of A reads it. Measured one thread, GFLOP/s,
+# simd_gemm copies each chunk of a panel of B (KC x 64 values) to a contiguous buffer before the blocks of
+# rows of A read it, where B's rows lie a multiple of PACK_STRIDE values apart and C has PACK_MIN_ROWS
+# rows. In place, rows 2 KiB or 4 KiB apart (a phase kernel gradient's gathered dZ: 1024 columns) all fall
+# in a few cache sets and are evicted before the next block of A reads them. Measured one thread, GFLOP/s,
 # best of 7-9 alternating (loaded machine), in place vs packed: A^T (512 x 682) B (682 x 1024) 134 vs 172,
 # A^T (256 x 512) B (512 x 2048) 65 vs 199, A^T (128 x 512) B 173 vs 216, A (256 x 1024) B (1024 x 1024)
-# 158 vs 208; DCGAN's im2col and phase GEMMs (170-8192 rows, 128-512 columns) 140-205 both ways. Below
-# 128 rows the copy does not pay: a Dense's 32 x 9216 by 9216 x 128, 171 vs 132.
+# 158 vs 208. Elsewhere the copy does not pay: DCGAN's im2col GEMMs (rows 256 columns apart) 140-205
+# both ways, and the 4x4 stride-2 64x64x512 -> 256 forward, whose 8 MiB kernel matrix would be copied
+# again for each 256-row chunk, went 832 -> 912 ms; a Dense's 32 x 9216 by 9216 x 128, 171 vs 132.
+PACK_STRIDE = 512
 PACK_MIN_ROWS = 128
 _threads = [1]  # threads one kernel call may use (set_kernel_threads)
 
@@ -234,14 +236,15 @@ def simd_gemm(trans_a, m, n, k, a, lda, b, ldb, accumulate, c, ldc):
     arrays, n a multiple of 16; op(A) is A (m x k, row stride lda) or A^T (A is k x m)."""
     rs_a, cs_a = (1, lda) if trans_a else (lda, 1)
     pa, pb, pc = a.ctypes.data, b.ctypes.data, c.ctypes.data
-    # B's chunk of each panel is packed first from PACK_MIN_ROWS rows of C (same products, same order).
+    # B's chunk of each panel is packed first where PACK_STRIDE and PACK_MIN_ROWS say (same products, same
+    # order).
     # the reduction in chunks of KC rows of B, each chunk through every panel of columns before the next:
     # a chunk of B (KC whole rows, 128 KB for 128 columns) is read once from memory, in order, and every
     # block of rows of A reuses it from cache; C holds the partial sums between chunks (stored and
     # reloaded exactly: the same sums in the same order). A Dense of 9216 -> 128 on 32 rows: 100 ->
     # 120-130 GFLOP/s against panel by panel, where each panel read every row of B in part. The first
     # chunk always runs, so k == 0 still sets C = 0 (or leaves it when accumulating).
-    packed = m >= PACK_MIN_ROWS
+    packed = m >= PACK_MIN_ROWS and ldb % PACK_STRIDE == 0
     buf = np.empty(KC * 4 * LANES if packed else 1, np.float32)  # read by address: used in the loop, so alive
     p = 0
     while True:

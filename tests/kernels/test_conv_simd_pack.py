@@ -1,4 +1,5 @@
-"""`_conv_simd.simd_gemm` packs each chunk of B's column panels from PACK_MIN_ROWS rows of C: the packed
+"""`_conv_simd.simd_gemm` packs each chunk of B's column panels from PACK_MIN_ROWS rows of C whose B rows
+lie a multiple of PACK_STRIDE apart: the packed
 GEMM gives the unpacked one's values bit for bit (same products, same order), for every panel width, a
 reduction over several chunks, A transposed or not, B rows wider than n, and accumulation."""
 
@@ -13,7 +14,8 @@ M = S.PACK_MIN_ROWS
 @pytest.mark.skipif(not S.ENABLED, reason="the vector micro-kernels need AVX-512 and FMA")
 @pytest.mark.parametrize("trans_a", [False, True])
 @pytest.mark.parametrize("accumulate", [False, True])
-@pytest.mark.parametrize("n, k, ldb", [(80, 2 * S.KC + 37, 80), (48, 40, 48), (64, 300, 1024), (16, 5, 33 * 16)])
+@pytest.mark.parametrize("n, k, ldb", [(80, 2 * S.KC + 37, S.PACK_STRIDE), (48, 40, 2 * S.PACK_STRIDE),
+                                       (64, 300, 1024), (16, 5, 3 * S.PACK_STRIDE), (48, 40, 48)])
 def test_packed_rows_equal_unpacked(trans_a, accumulate, n, k, ldb):
     rng = np.random.default_rng(n + k)
     m = M + 5
