@@ -297,11 +297,7 @@ class ImageResizeOp(_ImageOp):
 
     def output_specs(self, inputs, weights):
         x = _images(f"{self.type_name} ({self.kind})", inputs, weights)
-        h, w = self._hw(x)
-        if h is None or w is None:
-            raise ShapeError(f"{self.type_name} ({self.kind}) needs images of a known height and width, received "
-                             f"shape {tuple(x.shape)}.")
-        th, tw = self.size
+        th, tw = self.size  # whatever the input's height and width, open ones too (read from the data at run time)
         shape = (x.shape[0], x.shape[1], th, tw) if self.channels_first else (x.shape[0], th, tw, x.shape[3])
         return (TensorSpec(shape, x.dtype),)
 
