@@ -128,9 +128,9 @@ def categorical_crossentropy(y_true, y_pred, from_logits=False, label_smoothing=
     """
     ndim = len(getattr(y_pred, "shape", np.shape(y_pred)))
     if axis not in (-1, ndim - 1):
-        from flexflow_keras.ops.loss_functions import class_axis_moved
+        from flexflow_keras.ops.loss_functions import _class_axis_moved
 
-        return class_axis_moved(y_true, y_pred, from_logits, label_smoothing, axis)
+        return _class_axis_moved(y_true, y_pred, from_logits, label_smoothing, axis)
     if _symbolic(y_true, y_pred):
         return _loss_op("categorical_crossentropy", y_true, y_pred, from_logits=from_logits,
                         label_smoothing=label_smoothing)

@@ -97,11 +97,11 @@ def categorical_crossentropy(target, output, from_logits: bool = False, label_sm
                              axis: int = -1):
     """Per-sample categorical crossentropy (Keras 3), over the class `axis`."""
     if axis not in (-1, len(getattr(output, "shape", np.shape(output))) - 1):
-        return class_axis_moved(target, output, from_logits, label_smoothing, axis)
+        return _class_axis_moved(target, output, from_logits, label_smoothing, axis)
     return loss("categorical_crossentropy", target, output, from_logits, label_smoothing, axis)
 
 
-def class_axis_moved(target, output, from_logits: bool, label_smoothing: float, axis: int):
+def _class_axis_moved(target, output, from_logits: bool, label_smoothing: float, axis: int):
     """A categorical crossentropy whose class axis is not the last (Keras' channels_first): the logits a
     softmax left are read first (Keras 3 on TensorFlow, whatever the softmax's axis), the labels are smoothed
     over the last dim (Keras' num_classes is ``shape[-1]``), then the class axis moves last."""

@@ -49,6 +49,7 @@ _ARGS = {
     "stft": (np.linspace(0, 1, 16, dtype=np.float32), 4, 2, 4),
     "istft": ((np.ones((3, 3), np.float32), np.zeros((3, 3), np.float32)), 4, 2, 4),
     "unravel_index": (I3, (2, 2)), "dot_product_attention": (IMG, IMG, IMG),
+    "depth_to_space": (np.ones((1, 2, 2, 8), np.float32), 2), "space_to_depth": (IMG, 2),
 }
 
 
