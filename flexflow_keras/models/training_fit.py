@@ -51,6 +51,7 @@ class FitLoop:
         from flexflow_keras import callbacks as callbacks_mod
 
         self._require_compiled("fit")
+        batch_size = _script_batch_size(batch_size)
         x = bounded(x, steps_per_epoch, "fit()", int(_config.resolve("epochs", epochs, "-e/--epochs")))
         validation_data = bounded(validation_data, validation_steps, "fit(validation_data=...)")
         validation_data = keep_first_batches(validation_data, validation_steps)  # a generator, as Keras 3 reads it
@@ -280,3 +281,17 @@ def _check_finite(arrays, what: str) -> None:
             name = what if len(arrays) == 1 else f"{what}[{k}]"
             raise DataError(f"{name} contains NaN or infinity at index {tuple(int(i) for i in bad)} "
                             f"(value {a[tuple(bad)]}). Clean the data (e.g. np.nan_to_num) before fit().")
+
+
+def _script_batch_size(batch_size):
+    """fit's batch_size as Keras 3 reads it: 0 is not given (its data adapters take `batch_size or 32`;
+    here the -b default), a negative or non-integer one an error."""
+    if isinstance(batch_size, (float, np.floating)) and float(batch_size).is_integer():
+        batch_size = int(batch_size)  # 32.0 from arithmetic: taken, as it always was here
+    if batch_size is None or (isinstance(batch_size, (int, np.integer)) and not isinstance(batch_size, bool)
+                              and batch_size == 0):
+        return None
+    if isinstance(batch_size, bool) or not isinstance(batch_size, (int, np.integer)) or batch_size < 0:
+        raise ValueError(f"fit(batch_size={batch_size!r}): batch_size must be a positive integer (or None for "
+                         f"the -b/--batch-size default), received {type(batch_size).__name__} {batch_size!r}.")
+    return int(batch_size)
