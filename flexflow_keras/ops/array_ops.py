@@ -141,6 +141,19 @@ class GatherOp(Op):
     def sample_dim(self):
         return 0
 
+    def tile(self, shapes, out_box, part: int = 0, parts: int = 1):
+        """The output is x's dims before `axis`, then the indices' dims, then x's dims after `axis`: a piece
+        reads the indices of its output range and, of x, its ranges of the dims around `axis` and that dim
+        whole. (The default tile lines dims up from the right: a table without a batch dim gathered by the
+        batch's ids, gnn_citations' ``tf.gather(x, input_node_indices)``, gave every piece all the ids.)"""
+        x, idx = shapes.inputs
+        axis = self.axis % len(x)
+        lo, hi = out_box
+        k = len(idx)
+        x_box = (tuple(lo[:axis]) + (0,) + tuple(lo[axis + k:]), tuple(hi[:axis]) + (int(x[axis]),) + tuple(hi[axis + k:]))
+        i_box = (tuple(lo[axis:axis + k]), tuple(hi[axis:axis + k]))
+        return par.Tile((x_box, i_box), (), (out_box,))
+
     def forward(self, ctx, inputs, weights, outputs, saved, stats):
         x, idx = inputs
         axis = self.axis % len(x.shape)
