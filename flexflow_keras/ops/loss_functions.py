@@ -93,9 +93,10 @@ def loss(name: str, y_true, y_pred, from_logits: bool = False, label_smoothing: 
     return apply_op(op, [_tensor(y_true, sym), _tensor(y_pred, sym)], name=node_name)
 
 
-def categorical_crossentropy(target, output, from_logits: bool = False, label_smoothing: float = 0.0,
-                             axis: int = -1):
-    """Per-sample categorical crossentropy (Keras 3), over the class `axis`."""
+def categorical_crossentropy(target, output, from_logits: bool = False, axis: int = -1, *,
+                             label_smoothing: float = 0.0):
+    """Per-sample categorical crossentropy (Keras 3), over the class `axis`: Keras 3's positional order
+    (target, output, from_logits, axis); `label_smoothing` (keyword only) is this framework's."""
     if axis not in (-1, len(getattr(output, "shape", np.shape(output))) - 1):
         return _class_axis_moved(target, output, from_logits, label_smoothing, axis)
     return loss("categorical_crossentropy", target, output, from_logits, label_smoothing, axis)
