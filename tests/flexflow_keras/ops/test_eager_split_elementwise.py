@@ -4,6 +4,7 @@ ones stay whole."""
 
 import numpy as np
 import pytest
+from eager_split_forcing import forcing
 
 import flexflow_keras as keras
 from flexflow_keras.ops import eager_split
@@ -13,21 +14,7 @@ from flexflow_keras.ops.tape import GradientTape
 @pytest.fixture
 def forced(monkeypatch):
     """Split every eligible call whatever its size and the machine's free cores; count the splits."""
-    from concurrent.futures import ThreadPoolExecutor
-
-    pool = ThreadPoolExecutor(1)
-    calls = {"forward": 0, "backward": 0}
-    monkeypatch.setattr(eager_split, "MIN_ELEMENTS", 0)
-    monkeypatch.setattr(eager_split, "_pool", lambda: pool)
-    for name in ("forward", "backward"):
-        real = getattr(eager_split, f"_split_{name}")
-
-        def counted(*args, _real=real, _name=name):
-            calls[_name] += 1
-            return _real(*args)
-        monkeypatch.setattr(eager_split, f"_split_{name}", counted)
-    yield calls
-    pool.shutdown()
+    yield from forcing(monkeypatch, "MIN_ELEMENTS")
 
 
 def _run(layer, x):
