@@ -114,9 +114,10 @@ class TrainingData:
             if loss_args[i] is not None:
                 losses_mod.get(loss_args[i]).validate(y, spec.shape, out_names[i])
 
-    def _default_data(self, n_batches_hint: int, batch_size: int, split: str = "train"):
+    def _default_data(self, n_batches_hint: int, batch_size: int, split: str = "train", seed: int | None = None):
         """The -d dataset when given (its `split`, shaped for the model), else synthetic data shaped for the
-        model (always logged)."""
+        model (always logged). `seed`: an image folder's shuffle seed (fit's own, so that the folder trains in
+        the order its decoded arrays would)."""
         from flexflow_keras import losses as losses_mod
         from flexflow_keras.data import SyntheticSource
         from flexflow_keras.data.formats import detect, flag_source
@@ -129,7 +130,7 @@ class TrainingData:
         losses = [None if a is None else losses_mod.get(a) for a in loss_args]
         found = detect(check_exists(cfg.dataset)) if cfg.dataset else None
         if found is not None and found.kind == "image-folder":  # decoded by the loaders, not held in memory
-            return folder_dataset(self, folder_for_split(found.target, split), batch_size), None
+            return folder_dataset(self, folder_for_split(found.target, split), batch_size, seed), None
         if cfg.dataset:
             source = flag_source(cfg.dataset, [t.spec for t in graph.inputs], [t.spec for t in graph.outputs],
                                  losses, split, self._input_names_for(graph))

@@ -467,9 +467,10 @@ def folder_for_split(path: str, split: str) -> str:
     return path
 
 
-def folder_dataset(model, path: str, batch_size: int):
+def folder_dataset(model, path: str, batch_size: int, seed: int | None = None):
     """The `-d` image folder as a dataset shaped for `model`: images sized and coloured for its input,
-    labels encoded for its loss (class ids; one-hot for categorical crossentropy; 0/1 for binary)."""
+    labels encoded for its loss (class ids; one-hot for categorical crossentropy; 0/1 for binary), shuffled
+    with `seed` (--seed's when given)."""
     from flexflow_keras import config as _config
     from flexflow_keras import losses as losses_mod
     from flexflow_keras.data.dataset import ImageDataset, encode_labels
@@ -481,7 +482,8 @@ def folder_dataset(model, path: str, batch_size: int):
     loss_arg = model._per_output(getattr(model, "_loss_arg", None), out_names, "loss")[0]
     kind = getattr(losses_mod.get(loss_arg), "label_kind", None) if loss_arg is not None else None
     mode = {"categorical": "categorical", "binary": "binary"}.get(kind, "int")
-    ds = ImageDataset(source, batch_size, mode, shuffle=True, seed=_config.get().seed)
+    cfg_seed = _config.get().seed
+    ds = ImageDataset(source, batch_size, mode, shuffle=True, seed=cfg_seed if cfg_seed is not None else seed)
     if mode == "categorical":  # one-hot as wide as the output, so a folder with fewer classes still fits
         units = graph.outputs[0].shape[-1] or len(source.class_names)
         ds.labels = encode_labels(source.labels, mode, max(int(units), len(source.class_names)))

@@ -65,13 +65,15 @@ class FitLoop:
         script_batch = batch_size
         batch_size = int(_config.resolve("batch_size", batch_size, "-b/--batch-size"))
         epochs = int(_config.resolve("epochs", epochs, "-e/--epochs"))
-        given = not (x is None and y is None)
-        if not given:
-            x, y = self._default_data(64, batch_size)
         cfg_seed = _config.get().seed  # --seed fixes the epochs' sample order (and dropout) on its own
         # the framework's generator (keras.utils.set_random_seed seeds it), never NumPy's global state: a script's
-        # own np.random draws after fit() are those it gets under Keras/TensorFlow
+        # own np.random draws after fit() are those it gets under Keras/TensorFlow. Drawn before -d's data is
+        # opened (an image folder's loader draws from the generator too), so a folder and its decoded arrays
+        # train in the same order
         seed = int(cfg_seed) if cfg_seed is not None else _rng.make_seed()
+        given = not (x is None and y is None)
+        if not given:
+            x, y = self._default_data(64, batch_size, seed=seed)
         feed = None
         data_x, data_y = x, y  # as given, for a train_step that turns out to run eagerly (below)
         if is_stream(x):
