@@ -8,7 +8,7 @@ counted. Keras 2 scripts that pass probabilities and their own lengths call kera
 
 from __future__ import annotations
 
-from flexflow_keras.losses import _Builtin
+from flexflow_keras.losses_base import _Builtin
 
 
 def ctc(y_true, y_pred):

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from flexflow_keras.losses import _align, _Builtin, _symbolic
+from flexflow_keras.losses_base import _align, _Builtin, _symbolic
 
 
 def _ops():

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from flexflow_keras.losses import _align, _Builtin, _epsilon, _symbolic
+from flexflow_keras.losses_base import _align, _Builtin, _epsilon, _symbolic
 
 
 def _ops():

@@ -17,7 +17,7 @@ from __future__ import annotations
 import numpy as np
 
 from flexflow_keras.errors import ArgumentError
-from flexflow_keras.losses import _align, _Builtin, _epsilon, _symbolic
+from flexflow_keras.losses_base import _align, _Builtin, _epsilon, _symbolic
 from flexflow_keras.ops.graph import KerasTensor
 
 
