@@ -182,6 +182,14 @@ def _unary_forward_cpu(code: int, x: np.ndarray, y: np.ndarray, lo: float, hi: f
         _UNARY_UFUNC[code](x, out=y)
 
 
+def _zero_where_no_upstream(dy: np.ndarray, grad) -> np.ndarray:
+    """TensorFlow's SqrtGrad and RsqrtGrad give 0 where the upstream gradient is 0, even at x = 0 where
+    f' is infinite (Keras' l2 normalize clamps rsqrt(0) with a minimum, whose unpicked side gets dy = 0)."""
+    with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
+        g = grad()
+    return np.where(dy == 0, np.zeros((), g.dtype), g)
+
+
 def unary_backward_cpu(code: int, x: np.ndarray, y: np.ndarray, dy: np.ndarray, dx: np.ndarray,
                        lo: float = 0.0, hi: float = 0.0, accumulate: bool = False) -> None:
     """``dx (+)= dy * f'(x)`` for `unary_forward_cpu`."""
@@ -194,7 +202,7 @@ def unary_backward_cpu(code: int, x: np.ndarray, y: np.ndarray, dy: np.ndarray, 
     elif code == SQUARE:
         g = 2 * dy * x
     elif code == SQRT:
-        g = dy * 0.5 / y
+        g = _zero_where_no_upstream(dy, lambda: dy * 0.5 / y)
     elif code == EXP:
         g = dy * y
     elif code == LOG:
@@ -212,7 +220,7 @@ def unary_backward_cpu(code: int, x: np.ndarray, y: np.ndarray, dy: np.ndarray, 
     elif code == COS:
         g = -dy * np.sin(x)
     elif code == RSQRT:
-        g = -0.5 * dy * y * y * y
+        g = _zero_where_no_upstream(dy, lambda: -0.5 * dy * y * y * y)
     elif code == ARCTAN:
         g = dy / (1 + x * x)
     elif code == ERF:

@@ -240,7 +240,12 @@ def _unary(x, y, shape, sx, code, lo, hi, accumulate):
 def _unary_grad(x, y, dy, dx, code, lo, hi, accumulate):
     i = cuda.grid(1)
     if i < dx.size:
-        v = dy[i] * unary_partial(code, x[i], y[i], lo, hi)
+        g = dy[i]
+        # sqrt and rsqrt pass a zero upstream gradient as zero at x = 0 (as TensorFlow), not 0 * inf
+        if g == 0 and (code == SQRT or code == RSQRT):
+            v = g  # zero, in dx's dtype
+        else:
+            v = g * unary_partial(code, x[i], y[i], lo, hi)
         dx[i] = dx[i] + v if accumulate else v
 
 

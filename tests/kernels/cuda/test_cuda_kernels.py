@@ -315,3 +315,16 @@ def test_float_ids_convert_to_int():
 
     ids = np.array([0.0, 3.0, 2.0, 7.0], np.float32)
     np.testing.assert_array_equal(int_ids(cuda.to_device(ids)).copy_to_host(), [0, 3, 2, 7])
+
+
+@pytest.mark.parametrize("name", ["sqrt", "rsqrt"])
+def test_sqrt_rsqrt_gradient_at_zero_with_no_upstream_is_zero(name):
+    """TensorFlow's SqrtGrad/RsqrtGrad: dy = 0 gives 0 even at x = 0 (f' infinite), not 0 * inf = nan;
+    keras.ops.normalize's clamped rsqrt of a zero row relies on it. The other entries keep the formula."""
+    code = elementwise.UNARY[name]
+    x = np.array([[0.0, 0.0, 4.0]])
+    y = np.sqrt(x) if name == "sqrt" else np.array([[np.inf, np.inf, 0.5]])
+    dy = np.array([[0.0, 1.0, 2.0]])
+    host = run_pair(elementwise.unary_backward_cpu, elementwise.unary_backward_cuda,
+                    lambda: [code, x, y, dy, np.zeros((1, 3))])
+    assert host[4][0, 0] == 0 and not np.isfinite(host[4][0, 1])
