@@ -91,9 +91,20 @@ def norm(x, ord=None, axis=None, keepdims=False):  # noqa: A002 - the Keras argu
 
 
 def normalize(x, axis=-1, order=2, epsilon=None):
-    """x divided by its `order`-norm along `axis` (at least `epsilon`, default 1e-12 as Keras' l2 rule)."""
-    n = norm(x, ord=order, axis=axis, keepdims=True)
-    return F.divide(x, F.maximum(n, 1e-12 if epsilon is None else float(epsilon)))
+    """x divided by its `order`-norm along `axis`, the norm at least `epsilon` (default `backend.epsilon()`,
+    1e-7, as Keras). Order 2 is Keras' ``x * min(rsqrt(sum(x**2)), 1/epsilon)``, so a zero row gives zeros
+    and a finite gradient."""
+    from flexflow_keras import backend
+
+    if isinstance(order, bool) or not isinstance(order, int | np.integer) or order < 1:
+        raise ValueError(f"ops.normalize expects an integer order >= 1, received order={order!r}.")
+    eps = backend.epsilon() if epsilon is None else float(epsilon)
+    if isinstance(x, list | tuple | float | int):
+        x = np.atleast_1d(np.asarray(x, dtype=np.float32))
+    if int(order) == 2:
+        inv = F.minimum(F.rsqrt(F.sum(F.square(x), axis, True)), 1.0 / eps)
+        return F.multiply(x, inv)
+    return F.divide(x, F.maximum(norm(x, ord=int(order), axis=axis, keepdims=True), eps))
 
 
 def cumsum(x, axis=None, dtype=None):

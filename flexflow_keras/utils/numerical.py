@@ -44,14 +44,27 @@ def to_categorical(x, num_classes: int | None = None) -> np.ndarray:
     return out.reshape(shape + (num_classes,))
 
 
-def normalize(x, axis: int = -1, order: int = 2) -> np.ndarray:
-    """Divide `x` by its `order`-norm along `axis` (zero norms are left as 1).
+def normalize(x, axis: int = -1, order: int = 2):
+    """Divide `x` by its `order`-norm along `axis`.
+
+    A NumPy array (or list) is normalised in NumPy (zero norms are left as 1) and a NumPy array comes back;
+    a tensor (symbolic, or eager inside a train_step or under a GradientTape) goes through
+    `keras.ops.normalize`, so the result stays on the graph or tape and gradients flow through it, as
+    Keras returns a backend tensor for a backend tensor.
 
     Args:
-        x: array-like.
+        x: array-like or tensor.
         axis: the axis to normalise along.
         order: the norm's order (2 for L2).
+
+    Example:
+        >>> normalize(np.array([[3.0, 4.0]]))
+        array([[0.6, 0.8]])
     """
+    if not (type(x) is np.ndarray or isinstance(x, list | tuple | int | float)):  # EagerTensor subclasses ndarray
+        from flexflow_keras.ops import numpy_extra
+
+        return numpy_extra.normalize(x, axis=axis, order=order)
     arr = np.asarray(x)
     norm = np.atleast_1d(np.linalg.norm(arr, order, axis))
     norm[norm == 0] = 1
