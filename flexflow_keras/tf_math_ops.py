@@ -9,7 +9,9 @@ has is left out of the signature, so the runner refuses it with a `RawTensorFlow
 Mapped: `tf.cumsum` / `tf.math.cumsum` and `tf.math.cumprod` (exclusive, reverse), `tf.math.count_nonzero`,
 `tf.reduce_any` / `reduce_all` / `reduce_logsumexp` (and under tf.math), `tf.math.is_nan` / `is_inf` /
 `is_finite`, `tf.math.divide_no_nan`, `tf.math.rsqrt`, `tf.round`, `tf.norm` / `tf.linalg.norm`,
-`tf.clip_by_norm`, `tf.math.log_sigmoid`, `tf.math.atan2`, `atan`, `asin`, `acos`, `sinh`, `cosh`, `tf.math.logical_xor`,
+`tf.clip_by_norm`, `tf.math.log_sigmoid`, `tf.math.atan2`, `atan`, `asin`, `acos`, `sinh`, `cosh`, `asinh`,
+`acosh`, `atanh` (each as tf.NAME and tf.math.NAME, as TensorFlow), `tf.math.expm1`, `erfinv`, `rint`,
+`reduce_euclidean_norm`, `tf.scalar_mul`, `tf.realdiv`, `tf.math.logical_xor`,
 `tf.nn.l2_loss`, `tf.nn.bias_add`, `tf.nn.softmax_cross_entropy_with_logits`,
 `tf.nn.sparse_softmax_cross_entropy_with_logits`, `tf.nn.dropout`, `tf.random.truncated_normal`,
 `tf.random.shuffle`, `tf.nn.batch_normalization`, `tf.clip_by_global_norm` (``(clipped list, global
@@ -383,8 +385,29 @@ def squared_difference(x, y, name=None):
     return ops.square(ops.subtract(_tensor(x), _tensor(y)))
 
 
+def reduce_euclidean_norm(input_tensor, axis=None, keepdims=False, name=None):
+    """`tf.math.reduce_euclidean_norm`: ``sqrt(sum(x ** 2))`` over `axis` (all of x when None)."""
+    ops = _ops()
+    return ops.sqrt(ops.sum(ops.square(_tensor(input_tensor)), axis=axis, keepdims=bool(keepdims)))
+
+
+def scalar_mul(scalar, x, name=None):
+    """`tf.scalar_mul(scalar, x)` / `tf.math.scalar_mul`: x times a scalar."""
+    return _ops().multiply(_tensor(scalar), _tensor(x))
+
+
+def realdiv(x, y, name=None):
+    """`tf.realdiv(x, y)`: x / y for floating-point x and y."""
+    return _ops().divide(_tensor(x), _tensor(y))
+
+
 def _both(name: str, fn) -> dict:
     return {f"tf.{name}": fn, f"tf.math.{name}": fn}
+
+
+# TensorFlow name -> keras.ops name; TensorFlow has each both as tf.NAME and tf.math.NAME
+_TRIG = (("atan", "arctan"), ("asin", "arcsin"), ("acos", "arccos"), ("sinh", "sinh"), ("cosh", "cosh"),
+         ("asinh", "arcsinh"), ("acosh", "arccosh"), ("atanh", "arctanh"))
 
 
 CALLS = {
@@ -393,7 +416,10 @@ CALLS = {
     **{k: v for fn in ("any", "all", "logsumexp") for k, v in _both(f"reduce_{fn}", _reduction(fn)).items()},
     **{f"tf.math.{tf_name}": _unary(fn, tf_name) for tf_name, fn in (
         ("is_nan", "isnan"), ("is_inf", "isinf"), ("is_finite", "isfinite"), ("log_sigmoid", "log_sigmoid"),
-        ("atan", "arctan"), ("asin", "arcsin"), ("acos", "arccos"), ("sinh", "sinh"), ("cosh", "cosh"))},
+        ("expm1", "expm1"), ("erfinv", "erfinv"))},
+    **{k: v for tf_name, fn in _TRIG for k, v in _both(tf_name, _unary(fn, tf_name)).items()},
+    "tf.math.rint": round_, "tf.math.reduce_euclidean_norm": reduce_euclidean_norm,
+    **_both("scalar_mul", scalar_mul), "tf.realdiv": realdiv,
     "tf.math.rsqrt": _unary("rsqrt", "rsqrt"), **_both("round", round_),
     "tf.math.divide_no_nan": divide_no_nan, "tf.math.atan2": atan2, "tf.atan2": atan2,
     "tf.math.logical_xor": logical_xor,
