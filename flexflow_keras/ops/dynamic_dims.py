@@ -175,14 +175,35 @@ def reshape(x, new_shape):
         (is_dim(t) and s is None) or (t is None and s is None) or (not is_dim(t) and t == s)
         for (_, t), (_, s) in zip(keep_t, keep_s, strict=True))
     if not same:
+        dims = _one_open_length(src, target)
+        if dims is not None:
+            return F.reshape(x, dims)
         raise ShapeError(f"reshape of {tuple(src)} to {tuple(target)}: with lengths unknown while the graph is built "
-                         f"(ops.shape(x)[i] of an open Input dim), a reshape can only add or remove dims of size 1.")
+                         f"(ops.shape(x)[i] of an open Input dim), a reshape can only add or remove dims of size 1, "
+                         f"or, with one open length on each side, regroup the known dims (the same product).")
     y = x
     for i in reversed([i for i, s in enumerate(src) if s == 1]):
         y = F.squeeze(y, i)
     for i in [i for i, s in enumerate(target) if s == 1 and not is_dim(s)]:
         y = apply_op(InsertAxisOp(i), [y])
     return y
+
+
+def _one_open_length(src: list, target: list) -> list | None:
+    """``(B, N, 24) -> (B, N, 3, 2, 4)`` (keras.io's CaiT splits heads with ``tf.reshape(qkv, (B, N, 3, h,
+    C // h))`` over a variable token count): one open length on each side and the same product of the known
+    dims, so the open length carries over; F.reshape's -1 takes it (the target with the batch and the open
+    length as -1), and the graph recorded at the data's length checks the sizes. None when it does not fit."""
+    rest_t, rest_s = target[1:], src[1:]
+    if sum(is_dim(t) for t in rest_t) != 1 or sum(s is None for s in rest_s) != 1:
+        return None
+    if any(t is None or (not is_dim(t) and int(t) < 1) for t in rest_t):
+        return None
+    known_t = math.prod(int(t) for t in rest_t if not is_dim(t))
+    known_s = math.prod(int(s) for s in rest_s if s is not None)
+    if known_t != known_s:
+        return None
+    return [-1] + [-1 if is_dim(t) else int(t) for t in rest_t]
 
 
 @dataclass(frozen=True)
