@@ -88,14 +88,15 @@ def _size(size, who: str) -> tuple[int, int]:
 
 
 def resize(images, size, method="bilinear", preserve_aspect_ratio=False, antialias=False, name=None):
-    """Bilinear (float32), nearest (the input's dtype) or area (float32; TensorFlow ignores antialias for it),
-    as tf.image.resize computes them."""
+    """Bilinear or bicubic (float32), nearest (the input's dtype) or area (float32; TensorFlow ignores antialias
+    for it), as tf.image.resize computes them."""
     from kernels.augment import resize_image_cpu
 
     method = str(getattr(method, "value", method)).lower()
-    if method not in ("bilinear", "nearest", "area") or (antialias and method != "area"):
+    if method not in ("bilinear", "nearest", "area", "bicubic") or (antialias and method != "area"):
         raise ArgumentError(f"tf.image.resize(method={method!r}, antialias={antialias}) is not supported by "
-                            f"flexflow_keras; 'bilinear' and 'nearest' without antialiasing, and 'area', are.")
+                            f"flexflow_keras; 'bilinear', 'bicubic' and 'nearest' without antialiasing, and "
+                            f"'area', are.")
     a, single = _images(images, "resize")
     batch = a[None] if single else a
     h, w = _size(size, "resize")
@@ -107,8 +108,8 @@ def resize(images, size, method="bilinear", preserve_aspect_ratio=False, antiali
         cols = _nearest_index(batch.shape[2], h, w, axis=1)
         out = batch[:, rows][:, :, cols]
         return _out(out[0] if single else out)
-    if method == "area":
-        out = tf_image_spaces.resize_area(batch, h, w)
+    if method in ("area", "bicubic"):
+        out = (tf_image_spaces.resize_area if method == "area" else tf_image_spaces.resize_bicubic)(batch, h, w)
         return _out(out[0] if single else out)
     out = np.empty((batch.shape[0], h, w, batch.shape[3]), np.float32)
     for k in range(batch.shape[0]):

@@ -1,5 +1,5 @@
 """`tf.image`'s linear colour spaces (`rgb_to_yuv`, `yuv_to_rgb`, `rgb_to_yiq`, `yiq_to_rgb`) and its "area"
-resize, for `python -m flexflow_keras` (tf_image.py dispatches here).
+and "bicubic" resizes, for `python -m flexflow_keras` (tf_image.py dispatches here).
 
 - The colour conversions are TensorFlow's: a tensordot of the last axis with its 3x3 kernel, in the image's
   float dtype (TensorFlow gives integer images no meaning here; they are an error). On a model's or a tape's
@@ -8,6 +8,9 @@ resize, for `python -m flexflow_keras` (tf_image.py dispatches here).
 - `resize(method="area")` is TensorFlow's ResizeArea without aligned corners: each output pixel is the mean of
   the source box it covers, partly covered pixels weighted by their overlap, computed as one weight matrix per
   axis (the box's rows, then its columns). Float32 results whatever the input dtype, as TensorFlow.
+- `resize(method="bicubic")` is TensorFlow's ResizeBicubic with half-pixel centres (tf.image.resize's, without
+  antialiasing): Keys' cubic (a = -0.5) read from TensorFlow's 1024-entry table at the rounded fraction, taps
+  outside the image weighted 0 and the other weights renormalised; one weight matrix per axis, as for area.
 """
 
 from __future__ import annotations
@@ -78,6 +81,47 @@ def _area_weights(n_in: int, n_out: int) -> np.ndarray:
             part = (scale if last else np.float32(i + 1) - lo) if first else (hi - np.float32(i) if last else 1.0)
             w[y, min(i, n_in - 1)] += np.float32(part)
     return w
+
+
+_CUBIC_TABLE = 1024
+
+
+def _keys_table() -> np.ndarray:
+    """TensorFlow's bicubic coefficient table (resize_bicubic_op.cc, a = -0.5), in float32: row i holds the
+    weight at distance i / 1024 and at distance 1 + i / 1024."""
+    a = np.float32(-0.5)
+    x = (np.arange(_CUBIC_TABLE + 1, dtype=np.float64) / _CUBIC_TABLE).astype(np.float32)
+    near = ((a + 2) * x - (a + 3)) * x * x + 1
+    x1 = x + np.float32(1.0)
+    far = ((a * x1 - 5 * a) * x1 + 8 * a) * x1 - 4 * a
+    return np.stack([near, far], axis=1).astype(np.float32)
+
+
+def _bicubic_weights(n_in: int, n_out: int) -> np.ndarray:
+    """(n_out, n_in) weights of TensorFlow's half-pixel bicubic along one axis: source position
+    (y + 0.5) * s - 0.5 with s = n_in / n_out in float32, four taps around it."""
+    table = _keys_table()
+    scale = np.float32(n_in) / np.float32(n_out)
+    w = np.zeros((n_out, n_in), np.float32)
+    for y in range(n_out):
+        loc = (np.float32(y) + np.float32(0.5)) * scale - np.float32(0.5)
+        base = math.floor(loc)
+        offset = int(np.rint(np.float32(loc - np.float32(base)) * np.float32(_CUBIC_TABLE)))
+        taps = (table[offset, 1], table[offset, 0], table[_CUBIC_TABLE - offset, 0], table[_CUBIC_TABLE - offset, 1])
+        inside = [(base - 1 + k, t) for k, t in enumerate(taps) if 0 <= base - 1 + k < n_in]
+        total = np.float32(sum(t for _, t in inside))
+        norm = np.float32(1.0) / total if abs(total) >= 1000 * np.finfo(np.float32).tiny else np.float32(1.0)
+        for i, t in inside:
+            w[y, i] = np.float32(t * norm)
+    return w
+
+
+def resize_bicubic(batch: np.ndarray, h: int, w: int) -> np.ndarray:
+    """TensorFlow's bicubic resize (half-pixel centres, no antialiasing) of a batch (N, H, W, C) to (N, h, w, C),
+    float32."""
+    wy, wx = _bicubic_weights(batch.shape[1], h), _bicubic_weights(batch.shape[2], w)
+    out = np.einsum("yi,nijc,xj->nyxc", wy.astype(np.float64), batch.astype(np.float64), wx.astype(np.float64))
+    return out.astype(np.float32)
 
 
 def resize_area(batch: np.ndarray, h: int, w: int) -> np.ndarray:

@@ -1,4 +1,4 @@
-"""tf.image's YUV/YIQ conversions and resize(method="area") under the runner (tf_image_spaces.py), and an
+"""tf.image's YUV/YIQ conversions and resize(method="area" and "bicubic") under the runner (tf_image_spaces.py), and an
 unlabelled image folder mapped to (inputs, targets) pairs, against TensorFlow 2.21 / tf.keras 3.15: keras.io's
 sub-pixel super-resolution builds its training pairs with rgb_to_yuv, tf.split and an area resize in a map of
 image_dataset_from_directory(label_mode=None), and fits on it."""
@@ -60,9 +60,27 @@ def test_area_resize_matches_tensorflow(shape, size, dtype):
     np.testing.assert_allclose(got, want, rtol=2e-6, atol=1e-5)
 
 
-def test_bicubic_stays_a_clear_error():
-    with pytest.raises(ValueError, match="'area', are"):
-        FFTF.image.resize(np.zeros((4, 4, 1), np.float32), (2, 2), method="bicubic")
+@pytest.mark.parametrize(("shape", "size", "dtype"), [((20, 20, 3), (18, 18), "float32"),
+                                                      ((2, 5, 7, 3), (11, 13), "float32"),
+                                                      ((2, 16, 9, 1), (4, 3), "float64"),
+                                                      ((6, 5, 1), (9, 4), "uint8"),
+                                                      ((1, 3, 3, 2), (10, 1), "float32"),
+                                                      ((1, 1, 4, 1), (3, 8), "float32"),
+                                                      ((1, 40, 36, 1), (48, 48), "float32")])
+def test_bicubic_resize_matches_tensorflow(shape, size, dtype):
+    """TensorFlow's half-pixel ResizeBicubic: its coefficient table, taps outside the image weighted 0 and the
+    rest renormalised (keras.io's CaiT preprocesses with method="bicubic"; it was refused here)."""
+    a = (RNG.uniform(0, 255, shape)).astype(dtype)
+    want = tf.image.resize(a, size, method="bicubic").numpy()
+    got = np.asarray(FFTF.image.resize(a, size, method="bicubic"))
+    assert got.shape == want.shape and got.dtype == want.dtype == np.float32
+    np.testing.assert_allclose(got, want, rtol=2e-6, atol=2e-4)
+
+
+def test_other_methods_stay_a_clear_error():
+    for method, antialias in (("lanczos3", False), ("bicubic", True)):
+        with pytest.raises(ValueError, match="'area', are"):
+            FFTF.image.resize(np.zeros((4, 4, 1), np.float32), (2, 2), method=method, antialias=antialias)
 
 
 def _folder(tmp_path):

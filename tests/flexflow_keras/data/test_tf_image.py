@@ -66,8 +66,8 @@ def test_list_files_sorts_and_shuffles_unless_asked(files):
 
 def test_resize_refuses_what_it_does_not_compute():
     img = np.zeros((4, 4, 3), np.uint8)
-    with pytest.raises(ArgumentError, match="bicubic"):
-        T.resize(img, [2, 2], method="bicubic")
+    with pytest.raises(ArgumentError, match="lanczos3"):
+        T.resize(img, [2, 2], method="lanczos3")
     with pytest.raises(ArgumentError, match="antialias"):
         T.resize(img, [2, 2], antialias=True)
     assert np.asarray(T.resize(img, [2, 3])).dtype == np.float32
