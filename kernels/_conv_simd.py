@@ -18,6 +18,13 @@ AVX-512F and Numba compiles for it) and the column count is a multiple of 16, an
 (`_conv_blas.gemm`) otherwise. Measured on the 2-core AMD EPYC (Zen 5) here, one thread, the Winograd
 GEMMs of MNIST's conv2: 206-220 GFLOP/s against 95-102 for OpenBLAS with OPENBLAS_CORETYPE=Haswell (the
 environment's setting) and 142-182 for its SkylakeX kernels.
+
+Rounding: the micro-kernel sums each chunk of at most KC products of the reduction from zero in its
+registers and adds that block sum to C, rather than loading C into the accumulators and chaining every
+product onto it. A reduction of k products then rounds like k/KC block sums of KC terms (OpenBLAS's kernels
+do the same) instead of one float32 chain of k: the im2col kernel gradient, a reduction over the batch's
+output pixels, had about 10x TensorFlow's error (tests/kernels/test_conv_im2col_accuracy.py). The loop is
+the same code; C is loaded once per block either way, and the block's adds are one per KC FMAs.
 """
 
 from __future__ import annotations
@@ -97,15 +104,11 @@ def _micro(rows: int, nv: int):
                 off = builder.add(builder.mul(ir.Constant(i64, i), ldc_), ir.Constant(i64, j * LANES))
                 return builder.bitcast(builder.gep(pc, [off]), vptr)
 
-            with builder.if_else(builder.icmp_unsigned("!=", acc_, ir.Constant(acc_.type, 0))) as (keep, zero):
-                with keep:
-                    for i in range(rows):
-                        for j in range(nv):
-                            builder.store(builder.load(cvec(i, j), align=4), slots[i][j])
-                with zero:
-                    for i in range(rows):
-                        for j in range(nv):
-                            builder.store(ir.Constant(vec, [0.0] * LANES), slots[i][j])
+            # the block's products are summed from zero and added to C at the end (as OpenBLAS's kernels do),
+            # not chained onto C's value: see "Rounding" in the module docstring
+            for i in range(rows):
+                for j in range(nv):
+                    builder.store(ir.Constant(vec, [0.0] * LANES), slots[i][j])
             undef = ir.Constant(vec, ir.Undefined)
             mask = ir.Constant(ir.VectorType(ir.IntType(32), LANES), [0] * LANES)
             with cgutils.for_range(builder, k_) as loop:
@@ -121,9 +124,16 @@ def _micro(rows: int, nv: int):
                                                    mask)
                     for j in range(nv):
                         builder.store(builder.call(fma, [splat, bv[j], builder.load(slots[i][j])]), slots[i][j])
-            for i in range(rows):
-                for j in range(nv):
-                    builder.store(builder.load(slots[i][j]), cvec(i, j), align=4)
+            with builder.if_else(builder.icmp_unsigned("!=", acc_, ir.Constant(acc_.type, 0))) as (add, store):
+                with add:
+                    for i in range(rows):
+                        for j in range(nv):
+                            builder.store(builder.fadd(builder.load(cvec(i, j), align=4), builder.load(slots[i][j])),
+                                          cvec(i, j), align=4)
+                with store:
+                    for i in range(rows):
+                        for j in range(nv):
+                            builder.store(builder.load(slots[i][j]), cvec(i, j), align=4)
             return context.get_dummy_value()
 
         return sig, codegen
@@ -240,8 +250,8 @@ def simd_gemm(trans_a, m, n, k, a, lda, b, ldb, accumulate, c, ldc):
     # order).
     # the reduction in chunks of KC rows of B, each chunk through every panel of columns before the next:
     # a chunk of B (KC whole rows, 128 KB for 128 columns) is read once from memory, in order, and every
-    # block of rows of A reuses it from cache; C holds the partial sums between chunks (stored and
-    # reloaded exactly: the same sums in the same order). A Dense of 9216 -> 128 on 32 rows: 100 ->
+    # block of rows of A reuses it from cache; C holds the sum of the chunks done so far, and each chunk's
+    # block sums are added to it (see "Rounding" above). A Dense of 9216 -> 128 on 32 rows: 100 ->
     # 120-130 GFLOP/s against panel by panel, where each panel read every row of B in part. The first
     # chunk always runs, so k == 0 still sets C = 0 (or leaves it when accumulating).
     packed = m >= PACK_MIN_ROWS and ldb % PACK_STRIDE == 0
