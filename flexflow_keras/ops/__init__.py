@@ -5,8 +5,8 @@
 `normalization`, `math_ops`, `shape_ops`, `losses` (and `conv`, `pooling`); `functional` holds the
 functions layers and custom code call (``ops.dense``, ``ops.add``, ``ops.mean``, ``ops.loss``, ...):
 symbolic on KerasTensors, eager on NumPy arrays. The rest of Keras 3's `keras.ops` is composed from those in
-`numpy_api`, `numpy_extra`, `numpy_math`, `numpy_arrays`, `numpy_stats` and `nn_more` (dtypes: `dtype_rules`);
-branches, loops and scans in `control_flow` and `control_scan`.
+`numpy_api`, `numpy_indexing`, `numpy_extra`, `numpy_math`, `numpy_arrays`, `numpy_stats` and `nn_more`
+(dtypes: `dtype_rules`); branches, loops and scans in `control_flow` and `control_scan`.
 
 Example:
     >>> from flexflow_keras import ops
@@ -30,6 +30,7 @@ from flexflow_keras.ops import nn_more as _nn_more
 from flexflow_keras.ops import numpy_api as _numpy_api
 from flexflow_keras.ops import numpy_arrays as _numpy_arrays
 from flexflow_keras.ops import numpy_extra as _numpy_extra
+from flexflow_keras.ops import numpy_indexing as _numpy_indexing
 from flexflow_keras.ops import numpy_math as _numpy_math
 from flexflow_keras.ops import numpy_stats as _numpy_stats
 from flexflow_keras.ops import segment as _segment
@@ -110,7 +111,7 @@ class UnsupportedOpsError(FlexFlowKerasError, AttributeError):
 
 
 _MODULES = (_functional, _control_flow, _control_scan, _loss_functions,
-            _numpy_api, _numpy_extra, _numpy_math, _numpy_arrays, _numpy_stats, _nn_more,
+            _numpy_api, _numpy_indexing, _numpy_extra, _numpy_math, _numpy_arrays, _numpy_stats, _nn_more,
             _segment, _space_depth, _linalg, _fft, _attention_fn)
 # a module's own __all__ where it has one (ops/segment.py's segment_reduce is the runner's, not keras.ops')
 __all__ = [n for m in _MODULES for n in getattr(m, "__all__", dir(m)) if not n.startswith("_")

@@ -1,9 +1,11 @@
-"""More of Keras 3's `keras.ops` (the NumPy-like API): creation, shapes, indexing, selection, scans and
-statistics. Symbolic on KerasTensors (recording graph ops with backward passes), eager on arrays.
+"""Keras 3's `keras.ops` (the NumPy-like API): creation, shapes, products and casts, and the namespace that
+re-exports its indexing and selection (numpy_indexing.py). Symbolic on KerasTensors (recording graph ops with
+backward passes), eager on arrays.
 
 ``ops.shape(x)`` of a symbolic tensor gives its batch as a `BatchDim` (printed ``None``) that remembers x,
 so a shape built from it (``ops.zeros((ops.shape(x)[0], 4))``, ``ops.reshape(y, (ops.shape(x)[0], -1))``)
 takes its batch from x at run time, and ``ops.cast(ops.shape(x)[0], "float32")`` is the batch size.
+``ops.stack(xs, axis=0)`` of batch-first symbolic tensors is a `BatchSecondStack` (ops/batch_second.py).
 """
 
 from __future__ import annotations
@@ -14,27 +16,34 @@ import math
 import numpy as np
 
 from flexflow_keras.errors import ShapeError
-from flexflow_keras.ops import assign_in_call
 from flexflow_keras.ops import dynamic_dims as _dyn
 from flexflow_keras.ops import functional as F
 from flexflow_keras.ops import tape as _tape
-from flexflow_keras.ops.array_ops import (
-    ArgReduceOp,
-    BroadcastToOp,
-    GatherOp,
-    IndexOp,
-    OneHotOp,
-    RepeatOp,
-    TakeAlongAxisOp,
-    TileOp,
-    TopKOp,
-)
+from flexflow_keras.ops.array_ops import BroadcastToOp, RepeatOp, TileOp
 from flexflow_keras.ops.base import apply_op
+from flexflow_keras.ops.batch_second import BatchSecondStack, StackedBeforeBatchError  # noqa: F401
 from flexflow_keras.ops.dtype_rules import python_dtype
 from flexflow_keras.ops.eager_tensor import eager
 from flexflow_keras.ops.graph import KerasTensor, StaticBatch, Variable
+from flexflow_keras.ops.numpy_indexing import (  # noqa: F401 - keras.ops' indexing and selection, re-exported
+    _basic,
+    _ints,
+    _lookup_rows,
+    _row_lookup,
+    _static_key,
+    argmax,
+    argmin,
+    flip,
+    gather,
+    get_item,
+    in_top_k,
+    one_hot,
+    slice,
+    take,
+    take_along_axis,
+    top_k,
+)
 from flexflow_keras.ops.random_ops import BatchSizeOp, FillOp
-from kernels.reduce import normalize_axes
 
 __all__ = ["BatchDim", "full", "ones", "zeros", "full_like", "ones_like", "zeros_like", "arange", "eye", "identity",
            "convert_to_tensor", "convert_to_numpy", "is_tensor", "shape", "reshape", "stack", "split",
@@ -259,75 +268,6 @@ def stack(xs, axis=0):
     return F.concatenate([F.expand_dims(x, axis % nd) for x in xs], axis=axis % nd)
 
 
-class StackedBeforeBatchError(ShapeError, AttributeError):
-    """A use of a `BatchSecondStack` other than the transpose that puts the batch first: a ShapeError, and an
-    AttributeError for a missing attribute, so ``hasattr(s, "numpy")`` is False."""
-
-
-class BatchSecondStack:
-    """``stack(xs, axis=0)`` of symbolic tensors whose first dim is the batch: a graph tensor keeps the batch
-    first, so the parts are kept until a transpose puts the batch back in front (``tf.transpose(s, [1, 0, 2])``
-    after stacking a decoder's step outputs, as TensorFlow's time-series tutorial's FeedBack model does; also
-    ``moveaxis(s, 0, 1)`` and ``swapaxes(s, 0, 1)``); that transpose stacks them on axis 1, and
-    ``unstack(s, axis=0)`` gives the parts back. Indexing on axis 0 and softmax / log_softmax / reductions
-    along an axis work too (ops/batch_second.py). Any other use is an error that says how to write it."""
-
-    def __init__(self, parts: list):
-        self.parts = parts
-
-    @property
-    def shape(self) -> tuple:
-        return (len(self.parts),) + tuple(self.parts[0].shape)
-
-    def error(self) -> StackedBeforeBatchError:
-        return StackedBeforeBatchError(
-            f"stack: {len(self.parts)} symbolic tensors of shape {tuple(self.parts[0].shape)} stacked on axis 0 put "
-            f"the new axis before the batch dim; flexflow_keras keeps the batch first in every tensor of a model, "
-            f"so such a stack can only be transposed to put the batch first again (tf.transpose(s, [1, 0, 2]), "
-            f"ops.moveaxis(s, 0, 1), ops.swapaxes(s, 0, 1)), unstacked on axis 0, indexed on axis 0 (s[i], s[a:b]), or "
-            f"given to softmax, log_softmax or a reduction (sum, mean, max, min, prod, logsumexp) along an axis. "
-            f"Stack on axis=1 and index [:, i] instead (keras.ops.stack(xs, axis=1)).")
-
-    def transposed(self, perm) -> KerasTensor:
-        """The stack transposed by `perm` (whose first entry must be 1, the batch)."""
-        nd = len(self.shape)
-        perm = [int(p) % nd for p in perm]
-        if sorted(perm) != list(range(nd)) or perm[0] != 1:
-            raise self.error()
-        moved = [{0: 1, 1: 0}.get(p, p) for p in perm]  # the axes of the batch-first stack
-        out = stack(self.parts, axis=1)
-        return out if moved == list(range(nd)) else F.transpose(out, moved)
-
-    def unstacked(self, axis) -> list:
-        """The parts (unstack on axis 0, the stacking axis)."""
-        if int(axis) % len(self.shape) != 0:
-            raise self.error()
-        return list(self.parts)
-
-    def __getitem__(self, key):
-        """``s[i]`` is part i, ``s[a:b]`` a stack of parts (ops/batch_second.py)."""
-        from flexflow_keras.ops import batch_second
-
-        return batch_second.item(self, key)
-
-    def __len__(self) -> int:
-        return len(self.parts)
-
-    def __iter__(self):
-        return iter(self.parts)
-
-    def __getattr__(self, name):
-        raise self.error()
-
-    def _refuse(self, *args, **kwargs):
-        raise self.error()
-
-    __array__ = __bool__ = _refuse
-    __add__ = __radd__ = __sub__ = __rsub__ = __mul__ = __rmul__ = __truediv__ = __rtruediv__ = _refuse
-    __floordiv__ = __rfloordiv__ = __mod__ = __rmod__ = __pow__ = __rpow__ = __matmul__ = __rmatmul__ = _refuse
-    __neg__ = __pos__ = __abs__ = _refuse
-
-
 def split(x, indices_or_sections, axis=0):
     """Split along `axis` into equal sections (an int) or at the given indices."""
     size = shape(x)[axis]
@@ -396,172 +336,6 @@ def swapaxes(x, axis1, axis2):
     perm = list(range(nd))
     perm[axis1 % nd], perm[axis2 % nd] = perm[axis2 % nd], perm[axis1 % nd]
     return F.transpose(x, perm)
-
-
-# --- indexing ----------------------------------------------------------------------------------------------
-def _static_key(key, nd: int) -> tuple:
-    key = key if isinstance(key, tuple) else (key,)
-    n_real = builtins.sum(1 for k in key if k is not None and k is not Ellipsis)
-    out = []
-    for k in key:
-        if k is Ellipsis:
-            out.extend([(None, None, None)] * (nd - n_real))
-        elif isinstance(k, _slice):
-            out.append((k.start, k.stop, k.step))
-        elif k is None or isinstance(k, int | np.integer):
-            out.append(None if k is None else int(k))
-        else:
-            raise TypeError(f"Indexing a tensor supports ints, slices, None and ..., received {type(k).__name__} "
-                            f"{k!r}; use ops.take(x, indices, axis) for an array of indices.")
-    return tuple(out)
-
-
-def get_item(x, key):
-    """``x[key]`` for ints, slices, None and ``...``; the batch dim of a symbolic x stays whole."""
-    if not _sym(x):
-        if _tape.recording() and _basic(key):  # an eager index a GradientTape sees (ops/tape.py)
-            value = x.value if _tape._is_variable(x) else np.asarray(x)  # a variable's own buffer: its key
-            return apply_op(IndexOp(_static_key(_ints(key), np.ndim(value))), [value])
-        return np.asarray(x)[key]
-    if isinstance(x, Variable):  # a weight indexed in a layer's call(): a graph read of it, not its value now
-        x = F._tensor(x, True)
-    static = _static_key(key, x.ndim)
-    if any(d is None for d in x.shape[1:]) and all(k is None or k == (None, None, None) for k in static):
-        # only new axes around open sizes (``mask[:, None, :]`` of a variable-length mask): no slicing needed
-        y = x
-        for pos, k in enumerate(static):
-            if k is None:
-                y = apply_op(_dyn.InsertAxisOp(pos), [y])
-        return y
-    return apply_op(IndexOp(static), [x])
-
-
-def _ints(key):
-    """`key` with 0-d integer arrays (``tf.argmax(...)`` results, ``tf.shape(x)[1] - 1``) as ints, in slices
-    too (``x[:, :h - 1]``, keras.io's Zero-DCE smoothness loss)."""
-    if isinstance(key, tuple):
-        return tuple(_ints(k) for k in key)
-    if isinstance(key, _slice):
-        return _slice(_ints(key.start), _ints(key.stop), _ints(key.step))
-    if isinstance(key, np.ndarray) and key.ndim == 0 and key.dtype.kind in "iu":
-        return int(key)
-    return key
-
-
-def _basic(key) -> bool:
-    """Whether `key` is a basic index (ints, slices, None, ...), which `IndexOp` runs."""
-    parts = _ints(key) if isinstance(key, tuple) else (_ints(key),)
-    return all(k is None or k is Ellipsis or isinstance(k, _slice | int | np.integer) and not isinstance(k, bool)
-               for k in parts)
-
-
-def slice(inputs, start_indices, shape):  # noqa: A001 - the Keras ops name
-    """The block of `shape` starting at `start_indices` (batch: start 0 and None/-1 for symbolic)."""
-    key = tuple(_slice(int(s), None if n in (None, -1) or isinstance(n, BatchDim) else int(s) + int(n))
-                for s, n in zip(start_indices, shape, strict=True))
-    return get_item(inputs, key)
-
-
-def flip(x, axis=None):
-    """Reverse the order of elements along `axis` (None: every non-batch axis)."""
-    nd = F._ndim(x)
-    axes = normalize_axes(axis, nd) if axis is not None else tuple(range(1 if _sym(x) else 0, nd))
-    return get_item(x, tuple(_slice(None, None, -1) if i in axes else _slice(None) for i in range(nd)))
-
-
-def take(x, indices, axis=None):
-    """Elements of x at integer `indices` along `axis` (None: the flattened x, eager only)."""
-    sym = _sym(x, indices)
-    if axis is None:
-        if sym:
-            raise ShapeError("take(axis=None) flattens the batch into the data; give an axis (e.g. 1).")
-        if not _tape.recording():
-            return np.take(np.asarray(x), np.asarray(indices))
-        x, axis = F.reshape(x, (-1,)), 0
-    idx = indices if isinstance(indices, KerasTensor) else np.asarray(indices)
-    if not isinstance(idx, KerasTensor) and idx.dtype.kind not in "iu":
-        idx = idx.astype(np.int32)
-    if _row_lookup(x, axis, sym):
-        return _lookup_rows(x, idx)
-    return apply_op(GatherOp(int(axis)), [_t(x, sym), _t(idx, sym)])
-
-
-def _row_lookup(x, axis, sym: bool) -> bool:
-    """Whether ``take(x, ids, axis=0)`` reads rows of a trainable 2-D weight (in a graph, or eagerly under a
-    GradientTape): TensorFlow's gradient of that gather is IndexedSlices, one row per lookup, whose moments
-    Keras 3's optimizers take per lookup (execution/sparse_moments.py), as for an Embedding's table."""
-    return (isinstance(x, Variable) and x.trainable and x.ndim == 2 and int(axis) % 2 == 0
-            and (sym or _tape.recording()) and assign_in_call.read(x) is None)
-
-
-def _lookup_rows(table: Variable, idx):
-    """Rows `idx` of `table` as an embedding lookup; negative ids count from the end, as Keras' take."""
-    rows = table.shape[0]
-    if isinstance(idx, KerasTensor):
-        if np.dtype(idx.dtype).kind == "i":
-            idx = F.where(F.less(idx, 0), F.add(idx, np.asarray(rows, idx.dtype)), idx)
-    else:
-        idx = np.where(idx < 0, idx + rows, idx)
-    return F.embedding(idx, table)
-
-
-gather = take
-
-
-def take_along_axis(x, indices, axis=None):
-    """``np.take_along_axis`` (axis None: flattened, eager only)."""
-    sym = _sym(x, indices)
-    if axis is None:
-        if sym:
-            raise ShapeError("take_along_axis(axis=None) flattens the batch; give an axis.")
-        return np.take_along_axis(np.ravel(x), np.ravel(indices), 0)
-    return apply_op(TakeAlongAxisOp(int(axis)), [_t(x, sym), _t(indices, sym)])
-
-
-# --- selection -----------------------------------------------------------------------------------------------
-def _arg(fn: str, x, axis, keepdims):
-    if axis is None:
-        if _sym(x):
-            raise ShapeError(f"{fn}(axis=None) flattens the batch; give an axis (e.g. -1).")
-        r = np.argmax(x) if fn == "argmax" else np.argmin(x)
-        return np.asarray(r, dtype="int32")
-    return apply_op(ArgReduceOp(fn, int(axis), bool(keepdims)), [_t(x, _sym(x))])
-
-
-def argmax(x, axis=None, keepdims=False):
-    """Index of the largest value along `axis` (int32)."""
-    return _arg("argmax", x, axis, keepdims)
-
-
-def argmin(x, axis=None, keepdims=False):
-    """Index of the smallest value along `axis` (int32)."""
-    return _arg("argmin", x, axis, keepdims)
-
-
-def one_hot(x, num_classes, axis=-1, dtype=None, sparse=False):
-    """One-hot encoding of integer ids (float32); ids outside [0, num_classes) give zero rows."""
-    if sparse:
-        raise ValueError("one_hot(sparse=True) is not supported; use the dense result.")
-    x = _t(x, _sym(x))
-    if not isinstance(x, KerasTensor):
-        x = np.asarray(x).astype(np.int64)
-    return apply_op(OneHotOp(int(num_classes), int(axis), str(np.dtype(dtype or "float32"))), [x])
-
-
-def top_k(x, k, sorted=True):  # noqa: A002 - the Keras argument name
-    """(values, indices) of the `k` largest entries of the last axis, largest first."""
-    return apply_op(TopKOp(int(k)), [_t(x, _sym(x))])
-
-
-def in_top_k(targets, predictions, k):
-    """Whether each target class id is among the `k` largest predictions of its row (bool)."""
-    sym = _sym(targets, predictions)
-    t = _t(targets, sym)
-    if not sym:
-        t = np.asarray(t).astype(np.int64)
-    chosen = take_along_axis(predictions, F.expand_dims(t, -1), axis=-1)
-    kth = get_item(top_k(predictions, k)[0], (_slice(None), _slice(k - 1, k)))
-    return F.squeeze(F.greater_equal(chosen, kth), -1) if sym else np.squeeze(chosen >= kth, -1)
 
 
 # --- products ---------------------------------------------------------------------------------------------------
