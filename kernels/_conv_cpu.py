@@ -231,16 +231,33 @@ def gemm_forward(x3, w2, bias, has_bias, relu, sh, sw, pt, pl, oh, ow, c, kh, st
 
 
 @njit(nogil=True, cache=True)
-def gemm_backward(x3, w2t, dy2, y2, relu, sh, sw, pt, pl, oh, ow, c, kh, kw, step, cols, dz_buf, want_db, db,
-                  want_dk, gk2, want_dx, simd, dx):
-    """The im2col + GEMM backward in one nogil call, per chunk of `step` output lines: dZ (dy2 masked by
-    the ReLU output y2 if relu), db += colsum(dZ), gk2 += cols^T @ dZ, dx += col2im(dZ @ w2t), where w2t
-    (CO, KH*KW*C) is the transposed kernel matrix; simd as for `gemm_forward`.
+def fold_rows64(part, total, first):
+    """total (float64, flat) = part (float32, flat) if first, else total += part."""
+    if first:
+        for i in range(part.size):
+            total[i] = part[i]
+    else:
+        for i in range(part.size):
+            total[i] += part[i]
 
-    dx and gk2 must be zeroed by the caller for overwrite semantics.
+
+@njit(nogil=True, cache=True)
+def gemm_backward(x3, w2t, dy2, y2, relu, sh, sw, pt, pl, oh, ow, c, kh, kw, step, cols, dz_buf, want_db, db,
+                  want_dk, gk2, gk64, fold_rows, want_dx, simd, dx):
+    """The im2col + GEMM backward in one nogil call, per chunk of `step` output lines: dZ (dy2 masked by
+    the ReLU output y2 if relu), db += colsum(dZ), gk64 = the sum of cols^T @ dZ, dx += col2im(dZ @ w2t),
+    where w2t (CO, KH*KW*C) is the transposed kernel matrix; simd as for `gemm_forward`.
+
+    The kernel gradient is summed over the batch in float32 (gk2, (KH*KW*C, CO) scratch) for at least
+    `fold_rows` output pixels at a time and those partial sums in float64 (gk64, same shape, overwritten).
+    dx must be zeroed by the caller for overwrite semantics.
     """
     co, depth = w2t.shape
     lines = x3.shape[0] * oh
+    part = gk2.reshape(-1)
+    total = gk64.reshape(-1)
+    since = 0  # output pixels summed into gk2 since its last fold into gk64
+    folded = False
     for l0 in range(0, lines, step):
         l1 = min(l0 + step, lines)
         r0 = l0 * ow
@@ -249,7 +266,14 @@ def gemm_backward(x3, w2t, dy2, y2, relu, sh, sw, pt, pl, oh, ow, c, kh, kw, ste
         chunk = cols[:r1 - r0]
         if want_dk:
             im2col_lines(x3, l0, l1, sh, sw, pt, pl, oh, ow, c, chunk)
-            gemm(simd, True, depth, co, r1 - r0, chunk, depth, dz, co, True, gk2, co)
+            gemm(simd, True, depth, co, r1 - r0, chunk, depth, dz, co, since > 0, gk2, co)
+            since += r1 - r0
+            if since >= fold_rows or l1 == lines:
+                fold_rows64(part, total, not folded)
+                folded = True
+                since = 0
         if want_dx:
             gemm(simd, False, r1 - r0, depth, co, dz, co, w2t, depth, False, chunk, depth)
             col2im_add_lines(chunk.reshape((r1 - r0, kh, kw, c)), l0, l1, sh, sw, pt, pl, oh, ow, dx)
+    if want_dk and not folded:  # no output pixels
+        total[:] = 0.0

@@ -87,6 +87,12 @@ WINOGRAD_MIN_CHANNELS = 16
 # 2.61 / 5.64 vs 2.26 / 5.25; MNIST conv2 32->64 3.93 / 8.45 vs 3.62 / 6.98).
 WINOGRAD_MIN_CHANNELS_SIMD = 24
 
+# The im2col kernel gradient (`_conv_cpu.gemm_backward`) sums at least this many output pixels' products in
+# float32, then adds that partial sum to a float64 total. Summed over the whole batch in float32, 64 samples
+# of 32x32x64 -> 128 5x5 "same" (512 chunks of 128 pixels) had 8.5e-7 of the largest magnitude for error,
+# 2.1e-7 folded. A fold adds each of the KH*KW*C_in*C_out values once per 2048 or more FMAs into it.
+DK_FOLD_ROWS = 2048
+
 # The phase-gather input gradient (`choose_dx_algorithm`): from this many input channels, and chunks of
 # about this many bytes of gathered dZ plus GEMM result.
 PHASE_DX_MIN_CHANNELS = 128
@@ -466,9 +472,7 @@ def conv2d_backward_cpu(x, kernel, out, grad_out, grad_x=None, grad_kernel=None,
             want_dk = False
         if want_dx and not accumulate_x:
             grad_x[...] = 0.0
-        gk2 = grad_kernel.reshape(g.depth, g.co) if want_dk else dummy.reshape(1, 1)
-        if want_dk and not accumulate_kernel:
-            gk2[...] = 0.0
+        gk_shape = (g.depth, g.co) if want_dk else (1, 1)
         # dZ shares the cache with the columns: counting only them, MNIST's first layer (9 taps, 32
         # channels) ran its whole 32-sample shard as one chunk, its dZ 2.8 MB (backward 0.73 ms against
         # 0.66 counting both; neutral to 4% faster on 32->64 stride 2 and a 5x5 16->32)
@@ -476,10 +480,14 @@ def conv2d_backward_cpu(x, kernel, out, grad_out, grad_x=None, grad_kernel=None,
         rows = min(step, g.n * g.oh) * g.ow
         # the grad input multiplies by the transposed kernel matrix; without it only w2t's shape is read
         w2t = np.ascontiguousarray(kernel.reshape(g.depth, g.co).T) if want_dx else kernel.reshape(g.co, g.depth)
+        gk64 = _workspace("gk64", gk_shape, np.float64)
         _cpu.gemm_backward(x.reshape(g.n, g.h, g.w * g.c), w2t, dy2, y2, relu, g.sh,
                            g.sw, g.pt, g.pl, g.oh, g.ow, g.c, g.kh, g.kw, step,
                            _workspace("cols", (rows, g.kh, g.kw * g.c), dt), _workspace("dz", (rows, g.co), dt),
-                           sum_db, db, want_dk, gk2, want_dx, _simd.ENABLED, gx)
+                           sum_db, db, want_dk, _workspace("gk32", gk_shape, dt), gk64, DK_FOLD_ROWS, want_dx,
+                           _simd.ENABLED, gx)
+        if want_dk:
+            _store(grad_kernel, gk64.reshape(kernel.shape), accumulate_kernel)
     if want_db:
         _store(grad_bias, db, accumulate_bias)
 

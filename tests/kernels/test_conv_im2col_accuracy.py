@@ -6,6 +6,9 @@ MNIST's first layer at 32 samples), had 3.3e-6 of its largest magnitude for erro
 float32 Conv2DBackpropFilter (3-4e-7) and NumPy's OpenBLAS on the same chunks. Each block of KC products is
 now summed from zero and added to C (as OpenBLAS does): 3.5e-7. The tests force the vector GEMM on, so they
 check it on any x86 host (without AVX-512 its 16-float vectors run split, slower, with the same sums).
+
+Across the chunks of the im2col backward the kernel gradient was then still one float32 sum (BLAS's too):
+for a batch of 32x32 images with a deep im2col, 3x the float64-folded sums' error (last test).
 """
 
 import numpy as np
@@ -72,3 +75,33 @@ def test_conv1d_kernel_gradient_error_with_the_vector_gemm(monkeypatch):
     K1.conv1d_backward_cpu(x, k, None, gy, None, gk, None)
     err = _rel_max(gk, want)
     assert err < 1e-6, f"grad kernel error {err:.2e}"
+
+
+def _dk64_same(x, gy, kk):
+    """The kernel gradient of a stride-1 'same' convolution (odd kk) in float64: one GEMM per tap."""
+    p = kk // 2
+    xp = np.pad(x.astype(np.float64), ((0, 0), (p, p), (p, p), (0, 0)))
+    n, oh, ow, co = gy.shape
+    g = gy.astype(np.float64).reshape(-1, co)
+    out = np.empty((kk, kk, x.shape[3], co))
+    for a in range(kk):
+        for b in range(kk):
+            out[a, b] = xp[:, a:a + oh, b:b + ow].reshape(-1, x.shape[3]).T @ g
+    return out
+
+
+@pytest.mark.parametrize("simd", [False, True])
+def test_im2col_kernel_gradient_sums_the_chunks_in_float64(monkeypatch, simd):
+    # 32 samples of 32x32x64 -> 32, 5x5 "same", after a ReLU: 32768 output pixels in about 200 chunks of
+    # 160 (an im2col depth of 1600). Every chunk's product added to one float32 sum: 5.9-6.1e-7 (BLAS and
+    # the vector GEMM alike); folded into a float64 total every DK_FOLD_ROWS pixels: 1.75e-7.
+    monkeypatch.setattr(S, "ENABLED", simd)
+    rng = np.random.default_rng(11)
+    x = np.maximum(rng.standard_normal((32, 32, 32, 64)), 0.0).astype(np.float32)
+    lim = np.sqrt(6 / (25 * 96))
+    k = rng.uniform(-lim, lim, (5, 5, 64, 32)).astype(np.float32)
+    gy = rng.standard_normal((32, 32, 32, 32)).astype(np.float32)
+    gk = np.empty_like(k)
+    K.conv2d_backward_cpu(x, k, None, gy, None, gk, None, padding="same", algorithm="gemm")
+    err = _rel_max(gk, _dk64_same(x, gy, 5))
+    assert err < 3e-7, f"grad kernel error {err:.2e}"
