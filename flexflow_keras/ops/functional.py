@@ -474,10 +474,25 @@ def logical_or(a, b, name: str | None = None):
     return _compare("logical_or", a, b, name)
 
 
+def _keras_common_dtype(values, sym: bool) -> list:
+    """`values` as tensors of Keras 3's result dtype when their numeric dtypes differ (float32 with int64 is
+    float32, float16 with int32 float16; NumPy's promotion would give float64); other mixes unchanged."""
+    from flexflow_keras.ops import dtype_rules
+
+    ts = [_tensor(v, sym) for v in values]
+    names = {dtype_rules.dtype_of(t) for t in ts}
+    numeric = all(n in dtype_rules._FLOATS or (n != "bfloat16" and np.dtype(n).kind in "biu") for n in names)
+    if len(names) <= 1 or not numeric:
+        return ts
+    dtype = dtype_rules.result_type(*values)
+    return [t if dtype_rules.dtype_of(t) == dtype else cast(t, dtype) for t in ts]
+
+
 def where(condition, x1, x2, name: str | None = None):
-    """``condition ? x1 : x2`` with broadcasting."""
+    """``condition ? x1 : x2`` with broadcasting, in Keras' result dtype of x1 and x2."""
     sym = _symbolic(condition, x1, x2)
-    return apply_op(WhereOp(), [_tensor(condition, sym), _tensor(x1, sym), _tensor(x2, sym)], name=name)
+    a, b = _keras_common_dtype([x1, x2], sym)
+    return apply_op(WhereOp(), [_tensor(condition, sym), a, b], name=name)
 
 
 # --- reductions and data movement ----------------------------------------------------------------
@@ -563,5 +578,5 @@ def concatenate(xs: Sequence, axis: int = -1, name: str | None = None):
     if any(isinstance(x, dynamic_dims.ShapeVector) for x in xs):
         return dynamic_dims.vector(xs)
     sym = _symbolic(*xs)
-    ts = [_tensor(x, sym) for x in xs]
+    ts = _keras_common_dtype(list(xs), sym)
     return apply_op(ConcatOp(axis % _ndim(ts[0])), ts, name=name)
