@@ -80,12 +80,25 @@ def test_depthwise_and_separable_conv2d_match_tensorflow(kwargs):
     x = RNG.standard_normal((2, 6, 7, 3)).astype(np.float32)
     dw = RNG.standard_normal((3, 2, 3, 2)).astype(np.float32)
     pw = RNG.standard_normal((1, 1, 6, 4)).astype(np.float32)
-    want = tf.nn.depthwise_conv2d(x, dw, **kwargs).numpy()
+    want = _tf_depthwise(x, dw, **kwargs)
     got = FFTF.nn.depthwise_conv2d(x, dw, **kwargs)
     assert got.shape == want.shape
     np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
-    want = tf.nn.separable_conv2d(x, dw, pw, **kwargs).numpy()
+    want = tf.nn.conv2d(want, pw, 1, "VALID").numpy()  # separable_conv2d: the depthwise, then the 1x1 pointwise
     np.testing.assert_allclose(FFTF.nn.separable_conv2d(x, dw, pw, **kwargs), want, rtol=1e-5, atol=1e-5)
+
+
+def _tf_depthwise(x, dw, strides, padding, dilations=None):
+    """TensorFlow's depthwise convolution, as tf.nn.conv2d with a block-diagonal kernel where its own
+    kernel refuses unequal strides (TensorFlow's CPU depthwise without oneDNN: hosts without AVX-512)."""
+    try:
+        return tf.nn.depthwise_conv2d(x, dw, strides, padding, dilations=dilations).numpy()
+    except (tf.errors.UnimplementedError, tf.errors.InvalidArgumentError):
+        kh, kw, c, m = dw.shape
+        full = np.zeros((kh, kw, c, c * m), np.float32)
+        for i in range(c):
+            full[:, :, i, i * m:(i + 1) * m] = dw[:, :, i, :]
+        return tf.nn.conv2d(x, full, strides, padding, dilations=dilations).numpy()
 
 
 def test_depthwise_strides_and_dilations_together_are_refused():

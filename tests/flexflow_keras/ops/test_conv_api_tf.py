@@ -38,8 +38,8 @@ def test_conv_family_matches_keras(rank, strides, padding, dilation):
         tk = rng.standard_normal((3,) * rank + (4, 3)).astype("float32")
         _close(ops.conv_transpose(x, tk, strides, padding), keras.ops.conv_transpose(x, tk, strides, padding))
     first = np.moveaxis(x, -1, 1)
+    # (TensorFlow's CPU convolution takes NCHW only where its oneDNN kernels are on: AVX-512 hosts)
     _close(ops.conv(first, k, strides, padding, "channels_first", dilation),
-           keras.ops.conv(first, k, strides, padding, "channels_first", dilation) if rank == 2 else
            np.moveaxis(np.asarray(keras.ops.conv(x, k, strides, padding, None, dilation)), -1, 1))
 
 
