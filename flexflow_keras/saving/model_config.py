@@ -166,6 +166,29 @@ def _node_index(layer, node, network_nodes) -> int:
     return own.index(node)
 
 
+def _input_clones(model, prefix) -> dict:
+    """{uid: InputLayer name} for the model's inputs that are other layers' outputs (``Model(mid, out)`` with
+    ``mid = Dense(4)(a)``, keras.io's feature-preprocessing recipe nests such a model in another): Keras 3
+    clones each into an InputLayer named after the tensor with "CLONE", and its config lists that layer."""
+    from flexflow_keras.layers.input_layer import InputLayer
+
+    if prefix is not None:
+        return {}
+    taken = {layer.name for layer in model._operations}
+    clones = {}
+    for t in model._inputs:
+        hist = getattr(t, "_keras_history", None)
+        if hist is None or isinstance(hist.operation, InputLayer):
+            continue
+        base = f"{(getattr(t, 'name', None) or hist.operation.name).replace(':', '_')}CLONE"
+        name, k = base, 1
+        while name in taken:
+            name, k = f"{base}_{k}", k + 1
+        taken.add(name)
+        clones[t.uid] = name
+    return clones
+
+
 def _serialize_functional(model) -> dict:
     from flexflow_keras.models.functional import OpLayer
     from flexflow_keras.saving import op_nodes
@@ -178,8 +201,12 @@ def _serialize_functional(model) -> dict:
         host_calls[out.uid] = (layer, src, sum(1 for v in host_calls.values() if v[0] is layer))
 
     outside = {t.uid for t in prefix.declared} - {t.uid for t in model._inputs} if prefix is not None else set()
+    clones = _input_clones(model, prefix)
 
     def tensor(t) -> dict:
+        if t.uid in clones:  # an input that is another layer's output: the InputLayer Keras clones for it
+            return {"class_name": "__keras_tensor__",
+                    "config": {"shape": _jsonable(t.shape), "dtype": t.dtype, "keras_history": [clones[t.uid], 0, 0]}}
         if t.uid in host_calls or t.uid in outside:  # a host layer's call, or a string input of the model
             layer, index = (host_calls[t.uid][0], host_calls[t.uid][2]) if t.uid in host_calls else (
                 t._keras_history.operation, 0)
@@ -207,6 +234,11 @@ def _serialize_functional(model) -> dict:
         return _jsonable(value)
 
     layers = _host_entries(model, prefix, host_calls, tensor)
+    for t in model._inputs:
+        if t.uid in clones:
+            config = {"batch_shape": _jsonable(t.shape), "dtype": t.dtype, "name": clones[t.uid], "optional": False}
+            layers.append({"module": "keras.layers", "class_name": "InputLayer", "config": config,
+                           "registered_name": None, "name": clones[t.uid], "inbound_nodes": []})
     for layer in model._operations:
         if getattr(getattr(layer, "_tensor", None), "uid", None) in host_calls:
             continue  # the InputLayer standing for a host layer's output (written as that layer's call above)
