@@ -29,7 +29,9 @@ processor, else a private buffer folded when the epoch ends) -> submit the node 
 predecessors. Workers (one thread per processor; or the sequential executor) run ready nodes: copies,
 then the body. A thread that waits on the threaded executor first runs ready nodes of idle CPU and
 utility processors itself (one node per processor at a time, under its worker's settings), so a waited
-trace of small tasks costs no hand-off between threads (runtime/workers.py). A launch that raises while it is being bound (out of memory) fails its point, so
+trace of small tasks costs no hand-off between threads (runtime/workers.py). A task declared
+`inline` (one that only starts work and never waits: the start of an MPI sum) runs its CPU points on
+the thread that makes them ready, without a queue. A launch that raises while it is being bound (out of memory) fails its point, so
 nothing ordered after it can wait forever.
 
 Invariants.

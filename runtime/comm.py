@@ -299,7 +299,13 @@ class Reducer:
 def sum_tasks(reducer: Reducer, name: str | None = None):
     """(start, finish) runtime tasks summing one region over the ranks with `reducer`: each takes the
     region read-write (so the runtime orders start after the region's writers, finish after start, and
-    readers after finish); CPU and GPU variants (device buffers are staged through host memory)."""
+    readers after finish); CPU and GPU variants (device buffers are staged through host memory).
+
+    The start only queues the sum (`Reducer.start` never waits), so on a CPU processor it is inline: it
+    runs on the thread that makes it ready, right after the region's last writer (or in the launch, when
+    that has completed), instead of waiting in the processor's queue behind other ready points (a
+    blocking wait among them held it up) and waking a parked worker. A lone 1 MB sum the host waits for
+    paid the hop: the put woke the worker, which took a core from the other rank's polling thread."""
     from runtime.machine import ProcKind
     from runtime.privileges import RW
     from runtime.tasks import Task
@@ -313,7 +319,7 @@ def sum_tasks(reducer: Reducer, name: str | None = None):
         reducer.finish(buf)
 
     kinds = (ProcKind.CPU, ProcKind.GPU)
-    return (Task(start, [RW], name=f"{name}.allreduce_start", kinds=kinds),
+    return (Task(start, [RW], name=f"{name}.allreduce_start", kinds=kinds, inline=True),
             Task(finish, [RW], name=f"{name}.allreduce_wait", kinds=kinds))
 
 

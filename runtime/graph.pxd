@@ -31,6 +31,10 @@ cdef class TaskNode(Node):
     cdef public object launch
 
 
+cdef class InlineTaskNode(TaskNode):
+    pass
+
+
 cdef class FoldNode(Node):
     cdef public object fn
     cdef public object lock

@@ -136,6 +136,21 @@ class TaskNode(Node):
         return (self.task.name, self.point)
 
 
+class InlineTaskNode(TaskNode):
+    """A point of an `inline` task on a CPU processor: it runs on the thread that makes it ready (the
+    launching thread, or the one completing its last predecessor), never queued (see `runtime.task`)."""
+
+    __slots__ = ()
+    inline = True
+
+
+def task_node(task, point, proc, body, launch) -> TaskNode:
+    """The node of one point of `task` on `proc` (inline where the task is and the processor a CPU)."""
+    if task.inline and proc.device is None:
+        return InlineTaskNode(task, point, proc, body, launch)
+    return TaskNode(task, point, proc, body, launch)
+
+
 class FoldNode(Node):
     """Folds a private reduction buffer into its epoch's target, under the epoch's lock."""
 

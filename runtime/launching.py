@@ -15,7 +15,7 @@ import cython
 from runtime.analysis import IN_PLACE, JOIN, FieldState, register, register_read
 from runtime.errors import LaunchError
 from runtime.futures import Future, FutureMap
-from runtime.graph import TaskNode, resolve_futures
+from runtime.graph import TaskNode, resolve_futures, task_node
 from runtime.instances import READ, READ_WRITE, WRITE_ONLY
 from runtime.mapper import TaskInfo, validate_memory, validate_processor
 from runtime.privileges import READ_ONLY, WRITE_DISCARD
@@ -165,7 +165,7 @@ class Binder:
             for i, ps in projected:
                 subs[i] = ps[k]
             proc, mems = self._map(spec, point, k, subs)
-            node = TaskNode(task, point, proc, task.variants[proc.kind], launch_id)
+            node = task_node(task, point, proc, task.variants[proc.kind], launch_id)
             node.writes = writes
             if task._internal:
                 node.recover = task._recover

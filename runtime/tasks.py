@@ -31,7 +31,7 @@ class Task:
     """
 
     def __init__(self, body: Callable, privileges: Sequence[Privilege] = (), name: str | None = None,
-                 kinds: Sequence[ProcKind] = (ProcKind.CPU,), priority: int = 0):
+                 kinds: Sequence[ProcKind] = (ProcKind.CPU,), priority: int = 0, inline: bool = False):
         if not callable(body):
             raise TypeError(f"task expects a function to decorate, received {body!r}")
         privileges = tuple(privileges)
@@ -47,6 +47,9 @@ class Task:
             raise TypeError(f"task {name or body.__name__!r}: priority must be an int, received {priority!r}")
         self.body = body
         self.priority = priority  # < 0: a worker runs it only when nothing else waits in its queue
+        if not isinstance(inline, bool):
+            raise TypeError(f"task {name or body.__name__!r}: inline must be True or False, received {inline!r}")
+        self.inline = inline  # a CPU point runs on the thread that makes it ready (see `task`)
         self.name = name or getattr(body, "__name__", "task")
         self.privileges = privileges
         self.variants: dict[ProcKind, Callable] = {k: body for k in kinds}
@@ -87,7 +90,7 @@ class Task:
 
 
 def task(fn: Callable | None = None, *, privileges: Sequence[Privilege] = (), name: str | None = None,
-         kinds: Sequence[ProcKind] = (ProcKind.CPU,), priority: int = 0):
+         kinds: Sequence[ProcKind] = (ProcKind.CPU,), priority: int = 0, inline: bool = False):
     """Make a function a runtime task.
 
     Args:
@@ -97,6 +100,11 @@ def task(fn: Callable | None = None, *, privileges: Sequence[Privilege] = (), na
         kinds: processor kinds this body runs on (default CPU); add others with `.variant(kind)`.
         priority: 0, or negative for work off the critical path (an optimizer update): a threaded
             worker runs such a point only when no other ready point waits in its processor's queue.
+        inline: for a body that only starts work and returns at once, never waiting (starting an MPI
+            sum): a point of it on a CPU processor runs on whichever thread makes it ready (the
+            launching thread when it is ready at launch, else the thread that completed its last
+            predecessor), as the runtime's own folds do, rather than going through its processor's
+            queue; it does not take the processor's turn. GPU points are queued as usual.
 
     Example:
         >>> @task(privileges=[RO, RW])
@@ -104,8 +112,8 @@ def task(fn: Callable | None = None, *, privileges: Sequence[Privilege] = (), na
         ...     y += a * x
     """
     if fn is not None:
-        return Task(fn, privileges, name, kinds, priority)
-    return lambda f: Task(f, privileges, name, kinds, priority)
+        return Task(fn, privileges, name, kinds, priority, inline)
+    return lambda f: Task(f, privileges, name, kinds, priority, inline)
 
 
 class Fields(Mapping):

@@ -44,7 +44,7 @@ from runtime import analysis
 from runtime.analysis import IN_PLACE
 from runtime.errors import TraceError
 from runtime.geometry import box_slices
-from runtime.graph import BarrierNode, FoldNode, TaskNode, resolve_futures
+from runtime.graph import BarrierNode, FoldNode, TaskNode, resolve_futures, task_node
 from runtime.privileges import RW
 from runtime.tasks import Fields
 from runtime.trace_record import FoldTemplate, LaunchTemplate, PointTemplate, TraceRecord
@@ -106,7 +106,7 @@ class Replay:
             if pt.prefolds:
                 for ft in pt.prefolds:
                     self._fold(ft)
-            node = TaskNode(task, pt.point, pt.proc, pt.body, launch_id)
+            node = task_node(task, pt.point, pt.proc, pt.body, launch_id)
             node.writes = pt.writes
             node.recover = pt.recover
             node.tpos = len(nodes)
@@ -122,7 +122,8 @@ class Replay:
                     for j in point_pos:
                         args_i[j] = pt.point
                     node.args = args_i
-                engine.submit_indexed(node, entry, nodes, pt.preds, pt.put,
+                put = engine.dispatch if node.inline else pt.put  # an inline point runs where it is ready
+                engine.submit_indexed(node, entry, nodes, pt.preds, put,
                                       resolve_futures(futs, i, node) if futs is not None else None,
                                       self.prev, pt.cross if self.prev is not None else ())
                 out.append(node)
