@@ -23,7 +23,7 @@ from flexflow_keras.errors import ShapeError
 from flexflow_keras.layers import activity_penalty, auto_config, call_memo, mask_hooks, tf_graph_call
 from flexflow_keras.layers import node as node_mod
 from flexflow_keras.layers.input_spec import InputSpec, check_input_spec
-from flexflow_keras.ops import penalty, tape
+from flexflow_keras.ops import penalty, recorded_mode, tape
 from flexflow_keras.ops.eager_tensor import eager
 from flexflow_keras.ops.graph import KerasTensor, Variable, unique_id
 from flexflow_keras.utils import naming, tree
@@ -142,7 +142,10 @@ class Layer:
             self._batch_input_shape = (kwargs.get("batch_size"),) + shape
         elif kwargs.get("input_dim") is not None:
             self._batch_input_shape = (kwargs.get("batch_size"), int(kwargs["input_dim"]))
-        self._call_params = set(inspect.signature(self.call).parameters)
+        params = inspect.signature(self.call).parameters
+        self._call_params = set(params)
+        training = params.get("training")  # Keras 3 gives its default to a call that neither passes nor inherits one
+        self._training_default_value = None if training is None or training.default is training.empty else training.default
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
@@ -448,9 +451,8 @@ class Layer:
         inputs, rest = args[0], args[1:]
         if tf_graph_call.holds_graph_tensor(inputs):  # inside a tf.data map (keras.io's transfer learning guide)
             return tf_graph_call.call(self, inputs, rest, kwargs)
+        explicit = "training" in kwargs
         training = kwargs.pop("training", None)
-        if training is None:
-            training = node_mod.current_training()
         node_kwargs = kwargs
         if "mask" in kwargs and "mask" not in self._call_params:
             kwargs.pop("mask")
@@ -472,11 +474,22 @@ class Layer:
             inputs = self._convert_eager(inputs)
         elif self._float_math and self.autocast:
             inputs = self._cast_int_tensors(inputs)
+        keras_training = node_mod.keras_training_context()
+        opened = keras_training is None and not symbolic and node_mod.outermost_call()
+        if opened:  # an eager model or layer call, outside any: its layers resolve `training` as Keras 3's do
+            keras_training = node_mod.open_keras_training(fixes=False)
+        fixing = None
+        if keras_training is not None:  # a subclassed model's call() being recorded, or an eager call
+            training = keras_training.resolve(explicit, training, self._training_default())
+            fixing = keras_training.fixes and training is not True
+        elif training is None:
+            training = node_mod.current_training()
         call_kwargs = dict(kwargs)
         if "training" in self._call_params and training is not None:
             call_kwargs["training"] = bool(training)
         node_mod.push_scope(self.name)
         node_mod.push_training(None if training is None else bool(training))
+        recorded_mode.push(fixing)
         try:
             if not self.built:
                 check_input_spec(self, inputs)
@@ -501,9 +514,21 @@ class Layer:
                 activity_penalty.add(self, outputs)
                 self._set_masks(given, kwargs.get("mask"), outputs)  # eager masks too, as Keras 3
         finally:
+            recorded_mode.pop()
             node_mod.pop_training()
             node_mod.pop_scope()
+            if opened:
+                node_mod.close_keras_training()
         return outputs
+
+    def _training_default(self):
+        """The default of call()'s `training` parameter (None without one): Keras 3 gives it to a call
+        that neither passes `training` nor inherits one."""
+        try:
+            return self.__dict__["_training_default_value"]
+        except KeyError:  # a layer whose __init__ did not reach Layer.__init__'s end
+            param = inspect.signature(self.call).parameters.get("training")
+            return None if param is None or param.default is param.empty else param.default
 
     def save_own_variables(self, store) -> None:
         """Keras 3: put this layer's own weights into `store` (a dict), under "0", "1", ... in the order

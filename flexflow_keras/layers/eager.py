@@ -10,16 +10,23 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from flexflow_keras.ops import tape
+from flexflow_keras.ops import recorded_mode, tape
 from flexflow_keras.ops.base import apply_op
 from flexflow_keras.ops.graph import KerasTensor, OpGraph
 from flexflow_keras.utils import rng
 
 
-def run_graph(graph: OpGraph, arrays: Sequence[np.ndarray], training: bool = False) -> list[np.ndarray]:
-    """The values of `graph.outputs` for input values `arrays` (one per `graph.inputs`)."""
+def run_graph(graph: OpGraph, arrays: Sequence[np.ndarray], training: bool | None = False) -> list[np.ndarray]:
+    """The values of `graph.outputs` for input values `arrays` (one per `graph.inputs`). `training` None:
+    each layer's ops run in the mode Keras 3 resolves for its call (`node.node_resolver`: an augmentation
+    layer augments, and the layers after it train)."""
     if len(arrays) != len(graph.inputs):
         raise ValueError(f"The graph has {len(graph.inputs)} inputs, received {len(arrays)} arrays.")
+    resolved = None
+    if training is None:
+        from flexflow_keras.layers import node as node_mod
+
+        resolved = node_mod.node_resolver(node_mod.keras_training_context() or node_mod.KerasTraining(False))
     values: dict[int, np.ndarray] = {}
     for t, a in zip(graph.inputs, arrays, strict=False):
         values[t.uid] = as_input(a, t.dtype)
@@ -27,7 +34,8 @@ def run_graph(graph: OpGraph, arrays: Sequence[np.ndarray], training: bool = Fal
     for node in graph.nodes:
         ins = [values[t.uid] for t in node.inputs]
         seed = fresh  # random ops, Dropout, noise and augmentation draw anew on every call (each with its own seed)
-        outs = apply_op(node.op, ins, node.weights, name=node.name, training=training, seed=seed)
+        mode = training if resolved is None else resolved(node) is True
+        outs = apply_op(node.op, ins, node.weights, name=node.name, training=mode, seed=seed)
         if not isinstance(outs, tuple):
             outs = (outs,)
         for t, v in zip(node.outputs, outs, strict=False):
@@ -88,6 +96,11 @@ def clone_graph(graph: OpGraph, new_inputs: Sequence[KerasTensor], replace: dict
     from flexflow_keras.ops.graph import OpNode
 
     replace = replace or {}
+    from flexflow_keras.layers import node as node_mod
+
+    keras_training = node_mod.keras_training_context()
+    recording = keras_training is not None and keras_training.recording  # a subclassed model's call()
+    resolved = node_mod.node_resolver(keras_training) if recording else None
     mapping: dict[int, KerasTensor] = {t.uid: _as_dtype_of(n, t) for t, n in zip(graph.inputs, new_inputs,
                                                                                strict=True)}
 
@@ -95,8 +108,21 @@ def clone_graph(graph: OpGraph, new_inputs: Sequence[KerasTensor], replace: dict
         for node in nodes:
             if node.outputs and all(o.uid in mapping for o in node.outputs):
                 continue  # already recorded (a mask's nodes shared with the outputs')
-            new = OpNode(replace.get(node.uid, node.op), [mapping[t.uid] for t in node.inputs], node.weights)
+            op = replace.get(node.uid, node.op)
+            fixed = getattr(node, "fixed_inference", False)
+            if recording:  # each layer's ops in the mode Keras resolves for its call (ops/recorded_mode.py)
+                fixing = resolved(node) is not True and keras_training.fixes
+            else:
+                fixing = recorded_mode.fixed()
+            if fixing:
+                op, fixed = recorded_mode.at_inference(op), True
+                if op is None:
+                    mapping[node.outputs[0].uid] = mapping[node.inputs[0].uid]
+                    continue
+            new = OpNode(op, [mapping[t.uid] for t in node.inputs], node.weights)
             new.layer = getattr(node, "layer", None)
+            if fixed:
+                new.fixed_inference = True
             if hasattr(node, "kept_states"):  # a stateful RNN's states: every graph of the model carries them on
                 new.kept_states = node.kept_states
             mapping.update({o.uid: n for o, n in zip(node.outputs, new.outputs, strict=False)})
@@ -123,7 +149,7 @@ def refresh_graph(graph: OpGraph, cache: dict) -> OpGraph:
     for node in graph.nodes:
         op = node.op
         fix = getattr(getattr(node, "layer", None), "_current_op", None)
-        if fix is not None:
+        if fix is not None and not getattr(node, "fixed_inference", False):  # ops/recorded_mode.py
             op = fix(op)
         if hasattr(op, "with_shared_weights"):  # a layer called twice: its ops' gradient buffers are summed
             op = op.with_shared_weights(any(uses[w.uid] > 1 for w in node.weights))

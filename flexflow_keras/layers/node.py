@@ -8,6 +8,7 @@ the `training` flag from an outer call to the layers it calls.
 
 from __future__ import annotations
 
+import contextlib
 import threading
 from typing import Any, NamedTuple
 
@@ -90,6 +91,31 @@ class _CallContext(threading.local):
     def __init__(self):
         self.training: list[bool | None] = []
         self.scopes: list[str] = []
+        self.keras: list[KerasTraining] = []
+
+
+class KerasTraining:
+    """Keras 3's resolution of `training` while a subclassed model's call() is recorded: each layer call
+    takes its explicit argument, else the value the call before it left (`value`, which stays after that
+    call returns: a sublayer given ``training=False`` turns training off for the layers called after
+    it), else its call() signature's default. Where the value is not True, the call's ops are recorded
+    in inference mode (`fixes`: not while the training=False graph is recorded, which only inference
+    runs; ops/recorded_mode.py)."""
+
+    def __init__(self, fixes: bool, recording: bool = False):
+        self.value = None
+        self.fixes = fixes
+        self.recording = recording  # a subclassed model's call() recorded (not an eager call)
+
+    def resolve(self, explicit: bool, given, default):
+        if explicit:
+            value = given
+        elif self.value is not None:
+            value = self.value
+        else:
+            value = default
+        self.value = value
+        return value
 
 
 _context = _CallContext()
@@ -101,6 +127,54 @@ def current_training() -> bool | None:
         if value is not None:
             return value
     return None
+
+
+@contextlib.contextmanager
+def keras_training(fixes: bool):
+    """Resolve `training` as Keras 3 does for the layer calls of a subclassed model's call() recorded in
+    the block (`KerasTraining`)."""
+    _context.keras.append(KerasTraining(fixes, recording=True))
+    try:
+        yield
+    finally:
+        _context.keras.pop()
+
+
+def keras_training_context() -> KerasTraining | None:
+    return _context.keras[-1] if _context.keras else None
+
+
+def node_resolver(keras_training: KerasTraining):
+    """A function giving the `training` Keras 3 resolves for each op node of a model's graph run or
+    recorded again in order (a functional model or Sequential called with `training` None, eagerly or
+    inside a subclassed call()): each layer call, whose ops are consecutive nodes of its layer, takes the
+    value the calls before it left, else its own default (an augmentation layer's True, which stays for
+    the layers after it); nodes of no layer take the current value."""
+    last = [None]
+
+    def value(node):
+        layer = getattr(node, "layer", None)
+        if layer is not None and layer is not last[0]:
+            last[0] = layer
+            default = getattr(layer, "_training_default", None)
+            keras_training.resolve(False, None, default() if default is not None else None)
+        return keras_training.value
+    return value
+
+
+def outermost_call() -> bool:
+    """Whether no layer call is in progress."""
+    return not _context.training
+
+
+def open_keras_training(fixes: bool) -> KerasTraining:
+    """`keras_training` for an eager call, which closes it in its own `finally` (`close_keras_training`)."""
+    _context.keras.append(KerasTraining(fixes))
+    return _context.keras[-1]
+
+
+def close_keras_training() -> None:
+    _context.keras.pop()
 
 
 def push_training(value: bool | None) -> None:

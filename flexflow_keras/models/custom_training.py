@@ -55,10 +55,17 @@ def _eager_value(item):
     return float(np.sum(np.asarray(item)))
 
 
-def run_eager(model, graph: OpGraph, arrays, training: bool) -> list:
+def eager_mode(training) -> bool | None:
+    """A model's eager call's `training` for `run_eager`: None (neither passed nor inherited) lets each
+    layer take its own default, as Keras 3 (an augmentation Sequential called on images augments)."""
+    return None if training is None else bool(training)
+
+
+def run_eager(model, graph: OpGraph, arrays, training: bool | None) -> list:
     """`graph`'s outputs for `arrays` (a model called on arrays); the loss tensors its layers added
     (``self.add_loss(...)`` in a call()) are computed too, and become those layers' `losses`, as Keras.
-    An output made by a softmax or sigmoid carries ``_keras_logits`` as the op left it (ops/base.py)."""
+    An output made by a softmax or sigmoid carries ``_keras_logits`` as the op left it (ops/base.py).
+    `training` None: each layer's ops run in the mode Keras 3 resolves for its call (layers/eager.run_graph)."""
     from flexflow_keras.layers.eager import run_graph
 
     cache = model.__dict__.setdefault("_eager_loss_graphs", {})

@@ -330,7 +330,7 @@ class Functional(GraphIOMixin, Model):
                 outs = clone_graph(self._graph, flat)
         else:
             arrays = [as_input(x, t.dtype) for x, t in zip(flat, self._inputs, strict=False)]
-            outs = custom_training.run_eager(self, self._current(self._graph), arrays, bool(training))
+            outs = custom_training.run_eager(self, self._current(self._graph), arrays, custom_training.eager_mode(training))
         result = tree.pack_as(self._output_struct, outs)
         if isinstance(result, list | tuple) and len(result) == 1 and not isinstance(outs[0], KerasTensor):
             return result[0]  # Keras 3: Model(inp, [out])(x) on arrays is a tensor (a list on symbolic inputs)

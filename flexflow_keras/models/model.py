@@ -26,6 +26,7 @@ import logging
 
 from flexflow_keras.errors import GraphError, ShapeError
 from flexflow_keras.layers import call_memo
+from flexflow_keras.layers import node as node_mod
 from flexflow_keras.layers.base import Layer
 from flexflow_keras.layers.input_spec import InputSpec
 from flexflow_keras.models import call_mode
@@ -255,7 +256,10 @@ class Model(ModelMetrics, Keras2TrainingMethods, Trainer, Layer):
         if type(self).call is Layer.call:
             forward = self._wrapped_forward()
         takes_training = "training" in getattr(forward, "_call_params", ())
-        trace = self._record(forward, specs, True if takes_training else None)
+        # Keras' train_step calls self(x, training=True) only where call() takes `training`, else self(x),
+        # whose layers then run in inference; a custom train_step is taken to call self(x, training=True)
+        steps = any("train_step" in vars(c) for c in type(self).__mro__ if c is not Model and issubclass(c, Model))
+        trace = self._record(forward, specs, True if takes_training or steps else None)
         inference = self._record(forward, specs, False) if takes_training else None
         if inference is not None and not same_graph(trace[2], inference[2], INFERENCE_IDENTITY):
             # evaluate and predict run the training=False graph, as Keras calls call(x, training=False) there
@@ -275,7 +279,8 @@ class Model(ModelMetrics, Keras2TrainingMethods, Trainer, Layer):
         inputs = [Input(batch_shape=s.shape, dtype=s.dtype, name=n) for s, n in zip(specs, names, strict=False)]
         kwargs = {} if training is None else {"training": training}
         given = dict(zip(keys, inputs, strict=True)) if keys else (inputs[0] if len(inputs) == 1 else list(inputs))
-        with call_memo.recording() as memo:  # for a train_step that calls a wrapped model (step_hooks)
+        # the layers' `training` resolved as Keras 3 does, their ops fixed in inference where it is not True
+        with call_memo.recording() as memo, node_mod.keras_training(fixes=training is not False):
             outputs = forward(given, **kwargs)
         self.__dict__.setdefault("_call_memos", {})[tuple(t.uid for t in inputs)] = memo
         graph = OpGraph(inputs, tree.flatten(outputs))

@@ -278,7 +278,7 @@ class Sequential(Keras2SequentialMethods, GraphIOMixin, Model):
             return clone_graph(self._graph, flat)[0]
         arr = as_input(flat[0], self._inputs[0].dtype)
         graph = self._reshaped([np.shape(arr)]) or self._graph
-        return custom_training.run_eager(self, self._current(graph), [arr], bool(training))[0]
+        return custom_training.run_eager(self, self._current(graph), [arr], custom_training.eager_mode(training))[0]
 
     def _convert_eager(self, inputs):
         return inputs

@@ -14,7 +14,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from flexflow_keras.ops import assign_in_call, eager_split, graph, tape
+from flexflow_keras.ops import assign_in_call, eager_split, graph, recorded_mode, tape
 from flexflow_keras.ops import parallel as par
 from flexflow_keras.ops.eager_tensor import EagerTensor
 from flexflow_keras.ops.graph import KerasTensor, OpNode, TensorSpec, Variable
@@ -162,7 +162,14 @@ def apply_op(op: Op, inputs: Sequence, weights: Sequence[Variable] = (), name: s
 
         op, inputs, weights, name = as_inputs(op, inputs, weights, name)
     if _is_symbolic(inputs):
+        fixed = recorded_mode.fixed()
+        if fixed:  # a layer call Keras runs in inference whatever the execution's mode (ops/recorded_mode.py)
+            op = recorded_mode.at_inference(op)
+            if op is None:
+                return inputs[0]
         node = OpNode(op, inputs, weights, name=name)
+        if fixed:
+            node.fixed_inference = True
         return node.outputs[0] if len(node.outputs) == 1 else node.outputs
     if plain_sigmoid(op) and op.type_name != "activation":
         # eagerly a sigmoid fused into a Dense or convolution runs as the op then the sigmoid, so that its

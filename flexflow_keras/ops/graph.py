@@ -508,7 +508,7 @@ def same_graph(a: OpGraph, b: OpGraph, skip: frozenset = frozenset()) -> bool:
         return False
     for na, nb in zip(ka, kb, strict=True):
         try:
-            if type(na.op) is not type(nb.op) or bool(_unseeded(na.op) != _unseeded(nb.op)):
+            if type(na.op) is not type(nb.op) or bool(_unseeded(na.op, skip) != _unseeded(nb.op, skip)):
                 return False
         except (TypeError, ValueError):  # attributes NumPy cannot compare as one truth value
             return False
@@ -520,13 +520,18 @@ def same_graph(a: OpGraph, b: OpGraph, skip: frozenset = frozenset()) -> bool:
     return tuple(pa.get(t.uid) for t in a.outputs) == tuple(pb.get(t.uid) for t in b.outputs)
 
 
-def _unseeded(op):
+def _unseeded(op, skip: frozenset = frozenset()):
     """`op` with its seed fields zeroed: a random op draws a new seed at each trace (keras.random with a
-    SeedGenerator), which is no other computation."""
+    SeedGenerator), which is no other computation. Compared for inference (`skip` given), an op is taken
+    as it computes there (`recorded_mode.comparable`)."""
     import dataclasses
 
     if not dataclasses.is_dataclass(op):
         return op
+    if skip:
+        from flexflow_keras.ops.recorded_mode import comparable
+
+        op = comparable(op)
     seeds = {f.name: 0 for f in dataclasses.fields(op) if "seed" in f.name and f.init}
     return dataclasses.replace(op, **seeds) if seeds else op
 
