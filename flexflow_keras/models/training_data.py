@@ -109,6 +109,7 @@ class TrainingData:
         from flexflow_keras import losses as losses_mod
 
         out_names = self._output_names_for(graph)
+        _check_label_count(self.name, out_names, ys)
         loss_args = self._per_output(getattr(self, "_loss_arg", None), out_names, "loss")
         for i, (y, spec) in enumerate(zip(ys, graph.outputs, strict=True)):
             if loss_args[i] is not None:
@@ -178,3 +179,16 @@ class TrainingData:
             out_names = self._output_names_for(self._graph_for(xs))
             loss_outputs = [out_names.index(k) for k in getattr(self, "_loss_names", [])]
         return tuple(xs) + tuple(ys) + (sample_weights.for_losses(sw, n, loss_outputs),)
+
+
+def _check_label_count(model_name: str, out_names, ys) -> None:
+    """One label array per output, as Keras 3's loss container requires (it stops on "y_true and y_pred have
+    different structures"): say what the model expects, what came, and how to pass it."""
+    if len(ys) == len(out_names):
+        return
+    got = ", ".join(str(tuple(np.shape(y))) for y in ys)
+    example = ", ".join(f"y_{n}" for n in out_names)
+    raise DataError(f"Model '{model_name}' has {len(out_names)} outputs {list(out_names)} and takes one label "
+                    f"array per output; received {len(ys)} label array{'s' if len(ys) != 1 else ''} (shape "
+                    f"{got}). Pass y as a list of {len(out_names)} arrays in output order, [{example}], or a "
+                    f"dict by output name; give an output no label with loss None for it in compile().")
