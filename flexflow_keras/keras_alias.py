@@ -45,6 +45,11 @@ class RawTensorFlowError(FlexFlowKerasError, AttributeError):
     """A script under `python -m flexflow_keras` used TensorFlow itself rather than its Keras API."""
 
 
+class TensorFlowArgumentError(RawTensorFlowError, TypeError):
+    """A mapped TensorFlow function called with arguments its stand-in does not take (a missing or unknown
+    one): a TypeError, as TensorFlow raises for a call its own function does not take."""
+
+
 def _raw_tf_message(call: str) -> str:
     hint = next((h for k, h in _HINTS.items() if call == f"tf.{k}" or call.startswith(f"tf.{k}.")), None)
     hint = hint or keras_spelling(call)
@@ -81,9 +86,11 @@ class _RawTF(types.ModuleType):
             inspect.signature(fn).bind(*args, **kwargs)
         except TypeError as e:  # an argument TensorFlow's function takes and the Keras one does not
             spelled = keras_spelling(self._path) or f"{fn.__module__}.{fn.__name__}"
-            raise RawTensorFlowError(f"{self._path}: runs as {spelled} under `python -m flexflow_keras`, which "
-                                     f"does not take these arguments ({e}). Call {spelled} with its own "
-                                     f"arguments, or run the script with TensorFlow itself.") from None
+            raise TensorFlowArgumentError(
+                f"{self._path}() {e}: under `python -m flexflow_keras` it runs as {spelled}, taking "
+                f"{inspect.signature(fn)}. Pass the arguments that takes; for an argument only TensorFlow's "
+                f"{self._path} has, call {spelled} with its own arguments or run the script with TensorFlow "
+                f"itself.") from None
         except ValueError:  # no signature to check (a builtin): the call says what is wrong
             pass
         return fn(*args, **kwargs)
