@@ -13,9 +13,6 @@ cdef class ThreadedExecutor:
     cdef public list _deferred
     cdef public list _busy
     cdef public list _helped
-    cdef public list _held
-    cdef public Py_ssize_t _running
-    cdef public object _helper
 
 
 cdef class SequentialExecutor:

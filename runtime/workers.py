@@ -26,14 +26,8 @@ only when none is left: the hand-off to a parked worker and back costs a thread 
 us on a VM, more than the small tasks a waited trace or one reduction runs). Each processor still runs
 one point at a time (its lock is held by whichever thread runs it), under the worker's settings (Numba's
 thread count, denormals flushed; restored when the wait ends), and a point the host took is one its
-worker would have run next. The points such a run makes ready on the same processor while its queue is
-empty are that worker's next points: the waiting thread keeps them and runs them next, still holding the
-processor's lock (`_run_chain`), instead of queueing them, where each put woke the parked worker only for
-it to find the point taken (a lone MPI sum the host waits for cost the worker 8-9 context switches; on 2
-shared cores a woken worker competes for the GIL and the cores with the thread polling MPI). What is kept
-when the wait ends goes to the queue; points of other processors are queued at once, so a kept point
-never waits behind another processor's work. Machines with GPU processors do not help: a task there may
-need the worker's device binding. FF_HOST_HELPS=0 turns it off (for comparisons: benchmarks/runtime_overhead.py --no-help).
+worker would have run next. Machines with GPU processors do not help: a task there may need the worker's
+device binding. FF_HOST_HELPS=0 turns it off (for comparisons: benchmarks/runtime_overhead.py --no-help).
 """
 
 from __future__ import annotations
@@ -136,9 +130,6 @@ class ThreadedExecutor:
         self._locks = [threading.Lock() for _ in procs]  # held while a point of the processor runs
         self._deferred = [deque() for _ in procs]  # its ready points of negative priority (under its lock)
         self._busy = [False] * len(procs)  # its worker holds a point it took (the host leaves it alone)
-        self._held = [deque() for _ in procs]  # points a waiting thread keeps to run next (_run_chain)
-        self._running = -1  # the processor whose points the waiting thread `_helper` runs now, or -1
-        self._helper = 0
         # the processors whose ready points a waiting thread may run (none where GPUs are: see above)
         gpus = any(p.kind is ProcKind.GPU for p in procs)
         off = gpus or os.environ.get("FF_HOST_HELPS", "1").strip().lower() in ("0", "false", "off", "no")
@@ -152,12 +143,7 @@ class ThreadedExecutor:
         self._started.wait()
 
     def enqueue(self, node) -> None:
-        uid = node.proc.uid
-        if (uid == self._running and threading.get_ident() == self._helper and self._queues[uid].empty()
-                and not _deferred_kind(node)):
-            self._held[uid].append(node)  # the waiting thread runs it next: no wake of a parked worker
-            return
-        self._put[uid](node)
+        self._put[node.proc.uid](node)
 
     def putter(self, proc):
         """The callable that enqueues a ready node on `proc` (trace replays resolve it once): it must do
@@ -247,7 +233,7 @@ class ThreadedExecutor:
                             context = contextvars.Context()
                         taken = self._take(uid)
                         if taken is not None:
-                            self._run_chain(uid, taken, context, gate)
+                            context.run(self._help_run, taken)
                             taken = None
                             break
                     finally:
@@ -266,30 +252,6 @@ class ThreadedExecutor:
             for uid in helped:  # points this thread deferred: their parked worker must see them
                 if self._deferred[uid]:
                     self._put[uid](_WAKE)
-
-    def _run_chain(self, uid: int, node, context, gate) -> None:
-        """Run `node` on the calling (waiting) thread, which holds processor `uid`'s lock, then the points
-        of `uid` it makes ready while that processor's queue is empty (`enqueue` keeps them for this
-        thread: they would be its worker's next points), until `gate` opens; whatever is kept then goes
-        to the queue. Only the thread holding the processor's lock keeps points for it, and it runs or
-        queues them before it lets the lock go, so a kept point never waits behind another processor's
-        work."""
-        held = self._held[uid]
-        first = node
-        self._running, self._helper = uid, threading.get_ident()
-        try:
-            while True:
-                context.run(self._help_run, node)
-                if not held or not gate.locked():
-                    return
-                node = held.popleft()
-        finally:
-            self._running, self._helper = -1, 0
-            put = self._put[uid]
-            if node is not first and not node.done and getattr(node, "args", None) is not None:
-                put(node)  # a kept point an interrupt stopped before it started (help puts back `first`)
-            while held:  # the wait ended (or was interrupted): the worker runs them
-                put(held.popleft())
 
     def _take(self, uid: int):
         """The point the worker of processor `uid` would run next (its lock held), or None."""

@@ -288,36 +288,3 @@ def test_ctrl_c_in_a_chain_the_host_runs_releases_its_processor():
         t.start()
         assert done.wait(10.0), "the processor stayed locked after Ctrl-C"
         assert (rtm.read(R2) == 3).all()
-
-
-def test_a_waiting_thread_runs_the_chain_it_makes_ready_without_waking_the_worker():
-    # each bump the waiting thread runs makes the next ready on the same idle processor: it runs it next
-    # itself (_run_chain) instead of queueing it, where the put would wake the parked worker for nothing
-    R = rt.Region((4,), np.float64)
-    host = threading.current_thread().name
-    joined = 0
-    with rt.Runtime(rt.Machine(cpus=1, utils=0), executor="threaded") as rtm:
-        rtm.fill(R, 0.0)
-        ex = rtm.executor
-        real = ex._put[0]
-        waiting = []
-        put_while_waiting = []
-
-        def put(node):
-            if waiting and threading.current_thread().name == host:
-                put_while_waiting.append(node)
-            real(node)
-
-        ex._put = [put]
-        try:
-            for _ in range(30):
-                futures = [rtm.launch(bump, R) for _ in range(20)]
-                waiting.append(True)
-                names = [f.get() for f in futures[::-1]][::-1]  # waits for the chain's end first
-                waiting.clear()
-                joined += names.count(host) > 1
-            assert (rtm.read(R) == 600).all()
-        finally:
-            ex._put = [real]
-    assert joined, "the waiting thread never ran two points of the chain"
-    assert put_while_waiting == []
