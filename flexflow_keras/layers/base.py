@@ -20,7 +20,14 @@ import numpy as np
 
 from flexflow_keras import backend, constraints, initializers, regularizers
 from flexflow_keras.errors import ShapeError
-from flexflow_keras.layers import activity_penalty, auto_config, call_memo, mask_hooks, tf_graph_call
+from flexflow_keras.layers import (
+    activity_penalty,
+    auto_config,
+    call_memo,
+    layer_metrics,
+    mask_hooks,
+    tf_graph_call,
+)
 from flexflow_keras.layers import node as node_mod
 from flexflow_keras.layers.input_spec import InputSpec, check_input_spec
 from flexflow_keras.ops import penalty, recorded_mode, tape
@@ -425,6 +432,16 @@ class Layer:
         from flexflow_keras.models import custom_training
 
         custom_training.add_loss(self, losses)
+
+    @property
+    def metrics(self) -> list:
+        """Keras 3: the Metric objects the layer holds as attributes, then its sublayers' (recursively)."""
+        assigned = self.__dict__.get("_ff_assigned_metrics")
+        return list(assigned) if assigned is not None else layer_metrics.layer_metrics(self)
+
+    @metrics.setter
+    def metrics(self, value) -> None:
+        self.__dict__["_ff_assigned_metrics"] = list(value)
 
     def add_metric(self, *args, **kwargs):
         raise NotImplementedError(f"Layer '{self.name}': add_metric() was removed in Keras 3 (it raises there "

@@ -47,7 +47,9 @@ class ModelMetrics:
     def metrics(self) -> list:
         """Keras: the model's metric objects: the loss tracker of a model whose own train_step runs eagerly
         or that overrides compute_metrics (metrics_hook.LossTracker), the compiled ones (once the first fit or evaluate has built them), then the metrics it holds as
-        attributes. A subclass may override it, or assign a list."""
+        attributes, then its layers' (layers/layer_metrics.py; not a nested model's compiled ones). A
+        subclass may override it, or assign a list."""
+        from flexflow_keras.layers.layer_metrics import sublayer_metrics
         from flexflow_keras.models.metrics_hook import held_metrics
 
         assigned = self.__dict__.get("_ff_assigned_metrics")
@@ -57,7 +59,7 @@ class ModelMetrics:
         tracker = self.__dict__.get("_ff_loss_tracker")  # metrics_hook.loss_tracker
         if tracker is not None:
             compiled = [tracker] + compiled
-        return compiled + held_metrics(self, compiled)
+        return compiled + held_metrics(self, compiled) + sublayer_metrics(self)
 
     @metrics.setter
     def metrics(self, value) -> None:

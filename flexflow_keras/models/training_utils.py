@@ -210,15 +210,22 @@ class RunningMeans:
         self.eager = bool(eager)  # compile(run_eagerly=True): each output's loss weighted by batch size
         self.per_batch = owner is not None and hook is not None and step_hooks.loss_tracked_per_batch(owner, hook)
         self.metric_objects = [list(m) for m in metric_objects]
+        self.owner = owner
         self.reset()
         if owner is not None:  # the model's loss trackers now (Model.get_metrics_result reads them)
             owner.__dict__["_ff_running"] = self
 
     def reset(self) -> None:
+        """At the start of each epoch (and of evaluate), as Keras' reset_metrics: the losses, the compiled
+        metrics, and the metrics the model's layers hold (layers/layer_metrics.py)."""
+        from flexflow_keras.layers.layer_metrics import sublayer_metrics
+
         self.reset_losses()
         for ms in self.metric_objects:
             for m in ms:
                 m.reset_state()
+        for m in sublayer_metrics(self.owner) if self.owner is not None else ():
+            m.reset_state()
 
     def reset_losses(self) -> None:
         self.total = 0.0
