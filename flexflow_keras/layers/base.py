@@ -504,7 +504,7 @@ class Layer:
         call_kwargs = dict(kwargs)
         if "training" in self._call_params and training is not None:
             call_kwargs["training"] = bool(training)
-        node_mod.push_scope(self.name)
+        node_mod.push_scope(self.name, self)
         node_mod.push_training(None if training is None else bool(training))
         recorded_mode.push(fixing)
         try:

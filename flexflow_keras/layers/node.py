@@ -91,6 +91,7 @@ class _CallContext(threading.local):
     def __init__(self):
         self.training: list[bool | None] = []
         self.scopes: list[str] = []
+        self.owners: list = []  # the layer of each scope (None for a scope that names no layer)
         self.keras: list[KerasTraining] = []
 
 
@@ -190,9 +191,16 @@ def current_path() -> str:
     return "/".join(_context.scopes)
 
 
-def push_scope(name: str) -> None:
+def push_scope(name: str, layer=None) -> None:
     _context.scopes.append(name)
+    _context.owners.append(layer)
 
 
 def pop_scope() -> None:
     _context.scopes.pop()
+    _context.owners.pop()
+
+
+def current_layer():
+    """The innermost layer whose call() is running (None outside any)."""
+    return next((layer for layer in reversed(_context.owners) if layer is not None), None)

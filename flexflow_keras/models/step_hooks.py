@@ -109,6 +109,8 @@ def eager_reason(model, hook: str = "train_step") -> str | None:
     src = _source(model, hook)
     if f"super().{hook}" in src:
         return None
+    if getattr(model, "run_eagerly", False):
+        return "was compiled with run_eagerly=True"
     if ".backward()" in src or "jax." in src:
         raise GraphError(f"Model '{model.name}' overrides {hook}() with PyTorch/JAX autodiff; flexflow_keras runs "
                          f"TensorFlow's GradientTape, or traces a step that calls self.compute_loss(). {_FIX}")
@@ -149,6 +151,17 @@ def unfit_data_reason(model, error: Exception) -> str | None:
     if not overrides(model, "train_step"):
         return None
     return f"calls the model on inputs it takes out of its batch (the batch does not fit the model's inputs: {error})"
+
+
+def assign_reason(model, error, hook: str) -> str | None:
+    """Why `model`'s `hook` (train_step / test_step) runs eagerly after recording its call() stopped on a
+    variable assigned a computed value (`error`, an ops/assign_in_call.AssignInCallError: keras.io's mixture
+    of experts counts expert use so), which Keras runs as written. None without an override of `hook`
+    (Keras' own step is only traced here)."""
+    if not overrides(model, hook):
+        return None
+    return (f"calls a layer whose call() assigns a variable a computed value ({error.where}), which a traced "
+            f"step cannot hold")
 
 
 def check_hooks(model) -> None:

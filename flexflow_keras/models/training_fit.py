@@ -33,6 +33,7 @@ from flexflow_keras.models.training_utils import (
     validation_cut,
 )
 from flexflow_keras.models.validation_generator import keep_first_batches
+from flexflow_keras.ops.assign_in_call import AssignInCallError
 from flexflow_keras.utils import interrupts as _interrupts
 from flexflow_keras.utils import rng as _rng
 
@@ -86,8 +87,9 @@ class FitLoop:
             feed.shuffle, feed.seed, feed.steps_per_epoch = shuffle, seed, steps_per_epoch  # for a PyDataset
         try:
             graph, xs, ys, sw, n = self._prepare(x, y, sample_weight)
-        except ShapeError as e:  # a train_step calling the model on pieces of its batch (eager_fit.py)
-            why = step_hooks.unfit_data_reason(self, e)
+        except (ShapeError, AssignInCallError) as e:  # a step the graph cannot hold: run it eagerly (eager_fit.py)
+            why = step_hooks.unfit_data_reason(self, e) if isinstance(e, ShapeError) else \
+                step_hooks.assign_reason(self, e, "train_step")
             if why is None or hasattr(data_x, "__next__"):  # a generator's first batch is spent
                 raise
             return eager_fit.fit(self, why, data_x, data_y, batch_size, epochs, verbose, callbacks,

@@ -8,6 +8,7 @@ batch. A model whose `test_step` runs eagerly evaluates through models/eager_fit
 
 from __future__ import annotations
 
+import logging
 import math
 
 import numpy as np
@@ -18,6 +19,9 @@ from flexflow_keras.layers import host_prefix
 from flexflow_keras.models import call_mode, eager_fit, step_hooks
 from flexflow_keras.models.training_feeds import evaluate_stream, is_stream, predict_stream
 from flexflow_keras.models.training_utils import RunningMeans, check_not_empty
+from flexflow_keras.ops.assign_in_call import AssignInCallError
+
+log = logging.getLogger("flexflow_keras")
 
 
 class Inference:
@@ -43,7 +47,15 @@ class Inference:
         if is_stream(x):
             logs = evaluate_stream(self, x, steps, callbacks, 1 if verbose == "auto" else int(verbose))
             return logs_result(logs, return_dict, self)
-        graph, xs, ys, sw, n = self._prepare(x, y, sample_weight)
+        try:
+            graph, xs, ys, sw, n = self._prepare(x, y, sample_weight)
+        except AssignInCallError as e:  # a test_step of its own runs as written (eager_fit.py)
+            why = step_hooks.assign_reason(self, e, "test_step")
+            if why is None:
+                raise
+            log.info("model '%s': its test_step() %s, so evaluate() runs it as written, one batch at a time",
+                     self.name, why)
+            return eager_fit.evaluate(self, x, y, batch_size, verbose, sample_weight, steps, callbacks, return_dict)
         check_not_empty(n, "evaluate")
         self._validate_labels(graph, ys)
         logs = self._evaluate_arrays(xs, ys, sw, batch_size, steps, callbacks, verbose=verbose)

@@ -17,7 +17,10 @@ The stored value is masked when the call is recorded; weights set later (set_wei
 what they are given in the masked entries, which no forward reads (TensorFlow's storage holds the masked
 value after a forward and the optimizer's update of those entries after a step).
 
-Any other symbolic assign (a counter or running value kept across steps) is refused with a message.
+Any other symbolic assign (a counter or running value kept across steps, keras.io's mixture of experts'
+``self.expert_usage_count.assign(...)``) is refused with an `AssignInCallError` naming the layer and the
+variable; fit and evaluate of a model with its own train_step / test_step then run that step eagerly
+(models/eager_fit.py), where the assign takes its value as under TensorFlow.
 """
 
 from __future__ import annotations
@@ -72,13 +75,41 @@ def _reads(tensor, variable) -> bool:
     return isinstance(node.op, VariableOp) and len(node.weights) == 1 and node.weights[0] is variable
 
 
-def _refuse(variable, value, why: str):
-    return GraphError(
-        f"Variable '{variable.path}'.assign({value!r}) inside a layer's call(): {why}. Writing a weight during the "
-        f"training step is not supported, except the masked weight `w.assign(w * mask)` with a constant mask of "
-        f"zeros and ones (keras.io's PixelCNN). Compute the value and use it directly in call() (an op given a "
-        f"computed kernel trains the weight it is computed from), or update the weight between steps in a "
-        f"callback.")
+class AssignInCallError(GraphError):
+    """A layer's call() assigns a variable a computed value the traced step cannot hold. `where` names the
+    layer and the variable (``layer 'moe' (LinearMoE), self.expert_usage_count (path 'variable')``)."""
+
+    def __init__(self, message: str, where: str):
+        super().__init__(message)
+        self.where = where
+
+
+def _where(variable) -> str:
+    """The layer whose call() is running and the attribute that holds `variable` there, with its path."""
+    from flexflow_keras.layers import node as node_mod
+
+    layer = node_mod.current_layer()
+    if layer is None:
+        return f"variable '{variable.path}'"
+    attr = next((k for k, v in vars(layer).items() if v is variable), None)
+    held = f"self.{attr}" if attr else "a variable"
+    return f"layer '{layer.name}' ({type(layer).__name__}), {held} (path '{variable.path}')"
+
+
+def refuse_update(variable, method: str, value) -> AssignInCallError:
+    """The error for ``variable.assign_add(value)`` / ``assign_sub`` of a symbolic `value` (a running value
+    kept across steps, which a traced step cannot hold)."""
+    return _refuse(variable, value, "it updates a value kept across training steps", method)
+
+
+def _refuse(variable, value, why: str, method: str = "assign"):
+    where = _where(variable)
+    return AssignInCallError(
+        f"{where[0].upper()}{where[1:]}: .{method}({value!r}) inside call(): {why}. A traced training step "
+        f"cannot write a variable, except the masked weight `w.assign(w * mask)` with a constant mask of zeros "
+        f"and ones (keras.io's PixelCNN). A model with its own train_step (and test_step) runs it eagerly "
+        f"instead, as compile(run_eagerly=True) does; otherwise compute the value and use it directly in "
+        f"call(), or update the variable between steps in a callback.", where)
 
 
 def assign(variable, value) -> None:

@@ -147,9 +147,9 @@ class Variable(TensorMath):
 
     def _refuse_symbolic(self, method: str, value) -> None:
         if isinstance(value, KerasTensor):  # a running value kept across steps (a counter updated in call())
-            raise GraphError(f"Variable '{self.path}'.{method}({value!r}): a weight cannot be updated from symbolic "
-                             f"tensors in a layer's call() (a value kept across training steps is not supported "
-                             f"there); update it in a callback or in a custom train_step on its results.")
+            from flexflow_keras.ops import assign_in_call
+
+            raise assign_in_call.refuse_update(self, method, value)
 
     def _on_assign(self) -> None:
         """Hook replaced by the execution layer to push host writes into its regions."""
