@@ -34,13 +34,16 @@ def test_conv_lstm_matches_tf_keras(cls, kwargs, shape, out_shape, parity):
 def test_return_state_channels_first_and_the_forget_bias():
     tf = pytest.importorskip("tensorflow")
     x = np.random.default_rng(1).standard_normal((2, 3, 2, 5, 4)).astype("float32")  # channels_first frames
-    kw = dict(filters=2, kernel_size=3, padding="same", return_state=True, data_format="channels_first")
-    ours, theirs = layers.ConvLSTM2D(**kw), tf.keras.layers.ConvLSTM2D(**kw)
-    ours(x), theirs(x)
+    kw = dict(filters=2, kernel_size=3, padding="same", return_state=True)
+    # tf.keras on the frames moved to channels_last (its CPU Conv2D takes NCHW only where oneDNN is on: AVX-512
+    # hosts); the kernels' layout is the same in both formats
+    ours, theirs = layers.ConvLSTM2D(data_format="channels_first", **kw), tf.keras.layers.ConvLSTM2D(**kw)
+    last = np.moveaxis(x, 2, -1)
+    ours(x), theirs(last)
     np.testing.assert_array_equal(ours.get_weights()[2], theirs.get_weights()[2])  # 0 for i, 1 for f, 0 for c, o
     theirs.set_weights(ours.get_weights())
-    for a, b in zip(ours(x), theirs(x), strict=True):
-        np.testing.assert_allclose(a, np.asarray(b), rtol=1e-5, atol=1e-5)
+    for a, b in zip(ours(x), theirs(last), strict=True):
+        np.testing.assert_allclose(a, np.moveaxis(np.asarray(b), -1, 1), rtol=1e-5, atol=1e-5)
 
 
 def _next_frame(k, seed=0):

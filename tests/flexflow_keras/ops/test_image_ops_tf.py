@@ -23,6 +23,15 @@ def _img(*shape):
 
 
 CL, CF = "channels_last", "channels_first"
+
+
+def _patches_cf(K, t):
+    """extract_patches of channels_first images; Keras' own on channels_last ones, moved back: its
+    TensorFlow Conv2D takes NCHW on the CPU only where oneDNN is on (AVX-512 hosts)."""
+    if K is not keras.ops:
+        return K.image.extract_patches(t, (2, 3), strides=2, data_format=CF)
+    last, first = ((0, 2, 3, 1), (0, 3, 1, 2)) if len(t.shape) == 4 else ((1, 2, 0), (2, 0, 1))
+    return K.transpose(K.image.extract_patches(K.transpose(t, last), (2, 3), strides=2), first)
 # name: (fn(K, x), x); every one also runs recorded in a model and under both GradientTapes (batched x)
 SYMBOLIC = {
     "patches": (lambda K, t: K.image.extract_patches(t, 3), _img(2, 9, 12, 3)),
@@ -30,7 +39,7 @@ SYMBOLIC = {
                                   _img(2, 7, 8, 2)),
     "patches_dilated": (lambda K, t: K.image.extract_patches(t, 3, strides=1, dilation_rate=2), _img(2, 8, 9, 2)),
     "patches_tiles_same": (lambda K, t: K.image.extract_patches(t, 4, padding="same"), _img(2, 9, 10, 3)),
-    "patches_cf": (lambda K, t: K.image.extract_patches(t, (2, 3), strides=2, data_format=CF), _img(2, 3, 7, 9)),
+    "patches_cf": (lambda K, t: _patches_cf(K, t), _img(2, 3, 7, 9)),
     "patches_3d": (lambda K, t: K.image.extract_patches(t, (2, 3, 2)), _img(2, 4, 6, 5, 2)),
     "resize_down": (lambda K, t: K.image.resize(t, (5, 4)), _img(2, 9, 7, 3)),
     "resize_up_cf": (lambda K, t: K.image.resize(t, (11, 13), data_format=CF), _img(2, 3, 6, 5)),
