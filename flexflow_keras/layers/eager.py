@@ -10,6 +10,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from flexflow_keras.layers import node as node_mod
 from flexflow_keras.ops import recorded_mode, tape
 from flexflow_keras.ops.base import apply_op
 from flexflow_keras.ops.graph import KerasTensor, OpGraph
@@ -24,8 +25,6 @@ def run_graph(graph: OpGraph, arrays: Sequence[np.ndarray], training: bool | Non
         raise ValueError(f"The graph has {len(graph.inputs)} inputs, received {len(arrays)} arrays.")
     resolved = None
     if training is None:
-        from flexflow_keras.layers import node as node_mod
-
         resolved = node_mod.node_resolver(node_mod.keras_training_context() or node_mod.KerasTraining(False))
     values: dict[int, np.ndarray] = {}
     for t, a in zip(graph.inputs, arrays, strict=False):
@@ -96,8 +95,6 @@ def clone_graph(graph: OpGraph, new_inputs: Sequence[KerasTensor], replace: dict
     from flexflow_keras.ops.graph import OpNode
 
     replace = replace or {}
-    from flexflow_keras.layers import node as node_mod
-
     keras_training = node_mod.keras_training_context()
     recording = keras_training is not None and keras_training.recording  # a subclassed model's call()
     resolved = node_mod.node_resolver(keras_training) if recording else None

@@ -258,8 +258,9 @@ class Model(ModelMetrics, Keras2TrainingMethods, Trainer, Layer):
         takes_training = "training" in getattr(forward, "_call_params", ())
         # Keras' train_step calls self(x, training=True) only where call() takes `training`, else self(x),
         # whose layers then run in inference; a custom train_step is taken to call self(x, training=True)
-        steps = any("train_step" in vars(c) for c in type(self).__mro__ if c is not Model and issubclass(c, Model))
-        trace = self._record(forward, specs, True if takes_training or steps else None)
+        from flexflow_keras.models.step_hooks import overrides
+
+        trace = self._record(forward, specs, True if takes_training or overrides(self, "train_step") else None)
         inference = self._record(forward, specs, False) if takes_training else None
         if inference is not None and not same_graph(trace[2], inference[2], INFERENCE_IDENTITY):
             # evaluate and predict run the training=False graph, as Keras calls call(x, training=False) there

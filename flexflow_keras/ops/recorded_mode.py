@@ -6,13 +6,12 @@ BatchNormalization ops follow the execution's mode at run time. Keras 3 decides 
 context, else the default of the layer's call() signature), so inside a subclassed model's call() a
 layer may run in inference during fit: a call() without `training`, which Keras' train_step calls as
 ``self(x)``, or a sublayer given ``training=False`` (a frozen base model). While such a call is recorded
-(`fixing(True)`, pushed by `Layer.__call__`), `at_inference` turns each op it records into the op as it
+(`push(True)` by `Layer.__call__`), `at_inference` turns each op it records into the op as it
 computes at inference: the random ops with a zero rate, BatchNormalization on its moving statistics.
 """
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import threading
 
@@ -32,19 +31,9 @@ def _stack() -> list:
     return stack
 
 
-@contextlib.contextmanager
-def fixing(fixed: bool | None):
-    """Record the ops of the block in inference mode (True), following the execution (False), or as the
-    enclosing block does (None)."""
-    _stack().append(fixed)
-    try:
-        yield
-    finally:
-        _stack().pop()
-
-
 def push(fixed: bool | None) -> None:
-    """`fixing` for a layer call, which pops in its own `finally` (`pop`)."""
+    """Record the ops of a layer call in inference mode (True), following the execution (False), or as
+    the enclosing call does (None); the call pops it in its own `finally` (`pop`)."""
     _stack().append(fixed)
 
 
