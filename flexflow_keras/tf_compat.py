@@ -8,7 +8,7 @@ it maps:
 
 - here: `tf.X` / `tf.math.X` for the names in `_SAME_OPS`, whose `keras.ops` function has the same
   arguments, order and meaning (`tf.reduce_sum(x, axis, keepdims)` is `keras.ops.sum`; TensorFlow's parameter
-  names through tf_keywords.py), `tf.random.normal` / `uniform` / `categorical` (keras.random), and the calls
+  names through tf_keywords.py), and the calls
   forwarded to the module that implements them: `tf.nn.conv*` / `atrous_conv2d` and the pools
   (ops/conv_api.py; the transposed, depthwise and separable ones through tf_conv_ops.py); `tf.Variable` and
   `tf.Module` (variables.py); `tf.GradientTape` (ops/tape.py); CTC decoders and `tf.sparse.to_dense`
@@ -28,7 +28,8 @@ it maps:
   `tf.clip_by_value`.
 - tf_host_calls.py: `tf.print` (stderr, once on symbolic tensors), `tf.compat.as_bytes` / `as_str`,
   `tf.numpy_function` / `tf.py_function` (on values: in a dataset's map or on arrays).
-- tf_random_init.py: `tf.random.gamma`, `tf.random_normal_initializer` / `random_uniform_initializer` /
+- tf_random_init.py: `tf.random.normal` / `uniform` / `categorical` (TensorFlow's defaults and op seeds),
+  `tf.random.gamma`, `tf.random_normal_initializer` / `random_uniform_initializer` /
   `constant_initializer` / `zeros_initializer` / `ones_initializer`.
 - their own modules: tf_array_ops.py (creation, reordering, selection, masks, tf.slice and
   tf.strided_slice), tf_math_ops.py (scans, reductions, norms, tf.nn losses, dropout, batch normalization,
@@ -118,7 +119,6 @@ _SAME_OPS.update({"reduce_sum": "sum", "reduce_max": "max", "reduce_min": "min",
                   "reduce_std": "std", "reduce_variance": "var",
                   "pow": "power", "repeat": "repeat",
                   "stop_gradient": "stop_gradient", "floordiv": "floor_divide", "floormod": "mod", "mod": "mod"})
-_SAME_RANDOM = ("normal", "uniform", "categorical")
 
 
 def _ops_fn(name: str):
@@ -250,8 +250,4 @@ def mapped_call(path: str):
         if parts[2] in (tf_io.IO_NAMES if parts[1] == "io" else tf_io.DECODE_NAMES):
             return getattr(tf_io, parts[2])
         return getattr(tf_image, parts[2]) if parts[1] == "image" and parts[2] in tf_image.IMAGE_NAMES else None
-    if len(parts) == 3 and parts[1] == "random" and parts[2] in _SAME_RANDOM:
-        from flexflow_keras import random
-
-        return getattr(random, parts[2])
     return None
