@@ -16,7 +16,7 @@ As TensorFlow computes them, on the host:
   HSV conversions, brightness, contrast, gamma, saturation and hue, `per_image_standardization`; the
   `random_*` ones draw from this framework's generator (`tf.random.set_seed` seeds it) and the
   `stateless_random_*` ones from their seed, so their draws are not TensorFlow's;
-- `total_variation` and `sobel_edges` run as keras.ops, so a GradientTape differentiates them (a
+- `total_variation` and `sobel_edges` (and `image_gradients` and `ssim`, tf_image_quality.py) run as keras.ops, so a GradientTape differentiates them (a
   style-transfer loss on a tf.Variable image); `adjust_jpeg_quality` / `random_jpeg_quality` re-encode with
   Pillow's JPEG encoder (TensorFlow's is libjpeg's: the artefacts are alike, not equal).
 
@@ -30,7 +30,7 @@ import math
 
 import numpy as np
 
-from flexflow_keras import tf_image_ops, tf_image_spaces
+from flexflow_keras import tf_image_ops, tf_image_quality, tf_image_spaces
 from flexflow_keras.errors import ArgumentError
 
 _LUMA = np.array([0.2989, 0.5870, 0.1140], np.float32)  # TensorFlow's rgb_to_grayscale weights
@@ -485,7 +485,8 @@ IMAGE_NAMES = ("convert_image_dtype", "resize",
                "stateless_random_flip_left_right", "stateless_random_flip_up_down", "stateless_random_brightness",
                "stateless_random_contrast", "stateless_random_saturation", "stateless_random_hue",
                "stateless_random_crop", "total_variation", "sobel_edges", "adjust_jpeg_quality",
-               "random_jpeg_quality", "psnr") + tf_image_spaces.NAMES
+               "random_jpeg_quality", "psnr") + tf_image_spaces.NAMES + tf_image_quality.NAMES
 psnr = tf_image_ops.psnr  # on arrays and tensors alike (keras.ops)
+image_gradients, ssim = tf_image_quality.image_gradients, tf_image_quality.ssim  # arrays and tensors alike
 rgb_to_yuv, yuv_to_rgb = tf_image_spaces.rgb_to_yuv, tf_image_spaces.yuv_to_rgb  # arrays and tensors alike
 rgb_to_yiq, yiq_to_rgb = tf_image_spaces.rgb_to_yiq, tf_image_spaces.yiq_to_rgb
