@@ -316,14 +316,74 @@ class Orthogonal(RandomInitializer):
         return {"gain": self.gain, **super().get_config()}
 
 
+class STFT(Initializer):
+    """The real or imaginary part of a windowed DFT, as a conv kernel of shape
+    ``(frame_length, 1, fft_length // 2 + 1)`` (Keras 3's `keras.initializers.STFT`, made for the
+    `STFTSpectrogram` layer): ``cos`` / ``sin`` of ``-2 pi t f / fft_length`` times the window, divided by
+    its L2 norm (``scaling="density"``) or L1 norm (``"spectrum"``).
+
+    Args:
+        side: ``"real"`` or ``"imag"``.
+        window: a `scipy.signal.get_window` name (``"hann"``), the window's values, or None.
+        scaling: ``"density"``, ``"spectrum"`` or None.
+        periodic: whether a named window is periodic (`scipy.signal.get_window`'s ``fftbins``).
+    """
+
+    def __init__(self, side="real", window="hann", scaling="density", periodic=False):
+        if side not in ("real", "imag"):
+            raise ValueError(f"STFT initializer expects side 'real' or 'imag', received side={side!r}.")
+        if scaling is not None and scaling not in ("density", "spectrum"):
+            raise ValueError(f"STFT initializer expects scaling None, 'density' or 'spectrum', received "
+                             f"scaling={scaling!r}.")
+        if isinstance(window, str):
+            _scipy_window(window, 1, False)  # an unknown name fails here, as in Keras
+        self.side, self.window, self.scaling, self.periodic = side, window, scaling, periodic
+
+    def __call__(self, shape, dtype=None):
+        dtype = _dtype(dtype)
+        if len(shape) != 3:
+            raise ValueError(f"STFT initializer expects a shape (frame_length, 1, fft_length // 2 + 1), "
+                             f"received shape={tuple(shape)}.")
+        frame_length, _, bins = (int(d) for d in shape)
+        # in the weight's dtype, in Keras' order of operations, so float32 kernels round as Keras' do
+        freq = np.arange(bins, dtype=dtype).reshape(1, 1, bins) / np.asarray((bins - 1) * 2, dtype)
+        time = np.arange(frame_length, dtype=dtype).reshape(frame_length, 1, 1)
+        args = (np.asarray(-2, dtype) * time) * freq * np.arccos(np.asarray(-1, dtype))
+        kernel = (np.cos(args) if self.side == "real" else np.sin(args)).astype(dtype)
+        if self.window is None:
+            return kernel
+        win = self.window
+        if isinstance(win, str):
+            win = _scipy_window(win, frame_length, self.periodic)
+        win = np.asarray(win).astype(dtype)
+        if win.shape != (frame_length,):
+            raise ValueError(f"STFT initializer expects a window of shape ({frame_length},) (the frame length), "
+                             f"received shape {win.shape}.")
+        win = win.reshape(frame_length, 1, 1)
+        scale = {"density": np.sqrt(np.sum(np.square(win))), "spectrum": np.sum(np.abs(win)),
+                 None: np.asarray(1, dtype)}[self.scaling]
+        return (kernel * win / scale).astype(dtype)
+
+    def get_config(self):
+        window = self.window.tolist() if isinstance(self.window, np.ndarray) else self.window
+        return {"side": self.side, "window": window, "periodic": self.periodic, "scaling": self.scaling}
+
+
+def _scipy_window(name: str, length: int, periodic: bool):
+    import scipy.signal
+
+    return scipy.signal.get_window(name, length, periodic)
+
+
 _CLASSES = [Zeros, Ones, Constant, Identity, RandomNormal, RandomUniform, TruncatedNormal, VarianceScaling,
-            GlorotUniform, GlorotNormal, HeNormal, HeUniform, LecunNormal, LecunUniform, Orthogonal]
+            GlorotUniform, GlorotNormal, HeNormal, HeUniform, LecunNormal, LecunUniform, Orthogonal, STFT]
 ALL_OBJECTS: dict[str, type[Initializer]] = {}
 for _cls in _CLASSES:
     ALL_OBJECTS[_cls.__name__] = _cls
     ALL_OBJECTS[naming.to_snake_case(_cls.__name__)] = _cls
 ALL_OBJECTS.update({"normal": RandomNormal, "uniform": RandomUniform, "zero": Zeros, "one": Ones,
-                    "IdentityInitializer": Identity, "OrthogonalInitializer": Orthogonal})
+                    "IdentityInitializer": Identity, "OrthogonalInitializer": Orthogonal, "stft": STFT,
+                    "STFTInitializer": STFT})
 
 # Keras' lower-case aliases: `initializers.glorot_uniform(seed=1)` builds an instance.
 zeros, ones, constant, identity = Zeros, Ones, Constant, Identity

@@ -111,6 +111,7 @@ from flexflow_keras.layers.spatial_reshaping import (
     ZeroPadding1D,
     ZeroPadding2D,
 )
+from flexflow_keras.layers.stft_spectrogram import STFTSpectrogram
 from flexflow_keras.layers.text_vectorization import TextVectorization
 from flexflow_keras.layers.volumetric import (
     AveragePooling3D,
@@ -158,6 +159,7 @@ _CLASSES += [EinsumDense]
 _CLASSES += [AveragePooling3D, Conv3D, Conv3DTranspose, Cropping3D, GlobalAveragePooling3D, GlobalMaxPooling3D, MaxPooling3D,
              UpSampling3D, ZeroPadding3D]
 _CLASSES += [ConvLSTM1D, ConvLSTM2D, ConvLSTM3D]
+_CLASSES += [STFTSpectrogram]
 ALL_OBJECTS = {cls.__name__: cls for cls in _CLASSES}
 
 

@@ -22,7 +22,7 @@ _OTHERS = ("AdaptiveAveragePooling1D", "AdaptiveAveragePooling2D", "AdaptiveAver
            "MixUp", "Pipeline", "RandAugment", "RandomColorDegeneration", "RandomColorJitter",
            "RandomElasticTransform", "RandomErasing", "RandomGaussianBlur", "RandomGrayscale", "RandomHue",
            "RandomInvert", "RandomPerspective", "RandomPosterization", "RandomSaturation", "RandomSharpness",
-           "RandomShear", "ReversibleEmbedding", "STFTSpectrogram", "Solarization", "SpectralNormalization",
+           "RandomShear", "ReversibleEmbedding", "Solarization", "SpectralNormalization",
            "Wrapper")
 UNSUPPORTED = frozenset(_HINTS) | frozenset(_OTHERS)
 
