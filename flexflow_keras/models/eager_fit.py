@@ -7,7 +7,9 @@ process's CPU, without the strategy search; the log says so. What `fit` promises
 batches of `-b` samples (shuffled each epoch), `-e` epochs, the model's metrics reset at each epoch (as
 Keras does), callbacks, the progress bar and `-p`'s lines given the step's returned logs, `History`, `stop_training`,
 validation through the model's ``test_step`` (``val_`` logs) on `validation_data` or the last samples that
-`validation_split` holds out of arrays, as Keras cuts them.
+`validation_split` holds out of arrays, as Keras cuts them. At the end of an epoch and of an evaluation the
+logs are, as Keras 3 takes them, the results of ``model.metrics`` when the step returned the same names, else
+the last step's logs (`_metrics_or_logs`).
 """
 
 from __future__ import annotations
@@ -132,6 +134,21 @@ def _floats(logs) -> dict:
     return out
 
 
+def _metrics_or_logs(model, logs: dict) -> dict:
+    """Keras 3's ``_get_metrics_result_or_logs``: the result of every metric of ``model.metrics`` (a dict
+    result spread by name) when its names are exactly the keys of the last step's `logs`, else `logs`. So a
+    step returning ``{"loss": loss}`` without updating a tracker ends its epoch (and History) with the compiled
+    loss tracker's result, 0.0 in Keras 3.15 (keras.io's DDPM), and a step logging extra names keeps its own."""
+    results = {}
+    for m in getattr(model, "metrics", None) or []:
+        value = m.result()
+        if isinstance(value, dict):
+            results.update(value)
+        else:
+            results[m.name] = value
+    return _floats(results) if set(results) == set(logs) else logs
+
+
 def _reset(model) -> None:
     for m in getattr(model, "metrics", None) or []:
         if hasattr(m, "reset_state"):
@@ -199,7 +216,7 @@ def fit(model, reason: str, x=None, y=None, batch_size=None, epochs=None, verbos
             cbs.on_train_batch_end(step, logs)
             if model.stop_training:
                 break
-        epoch_logs = dict(logs)
+        epoch_logs = dict(_metrics_or_logs(model, logs))
         if val is not None and (epoch + 1) % int(validation_freq) == 0:
             epoch_logs.update({f"val_{k}": v for k, v in _evaluate(model, val).items()})
         cbs.on_epoch_end(epoch, epoch_logs)
@@ -240,6 +257,7 @@ def _evaluate(model, batches: _Batches, cbs=None) -> dict:
         logs = _floats(model.test_step(data))
         if cbs is not None:
             cbs.on_test_batch_end(step, logs)
+    logs = _metrics_or_logs(model, logs)
     if cbs is not None:
         cbs.on_test_end(logs)
     return logs
