@@ -103,7 +103,7 @@ class BackupAndRestore(Callback):
             self.model._initial_epoch = epoch
             self._current_epoch = epoch
             log.info("BackupAndRestore: resumed from %s (epoch %d, optimizer step %d)", folder, epoch + 1,
-                     int(getattr(self.model.optimizer, "iterations", 0)))
+                     int(getattr(self.model.optimizer, "_iterations", 0)))
             return
         raise DataError(f"BackupAndRestore: no readable backup in {self.backup_dir}: {'; '.join(errors)}. "
                         f"Delete the folder to start training from scratch.")
@@ -116,7 +116,7 @@ class BackupAndRestore(Callback):
             self._save()
         else:  # a backup taken at the epoch's last step resumes at the next epoch (no step is redone)
             meta = self._metadata()
-            step = int(getattr(getattr(self.model, "optimizer", None), "iterations", 0) or 0)
+            step = int(getattr(getattr(self.model, "optimizer", None), "_iterations", 0) or 0)
             if meta is not None and meta.get("iterations") == step:
                 self._write_meta(dict(meta, epoch=self._current_epoch, batch=0))
 
@@ -131,7 +131,7 @@ class BackupAndRestore(Callback):
             os.makedirs(self.backup_dir, exist_ok=True)
         old = self._metadata() or {}
         opt = getattr(self.model, "optimizer", None)
-        step = int(getattr(opt, "iterations", 0) or 0)
+        step = int(getattr(opt, "_iterations", 0) or 0)
         name = f"ckpt-{step:09d}"
         folder = os.path.join(self.backup_dir, name)
         if name == old.get("checkpoint"):  # no step since the last backup (e.g. epoch end after a batch save)

@@ -339,12 +339,12 @@ class Engine:
         mine = None if self.spanning else distributed.shard_rows(rows)  # under MPI: this rank's shard of the global batch
         local = rows if mine is None else mine
         opt = self.optimizer
-        iteration = int(opt.iterations)
+        iteration = opt._iterations  # training steps so far (iterations counts updates under accumulation)
         lr = float(opt.learning_rate_at(iteration))
         t0 = time.perf_counter() if trial is not None else 0.0  # (timed only while a trial runs)
         prog = self.program("train", len(local), len(rows), mine is not None)
         fm, pen = prog.run(sources, local, step, seed, iteration, lr, wait=wait)
-        opt.iterations = iteration + 1
+        opt._iterations = iteration + 1
         self._dirty = True
         if trial is not None:
             trial.after(len(rows), time.perf_counter() - t0)
@@ -468,7 +468,7 @@ class Engine:
         slots are restored afterwards, and the previous strategy is set again."""
         previous = self.strategy
         snapshot = self._snapshot()
-        iteration0 = int(self.optimizer.iterations) if self.optimizer is not None else 0
+        iteration0 = self.optimizer._iterations if self.optimizer is not None else 0
         lr = self.optimizer.learning_rate_at(iteration0) if self.optimizer is not None else 0.0
         self.set_strategy(strategy)
         prog = self.program("train", len(rows))

@@ -17,7 +17,7 @@ Contract with the training loop (flexflow_keras/models/training.py, docs/contrac
   names, used by `exclude_from_weight_decay`. `moments` (optional) gives, per variable, an embedding
   table's per-lookup moment or None (see `sparse_moment_power`). ``global_clipnorm`` is computed over the variables of one
   call, so when it is set (`needs_all_variables` is True) the loop passes every variable in one call.
-  The loop applies each variable's `constraint` after `apply` and then increments `opt.iterations`.
+  The loop applies each variable's `constraint` after `apply` and then increments `opt._iterations`.
 - ``opt.learning_rate`` (get/set; a schedule makes it read-only, as in Keras), ``opt.iterations``,
   `get_config`/`from_config`.
 
@@ -194,11 +194,14 @@ class Optimizer:
 
     @property
     def iterations(self):
-        """Updates applied so far (the training loop increments it after each `apply`): a 0-d int64 tensor,
-        as Keras' variable (``int(opt.iterations)``, ``opt.iterations.numpy()``)."""
+        """Updates applied so far: a 0-d int64 tensor, as Keras' variable (``int(opt.iterations)``,
+        ``opt.iterations.numpy()``). With `gradient_accumulation_steps` it counts the applied updates (the
+        training steps // steps), as Keras 3's property; the training loop counts its steps in
+        `_iterations` (Keras' ``_iterations``, which the setter sets and the saved state holds)."""
         from flexflow_keras.ops.eager_tensor import eager
 
-        return eager(np.int64(self._iterations))
+        steps = self.gradient_accumulation_steps
+        return eager(np.int64(self._iterations // steps if steps else self._iterations))
 
     @iterations.setter
     def iterations(self, value: int) -> None:

@@ -72,7 +72,7 @@ def current_slots(model) -> dict[int, list[np.ndarray]] | None:
     if engine is not None and engine.optimizer is opt:
         return engine.weights.read_slots()
     pending = getattr(opt, "_ff_pending_slots", None)
-    if pending is not None and pending.iterations == int(opt.iterations):
+    if pending is not None and pending.iterations == opt._iterations:
         return pending.slots
     return None
 
@@ -80,7 +80,7 @@ def current_slots(model) -> dict[int, list[np.ndarray]] | None:
 def optimizer_variables(model) -> list[np.ndarray]:
     """The optimizer's state as Keras 3 lists it (see the module docstring)."""
     opt = model.optimizer
-    out = [np.asarray(int(opt.iterations), dtype=np.int64)]
+    out = [np.asarray(opt._iterations, dtype=np.int64)]
     if _has_lr_variable(opt):
         out.append(np.asarray(opt._learning_rate, dtype=np.float32))
     slots = current_slots(model)
@@ -109,9 +109,9 @@ def set_optimizer_variables(model, arrays: list[np.ndarray], path: str) -> None:
                     "model, the file has %d. Training continues from fresh optimizer slots.", path, opt.name,
                     full, len(arrays))
         return
-    opt.iterations = int(np.asarray(arrays[0]))
+    opt._iterations = int(np.asarray(arrays[0]))
     if len(arrays) == full and full > head + len(layout):  # the state after the slots, kept as read
-        opt._ff_keras_state = (int(opt.iterations), [np.asarray(a) for a in arrays[head + len(layout):]])
+        opt._ff_keras_state = (opt._iterations, [np.asarray(a) for a in arrays[head + len(layout):]])
     if head == 2:
         stored = np.float32(np.asarray(arrays[1]))
         if np.float32(opt._learning_rate) != stored:
@@ -129,7 +129,7 @@ def set_optimizer_variables(model, arrays: list[np.ndarray], path: str) -> None:
                         "fresh optimizer slots.", path, name, v.path, arr.shape, want)
             return
         slots[v.uid][_names(opt, v).index(name)] = arr.astype(v.dtype, copy=False)
-    opt._ff_pending_slots = PendingSlots(int(opt.iterations), slots)
+    opt._ff_pending_slots = PendingSlots(opt._iterations, slots)
     engine = getattr(model, "_engine", None)
     if engine is not None and engine.optimizer is opt:
         restore_pending_slots(engine)
@@ -139,6 +139,6 @@ def restore_pending_slots(engine) -> None:
     """Write slots loaded from a file into a new engine's regions (called when an engine is made)."""
     opt = engine.optimizer
     pending = getattr(opt, "_ff_pending_slots", None)
-    if pending is None or pending.iterations != int(opt.iterations):
+    if pending is None or pending.iterations != opt._iterations:
         return
     engine.weights.write_slots({uid: arrays for uid, arrays in pending.slots.items() if uid in engine.weights.slots})

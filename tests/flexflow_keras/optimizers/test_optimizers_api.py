@@ -15,9 +15,9 @@ def _slots(opt, ws):
     return [[np.full(w.shape, init, w.dtype) for _, init in opt.slot_specs(w.shape, w.dtype)] for w in ws]
 
 
-def _step(opt, ws, gs, slots, names=None):
-    opt.apply("cpu", opt.iterations, opt.learning_rate_at(opt.iterations), ws, gs, slots, names)
-    opt.iterations += 1
+def _step(opt, ws, gs, slots, names=None):  # as the training loop: `_iterations` counts its steps
+    opt.apply("cpu", opt._iterations, opt.learning_rate_at(opt._iterations), ws, gs, slots, names)
+    opt._iterations += 1
 
 
 def test_keras3_defaults():

@@ -48,10 +48,10 @@ def _run_ours(name, kwargs, w0, grads):
     ws = [w.copy() for w in w0]
     slots = [[w.copy() if init is None else np.full(opt.slot_shape(name, w.shape), init, w.dtype)
               for name, init in opt.slot_specs(w.shape, w.dtype)] for w in ws]
-    for step_grads in grads:
-        lr = opt.learning_rate_at(opt.iterations)
-        opt.apply("cpu", opt.iterations, lr, ws, [g.copy() for g in step_grads], slots)
-        opt.iterations += 1
+    for step_grads in grads:  # as the training loop: `_iterations` counts its steps
+        lr = opt.learning_rate_at(opt._iterations)
+        opt.apply("cpu", opt._iterations, lr, ws, [g.copy() for g in step_grads], slots)
+        opt._iterations += 1
     return ws
 
 
