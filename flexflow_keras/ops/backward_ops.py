@@ -507,10 +507,36 @@ def _register_late():
     from flexflow_keras.ops.conv import Conv2DOp
     from flexflow_keras.ops.conv_transpose import Conv2DTransposeOp
     from flexflow_keras.ops.dynamic_dims import InsertAxisOp
+    from flexflow_keras.ops.losses import SPARSE, LossOp
     from flexflow_keras.ops.pooling import GlobalPool2DOp
     from kernels._conv_geometry import pads
 
     rule(InsertAxisOp)(_reshape)
+
+    @rule(LossOp)
+    def _loss(a: Args):
+        # each sample's loss gradient (crossentropies of logits, mean squared error) as ops of the prediction
+        op, (t, z) = a.op, a.inputs
+        c = np.shape(z)[-1]
+        gk = reshape(a.gouts[0], tuple(np.shape(a.gouts[0])) + (1,))
+        if op.name in (SPARSE, "categorical_crossentropy", "binary_crossentropy"):
+            if not op.from_logits:
+                unsupported(f"{op.name} of probabilities (a second derivative needs it of logits: "
+                            f"from_logits=True, or a softmax / sigmoid output read as logits)")
+            labels = (np.eye(c)[np.asarray(t).reshape(np.shape(z)[:-1]).astype(np.int64)] if op.name == SPARSE
+                      else np.asarray(t, dtype=np.float64).reshape(np.shape(z)))
+            ls = op.label_smoothing
+            if op.name == "binary_crossentropy":  # mean over the last axis of sigmoid(z) - t
+                labels = const_like(labels * (1.0 - ls) + 0.5 * ls, z)
+                return [None, mul(scal("multiply", sub(act("sigmoid", z), labels), 1.0 / c), gk)], []
+            labels = labels * (1.0 - ls) + ls / c
+            total = const_like(labels.sum(axis=-1, keepdims=True), z)
+            d = sub(mul(_op(nn.SoftmaxOp(-1), z), total), const_like(labels, z))  # softmax(z) sum(t) - t
+            return [None, mul(d, gk)], []
+        if op.name == "mean_squared_error":
+            labels = const_like(np.asarray(t).reshape(np.shape(z)), z)
+            return [None, mul(scal("multiply", sub(z, labels), 2.0 / c), gk)], []
+        unsupported(f"the loss {op.name}")
 
     @rule(GlobalPool2DOp)
     def _global_pool(a: Args):
