@@ -278,10 +278,22 @@ def _reuse(cached: Strategy, machine: MachineModel, batch: int) -> SearchResult:
                         ["cached"])
 
 
+def _optimizer_key(optimizer) -> str:
+    """The optimizer's settings for the cache key, without its name. A learning-rate schedule of the script's
+    own need not implement get_config (Keras asks for it only to save the optimizer: keras.io's focal
+    modulation network's WarmUpCosine does not), so such an optimizer is keyed by its class and the
+    schedule's."""
+    try:
+        config = getattr(optimizer, "get_config", dict)()
+    except NotImplementedError:
+        schedule = getattr(optimizer, "_learning_rate", None)
+        return f"{type(optimizer).__qualname__}/{type(schedule).__qualname__}"
+    return repr({k: v for k, v in config.items() if k != "name"})
+
+
 def _cache_key(engine, problem: Problem, machine: MachineModel, cfg, dp_only: bool) -> str:
     names = engine.node_names
-    opt = {k: v for k, v in getattr(problem.optimizer, "get_config", dict)().items() if k != "name"}  # not its name
-    parts = [machine.signature(), kernels_id(), str(problem.batch), repr(opt),
+    parts = [machine.signature(), kernels_id(), str(problem.batch), _optimizer_key(problem.optimizer),
              f"{cfg.search_budget}/{cfg.search_alpha}/{cfg.seed or 0}/{SEARCH_VERSION}/{dp_only}"]
     for n in problem.graph.nodes:
         parts.append(f"{names[n.uid]}:{n.op!r}:{[t.shape for t in n.inputs]}:{[w.shape for w in n.weights]}:"

@@ -38,6 +38,7 @@ from flexflow_keras.utils import naming, tree
 log = logging.getLogger("flexflow_keras")
 
 _BASE_KWARGS = {"input_shape", "input_dim", "batch_input_shape", "batch_size", "weights", "input_length"}
+_SCALARS = (int, float, bool, np.generic, type(None))  # Python values a symbolic call may return with its tensors
 
 
 def _is_array_like(x) -> bool:
@@ -395,15 +396,17 @@ class Layer(LayerWeights):
         from flexflow_keras.layers.eager import fresh_tensor
 
         flat = tree.flatten(outputs)
-        if not flat or not all(isinstance(t, KerasTensor) for t in flat):
-            bad = [type(t).__name__ for t in flat if not isinstance(t, KerasTensor)]
+        # Keras 3 hands back the Python values a call returns beside its tensors (keras.io's focal modulation
+        # network returns (x, height, width, channels) from tf.shape); anything else is no tensor of ours
+        bad = [type(t).__name__ for t in flat if not isinstance(t, (KerasTensor, *_SCALARS))]
+        if bad or not any(isinstance(t, KerasTensor) for t in flat):
             raise TypeError(f"Layer '{self.name}'.call() must return symbolic tensors when called on "
-                            f"symbolic inputs; it returned {bad or 'nothing'}. Compose ops from "
+                            f"symbolic inputs; it returned {bad or 'no tensor'}. Compose ops from "
                             "flexflow_keras.ops in call().")
         # A call that returns a tensor it did not create (identity) gets a copy node of its own.
-        fixed = [fresh_tensor(t) if t.uid < marker else t for t in flat]
+        fixed = [fresh_tensor(t) if isinstance(t, KerasTensor) and t.uid < marker else t for t in flat]
         outputs = tree.pack_as(outputs, fixed)
-        stack = [t.node for t in fixed if t.node is not None]
+        stack = [t.node for t in fixed if isinstance(t, KerasTensor) and t.node is not None]
         seen: set[int] = set()
         while stack:
             n = stack.pop()
