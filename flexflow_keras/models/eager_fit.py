@@ -6,7 +6,8 @@ Such a step cannot be traced into one graph (models/step_hooks.py names why), so
 process's CPU, without the strategy search; the log says so. What `fit` promises around it is kept:
 batches of `-b` samples (shuffled each epoch), `-e` epochs, the model's metrics reset at each epoch (as
 Keras does), callbacks, the progress bar and `-p`'s lines given the step's returned logs, `History`, `stop_training`,
-validation through the model's ``test_step`` (``val_`` logs) on `validation_data` or the last samples that
+validation through the model's ``test_step`` (``val_`` logs; Keras' default one run on the batch's values
+when the model overrides only ``train_step``) on `validation_data` or the last samples that
 `validation_split` holds out of arrays, as Keras cuts them. At the end of an epoch and of an evaluation the
 logs are, as Keras 3 takes them, the results of ``model.metrics`` when the step returned the same names, else
 the last step's logs (`_metrics_or_logs`).
@@ -242,11 +243,31 @@ def _split(model, arrays: tuple, validation_split) -> tuple:
     return part(slice(None, cut)), part(slice(cut, None))
 
 
+def _default_test_step(model, data) -> dict:
+    """Keras 3's own test_step, run on the batch's values (a model overriding only train_step, validated or
+    evaluated as keras.io's debugging tips do): inference predictions, compute_loss into the loss tracker
+    (weighted by the batch size), and compute_metrics' results."""
+    if not getattr(model, "compiled", False):
+        raise GraphError(f"Model '{model.name}': evaluating it runs Keras' default test_step, which needs the "
+                         f"compiled loss and metrics; call model.compile(...) first, or define test_step().")
+    x, y = (data[0], data[1]) if isinstance(data, tuple | list) and len(data) >= 2 else (data, None)
+    sw = data[2] if isinstance(data, tuple | list) and len(data) >= 3 else None
+    try:
+        y_pred = model(x, training=False)
+    except NotImplementedError as e:  # a model without call() (keras.io's GANs): Keras' step cannot run
+        raise GraphError(f"Model '{model.name}': validating or evaluating it runs Keras' default test_step, which "
+                         f"calls the model, and it has no call() ({e}); define test_step() (it returns a dict "
+                         f"of logs, as train_step does), or leave out validation_data.") from None
+    loss = step_hooks.call_compute_loss(model, x, y, y_pred, sw, training=False)
+    tracker = eager_loss_tracker(model)
+    if tracker is not None:
+        tracker.update_state(loss, sample_weight=len(np.asarray(tree.flatten(x)[0])))
+    model.compute_metrics(x, y, y_pred, sample_weight=sw)
+    return model.get_metrics_result()
+
+
 def _evaluate(model, batches: _Batches, cbs=None) -> dict:
-    if not step_hooks.overrides(model, "test_step"):
-        raise GraphError(f"Model '{model.name}': validation of a custom train_step runs the model's test_step(); "
-                         f"define one (it returns a dict of logs, as train_step does), or leave out "
-                         f"validation_data.")
+    own = step_hooks.overrides(model, "test_step")
     _reset(model)
     logs = {}
     if cbs is not None:
@@ -254,7 +275,7 @@ def _evaluate(model, batches: _Batches, cbs=None) -> dict:
     for step, data in enumerate(batches.epoch()):
         if cbs is not None:
             cbs.on_test_batch_begin(step)
-        logs = _floats(model.test_step(data))
+        logs = _floats(model.test_step(data) if own else _default_test_step(model, data))
         if cbs is not None:
             cbs.on_test_batch_end(step, logs)
     logs = _metrics_or_logs(model, logs)
