@@ -133,14 +133,33 @@ def _tile(input, multiples, name=None):  # noqa: A002 (TensorFlow's argument nam
 
 
 def _gather(params, indices, validate_indices=None, axis=None, batch_dims=0, name=None):
-    """`tf.gather`: keras.ops.take along `axis` (TensorFlow's default axis 0, not a flattened take)."""
-    if int(batch_dims) != 0:
-        raise ArgumentError(f"tf.gather(batch_dims={batch_dims}) is not mapped under python -m flexflow_keras (only "
-                            f"batch_dims=0, keras.ops.take); gather per sample with keras.ops.take_along_axis, or "
-                            f"run the script with TensorFlow itself.")
+    """`tf.gather`: keras.ops.take along `axis` (TensorFlow's default axis 0, not a flattened take). With
+    `batch_dims` b, the first b dims of params and indices are batch dims and each batch gathers from its own
+    slice (keras.io's masked autoencoder picks each image's patches so): `axis` (default b) is moved to b,
+    taken by `tf.gather_nd` of the indices as depth-1 vectors, and the dims between moved back; the result
+    is ``params.shape[:axis] + indices.shape[b:] + params.shape[axis + 1:]``."""
     from flexflow_keras import ops
 
-    return ops.take(params, indices, axis=0 if axis is None else int(axis))
+    b = int(batch_dims)
+    if b == 0:
+        return ops.take(params, indices, axis=0 if axis is None else int(axis))
+    from flexflow_keras.tf_scatter_ops import gather_nd
+
+    rank_p, rank_i = len(params.shape), len(np.shape(indices) if not hasattr(indices, "shape") else indices.shape)
+    b = b + rank_i if b < 0 else b
+    ax = b if axis is None else int(axis)
+    ax = ax + rank_p if ax < 0 else ax
+    if not 0 <= b <= rank_i or not b <= ax < rank_p:
+        raise ArgumentError(f"tf.gather expects 0 <= batch_dims <= rank(indices) and batch_dims <= axis < "
+                            f"rank(params), received batch_dims={batch_dims}, axis={axis}, params of rank {rank_p} "
+                            f"and indices of rank {rank_i}.")
+    moved = params if ax == b else ops.transpose(params, [*range(b), ax, *(d for d in range(b, rank_p) if d != ax)])
+    out = gather_nd(moved, ops.expand_dims(indices, -1), batch_dims=b)
+    if ax == b:
+        return out
+    r, m = rank_i - b, ax - b  # the indices' own dims, then the params' dims between the batch and axis
+    n = len(out.shape)
+    return ops.transpose(out, [*range(b), *range(b + r, b + r + m), *range(b, b + r), *range(b + r + m, n)])
 
 
 def _identity(input, name=None):  # noqa: A002 (TensorFlow's argument name)
