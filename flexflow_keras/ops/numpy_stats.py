@@ -15,7 +15,7 @@ import string
 
 import numpy as np
 
-from flexflow_keras.errors import ArgumentError, ShapeError
+from flexflow_keras.errors import ArgumentError, CrossBatchError, ShapeError
 from flexflow_keras.ops import functional as F
 from flexflow_keras.ops import numpy_api as N
 from flexflow_keras.ops import numpy_extra as X
@@ -59,7 +59,19 @@ def tensordot(x1, x2, axes=2):
     for i, j in zip(ca, cb, strict=True):
         sb[j] = sa[i]
     out = [c for i, c in enumerate(sa) if i not in ca] + [c for j, c in enumerate(sb) if j not in cb]
-    return N.einsum(f"{''.join(sa)},{''.join(sb)}->{''.join(out)}", a, b)
+    try:
+        return N.einsum(f"{''.join(sa)},{''.join(sb)}->{''.join(out)}", a, b)
+    except CrossBatchError as e:
+        if 0 not in ca and 0 not in cb:
+            raise
+        # keras.io's collaborative filtering: ops.tensordot(user_vector, movie_vector, 2) of two (batch, d)
+        # tensors sums over the batch too, one number added to every sample's prediction
+        raise CrossBatchError(
+            f"ops.tensordot(x1, x2, axes={axes!r}) of shapes {tuple(a.shape)} and {tuple(b.shape)} contracts the "
+            f"batch axis: its result mixes the batch's samples (one value for the whole batch), which a model's "
+            f"graph does not compute, as it splits tensors by samples. For a per-sample dot product use "
+            f"ops.sum(ops.multiply(x1, x2), axis=-1, keepdims=True); contract only non-batch axes, e.g. "
+            f"axes=([1], [1]) on 3-D tensors. ({e})") from None
 
 
 def inner(x1, x2):
