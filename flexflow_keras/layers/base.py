@@ -303,6 +303,7 @@ class Layer(LayerWeights):
         if not args:
             args = (self._pop_first_call_arg(kwargs),)
         inputs, rest = args[0], args[1:]
+        self._refuse_positional_flags(rest)
         if tf_graph_call.holds_graph_tensor(inputs):  # inside a tf.data map (keras.io's transfer learning guide)
             return tf_graph_call.call(self, inputs, rest, kwargs)
         explicit = "training" in kwargs
@@ -374,6 +375,18 @@ class Layer(LayerWeights):
             if opened:
                 node_mod.close_keras_training()
         return outputs
+
+    def _refuse_positional_flags(self, rest) -> None:
+        """Keras 3 takes only tensors positionally: ``layer(x, True)`` (keras.io's GAN-ADA calls its augmenter
+        ``self.augmenter(images, training)``) is its ValueError, not a second value for `training`. Python
+        numbers pass here, as this framework's ``tf.shape`` gives them where TensorFlow gives tensors."""
+        if getattr(self, "_allow_non_tensor_positional_args", False):
+            return
+        for arg in tree.flatten(list(rest)):
+            if isinstance(arg, bool | np.bool_):
+                raise ValueError(f"Layer '{self.name}': only input tensors may be passed as positional arguments. "
+                                 f"The following argument value should be passed as a keyword argument: {arg} "
+                                 f"(of type {type(arg)}); e.g. {self.name}(x, training={arg}).")
 
     def _training_default(self):
         """The default of call()'s `training` parameter (None without one): Keras 3 gives it to a call
