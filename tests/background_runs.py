@@ -16,6 +16,7 @@ import shutil
 import subprocess
 import tempfile
 import threading
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -36,6 +37,9 @@ class Command:
     _work: Path | None = field(default=None, init=False, repr=False)
     _spec: dict | BaseException | None = field(default=None, init=False, repr=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, init=False, repr=False)
+    _times: list = field(default_factory=list, init=False, repr=False)  # [started, ended] (perf_counter)
+    _waited: float = field(default=0.0, init=False)  # seconds its test waited for it
+    label: str = field(default="", init=False)  # the test it runs for (set by conftest.py), for the summary
 
     def _claim(self) -> bool:
         with self._lock:
@@ -58,6 +62,7 @@ class Command:
 
     def _run(self, nice: int) -> None:
         work, spec = self._work, self._spec
+        self._times = [time.perf_counter()]
         try:
             if isinstance(spec, BaseException):
                 raise spec
@@ -82,6 +87,7 @@ class Command:
         except Exception as exc:  # noqa: BLE001 - handed to the test, which raises it
             self._outcome = (exc, work)
         finally:
+            self._times.append(time.perf_counter())
             self._done.set()
 
     def result(self) -> tuple[subprocess.CompletedProcess, Path]:
@@ -89,7 +95,9 @@ class Command:
         if self._claim():
             self._prepare()
             self._run(nice=0)
+        t0 = time.perf_counter()
         self._done.wait()
+        self._waited += time.perf_counter() - t0
         outcome, work = self._outcome
         if isinstance(outcome, BaseException):
             raise outcome
@@ -103,6 +111,7 @@ class Command:
 
 _commands: list[Command] = []  # every command that ran or runs, for stop_all
 _stopping = threading.Event()
+_started_at: list[float] = []  # when `start` handed commands to the background thread
 
 
 def start(commands: list[Command]) -> None:
@@ -112,6 +121,7 @@ def start(commands: list[Command]) -> None:
         return
     for command in mine:
         command._prepare()
+    _started_at.append(time.perf_counter())
 
     def loop():
         for command in mine:
@@ -132,3 +142,19 @@ def stop_all() -> None:
     for command in _commands:
         if command._done.wait(timeout=10) and command._work is not None:
             shutil.rmtree(command._work, ignore_errors=True)
+
+
+def summary() -> str | None:
+    """One line on the background runs of this session (for the terminal summary): how many ran, their
+    total time, when the last one ended after the thread started, and how long tests waited for them
+    (a long wait means the background thread, not the main process, set the suite's end)."""
+    ran = [c for c in _commands if len(c._times) == 2]
+    if not ran or not _started_at:
+        return None
+    busy = sum(c._times[1] - c._times[0] for c in ran)
+    last = max(c._times[1] for c in ran) - _started_at[0]
+    waited = sum(c._waited for c in ran)
+    slowest = max(ran, key=lambda c: c._times[1] - c._times[0])
+    return (f"background runs: {len(ran)} commands, {busy:.0f} s in all (slowest {slowest.label or '?'}: "
+            f"{slowest._times[1] - slowest._times[0]:.0f} s), "
+            f"the last ended {last:.0f} s after they started; tests waited {waited:.0f} s for them")

@@ -9,12 +9,15 @@ import shutil
 import tempfile
 
 import background_runs  # tests/background_runs.py
+import numba_compile_time  # tests/numba_compile_time.py
 import pytest
 
 # The search's cost and strategy caches live in a folder of this test session, never in ~/.cache.
 if "FF_CACHE_DIR" not in os.environ:
     os.environ["FF_CACHE_DIR"] = tempfile.mkdtemp(prefix="ff_cache_tests_")
     atexit.register(shutil.rmtree, os.environ["FF_CACHE_DIR"], ignore_errors=True)
+
+numba_compile_time.install()
 
 # A simulator run started by a CUDA driver test records each kernel launch's signature (tests/cuda_launch_log.py).
 if os.environ.get("FF_CUDA_LAUNCH_LOG") and os.environ.get("NUMBA_ENABLE_CUDASIM") == "1":
@@ -51,9 +54,19 @@ def pytest_collection_finish(session):
     for item in session.items:
         marker = item.get_closest_marker("background")
         if marker is not None and item.get_closest_marker("skip") is None:
+            marker.args[0].label = marker.args[0].label or item.nodeid
             commands.append(marker.args[0])
     background_runs.start(commands)
 
 
 def pytest_sessionfinish(session):
     background_runs.stop_all()
+
+
+def pytest_terminal_summary(terminalreporter):
+    """Where the suite's time went, beside pytest's own figures: Numba's compiles in this process and
+    the background runs (tests/background_runs.py)."""
+    terminalreporter.write_line(numba_compile_time.summary())
+    line = background_runs.summary()
+    if line:
+        terminalreporter.write_line(line)
