@@ -106,6 +106,9 @@ class STFTSpectrogram(Layer):
         return ops.reshape(outputs, (batch, channels * freq, -1))
 
     def call(self, inputs):
+        if not hasattr(inputs, "dtype"):
+            raise TypeError(f"{_args.who(self)} expects one signal tensor (batch, time, channels), received "
+                            f"{type(inputs).__name__}; call it on a single tensor.")
         dtype = np.dtype(str(inputs.dtype)).name
         if dtype not in ("float16", "float32", "float64"):
             raise TypeError(f"{_args.who(self)} expects a float16, float32 or float64 signal, received dtype "

@@ -122,7 +122,7 @@ _SHAPES = [((6,), "float32"), ((5, 4), "float32"), ((6, 6, 3), "float32"), ((4, 
 
 # Inputs of layers that need a particular kind (otherwise the shapes of _SHAPES are tried in order).
 INPUTS = {"Embedding": ((5,), "int32"), "CategoryEncoding": ((4,), "int32"), "Dot": ((5,), "float32"),
-          "ConvLSTM3D": ((2, 4, 4, 4, 2), "float32")}
+          "ConvLSTM3D": ((2, 4, 4, 4, 2), "float32"), "STFTSpectrogram": ((300, 2), "float32")}
 
 
 def _model_on_some_input(cls):
