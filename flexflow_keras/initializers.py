@@ -369,9 +369,29 @@ class STFT(Initializer):
         return {"side": self.side, "window": window, "periodic": self.periodic, "scaling": self.scaling}
 
 
-def _scipy_window(name: str, length: int, periodic: bool):
-    import scipy.signal
+# Cosine-sum windows by their coefficients (a0, a1, a2): w[n] = a0 - a1 cos(2 pi n / M) + a2 cos(4 pi n / M)
+_COSINE_WINDOWS = {"hann": (0.5, 0.5, 0.0), "hamming": (0.54, 0.46, 0.0), "blackman": (0.42, 0.5, 0.08)}
 
+
+def _scipy_window(name: str, length: int, periodic: bool):
+    """`scipy.signal.get_window(name, length, fftbins=periodic)`: the common windows (hann, hamming,
+    blackman, boxcar, bartlett) computed here, so that scipy (not a dependency) is needed only for others."""
+    if name in _COSINE_WINDOWS or name in ("boxcar", "bartlett"):
+        if length == 1:
+            return np.ones(1)
+        m = length if periodic else length - 1  # a periodic window is the symmetric one of length + 1, cut
+        n = np.arange(length, dtype=np.float64)
+        if name == "boxcar":
+            return np.ones(length)
+        if name == "bartlett":
+            return 1.0 - np.abs(2.0 * n / m - 1.0)
+        a0, a1, a2 = _COSINE_WINDOWS[name]
+        return a0 - a1 * np.cos(2.0 * np.pi * n / m) + a2 * np.cos(4.0 * np.pi * n / m)
+    try:
+        import scipy.signal
+    except ImportError as e:
+        raise ValueError(f"STFT window {name!r} needs scipy, which is not installed: pip install scipy, or use "
+                         f"one of {sorted([*_COSINE_WINDOWS, 'boxcar', 'bartlett'])} or the window's values.") from e
     return scipy.signal.get_window(name, length, periodic)
 
 

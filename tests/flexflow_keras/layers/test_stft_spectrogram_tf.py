@@ -91,3 +91,21 @@ def test_channels_first_is_channels_last_transposed_and_open_length_predicts():
                                    rtol=1e-5, atol=1e-5)
     with pytest.raises(ValueError, match="mode"):
         flexflow_keras.layers.STFTSpectrogram(mode="power")
+
+
+def test_common_windows_need_no_scipy(monkeypatch):
+    """hann, hamming, blackman, boxcar and bartlett are computed here (scipy is not a dependency); they equal
+    scipy's, and another window without scipy is a clear error."""
+    import sys
+
+    scipy_signal = pytest.importorskip("scipy.signal")
+    from flexflow_keras.initializers import _scipy_window
+
+    want = {(n, p): scipy_signal.get_window(n, 16, p) for n in ("hann", "hamming", "blackman", "boxcar", "bartlett")
+            for p in (False, True)}
+    monkeypatch.setitem(sys.modules, "scipy", None)
+    monkeypatch.setitem(sys.modules, "scipy.signal", None)
+    for (name, periodic), w in want.items():
+        np.testing.assert_allclose(_scipy_window(name, 16, periodic), w, atol=1e-15)
+    with pytest.raises(ValueError, match="needs scipy"):
+        _scipy_window("tukey", 16, False)
