@@ -6,7 +6,8 @@ A driver test module declares its command as a ``Command`` and marks its test wi
 commands to ``start``: one thread runs them one at a time, in collection order, at a lower CPU priority
 (``nice`` 10), so they fill the core the main process leaves idle and yield it when the main process's
 own tests need both. The test then waits for its own command's result. A command that no one started
-(the test run alone, or collection-only plugins) runs when its test asks for it, as ``subprocess.run``.
+(the test run alone, collection-only plugins, or a pytest-xdist worker, whose tests already share the
+cores with the other worker) runs when its test asks for it, as ``subprocess.run``.
 """
 
 from __future__ import annotations
@@ -142,6 +143,20 @@ def stop_all() -> None:
     for command in _commands:
         if command._done.wait(timeout=10) and command._work is not None:
             shutil.rmtree(command._work, ignore_errors=True)
+
+
+def records() -> list[tuple[str, float]]:
+    """(test, seconds) of each command that ran in this process, for a pytest-xdist worker's report."""
+    return [(c.label or "?", c._times[1] - c._times[0]) for c in _commands if len(c._times) == 2]
+
+
+def summary_of_workers(runs: list[tuple[str, float]]) -> str | None:
+    """The line for the commands the pytest-xdist workers ran inline, each in its own test."""
+    if not runs:
+        return None
+    label, slowest = max(runs, key=lambda r: r[1])
+    return (f"long subprocess commands (run by their tests in the workers): {len(runs)}, "
+            f"{sum(t for _, t in runs):.0f} s in all (slowest {label}: {slowest:.0f} s)")
 
 
 def summary() -> str | None:

@@ -32,5 +32,14 @@ def install() -> None:
     event.register("numba:compile", _Listener())
 
 
-def summary() -> str:
+def totals() -> tuple[int, float]:
+    """(compiles, seconds) of this process so far."""
+    return _state["count"], _state["total"]
+
+
+def summary(workers: list[tuple[int, float]] | None = None) -> str:
+    """The line for this process, or, under pytest-xdist, for the workers' ``totals()`` together."""
+    if workers:
+        count, total = sum(c for c, _ in workers), sum(t for _, t in workers)
+        return f"numba compiles in the {len(workers)} test workers: {count}, {total:.0f} s"
     return f"numba compiles in this process: {_state['count']}, {_state['total']:.0f} s"
