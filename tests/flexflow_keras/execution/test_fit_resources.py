@@ -24,8 +24,10 @@ def blas_threads() -> int:
 @pytest.mark.skipif((os.cpu_count() or 1) < 2, reason="needs 2 cores to see the threads narrowed")
 def test_busy_cores_narrow_the_blas_threads_and_free_ones_widen_them_again(monkeypatch, caplog):
     policy = get_runtime().policy
-    free = {"n": 1}
+    free = {"n": policy.cores}
     monkeypatch.setattr(policy.load, "free_cores", lambda: free["n"])
+    policy.refresh_free()  # start from all cores free, whatever the machine's load was at the last fit
+    free["n"] = 1
     seen = []
 
     class Probe(keras.callbacks.Callback):
