@@ -257,7 +257,10 @@ class _AliasFinder(importlib.abc.MetaPathFinder):
                 namespace = None if fullname.startswith("tensorflow.python.") else _tf_namespace(fullname)
                 if namespace is None:
                     raise RawTensorFlowError(_raw_tf_message("import " + fullname))
-                return importlib.machinery.ModuleSpec(fullname, _NamespaceLoader(namespace))
+                # a refused path is a package, so `import tensorflow.experimental.numpy as tnp` can reach
+                # the namespace below it
+                return importlib.machinery.ModuleSpec(fullname, _NamespaceLoader(namespace),
+                                                      is_package=isinstance(namespace, _RawTF))
             return None
         # The loader hands back the flexflow_keras module itself, whose own __path__ (if a package) then
         # serves the submodule imports that follow.

@@ -38,9 +38,10 @@ it maps:
   (unique, searchsorted, bincount, confusion_matrix, in_top_k),
   tf_linalg_ops.py (inv, det, diag, trace, matvec), tf_linalg_decomp.py (qr, svd, eig(h), cholesky, solve,
   triangular_solve, lstsq, pinv, logdet, slogdet, matrix_rank), tf_segment.py (segment reductions), tf_nest.py
-  (keras.tree), tf_strings.py, tf_io.py and tf_image.py (host pipelines), tf_signal.py (audio, Fourier
-  transforms, complex numbers), tf_control_flow.py (cond, case, switch_case, while_loop, scan, map_fn,
-  vectorized_map, foldl, foldr on keras.ops' control flow), tf_stateless_random.py, tf_conv_ops.py.
+  (keras.tree), tf_numpy.py (`tf.experimental.numpy` as keras.ops), tf_strings.py, tf_io.py and tf_image.py
+  (host pipelines), tf_signal.py (audio, Fourier transforms, complex numbers), tf_control_flow.py (cond, case,
+  switch_case, while_loop, scan, map_fn, vectorized_map, foldl, foldr on keras.ops' control flow),
+  tf_stateless_random.py, tf_conv_ops.py.
 
 An argument only TensorFlow's function has is a `RawTensorFlowError` naming the call. Names whose
 TensorFlow meaning or argument order differs from Keras' and that are not mapped stay refused, with the
@@ -53,6 +54,7 @@ from flexflow_keras import tf_constants as _constants
 from flexflow_keras import tf_data as _data
 from flexflow_keras import tf_host_calls as _host
 from flexflow_keras import tf_math_basics as _math
+from flexflow_keras import tf_numpy as _tnp
 from flexflow_keras import tf_random_init as _random_init
 from flexflow_keras import tf_setup as _setup
 from flexflow_keras import tf_tensor_basics as _tensors
@@ -191,7 +193,7 @@ CALLS = {
        for space in ("", "compat.v1.")},
     **_tensors.CALLS, **_math.CALLS, **_host.CALLS, **_random_init.CALLS,
 }
-CONSTANTS = {**_setup.CONSTANTS, **_constants.CONSTANTS, **_data.CONSTANTS}
+CONSTANTS = {**_setup.CONSTANTS, **_constants.CONSTANTS, **_data.CONSTANTS, **_tnp.CONSTANTS}
 
 
 def mapped_call(path: str):
@@ -217,6 +219,8 @@ def mapped_call(path: str):
         if path in module.CALLS:
             return module.CALLS[path]
     parts = path.split(".")
+    if len(parts) == 4 and parts[1:3] == ["experimental", "numpy"]:
+        return _tnp.call(parts[3])
     if len(parts) == 3 and parts[1] in ("signal", "audio"):
         from flexflow_keras import tf_signal
 
