@@ -14,7 +14,8 @@ it maps:
   `tf.Module` (variables.py); `tf.GradientTape` (ops/tape.py); CTC decoders and `tf.sparse.to_dense`
   (ops/ctc_beam.py); `tf.lookup` (tf_lookup.py); `tf.train` checkpoints (tf_checkpoint.py); `tf.summary`
   (tf_summary.py); `tf.linalg.einsum`, `tf.tensordot`.
-- tf_setup.py: seeds, `tf.function`, logging, device listing and `tf.test`'s GPU questions.
+- tf_setup.py: seeds, `tf.function`, logging, device listing and `tf.test`'s GPU questions; tf_distribute.py:
+  `tf.distribute.get_strategy`, `OneDeviceStrategy`, `MirroredStrategy` (scopes; placement stays ours).
 - tf_data.py: `tf.data`'s dataset constructors, transformations for `ds.apply`, options and constants,
   and `tf.TensorSpec`.
 - tf_constants.py: `tf.errors.InvalidArgumentError` / `NotFoundError`, `tf.dtypes.X`, `tf.newaxis`,
@@ -205,6 +206,7 @@ def mapped_call(path: str):
         tf_control_flow,
         tf_conv_ops,
         tf_count_ops,
+        tf_distribute,
         tf_linalg_decomp,
         tf_linalg_ops,
         tf_math_ops,
@@ -214,8 +216,9 @@ def mapped_call(path: str):
         tf_stateless_random,
     )
 
-    for module in (_setup, _data, tf_array_ops, tf_math_ops, tf_scatter_ops, tf_count_ops, tf_linalg_ops, tf_nest,
-                   tf_control_flow, tf_linalg_decomp, tf_conv_ops, tf_stateless_random, tf_space_ops):
+    for module in (_setup, _data, tf_distribute, tf_array_ops, tf_math_ops, tf_scatter_ops, tf_count_ops,
+                   tf_linalg_ops, tf_nest, tf_control_flow, tf_linalg_decomp, tf_conv_ops, tf_stateless_random,
+                   tf_space_ops):
         if path in module.CALLS:
             return module.CALLS[path]
     parts = path.split(".")

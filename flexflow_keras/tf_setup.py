@@ -17,12 +17,6 @@ lines public tf.keras scripts open with, which have an exact meaning here.
   run in a fixed order), so on CPU processors it holds without change; CUDA kernels that sum with atomic adds
   (embedding, convolution and batch-norm backward, ...) do not, so with -ll:gpu it logs a warning saying so.
   `disable_op_determinism` and `is_op_determinism_enabled` keep and answer the flag.
-- `tf.distribute.get_strategy()` (TensorFlow's default strategy, one replica: keras.io scripts take it when no
-  GPU is listed) is `DefaultStrategy`: ``with strategy.scope():`` runs its block as it is,
-  `num_replicas_in_sync` is 1, `experimental_distribute_dataset` gives the dataset back and ``run(fn, args)``
-  calls fn. `tf.distribute.has_strategy()` is False and `in_cross_replica_context()` True, as outside any
-  scope in TensorFlow. The other strategies stay refused: devices are the -ll:gpu / -ll:cpu flags' and the
-  parallel strategy the search's.
 - `tf.test.gpu_device_name()` / `is_gpu_available()`: the `-ll:gpu` devices, as the device listing;
   `tf.test.is_built_with_cuda()` is True (every op here has a CUDA kernel; whether a GPU is there is the
   two others' question).
@@ -128,30 +122,7 @@ def gpu_device_name() -> str:
     return "/device:GPU:0" if devices("GPU") else ""
 
 
-class DefaultStrategy:
-    """`tf.distribute.get_strategy()`: TensorFlow's default strategy, one replica, no placement of its own."""
-
-    num_replicas_in_sync = 1
-
-    def scope(self):
-        return contextlib.nullcontext(self)
-
-    def experimental_distribute_dataset(self, dataset, options=None):
-        return dataset
-
-    def run(self, fn, args=(), kwargs=None, options=None):
-        return fn(*args, **(kwargs or {}))
-
-    def __repr__(self) -> str:
-        return "<tf.distribute default strategy: 1 replica (flexflow_keras)>"
-
-
-_DEFAULT_STRATEGY = DefaultStrategy()
-
 CALLS = {
-    "tf.distribute.get_strategy": lambda: _DEFAULT_STRATEGY,
-    "tf.distribute.has_strategy": lambda: False,
-    "tf.distribute.in_cross_replica_context": lambda: True,
     "tf.random.set_seed": set_seed, "tf.compat.v1.set_random_seed": set_seed,
     "tf.function": function,
     "tf.get_logger": logger,
