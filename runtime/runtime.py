@@ -123,6 +123,7 @@ class Runtime(Binder, Reductions):
         self._util = machine.processors(ProcKind.UTIL)
         self._rr_internal = 0
         self._traces: dict[str, TraceRecord] = {}
+        self._orphan_prefixes: list[str] = []  # forget_traces_later: dropped at the next trace's start
         self._trace: TraceScope | None = None
         self._recording: TraceRecord | None = None
         self._replay: Replay | None = None
@@ -218,11 +219,14 @@ class Runtime(Binder, Reductions):
             scope.nodes.extend(nodes)
         return nodes
 
+    def _clear_launch_caches(self) -> None:
+        self._infos.clear()
+        if isinstance(self.mapper, DefaultMapper):
+            self.mapper._procs_cache.clear()
+
     def _prepare(self, task, index, domain, points, args, tag):
         if len(self._infos) > 4096:  # tags unique per launch would grow it without bound
-            self._infos.clear()
-            if isinstance(self.mapper, DefaultMapper):
-                self.mapper._procs_cache.clear()
+            self._clear_launch_caches()
         return prepare(task, index, domain, points, args, tag, self.machine, self._infos)
 
     def _internal_proc(self):
@@ -407,9 +411,35 @@ class Runtime(Binder, Reductions):
             self._physical.drop_spares()
         return found
 
+    def forget_traces_later(self, prefix: str) -> None:
+        """Drop the records of every trace whose name starts with `prefix` when the next trace starts (or
+        at `forget_orphan_traces`), and the launch caches that key on tasks: for a finalizer whose owner
+        is gone (a collected model's engine). A record holds the regions, tasks and arguments of its
+        launches, and a runtime lives as long as the process, so records nobody will replay would pile
+        up, each model's making the next ones slower; the collector may run the finalizer
+        on any thread, in the middle of a trace, so it only leaves the prefix here (a list append is
+        atomic)."""
+        self._orphan_prefixes.append(prefix)
+
+    def forget_orphan_traces(self) -> int:
+        """Drop the records `forget_traces_later` asked for (outside a trace); returns how many."""
+        if not self._orphan_prefixes or self._trace is not None:
+            return 0
+        prefixes = tuple(self._orphan_prefixes)
+        del self._orphan_prefixes[:len(prefixes)]
+        names = [name for name in self._traces if name.startswith(prefixes)]
+        for name in names:
+            del self._traces[name]
+        self._clear_launch_caches()  # its keys hold the gone owners' tasks (and what their bodies hold)
+        if names:
+            self._physical.drop_spares()
+        return len(names)
+
     def _begin_trace(self, scope: TraceScope) -> None:
         if self._closed:
             raise RuntimeSystemError("this Runtime has been shut down")
+        if self._orphan_prefixes:
+            self.forget_orphan_traces()
         if self._trace is not None:
             raise TraceError(f"trace '{scope.name}' started inside trace '{self._trace.name}'; traces do not "
                              f"nest. Close the outer trace first.")

@@ -15,6 +15,7 @@ import gc
 import itertools
 import logging
 import time
+import weakref
 from collections.abc import Callable, Sequence
 
 import numpy as np
@@ -101,6 +102,8 @@ class Engine:
                  optimizer, metric_objects: Sequence[Sequence], strategy=None):
         self.rtm = get_runtime()
         self.name = f"engine{next(_serial)}"  # trace names are per engine: the runtime is shared
+        # the runtime outlives the model: when this engine is collected, its traces' records go too
+        weakref.finalize(self, self.rtm.forget_traces_later, f"{self.name}.")
         self.root = self  # the engine whose weights this one trains (another for a shape variant: `variant`)
         self._variants = itertools.count(1)
         self.tgraph = tgraph
