@@ -98,7 +98,12 @@ class FitLoop:
                                  validation_freq)
         if feed is not None:
             feed.prepare_x = lambda bx, g=graph: self._input_arrays(bx, g)
-            feed.prepare_y = lambda by, bn, g=graph: self._labels(by, g, bn) if by is not None else []
+            # batches without labels for a model trained on its added losses (or compute_loss) alone get the
+            # placeholder labels its first batch got in _prepare
+            unlabelled = y is None and bool(ys)
+            feed.prepare_y = lambda by, bn, g=graph: (
+                self._labels(by, g, bn) if not _no_labels(by) else
+                [custom_training.placeholder_labels(bn) for _ in g.outputs] if unlabelled else [])
             n = n_stream
             log.info("data: %s", what)
             if "batch_size" in _config.get().from_cli:  # a dataset's batches are its own: say the flag cannot act
@@ -299,3 +304,8 @@ def _script_batch_size(batch_size):
         raise ValueError(f"fit(batch_size={batch_size!r}): batch_size must be a positive integer (or None for "
                          f"the -b/--batch-size default), received {type(batch_size).__name__} {batch_size!r}.")
     return int(batch_size)
+
+
+def _no_labels(by) -> bool:
+    """Whether a dataset batch came without labels (a bare x, or a dict of inputs: unpack_batch gives [])."""
+    return by is None or (isinstance(by, list | tuple) and not by)

@@ -4,7 +4,8 @@ variable-length token sequences, as Keras scripts write before an Embedding and 
 Layers record their ops with the open dimension (None); the runtime needs every dimension but the batch.
 When data arrives (fit, evaluate, predict), `specialized` records the model's graph again on inputs of the
 data's sample shape (same ops, same weights: `clone_graph`) and caches that graph per input shape, so
-training runs on concrete shapes and the weights stay shared. Each distinct sample shape gets its own graph.
+training runs on concrete shapes and the weights stay shared. Each distinct sample shape gets its own graph,
+and the losses the model's layers added (`add_loss`) are recorded again on it.
 """
 
 from __future__ import annotations
@@ -31,5 +32,27 @@ def specialized(model, graph: OpGraph, inputs, input_specs) -> OpGraph | None:
     key = tuple(shapes)
     if key not in cache:
         new_inputs = [KerasTensor(shape, t.dtype, name=t.name) for shape, t in zip(shapes, inputs, strict=True)]
-        cache[key] = OpGraph(new_inputs, clone_graph(graph, new_inputs))
+        added = _added_losses(model, graph)
+        # the layers' added losses (a CTC endpoint layer's add_loss) are recorded again with the outputs, so the
+        # graph at the data's shapes trains on them too
+        cloned = clone_graph(OpGraph(graph.inputs, list(graph.outputs) + [t for _, t in added]), new_inputs)
+        for (layer, _), t in zip(added, cloned[len(graph.outputs):], strict=True):
+            layer.__dict__["_symbolic_losses"].append(t)
+        cache[key] = OpGraph(new_inputs, cloned[:len(graph.outputs)])
     return cache[key]
+
+
+def _added_losses(model, graph: OpGraph) -> list:
+    """(layer, tensor) for each loss a layer of `model` added while `graph` was recorded."""
+    from flexflow_keras.errors import GraphError
+    from flexflow_keras.models.custom_training import _all_layers
+
+    found = []
+    for layer in _all_layers(model):
+        for t in list(layer.__dict__.get("_symbolic_losses", [])):
+            try:
+                OpGraph(graph.inputs, [t])
+            except GraphError:
+                continue  # recorded on other inputs (another model, or another specialized graph)
+            found.append((layer, t))
+    return found
