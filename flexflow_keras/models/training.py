@@ -211,7 +211,7 @@ class Trainer(FitLoop, Inference, BatchCalls, TrainingData):
         rank = self.__dict__.get("_ff_weight_rank", 0) if ys is not None else 0
         key = (id(graph), label_specs, rank)
         if self._engine is not None and self._engine_key == key:
-            return self._engine
+            return _current_weights(self._engine)
         carried = self._trained_slots()
         self._detach_engine()
         out_names, loss_specs = self._loss_specs(graph, label_specs, rank)
@@ -266,8 +266,16 @@ class Trainer(FitLoop, Inference, BatchCalls, TrainingData):
             if step_hooks.overrides(self, "compute_metrics"):
                 metric_objects[loss_specs[0].output_index][0].add_tracked(recorded._tracked())
         self._metric_objects = [metric_objects[s.output_index] for s in loss_specs]
+        held = _held_elsewhere(self.weights)  # by another model's engine (these layers are shared)
         engine = Engine(tgraph, self.weights, self.trainable_weights, getattr(self, "optimizer", None),
                         metric_objects, getattr(self, "_strategy_arg", None))
+        if held and call_mode.inference():  # a predict or evaluate engine reads them: the holder keeps them
+            for v, (read, assign) in held.items():
+                v._sync_hook = read
+                if assign is None:
+                    v.__dict__.pop("_on_assign", None)
+                else:
+                    v._on_assign = assign
         from flexflow_keras.saving.optimizer_state import restore_pending_slots
 
         restore_pending_slots(engine)  # slots of a model loaded from a .keras file
@@ -311,7 +319,7 @@ class Trainer(FitLoop, Inference, BatchCalls, TrainingData):
         # an engine handing compute_loss weights takes a call without them (ones), not the other way round
         if root is not None and key[0] == id(graph) and (ys is None or (
                 key[1] == self._label_specs(ys) and rank in (0, key[2]))):
-            return root
+            return _current_weights(root)
         if root is not None and ys is not None and rank != key[2]:
             return self._engine_for(graph, ys)
         if root is None or (ys is not None and not ys) or not any(
@@ -321,8 +329,8 @@ class Trainer(FitLoop, Inference, BatchCalls, TrainingData):
         # callback's predict) runs on a variant of fit's engine, which stays the model's (models/call_mode.py)
         inference = (call_mode.inference() and call_mode.fitting() and key[0] != id(graph)
                      and bool(self.__dict__.get("_inference_graphs")))
-        return self._variants(root, len(graph.inputs), ys is not None).engine_for(
-            tuple(xs) + tuple(ys or ()) + (None,), inference)
+        return _current_weights(self._variants(root, len(graph.inputs), ys is not None).engine_for(
+            tuple(xs) + tuple(ys or ()) + (None,), inference))
 
     def _variants(self, root, n_inputs: int, labels: bool = True) -> ShapeVariants:
         """The shape variants of the model's engine `root`, with labels (fit, evaluate) or without (predict)."""
@@ -349,3 +357,40 @@ def _as_list(arg) -> list:
     if isinstance(arg, (list, tuple)):
         return list(arg)
     return [arg]
+
+
+# --- variables shared between models ----------------------------------------------------------------------
+# Models that share layers (an encoder and the autoencoder around it, an OCR model and the prediction model
+# cut from it) share variables, and each model's engine has its own copy of their values. The engine that
+# trains them holds them (its `attach`: reads and assignments go through it); an engine that only reads them
+# (predict, evaluate) brings its copy up to date from the holder each time it is handed out.
+
+
+def _held_elsewhere(variables) -> dict:
+    """{variable: (read hook, assign hook)} of the variables another engine holds, their host values made
+    current from it (a new engine copies the host values)."""
+    held = {}
+    for v in variables:
+        hook = v._sync_hook
+        if hook is not None:
+            hook(v)  # the holder's latest values to the host
+            held[v] = (hook, v.__dict__.get("_on_assign"))
+    return held
+
+
+def _current_weights(engine):
+    """`engine`, its weight regions brought up to the values of the engine that holds its variables when that
+    is another one (a model sharing these layers trained them since); a training call then holds them."""
+    stale, held = False, False
+    for v in engine.variables:
+        holder = getattr(v._sync_hook, "__self__", None)
+        if holder is not None and getattr(holder, "weights", None) is engine.weights:
+            continue  # this engine's (or a shape variant's of it: they share the weights)
+        if v._sync_hook is not None:
+            v._sync_hook(v)
+            held = True
+        engine.weights.push(v)
+        stale = True
+    if stale and (not held or not call_mode.inference()):
+        engine.attach()
+    return engine

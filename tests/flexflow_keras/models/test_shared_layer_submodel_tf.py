@@ -1,0 +1,76 @@
+"""A model cut from another's layers (keras.io's handwriting recognition: ``prediction_model = Model(image,
+model.get_layer("dense2").output)``, called in a callback during fit and after it) predicts with the weights
+the other model trained, as in Keras, where layers share their variables. Its engine kept the values it had
+when it was first used: after the fit it predicted the untrained outputs. Compared with tf.keras 3.15 from
+the same weights, with predictions before, during (a callback) and after two fits, and a GAN-style loop
+alternating train_on_batch between a discriminator and the frozen-discriminator combined model."""
+
+import numpy as np
+import pytest
+
+tf = pytest.importorskip("tensorflow")
+
+import flexflow_keras  # noqa: E402
+
+pytestmark = pytest.mark.tf
+RNG = np.random.default_rng(0)
+X = RNG.normal(size=(16, 3)).astype("float32")
+Y = RNG.normal(size=(16, 2)).astype("float32")
+W = [RNG.normal(size=(3, 4)).astype("float32"), np.zeros(4, "float32"),
+     RNG.normal(size=(4, 2)).astype("float32"), np.zeros(2, "float32")]
+
+
+def _submodel_run(keras):
+    image = keras.Input((3,), name="image")
+    hidden = keras.layers.Dense(4, name="d1")(image)
+    model = keras.Model(image, keras.layers.Dense(2, name="d2")(hidden))
+    model.compile(optimizer=keras.optimizers.SGD(0.1), loss="mse")
+    model.set_weights(W)
+    sub = keras.Model(model.get_layer("image").output, model.get_layer("d1").output)
+    seen = [sub.predict(X, verbose=0)]
+
+    class Probe(keras.callbacks.Callback):
+        def on_epoch_end(self, epoch, logs=None):
+            seen.append(sub.predict(X, verbose=0))
+
+    for _ in range(2):
+        model.fit(X, Y, batch_size=8, epochs=2, shuffle=False, verbose=0, callbacks=[Probe()])
+        seen.append(sub.predict(X, verbose=0))
+    seen.append(model.predict(X, verbose=0))
+    return seen + [w for w in model.get_weights()]
+
+
+def test_submodel_predicts_with_the_trained_weights():
+    got, want = _submodel_run(flexflow_keras), _submodel_run(tf.keras)
+    assert len(got) == len(want)
+    for k, (g, w) in enumerate(zip(got, want, strict=True)):
+        np.testing.assert_allclose(g, w, rtol=1e-5, atol=1e-6, err_msg=f"item {k}")
+
+
+def _gan_run(keras):
+    g_in = keras.Input((3,))
+    generator = keras.Model(g_in, keras.layers.Dense(2, name="g")(g_in))
+    d_in = keras.Input((2,))
+    discriminator = keras.Model(d_in, keras.layers.Dense(1, activation="sigmoid", name="d")(d_in))
+    discriminator.compile(optimizer=keras.optimizers.SGD(0.2), loss="binary_crossentropy")
+    discriminator.trainable = False
+    combined = keras.Model(g_in, discriminator(generator(g_in)))
+    combined.compile(optimizer=keras.optimizers.SGD(0.2), loss="binary_crossentropy")
+    generator.set_weights([W[0][:, :2], np.zeros(2, "float32")])
+    discriminator.set_weights([W[2][:2, :1], np.zeros(1, "float32")])
+    out = []
+    for _ in range(3):
+        fake = generator.predict(X, verbose=0)
+        real = Y
+        d_loss = discriminator.train_on_batch(np.concatenate([real, fake]),
+                                              np.concatenate([np.ones((16, 1)), np.zeros((16, 1))]).astype("float32"))
+        g_loss = combined.train_on_batch(X, np.ones((16, 1), "float32"))
+        out += [np.asarray(d_loss), np.asarray(g_loss), discriminator.predict(fake, verbose=0),
+                generator.predict(X, verbose=0)]
+    return out
+
+
+def test_gan_loop_alternating_models_matches_tensorflow():
+    got, want = _gan_run(flexflow_keras), _gan_run(tf.keras)
+    for k, (g, w) in enumerate(zip(got, want, strict=True)):
+        np.testing.assert_allclose(g, w, rtol=1e-4, atol=1e-6, err_msg=f"item {k}")
