@@ -12,7 +12,8 @@ it maps:
   forwarded to the module that implements them: `tf.nn.conv*` / `atrous_conv2d` and the pools
   (ops/conv_api.py; the transposed, depthwise and separable ones through tf_conv_ops.py); `tf.Variable` and
   `tf.Module` (variables.py); `tf.GradientTape` (ops/tape.py); CTC decoders and `tf.sparse.to_dense`
-  (ops/ctc_beam.py); `tf.lookup` (tf_lookup.py); `tf.train` checkpoints (tf_checkpoint.py); `tf.summary`
+  (ops/ctc_beam.py); `tf.sparse.from_dense`, `tf.edit_distance` and `tf.cast` of sparse values
+  (tf_sparse.py); `tf.lookup` (tf_lookup.py); `tf.train` checkpoints (tf_checkpoint.py); `tf.summary`
   (tf_summary.py); `tf.linalg.einsum`, `tf.tensordot`.
 - tf_setup.py: seeds, `tf.function`, logging, device listing and `tf.test`'s GPU questions; tf_distribute.py:
   `tf.distribute.get_strategy`, `OneDeviceStrategy`, `MirroredStrategy` (scopes; placement stays ours).
@@ -213,10 +214,11 @@ def mapped_call(path: str):
         tf_nest,
         tf_scatter_ops,
         tf_space_ops,
+        tf_sparse,
         tf_stateless_random,
     )
 
-    for module in (_setup, _data, tf_distribute, tf_array_ops, tf_math_ops, tf_scatter_ops, tf_count_ops,
+    for module in (_setup, _data, tf_distribute, tf_sparse, tf_array_ops, tf_math_ops, tf_scatter_ops, tf_count_ops,
                    tf_linalg_ops, tf_nest, tf_control_flow, tf_linalg_decomp, tf_conv_ops, tf_stateless_random,
                    tf_space_ops):
         if path in module.CALLS:

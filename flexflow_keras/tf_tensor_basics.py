@@ -1,8 +1,8 @@
 """The everyday `tf.*` tensor calls public tf.keras scripts make, as `keras.ops` under TensorFlow's argument
 names, defaults and dtypes (tf_compat.py's `mapped_call` looks in `CALLS`): `tf.constant` (a Python int is
 int32), `tf.concat` (one dtype, or TensorFlow's InvalidArgumentError), `tf.shape`, `tf.range`,
-`tf.where(cond, x, y)`, `tf.one_hot` (on/off values), `tf.split` (sizes, not cut indices), `tf.eye`,
-`tf.pad`, `tf.expand_dims`, `tf.tile`, `tf.gather` (axis 0), `tf.identity` and `tf.image.extract_patches`.
+`tf.where(cond, x, y)` and `tf.where(cond)`, `tf.one_hot` (on/off values), `tf.split` (sizes, not cut
+indices), `tf.eye`, `tf.pad`, `tf.expand_dims`, `tf.tile`, `tf.gather` (axis 0), `tf.identity` and `tf.image.extract_patches`.
 """
 
 from __future__ import annotations
@@ -71,11 +71,19 @@ def _range(start, limit=None, delta=1, dtype=None, name=None):
     return ops.arange(start, limit, delta, dtype=dtype)
 
 
-def _where(condition, x, y, name=None):
-    """`tf.where(cond, x, y)`; the one-argument form (coordinates of the true entries) is not mapped (its
-    missing x and y make the call a RawTensorFlowError naming keras.ops.where)."""
+def _where(condition, x=None, y=None, name=None):
+    """`tf.where(cond, x, y)`, and `tf.where(cond)`: the coordinates of cond's true (non-zero) entries, one
+    int64 row each in row-major order, as TensorFlow gives them (on values only: their number depends on the
+    data, which a model's graph cannot hold)."""
     from flexflow_keras import ops
 
+    if x is None and y is None:
+        from flexflow_keras.tf_count_ops import _array, _eager
+
+        return _eager(np.argwhere(_array("tf.where", condition)), "int64")
+    if x is None or y is None:
+        raise ValueError(f"tf.where: x and y must both be given or both be None, received "
+                         f"{'x' if y is None else 'y'} only.")
     return ops.where(condition, x, y)
 
 

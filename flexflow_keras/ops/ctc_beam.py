@@ -211,8 +211,9 @@ def beam_search(scores, lengths, beam_width: int = 100, top_paths: int = 1, merg
 
 @dataclass(frozen=True)
 class SparseTensorValue:
-    """A sparse 2-D result as TensorFlow's SparseTensor holds it: `indices` (n, 2) int64 rows of [row, column],
-    `values` (n,), `dense_shape` (2,) int64 (tf.compat.v1.SparseTensorValue's fields)."""
+    """A sparse result as TensorFlow's SparseTensor holds it: `indices` (n, rank) int64 rows of coordinates
+    ([row, column] for the decoders' 2-D results), `values` (n,), `dense_shape` (rank,) int64
+    (tf.compat.v1.SparseTensorValue's fields)."""
 
     indices: np.ndarray
     values: np.ndarray

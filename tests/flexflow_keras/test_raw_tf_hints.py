@@ -113,8 +113,8 @@ def test_setup_calls_and_keras_twin_math_run():
     assert tf.cast(tf.constant([1, 2]), tf.float32).dtype == np.float32
     with pytest.raises(RawTensorFlowError, match=r"tf\.ones_like\(\) .*optimize.*runs as keras\.ops\.ones_like"):
         tf.ones_like(x, optimize=True)  # an argument only TensorFlow's function has
-    with pytest.raises(RawTensorFlowError, match=r"tf\.where\(\) missing.*runs as keras\.ops\.where"):
-        tf.where(x > 0)  # the one-argument form: coordinates in TensorFlow, not mapped
+    # the one-argument form: the coordinates of the true entries, int64 (test_tf_sparse_tf.py compares them)
+    np.testing.assert_array_equal(tf.where(x > 0), np.argwhere(x > 0))
     # TensorFlow's dtypes and integer math
     assert tf.reduce_mean(np.array([1, 2, 3, 4])) == 2 and tf.reduce_mean(np.array([1, 2, 3, 4])).dtype.kind == "i"
     assert tf.divide(np.array([1, 2]), np.array([2, 2])).dtype == np.float64

@@ -1,0 +1,92 @@
+"""TensorFlow's sparse values on the host under `python -m flexflow_keras` (tf_compat.py's `mapped_call` looks
+in `CALLS`): what OCR scripts do with decoded labels in a callback (keras.io's handwriting recognition
+scores its predictions with ``tf.edit_distance(tf.cast(tf.sparse.from_dense(pred), tf.int64), ...)``).
+
+- `tf.sparse.from_dense(x)`: a `SparseTensorValue` (ops/ctc_beam.py; `tf.sparse.to_dense` reads it back) of
+  x's non-zero entries in row-major order, as TensorFlow's SparseTensor holds them.
+- `tf.cast` of a sparse value casts its values (anything else is cast as before, tf_signal.cast).
+- `tf.edit_distance(hypothesis, truth, normalize=True)`: the Levenshtein distance between the value sequences
+  of each row (the last dimension's entries in order), float32 of shape dense_shape[:-1]; normalized by the
+  truth's length, inf where the truth is empty and the hypothesis not (0 where both are), as TensorFlow.
+All of them work on values (eager tensors, arrays); a model's symbolic tensor is refused with the reason.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+
+from flexflow_keras.ops.ctc_beam import SparseTensorValue
+
+
+def _values(call: str, x) -> np.ndarray:
+    from flexflow_keras.tf_count_ops import _array
+
+    return _array(call, x)
+
+
+def from_dense(tensor, name=None) -> SparseTensorValue:
+    """`tf.sparse.from_dense`: the non-zero entries of `tensor`, row-major."""
+    dense = _values("tf.sparse.from_dense", tensor)
+    indices = np.argwhere(dense != 0).astype(np.int64)
+    return SparseTensorValue(indices, dense[tuple(indices.T)], np.asarray(dense.shape, np.int64))
+
+
+def cast(x, dtype, name=None):
+    """`tf.cast`: a sparse value's values cast to `dtype`; anything else as tf_signal.cast."""
+    from flexflow_keras import tf_keywords, tf_signal
+
+    if isinstance(x, SparseTensorValue):
+        dtype = tf_keywords.tf_dtype(dtype)
+        return dataclasses.replace(x, values=x.values.astype(str(np.dtype(getattr(dtype, "name", dtype)))))
+    return tf_signal.cast(x, dtype, name)
+
+
+def _levenshtein(a: list, b: list) -> int:
+    row = list(range(len(b) + 1))
+    for i, ai in enumerate(a, 1):
+        prev, row[0] = row[0], i
+        for j, bj in enumerate(b, 1):
+            prev, row[j] = row[j], min(row[j] + 1, row[j - 1] + 1, prev + (ai != bj))
+    return row[-1]
+
+
+def _sequences(sp: SparseTensorValue) -> dict:
+    """Each row's values in the order of their last index, keyed by the row's leading indices."""
+    rows: dict = {}
+    for index in np.lexsort(sp.indices.T[::-1]):  # row-major order
+        rows.setdefault(tuple(int(i) for i in sp.indices[index][:-1]), []).append(sp.values[index].item())
+    return rows
+
+
+def edit_distance(hypothesis, truth, normalize=True, name="edit_distance"):
+    """`tf.edit_distance` of two sparse values (see the module docstring)."""
+    from flexflow_keras.ops.eager_tensor import eager
+
+    for what, sp in (("hypothesis", hypothesis), ("truth", truth)):
+        if not isinstance(sp, SparseTensorValue):
+            raise TypeError(f"tf.edit_distance expects {what} to be a sparse value (tf.sparse.from_dense(x) or a "
+                            f"CTC decoder's result), received {type(sp).__name__}.")
+    if len(hypothesis.dense_shape) != len(truth.dense_shape):
+        raise ValueError(f"tf.edit_distance: hypothesis and truth must have the same rank, received shapes "
+                         f"{hypothesis.dense_shape.tolist()} and {truth.dense_shape.tolist()}.")
+    shape = tuple(int(s) for s in np.maximum(hypothesis.dense_shape, truth.dense_shape)[:-1])
+    hyp, tru = _sequences(hypothesis), _sequences(truth)
+    out = np.zeros(shape, np.float32)
+    for index in np.ndindex(*shape):
+        a, b = hyp.get(index, []), tru.get(index, [])
+        distance = float(_levenshtein(a, b))
+        if normalize:
+            distance = distance / len(b) if b else (np.inf if a else 0.0)
+        out[index] = distance
+    return eager(out)
+
+
+CALLS = {
+    "tf.sparse.from_dense": from_dense,
+    "tf.edit_distance": edit_distance,
+    **{f"tf.{space}cast": cast for space in ("", "math.", "dtypes.")},
+}
+
+__all__ = ["CALLS", "cast", "edit_distance", "from_dense"]
