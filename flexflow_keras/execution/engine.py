@@ -236,6 +236,9 @@ class Engine:
         freed (called when the model is recompiled)."""
         self.sync_to_host()
         for v in self.variables:
+            holder = getattr(v._sync_hook, "__self__", None)
+            if holder is not None and getattr(holder, "weights", None) is not self.weights:
+                continue  # another model's engine holds these shared variables: its values stay theirs
             v._sync_hook = None
             v.__dict__.pop("_on_assign", None)  # back to Variable's own no-op hook
         for prog in self._programs.values():

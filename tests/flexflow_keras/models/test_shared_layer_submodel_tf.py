@@ -74,3 +74,25 @@ def test_gan_loop_alternating_models_matches_tensorflow():
     got, want = _gan_run(flexflow_keras), _gan_run(tf.keras)
     for k, (g, w) in enumerate(zip(got, want, strict=True)):
         np.testing.assert_allclose(g, w, rtol=1e-4, atol=1e-6, err_msg=f"item {k}")
+
+
+def _recompiled_encoder_run(keras):
+    inp = keras.Input((3,))
+    encoder = keras.Model(inp, keras.layers.Dense(4, activation="tanh", name="enc")(inp))
+    autoencoder = keras.Model(inp, keras.layers.Dense(2, name="dec")(encoder(inp)))
+    autoencoder.compile(optimizer=keras.optimizers.SGD(0.3), loss="mse")
+    autoencoder.set_weights(W)
+    autoencoder.fit(X, Y, batch_size=8, epochs=1, shuffle=False, verbose=0)
+    out = [encoder.predict(X, verbose=0)]  # an inference engine of the encoder: the autoencoder's keeps them
+    autoencoder.train_on_batch(X[:8], Y[:8])  # trains the shared weights in the autoencoder's engine only
+    encoder.compile(optimizer=keras.optimizers.SGD(0.3), loss="mse")  # drops the encoder's predict engine
+    out += [autoencoder.predict(X, verbose=0), encoder.predict(X, verbose=0)]
+    return out + autoencoder.get_weights()
+
+
+def test_recompiling_a_submodel_keeps_the_holders_training():
+    """The encoder's compile detaches its predict engine, which handed the shared variables back to the host
+    although the autoencoder's engine held them: the autoencoder's last train_on_batch was lost."""
+    got, want = _recompiled_encoder_run(flexflow_keras), _recompiled_encoder_run(tf.keras)
+    for k, (g, w) in enumerate(zip(got, want, strict=True)):
+        np.testing.assert_allclose(g, w, rtol=1e-5, atol=1e-6, err_msg=f"item {k}")
