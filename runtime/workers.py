@@ -193,6 +193,7 @@ class ThreadedExecutor:
                 else:
                     self._run(run, proc, node)
             busy[uid] = False
+            node = None  # not kept while waiting: its task's body holds its model (optimizer, ops, regions)
 
     @staticmethod
     def _run(run, proc, node) -> None:

@@ -44,3 +44,16 @@ def test_many_models_keep_the_live_object_count_flat():
     gc.collect()
     grown = len(gc.get_objects()) - before
     assert grown < 2000, f"{grown} more live objects after 20 models"  # was about 13700 (684 per model)
+
+
+def test_an_idle_runtime_holds_no_task_of_a_collected_model():
+    """A runtime worker waiting for its next task kept the last one it ran (its loop's local), and with it the
+    task's body: the collected model's optimizer stayed until that worker ran something else, so the test
+    above failed whenever the next model's steps ran on other workers (after test_coherence.py, say)."""
+    m = _fit_one()
+    optimizer = weakref.ref(m.optimizer)
+    del m
+    gc.collect()
+    get_runtime().forget_orphan_traces()  # what the next trace's start does
+    gc.collect()
+    assert optimizer() is None
