@@ -3,18 +3,14 @@
 tf.math.confusion_matrix, tf.unique_with_counts, tf.scatter_nd, tf.tensor_scatter_nd_add, tf.linalg.trace)
 gives the numbers the same script gives under TensorFlow 2.21, from the same starting weights."""
 
-import json
-import os
-import subprocess
-import sys
-from pathlib import Path
-
 import numpy as np
 import pytest
 
 pytest.importorskip("tensorflow")
+
+from tests.flexflow_keras.tf_compare import run_script  # noqa: E402
+
 pytestmark = pytest.mark.tf
-ROOT = Path(__file__).resolve().parents[2]
 
 SCRIPT = """
 import json
@@ -59,19 +55,11 @@ print(json.dumps({"losses": losses, "norms": norms, "matrix": matrix.numpy().tol
 """
 
 
-def _run(script: Path, runner: bool) -> dict:
-    env = dict(os.environ, PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""),
-               TF_CPP_MIN_LOG_LEVEL="3")
-    command = [sys.executable] + (["-m", "flexflow_keras"] if runner else []) + [str(script)]
-    proc = subprocess.run(command, capture_output=True, text=True, env=env, timeout=300, cwd=script.parent)
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    return json.loads(proc.stdout.strip().splitlines()[-1])
-
 
 def test_custom_training_loop_matches_tensorflow(tmp_path):
     script = tmp_path / "loop.py"
     script.write_text(SCRIPT)
-    got, want = _run(script, runner=True), _run(script, runner=False)
+    got, want = run_script(script, runner=True), run_script(script, runner=False)
     np.testing.assert_allclose(got["losses"], want["losses"], rtol=1e-4)
     np.testing.assert_allclose(got["norms"], want["norms"], rtol=1e-4)
     assert want["norms"][0] > 1.0  # the clipping mattered

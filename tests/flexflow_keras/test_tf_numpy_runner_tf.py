@@ -3,12 +3,6 @@ models with TensorFlow NumPy"): a subclassed model and layers written with tnp, 
 `tf.distribute` strategy train to the numbers TensorFlow 2.21 gives from the same weights. Before, the import
 stopped the script ("'tensorflow.experimental' is not a package"), and tf.distribute.get_strategy was refused."""
 
-import json
-import os
-import subprocess
-import sys
-from pathlib import Path
-
 import numpy as np
 import pytest
 
@@ -16,9 +10,9 @@ tf = pytest.importorskip("tensorflow")
 
 from flexflow_keras import keras_alias  # noqa: E402
 from flexflow_keras.keras_alias import RawTensorFlowError  # noqa: E402
+from tests.flexflow_keras.tf_compare import run_script  # noqa: E402
 
 pytestmark = pytest.mark.tf
-ROOT = Path(__file__).resolve().parents[2]
 FFTF = keras_alias._TensorFlow("tensorflow")
 
 SCRIPT = """
@@ -83,19 +77,11 @@ print(json.dumps(out))
 """
 
 
-def _run(script: Path, runner: bool) -> dict:
-    env = dict(os.environ, PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""),
-               TF_CPP_MIN_LOG_LEVEL="3")
-    command = [sys.executable] + (["-m", "flexflow_keras"] if runner else []) + [str(script)]
-    proc = subprocess.run(command, capture_output=True, text=True, env=env, timeout=300, cwd=script.parent)
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    return json.loads(proc.stdout.strip().splitlines()[-1])
-
 
 def test_tnp_models_train_as_in_tensorflow(tmp_path):
     script = tmp_path / "tnp_models.py"
     script.write_text(SCRIPT)
-    got, want = _run(script, runner=True), _run(script, runner=False)
+    got, want = run_script(script, runner=True), run_script(script, runner=False)
     assert got.keys() == want.keys()
     for key in want:
         np.testing.assert_allclose(got[key], want[key], rtol=1e-4, atol=1e-6, err_msg=key)

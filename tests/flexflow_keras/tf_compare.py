@@ -1,6 +1,12 @@
 """Shared by the tests that compare a TensorFlow call mapped under the runner with TensorFlow's own
-(test_tf_*_ops_tf.py): a dotted path under a `tf` module, and an eager call's tensor, dtype, shape and
-values against TensorFlow's."""
+(test_tf_*_ops_tf.py): a dotted path under a `tf` module, an eager call's tensor, dtype, shape and
+values against TensorFlow's, and a script's JSON result under `python -m flexflow_keras` or plain Python."""
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
 
 import numpy as np
 
@@ -25,3 +31,17 @@ def check_eager_call(tf, fftf, path: str, args, kwargs, rtol: float = 0.0, atol:
         np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=rtol, atol=atol)
     else:
         np.testing.assert_array_equal(got.numpy(), want.numpy())
+
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def run_script(script: Path, runner: bool, timeout: int = 300) -> dict:
+    """The JSON object `script` prints last, run under `python -m flexflow_keras` (`runner`) or as plain
+    Python (TensorFlow's own keras), in the script's folder, with this checkout first on the path."""
+    env = dict(os.environ, PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""),
+               TF_CPP_MIN_LOG_LEVEL="3")
+    command = [sys.executable] + (["-m", "flexflow_keras"] if runner else []) + [str(script)]
+    proc = subprocess.run(command, capture_output=True, text=True, env=env, timeout=timeout, cwd=script.parent)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    return json.loads(proc.stdout.strip().splitlines()[-1])

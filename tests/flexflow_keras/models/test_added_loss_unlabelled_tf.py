@@ -5,18 +5,14 @@ a non-empty take from an empty axes'), and with an open-length label input (``In
 graph recorded at the data's length lost the added loss ('needs labels y'). Compared with TensorFlow 2.21
 from the same weights, fixed and open lengths, arrays and a dataset."""
 
-import json
-import os
-import subprocess
-import sys
-from pathlib import Path
-
 import numpy as np
 import pytest
 
 pytest.importorskip("tensorflow")
+
+from tests.flexflow_keras.tf_compare import run_script  # noqa: E402
+
 pytestmark = pytest.mark.tf
-ROOT = Path(__file__).resolve().parents[3]
 
 SCRIPT = """
 import json, sys
@@ -52,19 +48,11 @@ print(json.dumps(out))
 """
 
 
-def _run(script: Path, runner: bool) -> dict:
-    env = dict(os.environ, PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""),
-               TF_CPP_MIN_LOG_LEVEL="3")
-    command = [sys.executable] + (["-m", "flexflow_keras"] if runner else []) + [str(script)]
-    proc = subprocess.run(command, capture_output=True, text=True, env=env, timeout=300, cwd=script.parent)
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    return json.loads(proc.stdout.strip().splitlines()[-1])
-
 
 def test_added_loss_without_labels_trains_as_tensorflow(tmp_path):
     script = tmp_path / "added_loss.py"
     script.write_text(SCRIPT)
-    got, want = _run(script, runner=True), _run(script, runner=False)
+    got, want = run_script(script, runner=True), run_script(script, runner=False)
     assert got.keys() == want.keys()
     for key in want:
         np.testing.assert_allclose(got[key], want[key], rtol=1e-5, atol=1e-6, err_msg=key)
