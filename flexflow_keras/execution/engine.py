@@ -244,13 +244,18 @@ class Engine:
         """Copy every variable's value from the runtime into its host value."""
         self._pull(None)
 
+    def holds(self, v) -> bool:
+        """Whether reads of variable `v` go through this engine (or a shape variant of it: they share the
+        weights), not through another model's engine that shares the layer."""
+        holder = getattr(v._sync_hook, "__self__", None)
+        return holder is not None and getattr(holder, "weights", None) is self.weights
+
     def detach(self) -> None:
         """Hand the variables back to the host and drop this engine's traces, so its regions can be
         freed (called when the model is recompiled)."""
         self.sync_to_host()
         for v in self.variables:
-            holder = getattr(v._sync_hook, "__self__", None)
-            if holder is not None and getattr(holder, "weights", None) is not self.weights:
+            if getattr(v._sync_hook, "__self__", None) is not None and not self.holds(v):
                 continue  # another model's engine holds these shared variables: its values stay theirs
             v._sync_hook = None
             v.__dict__.pop("_on_assign", None)  # back to Variable's own no-op hook

@@ -383,9 +383,8 @@ def _current_weights(engine):
     is another one (a model sharing these layers trained them since); a training call then holds them."""
     stale, held = False, False
     for v in engine.variables:
-        holder = getattr(v._sync_hook, "__self__", None)
-        if holder is not None and getattr(holder, "weights", None) is engine.weights:
-            continue  # this engine's (or a shape variant's of it: they share the weights)
+        if engine.holds(v):
+            continue
         if v._sync_hook is not None:
             v._sync_hook(v)
             held = True
