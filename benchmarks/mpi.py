@@ -17,6 +17,9 @@ against mpi4py's own Allreduce.
    step's worth: 8 regions of that size reduced as a training step issues them (every start task, then
    every finish, the host waiting once at the end) against 8 consecutive Allreduce calls.
 
+3. With `--in-flight`: what `runtime/sum_queue.py`'s budget of bytes in flight rests on: 8 sums of each
+   size as blocking Allreduce calls, then as Iallreduce calls with at most 1, 2, 4 or 8 in flight.
+
 Timings on a shared machine are noisy: compare runs made together, and repeat.
 """
 
@@ -161,6 +164,38 @@ def _step_case(w, rtm, mb: float, n: int, repeat: int, fence, k: int = 8) -> dic
             "step_ratio": t_mpi / t_ours}
 
 
+def in_flight_worker(args) -> None:
+    """8 sums of each size: blocking, then at most 1, 2, 4 or 8 Iallreduce in flight (mpi4py alone)."""
+    from mpi4py import MPI
+
+    c = MPI.COMM_WORLD
+    comms = [c.Dup() for _ in range(8)]
+    limits = (1, 2, 4, 8)
+    table = []
+    for kb in (16, 64, 256, 1024, 4096):
+        bufs = [np.ones(kb * 256, np.float32) for _ in range(8)]
+        times: dict = {}
+        for j in range(args.repeat + 2):
+            for lim in (0, *limits):  # 0: blocking
+                c.Barrier()
+                t0 = time.perf_counter()
+                if lim == 0:
+                    for cc, b in zip(comms, bufs, strict=True):
+                        cc.Allreduce(MPI.IN_PLACE, b)
+                else:
+                    pending, i = [], 0
+                    while i < 8 or pending:
+                        while i < 8 and len(pending) < lim:
+                            pending.append(comms[i].Iallreduce(MPI.IN_PLACE, bufs[i]))
+                            i += 1
+                        pending = [r for r in pending if not r.Test()]
+                if j >= 2:
+                    times.setdefault(lim, []).append(time.perf_counter() - t0)
+        table.append([kb] + [float(np.median(times[lim])) for lim in (0, *limits)])
+    if c.rank == 0:
+        print(json.dumps({"limits": limits, "rows": table}), flush=True)
+
+
 def _last_json(out: str) -> dict:
     for line in reversed(out.strip().splitlines()):
         if line.startswith("{"):
@@ -182,13 +217,17 @@ def main() -> None:
     ap.add_argument("--epochs", type=int, default=1)
     ap.add_argument("--sizes-mb", default="1,8,32")
     ap.add_argument("--repeat", type=int, default=20)
+    ap.add_argument("--in-flight", action="store_true", help="also time 8 sums with 1, 2, 4 or 8 in flight")
     ap.add_argument("--train-worker", action="store_true", help=argparse.SUPPRESS)
+    ap.add_argument("--in-flight-worker", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("--reduce-worker", action="store_true", help=argparse.SUPPRESS)
     args, _ = ap.parse_known_args()
     if args.train_worker:
         return train_worker(args)
     if args.reduce_worker:
         return reduce_worker(args)
+    if args.in_flight_worker:
+        return in_flight_worker(args)
     mpiexec = shutil.which("mpiexec")
     if mpiexec is None:
         raise SystemExit("mpiexec not found: pip install -e '.[mpi]' (mpi4py and mpich)")
@@ -213,6 +252,12 @@ def main() -> None:
               f"{r['step_ours_GBps']:8.2f} {100 * r['step_ratio']:6.0f}%")
     print("(ratio: ours untraced / mpi4py; traced: the same three launches replayed from a trace; direct: our "
           "Reducer called on the main thread, without the runtime's tasks)")
+    if args.in_flight:
+        fl = _call([mpiexec, "-n", "2", *me, "--in-flight-worker", "--repeat", str(args.repeat)])
+        print("8 sums over 2 ranks, microseconds for all 8 (mpi4py alone):")
+        print(f"{'size':>8}  {'blocking':>8} " + " ".join(f"{f'{n} in flight':>12}" for n in fl["limits"]))
+        for kb, *ts in fl["rows"]:
+            print(f"{kb:5d} KB  " + " ".join(f"{t * 1e6:>{12 if i else 8}.0f}" for i, t in enumerate(ts)))
 
 
 if __name__ == "__main__":

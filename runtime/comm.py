@@ -55,7 +55,8 @@ _SPIN_S = 2e-3
 _SPIN_BANDWIDTH = 0.5e9  # bytes/s: a reduction is polled busily for _SPIN_S + its bytes at this rate
 _POLL_S = 50e-6  # waits poll with short sleeps: MPICH's blocking waits spin a core each (measured:
 # 2 ranks x (main thread + a worker) spinning on 2 shared cores slowed an MLP step many times over)
-SUM_BYTES_IN_FLIGHT = 4 << 20  # gradient sums in flight at once, in bytes (runtime/sum_queue.py)
+SUM_BYTES_IN_FLIGHT = 256 << 10  # gradient sums in flight at once, in bytes: larger ones one at a time
+# (4 MB before: 1 MB sums ran 2-4 at once, 20-100% slower than one after another; runtime/sum_queue.py)
 FLUSH_AFTER_S = 0.01  # a wait longer than this (plus its transfer time) issues every queued sum
 _lock = threading.Lock()
 _world: World | None = None

@@ -1,12 +1,21 @@
 """The order and number in flight of the gradient sums a process starts (`comm.Reducer`).
 
-MPICH runs concurrent `Iallreduce`s of large buffers much slower than the same ones one after another:
-8 sums of 8 MB over 2 ranks on this machine take 3.9 GB/s as 8 blocking `Allreduce`s or with at most one
-`Iallreduce` in flight, 3.8 with two, and 2.5 with all eight in flight (the shared-memory channel splits
-its cells between them). A training step starts one sum per weight as soon as its gradient is complete,
-so a step had all of them in flight. `SumQueue` issues them in the order they were started, a few MB
-in flight at a time (small sums still overlap: their cost is latency, not the channel); the next one is issued when one completes, which the queue notices whenever a start or a wait
-touches it (MPI progresses a request only while some thread calls into MPI, with or without the queue).
+MPICH runs concurrent `Iallreduce`s of large buffers much slower than the same ones one after another.
+Measured on a 2-core machine, 8 sums over 2 ranks, microseconds for all 8 (`benchmarks/mpi.py
+--in-flight`: blocking `Allreduce`s, then at most 1, 2, 4 or 8 `Iallreduce`s in flight):
+
+    16 KB each:    123 | 131  122  117  107      (small sums: latency, overlap helps a little)
+    64 KB each:    202 | 207  190  179  254
+    256 KB each:   615 | 572  593  953 1078      (from here on, one at a time is fastest)
+    1 MB each:    2414 |2003 2498 4002 4823
+    4 MB each:    8705 |7598 9170 15583 18088
+
+A training step starts one sum per weight as soon as its gradient is complete, so a step had all of
+them in flight. `SumQueue` issues them in the order they were started, at most `limit_bytes` in flight
+(one sum of any size when it is larger: 256 KB in `runtime/comm.py`, so sums of 256 KB and more go one
+at a time and small ones still overlap); the next one is issued when one completes, which the queue
+notices whenever a start or a wait touches it (MPI progresses a request only while some thread calls
+into MPI, with or without the queue).
 
 Deadlock: ranks may start the same sums in different orders (the tasks that complete the gradients run
 on several processors). Each sum has its own communicator, so only the issue order on each rank
@@ -45,7 +54,7 @@ class SumQueue:
         failure: a callable returning this rank's pending failure (raised by a long wait) or None.
     """
 
-    def __init__(self, MPI, limit_bytes: int = 4 << 20, poll_s: float = 50e-6, failure=None):
+    def __init__(self, MPI, limit_bytes: int = 256 << 10, poll_s: float = 50e-6, failure=None):
         self.MPI = MPI
         self.limit_bytes = int(limit_bytes)
         self.poll_s = poll_s
