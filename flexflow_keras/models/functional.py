@@ -103,6 +103,26 @@ class GraphIOMixin:
             return flat[0] if len(flat) == 1 else list(flat)
         return struct
 
+    def _rank_adjusted(self, args: tuple, prefix) -> tuple:
+        """A call's arguments with Keras 3's input rank rule applied to its inputs (Functional's
+        `_adjust_input_rank`, which a Sequential built on an Input runs too): (N, 28, 28) for
+        Input((28, 28, 1)) gains the trailing 1, (N, 28, 28, 1, 1) loses it. Arrays, and symbolic inputs
+        too (a subclassed model's call is traced here, where TensorFlow runs it on tensors)."""
+        from flexflow_keras.models.custom_training import adjust_input_rank
+
+        if not args or not self._inputs:
+            return args
+        if not any(isinstance(t, KerasTensor) for t in tree.flatten(args[0])):
+            flat = [_variable_value(a) if isinstance(a, Variable) else np.asarray(a) if hasattr(a, "__array__")
+                    else a for a in tree.flatten(args[0])]
+        elif prefix is None:
+            flat = tree.flatten(args[0])
+        else:  # symbolic strings: the host prefix takes them by its declared inputs
+            return args
+        if len(flat) != len(self._inputs):
+            return args
+        return (tree.pack_as(args[0], adjust_input_rank(flat, self._inputs)),) + tuple(args[1:])
+
 
 def _variable_value(v):
     """A Variable given as a model's input (style transfer's image): its value, which a tape knows as it."""
@@ -299,20 +319,7 @@ class Functional(GraphIOMixin, Model):
             # titanic preprocessing head of TensorFlow's CSV tutorial, called on the dict of Inputs)
             expected = prefix.declared if prefix is not None and symbolic else self._inputs
             args = (self._standardize_inputs(args[0], expected),) + args[1:]
-        if args and not any(isinstance(t, KerasTensor) for t in tree.flatten(args[0])):
-            from flexflow_keras.models.custom_training import adjust_input_rank
-
-            flat = [_variable_value(a) if isinstance(a, Variable) else np.asarray(a) if hasattr(a, "__array__")
-                    else a for a in tree.flatten(args[0])]
-            if len(flat) == len(self._inputs):  # Keras 3's rank rule: (N, 28, 28) for Input((28, 28, 1))
-                args = (tree.pack_as(args[0], adjust_input_rank(flat, self._inputs)),) + args[1:]
-        elif args and prefix is None:  # the same rule on symbolic inputs (a traced train_step's batch)
-            from flexflow_keras.models.custom_training import adjust_input_rank
-
-            flat = tree.flatten(args[0])
-            if len(flat) == len(self._inputs):
-                args = (tree.pack_as(args[0], adjust_input_rank(flat, self._inputs)),) + args[1:]
-        return super().__call__(*args, **kwargs)
+        return super().__call__(*self._rank_adjusted(args, prefix), **kwargs)
 
     def call(self, inputs, training=None, mask=None):
         prefix = getattr(self, "_host_prefix", None)

@@ -252,6 +252,8 @@ class Sequential(Keras2SequentialMethods, GraphIOMixin, Model):
             prefix = getattr(self, "_host_prefix", None)
             if prefix is not None:
                 args = (prefix(args[0]),) + args[1:]
+        if self._graph is not None:  # built: Keras 3 runs its Functional, which adjusts the input rank
+            args = self._rank_adjusted(args, getattr(self, "_host_prefix", None))
         return super().__call__(*args, **kwargs)
 
     def _maybe_build(self, inputs) -> None:
