@@ -24,8 +24,9 @@ A thread that waits (`Engine.wait`, `Engine.fence`) on the threaded executor fir
 CPU and utility processors whose workers are idle (`help`), as the sequential executor would, and blocks
 only when none is left: the hand-off to a parked worker and back costs a thread wake-up each way (tens of
 us on a VM, more than the small tasks a waited trace or one reduction runs). Each processor still runs
-one point at a time (its lock is held by whichever thread runs it), under the worker's settings (Numba's
-thread count, denormals flushed; restored when the wait ends), and a point the host took is one its
+one point at a time (its lock is held by whichever thread runs it), under the worker's settings (denormals
+flushed, restored when the wait ends; Numba's thread count, kept until the runtime shuts down, see
+`_enter_help`), and a point the host took is one its
 worker would have run next. Machines with GPU processors do not help: a task there may need the worker's
 device binding. FF_HOST_HELPS=0 turns it off (for comparisons: benchmarks/runtime_overhead.py --no-help).
 """
@@ -66,6 +67,23 @@ def _load_numba_blas() -> None:
         import scipy.linalg.cython_blas  # noqa: F401 - loaded for its BLAS library, as Numba loads it
     except ImportError:  # no SciPy: Numba's kernels call no BLAS of their own
         pass
+
+
+_numba_on_thread = threading.local()  # a helping thread's Numba thread count: .limit set, .before its own
+
+
+def _restore_numba_on_thread() -> None:
+    """Give the calling thread back the Numba thread count it had before it first helped."""
+    before = getattr(_numba_on_thread, "before", None)
+    if before is None:
+        return
+    _numba_on_thread.before = _numba_on_thread.limit = None
+    nb = sys.modules.get("numba")
+    try:
+        if nb is not None and nb.get_num_threads() != before:
+            nb.set_num_threads(before)
+    except (AttributeError, ValueError, RuntimeError) as e:
+        log.debug("could not restore Numba's thread count: %s", e)
 
 
 class ThreadingPolicy:
@@ -208,8 +226,8 @@ class ThreadedExecutor:
         held lock that the awaited completion releases) opens or none is left; then the caller blocks
         on the gate as before.
 
-        Bodies run as on a worker: Numba's thread count and the denormal flags of a worker (restored
-        after), in a context of their own (NumPy's error state, any context variable of the caller's,
+        Bodies run as on a worker: the denormal flags of a worker (restored after) and its Numba thread
+        count (kept, see `_enter_help`), in a context of their own (NumPy's error state, any context variable of the caller's,
         is not theirs), `in_worker()` true. A KeyboardInterrupt in such a body fails that point and
         what depends on it as cancelled and is raised; the rest of the work goes on, as when Ctrl-C
         lands in the blocking wait (the command line's hook then cancels everything). A point taken
@@ -281,28 +299,34 @@ class ThreadedExecutor:
             tls.worker = before
 
     def _enter_help(self):
-        """Give the calling thread a worker's settings; returns what to restore."""
-        threads = None
+        """Give the calling thread a worker's settings; returns what to restore.
+
+        Numba's thread count is set once per thread and runtime-wide limit, and kept (`_numba_on_thread`):
+        each `numba.set_num_threads` is a ctypes call that releases the GIL, and getting it back while a
+        worker runs Python code costs up to the interpreter's switch interval. Set and restored around
+        every help, it cost a GAN loop alternating train_on_batch calls (4 CPU processors on 2 cores)
+        33 calls and 4-9 ms per iteration. The thread that shuts the runtime down gets its own count back
+        (`shutdown`); none of our kernels is Numba-parallel, so only a user's own parallel Numba code on
+        a thread that helped sees the workers' limit meanwhile, as BLAS sees the process-wide one."""
         nb = sys.modules.get("numba")
         if nb is not None:
-            try:
-                threads = nb.get_num_threads()
-                limit = min(self.policy.threads_per_worker, nb.config.NUMBA_NUM_THREADS)
-                if threads != limit:
-                    nb.set_num_threads(limit)
-                else:
-                    threads = None
-            except (AttributeError, ValueError, RuntimeError) as e:
-                log.debug("could not set Numba's thread count on a helping thread: %s", e)
-                threads = None
-        return fpenv.flush_denormals(), threads
+            limit = min(self.policy.threads_per_worker, nb.config.NUMBA_NUM_THREADS)
+            seen = getattr(_numba_on_thread, "limit", None)
+            if seen != limit:
+                try:
+                    before = nb.get_num_threads()
+                    if before != limit:
+                        nb.set_num_threads(limit)
+                    if seen is None:
+                        _numba_on_thread.before = before
+                    _numba_on_thread.limit = limit
+                except (AttributeError, ValueError, RuntimeError) as e:
+                    log.debug("could not set Numba's thread count on a helping thread: %s", e)
+        return (fpenv.flush_denormals(),)
 
     @staticmethod
     def _leave_help(saved) -> None:
-        word, threads = saved
-        fpenv.restore(word)
-        if threads is not None:
-            sys.modules["numba"].set_num_threads(threads)
+        fpenv.restore(saved[0])
 
     def shutdown(self, timeout: float | None = None) -> bool:
         """Stop every worker after its queue drains; with `timeout`, wait at most that long in all
@@ -313,6 +337,7 @@ class ThreadedExecutor:
         deadline = None if timeout is None else time.monotonic() + timeout
         for t in self._threads:
             t.join(None if deadline is None else max(0.0, deadline - time.monotonic()))
+        _restore_numba_on_thread()
         return not any(t.is_alive() for t in self._threads)
 
 
