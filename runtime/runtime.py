@@ -322,15 +322,25 @@ class Runtime(Binder, Reductions):
     def read(self, target, field: str | None = None):
         """A host copy of `target` after every earlier writer (blocks). Fielded regions without
         `field` give a dict field -> array."""
-        fields = self._target(target, field, "read")
-        fut = self.launch(self._internal("read", RO(*fields) if fields else RO), target)
-        value = fut.get()
-        # the task record stays the region's last reader until the next write: without this it would
-        # keep the host copy alive (after fit, a second copy of every weight and optimizer slot read)
-        fut._node.value = None
-        if fields and isinstance(value, dict):
-            return value[fields[0]]
-        return value
+        return self.read_many([target], field)[0]
+
+    def read_many(self, targets, field: str | None = None) -> list:
+        """Host copies of several regions (or subregions), as `read` gives each: every read is issued
+        before the host waits for the first, so one wait covers them all (a wait may hand work to a
+        parked worker and back, tens of microseconds on a VM and milliseconds on a loaded machine: an
+        engine reading a model's weights one by one paid it per weight)."""
+        issued = []
+        for target in targets:
+            fields = self._target(target, field, "read")
+            issued.append((fields, self.launch(self._internal("read", RO(*fields) if fields else RO), target)))
+        out = []
+        for fields, fut in issued:
+            value = fut.get()
+            # the task record stays the region's last reader until the next write: without this it would
+            # keep the host copy alive (after fit, a second copy of every weight and optimizer slot read)
+            fut._node.value = None
+            out.append(value[fields[0]] if fields and isinstance(value, dict) else value)
+        return out
 
     # -- synchronisation ----------------------------------------------------------------------
     def fence(self) -> None:

@@ -237,8 +237,7 @@ class Engine:
     def _pull(self, _v: Variable) -> None:
         if self._dirty:
             self._dirty = False
-            for v in self.variables:
-                self.weights.pull(v)
+            self.weights.pull_many(self.variables)
 
     def sync_to_host(self) -> None:
         """Copy every variable's value from the runtime into its host value."""

@@ -14,6 +14,7 @@ and per-sample loss seeds, and the partitions the strategy's layouts cut them in
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -96,14 +97,20 @@ class WeightStore:
 
     def pull(self, v: Variable) -> None:
         """Copy a variable's value from its region into the host value."""
-        v._value[...] = self.rtm.read(self.value[v.uid])
+        self.pull_many([v])
+
+    def pull_many(self, variables: Sequence[Variable]) -> None:
+        """Copy several variables' values from their regions into the host values, with one wait."""
+        for v, arr in zip(variables, self.rtm.read_many([self.value[v.uid] for v in variables]), strict=True):
+            v._value[...] = arr
 
     def push(self, v: Variable) -> None:
         """Copy a variable's host value into its region."""
         self.rtm.write(self.value[v.uid], v._value)
 
     def read_slots(self) -> dict[int, list[np.ndarray]]:
-        return {uid: [self.rtm.read(s) for s in regs] for uid, regs in self.slots.items()}
+        arrays = iter(self.rtm.read_many([s for regs in self.slots.values() for s in regs]))
+        return {uid: [next(arrays) for _ in regs] for uid, regs in self.slots.items()}
 
     def write_slots(self, saved: dict[int, list[np.ndarray]]) -> None:
         for uid, arrays in saved.items():

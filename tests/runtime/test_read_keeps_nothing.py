@@ -21,3 +21,26 @@ def test_a_read_copy_dies_with_the_callers_reference():
         del value
         gc.collect()
         assert ref() is None
+
+
+def test_read_many_gives_each_target_as_read_does_and_keeps_nothing():
+    with rt.Runtime(rt.Machine(cpus=2)) as rtm:
+        a = rt.Region((6,), np.float32, name="a")
+        b = rt.Region((2, 3), np.float64, name="b")
+        f = rt.Region.fields((4,), {"x": np.float32, "y": np.int32}, name="f")
+        rtm.write(a, np.arange(6, dtype=np.float32))
+        rtm.write(b, np.ones((2, 3)))
+        rtm.write(f, {"x": np.full(4, 3.0, np.float32), "y": np.arange(4, dtype=np.int32)})
+        part = rt.Partition.equal(a, (2,))
+        got = rtm.read_many([a, b, part[1], f])
+        assert [g.dtype for g in got[:3]] == [np.float32, np.float64, np.float32]
+        np.testing.assert_array_equal(got[0], np.arange(6))
+        np.testing.assert_array_equal(got[1], np.ones((2, 3)))
+        np.testing.assert_array_equal(got[2], [3, 4, 5])
+        np.testing.assert_array_equal(got[3]["y"], np.arange(4))
+        np.testing.assert_array_equal(rtm.read_many([f], field="x")[0], np.full(4, 3.0))
+        assert rtm.read_many([]) == []
+        ref = weakref.ref(got[0])
+        del got
+        gc.collect()
+        assert ref() is None
