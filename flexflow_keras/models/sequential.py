@@ -106,11 +106,26 @@ class Sequential(Keras2SequentialMethods, GraphIOMixin, Model):
         self._last_trace = None
         self.__dict__.pop("_reshaped_graphs", None)  # graphs recorded for other lengths: of the old stack
         self.__dict__.pop("_specialized_graphs", None)
+        if self._input_layer is None and len(self._seq_layers) > 1:
+            self._take_first_model_input()
         if self._input_layer is not None and self._seq_layers:
             self._build_graph()
         else:
             self._graph, self._inputs, self._outputs = None, [], []
             self.built = False
+
+    def _take_first_model_input(self) -> None:
+        """Keras 3 builds a Sequential of two layers or more whose first layer is a model with a known input
+        (a built Sequential, a functional model) on that input: TensorFlow's image classification tutorial
+        puts a `data_augmentation` Sequential with an `input_shape=` first in its model. The Input takes the
+        inner model's dtype (Keras gives float32 and casts inside), so integer ids stay integers."""
+        first = self._seq_layers[0]
+        if not isinstance(first, GraphIOMixin) or getattr(first, "_graph", True) is None:
+            return
+        inputs = first._inputs
+        if len(inputs) != 1:
+            return
+        object.__setattr__(self, "_input_layer", InputLayer(batch_shape=tuple(inputs[0].shape), dtype=inputs[0].dtype))
 
     def _build_graph(self) -> None:
         x = self._input_layer._tensor
@@ -167,6 +182,20 @@ class Sequential(Keras2SequentialMethods, GraphIOMixin, Model):
     @layers.setter
     def layers(self, _):
         raise AttributeError("`Model.layers` is reserved and cannot be assigned; use add() and pop().")
+
+    @property
+    def input_shape(self):
+        """The input shape, batch dim included; AttributeError until the input is known, as in Keras 3."""
+        if self._graph is None:
+            raise AttributeError(f"Sequential model '{self.name}' has no defined input shape yet.")
+        return super().input_shape
+
+    @property
+    def output_shape(self):
+        """The output shape, batch dim included; AttributeError until the input is known, as in Keras 3."""
+        if self._graph is None:
+            raise AttributeError(f"Sequential model '{self.name}' has no defined output shape yet.")
+        return super().output_shape
 
     def _sublayers(self) -> list[Layer]:
         return list(self._seq_layers)
