@@ -22,7 +22,7 @@ import inspect
 import sys
 import types
 
-from flexflow_keras import tf_compat
+from flexflow_keras import tf_compat, tf_data
 from flexflow_keras.errors import FlexFlowKerasError
 from flexflow_keras.raw_tf_hints import keras_spelling
 
@@ -76,7 +76,9 @@ class _RawTF(types.ModuleType):
         if name.startswith("__"):
             raise AttributeError(name)
         path = f"{self._path}.{name}"
-        return tf_compat.CONSTANTS[path] if path in tf_compat.CONSTANTS else _RawTF(path)
+        if path in tf_compat.CONSTANTS:
+            return tf_compat.CONSTANTS[path]
+        return _RawTFType(path, tf_data.TYPES[path]) if path in tf_data.TYPES else _RawTF(path)
 
     def __call__(self, *args, **kwargs):
         fn = tf_compat.mapped_call(self._path)
@@ -97,6 +99,22 @@ class _RawTF(types.ModuleType):
 
     def __repr__(self) -> str:
         return f"<raw TensorFlow {self._path}: not supported under python -m flexflow_keras>"
+
+
+class _RawTFType(_RawTF):
+    """A TensorFlow class whose instances are ours (`tf.data.Dataset`: the datasets tf_data.py builds):
+    `isinstance` and `issubclass` answer for those classes; its attributes and calls stay raw paths
+    (`tf.data.Dataset.from_tensor_slices` is mapped, the rest refused)."""
+
+    def __init__(self, path: str, classes):
+        super().__init__(path)
+        self._classes = classes
+
+    def __instancecheck__(self, obj) -> bool:
+        return isinstance(obj, self._classes())
+
+    def __subclasscheck__(self, cls) -> bool:
+        return isinstance(cls, type) and issubclass(cls, self._classes())
 
 
 # TensorFlow's activation functions that are Keras' (same math, same positional arguments): scripts pass

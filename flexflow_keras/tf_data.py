@@ -73,6 +73,16 @@ def _slices():
     return SliceDataset
 
 
+def _dataset_types() -> tuple[type, ...]:
+    from flexflow_keras.data.dataset import ImageDataset
+    from flexflow_keras.data.slices import SliceDataset
+
+    return SliceDataset, ImageDataset
+
+
+# TensorFlow classes whose instances here are ours: `isinstance(ds, tf.data.Dataset)` (keras_alias.py)
+TYPES = {"tf.data.Dataset": _dataset_types}
+
 CALLS = {
     "tf.TensorSpec": _tensor_spec,
     "tf.data.Dataset.from_tensor_slices": lambda *a, **k: _slices().from_tensor_slices(*a, **k),
