@@ -9,7 +9,8 @@ A `DerivedDataset` is a `SliceDataset` whose base elements are a Python list mad
 datasets, again for every pass (so an upstream `shuffle` or random `map` draws anew each epoch, as in
 tf.data); its own chain (map, batch, shuffle, take, ...) then works as on arrays. Elements may differ in
 shape (lines split into words): `padded_batch` pads them, `batch` refuses them with a message. Made from
-batched datasets, its elements are their batches (only `unbatch` splits them into rows), as in tf.data.
+batched datasets, its elements are their batches (only `unbatch` splits them into rows), as in tf.data;
+`batches_as_elements` is that view, which a second `batch` of a batched dataset stacks.
 
 `window` gives a dataset whose elements are datasets (a tuple or dict element: a tuple or dict of them, one
 per component, as tf.data), for the time-series idiom ``ds.window(n + 1, shift=1, drop_remainder=True)
@@ -196,6 +197,15 @@ def filter_(dataset, predicate) -> DerivedDataset:
     def make(_k):
         return [item for item in _elements(dataset) if bool(np.asarray(_call(predicate, item)))]
     return DerivedDataset(make, "filter(...)", _is_batched(dataset))
+
+
+def batches_as_elements(dataset) -> DerivedDataset:
+    """A batched dataset seen as one whose elements are its batches, for a further ``batch`` /
+    ``padded_batch`` (tf.data's ``ids.batch(seq_length + 1).map(split).batch(64)``: batches of sequences)."""
+    if _is_endless(dataset):
+        raise DataError("Dataset.batch() of a batched dataset that repeats without end (repeat() before the "
+                        "first batch): add .take(n) before the second batch, or move .repeat() after it.")
+    return DerivedDataset(lambda _k: _elements(dataset), f"{dataset!r}")
 
 
 def unbatch(dataset) -> DerivedDataset:

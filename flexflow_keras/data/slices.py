@@ -12,7 +12,8 @@ gives, so `fit`, `evaluate` and `predict` load it as any PyDataset (and `for x, 
   the same order every time. After a ``repeat`` the buffer runs across the repetitions' boundaries, as in
   TensorFlow. A seed (or ``tf.random.set_seed``) makes the orders repeat run to run; they are not
   TensorFlow's orders. `fit(shuffle=...)` does not reorder it further (TensorFlow ignores it for a dataset).
-- ``batch(n, drop_remainder)``; ``take``/``skip`` count elements before `batch`, batches after it;
+- ``batch(n, drop_remainder)``; ``take``/``skip`` count elements before `batch`, batches after it; a second
+  `batch` (or `padded_batch`) stacks the batches as elements, as tf.data (data/derived.py);
 - ``map(fn)`` before `batch` calls fn on each element (one Python call per element), after it on each
   batch; fn gets the element's parts as arguments, as TensorFlow calls it. Its math runs on arrays
   (keras.ops, or the raw TensorFlow calls tf_compat maps).
@@ -153,11 +154,12 @@ class SliceDataset(PyDataset):
 
     def batch(self, batch_size, drop_remainder=False, num_parallel_calls=None, deterministic=None,
               name=None) -> SliceDataset:
-        if self._batched():
-            raise DataError("Dataset.batch() on a dataset that is already batched: flexflow_keras' tf.data "
-                            "stand-in batches once; remove one of the .batch() calls.")
         if int(batch_size) < 1:
             raise DataError(f"Dataset.batch(batch_size) must be at least 1, received {batch_size!r}.")
+        if self._batched():  # batches of batches (the char-RNN's sequences, then training batches of them)
+            from flexflow_keras.data import derived
+
+            return derived.batches_as_elements(self).batch(batch_size, drop_remainder)
         return self._then("batch", int(batch_size), bool(drop_remainder))
 
     def map(self, map_func, num_parallel_calls=None, deterministic=None, name=None) -> SliceDataset:
@@ -167,7 +169,13 @@ class SliceDataset(PyDataset):
                      name=None) -> SliceDataset:
         """Batches whose elements are padded to the longest of the batch (or to `padded_shapes`), with 0
         (b"" for text) or `padding_values`."""
-        self.batch(batch_size)  # the same checks
+        if int(batch_size) < 1:
+            raise DataError(f"Dataset.padded_batch(batch_size) must be at least 1, received {batch_size!r}.")
+        if self._batched():
+            from flexflow_keras.data import derived
+
+            return derived.batches_as_elements(self).padded_batch(batch_size, padded_shapes, padding_values,
+                                                                  drop_remainder)
         return self._then("padded_batch", int(batch_size), bool(drop_remainder), padded_shapes, padding_values)
 
     # data/derived.py: datasets made from other datasets' elements

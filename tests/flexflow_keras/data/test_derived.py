@@ -122,8 +122,27 @@ def test_batched_inputs_stay_batches():
     assert [x.tolist() for x in both] == [[0, 1], [2, 3], [4, 5], [10, 11], [12, 13]]
     assert [x.tolist() for x in _items(a.filter(lambda x: x[0] > 0))] == [[2, 3], [4, 5]]
     assert [int(v) for v in _items(a.concatenate(b).unbatch())] == [0, 1, 2, 3, 4, 5, 10, 11, 12, 13]
-    with pytest.raises(DataError, match="already batched"):
-        a.concatenate(b).batch(2)
+    # a second batch stacks the batches (TensorFlow 2.21: [[0 1] [2 3]], [[4 5] [10 11]], [[12 13]])
+    assert [x.tolist() for x in _items(a.concatenate(b).batch(2))] == [[[0, 1], [2, 3]], [[4, 5], [10, 11]],
+                                                                         [[12, 13]]]
+
+
+def test_batches_of_batches_as_tensorflow():
+    # the char-RNN tutorial: ids.batch(seq_length + 1, drop_remainder=True).map(split_input_target).batch(B)
+    ds = D.from_tensor_slices(np.arange(50)).batch(5, drop_remainder=True).map(lambda s: (s[:-1], s[1:])).batch(3)
+    items = _items(ds)
+    assert [(x.shape, y.shape) for x, y in items] == [((3, 4), (3, 4))] * 3 + [((1, 4), (1, 4))]
+    assert items[1][0].tolist() == [[15, 16, 17, 18], [20, 21, 22, 23], [25, 26, 27, 28]]
+    assert items[0][1][0].tolist() == [1, 2, 3, 4] and len(ds) == 4
+    assert [x.shape for x in _items(D.range(10).batch(2).batch(2, drop_remainder=True))] == [(2, 2), (2, 2)]
+    assert [x.tolist() for x in _items(D.range(10).batch(2).batch(2).unbatch())] == [[0, 1], [2, 3], [4, 5],
+                                                                                      [6, 7], [8, 9]]
+    # TensorFlow 2.21: range(5).batch(2).padded_batch(2) -> [[0 1] [2 3]], [[4]]; range(5).batch(3).padded_batch(2)
+    # -> [[0 1 2] [3 4 0]]
+    assert [x.tolist() for x in _items(D.range(5).batch(2).padded_batch(2))] == [[[0, 1], [2, 3]], [[4]]]
+    assert [x.tolist() for x in _items(D.range(5).batch(3).padded_batch(2))] == [[[0, 1, 2], [3, 4, 0]]]
+    with pytest.raises(DataError, match="repeats without end"):
+        D.range(4).repeat().batch(2).batch(2)
 
 
 def test_window_and_flat_map_as_tensorflow():
