@@ -191,8 +191,6 @@ CALLS = {
     "tf.compat.v1.nn.ctc_beam_search_decoder": lambda *a, **k: _ctc_beam().ctc_beam_search_decoder_v1(*a, **k),
     **{f"tf.{space}nn.ctc_greedy_decoder": (lambda *a, **k: _ctc_beam().greedy_decoder(*a, **k))
        for space in ("", "compat.v1.")},
-    **{f"tf.{space}sparse.to_dense": (lambda *a, **k: _ctc_beam().sparse_to_dense(*a, **k))
-       for space in ("", "compat.v1.")},
     **_tensors.CALLS, **_math.CALLS, **_host.CALLS, **_random_init.CALLS,
 }
 CONSTANTS = {**_setup.CONSTANTS, **_constants.CONSTANTS, **_data.CONSTANTS, **_tnp.CONSTANTS}

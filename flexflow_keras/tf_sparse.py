@@ -2,6 +2,8 @@
 in `CALLS`): what OCR scripts do with decoded labels in a callback (keras.io's handwriting recognition
 scores its predictions with ``tf.edit_distance(tf.cast(tf.sparse.from_dense(pred), tf.int64), ...)``).
 
+- `tf.SparseTensor(indices, values, dense_shape)` (TensorFlow's text generation tutorial builds its
+  prediction mask with it and ``tf.sparse.to_dense``, which checks the indices as TensorFlow's does).
 - `tf.sparse.from_dense(x)`: a `SparseTensorValue` (ops/ctc_beam.py; `tf.sparse.to_dense` reads it back) of
   x's non-zero entries in row-major order, as TensorFlow's SparseTensor holds them.
 - `tf.cast` of a sparse value casts its values (anything else is cast as before, tf_signal.cast).
@@ -31,6 +33,50 @@ def from_dense(tensor, name=None) -> SparseTensorValue:
     dense = _values("tf.sparse.from_dense", tensor)
     indices = np.argwhere(dense != 0).astype(np.int64)
     return SparseTensorValue(indices, dense[tuple(indices.T)], np.asarray(dense.shape, np.int64))
+
+
+def sparse_tensor(indices, values, dense_shape) -> SparseTensorValue:
+    """`tf.SparseTensor(indices, values, dense_shape)`: a sparse value; Python numbers as TensorFlow converts
+    them (float32, int32), indices and dense_shape int64. TensorFlow's shape checks: indices (n, rank),
+    values (n,), dense_shape (rank,)."""
+    from flexflow_keras.tf_array_ops import convert_to_tensor
+
+    idx = np.asarray(_values("tf.SparseTensor", indices), dtype=np.int64)
+    vals = np.asarray(convert_to_tensor(values))
+    shape = np.asarray(_values("tf.SparseTensor", dense_shape), dtype=np.int64).reshape(-1)
+    if idx.ndim != 2 or vals.ndim != 1 or idx.shape[0] != vals.shape[0] or idx.shape[1] != shape.shape[0]:
+        raise ValueError(f"tf.SparseTensor expects indices of shape (n, rank), values of shape (n,) and dense_shape "
+                         f"of shape (rank,); received indices {idx.shape}, values {vals.shape}, dense_shape "
+                         f"{shape.shape}.")
+    return SparseTensorValue(idx, vals, shape)
+
+
+def _check_indices(sp: SparseTensorValue) -> None:
+    """TensorFlow's SparseToDense checks (validate_indices=True): each index within the dense shape, and the
+    indices in row-major order without repeats, with TensorFlow's error (InvalidArgumentError)."""
+    from flexflow_keras.tf_constants import InvalidArgumentError
+
+    shape = sp.dense_shape.tolist()
+    prev = None
+    for i, index in enumerate(sp.indices.tolist()):
+        where = f"tf.sparse.to_dense: indices[{i}] = {index}"
+        if any(not 0 <= v < s for v, s in zip(index, shape, strict=False)):
+            raise InvalidArgumentError(f"{where} is out of bounds: need 0 <= index < {shape}.")
+        if prev is not None and index == prev:
+            raise InvalidArgumentError(f"{where} is repeated; give each index once.")
+        if prev is not None and index < prev:
+            raise InvalidArgumentError(f"{where} is out of order; sort the indices (tf.sparse.reorder) or pass "
+                                       f"validate_indices=False.")
+        prev = index
+
+
+def to_dense(sp_input, default_value=None, validate_indices=True, name=None):
+    """`tf.sparse.to_dense`: the dense array of a sparse value, its indices checked as TensorFlow does."""
+    from flexflow_keras.ops.ctc_beam import sparse_to_dense
+
+    if validate_indices and isinstance(sp_input, SparseTensorValue):
+        _check_indices(sp_input)
+    return sparse_to_dense(sp_input, default_value)
 
 
 def cast(x, dtype, name=None):
@@ -84,9 +130,12 @@ def edit_distance(hypothesis, truth, normalize=True, name="edit_distance"):
 
 
 CALLS = {
+    "tf.SparseTensor": sparse_tensor,
+    "tf.sparse.SparseTensor": sparse_tensor,
     "tf.sparse.from_dense": from_dense,
+    **{f"tf.{space}sparse.to_dense": to_dense for space in ("", "compat.v1.")},
     "tf.edit_distance": edit_distance,
     **{f"tf.{space}cast": cast for space in ("", "math.", "dtypes.")},
 }
 
-__all__ = ["CALLS", "cast", "edit_distance", "from_dense"]
+__all__ = ["CALLS", "cast", "edit_distance", "from_dense", "sparse_tensor", "to_dense"]

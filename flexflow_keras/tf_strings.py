@@ -135,6 +135,8 @@ def join(inputs, separator="", name=None):
 
 
 def reduce_join(inputs, axis=None, keepdims=False, separator="", name=None):
+    if isinstance(inputs, RaggedTensor):
+        return _reduce_join_ragged(inputs, axis, keepdims, separator)
     arr = _array(inputs)
     text = np.vectorize(_text, otypes=[object])(arr) if arr.size else arr.astype(object)
     sep = _text(separator)
@@ -147,6 +149,26 @@ def reduce_join(inputs, axis=None, keepdims=False, separator="", name=None):
     shape = moved.shape[:-1]
     out = _result(values, shape)
     return np.expand_dims(out, axis) if keepdims else out
+
+
+def _reduce_join_ragged(ragged: RaggedTensor, axis, keepdims: bool, separator):
+    """reduce_join of a RaggedTensor (unicode_split's characters, StringLookup(invert=True)'s rows) along its
+    last axis (each innermost row joined: a dense array, or a RaggedTensor when rows stay ragged above it)
+    or all of them (axis=None)."""
+    ndim = ragged.ndim
+    if axis is None:
+        joined = _text(separator).join(_text(v) for v in np.asarray(ragged.flat_values, dtype=object).reshape(-1))
+        return _result([joined], (1,) * ndim if keepdims else ())
+    if int(axis) not in (-1, ndim - 1):
+        raise ArgumentError(f"tf.strings.reduce_join of a RaggedTensor of rank {ndim} joins along its last axis "
+                            f"(axis=-1) or all of them (axis=None) under `python -m flexflow_keras`; received "
+                            f"axis={axis}. Call .to_tensor() first to join along another axis.")
+    rows = [_reduce_join_ragged(r, -1, keepdims, separator) if isinstance(r, RaggedTensor)
+            else reduce_join(np.asarray(r, dtype=object), -1, keepdims, separator) for r in ragged]
+    if rows and all(not isinstance(r, RaggedTensor) for r in rows) and ndim == 2:
+        values = [_text(np.asarray(r).reshape(-1)[0]) for r in rows]
+        return _result(values, (len(values), 1) if keepdims else (len(values),))
+    return RaggedTensor([np.asarray(r) if not isinstance(r, RaggedTensor) else r for r in rows], "string")
 
 
 def as_string(input, precision=-1, name=None):  # noqa: A002
@@ -174,11 +196,18 @@ def to_number(string_tensor, out_type="float32", name=None):
 
 
 def unicode_split(input, input_encoding="UTF-8", errors="replace", name=None):  # noqa: A002
+    """One string: an array of its characters (each as UTF-8 bytes). An array of strings (or a RaggedTensor
+    of them): a `RaggedTensor` with one row of characters per string, nested for more dimensions, as
+    TensorFlow gives."""
+    if isinstance(input, RaggedTensor):
+        return RaggedTensor([unicode_split(row, input_encoding, errors) for row in input], "string")
     arr = _array(input)
     if arr.ndim == 0:
         s = _text(arr.item())
         return _result(list(s), (len(s),))
-    return [_result(list(_text(v)), (len(_text(v)),)) for v in arr.reshape(-1).tolist()]
+    if arr.ndim == 1:
+        return RaggedTensor([np.asarray(unicode_split(v, input_encoding, errors)) for v in arr.tolist()], "string")
+    return RaggedTensor([unicode_split(row, input_encoding, errors) for row in arr], "string")
 
 
 NAMES = ("lower", "upper", "regex_replace", "regex_full_match", "strip", "length", "substr", "split", "join",

@@ -227,6 +227,15 @@ class SparseTensorValue:
                    np.asarray([v for row in rows for v in row], np.int64),
                    np.asarray([len(rows), max((len(r) for r in rows), default=0)], np.int64))
 
+    @property
+    def shape(self) -> tuple:
+        """The dense shape, as TensorFlow's ``SparseTensor.shape``."""
+        return tuple(int(s) for s in self.dense_shape)
+
+    @property
+    def dtype(self):
+        return self.values.dtype
+
     def to_dense(self, default_value=0, shape=None) -> np.ndarray:
         """The dense array, `default_value` where no value is; `shape` (at least dense_shape) pads further."""
         shape = tuple(int(s) for s in (self.dense_shape if shape is None else shape))
@@ -240,9 +249,8 @@ def sparse_to_dense(sp_input, default_value=None, validate_indices=True, name=No
     from flexflow_keras.ops.eager_tensor import eager
 
     if not isinstance(sp_input, SparseTensorValue):
-        raise ArgumentError(f"tf.sparse.to_dense converts the sparse values flexflow_keras returns (the CTC "
-                            f"decoders'), received {type(sp_input).__name__}; TensorFlow's SparseTensor is not "
-                            f"supported here.")
+        raise ArgumentError(f"tf.sparse.to_dense converts a sparse value (tf.SparseTensor(...), "
+                            f"tf.sparse.from_dense or a CTC decoder's result), received {type(sp_input).__name__}.")
     return eager(sp_input.to_dense(0 if default_value is None else default_value))
 
 
