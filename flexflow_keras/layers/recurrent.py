@@ -91,7 +91,10 @@ class KeptStates:
         from flexflow_keras.ops.numpy_api import BatchDim
 
         if hasattr(batch_size, "shape") and not isinstance(batch_size, int | np.integer):
-            batch_size = ops.shape(batch_size)[0]
+            if len(batch_size.shape) == 0 and np.dtype(getattr(batch_size, "dtype", "float32")).kind in "iu":
+                batch_size = int(batch_size)  # tf.shape(x)[0] of an eager x (a custom train_step run eagerly)
+            else:
+                batch_size = ops.shape(batch_size)[0]
         if not isinstance(batch_size, BatchDim | int | np.integer):
             raise ArgumentError(f"{_args.who(self)}.get_initial_state expects a batch size (an int, or "
                                 f"ops.shape(x)[0]), received {batch_size!r}.")

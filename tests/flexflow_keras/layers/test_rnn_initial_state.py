@@ -17,6 +17,14 @@ def test_shapes_per_layer():
         layers.GRU(2).get_initial_state("four")
 
 
+def test_a_scalar_tensor_is_the_batch_size():
+    # tf.shape(x)[0] of an eager x (the tutorial's custom train_step, run eagerly): a 0-d integer tensor
+    from flexflow_keras.ops.eager_tensor import eager
+
+    assert [s.shape for s in layers.GRU(5).get_initial_state(eager(np.array(3, np.int32)))] == [(3, 5)]
+    assert [s.shape for s in layers.LSTM(2).get_initial_state(np.array(4, np.int64))] == [(4, 2), (4, 2)]
+
+
 def test_the_text_generation_tutorial_pattern():
     class Generator(keras.Model):
         def __init__(self):
