@@ -8,11 +8,12 @@ constructors and the chain tutorials give them, run by this framework's datasets
 - ``tf.data.Dataset.sample_from_datasets`` / ``choose_from_datasets`` (data/grouping.py; also under
   tf.data.experimental); tf.data.experimental's ``bucket_by_sequence_length``, ``group_by_window``, ``scan``,
   ``unique``, ``ignore_errors``, ``rejection_resample`` (data/resample.py), ``assert_cardinality`` (for
-  ``ds.apply(...)``) and ``get_single_element``.
+  ``ds.apply(...)``), ``snapshot`` (the dataset's ``cache()``) and ``get_single_element``.
 - ``tf.data.experimental.cardinality(ds)`` (the dataset's `cardinality()`, of any of our datasets),
   ``tf.data.experimental.make_csv_dataset`` and ``CsvDataset`` (data/csv_dataset.py).
 - ``tf.data.Options`` and ``tf.data.experimental.AutoShardPolicy`` & co (data/options.py), ``tf.data.AUTOTUNE``
   and the cardinality constants; ``tf.TensorSpec`` for ``from_generator(output_signature=...)``.
+- ``isinstance(ds, tf.data.Dataset)`` (`TYPES`, answered by keras_alias.py).
 """
 
 from __future__ import annotations
@@ -73,6 +74,13 @@ def _slices():
     return SliceDataset
 
 
+def _snapshot(path, compression="AUTO", reader_func=None, shard_func=None):
+    """`tf.data.experimental.snapshot(path)` for ``ds.apply``: the dataset's `cache()`, the same elements in the
+    same order read again from memory (TensorFlow also persists them under `path` for other processes; the
+    reader and shard functions only arrange those files)."""
+    return lambda ds: ds.cache()
+
+
 def _dataset_types() -> tuple[type, ...]:
     from flexflow_keras.data.dataset import ImageDataset
     from flexflow_keras.data.slices import SliceDataset
@@ -102,6 +110,7 @@ CALLS = {
        for name in ("bucket_by_sequence_length", "group_by_window", "scan", "unique", "ignore_errors",
                     "rejection_resample")},
     "tf.data.experimental.get_single_element": lambda dataset: dataset.get_single_element(),
+    "tf.data.experimental.snapshot": _snapshot,
     "tf.data.experimental.assert_cardinality": _assert_cardinality,
 }
 CONSTANTS = {
