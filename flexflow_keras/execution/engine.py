@@ -173,10 +173,35 @@ class Engine:
 
     def attach(self) -> None:
         """Route the variables' reads and assignments to this engine (at its start, and for fit's engine
-        again after a validation at other input shapes had its own engine: models/training_fit.py)."""
+        again after a validation at other input shapes had its own engine: models/training_fit.py): those
+        its steps write (`written_uids`) and those no other engine holds.
+
+        A variable it only reads that another model's engine holds (a GAN's frozen discriminator in the
+        combined model) stays with that engine, and this one brings its copy up to date each time it is
+        handed out (models/training.py `_current_weights`): were it taken, the discriminator's own
+        train_on_batch would take it back at once, and each call of either model would copy it twice."""
+        written = self.written_uids()
         for v in self.variables:
+            if v.uid not in written and v._sync_hook is not None and not self.holds(v):
+                continue
             v._sync_hook = self._pull
             v._on_assign = (lambda var: (lambda: self.weights.push(var)))(v)
+
+    def written_uids(self) -> frozenset:
+        """The variables a step of this engine (or of a shape variant of it) may write: the trainable ones
+        (the optimizer's updates), every weight of a node that folds statistics into its state
+        (BatchNormalization's moving averages) and a stateful recurrent layer's kept states."""
+        root = self.root
+        written = root.__dict__.get("_written_uids")
+        if written is None:
+            uids = set(root.trainable_uids)
+            for node in root.tgraph.graph.nodes:
+                if node.weights and node.op.stats_specs([t.spec for t in node.inputs],
+                                                        [w.spec for w in node.weights], True):
+                    uids.update(w.uid for w in node.weights)
+                uids.update(v.uid for v in getattr(node, "kept_states", None) or ())
+            written = root.__dict__["_written_uids"] = frozenset(uids)
+        return written
 
     def variant(self, tgraph: TrainingGraph) -> Engine:
         """An engine for the same model at other input shapes (a dataset whose batches change length,
@@ -237,7 +262,7 @@ class Engine:
     def _pull(self, _v: Variable) -> None:
         if self._dirty:
             self._dirty = False
-            self.weights.pull_many(self.variables)
+            self.weights.pull_many([v for v in self.variables if self.holds(v)])
 
     def sync_to_host(self) -> None:
         """Copy every variable's value from the runtime into its host value."""

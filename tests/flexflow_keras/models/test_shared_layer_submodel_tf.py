@@ -96,3 +96,53 @@ def test_recompiling_a_submodel_keeps_the_holders_training():
     got, want = _recompiled_encoder_run(flexflow_keras), _recompiled_encoder_run(tf.keras)
     for k, (g, w) in enumerate(zip(got, want, strict=True)):
         np.testing.assert_allclose(g, w, rtol=1e-5, atol=1e-6, err_msg=f"item {k}")
+
+
+def _gan_toggle_run(keras, copies=None):
+    """The Keras 3 form of the loop: `trainable` set before each call (Keras 3 reads it at every call, so
+    a discriminator frozen once would not train itself either)."""
+    g_in = keras.Input((3,))
+    generator = keras.Model(g_in, keras.layers.Dense(2, name="g")(g_in))
+    d_in = keras.Input((2,))
+    discriminator = keras.Model(d_in, keras.layers.Dense(1, activation="sigmoid", name="d")(d_in))
+    discriminator.compile(optimizer=keras.optimizers.Adam(0.05), loss="binary_crossentropy")
+    combined = keras.Model(g_in, discriminator(generator(g_in)))
+    discriminator.trainable = False
+    combined.compile(optimizer=keras.optimizers.Adam(0.05), loss="binary_crossentropy")
+    generator.set_weights([W[0][:, :2], np.zeros(2, "float32")])
+    discriminator.set_weights([W[2][:2, :1], np.zeros(1, "float32")])
+    out = []
+    for step in range(4):
+        if copies is not None and step == 2:
+            copies.clear()  # count the steady loop's copies, after each model has its engines
+        fake = generator.predict(X, verbose=0)
+        discriminator.trainable = True
+        d_loss = discriminator.train_on_batch(np.concatenate([Y, fake]),
+                                              np.concatenate([np.ones((16, 1)), np.zeros((16, 1))]).astype("float32"))
+        discriminator.trainable = False
+        g_loss = combined.train_on_batch(X, np.ones((16, 1), "float32"))
+        out += [np.asarray(d_loss), np.asarray(g_loss), fake]
+    if copies is not None:
+        copies.append(("end", ""))  # the host reads below are not the loop's
+    return out + generator.get_weights() + discriminator.get_weights()
+
+
+def test_gan_loop_setting_trainable_before_each_call(monkeypatch):
+    """The combined model only reads the discriminator's weights: they stay with the discriminator's engine,
+    which trains them (Engine.attach), and the combined model refreshes its copy at each call. Before, each
+    model's call took them from the other, copying them twice per step (6 weight copies in and 6 out per
+    iteration here, now 4 and 4)."""
+    from flexflow_keras.execution.store import WeightStore
+
+    copies = []
+    pull_many, push = WeightStore.pull_many, WeightStore.push
+    monkeypatch.setattr(WeightStore, "pull_many", lambda self, vs: (copies.extend(("pull", v.path) for v in vs),
+                                                                    pull_many(self, vs))[1])
+    monkeypatch.setattr(WeightStore, "push", lambda self, v: (copies.append(("push", v.path)), push(self, v))[1])
+    got = _gan_toggle_run(flexflow_keras, copies)
+    want = _gan_toggle_run(tf.keras)
+    for k, (g, w) in enumerate(zip(got, want, strict=True)):
+        np.testing.assert_allclose(g, w, rtol=1e-4, atol=1e-6, err_msg=f"item {k}")
+    loop = copies[:copies.index(("end", ""))]
+    assert sum(kind == "push" for kind, _ in loop) == 2 * 4, loop  # 2 iterations: g's 2 and d's 2 each
+    assert sum(kind == "pull" for kind, _ in loop) == 2 * 4, loop
