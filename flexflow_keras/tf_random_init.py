@@ -2,7 +2,9 @@
 (tf_compat.py's `mapped_call` looks in `CALLS`): `tf.random.gamma` (beta a rate, from this framework's
 generator, which `tf.random.set_seed` seeds) and `tf.random_normal_initializer` / `random_uniform_initializer` /
 `constant_initializer` / `zeros_initializer` / `ones_initializer` (keras.initializers objects), and
-`tf.random.normal` / `uniform` / `categorical` with TensorFlow's signatures and defaults, drawn by keras.random.
+`tf.random.normal` / `uniform` / `categorical` with TensorFlow's signatures and defaults, drawn by keras.random,
+and `tf.random.log_uniform_candidate_sampler` (word2vec's negative sampling), TensorFlow's distribution and
+expected counts from this framework's draws.
 
 TensorFlow's op seed is not Keras' int seed: `tf.random.uniform(shape, seed=3)` is a stateful op whose
 successive calls (eager, or steps of a traced function) give new values, reproducibly after
@@ -96,6 +98,60 @@ def _tf_categorical(logits, num_samples, dtype=None, seed=None, name=None):
                               seed=_tf_seed(seed))
 
 
+def _log_uniform_candidate_sampler(true_classes, num_true, num_sampled, unique, range_max, seed=None, name=None):
+    """`tf.random.log_uniform_candidate_sampler` (word2vec's negative sampling): `num_sampled` classes in
+    [0, range_max) drawn with TensorFlow's Zipfian probability P(c) = log((c + 2) / (c + 1)) / log(range_max + 1)
+    (a class is ``int(exp(u * log(range_max + 1))) - 1`` for a uniform u), distinct ones with `unique` (draws
+    repeat until `num_sampled` differ); the true classes are not excluded, as in TensorFlow. Returns
+    (sampled_candidates int64 (num_sampled,), true_expected_count float32 like true_classes,
+    sampled_expected_count float32 (num_sampled,)); expected counts as TensorFlow computes them: p * num_sampled,
+    or with `unique` -expm1(tries * log1p(-p)) over the `tries` draws made. The draws are this framework's
+    (a seed repeats them run to run), not TensorFlow's."""
+    from flexflow_keras import random
+
+    who = "tf.random.log_uniform_candidate_sampler"
+    true = np.asarray(true_classes)
+    num_sampled, range_max, num_true = int(num_sampled), int(range_max), int(num_true)
+    if true.ndim != 2 or true.shape[1] != num_true:
+        raise ValueError(f"{who}: true_classes must be a matrix of shape (batch, num_true={num_true}), received "
+                         f"shape {true.shape}.")
+    if num_sampled < 1 or range_max < 1 or (unique and num_sampled > range_max):
+        raise ValueError(f"{who}: needs num_sampled >= 1 and range_max >= 1, and with unique=True num_sampled <= "
+                         f"range_max (TensorFlow: 'Sampler's range is too small'); received num_sampled="
+                         f"{num_sampled}, range_max={range_max}.")
+    if true.size and (true.min() < 0 or true.max() >= range_max):
+        from flexflow_keras.tf_constants import InvalidArgumentError
+
+        bad = int(true.max() if true.max() >= range_max else true.min())
+        raise InvalidArgumentError(f"{who}: true_classes out of range [0, {range_max}), received {bad}.")
+    log_range = np.log1p(range_max)
+
+    def prob(c):
+        c = np.asarray(c, np.float64)
+        return (np.log(c + 2.0) - np.log(c + 1.0)) / log_range
+
+    gen, picked, seen, tries = _tf_seed(seed), [], set(), 0
+    while len(picked) < num_sampled:
+        chunk = num_sampled if not unique else max(num_sampled, 4 * (num_sampled - len(picked)))
+        u = np.asarray(random.uniform((chunk,), dtype="float64", seed=gen))
+        for c in (np.exp(u * log_range).astype(np.int64) - 1).clip(0, range_max - 1).tolist():
+            if len(picked) == num_sampled:
+                break
+            tries += 1
+            if unique and c in seen:
+                continue
+            seen.add(c)
+            picked.append(c)
+
+    def expected(c):
+        p = prob(c)
+        return p * num_sampled if not unique or tries == num_sampled else -np.expm1(tries * np.log1p(-p))
+
+    sampled = np.asarray(picked, np.int64)
+    return (_random_result(sampled, "int64"), _random_result(expected(true), "float32"),
+            _random_result(expected(sampled), "float32"))
+
+
 def _random_result(values, dtype):
     from flexflow_keras.ops.eager_tensor import eager
 
@@ -112,4 +168,6 @@ CALLS = {
     "tf.random.normal": _tf_normal,
     "tf.random.uniform": _tf_uniform,
     "tf.random.categorical": _tf_categorical,
+    "tf.random.log_uniform_candidate_sampler": _log_uniform_candidate_sampler,
+    "tf.compat.v1.nn.log_uniform_candidate_sampler": _log_uniform_candidate_sampler,
 }
