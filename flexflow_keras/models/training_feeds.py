@@ -545,8 +545,9 @@ def evaluate_stream(model, data, steps=None, callbacks=None, verbose=0) -> dict:
         running.add(n, losses, model._loss_weights, model._penalty(), stats)
         logs = running.logs()
         cbs.on_test_batch_end(b, logs)
-    if running is None:
-        raise DataError("evaluate() received an empty dataset or generator.")
+    if running is None:  # Keras 3 warns, and evaluate gives [] ({} with return_dict), as here
+        log.warning("evaluate(): the dataset or generator gave no batch (Keras: 'Your input ran out of data'); "
+                    "there is no loss or metric to report, so it returns [] ({} with return_dict=True).")
     cbs.on_test_end(logs)
     return logs
 
