@@ -362,6 +362,14 @@ class ImageDataset:
         """Returns the dataset: images are decoded again on each pass (they are not held in memory)."""
         return self
 
+    def apply(self, transformation_func):
+        """`transformation_func(self)`, as tf.data's `apply` (e.g. ``tf.data.experimental.snapshot(path)``)."""
+        return transformation_func(self)
+
+    def snapshot(self, path, compression="AUTO", reader_func=None, shard_func=None, name=None) -> ImageDataset:
+        """`cache()`: the same images (TensorFlow also writes them under `path` for other processes)."""
+        return self.cache()
+
     def __repr__(self) -> str:
         return (f"ImageDataset({self.num_samples} images of {self.source.sample_shape}, {len(self.class_names or [])}"
                 f" classes, batch_size={self.batch_size}, label_mode={self.label_mode!r})")

@@ -24,9 +24,9 @@ gives, so `fit`, `evaluate` and `predict` load it as any PyDataset (and `for x, 
   ``Dataset.from_generator`` and ``TextLineDataset`` (data/derived.py); ``group_by_window``,
   ``bucket_by_sequence_length``, ``Dataset.sample_from_datasets`` and ``choose_from_datasets``
   (data/grouping.py); ``rejection_resample`` (data/resample.py); ``get_single_element``; ``with_options`` / ``options()`` keep a ``tf.data.Options``
-  that changes nothing here (data/options.py); the other tf.data methods (snapshot, save, load, random)
-  are a clear error;
-- ``prefetch``, ``cache``: the dataset itself (`fit` loads ahead through its own pipeline).
+  that changes nothing here (data/options.py); the other tf.data methods (save, load, random) are a clear
+  error;
+- ``prefetch``, ``cache``, ``snapshot``: the dataset itself (`fit` loads ahead through its own pipeline).
 - ``repeat(n)`` passes over the data n times; ``repeat()`` as many times as a later ``take(k)`` needs
   (custom loops write ``ds.repeat().shuffle(..).batch(..)`` then ``ds.take(steps)``); without such a
   take it is an error when read, which says to drop it for fit (fit passes once per epoch by itself), except
@@ -47,7 +47,7 @@ from flexflow_keras.utils.py_dataset import PyDataset
 
 AUTOTUNE = -1
 _UNKNOWN_CARDINALITY = -2  # accepted by TensorFlow as a shuffle buffer_size: the whole data
-_UNSUPPORTED_METHODS = ("snapshot", "save", "load", "random")
+_UNSUPPORTED_METHODS = ("save", "load", "random")
 _ENDLESS = ("Dataset.repeat() without a count makes an endless dataset, and no take(n) after it ends it: add "
             ".take(n), give a count (.repeat(n)), or drop .repeat() for fit (it passes over the data once per epoch "
             "by itself).")
@@ -350,7 +350,7 @@ class SliceDataset(PyDataset):
                             f"concatenate, zip, enumerate, shard, window, flat_map, interleave, scan, unique, "
                             f"group_by_window, bucket_by_sequence_length, sample_from_datasets, "
                             f"choose_from_datasets, rejection_resample, ignore_errors, get_single_element, "
-                            f"with_options, prefetch, cache); rewrite that step with them or on NumPy arrays.")
+                            f"with_options, prefetch, cache, snapshot); rewrite that step with them or on NumPy arrays.")
         raise AttributeError(f"'{type(self).__name__}' object has no attribute {name!r}")
 
     def take(self, count) -> SliceDataset:
@@ -369,6 +369,10 @@ class SliceDataset(PyDataset):
 
     def cache(self, filename="", name=None) -> SliceDataset:
         return self
+
+    def snapshot(self, path, compression="AUTO", reader_func=None, shard_func=None, name=None) -> SliceDataset:
+        """`cache()`: the same elements (TensorFlow also writes them under `path` for other processes)."""
+        return self.cache()
 
     # --- one pass ----------------------------------------------------------------------------------------
     def _plan(self):

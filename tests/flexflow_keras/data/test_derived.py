@@ -40,8 +40,8 @@ def test_concatenate_filter_unbatch_enumerate_shard():
     assert _items(text.batch(2).unbatch()) == [b"a b", b"c"]
     with pytest.raises(DataError, match="not batched"):
         a.unbatch()
-    with pytest.raises(DataError, match=r"Dataset.snapshot\(\) is a tf.data method"):
-        a.snapshot("path")
+    with pytest.raises(DataError, match=r"Dataset.save\(\) is a tf.data method"):
+        a.save("path")
 
 
 def test_zip_range_and_generators():
