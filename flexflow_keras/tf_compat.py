@@ -13,7 +13,7 @@ it maps:
   (ops/conv_api.py; the transposed, depthwise and separable ones through tf_conv_ops.py); `tf.Variable` and
   `tf.Module` (variables.py); `tf.GradientTape` (ops/tape.py); CTC decoders and `tf.sparse.to_dense`
   (ops/ctc_beam.py); `tf.sparse.from_dense`, `tf.edit_distance` and `tf.cast` of sparse values
-  (tf_sparse.py); `tf.lookup` (tf_lookup.py); `tf.train` checkpoints (tf_checkpoint.py); `tf.summary`
+  (tf_sparse.py); `tf.io.gfile` (tf_gfile.py); `tf.lookup` (tf_lookup.py); `tf.train` checkpoints (tf_checkpoint.py); `tf.summary`
   (tf_summary.py); `tf.linalg.einsum`, `tf.tensordot`.
 - tf_setup.py: seeds, `tf.function`, logging, device listing and `tf.test`'s GPU questions; tf_distribute.py:
   `tf.distribute.get_strategy`, `OneDeviceStrategy`, `MirroredStrategy` (scopes; placement stays ours).
@@ -206,6 +206,7 @@ def mapped_call(path: str):
         tf_conv_ops,
         tf_count_ops,
         tf_distribute,
+        tf_gfile,
         tf_linalg_decomp,
         tf_linalg_ops,
         tf_math_ops,
@@ -218,7 +219,7 @@ def mapped_call(path: str):
 
     for module in (_setup, _data, tf_distribute, tf_sparse, tf_array_ops, tf_math_ops, tf_scatter_ops, tf_count_ops,
                    tf_linalg_ops, tf_nest, tf_control_flow, tf_linalg_decomp, tf_conv_ops, tf_stateless_random,
-                   tf_space_ops):
+                   tf_space_ops, tf_gfile):
         if path in module.CALLS:
             return module.CALLS[path]
     parts = path.split(".")

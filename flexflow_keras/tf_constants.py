@@ -1,5 +1,5 @@
 """TensorFlow's error classes, dtype conventions and constants under `python -m flexflow_keras` (tf_compat.py's
-`CONSTANTS`): `tf.errors.InvalidArgumentError` and `NotFoundError`, `tf.dtypes.X` (a dtype's name, as
+`CONSTANTS`): `tf.errors.InvalidArgumentError`, `NotFoundError` and `AlreadyExistsError`, `tf.dtypes.X` (a dtype's name, as
 `tf.float32` is here), `tf.newaxis`, `tf.UnconnectedGradients`, `tf.image.ResizeMethod` and `tf.TensorShape`;
 and the dtype rules the mapped calls share: TensorFlow's names of dtypes in its messages ("float" for float32),
 the dtype of one of our tensors, and the dtype TensorFlow gives a Python value it converts (floats float32,
@@ -22,7 +22,12 @@ class InvalidArgumentError(FlexFlowKerasError, ValueError):
 
 
 class NotFoundError(FlexFlowKerasError, LookupError):
-    """`tf.errors.NotFoundError`: TensorFlow has no kernel for the op on this device (tf_space_ops.py)."""
+    """`tf.errors.NotFoundError`: TensorFlow has no kernel for the op on this device (tf_space_ops.py), or a
+    path does not exist (tf_gfile.py)."""
+
+
+class AlreadyExistsError(FlexFlowKerasError, FileExistsError):
+    """`tf.errors.AlreadyExistsError`: a file operation's target exists (tf_gfile.py's rename and copy)."""
 
 
 _TF_DTYPE_NAMES = {"float32": "float", "float64": "double", "float16": "half", "int32": "int32", "int64": "int64",
@@ -73,6 +78,6 @@ CONSTANTS = {f"tf.dtypes.{name}": name for name in (  # tf.dtypes.float32 is tf.
     "bfloat16", "bool", "float16", "float32", "float64", "int8", "int16", "int32", "int64", "uint8", "uint16",
     "uint32", "uint64", "string", "complex64", "complex128")}
 CONSTANTS.update({"tf.errors.InvalidArgumentError": InvalidArgumentError,
-                  "tf.errors.NotFoundError": NotFoundError,
+                  "tf.errors.NotFoundError": NotFoundError, "tf.errors.AlreadyExistsError": AlreadyExistsError,
                   "tf.UnconnectedGradients": _UnconnectedGradients, "tf.newaxis": None,
                   "tf.image.ResizeMethod": _ResizeMethod, "tf.TensorShape": _tensor_shape})
