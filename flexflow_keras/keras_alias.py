@@ -38,6 +38,8 @@ _HINTS = {
     "convert_to_tensor": "numpy arrays or keras.ops.convert_to_tensor",
     "gradients": "a GradientTape in eager code or in a custom train_step; a model's graph cannot hold "
                  "gradients of its own tensors",
+    "saved_model": "model.save('name.keras') and keras.saving.load_model('name.keras'); a SavedModel is "
+                   "TensorFlow's graph format: load the .keras file in tf.keras and export it there",
 }
 
 

@@ -72,6 +72,14 @@ def test_stand_in_tensorflow_message_carries_the_spelling():
     assert "keras.ops.ctc_loss" in text
 
 
+def test_saved_model_names_the_keras_format():
+    # TensorFlow's text generation tutorial exports its OneStep model with tf.saved_model.save / load
+    tf = _TensorFlow("tensorflow")
+    for call in (lambda: tf.saved_model.save(object(), "one_step"), lambda: tf.saved_model.load("one_step")):
+        with pytest.raises(RawTensorFlowError, match=r"tf\.saved_model\.(save|load): raw .*model\.save\('name\.keras'\)"):
+            call()
+
+
 def test_setup_calls_and_keras_twin_math_run():
     """The lines public scripts open with, and TensorFlow math with the same meaning in keras.ops."""
     import logging
