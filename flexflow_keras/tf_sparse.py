@@ -3,7 +3,8 @@ in `CALLS`): what OCR scripts do with decoded labels in a callback (keras.io's h
 scores its predictions with ``tf.edit_distance(tf.cast(tf.sparse.from_dense(pred), tf.int64), ...)``).
 
 - `tf.SparseTensor(indices, values, dense_shape)` (TensorFlow's text generation tutorial builds its
-  prediction mask with it and ``tf.sparse.to_dense``, which checks the indices as TensorFlow's does).
+  prediction mask with it and ``tf.sparse.to_dense``, which checks the indices as TensorFlow's does;
+  ``tf.sparse.reorder`` sorts them).
 - `tf.sparse.from_dense(x)`: a `SparseTensorValue` (ops/ctc_beam.py; `tf.sparse.to_dense` reads it back) of
   x's non-zero entries in row-major order, as TensorFlow's SparseTensor holds them.
 - `tf.cast` of a sparse value casts its values (anything else is cast as before, tf_signal.cast).
@@ -79,6 +80,15 @@ def to_dense(sp_input, default_value=None, validate_indices=True, name=None):
     return sparse_to_dense(sp_input, default_value)
 
 
+def reorder(sp_input, name=None) -> SparseTensorValue:
+    """`tf.sparse.reorder`: the same entries with the indices in row-major order (as to_dense checks them)."""
+    if not isinstance(sp_input, SparseTensorValue):
+        raise TypeError(f"tf.sparse.reorder expects a sparse value (tf.SparseTensor(...)), received "
+                        f"{type(sp_input).__name__}.")
+    order = np.lexsort(sp_input.indices.T[::-1]) if len(sp_input.indices) else np.arange(0)
+    return SparseTensorValue(sp_input.indices[order], sp_input.values[order], sp_input.dense_shape)
+
+
 def cast(x, dtype, name=None):
     """`tf.cast`: a sparse value's values cast to `dtype`; anything else as tf_signal.cast."""
     from flexflow_keras import tf_keywords, tf_signal
@@ -133,9 +143,10 @@ CALLS = {
     "tf.SparseTensor": sparse_tensor,
     "tf.sparse.SparseTensor": sparse_tensor,
     "tf.sparse.from_dense": from_dense,
+    "tf.sparse.reorder": reorder,
     **{f"tf.{space}sparse.to_dense": to_dense for space in ("", "compat.v1.")},
     "tf.edit_distance": edit_distance,
     **{f"tf.{space}cast": cast for space in ("", "math.", "dtypes.")},
 }
 
-__all__ = ["CALLS", "cast", "edit_distance", "from_dense", "sparse_tensor", "to_dense"]
+__all__ = ["CALLS", "cast", "edit_distance", "from_dense", "reorder", "sparse_tensor", "to_dense"]

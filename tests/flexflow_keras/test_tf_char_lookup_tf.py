@@ -74,6 +74,15 @@ def test_sparse_to_dense_checks_indices_as_tensorflow(indices, what):
             tf.sparse.to_dense(tf.SparseTensor(indices, values, [5]), validate_indices=False).numpy())
 
 
+def test_sparse_reorder_as_tensorflow():
+    indices, values = [[2, 1], [0, 3], [2, 0], [1, 1]], [1.0, 2.0, 3.0, 4.0]
+    got = FFTF.sparse.reorder(FFTF.SparseTensor(indices, values, [3, 4]))
+    want = tf.sparse.reorder(tf.SparseTensor(indices, values, [3, 4]))
+    np.testing.assert_array_equal(got.indices, want.indices.numpy())
+    np.testing.assert_array_equal(got.values, want.values.numpy())
+    np.testing.assert_array_equal(np.asarray(FFTF.sparse.to_dense(got)), tf.sparse.to_dense(want).numpy())
+
+
 def test_sparse_tensor_checks_its_shapes():
     with pytest.raises(ValueError, match="indices of shape"):
         FFTF.SparseTensor(indices=[0, 3], values=[1.0, 2.0], dense_shape=[5])
