@@ -357,16 +357,16 @@ def conv2d_forward_cpu(x, kernel, bias, out, strides=(1, 1), padding="valid", ac
         zero, strip, s = _winograd_scratch(m, g.w, tw, g.c, g.co, dt, "")
         wg.forward(x, wg.filter_transform(kernel), b, has_bias, relu, g.pt, g.pl, th, tw, step, zero, strip, s,
                    _workspace(f"wg{m}_v", (points * step * tw * g.c,), dt),
-                   _workspace(f"wg{m}_m", (points * step * tw * g.co,), dt), _simd.ENABLED, out)
+                   _workspace(f"wg{m}_m", (points * step * tw * g.co,), dt), _simd.flag(), out)
     elif _taps.use_taps(g, "forward"):  # few output channels: tap products, no im2col
-        _taps.forward(g, x, kernel, b, _simd.ENABLED, _workspace, out)
+        _taps.forward(g, x, kernel, b, _simd.flag(), _workspace, out)
         if relu:
             _cpu.bias_relu_rows(out2, b, False, True)
     else:
         step = _chunk_lines(g, dt.itemsize, min_rows=MIN_CHUNK_ROWS)
         cols = _workspace("cols", (min(step, g.n * g.oh) * g.ow, g.kh, g.kw * g.c), dt)
         _cpu.gemm_forward(x.reshape(g.n, g.h, g.w * g.c), kernel.reshape(g.depth, g.co), b, has_bias, relu,
-                          g.sh, g.sw, g.pt, g.pl, g.oh, g.ow, g.c, g.kh, step, cols, _simd.ENABLED, out2)
+                          g.sh, g.sw, g.pt, g.pl, g.oh, g.ow, g.c, g.kh, step, cols, _simd.flag(), out2)
     if not relu:
         _finish_activation(out2, act, pre2)
 
@@ -433,7 +433,7 @@ def conv2d_backward_cpu(x, kernel, out, grad_out, grad_x=None, grad_kernel=None,
                       _workspace("wg4_zstrip", (7, 4, tw, g.co), dt),
                       _workspace("wg4_gs", (6, 6, tw, g.c), dt), _workspace("wg4_gd", (6, tw, g.c), dt),
                       _workspace("wg4_v", (vz * g.c,), dt), _workspace("wg4_z", (vz * g.co,), dt), want_db, db,
-                      want_dk, du, du64, want_dx, accumulate_x, _simd.ENABLED, gx)
+                      want_dk, du, du64, want_dx, accumulate_x, _simd.flag(), gx)
         if want_dk:
             _store(grad_kernel, _wg4.kernel_from_transform(du64), accumulate_kernel)
     elif algo == "winograd":
@@ -452,7 +452,7 @@ def conv2d_backward_cpu(x, kernel, out, grad_out, grad_x=None, grad_kernel=None,
                     _workspace(f"wg{m}_v", (points * tiles * max(g.c, g.co),), dt),
                     _workspace(f"wg{m}_m", (points * tiles * max(g.c, g.co),), dt),
                     _workspace("dz", (ns * g.oh * g.ow, g.co), dt), want_db, db, want_dk, du, want_dx,
-                    accumulate_x, _simd.ENABLED, gx)
+                    accumulate_x, _simd.flag(), gx)
         if want_dk:
             _store(grad_kernel, wg.kernel_from_transform(du), accumulate_kernel)
     else:
@@ -467,7 +467,7 @@ def conv2d_backward_cpu(x, kernel, out, grad_out, grad_x=None, grad_kernel=None,
             _phase_dx(g, dy2, kernel, accumulate_x, grad_x)
             want_dx, gx = False, dummy
         if taps_dk:
-            _store(grad_kernel, _taps.kernel_grad(g, x, dy2.reshape(oshape), _simd.ENABLED, _workspace),
+            _store(grad_kernel, _taps.kernel_grad(g, x, dy2.reshape(oshape), _simd.flag(), _workspace),
                    accumulate_kernel)
             want_dk = False
         if want_dx and not accumulate_x:
@@ -485,7 +485,7 @@ def conv2d_backward_cpu(x, kernel, out, grad_out, grad_x=None, grad_kernel=None,
                            g.sw, g.pt, g.pl, g.oh, g.ow, g.c, g.kh, g.kw, step,
                            _workspace("cols", (rows, g.kh, g.kw * g.c), dt), _workspace("dz", (rows, g.co), dt),
                            sum_db, db, want_dk, _workspace("gk32", gk_shape, dt), gk64, DK_FOLD_ROWS, want_dx,
-                           _simd.ENABLED, gx)
+                           _simd.flag(), gx)
         if want_dk:
             _store(grad_kernel, gk64.reshape(kernel.shape), accumulate_kernel)
     if want_db:
@@ -518,7 +518,7 @@ def _phase_dx(g: ConvGeometry, dy2, kernel, accumulate: bool, grad_x) -> None:
     rows = max(nw, PHASE_CHUNK_BYTES // ((depth + g.c) * dt.itemsize))
     _phase.phase_dx(dy2.reshape(g.n, g.oh, g.ow, g.co), wflat, woff, g.kh, g.kw, g.sh, g.sw, g.pt, g.pl, rows,
                     _workspace("phase_cols", (rows * depth,), dt), _workspace("phase_res", (rows * g.c,), dt),
-                    accumulate, _simd.ENABLED, grad_x)
+                    accumulate, _simd.flag(), grad_x)
 
 
 def _store(dst, value, accumulate: bool) -> None:

@@ -128,7 +128,7 @@ def conv2d_transpose_backward_cpu(x, kernel, grad_out, grad_x=None, grad_kernel=
         if accumulate_x:
             grad_x += target
     if grad_kernel is not None and g.kh * g.kw * g.c >= PHASE_DK_MIN_DEPTH and x.dtype == kernel.dtype:
-        grad = _taps.kernel_grad(g, grad_out, x, _simd.ENABLED, _conv._workspace)
+        grad = _taps.kernel_grad(g, grad_out, x, _simd.flag(), _conv._workspace)
         if accumulate_kernel:
             grad_kernel += grad
         else:

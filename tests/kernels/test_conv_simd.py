@@ -20,7 +20,7 @@ SHAPES = [(576, 64, 32), (37, 48, 5), (13, 16, 7), (32, 64, 300), (29, 32, 64), 
           (19, 128, 2 * S.KC + 37), (7, 16, S.KC)]
 
 
-@pytest.mark.parametrize("simd", [True, False])
+@pytest.mark.parametrize("simd", [True, False, None])
 @pytest.mark.parametrize("trans_a", [False, True])
 @pytest.mark.parametrize("m, n, k", SHAPES)
 def test_gemm_matches_numpy(m, n, k, trans_a, simd):
@@ -71,3 +71,34 @@ def test_winograd_with_and_without_simd_matches_reference(monkeypatch, geometry,
     np.testing.assert_allclose(gx, wx, rtol=1e-4, atol=1e-4)
     np.testing.assert_allclose(gk, wk, rtol=1e-4, atol=1e-3)
     np.testing.assert_allclose(gb, wb, rtol=1e-4, atol=1e-3)
+
+
+_PRUNED = """
+import numpy as np
+from numba import njit
+from kernels import _conv_simd as S
+
+@njit
+def call(simd, a, b, c):
+    S.gemm(simd, False, 4, 16, 8, a, 8, b, 16, False, c, 16)
+
+a, b, c = np.ones((4, 8), np.float32), np.ones((8, 16), np.float32), np.zeros((4, 16), np.float32)
+call(None, a, b, c)
+assert (c == 8).all()
+print(len(S.simd_gemm.signatures), len(S._panel.signatures))
+"""
+
+
+def test_no_simd_flag_leaves_the_micro_kernels_uncompiled(tmp_path):
+    """`flag()` is None on a host without AVX-512: the micro-kernels' branch is pruned from every kernel
+    that calls `gemm`, so they are never compiled there (they were: 12 s of the MNIST CNN's first run)."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path), PYTHONPATH=str(Path(__file__).resolve().parents[2]))
+    out = subprocess.run([sys.executable, "-c", _PRUNED], capture_output=True, text=True, env=env, timeout=300)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.split() == ["0", "0"], out.stdout
+    assert S.flag() is (True if S.ENABLED else None)
