@@ -3,8 +3,8 @@
 generator, which `tf.random.set_seed` seeds) and `tf.random_normal_initializer` / `random_uniform_initializer` /
 `constant_initializer` / `zeros_initializer` / `ones_initializer` (keras.initializers objects), and
 `tf.random.normal` / `uniform` / `categorical` with TensorFlow's signatures and defaults, drawn by keras.random,
-and `tf.random.log_uniform_candidate_sampler` (word2vec's negative sampling), TensorFlow's distribution and
-expected counts from this framework's draws.
+and `tf.random.log_uniform_candidate_sampler` (word2vec's negative sampling): with an op seed TensorFlow's own
+candidates (its kernel's Philox stream), without one TensorFlow's distribution from this framework's draws.
 
 TensorFlow's op seed is not Keras' int seed: `tf.random.uniform(shape, seed=3)` is a stateful op whose
 successive calls (eager, or steps of a traced function) give new values, reproducibly after
@@ -98,17 +98,60 @@ def _tf_categorical(logits, num_samples, dtype=None, seed=None, name=None):
                               seed=_tf_seed(seed))
 
 
-def _log_uniform_candidate_sampler(true_classes, num_true, num_sampled, unique, range_max, seed=None, name=None):
-    """`tf.random.log_uniform_candidate_sampler` (word2vec's negative sampling): `num_sampled` classes in
-    [0, range_max) drawn with TensorFlow's Zipfian probability P(c) = log((c + 2) / (c + 1)) / log(range_max + 1)
-    (a class is ``int(exp(u * log(range_max + 1))) - 1`` for a uniform u), distinct ones with `unique` (draws
-    repeat until `num_sampled` differ); the true classes are not excluded, as in TensorFlow. Returns
-    (sampled_candidates int64 (num_sampled,), true_expected_count float32 like true_classes,
-    sampled_expected_count float32 (num_sampled,)); expected counts as TensorFlow computes them: p * num_sampled,
-    or with `unique` -expm1(tries * log1p(-p)) over the `tries` draws made. The draws are this framework's
-    (a seed repeats them run to run), not TensorFlow's."""
+_DEFAULT_GRAPH_SEED = 87654321  # TensorFlow's seed beside an op seed when no global seed is set
+_kernels: dict = {"global": None, "streams": {}}
+
+
+def note_global_seed(seed) -> None:
+    """`tf.random.set_seed(seed)` (tf_setup.py): TensorFlow's seeded kernels start their streams again."""
+    _kernels["global"], _kernels["streams"] = (None if seed is None else int(seed)), {}
+
+
+class _KernelStream:
+    """A seeded candidate-sampler kernel's Philox stream, as TensorFlow's GuardedPhiloxRandom keeps it: key from
+    `seed`, counter from `seed2`, and each call reserves 2048 * num_sampled words (SimplePhilox reads on past
+    the reservation when rejections need more, as TensorFlow's does)."""
+
+    def __init__(self, seed: int, seed2: int):
+        self.key = (seed & 0xFFFFFFFF, (seed >> 32) & 0xFFFFFFFF)
+        self.counter = (seed2 & 0xFFFFFFFFFFFFFFFF) << 64
+
+    def doubles(self, num_sampled: int):
+        """TensorFlow's RandDouble values of one call, lazily (two words each)."""
+        from flexflow_keras.tf_stateless_random import philox_words, unit64
+
+        block = self.counter
+        self.counter = (self.counter + (2048 * num_sampled + 3) // 4) % (1 << 128)
+        while True:
+            words = philox_words(self.key, block, 64)
+            block += 64
+            yield from unit64(words[0::2], words[1::2]).tolist()
+
+
+def _candidate_draws(seed, attrs: tuple, num_sampled: int, range_max: int):
+    """Uniform [0, 1) draws for one sampler call: TensorFlow's own for an integer op seed (its kernel's
+    stream, kept per seed and attributes as TensorFlow's eager kernel cache keeps it), else this framework's."""
     from flexflow_keras import random
 
+    if seed is None:
+        gen = _tf_seed(None)
+        while True:
+            yield from np.asarray(random.uniform((4 * num_sampled,), dtype="float64", seed=gen)).tolist()
+    seeds = (_DEFAULT_GRAPH_SEED if _kernels["global"] is None else _kernels["global"] % (1 << 63), int(seed))
+    if seeds == (0, 0):
+        seeds = (0, 2**31 - 1)
+    stream = _kernels["streams"].setdefault((seeds, attrs), _KernelStream(*seeds))
+    yield from stream.doubles(num_sampled)
+
+
+def _log_uniform_candidate_sampler(true_classes, num_true, num_sampled, unique, range_max, seed=None, name=None):
+    """`tf.random.log_uniform_candidate_sampler` (word2vec's negative sampling), as TensorFlow's kernel: each
+    class is ``int(exp(u * log(range_max + 1))) - 1`` for a uniform u, so P(c) = log((c + 2) / (c + 1)) /
+    log(range_max + 1); distinct ones with `unique` (draws repeat until `num_sampled` differ); the true classes
+    are not excluded. Returns (sampled_candidates int64 (num_sampled,), true_expected_count float32 like
+    true_classes, sampled_expected_count float32 (num_sampled,)), the counts p * num_sampled, or with `unique`
+    -expm1(tries * log1p(-p)) after `tries` draws. With an integer seed the draws are TensorFlow's (its Philox
+    stream for the op's seeds, advancing at each call); without one they are this framework's."""
     who = "tf.random.log_uniform_candidate_sampler"
     true = np.asarray(true_classes)
     num_sampled, range_max, num_true = int(num_sampled), int(range_max), int(num_true)
@@ -124,28 +167,24 @@ def _log_uniform_candidate_sampler(true_classes, num_true, num_sampled, unique, 
 
         bad = int(true.max() if true.max() >= range_max else true.min())
         raise InvalidArgumentError(f"{who}: true_classes out of range [0, {range_max}), received {bad}.")
-    log_range = np.log1p(range_max)
-
-    def prob(c):
-        c = np.asarray(c, np.float64)
-        return (np.log(c + 2.0) - np.log(c + 1.0)) / log_range
-
-    gen, picked, seen, tries = _tf_seed(seed), [], set(), 0
+    log_range = float(np.log(float(range_max + 1)))
+    draws = _candidate_draws(seed, ("log_uniform", num_true, num_sampled, bool(unique), range_max), num_sampled,
+                             range_max)
+    picked, seen, tries = [], set(), 0
     while len(picked) < num_sampled:
-        chunk = num_sampled if not unique else max(num_sampled, 4 * (num_sampled - len(picked)))
-        u = np.asarray(random.uniform((chunk,), dtype="float64", seed=gen))
-        for c in (np.exp(u * log_range).astype(np.int64) - 1).clip(0, range_max - 1).tolist():
-            if len(picked) == num_sampled:
-                break
-            tries += 1
-            if unique and c in seen:
-                continue
-            seen.add(c)
-            picked.append(c)
+        tries += 1
+        c = (int(np.exp(next(draws) * log_range)) - 1) % range_max
+        if unique and c in seen:
+            continue
+        seen.add(c)
+        picked.append(c)
 
     def expected(c):
-        p = prob(c)
-        return p * num_sampled if not unique or tries == num_sampled else -np.expm1(tries * np.log1p(-p))
+        p = (np.log((np.asarray(c, np.float64) + 2.0) / (np.asarray(c, np.float64) + 1.0)) / log_range)
+        p = p.astype(np.float32)
+        if not unique or tries == num_sampled:
+            return p * np.float32(num_sampled)
+        return -np.expm1(np.float32(tries) * np.log1p(-p))  # float32 throughout, as TensorFlow's helper
 
     sampled = np.asarray(picked, np.int64)
     return (_random_result(sampled, "int64"), _random_result(expected(true), "float32"),

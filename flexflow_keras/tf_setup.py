@@ -45,6 +45,9 @@ def set_seed(seed) -> None:
     if seed is not None and (isinstance(seed, bool) or not isinstance(seed, (int, np.integer))):
         raise ConfigError(f"tf.random.set_seed expects an integer or None, received {seed!r}.")
     rng.set_framework_seed(None if seed is None else int(seed) % (1 << 63))
+    from flexflow_keras import tf_random_init
+
+    tf_random_init.note_global_seed(seed)  # TensorFlow's seeded sampler kernels start again
 
 
 def memory_growth(device, enable) -> None:

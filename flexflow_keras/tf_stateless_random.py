@@ -75,6 +75,19 @@ class _Stream:
         return self.blocks(range((n + 3) // 4))[:n]
 
 
+def philox_words(key: tuple[int, int], first: int, blocks: int) -> np.ndarray:
+    """The 32-bit words of `blocks` Philox-4x32-10 blocks under `key` from the 128-bit counter `first` (4 words
+    a block, in order): the stream of TensorFlow's stateful PhiloxRandom (tf_random_init.py's candidate
+    sampler)."""
+    counters = _words([(first + i) % (1 << 128) for i in range(blocks)])
+    return _philox(counters, key).reshape(-1)
+
+
+def unit64(hi: np.ndarray, lo: np.ndarray) -> np.ndarray:
+    """TensorFlow's Uint64ToDouble of word pairs (see `_unit64`)."""
+    return _unit64(hi, lo)
+
+
 def _unit32(bits: np.ndarray) -> np.ndarray:
     """TensorFlow's Uint32ToFloat: a float32 in [0, 1) from 23 mantissa bits."""
     return ((bits & np.uint32(0x7FFFFF)) | np.uint32(127 << 23)).view(np.float32) - np.float32(1.0)
