@@ -34,3 +34,19 @@ def test_evaluate_of_an_empty_dataset_as_keras(return_dict, caplog):
         got = _run(ff, FFTF, return_dict)
     assert got == want and type(got) is type(want)
     assert "ran out of data" in caplog.text
+
+
+def test_fit_with_an_empty_validation_dataset_as_keras():
+    def run(lib, t):
+        model = lib.Sequential([lib.layers.Dense(1)])
+        model.compile(loss="mse", optimizer="sgd")
+        x, y = np.ones((8, 3), "float32"), np.ones((8, 1), "float32")
+        train = t.data.Dataset.from_tensor_slices((x, y)).batch(4)
+        val = t.keras.preprocessing.timeseries_dataset_from_array(np.zeros((5, 3), "float32"), None,
+                                                                  sequence_length=10, batch_size=4)
+        stop = lib.callbacks.EarlyStopping(monitor="val_loss", patience=1)
+        history = model.fit(train, validation_data=val.map(lambda w: (w[:, 0], w[:, 0, :1])), epochs=2,
+                            verbose=0, callbacks=[stop])
+        return sorted(history.history), len(history.history["loss"])
+
+    assert run(ff, FFTF) == run(tf.keras, tf) == (["loss"], 2)
