@@ -13,8 +13,9 @@
   magnitude; real tensors go to keras.ops.abs as before).
 
 Single precision stays single (complex64 in, complex64 out; float32 signals give complex64 spectra) and
-double stays double, as TensorFlow's kernels. On a model's symbolic tensors `tf.complex`, `fft` / `fft2d` /
-`ifft2d`, `real` / `imag` and `tf.abs` run through tf_signal_graph.py ((real, imag) pairs of graph tensors
+double stays double, as TensorFlow's kernels; the Fourier ops convert a non-tensor input (NumPy, pandas, a
+list) as TensorFlow does, preferring float32 / complex64. On a model's symbolic tensors `tf.complex`, `fft` /
+`fft2d` / `ifft2d`, `real` / `imag` and `tf.abs` run through tf_signal_graph.py ((real, imag) pairs of graph tensors
 and Keras 3's fft ops); the other functions run on arrays only, and the error says to compute them in the
 input pipeline.
 """
@@ -44,6 +45,17 @@ def _host(x, who: str) -> np.ndarray:
                             f"symbolic tensor {x.name!r}: flexflow_keras has no Fourier op inside a model. "
                             f"Compute it in the input pipeline and feed the result to the model.")
     return np.asarray(x)
+
+
+def _fourier_input(x, who: str) -> np.ndarray:
+    """The input of a Fourier op as TensorFlow converts it: a value that is not a tensor (a NumPy array, a
+    pandas column, a list) with its float32 / complex64 preference (float64 -> float32, complex128 ->
+    complex64: tf.signal.rfft of a float64 NumPy signal is complex64); a tensor (tf.constant, a Dataset.map
+    element, a variable) keeps its dtype."""
+    a = _host(x, who)
+    if hasattr(x, "numpy"):
+        return a
+    return a.astype({np.dtype(np.float64): np.float32, np.dtype(np.complex128): np.complex64}.get(a.dtype, a.dtype))
 
 
 def _complex_of(a: np.ndarray) -> np.ndarray:
@@ -130,7 +142,7 @@ def _fft_family(numpy_fn, rank: int, who: str):
     def transform(input, name=None):  # noqa: A002
         if tf_signal_graph.is_symbolic(input):
             return tf_signal_graph.transform(input, rank, who.startswith("i"), who)
-        a = _host(input, f"signal.{who}")
+        a = _fourier_input(input, f"signal.{who}")
         if a.dtype.kind != "c":
             raise ArgumentError(f"tf.signal.{who} expects a complex tensor (complex64 or complex128), received "
                                 f"{a.dtype}; make one with tf.complex(x, tf.zeros_like(x)) or tf.cast(x, "
@@ -162,7 +174,7 @@ def _lengths(fft_length, rank: int, default, who: str) -> tuple:
 
 def _rfft_family(rank: int, who: str):
     def transform(input_tensor, fft_length=None, name=None):
-        a = _host(input_tensor, f"signal.{who}")
+        a = _fourier_input(input_tensor, f"signal.{who}")
         if a.dtype.kind not in "fiu":
             raise ArgumentError(f"tf.signal.{who} expects a real tensor (float32 or float64), received {a.dtype}.")
         n = _lengths(fft_length, rank, a.shape[-rank:], who)
@@ -174,7 +186,7 @@ def _rfft_family(rank: int, who: str):
 
 def _irfft_family(rank: int, who: str):
     def transform(input_tensor, fft_length=None, name=None):
-        a = _host(input_tensor, f"signal.{who}")
+        a = _fourier_input(input_tensor, f"signal.{who}")
         if a.dtype.kind != "c":
             raise ArgumentError(f"tf.signal.{who} expects a complex tensor (an rfft's output), received {a.dtype}.")
         default = a.shape[-rank:-1] + (2 * (a.shape[-1] - 1),)
