@@ -88,6 +88,27 @@ def test_small_sums_share_the_byte_budget_and_a_large_one_goes_alone():
     assert log[-1] == "big"
 
 
+def test_the_processes_budget_sends_megabyte_sums_one_at_a_time():
+    """runtime/comm.py's budget (benchmarks/mpi.py --in-flight: from 256 KB up, MPICH runs concurrent
+    Iallreduce slower than the same sums one after another; small ones still overlap)."""
+    from runtime.comm import SUM_BYTES_IN_FLIGHT
+
+    log = []
+    q = SumQueue(MPI)
+    assert q.limit_bytes == SUM_BYTES_IN_FLIGHT
+    comms = [_Comm(log, n) for n in "ab"]
+    for c in comms:
+        q.start(c, np.zeros((1 << 20) // 4, np.float32))  # a weight gradient of 1 MB
+    assert log == ["a"] and q.queued() == 1
+    comms[0].req.done = True
+    for n in "cde":
+        q.start(_Comm(log, n), np.zeros((16 << 10) // 4, np.float32))  # biases of 16 KB, behind b
+    assert log == ["a", "b"] and q.queued() == 3
+    comms[1].req.done = True
+    q.start(_Comm(log, "f"), np.zeros((16 << 10) // 4, np.float32))
+    assert log == ["a", "b", "c", "d", "e", "f"]  # small sums overlap
+
+
 def test_a_failure_ends_a_long_wait():
     log = []
     q = SumQueue(MPI, limit_bytes=0, poll_s=1e-4, failure=lambda: RuntimeError("rank 1 failed"))
