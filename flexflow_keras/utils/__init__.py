@@ -1,8 +1,9 @@
 """`keras.utils`: the helpers training scripts call (`to_categorical`, `set_random_seed`, `normalize`,
 `pad_sequences`, `get_file`, `get_source_inputs`, `Progbar`, `plot_model`, `load_img` / `img_to_array`, the custom-object
 registry, `timeseries_dataset_from_array` / `split_dataset` on NumPy arrays, `image_dataset_from_directory` /
-`text_dataset_from_directory`; `FeatureSpace` (utils/feature_space.py); Keras 2's `np_utils`). The Keras 3 utilities
-flexflow_keras lacks (`audio_dataset_from_directory`, ...) are an `UnsupportedError` that says what to use instead."""
+`text_dataset_from_directory` / `audio_dataset_from_directory`; `FeatureSpace` (utils/feature_space.py); Keras 2's
+`np_utils`). The Keras 3 utilities flexflow_keras lacks (`bounding_boxes`, ...) are an `UnsupportedError` that says
+what to use instead."""
 
 from flexflow_keras.backend import clear_session, is_keras_tensor
 from flexflow_keras.errors import FlexFlowKerasError
@@ -48,6 +49,10 @@ def __getattr__(name: str):
         from flexflow_keras.data.text_folder import text_dataset_from_directory
 
         return text_dataset_from_directory
+    if name == "audio_dataset_from_directory":
+        from flexflow_keras.data.audio_folder import audio_dataset_from_directory
+
+        return audio_dataset_from_directory
     if name == "FeatureSpace":  # loaded on first use (it imports the layers package)
         from flexflow_keras.utils.feature_space import FeatureSpace
 
@@ -62,7 +67,6 @@ class UnsupportedUtilityError(FlexFlowKerasError, AttributeError):
 
 
 _UNSUPPORTED = {
-    "audio_dataset_from_directory": "decode the audio into NumPy arrays (e.g. with soundfile) and pass them to fit",
     "bounding_boxes": "bounding-box utilities belong to detection pipelines flexflow_keras does not train",
     "Config": "use a plain dict",
     "legacy": "the Keras 2 utilities flexflow_keras has are in keras.utils itself",
@@ -72,7 +76,7 @@ _UNSUPPORTED = {
 __all__ = [
     "clear_session", "is_keras_tensor", "get_source_inputs", "get_registered_name", "get_registered_object", "pack_x_y_sample_weight",
     "split_dataset", "timeseries_dataset_from_array", "unpack_x_y_sample_weight", "enable_interactive_logging",
-    "disable_interactive_logging", "is_interactive_logging_enabled", "Progbar", "PyDataset", "Sequence", "image_dataset_from_directory", "text_dataset_from_directory", "FeatureSpace", "CustomObjectScope", "custom_object_scope",
+    "disable_interactive_logging", "is_interactive_logging_enabled", "Progbar", "PyDataset", "Sequence", "image_dataset_from_directory", "text_dataset_from_directory", "audio_dataset_from_directory", "FeatureSpace", "CustomObjectScope", "custom_object_scope",
     "deserialize_keras_object", "get_custom_objects", "array_to_img", "get_file", "img_to_array", "load_img",
     "model_to_dot", "normalize", "pad_sequences", "plot_model", "save_img", "register_keras_serializable",
     "serialize_keras_object",
