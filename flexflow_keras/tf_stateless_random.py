@@ -1,6 +1,7 @@
 """TensorFlow's stateless random functions under `python -m flexflow_keras` (tf_compat.py's `mapped_call`
 looks here): `tf.random.stateless_uniform`, `stateless_normal`, `stateless_truncated_normal` and
-`stateless_categorical` with ``seed=[a, b]``, drawing TensorFlow's own values.
+`stateless_categorical` with ``seed=[a, b]``, and `tf.random.split` / `fold_in` (new seeds from a seed),
+drawing TensorFlow's own values.
 
 TensorFlow's CPU kernels draw from Philox-4x32-10; this module runs the same generator in NumPy. The seed
 is scrambled into a key and a counter as TensorFlow's ``StatelessRandomGetKeyCounter`` does (one Philox
@@ -8,7 +9,7 @@ block of the seed's four 32-bit words under a fixed key gives the key and the co
 block of the stream is then four 32-bit words, and the values are TensorFlow's conversions of them:
 uniform floats from the mantissa bits (float16: 10 bits of one word, float32: 23 bits of one word,
 float64: 52 bits of two words), bounded integers as ``minval + bits % (maxval - minval)`` (int64 from two
-words), normals by Box-Muller in float32 (float16 rounds those) or float64, truncated normals by redrawing
+words), full-range integers as the words themselves, normals by Box-Muller in float32 (float16 rounds those) or float64, truncated normals by redrawing
 Box-Muller pairs beyond two standard deviations, each group of outputs from its own region of 256 words,
 and categorical samples by inverting the cumulative sum of ``exp(logit - max)`` with float64 uniforms taken
 one after another along the rows. Uniforms and integers are bit-exact, and so are float64 normals; float32
@@ -17,8 +18,8 @@ normals agree with TensorFlow's to a few ulps, under 2e-6 absolute (NumPy's sin,
 One difference remains: for large batches TensorFlow's categorical kernel splits the rows over its
 threads, and each piece restarts the stream at an offset of its first row; this module always reads the
 rows as one piece, which is TensorFlow's draw whenever it uses one thread (small logits). Beyond that the
-samples follow the same distribution but are not TensorFlow's values. The 'threefry' algorithm, bfloat16,
-unsigned and full-range integer draws are refused (RawTensorFlowError); symbolic shapes and seeds too
+samples follow the same distribution but are not TensorFlow's values. The 'threefry' algorithm, bfloat16
+and unsigned integer draws are refused (RawTensorFlowError); symbolic shapes and seeds too
 (the functions run eagerly, on arrays).
 """
 
@@ -182,9 +183,11 @@ def stateless_uniform(shape, seed, minval=0, maxval=None, dtype="float32", name=
         if (minval is None) != (maxval is None):
             raise ValueError(f"For integer `dtype` argument {dtype}, argument `minval` and `maxval` must be both "
                              f"None or not None. Got `minval`={minval} and `maxval`={maxval}.")
-        if minval is None:
-            refuse(call, "full-range integers (minval and maxval None) are not mapped under the runner;",
-                   "give minval and maxval.")
+        if minval is None:  # full range: the words themselves (int64: low word first), as TensorFlow's
+            if dtype == "int32":
+                return eager(stream.words(n).astype(np.uint32).view(np.int32).reshape(dims))
+            bits = stream.words(2 * n).astype(np.uint64)
+            return eager((bits[0::2] | (bits[1::2] << np.uint64(32))).view(np.int64).reshape(dims))
         lo, hi = int(np.asarray(minval)), int(np.asarray(maxval))
         if lo >= hi:
             _invalid(f"{call}: Need minval < maxval, got {lo} >= {hi}")
@@ -269,6 +272,30 @@ def stateless_categorical(logits, num_samples, seed, dtype="int64", name=None):
     return eager(out.astype(dtype))
 
 
-CALLS = {"tf.random.stateless_uniform": stateless_uniform, "tf.random.stateless_normal": stateless_normal,
+def _int_dtype(value) -> str:
+    """The dtype TensorFlow converts an integer value to: Python ints and NumPy integer scalars, alone or in a
+    list, are int32; arrays and tensors (a Dataset.map element) keep theirs."""
+    items = value if isinstance(value, (list, tuple)) else [value]
+    if all(isinstance(v, (int, np.integer)) for v in items):
+        return "int32"
+    return str(np.asarray(value).dtype)
+
+
+def split(seed, num=2, alg="auto_select"):
+    """`tf.random.split(seed, num)`: `num` new seeds, TensorFlow's full-range integers drawn with `seed`
+    (shape [num, 2], the seed's dtype)."""
+    return stateless_uniform([int(num), 2], seed, minval=None, maxval=None, dtype=_int_dtype(seed), alg=alg)
+
+
+def fold_in(seed, data, alg="auto_select"):
+    """`tf.random.fold_in(seed, data)`: the seed [a full-range integer drawn with `seed`, data]."""
+    dtype = _int_dtype(data)
+    first = stateless_uniform([], seed, minval=None, maxval=None, dtype=dtype, alg=alg)
+    return eager(np.array([np.asarray(first), np.asarray(data)], dtype=dtype))
+
+
+CALLS = {"tf.random.split": split, "tf.random.fold_in": fold_in,
+         "tf.random.experimental.stateless_split": split, "tf.random.experimental.stateless_fold_in": fold_in,
+         "tf.random.stateless_uniform": stateless_uniform, "tf.random.stateless_normal": stateless_normal,
          "tf.random.stateless_truncated_normal": stateless_truncated_normal,
          "tf.random.stateless_categorical": stateless_categorical}
