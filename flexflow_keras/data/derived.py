@@ -434,8 +434,13 @@ def ignore_errors(dataset, log_warning=False) -> DerivedDataset:
 
 def zip_(*datasets) -> DerivedDataset:
     """`tf.data.Dataset.zip((a, b))` or `zip(a, b)`: tuples (or dicts) of the datasets' elements, as long as
-    the shortest."""
+    the shortest; the structure may nest (``zip((a, (b, c)))``)."""
     struct = datasets[0] if len(datasets) == 1 and isinstance(datasets[0], (tuple, list, dict)) else datasets
+    # a nested structure of datasets zips as one: ``zip((images, (counter, counter)))`` gives (x, (s, s))
+    if isinstance(struct, dict):
+        struct = {k: zip_(v) if isinstance(v, (tuple, list, dict)) else v for k, v in struct.items()}
+    else:
+        struct = tuple(zip_(v) if isinstance(v, (tuple, list, dict)) else v for v in struct)
     if isinstance(struct, dict):
         def make(_k):
             cols = {k: _elements(v) for k, v in struct.items()}

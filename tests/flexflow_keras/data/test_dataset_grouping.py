@@ -245,8 +245,8 @@ def test_errors_name_the_argument_and_the_fix():
         D.range(3).interleave(lambda x: D.range(x), block_length=0)
     with pytest.raises(DataError, match="weights must be 2 non-negative"):
         D.sample_from_datasets([D.range(2), D.range(2)], weights=[1.0])
-    with pytest.raises(DataError, match="snapshot.*bucket_by_sequence_length"):
-        D.range(2).snapshot("path")
+    with pytest.raises(DataError, match="save.*bucket_by_sequence_length"):
+        D.range(2).save("path")
 
 
 def test_fit_trains_on_bucketed_sequences_of_varying_length():
