@@ -28,6 +28,7 @@ from kernels._jit import cpu_jit, flat_out, rows_in, store
 from kernels.activations import (
     _NUMPY_FORWARD,
     _TABLE,
+    GELU,
     LEAKY_RELU,
     LINEAR,
     RELU,
@@ -37,6 +38,8 @@ from kernels.activations import (
     Activation,
     _act_grad,
     _act_value,
+    gelu_grad,
+    gelu_value,
     numpy_forward_inplace,
 )
 
@@ -126,7 +129,13 @@ def _bias_act(src, b, dst, keep_src, code, p0, p1, p2):
     # hot code with the dispatch hoisted out, so each loop vectorises (a branchy loop over random signs
     # cost 5x more).
     rows, cols = src.shape
-    if keep_src:
+    if keep_src and code == GELU and dst.itemsize == 4:  # float32 (activations.gelu_value); keeps z for its backward
+        for i in range(rows):
+            for j in range(cols):
+                v = src[i, j] + b[j]
+                src[i, j] = v
+                dst[i, j] = gelu_value(v)
+    elif keep_src:
         for i in range(rows):
             for j in range(cols):
                 v = src[i, j] + b[j]
@@ -153,6 +162,10 @@ def _bias_act(src, b, dst, keep_src, code, p0, p1, p2):
         for i in range(rows):
             for j in range(cols):
                 dst[i, j] = _value(RELU6, src[i, j] + b[j], p0, p1, p2)
+    elif code == GELU and dst.itemsize == 4:
+        for i in range(rows):
+            for j in range(cols):
+                dst[i, j] = gelu_value(src[i, j] + b[j])
     else:
         for i in range(rows):
             for j in range(cols):
@@ -187,6 +200,12 @@ def _act_grad_bias(dy, x, y, dz, db, code, p0, p1, p2):
         for i in range(rows):
             for j in range(cols):
                 g = dy[i, j] * _grad(TANH, x[i, j], y[i, j], p0, p1, p2)
+                dz[i, j] = g
+                db[j] += g
+    elif code == GELU and dz.itemsize == 4:
+        for i in range(rows):
+            for j in range(cols):
+                g = dy[i, j] * gelu_grad(x[i, j])
                 dz[i, j] = g
                 db[j] += g
     else:
