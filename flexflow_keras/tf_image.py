@@ -14,8 +14,9 @@ As TensorFlow computes them, on the host:
 - flips, `rot90`, crops and pads (`resize_with_pad` too; the flips, crops and pads of a model's or a tape's
   tensor are composed from keras.ops in tf_image_ops.py, so they run in a layer's call() and differentiate), `rgb_to_grayscale` (TensorFlow's luma weights),
   HSV conversions, brightness, contrast, gamma, saturation and hue, `per_image_standardization`; the
-  `random_*` ones draw from this framework's generator (`tf.random.set_seed` seeds it) and the
-  `stateless_random_*` ones from their seed, so their draws are not TensorFlow's;
+  `random_*` ones draw from this framework's generator (`tf.random.set_seed` seeds it), so their draws are
+  not TensorFlow's; the `stateless_random_*` ones draw TensorFlow's values for their seed (Philox,
+  tf_stateless_random.py);
 - `total_variation` and `sobel_edges` (and `image_gradients` and `ssim`, tf_image_quality.py) run as keras.ops, so a GradientTape differentiates them (a
   style-transfer loss on a tf.Variable image); `adjust_jpeg_quality` / `random_jpeg_quality` re-encode with
   Pillow's JPEG encoder (TensorFlow's is libjpeg's: the artefacts are alike, not equal).
@@ -381,39 +382,61 @@ def resize_with_pad(image, target_height, target_width, method="bilinear", antia
     return pad_to_bounding_box(resized, oy, ox, th, tw)
 
 
-def _stateless(seed):
-    s = [int(v) for v in np.asarray(seed).reshape(-1)]
-    if len(s) != 2:
-        raise ArgumentError(f"tf.image.stateless_random_*: seed must be a shape [2] tensor, received {seed!r}.")
-    return (s[0] & 0xFFFFFFFF) << 32 | (s[1] & 0xFFFFFFFF)
+def _uniform(seed, minval, maxval, shape=(), dtype="float32") -> np.ndarray:
+    """TensorFlow's `stateless_random_uniform` draw for `seed` (tf_stateless_random.py: its Philox values)."""
+    from flexflow_keras import tf_stateless_random
+
+    return np.asarray(tf_stateless_random.stateless_uniform(list(shape), seed, minval=minval, maxval=maxval,
+                                                            dtype=dtype))
+
+
+def _stateless_flip(image, seed, axis: int, who: str):
+    """TensorFlow's stateless flip: one image flips when its draw is below 0.5; a batch draws one value per
+    image and flips those whose draw rounds to 1."""
+    a = np.asarray(image)
+    if a.ndim == 3:
+        return _out(np.flip(a, axis - 1).copy() if _uniform(seed, 0, 1.0) < 0.5 else a)
+    if a.ndim != 4:
+        raise ArgumentError(f"tf.image.{who} expects an image (H, W, C) or a batch (N, H, W, C), received shape "
+                            f"{a.shape}.")
+    flips = np.round(_uniform(seed, 0, 1.0, shape=(a.shape[0],))) == 1
+    return _out(np.where(flips[:, None, None, None], np.flip(a, axis), a))
 
 
 def stateless_random_flip_left_right(image, seed):
-    return random_flip_left_right(image, _stateless(seed))
+    return _stateless_flip(image, seed, 2, "stateless_random_flip_left_right")
 
 
 def stateless_random_flip_up_down(image, seed):
-    return random_flip_up_down(image, _stateless(seed))
+    return _stateless_flip(image, seed, 1, "stateless_random_flip_up_down")
 
 
 def stateless_random_brightness(image, max_delta, seed):
-    return random_brightness(image, max_delta, _stateless(seed))
+    return adjust_brightness(image, _uniform(seed, -max_delta, max_delta))
 
 
 def stateless_random_contrast(image, lower, upper, seed):
-    return random_contrast(image, lower, upper, _stateless(seed))
+    return adjust_contrast(image, _uniform(seed, lower, upper))
 
 
 def stateless_random_saturation(image, lower, upper, seed):
-    return random_saturation(image, lower, upper, _stateless(seed))
+    return adjust_saturation(image, _uniform(seed, lower, upper))
 
 
 def stateless_random_hue(image, max_delta, seed):
-    return random_hue(image, max_delta, _stateless(seed))
+    return adjust_hue(image, _uniform(seed, -max_delta, max_delta))
 
 
 def stateless_random_crop(value, size, seed, name=None):
-    return random_crop(value, size, _stateless(seed))
+    """TensorFlow's stateless crop: offsets ``uniform int32 in [0, 2**31 - 1) % (shape - size + 1)``."""
+    a = np.asarray(value)
+    size = [int(v) for v in np.asarray(size).reshape(-1)]
+    if len(size) != a.ndim or any(v > d or v < 0 for v, d in zip(size, a.shape, strict=True)):
+        raise ArgumentError(f"tf.image.stateless_random_crop: size {size} must give every dim of the value's shape "
+                            f"{a.shape} and fit in it.")
+    limit = np.array(a.shape) - np.array(size) + 1
+    offsets = _uniform(seed, 0, np.iinfo(np.int32).max, shape=(a.ndim,), dtype="int32") % limit
+    return _out(a[tuple(slice(int(o), int(o) + v) for o, v in zip(offsets, size, strict=True))].copy())
 
 
 def total_variation(images, name=None):
