@@ -1,7 +1,7 @@
 """TensorFlow's stateless random functions under `python -m flexflow_keras` (tf_compat.py's `mapped_call`
 looks here): `tf.random.stateless_uniform`, `stateless_normal`, `stateless_truncated_normal` and
-`stateless_categorical` with ``seed=[a, b]``, and `tf.random.split` / `fold_in` (new seeds from a seed),
-drawing TensorFlow's own values.
+`stateless_categorical` with ``seed=[a, b]``, `tf.random.split` / `fold_in` (new seeds from a seed), and
+`tf.random.Generator.from_seed(...)`'s `make_seeds` / int64 `uniform_full_int`, drawing TensorFlow's own values.
 
 TensorFlow's CPU kernels draw from Philox-4x32-10; this module runs the same generator in NumPy. The seed
 is scrambled into a key and a counter as TensorFlow's ``StatelessRandomGetKeyCounter`` does (one Philox
@@ -294,7 +294,53 @@ def fold_in(seed, data, alg="auto_select"):
     return eager(np.array([np.asarray(first), np.asarray(data)], dtype=dtype))
 
 
-CALLS = {"tf.random.split": split, "tf.random.fold_in": fold_in,
+class Generator:
+    """`tf.random.Generator.from_seed(seed, alg='philox')`: TensorFlow's stateful Philox generator, its state
+    [counter low, counter high, key] as TensorFlow makes it from an integer seed, for `make_seeds` and int64
+    `uniform_full_int` (TensorFlow's values; each output advances the counter by 256 blocks, as TensorFlow's
+    kernel). Its other draws are refused by name."""
+
+    _SKIP_PER_OUTPUT = 256
+
+    def __init__(self, seed: int, alg="philox"):
+        _alg("tf.random.Generator.from_seed", alg)
+        value = int(np.asarray(seed)) & ((1 << 128) - 1)
+        self._counter, self._key = value, 0  # TensorFlow puts an integer seed in the counter's low words
+
+    @classmethod
+    def from_seed(cls, seed, alg="philox"):
+        return cls(seed, alg)
+
+    @property
+    def state(self):
+        words = [self._counter & 0xFFFFFFFFFFFFFFFF, self._counter >> 64, self._key]
+        return eager(np.array(words, dtype=np.uint64).view(np.int64))
+
+    def uniform_full_int(self, shape, dtype="int64", name=None):
+        """Full-range integers from the generator's stream (int64: low word first)."""
+        call = "tf.random.Generator.uniform_full_int"
+        dtype = _dtype(call, dtype, ("int64",))
+        dims = _shape(call, shape)
+        n = int(np.prod(dims))
+        key = (self._key & 0xFFFFFFFF, (self._key >> 32) & 0xFFFFFFFF)
+        bits = philox_words(key, self._counter, (2 * n + 3) // 4)[:2 * n].astype(np.uint64)
+        self._counter = (self._counter + self._SKIP_PER_OUTPUT * n) % (1 << 128)
+        return eager((bits[0::2] | (bits[1::2] << np.uint64(32))).view(np.int64).reshape(dims).astype(dtype))
+
+    def make_seeds(self, count=1):
+        """`count` seeds for the stateless functions, shape [2, count]: full-range int64 keys over zeros."""
+        keys = np.asarray(self.uniform_full_int([int(count)]))
+        return eager(np.stack([keys, np.zeros_like(keys)]))
+
+    def __getattr__(self, name: str):
+        if name.startswith("_"):
+            raise AttributeError(name)
+        refuse(f"tf.random.Generator.{name}", "only from_seed, state, make_seeds and int64 uniform_full_int are "
+               "mapped under the runner;", "draw with keras.random or the tf.random.stateless_* functions and a "
+               "seed from make_seeds().")
+
+
+CALLS = {"tf.random.split": split, "tf.random.Generator.from_seed": Generator.from_seed, "tf.random.fold_in": fold_in,
          "tf.random.experimental.stateless_split": split, "tf.random.experimental.stateless_fold_in": fold_in,
          "tf.random.stateless_uniform": stateless_uniform, "tf.random.stateless_normal": stateless_normal,
          "tf.random.stateless_truncated_normal": stateless_truncated_normal,
