@@ -329,17 +329,23 @@ class Runtime(Binder, Reductions):
         before the host waits for the first, so one wait covers them all (a wait may hand work to a
         parked worker and back, tens of microseconds on a VM and milliseconds on a loaded machine: an
         engine reading a model's weights one by one paid it per weight)."""
-        issued = []
-        for target in targets:
-            fields = self._target(target, field, "read")
-            issued.append((fields, self.launch(self._internal("read", RO(*fields) if fields else RO), target)))
+        checked = [(target, self._target(target, field, "read")) for target in targets]  # before any launch
+        issued = [(fields, self.launch(self._internal("read", RO(*fields) if fields else RO), target))
+                  for target, fields in checked]
         out = []
-        for fields, fut in issued:
-            value = fut.get()
-            # the task record stays the region's last reader until the next write: without this it would
-            # keep the host copy alive (after fit, a second copy of every weight and optimizer slot read)
-            fut._node.value = None
-            out.append(value[fields[0]] if fields and isinstance(value, dict) else value)
+        try:
+            for fields, fut in issued:
+                value = fut.get()
+                # the task record stays the region's last reader until the next write: without this it would
+                # keep the host copy alive (after fit, a second copy of every weight and optimizer slot read)
+                fut._node.value = None
+                out.append(value[fields[0]] if fields and isinstance(value, dict) else value)
+        except TaskError:
+            # a failed read raises, and the reads issued after it run all the same: none keeps its copy
+            for _fields, fut in issued:
+                fut.wait()
+                fut._node.value = None
+            raise
         return out
 
     # -- synchronisation ----------------------------------------------------------------------

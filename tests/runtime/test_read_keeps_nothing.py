@@ -7,6 +7,7 @@ import gc
 import weakref
 
 import numpy as np
+import pytest
 
 import runtime as rt
 
@@ -44,3 +45,36 @@ def test_read_many_gives_each_target_as_read_does_and_keeps_nothing():
         del got
         gc.collect()
         assert ref() is None
+
+
+@rt.task(privileges=[rt.RW])
+def _failing_write(a):
+    raise OSError("the writer failed")
+
+
+def test_a_failed_read_many_leaves_no_copy_on_the_other_reads():
+    """The first read fails (its region's writer did): the reads issued after it ran all the same, and their
+    task records (the regions' last readers until the next write) must not keep their host copies; a target
+    refused (a field it does not have) launches none of the reads."""
+    with rt.Runtime(rt.Machine(cpus=2)) as rtm:
+        a = rt.Region((4,), np.float32, name="a")
+        b = rt.Region((1000,), np.float32, name="b")
+        f = rt.Region.fields((4,), {"x": np.float32}, name="f")
+        rtm.fill(a, 1.0)
+        rtm.fill(b, 2.0)
+        rtm.write(f, {"x": np.ones(4, np.float32)})
+        rtm.launch(_failing_write, a)
+        futures = []
+        launch = rtm.launch
+        rtm.launch = lambda *args, **kw: futures.append(launch(*args, **kw)) or futures[-1]
+        try:
+            with pytest.raises(rt.TaskError, match="writer failed"):
+                rtm.read_many([a, b])
+            rtm.engine.fence()
+            assert len(futures) == 2 and [fut._node.value for fut in futures] == [None, None]
+            with pytest.raises(rt.LaunchError, match="field 'x'"):
+                rtm.read_many([f, b], field="x")
+            assert len(futures) == 2
+        finally:
+            rtm.launch = launch
+        np.testing.assert_array_equal(rtm.read(b), np.full(1000, 2.0))
