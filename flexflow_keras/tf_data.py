@@ -4,7 +4,8 @@ constructors and the chain tutorials give them, run by this framework's datasets
 - ``tf.data.Dataset.from_tensor_slices(...)`` / ``from_tensors`` / ``zip`` / ``range`` / ``from_generator``
   and their chain (shuffle, batch, map, take, skip, prefetch, cache, padded_batch, filter, unbatch,
   concatenate, enumerate; data/slices.py); ``tf.data.Dataset.list_files`` (a glob's paths, shuffled unless
-  ``shuffle=False``); ``tf.data.TextLineDataset`` (data/derived.py).
+  ``shuffle=False``); ``tf.data.TextLineDataset``, ``Dataset.counter`` / ``experimental.Counter``
+  (data/derived.py).
 - ``tf.data.Dataset.sample_from_datasets`` / ``choose_from_datasets`` (data/grouping.py; also under
   tf.data.experimental); tf.data.experimental's ``bucket_by_sequence_length``, ``group_by_window``, ``scan``,
   ``unique``, ``ignore_errors``, ``rejection_resample`` (data/resample.py), ``assert_cardinality`` (for
@@ -100,6 +101,8 @@ CALLS = {
     "tf.data.Dataset.from_generator": lambda *a, **k: _slices().from_generator(*a, **k),
     "tf.data.Dataset.list_files": lambda *a, **k: _slices().list_files(*a, **k),
     "tf.data.TextLineDataset": lambda *a, **k: _derived().text_line_dataset(*a, **k),
+    **{path: (lambda *a, **k: _derived().counter(*a, **k))
+       for path in ("tf.data.Dataset.counter", "tf.data.experimental.Counter")},
     "tf.data.experimental.cardinality": _cardinality,
     "tf.data.experimental.make_csv_dataset": lambda *a, **k: _csv().make_csv_dataset(*a, **k),
     "tf.data.experimental.CsvDataset": lambda *a, **k: _csv().csv_dataset(*a, **k),

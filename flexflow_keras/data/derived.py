@@ -434,24 +434,39 @@ def ignore_errors(dataset, log_warning=False) -> DerivedDataset:
 
 def zip_(*datasets) -> DerivedDataset:
     """`tf.data.Dataset.zip((a, b))` or `zip(a, b)`: tuples (or dicts) of the datasets' elements, as long as
-    the shortest; the structure may nest (``zip((a, (b, c)))``)."""
+    the shortest; the structure may nest (``zip((a, (b, c)))``), and endless members (a counter, a repeat())
+    give as many elements as the others (all endless: endless)."""
     struct = datasets[0] if len(datasets) == 1 and isinstance(datasets[0], (tuple, list, dict)) else datasets
     # a nested structure of datasets zips as one: ``zip((images, (counter, counter)))`` gives (x, (s, s))
     if isinstance(struct, dict):
         struct = {k: zip_(v) if isinstance(v, (tuple, list, dict)) else v for k, v in struct.items()}
     else:
         struct = tuple(zip_(v) if isinstance(v, (tuple, list, dict)) else v for v in struct)
-    if isinstance(struct, dict):
-        def make(_k):
-            cols = {k: _elements(v) for k, v in struct.items()}
-            n = min(len(c) for c in cols.values())
-            return [{k: c[i] for k, c in cols.items()} for i in range(n)]
-    else:
-        def make(_k):
-            cols = [_elements(v) for v in struct]
-            return list(zip(*cols, strict=False))  # as long as the shortest, as tf.data
-    parts = struct.values() if isinstance(struct, dict) else struct
-    return DerivedDataset(make, "zip(...)", any(_is_batched(d) for d in parts))
+    parts = list(struct.values()) if isinstance(struct, dict) else list(struct)
+    endless = [_is_endless(v) for v in parts]
+
+    def rows(k, count=None):
+        cols = [None if e else _elements(v) for v, e in zip(parts, endless, strict=True)]
+        n = min([len(c) for c in cols if c is not None] + ([count] if count is not None else []))
+        cols = [_first_elements(v, n, k) if c is None else c[:n] for v, c in zip(parts, cols, strict=True)]
+        if isinstance(struct, dict):
+            return [{key: c[i] for key, c in zip(struct, cols, strict=True)} for i in range(n)]
+        return list(zip(*cols, strict=True))
+    if all(endless):
+        return DerivedDataset(rows, "zip(...)", any(_is_batched(d) for d in parts), endless_unit=1)
+    return DerivedDataset(rows, "zip(...)", any(_is_batched(d) for d in parts))
+
+
+def counter(start=0, step=1, dtype="int64", name=None) -> DerivedDataset:
+    """`tf.data.Dataset.counter` / `tf.data.experimental.Counter`: start, start + step, ... without end (a
+    later take, or a zip with a finite dataset, ends it)."""
+    from flexflow_keras.ops.eager_tensor import eager
+
+    kind = str(np.dtype(getattr(dtype, "name", dtype)))
+
+    def make(_k, count):
+        return [eager(v) for v in (int(start) + int(step) * np.arange(count)).astype(kind)]
+    return DerivedDataset(make, f"counter({start}, {step})", endless_unit=64)
 
 
 def range_(*args, dtype="int64", name=None) -> DerivedDataset:
