@@ -183,9 +183,20 @@ class Engine:
         written = self.written_uids()
         for v in self.variables:
             if v.uid not in written and v._sync_hook is not None and not self.holds(v):
+                # a host assignment (set_weights, a callback's assign) reaches this copy too: the holder's
+                # push does it (`_push_assigned`), as the hand-out would, for the steps of a fit under way
+                v.__dict__.setdefault("_ff_copies", weakref.WeakSet()).add(self.weights)
                 continue
             v._sync_hook = self._pull
-            v._on_assign = (lambda var: (lambda: self.weights.push(var)))(v)
+            v._on_assign = (lambda var: (lambda: self._push_assigned(var)))(v)
+
+    def _push_assigned(self, v: Variable) -> None:
+        """Copy a host assignment of `v` into this engine's region and every other engine's copy of it
+        (the training engines that only read it: `attach`)."""
+        self.weights.push(v)
+        for store in tuple(v.__dict__.get("_ff_copies", ())):
+            if store is not self.weights:
+                store.push(v)
 
     def written_uids(self) -> frozenset:
         """The variables a step of this engine (or of a shape variant of it) may write: the trainable ones
@@ -279,6 +290,9 @@ class Engine:
         freed (called when the model is recompiled)."""
         self.sync_to_host()
         for v in self.variables:
+            copies = v.__dict__.get("_ff_copies")
+            if copies is not None:
+                copies.discard(self.weights)
             if getattr(v._sync_hook, "__self__", None) is not None and not self.holds(v):
                 continue  # another model's engine holds these shared variables: its values stay theirs
             v._sync_hook = None
