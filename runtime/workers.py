@@ -73,14 +73,16 @@ _numba_on_thread = threading.local()  # a helping thread's Numba thread count: .
 
 
 def _restore_numba_on_thread() -> None:
-    """Give the calling thread back the Numba thread count it had before it first helped."""
+    """Give the calling thread back the Numba thread count it had before it first helped, unless its own
+    code set another one since (that one stays)."""
     before = getattr(_numba_on_thread, "before", None)
     if before is None:
         return
+    limit = _numba_on_thread.limit
     _numba_on_thread.before = _numba_on_thread.limit = None
     nb = sys.modules.get("numba")
     try:
-        if nb is not None and nb.get_num_threads() != before:
+        if nb is not None and nb.get_num_threads() == limit != before:
             nb.set_num_threads(before)
     except (AttributeError, ValueError, RuntimeError) as e:
         log.debug("could not restore Numba's thread count: %s", e)
@@ -306,8 +308,11 @@ class ThreadedExecutor:
         worker runs Python code costs up to the interpreter's switch interval. Set and restored around
         every help, it cost a GAN loop alternating train_on_batch calls (4 CPU processors on 2 cores)
         33 calls and 4-9 ms per iteration. The thread that shuts the runtime down gets its own count back
-        (`shutdown`); none of our kernels is Numba-parallel, so only a user's own parallel Numba code on
-        a thread that helped sees the workers' limit meanwhile, as BLAS sees the process-wide one."""
+        (`shutdown`) unless its code set another one since; a helping thread other than that one keeps the
+        limit (a thread's Numba count is its own to set), and a thread whose code sets another count while
+        the runtime lives runs the tasks it then helps with under that count. None of our kernels is
+        Numba-parallel, so only a user's own parallel Numba code on a thread that helped sees the workers'
+        limit meanwhile, as BLAS sees the process-wide one."""
         nb = sys.modules.get("numba")
         if nb is not None:
             limit = min(self.policy.threads_per_worker, nb.config.NUMBA_NUM_THREADS)

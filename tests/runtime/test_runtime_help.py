@@ -312,3 +312,37 @@ def test_the_helping_thread_sets_numbas_thread_count_once_per_runtime(monkeypatc
         assert all(s[2] == per_worker for s in on_host)
         assert [n for name, n in calls if name == host] == ([per_worker] if before != per_worker else [])
     assert nb.get_num_threads() == before  # given back when the runtime shuts down
+
+
+_USER_COUNT = """
+import numba as nb
+import runtime as rt
+from tests.runtime.test_runtime_help import settings
+
+before = nb.get_num_threads()
+with rt.Runtime(rt.Machine(cpus=2 * nb.config.NUMBA_NUM_THREADS, utils=0), executor="threaded") as rtm:
+    limit = min(rtm.policy.threads_per_worker, nb.config.NUMBA_NUM_THREADS)
+    for _ in range(50):
+        rtm.launch(settings).get()
+    mine = next(n for n in range(1, before + 1) if n not in (before, limit))
+    nb.set_num_threads(mine)  # the host thread's own code sets its count while the runtime lives
+print(before, limit, mine, nb.get_num_threads())
+"""
+
+
+def test_a_count_the_thread_set_itself_survives_the_shutdown():
+    # the shutdown gives the thread back its count from before its first help only if that help's limit is
+    # still in effect: a count the thread's own code set since is the user's (it was overwritten)
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = str(Path(__file__).resolve().parents[2])
+    env = dict(os.environ, NUMBA_NUM_THREADS="4", PYTHONPATH=root)
+    out = subprocess.run([sys.executable, "-c", _USER_COUNT], capture_output=True, text=True, env=env,
+                         cwd=root, timeout=300)
+    assert out.returncode == 0, out.stderr[-2000:]
+    before, limit, mine, after = map(int, out.stdout.split()[-4:])
+    assert limit != before, "no limit was set on the helping thread"
+    assert after == mine
