@@ -23,6 +23,10 @@ from flexflow_keras.ops.graph import KerasTensor, OpNode, TensorSpec, Variable, 
 from flexflow_keras.ops.parallel import tile_shapes
 from runtime import Partition, Region
 
+# `WeightStore.pull_many` reads at most this many bytes of weights with one wait (their host copies all live
+# until that wait ends); the wait it saves costs microseconds, next to the milliseconds 64 MB take to copy
+PULL_BYTES = 64 << 20
+
 
 def _concrete(spec: TensorSpec, batch: int) -> tuple[int, ...]:
     return tuple(batch if s is None else int(s) for s in spec.shape)
@@ -100,7 +104,20 @@ class WeightStore:
         self.pull_many([v])
 
     def pull_many(self, variables: Sequence[Variable]) -> None:
-        """Copy several variables' values from their regions into the host values, with one wait."""
+        """Copy several variables' values from their regions into the host values, with one wait per
+        PULL_BYTES of them: every read of a `read_many` holds its host copy until the call returns, so one
+        call for a whole model held a second copy of all its weights at once (one weight's before)."""
+        batch, size = [], 0
+        for v in variables:
+            batch.append(v)
+            size += v._value.nbytes
+            if size >= PULL_BYTES:
+                self._pull_together(batch)
+                batch, size = [], 0
+        if batch:
+            self._pull_together(batch)
+
+    def _pull_together(self, variables: list[Variable]) -> None:
         for v, arr in zip(variables, self.rtm.read_many([self.value[v.uid] for v in variables]), strict=True):
             v._value[...] = arr
 
