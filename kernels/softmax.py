@@ -10,6 +10,7 @@ import math
 
 import numpy as np
 
+from kernels import vector_math
 from kernels._jit import cpu_jit
 
 
@@ -85,9 +86,42 @@ def _backward(y, dy, dx, log, accumulate):
             _grad_row(y, dy, dx, o, k, log, accumulate)
 
 
+@cpu_jit
+def _forward_last(x, y, log):
+    """`_softmax_row` over the last axis of a (rows, n) array, with `vector_math.exp`: the loops over a
+    row are unit-stride and call nothing, so they vectorise (MultiHeadAttention's softmax over 32x4x64x64
+    scores took 6 ms a step with the C library's expf, 23% of a transformer block's step). The exponential
+    is computed once a value (stored, then divided by the sum), as `_softmax_row` rounds it."""
+    n = x.shape[1]
+    for o in range(x.shape[0]):
+        m = x[o, 0]
+        for j in range(1, n):
+            m = max(m, x[o, j])
+        for j in range(n):  # no reduction in this loop: it vectorises
+            y[o, j] = np.float32(vector_math.exp(np.float64(x[o, j] - m)))
+        s = 0.0
+        for j in range(n):
+            s += y[o, j]
+        if log:
+            lse = m + math.log(s)
+            for j in range(n):
+                y[o, j] = x[o, j] - lse
+        else:
+            for j in range(n):
+                y[o, j] = y[o, j] / s
+
+
+def _forward_any(x: np.ndarray, y: np.ndarray, axis: int, log: bool, who: str) -> None:
+    x3, y3 = _as3(x, axis), _out3(y, axis, who)
+    if x3.shape[2] == 1 and x3.shape[1] > 0 and x3.dtype == y3.dtype == np.float32:  # last axis, float32
+        _forward_last(x3.reshape(x3.shape[0], x3.shape[1]), y3.reshape(y3.shape[0], y3.shape[1]), log)
+    else:
+        _forward(x3, y3, log)
+
+
 def softmax_forward_cpu(x: np.ndarray, y: np.ndarray, axis: int = -1) -> None:
     """``y = exp(x) / sum(exp(x), axis)`` (max-shifted)."""
-    _forward(_as3(x, axis), _out3(y, axis, "softmax_forward_cpu"), False)
+    _forward_any(x, y, axis, False, "softmax_forward_cpu")
 
 
 def softmax_backward_cpu(y: np.ndarray, dy: np.ndarray, dx: np.ndarray, axis: int = -1,
@@ -98,7 +132,7 @@ def softmax_backward_cpu(y: np.ndarray, dy: np.ndarray, dx: np.ndarray, axis: in
 
 def log_softmax_forward_cpu(x: np.ndarray, y: np.ndarray, axis: int = -1) -> None:
     """``y = x - logsumexp(x, axis)``."""
-    _forward(_as3(x, axis), _out3(y, axis, "log_softmax_forward_cpu"), True)
+    _forward_any(x, y, axis, True, "log_softmax_forward_cpu")
 
 
 def log_softmax_backward_cpu(y: np.ndarray, dy: np.ndarray, dx: np.ndarray, axis: int = -1,

@@ -12,7 +12,8 @@ Accuracy, against the C library's functions (the test checks both on dense grids
 
 - `exp`: x = n ln2 + r with |r| <= ln2/2, e^r by its Taylor series to r^13 (Estrin's scheme), times 2^n
   made from n's bits; 2 units in the last place of a float64 at most. x is clamped to [-708, 709]: no
-  overflow to inf and no denormals (e^-708 where the C library gives a denormal or 0).
+  overflow to inf and no denormals (e^-708 where the C library gives a denormal or 0; e^709 for inf).
+  NaN gives NaN (both functions).
 - `erf`: for |x| < 1 its Taylor series, 2/sqrt(pi) * sum (-1)^n x^(2n+1) / (n! (2n+1)) to n = 12; for
   1 <= |x| < 10, 1 - erfc with erfc(t) = e^(-t*t) g(t) and g a degree-11 polynomial in
   s(u), u = 1 / (1 + t/2), fitted when this module is imported to the C library's erfc on 2000 Chebyshev
@@ -90,15 +91,16 @@ def _poly12(z, c):
 @njit(**_FLAGS)
 def exp(x):
     """e^x of a float64, x clamped to [-708, 709] (see the module docstring)."""
-    x = min(max(x, -708.0), 709.0)
-    n = math.floor(x * _LOG2E + 0.5)
-    r = (x - n * _LN2_HI) - n * _LN2_LO
-    c = _EXP_TAYLOR
+    c = min(max(x, -708.0), 709.0)
+    n = math.floor(c * _LOG2E + 0.5)
+    r = (c - n * _LN2_HI) - n * _LN2_LO
+    k = _EXP_TAYLOR
     r2 = r * r
     r4 = r2 * r2
-    lo = ((c[0] + c[1] * r) + (c[2] + c[3] * r) * r2) + ((c[4] + c[5] * r) + (c[6] + c[7] * r) * r2) * r4
-    hi = ((c[8] + c[9] * r) + (c[10] + c[11] * r) * r2) + (c[12] + c[13] * r) * r4
-    return (lo + hi * (r4 * r4)) * _bits_as_float64((np.int64(n) + 1023) << 52)
+    lo = ((k[0] + k[1] * r) + (k[2] + k[3] * r) * r2) + ((k[4] + k[5] * r) + (k[6] + k[7] * r) * r2) * r4
+    hi = ((k[8] + k[9] * r) + (k[10] + k[11] * r) * r2) + (k[12] + k[13] * r) * r4
+    e = (lo + hi * (r4 * r4)) * _bits_as_float64((np.int64(n) + 1023) << 52)
+    return e if x == x else x  # NaN stays NaN (the clamp would make it a number)
 
 
 @njit(**_FLAGS)
@@ -111,4 +113,5 @@ def erf(x):
     big = 1.0 - exp(-t * t) * _poly12(s, _ERFC_TAIL)
     big = big if a < _TAIL_END else 1.0
     big = big if x > 0 else -big
-    return small if a < 1.0 else big
+    r = small if a < 1.0 else big
+    return r if x == x else x  # NaN stays NaN

@@ -35,6 +35,11 @@ def test_exp_matches_the_c_library_to_two_units():
     clamped = np.empty(4)
     _exp_all(np.array([-1000.0, 1000.0, -np.inf, np.inf]), clamped)
     np.testing.assert_allclose(clamped, [math.exp(-708), math.exp(709)] * 2, rtol=4.5e-16)  # no inf, no 0
+    nan = np.empty(1)
+    _exp_all(np.array([np.nan]), nan)
+    assert np.isnan(nan).all()
+    _erf_all(np.array([np.nan]), nan)
+    assert np.isnan(nan).all()
 
 
 def test_erf_matches_the_c_library():
@@ -135,3 +140,24 @@ def test_gelu_loops_vectorise():
     call per value prevents."""
     assert _vector_code(_loop(A.gelu_value, A.gelu_grad))
     assert not _vector_code(_loop(_libm_gelu, _libm_gelu_grad))
+
+
+def test_softmax_over_the_last_axis_gives_the_row_functions_results():
+    """softmax.py's float32 last-axis path (vector_math.exp, vectorised) against the per-row `_forward`
+    it replaces there: within 2 units in the last place, NaN and infinity rows alike, log-softmax too."""
+    from kernels import softmax as S
+
+    rng = np.random.default_rng(1)
+    x = (rng.standard_normal((8, 4, 16, 64)) * 4).astype(np.float32)
+    x[0, 0, 0, 3], x[0, 0, 1, 5], x[0, 0, 2, :] = np.nan, np.inf, -np.inf
+    for log in (False, True):
+        got, want = np.empty_like(x), np.empty_like(x)
+        (S.log_softmax_forward_cpu if log else S.softmax_forward_cpu)(x, got)
+        S._forward(x.reshape(-1, 64, 1), want.reshape(-1, 64, 1), log)
+        assert (np.isnan(got) == np.isnan(want)).all()
+        fin = np.isfinite(want)
+        if log:
+            np.testing.assert_allclose(got[fin], want[fin], rtol=2e-7, atol=2e-6)
+        else:
+            assert _ulps(got[fin], want[fin]).max() <= 2
+            np.testing.assert_allclose(got[1:].sum(-1, dtype=np.float64), 1.0, rtol=1e-6)  # rows of plain values
