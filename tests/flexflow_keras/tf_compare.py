@@ -13,6 +13,15 @@ import numpy as np
 from flexflow_keras.ops.eager_tensor import EagerTensor
 
 
+def plain(value):
+    """Nested dicts, tuples and lists of arrays as plain Python lists and dicts (for equality checks)."""
+    if isinstance(value, dict):
+        return {k: plain(v) for k, v in value.items()}
+    if isinstance(value, (tuple, list)):
+        return [plain(v) for v in value]
+    return np.asarray(value).tolist()
+
+
 def tf_function(root, path: str):
     """`root.<path>` for a dotted path ("math.cumsum")."""
     for part in path.split("."):

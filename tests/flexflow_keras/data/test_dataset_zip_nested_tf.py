@@ -8,17 +8,12 @@ import pytest
 tf = pytest.importorskip("tensorflow")
 
 from flexflow_keras import keras_alias  # noqa: E402
+from tests.flexflow_keras.tf_compare import plain as _plain  # noqa: E402
 
 pytestmark = pytest.mark.tf
 FFTF = keras_alias._TensorFlow("tensorflow")
 
 
-def _plain(value):
-    if isinstance(value, dict):
-        return {k: _plain(v) for k, v in value.items()}
-    if isinstance(value, (tuple, list)):
-        return [_plain(v) for v in value]
-    return np.asarray(value).tolist()
 
 
 def _cases(t):
