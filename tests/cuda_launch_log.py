@@ -99,6 +99,9 @@ def check_simulated_pytest(command: background_runs.Command) -> None:
     """The child pytest passed, skipped nothing, and launched only registered kernel signatures."""
     proc, work = command.result()
     out = proc.stdout + proc.stderr
-    assert proc.returncode == 0, f"the CUDA simulator tests failed:\n{proc.stdout[-6000:]}\n{proc.stderr[-3000:]}"
+    first = proc.stdout.find("= FAILURES =")  # the failure's own text, before any --durations listing
+    failure = proc.stdout[first:first + 6000] + "\n...\n" if first >= 0 else ""
+    assert proc.returncode == 0, (f"the CUDA simulator tests failed:\n{failure}{proc.stdout[-3000:]}\n"
+                                  f"{proc.stderr[-3000:]}")
     assert " passed" in proc.stdout and "skipped" not in proc.stdout.splitlines()[-1], out[-2000:]
     check_launch_log(work / "launches.jsonl")
