@@ -91,20 +91,20 @@ def _check_target(who: str, dst: str, overwrite: bool) -> None:
         raise AlreadyExistsError(f"tf.io.gfile.{who}: file already exists: {dst}; pass overwrite=True.")
 
 
-def rename(src, dst, overwrite=False) -> None:
-    src, dst = _local(src, "rename"), _local(dst, "rename")
+def _transfer(who: str, move, src, dst, overwrite: bool) -> None:
+    src, dst = _local(src, who), _local(dst, who)
     if not os.path.exists(src):
-        raise _not_found("rename", src)
-    _check_target("rename", dst, overwrite)
-    os.replace(src, dst)
+        raise _not_found(who, src)
+    _check_target(who, dst, overwrite)
+    move(src, dst)
+
+
+def rename(src, dst, overwrite=False) -> None:
+    _transfer("rename", os.replace, src, dst, overwrite)
 
 
 def copy(src, dst, overwrite=False) -> None:
-    src, dst = _local(src, "copy"), _local(dst, "copy")
-    if not os.path.exists(src):
-        raise _not_found("copy", src)
-    _check_target("copy", dst, overwrite)
-    shutil.copyfile(src, dst)
+    _transfer("copy", shutil.copyfile, src, dst, overwrite)
 
 
 def walk(top, topdown=True, onerror=None):

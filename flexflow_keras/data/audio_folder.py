@@ -17,7 +17,7 @@ import logging
 
 import numpy as np
 
-from flexflow_keras.data.dataset import encode_labels, index_folder
+from flexflow_keras.data.dataset import encode_labels, index_folder, split_parts
 from flexflow_keras.errors import ArgumentError, DataError
 
 log = logging.getLogger("flexflow_keras")
@@ -120,10 +120,4 @@ def audio_dataset_from_directory(directory, labels="inferred", label_mode="int",
         ds.class_names = None if names is None else list(names)
         return ds
 
-    if not validation_split:
-        return make(slice(None), None, shuffle)
-    n_val = int(validation_split * len(paths))
-    train, val = slice(0, len(paths) - n_val), slice(len(paths) - n_val, None)
-    if subset == "both":
-        return make(train, "training", shuffle), make(val, "validation", False)
-    return make(train if subset == "training" else val, subset, shuffle)
+    return split_parts(len(paths), validation_split, subset, shuffle, make)

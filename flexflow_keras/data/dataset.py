@@ -436,10 +436,9 @@ def image_dataset_from_directory(directory, labels="inferred", label_mode="int",
     source = ImageFolderSource(paths, ids, names, tuple(image_size), COLOR_MODES[color_mode], interpolation,
                                crop_to_aspect_ratio, origin=f"image_dataset_from_directory({str(directory)!r})")
 
-    def part(which: str, shuffled: bool) -> ImageDataset:
-        n_val = int(validation_split * source.num_samples)
-        rows = slice(0, source.num_samples - n_val) if which == "training" else slice(source.num_samples - n_val,
-                                                                                      None)
+    def part(rows: slice, which: str | None, shuffled: bool) -> ImageDataset:
+        if which is None:
+            return ImageDataset(source, batch_size, label_mode, shuffled, seed)
         sub = source.subset(rows, f"{source.origin} ({which})")
         if sub.num_samples == 0:
             raise ValueError(f"No {which} images in {str(directory)!r} with validation_split={validation_split} "
@@ -448,11 +447,20 @@ def image_dataset_from_directory(directory, labels="inferred", label_mode="int",
             log.info("Using %d files for %s.", sub.num_samples, which)
         return ImageDataset(sub, batch_size, label_mode, shuffled, seed)
 
+    return split_parts(source.num_samples, validation_split, subset, shuffle, part)
+
+
+def split_parts(n: int, validation_split, subset, shuffle: bool, make):
+    """What a folder's dataset maker returns: ``make(rows, which, shuffled)`` of the whole folder (which None)
+    without a validation_split, else of the training rows (the first files) and/or the validation rows (the
+    last `validation_split` of the `n`), as `subset` asks; validation data is never reshuffled."""
     if not validation_split:
-        return ImageDataset(source, batch_size, label_mode, shuffle, seed)
+        return make(slice(None), None, shuffle)
+    n_val = int(validation_split * n)
+    rows = {"training": slice(0, n - n_val), "validation": slice(n - n_val, None)}
     if subset == "both":
-        return part("training", shuffle), part("validation", False)
-    return part(subset, shuffle)
+        return make(rows["training"], "training", shuffle), make(rows["validation"], "validation", False)
+    return make(rows[subset], subset, shuffle)
 
 
 def index_folder(directory, labels, label_mode, class_names, follow_links, shuffle, seed, validation_split, subset,
