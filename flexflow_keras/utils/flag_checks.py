@@ -205,6 +205,10 @@ def unknown_flag(args: Sequence[str], known: Iterable[str], script: Iterable[str
         key = arg.partition("=")[0]
         if not key.startswith("-") or _is_declared(key, script) or key in known:
             continue
+        one_dash = "-" + key.lstrip("-")
+        if one_dash != key and one_dash.startswith(("-ll:", "-lg:")) and one_dash in known:
+            return ConfigError(f"Unknown flag {key}: did you mean {one_dash}? (the runtime's -ll:* and -lg:* flags "
+                               f"take one dash; `--help` lists them all).")
         if key.startswith(("-ll:", "-lg:")):
             ours = [k for k in known if k.startswith(("-ll:", "-lg:"))]
             # compare the names within the namespace (a shared `-ll:` would make everything look close)

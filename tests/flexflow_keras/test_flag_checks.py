@@ -176,3 +176,18 @@ def test_an_argument_check_of_ours_is_clean_and_other_value_errors_are_not():
 def test_usage_errors_point_at_help():
     text = cli_errors.message(ConfigError("-e/--epochs must be ..."))
     assert text.startswith("flexflow_keras: error: -e/--epochs") and "--help" in text and "--debug" in text
+
+
+def test_a_runtime_flag_with_two_dashes_is_named_with_one():
+    """`--ll:gpu 4` (a typo of -ll:gpu) went to the script's argparse, which ignored it: training ran on the CPU."""
+    import pytest
+
+    from flexflow_keras.config import parse_args
+    from flexflow_keras.errors import ConfigError
+    from flexflow_keras.utils.flag_checks import unknown_flag
+
+    with pytest.raises(ConfigError, match="did you mean -ll:gpu"):
+        parse_args(["--ll:gpu", "4", "-e", "1"])
+    known = ["-e", "--epochs", "-ll:gpu", "-ll:cpu", "-lg:prof"]
+    assert "did you mean -lg:prof?" in str(unknown_flag(["--lg:prof"], known))
+    assert unknown_flag(["--ll:gpu"], known, script=["--ll:gpu"]) is None  # a script that declares it keeps it
