@@ -2,6 +2,8 @@
 
 Each regularizer has `penalty(w) -> float` (what it adds to the loss; also `__call__`) and
 `gradient(w) -> np.ndarray` (d penalty / d w, what the training loop adds to the weight's gradient).
+Any other callable of the weight, as Keras 3 takes (a function, or a `Regularizer` subclass that only
+defines `__call__`), is differentiated by a `GradientTape` (`penalty_and_gradient`).
 """
 
 from __future__ import annotations
@@ -193,8 +195,7 @@ def get(identifier):
     """A regularizer from a name (``"l1"``, ``"l2"``, ``"l1l2"``, ``"orthogonal_regularizer"`` or a class
     name, as Keras 3 takes them), config dict, class or instance.
 
-    Plain callables are accepted as they are; they must then provide `penalty` and `gradient` to be
-    used in training.
+    Plain callables are accepted as they are (training differentiates them: `penalty_and_gradient`).
     """
     if identifier is None or isinstance(identifier, Regularizer):
         return identifier
@@ -214,3 +215,35 @@ def get(identifier):
         return identifier
     raise ValueError(f"Could not interpret regularizer identifier {identifier!r}; pass 'l2', "
                      "regularizers.L2(1e-4) or similar.")
+
+
+def has_own_gradient(regularizer) -> bool:
+    """Whether `regularizer` gives its own `penalty` and `gradient` (the built-in ones do)."""
+    kind = type(regularizer)
+    return (getattr(kind, "penalty", Regularizer.penalty) is not Regularizer.penalty
+            and getattr(kind, "gradient", Regularizer.gradient) is not Regularizer.gradient)
+
+
+def penalty_and_gradient(regularizer, w) -> tuple[float, np.ndarray]:
+    """What training adds for a weight's regularizer: the penalty and d penalty / d w, as arrays of w's dtype.
+
+    A regularizer with its own `penalty` and `gradient` gives them; any other callable (``def l1(w): return
+    tf.reduce_sum(tf.abs(0.01 * w))``, or a `Regularizer` subclass defining only `__call__`) is called on the
+    weight as a Variable under a `GradientTape`, as Keras 3 differentiates the loss it adds it to.
+    """
+    w = np.asarray(w)
+    if has_own_gradient(regularizer):
+        return float(regularizer.penalty(w)), np.asarray(regularizer.gradient(w), dtype=w.dtype)
+    from flexflow_keras.ops.graph import Variable
+    from flexflow_keras.ops.tape import GradientTape
+
+    var = Variable("regularized_weight", w.shape, str(w.dtype), initializer=w)
+    with GradientTape() as tape:
+        value = regularizer(var)
+    try:
+        penalty = float(np.asarray(value))
+    except (TypeError, ValueError):
+        raise ValueError(f"The regularizer {regularizer!r} must return a scalar for a weight of shape {w.shape}, "
+                         f"received {value!r}.") from None
+    grad = tape.gradient(value, var)
+    return penalty, (np.zeros_like(w) if grad is None else np.asarray(grad, dtype=w.dtype))

@@ -22,6 +22,7 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
+from flexflow_keras import regularizers
 from flexflow_keras.ops.base import KernelContext
 from flexflow_keras.ops.graph import OpNode
 from runtime import RO, RW, WD, ProcKind, Reduce, task
@@ -264,8 +265,8 @@ def update_task(optimizer, variables, n_slots: Sequence[int], regularized: bool,
                 for w, g, r in zip(ws, gs, regs, strict=True):
                     if r is not None:
                         host = w if backend == "cpu" else w.copy_to_host()
-                        penalty += float(r.penalty(host))
-                        extra = np.asarray(r.gradient(host), dtype=host.dtype)
+                        value, extra = regularizers.penalty_and_gradient(r, host)
+                        penalty += value
                         if backend == "cpu":
                             g += extra
                         else:

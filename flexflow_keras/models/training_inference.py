@@ -93,7 +93,7 @@ class Inference:
         total = 0.0
         for v in self.trainable_weights:
             if v.regularizer is not None:
-                total += float(v.regularizer.penalty(v.value))
+                total += float(np.asarray(v.regularizer(v.value)))
         return total
 
     @call_mode.in_inference

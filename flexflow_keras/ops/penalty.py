@@ -38,11 +38,9 @@ def penalty(variable):
     """`variable`'s penalty as an eager value a recording tape sees: through `PenaltyOp` for a regularizer
     with its own `penalty` and `gradient` (the built-in ones), else the regularizer called on the Variable
     itself, so the keras.ops it composes (``0.01 * ops.sum(ops.square(w))``) are recorded."""
-    from flexflow_keras.regularizers import Regularizer
+    from flexflow_keras.regularizers import has_own_gradient
 
-    reg, kind = variable.regularizer, type(variable.regularizer)
-    own = (getattr(kind, "penalty", Regularizer.penalty) is not Regularizer.penalty
-           and getattr(kind, "gradient", Regularizer.gradient) is not Regularizer.gradient)
-    if own:
+    reg = variable.regularizer
+    if has_own_gradient(reg):
         return apply_op(PenaltyOp(reg), [], [variable], name=f"{variable.path}_penalty")
     return reg(variable)
