@@ -74,7 +74,8 @@ class Sequential(Keras2SequentialMethods, GraphIOMixin, Model):
             if rebuild:
                 self._maybe_rebuild()
             return
-        if any(other.name == layer.name for other in self._seq_layers) or layer is self:
+        # the same layer may come again (shared: ``Sequential([dense, block, block])``), as Keras 3 allows
+        if any(other.name == layer.name and other is not layer for other in self._seq_layers) or layer is self:
             raise ValueError(f"All layers added to Sequential model '{self.name}' need unique names; '{layer.name}' "
                              "is already the name of one of its layers. Pass a different name=.")
         if self._input_layer is None and not self._seq_layers and layer._batch_input_shape is not None:
@@ -87,7 +88,7 @@ class Sequential(Keras2SequentialMethods, GraphIOMixin, Model):
                 self._maybe_rebuild()
             except Exception:
                 self._seq_layers.pop()
-                self._layers.remove(layer)
+                self._untrack(layer)
                 self._maybe_rebuild()
                 raise
 
@@ -96,10 +97,14 @@ class Sequential(Keras2SequentialMethods, GraphIOMixin, Model):
         if not self._seq_layers:
             raise TypeError(f"Sequential model '{self.name}' has no layers to pop.")
         layer = self._seq_layers.pop()
-        if layer in self._layers:
-            self._layers.remove(layer)
+        self._untrack(layer)
         self._maybe_rebuild()
         return layer
+
+    def _untrack(self, layer: Layer) -> None:
+        """Stop tracking `layer` once the sequence no longer holds it (a shared layer may still be there)."""
+        if layer in self._layers and not any(other is layer for other in self._seq_layers):
+            self._layers.remove(layer)
 
     def _maybe_rebuild(self) -> None:
         self._traces.clear()
