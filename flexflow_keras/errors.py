@@ -19,6 +19,11 @@ class GraphError(FlexFlowKerasError, ValueError):
     """A model's graph is malformed (disconnected inputs, cycles)."""
 
 
+class TapeUsedError(GraphError, RuntimeError):
+    """A non-persistent `GradientTape` was asked for a second gradient (or jacobian); also a RuntimeError, as
+    TensorFlow raises for it (``except RuntimeError`` in Géron's handson-ml3 chapter 12)."""
+
+
 class ConfigError(FlexFlowKerasError, ValueError):
     """A command-line flag or configuration value is invalid."""
 

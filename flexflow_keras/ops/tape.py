@@ -35,7 +35,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from flexflow_keras.errors import GraphError
+from flexflow_keras.errors import GraphError, TapeUsedError
 from flexflow_keras.ops import eager_split
 
 _ACTIVE: list[GradientTape] = []  # open tapes, innermost last
@@ -216,7 +216,7 @@ class GradientTape:
         from flexflow_keras.utils import tree
 
         if self._used and not self.persistent:
-            raise GraphError("GradientTape.gradient can only be called once on a non-persistent tape. "
+            raise TapeUsedError("GradientTape.gradient can only be called once on a non-persistent tape. "
                              "Create the tape with tf.GradientTape(persistent=True) to take several gradients "
                              "from one recording.")
         if unconnected_gradients not in (None, "none", "zero") and str(unconnected_gradients).lower() not in (

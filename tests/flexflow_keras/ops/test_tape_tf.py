@@ -175,3 +175,14 @@ def test_linear_regression_on_tf_variables_matches_tensorflow():
         out.append((float(loss), float(W.numpy()), float(b.numpy()), str(np.asarray(W.numpy()).dtype)))
     assert out[1][3] == out[0][3] == "float32"
     np.testing.assert_allclose(out[1][:3], out[0][:3], rtol=1e-5)
+
+
+@pytest.mark.parametrize("T", [tf, FFTF], ids=["tf", "ff"])
+def test_a_second_gradient_of_a_non_persistent_tape_is_a_runtime_error(T):
+    """handson-ml3 ch. 12 catches it with ``except RuntimeError``; ours raised a ValueError subclass."""
+    w1, w2 = T.Variable(5.0), T.Variable(3.0)
+    with T.GradientTape() as tape:
+        z = 3 * w1 ** 2 + 2 * w1 * w2
+    assert float(tape.gradient(z, w1)) == 36.0
+    with pytest.raises(RuntimeError):
+        tape.gradient(z, w2)
