@@ -80,12 +80,11 @@ WINOGRAD4_TILES = 144
 WINOGRAD4_BACKWARD_TILES = 48
 WINOGRAD4_MIN_SIZE = 6
 WINOGRAD4_MIN_CHANNELS = 4
-WINOGRAD_MIN_CHANNELS = 16
-# With the AVX-512 GEMM micro-kernels (`_conv_simd`) both algorithms run ~2x faster GEMMs, and im2col + GEMM
-# wins up to 16 -> 32 channels (single thread, 32 samples, forward / backward ms, gemm vs winograd: 16->16
-# 1.18 / 2.30 vs 1.38 / 3.47; 16->32 1.15 / 3.08 vs 1.49 / 4.16; 24->24 2.70 / 5.95 vs 2.22 / 5.24; 32->32
-# 2.61 / 5.64 vs 2.26 / 5.25; MNIST conv2 32->64 3.93 / 8.45 vs 3.62 / 6.98).
-WINOGRAD_MIN_CHANNELS_SIMD = 24
+# ... and the least output pixels (N * OH * OW) of one call: the filter transform (and, in the backward, the
+# kernel gradient's inverse transform) costs C_in * C_out * 36 values per call whatever the batch, so a
+# shard with few pixels and many channels spends more on it than the transform saves in the GEMMs (see
+# choose_cpu_algorithm: 288 pixels lost at 128 and 512 channels, 512 won at 256).
+WINOGRAD_MIN_PIXELS = 512
 
 # The im2col kernel gradient (`_conv_cpu.gemm_backward`) sums at least this many output pixels' products in
 # float32, then adds that partial sum to a float64 total. Summed over the whole batch in float32, 64 samples
@@ -97,6 +96,8 @@ DK_FOLD_ROWS = 2048
 # about this many bytes of gathered dZ plus GEMM result.
 PHASE_DX_MIN_CHANNELS = 128
 PHASE_CHUNK_BYTES = 1 << 20
+# ... and at stride 1, from this many times the output channels.
+PHASE_DX_STRIDE1_RATIO = 4
 
 _tls = threading.local()
 # algorithm -> (its module, its output tile size m): F(m x m, 3x3); both modules take the same arguments
@@ -175,17 +176,9 @@ def choose_cpu_algorithm(g: ConvGeometry, pass_: str = "forward") -> str:
       0.44 ms vs 1.02 ms for im2col + sgemm): the nine taps stay in registers. Its backward stays on
       im2col + sgemm (1.04-1.14 ms vs 1.12-1.33 ms for a direct loop adding each pixel into nine
       L1-resident rows of the kernel gradient).
-    - "winograd" (F(2x2, 3x3)) for stride-1 3x3 kernels with at least WINOGRAD_MIN_CHANNELS input and
-      output channels: 2.25x fewer multiplies in 16 batched GEMMs, but the tile transforms cost time
-      linear in the channels, so it wins only from moderately wide layers. Measured ms (forward /
-      backward, 28x28 valid unless noted), gemm vs winograd: 32->64 on 26x26 (MNIST conv2) 9.24 / 19.73
-      vs 7.18 / 15.14; 32->32 6.37 / 14.08 vs 4.74 / 10.88; 24->24 4.57 / 9.47 vs 4.13 / 7.99; 16->32
-      3.79 / 7.92 vs 3.85 / 7.54; 16->16 2.58 / 5.52 vs 2.59 / 5.29; 64->64 on 14x14 4.39 / 9.43 vs
-      2.83 / 7.24; 128->128 on 14x14 16.4 / 33.5 vs 9.2 / 23.0; but 12->12 1.97 / 4.53 vs 2.14 / 4.85,
-      8->16 1.55 / 3.40 vs 1.89 / 4.16. On AVX-512 hosts, where the GEMMs use `_conv_simd`, the threshold
-      is WINOGRAD_MIN_CHANNELS_SIMD (24) instead.
-    - "winograd4" (F(4x4, 3x3)) first, for stride-1 3x3 kernels with at least WINOGRAD4_MIN_CHANNELS
-      input and output channels and an output of at least WINOGRAD4_MIN_SIZE pixels a side: 2.25
+    - "winograd4" (F(4x4, 3x3)) for stride-1 3x3 kernels with at least WINOGRAD4_MIN_CHANNELS input
+      and output channels, an output of at least WINOGRAD4_MIN_SIZE pixels a side and at least
+      WINOGRAD_MIN_PIXELS output pixels in the call: 2.25
       multiplies per output instead of 4, and about half the transformed bytes. Measured on the Xeon
       (AVX-512) here, one thread, 32 samples, forward / backward ms, gemm vs winograd vs winograd4:
       MNIST conv2 32->64 on 26x26 5.40 / 11.39 vs 4.17 / 11.02 vs 2.51 / 6.36; CIFAR's 32->32 same on
@@ -202,7 +195,18 @@ def choose_cpu_algorithm(g: ConvGeometry, pass_: str = "forward") -> str:
       output's largest magnitude (forward; grad input 1.2-2.9e-6) with the points 0, +-5/8, +-3/2, about
       2x TensorFlow's float32 convolution in the forward (0, +-1, +-2 had 5-14e-6), against 3-7e-7
       for "winograd" (tests/kernels/test_conv_winograd_accuracy.py).
-      Below WINOGRAD4_MIN_SIZE, "winograd" keeps the rule above.
+      Few pixels with many channels (a ResNet's or VGG's last stages on 32x32 images: 1x1 to 4x4 maps of
+      256-2048 channels) favour im2col + GEMM: the transforms of the kernel cost the same whatever the
+      batch. Measured on the 2-core EPYC (AVX2), one thread (thread CPU time, best of 7, the machine busy
+      with other work), forward + backward ms, gemm vs F(2x2) vs F(4x4): N=8 on 6x6 512->512 82 vs 106 vs
+      130, 128->128 4.5 vs 4.4 vs 6.3; N=4 on 8x8 256->256 16.3 vs 18.2 vs 24.9; but N=8 on 8x8 256->256
+      (512 pixels) 35 vs 28 vs 26, N=16 on 8x8 128->128 14.2 vs 9.5 vs 8.3, N=32 on 7x7 128->128 22.9 vs
+      21.8 vs 14.5, N=32 on 6x6 64->64 3.5 vs 3.4 vs 3.1.
+    - "winograd" (F(2x2, 3x3)) is not chosen: below WINOGRAD4_MIN_SIZE outputs a side its tiles past
+      the edge waste work and im2col + GEMM was as fast or faster on both hosts. EPYC as above: N=8 on
+      1x1 512->512 25 vs 85 (F(4x4) 132), on 2x2 27 vs 71, N=8 on 3x3 256->256 7.4 vs 15.7, N=32 on 4x4
+      64->64 1.6 vs 2.5, N=32 on 5x5 64->64 2.5 vs 3.4; the Xeon (AVX-512) on 4x4 128->128 3.84 vs 4.07
+      (above). It stays available as algorithm="winograd".
     - "gemm" (im2col + sgemm) for everything else; within it, a convolution with few output channels
       (`_conv_taps.use_taps`) runs its forward (stride 1) and kernel gradient (deep im2col) by tap
       products, and the input gradient goes by stride phase or col2im (`choose_dx_algorithm`).
@@ -210,12 +214,9 @@ def choose_cpu_algorithm(g: ConvGeometry, pass_: str = "forward") -> str:
       every other shape measured, forward and backward: 2.5x (C_in=1, grad input) to 6x (C_in=32 -> 64,
       grad input); BLAS runs at ~90% of peak on chunks that stay in L2 and im2col costs ~10% of the GEMM.
     """
-    if (g.kh, g.kw, g.sh, g.sw) == (3, 3, 1, 1):
-        if min(g.oh, g.ow) >= WINOGRAD4_MIN_SIZE and min(g.c, g.co) >= WINOGRAD4_MIN_CHANNELS:
-            return "winograd4"
-        least = WINOGRAD_MIN_CHANNELS_SIMD if _simd.ENABLED else WINOGRAD_MIN_CHANNELS
-        if min(g.oh, g.ow) < WINOGRAD4_MIN_SIZE and min(g.c, g.co) >= least:
-            return "winograd"
+    if ((g.kh, g.kw, g.sh, g.sw) == (3, 3, 1, 1) and min(g.oh, g.ow) >= WINOGRAD4_MIN_SIZE
+            and min(g.c, g.co) >= WINOGRAD4_MIN_CHANNELS and g.n * g.oh * g.ow >= WINOGRAD_MIN_PIXELS):
+        return "winograd4"
     if pass_ == "forward" and g.kh == 3 and g.kw == 3 and g.c == 1:
         return "direct"
     return "gemm"
@@ -505,8 +506,16 @@ def choose_dx_algorithm(g: ConvGeometry) -> str:
     4.4; but with fewer input channels col2im wins: 32x32x64 -> 16x16x128 (C_in < C_out) 15.8 vs 19.3-21,
     5x5 stride 1 28x28x32 -> 32 8.3 vs 10.6, 3x3 stride 2 32x32x64 -> 64 3.7 vs 4.8, 1x1 56x56x64 -> 64
     6.0 vs 7.5, 5x5 32x32x64 -> 32 23.4 vs 23.9; 1x1 14x14x256 -> 64 1.74 vs 1.78.
+
+    At stride 1 there is one phase, which gathers KH*KW*C_out values for every input pixel (and reorders
+    the kernel at every call), so it needs C_in >= PHASE_DX_STRIDE1_RATIO * C_out: 3x3 valid, one thread
+    (thread CPU time, best of 7, a busy machine), col2im vs phase ms: 128 -> 128 on 16x16 24.7 vs 37.5,
+    512 -> 512 on 3x3 (8 samples) 12.5 vs 16.2, 256 -> 256 on 4x4 3.2 vs 8.8, 128 -> 128 on 8x8 4.4 vs
+    8.0; at 4x and 8x fewer output channels they tie or phase wins: 64 -> 16 on 28x28 12.4 vs 11.4,
+    128 -> 16 23.6 vs 18.5, 256 -> 32 on 14x14 11.3 vs 11.4 (and 512 -> 3 above).
     """
-    return "phase" if g.c >= max(g.co, PHASE_DX_MIN_CHANNELS) else "col2im"
+    least = max(g.co * (PHASE_DX_STRIDE1_RATIO if g.sh == g.sw == 1 else 1), PHASE_DX_MIN_CHANNELS)
+    return "phase" if g.c >= least else "col2im"
 
 
 def _phase_dx(g: ConvGeometry, dy2, kernel, accumulate: bool, grad_x) -> None:

@@ -108,20 +108,22 @@ def stack_algorithm(g: DilatedGeometry, pass_: str = "forward") -> str:
     """The `kernels.conv2d` CPU algorithm for the stack of sub-grids (what "auto" runs).
 
     The stack is deep (dh * dw * N samples) and its images small (OHS x OWS outputs, 2-6 a side for the
-    rates of DeepLab's ASPP), where conv2d's own rule picks F(2x2, 3x3) Winograd, whose backward works in
-    chunks of two samples. Measured on the stacks (one thread, Xeon with AVX-512, the same pixel count
+    rates of DeepLab's ASPP), where F(2x2, 3x3) Winograd (which conv2d's rule once picked there) works its
+    backward in chunks of two samples. Measured on the stacks (one thread, Xeon with AVX-512, the same pixel count
     per row, forward / backward ms, gemm vs F(2x2) vs F(4x4)): 32->64 channels, OHS 2: 10.9 / 23.4 vs
     21.1 / 97.5 vs 19.4 / 37.4; OHS 3: 10.8 / 22.1 vs 22.9 / 78.1 vs 10.1 / 18.9; OHS 4: 10.5 / 22.4 vs
     13.1 / 45.3 vs 5.8 / 11.3; OHS 5: 10.2 / 21.5 vs 15.4 / 46.5 vs 11.0 / 21.6; 128->128, OHS 2: 20.7 /
     45.0 vs 14.1 / 117.8 vs 29.4 / 59.8; OHS 3: 20.5 / 47.9 vs 22.8 / 90.4 vs 13.4 / 28.8; OHS 5: 20.3 /
     46.5 vs 17.9 / 55.0 vs 17.7 / 36.9. So: F(4x4, 3x3) for 3x3 kernels with at least
     WINOGRAD4_MIN_CHANNELS channels and sub-grids of at least 3 outputs a side (conv2d's rule already
-    picks it from 6), else conv2d's rule with im2col + GEMM in place of F(2x2, 3x3).
+    picks it from 6), with as many output pixels in the stack as conv2d's rule asks (WINOGRAD_MIN_PIXELS),
+    else conv2d's rule (im2col + GEMM).
     """
-    if (g.kh, g.kw) == (3, 3) and min(g.c, g.co) >= _conv.WINOGRAD4_MIN_CHANNELS and min(g.ohs, g.ows) >= 3:
+    stack = _conv.conv_geometry(g.stack_x, (g.kh, g.kw, g.c, g.co))
+    if ((g.kh, g.kw) == (3, 3) and min(g.c, g.co) >= _conv.WINOGRAD4_MIN_CHANNELS and min(g.ohs, g.ows) >= 3
+            and stack.n * g.ohs * g.ows >= _conv.WINOGRAD_MIN_PIXELS):
         return "winograd4"
-    algo = _conv.choose_cpu_algorithm(_conv.conv_geometry(g.stack_x, (g.kh, g.kw, g.c, g.co)), pass_)
-    return "gemm" if algo == "winograd" else algo
+    return _conv.choose_cpu_algorithm(stack, pass_)
 
 
 # --- CPU: the gather into sub-grids and the scatter back (one nogil Numba pass each) ----------------------

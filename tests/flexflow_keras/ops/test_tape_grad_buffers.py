@@ -74,7 +74,8 @@ CASES = {
     "conv2d": lambda: _layer(layers.Conv2D(4, 3, padding="same", activation="tanh"), 2, 6, 6, 3),
     "conv2d_strided": lambda: _layer(layers.Conv2D(6, 4, strides=2, padding="same"), 2, 8, 8, 5),
     "conv2d_taps": lambda: _layer(layers.Conv2D(3, 5, padding="same"), 2, 6, 6, 64),
-    "conv2d_winograd": lambda: _layer(layers.Conv2D(32, 3, padding="same", activation="relu"), 2, 8, 8, 32),
+    # 8 samples of 8x8: the 512 output pixels from which conv2d's rule takes F(4x4, 3x3)
+    "conv2d_winograd": lambda: _layer(layers.Conv2D(32, 3, padding="same", activation="relu"), 8, 8, 8, 32),
     "conv2d_transpose": lambda: _layer(layers.Conv2DTranspose(4, 4, strides=2, padding="same"), 2, 4, 4, 8),
     "conv1d": lambda: _layer(layers.Conv1D(4, 3, padding="causal"), 2, 7, 3),
     "conv1d_transpose": lambda: _layer(layers.Conv1DTranspose(3, 3, strides=2), 2, 5, 4),
