@@ -46,6 +46,11 @@ SETTLED = 1.15
 MAX_WARM = 8
 
 
+# the step number of each inference run: random ops given training=True (Keras' MC dropout) draw a new
+# mask on every predict or evaluate batch, as Keras' seed generator does
+_INFERENCE_RUNS = itertools.count(1)
+
+
 def steady_figure(untimed: list[float], timed: list[float]) -> float:
     """A measurement's figure: the median of its timed steps and, when the untimed ones settled (their
     last 3 within SETTLED of each other), of those 3 too: they are steady steps as well. A short fit's
@@ -445,7 +450,7 @@ class Engine:
         mine = None if self.spanning else distributed.shard_rows(rows)  # under MPI: this rank's shard, partial sums gathered
         local = rows if mine is None else mine
         prog = self.program("eval", len(local), len(rows), mine is not None)
-        fm, _ = prog.run(sources, local, 0, seed)
+        fm, _ = prog.run(sources, local, next(_INFERENCE_RUNS), seed)
         got = self._collect(prog, fm)
         overlap.raise_device_failures(wait=True)
         return got
@@ -456,7 +461,7 @@ class Engine:
         mine = None if self.spanning else distributed.shard_rows(rows)  # under MPI: this rank's shard, outputs gathered
         local = rows if mine is None else mine
         prog = self.program("predict", len(local), len(rows), mine is not None)
-        prog.run(sources, local, 0, 0)
+        prog.run(sources, local, next(_INFERENCE_RUNS), 0)
         out = prog.outputs()
         overlap.raise_device_failures(wait=True)
         return out

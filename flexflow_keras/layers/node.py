@@ -130,6 +130,22 @@ def current_training() -> bool | None:
     return None
 
 
+def forces_training(training) -> bool:
+    """Whether an op recorded now with `training` runs in training mode whatever the execution's mode:
+    True passed on by a layer's call() (Keras' MC dropout: ``super().call(x, training=True)``), or given
+    to a layer call inside a subclassed model's call(), where the calls around it do not train. A
+    functional node given ``training=True`` follows the execution: Keras' fit, evaluate and predict
+    pass their own mode to every node that takes `training`."""
+    if training is not True:
+        return False
+    if _context.training and _context.training[-1] is True and keras_training_context() is None:
+        return False
+    for value in reversed(_context.training[:-1]):
+        if value is not None:
+            return not value
+    return True
+
+
 @contextlib.contextmanager
 def keras_training(fixes: bool):
     """Resolve `training` as Keras 3 does for the layer calls of a subclassed model's call() recorded in

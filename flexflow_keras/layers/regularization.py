@@ -9,6 +9,7 @@ layer's `seed` (or one drawn from the framework generator) with the step and the
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 from flexflow_keras import backend
@@ -24,6 +25,8 @@ from flexflow_keras.utils import rng
 
 def _apply_noise(op, inputs, training):
     sym = F._symbolic(inputs)
+    if sym and F._forces_training(training):  # training=True given: the noise applies in inference too
+        op = dataclasses.replace(op, always=True)
     return apply_op(op, [F._tensor(inputs, sym)], training=False if sym else F._eager_training(training))
 
 

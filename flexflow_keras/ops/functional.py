@@ -214,13 +214,15 @@ def dropout(x, rate: float, seed: int = 0, noise_shape=None, training: bool | No
 
     Args:
         x: tensor. rate: in [0, 1). seed: the op's seed. noise_shape: Keras' noise_shape (None: x's).
-        training: eager calls only (symbolic calls follow the execution's mode): apply the mask; None
-            takes the enclosing layer call's mode (inference outside any).
+        training: eager calls: apply the mask; None takes the enclosing layer call's mode (inference
+            outside any). Symbolic calls follow the execution's mode, except True given where the calls
+            around do not train (`layers.node.forces_training`): the mask applies in inference too.
     """
     ns = None if noise_shape is None else tuple(None if s is None else int(s) for s in noise_shape)
     sym = _symbolic(x)
-    return apply_op(DropoutOp(float(rate), int(seed), ns), [_tensor(x, sym)], name=name,
-                    training=False if sym else _eager_training(training), seed=0)
+    op = DropoutOp(float(rate), int(seed), ns, always=sym and _forces_training(training))
+    return apply_op(op, [_tensor(x, sym)], name=name, training=False if sym else _eager_training(training),
+                    seed=0)
 
 
 def batch_norm(x, gamma, beta, moving_mean, moving_variance, axis: int = -1, momentum: float = 0.99,
@@ -327,6 +329,12 @@ def _binary(fn: str, a, b, name=None):
     if _is_number(a) and not _is_number(b):
         return apply_op(ScalarOp(fn, float(a), True), [_tensor(b, sym)], name=name)
     return apply_op(BINARY_OPS[fn](), [_tensor(a, sym), _tensor(b, sym)], name=name)
+
+
+def _forces_training(training) -> bool:
+    from flexflow_keras.layers.node import forces_training
+
+    return forces_training(training)
 
 
 def _eager_training(training: bool | None) -> bool:

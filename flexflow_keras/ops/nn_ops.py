@@ -272,12 +272,14 @@ class DropoutOp(Op):
     Attributes:
         rate: drop probability in [0, 1). seed: this op's seed (the layer's). noise_shape: Keras'
             noise_shape with None for the batch dim (None: the input's shape).
+        always: the call was given ``training=True`` (Keras' MC dropout): active in inference too.
     """
 
     type_name: ClassVar[str] = "dropout"
     rate: float = 0.5
     seed: int = 0
     noise_shape: tuple[int | None, ...] | None = None
+    always: bool = False
 
     def __post_init__(self):
         if not 0.0 <= float(self.rate) < 1.0:
@@ -318,7 +320,7 @@ class DropoutOp(Op):
                         local=(("noise_shape", tuple(shapes.saved[0][1:])),))
 
     def _active(self, ctx) -> bool:
-        return bool(ctx.training) and self.rate > 0.0
+        return (self.always or bool(ctx.training)) and self.rate > 0.0
 
     def forward(self, ctx, inputs, weights, outputs, saved, stats):
         if not self._active(ctx):

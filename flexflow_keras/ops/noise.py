@@ -44,12 +44,14 @@ class GaussianNoiseOp(Op):
     Attributes:
         stddev: the noise's standard deviation (>= 0). seed: this op's seed (the layer's).
         multiplicative: GaussianDropout's form; its factor is a saved buffer for backward.
+        always: the call was given ``training=True``: active in inference too.
     """
 
     type_name: ClassVar[str] = "gaussian_noise"
     stddev: float = 0.0
     seed: int = 0
     multiplicative: bool = False
+    always: bool = False
 
     def __post_init__(self):
         if not float(self.stddev) >= 0.0:
@@ -63,7 +65,7 @@ class GaussianNoiseOp(Op):
         return (inputs[0],) if self.multiplicative else ()
 
     def _active(self, ctx) -> bool:
-        return bool(ctx.training) and self.stddev > 0.0
+        return (self.always or bool(ctx.training)) and self.stddev > 0.0
 
     def forward(self, ctx, inputs, weights, outputs, saved, stats):
         if not self._active(ctx):

@@ -56,6 +56,8 @@ def at_inference(op):
         return None
     if name == "batch_norm" and op.training is None:
         return dataclasses.replace(op, training=False)
+    if getattr(op, "always", False):  # given training=True: Keras applies it in an inference call too
+        return op
     zeroed = {f: 0.0 for f in _ZEROED.get(name, ()) if getattr(op, f, 0)}
     return dataclasses.replace(op, **zeroed) if zeroed else op
 
