@@ -39,6 +39,7 @@ from flexflow_keras.ops.attention_fn import *  # noqa: F403 - dot_product_attent
 from flexflow_keras.ops.base import KernelContext, Op, apply_op, op_registry
 from flexflow_keras.ops.control_flow import *  # noqa: F403 - cond, switch, while_loop, fori_loop
 from flexflow_keras.ops.control_scan import *  # noqa: F403 - scan, map, vectorized_map, associative_scan
+from flexflow_keras.ops.custom_gradient import custom_gradient as custom_gradient
 from flexflow_keras.ops.eager_tensor import eager_results as _eager_results
 from flexflow_keras.ops.fft import *  # noqa: F403 - fft, fft2, ifft2, rfft, irfft, stft, istft
 from flexflow_keras.ops.functional import *  # noqa: F403 - the functional API is this package's surface
