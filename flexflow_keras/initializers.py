@@ -29,9 +29,12 @@ def _dtype(dtype) -> str:
     return str(np.dtype(dtype))
 
 
-def compute_fans(shape) -> tuple[int, int]:
-    """(fan_in, fan_out) of a weight of `shape`, with Keras' rule for conv kernels (receptive field)."""
+def compute_fans(shape, input_axes=None, output_axes=None) -> tuple[int, int]:
+    """(fan_in, fan_out) of a weight of `shape`: the products over `input_axes` and `output_axes` when
+    both are given (Keras 3.15), else Keras' rule, with the receptive field for conv kernels."""
     shape = tuple(shape)
+    if input_axes is not None and output_axes is not None:
+        return (int(math.prod(shape[a] for a in input_axes)), int(math.prod(shape[a] for a in output_axes)))
     if len(shape) == 0:
         return 1, 1
     if len(shape) == 1:
@@ -199,14 +202,18 @@ class VarianceScaling(RandomInitializer):
     Args:
         scale: positive scaling factor.
         mode: ``"fan_in"``, ``"fan_out"`` or ``"fan_avg"`` (which n).
-        distribution: ``"truncated_normal"``, ``"untruncated_normal"`` or ``"uniform"``.
+        distribution: ``"truncated_normal"`` (``"normal"`` is another name for it, as in Keras),
+            ``"untruncated_normal"`` or ``"uniform"``.
         seed: integer or None.
+        input_axes, output_axes: lists of axes whose sizes multiply to the fan-in and fan-out (both
+            given), in place of Keras' rule from the shape.
     """
 
     _MODES = ("fan_in", "fan_out", "fan_avg")
     _DISTS = ("truncated_normal", "untruncated_normal", "normal", "uniform")
 
-    def __init__(self, scale=1.0, mode="fan_in", distribution="truncated_normal", seed=None):
+    def __init__(self, scale=1.0, mode="fan_in", distribution="truncated_normal", seed=None, input_axes=None,
+                 output_axes=None):
         if not scale > 0:
             raise ValueError(f"VarianceScaling expects a positive scale, received scale={scale!r}.")
         if mode not in self._MODES:
@@ -215,19 +222,21 @@ class VarianceScaling(RandomInitializer):
         if dist not in self._DISTS:
             raise ValueError(f"VarianceScaling expects distribution in {list(self._DISTS)}, received "
                              f"distribution={distribution!r}.")
-        self.scale, self.mode, self.distribution = scale, mode, dist
+        self.scale, self.mode = scale, mode
+        self.distribution = "truncated_normal" if dist == "normal" else dist
+        self.input_axes, self.output_axes = input_axes, output_axes
         super().__init__(seed)
 
     def __call__(self, shape, dtype=None):
         shape = tuple(shape)
-        fan_in, fan_out = compute_fans(shape)
+        fan_in, fan_out = compute_fans(shape, self.input_axes, self.output_axes)
         n = {"fan_in": fan_in, "fan_out": fan_out, "fan_avg": (fan_in + fan_out) / 2.0}[self.mode]
         scale = self.scale / max(1.0, n)
         gen = self._rng()
         if self.distribution == "truncated_normal":
             # 0.8796... is the stddev of a unit normal truncated at two standard deviations.
             v = _truncated_normal(gen, shape, 0.0, math.sqrt(scale) / 0.87962566103423978)
-        elif self.distribution in ("untruncated_normal", "normal"):
+        elif self.distribution == "untruncated_normal":
             v = gen.normal(0.0, math.sqrt(scale), shape)
         else:
             limit = math.sqrt(3.0 * scale)
@@ -236,7 +245,7 @@ class VarianceScaling(RandomInitializer):
 
     def get_config(self):
         return {"scale": self.scale, "mode": self.mode, "distribution": self.distribution,
-                **super().get_config()}
+                "input_axes": self.input_axes, "output_axes": self.output_axes, **super().get_config()}
 
 
 class _Preset(VarianceScaling):
@@ -244,12 +253,13 @@ class _Preset(VarianceScaling):
 
     _preset: tuple[float, str, str] = (1.0, "fan_in", "truncated_normal")
 
-    def __init__(self, seed=None):
+    def __init__(self, seed=None, input_axes=None, output_axes=None):
         scale, mode, dist = self._preset
-        super().__init__(scale=scale, mode=mode, distribution=dist, seed=seed)
+        super().__init__(scale=scale, mode=mode, distribution=dist, seed=seed, input_axes=input_axes,
+                         output_axes=output_axes)
 
     def get_config(self):
-        return {"seed": self._init_seed}
+        return {"seed": self._init_seed, "input_axes": self.input_axes, "output_axes": self.output_axes}
 
 
 class GlorotUniform(_Preset):

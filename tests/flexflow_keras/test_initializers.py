@@ -57,8 +57,8 @@ def test_get_serialize_and_errors():
     init = initializers.get({"class_name": "VarianceScaling", "config": {"scale": 2.0, "mode": "fan_out"}})
     assert isinstance(init, initializers.VarianceScaling) and init.scale == 2.0
     cfg = initializers.serialize(initializers.HeUniform(seed=4))
-    assert cfg == {"module": "keras.initializers", "class_name": "HeUniform", "config": {"seed": 4},
-                   "registered_name": None}
+    assert cfg == {"module": "keras.initializers", "class_name": "HeUniform",
+                   "config": {"seed": 4, "input_axes": None, "output_axes": None}, "registered_name": None}
     np.testing.assert_array_equal(initializers.deserialize(cfg)((2, 2)), initializers.HeUniform(seed=4)((2, 2)))
     assert isinstance(initializers.get("GlorotUniform"), initializers.GlorotUniform)
     assert isinstance(initializers.get(initializers.Zeros), initializers.Zeros)
