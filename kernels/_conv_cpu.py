@@ -15,6 +15,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from kernels._conv_blas import gemm as blas_gemm
 from kernels._conv_simd import gemm
 from kernels._jit import u64 as _u
 
@@ -242,17 +243,21 @@ def fold_rows64(part, total, first):
 
 
 @njit(nogil=True, cache=True)
-def gemm_backward(x3, w2t, dy2, y2, relu, sh, sw, pt, pl, oh, ow, c, kh, kw, step, cols, dz_buf, want_db, db,
-                  want_dk, gk2, gk64, fold_rows, want_dx, simd, dx):
+def gemm_backward(x3, w, w_is_kernel, dy2, y2, relu, sh, sw, pt, pl, oh, ow, c, kh, kw, step, cols, dz_buf, want_db,
+                  db, want_dk, gk2, gk64, fold_rows, want_dx, simd, dx):
     """The im2col + GEMM backward in one nogil call, per chunk of `step` output lines: dZ (dy2 masked by
-    the ReLU output y2 if relu), db += colsum(dZ), gk64 = the sum of cols^T @ dZ, dx += col2im(dZ @ w2t),
-    where w2t (CO, KH*KW*C) is the transposed kernel matrix; simd as for `gemm_forward`.
+    the ReLU output y2 if relu), db += colsum(dZ), gk64 = the sum of cols^T @ dZ, dx += col2im(dZ @ W^T),
+    where `w` is the kernel matrix W (KH*KW*C, CO) itself when `w_is_kernel` (BLAS reads it transposed),
+    else its transposed copy (CO, KH*KW*C) for the `simd` micro-kernels (as for `gemm_forward`).
 
     The kernel gradient is summed over the batch in float32 (gk2, (KH*KW*C, CO) scratch) for at least
     `fold_rows` output pixels at a time and those partial sums in float64 (gk64, same shape, overwritten).
+    Returns False when the whole shard was one chunk: the sum is then in gk2 and gk64 is not written (a
+    float64 copy of one float32 sum would change nothing, and for a large kernel over few pixels, such as
+    3x3 512 -> 512 on 8 samples of 1x1 outputs, it was most of the kernel gradient's time).
     dx must be zeroed by the caller for overwrite semantics.
     """
-    co, depth = w2t.shape
+    depth, co = (w.shape[0], w.shape[1]) if w_is_kernel else (w.shape[1], w.shape[0])
     lines = x3.shape[0] * oh
     part = gk2.reshape(-1)
     total = gk64.reshape(-1)
@@ -268,12 +273,18 @@ def gemm_backward(x3, w2t, dy2, y2, relu, sh, sw, pt, pl, oh, ow, c, kh, kw, ste
             im2col_lines(x3, l0, l1, sh, sw, pt, pl, oh, ow, c, chunk)
             gemm(simd, True, depth, co, r1 - r0, chunk, depth, dz, co, since > 0, gk2, co)
             since += r1 - r0
-            if since >= fold_rows or l1 == lines:
+            if l0 == 0 and l1 == lines:  # one chunk: gk2 holds the sum
+                since = 0
+            elif since >= fold_rows or l1 == lines:
                 fold_rows64(part, total, not folded)
                 folded = True
                 since = 0
         if want_dx:
-            gemm(simd, False, r1 - r0, depth, co, dz, co, w2t, depth, False, chunk, depth)
+            if w_is_kernel:
+                blas_gemm(False, True, r1 - r0, depth, co, 1.0, dz, co, w, co, 0.0, chunk, depth)
+            else:
+                gemm(simd, False, r1 - r0, depth, co, dz, co, w, depth, False, chunk, depth)
             col2im_add_lines(chunk.reshape((r1 - r0, kh, kw, c)), l0, l1, sh, sw, pt, pl, oh, ow, dx)
-    if want_dk and not folded:  # no output pixels
+    if want_dk and lines == 0:  # no output pixels
         total[:] = 0.0
+    return lines == 0 or folded
