@@ -240,3 +240,9 @@ def deserialize(config, custom_objects=None) -> Callable:
     from flexflow_keras.utils.serialization import deserialize_keras_object
 
     return deserialize_keras_object(config, custom_objects, module_objects=_FUNCTIONS, kind="activation")
+
+
+def __dir__():
+    """What `dir(keras.activations)` lists in Keras 3.15: the activations, get, serialize, deserialize."""
+    hidden = {"Callable", "annotations", "fusable_name", "ops"}
+    return sorted(n for n in globals() if not (n in hidden or n.startswith("_")) or n.startswith("__"))

@@ -421,6 +421,17 @@ random_normal, random_uniform, truncated_normal, variance_scaling = (RandomNorma
                                                                        TruncatedNormal, VarianceScaling)
 glorot_uniform, glorot_normal, he_normal, he_uniform = GlorotUniform, GlorotNormal, HeNormal, HeUniform
 lecun_normal, lecun_uniform, orthogonal = LecunNormal, LecunUniform, Orthogonal
+IdentityInitializer, OrthogonalInitializer, STFTInitializer, stft = Identity, Orthogonal, STFT, STFT
+
+# what `dir(keras.initializers)` lists in Keras 3.15 (the module's helpers and imports stay out of it)
+_PUBLIC = (*(c.__name__ for c in _CLASSES), "Initializer", "IdentityInitializer", "OrthogonalInitializer",
+           "STFTInitializer", "zeros", "ones", "constant", "identity", "random_normal", "random_uniform",
+           "truncated_normal", "variance_scaling", "glorot_uniform", "glorot_normal", "he_normal", "he_uniform",
+           "lecun_normal", "lecun_uniform", "orthogonal", "stft", "serialize", "deserialize", "get")
+
+
+def __dir__():
+    return sorted({*_PUBLIC, *(n for n in globals() if n.startswith("__"))})
 
 
 def serialize(initializer) -> dict | str | None:

@@ -290,3 +290,9 @@ def deserialize(config: dict, custom_objects: dict | None = None) -> LearningRat
     if name not in classes:
         raise ValueError(f"Unknown learning rate schedule {name!r}; known schedules: {sorted(_SCHEDULES)}.")
     return classes[name].from_config(dict(config.get("config", {})))
+
+
+def __dir__():
+    """What `dir(keras.optimizers.schedules)` lists in Keras 3.15: the schedules, serialize, deserialize."""
+    return sorted({*_SCHEDULES, "LearningRateSchedule", "serialize", "deserialize",
+                   *(n for n in globals() if n.startswith("__"))})
