@@ -43,25 +43,27 @@ def _cuda_usable() -> bool:
         return False
 
 
-# The files that took longest in a full run (seconds, on a 2-core AMD EPYC with AVX2), besides the files of
-# background tests, which go first. Only the order of files under pytest-xdist depends on this list: a file
-# missing from it still runs, only later.
+# The files that took longest in a full run (seconds; 9f5f344's run on a 2-core AMD EPYC with AVX2), besides
+# the files of background tests, which go first. Only the order of files under pytest-xdist depends on this
+# list: a file missing from it still runs, only later.
 LONG_FILES = (
-    "tests/flexflow_keras/applications/test_applications_tf.py",  # 374
-    "tests/kernels/test_cuda_ptx.py",  # 168
-    "tests/flexflow_keras/ops/test_control_flow_model_tf.py",  # 137
-    "tests/e2e/test_keras2_corpus.py",  # 123
-    "tests/flexflow_keras/metrics/test_metrics_extra_tf.py",  # 87
+    "tests/flexflow_keras/applications/test_applications_tf.py",  # 308 (before its eager references)
+    "tests/kernels/test_cuda_ptx.py",  # 105
+    "tests/flexflow_keras/metrics/test_metrics_extra_tf.py",  # 84
     "tests/e2e/test_mpi.py",  # 80
-    "tests/flexflow_keras/test_tf_control_flow_tf.py",  # 75
-    "tests/e2e/test_interrupt.py",  # 68
-    "tests/e2e/test_checkpoint_kill.py",  # 66
-    "tests/e2e/test_flags_cli.py",  # 66
-    "tests/flexflow_keras/models/test_keras_format.py",  # 55
-    "tests/flexflow_keras/search/test_search.py",  # 47
+    "tests/e2e/test_keras2_corpus.py",  # 78
+    "tests/e2e/test_interrupt.py",  # 71
+    "tests/e2e/test_flags_cli.py",  # 58
+    "tests/e2e/test_error_catalogue.py",  # 54
+    "tests/flexflow_keras/search/test_search.py",  # 51
+    "tests/kernels/test_conv_pool_tiles.py",  # 48
+    "tests/flexflow_keras/models/test_keras_format.py",  # 47
     "tests/e2e/test_scripts.py",  # 45
-    "tests/flexflow_keras/metrics/test_metrics_new_tf.py",  # 44
-    "tests/e2e/test_error_catalogue.py",  # 41
+    "tests/e2e/test_checkpoint_kill.py",  # 44
+    "tests/kernels/test_conv_simd.py",  # 41
+    "tests/e2e/test_failures.py",  # 40
+    "tests/flexflow_keras/metrics/test_metrics_new_tf.py",  # 40
+    "tests/flexflow_keras/execution/test_store_budget.py",  # 39
 )
 
 
