@@ -165,11 +165,11 @@ def best_cpu_ms(fn, repeats: int) -> float:
     return best * 1e3
 
 
-def _algorithm_case(rng, h: int, c: int, co: int, other: str, repeats: int) -> None:
-    x = rng.standard_normal((32, h, h, c)).astype(np.float32)
+def _algorithm_case(rng, h: int, c: int, co: int, others: tuple[str, ...], repeats: int, n: int = 32) -> None:
+    x = rng.standard_normal((n, h, h, c)).astype(np.float32)
     k = (rng.standard_normal((3, 3, c, co)) * 0.1).astype(np.float32)
     b = np.zeros(co, np.float32)
-    y = np.empty((32, h - 2, h - 2, co), np.float32)
+    y = np.empty((n, h - 2, h - 2, co), np.float32)
     K.conv2d_forward_cpu(x, k, b, y, activation="relu")
     gy = rng.standard_normal(y.shape).astype(np.float32)
     gx, gk, gb = np.empty_like(x), np.empty_like(k), np.empty_like(b)
@@ -180,25 +180,53 @@ def _algorithm_case(rng, h: int, c: int, co: int, other: str, repeats: int) -> N
     def backward(algorithm):  # a single-channel input is a first layer: no input gradient
         K.conv2d_backward_cpu(x, k, y, gy, gx if c > 1 else None, gk, gb, activation="relu", algorithm=algorithm)
 
-    passes = (("forward", forward), ("backward", backward)) if other == "winograd" else (("forward", forward),)
+    passes = (("forward", forward),) if others == ("direct",) else (("forward", forward), ("backward", backward))
+    auto = K.choose_cpu_algorithm(K.conv_geometry(x.shape, k.shape))
     for pass_, fn in passes:
-        t_gemm = best_cpu_ms(lambda f=fn: f("gemm"), repeats)
-        t_other = best_cpu_ms(lambda f=fn: f(other), repeats)
-        print(f"{f'{h}x{h}, {c} -> {co}':<24}{pass_:<10}{t_gemm:>8.2f}{t_other:>8.2f}  {other}")
+        times = "".join(f"{best_cpu_ms(lambda f=fn, a=a: f(a), repeats):>10.2f}" for a in ("gemm",) + others)
+        print(f"{f'{n} x {h}x{h}, {c} -> {co}':<26}{pass_:<10}{times}  {'/'.join(others)}; auto: {auto}")
+
+
+def _dx_case(rng, n: int, h: int, c: int, co: int, kh: int, stride: int, repeats: int) -> None:
+    x = rng.standard_normal((n, h, h, c)).astype(np.float32)
+    k = (rng.standard_normal((kh, kh, c, co)) * 0.1).astype(np.float32)
+    g = K.conv_geometry(x.shape, k.shape, stride)
+    y = np.empty((n, g.oh, g.ow, co), np.float32)
+    gy = rng.standard_normal(y.shape).astype(np.float32)
+    gx = np.empty_like(x)
+    rule = K.choose_dx_algorithm
+    row = []
+    try:
+        for algorithm in ("col2im", "phase"):
+            K.choose_dx_algorithm = lambda _g, a=algorithm: a
+            row.append(best_cpu_ms(lambda: K.conv2d_backward_cpu(x, k, y, gy, gx, None, None, stride,
+                                                                  algorithm="gemm"), repeats))
+    finally:
+        K.choose_dx_algorithm = rule
+    print(f"{f'{n} x {h}x{h}, {c} -> {co}, {kh}x{kh} s{stride}':<34}{row[0]:>10.2f}{row[1]:>10.2f}  rule: {rule(g)}")
 
 
 def algorithms(repeats: int) -> None:
-    """Single-threaded (thread CPU time), 32-sample shards: the comparisons behind
-    kernels.conv2d.choose_cpu_algorithm."""
+    """Single-threaded (thread CPU time): the comparisons behind kernels.conv2d.choose_cpu_algorithm
+    (32-sample shards, then few pixels with many channels) and choose_dx_algorithm."""
     rng = np.random.default_rng(1)
-    print(f"{'3x3 valid, c_in -> c_out':<24}{'pass':<10}{'gemm':>8}{'other':>8}  other")
-    cases = [((28, 1, 32), "direct"), ((26, 32, 64), "winograd"), ((28, 8, 16), "winograd"),
-             ((28, 12, 12), "winograd"), ((28, 16, 16), "winograd"), ((28, 16, 32), "winograd"),
-             ((28, 24, 24), "winograd"), ((28, 32, 32), "winograd"), ((14, 64, 64), "winograd"),
-             ((14, 128, 128), "winograd")]
+    wg = ("winograd", "winograd4")
+    print(f"{'N x input, 3x3 valid':<26}{'pass':<10}{'gemm':>10}{'others':>10}")
+    cases = [((28, 1, 32), ("direct",)), ((26, 32, 64), wg), ((28, 8, 16), wg), ((28, 12, 12), wg),
+             ((28, 16, 16), wg), ((28, 16, 32), wg), ((28, 24, 24), wg), ((28, 32, 32), wg), ((14, 64, 64), wg),
+             ((14, 128, 128), wg), ((6, 64, 64), wg), ((7, 64, 64), wg)]
+    few = [(8, 3, 512), (8, 4, 512), (8, 5, 256), (8, 6, 128), (8, 8, 512), (4, 10, 256), (8, 10, 256),
+           (16, 10, 128), (32, 9, 128)]  # (N, H, channels): 1x1 to 8x8 outputs, 8-2048 pixels
     with threadpool_limits(1, user_api="blas"):
-        for (h, c, co), other in cases:
-            _algorithm_case(rng, h, c, co, other, repeats)
+        for (h, c, co), others in cases:
+            _algorithm_case(rng, h, c, co, others, repeats)
+        for n, h, c in few:
+            _algorithm_case(rng, h, c, c, wg, repeats, n=n)
+        print(f"\n{'input gradient: N x input, valid':<34}{'col2im':>10}{'phase':>10}")
+        for case in [(32, 18, 128, 128, 3, 1), (8, 3, 512, 512, 3, 1), (32, 6, 256, 256, 3, 1),
+                     (32, 30, 128, 16, 3, 1), (32, 30, 64, 16, 3, 1), (32, 16, 128, 128, 3, 2),
+                     (32, 16, 128, 128, 4, 2), (32, 8, 512, 512, 2, 2), (32, 36, 512, 3, 5, 1)]:
+            _dx_case(rng, *case, repeats)
 
 
 def _best_process_cpu_ms(fn, repeats: int) -> float:
@@ -272,7 +300,7 @@ def main() -> None:
     print(f"{'total':<14}{totals[0]:>11.2f}{totals[1]:>11.2f}{totals[2]:>9.2f}"
           f"{totals[2] / min(totals[0], totals[1]):>8.2f}x")
     if args.algorithms:
-        print("\nchoose_cpu_algorithm evidence (ms, 1 thread, 32 samples):")
+        print("\nchoose_cpu_algorithm / choose_dx_algorithm evidence (ms, 1 thread):")
         algorithms(args.repeats)
 
 
