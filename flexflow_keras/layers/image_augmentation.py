@@ -56,6 +56,8 @@ class _ImageAugmentation(Layer):
     """Shared by the augmentation layers: the seed, the data format, the training rule, eager calls."""
 
     _float_math = True
+    _takes_unbatched_images = True  # an eager call takes one (height, width, channels) image; so does a
+    # Sequential holding the layer (models/sequential.py)
 
     def __init__(self, seed=None, data_format=None, **kwargs):
         super().__init__(**kwargs)

@@ -281,6 +281,10 @@ class Sequential(Keras2SequentialMethods, GraphIOMixin, Model):
         self._ensure_built(x.shape if x.ndim else (None,), str(x.dtype))
 
     def __call__(self, *args, **kwargs):
+        if args and self._one_unbatched_image(args[0]):
+            # Keras 3's image preprocessing layers take one (height, width, channels) image: keras.io's and
+            # Hands-On ML's `ds.map(lambda X, y: (preprocess(X), y))` before batching
+            return super().__call__(np.asarray(args[0])[None], *args[1:], **kwargs)[0]
         if args and not any(isinstance(t, KerasTensor) for t in tree.flatten(args[0])):
             self._ensure_host_prefix(args[0])
             prefix = getattr(self, "_host_prefix", None)
@@ -289,6 +293,23 @@ class Sequential(Keras2SequentialMethods, GraphIOMixin, Model):
         if self._graph is not None:  # built: Keras 3 runs its Functional, which adjusts the input rank
             args = self._rank_adjusted(args, getattr(self, "_host_prefix", None))
         return super().__call__(*args, **kwargs)
+
+    def _one_unbatched_image(self, x) -> bool:
+        """Whether an eager call's input is one image without its batch axis: rank 3 for a Sequential whose
+        input is implied (no Input) and that holds an image preprocessing layer, which Keras 3 runs on
+        one image (the model is then built for batches of such images)."""
+        if isinstance(x, (KerasTensor, list, tuple, dict)) or not hasattr(x, "shape") or len(x.shape) != 3:
+            return False
+        if self._graph is None:
+            if self._input_layer is not None or not any(
+                    getattr(layer, "_takes_unbatched_images", False) for layer in self._seq_layers):
+                return False
+            x = np.asarray(x)
+            keep = str(x.dtype) in STRING_DTYPES or x.dtype.kind in "iub"
+            self._ensure_built((None,) + tuple(x.shape), str(x.dtype) if keep else self._dtype)
+            object.__setattr__(self, "_unbatched_images", True)
+            return True
+        return getattr(self, "_unbatched_images", False) and len(self._inputs[0].shape) == 4
 
     def _maybe_build(self, inputs) -> None:
         x = tree.flatten(inputs)[0]
