@@ -28,19 +28,27 @@ from kernels._jit import cpu_jit, flat_out, rows_in, store
 from kernels.activations import (
     _NUMPY_FORWARD,
     _TABLE,
+    ELU,
     GELU,
     LEAKY_RELU,
     LINEAR,
     RELU,
     RELU6,
+    SELU,
+    SELU_ALPHA,
+    SELU_SCALE,
     SIGMOID,
+    SILU,
     TANH,
     Activation,
     _act_grad,
     _act_value,
+    elu_value,
     gelu_grad,
     gelu_value,
     numpy_forward_inplace,
+    silu_grad,
+    silu_value,
 )
 
 
@@ -135,6 +143,12 @@ def _bias_act(src, b, dst, keep_src, code, p0, p1, p2):
                 v = src[i, j] + b[j]
                 src[i, j] = v
                 dst[i, j] = gelu_value(v)
+    elif keep_src and code == SILU and dst.itemsize == 4:
+        for i in range(rows):
+            for j in range(cols):
+                v = src[i, j] + b[j]
+                src[i, j] = v
+                dst[i, j] = silu_value(v)
     elif keep_src:
         for i in range(rows):
             for j in range(cols):
@@ -166,6 +180,18 @@ def _bias_act(src, b, dst, keep_src, code, p0, p1, p2):
         for i in range(rows):
             for j in range(cols):
                 dst[i, j] = gelu_value(src[i, j] + b[j])
+    elif code == SILU and dst.itemsize == 4:
+        for i in range(rows):
+            for j in range(cols):
+                dst[i, j] = silu_value(src[i, j] + b[j])
+    elif code == ELU and dst.itemsize == 4:
+        for i in range(rows):
+            for j in range(cols):
+                dst[i, j] = elu_value(src[i, j] + b[j], p0)
+    elif code == SELU and dst.itemsize == 4:
+        for i in range(rows):
+            for j in range(cols):
+                dst[i, j] = SELU_SCALE * elu_value(src[i, j] + b[j], SELU_ALPHA)
     else:
         for i in range(rows):
             for j in range(cols):
@@ -206,6 +232,24 @@ def _act_grad_bias(dy, x, y, dz, db, code, p0, p1, p2):
         for i in range(rows):
             for j in range(cols):
                 g = dy[i, j] * gelu_grad(x[i, j])
+                dz[i, j] = g
+                db[j] += g
+    elif code == SILU and dz.itemsize == 4:
+        for i in range(rows):
+            for j in range(cols):
+                g = dy[i, j] * silu_grad(x[i, j])
+                dz[i, j] = g
+                db[j] += g
+    elif code == ELU:  # reads y only: vectorises with the code a constant
+        for i in range(rows):
+            for j in range(cols):
+                g = dy[i, j] * _grad(ELU, x[i, j], y[i, j], p0, p1, p2)
+                dz[i, j] = g
+                db[j] += g
+    elif code == SELU:
+        for i in range(rows):
+            for j in range(cols):
+                g = dy[i, j] * _grad(SELU, x[i, j], y[i, j], p0, p1, p2)
                 dz[i, j] = g
                 db[j] += g
     else:

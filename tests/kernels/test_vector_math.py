@@ -7,6 +7,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
+import pytest
 from numba import njit
 
 from kernels import activations as A
@@ -161,3 +162,70 @@ def test_softmax_over_the_last_axis_gives_the_row_functions_results():
         else:
             assert _ulps(got[fin], want[fin]).max() <= 2
             np.testing.assert_allclose(got[1:].sum(-1, dtype=np.float64), 1.0, rtol=1e-6)  # rows of plain values
+
+
+@njit
+def _scalar_p(code, p0, x, y, g):
+    for i in range(x.size):
+        y[i] = A.act_value(code, x[i], p0, 0.0, 0.0)
+        g[i] = A.act_grad(code, x[i], y[i], p0, 0.0, 0.0)
+
+
+@njit
+def _grad_p(code, p0, x, y, g):
+    for i in range(x.size):
+        g[i] = A.act_grad(code, x[i], y[i], p0, 0.0, 0.0)
+
+
+def _scalar64(code, p0, x):
+    """float32 y from the float64 forms, and the gradient from x and that y (ELU's and SELU's read y, as
+    TensorFlow's EluGrad reads the outputs), in float64."""
+    y, g = np.empty(x.size), np.empty(x.size)
+    _scalar_p(code, p0, x.astype(np.float64), y, g)
+    y32 = y.astype(np.float32)
+    _grad_p(code, p0, x.astype(np.float64), y32.astype(np.float64), g)
+    return y32, g
+
+
+@pytest.mark.parametrize("name, code, p0", [("silu", A.SILU, 0.0), ("elu", A.ELU, 1.0), ("elu alpha 0.5", A.ELU, 0.5),
+                                            ("selu", A.SELU, 0.0)])
+def test_exp_based_loops_give_the_scalar_functions_results(name, code, p0):
+    """SiLU, ELU and SELU into float32 with vector_math.exp (activation layers and the fused Dense) against
+    the C library's scalar forms: within one unit, non-finite inputs as the scalar forms give them."""
+    rng = np.random.default_rng(1)
+    x = np.concatenate([rng.standard_normal(100_000) * 4, np.linspace(-800, 800, 4001), np.linspace(-1e-4, 1e-4, 2001),
+                        [0.0, -0.0, 1e-30, -1e-30, np.inf, -np.inf, np.nan]]).astype(np.float32)
+    # the C library's forms in float64 (a float32 input would make math.exp a float32 expf in Numba, whose
+    # denormal intermediates lose digits that the float64 loops keep)
+    want, want_g = _scalar64(code, p0, x)
+    act = A.Activation(code, p0)
+    got = np.empty_like(x)
+    A.activation_forward_cpu(x, got, act)
+    finite = np.isfinite(want)
+    np.testing.assert_array_equal(got[~finite], want[~finite])
+    assert _ulps(got[finite], want[finite]).max() <= 1, name
+    dy = rng.standard_normal(x.size).astype(np.float32)
+    dx = np.empty_like(x)
+    A.activation_backward_cpu(x, want, dy, dx, act)
+    ref = (dy.astype(np.float64) * want_g).astype(np.float32)
+    ok = np.isfinite(ref)
+    np.testing.assert_array_equal(np.isnan(dx), np.isnan(ref))
+    np.testing.assert_allclose(dx[ok], ref[ok], rtol=3e-7, atol=1e-30)
+    rows = x[:100_000].reshape(200, 500)  # the fused Dense: bias + activation, then dz and db
+    b = rng.standard_normal(500).astype(np.float32)
+    for keep in (False, True):
+        src, dst = rows.copy(), np.empty_like(rows)
+        L._bias_act(src, b, dst, keep, code, p0, 0.0, 0.0)
+        pre = rows + b
+        ref_y, ref_g = _scalar64(code, p0, pre.ravel())
+        assert _ulps(dst.ravel(), ref_y).max() <= 1, (name, keep)
+    dyr = dy[:100_000].reshape(200, 500)
+    dz, db = np.empty_like(pre), np.empty(500)
+    L._act_grad_bias(dyr, pre, ref_y.reshape(pre.shape), dz, db, code, p0, 0.0, 0.0)
+    ref_dz = (dyr.astype(np.float64) * ref_g.reshape(pre.shape)).astype(np.float32)
+    np.testing.assert_allclose(dz, ref_dz, rtol=3e-7, atol=1e-30)
+
+
+def test_exp_based_loops_vectorise():
+    assert _vector_code(_loop(A.silu_value, A.silu_grad))
+    assert _vector_code(_loop(njit(lambda v: A.elu_value(v, 1.0)), njit(lambda v: A.elu_value(v, 0.5))))
