@@ -510,13 +510,19 @@ def choose_dx_algorithm(g: ConvGeometry) -> str:
     5x5 stride 1 28x28x32 -> 32 8.3 vs 10.6, 3x3 stride 2 32x32x64 -> 64 3.7 vs 4.8, 1x1 56x56x64 -> 64
     6.0 vs 7.5, 5x5 32x32x64 -> 32 23.4 vs 23.9; 1x1 14x14x256 -> 64 1.74 vs 1.78.
 
-    At stride 1 there is one phase, which gathers KH*KW*C_out values for every input pixel (and reorders
-    the kernel at every call), so it needs C_in >= PHASE_DX_STRIDE1_RATIO * C_out: 3x3 valid, one thread
-    (thread CPU time, best of 7, a busy machine), col2im vs phase ms: 128 -> 128 on 16x16 24.7 vs 37.5,
-    512 -> 512 on 3x3 (8 samples) 12.5 vs 16.2, 256 -> 256 on 4x4 3.2 vs 8.8, 128 -> 128 on 8x8 4.4 vs
-    8.0; at 4x and 8x fewer output channels they tie or phase wins: 64 -> 16 on 28x28 12.4 vs 11.4,
-    128 -> 16 23.6 vs 18.5, 256 -> 32 on 14x14 11.3 vs 11.4 (and 512 -> 3 above).
+    At stride 1 there is one phase, which gathers KH*KW*C_out values for every input pixel and reorders
+    the kernel (KH*KW*C_in*C_out values) at every call, where col2im adds KH*KW*C_in values per output
+    pixel; so phase needs C_in >= PHASE_DX_STRIDE1_RATIO * C_out, a kernel larger than 1x1 (a 1x1
+    col2im adds nothing up) and pixels * (C_in - C_out) > C_in * C_out (the gathers and the reorder
+    cost less than the adds). 3x3 valid, one thread (thread CPU time, best of 7, a busy machine),
+    col2im vs phase ms: 128 -> 128 on 16x16 24.7 vs 37.5, 512 -> 512 on 3x3 (8 samples) 12.5 vs 16.2,
+    256 -> 256 on 4x4 3.2 vs 8.8, 128 -> 128 on 8x8 4.4 vs 8.0; at 4x and 8x fewer output channels they
+    tie or phase wins: 64 -> 16 on 28x28 12.4 vs 11.4, 128 -> 16 23.6 vs 18.5, 256 -> 32 on 14x14 11.3 vs
+    11.4 (and 512 -> 3 above); but 1x1 2048 -> 512 on 32 samples of 1x1 (a ResNet's last stage on 32x32
+    images) 1.3 vs 8 (the kernel's reorder).
     """
+    if g.sh == g.sw == 1 and (g.kh * g.kw == 1 or g.n * g.oh * g.ow * (g.c - g.co) <= g.c * g.co):
+        return "col2im"
     least = max(g.co * (PHASE_DX_STRIDE1_RATIO if g.sh == g.sw == 1 else 1), PHASE_DX_MIN_CHANNELS)
     return "phase" if g.c >= least else "col2im"
 

@@ -133,3 +133,6 @@ def test_rule(monkeypatch):
     assert K.choose_dx_algorithm(g(128, 128, 3, 1)) == "col2im"
     assert K.choose_dx_algorithm(g(512, 256, 3, 1)) == "col2im"
     assert K.choose_dx_algorithm(g(512, 128, 3, 1)) == "phase"
+    # ... and not for a 1x1 kernel, nor few pixels against a large kernel (its reorder per call)
+    assert K.choose_dx_algorithm(g(512, 128, 1, 1)) == "col2im"
+    assert K.choose_dx_algorithm(K.conv_geometry((32, 3, 3, 2048), (3, 3, 2048, 512))) == "col2im"
