@@ -25,7 +25,7 @@ from __future__ import annotations
 import logging
 
 from flexflow_keras.errors import GraphError, ShapeError
-from flexflow_keras.layers import call_memo
+from flexflow_keras.layers import auto_config, call_memo
 from flexflow_keras.layers import node as node_mod
 from flexflow_keras.layers.base import Layer
 from flexflow_keras.layers.input_spec import InputSpec
@@ -95,7 +95,10 @@ class Model(ModelMetrics, Keras2TrainingMethods, Trainer, Layer):
             from flexflow_keras.models.functional import Functional
 
             return object.__new__(Functional)
-        return object.__new__(cls)
+        instance = object.__new__(cls)
+        # a subclass's constructor arguments, for its default get_config (Keras 3's automatic config)
+        instance.__dict__["_ff_auto_config"] = auto_config.capture(cls, args, kwargs)
+        return instance
 
     def __init__(self, *args, **kwargs):
         from flexflow_keras.models.functional import Functional, functional_subclass
@@ -485,7 +488,9 @@ class Model(ModelMetrics, Keras2TrainingMethods, Trainer, Layer):
         return flat
 
     def get_config(self) -> dict:
-        return {"name": self.name, "trainable": self.trainable}
+        """Name and trainable; for a subclass that keeps this default, also the plain constructor arguments
+        it was built with (Keras 3's automatic config, layers/auto_config.py)."""
+        return auto_config.default_config(self, {"name": self.name, "trainable": self.trainable})
 
     def to_json(self, **kwargs) -> str:
         """The architecture as Keras 3's JSON; `keras.models.model_from_json` rebuilds it."""

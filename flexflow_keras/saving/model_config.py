@@ -331,12 +331,16 @@ def _serialize_subclassed(model) -> dict:
             own = next((user for user, made in _functional_classes.items() if made is cls), cls)
             out = _serialize_functional(model)
             return {**keras_format.envelope(own, out["config"]), "build_config": out["build_config"]}
-        raise NotSerializableError(
-            f"Model {cls.__name__} is a subclassed model without get_config(), so model.save() cannot "
-            f"describe how to rebuild it. Add `def get_config(self): return {{...constructor arguments...}}` "
-            f"(and `from_config` if they are not plain values) and register the class with "
-            f"@keras.saving.register_keras_serializable(), or save only the weights with "
-            f"model.save_weights('model.weights.h5').")
+        from flexflow_keras.layers import auto_config
+
+        if not auto_config.has_auto_config(model):
+            raise NotSerializableError(
+                f"Model {cls.__name__} is a subclassed model without get_config(), built with arguments that are "
+                f"not all plain values (str, int, float, bool, None and lists / dicts of them), so model.save() "
+                f"cannot describe how to rebuild it. Add `def get_config(self): return {{...constructor "
+                f"arguments...}}` (and `from_config` if they are not plain values) and register the class with "
+                f"@keras.saving.register_keras_serializable(), or save only the weights with "
+                f"model.save_weights('model.weights.h5').")
     out = _envelope(model, _jsonable(_keras_nested(keras_format.serialize_dict(dict(model.get_config())))),
                     cls.__module__)
     specs = list(getattr(model, "_traces", {}) or [])

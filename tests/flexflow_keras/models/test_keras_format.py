@@ -251,7 +251,7 @@ class MLPWithConfig(MLP):
 
 
 def test_subclassed_models(tmp_path):
-    model = MLP()
+    model = MLP(units=np.int64(4))  # not a plain value: no automatic config (plain ones: test_model_auto_config_tf)
     model.build((None, 3))
     with pytest.raises(NotImplementedError, match=r"Model MLP is a subclassed model without get_config\(\).*"
                                                   r"save_weights"):
