@@ -1,6 +1,7 @@
 """`tf.summary` as custom training loops use it for TensorBoard: ``writer =
 tf.summary.create_file_writer(log_dir)``, then ``with writer.as_default(): tf.summary.scalar("loss",
-loss, step=epoch)`` (and `histogram`). The event files are TensorBoard's, written by the same writer as
+loss, step=epoch)`` (and `histogram`, `image`, `text`, `audio`, as TensorBoard's plugins read them: PNGs,
+strings, 16-bit WAVs). The event files are TensorBoard's, written by the same writer as
 `keras.callbacks.TensorBoard` (callbacks/tensorboard.py), with the `tensorboard` package and no TensorFlow.
 
 As in TensorFlow, a summary written while no writer is the default writes nothing and returns False, and
@@ -98,6 +99,78 @@ def histogram(name, data, step=None, buckets=None, description=None) -> bool:
     if writer is None:
         return False
     writer._file().histogram(str(name), np.asarray(data), step, buckets=int(buckets or 30))
+    return True
+
+
+def image(name, data, step=None, max_outputs=3, description=None) -> bool:
+    """Write up to `max_outputs` images of `data` (``[k, h, w, c]``, c in 1, 3, 4; floats in [0, 1] or
+    uint8) as PNGs under the tag `name` (TensorBoard's Images tab)."""
+    import io
+
+    from PIL import Image
+    from tensorboard.plugins.image import metadata
+
+    writer, step = _target(step, "image")
+    if writer is None:
+        return False
+    x = np.asarray(data)
+    if x.ndim != 4 or x.shape[-1] not in (1, 3, 4):
+        raise ConfigError(f"tf.summary.image('{name}') expects images of shape [k, height, width, channels] with 1, "
+                          f"3 or 4 channels, received shape {x.shape}.")
+    if x.dtype != np.uint8:  # as tf.image.convert_image_dtype(saturate=True): x * 255.5, clipped, truncated
+        x = np.clip(x.astype(np.float64) * 255.5, 0, 255).astype(np.uint8)
+    pngs = []
+    for img in x[:max_outputs]:
+        buf = io.BytesIO()
+        Image.fromarray(img[..., 0] if img.shape[-1] == 1 else img).save(buf, format="PNG")
+        pngs.append(buf.getvalue())
+    values = [str(x.shape[2]).encode(), str(x.shape[1]).encode(), *pngs]  # width, height, then the images
+    writer._file().strings(str(name), values, [len(values)], metadata.create_summary_metadata(None, description),
+                           step)
+    return True
+
+
+def text(name, data, step=None, description=None) -> bool:
+    """Write the string (or array of strings) `data` under the tag `name` (TensorBoard's Text tab)."""
+    from tensorboard.plugins.text import metadata
+
+    writer, step = _target(step, "text")
+    if writer is None:
+        return False
+    x = np.asarray(data, dtype=object)
+    values = [v if isinstance(v, bytes) else str(v).encode() for v in x.reshape(-1)]
+    writer._file().strings(str(name), values, x.shape, metadata.create_summary_metadata(None, description), step)
+    return True
+
+
+def audio(name, data, sample_rate, step=None, max_outputs=3, encoding=None, description=None) -> bool:
+    """Write up to `max_outputs` clips of `data` (``[k, t, c]`` floats in [-1, 1]) as 16-bit WAVs at
+    `sample_rate` under the tag `name` (TensorBoard's Audio tab)."""
+    import io
+    import wave
+
+    from tensorboard.plugins.audio import metadata
+
+    writer, step = _target(step, "audio")
+    if writer is None:
+        return False
+    if encoding not in (None, "wav"):
+        raise ConfigError(f"tf.summary.audio('{name}'): only encoding='wav' exists, received {encoding!r}.")
+    x = np.asarray(data, dtype=np.float64)
+    if x.ndim != 3:
+        raise ConfigError(f"tf.summary.audio('{name}') expects clips of shape [k, samples, channels], received "
+                          f"shape {x.shape}.")
+    values = []
+    for clip in x[:max_outputs]:
+        buf = io.BytesIO()
+        with wave.open(buf, "wb") as w:
+            w.setnchannels(clip.shape[1])
+            w.setsampwidth(2)
+            w.setframerate(int(np.asarray(sample_rate)))
+            w.writeframes((np.round(np.clip(clip, -1, 1) * 32767)).astype("<i2").tobytes())
+        values += [buf.getvalue(), b""]  # each clip and its (empty) label
+    meta = metadata.create_summary_metadata(None, description, metadata.Encoding.Value("WAV"))
+    writer._file().strings(str(name), values, [len(values) // 2, 2], meta, step)
     return True
 
 

@@ -84,6 +84,16 @@ class _Writer:
         tensor = self.tensor_pb2.TensorProto(dtype=7, string_val=[text.encode()])  # 7: DT_STRING
         self._add(self.summary_pb2.Summary.Value(tag="keras", tensor=tensor, metadata=meta), step)
 
+    def strings(self, tag: str, values, shape, metadata, step: int) -> None:
+        """A string tensor of `shape` (`values` flat, bytes) with a plugin's `metadata`: how TensorFlow 2
+        writes image, audio and text summaries."""
+        from tensorboard.compat.proto import tensor_shape_pb2
+
+        dims = [tensor_shape_pb2.TensorShapeProto.Dim(size=int(d)) for d in shape]
+        tensor = self.tensor_pb2.TensorProto(dtype=7, tensor_shape=tensor_shape_pb2.TensorShapeProto(dim=dims),
+                                             string_val=list(values))  # 7: DT_STRING
+        self._add(self.summary_pb2.Summary.Value(tag=tag, tensor=tensor, metadata=metadata), step)
+
     def flush(self) -> None:
         self.file.flush()
 
