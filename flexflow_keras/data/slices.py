@@ -368,7 +368,11 @@ class SliceDataset(PyDataset):
         return self
 
     def cache(self, filename="", name=None) -> SliceDataset:
-        return self
+        """tf.data's `cache`: the elements of the first full pass are replayed, so a shuffle before it keeps
+        its first order in later epochs (TensorFlow's reshuffle stops there). A pass cut short by a later
+        `take` does not finish the cache, and tf.data then reads (and reshuffles) its input again: so here.
+        Element maps before it still run at each read (a random map is not frozen as tf.data's would be)."""
+        return self._then("cache")
 
     def snapshot(self, path, compression="AUTO", reader_func=None, shard_func=None, name=None) -> SliceDataset:
         """`cache()`: the same elements (TensorFlow also writes them under `path` for other processes)."""
@@ -430,6 +434,10 @@ class SliceDataset(PyDataset):
             order = _buffer_order(np.random.default_rng([seed, k, *iteration] if again else [seed, k]), len(idx),
                                   len(idx) if size is None else size)
             return [idx[i] for i in order] if batched else idx[order]
+        if kind == "cache":  # the first pass's order, unless a later take() leaves every pass unfinished
+            if any(s[0] == "take" and s[1] >= 0 for s in self._stages[k:]):
+                return idx
+            return self._indices(k - 1, n, endless, (0,))
         if kind == "take":
             return idx[:stage[1]] if stage[1] >= 0 else idx
         if kind == "skip":
