@@ -342,7 +342,10 @@ def _forward_loop(x, y, code, p0, p1, p2):
 @cpu_jit
 def _backward_loop(x, y, dy, dx, code, p0, p1, p2, accumulate):
     n = x.size
-    if accumulate:
+    if accumulate and code == SILU and dx.itemsize == 4:  # the same derivative as the overwriting loop
+        for i in range(n):
+            dx[i] += dy[i] * silu_grad(x[i])
+    elif accumulate:
         for i in range(n):
             dx[i] += dy[i] * _grad(code, x[i], y[i], p0, p1, p2)
     elif code == RELU:
