@@ -10,10 +10,9 @@ it maps:
   arguments, order and meaning (`tf.reduce_sum(x, axis, keepdims)` is `keras.ops.sum`; TensorFlow's parameter
   names through tf_keywords.py), and the calls
   forwarded to the module that implements them: `tf.nn.conv*` / `atrous_conv2d` and the pools
-  (ops/conv_api.py; the transposed, depthwise and separable ones through tf_conv_ops.py); `tf.Variable` and
-  `tf.Module` (variables.py); `tf.GradientTape` (ops/tape.py); `tf.custom_gradient` (ops/custom_gradient.py);
-  CTC decoders and `tf.sparse.to_dense`
-  (ops/ctc_beam.py); `tf.sparse.from_dense`, `tf.edit_distance` and `tf.cast` of sparse values
+  (ops/conv_api.py; the transposed, depthwise and separable ones through tf_conv_ops.py); `tf.Variable`,
+  `tf.IndexedSlices` and `tf.Module` (variables.py); `tf.GradientTape` (ops/tape.py); `tf.custom_gradient`
+  (ops/custom_gradient.py); CTC decoders and `tf.sparse.to_dense` (ops/ctc_beam.py); `tf.sparse.from_dense`, `tf.edit_distance` and `tf.cast` of sparse values
   (tf_sparse.py); `tf.io.gfile` (tf_gfile.py); `tf.lookup` (tf_lookup.py); `tf.train` checkpoints (tf_checkpoint.py); `tf.summary`
   (tf_summary.py); `tf.linalg.einsum`, `tf.tensordot`.
 - tf_setup.py: seeds, `tf.function`, logging, device listing and `tf.test`'s GPU questions; tf_distribute.py:
@@ -163,6 +162,12 @@ def _custom_gradient(f=None):
     return custom_gradient if f is None else custom_gradient(f)
 
 
+def _indexed_slices(*args, **kwargs):
+    from flexflow_keras.variables import IndexedSlices
+
+    return IndexedSlices(*args, **kwargs)
+
+
 def _variable(*args, **kwargs):
     from flexflow_keras.variables import tf_variable
 
@@ -173,6 +178,7 @@ def _variable(*args, **kwargs):
 CALLS = {
     "tf.Variable": lambda *a, **k: _variable(*a, **k),
     "tf.custom_gradient": lambda *a, **k: _custom_gradient(*a, **k),
+    "tf.IndexedSlices": lambda *a, **k: _indexed_slices(*a, **k),
     "tf.summary.create_file_writer": lambda *a, **k: _summary("create_file_writer")(*a, **k),
     "tf.summary.scalar": lambda *a, **k: _summary("scalar")(*a, **k),
     "tf.summary.histogram": lambda *a, **k: _summary("histogram")(*a, **k),

@@ -58,11 +58,66 @@ def tf_variable(initial_value=None, trainable=None, validate_shape=True, caching
         # Python values (numbers, nested lists and tuples) as tf.constant makes them: floats float32, ints
         # int32; NumPy's keep their own (np.float64(2.0) is float64, though a Python float too)
         dtype = {"f": "float32", "i": "int32"}.get(value.dtype.kind)
-    var = Variable(value, dtype=dtype or str(value.dtype), trainable=True if trainable is None else trainable,
-                   name=name)
+    var = TFVariable(value, dtype=dtype or str(value.dtype), trainable=True if trainable is None else trainable,
+                     name=name)
     var.constraint = constraint
     var.keras_tracked = False  # a layer attribute holding it is not one of the layer's weights (Keras 3)
     return var
+
+
+class TFVariable(Variable):
+    """What `tf.Variable` makes: its assignments return the variable (TensorFlow's, where Keras 3's return the
+    value), a slice of it assigns into it (``v[0, 1].assign(42)``, ``v[:, 2].assign([0., 1.])``), and it has
+    TensorFlow's `scatter_nd_update` and `scatter_update` (of a `tf.IndexedSlices`). Item assignment
+    (``v[1] = ...``) stays a TypeError, as in TensorFlow."""
+
+    def assign(self, value, use_locking=False, name=None, read_value=True):
+        super().assign(value)
+        return self
+
+    def assign_add(self, delta, use_locking=False, name=None, read_value=True):
+        super().assign_add(delta)
+        return self
+
+    def assign_sub(self, delta, use_locking=False, name=None, read_value=True):
+        super().assign_sub(delta)
+        return self
+
+    def __getitem__(self, key):
+        out = super().__getitem__(key)
+        if isinstance(out, np.ndarray):  # a value (not a symbolic slice): it can assign into this variable
+            out.assign = lambda value, *a, **k: self._assign_at(key, value)
+        return out
+
+    def _assign_at(self, key, value):
+        new = self.numpy()
+        new[key] = np.asarray(value, dtype=self.dtype)
+        return self.assign(new)
+
+    def scatter_nd_update(self, indices, updates, use_locking=False, name=None):
+        """Set the elements (or slices) at the index vectors `indices` (``[[0, 0], [1, 2]]``) to `updates`."""
+        idx = np.asarray(indices)
+        return self._assign_at(tuple(np.moveaxis(idx, -1, 0)), updates)
+
+    def scatter_update(self, sparse_delta, use_locking=False, name=None):
+        """Set the rows `sparse_delta.indices` to `sparse_delta.values` (a `tf.IndexedSlices`)."""
+        if not isinstance(sparse_delta, IndexedSlices):
+            raise TypeError(f"tf.Variable.scatter_update expects a tf.IndexedSlices, received "
+                            f"{type(sparse_delta).__name__}; pass tf.IndexedSlices(values=..., indices=...).")
+        return self._assign_at(np.asarray(sparse_delta.indices), sparse_delta.values)
+
+
+class IndexedSlices:
+    """`tf.IndexedSlices(values, indices, dense_shape=None)`: rows of a tensor by index, as
+    `tf.Variable.scatter_update` takes them."""
+
+    def __init__(self, values, indices, dense_shape=None):
+        self.values = np.asarray(values)
+        self.indices = np.asarray(indices)
+        self.dense_shape = None if dense_shape is None else np.asarray(dense_shape)
+
+    def __repr__(self) -> str:
+        return f"IndexedSlices(indices={self.indices.tolist()}, values={self.values.tolist()})"
 
 
 class Module:
