@@ -3,7 +3,8 @@ lines public tf.keras scripts open with, which have an exact meaning here.
 
 - `tf.random.set_seed` (and `tf.compat.v1.set_random_seed`) seeds the framework's generator (initializers,
   dropout, dataset shuffles), as it seeds TensorFlow's ops, and leaves Python's and NumPy's.
-- `tf.function` returns the function (this framework traces the training step itself).
+- `tf.function` returns the function run as Python (this framework traces the training step itself), which
+  checks an `input_signature` and has `python_function`; `get_concrete_function` is an error saying why.
 - `tf.get_logger()` is flexflow_keras' logger (so ``setLevel("ERROR")`` quiets this framework's messages too);
   `tf.compat.v1.logging.set_verbosity` sets its level and `tf.autograph.set_verbosity` does nothing.
 - `tf.config.list_physical_devices("GPU")` lists the GPUs `-ll:gpu` gives (so ``if gpus:`` branches behave)
@@ -25,6 +26,7 @@ lines public tf.keras scripts open with, which have an exact meaning here.
 from __future__ import annotations
 
 import contextlib
+import functools
 import logging
 from collections import namedtuple
 
@@ -61,11 +63,52 @@ def visible_devices(*args, **kwargs):
                       "memory); remove the call and give the flags (e.g. -ll:gpu 1).")
 
 
-def function(func=None, *args, **kwargs):
-    """`tf.function` as a decorator (bare or with arguments) or a call: the function itself."""
+def function(func=None, input_signature=None, *args, **kwargs):
+    """`tf.function` as a decorator (bare or with arguments) or a call: the function, run as Python (this
+    framework traces the training step itself), that checks its `input_signature` as TensorFlow does (a
+    TypeError for an incompatible argument) and answers `python_function`; asking for TensorFlow's graph
+    (`get_concrete_function`) is an error that says so."""
     if func is None or not callable(func):
-        return lambda f: f
-    return func
+        return lambda f: function(f, input_signature)
+    specs = None if input_signature is None else list(input_signature)
+
+    @functools.wraps(func)
+    def run(*call_args, **call_kwargs):
+        if specs is not None:
+            _check_signature(func, specs, call_args[len(call_args) - len(specs):] if call_args else ())
+        return func(*call_args, **call_kwargs)
+
+    def no_graph(*_args, **_kwargs):
+        from flexflow_keras.keras_alias import RawTensorFlowError
+
+        raise RawTensorFlowError(
+            f"tf.function '{func.__name__}'.get_concrete_function: concrete functions and their graphs "
+            f"(graph.get_operations(), function_def) are TensorFlow's; under `python -m flexflow_keras` a "
+            f"tf.function runs its Python function as it is (flexflow_keras traces the training step "
+            f"itself). Call the function directly, or run the script with TensorFlow to inspect its graph.")
+
+    run.python_function = func
+    run.input_signature = input_signature
+    run.get_concrete_function = no_graph
+    return run
+
+
+def _check_signature(func, specs, args) -> None:
+    """TensorFlow's binding of `args` to a tf.function's input_signature: same count, rank, known dims and
+    dtype, else a TypeError."""
+    if len(args) != len(specs):
+        raise TypeError(f"tf.function '{func.__name__}' takes {len(specs)} argument(s) by its input_signature, "
+                        f"received {len(args)}.")
+    for i, (arg, spec) in enumerate(zip(args, specs, strict=True)):
+        value = np.asarray(arg)
+        shape = tuple(getattr(spec, "shape", ()) or ())
+        dtype = str(getattr(spec, "dtype", value.dtype))
+        ok = len(shape) == value.ndim and all(d is None or d == n for d, n in zip(shape, value.shape, strict=True))
+        # a Python value converts to the spec's dtype, as TensorFlow converts it; an array keeps its own
+        if not ok or (isinstance(arg, np.ndarray) and value.dtype.kind in "fiub" and str(value.dtype) != dtype):
+            raise TypeError(f"Binding inputs to tf.function `{func.__name__}` failed: argument {i} of shape "
+                            f"{value.shape} and dtype {value.dtype} is not compatible with its input_signature "
+                            f"TensorSpec(shape={shape}, dtype={dtype}).")
 
 
 def logger() -> logging.Logger:

@@ -101,7 +101,8 @@ def test_setup_calls_and_keras_twin_math_run():
     def f(a):
         return a + 1
 
-    assert tf.function(f) is f and tf.function(jit_compile=True)(f) is f and tf.function()(f) is f
+    for wrapped in (tf.function(f), tf.function(jit_compile=True)(f), tf.function()(f)):
+        assert wrapped(2) == 3 and wrapped.python_function is f and wrapped.__wrapped__ is f
     assert tf.get_logger() is logging.getLogger("flexflow_keras")
     level = tf.get_logger().level
     try:
