@@ -13,6 +13,7 @@ import numpy as np
 from flexflow_keras import backend
 from flexflow_keras.applications import _common
 from flexflow_keras.layers.base import Layer
+from flexflow_keras.ops.eager_tensor import EagerTensor
 from flexflow_keras.utils.serialization import register_keras_serializable
 
 CLASS_INDEX_ORIGIN = "https://storage.googleapis.com/download.tensorflow.org/data/imagenet_class_index.json"
@@ -45,6 +46,8 @@ def preprocess_input(x, data_format=None, mode="caffe"):
                          f"data_format={data_format!r}")
     if backend.is_keras_tensor(x):
         return _symbolic(x, mode)
+    if isinstance(x, EagerTensor) or (hasattr(x, "__array__") and not isinstance(x, np.ndarray)):
+        return _tensor(x, mode)  # a tensor, not a NumPy array (ours are ndarrays underneath)
     x = np.asarray(x) if not isinstance(x, np.ndarray) else x
     if not np.issubdtype(x.dtype, np.floating):
         x = x.astype(backend.floatx())
@@ -63,6 +66,29 @@ def preprocess_input(x, data_format=None, mode="caffe"):
         if std is not None:
             x[..., c] /= std[c]
     return x
+
+
+def _tensor(x, mode: str):
+    """Keras' tensor path (an eager tensor, a layer's output): a new tensor of x's dtype, x untouched. On
+    integer pixels (a Resizing layer's uint8 output) 'caffe' adds the mean cast to that dtype, wrapping
+    as TensorFlow's cast and add do (-103.939 is 153 in uint8); 'tf' and 'torch' divide, which
+    TensorFlow refuses on integers."""
+    from flexflow_keras.ops.eager_tensor import eager
+
+    a = np.asarray(x)
+    if a.dtype.kind in "iub":
+        if mode != "caffe":
+            raise TypeError(f"preprocess_input(mode={mode!r}) divides the pixels, which a tensor of dtype "
+                            f"{a.dtype} cannot hold (tf.keras raises TypeError: `x` and `y` must have the same "
+                            f"dtype); cast it first, e.g. preprocess_input(ops.cast(x, 'float32')).")
+        mean = np.trunc(-np.asarray(_CAFFE_MEAN_BGR)).astype(np.int64).astype(a.dtype)
+        return eager(a[..., ::-1] + mean)
+    if mode == "tf":
+        return eager((a / a.dtype.type(127.5) - a.dtype.type(1.0)).astype(a.dtype))
+    if mode == "torch":
+        return eager(((a / a.dtype.type(255.0) - np.asarray(_TORCH_MEAN, a.dtype)) /
+                      np.asarray(_TORCH_STD, a.dtype)).astype(a.dtype))
+    return eager((a[..., ::-1] + (-np.asarray(_CAFFE_MEAN_BGR)).astype(a.dtype)).astype(a.dtype))
 
 
 def _symbolic(x, mode: str):
