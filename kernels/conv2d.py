@@ -7,8 +7,8 @@ cache, with the algorithm chosen per shape by `choose_cpu_algorithm`:
 - "gemm": im2col of a chunk (Numba) then one sgemm per chunk (forward cols @ W, grad kernel cols^T @ dZ,
   grad input col2im(dZ @ W^T)).
 - "direct": a Numba loop with the output-channel loop innermost, for the 3x3 single-channel forward.
-- "winograd4" / "winograd": F(4x4, 3x3) / F(2x2, 3x3) for stride-1 3x3 kernels over wide layers
-  (`_conv_winograd4`, `_conv_winograd`).
+- "winograd4": F(4x4, 3x3) for stride-1 3x3 kernels with enough output pixels (`_conv_winograd4`);
+  "winograd", F(2x2, 3x3) (`_conv_winograd`), runs only when asked for by name.
 
 Padding is "valid", "same" (TensorFlow's split) or explicit ((top, bottom), (left, right)) pads
 (`_conv_geometry`): every path works from the top/left offsets and the output size only, reading zeros
@@ -65,8 +65,8 @@ CHUNK_BYTES = 1 << 20
 # 69 -> 99-107).
 SHORT_CHUNK_ROWS = 64
 MIN_CHUNK_ROWS = 256
-# Winograd: tiles per transform+GEMM chunk, samples per backward chunk (whose dZ is formed once), and the
-# channel counts from which it beats im2col + sgemm (all measured, see choose_cpu_algorithm). Chunks of
+# Winograd F(2x2, 3x3) (algorithm="winograd" only): tiles per transform+GEMM chunk and samples per
+# backward chunk (whose dZ is formed once). Chunks of
 # 288-1152 tiles were equally fast on MNIST's conv2 (32 samples: forward 7.4-7.7 ms, backward 16.7-17.1
 # ms); 36-144 tiles were 5-40% slower (per-call overheads and small GEMMs), L2-sized or not.
 WINOGRAD_TILES = 576
