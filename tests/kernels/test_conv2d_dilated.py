@@ -20,7 +20,8 @@ GEOMETRIES = [
     (3, 7, 7, 4, 3, 3, 4, (6, 6), "same"),  # the rate spans more than the image: most taps read padding
     (1, 11, 12, 1, 3, 3, 3, (2, 2), "same"),  # single channel 3x3: the direct forward on the sub-grids
     (2, 17, 15, 8, 3, 3, 8, (2, 2), "same"),  # 9x8 sub-grids: F(4x4, 3x3) Winograd on the stack
-    (2, 9, 10, 4, 3, 3, 5, (3, 3), "same"),  # 3x4 sub-grids: F(4x4, 3x3) too (stack_algorithm)
+    # 3x4 sub-grids: F(4x4, 3x3) too (stack_algorithm), 5 samples for conv2d's WINOGRAD_MIN_PIXELS
+    (5, 9, 10, 4, 3, 3, 5, (3, 3), "same"),
     (1, 9, 8, 3, 3, 3, 2, (1, 2), "valid"),  # dilated along the width only
     (2, 8, 9, 3, 3, 3, 2, (2, 3), ((2, 1), (0, 3))),  # explicit pads: a spatial tile's halo'd slice
 ]
@@ -70,6 +71,14 @@ def _check(geometry, activation="relu", use_bias=True, keep_pre=None, accumulate
 @pytest.mark.parametrize("geometry", GEOMETRIES)
 def test_forward_backward_match_reference(geometry):
     _check(geometry)
+
+
+def test_the_winograd_geometries_run_winograd():
+    """GEOMETRIES[5] and [6] are there for F(4x4, 3x3) on the stack (9x8 and 3x4 sub-grids): "auto" must
+    still pick it for them, or test_forward_backward_match_reference checks im2col + GEMM twice more."""
+    for n, h, w, c, kh, kw, co, dilation, padding in GEOMETRIES[5:7]:
+        g = D.dilated_geometry((n, h, w, c), (kh, kw, c, co), 1, padding, dilation)
+        assert D.stack_algorithm(g, "forward") == D.stack_algorithm(g, "backward") == "winograd4", (g.ohs, g.ows)
 
 
 @pytest.mark.parametrize("activation,keep_pre", [(None, False), ("linear", True), ("relu", True),
