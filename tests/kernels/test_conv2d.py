@@ -89,12 +89,15 @@ def test_fused_activations(activation):
     _check(GEOMETRIES[1], activation=activation)
     _check(GEOMETRIES[2], activation=activation)  # the direct path's epilogue
     _check(WINOGRAD[0], activation=activation)
+    # F(4x4, 3x3)'s epilogue and dZ: "auto" leaves these few pixels on im2col + GEMM (WINOGRAD_MIN_PIXELS)
+    _check(WINOGRAD[0], activation=activation, algorithm="winograd4")
 
 
 def test_no_bias():
     _check(GEOMETRIES[0], use_bias=False)
     _check(GEOMETRIES[2], use_bias=False)
     _check(WINOGRAD[1], use_bias=False)
+    _check(WINOGRAD[1], use_bias=False, algorithm="winograd4")
 
 
 def test_many_chunks(monkeypatch):
