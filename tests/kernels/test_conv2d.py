@@ -168,6 +168,22 @@ def test_winograd4_backward_accumulates_and_writes_only_what_is_asked(monkeypatc
         _close(only[i], want, f"{what} alone")
 
 
+@pytest.mark.parametrize("simd", [False, True])
+@pytest.mark.parametrize("chunk_bytes", [None, 512])  # one chunk; many (the kernel gradient's float64 fold)
+def test_im2col_backward_on_both_gemm_paths(monkeypatch, simd, chunk_bytes):
+    """The im2col grad input multiplies dZ by the kernel matrix read transposed by BLAS, or, on AVX-512
+    hosts, by its transposed copy for the vector micro-kernels: a host runs one of them, so both are set
+    here (the micro-kernels' vector IR runs on any host). Depth 144 and 32 channels take the micro-kernels."""
+    from kernels import _conv_simd
+
+    monkeypatch.setattr(_conv_simd, "ENABLED", simd)
+    if chunk_bytes is not None:
+        monkeypatch.setattr(K, "CHUNK_BYTES", chunk_bytes)
+    for geometry in ((2, 9, 8, 16, 3, 3, 32, (1, 1), "same"), GEOMETRIES[1]):
+        _check(geometry, algorithm="gemm")
+        _check(geometry, activation="linear", algorithm="gemm", use_bias=False)
+
+
 @pytest.mark.parametrize("geometry", [GEOMETRIES[1], GEOMETRIES[2], WINOGRAD[0]])
 def test_accumulate_adds_and_overwrite_replaces(geometry):
     n, h, w, c, kh, kw, co, strides, padding = geometry
