@@ -319,7 +319,26 @@ class Resizing(_ToSize):
     def _op(self):
         return self._resize("resize", self.interpolation, self.crop_to_aspect_ratio)
 
+    def _convert_eager(self, inputs):
+        # Keras 3 gives an eager call on integer images (uint8 pixels) its result rounded and saturated back
+        # to that dtype; a model's graph and a tf.data map compute in float
+        from flexflow_keras.layers import tf_graph_call
+
+        dtype = None
+        if not isinstance(inputs, (list, tuple, dict)) and not tf_graph_call.in_pipeline():
+            dtype = np.asarray(inputs).dtype
+        self._eager_int_dtype = dtype if dtype is not None and dtype.kind in "iu" else None
+        return super()._convert_eager(inputs)
+
     def call(self, inputs, training=True):
+        out = self._resized(inputs, training)
+        dtype = self.__dict__.pop("_eager_int_dtype", None)
+        if dtype is None or F._symbolic(out):
+            return out
+        info = np.iinfo(dtype)
+        return np.clip(np.round(np.asarray(out)), info.min, info.max).astype(dtype)
+
+    def _resized(self, inputs, training):
         if self.interpolation != "nearest":
             return super().call(inputs, training)
         # nearest: two gathers of the pixels TensorFlow picks (float32 floor((j + 0.5) * in / out)), which no

@@ -20,12 +20,32 @@ from __future__ import annotations
 import contextlib
 import logging
 import sys
+import threading
 
 import numpy as np
 
 from flexflow_keras.utils import rng, tree
 
 log = logging.getLogger("flexflow_keras")
+
+_running = threading.local()
+
+
+@contextlib.contextmanager
+def pipeline_call():
+    """Mark the layer calls inside as a dataset map's (ours runs a map's function eagerly: data/slices.py)."""
+    _running.depth = getattr(_running, "depth", 0) + 1
+    try:
+        yield
+    finally:
+        _running.depth -= 1
+
+
+def in_pipeline() -> bool:
+    """Whether the layer calls running now are a dataset map's (Keras 3 runs them as TensorFlow graph ops,
+    where a Resizing of uint8 images gives float32; an eager call gives uint8)."""
+    return getattr(_running, "depth", 0) > 0
+
 
 # what a layer raises when it cannot say (or run) for this input: the shape or dtype is then left to the rule
 _CANNOT_SAY = (ValueError, TypeError, NotImplementedError)
@@ -122,7 +142,7 @@ def _output_dtype(layer, shape, in_dtype: np.dtype, rest: tuple, kwargs: dict) -
     if shape is not None and layer.built:
         try:
             probe = np.zeros([32 if s is None else s for s in shape], in_dtype)
-            with _draws_kept(layer):
+            with _draws_kept(layer), pipeline_call():
                 return np.asarray(layer(probe, *rest, **kwargs)).dtype
         except Exception as error:  # noqa: BLE001 - logged by _fallback; the usual rule below
             _fallback(layer, "the output dtype probe", error)
@@ -145,7 +165,8 @@ def call(layer, inputs, rest: tuple, kwargs: dict):
     out_dtype = _output_dtype(layer, shape, in_dtype, rest, kwargs)
 
     def run(values):
-        return np.asarray(layer(values, *rest, **kwargs), dtype=out_dtype)
+        with pipeline_call():
+            return np.asarray(layer(values, *rest, **kwargs), dtype=out_dtype)
 
     out = tf.numpy_function(run, [inputs], tf.as_dtype(out_dtype), stateful=True, name=f"{layer.name}_call")
     if static is not None:
