@@ -314,6 +314,9 @@ class Model(ModelMetrics, Keras2TrainingMethods, Trainer, Layer):
             return
         if type(self).build is not Model.build:  # the subclass defines its own build()
             Layer._maybe_build(self, inputs)
+        if self._build_input_shape is None:  # the first call's shapes: the build_config Keras 3 saves
+            self._build_input_shape = tree.map_structure(lambda x: tuple(x.shape) if hasattr(x, "shape") else None,
+                                                         inputs)
         self.built = True
 
     def build(self, input_shape=None) -> None:

@@ -349,4 +349,6 @@ def _serialize_subclassed(model) -> dict:
     elif specs:
         shapes = [list(s.shape) for s in specs[-1]]
         out["build_config"] = {"input_shape": shapes[0] if len(shapes) == 1 else shapes}
+    elif getattr(model, "_build_input_shape", None) is not None:  # built by an eager call, as Keras 3 records
+        out["build_config"] = {"input_shape": _jsonable(model._build_input_shape)}
     return out

@@ -47,3 +47,36 @@ def test_a_subclassed_model_with_plain_arguments_saves_and_loads_as_tf_keras(tmp
     for got, want, before in zip(ours[2], theirs[2], ours[3], strict=True):
         np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
         np.testing.assert_array_equal(got, before)
+
+
+
+def _eager_built(lib, path):
+    import json
+    import zipfile
+
+    class Regressor(lib.Model):
+        def __init__(self, units=8, **kwargs):
+            super().__init__(**kwargs)
+            self.hidden = lib.layers.Dense(units, activation="relu")
+            self.out = lib.layers.Dense(1)
+
+        def call(self, inputs):
+            return self.out(self.hidden(inputs))
+
+    x = np.random.default_rng(1).normal(size=(4, 3)).astype("float32")
+    model = Regressor()
+    before = np.asarray(model(x))  # built by one eager call only
+    model.save(path)
+    build_config = json.loads(zipfile.ZipFile(path).read("config.json"))["build_config"]
+    loaded = lib.models.load_model(path, custom_objects={"Regressor": Regressor})
+    return build_config, before, np.asarray(loaded(x))
+
+
+def test_a_subclassed_model_built_by_an_eager_call_saves_its_input_shape(tmp_path):
+    """Keras 3 saves the first call's shape as build_config; ours saved none, and load_model refused the
+    file ("saved before it was built")."""
+    tf = pytest.importorskip("tensorflow")
+    ours, theirs = _eager_built(ff, tmp_path / "ff.keras"), _eager_built(tf.keras, tmp_path / "tf.keras")
+    assert ours[0] == theirs[0] == {"input_shape": [4, 3]}
+    np.testing.assert_array_equal(ours[2], ours[1])
+    np.testing.assert_array_equal(theirs[2], theirs[1])
