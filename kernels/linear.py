@@ -39,6 +39,7 @@ from kernels.activations import (
     SELU_SCALE,
     SIGMOID,
     SILU,
+    SOFTPLUS,
     TANH,
     Activation,
     _act_grad,
@@ -49,6 +50,8 @@ from kernels.activations import (
     numpy_forward_inplace,
     silu_grad,
     silu_value,
+    softplus_grad,
+    softplus_value,
 )
 
 
@@ -149,6 +152,12 @@ def _bias_act(src, b, dst, keep_src, code, p0, p1, p2):
                 v = src[i, j] + b[j]
                 src[i, j] = v
                 dst[i, j] = silu_value(v)
+    elif keep_src and code == SOFTPLUS and dst.itemsize == 4:
+        for i in range(rows):
+            for j in range(cols):
+                v = src[i, j] + b[j]
+                src[i, j] = v
+                dst[i, j] = softplus_value(v)
     elif keep_src:
         for i in range(rows):
             for j in range(cols):
@@ -184,6 +193,10 @@ def _bias_act(src, b, dst, keep_src, code, p0, p1, p2):
         for i in range(rows):
             for j in range(cols):
                 dst[i, j] = silu_value(src[i, j] + b[j])
+    elif code == SOFTPLUS and dst.itemsize == 4:
+        for i in range(rows):
+            for j in range(cols):
+                dst[i, j] = softplus_value(src[i, j] + b[j])
     elif code == ELU and dst.itemsize == 4:
         for i in range(rows):
             for j in range(cols):
@@ -238,6 +251,12 @@ def _act_grad_bias(dy, x, y, dz, db, code, p0, p1, p2):
         for i in range(rows):
             for j in range(cols):
                 g = dy[i, j] * silu_grad(x[i, j])
+                dz[i, j] = g
+                db[j] += g
+    elif code == SOFTPLUS and dz.itemsize == 4:
+        for i in range(rows):
+            for j in range(cols):
+                g = dy[i, j] * softplus_grad(x[i, j])
                 dz[i, j] = g
                 db[j] += g
     elif code == ELU:  # reads y only: vectorises with the code a constant

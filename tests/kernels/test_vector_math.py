@@ -43,6 +43,23 @@ def test_exp_matches_the_c_library_to_two_units():
     assert np.isnan(nan).all()
 
 
+@njit(error_model="numpy", fastmath={"contract"})
+def _log1p01_all(x, y):
+    for i in range(x.size):
+        y[i] = V.log1p01(x[i])
+
+
+def test_log1p01_matches_the_c_library_on_zero_to_one():
+    x = np.concatenate([np.linspace(0, 1, 200_001), np.logspace(-300, 0, 3001), [0.0, 1e-320]])
+    got = np.empty_like(x)
+    _log1p01_all(x, got)
+    want = np.array([math.log1p(v) for v in x])
+    assert np.max(np.abs(got - want) / np.maximum(want, 1e-320)) < 2e-14
+    nan = np.empty(1)
+    _log1p01_all(np.array([np.nan]), nan)
+    assert np.isnan(nan).all()
+
+
 def test_erf_matches_the_c_library():
     x = np.concatenate([np.linspace(-12, 12, 400_001), np.logspace(-300, 0.5, 2001), -np.logspace(-300, 0.5, 2001),
                         [0.0, -0.0, 1.0, -1.0, 10.0, -10.0, np.inf, -np.inf]])
@@ -188,9 +205,9 @@ def _scalar64(code, p0, x):
 
 
 @pytest.mark.parametrize("name, code, p0", [("silu", A.SILU, 0.0), ("elu", A.ELU, 1.0), ("elu alpha 0.5", A.ELU, 0.5),
-                                            ("selu", A.SELU, 0.0)])
+                                            ("selu", A.SELU, 0.0), ("softplus", A.SOFTPLUS, 0.0)])
 def test_exp_based_loops_give_the_scalar_functions_results(name, code, p0):
-    """SiLU, ELU and SELU into float32 with vector_math.exp (activation layers and the fused Dense) against
+    """SiLU, ELU, SELU and softplus into float32 with vector_math (activation layers and the fused Dense) against
     the C library's scalar forms: within one unit, non-finite inputs as the scalar forms give them."""
     rng = np.random.default_rng(1)
     x = np.concatenate([rng.standard_normal(100_000) * 4, np.linspace(-800, 800, 4001), np.linspace(-1e-4, 1e-4, 2001),
@@ -228,18 +245,21 @@ def test_exp_based_loops_give_the_scalar_functions_results(name, code, p0):
 
 def test_exp_based_loops_vectorise():
     assert _vector_code(_loop(A.silu_value, A.silu_grad))
+    assert _vector_code(_loop(A.softplus_value, A.softplus_grad))
     assert _vector_code(_loop(njit(lambda v: A.elu_value(v, 1.0)), njit(lambda v: A.elu_value(v, 0.5))))
 
 
-def test_silu_accumulated_gradient_adds_what_the_overwriting_loop_writes():
+@pytest.mark.parametrize("code", [A.SILU, A.SOFTPLUS, A.GELU])
+def test_accumulated_gradient_adds_what_the_overwriting_loop_writes(code):
     """An Activation layer whose input's gradient accumulates (the input has other consumers) runs the
-    accumulate=True loop: it adds the same SiLU derivative as the overwriting loop (silu_grad, with
-    vector_math.exp); the C library's float32 expf it ran lost up to 51 units of the small gradients below
-    x = -87 (x = -100: -3.746e-42 against -3.683e-42)."""
+    accumulate=True loop: it adds the same derivative as the overwriting loop (silu_grad, softplus_grad,
+    gelu_grad, with vector_math); for SiLU the C library's float32 expf it ran lost up to 51 units of the
+    small gradients below x = -87 (x = -100: -3.746e-42 against -3.683e-42), and GELU's vector derivative
+    gave +-inf at +-inf where act_grad (and TensorFlow) give NaN."""
     x = np.concatenate([np.linspace(-110, 110, 4401), np.random.default_rng(2).standard_normal(10_000) * 4,
                         [0.0, -0.0, np.inf, -np.inf, np.nan]]).astype(np.float32)
     y = np.empty_like(x)
-    act = A.Activation(A.SILU)
+    act = A.Activation(code)
     A.activation_forward_cpu(x, y, act)
     dy = np.random.default_rng(3).standard_normal(x.size).astype(np.float32)
     written = np.empty_like(x)
