@@ -190,8 +190,8 @@ def _act_grad(code, x, y, p0, p1, p2):
         return 1.0 if 0.0 < y < 6.0 else 0.0
     if code == ELU:
         return 1.0 if y > 0 else y + p0
-    if code == SELU:
-        return SELU_SCALE if y > 0 else y + SELU_SCALE * SELU_ALPHA
+    if code == SELU:  # TensorFlow's SeluGrad: the linear branch for outputs >= 0 (x = 0 and -0.0 included)
+        return SELU_SCALE if y >= 0 else y + SELU_SCALE * SELU_ALPHA
     if code == GELU:
         return 0.5 * (1.0 + math.erf(x * _INV_SQRT_2)) + x * _INV_SQRT_2PI * math.exp(-0.5 * x * x)
     if code == GELU_TANH:

@@ -80,3 +80,18 @@ def test_extreme_inputs_stay_finite():
         y = np.empty_like(x)
         activation_forward_cpu(x, y, resolve_activation(name))
         assert np.all(np.isfinite(y)), name
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_selu_and_elu_gradients_at_zero_are_tensorflows(dtype):
+    """TensorFlow's SeluGrad/EluGrad take the linear branch for outputs >= 0: at x = 0 and -0.0, SELU's
+    derivative is its scale 1.0507 (ours gave scale * alpha, 1.7581) and ELU's (alpha 0.5) is alpha,
+    through Keras' where(x > 0, ...) (values read from tf.GradientTape on keras.activations)."""
+    x = np.array([0.0, -0.0, -1.0, 1.0], dtype)
+    for name, params, want in (("selu", {}, [1.050701, 1.050701, 0.64676857, 1.050701]),
+                               ("elu", {"alpha": 0.5}, [0.5, 0.5, 0.18393973, 1.0])):
+        act = resolve_activation(name, **params)
+        y, dx = np.empty_like(x), np.empty_like(x)
+        activation_forward_cpu(x, y, act)
+        activation_backward_cpu(x, y, np.ones_like(x), dx, act)
+        np.testing.assert_allclose(dx, want, rtol=1e-6, err_msg=name)
