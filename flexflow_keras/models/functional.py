@@ -15,7 +15,7 @@ import numpy as np
 from flexflow_keras.errors import GraphError
 from flexflow_keras.layers import host_prefix
 from flexflow_keras.layers.base import Layer
-from flexflow_keras.layers.eager import as_input, clone_graph
+from flexflow_keras.layers.eager import as_input
 from flexflow_keras.layers.input_layer import InputLayer
 from flexflow_keras.layers.node import Node
 from flexflow_keras.models import custom_training, layer_rerun, variable_dims
@@ -334,7 +334,7 @@ class Functional(GraphIOMixin, Model):
             if prefix is None and layer_rerun.needs_rerun(flat):  # Keras 3 runs the layers on masked tensors
                 outs = layer_rerun.rerun_layers(self, flat)
             if outs is None:
-                outs = clone_graph(self._graph, flat)
+                outs = variable_dims.clone_with_losses(self, self._graph, flat)
         else:
             arrays = [as_input(x, t.dtype) for x, t in zip(flat, self._inputs, strict=False)]
             outs = custom_training.run_eager(self, self._current(self._graph), arrays, custom_training.eager_mode(training))

@@ -332,7 +332,7 @@ class Sequential(Keras2SequentialMethods, GraphIOMixin, Model):
                 for layer in self._seq_layers:
                     x = layer(x)
                 return x
-            return clone_graph(self._graph, flat)[0]
+            return variable_dims.clone_with_losses(self, self._graph, flat)[0]
         arr = as_input(flat[0], self._inputs[0].dtype)
         graph = self._reshaped([np.shape(arr)]) or self._graph
         return custom_training.run_eager(self, self._current(graph), [arr], custom_training.eager_mode(training))[0]

@@ -42,6 +42,25 @@ def specialized(model, graph: OpGraph, inputs, input_specs) -> OpGraph | None:
     return cache[key]
 
 
+def clone_with_losses(model, graph: OpGraph, new_inputs) -> list[KerasTensor]:
+    """`clone_graph` of `graph` on `new_inputs` (a model used as a layer on symbolic tensors), with the losses
+    `model`'s layers added on `graph` (add_loss, activity regularizers, ActivityRegularization) recorded again
+    on the new inputs, so that the calling model trains on them and reports them, as Keras 3."""
+    added = _added_losses(model, graph)
+    if not added:
+        return clone_graph(graph, new_inputs)
+    n = len(graph.outputs)
+    cloned = clone_graph(OpGraph(graph.inputs, list(graph.outputs) + [t for _, t in added]), new_inputs)
+    at = tuple(t.uid for t in new_inputs)
+    for (layer, source), t in zip(added, cloned[n:], strict=True):
+        # the model called again on the same tensors (a Sequential rebuilt on its input) replaces its loss
+        previous = layer.__dict__.setdefault("_cloned_losses", {}).get((source.uid, at))
+        losses = [x for x in layer.__dict__["_symbolic_losses"] if x is not previous]  # by identity
+        layer.__dict__["_cloned_losses"][(source.uid, at)] = t
+        layer.__dict__["_symbolic_losses"] = [*losses, t]
+    return cloned[:n]
+
+
 def _added_losses(model, graph: OpGraph) -> list:
     """(layer, tensor) for each loss a layer of `model` added while `graph` was recorded."""
     from flexflow_keras.errors import GraphError
