@@ -76,7 +76,7 @@ def function(func=None, input_signature=None, *args, **kwargs):
     def run(*call_args, **call_kwargs):
         if specs is not None:
             _check_signature(func, specs, call_args[len(call_args) - len(specs):] if call_args else ())
-        return func(*call_args, **call_kwargs)
+        return _as_tensors(func(*call_args, **call_kwargs))
 
     def no_graph(*_args, **_kwargs):
         from flexflow_keras.keras_alias import RawTensorFlowError
@@ -91,6 +91,23 @@ def function(func=None, input_signature=None, *args, **kwargs):
     run.input_signature = input_signature
     run.get_concrete_function = no_graph
     return run
+
+
+def _as_tensors(value):
+    """A tf.function's result as TensorFlow returns it: Python and NumPy numbers and arrays become tensors
+    (``tf_cube(2)`` is an int32 tensor), in the same tuple / list / dict; other values stay as they are."""
+    from flexflow_keras.ops.eager_tensor import EagerTensor
+    from flexflow_keras.tf_tensor_basics import _constant
+
+    if isinstance(value, bool | int | float | np.generic) or (isinstance(value, np.ndarray)
+                                                              and not isinstance(value, EagerTensor)):
+        return _constant(value)
+    if isinstance(value, tuple | list):
+        return type(value)(_as_tensors(v) for v in value) if not hasattr(value, "_fields") else \
+            type(value)(*(_as_tensors(v) for v in value))
+    if isinstance(value, dict):
+        return type(value)((k, _as_tensors(v)) for k, v in value.items())
+    return value
 
 
 def _check_signature(func, specs, args) -> None:

@@ -1,7 +1,7 @@
 """`tf.function` under `python -m flexflow_keras` (handson-ml3 ch. 12 "TF Functions"): the Python function
 runs as it is, an `input_signature` binds as TensorFlow's does (compatible shapes pass, an incompatible one is
 a TypeError), methods stay methods, and `get_concrete_function` is an error saying that graphs are
-TensorFlow's. Before: tf.function returned the function unchanged, so the signature was not checked and
+TensorFlow's; Python results come back as tensors. Before: tf.function returned the function unchanged, so the signature was not checked and
 get_concrete_function was a bare AttributeError."""
 
 import numpy as np
@@ -42,8 +42,18 @@ def test_input_signature_and_methods_as_tensorflow():
     assert _run(FFTF) == _run(tf) == [(3, 14, 14), (1, 14, 14), 4]
 
 
+def test_python_results_become_tensors_as_tensorflow():
+    got = []
+    for T in (tf, FFTF):
+        cube = T.function(lambda x: x ** 3)
+        pair = T.function(lambda: (2, 1.5, {"n": True}))()
+        got.append([(str(np.asarray(r).dtype), np.asarray(r).tolist())
+                    for r in (cube(2), cube(T.constant(2.0)), pair[0], pair[1], pair[2]["n"])])
+    assert got[0] == got[1]
+
+
 def test_concrete_functions_are_refused_with_a_reason():
     f = FFTF.function(lambda x: x ** 3)
     with pytest.raises(RawTensorFlowError, match="graphs .* are TensorFlow's"):
         f.get_concrete_function(FFTF.constant(2.0))
-    assert f(2) == 8
+    assert int(f(2)) == 8
