@@ -256,7 +256,7 @@ def _act_grad_bias(dy, x, y, dz, db, code, p0, p1, p2):
     elif code == SOFTPLUS and dz.itemsize == 4:
         for i in range(rows):
             for j in range(cols):
-                g = dy[i, j] * softplus_grad(x[i, j])
+                g = dy[i, j] * softplus_grad(y[i, j])
                 dz[i, j] = g
                 db[j] += g
     elif code == ELU:  # reads y only: vectorises with the code a constant

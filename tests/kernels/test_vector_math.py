@@ -267,3 +267,24 @@ def test_accumulated_gradient_adds_what_the_overwriting_loop_writes(code):
     added = np.zeros_like(x)
     A.activation_backward_cpu(x, y, dy, added, act, accumulate=True)
     np.testing.assert_array_equal(added, written)  # 0 + (-0.0) is 0.0, which compares equal
+
+
+@pytest.mark.parametrize("code, p0", [(A.SOFTPLUS, 0.0), (A.ELU, 1.0), (A.SELU, 0.0)])
+def test_vector_derivatives_of_from_output_activations_read_only_y(code, p0):
+    """For an activation whose derivative comes from its output (`grad_from_output`), fused ops keep no
+    pre-activation and the second-order tape passes what it has as x: the vector loops must read y only.
+    softplus_grad read x at first, which broke second derivatives through Dense(softplus)."""
+    act = A.Activation(code, p0)
+    assert A.grad_from_output(act)
+    x = (np.random.default_rng(4).standard_normal(5000) * 4).astype(np.float32)
+    y = np.empty_like(x)
+    A.activation_forward_cpu(x, y, act)
+    dy = np.ones_like(x)
+    want, got = np.empty_like(x), np.empty_like(x)
+    A.activation_backward_cpu(x, y, dy, want, act)
+    A.activation_backward_cpu(np.full_like(x, np.nan), y, dy, got, act)
+    np.testing.assert_array_equal(got, want)
+    dz, db = np.empty((50, 100), np.float32), np.empty(100)
+    L._act_grad_bias(dy.reshape(50, 100), np.full((50, 100), np.nan, np.float32), y.reshape(50, 100), dz, db, code,
+                     p0, 0.0, 0.0)
+    np.testing.assert_array_equal(dz.ravel(), want)
