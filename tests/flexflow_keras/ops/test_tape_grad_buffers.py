@@ -55,6 +55,11 @@ def _penalty():
     return lambda: dense(inp) + penalty(dense.kernel) + penalty(dense.bias), [inp]
 
 
+@ops.custom_gradient
+def _cube_with_its_own_gradient(a):
+    return a * a * a, lambda g: 3.0 * g * a * a
+
+
 def _slice_gradient(a):
     """A gradient taken while the outer tape records: its slice's adjoint is an op the outer tape records."""
     with GradientTape() as inner:
@@ -161,6 +166,7 @@ CASES = {
     "ctc": lambda: _fn(lambda a: ops.ctc_loss(np.array([[1, 2], [2, 1]]), a, np.array([2, 2]),
                                               np.array([5, 5])), (2, 5, 4)),
     "norm": lambda: _fn(lambda a: ops.norm(a) + ops.logsumexp(a, axis=1)[0], (3, 4)),
+    "custom_gradient": lambda: _fn(lambda a: _cube_with_its_own_gradient(a) * 2.0, (3, 4)),
 }
 
 
