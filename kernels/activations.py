@@ -341,21 +341,6 @@ def _forward_loop(x, y, code, p0, p1, p2):
     elif code == RELU6:
         for i in range(n):
             y[i] = _value(RELU6, x[i], p0, p1, p2)
-    elif code == GELU and y.itemsize == 4:  # float32: float64 outputs keep the C library's erf
-        for i in range(n):
-            y[i] = gelu_value(x[i])
-    elif code == SILU and y.itemsize == 4:
-        for i in range(n):
-            y[i] = silu_value(x[i])
-    elif code == ELU and y.itemsize == 4:
-        for i in range(n):
-            y[i] = elu_value(x[i], p0)
-    elif code == SELU and y.itemsize == 4:
-        for i in range(n):
-            y[i] = SELU_SCALE * elu_value(x[i], SELU_ALPHA)
-    elif code == SOFTPLUS and y.itemsize == 4:
-        for i in range(n):
-            y[i] = softplus_value(x[i])
     else:
         for i in range(n):
             y[i] = _value(code, x[i], p0, p1, p2)
@@ -364,16 +349,7 @@ def _forward_loop(x, y, code, p0, p1, p2):
 @cpu_jit
 def _backward_loop(x, y, dy, dx, code, p0, p1, p2, accumulate):
     n = x.size
-    if accumulate and code == SILU and dx.itemsize == 4:  # the same derivatives as the overwriting loop
-        for i in range(n):
-            dx[i] += dy[i] * silu_grad(x[i])
-    elif accumulate and code == SOFTPLUS and dx.itemsize == 4:
-        for i in range(n):
-            dx[i] += dy[i] * softplus_grad(y[i])
-    elif accumulate and code == GELU and dx.itemsize == 4:
-        for i in range(n):
-            dx[i] += dy[i] * gelu_grad(x[i])
-    elif accumulate:
+    if accumulate:
         for i in range(n):
             dx[i] += dy[i] * _grad(code, x[i], y[i], p0, p1, p2)
     elif code == RELU:
@@ -388,15 +364,6 @@ def _backward_loop(x, y, dy, dx, code, p0, p1, p2, accumulate):
     elif code == LEAKY_RELU:  # DCGAN's: the generic loop below branches on code per value, 5-7x slower
         for i in range(n):
             dx[i] = dy[i] * _grad(LEAKY_RELU, x[i], y[i], p0, p1, p2)
-    elif code == GELU and dx.itemsize == 4:
-        for i in range(n):
-            dx[i] = dy[i] * gelu_grad(x[i])
-    elif code == SILU and dx.itemsize == 4:
-        for i in range(n):
-            dx[i] = dy[i] * silu_grad(x[i])
-    elif code == SOFTPLUS and dx.itemsize == 4:
-        for i in range(n):
-            dx[i] = dy[i] * softplus_grad(y[i])
     elif code == ELU:  # read y only: the loop vectorises once the code is a constant
         for i in range(n):
             dx[i] = dy[i] * _grad(ELU, x[i], y[i], p0, p1, p2)
@@ -406,6 +373,74 @@ def _backward_loop(x, y, dy, dx, code, p0, p1, p2, accumulate):
     else:
         for i in range(n):
             dx[i] = dy[i] * _grad(code, x[i], y[i], p0, p1, p2)
+
+
+# Float32 outputs of these activations take a loop of their own with `vector_math` (see gelu_value, ...):
+# each compiles only when its activation is used (inside `_forward_loop`/`_backward_loop` they made every
+# activation's first call compile them all). Float64 outputs keep the C library's functions.
+@cpu_jit
+def _gelu_forward(x, y, p0):
+    for i in range(x.size):
+        y[i] = gelu_value(x[i])
+
+
+@cpu_jit
+def _silu_forward(x, y, p0):
+    for i in range(x.size):
+        y[i] = silu_value(x[i])
+
+
+@cpu_jit
+def _elu_forward(x, y, p0):
+    for i in range(x.size):
+        y[i] = elu_value(x[i], p0)
+
+
+@cpu_jit
+def _selu_forward(x, y, p0):
+    for i in range(x.size):
+        y[i] = SELU_SCALE * elu_value(x[i], SELU_ALPHA)
+
+
+@cpu_jit
+def _softplus_forward(x, y, p0):
+    for i in range(x.size):
+        y[i] = softplus_value(x[i])
+
+
+@cpu_jit
+def _gelu_backward(x, y, dy, dx, accumulate):
+    if accumulate:
+        for i in range(x.size):
+            dx[i] += dy[i] * gelu_grad(x[i])
+    else:
+        for i in range(x.size):
+            dx[i] = dy[i] * gelu_grad(x[i])
+
+
+@cpu_jit
+def _silu_backward(x, y, dy, dx, accumulate):
+    if accumulate:
+        for i in range(x.size):
+            dx[i] += dy[i] * silu_grad(x[i])
+    else:
+        for i in range(x.size):
+            dx[i] = dy[i] * silu_grad(x[i])
+
+
+@cpu_jit
+def _softplus_backward(x, y, dy, dx, accumulate):
+    if accumulate:
+        for i in range(x.size):
+            dx[i] += dy[i] * softplus_grad(y[i])
+    else:
+        for i in range(x.size):
+            dx[i] = dy[i] * softplus_grad(y[i])
+
+
+_VECTOR_FORWARD = {GELU: _gelu_forward, SILU: _silu_forward, ELU: _elu_forward, SELU: _selu_forward,
+                   SOFTPLUS: _softplus_forward}
+_VECTOR_BACKWARD = {GELU: _gelu_backward, SILU: _silu_backward, SOFTPLUS: _softplus_backward}
 
 
 def activation_forward_cpu(x: np.ndarray, y: np.ndarray, act: Activation) -> None:
@@ -418,6 +453,8 @@ def activation_forward_cpu(x: np.ndarray, y: np.ndarray, act: Activation) -> Non
         if y is not x:
             np.copyto(y, x)
         numpy_forward_inplace(yf, act.code)
+    elif yf.dtype == np.float32 and act.code in _VECTOR_FORWARD:
+        _VECTOR_FORWARD[act.code](flat_in(x), yf, act.p0)
     else:
         _forward_loop(flat_in(x), yf, act.code, act.p0, act.p1, act.p2)
 
@@ -425,8 +462,11 @@ def activation_forward_cpu(x: np.ndarray, y: np.ndarray, act: Activation) -> Non
 def activation_backward_cpu(x: np.ndarray, y: np.ndarray, dy: np.ndarray, dx: np.ndarray, act: Activation,
                             accumulate: bool = False) -> None:
     """``dx (+)= dy * act'(x)``, reading the forward input `x` and output `y`."""
-    _backward_loop(flat_in(x), flat_in(y), flat_in(dy), flat_out(dx, "activation_backward_cpu"),
-                   act.code, act.p0, act.p1, act.p2, accumulate)
+    dxf = flat_out(dx, "activation_backward_cpu")
+    if dxf.dtype == np.float32 and act.code in _VECTOR_BACKWARD:
+        _VECTOR_BACKWARD[act.code](flat_in(x), flat_in(y), flat_in(dy), dxf, accumulate)
+    else:
+        _backward_loop(flat_in(x), flat_in(y), flat_in(dy), dxf, act.code, act.p0, act.p1, act.p2, accumulate)
 
 
 def __getattr__(name: str):
