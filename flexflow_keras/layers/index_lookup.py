@@ -37,8 +37,8 @@ class IndexLookup(HostLayer):
         # vocabulary_size (derived from the vocabulary), oov_method and salt are in Keras' saved configs
         super().__init__(**kwargs)
         who = f"{type(self).__name__} '{self.name}'"
-        if output_mode == "binary":  # Keras 2's name, which Keras 3 still takes
-            output_mode = "multi_hot"
+        # Keras 2's names, which Keras 3 still takes
+        output_mode = {"binary": "multi_hot", "tf-idf": "tf_idf"}.get(output_mode, output_mode)
         if output_mode not in OUTPUT_MODES:
             raise ArgumentError(f"{who}: output_mode must be one of {OUTPUT_MODES}, received {output_mode!r}.")
         if sparse:

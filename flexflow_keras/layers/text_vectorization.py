@@ -55,8 +55,8 @@ class TextVectorization(HostLayer):
                  idf_weights=None, sparse=False, ragged=False, encoding="utf-8", vocabulary_size=None, **kwargs):
         super().__init__(**kwargs)  # vocabulary_size: in Keras' saved configs, derived from the vocabulary
         who = f"TextVectorization '{self.name}'"
-        if output_mode == "binary":  # Keras 2's name, which Keras 3 still takes
-            output_mode = "multi_hot"
+        # Keras 2's names, which Keras 3 still takes
+        output_mode = {"binary": "multi_hot", "tf-idf": "tf_idf"}.get(output_mode, output_mode)
         if not (callable(standardize) or standardize in _STANDARDIZE):
             raise ArgumentError(f"{who}: standardize must be one of {_STANDARDIZE} or a callable, received "
                              f"{standardize!r}.")

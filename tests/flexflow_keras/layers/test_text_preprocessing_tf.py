@@ -142,3 +142,18 @@ def test_configs_round_trip_and_match_keras_keys():
     assert set(theirs.get_config()) - {"oov_method", "salt"} <= set(ours.get_config()) | {"dtype"}
     again = ff.layers.StringLookup.from_config(ours.get_config())
     np.testing.assert_allclose(np.asarray(again(np.array([["x", "y", "q"]]))), np.asarray(ours(np.array([["x", "y", "q"]]))))
+
+
+@pytest.mark.parametrize("cls_name, kwargs", [
+    ("TextVectorization", dict(ngrams=2, max_tokens=12)),
+    ("StringLookup", dict()),
+])
+def test_keras2_output_mode_spellings_binary_and_tf_idf(cls_name, kwargs):
+    """Keras 3 still takes Keras 2's output_mode="binary" and "tf-idf" (Deep Learning with Python, 2nd ed.,
+    ch. 11 writes both) and stores them as "multi_hot" / "tf_idf"."""
+    words = [d.lower().replace(".", "").replace(",", "").replace("!", "").split() for d in DOCS]
+    data = DOCS if cls_name == "TextVectorization" else [w for ws in words for w in ws]
+    for old, new in (("binary", "multi_hot"), ("tf-idf", "tf_idf")):
+        ours, theirs = _both(cls_name, adapt=data, output_mode=old, **kwargs)
+        assert ours.get_config()["output_mode"] == theirs.get_config()["output_mode"] == new
+        _same(ours, theirs, data[:4])
