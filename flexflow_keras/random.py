@@ -6,6 +6,11 @@ seed, the step and the op's seed). The op's seed comes from `seed`: a `SeedGener
 next value: different ops draw differently, reproducibly), None (the global generator) or an int (the
 same values at every step, as Keras' stateless draws with an int seed). Eagerly, a SeedGenerator advances
 on every call and an int seed always gives the same values.
+
+Unseeded generators take their seed from the framework's generator (utils/rng.py), never from NumPy's global
+state, which Keras and TensorFlow leave alone (a script's own ``np.random`` draws after ``keras.random.normal``
+are those it gets there). The global generator starts again when that generator is re-seeded
+(``keras.utils.set_random_seed``, ``tf.random.set_seed``), as Keras resets its global SeedGenerator.
 """
 
 from __future__ import annotations
@@ -20,6 +25,7 @@ from flexflow_keras.ops.graph import KerasTensor
 from flexflow_keras.ops.numpy_api import BatchDim, _shape_and_ref
 from flexflow_keras.ops.random_ops import RandomOp
 from kernels import array_ops as karr
+from flexflow_keras.utils import rng
 from kernels.dropout import mix64_int
 
 __all__ = ["SeedGenerator", "normal", "uniform", "randint", "truncated_normal", "dropout", "shuffle", "categorical",
@@ -30,12 +36,12 @@ class SeedGenerator:
     """A reproducible source of seeds for random ops (Keras 3's `keras.random.SeedGenerator`).
 
     Args:
-        seed: an int (default: drawn from NumPy's global generator).
+        seed: an int (default: drawn from the framework's generator, utils/rng.py).
         name: accepted for Keras compatibility.
     """
 
     def __init__(self, seed=None, name=None, **kwargs):
-        self.seed = int(np.random.randint(0, 2**31 - 1)) if seed is None else int(seed)
+        self.seed = rng.make_seed() if seed is None else int(seed)
         self.name = name or "seed_generator"
         self._count = 0
 
@@ -48,13 +54,15 @@ class SeedGenerator:
         return {"seed": self.seed}
 
 
-_global: list[SeedGenerator] = []
+_global: dict = {"generator": None, "source": None}
 
 
 def _global_generator() -> SeedGenerator:
-    if not _global:
-        _global.append(SeedGenerator())
-    return _global[0]
+    """The generator of unseeded draws, made anew after the framework's generator was re-seeded."""
+    if _global["generator"] is None or _global["source"] is not rng.generator():
+        _global["source"] = rng.generator()
+        _global["generator"] = SeedGenerator()
+    return _global["generator"]
 
 
 def _op_seed(seed) -> tuple[int, bool]:
