@@ -24,8 +24,8 @@ from flexflow_keras.ops.eager_tensor import eager
 from flexflow_keras.ops.graph import KerasTensor
 from flexflow_keras.ops.numpy_api import BatchDim, _shape_and_ref
 from flexflow_keras.ops.random_ops import RandomOp
-from kernels import array_ops as karr
 from flexflow_keras.utils import rng
+from kernels import array_ops as karr
 from kernels.dropout import mix64_int
 
 __all__ = ["SeedGenerator", "normal", "uniform", "randint", "truncated_normal", "dropout", "shuffle", "categorical",
