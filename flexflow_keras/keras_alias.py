@@ -148,11 +148,26 @@ def _tf_activation(namespace: str, name: str):
             from flexflow_keras import ops
 
             x = ops.stack(list(x), axis=0)
-        return fn(x, *args, **kwargs)
+        out = fn(x, *args, **kwargs)
+        if "_keras_logits" in getattr(out, "__dict__", {}) and not _graph_context():
+            # TensorFlow's own tf.nn.softmax / sigmoid leave no logits on an eager tensor (Keras' activations
+            # do): a crossentropy of it clips the probabilities. In a graph (tf.function, fit's steps) Keras
+            # finds the Softmax / Sigmoid op's input instead, as the carried logits give.
+            del out._keras_logits
+        return out
 
     call.__name__ = call.__qualname__ = fn.__name__
     call._keras_activation = fn  # activations.get: activation=tf.nn.relu is Keras' relu (fused, serialized)
     return call
+
+
+def _graph_context() -> bool:
+    """Whether TensorFlow would run the current code as a graph: a tf.function, or a model's fit, evaluate or
+    predict step (Keras traces them)."""
+    from flexflow_keras import tf_setup
+    from flexflow_keras.models import call_mode
+
+    return tf_setup.in_function() or call_mode.fitting() or call_mode.inference()
 
 
 class _RawTFNamespace(_RawTF):

@@ -5,6 +5,8 @@ lines public tf.keras scripts open with, which have an exact meaning here.
   dropout, dataset shuffles), as it seeds TensorFlow's ops, and leaves Python's and NumPy's.
 - `tf.function` returns the function run as Python (this framework traces the training step itself), which
   checks an `input_signature` and has `python_function`; `get_concrete_function` is an error saying why.
+  While it runs, `in_function()` is True: what TensorFlow would run as a graph there (keras_alias' eager
+  tf.nn.softmax / sigmoid keep their logits for the crossentropies only in a graph, as TensorFlow's).
 - `tf.get_logger()` is flexflow_keras' logger (so ``setLevel("ERROR")`` quiets this framework's messages too);
   `tf.compat.v1.logging.set_verbosity` sets its level and `tf.autograph.set_verbosity` does nothing.
 - `tf.config.list_physical_devices("GPU")` lists the GPUs `-ll:gpu` gives (so ``if gpus:`` branches behave)
@@ -26,6 +28,7 @@ lines public tf.keras scripts open with, which have an exact meaning here.
 from __future__ import annotations
 
 import contextlib
+import contextvars
 import functools
 import logging
 from collections import namedtuple
@@ -63,6 +66,14 @@ def visible_devices(*args, **kwargs):
                       "memory); remove the call and give the flags (e.g. -ll:gpu 1).")
 
 
+_IN_FUNCTION: contextvars.ContextVar[bool] = contextvars.ContextVar("ff_in_tf_function", default=False)
+
+
+def in_function() -> bool:
+    """Whether a `tf.function` is running (TensorFlow would be running its graph)."""
+    return _IN_FUNCTION.get()
+
+
 def function(func=None, input_signature=None, *args, **kwargs):
     """`tf.function` as a decorator (bare or with arguments) or a call: the function, run as Python (this
     framework traces the training step itself), that checks its `input_signature` as TensorFlow does (a
@@ -76,7 +87,11 @@ def function(func=None, input_signature=None, *args, **kwargs):
     def run(*call_args, **call_kwargs):
         if specs is not None:
             _check_signature(func, specs, call_args[len(call_args) - len(specs):] if call_args else ())
-        return _as_tensors(func(*call_args, **call_kwargs))
+        token = _IN_FUNCTION.set(True)
+        try:
+            return _as_tensors(func(*call_args, **call_kwargs))
+        finally:
+            _IN_FUNCTION.reset(token)
 
     def no_graph(*_args, **_kwargs):
         from flexflow_keras.keras_alias import RawTensorFlowError
