@@ -1,11 +1,12 @@
-"""Element-wise activation kernels (forward and backward) and the activation table.
+"""The activation table and the activations' scalar functions.
 
-An activation is named by an `Activation` value: an integer code and three float parameters, so one
-compiled loop serves every activation (the code is loop-invariant; the branch costs nothing measurable).
-`act_value`/`act_grad` are plain scalar functions compiled twice: by Numba for the CPU loops here and as
+An activation is named by an `Activation` value: an integer code and three float parameters.
+`act_value`/`act_grad` are plain scalar functions compiled twice: by Numba for the CPU loops and as
 CUDA device functions in `kernels.gpu.activations`. `act_grad(code, x, y, ...)` is dy/dx given the input
 `x` and output `y`; for the codes in `FROM_OUTPUT` it reads only `y`, so a fused Dense can run its
-backward without keeping the pre-activation.
+backward without keeping the pre-activation. The CPU loops over arrays, element-wise
+(`activation_forward_cpu`/`activation_backward_cpu`, reached from here too) and fused with a bias, are
+in `kernels.activation_loops`.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ import numpy as np
 from numba import njit
 
 from kernels import vector_math
-from kernels._jit import cpu_jit, flat_in, flat_out
+from kernels._jit import cpu_jit
 
 LINEAR, RELU, LEAKY_RELU, RELU6, ELU, SELU, GELU, GELU_TANH, SIGMOID, HARD_SIGMOID = range(10)
 TANH, SOFTPLUS, SOFTSIGN, SILU, EXPONENTIAL, HARD_SILU, MISH, LOG_SIGMOID, HARD_TANH, CELU = range(10, 20)
@@ -329,147 +330,11 @@ def numpy_forward_inplace(y: np.ndarray, code: int) -> None:
             np.reciprocal(y, out=y)
 
 
-@cpu_jit
-def _forward_loop(x, y, code, p0, p1, p2):
-    n = x.size
-    if code == RELU:
-        for i in range(n):
-            y[i] = _value(RELU, x[i], p0, p1, p2)
-    elif code == LEAKY_RELU:
-        for i in range(n):
-            y[i] = _value(LEAKY_RELU, x[i], p0, p1, p2)
-    elif code == RELU6:
-        for i in range(n):
-            y[i] = _value(RELU6, x[i], p0, p1, p2)
-    else:
-        for i in range(n):
-            y[i] = _value(code, x[i], p0, p1, p2)
-
-
-@cpu_jit
-def _backward_loop(x, y, dy, dx, code, p0, p1, p2, accumulate):
-    n = x.size
-    if accumulate:
-        for i in range(n):
-            dx[i] += dy[i] * _grad(code, x[i], y[i], p0, p1, p2)
-    elif code == RELU:
-        for i in range(n):
-            dx[i] = dy[i] * _grad(RELU, x[i], y[i], p0, p1, p2)
-    elif code == SIGMOID:
-        for i in range(n):
-            dx[i] = dy[i] * _grad(SIGMOID, x[i], y[i], p0, p1, p2)
-    elif code == TANH:
-        for i in range(n):
-            dx[i] = dy[i] * _grad(TANH, x[i], y[i], p0, p1, p2)
-    elif code == LEAKY_RELU:  # DCGAN's: the generic loop below branches on code per value, 5-7x slower
-        for i in range(n):
-            dx[i] = dy[i] * _grad(LEAKY_RELU, x[i], y[i], p0, p1, p2)
-    elif code == ELU:  # read y only: the loop vectorises once the code is a constant
-        for i in range(n):
-            dx[i] = dy[i] * _grad(ELU, x[i], y[i], p0, p1, p2)
-    elif code == SELU:
-        for i in range(n):
-            dx[i] = dy[i] * _grad(SELU, x[i], y[i], p0, p1, p2)
-    else:
-        for i in range(n):
-            dx[i] = dy[i] * _grad(code, x[i], y[i], p0, p1, p2)
-
-
-# Float32 outputs of these activations take a loop of their own with `vector_math` (see gelu_value, ...):
-# each compiles only when its activation is used (inside `_forward_loop`/`_backward_loop` they made every
-# activation's first call compile them all). Float64 outputs keep the C library's functions.
-@cpu_jit
-def _gelu_forward(x, y, p0):
-    for i in range(x.size):
-        y[i] = gelu_value(x[i])
-
-
-@cpu_jit
-def _silu_forward(x, y, p0):
-    for i in range(x.size):
-        y[i] = silu_value(x[i])
-
-
-@cpu_jit
-def _elu_forward(x, y, p0):
-    for i in range(x.size):
-        y[i] = elu_value(x[i], p0)
-
-
-@cpu_jit
-def _selu_forward(x, y, p0):
-    for i in range(x.size):
-        y[i] = SELU_SCALE * elu_value(x[i], SELU_ALPHA)
-
-
-@cpu_jit
-def _softplus_forward(x, y, p0):
-    for i in range(x.size):
-        y[i] = softplus_value(x[i])
-
-
-@cpu_jit
-def _gelu_backward(x, y, dy, dx, accumulate):
-    if accumulate:
-        for i in range(x.size):
-            dx[i] += dy[i] * gelu_grad(x[i])
-    else:
-        for i in range(x.size):
-            dx[i] = dy[i] * gelu_grad(x[i])
-
-
-@cpu_jit
-def _silu_backward(x, y, dy, dx, accumulate):
-    if accumulate:
-        for i in range(x.size):
-            dx[i] += dy[i] * silu_grad(x[i])
-    else:
-        for i in range(x.size):
-            dx[i] = dy[i] * silu_grad(x[i])
-
-
-@cpu_jit
-def _softplus_backward(x, y, dy, dx, accumulate):
-    if accumulate:
-        for i in range(x.size):
-            dx[i] += dy[i] * softplus_grad(y[i])
-    else:
-        for i in range(x.size):
-            dx[i] = dy[i] * softplus_grad(y[i])
-
-
-_VECTOR_FORWARD = {GELU: _gelu_forward, SILU: _silu_forward, ELU: _elu_forward, SELU: _selu_forward,
-                   SOFTPLUS: _softplus_forward}
-_VECTOR_BACKWARD = {GELU: _gelu_backward, SILU: _silu_backward, SOFTPLUS: _softplus_backward}
-
-
-def activation_forward_cpu(x: np.ndarray, y: np.ndarray, act: Activation) -> None:
-    """``y = act(x)`` element-wise; `y` is a preallocated array of x's shape (may be `x` itself)."""
-    yf = flat_out(y, "activation_forward_cpu")
-    if act.code == LINEAR:
-        if y is not x:
-            np.copyto(y, x)
-    elif act.code in _NUMPY_FORWARD:
-        if y is not x:
-            np.copyto(y, x)
-        numpy_forward_inplace(yf, act.code)
-    elif yf.dtype == np.float32 and act.code in _VECTOR_FORWARD:
-        _VECTOR_FORWARD[act.code](flat_in(x), yf, act.p0)
-    else:
-        _forward_loop(flat_in(x), yf, act.code, act.p0, act.p1, act.p2)
-
-
-def activation_backward_cpu(x: np.ndarray, y: np.ndarray, dy: np.ndarray, dx: np.ndarray, act: Activation,
-                            accumulate: bool = False) -> None:
-    """``dx (+)= dy * act'(x)``, reading the forward input `x` and output `y`."""
-    dxf = flat_out(dx, "activation_backward_cpu")
-    if dxf.dtype == np.float32 and act.code in _VECTOR_BACKWARD:
-        _VECTOR_BACKWARD[act.code](flat_in(x), flat_in(y), flat_in(dy), dxf, accumulate)
-    else:
-        _backward_loop(flat_in(x), flat_in(y), flat_in(dy), dxf, act.code, act.p0, act.p1, act.p2, accumulate)
-
-
 def __getattr__(name: str):
+    if name in ("activation_forward_cpu", "activation_backward_cpu"):  # their loops import this module
+        from kernels import activation_loops
+
+        return getattr(activation_loops, name)
     if name in ("activation_forward_cuda", "activation_backward_cuda"):
         from kernels.gpu import activations as gpu
 

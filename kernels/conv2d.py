@@ -42,6 +42,7 @@ from kernels import _conv_simd as _simd
 from kernels import _conv_taps as _taps
 from kernels import _conv_winograd as _wg
 from kernels import _conv_winograd4 as _wg4
+from kernels import activation_loops as _act_loops
 from kernels import activations as _acts
 from kernels._conv_geometry import check_window_padding, pair, window_geometry
 
@@ -309,7 +310,7 @@ def _finish_activation(out2, act, pre2) -> None:
     if pre2 is not None:
         np.copyto(pre2, out2)
     if act.code != _acts.LINEAR:
-        _acts.activation_forward_cpu(out2, out2, act)
+        _act_loops.activation_forward_cpu(out2, out2, act)
 
 
 def conv2d_forward_cpu(x, kernel, bias, out, strides=(1, 1), padding="valid", activation=None,
@@ -414,7 +415,7 @@ def conv2d_backward_cpu(x, kernel, out, grad_out, grad_x=None, grad_kernel=None,
         if not relu:  # any other activation: dZ for the whole shard first, then a linear backward
             z2 = y2 if _acts.grad_from_output(act) else _check_pre(pre_activation, act, oshape, dt, who)
             dz_full = _workspace("dz_full", (g.rows, g.co), dt)
-            _acts.activation_backward_cpu(z2, y2, dy2, dz_full, act)
+            _act_loops.activation_backward_cpu(z2, y2, dy2, dz_full, act)
             dy2 = dz_full
     want_db, want_dk, want_dx = grad_bias is not None, grad_kernel is not None, grad_x is not None
     db = _workspace("dbias", (g.co,), np.float64)

@@ -16,6 +16,7 @@ import numpy as np
 
 from kernels import _conv_simd as _simd
 from kernels import _conv_taps as _taps
+from kernels import activation_loops as _act_loops
 from kernels import activations as _acts
 from kernels import conv2d as _conv
 from kernels._jit import store
@@ -102,7 +103,7 @@ def conv2d_transpose_forward_cpu(x, kernel, bias, out, strides=(1, 1), padding="
     if act.code != _acts.LINEAR:
         if pre_activation is not None:
             np.copyto(pre_activation, out)
-        _acts.activation_forward_cpu(out, out, act)
+        _act_loops.activation_forward_cpu(out, out, act)
 
 
 def conv2d_transpose_backward_cpu(x, kernel, grad_out, grad_x=None, grad_kernel=None, grad_bias=None,
@@ -120,7 +121,7 @@ def conv2d_transpose_backward_cpu(x, kernel, grad_out, grad_x=None, grad_kernel=
         _check_pre(act, pre_activation, who)
         z = out if _acts.grad_from_output(act) else pre_activation
         dz = np.empty_like(grad_out)
-        _acts.activation_backward_cpu(z, out, grad_out, dz, act)
+        _act_loops.activation_backward_cpu(z, out, grad_out, dz, act)
         grad_out = dz
     if grad_x is not None:
         target = np.empty_like(grad_x) if accumulate_x else grad_x

@@ -6,7 +6,7 @@ compiles for: about twice OpenBLAS's Haswell kernels on one core, the environmen
 and on a par with its SkylakeX ones) and a kernel runs on one thread (`_conv_simd.one_thread`: the
 micro-kernels are single-threaded, and with two cores the threaded BLAS is nearly twice as fast),
 else through NumPy's BLAS with ``out=`` (no result allocation). The input gradient ``dz @ W^T`` runs
-as its transpose ``W @ dz^T`` on the micro-kernels when the rows are a multiple of 16 (`_dz_wt`); bias and activation run fused in one Numba pass over the GEMM result (`kernels.activations` codes). `x` may have any rank: the layer acts
+as its transpose ``W @ dz^T`` on the micro-kernels when the rows are a multiple of 16 (`_dz_wt`); bias and activation run fused in one Numba pass over the GEMM result (`kernels.activation_loops`). `x` may have any rank: the layer acts
 on the last axis, so x is viewed as (rows, in). When the activation's derivative needs the
 pre-activation (gelu, swish, ...; see `activations.grad_from_output`) the caller passes a `z` buffer of
 y's shape that forward fills and backward reads; otherwise backward reads only `y`.
@@ -23,35 +23,14 @@ import threading
 import numpy as np
 from numba import njit
 
-from kernels import _conv_blas, _conv_simd
+from kernels import _conv_blas, _conv_simd, activation_loops
 from kernels._jit import cpu_jit, flat_out, rows_in, store
 from kernels.activations import (
     _NUMPY_FORWARD,
     _TABLE,
-    ELU,
-    GELU,
-    LEAKY_RELU,
     LINEAR,
-    RELU,
-    RELU6,
-    SELU,
-    SELU_ALPHA,
-    SELU_SCALE,
-    SIGMOID,
-    SILU,
-    SOFTPLUS,
-    TANH,
     Activation,
-    _act_grad,
-    _act_value,
-    elu_value,
-    gelu_grad,
-    gelu_value,
     numpy_forward_inplace,
-    silu_grad,
-    silu_value,
-    softplus_grad,
-    softplus_value,
 )
 
 
@@ -129,154 +108,7 @@ def _scratch(name: str, shape, dtype) -> np.ndarray:
     return a
 
 
-_value = njit(inline="always")(_act_value)
-_grad = njit(inline="always")(_act_grad)
 NO_ACTIVATION = Activation(LINEAR)
-
-
-@cpu_jit
-def _bias_act(src, b, dst, keep_src, code, p0, p1, p2):
-    # dst[i, j] = act(src[i, j] + b[j]); with keep_src, src keeps the biased pre-activation. One loop per
-    # hot code with the dispatch hoisted out, so each loop vectorises (a branchy loop over random signs
-    # cost 5x more).
-    rows, cols = src.shape
-    if keep_src and code == GELU and dst.itemsize == 4:  # float32 (activations.gelu_value); keeps z for its backward
-        for i in range(rows):
-            for j in range(cols):
-                v = src[i, j] + b[j]
-                src[i, j] = v
-                dst[i, j] = gelu_value(v)
-    elif keep_src and code == SILU and dst.itemsize == 4:
-        for i in range(rows):
-            for j in range(cols):
-                v = src[i, j] + b[j]
-                src[i, j] = v
-                dst[i, j] = silu_value(v)
-    elif keep_src and code == SOFTPLUS and dst.itemsize == 4:
-        for i in range(rows):
-            for j in range(cols):
-                v = src[i, j] + b[j]
-                src[i, j] = v
-                dst[i, j] = softplus_value(v)
-    elif keep_src:
-        for i in range(rows):
-            for j in range(cols):
-                v = src[i, j] + b[j]
-                src[i, j] = v
-                dst[i, j] = _value(code, v, p0, p1, p2)
-    elif code == LINEAR:
-        for i in range(rows):
-            for j in range(cols):
-                dst[i, j] = src[i, j] + b[j]
-    elif code == RELU and p0 == 0.0 and p2 == 0.0 and p1 == np.inf:
-        for i in range(rows):
-            for j in range(cols):
-                v = src[i, j] + b[j]
-                dst[i, j] = v if v > 0 else 0
-    elif code == RELU:
-        for i in range(rows):
-            for j in range(cols):
-                dst[i, j] = _value(RELU, src[i, j] + b[j], p0, p1, p2)
-    elif code == LEAKY_RELU:
-        for i in range(rows):
-            for j in range(cols):
-                dst[i, j] = _value(LEAKY_RELU, src[i, j] + b[j], p0, p1, p2)
-    elif code == RELU6:
-        for i in range(rows):
-            for j in range(cols):
-                dst[i, j] = _value(RELU6, src[i, j] + b[j], p0, p1, p2)
-    elif code == GELU and dst.itemsize == 4:
-        for i in range(rows):
-            for j in range(cols):
-                dst[i, j] = gelu_value(src[i, j] + b[j])
-    elif code == SILU and dst.itemsize == 4:
-        for i in range(rows):
-            for j in range(cols):
-                dst[i, j] = silu_value(src[i, j] + b[j])
-    elif code == SOFTPLUS and dst.itemsize == 4:
-        for i in range(rows):
-            for j in range(cols):
-                dst[i, j] = softplus_value(src[i, j] + b[j])
-    elif code == ELU and dst.itemsize == 4:
-        for i in range(rows):
-            for j in range(cols):
-                dst[i, j] = elu_value(src[i, j] + b[j], p0)
-    elif code == SELU and dst.itemsize == 4:
-        for i in range(rows):
-            for j in range(cols):
-                dst[i, j] = SELU_SCALE * elu_value(src[i, j] + b[j], SELU_ALPHA)
-    else:
-        for i in range(rows):
-            for j in range(cols):
-                dst[i, j] = _value(code, src[i, j] + b[j], p0, p1, p2)
-
-
-@cpu_jit
-def _act_grad_bias(dy, x, y, dz, db, code, p0, p1, p2):
-    # dz = dy * act'(x, y) and db[j] = sum_i dz[i, j] (float64 accumulation) in one pass.
-    rows, cols = dy.shape
-    for j in range(cols):
-        db[j] = 0.0
-    if code == RELU and p0 == 0.0 and p2 == 0.0 and p1 == np.inf:
-        for i in range(rows):
-            for j in range(cols):
-                g = dy[i, j] if x[i, j] > 0 else 0
-                dz[i, j] = g
-                db[j] += g
-    elif code == RELU:
-        for i in range(rows):
-            for j in range(cols):
-                g = dy[i, j] * _grad(RELU, x[i, j], y[i, j], p0, p1, p2)
-                dz[i, j] = g
-                db[j] += g
-    elif code == SIGMOID:
-        for i in range(rows):
-            for j in range(cols):
-                g = dy[i, j] * _grad(SIGMOID, x[i, j], y[i, j], p0, p1, p2)
-                dz[i, j] = g
-                db[j] += g
-    elif code == TANH:
-        for i in range(rows):
-            for j in range(cols):
-                g = dy[i, j] * _grad(TANH, x[i, j], y[i, j], p0, p1, p2)
-                dz[i, j] = g
-                db[j] += g
-    elif code == GELU and dz.itemsize == 4:
-        for i in range(rows):
-            for j in range(cols):
-                g = dy[i, j] * gelu_grad(x[i, j])
-                dz[i, j] = g
-                db[j] += g
-    elif code == SILU and dz.itemsize == 4:
-        for i in range(rows):
-            for j in range(cols):
-                g = dy[i, j] * silu_grad(x[i, j])
-                dz[i, j] = g
-                db[j] += g
-    elif code == SOFTPLUS and dz.itemsize == 4:
-        for i in range(rows):
-            for j in range(cols):
-                g = dy[i, j] * softplus_grad(y[i, j])
-                dz[i, j] = g
-                db[j] += g
-    elif code == ELU:  # reads y only: vectorises with the code a constant
-        for i in range(rows):
-            for j in range(cols):
-                g = dy[i, j] * _grad(ELU, x[i, j], y[i, j], p0, p1, p2)
-                dz[i, j] = g
-                db[j] += g
-    elif code == SELU:
-        for i in range(rows):
-            for j in range(cols):
-                g = dy[i, j] * _grad(SELU, x[i, j], y[i, j], p0, p1, p2)
-                dz[i, j] = g
-                db[j] += g
-    else:
-        for i in range(rows):
-            for j in range(cols):
-                g = dy[i, j] * _grad(code, x[i, j], y[i, j], p0, p1, p2)
-                dz[i, j] = g
-                db[j] += g
 
 
 @cpu_jit
@@ -338,8 +170,7 @@ def linear_forward_cpu(x: np.ndarray, w: np.ndarray, b: np.ndarray | None, y: np
             np.copyto(y2, src)
         numpy_forward_inplace(y2, act.code)
     elif has_bias or act.code != LINEAR or src is not y2:
-        bias = b if has_bias else np.zeros(n_out, y.dtype)
-        _bias_act(src, bias, y2, z is not None, act.code, act.p0, act.p1, act.p2)
+        activation_loops.forward(src, b, y2, z is not None, act)
 
 
 def linear_backward_cpu(x: np.ndarray, w: np.ndarray, y: np.ndarray, dy: np.ndarray,
@@ -368,7 +199,7 @@ def linear_backward_cpu(x: np.ndarray, w: np.ndarray, y: np.ndarray, dy: np.ndar
         pre = y2 if z is None else rows_in(z, n_out)
         dz = np.empty_like(dy2)
         sums = np.empty(n_out, np.float64)
-        _act_grad_bias(dy2, pre, y2, dz, sums, act.code, act.p0, act.p1, act.p2)
+        activation_loops.backward(dy2, pre, y2, dz, sums, False, act)
         if db is not None:
             store(db, sums, accumulate[2])
     if dw is not None:

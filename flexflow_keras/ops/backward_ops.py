@@ -29,6 +29,7 @@ from flexflow_keras.ops import nn_ops as nn
 from flexflow_keras.ops import shape_ops as so
 from flexflow_keras.ops.base import Op, apply_op
 from flexflow_keras.ops.graph import TensorSpec
+from kernels import activation_loops
 from kernels import activations as kact
 
 _RULES: dict[type, Callable] = {}
@@ -190,7 +191,7 @@ def activation_grad(a: kact.Activation, name: str, g, y, z_value, z_op: Callable
     if c in _PIECEWISE_LINEAR:
         y_ = np.asarray(y)
         factor = np.empty_like(y_)
-        kact.activation_backward_cpu(y_ if z_value is None else np.asarray(z_value), y_, np.ones_like(y_), factor, a)
+        activation_loops.activation_backward_cpu(y_ if z_value is None else np.asarray(z_value), y_, np.ones_like(y_), factor, a)
         return mul(g, mask_of(factor, y))
     if c == kact.TANH:  # 1 - y^2
         return mul(g, scal("subtract", un("square", y), 1.0, reverse=True))
@@ -541,7 +542,8 @@ def _register_late():
     @rule(GlobalPool2DOp)
     def _global_pool(a: Args):
         # GlobalAveragePooling1D/2D (keras.io's WGAN-GP on graphs): the output gradient spread over H and W,
-        # over H*W for the mean, onto the forward's argmax (saved, r * W + s) for the max
+        # over H*W for the mean; for the max shared equally among the positions equal to the maximum (the
+        # kernels' rule, TensorFlow's reduce_max), or on the forward's argmax (saved, r * W + s) for a NaN
         x = a.inputs[0]
         n, h, w, c = np.shape(x)
         gk = reshape(a.gouts[0], (n, 1, 1, c))
@@ -549,8 +551,13 @@ def _register_late():
             return [broadcast_to(scal("divide", gk, h * w), (n, h, w, c))], []
         if not a.saved:
             unsupported("a global max pooling without its saved argmax")
-        hit = np.arange(h * w).reshape(1, h, w, 1) == np.asarray(a.saved[0]).reshape(n, 1, 1, c)
-        return [mul(broadcast_to(gk, (n, h, w, c)), mask_of(hit.astype(np.float32), x))], []
+        xv = np.asarray(x)
+        where = np.asarray(a.saved[0]).reshape(n, 1, 1, c)
+        best = np.take_along_axis(xv.reshape(n, h * w, c), where.reshape(n, 1, c), axis=1).reshape(n, 1, 1, c)
+        hit = xv == best
+        ties = hit.sum(axis=(1, 2), keepdims=True)
+        share = np.where(ties > 0, hit / np.maximum(ties, 1), np.arange(h * w).reshape(1, h, w, 1) == where)
+        return [mul(broadcast_to(gk, (n, h, w, c)), mask_of(share.astype(np.float32), x))], []
 
     @rule(spatial.Pad2DOp)
     def _pad(a: Args):

@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 from numba import njit
 
+from kernels import activation_loops as AL
 from kernels import activations as A
-from kernels import linear as L
 from kernels import vector_math as V
 
 
@@ -110,7 +110,7 @@ def test_gelu_loops_give_the_scalar_functions_results():
     b = rng.standard_normal(500).astype(np.float32)
     for keep in (False, True):
         src, dst = rows.copy(), np.empty_like(rows)
-        L._bias_act(src, b, dst, keep, A.GELU, 0.0, 0.0, 0.0)
+        AL.forward(src, b, dst, keep, A.Activation(A.GELU, 0.0, 0.0, 0.0))
         pre = rows + b
         ref_y = np.empty_like(pre.ravel())
         _scalar(A.GELU, pre.ravel(), ref_y)
@@ -119,7 +119,7 @@ def test_gelu_loops_give_the_scalar_functions_results():
             np.testing.assert_array_equal(src, pre)
     dyr = dy[:200_000].reshape(400, 500)
     dz, db = np.empty_like(pre), np.empty(500)
-    L._act_grad_bias(dyr, pre, dst, dz, db, A.GELU, 0.0, 0.0, 0.0)
+    AL.backward(dyr, pre, dst, dz, db, False, A.Activation(A.GELU, 0.0, 0.0, 0.0))
     ref_g = np.empty_like(pre.ravel())
     _scalar_grad(A.GELU, pre.ravel(), ref_y, ref_g)
     ref_dz = (dyr.astype(np.float64) * ref_g.reshape(400, 500)).astype(np.float32)
@@ -232,13 +232,13 @@ def test_exp_based_loops_give_the_scalar_functions_results(name, code, p0):
     b = rng.standard_normal(500).astype(np.float32)
     for keep in (False, True):
         src, dst = rows.copy(), np.empty_like(rows)
-        L._bias_act(src, b, dst, keep, code, p0, 0.0, 0.0)
+        AL.forward(src, b, dst, keep, A.Activation(code, p0, 0.0, 0.0))
         pre = rows + b
         ref_y, ref_g = _scalar64(code, p0, pre.ravel())
         assert _ulps(dst.ravel(), ref_y).max() <= 1, (name, keep)
     dyr = dy[:100_000].reshape(200, 500)
     dz, db = np.empty_like(pre), np.empty(500)
-    L._act_grad_bias(dyr, pre, ref_y.reshape(pre.shape), dz, db, code, p0, 0.0, 0.0)
+    AL.backward(dyr, pre, ref_y.reshape(pre.shape), dz, db, False, A.Activation(code, p0, 0.0, 0.0))
     ref_dz = (dyr.astype(np.float64) * ref_g.reshape(pre.shape)).astype(np.float32)
     np.testing.assert_allclose(dz, ref_dz, rtol=3e-7, atol=1e-30)
 
@@ -285,6 +285,6 @@ def test_vector_derivatives_of_from_output_activations_read_only_y(code, p0):
     A.activation_backward_cpu(np.full_like(x, np.nan), y, dy, got, act)
     np.testing.assert_array_equal(got, want)
     dz, db = np.empty((50, 100), np.float32), np.empty(100)
-    L._act_grad_bias(dy.reshape(50, 100), np.full((50, 100), np.nan, np.float32), y.reshape(50, 100), dz, db, code,
-                     p0, 0.0, 0.0)
+    AL.backward(dy.reshape(50, 100), np.full((50, 100), np.nan, np.float32), y.reshape(50, 100), dz, db, False,
+                act)
     np.testing.assert_array_equal(dz.ravel(), want)
