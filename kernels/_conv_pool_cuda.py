@@ -109,22 +109,37 @@ def _global_forward_kernel(x, is_max, out, argmax):
 
 
 @cuda.jit
-def _global_backward_kernel(grad_out, is_max, argmax, accumulate, grad_x):
+def _global_backward_kernel(x, grad_out, is_max, argmax, accumulate, grad_x):
+    # one thread per (n, channel): a max's gradient is shared equally among the positions equal to the
+    # maximum (TensorFlow's reduce_max gradient), counted first; a NaN maximum leaves it on the argmax
     e = cuda.grid(1)
     n_, h, w, c = grad_x.shape
-    if e >= n_ * h * w * c:
+    if e >= n_ * c:
         return
     k = e % c
-    s = (e // c) % w
-    r = (e // (c * w)) % h
-    n = e // (c * w * h)
-    if is_max:
-        v = grad_out[n, k] if argmax[n, k] == r * w + s else np.float32(0.0)
-    else:
-        v = grad_out[n, k] / np.float32(h * w)
-    if accumulate:
-        v += grad_x[n, r, s, k]
-    grad_x[n, r, s, k] = v
+    n = e // c
+    g = grad_out[n, k]
+    where = 0
+    best = x[n, 0, 0, k]
+    ties = 0
+    if is_max:  # argmax is a (1, 1) placeholder for the mean
+        where = argmax[n, k]
+        best = x[n, where // w, where % w, k]
+        for r in range(h):
+            for s in range(w):
+                if x[n, r, s, k] == best:
+                    ties += 1
+    for r in range(h):
+        for s in range(w):
+            if not is_max:
+                v = g / np.float32(h * w)
+            elif ties == 0:
+                v = g if where == r * w + s else np.float32(0.0)
+            else:
+                v = g / np.float32(ties) if x[n, r, s, k] == best else np.float32(0.0)
+            if accumulate:
+                v += grad_x[n, r, s, k]
+            grad_x[n, r, s, k] = v
 
 
 def _need_argmax(mode, argmax, who, ndim):
@@ -156,7 +171,7 @@ def global_forward(x, out, mode, argmax) -> None:
     launch(_global_forward_kernel, out.size, x, mode == "max", out, am)
 
 
-def global_backward(grad_out, grad_x, mode, argmax, accumulate) -> None:
-    """Global pooling backward on device arrays; grad_out is (N, C)."""
+def global_backward(x, grad_out, grad_x, mode, argmax, accumulate) -> None:
+    """Global pooling backward on device arrays; grad_out is (N, C); a max's ties share its gradient."""
     am = _need_argmax(mode, argmax, "global_pool2d_backward_cuda", 2)
-    launch(_global_backward_kernel, grad_x.size, grad_out, mode == "max", am, accumulate, grad_x)
+    launch(_global_backward_kernel, grad_out.size, x, grad_out, mode == "max", am, accumulate, grad_x)

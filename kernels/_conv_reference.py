@@ -121,15 +121,12 @@ def global_pool2d_reference(x, mode="avg"):
 
 
 def global_pool2d_backward_reference(x, grad_y, mode="avg"):
-    """grad_x for global pooling (grad_y of shape (N, C)); max picks the first maximum."""
+    """grad_x for global pooling (grad_y of shape (N, C)); max shares it equally among the positions equal to
+    the maximum (TensorFlow's reduce_max gradient, which Keras 3's global max poolings take)."""
     x = np.asarray(x, np.float64)
     gy = np.asarray(grad_y, np.float64).reshape(x.shape[0], x.shape[3])
-    n, h, w, c = x.shape
     if mode == "avg":
+        h, w = x.shape[1:3]
         return np.broadcast_to(gy[:, None, None, :] / (h * w), x.shape).copy()
-    gx = np.zeros_like(x)
-    first = x.reshape(n, h * w, c).argmax(axis=1)
-    for b in range(n):
-        for ch in range(c):
-            gx[b, first[b, ch] // w, first[b, ch] % w, ch] = gy[b, ch]
-    return gx
+    hit = x == x.max(axis=(1, 2), keepdims=True)
+    return np.where(hit, gy[:, None, None, :] / hit.sum(axis=(1, 2), keepdims=True), 0.0)

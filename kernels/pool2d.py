@@ -6,7 +6,10 @@ right)), each smaller than the window, behave the same way (`_conv_geometry`): a
 pooling runs on its halo'd input slice with its local pads. Max pooling records, per output element,
 the flat spatial index (row * W + col, in the array the kernel was given) of its window's first maximum
 in row-major order; the backward routes the gradient there (the op keeps that index as a saved
-per-sample buffer). Input rows/columns no window reads get a zero gradient.
+per-sample buffer), as TensorFlow's MaxPool gradient. Global max pooling instead shares the gradient
+equally among all the positions equal to the maximum, as TensorFlow's reduce_max gradient (Keras 3's
+global max poolings call ops.max); a NaN maximum leaves it on the argmax. Input rows/columns no window
+reads get a zero gradient.
 
 CPU loops are Numba `@njit(nogil=True, cache=True)` with the channel loop innermost (contiguous in NHWC,
 vectorised). CUDA variants live in `_conv_pool_cuda.py`, imported on first use.
@@ -264,19 +267,35 @@ def _global_forward(x, is_max, out, argmax):
 
 
 @njit(nogil=True, cache=True)
-def _global_backward(grad_out, is_max, argmax, accumulate, grad_x):
+def _global_backward(x, grad_out, is_max, argmax, accumulate, grad_x):
+    # max: the gradient is shared equally among the positions equal to the maximum (TensorFlow's
+    # reduce_max gradient); a NaN maximum equals nothing, so its argmax alone takes it
     n_, h, w, c = grad_x.shape
     scale = 1.0 / (h * w)
+    ties = np.zeros(c, np.int64)
+    best = np.zeros(c, x.dtype)
     for n in range(n_):
         g = grad_out[n]
         where = argmax[n]
+        if is_max:
+            for k in range(c):
+                best[k] = x[n, where[k] // w, where[k] % w, k]
+                ties[k] = 0
+            for r in range(h):
+                for s in range(w):
+                    for k in range(c):
+                        ties[k] += 1 if x[n, r, s, k] == best[k] else 0
         for r in range(h):
             for s in range(w):
                 dst = grad_x[n, r, s]
                 if is_max:
                     idx = r * w + s
+                    src = x[n, r, s]
                     for k in range(c):
-                        v = g[k] if where[k] == idx else 0.0
+                        if ties[k] == 0:
+                            v = g[k] if where[k] == idx else 0.0
+                        else:
+                            v = g[k] / ties[k] if src[k] == best[k] else 0.0
                         dst[k] = dst[k] + v if accumulate else v
                 else:
                     for k in range(c):
@@ -385,7 +404,8 @@ def global_pool2d_backward_cpu(x, grad_out, grad_x, mode="avg", argmax=None, acc
     """grad_x (+)= the gradient of `global_pool2d_forward_cpu`; grad_out is (N, C).
 
     Args:
-        x: the forward input (read only to recompute the argmax for mode "max" when `argmax` is None).
+        x: the forward input (for mode "max": the positions tied with the maximum share its gradient
+            equally, as TensorFlow's reduce_max gradient; the argmax is recomputed when `argmax` is None).
         grad_out: (N, C) gradient with respect to the output.
         grad_x: (N, H, W, C) buffer, overwritten or (accumulate=True) added into.
         mode: "avg" or "max".
@@ -397,12 +417,13 @@ def global_pool2d_backward_cpu(x, grad_out, grad_x, mode="avg", argmax=None, acc
     grad_out = np.ascontiguousarray(grad_out)
     _check("grad_out", grad_out, (x.shape[0], x.shape[3]), who)
     _check("grad_x", grad_x, x.shape, who)
+    x = np.ascontiguousarray(x)
     if argmax is None:
         argmax = np.zeros(grad_out.shape, np.int32)
         if mode == "max":
-            _global_forward(np.ascontiguousarray(x), True, np.empty(grad_out.shape, x.dtype), argmax)
+            _global_forward(x, True, np.empty(grad_out.shape, x.dtype), argmax)
     _check("argmax", argmax, grad_out.shape, who, np.int32)
-    _global_backward(grad_out, mode == "max", argmax, accumulate, grad_x)
+    _global_backward(x, grad_out, mode == "max", argmax, accumulate, grad_x)
 
 
 def pool2d_forward_cuda(x, out, pool_size, strides=None, padding="valid", mode="max", argmax=None) -> None:
@@ -431,11 +452,11 @@ def global_pool2d_forward_cuda(x, out, mode="avg", argmax=None) -> None:
 
 
 def global_pool2d_backward_cuda(x, grad_out, grad_x, mode="avg", argmax=None, accumulate=False) -> None:
-    """The CUDA variant of `global_pool2d_backward_cpu` (argmax required for "max")."""
+    """The CUDA variant of `global_pool2d_backward_cpu` (argmax required for "max"; ties share as there)."""
     from kernels import _conv_pool_cuda
 
     _global_check(x, mode, "global_pool2d_backward_cuda")
-    _conv_pool_cuda.global_backward(grad_out, grad_x, mode, argmax, accumulate)
+    _conv_pool_cuda.global_backward(x, grad_out, grad_x, mode, argmax, accumulate)
 
 
 def __getattr__(name: str):

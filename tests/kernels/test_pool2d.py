@@ -77,6 +77,20 @@ def test_global_pool(mode):
     np.testing.assert_allclose(acc, 1 + gwant, rtol=1e-6, atol=1e-6)
 
 
+def test_global_max_ties_share_the_gradient():
+    """Positions equal to the maximum share its gradient equally (TensorFlow's reduce_max gradient)."""
+    x = np.array([[[[2.0, 1.0], [2.0, -1.0]], [[0.0, -1.0], [2.0, -1.0]]]], np.float32)  # (1, 2, 2, 2)
+    out, argmax = np.empty((1, 2), np.float32), np.empty((1, 2), np.int32)
+    P.global_pool2d_forward_cpu(x, out, "max", argmax)
+    gy = np.array([[6.0, 3.0]], np.float32)
+    want = np.array([[[[2.0, 3.0], [2.0, 0.0]], [[0.0, 0.0], [2.0, 0.0]]]], np.float32)
+    np.testing.assert_allclose(P.global_pool2d_backward_reference(x, gy, "max"), want)
+    for am in (argmax, None):
+        gx = np.full(x.shape, np.nan, np.float32)
+        P.global_pool2d_backward_cpu(x, gy, gx, "max", am)
+        np.testing.assert_allclose(gx, want)
+
+
 @pytest.mark.parametrize("call, message", [
     (lambda: P.pool_geometry((1, 4, 4), 2), "rank 4"),
     (lambda: P.pool_geometry((1, 4, 4, 1), 2, mode="min"), "mode"),

@@ -44,6 +44,15 @@ _SCRIPT = textwrap.dedent("""
         gwant = P.global_pool2d_backward_reference(x, gy, mode)
         np.testing.assert_allclose(gx.copy_to_host() - 1, gwant, rtol=1e-6, atol=1e-6)
         print("ok global", mode)
+    x = np.array([[[[2.0, 1.0], [2.0, -1.0]], [[0.0, -1.0], [2.0, -1.0]]]], np.float32)  # tied maxima
+    out, argmax = cuda.device_array((1, 2), np.float32), cuda.device_array((1, 2), np.int32)
+    P.global_pool2d_forward_cuda(cuda.to_device(x), out, "max", argmax)
+    gx = cuda.to_device(np.zeros_like(x))
+    P.global_pool2d_backward_cuda(cuda.to_device(x), cuda.to_device(np.array([[6.0, 3.0]], np.float32)), gx,
+                                  "max", argmax, False)
+    want = np.array([[[[2.0, 3.0], [2.0, 0.0]], [[0.0, 0.0], [2.0, 0.0]]]], np.float32)
+    np.testing.assert_allclose(gx.copy_to_host(), want)
+    print("ok global ties")
 """)
 
 
@@ -52,4 +61,4 @@ SIMULATED = simulated_command(_SCRIPT, timeout=600)
 
 @pytest.mark.background(SIMULATED)
 def test_pool_cuda_kernels_match_reference():
-    assert simulated_stdout(SIMULATED).count("ok") == 6
+    assert simulated_stdout(SIMULATED).count("ok") == 7

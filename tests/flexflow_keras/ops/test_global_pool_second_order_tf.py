@@ -59,3 +59,23 @@ def test_gradient_penalty_through_global_pooling_matches_tensorflow(pool):
     for a, b in zip(fg, tg, strict=True):
         if b is not None:
             np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-6)
+
+
+@pytest.mark.parametrize("pool", ["max1d", "max2d"])
+def test_gradient_penalty_through_tied_maxima_matches_tensorflow(pool):
+    """Repeated input rows give tied maxima after the Dense: the first and the second-order gradients share
+    them equally, as TensorFlow's reduce_max (Keras 3's global max poolings)."""
+    make, shape = {"max1d": (lambda K: K.layers.GlobalMaxPooling1D(), (4, 3)),
+                   "max2d": (lambda K: K.layers.GlobalMaxPooling2D(), (2, 2, 3))}[pool]
+    tk.utils.set_random_seed(0)
+    tm, fm = _critic(tk, make, shape), _critic(ff, make, shape)
+    fm.set_weights(tm.get_weights())
+    row = np.random.default_rng(1).standard_normal((3, 1, shape[-1])).astype("float32")
+    x = np.broadcast_to(row.reshape((3,) + (1,) * (len(shape) - 1) + (shape[-1],)), (3,) + shape).copy()
+    tgp, tg = _penalty_grads(tf, tm, x)
+    fgp, fg = _penalty_grads(FFTF, fm, x)
+    np.testing.assert_allclose(fgp, tgp, rtol=1e-5)
+    assert [g is None for g in fg] == [g is None for g in tg]
+    for a, b in zip(fg, tg, strict=True):
+        if b is not None:
+            np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-6)
