@@ -46,7 +46,7 @@ def preprocess_input(x, data_format=None, mode="caffe"):
                          f"data_format={data_format!r}")
     if backend.is_keras_tensor(x):
         return _symbolic(x, mode)
-    if isinstance(x, EagerTensor) or (hasattr(x, "__array__") and not isinstance(x, np.ndarray)):
+    if _is_tensor(x):
         return _tensor(x, mode)  # a tensor, not a NumPy array (ours are ndarrays underneath)
     x = np.asarray(x) if not isinstance(x, np.ndarray) else x
     if not np.issubdtype(x.dtype, np.floating):
@@ -66,6 +66,15 @@ def preprocess_input(x, data_format=None, mode="caffe"):
         if std is not None:
             x[..., c] /= std[c]
     return x
+
+
+def _is_tensor(x) -> bool:
+    """Whether Keras would take `x` as a tensor (left untouched), not a NumPy array (changed in place): an
+    eager tensor, a tf.data element (a Dataset's batch, `data.dataset.Tensor`), or any other array-like that
+    is not an ndarray (a tf.Variable)."""
+    from flexflow_keras.data.dataset import Tensor as DatasetTensor
+
+    return isinstance(x, EagerTensor | DatasetTensor) or (hasattr(x, "__array__") and not isinstance(x, np.ndarray))
 
 
 def _tensor(x, mode: str):
