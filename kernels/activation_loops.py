@@ -109,8 +109,8 @@ def _v_relu_plain(v, p0, p1, p2):
 
 
 @_inline
-def _v_relu(v, p0, p1, p2):
-    return _value(RELU, v, p0, p1, p2)
+def _v_relu(v, p0, p1, p2):  # negative_slope p0, max_value p1, threshold p2
+    return min(v, p1) if v > p2 else (p0 * (v - p2) if p0 != 0.0 else 0.0)
 
 
 @_inline
@@ -155,7 +155,7 @@ def _g_relu_plain(d, x, y, p0, p1, p2):  # dy * 0 where x <= 0: NaN for a NaN dy
 
 @_inline
 def _g_relu(d, x, y, p0, p1, p2):
-    return d * _grad(RELU, x, y, p0, p1, p2)
+    return d * ((1.0 if x <= p1 else 0.0) if x > p2 else p0)
 
 
 @_inline
