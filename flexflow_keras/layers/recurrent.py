@@ -10,7 +10,8 @@ step (training, evaluation, prediction) copies the final states into them (execu
 them with ``reset_states()``. Masks come from the ``mask`` argument, which a call fills from the input's ``_keras_mask`` (set by
 ``Embedding(mask_zero=True)``, `Masking` and mask-propagating layers) as Keras 3 does: not when
 ``initial_state`` tensors are passed too (layers/mask_hooks.call_masks); a masked step keeps the previous
-state and repeats the previous output. With ``return_sequences`` the mask is passed on to the output.
+state and repeats the previous output. With ``return_sequences`` the input's mask is passed on to the
+output, also when the call got none (`compute_mask`, as Keras 3's RNN).
 """
 
 from __future__ import annotations
@@ -35,6 +36,19 @@ def _kernel_activation(layer, arg: str, value):
                          f"takes built-in element-wise activations ('tanh', 'sigmoid', 'relu', 'hard_sigmoid', "
                          f"...).")
     return fn, name
+
+
+def sequence_output_mask(mask, return_sequences: bool, return_state: bool, n_states: int, n_outputs: int = 1):
+    """Keras 3's `RNN.compute_mask`: the input's time-step mask (of a list of masks, the first) on each
+    sequence output when it returns sequences, None on the last-step outputs and on the states. Keras
+    uses it also when the call got no mask (initial_state tensors passed beside the input): the output
+    still carries the input's mask, which a loss or a later layer reads."""
+    if isinstance(mask, (list, tuple)):
+        mask = tree.flatten(mask)[0] if tree.flatten(mask) else None
+    out = [mask if return_sequences else None] * n_outputs
+    if return_state:
+        return out + [None] * n_states
+    return out[0] if n_outputs == 1 else out
 
 
 class KeptStates:
@@ -236,6 +250,10 @@ class _Recurrent(KeptStates, Layer):
         if self.return_sequences and mask is not None and isinstance(y, KerasTensor):
             y._keras_mask = mask
         return out
+
+    def compute_mask(self, inputs, mask=None):
+        """Keras 3's: the input's mask on the sequence output (see `sequence_output_mask`)."""
+        return sequence_output_mask(mask, self.return_sequences, self.return_state, 2 if self._cell == "lstm" else 1)
 
     def get_config(self):
         return {**super().get_config(), "units": self.units, **recurrent_config(self), "unroll": self.unroll,

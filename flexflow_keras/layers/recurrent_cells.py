@@ -13,7 +13,7 @@ from __future__ import annotations
 from flexflow_keras import ops
 from flexflow_keras.layers import _args
 from flexflow_keras.layers.base import Layer
-from flexflow_keras.layers.recurrent import GRU, LSTM, KeptStates, SimpleRNN
+from flexflow_keras.layers.recurrent import GRU, LSTM, KeptStates, SimpleRNN, sequence_output_mask
 from flexflow_keras.ops.graph import KerasTensor
 from flexflow_keras.ops.recurrent import recurrent
 
@@ -194,6 +194,11 @@ class RNN(KeptStates, Layer):
         if self.return_sequences and mask is not None and isinstance(x, KerasTensor):
             x._keras_mask = mask
         return [x] + finals if self.return_state else x
+
+    def compute_mask(self, inputs, mask=None):
+        """Keras 3's: the input's mask on the sequence output (recurrent.sequence_output_mask)."""
+        n = sum(2 if c._spec._cell == "lstm" else 1 for c in self._cells())
+        return sequence_output_mask(mask, self.return_sequences, self.return_state, n)
 
     def get_config(self):
         from flexflow_keras.layers import serialize_wrapped as serialize

@@ -15,7 +15,7 @@ from flexflow_keras.errors import ShapeError
 from flexflow_keras.layers import _args
 from flexflow_keras.layers.base import Layer
 from flexflow_keras.layers.core import Activation, Dense, Dropout
-from flexflow_keras.layers.recurrent import _Recurrent
+from flexflow_keras.layers.recurrent import _Recurrent, sequence_output_mask
 from flexflow_keras.ops.graph import KerasTensor
 from flexflow_keras.ops.time_slice import time_slice
 
@@ -215,6 +215,12 @@ class Bidirectional(Layer):
         if self.return_state:
             return (y if isinstance(y, list) else [y]) + states
         return y
+
+    def compute_mask(self, inputs, mask=None):
+        """Keras 3's: the input's mask on the merged output (on both outputs when merge_mode is None)."""
+        n = 2 if self.forward_layer._cell == "lstm" else 1
+        return sequence_output_mask(mask, self.return_sequences, self.return_state, 2 * n,
+                                    1 if self.merge_mode else 2)
 
     def get_config(self):
         from flexflow_keras.layers import serialize_wrapped as serialize
