@@ -15,7 +15,8 @@ def _logged_loss_names(model) -> list[str]:
     from flexflow_keras.models.training_utils import metrics_only
 
     hidden = metrics_only(model)
-    return [n for n in getattr(model, "_loss_names", None) or [] if n not in hidden]
+    names = model.__dict__.get("_ff_loss_log_names", {})  # a subclassed model's unnamed outputs' (training.py)
+    return [names.get(n, n) for n in getattr(model, "_loss_names", None) or [] if n not in hidden]
 
 
 def keras_flat_names(model) -> list[str]:

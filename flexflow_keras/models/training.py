@@ -220,6 +220,9 @@ class Trainer(FitLoop, Inference, BatchCalls, TrainingData):
         weighted_args = self._per_output(getattr(self, "_weighted_metrics_arg", None), out_names,
                                          "weighted_metrics")
         multi = len(out_names) > 1
+        unnamed = _unnamed_outputs(self, len(out_names))  # a subclassed model's: Keras' names, not output_0_
+        loss_ids = self._per_output(getattr(self, "_loss_arg", None), out_names, "loss") if unnamed else None
+        log_names, taken_all = {}, set()
         by_output = {spec.output_index: spec for spec in loss_specs}
         self.__dict__["_ff_metrics_only"] = frozenset(out_names[s.output_index] for s in loss_specs
                                                       if isinstance(s.loss, NoLoss))
@@ -229,6 +232,8 @@ class Trainer(FitLoop, Inference, BatchCalls, TrainingData):
             if spec is not None:
                 loss = spec.loss
                 self._loss_names.append(name)
+                if unnamed and not isinstance(loss, NoLoss):
+                    log_names[name] = _loss_log_name(loss_ids[i], loss)
                 self._loss_weights.append(spec.weight)
                 y_pred_shape = graph.outputs[i].shape
                 plain = _as_list(metric_args[i])
@@ -241,14 +246,17 @@ class Trainer(FitLoop, Inference, BatchCalls, TrainingData):
                     m._ff_made_name = m.name  # the name evaluate's list is ordered by (keras_flat_names)
                     if m._ff_weighted and any(o.name == (f"{name}_{m.name}" if multi else m.name) for o in objs):
                         m.name = f"weighted_{m.name}"
-                    if multi:
+                    if multi and not unnamed:
                         m.name = f"{name}_{m.name}"
-                    taken, base, k = {o.name for o in objs}, m.name, 0
+                    taken, base, k = {o.name for o in objs} | taken_all, m.name, 0
                     while m.name in taken:  # two lambda metrics log as lambda and lambda_1, as in Keras
                         k += 1
                         m.name = f"{base}_{k}"
                     objs.append(m)
+                    if unnamed:  # unprefixed names are unique across the outputs (mae, mae_1)
+                        taken_all.add(m.name)
             metric_objects.append(objs)
+        self.__dict__["_ff_loss_log_names"] = log_names  # RunningMeans.loss_logs, model_metrics
         # outputs whose metrics may compute a crossentropy read its logits, as in Keras (metrics/logits.py)
         # (a compute_metrics override is the user's code, which may call a crossentropy on any output)
         every = bool(loss_specs) and step_hooks.overrides(self, "compute_metrics")
@@ -393,3 +401,25 @@ def _current_weights(engine):
     if stale and (not held or not call_mode.inference()):
         engine.attach()
     return engine
+
+
+def _unnamed_outputs(model, n_outputs: int) -> bool:
+    """Whether Keras 3 gives `model`'s several outputs no names: a subclassed model has no output_names
+    unless call() returns a dict, so its per-output losses log as "<loss>_loss" and its metrics under their
+    own names ("mae", then "mae_1"), where a functional model's log as "<output>_loss" and "<output>_mae"."""
+    from flexflow_keras.models.functional import Functional
+    from flexflow_keras.models.sequential import Sequential
+
+    if n_outputs < 2 or isinstance(model, Functional | Sequential):
+        return False
+    trace = getattr(model, "_last_trace", None)
+    return not (trace and isinstance(trace[1], dict))
+
+
+def _loss_log_name(identifier, loss) -> str:
+    """The name Keras 3 logs an unnamed output's loss under (before "_loss"), as its compile_utils.get_loss
+    names it: a loss function's string as written ("mse"), else the Loss object's name, else the
+    function's (a class name string gives the object, so its name)."""
+    if isinstance(identifier, str) and not identifier[:1].isupper():
+        return identifier
+    return str(getattr(loss, "name", None) or getattr(identifier, "__name__", None) or identifier)

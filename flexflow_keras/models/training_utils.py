@@ -239,9 +239,11 @@ class RunningMeans:
         n = max(self.count, 1)
         out = {prefix + "loss": self.total / max(self.loss_count, 1)}
         if len([name for name in self.loss_names if name not in self.hidden]) > 1:
+            # a subclassed model's unnamed outputs log under their losses' names (models/training.py)
+            names = self.owner.__dict__.get("_ff_loss_log_names", {}) if self.owner is not None else {}
             for name, v in zip(self.loss_names, self.per_output, strict=True):
                 if name not in self.hidden:
-                    out[f"{prefix}{name}_loss"] = v / (n if self.eager else max(self.batches, 1))
+                    out[f"{prefix}{names.get(name, name)}_loss"] = v / (n if self.eager else max(self.batches, 1))
         return out
 
     def add(self, batch: int, losses: Sequence[float], weights: Sequence[float], penalty: float,
