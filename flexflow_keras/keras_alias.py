@@ -66,6 +66,13 @@ _DTYPES = ("bfloat16", "bool", "float16", "float32", "float64", "int8", "int16",
            "uint16", "uint32", "uint64", "string", "complex64", "complex128")
 
 
+def _kept(module, name: str, value):
+    """`value` stored as `module.name`, so a path is one object (``tf.random is tf.random``), as TensorFlow's
+    modules are, and what a script assigns to it stays (``tf.random.normal = fake`` in a test)."""
+    module.__dict__[name] = value
+    return value
+
+
 class _RawTF(types.ModuleType):
     """A path under the stand-in `tensorflow` (tf.random, tf.random.set_seed, ...): it names itself, and
     calling it (or a path below it) raises `RawTensorFlowError` with the whole call."""
@@ -80,7 +87,7 @@ class _RawTF(types.ModuleType):
         path = f"{self._path}.{name}"
         if path in tf_compat.CONSTANTS:
             return tf_compat.CONSTANTS[path]
-        return _RawTFType(path, tf_data.TYPES[path]) if path in tf_data.TYPES else _RawTF(path)
+        return _kept(self, name, _RawTFType(path, tf_data.TYPES[path]) if path in tf_data.TYPES else _RawTF(path))
 
     def __call__(self, *args, **kwargs):
         fn = tf_compat.mapped_call(self._path)
@@ -177,7 +184,7 @@ class _RawTFNamespace(_RawTF):
         if name.startswith("__"):
             raise AttributeError(name)
         found = _tf_activation(self._path.rsplit(".", 1)[-1], name)
-        return found if found is not None else _RawTF(f"{self._path}.{name}")
+        return found if found is not None else _kept(self, name, _RawTF(f"{self._path}.{name}"))
 
 
 class _TensorFlow(types.ModuleType):
@@ -204,13 +211,13 @@ class _TensorFlow(types.ModuleType):
         path = f"{self.__name__.replace('tensorflow', 'tf', 1)}.{name}"
         if self.__name__ == "tensorflow":
             if name in _TF_ACTIVATIONS and name:
-                return _RawTFNamespace(path)
+                return _kept(self, name, _RawTFNamespace(path))
             found = _tf_activation("", name)
             if found is not None:
                 return found
         if path in tf_compat.CONSTANTS:
             return tf_compat.CONSTANTS[path]
-        return _RawTF(path)
+        return _kept(self, name, _RawTF(path))
 
 
 class _AliasLoader(importlib.abc.Loader):
