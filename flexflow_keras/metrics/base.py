@@ -233,6 +233,28 @@ class Metric:
             return own_variables(self)
         return [self._state]
 
+    # --- Keras 3's stateless API: the state passed in and returned, the metric's own left as it is --
+    def stateless_update_state(self, metric_variables, *args, **kwargs) -> list:
+        """`update_state(*args, **kwargs)` applied to `metric_variables` (values 1:1 with `variables`);
+        returns the updated values. The metric's own state does not change."""
+        from flexflow_keras.metrics.user_state import check_metric_variables, run_stateless
+
+        check_metric_variables(self, metric_variables)
+        return run_stateless(self, metric_variables, lambda: self.update_state(*args, **kwargs))[1]
+
+    def stateless_result(self, metric_variables):
+        """`result()` of the state `metric_variables` (values 1:1 with `variables`)."""
+        from flexflow_keras.metrics.user_state import check_metric_variables, run_stateless
+
+        check_metric_variables(self, metric_variables)
+        return run_stateless(self, metric_variables, self.result)[0]
+
+    def stateless_reset_state(self) -> list:
+        """The values `reset_state()` would give `variables`; the metric's own state does not change."""
+        from flexflow_keras.metrics.user_state import run_stateless
+
+        return run_stateless(self, None, self.reset_state)[1]
+
     def get_config(self) -> dict:
         return {"name": self.name, "dtype": self.dtype}
 

@@ -8,6 +8,9 @@ execution layer merges the sum of every shard's delta. With one shard this is ex
 across shards it is Keras' own rule for metric variables under a distribution strategy (``aggregation=
 "sum"``: each replica's updates add up). Variables are plain host arrays, so ``update_state`` runs eagerly
 on the shard's NumPy labels and predictions with ``keras.ops``, ``keras.backend`` or NumPy.
+
+Keras 3's stateless API (``stateless_update_state`` and friends) runs the same way: the given values
+are written into the state, the method runs, the new values are copied out and the state is put back.
 """
 
 from __future__ import annotations
@@ -142,3 +145,67 @@ def zero_variables(metric) -> None:
         v._value[...] = 0
     for held in _held_metrics(metric, {id(metric)}):
         held.reset_state()
+
+
+def _snapshot(metric):
+    """A function that puts back `metric`'s whole state (its `_state`, its variables', its held
+    metrics') as it is now, into the same array objects."""
+    saved = []
+
+    def visit(m, seen):
+        saved.append((m, m._state, m._state.copy(), [(v, v._value, v._value.copy()) for v in own_variables(m)]))
+        for held in _held_metrics(m, seen):
+            visit(held, seen)
+
+    visit(metric, {id(metric)})
+
+    def restore():
+        for m, state, state_copy, variables in saved:
+            state[...] = state_copy
+            m._state = state
+            for v, value, value_copy in variables:
+                value[...] = value_copy
+                v._value = value
+
+    return restore
+
+
+def _live_arrays(metric) -> list[np.ndarray]:
+    """The arrays behind `metric.variables`, in its order."""
+    from flexflow_keras.ops.graph import Variable
+
+    return [v._value if isinstance(v, Variable) else v for v in metric.variables]
+
+
+def check_metric_variables(metric, metric_variables) -> None:
+    """Keras 3's check of the `metric_variables` a stateless method is given."""
+    expected = len(metric.variables)
+    if len(metric_variables) != expected:
+        raise ValueError(
+            f"Argument `metric_variables` must be a list of tensors corresponding 1:1 to "
+            f"{type(metric).__name__}().variables. Received list with length {len(metric_variables)}, but "
+            f"expected {expected} variables.")
+
+
+def run_stateless(metric, metric_variables, run):
+    """``run()`` with `metric`'s variables holding `metric_variables` (None: as they are); returns its
+    value and copies of the variables' values after it. The metric's own state is left as it was."""
+    from flexflow_keras.ops.graph import Variable
+
+    with LOCK:
+        restore = _snapshot(metric)
+        try:
+            if metric_variables is not None:
+                for i, (array, value) in enumerate(zip(_live_arrays(metric), list(metric_variables), strict=True)):
+                    value = np.asarray(value._value if isinstance(value, Variable) else value)
+                    if value.size != array.size:
+                        raise ValueError(
+                            f"Metric '{metric.name}': metric_variables[{i}] has shape {value.shape}, but "
+                            f"{type(metric).__name__}().variables[{i}] has shape {array.shape}. Pass the "
+                            f"list returned by metric.variables or by a stateless method of this metric.")
+                    array[...] = value.reshape(array.shape)
+            out = run()
+            new = [np.array(a, copy=True) for a in _live_arrays(metric)]
+        finally:
+            restore()
+    return out, new
