@@ -11,9 +11,14 @@ Unseeded generators take their seed from the framework's generator (utils/rng.py
 state, which Keras and TensorFlow leave alone (a script's own ``np.random`` draws after ``keras.random.normal``
 are those it gets there). The global generator starts again when that generator is re-seeded
 (``keras.utils.set_random_seed``, ``tf.random.set_seed``), as Keras resets its global SeedGenerator.
+
+Draws may come from several threads (a PyDataset's workers run ``__getitem__`` in a thread pool): one lock
+makes advancing a generator, and making the global one, a single step, so no two calls share a seed.
 """
 
 from __future__ import annotations
+
+import threading
 
 import numpy as np
 
@@ -46,23 +51,30 @@ class SeedGenerator:
         self._count = 0
 
     def next(self) -> int:
-        """The next 63-bit seed (advances the generator)."""
-        self._count += 1
-        return mix64_int(mix64_int(self.seed) ^ self._count) >> 1
+        """The next 63-bit seed (advances the generator; thread-safe)."""
+        with _LOCK:
+            self._count += 1
+            count = self._count
+        return mix64_int(mix64_int(self.seed) ^ count) >> 1
 
     def get_config(self) -> dict:
         return {"seed": self.seed}
 
 
 _global: dict = {"generator": None, "source": None}
+# One lock for every generator (an instance's own would make SeedGenerators unpicklable): held only to
+# advance a count or to swap the global generator, never while drawing values.
+_LOCK = threading.RLock()
 
 
 def _global_generator() -> SeedGenerator:
     """The generator of unseeded draws, made anew after the framework's generator was re-seeded."""
-    if _global["generator"] is None or _global["source"] is not rng.generator():
-        _global["source"] = rng.generator()
-        _global["generator"] = SeedGenerator()
-    return _global["generator"]
+    with _LOCK:
+        source = rng.generator()
+        if _global["generator"] is None or _global["source"] is not source:
+            _global["generator"] = SeedGenerator()  # its seed drawn from `source`
+            _global["source"] = source
+        return _global["generator"]
 
 
 def _op_seed(seed) -> tuple[int, bool]:
