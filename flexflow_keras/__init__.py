@@ -82,9 +82,16 @@ from flexflow_keras import (  # noqa: E402
     tree,
     utils,
 )
-from flexflow_keras.layers import Input  # noqa: E402
+from flexflow_keras.initializers import Initializer  # noqa: E402
+from flexflow_keras.layers import Input, InputSpec, Layer  # noqa: E402
+from flexflow_keras.losses import Loss  # noqa: E402
+from flexflow_keras.metrics import Metric  # noqa: E402
+from flexflow_keras.mixed_precision import DTypePolicy  # noqa: E402
 from flexflow_keras.models import Model, Sequential  # noqa: E402
+from flexflow_keras.ops.graph import KerasTensor  # noqa: E402
 from flexflow_keras.ops.strategy import ParallelConfig, Strategy  # noqa: E402
+from flexflow_keras.optimizers import Optimizer  # noqa: E402
+from flexflow_keras.regularizers import Regularizer  # noqa: E402
 from flexflow_keras.variables import Variable  # noqa: E402
 
 
@@ -100,5 +107,7 @@ __all__ = [
     "metrics", "mixed_precision", "models", "ops", "optimizers", "preprocessing", "random", "regularizers",
     "saving", "tree", "utils",
     "Input", "Model", "Sequential", "Variable", "version",
+    # Keras 3's top-level classes (keras.Layer is keras.layers.Layer, ...)
+    "DTypePolicy", "Initializer", "InputSpec", "KerasTensor", "Layer", "Loss", "Metric", "Optimizer", "Regularizer",
     "ParallelConfig", "Strategy",
 ]
