@@ -266,8 +266,9 @@ class Metric:
         return f"<{type(self).__name__} name={self.name!r}>"
 
 
-def _samplewise(values, sample_weight):
-    """Keras' reduce_to_samplewise_values with a mean: per-sample values and weights."""
+def _samplewise(values, sample_weight, reduce=np.mean):
+    """Keras' reduce_to_samplewise_values: per-sample values and weights, each sample's values reduced
+    with `reduce` (Mean's np.mean; Sum's np.sum, as Keras' reduce_fn=ops.sum)."""
     values = np.asarray(values, np.float64)
     sw = None
     if values.ndim == 0 and sample_weight is not None and np.ndim(sample_weight):
@@ -277,13 +278,13 @@ def _samplewise(values, sample_weight):
         if values.ndim != sw.ndim:
             values, sw = _align(values, sw)
         if values.ndim > sw.ndim:
-            values = values.mean(axis=tuple(range(sw.ndim, values.ndim)))
+            values = reduce(values, axis=tuple(range(sw.ndim, values.ndim)))
         sw = np.broadcast_to(sw, values.shape)
         values = values * sw
         if sw.ndim > 1:
-            sw = sw.mean(axis=tuple(range(1, sw.ndim)))
+            sw = reduce(sw, axis=tuple(range(1, sw.ndim)))
     if values.ndim > 1:
-        values = values.mean(axis=tuple(range(1, values.ndim)))
+        values = reduce(values, axis=tuple(range(1, values.ndim)))
     return values, sw
 
 
@@ -330,7 +331,7 @@ class Sum(Metric):
         super().__init__(name=name, dtype=dtype)
 
     def batch_stats(self, values, sample_weight=None) -> np.ndarray:
-        values, _ = _samplewise(values, sample_weight)
+        values, _ = _samplewise(values, sample_weight, np.sum)  # each sample's values summed, as Keras'
         return np.array([float(np.sum(values))])
 
     def update_state(self, values, sample_weight=None) -> None:
