@@ -222,7 +222,7 @@ class Trainer(FitLoop, Inference, BatchCalls, TrainingData):
         multi = len(out_names) > 1
         unnamed = _unnamed_outputs(self, len(out_names))  # a subclassed model's: Keras' names, not output_0_
         loss_ids = self._per_output(getattr(self, "_loss_arg", None), out_names, "loss") if unnamed else None
-        log_names, taken_all = {}, set()
+        log_names = {}
         by_output = {spec.output_index: spec for spec in loss_specs}
         self.__dict__["_ff_metrics_only"] = frozenset(out_names[s.output_index] for s in loss_specs
                                                       if isinstance(s.loss, NoLoss))
@@ -244,18 +244,17 @@ class Trainer(FitLoop, Inference, BatchCalls, TrainingData):
                     m.name = m.__dict__.setdefault("_ff_base_name", m.name)
                     m._ff_weighted = j >= len(plain)  # Keras 3: only weighted_metrics see sample weights
                     m._ff_made_name = m.name  # the name evaluate's list is ordered by (keras_flat_names)
-                    if m._ff_weighted and any(o.name == (f"{name}_{m.name}" if multi else m.name) for o in objs):
-                        m.name = f"weighted_{m.name}"
-                    if multi and not unnamed:
-                        m.name = f"{name}_{m.name}"
-                    taken, base, k = {o.name for o in objs} | taken_all, m.name, 0
-                    while m.name in taken:  # two lambda metrics log as lambda and lambda_1, as in Keras
-                        k += 1
-                        m.name = f"{base}_{k}"
                     objs.append(m)
-                    if unnamed:  # unprefixed names are unique across the outputs (mae, mae_1)
-                        taken_all.add(m.name)
+                    if unnamed:  # named below, across the outputs
+                        continue
+                    if m._ff_weighted and any(o.name == (f"{name}_{m.name}" if multi else m.name) for o in objs[:-1]):
+                        m.name = f"weighted_{m.name}"
+                    if multi:
+                        m.name = f"{name}_{m.name}"
+                    m.name = _unique(m.name, {o.name for o in objs[:-1]})
             metric_objects.append(objs)
+        if unnamed:
+            _name_unnamed_outputs_metrics(metric_objects)
         self.__dict__["_ff_loss_log_names"] = log_names  # RunningMeans.loss_logs, model_metrics
         # outputs whose metrics may compute a crossentropy read its logits, as in Keras (metrics/logits.py)
         # (a compute_metrics override is the user's code, which may call a crossentropy on any output)
@@ -414,6 +413,32 @@ def _unnamed_outputs(model, n_outputs: int) -> bool:
         return False
     trace = getattr(model, "_last_trace", None)
     return not (trace and isinstance(trace[1], dict))
+
+
+def _unique(name: str, taken: set) -> str:
+    """`name`, or the first of name_1, name_2, ... not in `taken` (two lambda metrics log as lambda and
+    lambda_1, as in Keras)."""
+    base, k = name, 0
+    while name in taken:
+        k += 1
+        name = f"{base}_{k}"
+    return name
+
+
+def _name_unnamed_outputs_metrics(metric_objects: list) -> None:
+    """Name the metrics of a subclassed model's unnamed outputs as Keras 3's CompileMetrics.result does:
+    every output's plain metrics first, then the weighted ones, unique across the outputs ("mae", "mae_1");
+    a weighted metric whose name is taken becomes "weighted_<name>" (then "weighted_<name>_1")."""
+    taken: set = set()
+    for weighted in (False, True):
+        for objs in metric_objects:
+            for m in objs:
+                if m._ff_weighted != weighted:
+                    continue
+                if weighted and m.name in taken:
+                    m.name = f"weighted_{m.name}"
+                m.name = _unique(m.name, taken)
+                taken.add(m.name)
 
 
 def _loss_log_name(identifier, loss) -> str:
