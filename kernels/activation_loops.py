@@ -154,6 +154,11 @@ def _g_relu_plain(d, x, y, p0, p1, p2):  # dy * 0 where x <= 0: NaN for a NaN dy
 
 
 @_inline
+def _g_relu_fused(d, x, y, p0, p1, p2):  # 0 where x <= 0 whatever dy holds, as the convolutions' fused ReLU
+    return d if x > 0 else 0
+
+
+@_inline
 def _g_relu(d, x, y, p0, p1, p2):
     return d * ((1.0 if x <= p1 else 0.0) if x > p2 else p0)
 
@@ -257,6 +262,11 @@ def _f_selu32(src, b, dst, keep_src, p0, p1, p2):
 @cpu_jit
 def _b_relu_plain(dy, x, y, dx, db, accumulate, p0, p1, p2):
     _backward(dy, x, y, dx, db, accumulate, _g_relu_plain, p0, p1, p2)
+
+
+@cpu_jit
+def _b_relu_fused(dy, x, y, dx, db, accumulate, p0, p1, p2):
+    _backward(dy, x, y, dx, db, accumulate, _g_relu_fused, p0, p1, p2)
 
 
 @cpu_jit
@@ -366,9 +376,12 @@ def forward(src: np.ndarray, b: np.ndarray | None, dst: np.ndarray, keep_src: bo
 def backward(dy: np.ndarray, x: np.ndarray, y: np.ndarray, dx: np.ndarray, db: np.ndarray | None,
              accumulate: bool, act: Activation) -> None:
     """``dx (+)= dy * act'(x, y)`` over 2-D arrays; with db (float64, Dense's bias gradient), dx is
-    overwritten and db gets its column sums."""
+    overwritten and db gets its column sums. A fused ReLU (with db) gives 0 where x <= 0 even for a NaN or
+    inf dy, as the convolutions' fused ReLU backward (`_conv_cpu.grad_rows`, Winograd's `grad_transform`);
+    TensorFlow's ReluGrad and the element-wise loop multiply (NaN). Changing that means changing them all
+    together, the CUDA kernels included."""
     if _plain_relu(act):
-        fn = _b_relu_plain
+        fn = _b_relu_plain if db is None else _b_relu_fused
     elif dx.dtype == np.float32 and act.code in _BACKWARD_F32:
         fn = _BACKWARD_F32[act.code]
     else:
