@@ -56,7 +56,7 @@ _PARAMS = {
     "where": (1, ("condition", "x", "y")),
 }
 # tnp's keyword names that keras.ops spells otherwise
-_RENAMED = {"newshape": "new_shape", "a_min": "x_min", "a_max": "x_max", "reps": "repeats"}
+_RENAMED = {"a_min": "x_min", "a_max": "x_max", "reps": "repeats"}
 _WHERE_RENAMED = {"x": "x1", "y": "x2"}
 # tnp arguments with no keras.ops meaning: accepted only at these values (NumPy's defaults)
 _DEFAULT_ONLY = {"out": (None,), "where": (None, True), "kind": (None, "quicksort"), "order": (None, "C"),

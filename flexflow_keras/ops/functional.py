@@ -104,6 +104,10 @@ def _tensor(v, symbolic: bool, dtype=None):
         return constant(v, dtype)
     if dtype is None and type(v) in (float, int):  # Python numbers are weakly typed: float32 and int32, as Keras
         return np.asarray(v, dtype=np.float32 if type(v) is float else np.int32)
+    if dtype is None and isinstance(v, list | tuple):  # Keras' tensor of a list: int32 or float32, not 64-bit
+        from flexflow_keras.ops.dtype_rules import dtype_of
+
+        dtype = dtype_of(v)
     return np.asarray(v, dtype=dtype)
 
 
@@ -548,6 +552,10 @@ def expand_dims(x, axis: int, name: str | None = None):
         from flexflow_keras.ops import dynamic_dims
 
         return dynamic_dims.vector([x])
+    if not isinstance(x, KerasTensor | Variable) and not hasattr(x, "shape"):  # a list or a Python number
+        from flexflow_keras.ops.dtype_rules import dtype_of
+
+        x = np.asarray(x, dtype=dtype_of(x))  # Keras' tensor of it: int32, float32 or bool
     shape = list(x.shape)
     axis = axis % (len(shape) + 1)
     if isinstance(x, KerasTensor) and None in shape[1:]:  # open sizes: a reshape could not say which is which

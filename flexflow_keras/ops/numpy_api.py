@@ -22,7 +22,7 @@ from flexflow_keras.ops import tape as _tape
 from flexflow_keras.ops.array_ops import BroadcastToOp, RepeatOp, TileOp
 from flexflow_keras.ops.base import apply_op
 from flexflow_keras.ops.batch_second import BatchSecondStack, StackedBeforeBatchError  # noqa: F401
-from flexflow_keras.ops.dtype_rules import python_dtype
+from flexflow_keras.ops.dtype_rules import dtype_of, python_dtype
 from flexflow_keras.ops.eager_tensor import eager
 from flexflow_keras.ops.graph import KerasTensor, StaticBatch, Variable
 from flexflow_keras.ops.numpy_indexing import (  # noqa: F401 - keras.ops' indexing and selection, re-exported
@@ -135,8 +135,9 @@ def zeros(shape, dtype=None):
 
 
 def full_like(x, fill_value, dtype=None):
-    """A tensor of x's shape filled with `fill_value` (x's dtype by default)."""
-    dtype = str(np.dtype(dtype or x.dtype))
+    """A tensor of x's shape filled with `fill_value` (x's dtype by default; a list or Python number has
+    Keras' dtype: int32, float32 or bool)."""
+    dtype = str(np.dtype(dtype or dtype_of(x)))
     if isinstance(x, KerasTensor):
         ref = [x] if x.ndim and x.shape[0] is None else []
         return apply_op(FillOp(tuple(x.shape), float(fill_value), dtype), ref)
@@ -211,22 +212,23 @@ def shape(x) -> tuple:
     return tuple(int(s) for s in np.shape(x))
 
 
-def reshape(x, new_shape, name=None):
-    """Reshape to `new_shape` (the whole shape, batch first; -1, None or ops.shape(x)[0] for the batch)."""
-    if isinstance(new_shape, int | np.integer):
-        new_shape = (int(new_shape),)
-    if isinstance(new_shape, _dyn.ShapeVector) or any(isinstance(s, _dyn.SeqDim) for s in new_shape):
-        return _dyn.reshape(x, tuple(new_shape))
-    dims = [-1 if isinstance(s, BatchDim) else s for s in new_shape]
+def reshape(x, newshape, name=None):
+    """Reshape to `newshape` (Keras 3's keyword): the whole shape, batch first; -1, None or ops.shape(x)[0]
+    for the batch."""
+    if isinstance(newshape, int | np.integer):
+        newshape = (int(newshape),)
+    if isinstance(newshape, _dyn.ShapeVector) or any(isinstance(s, _dyn.SeqDim) for s in newshape):
+        return _dyn.reshape(x, tuple(newshape))
+    dims = [-1 if isinstance(s, BatchDim) else s for s in newshape]
     if dims and isinstance(dims[0], StaticBatch) and _sym(x) and x.spec.shape[:1] == (None,):
         ref = getattr(dims[0], "ref", None)  # another tensor's declared batch: its rows per sample, as below
         if isinstance(ref, KerasTensor) and -1 in dims[1:] and ref.batch_scale != x.batch_scale:
             dims = _rows_of(ref, x, dims)
         else:
             dims = _declared_batch_reshape(x, dims)
-    elif dims and isinstance(new_shape[0], BatchDim) and _sym(x) and -1 in dims[1:] and \
-            (getattr(new_shape[0].ref, "batch_scale", 1) != x.batch_scale or x.batch_scale > 1):
-        dims = _rows_of(new_shape[0].ref, x, dims)  # the rows of the tensor whose batch size it names
+    elif dims and isinstance(newshape[0], BatchDim) and _sym(x) and -1 in dims[1:] and \
+            (getattr(newshape[0].ref, "batch_scale", 1) != x.batch_scale or x.batch_scale > 1):
+        dims = _rows_of(newshape[0].ref, x, dims)  # the rows of the tensor whose batch size it names
     return F.reshape(x, dims, name)
 
 
