@@ -344,7 +344,9 @@ class KerasTensor(TensorMath):
         return self is o
 
     def __ne__(self, o):
-        if _elementwise_operand(o, self) and _in_symbolic_call():
+        # Keras 3's KerasTensor defines != as ops.not_equal everywhere (== stays identity, for hashing), so
+        # ``mask = source != 0`` builds a mask in the functional API too (Deep Learning with Python ch. 15)
+        if _elementwise_operand(o, self) and (_in_symbolic_call() or not isinstance(o, str)):
             return self._binary(o, "not_equal")
         return self is not o
 
