@@ -300,9 +300,11 @@ class Layer(LayerWeights):
                         f"the keywords {sorted(kwargs)}. Pass the inputs first: {self.name}(x, ...).")
 
     def __call__(self, *args, **kwargs):
+        given_keywords = None if args else set(kwargs)
         if not args:
             args = (self._pop_first_call_arg(kwargs),)
         inputs, rest = args[0], args[1:]
+        first_keyword = None if given_keywords is None else (given_keywords - set(kwargs)).pop()
         self._refuse_positional_flags(rest)
         if tf_graph_call.holds_graph_tensor(inputs):  # inside a tf.data map (keras.io's transfer learning guide)
             return tf_graph_call.call(self, inputs, rest, kwargs)
@@ -360,7 +362,7 @@ class Layer(LayerWeights):
                 with symbolic_call():
                     outputs = self.call(inputs, *rest, **call_kwargs)
                     activity_penalty.add(self, outputs)
-                outputs = self._finish_symbolic(marker, inputs, rest, node_kwargs, outputs)
+                outputs = self._finish_symbolic(marker, inputs, rest, node_kwargs, outputs, first_keyword)
                 self._set_masks(inputs, kwargs.get("mask"), outputs)
                 call_memo.record(self, inputs, rest, outputs)
             else:
@@ -405,7 +407,7 @@ class Layer(LayerWeights):
         elif self.supports_masking:
             mask_hooks.pass_mask(inputs, outputs)
 
-    def _finish_symbolic(self, marker: int, inputs, rest, kwargs, outputs):
+    def _finish_symbolic(self, marker: int, inputs, rest, kwargs, outputs, first_keyword=None):
         from flexflow_keras.layers.eager import fresh_tensor
 
         flat = tree.flatten(outputs)
@@ -429,7 +431,7 @@ class Layer(LayerWeights):
             if getattr(n, "layer", None) is None:
                 n.layer = self
             stack.extend(t.node for t in n.inputs if getattr(t, "node", None) is not None)
-        node_mod.Node(self, (inputs,) + tuple(rest), kwargs, outputs)
+        node_mod.Node(self, (inputs,) + tuple(rest), kwargs, outputs, first_keyword=first_keyword)
         return outputs
 
     def compute_output_shape(self, input_shape):

@@ -12,6 +12,7 @@ import contextlib
 import threading
 from typing import Any, NamedTuple
 
+from flexflow_keras import tree as keras_tree
 from flexflow_keras.ops.graph import KerasTensor
 from flexflow_keras.utils import tree
 
@@ -38,13 +39,19 @@ class Node:
         outputs: the call's outputs (a tensor or a structure of tensors).
     """
 
-    def __init__(self, operation, call_args: tuple = (), call_kwargs: dict | None = None, outputs=None):
+    def __init__(self, operation, call_args: tuple = (), call_kwargs: dict | None = None, outputs=None,
+                 first_keyword: str | None = None):
         self.operation = operation
         self.call_args = tuple(call_args)
         self.call_kwargs = dict(call_kwargs or {})
         self.outputs = outputs
-        self.input_tensors = [x for x in tree.flatten([self.call_args, list(self.call_kwargs.values())])
-                              if isinstance(x, KerasTensor)]
+        # Keras' order (its SymbolicArguments): the arguments flattened with dicts by sorted key, keyword
+        # arguments too (`first_keyword`: the inputs were given by that keyword, layer(target=x, source=y)),
+        # so model.layers and get_weights() of a functional model list what Keras lists
+        args, kwargs = self.call_args, self.call_kwargs
+        if first_keyword is not None and args:
+            args, kwargs = args[1:], {first_keyword: args[0], **kwargs}
+        self.input_tensors = [x for x in keras_tree.flatten((args, kwargs)) if isinstance(x, KerasTensor)]
         self.output_tensors = [x for x in tree.flatten(outputs) if isinstance(x, KerasTensor)]
         self.is_input = not self.input_tensors
         operation._inbound_nodes.append(self)
