@@ -139,6 +139,13 @@ def full_like(x, fill_value, dtype=None):
     Keras' dtype: int32, float32 or bool)."""
     dtype = str(np.dtype(dtype or dtype_of(x)))
     if isinstance(x, KerasTensor):
+        if None in tuple(x.shape)[1:] and x.dtype != "string":
+            # open lengths past the batch (Input(shape=(None,)), a transformer's positions from
+            # ops.cumsum(ops.ones_like(ids))): x == x or x != x is True everywhere, NaN too, at run-time shape
+            from flexflow_keras import ops as K
+
+            ones = K.cast(K.logical_or(K.equal(x, x), K.not_equal(x, x)), dtype)
+            return ones if fill_value == 1 else K.multiply(ones, K.cast(fill_value, dtype))
         ref = [x] if x.ndim and x.shape[0] is None else []
         return apply_op(FillOp(tuple(x.shape), float(fill_value), dtype), ref)
     return np.full(np.shape(x), fill_value, dtype=dtype)
