@@ -153,7 +153,12 @@ def matmul(a, b, name: str | None = None):
     if isinstance(a, KerasTensor) and isinstance(b, Variable) and len(b.shape) == 2 and a.ndim >= 1:
         return apply_op(LinearOp(), [a], [b], name=name)
     sym = _symbolic(a, b)
-    return apply_op(MatMulOp(), [_tensor(a, sym), _tensor(b, sym)], name=name)
+    a, b = _tensor(a, sym), _tensor(b, sym)
+    from flexflow_keras.ops.dtype_rules import dtype_of
+
+    if dtype_of(a) == "int8" and dtype_of(b) == "int8":  # Keras 3: int8 @ int8 accumulates and returns int32
+        a, b = cast(a, "int32"), cast(b, "int32")
+    return apply_op(MatMulOp(), [a, b], name=name)
 
 
 def activation_fn(x, name: str, **params):
