@@ -1,6 +1,6 @@
 """The tf.data methods that make a dataset from other datasets' elements: `concatenate`, `filter`,
 `unbatch`, `enumerate`, `Dataset.zip`, `shard`, `window`, `flat_map`, `interleave`, `scan`, `rebatch`,
-`unique`, `ignore_errors`, `padded_batch`'s stacking, and the sources `Dataset.range`,
+`unique`, `ignore_errors`, `padded_batch`'s and `ragged_batch`'s stacking, and the sources `Dataset.range`,
 `Dataset.from_generator` and `TextLineDataset` (data/slices.py's `SliceDataset` chains them; the grouping
 and sampling ones, `group_by_window`, `bucket_by_sequence_length`, `sample_from_datasets` and
 `choose_from_datasets`, are data/grouping.py's).
@@ -8,7 +8,8 @@ and sampling ones, `group_by_window`, `bucket_by_sequence_length`, `sample_from_
 A `DerivedDataset` is a `SliceDataset` whose base elements are a Python list made from its upstream
 datasets, again for every pass (so an upstream `shuffle` or random `map` draws anew each epoch, as in
 tf.data); its own chain (map, batch, shuffle, take, ...) then works as on arrays. Elements may differ in
-shape (lines split into words): `padded_batch` pads them, `batch` refuses them with a message. Made from
+shape (lines split into words): `padded_batch` pads them, `ragged_batch` makes RaggedTensors of them, `batch`
+refuses them with a message. Made from
 batched datasets, its elements are their batches (only `unbatch` splits them into rows), as in tf.data;
 `batches_as_elements` is that view, which a second `batch` of a batched dataset stacks.
 
@@ -124,18 +125,25 @@ class DerivedDataset(SliceDataset):
         return f"<Dataset {self._what}{stages}>"
 
 
-def stack_elements(items: list, padded) -> object:
+def stack_elements(items: list, padded, dataset=None, plan=None) -> object:
     """Elements stacked into one batch; with a padded_batch stage ("padded_batch", size, drop, shapes,
-    values) each component is padded to its `padded_shapes` entry (None: the longest of the batch)."""
+    values) each component is padded to its `padded_shapes` entry (None: the longest of the batch); with a
+    ragged_batch stage, the components that vary over `dataset`'s pass (`plan`) are RaggedTensors."""
     first = items[0]
     leaves = [tree.flatten(it) for it in items]
     n = len(leaves[0])
+    ragged = None
+    if padded is not None and padded[0] == "ragged_batch":
+        ragged, padded = _varying_components(dataset, plan), None
     shapes = tree.flatten(padded[3]) if padded is not None and padded[3] is not None else [None] * n
     values = padded[4] if padded is not None else None
     values = tree.flatten(values) if isinstance(values, (tuple, list, dict)) else [values] * n
     out = []
     for j in range(n):
         parts = [np.asarray(leaf[j]) for leaf in leaves]
+        if ragged is not None:
+            out.append(_ragged_stack(parts, ragged[j]))
+            continue
         if padded is None:
             if len({p.shape for p in parts}) > 1:
                 raise DataError(f"Dataset.batch(): the elements have different shapes "
@@ -145,6 +153,55 @@ def stack_elements(items: list, padded) -> object:
             continue
         out.append(_pad_stack(parts, shapes[j] if j < len(shapes) else None, values[j] if j < len(values) else None))
     return tree.pack_as(first, out)
+
+
+def _varying_components(dataset, plan) -> list:
+    """For a ragged_batch: whether each (flattened) component differs in shape between the elements of the
+    pass. tf.data decides from the component's static shape (a dim it cannot infer, as a split's length, makes
+    every batch of it a RaggedTensor, a one-row batch too); elements here carry no static shape, so their
+    shapes over the whole pass tell (one that varies nowhere in the data is dense, where tf.data may say
+    ragged). Read once per pass (the element maps run once more for it)."""
+    cached = getattr(dataset, "_ragged_cache", None)
+    if cached is None or cached[0] is not plan:
+        groups, elem_maps = plan[0], plan[1]
+        shapes = [[np.shape(v) for v in tree.flatten(dataset._element(i, elem_maps))] for g in groups for i in g]
+        cached = (plan, [len(set(col)) > 1 for col in zip(*shapes, strict=True)])
+        dataset._ragged_cache = cached
+    return cached[1]
+
+
+def _ragged_stack(parts: list, varies: bool):
+    """One component of a ragged_batch: the rows stacked when the component has one shape over the pass, else
+    a RaggedTensor of them. Rows of different ranks cannot be one RaggedTensor, as in tf.data."""
+    from flexflow_keras.tf_ragged import RaggedTensor, _dtype_name
+
+    if not varies:
+        return np.stack(parts)
+    if len({p.ndim for p in parts}) > 1 or parts[0].ndim == 0:
+        raise DataError(f"Dataset.ragged_batch(): the elements' components have different ranks "
+                        f"{sorted({p.ndim for p in parts})}; a RaggedTensor's rows differ in length, not in rank.")
+    if len({p.shape[1:] for p in parts}) > 1:
+        raise DataError(f"Dataset.ragged_batch(): the elements differ in shape past their first dim "
+                        f"{sorted({p.shape for p in parts})[:4]}; ragged_batch makes only the first dim ragged here "
+                        f"(pad the others in map(), or use padded_batch()).")
+    text = any(p.dtype.kind in "OSU" for p in parts)
+    rows = [_as_array(p) if text else p for p in parts]
+    if not text:
+        dtype = np.result_type(*parts)
+        rows = [p.astype(dtype, copy=False) for p in parts]
+    return RaggedTensor(rows, "string" if text else _dtype_name(rows[0]))
+
+
+def check_row_splits_dtype(row_splits_dtype) -> None:
+    """ragged_batch's `row_splits_dtype`: int32 or int64, as tf.data accepts (a name, a NumPy or tf dtype)."""
+    name = getattr(row_splits_dtype, "name", row_splits_dtype)
+    try:
+        name = np.dtype(name).name
+    except TypeError:
+        name = str(name)
+    if name not in ("int32", "int64"):
+        raise DataError(f"Dataset.ragged_batch(row_splits_dtype) must be int32 or int64, received "
+                        f"{row_splits_dtype!r}.")
 
 
 def _pad_stack(parts: list, shape, value):

@@ -18,7 +18,7 @@ gives, so `fit`, `evaluate` and `predict` load it as any PyDataset (and `for x, 
   batch; fn gets the element's parts as arguments, as TensorFlow calls it. Its math runs on arrays
   (keras.ops, or the raw TensorFlow calls tf_compat maps).
 - ``Dataset.list_files(pattern)``: the matching paths, sorted, shuffled each pass unless ``shuffle=False``;
-- ``padded_batch``; ``concatenate``, ``filter``, ``unbatch``, ``enumerate``, ``shard``, ``window`` and
+- ``padded_batch``, ``ragged_batch`` (RaggedTensors of the components that vary); ``concatenate``, ``filter``, ``unbatch``, ``enumerate``, ``shard``, ``window`` and
   ``flat_map`` (``ds.window(n + 1, shift=1, drop_remainder=True).flat_map(lambda w: w.batch(n + 1))``),
   ``interleave``, ``scan``, ``rebatch``, ``unique``, ``ignore_errors``, ``Dataset.zip``, ``Dataset.range``,
   ``Dataset.from_generator`` and ``TextLineDataset`` (data/derived.py); ``group_by_window``,
@@ -48,6 +48,7 @@ from flexflow_keras.utils.py_dataset import PyDataset
 AUTOTUNE = -1
 _UNKNOWN_CARDINALITY = -2  # accepted by TensorFlow as a shuffle buffer_size: the whole data
 _UNSUPPORTED_METHODS = ("save", "load", "random")
+_BATCHING = ("batch", "padded_batch", "ragged_batch")  # the stages that group elements into batches
 _ENDLESS = ("Dataset.repeat() without a count makes an endless dataset, and no take(n) after it ends it: add "
             ".take(n), give a count (.repeat(n)), or drop .repeat() for fit (it passes over the data once per epoch "
             "by itself).")
@@ -124,7 +125,7 @@ class SliceDataset(PyDataset):
         return tree.map_structure(lambda a: a[rows], self._data)
 
     def _batched(self) -> bool:
-        return any(s[0] in ("batch", "padded_batch") for s in self._stages)
+        return any(s[0] in _BATCHING for s in self._stages)
 
     def _endless_base(self) -> bool:
         """Whether the base elements never end (data/derived.py's datasets made from endless ones)."""
@@ -177,6 +178,18 @@ class SliceDataset(PyDataset):
             return derived.batches_as_elements(self).padded_batch(batch_size, padded_shapes, padding_values,
                                                                   drop_remainder)
         return self._then("padded_batch", int(batch_size), bool(drop_remainder), padded_shapes, padding_values)
+
+    def ragged_batch(self, batch_size, drop_remainder=False, row_splits_dtype="int64", name=None) -> SliceDataset:
+        """Batches in which a component whose elements differ in shape is a `RaggedTensor` (tf_ragged.py), the
+        others stacked as `batch` stacks them (data/derived.py's stack_elements)."""
+        from flexflow_keras.data import derived
+
+        if int(batch_size) < 1:
+            raise DataError(f"Dataset.ragged_batch(batch_size) must be at least 1, received {batch_size!r}.")
+        derived.check_row_splits_dtype(row_splits_dtype)
+        if self._batched():
+            return derived.batches_as_elements(self).ragged_batch(batch_size, drop_remainder, row_splits_dtype)
+        return self._then("ragged_batch", int(batch_size), bool(drop_remainder))
 
     # data/derived.py: datasets made from other datasets' elements
     def concatenate(self, dataset, name=None):
@@ -346,7 +359,7 @@ class SliceDataset(PyDataset):
     def __getattr__(self, name: str):
         if name in _UNSUPPORTED_METHODS:
             raise DataError(f"Dataset.{name}() is a tf.data method flexflow_keras' tf.data stand-in does not have "
-                            f"(it has map, batch, padded_batch, rebatch, shuffle, take, skip, repeat, filter, unbatch, "
+                            f"(it has map, batch, padded_batch, ragged_batch, rebatch, shuffle, take, skip, repeat, filter, unbatch, "
                             f"concatenate, zip, enumerate, shard, window, flat_map, interleave, scan, unique, "
                             f"group_by_window, bucket_by_sequence_length, sample_from_datasets, "
                             f"choose_from_datasets, rejection_resample, ignore_errors, get_single_element, "
@@ -408,7 +421,7 @@ class SliceDataset(PyDataset):
         for stage in self._stages:
             if stage[0] == "map":
                 (batch_maps if batched else elem_maps).append(stage[1])
-            batched = batched or stage[0] in ("batch", "padded_batch")
+            batched = batched or stage[0] in _BATCHING
         return self._indices(len(self._stages), n, endless, (self._pass,)), elem_maps, batch_maps, batched
 
     def _indices(self, k: int, n: int, endless: int, iteration: tuple):
@@ -418,7 +431,7 @@ class SliceDataset(PyDataset):
         if k == 0:
             return np.arange(n)
         stage, kind = self._stages[k - 1], self._stages[k - 1][0]
-        batched = any(s[0] in ("batch", "padded_batch") for s in self._stages[:k - 1])
+        batched = any(s[0] in _BATCHING for s in self._stages[:k - 1])
         if kind == "repeat":
             times = endless if stage[1] < 0 else stage[1]
             if not any(s[0] == "shuffle" and s[2] for s in self._stages[:k - 1]):  # every repetition the same
@@ -442,7 +455,7 @@ class SliceDataset(PyDataset):
             return idx[:stage[1]] if stage[1] >= 0 else idx
         if kind == "skip":
             return idx[stage[1]:]
-        if kind in ("batch", "padded_batch"):
+        if kind in _BATCHING:
             size, drop = stage[1], stage[2]
             end = len(idx) - len(idx) % size if drop else len(idx)
             return [idx[i:i + size] for i in range(0, end, size)]
@@ -498,12 +511,12 @@ class SliceDataset(PyDataset):
         if not batched:
             return _tensors(self._element(groups[index], elem_maps))
         rows = np.asarray(groups[index])
-        padded = next((s for s in self._stages if s[0] == "padded_batch"), None)
+        padded = next((s for s in self._stages if s[0] in ("padded_batch", "ragged_batch")), None)
         if elem_maps or padded is not None or not self._stackable():
             from flexflow_keras.data.derived import stack_elements
 
             items = [self._element(i, elem_maps) for i in rows]
-            batch = stack_elements(items, padded)
+            batch = stack_elements(items, padded, self, plan)
         else:
             batch = self._raw_rows(rows)
         if batch_maps:  # tensors too, as for an element map (a batch of strings: a StringTensor)
@@ -597,6 +610,10 @@ def _tensors(item):
 
 def _tensor(a):
     from flexflow_keras.data.dataset import as_tensor
+    from flexflow_keras.tf_ragged import RaggedTensor
+
+    if isinstance(a, RaggedTensor):  # a ragged_batch's component
+        return a
 
     return as_tensor(a)
 
