@@ -6,8 +6,11 @@ over (images, labels) batches (float32 images, labels by `label_mode`; elements 
 `as_numpy_iterator`, and `prefetch`/`cache`, which return the dataset unchanged: `fit` decodes ahead
 through the loader pipeline (data/pipeline.py) whatever the script asks. Files are indexed as Keras
 does (sorted walk; with `shuffle` the list is shuffled once with the seed, so a `validation_split`
-picks the same files as Keras for the same seed); the batch order of each pass is `epoch_order(seed,
-pass)`. Decoding is Pillow's (data/images.py): bilinear resizing antialiases where TensorFlow's
+picks the same files as Keras for the same seed); the sample order of each pass is `epoch_order(seed,
+pass)`. The dataset's elements are its batches (single images with batch_size=None), so `take`, `skip`
+and a later `shuffle(n)` act on them in the order called, as tf.data: `shuffle` sends the same batches in
+TensorFlow's shuffle-buffer order (data/slices.py), a new one each pass unless
+``reshuffle_each_iteration=False``. Decoding is Pillow's (data/images.py): bilinear resizing antialiases where TensorFlow's
 does not, so downscaled pixels differ slightly from tf.keras; images already at `image_size` match.
 """
 
@@ -198,7 +201,7 @@ class ImageDataset:
         source: an `ImageFolderSource`.
         batch_size: images per batch (None: single images).
         label_mode: "int", "categorical", "binary" or None.
-        shuffle: reshuffle the samples on every pass.
+        shuffle: reshuffle the samples on every pass (image_dataset_from_directory's `shuffle`).
         seed: the shuffling seed (None: drawn from NumPy's global generator).
     """
 
@@ -207,12 +210,13 @@ class ImageDataset:
         self.source = source
         self.batch_size = batch_size
         self.label_mode = label_mode
-        self.shuffle = bool(shuffle)
+        self.shuffle_samples = bool(shuffle)  # not `shuffle`: that is tf.data's method
         self.seed = int(np.random.randint(0, 2**31 - 1)) if seed is None else int(seed)
         n_classes = len(source.class_names or [])
         self.labels = encode_labels(source.labels, label_mode, n_classes)
         self._maps: list = []
-        self._skip, self._limit, self._repeat = 0, None, 1
+        self._stages: list[tuple] = []  # ("skip", n), ("take", n), ("shuffle", seed, reshuffle, size), in order
+        self._repeat = 1
         self._passes = 0
 
     # --- what scripts read ---------------------------------------------------------------------------------
@@ -229,10 +233,13 @@ class ImageDataset:
         return self.source.num_samples
 
     def _batches_per_pass(self) -> int:
-        size = self.batch_size or 1
-        full = math.ceil(self.num_samples / size)
-        count = max(0, full - self._skip)
-        return count if self._limit is None else min(count, self._limit)
+        count = math.ceil(self.num_samples / (self.batch_size or 1))
+        for stage in self._stages:
+            if stage[0] == "skip":
+                count = max(0, count - stage[1])
+            elif stage[0] == "take":
+                count = min(count, stage[1])
+        return count
 
     def __len__(self) -> int:
         if self._repeat is None:
@@ -247,16 +254,26 @@ class ImageDataset:
 
     def describe(self) -> str:
         return (f"{self.source.describe()}; batches of {self.batch_size}, labels {self.label_mode}, "
-                f"shuffle={self.shuffle}")
+                f"shuffle={self.shuffle_samples}")
 
     # --- order ----------------------------------------------------------------------------------------------
     def batch_rows(self, epoch: int) -> list[np.ndarray]:
         """The sample rows of each batch of pass `epoch` (after skip/take)."""
-        order = epoch_order(self.num_samples, self.seed, epoch, self.shuffle)
+        from flexflow_keras.data.slices import _buffer_order
+
+        order = epoch_order(self.num_samples, self.seed, epoch, self.shuffle_samples)
         size = self.batch_size or 1
         rows = [order[i:i + size] for i in range(0, len(order), size)]
-        rows = rows[self._skip:]
-        return rows if self._limit is None else rows[:self._limit]
+        for stage in self._stages:
+            if stage[0] == "skip":
+                rows = rows[stage[1]:]
+            elif stage[0] == "take":
+                rows = rows[:stage[1]]
+            else:  # shuffle: TensorFlow's buffer over the batches, reshuffled each pass unless asked not to
+                _, seed, reshuffle, buffer = stage
+                rng = np.random.default_rng([seed, epoch] if reshuffle else [seed])
+                rows = [rows[i] for i in _buffer_order(rng, len(rows), buffer or len(rows))]
+        return rows
 
     def transform(self):
         """The composed `map` functions as ``fn(xs, ys) -> (xs, ys)`` on lists of arrays, or None."""
@@ -313,6 +330,7 @@ class ImageDataset:
         new = object.__new__(ImageDataset)
         new.__dict__.update(self.__dict__)
         new._maps = list(self._maps)
+        new._stages = list(self._stages)
         new._passes = 0
         return new
 
@@ -320,16 +338,13 @@ class ImageDataset:
         """The first `count` batches (all for count=-1)."""
         new = self._copy()
         if int(count) >= 0:
-            new._limit = int(count) if new._limit is None else min(new._limit, int(count))
+            new._stages.append(("take", int(count)))
         return new
 
     def skip(self, count: int) -> ImageDataset:
-        """All but the first `count` batches."""
+        """All but the first `count` batches (none for count=-1)."""
         new = self._copy()
-        count = max(0, int(count))
-        new._skip += count
-        if new._limit is not None:
-            new._limit = max(0, new._limit - count)
+        new._stages.append(("skip", self._batches_per_pass() if int(count) < 0 else int(count)))
         return new
 
     def map(self, fn, num_parallel_calls=None, deterministic=None, name=None) -> ImageDataset:
@@ -340,12 +355,21 @@ class ImageDataset:
             return _labelled_by_map(new)  # images in, (inputs, targets) out: no longer an image folder's batches
         return new
 
-    def shuffle(self, buffer_size=None, seed=None, reshuffle_each_iteration=None, name=None) -> ImageDataset:
-        """Reshuffle the samples on every pass (a full shuffle, whatever the buffer size)."""
+    def shuffle(self, buffer_size, seed=None, reshuffle_each_iteration=None, name=None) -> ImageDataset:
+        """The same elements (batches) in TensorFlow's shuffle-buffer order: each one out drawn from the next
+        `buffer_size` waiting (tf.data.UNKNOWN_CARDINALITY, -2: all of them); a new order each pass unless
+        `reshuffle_each_iteration` is False. The orders are not TensorFlow's (other generators)."""
+        from flexflow_keras.data.slices import _UNKNOWN_CARDINALITY
+        from flexflow_keras.errors import DataError
+        from flexflow_keras.utils import rng
+
+        if int(buffer_size) < 1 and int(buffer_size) != _UNKNOWN_CARDINALITY:
+            raise DataError(f"Dataset.shuffle(buffer_size) must be at least 1 (or tf.data.UNKNOWN_CARDINALITY), "
+                            f"received {buffer_size!r}; the number of batches gives a uniform shuffle.")
         new = self._copy()
-        new.shuffle = True
-        if seed is not None:
-            new.seed = int(seed)
+        size = None if int(buffer_size) == _UNKNOWN_CARDINALITY else int(buffer_size)
+        reshuffle = True if reshuffle_each_iteration is None else bool(reshuffle_each_iteration)
+        new._stages.append(("shuffle", rng.make_seed() if seed is None else int(seed), reshuffle, size))
         return new
 
     def repeat(self, count=None, name=None) -> ImageDataset:
