@@ -56,17 +56,21 @@ _ENDLESS = ("Dataset.repeat() without a count makes an endless dataset, and no t
 
 def _components(x):
     """`from_tensor_slices`' argument as TensorFlow reads it: tuples and dicts are structures, anything else
-    (a list included: ``[1, 2, 3]``, a list of strings) is one tensor."""
+    (a list included: ``[1, 2, 3]``, a list of strings) is one tensor, of tf.convert_to_tensor's dtype (Python
+    ints int32, floats float32; NumPy arrays keep theirs)."""
+    from flexflow_keras.ops.dtype_rules import python_dtype
+
     if isinstance(x, tuple):
         return tuple(_components(v) for v in x)
     if isinstance(x, dict):
         return {k: _components(v) for k, v in x.items()}
-    return _as_array(x)
+    return _as_array(x, python_dtype(x))
 
 
-def _as_array(a):
-    """An array; text as an object array of bytes (TensorFlow's strings: an element's `.numpy()` is bytes)."""
-    arr = np.asarray(a)
+def _as_array(a, dtype=None):
+    """An array (of `dtype` when given); text as an object array of bytes (TensorFlow's strings: an element's
+    `.numpy()` is bytes)."""
+    arr = np.asarray(a) if dtype is None else np.asarray(a, dtype=dtype)
     if arr.dtype.kind == "U" or (arr.dtype.kind == "O" and arr.size and isinstance(arr.flat[0], str)):
         out = np.empty(arr.shape, dtype=object)
         out.reshape(-1)[:] = [v.encode("utf-8") if isinstance(v, str) else v for v in arr.reshape(-1).tolist()]
