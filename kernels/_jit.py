@@ -52,9 +52,14 @@ def store(out: np.ndarray, value: np.ndarray, accumulate: bool) -> None:
         np.copyto(out, value, casting="same_kind")
 
 
-@njit(nogil=True, cache=True, inline="always")
+@njit(nogil=True, cache=True)
 def u64(i):
     """`i` as an unsigned offset: Numba then indexes a flat array without its negative-index check,
     which otherwise kept short channel loops from vectorizing as well as they do through views (and a
-    view per window or tile row costs a reference-count update)."""
+    view per window or tile row costs a reference-count update).
+
+    An ordinary call, not ``inline="always"``: LLVM inlines it into its callers all the same (the machine
+    code of `_conv_winograd4.input_transform` has the same instructions either way, registers aside),
+    while Numba's own inlining typed and lowered a copy at each of the kernels' 141 call sites: 2-4 s of
+    the 33-36 s of CPU a cold cache spends compiling `benchmarks/conv_kernels.py`'s kernels."""
     return np.uint64(i)
