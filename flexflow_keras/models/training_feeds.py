@@ -177,7 +177,10 @@ class IterFeed:
         self._it = None
         self.wait_s = 0.0
         self.history: list = []
-        self.reiterable = not hasattr(data, "__next__")
+        from flexflow_keras.utils.py_dataset import PyDataset
+
+        # a PyDataset passes again by index, even one with an endless __next__ (ImageDataGenerator's iterators)
+        self.reiterable = isinstance(data, PyDataset) or not hasattr(data, "__next__")
         self.num_batches = known_length(data)
         self.labels = None  # known only batch by batch
         self._weigh = None
@@ -511,7 +514,11 @@ def _stream_batches(data, labelled: bool):
         finally:
             feed.close()
         return
-    for item in data:
+    from flexflow_keras.utils.py_dataset import PyDataset
+
+    # a PyDataset: one pass by index between its epoch hooks, as Keras 3's adapter (ImageDataGenerator's
+    # iterators also iterate endlessly from wherever `next` left them)
+    for item in (data.iterate() if isinstance(data, PyDataset) else data):
         yield unpack_batch(item)
 
 

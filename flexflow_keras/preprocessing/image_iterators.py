@@ -1,6 +1,7 @@
-"""The batch iterators of `ImageDataGenerator`: `Iterator` (Keras 2's: a `Sequence` with `__len__` and
-`__getitem__`, and an endless `__next__`), `NumpyArrayIterator` (`flow`) and `DirectoryIterator`
-(`flow_from_directory`, on top of data/images.py).
+"""The batch iterators of `ImageDataGenerator`: `Iterator` (a `keras.utils.PyDataset`, as Keras 3's legacy
+one: `__len__` and `__getitem__`, so `fit` passes over it again each epoch and calls `on_epoch_end`, which
+reshuffles; and an endless `__next__` for ``next(it)`` loops), `NumpyArrayIterator` (`flow`) and
+`DirectoryIterator` (`flow_from_directory`, on top of data/images.py).
 
 Randomness: each batch draws its sample order (at an epoch start) and its transforms from a
 `numpy.random.RandomState` seeded with ``seed + batches seen so far`` when a seed is given (Keras 2
@@ -16,21 +17,24 @@ import threading
 import numpy as np
 
 from flexflow_keras.preprocessing import image_utils
+from flexflow_keras.utils.py_dataset import PyDataset
 
 _CLASS_MODES = ("categorical", "binary", "sparse", "input", None)
 
 
-class Iterator:
-    """Batches of `n` samples (Keras 2's `Iterator`): indexable by batch, and endless with `next()`.
+class Iterator(PyDataset):
+    """Batches of `n` samples (Keras' `Iterator`): a PyDataset indexable by batch, and endless with `next()`.
 
     Args:
         n: number of samples.
         batch_size: samples per batch.
         shuffle: shuffle the order at each epoch start.
         seed: seed for the order and the transforms (None: NumPy's global generator).
+        **kwargs: `PyDataset`'s (workers, use_multiprocessing, max_queue_size).
     """
 
-    def __init__(self, n: int, batch_size: int, shuffle: bool, seed):
+    def __init__(self, n: int, batch_size: int, shuffle: bool, seed, **kwargs):
+        super().__init__(**kwargs)
         if isinstance(batch_size, bool) or not isinstance(batch_size, (int, np.integer)) or batch_size < 1:
             raise ValueError(f"{type(self).__name__} expects a positive integer batch_size, received "
                              f"batch_size={batch_size!r}.")
