@@ -39,7 +39,7 @@ def _pool_forward_kernel(x, ph, pw, sh, sw, pt, pl, is_max, out, argmax):
         for s in range(s0, s1):
             v = x[n, r, s, k]
             acc += v
-            if v > best:
+            if v > best or (v != v and best == best):  # the first NaN wins and stays (reduce_max's NaN)
                 best = v
                 where = r * w + s
     if is_max:
@@ -98,7 +98,7 @@ def _global_forward_kernel(x, is_max, out, argmax):
         for s in range(w):
             v = x[n, r, s, k]
             acc += v
-            if v > best:
+            if v > best or (v != v and best == best):  # the first NaN wins and stays (reduce_max's NaN)
                 best = v
                 where = r * w + s
     if is_max:
@@ -111,7 +111,8 @@ def _global_forward_kernel(x, is_max, out, argmax):
 @cuda.jit
 def _global_backward_kernel(x, grad_out, is_max, argmax, accumulate, grad_x):
     # one thread per (n, channel): a max's gradient is shared equally among the positions equal to the
-    # maximum (TensorFlow's reduce_max gradient), counted first; a NaN maximum leaves it on the argmax
+    # maximum (TensorFlow's reduce_max gradient), counted first; a NaN maximum equals nothing and gets
+    # TensorFlow's 0 / 0 share, NaN, at every position
     e = cuda.grid(1)
     n_, h, w, c = grad_x.shape
     if e >= n_ * c:
@@ -134,7 +135,7 @@ def _global_backward_kernel(x, grad_out, is_max, argmax, accumulate, grad_x):
             if not is_max:
                 v = g / np.float32(h * w)
             elif ties == 0:
-                v = g if where == r * w + s else np.float32(0.0)
+                v = np.float32(np.nan)
             else:
                 v = g / np.float32(ties) if x[n, r, s, k] == best else np.float32(0.0)
             if accumulate:

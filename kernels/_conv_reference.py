@@ -122,11 +122,13 @@ def global_pool2d_reference(x, mode="avg"):
 
 def global_pool2d_backward_reference(x, grad_y, mode="avg"):
     """grad_x for global pooling (grad_y of shape (N, C)); max shares it equally among the positions equal to
-    the maximum (TensorFlow's reduce_max gradient, which Keras 3's global max poolings take)."""
+    the maximum (TensorFlow's reduce_max gradient, which Keras 3's global max poolings take); a NaN
+    maximum equals nothing, and its 0 / 0 share is NaN everywhere, as TensorFlow's."""
     x = np.asarray(x, np.float64)
     gy = np.asarray(grad_y, np.float64).reshape(x.shape[0], x.shape[3])
     if mode == "avg":
         h, w = x.shape[1:3]
         return np.broadcast_to(gy[:, None, None, :] / (h * w), x.shape).copy()
     hit = x == x.max(axis=(1, 2), keepdims=True)
-    return np.where(hit, gy[:, None, None, :] / hit.sum(axis=(1, 2), keepdims=True), 0.0)
+    with np.errstate(invalid="ignore"):
+        return hit / hit.sum(axis=(1, 2), keepdims=True) * gy[:, None, None, :]

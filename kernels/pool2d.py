@@ -8,8 +8,9 @@ the flat spatial index (row * W + col, in the array the kernel was given) of its
 in row-major order; the backward routes the gradient there (the op keeps that index as a saved
 per-sample buffer), as TensorFlow's MaxPool gradient. Global max pooling instead shares the gradient
 equally among all the positions equal to the maximum, as TensorFlow's reduce_max gradient (Keras 3's
-global max poolings call ops.max); a NaN maximum leaves it on the argmax. Input rows/columns no window
-reads get a zero gradient.
+global max poolings call ops.max), and a NaN anywhere in a (sample, channel) makes its maximum NaN and
+every gradient of it NaN, as reduce_max and its gradient (which divides by a count of 0 there). Input
+rows/columns no window reads get a zero gradient.
 
 CPU loops are Numba `@njit(nogil=True, cache=True)` with the channel loop innermost (contiguous in NHWC,
 vectorised). CUDA variants live in `_conv_pool_cuda.py`, imported on first use.
@@ -254,7 +255,7 @@ def _global_forward(x, is_max, out, argmax):
                     for k in range(c):
                         v = src[k]
                         b = acc[k]
-                        better = v > b
+                        better = v > b or (v != v and b == b)  # the first NaN wins and stays
                         acc[k] = v if better else b
                         where[k] = idx if better else where[k]
                 else:
@@ -269,7 +270,8 @@ def _global_forward(x, is_max, out, argmax):
 @njit(nogil=True, cache=True)
 def _global_backward(x, grad_out, is_max, argmax, accumulate, grad_x):
     # max: the gradient is shared equally among the positions equal to the maximum (TensorFlow's
-    # reduce_max gradient); a NaN maximum equals nothing, so its argmax alone takes it
+    # reduce_max gradient); a NaN maximum equals nothing, and TensorFlow's share, 0 / 0 of the gradient,
+    # is NaN at every position
     n_, h, w, c = grad_x.shape
     scale = 1.0 / (h * w)
     ties = np.zeros(c, np.int64)
@@ -289,11 +291,10 @@ def _global_backward(x, grad_out, is_max, argmax, accumulate, grad_x):
             for s in range(w):
                 dst = grad_x[n, r, s]
                 if is_max:
-                    idx = r * w + s
                     src = x[n, r, s]
                     for k in range(c):
                         if ties[k] == 0:
-                            v = g[k] if where[k] == idx else 0.0
+                            v = np.nan
                         else:
                             v = g[k] / ties[k] if src[k] == best[k] else 0.0
                         dst[k] = dst[k] + v if accumulate else v

@@ -91,6 +91,24 @@ def test_global_max_ties_share_the_gradient():
         np.testing.assert_allclose(gx, want)
 
 
+def test_global_max_of_a_nan_is_nan_with_nan_gradients():
+    """A NaN anywhere in a (sample, channel) makes its maximum NaN, wherever it lies, and every gradient
+    of it NaN (TensorFlow's reduce_max and its gradient: 0 positions equal the maximum, a share of 0 / 0);
+    the other channels are unchanged."""
+    x = np.array([[[[1.0, 1.0], [np.nan, -1.0]], [[3.0, -1.0], [2.0, 4.0]]],
+                  [[[np.nan, 5.0], [7.0, 0.0]], [[1.0, 0.0], [np.nan, 0.0]]]], np.float32)  # (2, 2, 2, 2)
+    out, argmax = np.empty((2, 2), np.float32), np.empty((2, 2), np.int32)
+    P.global_pool2d_forward_cpu(x, out, "max", argmax)
+    np.testing.assert_array_equal(out, [[np.nan, 4.0], [np.nan, 5.0]])
+    gy = np.array([[6.0, 3.0], [2.0, 4.0]], np.float32)
+    want = P.global_pool2d_backward_reference(x, gy, "max")
+    assert np.isnan(want[:, :, :, 0]).all() and not np.isnan(want[:, :, :, 1]).any()
+    for am in (argmax, None):
+        gx = np.zeros(x.shape, np.float32)
+        P.global_pool2d_backward_cpu(x, gy, gx, "max", am)
+        np.testing.assert_array_equal(gx, want.astype(np.float32))
+
+
 @pytest.mark.parametrize("call, message", [
     (lambda: P.pool_geometry((1, 4, 4), 2), "rank 4"),
     (lambda: P.pool_geometry((1, 4, 4, 1), 2, mode="min"), "mode"),

@@ -53,6 +53,14 @@ _SCRIPT = textwrap.dedent("""
     want = np.array([[[[2.0, 3.0], [2.0, 0.0]], [[0.0, 0.0], [2.0, 0.0]]]], np.float32)
     np.testing.assert_allclose(gx.copy_to_host(), want)
     print("ok global ties")
+    x[0, 1, 0, 0] = np.nan  # a NaN maximum: NaN, and NaN gradients for its channel (TensorFlow's reduce_max)
+    P.global_pool2d_forward_cuda(cuda.to_device(x), out, "max", argmax)
+    np.testing.assert_array_equal(out.copy_to_host(), [[np.nan, 1.0]])
+    P.global_pool2d_backward_cuda(cuda.to_device(x), cuda.to_device(np.array([[6.0, 3.0]], np.float32)), gx,
+                                  "max", argmax, False)
+    want[..., 0] = np.nan
+    np.testing.assert_array_equal(gx.copy_to_host(), want)
+    print("ok global nan")
 """)
 
 
@@ -61,4 +69,4 @@ SIMULATED = simulated_command(_SCRIPT, timeout=600)
 
 @pytest.mark.background(SIMULATED)
 def test_pool_cuda_kernels_match_reference():
-    assert simulated_stdout(SIMULATED).count("ok") == 7
+    assert simulated_stdout(SIMULATED).count("ok") == 8

@@ -67,3 +67,23 @@ def test_embedding_then_global_max_pooling_trains_as_tf_keras(optimizer):
         np.testing.assert_allclose(fl, tl, rtol=1e-5)
     for a, b in zip(fm.get_weights(), tm.get_weights(), strict=True):
         np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-7)
+
+
+@pytest.mark.parametrize("name, shape", [("GlobalMaxPooling1D", (2, 6, 3)), ("GlobalMaxPooling2D", (2, 3, 2, 3)),
+                                         ("GlobalMaxPooling3D", (2, 2, 2, 2, 3))])
+def test_a_nan_maximum_and_its_gradients_are_nan_as_tensorflow(name, shape):
+    """A NaN in a sample's channel: TensorFlow's reduce_max gives NaN and NaN gradients for every position
+    of that channel, wherever the NaN lies (first, inside or last); ours kept a first-position NaN only."""
+    x = np.random.default_rng(3).standard_normal(shape).astype(np.float32)
+    flat = x.reshape(shape[0], -1, shape[-1])
+    flat[0, 0, 0] = np.nan  # the first position
+    flat[1, 2, 1] = np.nan  # inside
+    flat[1, -1, 2] = np.nan  # the last
+    weights = np.arange(1.0, shape[-1] + 1, dtype=np.float32)
+    want_y = np.asarray(getattr(tk.layers, name)()(x))
+    got_y = np.asarray(getattr(ff.layers, name)()(x))
+    np.testing.assert_array_equal(got_y, want_y)
+    want = _input_grad(tf, getattr(tk.layers, name)(), x, weights)
+    got = _input_grad(FFTF, getattr(ff.layers, name)(), x, weights)
+    np.testing.assert_allclose(got, want, rtol=1e-6)
+    assert np.isnan(want).sum() == 3 * (x.size // (shape[0] * shape[-1]))
