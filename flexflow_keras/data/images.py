@@ -7,7 +7,9 @@ sorted recursive walk and kept when their extension is .bmp/.gif/.jpeg/.jpg/.png
 is asked for (`read_x(rows, out)`): Pillow opens and converts (L, RGB or RGBA), and the image is resized
 into a caller-provided float32 buffer: bilinear (the default) and nearest as tf.image.resize computes
 them (`kernels.augment.resize_image_cpu`: half-pixel centres, no antialiasing, so the values equal
-tf.keras' loader's), the other interpolations by Pillow. Nothing is shared between calls, so loader
+tf.keras' loader's), the other interpolations by Pillow. With ``resizer="pillow"`` (ImageDataGenerator's
+iterators, which read files with `keras.utils.load_img` in Keras) every interpolation is Pillow's
+`Image.resize`, under load_img's names (`PILLOW_INTERPOLATIONS`). Nothing is shared between calls, so loader
 tasks call it from several threads (or decoder processes) at once; Pillow releases the GIL while it
 decodes, and the resize kernel and NumPy while they write the buffer.
 
@@ -33,6 +35,7 @@ COLOR_MODES = {"grayscale": 1, "rgb": 3, "rgba": 4}
 _PIL_MODES = {1: "L", 3: "RGB", 4: "RGBA"}
 INTERPOLATIONS = ("bilinear", "nearest", "bicubic", "area", "lanczos3", "lanczos5")
 TF_RESIZE = ("bilinear", "nearest")  # resized by kernels.augment.resize_image_cpu as tf.image.resize does
+PILLOW_INTERPOLATIONS = ("nearest", "bilinear", "bicubic", "lanczos", "box", "hamming")  # keras.utils.load_img's
 
 
 def _resample(name: str):
@@ -45,6 +48,15 @@ def _resample(name: str):
         raise ValueError(f"interpolation must be one of {INTERPOLATIONS} (the ones Pillow provides), received "
                          f"{name!r}.")
     return table[name]
+
+
+def _pillow_resample(name: str):
+    from PIL import Image
+
+    if name not in PILLOW_INTERPOLATIONS:
+        raise ValueError(f"interpolation must be one of {PILLOW_INTERPOLATIONS} (keras.utils.load_img's, Pillow's "
+                         f"filters), received {name!r}.")
+    return getattr(Image.Resampling, name.upper())
 
 
 def _class_dirs(directory: str) -> list[str]:
@@ -125,13 +137,16 @@ class ImageFolderSource:
         class_names: names of the classes (index = label).
         image_size: (height, width) every image is resized to.
         channels: 1 (grayscale), 3 (RGB) or 4 (RGBA).
-        interpolation: one of `INTERPOLATIONS`.
+        interpolation: one of `INTERPOLATIONS` (of `PILLOW_INTERPOLATIONS` with resizer="pillow").
         crop_to_aspect_ratio: crop the largest centred window of the target aspect ratio before resizing.
         origin: how `describe` names the data.
+        resizer: "tf" (bilinear and nearest as tf.image.resize, image_dataset_from_directory's loader) or
+            "pillow" (Pillow's `Image.resize` for every interpolation, as keras.utils.load_img).
     """
 
     def __init__(self, paths: Sequence[str], labels, class_names, image_size=(256, 256), channels: int = 3,
-                 interpolation: str = "bilinear", crop_to_aspect_ratio: bool = False, origin: str = "image folder"):
+                 interpolation: str = "bilinear", crop_to_aspect_ratio: bool = False, origin: str = "image folder",
+                 resizer: str = "tf"):
         if channels not in _PIL_MODES:
             raise ValueError(f"ImageFolderSource channels must be 1, 3 or 4, received {channels}.")
         h, w = (int(image_size), int(image_size)) if np.isscalar(image_size) else (int(v) for v in image_size)
@@ -142,8 +157,11 @@ class ImageFolderSource:
         self.class_names = None if class_names is None else list(class_names)
         self.image_size = (h, w)
         self.channels = channels
+        if resizer not in ("tf", "pillow"):
+            raise ValueError(f"ImageFolderSource resizer must be 'tf' or 'pillow', received {resizer!r}.")
+        self.resizer = resizer
         self.interpolation = interpolation
-        self._resample = _resample(interpolation)
+        self._resample = _pillow_resample(interpolation) if resizer == "pillow" else _resample(interpolation)
         self.crop_to_aspect_ratio = bool(crop_to_aspect_ratio)
         self.origin = origin
 
@@ -160,7 +178,7 @@ class ImageFolderSource:
         idx = np.arange(self.num_samples)[rows]
         return ImageFolderSource([self.paths[i] for i in idx], None if self.labels is None else self.labels[idx],
                                  self.class_names, self.image_size, self.channels, self.interpolation,
-                                 self.crop_to_aspect_ratio, origin or self.origin)
+                                 self.crop_to_aspect_ratio, origin or self.origin, self.resizer)
 
     def describe(self) -> str:
         kinds = sorted({os.path.splitext(p)[1].lower().lstrip(".") for p in self.paths})
@@ -185,7 +203,7 @@ class ImageFolderSource:
                 h, w = self.image_size
                 box = self._crop_box(img.size) if self.crop_to_aspect_ratio else None
                 resize = img.size != (w, h) or box is not None
-                if resize and self.interpolation not in TF_RESIZE:
+                if resize and (self.resizer == "pillow" or self.interpolation not in TF_RESIZE):
                     img = img.resize((w, h), self._resample, box=box)
                     resize = False
                 pixels = np.asarray(img)

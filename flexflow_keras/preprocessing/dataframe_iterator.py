@@ -119,7 +119,7 @@ class DataFrameIterator(DirectoryIterator):
         self.class_mode, self.dtype = class_mode, dtype
         self.data_format = image_utils.check_data_format(_WHO, data_format)
         self.source = ImageFolderSource(self.filepaths, None, None, tuple(target_size), COLOR_MODES[color_mode],
-                                        interpolation, origin="dataframe")
+                                        interpolation, origin="dataframe", resizer="pillow")  # load_img's
         self.image_shape = self.source.sample_shape
         if self.data_format == "channels_first":
             self.image_shape = (self.image_shape[2],) + self.image_shape[:2]

@@ -193,7 +193,8 @@ class DirectoryIterator(Iterator):
         data_format, save_to_dir, save_prefix, save_format: as `NumpyArrayIterator`.
         follow_links: descend into symlinked sub-folders.
         subset: "training" or "validation": each class's files are cut at the generator's validation_split.
-        interpolation: resampling when resizing ("nearest", "bilinear", "bicubic", ...).
+        interpolation: Pillow's filter when resizing, as keras.utils.load_img: "nearest", "bilinear", "bicubic",
+            "lanczos", "box" or "hamming".
         dtype: dtype of the batches.
     """
 
@@ -214,7 +215,7 @@ class DirectoryIterator(Iterator):
             paths, labels = self._subset(paths, labels, subset, image_data_generator._validation_split)
         self.data_format = image_utils.check_data_format("flow_from_directory", data_format)
         self.source = ImageFolderSource(paths, labels, names, tuple(target_size), COLOR_MODES[color_mode],
-                                        interpolation, origin=str(directory))
+                                        interpolation, origin=str(directory), resizer="pillow")  # load_img's
         self.filenames = [os.path.relpath(p, directory) for p in paths]
         self.filepaths = list(paths)
         self.classes = labels
