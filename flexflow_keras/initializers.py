@@ -115,13 +115,22 @@ class RandomInitializer(Initializer):
             raise ValueError(f"{type(self).__name__} expects seed to be an integer or None, received "
                              f"seed={seed!r}.")
         self._init_seed = seed
-        self.seed = int(seed) if seed is not None else rng.make_seed()
+        self.seed = int(seed) if seed is not None else rng.default_seed()
 
     def _rng(self) -> np.random.Generator:
         return np.random.default_rng(self.seed)
 
     def get_config(self):
         return {"seed": self._init_seed}
+
+
+def clone_draws(*initializers_) -> None:
+    """The Python `random` draws Keras 3 makes when it clones these initializers for a sub-layer (an
+    attention layer's projections: `cls.from_config(get_config())`): one per unseeded random initializer
+    (`utils/rng.default_seed`). Ours share the parent's, so only the draws are made."""
+    for init in initializers_:
+        if isinstance(init, RandomInitializer) and init._init_seed is None:
+            rng.keras_draw()
 
 
 def _truncated_normal(gen: np.random.Generator, shape, mean: float, stddev: float) -> np.ndarray:

@@ -46,7 +46,7 @@ class SeedGenerator:
     """
 
     def __init__(self, seed=None, name=None, **kwargs):
-        self.seed = rng.make_seed() if seed is None else int(seed)
+        self.seed = rng.default_seed() if seed is None else int(seed)
         self.name = name or "seed_generator"
         self._count = 0
 

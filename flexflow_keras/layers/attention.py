@@ -173,7 +173,8 @@ class MultiHeadAttention(QueryValueCall, Layer):
         self.kernel_constraint = constraints.get(kernel_constraint)
         self.bias_constraint = constraints.get(bias_constraint)
         self.seed = seed
-        self._seed = int(seed) if seed is not None else rng.make_seed()
+        # Keras makes the dropout's SeedGenerator (and draws its seed from Python's random) in build
+        self._seed = int(seed) if seed is not None else rng.default_seed(python_draw=False)
         self._query_dense = self._key_dense = self._value_dense = self._output_dense = None
         self._axes = None
         # Keras' private names, which subclasses overriding `_compute_attention` read (keras.io's LSA ViT)
@@ -194,6 +195,7 @@ class MultiHeadAttention(QueryValueCall, Layer):
         self._axes = normalize_axes(self, self.attention_axes, len(query_shape))  # None: Keras' default
         h = self.num_heads
         out = self._output_shape or (query_shape[-1],)
+        _keras_build_draws(self, 4)
         self._query_dense = _Projection(1, (h, self.key_dim), self.use_bias, self, name="query")
         self._key_dense = _Projection(1, (h, self.key_dim), self.use_bias, self, name="key")
         self._value_dense = _Projection(1, (h, self.value_dim), self.use_bias, self, name="value")
@@ -312,6 +314,16 @@ class MultiHeadAttention(QueryValueCall, Layer):
                 "kernel_constraint": constraints.serialize(self.kernel_constraint),
                 "bias_constraint": constraints.serialize(self.bias_constraint), "seed": self.seed,
                 "activity_regularizer": None, "use_gate": False, "sliding_window": None}  # Keras 3's keys
+
+
+def _keras_build_draws(layer, projections: int) -> None:
+    """The Python `random` draws Keras 3 makes building an attention layer (`utils/rng.default_seed`): each
+    projection clones the kernel and bias initializers, and a dropout rate above 0 with no seed makes a
+    SeedGenerator."""
+    for _ in range(projections):
+        initializers.clone_draws(layer.kernel_initializer, layer.bias_initializer)
+    if layer.seed is None and layer.dropout > 0:
+        rng.keras_draw()
 
 
 def scaled_attention(q, k, v, mask, scale: float, dropout: float, seed: int, training, fused: bool = False):

@@ -67,7 +67,7 @@ class Attention(Layer):
         if self.dropout >= 1.0:
             raise ValueError(f"{_args.who(self)} expects dropout in [0, 1), received dropout={dropout!r}.")
         self.seed = seed
-        self._seed = int(seed) if seed is not None else rng.make_seed()
+        self._seed = int(seed) if seed is not None else rng.default_seed(self.dropout > 0)
         self.scale = self.concat_score_weight = None
 
     def _check_inputs(self, inputs):

@@ -21,6 +21,7 @@ from flexflow_keras.layers import _args
 from flexflow_keras.layers.attention import (
     QueryValueCall,
     _fused,
+    _keras_build_draws,
     _keras_mask,
     _Projection,
     combined_mask,
@@ -92,7 +93,8 @@ class GroupedQueryAttention(QueryValueCall, Layer):
         self.kernel_constraint = constraints.get(kernel_constraint)
         self.bias_constraint = constraints.get(bias_constraint)
         self.seed = seed
-        self._seed = int(seed) if seed is not None else rng.make_seed()
+        # drawn from Python's random in build, as Keras (MultiHeadAttention's `_keras_build_draws`)
+        self._seed = int(seed) if seed is not None else rng.default_seed(python_draw=False)
         self._query_dense = self._key_dense = self._gate_dense = self._value_dense = self._output_dense = None
 
     def build(self, query_shape, value_shape=None, key_shape=None):
@@ -106,6 +108,7 @@ class GroupedQueryAttention(QueryValueCall, Layer):
             raise ShapeError(f"{_args.who(self)}: value and key must agree on every dim but the last; received "
                              f"value shape {tuple(value_shape)} and key shape {tuple(key_shape)}.")
         hq, hkv, d = self.num_query_heads, self.num_key_value_heads, self.head_dim
+        _keras_build_draws(self, 5 if self.use_gate else 4)
         self._query_dense = _Projection(1, (hq, d), self.use_bias, self, name="query")
         self._query_dense.build(query_shape)
         self._key_dense = _Projection(1, (hkv, d), self.use_bias, self, name="key")

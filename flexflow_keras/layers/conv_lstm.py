@@ -16,6 +16,7 @@ from flexflow_keras.layers.base import Layer
 from flexflow_keras.layers.input_spec import InputSpec
 from flexflow_keras.layers.recurrent import recurrent_config
 from flexflow_keras.ops.conv_lstm import conv_lstm
+from flexflow_keras.utils import rng
 
 
 class _ConvLSTM(Layer):
@@ -55,6 +56,8 @@ class _ConvLSTM(Layer):
         self.kernel_initializer = initializers.get(kernel_initializer)
         self.recurrent_initializer = initializers.get(recurrent_initializer)
         self.bias_initializer = initializers.get(bias_initializer)
+        if seed is None:  # Keras' ConvLSTM cell makes a SeedGenerator (utils/rng.default_seed)
+            rng.keras_draw()
         self.unit_forget_bias = bool(unit_forget_bias)
         self.kernel_regularizer = regularizers.get(kernel_regularizer)
         self.recurrent_regularizer = regularizers.get(recurrent_regularizer)

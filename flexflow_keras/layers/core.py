@@ -181,7 +181,7 @@ class Dropout(Layer):
             raise ValueError(f"{_args.who(self)} expects rate in [0, 1), received rate={rate!r}.")
         self.noise_shape = tuple(noise_shape) if noise_shape is not None else None
         self.seed = seed
-        self._seed = int(seed) if seed is not None else rng.make_seed()
+        self._seed = int(seed) if seed is not None else rng.default_seed(self.rate > 0)
 
     def call(self, inputs, training=None):
         # `training` only matters for eager calls; a recorded graph follows the execution's mode.

@@ -62,7 +62,9 @@ class _ImageAugmentation(Layer):
     def __init__(self, seed=None, data_format=None, **kwargs):
         super().__init__(**kwargs)
         self.seed = seed
-        self._seed = int(seed) if seed is not None else rng.make_seed()
+        # Keras' random layers make a SeedGenerator (a Python `random` draw, `utils/rng.default_seed`);
+        # Resizing and CenterCrop make none
+        self._seed = int(seed) if seed is not None else rng.default_seed(getattr(self, "_random", True))
         self.data_format = backend.standardize_data_format(data_format, _args.who(self))
         self._eager_calls = 0
 
@@ -390,6 +392,8 @@ class RandomCrop(_ToSize):
 
     def __init__(self, height, width, seed=None, data_format=None, **kwargs):
         super().__init__(height, width, data_format=data_format, seed=seed, **kwargs)
+        if seed is None:  # Keras' RandomCrop draws its `seed` attribute and then its SeedGenerator's
+            rng.keras_draw()
 
     def _op(self):
         return self._resize("random_crop")

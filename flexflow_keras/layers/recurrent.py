@@ -174,7 +174,7 @@ class _Recurrent(KeptStates, Layer):
                 raise ValueError(f"{_args.who(self)} expects {arg} in [0, 1), received {arg}={getattr(self, arg)!r} "
                                  f"(every unit would be dropped).")
         self.seed = seed
-        self._seed = int(seed) if seed is not None else rng.make_seed()
+        self._seed = int(seed) if seed is not None else rng.default_seed()
         self.return_sequences = bool(return_sequences)
         self.return_state = bool(return_state)
         self.go_backwards = bool(go_backwards)

@@ -118,7 +118,7 @@ class GaussianNoise(Layer):
             raise ValueError(f"{_args.who(self)} expects stddev to be a non-negative number, received "
                              f"stddev={stddev!r}.")
         self.seed = seed
-        self._seed = int(seed) if seed is not None else rng.make_seed()
+        self._seed = int(seed) if seed is not None else rng.default_seed(self.stddev > 0)
 
     def call(self, inputs, training=None):
         return _apply_noise(GaussianNoiseOp(self.stddev, self._seed, False), inputs, training)
@@ -146,7 +146,7 @@ class GaussianDropout(Layer):
         if self.rate >= 1.0:
             raise ValueError(f"{_args.who(self)} expects rate in [0, 1), received rate={rate!r}.")
         self.seed = seed
-        self._seed = int(seed) if seed is not None else rng.make_seed()
+        self._seed = int(seed) if seed is not None else rng.default_seed(self.rate > 0)
 
     def call(self, inputs, training=None):
         stddev = math.sqrt(self.rate / (1.0 - self.rate))
@@ -177,7 +177,7 @@ class AlphaDropout(Layer):
             raise ValueError(f"{_args.who(self)} expects rate in [0, 1), received rate={rate!r}.")
         self.noise_shape = tuple(noise_shape) if noise_shape is not None else None
         self.seed = seed
-        self._seed = int(seed) if seed is not None else rng.make_seed()
+        self._seed = int(seed) if seed is not None else rng.default_seed(self.rate > 0)
 
     def call(self, inputs, training=None):
         ns = None if self.noise_shape is None else tuple(None if s is None else int(s) for s in self.noise_shape)

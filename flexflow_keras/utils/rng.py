@@ -54,6 +54,26 @@ def make_seed() -> int:
     return int(_generator.integers(0, 2 ** 31 - 1))
 
 
+def default_seed(python_draw: bool = True) -> int:
+    """The seed of an unseeded initializer, `SeedGenerator` or random layer (dropout, noise, augmentation,
+    RNN cells), wherever Keras 3 calls its `make_default_seed`: `make_seed()`, after one draw of Python's
+    global `random` (`randint(1, 10**9)`, discarded), as Keras takes that seed from it. Building the same
+    layers then leaves Python's random state where tf.keras leaves it, so a script's own `random.shuffle`
+    or `random.sample` after building a model (of its file lists, its validation split) gives tf.keras'
+    order. The seed itself stays the framework's, so `tf.random.set_seed` and the ranks of an MPI run
+    keep deciding the weights (`set_framework_seed`). `python_draw=False` where Keras draws none (a
+    Dropout of rate 0 makes no SeedGenerator)."""
+    if python_draw:
+        keras_draw()
+    return make_seed()
+
+
+def keras_draw() -> None:
+    """One draw of Python's global `random`, where Keras 3 takes one and flexflow_keras needs no seed (a
+    sub-layer's clone of an unseeded initializer, see `default_seed`)."""
+    random.randint(1, int(1e9))
+
+
 _stream = 0
 
 
