@@ -54,8 +54,14 @@ class RaggedTensor:
         return [r.to_list() if isinstance(r, RaggedTensor) else np.asarray(r).tolist() for r in self._rows]
 
     def numpy(self) -> np.ndarray:
-        out = np.empty(len(self._rows), dtype=object)
-        out[:] = [r.numpy() if isinstance(r, RaggedTensor) else np.asarray(r) for r in self._rows]
+        """TensorFlow's: an object array of the rows, or one dense array when the rows are all one length."""
+        rows = [r.numpy() if isinstance(r, RaggedTensor) else np.asarray(r) for r in self._rows]
+        if not rows:
+            return np.zeros((0, 0), _np_dtype(self.dtype))
+        if not any(isinstance(r, RaggedTensor) for r in self._rows) and len({r.shape for r in rows}) == 1:
+            return np.stack(rows)
+        out = np.empty(len(rows), dtype=object)
+        out[:] = rows
         return out
 
     def to_tensor(self, default_value=None, name=None, shape=None):
