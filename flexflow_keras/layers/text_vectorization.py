@@ -43,7 +43,10 @@ class TextVectorization(HostLayer):
         ngrams: None, an int n (1- to n-grams) or a tuple of widths.
         output_mode: "int" (ids, int64), "multi_hot", "count" (int64) or "tf_idf" (float32).
         output_sequence_length: in int mode, pad with 0 or truncate every row to this length (else rows
-            are padded to the longest of the batch).
+            are padded to the longest of the batch); with ragged=True, truncate only.
+        ragged: in int mode, a batch of split strings gives a `RaggedTensor` of each string's ids (tf_ragged.py)
+            instead of padded rows; one string, or no split, still gives a dense array (as Keras 3 on
+            TensorFlow). Not in a model: its inputs are dense.
         pad_to_max_tokens: in the other modes, output max_tokens columns.
         vocabulary: a list of tokens or a text file with one per line (else call `adapt`).
         idf_weights: with output_mode="tf_idf" and a vocabulary, one weight per token.
@@ -75,9 +78,9 @@ class TextVectorization(HostLayer):
         if output_sequence_length is not None and int(output_sequence_length) < 1:
             raise ArgumentError(f"{who}: output_sequence_length must be a positive int, received "
                              f"{output_sequence_length!r}.")
-        if ragged:
-            raise ArgumentError(f"{who}: ragged=True is not supported (flexflow_keras has no ragged tensors); use "
-                             f"output_sequence_length= or the default padding to the longest row.")
+        if ragged and output_mode != "int":
+            raise ArgumentError(f"{who}: ragged=True only applies to output_mode='int', received ragged={ragged} and "
+                             f"output_mode={output_mode!r}.")
         if sparse:
             raise ArgumentError(f"{who}: sparse=True is not supported (flexflow_keras has no sparse tensors).")
         self.max_tokens = None if max_tokens is None else int(max_tokens)
@@ -88,6 +91,7 @@ class TextVectorization(HostLayer):
             None if ngrams is None else tuple(ngrams))
         self.output_mode = output_mode
         self.output_sequence_length = None if output_sequence_length is None else int(output_sequence_length)
+        self.ragged = bool(ragged)
         self.pad_to_max_tokens = bool(pad_to_max_tokens)
         self.encoding = encoding
         self._lookup_layer = StringLookup(max_tokens=max_tokens, mask_token="" if output_mode == "int" else None,
@@ -191,7 +195,11 @@ class TextVectorization(HostLayer):
         if kept_shape is not None and self.output_mode == "int" and self._widths in (None, (1,)):
             out = ids.reshape(kept_shape)
             return self._fit_length(out) if out.ndim else out
+        if self.ragged and arr.ndim:
+            return self._ragged_ids(ids, lengths)
         width = self.output_sequence_length or max(lengths, default=0)
+        if self.ragged:  # one string: cut to output_sequence_length, not padded
+            width = min(width, max(lengths, default=0))
         fill = 0 if self.output_mode == "int" else -1
         dense = np.full((len(rows), width if self.output_mode == "int" else max(lengths, default=0)), fill, np.int64)
         start = 0
@@ -206,12 +214,20 @@ class TextVectorization(HostLayer):
         out = lookup._encode(dense, rank_one_is_batch=True)
         return out[0] if arr.ndim == 0 else out
 
+    def _ragged_ids(self, ids: np.ndarray, lengths: list):
+        """ragged=True: each string's ids as a row of a RaggedTensor, cut to output_sequence_length."""
+        from flexflow_keras.tf_ragged import RaggedTensor
+
+        ends = np.cumsum([0] + lengths)
+        n = self.output_sequence_length
+        return RaggedTensor([ids[a:b][:n] for a, b in zip(ends[:-1], ends[1:], strict=True)], "int64")
+
     def _fit_length(self, out: np.ndarray) -> np.ndarray:
         n = self.output_sequence_length
         if n is None:
             return out
         out = out[..., :n]
-        if out.shape[-1] < n:
+        if out.shape[-1] < n and not self.ragged:
             pad = [(0, 0)] * (out.ndim - 1) + [(0, n - out.shape[-1])]
             out = np.pad(out, pad)
         return out
@@ -220,6 +236,11 @@ class TextVectorization(HostLayer):
         return "float32" if self.output_mode == "tf_idf" else "int64"
 
     def compute_output_shape(self, input_shape):
+        if self.ragged:
+            raise ArgumentError(f"TextVectorization '{self.name}': ragged=True gives RaggedTensors, which "
+                                f"flexflow_keras models do not take as inputs; in a model use ragged=False (ids "
+                                f"padded with 0, output_sequence_length= for a fixed length), or call the layer on "
+                                f"the strings outside the model.")
         shape = tuple(input_shape)
         batch = shape[:1] if len(shape) >= 1 else ()
         if self.output_mode == "int":
@@ -236,7 +257,7 @@ class TextVectorization(HostLayer):
         config.update({"max_tokens": self.max_tokens, "standardize": self.standardize, "split": self.split,
                        "ngrams": self.ngrams, "output_mode": self.output_mode,
                        "output_sequence_length": self.output_sequence_length,
-                       "pad_to_max_tokens": self.pad_to_max_tokens, "sparse": False, "ragged": False,
+                       "pad_to_max_tokens": self.pad_to_max_tokens, "sparse": False, "ragged": self.ragged,
                        "vocabulary": list(lookup._vocab) if lookup._vocab else None,
                        "idf_weights": None if lookup._idf is None else
                        lookup._idf[len(lookup._reserved()):].tolist(),
