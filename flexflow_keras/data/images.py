@@ -59,6 +59,17 @@ def _pillow_resample(name: str):
     return getattr(Image.Resampling, name.upper())
 
 
+def keep_aspect_box(size, target_size) -> tuple[int, int, int, int]:
+    """Pillow's (left, top, right, bottom) of the largest centred window of `target_size`'s (height, width)
+    aspect ratio in an image of `size` (width, height): Keras' integer crop for keep_aspect_ratio."""
+    width, height = size
+    target_height, target_width = target_size
+    crop_height = min(height, (width * target_height) // target_width)
+    crop_width = min(width, (height * target_width) // target_height)
+    top, left = (height - crop_height) // 2, (width - crop_width) // 2
+    return (left, top, left + crop_width, top + crop_height)
+
+
 def _class_dirs(directory: str) -> list[str]:
     return sorted(d for d in os.listdir(directory)
                   if not d.startswith(".") and os.path.isdir(os.path.join(directory, d)))
@@ -138,7 +149,8 @@ class ImageFolderSource:
         image_size: (height, width) every image is resized to.
         channels: 1 (grayscale), 3 (RGB) or 4 (RGBA).
         interpolation: one of `INTERPOLATIONS` (of `PILLOW_INTERPOLATIONS` with resizer="pillow").
-        crop_to_aspect_ratio: crop the largest centred window of the target aspect ratio before resizing.
+        crop_to_aspect_ratio: crop the largest centred window of the target aspect ratio before resizing
+            (keras.utils.load_img's keep_aspect_ratio with resizer="pillow").
         origin: how `describe` names the data.
         resizer: "tf" (bilinear and nearest as tf.image.resize, image_dataset_from_directory's loader) or
             "pillow" (Pillow's `Image.resize` for every interpolation, as keras.utils.load_img).
@@ -223,7 +235,9 @@ class ImageFolderSource:
         return f", class {self.class_names[int(self.labels[i])]!r}"
 
     def _crop_box(self, size):
-        # Pillow's (left, top, right, bottom) of Keras' smart_resize window
+        # Pillow's (left, top, right, bottom) of Keras' smart_resize window (load_img's crop with resizer="pillow")
+        if self.resizer == "pillow":
+            return keep_aspect_box(size, self.image_size)
         w0, h0 = size
         top, left, crop_h, crop_w = aspect_window(h0, w0, self.image_size)
         return (left, top, left + crop_w, top + crop_h)

@@ -51,8 +51,8 @@ class DataFrameIterator(DirectoryIterator):
         x_col: column of file names. y_col: column (or list of columns) of labels.
         weight_col: column of sample weights, or None.
         target_size, color_mode, classes, class_mode, batch_size, shuffle, seed, data_format,
-            save_to_dir, save_prefix, save_format, subset, interpolation, dtype: as `DirectoryIterator`
-            (class_mode adds "raw" and "multi_output").
+            save_to_dir, save_prefix, save_format, subset, interpolation, keep_aspect_ratio, dtype: as
+            `DirectoryIterator` (class_mode adds "raw" and "multi_output").
         validate_filenames: drop rows whose file is missing or not an image (with a warning).
     """
 
@@ -60,7 +60,7 @@ class DataFrameIterator(DirectoryIterator):
                  weight_col=None, target_size=(256, 256), color_mode="rgb", classes=None,
                  class_mode="categorical", batch_size=32, shuffle=True, seed=None, data_format="channels_last",
                  save_to_dir=None, save_prefix="", save_format="png", subset=None, interpolation="nearest",
-                 validate_filenames=True, dtype="float32"):
+                 keep_aspect_ratio=False, validate_filenames=True, dtype="float32"):
         from flexflow_keras.data.images import COLOR_MODES, IMAGE_EXTENSIONS, ImageFolderSource
 
         if class_mode not in CLASS_MODES:
@@ -119,7 +119,8 @@ class DataFrameIterator(DirectoryIterator):
         self.class_mode, self.dtype = class_mode, dtype
         self.data_format = image_utils.check_data_format(_WHO, data_format)
         self.source = ImageFolderSource(self.filepaths, None, None, tuple(target_size), COLOR_MODES[color_mode],
-                                        interpolation, origin="dataframe", resizer="pillow")  # load_img's
+                                        interpolation, bool(keep_aspect_ratio), origin="dataframe",
+                                        resizer="pillow")  # load_img's
         self.image_shape = self.source.sample_shape
         if self.data_format == "channels_first":
             self.image_shape = (self.image_shape[2],) + self.image_shape[:2]

@@ -196,13 +196,13 @@ class ImageDataGenerator:
     def flow_from_directory(self, directory, target_size=(256, 256), color_mode="rgb", classes=None,
                             class_mode="categorical", batch_size=32, shuffle=True, seed=None, save_to_dir=None,
                             save_prefix="", save_format="png", follow_links=False, subset=None,
-                            interpolation="nearest") -> DirectoryIterator:
+                            interpolation="nearest", keep_aspect_ratio=False) -> DirectoryIterator:
         """Batches of augmented images from a folder of class sub-folders (see `DirectoryIterator`)."""
         return DirectoryIterator(directory, self, target_size=target_size, color_mode=color_mode, classes=classes,
                                  class_mode=class_mode, batch_size=batch_size, shuffle=shuffle, seed=seed,
                                  data_format=self.data_format, save_to_dir=save_to_dir, save_prefix=save_prefix,
                                  save_format=save_format, follow_links=follow_links, subset=subset,
-                                 interpolation=interpolation, dtype=self.dtype)
+                                 interpolation=interpolation, keep_aspect_ratio=keep_aspect_ratio, dtype=self.dtype)
 
     def flow_from_dataframe(self, dataframe, directory=None, x_col="filename", y_col="class", weight_col=None,
                             target_size=(256, 256), color_mode="rgb", classes=None, class_mode="categorical",

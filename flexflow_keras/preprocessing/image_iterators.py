@@ -195,13 +195,14 @@ class DirectoryIterator(Iterator):
         subset: "training" or "validation": each class's files are cut at the generator's validation_split.
         interpolation: Pillow's filter when resizing, as keras.utils.load_img: "nearest", "bilinear", "bicubic",
             "lanczos", "box" or "hamming".
+        keep_aspect_ratio: resize the largest centred window of the target's aspect ratio (load_img's).
         dtype: dtype of the batches.
     """
 
     def __init__(self, directory, image_data_generator, target_size=(256, 256), color_mode="rgb", classes=None,
                  class_mode="categorical", batch_size=32, shuffle=True, seed=None, data_format="channels_last",
                  save_to_dir=None, save_prefix="", save_format="png", follow_links=False, subset=None,
-                 interpolation="nearest", dtype="float32"):
+                 interpolation="nearest", keep_aspect_ratio=False, dtype="float32"):
         from flexflow_keras.data.images import COLOR_MODES, ImageFolderSource, index_image_folder
 
         if class_mode not in _CLASS_MODES:
@@ -215,7 +216,8 @@ class DirectoryIterator(Iterator):
             paths, labels = self._subset(paths, labels, subset, image_data_generator._validation_split)
         self.data_format = image_utils.check_data_format("flow_from_directory", data_format)
         self.source = ImageFolderSource(paths, labels, names, tuple(target_size), COLOR_MODES[color_mode],
-                                        interpolation, origin=str(directory), resizer="pillow")  # load_img's
+                                        interpolation, bool(keep_aspect_ratio), origin=str(directory),
+                                        resizer="pillow")  # load_img's
         self.filenames = [os.path.relpath(p, directory) for p in paths]
         self.filepaths = list(paths)
         self.classes = labels
@@ -228,6 +230,7 @@ class DirectoryIterator(Iterator):
             self.image_shape = (self.image_shape[2],) + self.image_shape[:2]
         self.save_to_dir, self.save_prefix, self.save_format = save_to_dir, save_prefix, save_format
         self.dtype = dtype
+        self.keep_aspect_ratio = bool(keep_aspect_ratio)
         self.samples = len(paths)
         super().__init__(self.samples, batch_size, shuffle, seed)
 

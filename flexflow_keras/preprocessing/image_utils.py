@@ -31,36 +31,52 @@ def check_data_format(who: str, data_format) -> str:
 
 
 def load_img(path, grayscale: bool = False, color_mode: str = "rgb", target_size=None,
-             interpolation: str = "nearest"):
-    """Open an image file as a PIL image.
+             interpolation: str = "nearest", keep_aspect_ratio: bool = False):
+    """Open an image file as a PIL image (Keras' `load_img`).
 
     Args:
-        path: the file.
+        path: the file: a path (str, bytes or pathlib.Path) or an io.BytesIO of its contents.
         grayscale: Keras 1 spelling of ``color_mode="grayscale"``.
-        color_mode: "grayscale", "rgb" or "rgba".
+        color_mode: "grayscale" (8-bit, or 16/32-bit grey kept as it is), "rgb" or "rgba".
         target_size: (height, width) to resize to, or None to keep the size.
-        interpolation: "nearest", "bilinear", "bicubic", "lanczos", "box" or "hamming".
+        interpolation: Pillow's filter when resizing: "nearest", "bilinear", "bicubic", "lanczos", "box" or
+            "hamming".
+        keep_aspect_ratio: resize the largest centred window of the target's aspect ratio (a crop), not the
+            whole image.
     """
+    import io
+    import pathlib
+
     image_mod = _pil()
     if grayscale:
         color_mode = "grayscale"
     if color_mode not in _MODES:
         raise ValueError(f"load_img expects color_mode in {sorted(_MODES)}, received color_mode={color_mode!r}.")
-    if interpolation not in _RESAMPLE:
-        raise ValueError(f"load_img expects interpolation in {sorted(_RESAMPLE)}, received "
-                         f"interpolation={interpolation!r}.")
-    try:
-        with open(path, "rb") as f:
-            img = image_mod.open(f)
-            img.load()
-    except OSError as e:
-        raise DataError(f"load_img cannot read {str(path)!r}: {e}.") from None
-    if img.mode != _MODES[color_mode]:
-        img = img.convert(_MODES[color_mode])
+    if isinstance(path, io.BytesIO):
+        img = image_mod.open(path)
+    elif isinstance(path, (str, bytes, pathlib.Path)):
+        try:
+            with open(path, "rb") as f:
+                img = image_mod.open(io.BytesIO(f.read()))
+        except OSError as e:
+            raise DataError(f"load_img cannot read {str(path)!r}: {e}.") from None
+    else:
+        raise TypeError(f"load_img expects a path (str, bytes, pathlib.Path) or an io.BytesIO, received "
+                        f"{type(path).__name__}.")
+    img.load()
+    if color_mode != "grayscale" or img.mode not in ("L", "I;16", "I"):  # deeper grey stays as it is, as Keras
+        if img.mode != _MODES[color_mode]:
+            img = img.convert(_MODES[color_mode])
     if target_size is not None:
         h, w = (int(v) for v in target_size)
         if img.size != (w, h):
-            img = img.resize((w, h), getattr(image_mod.Resampling, _RESAMPLE[interpolation]))
+            if interpolation not in _RESAMPLE:
+                raise ValueError(f"load_img expects interpolation in {sorted(_RESAMPLE)}, received "
+                                 f"interpolation={interpolation!r}.")
+            from flexflow_keras.data.images import keep_aspect_box
+
+            box = keep_aspect_box(img.size, (h, w)) if keep_aspect_ratio else None
+            img = img.resize((w, h), getattr(image_mod.Resampling, _RESAMPLE[interpolation]), box=box)
     return img
 
 
