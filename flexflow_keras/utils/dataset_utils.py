@@ -11,6 +11,8 @@ is, so no copy of every window is held. A split comes as NumPy arrays of the sam
 
 from __future__ import annotations
 
+import random
+
 import numpy as np
 
 from flexflow_keras.data.slices import SliceDataset
@@ -115,6 +117,10 @@ def split_dataset(dataset, left_size=None, right_size=None, shuffle=False, seed=
     """Split arrays into a left part from the start and a right part from the end (Keras 3's sizes: a
     fraction, rounded, or a count; the other part is the rest).
 
+    With `shuffle`, the samples are shuffled first as Keras 3 does: ``random.seed(seed)`` then
+    ``random.shuffle`` of Python's global `random` (a None seed is ``random.randint(0, 10**6)`` of it), so a
+    seed picks the samples tf.keras picks, and Python's random is left where tf.keras leaves it.
+
     Returns:
         (left, right), each of the input's structure: an array, or a tuple of arrays. Keras 3 returns
         tf.data datasets; these are what `fit` takes.
@@ -133,7 +139,13 @@ def split_dataset(dataset, left_size=None, right_size=None, shuffle=False, seed=
     if left + right > total or left < 1 or right < 1:
         raise DataError(f"{who}: left_size {left_size!r} and right_size {right_size!r} give {left} and {right} "
                         f"samples of {total}; both parts need at least one and together at most {total}.")
-    order = np.random.default_rng(seed).permutation(total) if shuffle else np.arange(total)
+    order = list(range(total))
+    if shuffle:  # Keras 3's shuffle: Python's global random, seeded with `seed` (drawn from it when None)
+        if seed is None:
+            seed = random.randint(0, int(1e6))
+        random.seed(seed)
+        random.shuffle(order)
+    order = np.asarray(order, np.int64)
     lo, hi = order[:left], order[total - right:]  # the right part from the end, as Keras takes it
     parts = [tuple(a[lo] for a in arrays), tuple(a[hi] for a in arrays)]
     return tuple(p if as_tuple else p[0] for p in parts)
