@@ -227,6 +227,8 @@ def serialize(fn: Callable) -> str | dict:
     for name, f in _FUNCTIONS.items():
         if f is fn:
             return name
+    if getattr(fn, "_keras_name", None) in _FUNCTIONS:  # tf.nn.softmax / sigmoid as an activation (keras_alias)
+        return fn._keras_name
     from flexflow_keras.utils.serialization import serialize_keras_object
 
     try:

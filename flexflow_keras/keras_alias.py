@@ -9,7 +9,9 @@ imports ``flexflow_keras.layers`` and registers that same module object under th
 math functions of `tf_compat` (``tf.random.set_seed``, ``tf.function``, ``tf.reduce_mean``, ...) run as
 their Keras equivalents; any other call and any other ``tensorflow.*`` module raise
 `RawTensorFlowError` naming the call: raw TensorFlow is not supported, only its Keras API. A
-``keras.<path>`` flexflow_keras does not have is a ModuleNotFoundError naming both names.
+``keras.<path>`` flexflow_keras does not have is a ModuleNotFoundError naming both names. Packages built on
+TensorFlow itself (tensorflow_datasets, tensorflow_hub, tensorflow_text, keras_nlp, keras_hub,
+tensorflow_addons) are a `TensorFlowPackageError` (a ModuleNotFoundError) saying what to use instead.
 """
 
 from __future__ import annotations
@@ -45,6 +47,39 @@ _HINTS = {
 
 class RawTensorFlowError(FlexFlowKerasError, AttributeError):
     """A script under `python -m flexflow_keras` used TensorFlow itself rather than its Keras API."""
+
+
+class TensorFlowPackageError(FlexFlowKerasError, ModuleNotFoundError):
+    """A script under `python -m flexflow_keras` imported a package built on TensorFlow itself (or on Keras 3's
+    backend internals), which the runner cannot serve: a ModuleNotFoundError, so ``try: import ... except
+    ImportError`` fallbacks still run."""
+
+
+# Packages that run on TensorFlow itself (or Keras 3's internals), with what a script can use instead.
+_TF_PACKAGES = {
+    "tensorflow_datasets": "it builds and reads its datasets with TensorFlow itself (tf.data pipelines, tf.io "
+                           "files, its SubwordTextEncoder). Load the data without it: keras.datasets (imdb, "
+                           "reuters, mnist, ...), keras.utils.text_dataset_from_directory / "
+                           "image_dataset_from_directory on the downloaded files, or NumPy arrays and lists of "
+                           "strings through tf.data.Dataset.from_tensor_slices; tokenize with "
+                           "keras.layers.TextVectorization",
+    "tensorflow_hub": "its modules are TensorFlow SavedModels run by TensorFlow. Use keras.applications (with "
+                      "weights from a local .h5 / .weights.h5 file) or a model saved as .keras",
+    "tensorflow_text": "its tokenizers and ops are TensorFlow kernels. Use keras.layers.TextVectorization "
+                       "(standardize, split, ngrams) or the tf.strings functions the runner maps",
+    "keras_nlp": "it builds on Keras 3's backend internals (keras.src) and TensorFlow text ops. Use "
+                 "keras.layers.TextVectorization for tokenizing and keras layers for the model",
+    "keras_hub": "it builds on Keras 3's backend internals (keras.src) and TensorFlow text ops. Use "
+                 "keras.layers.TextVectorization for tokenizing and keras layers for the model",
+    "tensorflow_addons": "its layers and ops are TensorFlow kernels. Use the Keras 3 layers, losses and "
+                         "optimizers that replaced them",
+}
+
+
+def _package_message(fullname: str) -> str:
+    top = fullname.split(".")[0]
+    return (f"import {fullname}: {top} cannot run under `python -m flexflow_keras`: {_TF_PACKAGES[top]}; or run "
+            f"the script with TensorFlow itself.")
 
 
 class TensorFlowArgumentError(RawTensorFlowError, TypeError):
@@ -165,6 +200,13 @@ def _tf_activation(namespace: str, name: str):
 
     call.__name__ = call.__qualname__ = fn.__name__
     call._keras_activation = fn  # activations.get: activation=tf.nn.relu is Keras' relu (fused, serialized)
+    if fn.__name__ in ("softmax", "sigmoid"):
+        # A layer's activation=tf.nn.softmax / tf.nn.sigmoid stays TensorFlow's (as in tf.keras, whose
+        # activations.get keeps a foreign function): eagerly its output carries no logits, so a custom loop's
+        # crossentropy clips as TensorFlow's does (a sigmoid then runs after the Dense, not fused into it).
+        # It is saved under Keras' name (activations.serialize).
+        call._keras_activation = call
+        call._keras_name = fn.__name__
     return call
 
 
@@ -293,6 +335,8 @@ class _NamespaceLoader(importlib.abc.Loader):
 class _AliasFinder(importlib.abc.MetaPathFinder):
     def find_spec(self, fullname, path=None, target=None):
         mapped = target_of(fullname)
+        if fullname.split(".")[0] in _TF_PACKAGES:
+            raise TensorFlowPackageError(_package_message(fullname), name=fullname)
         if mapped is False:
             if fullname.startswith("tensorflow."):
                 # TensorFlow's internals (`tensorflow.python.types.core`, `tensorflow.python.framework.ops`)
@@ -332,4 +376,4 @@ def install() -> None:
     flexflow_keras.__version__ = f"{KERAS_VERSION}+flexflow.{_OWN_VERSION}"
 
 
-__all__ = ["RawTensorFlowError", "install", "installed", "target_of"]
+__all__ = ["RawTensorFlowError", "TensorFlowPackageError", "install", "installed", "target_of"]

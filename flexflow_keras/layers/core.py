@@ -122,7 +122,8 @@ class Dense(Layer):
             return op
         simple = activations.fusable_name(act) is not None or act is activations.linear
         if not simple or not (activations.fusable_name(recorded) is not None
-                              or recorded in (activations.linear, activations.softmax)):
+                              or recorded in (activations.linear, activations.softmax)
+                              or getattr(recorded, "_keras_name", None) == "softmax"):
             raise GraphError(f"Dense '{self.name}': its activation was changed after the model was built, from "
                              f"{getattr(recorded, '__name__', recorded)} to {getattr(act, '__name__', act)}; a built "
                              f"Dense switches between linear and element-wise activations, and from softmax to "

@@ -42,7 +42,9 @@ def test_tensorflow_activation_functions_are_keras_ones():
     from flexflow_keras import activations, layers
 
     tf = _TensorFlow("tensorflow")
-    assert activations.get(tf.nn.relu) is activations.relu and activations.get(tf.sigmoid) is activations.sigmoid
+    assert activations.get(tf.nn.relu) is activations.relu
+    # softmax and sigmoid stay TensorFlow's (eagerly their output carries no logits), saved under Keras' name
+    assert activations.get(tf.sigmoid) is tf.sigmoid and activations.serialize(tf.sigmoid) == "sigmoid"
     assert activations.get(tf.math.tanh) is activations.tanh and tf.nn.softmax.__name__ == "softmax"
     x = np.array([[-1.0, 2.0]], "float32")
     np.testing.assert_allclose(tf.nn.leaky_relu(x, alpha=0.1), [[-0.1, 2.0]], rtol=1e-6)  # TensorFlow's words

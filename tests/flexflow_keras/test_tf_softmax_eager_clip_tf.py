@@ -49,3 +49,70 @@ def test_crossentropy_of_tf_activation_as_tensorflow(case, wrap):
     loss, grad = _loss_and_grad(FFTF, case, wrap)
     np.testing.assert_allclose(loss, ref_loss, rtol=1e-5)
     np.testing.assert_allclose(grad, ref_grad, rtol=1e-4, atol=1e-6)
+
+
+W = np.array([[1.0, 0.0, -1.0], [0.0, 1.0, 0.0]], np.float32)
+X = np.array([[30.0, 0.0], [1.0, 2.0]], np.float32)
+LAYER_CASES = {  # (activation, layer kind, loss, target); the eager clip holds for a layer's activation too
+    "dense-nn.softmax": ("nn.softmax", "dense", "sparse_categorical_crossentropy", SPARSE),
+    "dense-nn.sigmoid": ("nn.sigmoid", "dense", "binary_crossentropy", BINARY),
+    "dense-math.sigmoid": ("math.sigmoid", "dense", "binary_crossentropy", BINARY),
+    "activation-nn.softmax": ("nn.softmax", "activation", "sparse_categorical_crossentropy", SPARSE),
+    "dense-keras-softmax": ("softmax", "dense", "sparse_categorical_crossentropy", SPARSE),
+}
+
+
+def _activation(t, spec):
+    if spec == "softmax":
+        return "softmax"
+    space, name = spec.split(".")
+    return getattr(getattr(t, space), name)
+
+
+def _layer_loss_and_grad(t, case, wrap):
+    spec, kind, loss_name, target = LAYER_CASES[case]
+    act = _activation(t, spec)
+    dense = t.keras.layers.Dense(3, activation=act if kind == "dense" else None)
+    dense.build((None, 2))
+    dense.set_weights([W, np.zeros(3, np.float32)])
+    head = t.keras.layers.Activation(act) if kind == "activation" else (lambda y: y)
+
+    def step():
+        with t.GradientTape() as tape:
+            loss = t.reduce_mean(getattr(t.keras.losses, loss_name)(target, head(dense(X))))
+        return loss, tape.gradient(loss, dense.trainable_weights)
+
+    loss, grads = (t.function(step) if wrap else step)()
+    return float(np.asarray(loss)), [np.asarray(g) for g in grads]
+
+
+@pytest.mark.parametrize("wrap", [False, True], ids=["eager", "tf.function"])
+@pytest.mark.parametrize("case", sorted(LAYER_CASES))
+def test_a_layers_tf_activation_clips_eagerly_as_tensorflow(case, wrap):
+    """Dense(activation=tf.nn.softmax) / Activation(tf.nn.softmax) in a custom loop: tf.keras keeps
+    TensorFlow's function as the activation, so eagerly its output has no logits (9.73 against 16.67 here);
+    ours took Keras' softmax, which keeps them."""
+    ref_loss, ref_grads = _layer_loss_and_grad(tf, case, wrap)
+    loss, grads = _layer_loss_and_grad(FFTF, case, wrap)
+    np.testing.assert_allclose(loss, ref_loss, rtol=1e-5)
+    for g, r in zip(grads, ref_grads, strict=True):
+        np.testing.assert_allclose(g, r, rtol=1e-4, atol=1e-6)
+
+
+@pytest.mark.parametrize("name", ["softmax", "sigmoid"])
+def test_a_tf_activation_trains_from_logits_in_fit_and_saves_under_keras_name(name, tmp_path):
+    """In fit (a graph in TensorFlow) the crossentropy reads the logits as before; the layer saves and
+    loads with Keras' activation name."""
+    loss = "sparse_categorical_crossentropy" if name == "softmax" else "binary_crossentropy"
+    y = SPARSE if name == "softmax" else BINARY
+    got = []
+    for t in (tf, FFTF):
+        model = t.keras.Sequential([t.keras.Input((2,)), t.keras.layers.Dense(3, activation=getattr(t.nn, name))])
+        model.set_weights([W, np.zeros(3, np.float32)])
+        model.compile(t.keras.optimizers.SGD(0.1), loss)
+        got.append(model.fit(X, y, batch_size=2, epochs=3, shuffle=False, verbose=0).history["loss"])
+    np.testing.assert_allclose(got[1], got[0], rtol=1e-5)
+    assert model.layers[-1].get_config()["activation"] == name
+    model.save(tmp_path / "m.keras")
+    again = FFTF.keras.models.load_model(tmp_path / "m.keras")
+    np.testing.assert_allclose(again.predict(X, verbose=0), model.predict(X, verbose=0), rtol=1e-6)
