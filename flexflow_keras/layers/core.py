@@ -116,19 +116,22 @@ class Dense(Layer):
         """`op` (recorded by call()) following a later ``layer.activation = ...`` (Grad-CAM sets the
         classifier's to None to read logits): between linear and element-wise activations, and from softmax
         to those, the activation fused into the matmul changes and the softmax node after it becomes an
-        identity. A change one node cannot express (to softmax, to or from a custom function) is an error."""
+        identity; so does the sigmoid node after it of TensorFlow's tf.nn.sigmoid, which is not fused
+        (keras_alias). A change one node cannot express (to softmax, to or from a custom function) is an
+        error."""
         act, recorded = _activation_fn(self.activation), self.__dict__.get("_ff_recorded_activation")
-        if recorded is None or act is recorded or op.type_name not in ("dense", "softmax"):
+        raw = getattr(recorded, "_keras_name", None)  # tf.nn.softmax / sigmoid, a node after the matmul
+        trailing = ("softmax", "activation") if raw == "sigmoid" else ("softmax",)
+        if recorded is None or act is recorded or op.type_name not in ("dense", *trailing):
             return op
         simple = activations.fusable_name(act) is not None or act is activations.linear
         if not simple or not (activations.fusable_name(recorded) is not None
-                              or recorded in (activations.linear, activations.softmax)
-                              or getattr(recorded, "_keras_name", None) == "softmax"):
+                              or recorded in (activations.linear, activations.softmax) or raw is not None):
             raise GraphError(f"Dense '{self.name}': its activation was changed after the model was built, from "
                              f"{getattr(recorded, '__name__', recorded)} to {getattr(act, '__name__', act)}; a built "
                              f"Dense switches between linear and element-wise activations, and from softmax to "
                              f"those. Build the model again with the new activation (or add an Activation layer).")
-        if op.type_name == "softmax":
+        if op.type_name in trailing:
             from flexflow_keras.ops.math_ops import UnaryOp
 
             return UnaryOp("identity")

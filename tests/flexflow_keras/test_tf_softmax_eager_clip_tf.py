@@ -116,3 +116,18 @@ def test_a_tf_activation_trains_from_logits_in_fit_and_saves_under_keras_name(na
     model.save(tmp_path / "m.keras")
     again = FFTF.keras.models.load_model(tmp_path / "m.keras")
     np.testing.assert_allclose(again.predict(X, verbose=0), model.predict(X, verbose=0), rtol=1e-6)
+
+
+@pytest.mark.parametrize("name", ["softmax", "sigmoid"])
+def test_removing_a_tf_activation_after_the_model_is_built_gives_logits(name):
+    """Grad-CAM's "remove the last layer's softmax" (``layer.activation = None`` on a built model) with the
+    activation given as tf.nn.softmax / tf.nn.sigmoid: the model's output becomes the logits, as in tf.keras."""
+    outs = []
+    for t in (tf, FFTF):
+        model = t.keras.Sequential([t.keras.Input((2,)), t.keras.layers.Dense(3, activation=getattr(t.nn, name))])
+        model.set_weights([W, np.ones(3, np.float32)])
+        model.predict(X, verbose=0)
+        model.layers[-1].activation = None
+        outs.append(np.asarray(model(X)))
+    np.testing.assert_allclose(outs[1], outs[0], rtol=1e-6)
+    np.testing.assert_allclose(outs[1], X @ W + 1.0, rtol=1e-6)
