@@ -30,6 +30,7 @@ from flexflow_keras.models.training_utils import (
     RunningMeans,
     check_not_empty,
     should_validate,
+    step_count,
     validation_cut,
 )
 from flexflow_keras.models.validation_generator import keep_first_batches
@@ -53,6 +54,8 @@ class FitLoop:
 
         self._require_compiled("fit")
         batch_size = _script_batch_size(batch_size)
+        steps_per_epoch = step_count(steps_per_epoch, "steps_per_epoch", f"Model '{self.name}'.fit()")
+        validation_steps = step_count(validation_steps, "validation_steps", f"Model '{self.name}'.fit()")
         x = bounded(x, steps_per_epoch, "fit()", int(_config.resolve("epochs", epochs, "-e/--epochs")))
         validation_data = bounded(validation_data, validation_steps, "fit(validation_data=...)")
         validation_data = keep_first_batches(validation_data, validation_steps)  # a generator, as Keras 3 reads it

@@ -18,7 +18,7 @@ from flexflow_keras.execution import overlap as _overlap
 from flexflow_keras.layers import host_prefix
 from flexflow_keras.models import call_mode, eager_fit, step_hooks
 from flexflow_keras.models.training_feeds import evaluate_stream, is_stream, predict_stream
-from flexflow_keras.models.training_utils import RunningMeans, check_not_empty
+from flexflow_keras.models.training_utils import RunningMeans, check_not_empty, step_count
 from flexflow_keras.ops.assign_in_call import AssignInCallError
 
 log = logging.getLogger("flexflow_keras")
@@ -37,6 +37,7 @@ class Inference:
                              f"y, batch_size, verbose, sample_weight, steps, callbacks and return_dict (Keras 2's "
                              f"workers/use_multiprocessing/max_queue_size are gone in Keras 3: drop them).")
         self._require_compiled("evaluate")
+        steps = step_count(steps, "steps", f"Model '{self.name}'.evaluate()")
         x = host_prefix.wrap_data(self, bounded(x, steps, "evaluate()"))
         if step_hooks.eager_reason(self, "test_step") is not None:
             return eager_fit.evaluate(self, x, y, batch_size, verbose, sample_weight, steps, callbacks, return_dict)
@@ -102,6 +103,7 @@ class Inference:
         (a list, a dict, nested lists), as Keras 3's predict."""
         from flexflow_keras import callbacks as callbacks_mod
 
+        steps = step_count(steps, "steps", f"Model '{self.name}'.predict()")
         x = host_prefix.wrap_data(self, bounded(x, steps, "predict()"))
         _overlap.clear_device_failures()
         batch_size = int(batch_size or 32)

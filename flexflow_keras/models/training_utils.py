@@ -4,12 +4,16 @@ them against the model before anything runs, and epoch bookkeeping (running loss
 
 from __future__ import annotations
 
+import logging
+import math
 from collections.abc import Mapping, Sequence
 
 import numpy as np
 
 from flexflow_keras.errors import DataError, ShapeError
 from flexflow_keras.losses import Loss
+
+log = logging.getLogger("flexflow_keras")
 
 
 def _array(d) -> np.ndarray:
@@ -129,6 +133,26 @@ def check_not_empty(n: int, call: str) -> None:
         verb = {"fit": "train on", "evaluate": "evaluate"}.get(call, call)
         raise DataError(f"{call}(): x has 0 samples, so there is nothing to {verb}. Pass arrays with at least "
                         f"one sample (check the slicing or filtering that produced x).")
+
+
+def step_count(value, name: str, who: str):
+    """`steps_per_epoch` / `validation_steps` / `steps` as an int (None stays None). Keras 3 refuses a float;
+    Keras 2 took one, its loop running while the step number was below it, that is ceil(value) steps, and
+    scripts of its time pass ``len(train) / batch_size`` (the TensorFlow Developer certificate's C2 W4):
+    such a float is rounded up, with a warning. Anything else is a TypeError naming the argument."""
+    if value is None:
+        return None
+    if isinstance(value, (int, np.integer)) and not isinstance(value, bool):
+        return int(value)
+    if isinstance(value, (float, np.floating)) and np.isfinite(value):
+        steps = math.ceil(value)
+        if steps != value:
+            log.warning("%s: %s=%r is not a whole number of batches; running %d (Keras 2 ran ceil(%s) "
+                        "steps; Keras 3 raises a TypeError). Pass an int to silence this.", who, name, value,
+                        steps, name)
+        return steps
+    raise TypeError(f"{who} expects {name} to be an int (a number of batches) or None, received {value!r} "
+                    f"of type {type(value).__name__}.")
 
 
 def validation_cut(n: int, validation_split) -> int | None:
