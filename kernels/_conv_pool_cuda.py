@@ -32,18 +32,23 @@ def _pool_forward_kernel(x, ph, pw, sh, sw, pt, pl, is_max, out, argmax):
     r1 = min(i * sh - pt + ph, h)
     s0 = max(j * sw - pl, 0)
     s1 = min(j * sw - pl + pw, w)
+    # best / where: the first maximum from the window's first position (a NaN there keeps it); value: the
+    # largest value not NaN, from float32's lowest (TensorFlow's CPU MaxPool, as `kernels.pool2d`)
     best = x[n, r0, s0, k]
     where = r0 * w + s0
+    value = np.float32(-3.4028234663852886e38)
     acc = np.float32(0.0)
     for r in range(r0, r1):
         for s in range(s0, s1):
             v = x[n, r, s, k]
             acc += v
-            if v > best or (v != v and best == best):  # the first NaN wins and stays (reduce_max's NaN)
+            if v > value:
+                value = v
+            if v > best:
                 best = v
                 where = r * w + s
     if is_max:
-        out[n, i, j, k] = best
+        out[n, i, j, k] = value
         argmax[n, i, j, k] = where
     else:
         out[n, i, j, k] = acc / np.float32((r1 - r0) * (s1 - s0))

@@ -6,7 +6,10 @@ right)), each smaller than the window, behave the same way (`_conv_geometry`): a
 pooling runs on its halo'd input slice with its local pads. Max pooling records, per output element,
 the flat spatial index (row * W + col, in the array the kernel was given) of its window's first maximum
 in row-major order; the backward routes the gradient there (the op keeps that index as a saved
-per-sample buffer), as TensorFlow's MaxPool gradient. Global max pooling instead shares the gradient
+per-sample buffer), as TensorFlow's MaxPool gradient. NaN as TensorFlow's CPU MaxPool: the value skips
+NaN and starts from the dtype's lowest finite value (a window of NaN and -inf alone gives it), while the
+index scan starts at the window's first position and keeps a NaN there, where TensorFlow's MaxPoolGrad
+sends the gradient. Global max pooling instead shares the gradient
 equally among all the positions equal to the maximum, as TensorFlow's reduce_max gradient (Keras 3's
 global max poolings call ops.max), and a NaN anywhere in a (sample, channel) makes its maximum NaN and
 every gradient of it NaN, as reduce_max and its gradient (which divides by a count of 0 there). Input
@@ -60,8 +63,16 @@ def pool_geometry(x_shape, pool_size, strides=None, padding="valid", mode="max",
     return ph, pw, sh, sw, oh, ow, pt, pl
 
 
+def _lowest(dtype):
+    """The smallest finite value of `dtype`, where a max pool's value scan starts (TensorFlow's MaxPool)."""
+    dtype = np.dtype(dtype)
+    return dtype.type(np.finfo(dtype).min if dtype.kind == "f" else np.iinfo(dtype).min)
+
+
 @njit(nogil=True, cache=True)
-def _max_forward(x, ph, pw, sh, sw, pt, pl, out, argmax):
+def _max_forward(x, ph, pw, sh, sw, pt, pl, lo, out, argmax):
+    # argmax: the `v > best` scan from the window's first position; out: the largest value not NaN, from
+    # `lo`, which is that scan's maximum unless a NaN stood first or nothing exceeded `lo` (rescanned then)
     n_, h, w, c = x.shape
     _, oh, ow, _ = out.shape
     for n in range(n_):
@@ -88,6 +99,18 @@ def _max_forward(x, ph, pw, sh, sw, pt, pl, out, argmax):
                             better = v > b
                             best[k] = v if better else b
                             where[k] = idx if better else where[k]
+                rescan = 0
+                for k in range(c):
+                    rescan += 0 if best[k] >= lo else 1
+                if rescan:
+                    for k in range(c):
+                        if not best[k] >= lo:
+                            m = lo
+                            for r in range(r0, r1):
+                                for s in range(s0, s1):
+                                    v = x[n, r, s, k]
+                                    m = v if v > m else m
+                            best[k] = m
 
 
 @njit(nogil=True, cache=True)
@@ -106,7 +129,7 @@ def _max_backward(grad_out, argmax, grad_x):
 
 
 @njit(nogil=True, cache=True)
-def _max2x2_forward(x, pt, pl, out, argmax):
+def _max2x2_forward(x, pt, pl, lo, out, argmax):
     """The 2x2 / stride-2 max pool (Keras' default) on C-contiguous arrays: the four window values are
     compared in registers and each output written once (2x faster than the generic loop, which re-reads
     its running max). The arrays are indexed flat with unsigned offsets, not through a view per window
@@ -125,8 +148,8 @@ def _max2x2_forward(x, pt, pl, out, argmax):
                 s = 2 * j - pl
                 if r < 0 or r + 2 > h or s < 0 or s + 2 > w:
                     # a border window (of "same" or explicit padding): the generic loop on this one element
-                    _max_forward(x[n:n + 1], 2, 2, 2, 2, pt - 2 * i, pl - 2 * j, out[n:n + 1, i:i + 1, j:j + 1],
-                                 argmax[n:n + 1, i:i + 1, j:j + 1])
+                    _max_forward(x[n:n + 1], 2, 2, 2, 2, pt - 2 * i, pl - 2 * j, lo,
+                                 out[n:n + 1, i:i + 1, j:j + 1], argmax[n:n + 1, i:i + 1, j:j + 1])
                     continue
                 b0 = _u(((n * h + r) * w + s) * c)
                 b1 = b0 + cu
@@ -138,21 +161,27 @@ def _max2x2_forward(x, pt, pl, out, argmax):
                 i2 = i0 + np.int32(w)
                 i3 = i2 + np.int32(1)
                 for k in range(cu):
+                    # q: the first maximum from the first position (a NaN there keeps it); val: the
+                    # largest value not NaN, from `lo` (see the module's docstring)
                     m = xf[b0 + k]
                     q = i0
+                    val = m if m > lo else lo
                     v = xf[b1 + k]
+                    val = v if v > val else val
                     if v > m:
                         m = v
                         q = i1
                     v = xf[b2 + k]
+                    val = v if v > val else val
                     if v > m:
                         m = v
                         q = i2
                     v = xf[b3 + k]
+                    val = v if v > val else val
                     if v > m:
                         m = v
                         q = i3
-                    of[o + k] = m
+                    of[o + k] = val
                     af[o + k] = q
 
 
@@ -335,9 +364,9 @@ def pool2d_forward_cpu(x, out, pool_size, strides=None, padding="valid", mode="m
         argmax = np.empty(out.shape, np.int32)
     _check("argmax", argmax, out.shape, who, np.int32)
     if (ph, pw, sh, sw) == (2, 2, 2, 2) and out.flags.c_contiguous and argmax.flags.c_contiguous:
-        _max2x2_forward(x, pt, pl, out, argmax)
+        _max2x2_forward(x, pt, pl, _lowest(x.dtype), out, argmax)
     else:
-        _max_forward(x, ph, pw, sh, sw, pt, pl, out, argmax)
+        _max_forward(x, ph, pw, sh, sw, pt, pl, _lowest(x.dtype), out, argmax)
 
 
 def pool2d_backward_cpu(x, grad_out, grad_x, pool_size, strides=None, padding="valid", mode="max",
@@ -365,7 +394,8 @@ def pool2d_backward_cpu(x, grad_out, grad_x, pool_size, strides=None, padding="v
         return
     if argmax is None:
         argmax = np.empty(oshape, np.int32)
-        _max_forward(np.ascontiguousarray(x), ph, pw, sh, sw, pt, pl, np.empty(oshape, x.dtype), argmax)
+        _max_forward(np.ascontiguousarray(x), ph, pw, sh, sw, pt, pl, _lowest(x.dtype), np.empty(oshape, x.dtype),
+                     argmax)
     _check("argmax", argmax, oshape, who, np.int32)
     if sh == ph and sw == pw:
         _max_backward_tiled(grad_out, argmax, ph, pw, pt, pl, accumulate, grad_x)

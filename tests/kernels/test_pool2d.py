@@ -91,6 +91,36 @@ def test_global_max_ties_share_the_gradient():
         np.testing.assert_allclose(gx, want)
 
 
+NAN, INF = np.nan, np.inf
+# one 2x2 window per channel, with TensorFlow 2.21's CPU MaxPool value and MaxPoolGrad position (measured)
+NAN_WINDOWS = [([NAN, 1, 2, .5], 2.0, 0), ([1, NAN, 2, .5], 2.0, 2), ([1, 0, 2, NAN], 2.0, 2),
+               ([NAN, NAN, NAN, NAN], "lowest", 0), ([NAN, -INF, -INF, -INF], "lowest", 0),
+               ([-INF, -INF, -INF, -INF], "lowest", 0), ([NAN, NAN, 3, 1], 3.0, 0), ([3, 1, 2, 0], 3.0, 0)]
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("pool_size, strides", [(2, 2), ((2, 2), (1, 1)), ((2, 3), (2, 1))])
+def test_max_pool_skips_nan_in_its_value_and_keeps_a_first_nan_as_its_argmax(pool_size, strides, dtype):
+    """TensorFlow's CPU MaxPool: the value is the largest one not NaN, from the dtype's lowest finite value
+    (all NaN or -inf gives it), while the gradient goes to the scan's first maximum from the window's first
+    position (a NaN there keeps it). Ours kept a first-position NaN as the value; the 2x2 fast path and the
+    generic loop (strides 1; a 2x3 window) alike."""
+    k = len(NAN_WINDOWS)
+    x = np.array([w for w, _, _ in NAN_WINDOWS], dtype).T.reshape(1, 2, 2, k)
+    x = np.concatenate([x, np.full((1, 2, 1, k), NAN, dtype)], axis=2)  # a third column of NaN changes nothing
+    lowest = np.finfo(dtype).min
+    value = np.array([lowest if v == "lowest" else v for _, v, _ in NAN_WINDOWS], dtype)
+    flat = np.array([(q // 2) * 3 + q % 2 for _, _, q in NAN_WINDOWS], np.int32)  # row * W + col with W = 3
+    geo = P.pool_geometry(x.shape, pool_size, strides)
+    out, argmax = np.empty((1, geo[4], geo[5], k), dtype), np.empty((1, geo[4], geo[5], k), np.int32)
+    P.pool2d_forward_cpu(x, out, pool_size, strides, "valid", "max", argmax)
+    np.testing.assert_array_equal(out[0, 0, 0], value)
+    np.testing.assert_array_equal(argmax[0, 0, 0], flat)
+    gx = np.zeros_like(x)
+    P.pool2d_backward_cpu(x, np.ones_like(out), gx, pool_size, strides, "valid", "max")  # argmax recomputed
+    assert not np.isnan(gx).any()
+
+
 def test_global_max_of_a_nan_is_nan_with_nan_gradients():
     """A NaN anywhere in a (sample, channel) makes its maximum NaN, wherever it lies, and every gradient
     of it NaN (TensorFlow's reduce_max and its gradient: 0 positions equal the maximum, a share of 0 / 0);

@@ -61,6 +61,18 @@ _SCRIPT = textwrap.dedent("""
     want[..., 0] = np.nan
     np.testing.assert_array_equal(gx.copy_to_host(), want)
     print("ok global nan")
+    nan, inf = np.nan, np.inf  # windowed max: NaN skipped in the value, kept as a first-position argmax (the CPU's)
+    wins = [[nan, 1, 2, .5], [1, nan, 2, .5], [nan, nan, nan, nan], [nan, -inf, -inf, -inf], [-inf] * 4, [3, 1, 2, 0]]
+    x = np.ascontiguousarray(np.array(wins, np.float32).T.reshape(1, 2, 2, len(wins)))
+    for ps, st in (((2, 2), None), ((2, 1), (1, 1))):
+        geo = P.pool_geometry(x.shape, ps, st)
+        want, want_arg = np.empty((1, geo[4], geo[5], x.shape[3]), np.float32), np.empty((1, geo[4], geo[5], x.shape[3]), np.int32)
+        P.pool2d_forward_cpu(x, want, ps, st, "valid", "max", want_arg)
+        out, argmax = cuda.device_array(want.shape, np.float32), cuda.device_array(want.shape, np.int32)
+        P.pool2d_forward_cuda(cuda.to_device(x), out, ps, st, "valid", "max", argmax)
+        np.testing.assert_array_equal(out.copy_to_host(), want)
+        np.testing.assert_array_equal(argmax.copy_to_host(), want_arg)
+    print("ok window nan")
 """)
 
 
@@ -69,4 +81,4 @@ SIMULATED = simulated_command(_SCRIPT, timeout=600)
 
 @pytest.mark.background(SIMULATED)
 def test_pool_cuda_kernels_match_reference():
-    assert simulated_stdout(SIMULATED).count("ok") == 8
+    assert simulated_stdout(SIMULATED).count("ok") == 9
