@@ -398,6 +398,14 @@ class RandomCrop(_ToSize):
     def _op(self):
         return self._resize("random_crop")
 
+    def get_config(self):
+        # Keras' RandomCrop keeps the seed it drew for seed=None as its `seed`, so a clone (from_config)
+        # draws none from Python's random; ours is the framework seed it crops with
+        config = super().get_config()
+        if config["seed"] is None:
+            config["seed"] = self._seed
+        return config
+
 
 __all__ = ["CenterCrop", "RandomBrightness", "RandomContrast", "RandomCrop", "RandomFlip", "RandomRotation",
            "RandomTranslation", "RandomZoom", "Resizing"]

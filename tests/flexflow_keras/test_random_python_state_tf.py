@@ -77,6 +77,8 @@ CASES = {
     "Sequential": lambda K: K.Sequential([K.Input((3,)), K.layers.Dense(4, activation="relu"), K.layers.Dropout(0.2),
                                           K.layers.Dense(2)]),
     "clone_model": lambda K: K.models.clone_model(K.Sequential([K.Input((3,)), K.layers.Dense(2)])),
+    "clone_model RandomCrop": lambda K: K.models.clone_model(K.Sequential([K.Input((8, 8, 3)), K.layers.RandomCrop(4, 4)])),
+    "RandomCrop from_config": lambda K: K.layers.RandomCrop.from_config(K.layers.RandomCrop(4, 4).get_config()),
 }
 
 
@@ -110,3 +112,12 @@ def test_the_weights_still_follow_our_seed():
     b = ff.layers.Dense(3)
     b.build((None, 2))
     np.testing.assert_array_equal(a.get_weights()[0], b.get_weights()[0])
+
+
+def test_random_crop_keeps_its_drawn_seed_in_its_config_as_tf_keras():
+    """Keras' RandomCrop(seed=None) stores the seed it drew as its config's `seed`; ours gave None, so its
+    clones drew two more seeds from Python's random than tf.keras'. Ours is the seed it crops with."""
+    layer = ff.layers.RandomCrop(4, 4)
+    assert isinstance(tk.layers.RandomCrop(4, 4).get_config()["seed"], int)
+    assert layer.get_config()["seed"] == layer._seed
+    assert ff.layers.RandomCrop(4, 4, seed=3).get_config()["seed"] == 3
