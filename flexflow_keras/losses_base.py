@@ -43,6 +43,21 @@ def _clip_interval(y_pred) -> tuple[float, float]:
     return clip_bounds(dtype if dtype.kind == "f" else np.dtype(np.float32), _epsilon())
 
 
+def result_dtype(y_pred, at_least_float32: bool = False) -> np.dtype:
+    """The dtype of a per-sample loss function's eager result, as Keras 3 on TensorFlow gives it: y_pred's own
+    float dtype (NumPy arrays and tensors of float16 / float32 / float64 keep it), float32 (Keras' floatx) for
+    Python numbers and lists and for integer or bool arrays. `at_least_float32`: a function whose formula meets
+    a float32 constant (msle's epsilon) promotes float16 to float32, as Keras'. The values are computed in
+    float64 and rounded to it (Keras computes float16 inputs in float16)."""
+    dtype = getattr(y_pred, "dtype", None)
+    if dtype is None:
+        return np.dtype(np.float32)
+    dtype = np.dtype(getattr(dtype, "name", str(dtype)))
+    if dtype.kind != "f":
+        return np.dtype(np.float32)
+    return np.promote_types(dtype, np.float32) if at_least_float32 else dtype
+
+
 def _symbolic(*xs) -> bool:
     """Whether the loss composes ops: on KerasTensors, and on arrays while a GradientTape records them
     (ops/tape.py; the ops' kernels are the ones training runs, in float32)."""

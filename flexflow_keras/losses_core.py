@@ -18,6 +18,7 @@ from flexflow_keras.losses_base import (
     _clip_interval,
     _epsilon,
     _symbolic,
+    result_dtype,
 )
 from flexflow_keras.ops.graph import KerasTensor
 
@@ -79,7 +80,7 @@ def categorical_crossentropy(y_true, y_pred, from_logits=False, label_smoothing=
         eps = _epsilon()
         q = np.clip(p / np.sum(p, axis=-1, keepdims=True), eps, 1.0 - eps)
         out = -np.sum(t * np.log(q), axis=-1)
-    return out.astype(np.float32)
+    return out.astype(result_dtype(y_pred))
 
 
 def sparse_categorical_crossentropy(y_true, y_pred, from_logits=False, ignore_class=None, axis=-1):
@@ -119,7 +120,7 @@ def sparse_categorical_crossentropy(y_true, y_pred, from_logits=False, ignore_cl
     out = _logsumexp(z) - picked
     if valid is not None:
         out = np.where(valid, out, 0.0)
-    return out.astype(np.float32)
+    return out.astype(result_dtype(y_pred))
 
 
 def binary_crossentropy(y_true, y_pred, from_logits=False, label_smoothing=0.0, axis=-1):
@@ -145,7 +146,7 @@ def binary_crossentropy(y_true, y_pred, from_logits=False, label_smoothing=0.0, 
     else:
         q = np.clip(p, *_clip_interval(y_pred))
         bce = -(t * np.log(q) + (1.0 - t) * np.log(1.0 - q))
-    return np.mean(bce, axis=-1).astype(np.float32)
+    return np.mean(bce, axis=-1).astype(result_dtype(y_pred))
 
 
 def mean_squared_error(y_true, y_pred):
@@ -153,7 +154,7 @@ def mean_squared_error(y_true, y_pred):
     if _symbolic(y_true, y_pred):
         return _loss_op("mean_squared_error", y_true, y_pred)
     t, p = _align(np.asarray(y_true, np.float64), np.asarray(y_pred, np.float64))
-    return np.mean(np.square(p - t), axis=-1).astype(np.float32)
+    return np.mean(np.square(p - t), axis=-1).astype(result_dtype(y_pred))
 
 
 def mean_absolute_error(y_true, y_pred):
@@ -161,7 +162,7 @@ def mean_absolute_error(y_true, y_pred):
     if _symbolic(y_true, y_pred):
         return _loss_op("mean_absolute_error", y_true, y_pred)
     t, p = _align(np.asarray(y_true, np.float64), np.asarray(y_pred, np.float64))
-    return np.mean(np.abs(p - t), axis=-1).astype(np.float32)
+    return np.mean(np.abs(p - t), axis=-1).astype(result_dtype(y_pred))
 
 
 def _last_axis_only(name: str, axis: int, y_pred) -> None:

@@ -17,7 +17,7 @@ from __future__ import annotations
 import numpy as np
 
 from flexflow_keras.errors import ArgumentError
-from flexflow_keras.losses_base import _align, _Builtin, _clip_interval, _epsilon, _symbolic
+from flexflow_keras.losses_base import _align, _Builtin, _clip_interval, _epsilon, _symbolic, result_dtype
 
 
 def _ops():
@@ -89,7 +89,7 @@ def binary_focal_crossentropy(y_true, y_pred, apply_class_balancing=False, alpha
     focal = np.power(1.0 - p_t, gamma) * bce
     if apply_class_balancing:
         focal = (t * alpha + (1.0 - t) * (1.0 - alpha)) * focal
-    return np.mean(focal, axis=axis).astype(np.float32)
+    return np.mean(focal, axis=axis).astype(result_dtype(y_pred))
 
 
 def categorical_focal_crossentropy(y_true, y_pred, alpha=0.25, gamma=2.0, from_logits=False, label_smoothing=0.0,
@@ -129,7 +129,7 @@ def categorical_focal_crossentropy(y_true, y_pred, alpha=0.25, gamma=2.0, from_l
         p = np.exp(p - np.max(p, axis=axis, keepdims=True))
     q = np.clip(p / np.sum(p, axis=axis, keepdims=True), eps, 1.0 - eps)
     factor = np.power(1.0 - q, gamma) * np.asarray(weights, np.float64)
-    return np.sum(factor * (-t * np.log(q)), axis=axis).astype(np.float32)
+    return np.sum(factor * (-t * np.log(q)), axis=axis).astype(result_dtype(y_pred))
 
 
 class BinaryFocalCrossentropy(_Builtin):

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from flexflow_keras.losses_base import _align, _Builtin, _symbolic
+from flexflow_keras.losses_base import _align, _Builtin, _symbolic, result_dtype
 
 
 def _ops():
@@ -39,7 +39,7 @@ def hinge(y_true, y_pred):
     terms = _hinge_terms(y_true, y_pred)
     if _symbolic(y_true, y_pred):
         return _ops().mean(terms, axis=-1)
-    return np.mean(terms, axis=-1).astype(np.float32)
+    return np.mean(terms, axis=-1).astype(result_dtype(y_pred))
 
 
 def squared_hinge(y_true, y_pred):
@@ -48,7 +48,7 @@ def squared_hinge(y_true, y_pred):
     if _symbolic(y_true, y_pred):
         ops = _ops()
         return ops.mean(ops.square(terms), axis=-1)
-    return np.mean(np.square(terms), axis=-1).astype(np.float32)
+    return np.mean(np.square(terms), axis=-1).astype(result_dtype(y_pred))
 
 
 def categorical_hinge(y_true, y_pred):
@@ -61,7 +61,7 @@ def categorical_hinge(y_true, y_pred):
     t, p = _align(np.asarray(y_true, np.float64), np.asarray(y_pred, np.float64))
     pos = np.sum(t * p, axis=-1)
     neg = np.max((1.0 - t) * p, axis=-1)
-    return np.maximum(neg - pos + 1.0, 0.0).astype(np.float32)
+    return np.maximum(neg - pos + 1.0, 0.0).astype(result_dtype(y_pred))
 
 
 class Hinge(_Builtin):

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from flexflow_keras.losses_base import _align, _Builtin, _epsilon, _symbolic
+from flexflow_keras.losses_base import _align, _Builtin, _epsilon, _symbolic, result_dtype
 
 
 def _ops():
@@ -30,7 +30,7 @@ def mean_absolute_percentage_error(y_true, y_pred):
         diff = ops.abs(ops.divide(ops.subtract(y_true, y_pred), ops.maximum(ops.abs(y_true), eps)))
         return ops.multiply(ops.mean(diff, axis=-1), 100.0)
     t, p = _align(np.asarray(y_true, np.float64), np.asarray(y_pred, np.float64))
-    return (100.0 * np.mean(np.abs((t - p) / np.maximum(np.abs(t), eps)), axis=-1)).astype(np.float32)
+    return (100.0 * np.mean(np.abs((t - p) / np.maximum(np.abs(t), eps)), axis=-1)).astype(result_dtype(y_pred))
 
 
 def mean_squared_logarithmic_error(y_true, y_pred):
@@ -43,7 +43,7 @@ def mean_squared_logarithmic_error(y_true, y_pred):
         return ops.mean(ops.square(ops.subtract(first, second)), axis=-1)
     t, p = _align(np.asarray(y_true, np.float64), np.asarray(y_pred, np.float64))
     return np.mean(np.square(np.log(np.maximum(p, eps) + 1) - np.log(np.maximum(t, eps) + 1)), axis=-1).astype(
-        np.float32)
+        result_dtype(y_pred, at_least_float32=True))
 
 
 def kl_divergence(y_true, y_pred):
@@ -55,7 +55,7 @@ def kl_divergence(y_true, y_pred):
         return ops.sum(ops.multiply(t, ops.log(ops.divide(t, p))), axis=-1)
     t, p = _align(np.asarray(y_true, np.float64), np.asarray(y_pred, np.float64))
     t, p = np.clip(t, eps, 1), np.clip(p, eps, 1)
-    return np.sum(t * np.log(t / p), axis=-1).astype(np.float32)
+    return np.sum(t * np.log(t / p), axis=-1).astype(result_dtype(y_pred))
 
 
 def _normalize(ops, x, eps):
@@ -82,7 +82,7 @@ def cosine_similarity(y_true, y_pred, axis=-1):
     t, p = _align(np.asarray(y_true, np.float64), np.asarray(y_pred, np.float64))
     tn = t / np.maximum(np.linalg.norm(t, axis=-1, keepdims=True), eps)
     pn = p / np.maximum(np.linalg.norm(p, axis=-1, keepdims=True), eps)
-    return (-np.sum(tn * pn, axis=-1)).astype(np.float32)
+    return (-np.sum(tn * pn, axis=-1)).astype(result_dtype(y_pred))
 
 
 def huber(y_true, y_pred, delta=1.0):
@@ -96,7 +96,7 @@ def huber(y_true, y_pred, delta=1.0):
         return ops.mean(ops.add(ops.multiply(ops.square(q), 0.5), ops.multiply(ops.subtract(a, q), delta)), axis=-1)
     t, p = _align(np.asarray(y_true, np.float64), np.asarray(y_pred, np.float64))
     a = np.abs(p - t)
-    return np.mean(np.where(a <= delta, 0.5 * a * a, delta * (a - 0.5 * delta)), axis=-1).astype(np.float32)
+    return np.mean(np.where(a <= delta, 0.5 * a * a, delta * (a - 0.5 * delta)), axis=-1).astype(result_dtype(y_pred))
 
 
 def log_cosh(y_true, y_pred):
@@ -107,7 +107,7 @@ def log_cosh(y_true, y_pred):
         return ops.mean(ops.subtract(ops.add(x, ops.softplus(ops.multiply(x, -2.0))), float(np.log(2.0))), axis=-1)
     t, p = _align(np.asarray(y_true, np.float64), np.asarray(y_pred, np.float64))
     x = p - t
-    return np.mean(x + np.logaddexp(0.0, -2.0 * x) - np.log(2.0), axis=-1).astype(np.float32)
+    return np.mean(x + np.logaddexp(0.0, -2.0 * x) - np.log(2.0), axis=-1).astype(result_dtype(y_pred))
 
 
 class Huber(_Builtin):

@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from flexflow_keras.errors import ArgumentError
-from flexflow_keras.losses_base import _align, _Builtin, _epsilon, _symbolic
+from flexflow_keras.losses_base import _align, _Builtin, _epsilon, _symbolic, result_dtype
 
 
 def _ops():
@@ -35,7 +35,7 @@ def poisson(y_true, y_pred):
         t = ops.cast(y_true, "float32")
         return ops.mean(ops.subtract(y_pred, ops.multiply(t, ops.log(ops.add(y_pred, eps)))), axis=-1)
     t, p = _align(np.asarray(y_true, np.float64), np.asarray(y_pred, np.float64))
-    return np.mean(p - t * np.log(p + eps), axis=-1).astype(np.float32)
+    return np.mean(p - t * np.log(p + eps), axis=-1).astype(result_dtype(y_pred))
 
 
 def _check_q(who: str, q, below_one: bool) -> float:
@@ -82,7 +82,7 @@ def categorical_generalized_cross_entropy(y_true, y_pred, q):
     ids = np.asarray(y_true).astype(np.int64)
     onehot = (ids[..., None] == np.arange(p.shape[-1])).astype(np.float64)  # out-of-range ids: zero rows
     picked = np.sum(p * onehot, axis=-1)
-    return ((1.0 - np.power(picked, q)) / q).astype(np.float32)
+    return ((1.0 - np.power(picked, q)) / q).astype(result_dtype(y_pred))
 
 
 class Poisson(_Builtin):
