@@ -393,6 +393,22 @@ def _dataset_labels(ds):
     return None if ds.labels is None else [np.ascontiguousarray(ds.labels)]
 
 
+def spec_reads(data, done: int = 0) -> None:
+    """Read batches 0 and 1 of a user's PyDataset (those not `done` already) and drop them, as tf.keras 3.15
+    does to make its tf.data signature before each fit, evaluate or predict (PyDatasetAdapter.get_tf_dataset:
+    NUM_BATCHES_FOR_TENSOR_SPEC = 2, or the whole dataset when shorter): a dataset whose __getitem__ draws
+    random numbers (ImageDataGenerator's augmenting iterators) then gives its training batches the same
+    draws as under tf.keras. Our tf.data stand-in, a PyDataset inside, is not one (Keras reads no batch of a
+    tf.data Dataset)."""
+    from flexflow_keras.data.slices import SliceDataset
+
+    if isinstance(data, SliceDataset):
+        return
+    n = data.num_batches
+    for i in range(done, 2 if n is None else min(2, n)):
+        data[i]
+
+
 def stream_feed(x, rtm, cpus: int, what: str = "fit()"):
     """(feed, first batch x, first batch y, samples, description) for a dataset or iterable `x`."""
     from flexflow_keras.data.dataset import ImageDataset
@@ -418,6 +434,7 @@ def stream_feed(x, rtm, cpus: int, what: str = "fit()"):
         if feed.num_batches == 0:
             raise DataError(f"{what} received an empty PyDataset (len 0).")
         xs, ys, feed.first_weights = unpack_batch(x[0])
+        spec_reads(x, done=1)
         from flexflow_keras.data.slices import SliceDataset
 
         b = batch_length(xs)
@@ -493,7 +510,7 @@ def folder_dataset(model, path: str, batch_size: int, seed: int | None = None):
     return ds
 
 
-def _stream_batches(data, labelled: bool):
+def _stream_batches(data, labelled: bool, spec: bool = True):
     """(x arrays, y arrays, sample weight or None) per batch of `data`, without holding the whole set: an
     `ImageDataset` is decoded by the loader pipeline (the step runs synchronously, so a slot is free
     again once its batch is handed back), anything else is iterated."""
@@ -517,7 +534,9 @@ def _stream_batches(data, labelled: bool):
     from flexflow_keras.utils.py_dataset import PyDataset
 
     # a PyDataset: one pass by index between its epoch hooks, as Keras 3's adapter (ImageDataGenerator's
-    # iterators also iterate endlessly from wherever `next` left them)
+    # iterators also iterate endlessly from wherever `next` left them), after its signature reads
+    if spec and isinstance(data, PyDataset):
+        spec_reads(data)
     for item in (data.iterate() if isinstance(data, PyDataset) else data):
         yield unpack_batch(item)
 
@@ -528,8 +547,9 @@ def _one(arrays):
     return None if not arrays else (arrays if len(arrays) > 1 else arrays[0])
 
 
-def evaluate_stream(model, data, steps=None, callbacks=None, verbose=0) -> dict:
-    """Loss and metrics of `model` over the batches of a dataset or iterable, batch by batch."""
+def evaluate_stream(model, data, steps=None, callbacks=None, verbose=0, spec: bool = True) -> dict:
+    """Loss and metrics of `model` over the batches of a dataset or iterable, batch by batch (`spec`: a
+    PyDataset's signature reads first, `spec_reads`)."""
     from flexflow_keras.callbacks import callback_list
     from flexflow_keras.models.training_utils import RunningMeans
 
@@ -537,7 +557,7 @@ def evaluate_stream(model, data, steps=None, callbacks=None, verbose=0) -> dict:
     cbs = callback_list.for_evaluation(callbacks, model, verbose, nsteps)
     running, logs = None, {}
     cbs.on_test_begin()
-    for b, (bx, by, bsw) in enumerate(_stream_batches(data, True)):
+    for b, (bx, by, bsw) in enumerate(_stream_batches(data, True, spec)):
         if nsteps is not None and b >= nsteps:  # a Sequence that also iterates endlessly stops at len()
             break
         graph, xs, ys, sw, n = model._prepare(_one(bx), _one(by), bsw)

@@ -216,6 +216,7 @@ class FitLoop:
         overlap = _overlap.enabled()
         window = StepWindow(engine, running, self._loss_weights, IN_FLIGHT if overlap and pipelined else 0)
         demand = LogDemand(cbs, every_batch=not (overlap and pipelined))
+        val_spec = True  # a PyDataset's signature reads: before its first validation pass only (Keras keeps its iterator)
         for epoch in range(initial_epoch, epochs):
             running.reset()
             cbs.on_epoch_begin(epoch)
@@ -263,8 +264,10 @@ class FitLoop:
                 # fit's own callbacks see the validation's test hooks, as in Keras 3 (the progress bar
                 # stays quiet in fit; TensorBoard writes its evaluation scalars)
                 with call_mode.validating():  # a call() branching on training runs its training=False graph
-                    val_logs = (evaluate_stream(self, val, validation_steps, callbacks=cbs) if is_stream(val) else
+                    val_logs = (evaluate_stream(self, val, validation_steps, callbacks=cbs, spec=val_spec)
+                                if is_stream(val) else
                                 self._evaluate_arrays(*val, validation_batch_size, validation_steps, callbacks=cbs))
+                    val_spec = False
                 epoch_logs.update({"val_" + k: v for k, v in val_logs.items()})
             epoch_logs = dict(sorted(epoch_logs.items()))  # Keras 3's order (History, CSVLogger, the epoch line)
             cbs.on_epoch_end(epoch, epoch_logs)
