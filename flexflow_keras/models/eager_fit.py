@@ -16,6 +16,7 @@ the last step's logs (`_metrics_or_logs`).
 from __future__ import annotations
 
 import logging
+import random
 import time
 
 import numpy as np
@@ -24,7 +25,7 @@ from flexflow_keras import config as _config
 from flexflow_keras.errors import DataError, GraphError
 from flexflow_keras.models import step_hooks
 from flexflow_keras.models.metrics_hook import eager_loss_tracker
-from flexflow_keras.models.training_feeds import is_stream, known_length
+from flexflow_keras.models.training_feeds import is_stream, known_length, spec_reads
 from flexflow_keras.models.training_utils import validation_cut
 from flexflow_keras.ops.eager_tensor import EagerTensor, eager
 from flexflow_keras.utils import rng as _rng
@@ -53,6 +54,7 @@ class _Batches:
         self.x, self.y, self.sw = x, y, sw
         self.batch_size, self.shuffle, self.steps = batch_size, shuffle, steps
         self.rng = np.random.default_rng(seed)
+        self.keras_order = False  # a PyDataset's batch order from Python's random, as Keras' (no --seed)
         self._iter = None
         if self.stream:
             if y is not None or sw is not None:
@@ -92,7 +94,11 @@ class _Batches:
         if hasattr(self.x, "__getitem__") and hasattr(self.x, "__len__") and not hasattr(self.x, "batch"):
             order = np.arange(len(self))  # a PyDataset / Sequence: batch k is x[k]
             if self.shuffle and self.steps is None:  # Keras 3's PyDataset adapter shuffles the batch order
-                self.rng.shuffle(order)
+                if self.keras_order:
+                    order = list(range(len(self)))
+                    random.shuffle(order)  # Python's global state, as Keras' adapter
+                else:
+                    self.rng.shuffle(order)
             for k in order:
                 yield _as_eager(self.x[int(k)])
             if hasattr(self.x, "on_epoch_end"):
@@ -180,6 +186,11 @@ def fit(model, reason: str, x=None, y=None, batch_size=None, epochs=None, verbos
     if validation_split and validation_data is None:  # Keras 3's train_validation_split: the last samples
         (x, y, sample_weight), validation_data = _split(model, (x, y, sample_weight), validation_split)
     batches = _Batches(x, y, sample_weight, batch_size, shuffle, seed, steps_per_epoch)
+    batches.keras_order = cfg_seed is None
+    from flexflow_keras.utils.py_dataset import PyDataset
+
+    if isinstance(x, PyDataset):
+        spec_reads(x)  # tf.keras' signature reads before the first epoch
     val = None
     if validation_data is not None:
         vx, vy, vsw = (tuple(validation_data) + (None, None))[:3] if isinstance(validation_data, tuple) else (

@@ -227,7 +227,8 @@ class IterFeed:
             self._it.close()
         if self._is_pydataset():
             self._pass = epoch if self._pass is None else self._pass + 1
-            self._it = self.data.iterate(bool(self.shuffle), self.seed + self._pass, hooks=False)
+            seed = None if self.seed is None else self.seed + self._pass  # None: Python's random (Keras')
+            self._it = self.data.iterate(bool(self.shuffle), seed, hooks=False)
         else:
             self._it = iter(self.data)
         self._taken, self._ended, self._fresh = 0, False, True

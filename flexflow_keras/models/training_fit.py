@@ -88,6 +88,8 @@ class FitLoop:
                                  "validation_data= (e.g. image_dataset_from_directory(subset='both')).")
             feed, x, y, n_stream, what = stream_feed(x, get_runtime(), _config.get().cpus)
             feed.shuffle, feed.seed, feed.steps_per_epoch = shuffle, seed, steps_per_epoch  # for a PyDataset
+            if cfg_seed is None and isinstance(feed, IterFeed):  # its batch order: Python's random, as Keras'
+                feed.seed = None
         try:
             graph, xs, ys, sw, n = self._prepare(x, y, sample_weight)
         except (ShapeError, AssignInCallError) as e:  # a step the graph cannot hold: run it eagerly (eager_fit.py)

@@ -18,6 +18,7 @@ from __future__ import annotations
 import concurrent.futures as _futures
 import itertools
 import multiprocessing as _mp
+import random
 from collections import deque
 
 import numpy as np
@@ -90,13 +91,18 @@ class PyDataset:
     def iterate(self, shuffle: bool = False, seed: int | None = None, hooks: bool = True):
         """The batches of one pass (shuffled order when `shuffle`), loaded ahead by the workers; with
         `hooks`, `on_epoch_begin` before the first and `on_epoch_end` when the pass ends or is closed
-        (`fit` calls them per epoch itself)."""
+        (`fit` calls them per epoch itself). The shuffled order is `random.shuffle`'s of Python's global
+        state, as Keras 3's adapter draws it (so a script's `random.seed` gives tf.keras' order), or with
+        `seed` (fit's `--seed`) a NumPy generator's of it."""
         n = self.num_batches
         if n is None:  # endless: batch after batch, in order (Keras does not shuffle an endless PyDataset)
             order = itertools.count()
         else:
             order = np.arange(int(n))
-            if shuffle:
+            if shuffle and seed is None:
+                order = list(range(int(n)))
+                random.shuffle(order)
+            elif shuffle:
                 np.random.default_rng(seed).shuffle(order)
         if hooks:
             self.on_epoch_begin()

@@ -5,6 +5,8 @@ transforms from NumPy's global state) then trains on the draws that come after t
 batch 0 only, so every augmented batch got the transforms of the one after it: the TensorFlow Developer
 certificate's C2 W2 cats-vs-dogs augmentation lab trained on other images (loss 2e-3 apart)."""
 
+import random
+
 import numpy as np
 import pytest
 
@@ -72,3 +74,40 @@ def test_validation_data_is_read_for_its_signature_once_per_fit():
         logs.append((train, val))
     assert logs[1] == logs[0]
     assert logs[0][1] == [0, 1] + [0, 1, 2] * 3
+
+
+def _order(K, custom_step: bool, py_seed: int = 0):
+    log = []
+    if custom_step:
+        class Step(K.Model):
+            def train_step(self, data):
+                return {"n": K.ops.sum(data[0])}
+
+        inp = K.Input((3,))
+        model = Step(inp, K.layers.Dense(1)(inp))
+    else:
+        model = K.Sequential([K.Input((3,)), K.layers.Dense(1, activation="sigmoid")])
+    model.compile("sgd", "binary_crossentropy")
+    random.seed(py_seed)
+    model.fit(_dataset(K, 6, log), epochs=2, verbose=0)  # shuffle=True, Keras' default
+    return log
+
+
+@pytest.mark.parametrize("custom_step", [False, True], ids=["compiled", "train_step"])
+def test_fit_shuffles_a_pydataset_with_pythons_random_as_tf_keras(custom_step):
+    """Keras 3's adapter shuffles the batch order of each pass with Python's random.shuffle, so after a
+    script's random.seed the order is tf.keras'; ours drew it from a NumPy generator (and a custom
+    train_step's fit made no signature reads)."""
+    want = _order(tk, custom_step)
+    assert _order(ff, custom_step) == want and want[2:8] != list(range(6))
+
+
+def test_the_seed_flag_still_fixes_the_order():
+    from flexflow_keras import config
+
+    try:
+        config.set(seed=3)
+        first, again = _order(ff, False), _order(ff, False, py_seed=99)  # Python's state plays no part
+    finally:
+        config.reset()
+    assert first == again and sorted(first[2:8]) == list(range(6))
