@@ -117,10 +117,12 @@ class Layer(LayerWeights):
             raise ValueError(f"Unrecognized keyword arguments passed to {type(self).__name__}: "
                              f"{ {k: kwargs[k] for k in unknown} }")
         object.__setattr__(self, "_layers", [])
-        if name is not None and (not isinstance(name, str) or not name or "/" in name):
-            raise ValueError(f"{type(self).__name__} expects name to be a non-empty string without '/', "
+        # Keras 3 (Operation.__init__) refuses only a non-string or a '/' and keeps an empty name as it is
+        # (the DeepLearning.AI ResNet lab's IdentityBlock passes name='')
+        if name is not None and (not isinstance(name, str) or "/" in name):
+            raise ValueError(f"{type(self).__name__} expects name to be a string without '/', "
                              f"received name={name!r}.")
-        self.name = name or naming.auto_name(type(self).__name__)
+        self.name = naming.auto_name(type(self).__name__) if name is None else name
         self._name_given = name is not None
         if isinstance(dtype, dict):  # Keras 3's serialized DTypePolicy, in a wrapped layer's saved config
             dtype = (dtype.get("config") or {}).get("name") or None

@@ -105,7 +105,7 @@ def test_compute_output_shape_and_set_weights_errors():
 
 
 def test_layer_names_and_input_shape_kwargs():
-    with pytest.raises(ValueError, match="non-empty string without '/'"):
+    with pytest.raises(ValueError, match="string without '/'"):
         layers.Dense(1, name="a/b")
     assert layers.Dense(2, input_shape=(5,))._batch_input_shape == (None, 5)
     assert layers.Dense(2, input_dim=5)._batch_input_shape == (None, 5)
