@@ -15,6 +15,8 @@ keras.io scripts build and compile their model inside ``with strategy.scope():``
 - A strategy's `scope()`, `experimental_distribute_dataset(ds)` (the dataset itself) and `run(fn, args)`
   (fn called once; with several replicas TensorFlow returns per-replica values, which this refuses, naming
   the call).
+- `tf.distribute.cluster_resolver.TPUClusterResolver()` is the ValueError TensorFlow raises where no TPU is found
+  (scripts catch it to fall back to GPUs or the CPU): TPUs are not among this framework's machines.
 Other `tf.distribute` names stay refused by keras_alias with the usual message.
 """
 
@@ -98,7 +100,18 @@ def mirrored_strategy(devices=None, cross_device_ops=None) -> Strategy:
     return MirroredStrategy(count, "MirroredStrategy")
 
 
+def tpu_cluster_resolver(tpu=None, *args, **kwargs):
+    """`TPUClusterResolver(tpu)`: TensorFlow's ValueError on a machine without a TPU, always here."""
+    from flexflow_keras.errors import ConfigError
+
+    raise ConfigError(f"tf.distribute.cluster_resolver.TPUClusterResolver(tpu={tpu!r}): no TPU to connect to; "
+                      f"flexflow_keras runs on the CPUs and GPUs that -ll:cpu / -ll:gpu give. Catch this "
+                      f"ValueError (as TensorFlow raises one without a TPU) and use tf.distribute.get_strategy() "
+                      f"or MirroredStrategy.")
+
+
 CALLS = {
+    "tf.distribute.cluster_resolver.TPUClusterResolver": tpu_cluster_resolver,
     "tf.distribute.get_strategy": get_strategy,
     "tf.distribute.has_strategy": lambda: bool(_scopes),
     "tf.distribute.in_cross_replica_context": lambda: bool(_scopes),

@@ -9,7 +9,9 @@ lines public tf.keras scripts open with, which have an exact meaning here.
   tf.nn.softmax / sigmoid keep their logits for the crossentropies only in a graph, as TensorFlow's).
 - `tf.get_logger()` is flexflow_keras' logger (so ``setLevel("ERROR")`` quiets this framework's messages too);
   `tf.compat.v1.logging.set_verbosity` sets its level and `tf.autograph.set_verbosity` does nothing.
-- `tf.config.list_physical_devices("GPU")` lists the GPUs `-ll:gpu` gives (so ``if gpus:`` branches behave)
+- `tf.executing_eagerly()` is False while a `tf.function` runs, else True (see `executing_eagerly`).
+- `tf.config.list_physical_devices("GPU")` lists the GPUs `-ll:gpu` gives (so ``if gpus:`` branches behave;
+  `list_logical_devices` names them '/device:GPU:i')
   and `set_memory_growth` does nothing (GPU memory is -ll:fsize's); choosing devices in code
   (`set_visible_devices`, `set_logical_device_configuration`) is an error that names the flags.
 - `with tf.device("/CPU:0"):` runs its block as it is: ops are placed by the strategy over the -ll:cpu /
@@ -39,6 +41,7 @@ from flexflow_keras.errors import ConfigError
 
 _log = logging.getLogger(__name__)
 PhysicalDevice = namedtuple("PhysicalDevice", ["name", "device_type"])
+LogicalDevice = namedtuple("LogicalDevice", ["name", "device_type"])
 LOG_LEVELS = {"DEBUG": logging.DEBUG, "INFO": logging.INFO, "WARN": logging.WARNING, "WARNING": logging.WARNING,
               "ERROR": logging.ERROR, "FATAL": logging.CRITICAL}
 
@@ -167,6 +170,21 @@ def devices(device_type=None) -> list:
     return gpus if kind == "GPU" else cpus if kind == "CPU" else cpus + gpus
 
 
+def logical_devices(device_type=None) -> list:
+    """`tf.config.list_logical_devices(device_type)`: TensorFlow's logical devices, one per physical device
+    here (no virtual devices: `set_logical_device_configuration` is refused), named '/device:CPU:0',
+    '/device:GPU:i' as TensorFlow names them."""
+    return [LogicalDevice(d.name.replace("/physical_device:", "/device:"), d.device_type)
+            for d in devices(device_type)]
+
+
+def executing_eagerly() -> bool:
+    """`tf.executing_eagerly()`: False while a `tf.function` runs (TensorFlow runs its graph there), else True.
+    A layer's call that flexflow_keras traces into its graph (functional construction, fit's step) runs
+    once on symbolic tensors, where TensorFlow would answer False; this answers True there."""
+    return not in_function()
+
+
 @contextlib.contextmanager
 def device(device_name):
     """`tf.device(name)`: a block that runs as it is (see the module docstring)."""
@@ -206,7 +224,8 @@ CALLS = {
     "tf.get_logger": logger,
     "tf.compat.v1.logging.set_verbosity": set_verbosity, "tf.autograph.set_verbosity": _no_op,
     "tf.config.list_physical_devices": devices, "tf.config.experimental.list_physical_devices": devices,
-    "tf.config.list_logical_devices": devices,
+    "tf.config.list_logical_devices": logical_devices, "tf.config.experimental.list_logical_devices": logical_devices,
+    "tf.executing_eagerly": executing_eagerly, "tf.compat.v1.executing_eagerly": executing_eagerly,
     "tf.config.experimental.set_memory_growth": memory_growth,
     "tf.config.set_visible_devices": visible_devices, "tf.config.experimental.set_visible_devices": visible_devices,
     "tf.config.set_logical_device_configuration": visible_devices,
