@@ -600,12 +600,14 @@ def _numpy(a):
 
 
 def _call(fn, item):
-    """Call a map function as TensorFlow does: a tuple element's parts as separate arguments. The layers it
-    calls know they run in a pipeline, where Keras 3 traces them (layers/tf_graph_call.py)."""
+    """Call a map function as TensorFlow does: a tuple element's parts as separate arguments, its result
+    normalized as tf.data does (data/map_result.py). The layers it calls know they run in a pipeline, where
+    Keras 3 traces them (layers/tf_graph_call.py)."""
+    from flexflow_keras.data.map_result import normalize
     from flexflow_keras.layers.tf_graph_call import pipeline_call
 
     with pipeline_call():
-        return fn(*item) if isinstance(item, tuple) else fn(item)
+        return normalize(fn(*item) if isinstance(item, tuple) else fn(item))
 
 
 def _tensors(item):
