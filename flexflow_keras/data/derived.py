@@ -268,7 +268,21 @@ def batches_as_elements(dataset) -> DerivedDataset:
 def unbatch(dataset) -> DerivedDataset:
     if not dataset._batched():
         raise DataError("Dataset.unbatch() on a dataset that is not batched: its elements are already single.")
+    if _is_endless(dataset):  # (repeat() before the batch): the rows of as many first batches as are read
+        def rows(k, count):
+            batches, out = 1, []
+            while len(out) < count:
+                out = [row for b in _first_elements(dataset, batches, k) for row in _rows(b)]
+                batches *= 2
+            return out[:count]
+        return DerivedDataset(rows, "unbatch()", endless_unit=1)
     return DerivedDataset(lambda _k: _elements(dataset, rows=True), "unbatch()")
+
+
+def _rows(item) -> list:
+    """The rows of one batch (an element of a batched dataset)."""
+    flat = tree.flatten(item)
+    return [tree.pack_as(item, [np.asarray(a)[i] for a in flat]) for i in range(len(np.asarray(flat[0])))]
 
 
 def enumerate_(dataset, start=0) -> DerivedDataset:
