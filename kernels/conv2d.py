@@ -360,7 +360,7 @@ def conv2d_forward_cpu(x, kernel, bias, out, strides=(1, 1), padding="valid", ac
         wg.forward(x, wg.filter_transform(kernel), b, has_bias, relu, g.pt, g.pl, th, tw, step, zero, strip, s,
                    _workspace(f"wg{m}_v", (points * step * tw * g.c,), dt),
                    _workspace(f"wg{m}_m", (points * step * tw * g.co,), dt), _simd.flag(), out)
-        if not b.all():  # a bias of exactly 0 (Keras' initial one, or none): its zeros must stay exact
+        if has_bias and not b.all():  # a bias of exactly 0 (Keras' initial one): its zeros must stay exact
             _exact_zero_fields(x, g, b, relu, out)
     elif _taps.use_taps(g, "forward"):  # few output channels: tap products, no im2col
         _taps.forward(g, x, kernel, b, _simd.flag(), _workspace, out)
@@ -567,9 +567,10 @@ def _exact_zero_fields(x, g: ConvGeometry, b, relu: bool, out) -> None:
     F(4x4, 3x3) left 42,925 of the 2nd convolution's exact zeros tiny positive and 42,817 tiny negative,
     and each positive one let its dy through the ReLU into the bias gradient (TensorFlow's are exactly 0:
     its gradient stops there). That matters where a channel's bias is exactly 0 (the first step from
-    Keras' zero initializer, or use_bias=False); `conv2d_forward_cpu` calls this only then. Stride 1 (the
-    Winograd paths')."""
-    nonzero = np.any(x != 0, axis=3)  # (N, H, W): a pixel with any nonzero (or NaN) channel
+    Keras' zero initializer); `conv2d_forward_cpu` calls this only then. Without a bias (use_bias=False,
+    where a BatchNormalization usually follows) it is not called: it would read the input once more at
+    every step. Stride 1 (the Winograd paths')."""
+    nonzero = np.any(x, axis=3)  # (N, H, W): a pixel with any nonzero (or NaN) channel
     padded = np.zeros((g.n, g.oh + g.kh - 1, g.ow + g.kw - 1), bool)
     rows = slice(g.pt, g.pt + min(g.h, padded.shape[1] - g.pt))
     cols = slice(g.pl, g.pl + min(g.w, padded.shape[2] - g.pl))

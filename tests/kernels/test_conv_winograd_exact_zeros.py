@@ -2,7 +2,7 @@
 convolution (and TensorFlow's) does: otherwise tiles straddling the edge of a zero region (an image's
 background) leave tiny values of either sign there, and a ReLU lets the positive ones' gradient through into
 the bias (the DeepLearning.AI object-localization lab's first step: the 2nd and 3rd convolutions' bias
-updates 9% and 37% off TensorFlow's)."""
+updates 9% and 37% off TensorFlow's). Done while some bias is exactly 0 (Keras' initial biases)."""
 
 import numpy as np
 import pytest
