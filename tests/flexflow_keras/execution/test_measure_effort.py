@@ -32,13 +32,14 @@ def test_the_tier_follows_the_planned_steps():
     assert M.effort_for(engine, _Machine(), None, ROWS, 0, None) == (M.FULL, None)  # unknown length
     assert M.effort_for(engine, _Machine(), None, ROWS, 0, 100_000)[0] is M.FULL
     assert M.effort_for(engine, _Machine(), None, ROWS, 0, 1_000)[0] is M.LIGHT
-    assert M.effort_for(engine, _Machine(), None, ROWS, 0, 100)[0] is M.MINIMAL
-    assert M.effort_for(engine, _Machine(), None, ROWS, 0, 25) == (None, 0.01)
+    # MINIMAL measures x2 and x4, then x1, x2 and x4 again: 5 x 5 steps, at most 20% of 130
+    assert M.effort_for(engine, _Machine(), None, ROWS, 0, 130)[0] is M.MINIMAL
+    assert M.effort_for(engine, _Machine(), None, ROWS, 0, 100) == (None, 0.01)
     assert engine.measured == [(1, 1)] * 4  # one probe step of x1 each time
     # a fit too short to pay for the probe's 4 steps is not probed (a 2-step fit of a 3-D U-Net took 3x)
     assert M.effort_for(engine, _Machine(), None, ROWS, 0, 19) == (None, None) and len(engine.measured) == 4
     # one sample a step: no other data-parallel degree for the minimal check to measure
-    assert M.effort_for(engine, _Machine(), None, ROWS[:1], 0, 100) == (None, 0.01)
+    assert M.effort_for(engine, _Machine(), None, ROWS[:1], 0, 130) == (None, 0.01)
 
 
 def test_the_cost_counts_the_untimed_steps_the_probe_needed():
@@ -56,7 +57,9 @@ def test_the_minimal_check_needs_a_clear_lead():
     engine = _Engine({1: 0.100, 2: 0.060, 4: 0.090})
     best, degree, line = M.minimal_choice(engine, _Machine(), None, ROWS, 0, 0.100)
     assert degree == 2 and best == ("dp", 2) and "x2 60.00 ms" in line
-    assert sorted(engine.measured) == [(2, 2), (4, 2)]  # x1 is the probe's figure; a clear lead: one round
+    # x1 is the probe's figure in round 1; round 2 measures every degree again, interleaved
+    assert engine.measured == [(2, 2), (4, 2), (1, 2), (2, 2), (4, 2)]
+    assert "the better of 2 interleaved rounds" in line
     close = _Engine({1: 0.100, 2: 0.090, 4: 0.095})  # 10% is within the light checks' noise margin
     assert M.minimal_choice(close, _Machine(), None, ROWS, 0, 0.100)[1] == 1
 
@@ -77,23 +80,26 @@ class _Disturbed(_Engine):
         return t
 
 
-def test_a_verdict_near_the_margin_is_measured_again():
-    # x2 runs 1.6x faster, but its first figure was disturbed by 45%: 0.87 of x1's, just short of the 15%
-    # lead, chose x1 for the whole fit; a second round of both keeps each one's better figure
-    engine = _Disturbed({1: 0.100, 2: 0.060, 4: 0.090}, {2}, 1.45)
+def test_one_disturbed_figure_does_not_decide_the_minimal_check():
+    # x2 runs 1.6x faster, but its first figure read 1.27x x1's (the benchmark's MNIST CNN b64: 40.7 ms
+    # against 32.0, where x2 trains at 21): one round chose x1 for the whole fit
+    engine = _Disturbed({1: 0.100, 2: 0.060, 4: 0.090}, {2}, 2.1)
     best, degree, line = M.minimal_choice(engine, _Machine(), None, ROWS, 0, 0.100)
-    assert degree == 2 and "x2 60.00 ms" in line and "the better of 2 rounds" in line
-    assert [d for d, _ in engine.measured] == [2, 4, 1, 2, 4]  # each degree, then every one again
-    # far from the margin either way, one round decides and nothing is measured again
-    for times in ({1: 0.100, 2: 0.050, 4: 0.090}, {1: 0.100, 2: 0.120, 4: 0.2}):
-        clear = _Engine(times)
-        assert "2 rounds" not in M.minimal_choice(clear, _Machine(), None, ROWS, 0, 0.100)[2]
-        assert all(d != 1 for d, _ in clear.measured)
-    # a true near tie stays at the lower degree after its second round
+    assert degree == 2 and "x2 60.00 ms" in line
+    # round 1 stopped at x2 (no faster); round 2 found it faster and went on to x4; the verdict changed,
+    # so a third round decides
+    assert [d for d, _ in engine.measured] == [2, 1, 2, 4, 1, 2, 4]
+    assert "the better of 3 interleaved rounds: round 2 changed round 1's verdict" in line
+    # the other way: a disturbed probe of x1 makes x2 look clearly faster where it is twice as slow (an MLP)
+    mlp = _Disturbed({1: 0.003, 2: 0.006, 4: 0.012}, {}, 1.0)
+    assert M.minimal_choice(mlp, _Machine(), None, ROWS, 0, 0.009)[1] == 1  # the probe read 3x
+    assert [d for d, _ in mlp.measured] == [2, 4, 1, 2, 4, 1, 2, 4]
+    # a true near tie stays at the lower degree
     tie = _Engine({1: 0.100, 2: 0.090, 4: 0.095})
     assert M.minimal_choice(tie, _Machine(), None, ROWS, 0, 0.100)[1] == 1 and (1, 2) in tie.measured
     slower = _Engine({1: 0.100, 2: 0.160, 4: 0.300})  # x2 no faster: x4, the costliest, is not measured
-    assert M.minimal_choice(slower, _Machine(), None, ROWS, 0, 0.100)[1] == 1 and slower.measured == [(2, 2)]
+    assert M.minimal_choice(slower, _Machine(), None, ROWS, 0, 0.100)[1] == 1
+    assert [d for d, _ in slower.measured] == [2, 1, 2]
 
 
 def test_a_train_on_batch_loop_sizes_its_search_as_a_short_run(tmp_path, monkeypatch, caplog):
@@ -148,7 +154,7 @@ class _Dp:
         return ("dp", self.degree)[i]
 
 
-def test_a_light_check_near_the_margin_measures_the_degrees_again(monkeypatch):
+def test_a_light_check_measures_the_degrees_again(monkeypatch):
     # the light check's one round: the anchors read x2 at 0.87 of x1 (a disturbed figure: it runs at 0.6)
     from flexflow_keras.search.driver import Row, SearchResult
 
@@ -160,10 +166,10 @@ def test_a_light_check_near_the_margin_measures_the_degrees_again(monkeypatch):
     got = M.check(engine, result, {one: 0.100, two: 0.087}, None, ROWS, 0, 0.03, M.LIGHT)
     assert got.strategy is two and sorted(d for d, _ in engine.measured) == [1, 2]
     assert "the data-parallel degrees twice" in "\n".join(got.notes)
-    # a clear verdict measures nothing again
+    # a verdict far from the margin is measured again too: x2's figure read 1.3x x1's (disturbed)
     engine = _Engine({1: 0.100, 2: 0.060})
-    got = M.check(engine, result, {one: 0.100, two: 0.050}, None, ROWS, 0, 0.03, M.LIGHT)
-    assert got.strategy is two and engine.measured == []
+    got = M.check(engine, result, {one: 0.100, two: 0.130}, None, ROWS, 0, 0.03, M.LIGHT)
+    assert got.strategy is two and sorted(d for d, _ in engine.measured) == [1, 2]
     # the full check's rounds already judge the spread: no extra round
     engine = _Engine({1: 0.100, 2: 0.060})
     M.check(engine, result, {one: 0.100, two: 0.087}, None, ROWS, 0, 0.03, M.FULL)
