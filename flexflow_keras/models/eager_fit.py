@@ -16,7 +16,6 @@ the last step's logs (`_metrics_or_logs`).
 from __future__ import annotations
 
 import logging
-import random
 import time
 
 import numpy as np
@@ -30,6 +29,7 @@ from flexflow_keras.models.training_utils import validation_cut
 from flexflow_keras.ops.eager_tensor import EagerTensor, eager
 from flexflow_keras.utils import rng as _rng
 from flexflow_keras.utils import tree
+from flexflow_keras.utils.py_dataset import batch_order
 
 log = logging.getLogger("flexflow_keras")
 
@@ -49,12 +49,13 @@ def _as_eager(batch):
 class _Batches:
     """The batches of one pass: slices of arrays (shuffled per epoch), or what a dataset yields."""
 
-    def __init__(self, x, y, sw, batch_size: int, shuffle: bool, seed: int, steps: int | None):
+    def __init__(self, x, y, sw, batch_size: int, shuffle: bool, seed: int, steps: int | None,
+                 keras_order: bool = False):
         self.stream = is_stream(x)
         self.x, self.y, self.sw = x, y, sw
         self.batch_size, self.shuffle, self.steps = batch_size, shuffle, steps
         self.rng = np.random.default_rng(seed)
-        self.keras_order = False  # a PyDataset's batch order from Python's random, as Keras' (no --seed)
+        self.keras_order = keras_order  # a PyDataset's batch order from Python's random, as Keras' (no --seed)
         self._iter = None
         if self.stream:
             if y is not None or sw is not None:
@@ -92,15 +93,11 @@ class _Batches:
                                       tree.map_structure(take, self.sw)))
             return
         if hasattr(self.x, "__getitem__") and hasattr(self.x, "__len__") and not hasattr(self.x, "batch"):
-            order = np.arange(len(self))  # a PyDataset / Sequence: batch k is x[k]
-            if self.shuffle and self.steps is None:  # Keras 3's PyDataset adapter shuffles the batch order
-                if self.keras_order:
-                    order = list(range(len(self)))
-                    random.shuffle(order)  # Python's global state, as Keras' adapter
-                else:
-                    self.rng.shuffle(order)
+            # a PyDataset / Sequence: batch k is x[k]; Keras 3's PyDataset adapter shuffles the batch order
+            order = batch_order(len(self), self.shuffle and self.steps is None,
+                                None if self.keras_order else self.rng)
             for k in order:
-                yield _as_eager(self.x[int(k)])
+                yield _as_eager(self.x[k])
             if hasattr(self.x, "on_epoch_end"):
                 self.x.on_epoch_end()
             return
@@ -185,8 +182,7 @@ def fit(model, reason: str, x=None, y=None, batch_size=None, epochs=None, verbos
     seed = int(cfg_seed) if cfg_seed is not None else _rng.make_seed()
     if validation_split and validation_data is None:  # Keras 3's train_validation_split: the last samples
         (x, y, sample_weight), validation_data = _split(model, (x, y, sample_weight), validation_split)
-    batches = _Batches(x, y, sample_weight, batch_size, shuffle, seed, steps_per_epoch)
-    batches.keras_order = cfg_seed is None
+    batches = _Batches(x, y, sample_weight, batch_size, shuffle, seed, steps_per_epoch, keras_order=cfg_seed is None)
     from flexflow_keras.utils.py_dataset import PyDataset
 
     if isinstance(x, PyDataset):

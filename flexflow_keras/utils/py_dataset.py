@@ -32,6 +32,21 @@ def _forked_getitem(key: int, index: int):
     return _FORKED[key][index]
 
 
+def batch_order(n: int, shuffle: bool, rng: np.random.Generator | None = None) -> list[int]:
+    """The order in which a pass reads the `n` batches of a PyDataset / Sequence: as they come, or shuffled
+    by `random.shuffle` of Python's global state as Keras 3's adapter draws it (so a script's `random.seed`
+    gives tf.keras' order), or with `rng` (a `--seed`'s generator) by that generator."""
+    if not shuffle:
+        return list(range(n))
+    if rng is None:
+        order = list(range(n))
+        random.shuffle(order)
+        return order
+    order = np.arange(n)
+    rng.shuffle(order)
+    return order.tolist()
+
+
 class PyDataset:
     """Base class of an indexable dataset of batches (Keras 3's `keras.utils.PyDataset`).
 
@@ -98,12 +113,7 @@ class PyDataset:
         if n is None:  # endless: batch after batch, in order (Keras does not shuffle an endless PyDataset)
             order = itertools.count()
         else:
-            order = np.arange(int(n))
-            if shuffle and seed is None:
-                order = list(range(int(n)))
-                random.shuffle(order)
-            elif shuffle:
-                np.random.default_rng(seed).shuffle(order)
+            order = batch_order(int(n), shuffle, None if seed is None else np.random.default_rng(seed))
         if hooks:
             self.on_epoch_begin()
         try:
