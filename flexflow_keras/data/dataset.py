@@ -154,7 +154,7 @@ def _apply_maps(maps, x, y):
     are labels, fn(x) without; a function of unlabelled images returning a pair makes them (inputs, targets)."""
     for fn in maps:
         out = fn(_tensor(x), _tensor(y)) if y is not None else fn(_tensor(x))
-        pair = y is not None or (isinstance(out, tuple) and len(out) == 2)
+        pair = isinstance(out, tuple) and len(out) == 2  # fn(x, y) -> x drops the labels, as in tf.data
         x, y = (out[0], _array(out[1])) if pair else (out, None)
     return x, y
 
@@ -163,20 +163,27 @@ def _array(a) -> np.ndarray:
     return a if isinstance(a, np.ndarray) else np.asarray(a)
 
 
-def _labelled_by_map(ds: ImageDataset):
-    """A dataset of the (inputs, targets) batches that `ds`'s maps make of its unlabelled images (keras.io's
-    super-resolution maps each batch to (low-resolution, high-resolution) pairs): a tf.data-like dataset over
-    each pass's mapped batches, in `ds`'s order for that pass, which fit takes like any other dataset (the
-    image-folder loader pipeline feeds labels known before the map). Each pass is decoded and held whole."""
+def _as_tf_data(ds: ImageDataset):
+    """A tf.data-like dataset (a `DerivedDataset`) of `ds`'s elements: for a `map` that adds or drops the
+    labels (keras.io's super-resolution maps unlabelled images to (low, high) resolution pairs), and for the
+    tf.data methods an `ImageDataset` does not implement itself (``test_data.unbatch()``: ZTM's TensorFlow
+    course collects the labels so). Its elements are `ds`'s batches (its images with batch_size=None), after
+    `ds`'s maps, in the order `ds` itself would give them; each pass advances `ds`'s pass count as iterating
+    `ds` does, so a shuffled dataset gives a new order each time either is iterated. Each pass is decoded and
+    held whole."""
     from flexflow_keras.data.derived import DerivedDataset
 
-    def make(k):
+    def make(_k):
+        epoch = ds._passes
+        ds._passes += 1
         out = []
-        for rows in ds.batch_rows(k):
+        for rows in ds.batch_rows(epoch):
             x, y = ds._batch(rows)
-            out.append((_tensor(x), _tensor(y)) if ds.batch_size else (_tensor(x)[0], _tensor(y)[0]))
+            if not ds.batch_size:
+                x, y = np.asarray(x)[0], (None if y is None else np.asarray(y)[0])
+            out.append(_tensor(x) if y is None else (_tensor(x), _tensor(y)))
         return out
-    made = DerivedDataset(make, "image_dataset_from_directory(...).map(...)", of_batches=bool(ds.batch_size))
+    made = DerivedDataset(make, f"{ds!r}", of_batches=bool(ds.batch_size))
     return made if ds._repeat == 1 else made.repeat(-1 if ds._repeat is None else ds._repeat)
 
 
@@ -351,8 +358,10 @@ class ImageDataset:
         """Apply ``fn(images, labels) -> (images, labels)`` (``fn(images)`` without labels) to each batch."""
         new = self._copy()
         new._maps.append(fn)
-        if self.labels is None and self.num_samples and isinstance(new._batch(np.arange(1))[1], np.ndarray):
-            return _labelled_by_map(new)  # images in, (inputs, targets) out: no longer an image folder's batches
+        if self.num_samples and (self.labels is None) != (new._batch(np.arange(1))[1] is None):
+            # images in, (inputs, targets) out, or (images, labels) in, images out: no longer an image folder's
+            # labelled batches, so a tf.data-like dataset of the mapped batches
+            return _as_tf_data(new)
         return new
 
     def shuffle(self, buffer_size, seed=None, reshuffle_each_iteration=None, name=None) -> ImageDataset:
@@ -393,6 +402,16 @@ class ImageDataset:
     def snapshot(self, path, compression="AUTO", reader_func=None, shard_func=None, name=None) -> ImageDataset:
         """`cache()`: the same images (TensorFlow also writes them under `path` for other processes)."""
         return self.cache()
+
+    def __getattr__(self, name: str):
+        # tf.data's other methods and properties (unbatch, batch, filter, enumerate, concatenate,
+        # element_spec, the static list_files / from_tensor_slices / zip, ...): those of a tf.data-like view
+        # of this dataset's batches (`_as_tf_data`)
+        from flexflow_keras.data.slices import SliceDataset
+
+        if name.startswith("_") or not hasattr(SliceDataset, name):
+            raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+        return getattr(_as_tf_data(self), name)
 
     def __repr__(self) -> str:
         return (f"ImageDataset({self.num_samples} images of {self.source.sample_shape}, {len(self.class_names or [])}"
