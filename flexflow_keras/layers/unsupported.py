@@ -13,6 +13,11 @@ class UnsupportedLayerError(FlexFlowKerasError, AttributeError):
 _HINTS = {
     **dict.fromkeys(("JaxLayer", "FlaxLayer", "TorchModuleWrapper", "TFSMLayer"),
                     "it wraps another framework's code, which flexflow_keras cannot run in its graph"),
+    **dict.fromkeys(("RandomHeight", "RandomWidth"),
+                    "in training it resizes each batch to a new random size, and flexflow_keras records its graph "
+                    "at sizes fixed before the step runs. RandomZoom(height_factor, width_factor) scales the "
+                    "images' content at a fixed size instead, or drop the layer (it is the identity in "
+                    "inference)"),
 }
 # The rest of Keras 3.15's layers that flexflow_keras does not have.
 _OTHERS = ("AdaptiveAveragePooling1D", "AdaptiveAveragePooling2D", "AdaptiveAveragePooling3D",

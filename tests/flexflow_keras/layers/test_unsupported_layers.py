@@ -25,6 +25,13 @@ def test_asking_for_one_says_so_and_what_to_do():
         keras.layers.TFSMLayer("saved_model_dir")
     with pytest.raises(AttributeError, match="RandomGrayscale is a Keras layer .*not implemented yet"):
         keras.layers.RandomGrayscale()
+    # ZTM's TensorFlow course (notebook 06) augments with RandomHeight / RandomWidth: not a bare AttributeError
+    for name in ("RandomHeight", "RandomWidth"):
+        with pytest.raises(unsupported.UnsupportedLayerError, match=f"keras.layers.{name} is a Keras layer .*"
+                                                                    f"new random size.*RandomZoom"):
+            getattr(keras.layers, name)(0.2)
+    with pytest.raises(ImportError, match="RandomHeight .*not implemented by flexflow_keras"):
+        keras.layers.experimental.preprocessing.RandomHeight(0.2)
     with pytest.raises(AttributeError, match="has no attribute 'NoSuchLayer'"):
         keras.layers.NoSuchLayer  # noqa: B018
 
