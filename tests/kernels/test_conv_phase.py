@@ -6,6 +6,7 @@ sizes, batch 1, ReLU, accumulation, many chunks and float64."""
 import numpy as np
 import pytest
 
+from kernels import _conv_choice as C
 from kernels import _conv_family_reference as R
 from kernels import conv2d as K
 from kernels import conv_transpose2d as CT
@@ -15,7 +16,7 @@ RULE_CHANNELS = K.PHASE_DX_MIN_CHANNELS
 
 @pytest.fixture(autouse=True)
 def _small_phase_layers(monkeypatch):
-    monkeypatch.setattr(K, "PHASE_DX_MIN_CHANNELS", 16)  # the phase path on small test layers
+    monkeypatch.setattr(C, "PHASE_DX_MIN_CHANNELS", 16)  # the phase path on small test layers
 
 
 # (n, h, w, c_in, kh, kw, c_out, strides, padding); c_in >= c_out so that the rule picks "phase"
@@ -117,7 +118,7 @@ def test_conv_transpose_forward_matches_reference(xs, ks, stride, padding):
 
 
 def test_rule(monkeypatch):
-    monkeypatch.setattr(K, "PHASE_DX_MIN_CHANNELS", RULE_CHANNELS)
+    monkeypatch.setattr(C, "PHASE_DX_MIN_CHANNELS", RULE_CHANNELS)
 
     def g(c, co, k=4, s=2):
         return K.conv_geometry((32, 32, 32, c), (k, k, c, co), s, "same")

@@ -8,6 +8,7 @@ from conv_tiles import check_tiles, split, tile_input  # noqa: I001 - test-local
 
 from kernels import conv2d as K
 from kernels import pool2d as P
+from kernels._conv_geometry import window_geometry
 
 # (n, h, w, c_in, kh, kw, c_out, strides, padding)
 CONV = {
@@ -105,7 +106,7 @@ def test_conv_explicit_padding_matches_reference(geometry, padding):
 def test_explicit_pads_equal_to_same_give_the_same_result():
     x, k, b, strides, _ = _conv_data(CONV["5x5 s2 same odd"])
     g = K.conv_geometry(x.shape, k.shape, strides, "same")
-    _, _, pt, pb, pl, pr = K.window_geometry(x.shape[1], x.shape[2], (5, 5), strides, "same")
+    _, _, pt, pb, pl, pr = window_geometry(x.shape[1], x.shape[2], (5, 5), strides, "same")
     explicit = ((pt, pb), (pl, pr))
     assert K.conv_geometry(x.shape, k.shape, strides, explicit) == g
     forward, _ = conv_ops(k, b, strides)
