@@ -63,15 +63,27 @@ def _matmul_tn(x2, dz, out, accumulate: bool = False) -> bool:
     return False
 
 
+# The input gradient goes through the micro-kernels (`_dz_wt`) only for fewer rows than DX_SIMD_ROWS and
+# at least DX_SIMD_DEPTH output columns (the GEMM's reduction); elsewhere OpenBLAS's dz @ w.T is as fast
+# or faster, the transpose back costing more than the micro-kernels save. One core (thread CPU time, best
+# of 7, us, micro-kernels vs OpenBLAS): rows 16 784 -> 512 138 vs 318; 32: 784 -> 128 79 vs 115, 9216 ->
+# 128 887 vs 1564, 784 -> 32 35 vs 31; 64: 512 -> 512 402 vs 458, 512 -> 128 102 vs 117, 512 -> 64 63 vs
+# 61, 512 -> 10 33 vs 13; 80-96: 512 -> 128 or 512 129 vs 135, 592 vs 605; 128: 512 -> 512 830 vs 792,
+# 9216 -> 128 5345 vs 4409, 512 -> 64 130 vs 109, 512 -> 10 62 vs 25 (the MNIST MLP b128's last Dense).
+DX_SIMD_ROWS = 128
+DX_SIMD_DEPTH = 64
+
+
 def _dz_wt(dz, w, dx2, accumulate: bool) -> bool:
     """dx2 (+)= dz @ w.T (dz: rows x out, w: in x out) as its transpose dx2.T = w @ dz.T with the
     micro-kernels (w is then read row by row, as they want it), transposed into dx2 in cache-sized
     blocks: 0.55 + 0.1 ms against 1.1 ms for OpenBLAS on MNIST's 9216 -> 128 Dense (32 rows, one core).
-    False (nothing done) where the micro-kernels do not apply (rows not a multiple of 16, ...)."""
+    False (nothing done) where the micro-kernels do not apply (rows not a multiple of 16, ...) or do not
+    pay (DX_SIMD_ROWS, DX_SIMD_DEPTH)."""
     rows, n_out = dz.shape
     n_in = w.shape[0]
-    if not (rows % _conv_simd.LANES == 0 and w.flags.c_contiguous and dx2.flags.c_contiguous
-            and _simd_ok(w, dz, dx2)):
+    if not (rows % _conv_simd.LANES == 0 and rows < DX_SIMD_ROWS and n_out >= DX_SIMD_DEPTH
+            and w.flags.c_contiguous and dx2.flags.c_contiguous and _simd_ok(w, dz, dx2)):
         return False
     dzt = np.ascontiguousarray(dz.T)
     dxt = _scratch("dxt", (n_in, rows), dz.dtype)

@@ -89,14 +89,18 @@ def test_linear_wide_float32_outputs(rows, n_in, n_out, strided_x, threads, monk
     np.testing.assert_allclose(dx, rdx, rtol=1e-4, atol=1e-4)
 
 
-@pytest.mark.parametrize("rows,n_in,n_out", [(32, 9, 16), (16, 130, 48)])
+@pytest.mark.parametrize("rows,n_in,n_out", [(32, 9, 16), (16, 130, 48), (32, 48, 64), (16, 144, 80), (128, 48, 64), (32, 48, 32)])
 @pytest.mark.parametrize("accumulate", [False, True])
 def test_linear_backward_micro_kernel_paths_add_or_overwrite(rows, n_in, n_out, accumulate, monkeypatch):
-    """Rows a multiple of 16: the input gradient runs transposed on the micro-kernels (where they apply)
-    and is transposed into dx; accumulate adds both gradients into what the buffers held."""
+    """Rows a multiple of 16 (and fewer than DX_SIMD_ROWS) with at least DX_SIMD_DEPTH outputs: the input
+    gradient runs transposed on the micro-kernels (where they apply) and is transposed into dx; elsewhere
+    OpenBLAS; accumulate adds both gradients into what the buffers held."""
     from kernels import _conv_simd
+    from kernels import linear as L
 
     monkeypatch.setattr(_conv_simd, "_threads", [1])
+    calls = []
+    monkeypatch.setattr(L, "_transpose_into", lambda src, dst, acc, f=L._transpose_into: calls.append(1) or f(src, dst, acc))
     rng = np.random.default_rng(2)
     x = rng.standard_normal((rows, n_in)).astype(np.float32)
     w = rng.standard_normal((n_in, n_out)).astype(np.float32)
@@ -110,3 +114,5 @@ def test_linear_backward_micro_kernel_paths_add_or_overwrite(rows, n_in, n_out, 
     rdx, rdw, _ = ref.linear_grads(x, w, b, dy, "linear")
     np.testing.assert_allclose(dx, rdx + (base_x if accumulate else 0), rtol=1e-4, atol=1e-4)
     np.testing.assert_allclose(dw, rdw + (base_w if accumulate else 0), rtol=1e-4, atol=1e-4)
+    micro = _conv_simd.ENABLED and n_in % 16 == 0 and rows < L.DX_SIMD_ROWS and n_out >= L.DX_SIMD_DEPTH
+    assert bool(calls) == micro  # which path formed dx
