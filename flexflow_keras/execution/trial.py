@@ -7,9 +7,11 @@ computes the same update, up to rounding):
 - step 1 at degree 1, untimed: it records the step's trace and loads the kernels;
 - step 2 at degree 1, timed; when the remaining steps take under `MIN_REMAINING_S` at that speed,
   the trial ends there at degree 1 (a small model's short fit: nothing to gain);
-- step 3 at degree D (every core other processes leave free, at most the processors and the batch),
+- step 3 at degree 1, timed: degree 1's figure is the better of steps 2 and 3, so that one step slowed
+  by another process does not send the fit to a degree that is slower;
+- step 4 at degree D (every core other processes leave free, at most the processors and the batch),
   timed although it records its own trace, so its figure is an upper bound;
-- only when that figure is not already clearly faster, step 4 at degree D, timed warm.
+- only when that figure is not already clearly faster, step 5 at degree D, timed warm.
 Degree D is kept when at least `MARGIN` faster than degree 1, as the light check's margin asks; otherwise
 the fit goes back to degree 1. The steps of the trial wait for their tasks (so that they can be timed and
 the strategy can change between them); steps of another batch size (an epoch's last, partial batch) are
@@ -30,8 +32,8 @@ log = logging.getLogger("flexflow_keras")
 
 # a higher degree only when this much faster (the light check's margin: measured.LIGHT)
 MARGIN = 0.15
-# the fewest planned steps worth a trial: it decides by its 4th step at the latest
-MIN_STEPS = 6
+# the fewest planned steps worth a trial: it decides by its 5th step at the latest
+MIN_STEPS = 7
 # the least time the steps after the first two must take at degree 1 for degree D to be tried: below it,
 # at most about half of it could be gained, against the cost of recording and placing another strategy
 # (and a short fit of a small model keeps degree 1's numbers to the bit, as a resumed run's checkpoint test
@@ -45,7 +47,7 @@ class DegreeTrial:
 
     def __init__(self, engine, degree: int, batch: int, done: Callable[[object, str], None], planned: int = 1 << 30):
         self.engine, self.degree, self.batch, self.done, self.planned = engine, degree, batch, done, planned
-        self.plan = [(1, False), (1, True), (degree, True), (degree, True)]  # (degree, timed) per step
+        self.plan = [(1, False), (1, True), (1, True), (degree, True), (degree, True)]  # (degree, timed) per step
         self.at = 0
         self.times: dict[int, list[float]] = {1: [], degree: []}
 
@@ -63,11 +65,11 @@ class DegreeTrial:
             self.times[d].append(seconds)
         self.at += 1
         t1, td = self.times[1], self.times[self.degree]
-        if t1 and not td and (self.planned - self.at) * t1[0] < MIN_REMAINING_S:
-            self._keep_one(t1[0])
+        if t1 and not td and (self.planned - self.at) * min(t1) < MIN_REMAINING_S:
+            self._keep_one(min(t1))
             return
-        if td and (min(td) <= (1.0 - MARGIN) * t1[0] or self.at == len(self.plan)):
-            self._decide(t1[0], td)
+        if td and (min(td) <= (1.0 - MARGIN) * min(t1) or self.at == len(self.plan)):
+            self._decide(min(t1), td)
 
     def cancel(self, why: str) -> None:
         """Stop the trial undecided (its timings would mix with other steps'): degree 1 from here on."""
@@ -92,7 +94,7 @@ class DegreeTrial:
         faster = min(td) <= (1.0 - MARGIN) * t1
         chosen = self.degree if faster else 1
         how = "its first step, trace included" if len(td) == 1 else "the better of 2 steps"
-        line = (f"data parallelism x1 {t1 * 1e3:.1f} ms a step, x{self.degree} {min(td) * 1e3:.1f} ms "
+        line = (f"data parallelism x1 {t1 * 1e3:.1f} ms a step (the better of 2), x{self.degree} {min(td) * 1e3:.1f} ms "
                 f"({how}): degree {chosen}" + ("" if faster else
                                                f" (x{self.degree} is not {round(MARGIN * 100)}% faster)"))
         strategy = self._strategy(chosen).with_source(

@@ -42,21 +42,28 @@ def _run(times, batches=None, planned=100):
 
 
 def test_a_clearly_faster_first_step_decides_at_once():
-    engine, choices = _run([0.5, 0.100, 0.080, 9.0])  # x2's first step, its trace included, leads by 20%
+    engine, choices = _run([0.5, 0.100, 0.110, 0.080, 9.0])  # x2's first step, its trace included, leads by 20%
     assert choices == [(2, choices[0][1])] and "its first step" in choices[0][1]
-    assert engine.set == [1, 1, 2, 2] and engine.trial is None
+    assert "x1 100.0 ms a step (the better of 2)" in choices[0][1]
+    assert engine.set == [1, 1, 1, 2, 2] and engine.trial is None
     assert engine.strategy.source == "data parallelism, degree 2 (chosen by a short fit's first steps)"
 
 
 def test_a_warm_step_can_still_show_the_lead():
-    engine, choices = _run([0.5, 0.100, 0.095, 0.070])  # the first x2 step paid for its trace
+    engine, choices = _run([0.5, 0.100, 0.100, 0.095, 0.070])  # the first x2 step paid for its trace
     assert [c[0] for c in choices] == [2] and "the better of 2 steps" in choices[0][1]
 
 
 def test_a_degree_that_is_not_clearly_faster_goes_back_to_one():
-    engine, choices = _run([0.5, 0.100, 0.095, 0.090])  # 10% is within the margin
+    engine, choices = _run([0.5, 0.100, 0.100, 0.095, 0.090])  # 10% is within the margin
     assert [c[0] for c in choices] == [1] and "is not 15% faster" in choices[0][1]
     assert engine.set[-1] == 1 and engine.trial is None
+
+
+def test_one_slowed_step_at_degree_one_does_not_decide():
+    # another process slowed x1's first timed step 3x: x2, no faster in truth, led it by 68%
+    engine, choices = _run([0.5, 0.300, 0.100, 0.095, 0.090])
+    assert [c[0] for c in choices] == [1] and "x1 100.0 ms" in choices[0][1]
 
 
 def test_short_steps_keep_degree_one_without_trying():
@@ -69,7 +76,7 @@ def test_short_steps_keep_degree_one_without_trying():
 
 def test_partial_batches_are_not_timed():
     # an epoch of 2 steps whose second is partial: the plan's timed step comes again at full size
-    engine, choices = _run([0.5, 0.001, 0.100, 0.001, 0.070, 0.070], [32, 8, 32, 8, 32, 32])
+    engine, choices = _run([0.5, 0.001, 0.100, 0.001, 0.100, 0.070, 0.070], [32, 8, 32, 8, 32, 32, 32])
     assert [c[0] for c in choices] == [2] and "x1 100.0 ms" in choices[0][1]
 
 
