@@ -15,6 +15,8 @@ import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
+import numpy as np
+
 from flexflow_keras.errors import ConfigError
 from flexflow_keras.utils import flag_checks
 
@@ -115,6 +117,16 @@ def _convert(flag: str, kind: str, raw, example: str | None = None, message: str
                                      f"Example: {example or flag + ' 4'}") from None
 
 
+# a value for each field's "Example:" in the messages (a number where none is listed)
+_EXAMPLES = {"dataset": "~/data/mnist.npz", "profile_path": "profile.json", "import_strategy": "strategy.json",
+             "export_strategy": "strategy.json", "machine_model": "dgx1_v100", "executor": "sequential",
+             "search_alpha": "0.05"}
+
+
+def _example(flag: str, fname: str) -> str:
+    return f"{flag} {_EXAMPLES.get(fname, '4')}"
+
+
 _KINDS = {fname: kind for fname, kind in _FLAGS.values()}
 _NAMES = {fname: flag for flag, (fname, _) in reversed(_FLAGS.items())}  # field -> its first flag
 _SPELLINGS = {fname: "/".join(f for f, (n, _) in _FLAGS.items() if n == fname and not f.startswith("-lg:prof_"))
@@ -147,6 +159,30 @@ def _numbers(settings: dict[str, object]) -> None:
         kind = _KINDS.get(name)
         if kind in ("int", "float") and value is not None and not isinstance(value, bool):
             settings[name] = _convert(f"{_NAMES[name]} ({name}=)", kind, value, f"config.set({name}=4)")
+
+
+def _code_types(settings: dict[str, object]) -> None:
+    """Settings from `config.set`: what int() or truthiness would silently change is an error (epochs=2.5
+    would train 2 epochs, epochs=True 1, only_data_parallel="no" would turn it on); a path is a non-empty
+    string (an empty one would mean "none" and train on synthetic data), os.PathLike taken as its str."""
+    for name, value in settings.items():
+        kind, call = _KINDS.get(name), f"config.set({name}=)"
+        if value is None or kind is None:
+            continue
+        if kind == "bool" and not isinstance(value, (bool, np.bool_)):
+            raise ConfigError(f"{call} expects True or False, received {type(value).__name__} {value!r}. "
+                              f"Example: config.set({name}=True)")
+        if kind == "int" and (isinstance(value, (bool, np.bool_)) or (
+                isinstance(value, (float, np.floating)) and not float(value).is_integer())):
+            raise ConfigError(f"{call} expects an integer, received {type(value).__name__} {value!r}. "
+                              f"Example: config.set({name}=4)")
+        if kind == "str" and name != "executor":
+            if isinstance(value, os.PathLike):
+                value = settings[name] = os.fspath(value)
+            if not isinstance(value, str) or not value:
+                got = "an empty string" if value == "" else f"{type(value).__name__} {value!r}"
+                raise ConfigError(f"{call} expects a path (a non-empty string), received {got}. Example: "
+                                  f"config.set({name}={_EXAMPLES.get(name, 'path')!r}); None leaves it unset.")
 
 
 def parse_args(argv: Sequence[str]) -> tuple[dict[str, object], list[str]]:
@@ -182,10 +218,13 @@ def parse_args(argv: Sequence[str]) -> tuple[dict[str, object], list[str]]:
                 else:
                     if i + 1 >= len(argv):
                         raise ConfigError(f"Flag {key} needs a value ({kind}); received nothing. "
-                                          f"Example: {key} 4")
+                                          f"Example: {_example(key, fname)}")
                     raw = argv[i + 1]
                     i += 1
-                value = _convert(f"Flag {key}", kind, raw, f"{key} 4")
+                if kind == "str" and not raw:  # `-d ""` would read as no -d: synthetic data, silently
+                    raise ConfigError(f"Flag {key} needs a value ({'a path' if fname != 'executor' else kind}); "
+                                      f"received an empty string. Example: {_example(key, fname)}")
+                value = _convert(f"Flag {key}", kind, raw, _example(key, fname))
             settings[fname] = value
             typed[fname] = key
         else:
@@ -222,6 +261,19 @@ def _validate(settings: dict[str, object], who: Callable[[str], str] = _flag_nam
             what = "is a folder" if os.path.isdir(out) else f"is in a folder that does not exist ({folder})"
             raise ConfigError(f"--export-strategy {out}: the path {what}. Give a file path in an existing "
                               f"folder.")
+    profile = settings.get("profile_path")
+    if profile:
+        profile = os.path.expanduser(str(profile))
+        parent = os.path.dirname(os.path.abspath(profile))
+        while parent and not os.path.exists(parent) and os.path.dirname(parent) != parent:
+            parent = os.path.dirname(parent)  # the profiler creates missing folders
+        if os.path.isdir(profile) or not os.path.isdir(parent):
+            what = "is a folder" if os.path.isdir(profile) else f"is under {parent}, which is not a folder"
+            flag = who("profile_path")
+            example = "config.set(profile_path='profile.json')" if flag.startswith("config.set(") else \
+                f"{flag} profile.json"
+            raise ConfigError(f"{flag} {settings['profile_path']}: the path {what}. Give the file -lg:prof writes "
+                              f"its timeline to, e.g. {example}.")
     if "executor" in settings and settings["executor"] not in ("threaded", "sequential"):
         raise ConfigError(f"{who('executor')} must be 'threaded' or 'sequential', received "
                           f"{settings['executor']!r}.")
@@ -274,6 +326,17 @@ def check_script_args() -> None:
         raise wrong
 
 
+def check_no_effect(cfg: Config) -> None:
+    """Before work starts: a setting that only qualifies another one that is off is an error, never
+    silently ignored (`--profile-path` says where -lg:prof writes; without -lg:prof nothing is written)."""
+    if cfg.given("profile_path") and not cfg.profile:
+        cli = "profile_path" in cfg.from_cli
+        flag = f"--profile-path {cfg.profile_path}" if cli else f"config.set(profile_path={cfg.profile_path!r})"
+        on = "-lg:prof" if cli else "config.set(profile=True)"
+        raise ConfigError(f"{flag} says where -lg:prof writes its timeline, but no profile is recorded (-lg:prof "
+                          f"is off), so it would have no effect. Add {on} to record one, or drop it.")
+
+
 def _in_notebook() -> bool:
     """True when sys.argv belongs to a host program (a notebook kernel, pytest), not to a training script.
 
@@ -310,6 +373,7 @@ def set(**settings) -> None:  # noqa: A001 - mirrors keras.config.set_* for note
     unknown = sorted(k for k in settings if k not in names)
     if unknown:
         raise ConfigError(f"config.set got unknown settings {unknown}; valid names: {sorted(names)}.")
+    _code_types(settings)
     _validate(settings, _code_name)
     _code_overrides.update(settings)
 

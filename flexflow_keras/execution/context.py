@@ -35,6 +35,7 @@ def check_before_work() -> None:
     global _checked
     _config.check_script_args()
     cfg = _config.get()
+    _config.check_no_effect(cfg)
     key = (tuple(sys.argv), tuple(cfg.legion_args()))
     if key == _checked:
         return
@@ -47,6 +48,7 @@ def get_runtime() -> Runtime:
     global _current
     _config.check_script_args()  # --help and mistyped flags stop here, before any work
     cfg = _config.get()
+    _config.check_no_effect(cfg)
     key = (tuple(cfg.legion_args()), cfg.executor, cfg.profile)
     with _lock:
         if _current is not None and _current[0] == key:
@@ -75,8 +77,12 @@ def shutdown_runtime() -> None:
         _current = None
     cfg = _config.get()
     if cfg.profile and hasattr(rtm, "write_profile"):
-        rtm.write_profile(cfg.profile_path)
-        log.info("profile written to %s", cfg.profile_path)
+        try:
+            rtm.write_profile(cfg.profile_path)
+            log.info("profile written to %s", cfg.profile_path)
+        except OSError as e:  # checked when read (config._validate); the disk may still refuse it at the end
+            log.error("error: -lg:prof could not write the profile to %s (%s). Give a writable "
+                      "path with --profile-path.", cfg.profile_path, e.strerror or e)
     rtm.shutdown()
 
 
