@@ -24,7 +24,7 @@ from flexflow_keras import config as _config
 from flexflow_keras.errors import DataError, GraphError
 from flexflow_keras.models import step_hooks
 from flexflow_keras.models.metrics_hook import eager_loss_tracker
-from flexflow_keras.models.training_feeds import is_stream, known_length, spec_reads
+from flexflow_keras.models.training_feeds import is_stream, keras_reset, known_length, spec_reads
 from flexflow_keras.models.training_utils import validation_cut
 from flexflow_keras.ops.eager_tensor import EagerTensor, eager
 from flexflow_keras.utils import rng as _rng
@@ -57,6 +57,7 @@ class _Batches:
         self.rng = np.random.default_rng(seed)
         self.keras_order = keras_order  # a PyDataset's batch order from Python's random, as Keras' (no --seed)
         self._iter = None
+        self._spec_read = False  # an evaluation PyDataset's signature reads are done
         if self.stream:
             if y is not None or sw is not None:
                 raise DataError("fit(dataset, y=...): a dataset yields its own labels; pass y only with arrays.")
@@ -70,6 +71,17 @@ class _Batches:
                 if len(a) != self.n:
                     raise DataError(f"fit(): x has {self.n} samples but another array has {len(a)}; every array "
                                     f"needs one row per sample.")
+
+    def evaluation_start(self) -> None:
+        """Before an evaluation pass over a user's PyDataset, as tf.keras 3.15: its signature reads (the first
+        pass only) and Keras' reset (`keras_reset`)."""
+        from flexflow_keras.utils.py_dataset import PyDataset
+
+        if isinstance(self.x, PyDataset):
+            if not self._spec_read:
+                spec_reads(self.x)
+                self._spec_read = True
+            keras_reset(self.x)
 
     def __len__(self) -> int:
         if self.steps is not None:
@@ -96,6 +108,8 @@ class _Batches:
             # a PyDataset / Sequence: batch k is x[k]; Keras 3's PyDataset adapter shuffles the batch order
             order = batch_order(len(self), self.shuffle and self.steps is None,
                                 None if self.keras_order else self.rng)
+            if hasattr(self.x, "on_epoch_begin"):
+                self.x.on_epoch_begin()
             for k in order:
                 yield _as_eager(self.x[k])
             if hasattr(self.x, "on_epoch_end"):
@@ -186,7 +200,8 @@ def fit(model, reason: str, x=None, y=None, batch_size=None, epochs=None, verbos
     from flexflow_keras.utils.py_dataset import PyDataset
 
     if isinstance(x, PyDataset):
-        spec_reads(x)  # tf.keras' signature reads before the first epoch
+        spec_reads(x)  # tf.keras' signature reads before the first epoch, then its reset
+        keras_reset(x)
     val = None
     if validation_data is not None:
         vx, vy, vsw = (tuple(validation_data) + (None, None))[:3] if isinstance(validation_data, tuple) else (
@@ -277,6 +292,7 @@ def _evaluate(model, batches: _Batches, cbs=None) -> dict:
     own = step_hooks.overrides(model, "test_step")
     _reset(model)
     logs = {}
+    batches.evaluation_start()
     if cbs is not None:
         cbs.on_test_begin()
     for step, data in enumerate(batches.epoch()):

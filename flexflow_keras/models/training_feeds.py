@@ -410,6 +410,20 @@ def spec_reads(data, done: int = 0) -> None:
         data[i]
 
 
+def keras_reset(data) -> None:
+    """Keras 3's `EpochIterator.reset()` on a user's PyDataset: its `on_epoch_end()`. tf.keras 3.15 calls it
+    once in fit after the signature reads, before the first epoch, and in evaluate (a fit's validation
+    included) before every pass, after the first pass's signature reads; predict does not. An
+    ImageDataGenerator iterator draws a new sample order there (np.random.permutation), so the batches and
+    the later transforms come out as under tf.keras after a script's np.random.seed. Our tf.data stand-in
+    (a PyDataset inside) has no such hook in Keras."""
+    from flexflow_keras.data.slices import SliceDataset
+    from flexflow_keras.utils.py_dataset import PyDataset
+
+    if isinstance(data, PyDataset) and not isinstance(data, SliceDataset):
+        data.on_epoch_end()
+
+
 def stream_feed(x, rtm, cpus: int, what: str = "fit()"):
     """(feed, first batch x, first batch y, samples, description) for a dataset or iterable `x`."""
     from flexflow_keras.data.dataset import ImageDataset
@@ -436,6 +450,7 @@ def stream_feed(x, rtm, cpus: int, what: str = "fit()"):
             raise DataError(f"{what} received an empty PyDataset (len 0).")
         xs, ys, feed.first_weights = unpack_batch(x[0])
         spec_reads(x, done=1)
+        keras_reset(x)  # before the first epoch, as Keras' fit
         from flexflow_keras.data.slices import SliceDataset
 
         b = batch_length(xs)
@@ -553,12 +568,17 @@ def evaluate_stream(model, data, steps=None, callbacks=None, verbose=0, spec: bo
     PyDataset's signature reads first, `spec_reads`)."""
     from flexflow_keras.callbacks import callback_list
     from flexflow_keras.models.training_utils import RunningMeans
+    from flexflow_keras.utils.py_dataset import PyDataset
 
     nsteps = steps if steps is not None else known_length(data)
     cbs = callback_list.for_evaluation(callbacks, model, verbose, nsteps)
     running, logs = None, {}
+    if isinstance(data, PyDataset):  # Keras makes its iterator and resets it before the test hooks run
+        if spec:
+            spec_reads(data)
+        keras_reset(data)
     cbs.on_test_begin()
-    for b, (bx, by, bsw) in enumerate(_stream_batches(data, True, spec)):
+    for b, (bx, by, bsw) in enumerate(_stream_batches(data, True, spec and not isinstance(data, PyDataset))):
         if nsteps is not None and b >= nsteps:  # a Sequence that also iterates endlessly stops at len()
             break
         graph, xs, ys, sw, n = model._prepare(_one(bx), _one(by), bsw)
