@@ -380,7 +380,31 @@ def set(**settings) -> None:  # noqa: A001 - mirrors keras.config.set_* for note
 
 def reset() -> None:
     """Forget settings made from code (tests)."""
+    global _dataset_read
     _code_overrides.clear()
+    _dataset_read = None
+
+
+_dataset_read: str | None = None  # the -d path a loader or a fit/evaluate without data has read
+
+
+def note_dataset_read(path: str) -> None:
+    """Record that `path` (the -d value) was read, by a keras.datasets loader or a fit without data."""
+    global _dataset_read
+    _dataset_read = path
+
+
+def check_dataset_used(call: str, received: str) -> None:
+    """A `call` (fit) that received its own data (`received`, e.g. "arrays") while -d, given on the command
+    line or by config.set, was never read: -d would have no effect, so it is an error saying so."""
+    cfg = get()
+    if not cfg.dataset or not cfg.given("dataset") or _dataset_read == cfg.dataset:
+        return
+    flag = f"-d/--dataset {cfg.dataset}" if "dataset" in cfg.from_cli else f"config.set(dataset={cfg.dataset!r})"
+    raise ConfigError(f"{flag} is never read: {call} received {received} from the script, and nothing before it "
+                      f"read -d (a keras.datasets loader such as mnist.load_data(), or fit()/evaluate() called "
+                      f"without data), so training would ignore it. Drop -d to train on the script's data, or "
+                      f"call {call} without x and y to train on -d's training part.")
 
 
 def remaining_argv() -> list[str]:

@@ -55,6 +55,9 @@ def flag_path(dataset: str) -> str | None:
     flag = dataset_flag()
     if not flag:
         return None
+    from flexflow_keras import config
+
+    config.note_dataset_read(flag)
     path = os.path.expanduser(flag)
     if not os.path.exists(path):
         raise DataError(f"{dataset}.load_data(): the dataset path {flag!r} given with -d/--dataset does not "

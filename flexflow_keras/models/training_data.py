@@ -125,6 +125,8 @@ class TrainingData:
         from flexflow_keras.data.formats.detect import check_exists
 
         cfg = _config.get()
+        if cfg.dataset:
+            _config.note_dataset_read(cfg.dataset)
         graph = self._graph_for(None)
         out_names = self._output_names_for(graph)
         loss_args = self._per_output(getattr(self, "_loss_arg", None), out_names, "loss")

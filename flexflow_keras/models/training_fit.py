@@ -56,6 +56,9 @@ class FitLoop:
         batch_size = _script_batch_size(batch_size)
         steps_per_epoch = step_count(steps_per_epoch, "steps_per_epoch", f"Model '{self.name}'.fit()")
         validation_steps = step_count(validation_steps, "validation_steps", f"Model '{self.name}'.fit()")
+        if x is not None or y is not None:  # -d given but the script trains on its own data: say so
+            _config.check_dataset_used("fit()", "arrays" if isinstance(x, np.ndarray) else
+                                       f"its own data ({type(x).__name__})")
         x = bounded(x, steps_per_epoch, "fit()", int(_config.resolve("epochs", epochs, "-e/--epochs")))
         validation_data = bounded(validation_data, validation_steps, "fit(validation_data=...)")
         validation_data = keep_first_batches(validation_data, validation_steps)  # a generator, as Keras 3 reads it
