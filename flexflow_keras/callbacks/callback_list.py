@@ -91,9 +91,10 @@ class CallbackList(Callback):
         if self.params:
             callback.set_params(self.params)
 
-    def append_flexflow_logger(self, print_freq: int, batch_size: int | None = None) -> FlexFlowLogger:
-        """Add FlexFlow's print-frequency / throughput logger (see callbacks/progress.py)."""
-        logger = FlexFlowLogger(print_freq, batch_size)
+    def append_flexflow_logger(self, print_freq: int, batch_size: int | None = None,
+                               lines: bool | None = None) -> FlexFlowLogger:
+        """Add FlexFlow's print-frequency / throughput logger (see callbacks/progress.py; `lines` as there)."""
+        logger = FlexFlowLogger(print_freq, batch_size, lines=lines)
         self.append(logger)
         return logger
 

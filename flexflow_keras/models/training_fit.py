@@ -59,7 +59,8 @@ class FitLoop:
         if x is not None or y is not None:  # -d given but the script trains on its own data: say so
             _config.check_dataset_used("fit()", "arrays" if isinstance(x, np.ndarray) else
                                        f"its own data ({type(x).__name__})")
-        x = bounded(x, steps_per_epoch, "fit()", int(_config.resolve("epochs", epochs, "-e/--epochs")))
+        epochs = int(_config.resolve("epochs", epochs, "-e/--epochs"))  # logs an override once
+        x = bounded(x, steps_per_epoch, "fit()", epochs)
         validation_data = bounded(validation_data, validation_steps, "fit(validation_data=...)")
         validation_data = keep_first_batches(validation_data, validation_steps)  # a generator, as Keras 3 reads it
         x, validation_data = host_prefix.wrap_data(self, x), host_prefix.wrap_validation(self, validation_data)
@@ -71,7 +72,6 @@ class FitLoop:
         _overlap.clear_device_failures()  # what a run stopped by something else left on a GPU
         script_batch = batch_size
         batch_size = int(_config.resolve("batch_size", batch_size, "-b/--batch-size"))
-        epochs = int(_config.resolve("epochs", epochs, "-e/--epochs"))
         cfg_seed = _config.get().seed  # --seed fixes the epochs' sample order (and dropout) on its own
         # the framework's generator (keras.utils.set_random_seed seeds it), never NumPy's global state: a script's
         # own np.random draws after fit() are those it gets under Keras/TensorFlow. Drawn before -d's data is
@@ -175,8 +175,13 @@ class FitLoop:
                                          verbose=verbose, epochs=epochs, steps=steps, samples=n,
                                          batch_size=batch_size,
                                          data=provenance.fit_note(not given and not _config.get().dataset, xs, ys))
+        print_freq = _config.get().print_freq
         if verbose:
-            cbs.append_flexflow_logger(_config.get().print_freq, batch_size)
+            cbs.append_flexflow_logger(print_freq, batch_size)
+        elif print_freq and "print_freq" in _config.get().from_cli:  # the command line wins over verbose=0
+            log.info("-p/--print-freq %d on the command line overrides the script's verbose=0: a progress line "
+                     "every %d iterations", print_freq, print_freq)
+            cbs.append_flexflow_logger(print_freq, batch_size, lines=True)
         running = RunningMeans(self._loss_names, self._metric_objects, getattr(self, "run_eagerly", False),
                                owner=self, hook="train_step")
         pipelined = passive(cbs)
