@@ -88,6 +88,11 @@ def _source(cfg, code_strategy, engine) -> str:
     if cfg.import_strategy and cfg.only_data_parallel:
         raise ConfigError(f"--only-data-parallel and --import-strategy {cfg.import_strategy} ask for two "
                           f"different strategies; give one of them.")
+    if cfg.only_data_parallel and cfg.data_parallel_degree and {"only_data_parallel", "data_parallel_degree"} <= \
+            cfg.from_cli:  # the degree is fixed: nothing is left for --only-data-parallel to compare
+        raise ConfigError(f"--only-data-parallel measures the data-parallel degrees and trains the fastest, and "
+                          f"--data-parallel-degree {cfg.data_parallel_degree} fixes the degree, so "
+                          f"--only-data-parallel would have no effect; give one of them.")
     if cfg.data_parallel_degree and _elsewhere(cfg):
         raise ConfigError(f"--data-parallel-degree {cfg.data_parallel_degree} trains on this machine, and "
                           f"--machine-model-file / --search-num-* search for another one; give one of them.")
@@ -149,6 +154,9 @@ def choose(engine, code_strategy, sources, rows, seed: int) -> None:
                               f"it cannot train here. Add --search-only (with --export-strategy FILE) to stop "
                               f"after the search, or drop --machine-model-file / --search-num-*.")
         if not result.machine.present:  # searched for another machine: exported, never run here
+            if not result.rows:  # no comparison logged its configs (a cached result)
+                log.info("strategy for %s: %s\n%s", result.machine.describe(), result.strategy.source,
+                         result.strategy.describe(max_lines=LOG_LINES))
             if cfg.export_strategy:
                 distributed.on_rank0(_export, cfg.export_strategy, engine, result.strategy, result.machine.summary(),
                                      f"{result.strategy.source} on {result.machine.describe()}")
@@ -238,9 +246,11 @@ def run_search(engine, sources, rows, seed: int, dp_only: bool = False) -> Searc
             how = f"it trains with data parallelism, degree {d}"
             strategy = engine.data_parallel(d).with_source(f"data parallelism, degree {d} (a short fit: no search)")
             engine.provisional = True  # nothing measured: a later, longer fit chooses again (Engine.provisional)
+        now = ("--export-strategy FILE measures the degrees now (and writes the one chosen)" if dp_only else
+               "--search-budget N searches now")  # --search-budget is an error beside --only-data-parallel
         log.info("%s search skipped: measuring strategies would cost more than %d%% of %s%s, so %s. A longer "
-                 "fit searches (its result is cached for later runs); --search-budget N searches now.", what,
-                 round(MEASURE_SHARE * 100), loop or f"this fit's {planned} steps", each, how)
+                 "fit searches (its result is cached for later runs); %s.", what,
+                 round(MEASURE_SHARE * 100), loop or f"this fit's {planned} steps", each, how, now)
         return SearchResult(strategy, probe_s, [], Row(strategy.source, strategy, probe_s, 0, True), 0.0, 0,
                             machine, batch, ["search skipped: a short fit"])
     log.info("%s search for %s, batch %d (budget %d, alpha %g%s)", what, machine.describe(), batch,
