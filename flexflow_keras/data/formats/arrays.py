@@ -10,7 +10,7 @@ import zipfile
 
 import numpy as np
 
-from flexflow_keras.data.formats.base import DatasetFile, unusable
+from flexflow_keras.data.formats.base import DatasetFile, read_fix, unusable
 from flexflow_keras.data.sources import _npz_group as _group
 from flexflow_keras.errors import DataError
 
@@ -24,8 +24,8 @@ def npz_members(path: str) -> list[str]:
         with zipfile.ZipFile(path) as z:
             return [n.removesuffix(".npy") for n in z.namelist()]
     except (OSError, zipfile.BadZipFile) as e:
-        raise DataError(f"-d/--dataset {path}: cannot read it as an .npz (a zip of .npy arrays): {e}. Write it "
-                        f"with np.savez(path, x_train=..., y_train=...).") from None
+        raise DataError(f"-d/--dataset {path}: cannot read it as an .npz (a zip of .npy arrays): {e}. " + read_fix(
+            path, e, "Write it with np.savez(path, x_train=..., y_train=...).")) from None
 
 
 def npz_layout(keys: set[str]) -> tuple[list[str], list[str], list[str] | None, list[str] | None] | None:
@@ -66,7 +66,8 @@ def read_npz(path: str) -> DatasetFile:
     except ValueError as e:
         raise _refuse_objects(path, e) from None
     except (OSError, zipfile.BadZipFile, EOFError) as e:
-        raise DataError(f"-d/--dataset {path}: cannot read the .npz: {e}. Rewrite it with np.savez.") from None
+        raise DataError(f"-d/--dataset {path}: cannot read the .npz: {e}. "
+                        + read_fix(path, e, "Rewrite it with np.savez.")) from None
     test = (xt is not None)
     return DatasetFile(path, "npz " + "/".join(["x_train", "y_train"] if xk[0].startswith("x_train") else ["x", "y"])
                        + ("/x_test/y_test" if test else ""),
@@ -80,7 +81,8 @@ def _load_npy(path: str) -> np.ndarray:
     except ValueError as e:
         raise _refuse_objects(path, e) from None
     except (OSError, EOFError) as e:
-        raise DataError(f"-d/--dataset {path}: cannot read the .npy file: {e}. Rewrite it with np.save.") from None
+        raise DataError(f"-d/--dataset {path}: cannot read the .npy file: {e}. "
+                        + read_fix(path, e, "Rewrite it with np.save.")) from None
 
 
 def npy_pair_in(directory: str) -> tuple[str, str] | None:

@@ -32,6 +32,27 @@ def unusable(path: str, found: str, fix: str = "") -> NotADataset:
                      f"{ACCEPTED}. {fix}")
 
 
+def read_fix(path: str, e: BaseException, fix: str) -> str:
+    """The advice for a file that could not be read: `fix` (rewrite, copy again) unless the reason is that
+    this user may not read it, which no rewrite mends."""
+    if isinstance(e, PermissionError):
+        return f"This user may not read {path}: make it readable (chmod a+r {path}) or run as its owner."
+    return fix
+
+
+def check_readable(path: str, given: str) -> None:
+    """DataError for a -d path (`given` as typed) that exists but cannot be read as a dataset: a FIFO,
+    socket or device (reading would block or never end), or a file or folder this user may not read."""
+    if not os.path.isdir(path) and not os.path.isfile(path):
+        raise DataError(f"-d/--dataset {given}: exists but is neither a file nor a folder (a FIFO, socket or "
+                        f"device), which is not a dataset this reads. Point -d at a dataset file or folder.")
+    folder = os.path.isdir(path)
+    if not os.access(path, os.R_OK | (os.X_OK if folder else 0)):
+        mode = "a+rx" if folder else "a+r"
+        raise DataError(f"-d/--dataset {given}: this user may not read the {'folder' if folder else 'file'} "
+                        f"(permission denied). Make it readable (chmod {mode} {given}) or run as its owner.")
+
+
 def _plural(n: int, word: str) -> str:
     return f"{n} {word}" + ("" if n == 1 else "s")
 

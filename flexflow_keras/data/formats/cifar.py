@@ -13,7 +13,7 @@ import zlib
 
 import numpy as np
 
-from flexflow_keras.data.formats.base import DatasetFile
+from flexflow_keras.data.formats.base import DatasetFile, read_fix
 from flexflow_keras.errors import DataError
 
 CIFAR10_TRAIN = [f"data_batch_{i}" for i in range(1, 6)]
@@ -140,7 +140,8 @@ def read_cifar_tar(path: str) -> DatasetFile:
                     else:
                         meta = data
     except (OSError, tarfile.TarError, EOFError, zlib.error) as e:
-        raise DataError(f"-d/--dataset {path}: cannot read the archive: {e}. Copy it again.") from None
+        raise DataError(f"-d/--dataset {path}: cannot read the archive: {e}. "
+                        + read_fix(path, e, "Copy it again.")) from None
     missing = [n for n in wanted if n not in blobs]
     if missing:
         raise DataError(f"-d/--dataset {path}: the archive lacks the CIFAR batches {', '.join(missing)}. Copy "

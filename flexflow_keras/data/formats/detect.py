@@ -12,7 +12,7 @@ import os
 from dataclasses import dataclass
 
 from flexflow_keras.data.formats import arrays, cifar, idx, table
-from flexflow_keras.data.formats.base import DatasetFile, NotADataset, describe_path, unusable
+from flexflow_keras.data.formats.base import DatasetFile, NotADataset, check_readable, describe_path, unusable
 from flexflow_keras.data.images import is_image_folder
 from flexflow_keras.errors import DataError
 
@@ -109,11 +109,12 @@ _READERS = {
 
 
 def check_exists(path: str) -> str:
-    """`path` with ~ expanded; DataError when it does not exist."""
+    """`path` with ~ expanded; DataError when it does not exist or cannot be read (base.check_readable)."""
     full = os.path.expanduser(os.fspath(path))
     if not os.path.exists(full):
         raise DataError(f"-d/--dataset {path}: no such file or directory. Check the path, or drop -d to train on "
                         f"synthetic data.")
+    check_readable(full, os.fspath(path))
     return full
 
 

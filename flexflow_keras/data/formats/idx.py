@@ -15,7 +15,7 @@ import zlib
 
 import numpy as np
 
-from flexflow_keras.data.formats.base import DatasetFile
+from flexflow_keras.data.formats.base import DatasetFile, read_fix
 from flexflow_keras.errors import DataError
 
 NAME = re.compile(r"^(train|t10k)-(images|labels)[-.]idx(\d)-ubyte(\.gz)?$")
@@ -44,8 +44,8 @@ def read_idx(path: str) -> np.ndarray:
         with opener(path, "rb") as f:
             raw = f.read()
     except (OSError, EOFError, zlib.error) as e:
-        raise DataError(f"-d/--dataset: cannot read the IDX file {path}: {e}. The file is damaged or truncated; "
-                        f"copy it again.") from None
+        raise DataError(f"-d/--dataset: cannot read the IDX file {path}: {e}. " + read_fix(
+            path, e, "The file is damaged or truncated; copy it again.")) from None
     if len(raw) < 4 or raw[0] != 0 or raw[1] != 0 or raw[2] not in _TYPES:
         raise DataError(f"-d/--dataset: {path} is not an IDX file (it does not start with the IDX magic "
                         f"00 00 <type> <ndim>). Use the original MNIST files.")

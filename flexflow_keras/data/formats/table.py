@@ -14,7 +14,7 @@ import warnings
 
 import numpy as np
 
-from flexflow_keras.data.formats.base import DatasetFile
+from flexflow_keras.data.formats.base import DatasetFile, read_fix
 from flexflow_keras.errors import DataError
 
 LABEL_NAMES = ("label", "labels", "y", "target", "class")
@@ -51,8 +51,8 @@ def _rows(path: str, header_only: bool = False) -> list[list[str]]:
             rows = (r for r in csv.reader(f) if any(c.strip() for c in r))
             return [next(rows, [])] if header_only else list(rows)
     except (OSError, UnicodeDecodeError, csv.Error) as e:
-        raise DataError(f"-d/--dataset {path}: cannot read the CSV file: {e}. Save it as UTF-8 text with a "
-                        f"header row.") from None
+        raise DataError(f"-d/--dataset {path}: cannot read the CSV file: {e}. " + read_fix(
+            path, e, "Save it as UTF-8 text with a header row.")) from None
 
 
 def _fast(path: str, width: int) -> np.ndarray | None:
