@@ -40,6 +40,19 @@ from runtime.streams import gpu_pending
 READ, READ_WRITE, WRITE_ONLY = 0, 1, 2
 
 
+def _raise_advice(mem, needed: int) -> str:
+    """How to make room: a figure for the flag (a lower bound: what follows this allocation needs more), and
+    splitting over more devices only where each device has a memory of its own (a GPU's framebuffer; every
+    CPU processor shares the one system memory)."""
+    at_least = int(needed / MB) + 1
+    if mem.kind is MemKind.GPU_FB:
+        return (f"Raise {mem.flag} (to more than {at_least}; what is allocated after this needs more), or split "
+                f"the data over more GPUs.")
+    drop = f", or drop {mem.flag} to use the machine's memory" if mem.kind is MemKind.SYSTEM else ""
+    return (f"Raise {mem.flag} well above {at_least} (this is only the first allocation that did not fit: the "
+            f"allocations after it need more){drop}.")
+
+
 class MemoryPool:
     """Capacity accounting for one memory (released from workers too, hence the lock)."""
 
@@ -65,8 +78,7 @@ class MemoryPool:
             raise OutOfMemoryError(
                 f"Out of memory in {mem.name} ({mem.kind.value}, capacity {mem.capacity} bytes = "
                 f"{mem.capacity / MB:.1f} MB, set by {mem.flag}): region '{label}' needs {nbytes} bytes "
-                f"for {what}, but only {self.free} bytes are free. Raise {mem.flag} (e.g. {mem.flag} "
-                f"{int((self.used + nbytes) / MB) + 1}), or split the data over more processors.",
+                f"for {what}, but only {self.free} bytes are free. " + _raise_advice(mem, self.used + nbytes),
                 region=label, memory=mem.name, requested=nbytes, free=self.free, flag=mem.flag)
         with self.lock:
             self.used += nbytes
