@@ -17,10 +17,18 @@ batched datasets, its elements are their batches (only `unbatch` splits them int
 per component, as tf.data), for the time-series idiom ``ds.window(n + 1, shift=1, drop_remainder=True)
 .flat_map(lambda w: w.batch(n + 1))``; `flat_map` concatenates the datasets its function returns, `interleave` cycles through them as tf.data
 does (`cycle_length` open at once, `block_length` elements from each in turn).
+
+Made from an endless dataset (``repeat()`` without a count upstream), the element-by-element ones
+(`filter`, `enumerate`, `shard`, `window`, `flat_map`, `interleave`, `scan`, `rebatch`, `unique`,
+`concatenate`) are endless too: each is a generator over its input's elements (`_derived`), which reads an
+endless input as a stream (`_stream`: its first 64, 128, ... elements, the same for every count) and makes
+as many elements as a later ``take``, a fit's ``steps_per_epoch`` or a loop that breaks reads, as tf.data
+streams them. `ignore_errors` of an endless dataset is an error that says so.
 """
 
 from __future__ import annotations
 
+import itertools
 import os
 
 import numpy as np
@@ -32,6 +40,10 @@ from flexflow_keras.utils import tree
 
 def _elements(dataset, rows: bool = False) -> list:
     """The elements of one pass of a dataset (a batched one's are its batches; with `rows`, their rows)."""
+    if _is_endless(dataset):  # its pass never ends: the callers that can stream it do (_derived)
+        raise DataError(f"{dataset!r} repeats without end (repeat() without a count), and this step needs all "
+                        f"of its elements; add .take(n) or give repeat() a count before it, or move repeat() "
+                        f"after it.")
     batched = rows and _is_batched(dataset)
     out = []
     for item in dataset:
@@ -67,6 +79,26 @@ def _first_elements(dataset, count: int, pass_index: int) -> list:
     block = head._raw_rows(np.asarray(groups, dtype=np.int64))
     flat = tree.flatten(block)
     return [tree.pack_as(block, [a[i] for a in flat]) for i in range(len(groups))]
+
+
+def _stream(dataset, pass_index: int):
+    """The elements of an endless dataset's pass `pass_index`, without end: its first 64, 128, 256, ...
+    elements (the same for every count), each read on from where the last one stopped."""
+    done, count = 0, 64
+    while True:
+        got = _first_elements(dataset, count, pass_index)
+        yield from got[done:]
+        done, count = len(got), count * 2
+
+
+def _derived(dataset, gen, what: str, of_batches: bool = False, cls=None) -> DerivedDataset:
+    """A dataset of the elements `gen(elements)` makes from an iterator over `dataset`'s: of a pass's list,
+    or, for an endless `dataset`, of its stream, as many as are read (endless itself)."""
+    cls = cls or DerivedDataset
+    if _is_endless(dataset):
+        return cls(lambda k, count: list(itertools.islice(gen(_stream(dataset, k)), count)), what, of_batches,
+                   endless_unit=1)
+    return cls(lambda _k: list(gen(iter(_elements(dataset)))), what, of_batches)
 
 
 class DerivedDataset(SliceDataset):
@@ -247,13 +279,18 @@ class WindowDataset(DerivedDataset):
 
 # --- the methods SliceDataset gains ------------------------------------------------------------------------
 def concatenate(a, b) -> DerivedDataset:
+    if _is_endless(a):  # b's elements never come, as in tf.data
+        return _derived(a, lambda items: items, "concatenate(...)", _is_batched(a))
+    if _is_endless(b):
+        return DerivedDataset(lambda k, count: list(itertools.islice(itertools.chain(_elements(a), _stream(b, k)), count)),
+                              "concatenate(...)", _is_batched(a), endless_unit=1)
     return DerivedDataset(lambda _k: _elements(a) + _elements(b), "concatenate(...)", _is_batched(a))
 
 
 def filter_(dataset, predicate) -> DerivedDataset:
-    def make(_k):
-        return [item for item in _elements(dataset) if bool(np.asarray(_call(predicate, item)))]
-    return DerivedDataset(make, "filter(...)", _is_batched(dataset))
+    def gen(items):
+        return (item for item in items if bool(np.asarray(_call(predicate, item))))
+    return _derived(dataset, gen, "filter(...)", _is_batched(dataset))
 
 
 def batches_as_elements(dataset) -> DerivedDataset:
@@ -288,16 +325,17 @@ def _rows(item) -> list:
 def enumerate_(dataset, start=0) -> DerivedDataset:
     from flexflow_keras.ops.eager_tensor import eager
 
-    return DerivedDataset(lambda _k: [(eager(np.int64(start + i)), item) for i, item in enumerate(_elements(dataset))],
-                          "enumerate()", _is_batched(dataset))
+    def gen(items):
+        return ((eager(np.int64(start + i)), item) for i, item in enumerate(items))
+    return _derived(dataset, gen, "enumerate()", _is_batched(dataset))
 
 
 def shard(dataset, num_shards, index) -> DerivedDataset:
     num_shards, index = int(num_shards), int(index)
     if not 0 <= index < num_shards:
         raise DataError(f"Dataset.shard(num_shards={num_shards}, index={index}): index must be in [0, num_shards).")
-    return DerivedDataset(lambda _k: _elements(dataset)[index::num_shards], f"shard({num_shards}, {index})",
-                          _is_batched(dataset))
+    return _derived(dataset, lambda items: itertools.islice(items, index, None, num_shards),
+                    f"shard({num_shards}, {index})", _is_batched(dataset))
 
 
 def window(dataset, size, shift=None, stride=1, drop_remainder=False) -> WindowDataset:
@@ -311,16 +349,32 @@ def window(dataset, size, shift=None, stride=1, drop_remainder=False) -> WindowD
     size, shift, stride = (int(v) for v in values.values())
     span = (size - 1) * stride + 1
 
-    def make(_k):
-        items = _elements(dataset)
-        out = []
-        for start in range(0, len(items), shift):
-            picks = items[start:start + span:stride]
+    def gen(items):
+        ahead: list = []  # the elements from the next window's start on
+        ended = False
+        while True:
+            while not ended and len(ahead) < span:
+                item = next(items, _END)
+                if item is _END:
+                    ended = True
+                else:
+                    ahead.append(item)
+            if not ahead:
+                return
+            picks = ahead[:span:stride]
             if drop_remainder and len(picks) < size:
-                break  # every later window is shorter still
-            out.append(_window_of(picks))
-        return out
-    return WindowDataset(make, f"window({size}, shift={shift}, stride={stride})")
+                return  # every later window is shorter still
+            yield _window_of(picks)
+            if ended and len(ahead) <= shift:
+                return
+            while len(ahead) < shift and not ended:  # a shift beyond the window skips elements
+                item = next(items, _END)
+                if item is _END:
+                    ended = True
+                else:
+                    ahead.append(item)
+            ahead = ahead[shift:]
+    return _derived(dataset, gen, f"window({size}, shift={shift}, stride={stride})", cls=WindowDataset)
 
 
 def _window_of(picks: list):
@@ -342,12 +396,10 @@ def _column(values: list) -> np.ndarray:
 
 def flat_map(dataset, map_func) -> DerivedDataset:
     """`Dataset.flat_map(fn)`: the elements of the datasets `fn` returns for each element, one after another."""
-    def make(_k):
-        out = []
-        for item in _elements(dataset):
-            out += _elements(_produced("flat_map", map_func, item))
-        return out
-    return DerivedDataset(make, "flat_map(...)")
+    def gen(items):
+        for item in items:
+            yield from _elements(_produced("flat_map", map_func, item))
+    return _derived(dataset, gen, "flat_map(...)")
 
 
 def _produced(method: str, map_func, item) -> SliceDataset:
@@ -390,8 +442,7 @@ def interleave(dataset, map_func, cycle_length=None, block_length=1, num_paralle
     cycle = _cycle_length(cycle_length, num_parallel_calls)
     block = _positive("interleave", "block_length", block_length)
 
-    def make(_k):
-        inputs, out = iter(_elements(dataset)), []
+    def gen(inputs):
         slots: list[list | None] = [None] * cycle
         index = in_block = opened = 0
         ended = False
@@ -406,7 +457,7 @@ def interleave(dataset, map_func, cycle_length=None, block_length=1, num_paralle
                     opened += 1
                 continue
             if slot:  # its next element; the block ends after block_length of them
-                out.append(slot.pop())
+                yield slot.pop()
                 in_block += 1
                 if in_block < block:
                     continue
@@ -414,25 +465,23 @@ def interleave(dataset, map_func, cycle_length=None, block_length=1, num_paralle
                 slots[index] = None
                 opened -= 1
             index, in_block = (index + 1) % cycle, 0
-        return out
-    return DerivedDataset(make, f"interleave(cycle_length={cycle}, block_length={block})")
+    return _derived(dataset, gen, f"interleave(cycle_length={cycle}, block_length={block})")
 
 
 def scan(dataset, initial_state, scan_func) -> DerivedDataset:
     """`Dataset.scan`: ``scan_func(state, element)`` returns ``(new_state, output)``; the outputs are the elements."""
     from flexflow_keras.data.slices import _tensors
 
-    def make(_k):
-        state, out = _tensors(initial_state), []
-        for item in _elements(dataset):
+    def gen(items):
+        state = _tensors(initial_state)
+        for item in items:
             result = scan_func(state, item)
             if not isinstance(result, (tuple, list)) or len(result) != 2:
                 raise DataError(f"Dataset.scan: scan_func must return a pair (new_state, output_element), received "
                                 f"{type(result).__name__} {result!r:.60}; return `state, output`.")
-            state, output = _tensors(result[0]), result[1]
-            out.append(output)
-        return out
-    return DerivedDataset(make, "scan(...)", _is_batched(dataset))
+            state = _tensors(result[0])
+            yield result[1]
+    return _derived(dataset, gen, "scan(...)", _is_batched(dataset))
 
 
 def rebatch(dataset, batch_size, drop_remainder=False) -> DerivedDataset:
@@ -442,30 +491,29 @@ def rebatch(dataset, batch_size, drop_remainder=False) -> DerivedDataset:
     if not sizes:
         raise DataError("Dataset.rebatch received an empty list of batch sizes; give one size or a list of them.")
 
-    def make(_k):
-        rows = []
-        for item in _elements(dataset):
+    def gen(items):
+        rows: list = []
+        k = 0
+        for item in items:
             flat = [np.asarray(a) for a in tree.flatten(item)]
             if any(a.ndim == 0 for a in flat):
                 raise DataError("Dataset.rebatch needs elements with a batch dimension, received scalar elements; "
                                 "batch the dataset first (.batch(n).rebatch(m)), or use .batch(m).")
             rows += [tree.pack_as(item, [a[i] for a in flat]) for i in range(len(flat[0]))]
-        out, start, k = [], 0, 0
-        while start < len(rows):
-            size = sizes[k % len(sizes)]
-            if drop_remainder and start + size > len(rows):
-                break
-            out.append(stack_elements(rows[start:start + size], None))
-            start, k = start + size, k + 1
-        return out
-    return DerivedDataset(make, f"rebatch({batch_size})", of_batches=True)
+            while len(rows) >= sizes[k % len(sizes)]:
+                size = sizes[k % len(sizes)]
+                yield stack_elements(rows[:size], None)
+                rows, k = rows[size:], k + 1
+        if rows and not drop_remainder:
+            yield stack_elements(rows, None)
+    return _derived(dataset, gen, f"rebatch({batch_size})", of_batches=True)
 
 
 def unique(dataset) -> DerivedDataset:
     """`Dataset.unique()`: each distinct element once, in the order first seen (one int or string component)."""
-    def make(_k):
-        seen, out = set(), []
-        for item in _elements(dataset):
+    def gen(items):
+        seen = set()
+        for item in items:
             if isinstance(item, (tuple, dict)):
                 raise DataError("Dataset.unique() supports elements of one component (an int or string tensor), "
                                 "received a tuple or dict element; map it to the one component first.")
@@ -476,9 +524,8 @@ def unique(dataset) -> DerivedDataset:
             key = (a.shape, tuple(a.reshape(-1).tolist()))
             if key not in seen:
                 seen.add(key)
-                out.append(item)
-        return out
-    return DerivedDataset(make, "unique()", _is_batched(dataset))
+                yield item
+    return _derived(dataset, gen, "unique()", _is_batched(dataset))
 
 
 def ignore_errors(dataset, log_warning=False) -> DerivedDataset:
@@ -486,6 +533,10 @@ def ignore_errors(dataset, log_warning=False) -> DerivedDataset:
     error) are dropped, the others kept in order. Errors in making the whole pass (a filter, a flat_map) are
     not per element and still raise."""
     import logging
+
+    if _is_endless(dataset):
+        raise DataError("Dataset.ignore_errors() of a dataset that repeats without end (repeat() without a count "
+                        "before it) is not supported here; call ignore_errors() before repeat().")
 
     def make(_k):
         out = []

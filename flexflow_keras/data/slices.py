@@ -410,7 +410,9 @@ class SliceDataset(PyDataset):
             reps, plan = 1, self._plan_with(1)
             while True:
                 more = self._plan_with(reps * 2)
-                if _planned(more) == _planned(plan):  # more data gives no more: a take() ends it
+                # more data gives no more (a take() ends it), and the same: a shuffle after the repeat has its
+                # buffer's last elements still to settle (as the direct iteration reads them, _endless_items)
+                if _planned(more) == _planned(plan) and _agreed(plan[0], more[0]) == len(plan[0]):
                     break
                 reps, plan = reps * 2, more
                 if reps * n > 50_000_000:
@@ -547,22 +549,24 @@ class SliceDataset(PyDataset):
             self._pass += 1
 
     def _endless_items(self):
-        """The items of an endless dataset, without end: the plans with each endless repeat making 1, 2, 4, ...
-        passes, each read on from where the last one stopped. A plan of more passes begins with the plan of
-        fewer (each repetition's order is fixed by its number), except its last batch, which more passes may
-        fill, so that one waits for the next plan. A shuffle after the endless repeat mixes across passes
-        (and an endless base grows as a whole), so those orders cannot be extended: still the error."""
-        first = self._endless_start()
-        if self._endless_base() or any(s[0] == "shuffle" for s in self._stages[first:]):
-            raise DataError(_ENDLESS + " (Iterating it directly works when no shuffle follows the repeat().)")
+        """The items of an endless dataset, without end: the plans with each endless repeat (or endless base)
+        making 1, 2, 4, ... passes, each read on from where the last one stopped, as far as it agrees with the
+        plan of twice as many passes. A plan of more passes begins with the plan of fewer (each repetition's
+        order is fixed by its number, an endless base's first elements stay as it grows), except near its
+        end: its last batch, which more passes may fill, and a shuffle buffer's last elements after the
+        repeat, which more passes mix with later ones; those wait for the next plan."""
         reps, done = 1, 0
+        plan = self._plan_with(1)
+        n = max(self._count_for(1), 1)
         while True:
-            plan = self._plan_with(reps)
-            ready = len(plan[0]) - (1 if plan[3] else 0)
-            for i in range(done, ready):
-                yield self._read(plan, i)
-            done = max(done, ready)
-            reps *= 2
+            more = self._plan_with(reps * 2)
+            agreed = _agreed(plan[0], more[0])
+            for i in range(done, agreed):
+                yield self._read(more, i)
+            done = max(done, agreed)
+            plan, reps = more, reps * 2
+            if reps * n > 50_000_000:  # nothing settles: a shuffle of the whole endless stream
+                raise DataError(_ENDLESS)
 
     def as_numpy_iterator(self):
         from flexflow_keras.data.numpy_iterator import NumpyIterator
@@ -572,6 +576,18 @@ class SliceDataset(PyDataset):
     def __repr__(self) -> str:
         stages = "".join(f".{s[0]}()" for s in self._stages)
         return f"<SliceDataset from_tensor_slices(...){stages}: {len(self)} items>"
+
+
+def _agreed(a, b) -> int:
+    """How many leading groups (element indices, or index arrays once batched) two plans share."""
+    if len(a) and not isinstance(a, list) and not isinstance(b, list):
+        n = min(len(a), len(b))
+        differ = np.flatnonzero(np.asarray(a[:n]) != np.asarray(b[:n]))
+        return int(differ[0]) if len(differ) else n
+    for i, (x, y) in enumerate(zip(a, b, strict=False)):
+        if not np.array_equal(x, y):
+            return i
+    return min(len(a), len(b))
 
 
 def _planned(plan) -> int:
