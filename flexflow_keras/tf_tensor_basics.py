@@ -87,15 +87,72 @@ def _where(condition, x=None, y=None, name=None):
     return ops.where(condition, x, y)
 
 
-def _one_hot(indices, depth, on_value=None, off_value=None, axis=None, dtype=None, name=None):
-    """`tf.one_hot`: `keras.ops.one_hot` with TensorFlow's on/off values (1 and 0 by default)."""
-    from flexflow_keras import ops
+def _one_hot_value(value, role: str, want):
+    """(array, dtype name) of an on/off value as TensorFlow converts it with `want` as its dtype hint: a
+    tensor keeps its dtype; a NumPy number takes a number hint (cast, as TensorFlow: 0.5 -> 0 for int32), a
+    Python one when it fits (an int any number dtype, a float a float one), else its own (Python ints int32,
+    floats float32); a bool is bool and a string a string."""
+    from flexflow_keras.tf_constants import _converted_dtype, _tensor_dtype
 
-    out = ops.one_hot(indices, int(depth), axis=-1 if axis is None else int(axis), dtype=dtype or "float32")
-    if on_value is None and off_value is None:
-        return out
-    on, off = (1.0 if on_value is None else float(on_value)), (0.0 if off_value is None else float(off_value))
-    return ops.add(ops.multiply(out, on - off), off)
+    own = _tensor_dtype(value)
+    a = np.asarray(value)
+    if a.ndim != 0:
+        raise ValueError(f"tf.one_hot: {role} must be a scalar, received shape {a.shape}.")
+    if own is not None:  # a tensor keeps its dtype
+        return a, ("string" if own.kind in "USO" else str(own))
+    if a.dtype.kind in "USO":
+        return a.astype(str), "string"
+    if a.dtype.kind == "b":
+        return a, "bool"
+    numpy = isinstance(value, np.ndarray | np.generic)  # TensorFlow casts these to the hint (0.5 -> 0)
+    if want not in (None, "string", "bool") and (numpy or np.dtype(want).kind == "f" or a.dtype.kind in "iu"):
+        return a.astype(want), want
+    return a, str(_converted_dtype(value))
+
+
+def _one_hot(indices, depth, on_value=None, off_value=None, axis=None, dtype=None, name=None):
+    """`tf.one_hot` with TensorFlow's dtype rules: the result's dtype is `dtype`, else on_value's (or
+    off_value's) as TensorFlow converts it (a Python int int32, a float float32, True bool, a string a
+    string tensor), else float32; on and off default to 1 and 0 of that dtype, and a given dtype that does
+    not match a given value's is TensorFlow's TypeError. Indices outside [0, depth) give rows of off_value."""
+    from flexflow_keras import ops
+    from flexflow_keras.ops.eager_tensor import eager
+    from flexflow_keras.ops.graph import KerasTensor
+
+    want = None if dtype is None else str(getattr(dtype, "name", dtype))
+    want = want if want in (None, "string") else str(np.dtype(want))
+    on = None if on_value is None else _one_hot_value(on_value, "on_value", want)
+    off = None if off_value is None else _one_hot_value(off_value, "off_value", want)
+    for value, role in ((on, "on_value"), (off, "off_value")):
+        if value is not None and want is not None and value[1] != want:
+            raise TypeError(f"tf.one_hot: dtype {value[1]} of {role} does not match dtype parameter {want}; pass "
+                            f"dtype={value[1]!r} or a {role} of dtype {want}.")
+    dtype = want or (on or off or (None, "float32"))[1]
+    if on is not None and off is not None and on[1] != off[1]:
+        raise TypeError(f"tf.one_hot: dtype {on[1]} of on_value does not match dtype {off[1]} of off_value; give "
+                        f"both the same dtype.")
+    if dtype in ("string", "bool") and (on is None or off is None):
+        missing = "on_value" if on is None else "off_value"
+        raise TypeError(f"tf.one_hot: a {dtype} one-hot needs {missing} too (TensorFlow cannot convert its default "
+                        f"{'1' if on is None else '0'} to {dtype}); pass on_value and off_value.")
+    on_v = on[0] if on is not None else np.asarray(1, dtype)
+    off_v = off[0] if off is not None else np.asarray(0, dtype)
+    axis = -1 if axis is None else int(axis)
+    if isinstance(indices, KerasTensor):
+        if dtype == "string":
+            raise TypeError("tf.one_hot: a string one-hot of symbolic indices is not supported here; one-hot "
+                            "encode numbers and map them to strings afterwards.")
+        out = ops.one_hot(indices, int(depth), axis=axis, dtype="float32")
+        if on is None and off is None and dtype != "bool":
+            return ops.cast(out, dtype)
+        out = ops.add(ops.multiply(out, float(on_v) - float(off_v)), float(off_v))
+        return ops.cast(out, dtype)
+    ids = np.asarray(indices).astype(np.int64)
+    mask = ids[..., None] == np.arange(int(depth))  # out-of-range ids match no column
+    if axis != -1:
+        mask = np.moveaxis(mask, -1, axis)
+    out = np.where(mask, on_v, off_v)
+    return eager(out if dtype == "string" else out.astype(dtype))
 
 
 def _split(value, num_or_size_splits, axis=0, num=None, name=None):
