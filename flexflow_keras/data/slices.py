@@ -30,10 +30,11 @@ gives, so `fit`, `evaluate` and `predict` load it as any PyDataset (and `for x, 
 - ``repeat(n)`` passes over the data n times; ``repeat()`` as many times as a later ``take(k)`` needs
   (custom loops write ``ds.repeat().shuffle(..).batch(..)`` then ``ds.take(steps)``); without such a
   take it is an error when read, which says to drop it for fit (fit passes once per epoch by itself), except
-  for Python iteration (``next(iter(ds))``, a loop that breaks), which goes on without end as tf.data's,
-  when no shuffle follows the repeat.
+  for Python iteration (``next(iter(ds))``, a loop that breaks), which goes on without end as tf.data's
+  (a shuffle after the repeat is a shuffle buffer over the repetitions).
   A dataset made from endless ones (``Dataset.sample_from_datasets([pos.repeat(), neg.repeat()])``, the
-  oversampling idiom) is endless in the same way: its base grows as a later ``take`` needs.
+  oversampling idiom, or ``ds.repeat().filter(f)``) is endless in the same way: its base grows as a later
+  ``take`` or the iteration needs (data/derived.py streams its input).
 Elements and batches answer ``.numpy()`` (`EagerTensor`).
 """
 
