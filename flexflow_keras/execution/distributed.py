@@ -57,7 +57,7 @@ def start() -> None:
     seed = w.bcast(int(np.random.SeedSequence().entropy % (2**32)) if w.rank == 0 else None)
     np.random.seed(seed)
     random.seed(seed)
-    _rng.set_framework_seed(seed)  # fit's shuffle seeds and the layers' seeds come from it: equal on every rank
+    _rng.set_framework_seed(seed, by_script=False)  # fit's shuffles and the layers' seeds: equal on every rank
     if w.rank != 0:
         sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - for the life of the process
         log.setLevel(logging.WARNING)

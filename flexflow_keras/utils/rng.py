@@ -8,11 +8,16 @@ eagerly draw other numbers than its siblings, which inherited the same state.
 
 from __future__ import annotations
 
+import logging
 import random
 
 import numpy as np
 
+log = logging.getLogger("flexflow_keras")
+
 _generator = np.random.default_rng()
+_seeded_by_script = False  # set_random_seed / tf.random.set_seed: the script's own seed decides
+_flag_applied = False  # --seed (config.seed) considered, once, before the first draw
 
 
 def set_random_seed(seed: int) -> None:
@@ -25,32 +30,59 @@ def set_random_seed(seed: int) -> None:
         >>> from flexflow_keras import utils
         >>> utils.set_random_seed(1337)
     """
-    global _generator
+    global _generator, _seeded_by_script
     if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
         raise ValueError(f"set_random_seed expects a non-negative integer seed, received seed={seed!r} "
                          f"(of type {type(seed).__name__}).")
     seed = int(seed)
+    _seeded_by_script = True
     random.seed(seed)
     np.random.seed(seed % (2 ** 32))
     _generator = np.random.default_rng(seed)
 
 
-def set_framework_seed(seed: int | None) -> None:
+def set_framework_seed(seed: int | None, by_script: bool = True) -> None:
     """Seed only flexflow_keras' own generator (initializers, dropout, shuffles), leaving Python's and
-    NumPy's global states; None: a fresh unseeded generator."""
-    global _generator
+    NumPy's global states; None: a fresh unseeded generator. `by_script=False`: a seed of the framework's
+    own (the MPI ranks' shared one), which --seed still replaces."""
+    global _generator, _seeded_by_script
     if seed is not None and (isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0):
         raise ValueError(f"set_framework_seed expects a non-negative integer or None, received {seed!r}.")
     _generator = np.random.default_rng(None if seed is None else int(seed))
+    _seeded_by_script = _seeded_by_script or by_script
+
+
+def _apply_seed_flag() -> None:
+    """Before the first draw: `--seed N` (FF_SEED, config.set(seed=)) seeds the generator, so the initial
+    weights repeat too, unless the script seeded it itself (keras.utils.set_random_seed, tf.random.set_seed),
+    whose seed then decides them (the log says so)."""
+    global _generator, _flag_applied
+    _flag_applied = True
+    from flexflow_keras import config
+
+    seed = config.get().seed
+    if seed is None:
+        return
+    if _seeded_by_script:
+        log.info("--seed %d: the script seeds the framework's generator itself (keras.utils.set_random_seed or "
+                 "tf.random.set_seed), so its seed decides the initial weights; --seed fixes the data order, "
+                 "dropout, synthetic data and the search", seed)
+        return
+    _generator = np.random.default_rng(int(seed))
+    log.info("--seed %d seeds the initial weights, dropout and the data order", seed)
 
 
 def generator() -> np.random.Generator:
-    """The shared generator (re-created by `set_random_seed`)."""
+    """The shared generator (re-created by `set_random_seed`; seeded by --seed before its first use)."""
+    if not _flag_applied:
+        _apply_seed_flag()
     return _generator
 
 
 def make_seed() -> int:
     """A fresh 31-bit seed drawn from the shared generator (for layers given no seed)."""
+    if not _flag_applied:
+        _apply_seed_flag()
     return int(_generator.integers(0, 2 ** 31 - 1))
 
 
