@@ -29,6 +29,14 @@ class DTypePolicy:
         self.name = _check(name)
         self.compute_dtype = self.variable_dtype = "float32"
 
+    @classmethod
+    def of_dtype(cls, dtype: str) -> DTypePolicy:
+        """The policy of a layer whose dtype is `dtype` (a float64 layer's is "float64", as in Keras 3);
+        only for reading a layer's `dtype_policy`, so not checked."""
+        policy = object.__new__(cls)
+        policy.name = policy.compute_dtype = policy.variable_dtype = str(dtype)
+        return policy
+
     def __repr__(self) -> str:
         return f'<DTypePolicy "{self.name}">'
 

@@ -199,6 +199,13 @@ class Layer(LayerWeights):
     variable_dtype = dtype
 
     @property
+    def dtype_policy(self):
+        """Keras 3's `DTypePolicy` of the layer: the one of its dtype (float32 unless it was given another)."""
+        from flexflow_keras.mixed_precision import DTypePolicy
+
+        return DTypePolicy.of_dtype(self._dtype)
+
+    @property
     def path(self) -> str:
         return self.name
 

@@ -80,6 +80,13 @@ class InputLayer(Layer):
     def batch_shape(self) -> tuple[int | None, ...]:
         return self._batch_shape
 
+    @property
+    def dtype_policy(self):
+        """The global policy (float32), as Keras 3's InputLayer: its `dtype` is the input's, not its policy's."""
+        from flexflow_keras.mixed_precision import global_policy
+
+        return global_policy()
+
     def call(self, inputs):
         return inputs
 
