@@ -246,7 +246,9 @@ def _validate(settings: dict[str, object], who: Callable[[str], str] = _flag_nam
     flag_checks.check_ranges(settings, who)
     path = settings.get("import_strategy")
     if path and not os.path.isfile(str(path)):
-        what = "is a folder" if os.path.isdir(str(path)) else "does not exist"
+        what = "is a folder" if os.path.isdir(str(path)) else (
+            "exists but is not a regular file (a FIFO, socket or device)" if os.path.exists(str(path)) else
+            "does not exist")
         raise ConfigError(f"--import-strategy {path}: the file {what}. Give a strategy JSON file written by "
                           f"--export-strategy.")
     out = settings.get("export_strategy")
@@ -258,7 +260,9 @@ def _validate(settings: dict[str, object], who: Callable[[str], str] = _flag_nam
                               f"beside it (FILE.svg); give a .json path, e.g. --export-strategy "
                               f"{out[:-4]}.json.")
         if os.path.isdir(out) or not os.path.isdir(folder):
-            what = "is a folder" if os.path.isdir(out) else f"is in a folder that does not exist ({folder})"
+            what = "is a folder" if os.path.isdir(out) else (
+                f"is under {folder}, which is not a folder" if os.path.exists(folder) else
+                f"is in a folder that does not exist ({folder})")
             raise ConfigError(f"--export-strategy {out}: the path {what}. Give a file path in an existing "
                               f"folder.")
     profile = settings.get("profile_path")

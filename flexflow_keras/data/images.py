@@ -342,11 +342,11 @@ def open_image_folder(path, input_specs) -> ImageFolderSource:
     path = os.fspath(path)
     image_size, channels = _input_geometry(path, input_specs)
     paths, labels, names = index_image_folder(path)
-    source = ImageFolderSource(paths, labels, names, image_size, channels, origin=f"dataset {path}")
+    source = ImageFolderSource(paths, labels, names, image_size, channels, origin=f"-d {path}")
     counts = np.bincount(labels, minlength=len(names))
     empty = [n for n, c in zip(names, counts, strict=True) if c == 0]
     if empty:
         log.warning("image folder %s: class folder(s) %s hold no images; their labels never occur", path,
                     _short(empty))
-    log.info("dataset: %s", source.describe())
+    log.info("%s", source.describe())
     return source

@@ -213,7 +213,9 @@ class MachineModel:
         who = f"--machine-model-file {path}"
         if not os.path.isfile(full):
             names = ", ".join(sorted(f[:-5] for f in os.listdir(MACHINES_DIR) if f.endswith(".json")))
-            raise ConfigError(f"{who}: no such file. Give a machine-model JSON file, or one of the shipped "
+            what = "is a folder" if os.path.isdir(full) else "exists but is not a regular file" if \
+                os.path.exists(full) else "no such file"
+            raise ConfigError(f"{who}: {what}. Give a machine-model JSON file, or one of the shipped "
                               f"models: {names}.")
         try:
             with open(full, encoding="utf-8") as f:
