@@ -404,6 +404,8 @@ def check_dataset_used(call: str, received: str) -> None:
     cfg = get()
     if not cfg.dataset or not cfg.given("dataset") or _dataset_read == cfg.dataset:
         return
+    if "dataset" in cfg.from_cli and {"-d", "--dataset"} & flag_checks.declared:
+        return  # the script's own argparse declares -d: the value is the script's (its data folder, ...)
     flag = f"-d/--dataset {cfg.dataset}" if "dataset" in cfg.from_cli else f"config.set(dataset={cfg.dataset!r})"
     raise ConfigError(f"{flag} is never read: {call} received {received} from the script, and nothing before it "
                       f"read -d (a keras.datasets loader such as mnist.load_data(), or fit()/evaluate() called "

@@ -66,3 +66,15 @@ def test_a_dataset_flag_read_by_a_loader_or_a_fit_without_data_is_used(tmp_path)
 def test_the_environment_default_is_not_an_error(tmp_path, monkeypatch):
     monkeypatch.setenv("FF_DATASET", str(_mnist_file(tmp_path)))
     _model().fit(*_arrays(), verbose=0)
+
+
+def test_a_dash_d_the_scripts_argparse_declares_is_the_scripts(tmp_path, monkeypatch):
+    import argparse
+
+    from flexflow_keras.utils import flag_checks
+
+    flag_checks.watch_argparse()
+    monkeypatch.setattr(flag_checks, "declared", set(flag_checks.declared))
+    argparse.ArgumentParser().add_argument("-d", "--data-dir")
+    monkeypatch.setattr(sys, "argv", ["train.py", "-d", str(tmp_path)])
+    _model().fit(*_arrays(), verbose=0)
