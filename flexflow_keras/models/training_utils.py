@@ -139,18 +139,21 @@ def step_count(value, name: str, who: str):
     """`steps_per_epoch` / `validation_steps` / `steps` as an int (None stays None). Keras 3 refuses a float;
     Keras 2 took one, its loop running while the step number was below it, that is ceil(value) steps, and
     scripts of its time pass ``len(train) / batch_size`` (the TensorFlow Developer certificate's C2 W4):
-    such a float is rounded up, with a warning. Anything else is a TypeError naming the argument."""
+    such a float is rounded up, with a warning. 0 is None, a whole pass: Keras 3's EpochIterator runs
+    ``steps or the data's batches`` (a notebook's ``validation_steps=int(0.25 * len(test_data))`` is 0 for a
+    test set of 3 batches or fewer, and tf.keras validates on all of it). Anything else is a TypeError naming
+    the argument."""
     if value is None:
         return None
     if isinstance(value, (int, np.integer)) and not isinstance(value, bool):
-        return int(value)
+        return int(value) or None
     if isinstance(value, (float, np.floating)) and np.isfinite(value):
         steps = math.ceil(value)
         if steps != value:
             log.warning("%s: %s=%r is not a whole number of batches; running %d (Keras 2 ran ceil(%s) "
                         "steps; Keras 3 raises a TypeError). Pass an int to silence this.", who, name, value,
                         steps, name)
-        return steps
+        return steps or None
     raise TypeError(f"{who} expects {name} to be an int (a number of batches) or None, received {value!r} "
                     f"of type {type(value).__name__}.")
 
