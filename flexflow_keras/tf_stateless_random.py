@@ -76,6 +76,13 @@ class _Stream:
         return self.blocks(range((n + 3) // 4))[:n]
 
 
+class _CounterStream(_Stream):
+    """The Philox stream of a stateful generator: its key and 128-bit counter as they are (no scrambling)."""
+
+    def __init__(self, key: tuple[int, int], counter: int):  # noqa: D107 - _Stream's fields, given
+        self.key, self.start = key, counter
+
+
 def philox_words(key: tuple[int, int], first: int, blocks: int) -> np.ndarray:
     """The 32-bit words of `blocks` Philox-4x32-10 blocks under `key` from the 128-bit counter `first` (4 words
     a block, in order): the stream of TensorFlow's stateful PhiloxRandom (tf_random_init.py's candidate
@@ -177,17 +184,21 @@ def stateless_uniform(shape, seed, minval=0, maxval=None, dtype="float32", name=
     [minval, maxval) (both needed), TensorFlow's values for the seed."""
     call = "tf.random.stateless_uniform"
     dtype, dims, key = _checked(call, shape, seed, dtype, _FLOATS + ("int32", "int64"), alg)
+    return eager(_uniform_values(call, _Stream(key), dims, dtype, minval, maxval))
+
+
+def _uniform_values(call: str, stream: _Stream, dims: tuple, dtype: str, minval, maxval) -> np.ndarray:
+    """TensorFlow's uniform draw of `dims` from `stream` (the stateless and the stateful kernels alike)."""
     n = int(np.prod(dims))
-    stream = _Stream(key)
     if dtype in ("int32", "int64"):
         if (minval is None) != (maxval is None):
             raise ValueError(f"For integer `dtype` argument {dtype}, argument `minval` and `maxval` must be both "
                              f"None or not None. Got `minval`={minval} and `maxval`={maxval}.")
         if minval is None:  # full range: the words themselves (int64: low word first), as TensorFlow's
             if dtype == "int32":
-                return eager(stream.words(n).astype(np.uint32).view(np.int32).reshape(dims))
+                return stream.words(n).astype(np.uint32).view(np.int32).reshape(dims)
             bits = stream.words(2 * n).astype(np.uint64)
-            return eager((bits[0::2] | (bits[1::2] << np.uint64(32))).view(np.int64).reshape(dims))
+            return (bits[0::2] | (bits[1::2] << np.uint64(32))).view(np.int64).reshape(dims)
         lo, hi = int(np.asarray(minval)), int(np.asarray(maxval))
         if lo >= hi:
             _invalid(f"{call}: Need minval < maxval, got {lo} >= {hi}")
@@ -198,7 +209,7 @@ def stateless_uniform(shape, seed, minval=0, maxval=None, dtype="float32", name=
             bits = stream.words(2 * n)
             wide = bits[0::2].astype(np.uint64) | (bits[1::2].astype(np.uint64) << np.uint64(32))
             values = lo + (wide % np.uint64(span)).astype(np.int64)
-        return eager(values.astype(dtype).reshape(dims))
+        return values.astype(dtype).reshape(dims)
     if dtype == "float64":
         bits = stream.words(2 * n)
         unit = _unit64(bits[0::2], bits[1::2])
@@ -206,17 +217,21 @@ def stateless_uniform(shape, seed, minval=0, maxval=None, dtype="float32", name=
         unit = (_unit16 if dtype == "float16" else _unit32)(stream.words(n))
     low = np.asarray(minval, dtype)
     high = np.asarray(1 if maxval is None else maxval, dtype)
-    return eager(np.asarray(unit.reshape(dims) * (high - low) + low, dtype))
+    return np.asarray(unit.reshape(dims) * (high - low) + low, dtype)
 
 
 def stateless_normal(shape, seed, mean=0.0, stddev=1.0, dtype="float32", name=None, alg="auto_select"):
     """`tf.random.stateless_normal`: ``mean + stddev * N(0, 1)``, TensorFlow's values for the seed."""
     call = "tf.random.stateless_normal"
     dtype, dims, key = _checked(call, shape, seed, dtype, _FLOATS, alg)
+    return eager(_normal_values(_Stream(key), dims, dtype, mean, stddev))
+
+
+def _normal_values(stream: _Stream, dims: tuple, dtype: str, mean, stddev) -> np.ndarray:
     n = int(np.prod(dims))
     double = dtype == "float64"
-    values = _normal_pairs(_Stream(key).words((2 if double else 1) * (n + n % 2)), double)[:n].astype(dtype)
-    return eager(np.asarray(values.reshape(dims) * np.asarray(stddev, dtype) + np.asarray(mean, dtype), dtype))
+    values = _normal_pairs(stream.words((2 if double else 1) * (n + n % 2)), double)[:n].astype(dtype)
+    return np.asarray(values.reshape(dims) * np.asarray(stddev, dtype) + np.asarray(mean, dtype), dtype)
 
 
 def stateless_truncated_normal(shape, seed, mean=0.0, stddev=1.0, dtype="float32", name=None, alg="auto_select"):
@@ -224,11 +239,15 @@ def stateless_truncated_normal(shape, seed, mean=0.0, stddev=1.0, dtype="float32
     `stddev` and shifted by `mean`, TensorFlow's values for the seed."""
     call = "tf.random.stateless_truncated_normal"
     dtype, dims, key = _checked(call, shape, seed, dtype, _FLOATS, alg)
+    return eager(_truncated_values(_Stream(key), dims, dtype, mean, stddev))
+
+
+def _truncated_values(stream: _Stream, dims: tuple, dtype: str, mean, stddev) -> np.ndarray:
     n = int(np.prod(dims))
     double = dtype == "float64"
     group = 2 if double else 4  # values per output group (TensorFlow's kResultElementCount)
     skip = group * _WORDS_PER_TRUNCATED_GROUP // 4  # blocks between the groups' regions
-    stream, values = _Stream(key), np.empty(-(-n // group) * group, np.float64 if double else np.float32)
+    values = np.empty(-(-n // group) * group, np.float64 if double else np.float32)
     for g in range(len(values) // group):
         blocks = 2
         while True:  # read more of the group's region until enough pairs fall inside the cutoff
@@ -239,7 +258,7 @@ def stateless_truncated_normal(shape, seed, mean=0.0, stddev=1.0, dtype="float32
             blocks *= 2
         values[g * group:(g + 1) * group] = kept[:group]
     out = values[:n].astype(dtype).reshape(dims)
-    return eager(np.asarray(out * np.asarray(stddev, dtype) + np.asarray(mean, dtype), dtype))
+    return np.asarray(out * np.asarray(stddev, dtype) + np.asarray(mean, dtype), dtype)
 
 
 def stateless_categorical(logits, num_samples, seed, dtype="int64", name=None):
@@ -296,9 +315,10 @@ def fold_in(seed, data, alg="auto_select"):
 
 class Generator:
     """`tf.random.Generator.from_seed(seed, alg='philox')`: TensorFlow's stateful Philox generator, its state
-    [counter low, counter high, key] as TensorFlow makes it from an integer seed, for `make_seeds` and int64
-    `uniform_full_int` (TensorFlow's values; each output advances the counter by 256 blocks, as TensorFlow's
-    kernel). Its other draws are refused by name."""
+    [counter low, counter high, key] as TensorFlow makes it from an integer seed. `normal`, `uniform`,
+    `truncated_normal`, `uniform_full_int` and `make_seeds` draw TensorFlow's values (its kernels read the
+    stream from the state's counter under its key, as the stateless ones read theirs, and advance the counter
+    by 256 blocks per output); its other methods are refused by name."""
 
     _SKIP_PER_OUTPUT = 256
 
@@ -316,16 +336,36 @@ class Generator:
         words = [self._counter & 0xFFFFFFFFFFFFFFFF, self._counter >> 64, self._key]
         return eager(np.array(words, dtype=np.uint64).view(np.int64))
 
+    def _stream(self, dims: tuple) -> _CounterStream:
+        """The stream of the next draw of `dims`; the state moves past it (256 blocks an output)."""
+        stream = _CounterStream((self._key & 0xFFFFFFFF, (self._key >> 32) & 0xFFFFFFFF), self._counter)
+        self._counter = (self._counter + self._SKIP_PER_OUTPUT * int(np.prod(dims))) % (1 << 128)
+        return stream
+
+    def normal(self, shape, mean=0.0, stddev=1.0, dtype="float32", name=None):
+        """``mean + stddev * N(0, 1)`` from the generator's stream."""
+        call = "tf.random.Generator.normal"
+        dtype, dims = _dtype(call, dtype, _FLOATS), _shape(call, shape)
+        return eager(_normal_values(self._stream(dims), dims, dtype, mean, stddev))
+
+    def truncated_normal(self, shape, mean=0.0, stddev=1.0, dtype="float32", name=None):
+        """Normals redrawn beyond two standard deviations, scaled and shifted, from the generator's stream."""
+        call = "tf.random.Generator.truncated_normal"
+        dtype, dims = _dtype(call, dtype, _FLOATS), _shape(call, shape)
+        return eager(_truncated_values(self._stream(dims), dims, dtype, mean, stddev))
+
+    def uniform(self, shape, minval=0, maxval=None, dtype="float32", name=None):
+        """Floats in [minval, maxval) (maxval 1 by default), or integers in [minval, maxval) (both given;
+        neither: full-range integers)."""
+        call = "tf.random.Generator.uniform"
+        dtype, dims = _dtype(call, dtype, _FLOATS + ("int32", "int64")), _shape(call, shape)
+        return eager(_uniform_values(call, self._stream(dims), dims, dtype, minval, maxval))
+
     def uniform_full_int(self, shape, dtype="int64", name=None):
         """Full-range integers from the generator's stream (int64: low word first)."""
         call = "tf.random.Generator.uniform_full_int"
-        dtype = _dtype(call, dtype, ("int64",))
-        dims = _shape(call, shape)
-        n = int(np.prod(dims))
-        key = (self._key & 0xFFFFFFFF, (self._key >> 32) & 0xFFFFFFFF)
-        bits = philox_words(key, self._counter, (2 * n + 3) // 4)[:2 * n].astype(np.uint64)
-        self._counter = (self._counter + self._SKIP_PER_OUTPUT * n) % (1 << 128)
-        return eager((bits[0::2] | (bits[1::2] << np.uint64(32))).view(np.int64).reshape(dims).astype(dtype))
+        dtype, dims = _dtype(call, dtype, ("int32", "int64")), _shape(call, shape)
+        return eager(_uniform_values(call, self._stream(dims), dims, dtype, None, None))
 
     def make_seeds(self, count=1):
         """`count` seeds for the stateless functions, shape [2, count]: full-range int64 keys over zeros."""
@@ -335,9 +375,9 @@ class Generator:
     def __getattr__(self, name: str):
         if name.startswith("_"):
             raise AttributeError(name)
-        refuse(f"tf.random.Generator.{name}", "only from_seed, state, make_seeds and int64 uniform_full_int are "
-               "mapped under the runner;", "draw with keras.random or the tf.random.stateless_* functions and a "
-               "seed from make_seeds().")
+        refuse(f"tf.random.Generator.{name}", "only from_seed, state, normal, uniform, truncated_normal, "
+               "uniform_full_int and make_seeds are mapped under the runner;", "draw with those, or with "
+               "keras.random or the tf.random.stateless_* functions and a seed from make_seeds().")
 
 
 CALLS = {"tf.random.split": split, "tf.random.Generator.from_seed": Generator.from_seed, "tf.random.fold_in": fold_in,

@@ -1,7 +1,9 @@
-"""`tf.random.Generator.from_seed(seed, alg='philox')` under `python -m flexflow_keras`: `make_seeds` and int64
-`uniform_full_int` give TensorFlow 2.21's values, call after call (its state advances as TensorFlow's), as
-TensorFlow's data augmentation tutorial draws a seed per image with ``rng.make_seeds(1)[:, 0]`` in a
-Dataset.map; it was refused as raw TensorFlow. The generator's other draws are refused by name."""
+"""`tf.random.Generator.from_seed(seed, alg='philox')` under `python -m flexflow_keras`: `make_seeds`,
+`uniform_full_int`, `normal`, `uniform` and `truncated_normal` give TensorFlow 2.21's values, call after call
+(its state advances as TensorFlow's), as TensorFlow's data augmentation tutorial draws a seed per image with
+``rng.make_seeds(1)[:, 0]`` in a Dataset.map, and ZTM's TensorFlow course notebook 00 draws
+``tf.random.Generator.from_seed(42).normal(shape=(3, 2))`` (refused by name before). Float32 normals agree
+to a few ulps (NumPy's sin, cos and log); the generator's other methods are refused by name."""
 
 import numpy as np
 import pytest
@@ -40,7 +42,40 @@ def test_seeds_feed_the_stateless_ops_as_tf():
     assert run(FFTF) == run(tf)
 
 
-def test_other_draws_are_refused_by_name():
+def _values(t, seed):
+    g = t.random.Generator.from_seed(seed)
+    return [np.asarray(v, np.float64) for v in (
+        g.normal(shape=(3, 2)), g.normal([5], mean=1.0, stddev=2.0), g.normal([3], dtype=t.float64),
+        g.uniform([7]), g.uniform([3], minval=-1.0, maxval=2.0, dtype=t.float64),
+        g.uniform([6], minval=3, maxval=17, dtype=t.int32), g.uniform([3], minval=-5, maxval=100, dtype=t.int64),
+        g.truncated_normal([6]), g.uniform_full_int([3], dtype=t.int32), g.uniform([2, 2], dtype=t.float16),
+        g.state)]
+
+
+@pytest.mark.parametrize("seed", [42, 11, 2**70 + 3])
+def test_generator_draws_as_tf(seed):
+    for got, want in zip(_values(FFTF, seed), _values(tf, seed), strict=True):
+        assert got.shape == want.shape
+        np.testing.assert_allclose(got, want, rtol=0, atol=2e-6)
+
+
+def test_notebook_normals_are_equal_for_one_seed_and_differ_for_another():
+    r1 = FFTF.random.Generator.from_seed(42).normal(shape=(3, 2))
+    r2 = FFTF.random.Generator.from_seed(42).normal(shape=(3, 2))
+    r4 = FFTF.random.Generator.from_seed(11).normal(shape=(3, 2))
+    assert np.asarray(r1 == r2).all() and not np.asarray(r1 == r4).any()
+    np.testing.assert_allclose(np.asarray(r1), tf.random.Generator.from_seed(42).normal(shape=(3, 2)).numpy(),
+                               atol=1e-6)
+
+
+def test_integer_uniform_needs_both_bounds_as_tf():
+    with pytest.raises(ValueError, match="minval"):
+        tf.random.Generator.from_seed(1).uniform([2], maxval=5, minval=None, dtype=tf.int32)
+    with pytest.raises(ValueError, match="minval"):
+        FFTF.random.Generator.from_seed(1).uniform([2], maxval=5, minval=None, dtype="int32")
+
+
+def test_other_methods_are_refused_by_name():
     g = FFTF.random.Generator.from_seed(1)
-    with pytest.raises(RawTensorFlowError, match="Generator.normal"):
-        g.normal([2])
+    with pytest.raises(RawTensorFlowError, match="Generator.binomial"):
+        g.binomial([2], counts=3.0, probs=0.5)
