@@ -8,6 +8,7 @@ log line, that a flag overrode the script's argument.
 
 from __future__ import annotations
 
+import atexit
 import dataclasses
 import logging
 import os
@@ -418,8 +419,49 @@ def remaining_argv() -> list[str]:
     return [sys.argv[0], *_cli()[1]] if sys.argv else []
 
 
+# command-line settings that only training reads, and what reads them (see note_used / _warn_unused)
+_FIT_SETTINGS = ("epochs", "batch_size", "print_freq")  # fit (resolve)
+_STRATEGY_SETTINGS = ("only_data_parallel", "data_parallel_degree", "search_budget", "search_alpha",
+                      "import_strategy", "export_strategy", "machine_model", "search_only", "search_num_nodes",
+                      "search_num_workers")  # the strategy choice of a compiled training step (execution/choice.py)
+_used: dict[str, None] = {}  # a set (this module's set() is config.set)
+
+
+def note_used(*names: str) -> None:
+    """Record that the settings `names` were read where they act (for the end-of-run check of flags that
+    never did)."""
+    _used.update(dict.fromkeys(names))
+
+
+def _warn_unused() -> None:
+    """At exit: training flags given on the command line that nothing read (a script that never trains, or
+    trains only in its own train_step) had no effect; say so rather than let the run look as asked."""
+    if _cli_cache is None:
+        return
+    from runtime import comm
+
+    w = comm.world()
+    if w is not None and w.rank != 0:
+        return
+    cli = _cli_cache[0]
+    unused = [n for n in (*_FIT_SETTINGS, *_STRATEGY_SETTINGS) if n in cli and n not in _used]
+    if not unused:
+        return
+    flags = ", ".join(f"{_NAMES[n]}" + ("" if _KINDS[n] == "bool" else f" {cli[n]}") for n in unused)
+    fit = [n for n in unused if n in _FIT_SETTINGS]
+    why = ("this script never called fit()" if fit else
+           "no training step chose a strategy (no fit() or train_on_batch() of a compiled step: a custom "
+           "train_step that computes its own gradients runs as written, on this process's CPU)")
+    log.warning("warning: %s given on the command line had no effect: %s. Drop %s.", flags, why,
+                "it" if len(unused) == 1 else "them")
+
+
+atexit.register(_warn_unused)
+
+
 def resolve(name: str, script_value, flag: str):
     """The value to use for `name` given the script's own argument: a CLI flag wins, and we log it."""
+    note_used(name, "print_freq") if name == "epochs" else note_used(name)  # a fit reads -p too
     cfg = get()
     value = getattr(cfg, name)
     if script_value is None:

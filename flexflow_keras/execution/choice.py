@@ -126,6 +126,7 @@ def choose(engine, code_strategy, sources, rows, seed: int) -> None:
     runs the node's strategy on its shard), one for another machine (--search-num-*, a machine file) the
     whole batch."""
     cfg = _config.get()
+    _config.note_used(*_config._STRATEGY_SETTINGS)  # read here (an unread one is warned about at exit)
     mine = None if _elsewhere(cfg) else distributed.shard_rows(rows)
     rows = rows if mine is None else mine
     if code_strategy is None and cfg.strategy is not None:
