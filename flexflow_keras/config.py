@@ -469,6 +469,9 @@ def resolve(name: str, script_value, flag: str):
     if name in cfg.from_cli and value != script_value:
         log.info("%s %s on the command line overrides the script's %s=%s", flag, value, name, script_value)
         return value
+    if name in cfg.from_code and name not in cfg.from_cli and value != script_value:  # never silently unused
+        log.info("the call's %s=%s is used, not config.set(%s=%s), which gives the default for calls without "
+                 "it (the command line's %s wins over both)", name, script_value, name, value, flag)
     return script_value
 
 

@@ -94,3 +94,13 @@ def test_a_profile_the_disk_refuses_at_exit_is_one_logged_error(monkeypatch, cap
     with caplog.at_level(logging.ERROR, logger="flexflow_keras"):
         context.shutdown_runtime()
     assert "-lg:prof could not write the profile to flexflow_profile.json (Permission denied)" in caplog.text
+
+
+def test_a_code_setting_the_call_overrides_is_logged(caplog):
+    config.set(epochs=5)
+    with caplog.at_level("INFO", logger="flexflow_keras"):
+        assert config.resolve("epochs", 2, "-e/--epochs") == 2
+        assert config.resolve("epochs", None, "-e/--epochs") == 5
+        assert config.resolve("batch_size", 32, "-b/--batch-size") == 32  # not set from code: nothing to say
+    assert caplog.text.count("the call's epochs=2 is used, not config.set(epochs=5)") == 1
+    assert "batch_size" not in caplog.text
