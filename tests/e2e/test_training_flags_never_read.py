@@ -44,3 +44,10 @@ def test_a_script_that_trains_reads_them(tmp_path):
     r = _run(tmp_path, TRAIN, "-e", "1", "-p", "5", "--export-strategy", str(out), "-ll:cpu", "2")
     assert r.returncode == 0, r.stderr[-2000:]
     assert "had no effect" not in r.stderr and out.exists()
+
+
+def test_a_run_that_ends_on_an_error_before_fit_prints_only_the_error(tmp_path):
+    code = "import flexflow_keras as keras\nkeras.datasets.mnist.load_data()\n"
+    r = _run(tmp_path, code, "-e", "3", "-d", str(tmp_path / "missing.npz"))
+    assert r.returncode == 1
+    assert "flexflow_keras: error:" in r.stderr and "had no effect" not in r.stderr
