@@ -125,6 +125,32 @@ _SAME_OPS.update({"reduce_sum": "sum", "reduce_max": "max", "reduce_min": "min",
                   "stop_gradient": "stop_gradient", "floordiv": "floor_divide", "floormod": "mod", "mod": "mod"})
 
 
+# TensorFlow's kernels of these take floating (and complex) tensors only: an integer or bool one (a Python int
+# too, int32) is its InvalidArgumentError, where keras.ops computes in float (ZTM's TensorFlow course notebook
+# 00 shows tf.sqrt of an int64 tensor failing, then casts it)
+_FLOAT_ONLY = {"sqrt": "Sqrt", "exp": "Exp", "log": "Log", "log1p": "Log1p", "sin": "Sin", "cos": "Cos",
+               "tan": "Tan", "floor": "Floor", "ceil": "Ceil", "erf": "Erf"}
+
+
+def _float_only(tf_name: str, fn):
+    """`fn` (keras.ops') refusing the integer and bool inputs TensorFlow's `tf.<tf_name>` refuses (`fn`'s
+    signature kept, which the runner checks calls against)."""
+    import functools
+
+    @functools.wraps(fn)
+    def call(*args, **kwargs):
+        x = args[0] if args else kwargs.get("x")
+        dtype = _constants._tensor_dtype(x) or _constants._converted_dtype(x)
+        if dtype.kind in "iub":
+            raise InvalidArgumentError(
+                f"Value for attr 'T' of {dtype} is not in the list of allowed values: bfloat16, half, float, "
+                f"double, complex64, complex128 [Op:{_FLOAT_ONLY[tf_name]}]: tf.{tf_name} takes floating tensors; "
+                f"cast first, e.g. tf.{tf_name}(tf.cast(x, tf.float32)).")
+        return fn(*args, **kwargs)
+
+    return call
+
+
 def _ops_fn(name: str):
     from flexflow_keras import ops
     from flexflow_keras.ops import conv_api
@@ -260,7 +286,8 @@ def mapped_call(path: str):
         if name is not None:
             from flexflow_keras import ops, tf_keywords
 
-            return tf_keywords.wrap(parts[-1], getattr(ops, name, None))  # TensorFlow's parameter names
+            fn = tf_keywords.wrap(parts[-1], getattr(ops, name, None))  # TensorFlow's parameter names
+            return _float_only(parts[-1], fn) if parts[-1] in _FLOAT_ONLY and fn is not None else fn
     if len(parts) == 3 and parts[1] == "ragged" and parts[2] == "constant":
         from flexflow_keras import tf_ragged
 
