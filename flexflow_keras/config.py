@@ -436,8 +436,8 @@ def note_used(*names: str) -> None:
 def _warn_unused() -> None:
     """At exit: training flags given on the command line that nothing read (a script that never trains, or
     trains only in its own train_step) had no effect; say so rather than let the run look as asked."""
-    if _cli_cache is None or getattr(sys, "last_value", None) is not None:
-        return  # flags not parsed, or the run ended on an error or Ctrl-C (its block is the last word)
+    if _cli_cache is None or _argv_used != sys.argv or _in_notebook() or getattr(sys, "last_value", None) is not None:
+        return  # not this process's command line (a test's), or the run ended on an error or Ctrl-C
     from runtime import comm
 
     w = comm.world()

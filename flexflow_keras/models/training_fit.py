@@ -19,7 +19,7 @@ import numpy as np
 from flexflow_keras import config as _config
 from flexflow_keras.data import provenance
 from flexflow_keras.data.slices import bounded
-from flexflow_keras.errors import DataError, ShapeError
+from flexflow_keras.errors import ConfigError, DataError, ShapeError
 from flexflow_keras.execution import overlap as _overlap
 from flexflow_keras.execution import simulator_notice, store_budget
 from flexflow_keras.layers import host_prefix
@@ -39,6 +39,18 @@ from flexflow_keras.utils import interrupts as _interrupts
 from flexflow_keras.utils import rng as _rng
 
 log = logging.getLogger("flexflow_keras")
+
+
+def _no_strategy_flags(model, why: str) -> None:
+    """A fit that runs the model's step eagerly (eager_fit.py) chooses no strategy: the strategy flags given on
+    the command line would have no effect (--search-only would even train), so they are an error here."""
+    cfg = _config.get()
+    given = [n for n in _config._STRATEGY_SETTINGS if n in cfg.from_cli]
+    if given:
+        flags = " and ".join(_config._NAMES[n] for n in given)
+        raise ConfigError(f"{flags} would have no effect: model '{model.name}' trains one batch at a time on this "
+                          f"process's CPU, as its train_step is written ({why}), so no strategy is searched, "
+                          f"imported, exported or forced. Drop {flags}.")
 
 
 class FitLoop:
@@ -66,6 +78,7 @@ class FitLoop:
         x, validation_data = host_prefix.wrap_data(self, x), host_prefix.wrap_validation(self, validation_data)
         reason = step_hooks.eager_reason(self, "train_step")
         if reason is not None:  # a step that computes its own gradients runs as written (eager_fit.py)
+            _no_strategy_flags(self, reason)
             return eager_fit.fit(self, reason, x, y, batch_size, epochs, verbose, callbacks, validation_split,
                                  validation_data, shuffle, class_weight, sample_weight, initial_epoch,
                                  steps_per_epoch, validation_steps, validation_batch_size, validation_freq)
@@ -100,6 +113,7 @@ class FitLoop:
                 step_hooks.assign_reason(self, e, "train_step")
             if why is None or hasattr(data_x, "__next__"):  # a generator's first batch is spent
                 raise
+            _no_strategy_flags(self, why)
             return eager_fit.fit(self, why, data_x, data_y, batch_size, epochs, verbose, callbacks,
                                  validation_split, validation_data, shuffle, class_weight, sample_weight,
                                  initial_epoch, steps_per_epoch, validation_steps, validation_batch_size,

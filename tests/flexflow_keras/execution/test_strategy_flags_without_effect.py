@@ -49,3 +49,32 @@ def test_a_skipped_data_parallel_search_advises_a_flag_it_accepts(caplog, tmp_pa
     assert "data-parallel degree search skipped" in caplog.text
     assert "--search-budget N searches now" not in caplog.text
     assert "--export-strategy FILE measures the degrees now" in caplog.text
+
+
+def test_strategy_flags_on_a_train_step_that_runs_as_written_are_an_error(monkeypatch):
+    import numpy as np
+
+    import flexflow_keras as keras
+    from flexflow_keras.ops.tape import GradientTape
+
+    class Own(keras.Model):
+        def __init__(self):
+            super().__init__()
+            self.d = keras.layers.Dense(2)
+
+        def call(self, x):
+            return self.d(x)
+
+        def train_step(self, data):
+            x, y = data
+            with GradientTape() as tape:
+                loss = keras.ops.mean((self(x) - y) ** 2)
+            self.optimizer.apply_gradients(zip(tape.gradient(loss, self.trainable_weights), self.trainable_weights))
+            return {"loss": loss}
+
+    monkeypatch.setattr(sys, "argv", ["train.py", "--search-only"])
+    model = Own()
+    model.compile(optimizer="sgd")
+    with pytest.raises(ConfigError, match=r"--search-only would have no effect: model '.*' trains one batch at a "
+                                          r"time .* as its train_step is written \(does not call"):
+        model.fit(np.zeros((8, 4), "float32"), np.zeros((8, 2), "float32"), epochs=1, verbose=0)
