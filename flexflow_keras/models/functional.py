@@ -17,6 +17,7 @@ from flexflow_keras.layers import host_prefix
 from flexflow_keras.layers.base import Layer
 from flexflow_keras.layers.eager import as_input
 from flexflow_keras.layers.input_layer import InputLayer
+from flexflow_keras.layers.input_spec import InputSpec
 from flexflow_keras.layers.node import Node
 from flexflow_keras.models import custom_training, layer_rerun, variable_dims
 from flexflow_keras.models.model import Model
@@ -77,7 +78,11 @@ class GraphIOMixin:
     @property
     def input(self):
         """The model's symbolic input as given to it, as Keras 3's `model.input`: a tensor, or a list (also of
-        one tensor) or dict."""
+        one tensor) or dict. A model whose inputs are read by host layers (TextVectorization on a string Input)
+        gives its declared inputs, so ``Model(encoder.input, ...)`` takes the strings, as in Keras."""
+        prefix = getattr(self, "_host_prefix", None)
+        if prefix is not None:
+            return prefix.declared_struct
         return self._io_struct("_input_struct", self._inputs, "input")
 
     @property
@@ -319,6 +324,15 @@ class Functional(GraphIOMixin, Model):
             # titanic preprocessing head of TensorFlow's CSV tutorial, called on the dict of Inputs)
             expected = prefix.declared if prefix is not None and symbolic else self._inputs
             args = (self._standardize_inputs(args[0], expected),) + args[1:]
+        if prefix is not None and args and any(isinstance(t, KerasTensor) for t in tree.flatten(args[0])):
+            # symbolic inputs go to the host steps: check them against the declared inputs (an encoder
+            # Model(Input(shape=(), dtype="string") -> TextVectorization -> ...) called on another string
+            # Input), not against the graph's inputs (the vectorized ids)
+            graph_spec, self.input_spec = self.input_spec, [InputSpec(shape=t.shape) for t in prefix.declared]
+            try:
+                return super().__call__(*args, **kwargs)
+            finally:
+                self.input_spec = graph_spec
         return super().__call__(*self._rank_adjusted(args, prefix), **kwargs)
 
     def call(self, inputs, training=None, mask=None):
