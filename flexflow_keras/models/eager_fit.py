@@ -217,8 +217,13 @@ def fit(model, reason: str, x=None, y=None, batch_size=None, epochs=None, verbos
     cbs = callbacks_mod.CallbackList(callbacks, add_history=True, add_progbar=verbose != 0, model=model,
                                      verbose=verbose, epochs=epochs, steps=steps or None, samples=batches.n,
                                      batch_size=batch_size)
+    print_freq = _config.get().print_freq
     if verbose:
-        cbs.append_flexflow_logger(_config.get().print_freq, batch_size)  # -p's lines, as plain fit prints them
+        cbs.append_flexflow_logger(print_freq, batch_size)  # -p's lines, as plain fit prints them
+    elif print_freq and "print_freq" in _config.get().from_cli:  # the command line wins over verbose=0
+        log.info("-p/--print-freq %d on the command line overrides the script's verbose=0: a progress line "
+                 "every %d iterations", print_freq, print_freq)
+        cbs.append_flexflow_logger(print_freq, batch_size, lines=True)
     model.stop_training = False
     opt = getattr(model, "optimizer", None)
     if opt is not None and hasattr(opt, "_eager_slots") and not opt._eager_slots:
@@ -241,7 +246,8 @@ def fit(model, reason: str, x=None, y=None, batch_size=None, epochs=None, verbos
                 break
         epoch_logs = dict(_metrics_or_logs(model, logs))
         if val is not None and (epoch + 1) % int(validation_freq) == 0:
-            epoch_logs.update({f"val_{k}": v for k, v in _evaluate(model, val).items()})
+            # Keras 3's fit validates through evaluate(callbacks=...): fit's callbacks get the test hooks
+            epoch_logs.update({f"val_{k}": v for k, v in _evaluate(model, val, cbs).items()})
         cbs.on_epoch_end(epoch, epoch_logs)
         if model.stop_training:
             break
