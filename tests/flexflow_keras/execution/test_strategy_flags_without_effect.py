@@ -69,7 +69,8 @@ def test_strategy_flags_on_a_train_step_that_runs_as_written_are_an_error(monkey
             x, y = data
             with GradientTape() as tape:
                 loss = keras.ops.mean((self(x) - y) ** 2)
-            self.optimizer.apply_gradients(zip(tape.gradient(loss, self.trainable_weights), self.trainable_weights))
+            grads = tape.gradient(loss, self.trainable_weights)
+            self.optimizer.apply_gradients(zip(grads, self.trainable_weights, strict=True))
             return {"loss": loss}
 
     monkeypatch.setattr(sys, "argv", ["train.py", "--search-only"])
