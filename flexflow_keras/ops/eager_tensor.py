@@ -81,6 +81,22 @@ def _recording() -> bool:
     return tape.recording()
 
 
+def _check_matmul(a, b) -> None:
+    """`a @ b`'s inner dims agree, else a ShapeError saying so (NumPy's own message names a gufunc signature);
+    TensorFlow refuses the same pairs (its InvalidArgumentError 'Matrix size-incompatible')."""
+    sa, sb = np.shape(a), np.shape(b)
+    if not sa or not sb:
+        return  # a scalar operand: NumPy's own error
+    inner_b = sb[0] if len(sb) == 1 else sb[-2]
+    if sa[-1] != inner_b:
+        from flexflow_keras.errors import ShapeError
+
+        raise ShapeError(f"a @ b (matrix multiplication): the last dim of a {tuple(sa)} must equal the "
+                         f"{'only' if len(sb) == 1 else 'second-to-last'} dim of b {tuple(sb)} ({sa[-1]} vs "
+                         f"{inner_b}). Transpose one of them (tf.transpose(b), or tf.matmul(a, b, "
+                         f"transpose_b=True)) or reshape it.")
+
+
 class EagerTensor(np.ndarray):
     """A NumPy array with tf.keras' tensor conveniences: ``.numpy()`` returns a plain ndarray copy."""
 
@@ -246,10 +262,14 @@ class EagerTensor(np.ndarray):
         return super().__rpow__(_operand(other, self.dtype))
 
     def __matmul__(self, other):
-        return super().__matmul__(_operand(other, self.dtype))
+        other = _operand(other, self.dtype)
+        _check_matmul(self, other)
+        return super().__matmul__(other)
 
     def __rmatmul__(self, other):
-        return super().__rmatmul__(_operand(other, self.dtype))
+        other = _operand(other, self.dtype)
+        _check_matmul(other, self)
+        return super().__rmatmul__(other)
 
     def __lt__(self, other):
         return super().__lt__(_operand(other, self.dtype))
