@@ -200,6 +200,9 @@ def machine_model(engine) -> MachineModel:
         m = MachineModel.from_file(cfg.machine_model)
     else:
         m = MachineModel.from_runtime(engine.rtm.machine, host_cores(), distributed.world())
+        policy = getattr(engine.rtm, "policy", None)
+        if m.kind == "CPU" and policy is not None:  # the cost model measures kernels with the engine's threads
+            m.free_cores = policy.free
     if cfg.search_num_nodes or cfg.search_num_workers:
         m = m.scaled(cfg.search_num_nodes, cfg.search_num_workers)
     return m

@@ -98,6 +98,9 @@ class MachineModel:
     host_links: dict[int, tuple[int, ...]] = field(default_factory=dict)  # device -> links from host memory
     replicas: int = 1  # nodes that each run this model's devices on their shard of the batch (MPI ranks)
     replica_link: int = -1  # the link id of the network between those nodes (when replicas > 1)
+    # this machine's cores that other processes left free when the search began (runtime/cpuload.py), as
+    # the engine sizes its BLAS threads from them (Engine._apply_thread_policy); None: all of `cores`
+    free_cores: int | None = None
 
     @property
     def n(self) -> int:
