@@ -51,7 +51,7 @@ from flexflow_keras.search.svg import write_strategy_svg
 from flexflow_keras.utils.flag_checks import check_degree
 from runtime.comm import host_cores
 
-SEARCH_VERSION = 2  # part of the cache key: bump when the search changes what it would choose
+SEARCH_VERSION = 3  # part of the cache key: bump when the search changes what it would choose (3: two-round short checks, free-core kernel costs)
 
 log = logging.getLogger("flexflow_keras")
 
