@@ -211,10 +211,10 @@ def truncated_normal(shape, mean=0.0, stddev=1.0, dtype="float32", seed=None, na
 
 
 def shuffle(value, seed=None, name=None):
-    """`tf.random.shuffle(value)`: value's rows in a random order (axis 0)."""
-    from flexflow_keras import random
+    """`tf.random.shuffle(value)`: value's rows in a random order (axis 0); tf_random_init.tf_shuffle."""
+    from flexflow_keras.tf_random_init import tf_shuffle
 
-    return random.shuffle(value, axis=0, seed=seed)
+    return tf_shuffle(value, seed=seed)
 
 
 def batch_normalization(x, mean, variance, offset, scale, variance_epsilon, name=None):

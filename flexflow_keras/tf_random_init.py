@@ -72,6 +72,8 @@ def _tf_normal(shape, mean=0.0, stddev=1.0, dtype="float32", seed=None, name=Non
     """`tf.random.normal`: float32 unless `dtype` says otherwise (not Keras' floatx)."""
     from flexflow_keras import random
 
+    if seed is None:
+        _eager_seeds(None)  # TensorFlow's op seed draw, which later seeded ops (tf_shuffle) follow
     return random.normal(shape, mean=mean, stddev=stddev, dtype=dtype, seed=_tf_seed(seed))
 
 
@@ -86,6 +88,8 @@ def _tf_uniform(shape, minval=0, maxval=None, dtype="float32", seed=None, name=N
                              f"(integers are drawn from [minval, maxval)); pass maxval=, e.g. "
                              f"tf.random.uniform(shape, 0, 10, dtype=tf.int32).")
         maxval = 1
+    if seed is None:
+        _eager_seeds(None)  # TensorFlow's op seed draw, which later seeded ops (tf_shuffle) follow
     return random.uniform(shape, minval=minval, maxval=maxval, dtype=dtype, seed=_tf_seed(seed))
 
 
@@ -99,12 +103,61 @@ def _tf_categorical(logits, num_samples, dtype=None, seed=None, name=None):
 
 
 _DEFAULT_GRAPH_SEED = 87654321  # TensorFlow's seed beside an op seed when no global seed is set
-_kernels: dict = {"global": None, "streams": {}}
+_MAXINT32 = 2**31 - 1
+_kernels: dict = {"global": None, "streams": {}, "op_seeds": None}
 
 
 def note_global_seed(seed) -> None:
-    """`tf.random.set_seed(seed)` (tf_setup.py): TensorFlow's seeded kernels start their streams again."""
+    """`tf.random.set_seed(seed)` (tf_setup.py): TensorFlow's seeded kernels start their streams again, and
+    its eager op seeds (for ops given none) are drawn again from ``random.Random(seed)``."""
+    import random as _py_random
+
     _kernels["global"], _kernels["streams"] = (None if seed is None else int(seed)), {}
+    _kernels["op_seeds"] = None if seed is None else _py_random.Random(int(seed))
+
+
+def _eager_seeds(seed):
+    """TensorFlow's (seed, seed2) of an eager random op (random_seed.get_seed): with a global seed, an op
+    given no seed takes the next of context.internal_operation_seed()'s draws; without one, an op seed
+    pairs with the default graph seed; neither: None (TensorFlow's nondeterministic draw)."""
+    glob = _kernels["global"]
+    if glob is None:
+        return None if seed is None else (_DEFAULT_GRAPH_SEED, int(seed) % _MAXINT32)
+    if seed is None:
+        seed = _kernels["op_seeds"].randint(0, _MAXINT32)
+    seeds = (glob % _MAXINT32, int(seed) % _MAXINT32)
+    return (0, _MAXINT32) if seeds == (0, 0) else seeds
+
+
+def tf_shuffle(value, seed=None, name=None):
+    """`tf.random.shuffle(value, seed)`: value's rows in a random order. With tf.random.set_seed or an op
+    seed, TensorFlow's order: its RandomShuffle kernel swaps row i with row ``i + word % (n - i)`` for the
+    words of its Philox stream (key from seed, counter from seed2), which it keeps per seeds and dtype and
+    advances by ceil((n - 1) / 4) blocks a call, as TensorFlow's eager kernel cache keeps it. Without either,
+    this framework's generator (TensorFlow's order is not reproducible then); symbolic values, keras.random."""
+    from flexflow_keras import random
+    from flexflow_keras.ops.eager_tensor import eager
+    from flexflow_keras.ops.graph import KerasTensor
+    from flexflow_keras.tf_stateless_random import philox_words
+
+    if isinstance(value, KerasTensor):
+        return random.shuffle(value, axis=0, seed=seed)
+    seeds = _eager_seeds(seed)
+    arr = np.asarray(value)
+    if seeds is None or arr.ndim == 0:
+        return random.shuffle(value, axis=0, seed=seed)
+    n = arr.shape[0]
+    if n <= 1:  # TensorFlow copies it without drawing
+        return eager(arr.copy())
+    stream = _kernels["streams"].setdefault((seeds, ("RandomShuffle", str(arr.dtype))), _KernelStream(*seeds))
+    blocks = (n - 1 + 3) // 4
+    words = philox_words(stream.key, stream.counter, blocks).astype(np.int64)
+    stream.counter = (stream.counter + blocks) % (1 << 128)
+    order = np.arange(n)
+    for i in range(n - 1):
+        j = i + int(words[i]) % (n - i)
+        order[i], order[j] = order[j], order[i]
+    return eager(arr[order])
 
 
 class _KernelStream:
