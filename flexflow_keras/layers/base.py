@@ -338,8 +338,9 @@ class Layer(LayerWeights):
         given = inputs  # as called: an eager input's mask stays on it (Keras' compute_mask gets the first arg)
         if not symbolic:
             inputs = self._convert_eager(inputs)
-        elif self._float_math and self.autocast:
-            inputs = self._cast_int_tensors(inputs)
+        # integer symbolic inputs are cast inside the layer's own call (below), so the cast belongs to this
+        # layer's node, as in Keras 3 (a Dense on an int32 Input saves as that, no separate 'cast' layer)
+        cast_ints = symbolic and self._float_math and self.autocast
         keras_training = node_mod.keras_training_context()
         opened = keras_training is None and not symbolic and node_mod.outermost_call()
         if opened:  # an eager model or layer call, outside any: its layers resolve `training` as Keras 3's do
@@ -369,7 +370,8 @@ class Layer(LayerWeights):
                     return recorded
                 marker = unique_id()
                 with symbolic_call():
-                    outputs = self.call(inputs, *rest, **call_kwargs)
+                    outputs = self.call(self._cast_int_tensors(inputs) if cast_ints else inputs, *rest,
+                                        **call_kwargs)
                     activity_penalty.add(self, outputs)
                 outputs = self._finish_symbolic(marker, inputs, rest, node_kwargs, outputs, first_keyword)
                 self._set_masks(inputs, kwargs.get("mask"), outputs)
