@@ -252,6 +252,11 @@ for _name in __all__:
         globals()[_name] = _wrapped
         if _fn in _FUNCTIONS:
             _FUNCTIONS[_wrapped] = _FUNCTIONS[_fn]
+# the upper-case aliases (MAE, MSE, MAPE, MSLE, KLD) are the same functions, so they return tensors too (ZTM's
+# TensorFlow course notebook 10 calls tf.keras.losses.MAPE(y, p).numpy(); they gave NumPy scalars)
+for _name, _fn in list(globals().items()):
+    if _name[:1].isupper() and inspect.isfunction(_fn) and _fn in _wrapped_once:
+        globals()[_name] = _wrapped_once[_fn]
 
 
 def __getattr__(name: str):
