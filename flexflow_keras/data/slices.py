@@ -305,6 +305,26 @@ class SliceDataset(PyDataset):
         (item,) = list(self)
         return item
 
+    def reduce(self, initial_state, reduce_func, name=None):
+        """`Dataset.reduce`: ``reduce_func(state, element)`` folded over one pass from `initial_state` (Python
+        numbers take tf.convert_to_tensor's dtypes: ints int32, floats float32); the final state as tensors.
+        ``ds.reduce(0, lambda n, _: n + 1)`` counts the elements. The state keeps its structure and dtypes,
+        as tf.data requires; an endless dataset is an error (TensorFlow would never return)."""
+        if self.is_endless():
+            raise DataError(f"Dataset.reduce() of an endless dataset would never return: {_ENDLESS}")
+        state = _tensors(_components(initial_state))
+        want = [np.asarray(v).dtype for v in tree.flatten(state)]
+        for item in self:
+            new = _tensors(_components(reduce_func(state, item)))
+            got = [np.asarray(v).dtype for v in tree.flatten(new)]
+            if got != want:
+                raise TypeError(f"Dataset.reduce: reduce_func changed the state's dtypes from {[str(d) for d in want]} "
+                                f"to {[str(d) for d in got]}; the new state must keep the initial state's structure "
+                                f"and dtypes (cast it, or start from an initial state of the right dtype, e.g. "
+                                f"np.int64(0) or 0.0).")
+            state = new
+        return state
+
     def with_options(self, options, name=None) -> SliceDataset:
         """The dataset with `options` (a tf.data.Options) merged over its own, kept for `options()`; a single
         process pipeline has nothing they change (data/options.py)."""
@@ -367,7 +387,7 @@ class SliceDataset(PyDataset):
                             f"(it has map, batch, padded_batch, ragged_batch, rebatch, shuffle, take, skip, repeat, filter, unbatch, "
                             f"concatenate, zip, enumerate, shard, window, flat_map, interleave, scan, unique, "
                             f"group_by_window, bucket_by_sequence_length, sample_from_datasets, "
-                            f"choose_from_datasets, rejection_resample, ignore_errors, get_single_element, "
+                            f"choose_from_datasets, rejection_resample, ignore_errors, get_single_element, reduce, "
                             f"with_options, prefetch, cache, snapshot); rewrite that step with them or on NumPy arrays.")
         raise AttributeError(f"'{type(self).__name__}' object has no attribute {name!r}")
 
